@@ -1,0 +1,73 @@
+// An owning, typed device allocation (cudaMalloc, checked; freed on scope
+// exit). Out of memory throws kb::CudaError saying how many bytes were asked.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kernels/common/cuda_check.h"
+
+namespace kb {
+
+template <typename T>
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(size_t count) : count_(count) {
+    if (count == 0) return;
+    cudaError_t err = cudaMalloc(reinterpret_cast<void**>(&ptr_), count * sizeof(T));
+    if (err != cudaSuccess) {
+      cudaGetLastError();  // clear the (non-sticky) allocation error
+      ptr_ = nullptr;
+      if (err == cudaErrorMemoryAllocation) {
+        size_t free_b = 0, total_b = 0;
+        cudaMemGetInfo(&free_b, &total_b);
+        throw CudaError("out of GPU memory: needs " + std::to_string(count * sizeof(T)) +
+                            " bytes, " + std::to_string(free_b) + " of " +
+                            std::to_string(total_b) + " free",
+                        err);
+      }
+      throw_cuda_error(err, "cudaMalloc", __FILE__, __LINE__);
+    }
+  }
+  ~DeviceBuffer() {
+    if (ptr_) cudaFree(ptr_);  // no throw from a destructor
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  DeviceBuffer(DeviceBuffer&& o) noexcept { swap(o); }
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+    swap(o);
+    return *this;
+  }
+
+  T* get() const { return ptr_; }
+  size_t size() const { return count_; }
+  size_t bytes() const { return count_ * sizeof(T); }
+
+  void upload(const std::vector<T>& host) {
+    if (host.size() != count_) throw std::invalid_argument("upload: size mismatch");
+    KB_CUDA_CHECK(cudaMemcpy(ptr_, host.data(), bytes(), cudaMemcpyHostToDevice));
+  }
+  std::vector<T> download() const {
+    std::vector<T> host(count_);
+    KB_CUDA_CHECK(cudaMemcpy(host.data(), ptr_, bytes(), cudaMemcpyDeviceToHost));
+    return host;
+  }
+  // Poison every byte (0xFF is a NaN in bf16/f16/f32) so an unwritten output shows.
+  void poison() { KB_CUDA_CHECK(cudaMemset(ptr_, 0xFF, bytes())); }
+
+ private:
+  void swap(DeviceBuffer& o) noexcept {
+    std::swap(ptr_, o.ptr_);
+    std::swap(count_, o.count_);
+  }
+  T* ptr_ = nullptr;
+  size_t count_ = 0;
+};
+
+}  // namespace kb

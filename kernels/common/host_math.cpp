@@ -1,0 +1,103 @@
+#include "kernels/common/host_math.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+namespace kb {
+
+float bf16_to_float(bf16 v) {
+  uint16_t bits = static_cast<__nv_bfloat16_raw>(v).x;
+  uint32_t f = static_cast<uint32_t>(bits) << 16;
+  float out;
+  std::memcpy(&out, &f, 4);
+  return out;
+}
+
+bf16 float_to_bf16(float v) {
+  uint32_t f;
+  std::memcpy(&f, &v, 4);
+  uint16_t bits;
+  if (std::isnan(v)) {
+    bits = 0x7FC0;
+  } else {
+    uint32_t rounding = 0x7FFF + ((f >> 16) & 1);  // round to nearest even
+    bits = static_cast<uint16_t>((f + rounding) >> 16);
+  }
+  __nv_bfloat16_raw raw;
+  raw.x = bits;
+  return bf16(raw);
+}
+
+namespace {
+uint64_t splitmix64(uint64_t& s) {
+  uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+}  // namespace
+
+std::vector<float> random_uniform(size_t n, uint64_t seed, float lo, float hi) {
+  std::vector<float> v(n);
+  uint64_t s = seed;
+  for (auto& x : v) {
+    double u = static_cast<double>(splitmix64(s) >> 11) * (1.0 / 9007199254740992.0);
+    x = static_cast<float>(lo + (hi - lo) * u);
+  }
+  return v;
+}
+
+std::vector<bf16> random_bf16(size_t n, uint64_t seed, float lo, float hi) {
+  auto f = random_uniform(n, seed, lo, hi);
+  std::vector<bf16> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = float_to_bf16(f[i]);
+  return v;
+}
+
+std::vector<int8_t> random_int8(size_t n, uint64_t seed) {
+  std::vector<int8_t> v(n);
+  uint64_t s = seed;
+  for (auto& x : v) x = static_cast<int8_t>(static_cast<int>(splitmix64(s) % 255) - 127);
+  return v;
+}
+
+std::vector<float> to_float(const std::vector<bf16>& v) {
+  std::vector<float> f(v.size());
+  for (size_t i = 0; i < v.size(); ++i) f[i] = bf16_to_float(v[i]);
+  return f;
+}
+
+std::string Compare::text() const {
+  char buf[200];
+  std::snprintf(buf, sizeof buf, "rel L2 err %.3g, max abs err %.3g at [%zu], %zu non-finite",
+                rel_l2, max_abs, worst, nonfinite);
+  return buf;
+}
+
+Compare compare(const std::vector<float>& out, const std::vector<float>& ref, double rel_tol) {
+  Compare c;
+  if (out.size() != ref.size()) {
+    c.nonfinite = out.size() > ref.size() ? out.size() - ref.size() : ref.size() - out.size();
+    return c;
+  }
+  double num = 0, den = 0;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (!std::isfinite(out[i])) {
+      ++c.nonfinite;
+      continue;
+    }
+    double d = static_cast<double>(out[i]) - ref[i];
+    num += d * d;
+    den += static_cast<double>(ref[i]) * ref[i];
+    if (std::fabs(d) > c.max_abs) {
+      c.max_abs = std::fabs(d);
+      c.worst = i;
+    }
+  }
+  c.rel_l2 = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+  c.ok = c.nonfinite == 0 && c.rel_l2 <= rel_tol;
+  return c;
+}
+
+}  // namespace kb

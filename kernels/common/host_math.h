@@ -1,0 +1,35 @@
+// Host-side helpers for CPU references and checks: bf16 conversion, seeded
+// random fills, and a relative-error comparison that fails on NaN.
+#pragma once
+
+#include <cuda_bf16.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kb {
+
+using bf16 = __nv_bfloat16;
+
+float bf16_to_float(bf16 v);
+bf16 float_to_bf16(float v);  // round to nearest even
+
+// Deterministic random data from `seed` (splitmix64 + Box-Muller free: uniform).
+std::vector<float> random_uniform(size_t n, uint64_t seed, float lo = -1.f, float hi = 1.f);
+std::vector<bf16> random_bf16(size_t n, uint64_t seed, float lo = -1.f, float hi = 1.f);
+std::vector<int8_t> random_int8(size_t n, uint64_t seed);  // uniform in [-127, 127]
+std::vector<float> to_float(const std::vector<bf16>& v);
+
+struct Compare {
+  bool ok = false;
+  double rel_l2 = 0;     // ||out - ref|| / ||ref||
+  double max_abs = 0;    // max |out - ref|
+  size_t worst = 0;      // index of max_abs
+  size_t nonfinite = 0;  // NaN/inf outputs (unwritten poisoned elements show here)
+  std::string text() const;
+};
+// ok when every output is finite and ||out - ref|| / ||ref|| <= rel_tol.
+Compare compare(const std::vector<float>& out, const std::vector<float>& ref, double rel_tol);
+
+}  // namespace kb

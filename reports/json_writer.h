@@ -1,0 +1,17 @@
+// Writes records as a JSON array of objects, one per row, keyed by the CSV
+// column names (numbers as numbers, empty fields as null). The file is
+// replaced atomically (write to a temporary, then rename).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "reports/record.h"
+
+namespace kb {
+
+std::string records_to_json(const std::vector<Record>& rows);
+// Throws std::runtime_error naming the file when it cannot be written.
+void write_json(const std::string& path, const std::vector<Record>& rows);
+
+}  // namespace kb

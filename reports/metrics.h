@@ -1,0 +1,31 @@
+// The metric names rows carry (unit in the name, as PyTorch gpt_fast writes
+// them) and which way is better. Shared by the runner and the gate.
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace kb {
+
+enum class Direction { higher_is_better, lower_is_better };
+
+namespace metric_name {
+inline constexpr const char* memory_bandwidth = "memory_bandwidth(GB/s)";
+inline constexpr const char* memory_bandwidth_kv = "memory_bandwidth_kv(GB/s)";
+inline constexpr const char* flops_utilization = "flops_utilization";
+inline constexpr const char* tflops = "tflops";
+inline constexpr const char* token_per_sec = "token_per_sec";
+inline constexpr const char* compilation_time = "compilation_time(s)";
+inline constexpr const char* latency_us = "latency(us)";
+inline constexpr const char* bus_bandwidth = "bus_bandwidth(GB/s)";
+inline constexpr const char* read_bandwidth = "read_bandwidth(GB/s)";
+inline constexpr const char* copy_bandwidth = "copy_bandwidth(GB/s)";
+inline constexpr const char* launch_us = "launch(us)";
+inline constexpr const char* graph_node_us = "graph_node(us)";
+}  // namespace metric_name
+
+// Direction of a known metric; nullopt for a name this build does not know.
+// Rule: rates are higher-is-better; times ("(s)", "(us)", "(ms)") lower.
+std::optional<Direction> metric_direction(const std::string& metric);
+
+}  // namespace kb

@@ -1,0 +1,70 @@
+#include "reports/record.h"
+
+#include <charconv>
+#include <cmath>
+
+namespace kb {
+
+const std::vector<std::string>& csv_columns() {
+  static const std::vector<std::string> cols = {
+      "name",          "metric",       "target",    "actual",    "dtype",
+      "device",        "arch",         "is_model",  "shape",     "variant",
+      "status",        "samples",      "median_us", "min_us",    "max_us",
+      "noise_rel",     "roofline",     "roofline_fraction",     "sm_clock_mhz",
+      "mem_clock_mhz", "driver",       "cuda",      "suite_version", "git_sha",
+      "run_id",        "timestamp",    "message"};
+  return cols;
+}
+
+std::string csv_header() {
+  std::string h;
+  for (const auto& c : csv_columns()) {
+    if (!h.empty()) h += ',';
+    h += c;
+  }
+  return h;
+}
+
+std::string format_number(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof buf, v);  // shortest round-trip
+  return std::string(buf, res.ptr);
+}
+
+static std::string opt(const std::optional<double>& v) {
+  return v ? format_number(*v) : std::string();
+}
+
+std::vector<std::string> record_fields(const Record& r) {
+  return {r.name,
+          r.metric,
+          opt(r.target),
+          opt(r.actual),
+          r.dtype,
+          r.device,
+          r.arch,
+          r.is_model ? "True" : "False",
+          r.shape,
+          r.variant,
+          r.status,
+          std::to_string(r.samples),
+          opt(r.median_us),
+          opt(r.min_us),
+          opt(r.max_us),
+          opt(r.noise_rel),
+          opt(r.roofline),
+          opt(r.roofline_fraction),
+          opt(r.sm_clock_mhz),
+          opt(r.mem_clock_mhz),
+          r.driver,
+          r.cuda,
+          r.suite_version,
+          r.git_sha,
+          r.run_id,
+          r.timestamp,
+          r.message};
+}
+
+}  // namespace kb

@@ -1,0 +1,117 @@
+#include "suite/experiment.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace kb {
+
+Experiment& Experiment::doc(std::string text) {
+  doc_ = std::move(text);
+  return *this;
+}
+Experiment& Experiment::axis(const std::string& key, std::vector<int64_t> values) {
+  axes_.emplace_back(key, std::move(values));
+  return *this;
+}
+Experiment& Experiment::point(Shape shape) {
+  extra_.push_back(std::move(shape));
+  return *this;
+}
+Experiment& Experiment::dtypes(std::vector<DType> d) {
+  dtypes_ = std::move(d);
+  return *this;
+}
+Experiment& Experiment::variants(std::vector<std::string> v) {
+  variants_ = std::move(v);
+  return *this;
+}
+Experiment& Experiment::metrics(std::vector<Metric> m) {
+  metrics_ = std::move(m);
+  return *this;
+}
+Experiment& Experiment::seed_mean(bool on) {
+  seed_mean_ = on;
+  return *this;
+}
+Experiment& Experiment::model(bool on) {
+  model_ = on;
+  return *this;
+}
+Experiment& Experiment::protocol(Protocol p, int decode_runs) {
+  protocol_ = p;
+  decode_runs_ = decode_runs;
+  return *this;
+}
+Experiment& Experiment::work(WorkFn f) {
+  work_ = std::move(f);
+  return *this;
+}
+Experiment& Experiment::make(MakeFn f) {
+  make_ = std::move(f);
+  return *this;
+}
+Experiment& Experiment::supported(SupportFn f) {
+  supported_ = std::move(f);
+  return *this;
+}
+
+std::vector<Point> Experiment::points() const {
+  std::vector<Shape> product;
+  if (!axes_.empty()) {
+    product.emplace_back();
+    for (const auto& [key, values] : axes_) {
+      std::vector<Shape> next;
+      for (const auto& s : product)
+        for (int64_t v : values) {
+          Shape t = s;
+          t.set(key, v);
+          next.push_back(t);
+        }
+      product = std::move(next);
+    }
+  }
+  std::vector<Point> pts;
+  for (DType d : dtypes_)
+    for (const auto& var : variants_) {
+      for (const auto& s : product) pts.push_back({s, d, var, true});
+      for (const auto& s : extra_) pts.push_back({s, d, var, false});
+    }
+  return pts;
+}
+
+std::string Experiment::axes_text() const {
+  std::string t;
+  for (const auto& [key, values] : axes_) {
+    t += key + "={";
+    for (size_t i = 0; i < values.size(); ++i) t += (i ? "," : "") + std::to_string(values[i]);
+    t += "} ";
+  }
+  if (!extra_.empty()) t += "+" + std::to_string(extra_.size()) + " extra shapes ";
+  t += "dtype={";
+  for (size_t i = 0; i < dtypes_.size(); ++i) t += std::string(i ? "," : "") + dtype_name(dtypes_[i]);
+  t += "}";
+  if (variants_.size() > 1 || !variants_.front().empty()) {
+    t += " variant={";
+    for (size_t i = 0; i < variants_.size(); ++i) t += (i ? "," : "") + variants_[i];
+    t += "}";
+  }
+  return t;
+}
+
+Registry& Registry::instance() {
+  static Registry r;  // constructed on first use: safe from static-init order
+  return r;
+}
+
+void Registry::add(Experiment e) {
+  if (!e.work_for_defined() || !e.make_defined())
+    throw std::logic_error("experiment '" + e.name() + "' lacks work() or make()");
+  for (const auto& x : experiments_)
+    if (x.name() == e.name())
+      throw std::logic_error("experiment '" + e.name() + "' registered twice");
+  experiments_.push_back(std::move(e));
+  std::sort(experiments_.begin(), experiments_.end(),
+            [](const Experiment& a, const Experiment& b) { return a.name() < b.name(); });
+}
+
+}  // namespace kb

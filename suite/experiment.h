@@ -1,0 +1,153 @@
+// The experiment API: what one experiment file declares.
+//
+// An experiment is one small .cu file under suite/experiments/ that declares
+// its axes, the bytes and flops each axis point must move/do, a Case that
+// owns the device buffers of one point (its kernel call and its check against
+// a CPU reference), and registers itself with KB_EXPERIMENT. Registering
+// makes no CUDA call. The engine (suite/engine.h) does everything else:
+// checking, warm-up, L2 flush, timing, statistics, roofline, rows.
+//
+//   KB_EXPERIMENT(layer_norm) {
+//     return kb::Experiment("layer_norm")
+//         .doc("LayerNorm over the last dim, bf16 in/out, fp32 statistics")
+//         .axis("BS", {4096})
+//         .axis("D", {1024, 4096, 8192, 16384})
+//         .dtypes({kb::DType::bf16})
+//         .metrics({kb::Metric::memory_bandwidth})
+//         .seed_mean()
+//         .work([](const kb::Point& p) {
+//           kb::Work w;
+//           w.bytes = 2.0 * p["BS"] * p["D"] * kb::dtype_size(p.dtype);
+//           w.bound = kb::Bound::copy;
+//           return w;
+//         })
+//         .make([](const kb::Point& p) { return std::make_unique<LayerNormCase>(p); });
+//   }
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "suite/types.h"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kb {
+
+// The result of a correctness check.
+struct Check {
+  bool ok = false;
+  std::string detail;  // what was compared, the error found ("max rel err 3.1e-3 at [12,7]")
+  static Check pass(std::string d) { return {true, std::move(d)}; }
+  static Check fail(std::string d) { return {false, std::move(d)}; }
+};
+
+// One experiment at one point: owns its device buffers (allocated in the
+// constructor, freed in the destructor). Throw (kb::CudaError, or any
+// std::exception) for errors: the engine makes the row `failed` with the
+// message and goes on.
+class Case {
+ public:
+  virtual ~Case() = default;
+  // The timed work. Enqueue on `stream` only: no sync, no allocation, no
+  // host<->device copies. The engine times it with CUDA events.
+  virtual void run(cudaStream_t stream) = 0;
+  // Fill the inputs with fresh random data from `seed`, run, copy the output
+  // back and compare it with the CPU reference. Called before any timing.
+  virtual Check check(cudaStream_t stream, uint64_t seed) = 0;
+};
+
+// How the engine samples.
+enum class Protocol {
+  kernel,  // cold L2 before each sample, sample until the noise bound or budget; median
+  decode,  // no flush (the working set is far beyond L2), `decode_runs` samples; mean (as the seed)
+};
+
+class Experiment {
+ public:
+  using WorkFn = std::function<Work(const Point&)>;
+  using MakeFn = std::function<std::unique_ptr<Case>(const Point&)>;
+  // Why a point cannot run here (""= it can): e.g. an FP8 variant on a GPU without FP8.
+  using SupportFn = std::function<std::string(const Point&, const cudaDeviceProp&)>;
+
+  explicit Experiment(std::string name) : name_(std::move(name)) {}
+
+  Experiment& doc(std::string text);
+  // A seed axis: the cartesian product of all axes x dtypes x variants gives
+  // the points that count in the seed's `shape=mean` row.
+  Experiment& axis(const std::string& key, std::vector<int64_t> values);
+  // An extra point beyond the product (e.g. a model's decode shapes); it is
+  // run for every dtype and variant but is not in the seed mean.
+  Experiment& point(Shape shape);
+  Experiment& dtypes(std::vector<DType> d);
+  Experiment& variants(std::vector<std::string> v);
+  Experiment& metrics(std::vector<Metric> m);
+  // Adds the seed's `shape=mean` row per (dtype, variant, metric): the
+  // arithmetic mean of the seed points' values, as gpt_fast averages.
+  Experiment& seed_mean(bool on = true);
+  Experiment& model(bool on = true);  // is_model=True rows
+  Experiment& protocol(Protocol p, int decode_runs = 5);
+  Experiment& work(WorkFn f);
+  Experiment& make(MakeFn f);
+  Experiment& supported(SupportFn f);
+
+  // Every point in order: the axis product first, then the extra points.
+  std::vector<Point> points() const;
+  std::string axes_text() const;  // for `kbench list`
+
+  const std::string& name() const { return name_; }
+  const std::string& description() const { return doc_; }
+  const std::vector<Metric>& metric_list() const { return metrics_; }
+  bool has_seed_mean() const { return seed_mean_; }
+  bool is_model() const { return model_; }
+  Protocol sampling() const { return protocol_; }
+  int decode_runs() const { return decode_runs_; }
+  bool work_for_defined() const { return static_cast<bool>(work_); }
+  bool make_defined() const { return static_cast<bool>(make_); }
+  Work work_for(const Point& p) const { return work_(p); }
+  std::unique_ptr<Case> make_case(const Point& p) const { return make_(p); }
+  std::string unsupported_reason(const Point& p, const cudaDeviceProp& prop) const {
+    return supported_ ? supported_(p, prop) : std::string();
+  }
+
+ private:
+  std::string name_, doc_;
+  std::vector<std::pair<std::string, std::vector<int64_t>>> axes_;
+  std::vector<Shape> extra_;
+  std::vector<DType> dtypes_{DType::bf16};
+  std::vector<std::string> variants_{""};
+  std::vector<Metric> metrics_{Metric::memory_bandwidth};
+  bool seed_mean_ = false, model_ = false;
+  Protocol protocol_ = Protocol::kernel;
+  int decode_runs_ = 5;
+  WorkFn work_;
+  MakeFn make_;
+  SupportFn supported_;
+};
+
+// The experiments linked into this binary, sorted by name.
+class Registry {
+ public:
+  static Registry& instance();
+  void add(Experiment e);
+  const std::vector<Experiment>& all() const { return experiments_; }
+
+ private:
+  std::vector<Experiment> experiments_;
+};
+
+struct Registrar {
+  explicit Registrar(Experiment (*define)()) { Registry::instance().add(define()); }
+};
+
+}  // namespace kb
+
+// Defines and registers an experiment; the body returns the kb::Experiment.
+#define KB_EXPERIMENT(id)                                              \
+  static ::kb::Experiment kb_define_##id();                            \
+  static const ::kb::Registrar kb_registrar_##id{&kb_define_##id};     \
+  static ::kb::Experiment kb_define_##id()

@@ -1,0 +1,26 @@
+// Sample statistics for the engine: robust (median/MAD) first, because GPU
+// timings have a long right tail (a preempted launch, a clock dip).
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+namespace kb {
+
+struct Summary {
+  size_t n = 0;
+  double median = 0, mean = 0, min = 0, max = 0;
+  double mad = 0;        // median absolute deviation from the median
+  double noise_rel = 0;  // 1.4826 * MAD / median: a robust coefficient of variation
+  // Relative standard error of the median, ~1.2533 * sigma / sqrt(n) / median
+  // with sigma estimated as 1.4826 * MAD. Falls as samples are added; the
+  // engine stops sampling when it is under the noise bound.
+  double median_rel_err = 0;
+};
+
+// Linear-interpolated quantile (q in [0,1]) of unsorted data; 0 for empty.
+double quantile(std::vector<double> v, double q);
+double median(std::vector<double> v);
+Summary summarize(const std::vector<double>& v);
+
+}  // namespace kb

@@ -1,0 +1,226 @@
+#include "suite/targets.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace kb {
+
+using nlohmann::json;
+
+namespace {
+
+[[noreturn]] void fail(const std::string& path, const std::string& field, const std::string& what) {
+  throw TargetError(path + ": " + field + ": " + what);
+}
+
+std::string get_string(const json& obj, const char* key, const std::string& path,
+                       const std::string& where, bool required) {
+  auto it = obj.find(key);
+  if (it == obj.end()) {
+    if (required) fail(path, where + key, "missing (expected a string)");
+    return "";
+  }
+  if (!it->is_string()) fail(path, where + key, "expected a string");
+  return it->get<std::string>();
+}
+
+std::optional<double> get_number(const json& obj, const char* key, const std::string& path,
+                                 const std::string& where) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return std::nullopt;
+  if (!it->is_number()) fail(path, where + key, "expected a number");
+  double v = it->get<double>();
+  if (!std::isfinite(v) || v <= 0) fail(path, where + key, "expected a finite number > 0");
+  return v;
+}
+
+Ceilings parse_ceilings(const json& obj, const std::string& path, const std::string& where) {
+  if (!obj.is_object()) fail(path, where, "expected an object");
+  Ceilings c;
+  auto num = [&](const char* key) { return get_number(obj, key, path, where + ".").value_or(0); };
+  c.read_gbps = num("read_gbps");
+  c.copy_gbps = num("copy_gbps");
+  double hbm = num("hbm_gbps");
+  if (c.read_gbps == 0) c.read_gbps = hbm;
+  if (c.copy_gbps == 0) c.copy_gbps = hbm;
+  c.bf16_tflops = num("bf16_tflops");
+  c.f16_tflops = num("f16_tflops");
+  c.f32_tflops = num("f32_tflops");
+  c.int8_tops = num("int8_tops");
+  c.fp8_tflops = num("fp8_tflops");
+  c.launch_us = num("launch_us");
+  c.graph_node_us = num("graph_node_us");
+  return c;
+}
+
+std::string lower(std::string s) {
+  for (auto& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return s;
+}
+
+double pick(double measured, double peak) { return measured > 0 ? measured : peak; }
+
+}  // namespace
+
+Ceilings TargetFile::ceilings() const {
+  Ceilings c;
+  c.read_gbps = pick(measured.read_gbps, peaks.read_gbps);
+  c.copy_gbps = pick(measured.copy_gbps, peaks.copy_gbps);
+  c.bf16_tflops = pick(measured.bf16_tflops, peaks.bf16_tflops);
+  c.f16_tflops = pick(measured.f16_tflops, peaks.f16_tflops);
+  c.f32_tflops = pick(measured.f32_tflops, peaks.f32_tflops);
+  c.int8_tops = pick(measured.int8_tops, peaks.int8_tops);
+  c.fp8_tflops = pick(measured.fp8_tflops, peaks.fp8_tflops);
+  c.launch_us = pick(measured.launch_us, peaks.launch_us);
+  c.graph_node_us = pick(measured.graph_node_us, peaks.graph_node_us);
+  return c;
+}
+
+const TargetEntry* TargetFile::find(const std::string& name, const std::string& metric,
+                                    const std::string& dtype, const std::string& shape,
+                                    const std::string& variant) const {
+  const TargetEntry* best = nullptr;
+  int best_score = -1;
+  for (const auto& e : targets) {
+    if (e.name != name || e.metric != metric || e.dtype != dtype) continue;
+    bool any_shape = e.shape.empty() || e.shape == "*";
+    if (!any_shape && e.shape != shape) continue;
+    // A wildcard never stands for the seed-mean row: it is a different quantity.
+    if (any_shape && shape == "mean") continue;
+    if (!e.variant.empty() && e.variant != variant) continue;
+    int score = (any_shape ? 0 : 2) + (e.variant.empty() ? 0 : 1);
+    if (score > best_score) {
+      best = &e;
+      best_score = score;
+    }
+  }
+  return best;
+}
+
+TargetFile parse_target_file(const std::string& text, const std::string& path) {
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw TargetError(path + ": not valid JSON: " + e.what());
+  }
+  if (!doc.is_object()) fail(path, "(top level)", "expected an object");
+  TargetFile f;
+  f.path = path;
+  f.gpu = get_string(doc, "gpu", path, "", true);
+  auto m = doc.find("match");
+  if (m != doc.end()) {
+    if (!m->is_array()) fail(path, "match", "expected an array of strings");
+    for (size_t i = 0; i < m->size(); ++i) {
+      if (!(*m)[i].is_string() || (*m)[i].get<std::string>().empty())
+        fail(path, "match[" + std::to_string(i) + "]", "expected a non-empty string");
+      f.match.push_back((*m)[i].get<std::string>());
+    }
+  }
+  auto p = doc.find("peaks");
+  if (p == doc.end()) fail(path, "peaks", "missing (the GPU's datasheet peaks)");
+  f.peaks = parse_ceilings(*p, path, "peaks");
+  if (f.peaks.read_gbps <= 0) fail(path, "peaks.hbm_gbps", "missing (expected a number > 0)");
+  auto ms = doc.find("measured");
+  if (ms != doc.end() && !ms->is_null()) {
+    f.measured = parse_ceilings(*ms, path, "measured");
+    f.measured_date = get_string(*ms, "date", path, "measured.", false);
+    f.measured_driver = get_string(*ms, "driver", path, "measured.", false);
+  }
+  double default_tol = 0.05;
+  if (auto t = get_number(doc, "tolerance", path, "")) default_tol = *t;
+  auto ts = doc.find("targets");
+  if (ts == doc.end()) fail(path, "targets", "missing (expected an array, possibly empty)");
+  if (!ts->is_array()) fail(path, "targets", "expected an array");
+  for (size_t i = 0; i < ts->size(); ++i) {
+    const json& t = (*ts)[i];
+    std::string where = "targets[" + std::to_string(i) + "].";
+    if (!t.is_object()) fail(path, "targets[" + std::to_string(i) + "]", "expected an object");
+    TargetEntry e;
+    e.name = get_string(t, "name", path, where, true);
+    e.metric = get_string(t, "metric", path, where, true);
+    e.dtype = get_string(t, "dtype", path, where, true);
+    e.shape = get_string(t, "shape", path, where, false);
+    e.variant = get_string(t, "variant", path, where, false);
+    e.note = get_string(t, "note", path, where, false);
+    e.target = get_number(t, "target", path, where);
+    e.roofline_fraction = get_number(t, "roofline_fraction", path, where);
+    if (e.target.has_value() == e.roofline_fraction.has_value())
+      fail(path, where + "target", "give exactly one of 'target' or 'roofline_fraction'");
+    if (e.roofline_fraction && *e.roofline_fraction > 1.0)
+      fail(path, where + "roofline_fraction", "expected a fraction in (0, 1]");
+    e.tolerance = default_tol;
+    if (auto tol = t.find("tolerance"); tol != t.end()) {
+      if (!tol->is_number() || tol->get<double>() < 0 || tol->get<double>() >= 1)
+        fail(path, where + "tolerance", "expected a number in [0, 1)");
+      e.tolerance = tol->get<double>();
+    }
+    f.targets.push_back(std::move(e));
+  }
+  return f;
+}
+
+TargetFile load_target_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw TargetError(path + ": cannot read target file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) throw TargetError(path + ": read error");
+  return parse_target_file(ss.str(), path);
+}
+
+std::vector<TargetFile> load_target_dir(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw TargetError(dir + ": not a directory of target files");
+  std::vector<std::string> paths;
+  for (const auto& ent : fs::directory_iterator(dir, ec))
+    if (ent.path().extension() == ".json") paths.push_back(ent.path().string());
+  if (ec) throw TargetError(dir + ": cannot list: " + ec.message());
+  std::sort(paths.begin(), paths.end());
+  std::vector<TargetFile> files;
+  for (const auto& p : paths) files.push_back(load_target_file(p));
+  return files;
+}
+
+const TargetFile* match_gpu(const std::vector<TargetFile>& files, const std::string& gpu_name) {
+  const std::string name = lower(gpu_name);
+  for (const auto& f : files) {
+    if (!f.gpu.empty() && lower(f.gpu) == name) return &f;
+    for (const auto& m : f.match)
+      if (name.find(lower(m)) != std::string::npos) return &f;
+  }
+  return nullptr;
+}
+
+std::string gpu_slug(const std::string& gpu_name) {
+  std::string s;
+  for (char ch : lower(gpu_name)) {
+    if (std::isalnum(static_cast<unsigned char>(ch)))
+      s += ch;
+    else if (!s.empty() && s.back() != '-')
+      s += '-';
+  }
+  while (!s.empty() && s.back() == '-') s.pop_back();
+  return s.empty() ? "unknown-gpu" : s;
+}
+
+std::optional<double> resolve_target(const TargetEntry& e, std::optional<double> roofline,
+                                     bool lower_is_better) {
+  if (e.target) return e.target;
+  if (e.roofline_fraction && roofline)
+    return lower_is_better ? *roofline / *e.roofline_fraction : *e.roofline_fraction * *roofline;
+  return std::nullopt;
+}
+
+bool below_target(double actual, double target, double tolerance, bool lower_is_better) {
+  if (lower_is_better) return actual > target * (1.0 + tolerance);
+  return actual < target * (1.0 - tolerance);
+}
+
+}  // namespace kb

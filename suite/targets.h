@@ -1,0 +1,67 @@
+// Target files: targets/<gpu-slug>.json, one per GPU model (DESIGN.md "The
+// target file"): the GPU's names, datasheet peaks, measured ceilings and the
+// targets of its rows. Plain C++ (the gate uses it too).
+#pragma once
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "suite/roofline.h"
+
+namespace kb {
+
+// A target file that cannot be read or is malformed; what() names the file
+// and the field ("targets/x.json: targets[2].target: expected a number > 0").
+struct TargetError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct TargetEntry {
+  std::string name, metric, dtype;
+  std::string shape;    // "" or "*" = any shape; "mean" = the seed-mean row
+  std::string variant;  // "" = any variant
+  std::optional<double> target;             // absolute
+  std::optional<double> roofline_fraction;  // relative to the row's roofline
+  double tolerance = 0.05;  // a row is below target when worse by more than this (relative)
+  std::string note;
+};
+
+struct TargetFile {
+  std::string path;
+  std::string gpu;                 // the reference GPU's name
+  std::vector<std::string> match;  // case-insensitive substrings of the driver's GPU name
+  Ceilings peaks;                  // datasheet
+  Ceilings measured;               // measured ceilings (zeros where not measured)
+  std::string measured_date, measured_driver;
+  std::vector<TargetEntry> targets;
+
+  // The ceilings the roofline uses: measured where present, else datasheet.
+  Ceilings ceilings() const;
+  // The most specific entry for a row (exact shape beats wildcard; a
+  // variant-specific entry beats a generic one); nullptr when none.
+  const TargetEntry* find(const std::string& name, const std::string& metric,
+                          const std::string& dtype, const std::string& shape,
+                          const std::string& variant = "") const;
+};
+
+TargetFile parse_target_file(const std::string& json_text, const std::string& path);
+TargetFile load_target_file(const std::string& path);
+// Every *.json in `dir`, sorted by name. A malformed file throws TargetError.
+std::vector<TargetFile> load_target_dir(const std::string& dir);
+// The file whose `match` list (or `gpu`) matches the driver's GPU name.
+const TargetFile* match_gpu(const std::vector<TargetFile>& files, const std::string& gpu_name);
+// "NVIDIA H100 80GB HBM3" -> "nvidia-h100-80gb-hbm3" (for a new file's name).
+std::string gpu_slug(const std::string& gpu_name);
+
+// The target value of a row: the absolute target, or the roofline scaled by
+// the fraction (x fraction for rates, / fraction for times); nullopt when the
+// entry is relative and no roofline is known.
+std::optional<double> resolve_target(const TargetEntry& e, std::optional<double> roofline,
+                                     bool lower_is_better = false);
+// True when `actual` misses `target` by more than the tolerance, in the
+// metric's direction.
+bool below_target(double actual, double target, double tolerance, bool lower_is_better);
+
+}  // namespace kb

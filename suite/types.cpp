@@ -1,0 +1,72 @@
+#include "suite/types.h"
+
+#include <stdexcept>
+
+namespace kb {
+
+const char* dtype_name(DType d) {
+  switch (d) {
+    case DType::bf16: return "bfloat16";
+    case DType::f16: return "float16";
+    case DType::f32: return "float32";
+    case DType::i8: return "int8";
+    case DType::fp8_e4m3: return "fp8_e4m3";
+  }
+  return "unknown";
+}
+
+int dtype_size(DType d) {
+  switch (d) {
+    case DType::bf16:
+    case DType::f16: return 2;
+    case DType::f32: return 4;
+    case DType::i8:
+    case DType::fp8_e4m3: return 1;
+  }
+  return 0;
+}
+
+void Shape::set(const std::string& key, int64_t value) {
+  for (auto& kv : kv_)
+    if (kv.first == key) {
+      kv.second = value;
+      return;
+    }
+  kv_.emplace_back(key, value);
+}
+
+bool Shape::has(const std::string& key) const {
+  for (const auto& kv : kv_)
+    if (kv.first == key) return true;
+  return false;
+}
+
+int64_t Shape::operator[](const std::string& key) const {
+  for (const auto& kv : kv_)
+    if (kv.first == key) return kv.second;
+  throw std::out_of_range("shape " + str() + " has no axis '" + key + "'");
+}
+
+std::string Shape::str() const {
+  std::string s;
+  for (const auto& kv : kv_) {
+    if (!s.empty()) s += ';';
+    s += kv.first + "=" + std::to_string(kv.second);
+  }
+  return s;
+}
+
+const char* metric_csv_name(Metric m) {
+  switch (m) {
+    case Metric::memory_bandwidth: return "memory_bandwidth(GB/s)";
+    case Metric::memory_bandwidth_kv: return "memory_bandwidth_kv(GB/s)";
+    case Metric::flops_utilization: return "flops_utilization";
+    case Metric::tflops: return "tflops";
+    case Metric::token_per_sec: return "token_per_sec";
+    case Metric::latency_us: return "latency(us)";
+    case Metric::compilation_time: return "compilation_time(s)";
+  }
+  return "unknown";
+}
+
+}  // namespace kb
