@@ -1,0 +1,227 @@
+// LayerNorm (+ optional GELU) over rows of bf16, fp32 statistics.
+//
+// Versions:
+//   row_in_registers<VPT>  one block per row; each thread holds VPT 16-byte
+//                          vectors (8 bf16 each) of the row in registers, so
+//                          the row is read from HBM once and written once
+//                          (the 2·rows·D·2 bytes the seed counts). Two-pass
+//                          statistics (mean, then sum of squared deviations)
+//                          on the registers: exact as a CPU two-pass.
+//   row_streaming          D too large for registers (> 32768): three passes
+//                          over global memory. Correct, not tuned.
+#include <cuda_bf16.h>
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "kernels/common/cuda_check.h"
+#include "kernels/layer_norm/layer_norm.h"
+
+namespace kb::layer_norm {
+
+namespace {
+
+constexpr int kVec = 8;  // bf16 per 16-byte vector
+
+struct alignas(16) Vec8 {
+  __nv_bfloat162 h[4];
+};
+
+__device__ __forceinline__ Vec8 load_stream(const bf16* p) {
+  // Read-only, no L1 allocation: every byte is used once.
+  int4 v;
+  asm volatile("ld.global.nc.L1::no_allocate.v4.s32 {%0,%1,%2,%3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
+  return *reinterpret_cast<Vec8*>(&v);
+}
+
+__device__ __forceinline__ void store_stream(bf16* p, const Vec8& v) {
+  const int4 w = *reinterpret_cast<const int4*>(&v);
+  asm volatile("st.global.cs.v4.s32 [%0], {%1,%2,%3,%4};" ::"l"(p), "r"(w.x), "r"(w.y), "r"(w.z),
+               "r"(w.w)
+               : "memory");
+}
+
+__device__ __forceinline__ float activate(float v, Activation act) {
+  switch (act) {
+    case Activation::gelu_erf: return 0.5f * v * (1.f + erff(v * 0.70710678118654752f));
+    case Activation::gelu_tanh: {
+      float u = 0.7978845608028654f * (v + 0.044715f * v * v * v);
+      return 0.5f * v * (1.f + tanhf(u));
+    }
+    case Activation::none: break;
+  }
+  return v;
+}
+
+// Sum over the block; `scratch` holds one float per warp (<= 32 warps).
+__device__ __forceinline__ float block_sum(float v, float* scratch) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int warps = (blockDim.x + 31) >> 5;
+  __syncthreads();  // scratch may still be read by a previous reduction
+  if (lane == 0) scratch[warp] = v;
+  __syncthreads();
+  float t = lane < warps ? scratch[lane] : 0.f;
+  for (int o = 16; o > 0; o >>= 1) t += __shfl_xor_sync(0xffffffffu, t, o);
+  return t;
+}
+
+template <int VPT>
+__global__ void __launch_bounds__(512) row_in_registers(const bf16* __restrict__ x,
+                                                         const bf16* __restrict__ gamma,
+                                                         const bf16* __restrict__ beta,
+                                                         bf16* __restrict__ y, int64_t D,
+                                                         float eps, Activation act) {
+  __shared__ float scratch[32];
+  const int64_t row = blockIdx.x;
+  const int nvec = static_cast<int>(D / kVec);
+  const bf16* xr = x + row * D;
+  bf16* yr = y + row * D;
+
+  float v[VPT][kVec];
+  float sum = 0.f;
+#pragma unroll
+  for (int i = 0; i < VPT; ++i) {
+    const int c = threadIdx.x + i * blockDim.x;
+    if (c < nvec) {
+      Vec8 in = load_stream(xr + static_cast<int64_t>(c) * kVec);
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        float2 f = __bfloat1622float2(in.h[j]);
+        v[i][2 * j] = f.x;
+        v[i][2 * j + 1] = f.y;
+      }
+    } else {
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) v[i][j] = 0.f;
+    }
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) sum += v[i][j];
+  }
+  const float inv_d = 1.f / static_cast<float>(D);
+  const float mean = block_sum(sum, scratch) * inv_d;
+
+  float m2 = 0.f;
+#pragma unroll
+  for (int i = 0; i < VPT; ++i) {
+    const int c = threadIdx.x + i * blockDim.x;
+    if (c < nvec) {
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) {
+        float d = v[i][j] - mean;
+        m2 += d * d;
+      }
+    }
+  }
+  const float rstd = rsqrtf(block_sum(m2, scratch) * inv_d + eps);
+
+#pragma unroll
+  for (int i = 0; i < VPT; ++i) {
+    const int c = threadIdx.x + i * blockDim.x;
+    if (c >= nvec) continue;
+    float g[kVec], b[kVec];
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) {
+      g[j] = 1.f;
+      b[j] = 0.f;
+    }
+    if (gamma) {
+      Vec8 gv = *reinterpret_cast<const Vec8*>(gamma + static_cast<int64_t>(c) * kVec);
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        float2 f = __bfloat1622float2(gv.h[j]);
+        g[2 * j] = f.x;
+        g[2 * j + 1] = f.y;
+      }
+    }
+    if (beta) {
+      Vec8 bv = *reinterpret_cast<const Vec8*>(beta + static_cast<int64_t>(c) * kVec);
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        float2 f = __bfloat1622float2(bv.h[j]);
+        b[2 * j] = f.x;
+        b[2 * j + 1] = f.y;
+      }
+    }
+    Vec8 out;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      float a0 = activate((v[i][2 * j] - mean) * rstd * g[2 * j] + b[2 * j], act);
+      float a1 = activate((v[i][2 * j + 1] - mean) * rstd * g[2 * j + 1] + b[2 * j + 1], act);
+      out.h[j] = __floats2bfloat162_rn(a0, a1);
+    }
+    store_stream(yr + static_cast<int64_t>(c) * kVec, out);
+  }
+}
+
+__global__ void __launch_bounds__(1024) row_streaming(const bf16* __restrict__ x,
+                                                      const bf16* __restrict__ gamma,
+                                                      const bf16* __restrict__ beta,
+                                                      bf16* __restrict__ y, int64_t D, float eps,
+                                                      Activation act) {
+  __shared__ float scratch[32];
+  const bf16* xr = x + static_cast<int64_t>(blockIdx.x) * D;
+  bf16* yr = y + static_cast<int64_t>(blockIdx.x) * D;
+  float sum = 0.f;
+  for (int64_t i = threadIdx.x; i < D; i += blockDim.x) sum += __bfloat162float(xr[i]);
+  const float mean = block_sum(sum, scratch) / static_cast<float>(D);
+  float m2 = 0.f;
+  for (int64_t i = threadIdx.x; i < D; i += blockDim.x) {
+    float d = __bfloat162float(xr[i]) - mean;
+    m2 += d * d;
+  }
+  const float rstd = rsqrtf(block_sum(m2, scratch) / static_cast<float>(D) + eps);
+  for (int64_t i = threadIdx.x; i < D; i += blockDim.x) {
+    float g = gamma ? __bfloat162float(gamma[i]) : 1.f;
+    float b = beta ? __bfloat162float(beta[i]) : 0.f;
+    yr[i] = __float2bfloat16(activate((__bfloat162float(xr[i]) - mean) * rstd * g + b, act));
+  }
+}
+
+template <int VPT>
+void launch_registers(const bf16* x, const bf16* gamma, const bf16* beta, bf16* y, int64_t rows,
+                      int64_t D, float eps, Activation act, cudaStream_t s) {
+  const int64_t nvec = D / kVec;
+  int threads = static_cast<int>((nvec + VPT - 1) / VPT);
+  threads = (threads + 31) / 32 * 32;
+  row_in_registers<VPT><<<static_cast<unsigned>(rows), threads, 0, s>>>(x, gamma, beta, y, D, eps,
+                                                                          act);
+  KB_CHECK_LAUNCH();
+}
+
+bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
+
+}  // namespace
+
+void layer_norm(const bf16* x, const bf16* gamma, const bf16* beta, bf16* y, int64_t rows,
+                int64_t D, float eps, Activation act, cudaStream_t stream) {
+  if (rows <= 0 || D <= 0)
+    throw std::invalid_argument("layer_norm: rows and D must be > 0 (got rows=" +
+                                std::to_string(rows) + ", D=" + std::to_string(D) + ")");
+  if (D % kVec != 0)
+    throw std::invalid_argument("layer_norm: D must be a multiple of 8 (16-byte vectors), got D=" +
+                                std::to_string(D));
+  if (rows > 0x7fffffff) throw std::invalid_argument("layer_norm: more than 2^31-1 rows");
+  if (!aligned16(x) || !aligned16(y) || (gamma && !aligned16(gamma)) || (beta && !aligned16(beta)))
+    throw std::invalid_argument("layer_norm: pointers must be 16-byte aligned");
+  // Elements per thread: the fewest vectors that keep the block <= 512
+  // threads (enough blocks per SM to hide latency, few registers).
+  const int64_t nvec = D / kVec;
+  if (nvec <= 512)
+    launch_registers<1>(x, gamma, beta, y, rows, D, eps, act, stream);
+  else if (nvec <= 1024)
+    launch_registers<2>(x, gamma, beta, y, rows, D, eps, act, stream);
+  else if (nvec <= 2048)
+    launch_registers<4>(x, gamma, beta, y, rows, D, eps, act, stream);
+  else if (nvec <= 4096)
+    launch_registers<8>(x, gamma, beta, y, rows, D, eps, act, stream);
+  else {
+    row_streaming<<<static_cast<unsigned>(rows), 1024, 0, stream>>>(x, gamma, beta, y, D, eps, act);
+    KB_CHECK_LAUNCH();
+  }
+}
+
+}  // namespace kb::layer_norm

@@ -1,0 +1,87 @@
+// layer_norm against its CPU reference on fresh random data.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "kernels/common/device_buffer.h"
+#include "kernels/common/host_math.h"
+#include "kernels/layer_norm/layer_norm.h"
+#include "tests/gpu/gpu_test_util.h"
+
+namespace {
+
+using kb::layer_norm::Activation;
+
+struct Param {
+  int64_t rows, D;
+  Activation act;
+  bool affine;
+};
+
+class LayerNormTest : public ::testing::TestWithParam<Param> {};
+
+TEST_P(LayerNormTest, MatchesReference) {
+  KB_REQUIRE_GPU();
+  const auto p = GetParam();
+  const uint64_t seed = 1234 + p.rows * 7 + p.D;
+  // Offset and scale so the mean matters and the variance is not 1.
+  auto xh = kb::random_bf16(p.rows * p.D, seed, -3.f, 5.f);
+  auto gh = kb::random_bf16(p.D, seed + 1, 0.5f, 1.5f);
+  auto bh = kb::random_bf16(p.D, seed + 2, -0.5f, 0.5f);
+  kb::DeviceBuffer<kb::bf16> x(xh.size()), g(gh.size()), b(bh.size()), y(xh.size());
+  x.upload(xh);
+  g.upload(gh);
+  b.upload(bh);
+  y.poison();
+  kb::layer_norm::layer_norm(x.get(), p.affine ? g.get() : nullptr, p.affine ? b.get() : nullptr,
+                             y.get(), p.rows, p.D, 1e-5f, p.act, nullptr);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  auto out = kb::to_float(y.download());
+  auto xf = kb::to_float(xh), gf = kb::to_float(gh), bf = kb::to_float(bh);
+  std::vector<float> ref(out.size());
+  kb::layer_norm::layer_norm_ref(xf.data(), p.affine ? gf.data() : nullptr,
+                                 p.affine ? bf.data() : nullptr, ref.data(), p.rows, p.D, 1e-5f,
+                                 p.act);
+  auto c = kb::compare(out, ref, 8e-3);  // bf16 output rounding
+  EXPECT_TRUE(c.ok) << c.text();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, LayerNormTest,
+    ::testing::Values(Param{64, 1024, Activation::none, true}, Param{33, 4096, Activation::none, true},
+                      Param{17, 8192, Activation::none, true}, Param{9, 16384, Activation::none, true},
+                      Param{5, 24, Activation::none, true},      // fewer threads than a warp
+                      Param{7, 4104, Activation::none, false},   // not a multiple of the block
+                      Param{3, 32768, Activation::none, true},   // the largest register version
+                      Param{2, 65544, Activation::none, true},   // the streaming fallback
+                      Param{31, 4096, Activation::gelu_erf, true},
+                      Param{31, 1024, Activation::gelu_tanh, true}));
+
+TEST(LayerNorm, RefusesBadShapesBeforeLaunch) {
+  // No GPU needed: the checks run on the host before any launch.
+  kb::bf16* p = reinterpret_cast<kb::bf16*>(uintptr_t(256));
+  EXPECT_THROW(kb::layer_norm::layer_norm(p, nullptr, nullptr, p, 4, 1000 + 1, 1e-5f,
+                                          Activation::none, nullptr),
+               std::invalid_argument);
+  EXPECT_THROW(kb::layer_norm::layer_norm(p, nullptr, nullptr, p, 0, 1024, 1e-5f,
+                                          Activation::none, nullptr),
+               std::invalid_argument);
+  EXPECT_THROW(kb::layer_norm::layer_norm(p + 1, nullptr, nullptr, p, 4, 1024, 1e-5f,
+                                          Activation::none, nullptr),
+               std::invalid_argument);
+}
+
+TEST(LayerNormRef, KnownValues) {
+  // x = [1, 2, 3, 4]: mean 2.5, var 1.25.
+  std::vector<float> x = {1, 2, 3, 4}, y(4);
+  kb::layer_norm::layer_norm_ref(x.data(), nullptr, nullptr, y.data(), 1, 4, 0.f, Activation::none);
+  const float s = 1.f / std::sqrt(1.25f);
+  EXPECT_NEAR(y[0], -1.5f * s, 1e-6);
+  EXPECT_NEAR(y[3], 1.5f * s, 1e-6);
+  // GELU(0) = 0, GELU(large) ~ identity.
+  std::vector<float> z = {-1, 1}, w(2);
+  kb::layer_norm::layer_norm_ref(z.data(), nullptr, nullptr, w.data(), 1, 2, 0.f, Activation::gelu_erf);
+  EXPECT_NEAR(w[1], 0.8413447f, 1e-5);
+}
+
+}  // namespace
