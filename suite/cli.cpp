@@ -1,1 +1,339 @@
-// placeholder
+#include "suite/cli.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "help_text.h"
+#include "kernels/common/cuda_check.h"
+#include "reports/console_table.h"
+#include "reports/csv_writer.h"
+#include "reports/json_writer.h"
+#include "suite/device.h"
+#include "suite/engine.h"
+#include "suite/experiment.h"
+#include "suite/probe.h"
+#include "suite/targets.h"
+
+namespace kb {
+
+namespace {
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct Args {
+  std::string command;
+  std::string filter;
+  std::string device = "0";
+  bool quick = false;
+  std::string csv = "reports/results.csv";
+  bool no_csv = false;
+  std::string json;
+  std::string targets;
+  std::string write;
+  EngineOptions engine;
+};
+
+double parse_double(const std::string& flag, const std::string& v) {
+  try {
+    size_t used = 0;
+    double d = std::stod(v, &used);
+    if (used != v.size() || !(d > 0)) throw std::invalid_argument(v);
+    return d;
+  } catch (const std::exception&) {
+    throw UsageError(flag + " needs a number > 0, got '" + v + "'");
+  }
+}
+
+Args parse(int argc, char** argv) {
+  Args a;
+  std::vector<std::string> v(argv + 1, argv + argc);
+  if (v.empty()) throw UsageError("no command given");
+  a.command = v[0];
+  for (size_t i = 1; i < v.size(); ++i) {
+    const std::string& f = v[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= v.size()) throw UsageError(f + " needs a value");
+      return v[++i];
+    };
+    if (f == "--filter") a.filter = value();
+    else if (f == "--device") a.device = value();
+    else if (f == "--quick") a.quick = true;
+    else if (f == "--csv") a.csv = value();
+    else if (f == "--no-csv") a.no_csv = true;
+    else if (f == "--json") a.json = value();
+    else if (f == "--targets") a.targets = value();
+    else if (f == "--write") a.write = value();
+    else if (f == "--max-noise") a.engine.max_noise = parse_double(f, value());
+    else if (f == "--max-time") a.engine.max_time_s = parse_double(f, value());
+    else if (f == "--seed") a.engine.seed = static_cast<uint64_t>(parse_double(f, value()));
+    else if (f == "--help" || f == "-h") a.command = "help";
+    else throw UsageError("unknown option '" + f + "'");
+  }
+  a.engine.quick = a.quick;
+  return a;
+}
+
+std::string experiment_names() {
+  std::string s;
+  for (const auto& e : Registry::instance().all()) s += "  " + e.name() + "\n";
+  return s;
+}
+
+std::vector<const Experiment*> select(const std::string& filter) {
+  std::vector<const Experiment*> out;
+  std::regex re;
+  try {
+    re = std::regex(filter.empty() ? ".*" : filter, std::regex::ECMAScript);
+  } catch (const std::regex_error& e) {
+    throw UsageError("--filter '" + filter + "' is not a valid regex: " + e.what());
+  }
+  for (const auto& e : Registry::instance().all())
+    if (std::regex_search(e.name(), re)) out.push_back(&e);
+  if (out.empty())
+    throw UsageError("--filter '" + filter + "' matches no experiment. Experiments:\n" +
+                     experiment_names());
+  return out;
+}
+
+// Default targets/: the source tree's, else ./targets.
+std::string targets_dir(const Args& a, bool* explicit_dir) {
+  *explicit_dir = !a.targets.empty();
+  if (*explicit_dir) return a.targets;
+  std::error_code ec;
+  std::string src = std::string(KBENCH_SOURCE_DIR) + "/targets";
+  if (std::filesystem::is_directory(src, ec)) return src;
+  return "targets";
+}
+
+std::vector<TargetFile> load_targets(const Args& a) {
+  bool explicit_dir = false;
+  std::string dir = targets_dir(a, &explicit_dir);
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) {
+    if (explicit_dir) throw TargetError(dir + ": not a directory of target files");
+    std::fprintf(stderr, "kbench: warning: no targets/ folder found; every GPU is unknown\n");
+    return {};
+  }
+  return load_target_dir(dir);
+}
+
+// Refuse before measuring, not after: a results file with another header.
+void precheck_csv(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return;  // new file
+  std::string line;
+  if (!std::getline(in, line)) return;  // empty file
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  if (line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);
+  if (line != csv_header())
+    throw CsvError(path +
+                   ": its header is not kbench's CSV schema v1; the file was left untouched. "
+                   "Write to another file with --csv FILE");
+}
+
+int cmd_list() {
+  std::printf("%-22s  %s\n", "experiment", "axes");
+  for (const auto& e : Registry::instance().all()) {
+    std::printf("%-22s  %s\n", e.name().c_str(), e.axes_text().c_str());
+    if (!e.description().empty()) std::printf("%-22s  %s\n", "", e.description().c_str());
+  }
+  return kExitOk;
+}
+
+std::vector<int> devices_for(const std::string& spec, int count) {
+  if (spec == "all") {
+    std::vector<int> all;
+    for (int i = 0; i < count; ++i) all.push_back(i);
+    return all;
+  }
+  char* end = nullptr;
+  long n = std::strtol(spec.c_str(), &end, 10);
+  if (spec.empty() || *end != '\0' || n < 0)
+    throw UsageError("--device needs a GPU index or 'all', got '" + spec + "'");
+  if (n >= count)
+    throw UsageError("--device " + spec + " is out of range: this machine has " +
+                     std::to_string(count) + " CUDA device(s) (0.." + std::to_string(count - 1) + ")");
+  return {static_cast<int>(n)};
+}
+
+int require_devices() {
+  std::string why;
+  int n = cuda_device_count(&why);
+  if (n == 0) {
+    std::fprintf(stderr, "kbench: no CUDA device found (%s); nothing was measured\n", why.c_str());
+  }
+  return n;
+}
+
+const TargetFile* target_for(const std::vector<TargetFile>& files, const DeviceInfo& dev,
+                             const Args& a) {
+  const TargetFile* tf = match_gpu(files, dev.name);
+  if (!tf) {
+    bool explicit_dir = false;
+    std::string dir = targets_dir(a, &explicit_dir);
+    std::fprintf(stderr,
+                 "kbench: warning: no target file in %s matches GPU '%s'; using targets of %.0f%% "
+                 "of the roofline measured now. To add one: kbench probe --device %d --write "
+                 "%s/%s.json, then fill in the datasheet peaks and targets\n",
+                 dir.c_str(), dev.name.c_str(), kFallbackRooflineFraction * 100, dev.index,
+                 dir.c_str(), gpu_slug(dev.name).c_str());
+  }
+  return tf;
+}
+
+int cmd_run(const Args& a) {
+  auto experiments = select(a.filter);
+  auto files = load_targets(a);
+  if (!a.no_csv) precheck_csv(a.csv);
+  const int count = require_devices();
+  if (count == 0) return kExitNoDevice;
+  const std::vector<int> devices = devices_for(a.device, count);
+
+  RunInfo info;
+  info.run_id = new_run_id();
+  info.timestamp = utc_timestamp();
+  info.suite_version = KBENCH_VERSION;
+  info.git_sha = KBENCH_GIT_SHA;
+  std::vector<Record> rows;
+  for (int d : devices) {
+    DeviceInfo dev = query_device(d);
+    if (a.device == "all" && count > 1) info.device_label = "cuda:" + std::to_string(d);
+    const TargetFile* tf = target_for(files, dev, a);
+    std::printf("kbench %s: %s (device %d, %d SMs, %zu MB L2, driver %s, CUDA %s), targets: %s\n",
+                info.run_id.c_str(), dev.name.c_str(), d, dev.sm_count, dev.l2_bytes >> 20,
+                dev.driver.c_str(), dev.cuda.c_str(), tf ? tf->path.c_str() : "roofline fallback");
+    Engine engine(dev, tf, a.engine, info);
+    auto probe_rows = engine.probe();
+    const Ceilings& c = engine.ceilings();
+    std::printf("ceilings: read %.0f GB/s, copy %.0f GB/s, launch %.2f us, graph node %.2f us, "
+                "bf16 %.0f TFLOP/s, int8 %.0f TOP/s (measured now: read %.0f, copy %.0f, "
+                "launch %.2f, node %.2f)\n",
+                c.read_gbps, c.copy_gbps, c.launch_us, c.graph_node_us, c.bf16_tflops, c.int8_tops,
+                *probe_rows[0].actual, std::max(*probe_rows[1].actual, *probe_rows[2].actual),
+                *probe_rows[3].actual, *probe_rows[4].actual);
+    rows.insert(rows.end(), probe_rows.begin(), probe_rows.end());
+    for (size_t i = 0; i < experiments.size(); ++i) {
+      const Experiment& e = *experiments[i];
+      std::printf("[%zu/%zu] %s ...", i + 1, experiments.size(), e.name().c_str());
+      std::fflush(stdout);
+      auto t0 = std::chrono::steady_clock::now();
+      auto er = engine.run(e);
+      size_t bad = 0;
+      for (const auto& r : er)
+        if (r.status == status::failed || r.status == status::incorrect) ++bad;
+      std::printf(" %zu rows, %.1f s%s\n", er.size(),
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+                  bad ? (", " + std::to_string(bad) + " failed/incorrect").c_str() : "");
+      for (const auto& r : er)
+        if (r.status == status::failed || r.status == status::incorrect)
+          std::printf("    %s %s %s: %s: %s\n", r.shape.c_str(), r.dtype.c_str(), r.metric.c_str(),
+                      r.status.c_str(), r.message.c_str());
+      rows.insert(rows.end(), er.begin(), er.end());
+    }
+  }
+  std::printf("\n%s", console_table(rows).c_str());
+  if (!a.no_csv) {
+    append_csv(a.csv, rows);
+    std::printf("%zu rows appended to %s\n", rows.size(), a.csv.c_str());
+  }
+  if (!a.json.empty()) write_json(a.json, rows);
+  for (const auto& r : rows)
+    if (r.status == status::failed || r.status == status::incorrect) return kExitRowsFailed;
+  return kExitOk;
+}
+
+int cmd_probe(const Args& a) {
+  const int count = require_devices();
+  if (count == 0) return kExitNoDevice;
+  const int d = devices_for(a.device, count).front();
+  DeviceInfo dev = query_device(d);
+  KB_CUDA_CHECK(cudaSetDevice(d));
+  cudaStream_t s;
+  KB_CUDA_CHECK(cudaStreamCreate(&s));
+  ProbeResult p = probe_ceilings(s, dev.mem_bytes, a.quick);
+  cudaStreamDestroy(s);
+  nlohmann::ordered_json doc;
+  doc["gpu"] = dev.name;
+  doc["match"] = {dev.name};
+  doc["peaks"] = {{"hbm_gbps", std::round(p.read_gbps)},
+                  {"source", "kbench probe: replace with the datasheet peaks (hbm_gbps, "
+                             "bf16_tflops, int8_tops, fp8_tflops)"}};
+  doc["measured"] = {{"read_gbps", std::round(p.read_gbps)},
+                     {"copy_gbps", std::round(std::max(p.copy_gbps, p.memcpy_gbps))},
+                     {"launch_us", std::round(p.launch_us * 100) / 100},
+                     {"graph_node_us", std::round(p.graph_node_us * 100) / 100},
+                     {"date", utc_timestamp().substr(0, 10)},
+                     {"driver", dev.driver}};
+  nlohmann::ordered_json targets = nlohmann::ordered_json::array();
+  for (const auto& e : Registry::instance().all()) {
+    for (Metric m : e.metric_list()) {
+      if (m == Metric::compilation_time) continue;
+      std::vector<std::string> dtypes;
+      for (const auto& p2 : e.points()) {
+        std::string dt = dtype_name(p2.dtype);
+        if (std::find(dtypes.begin(), dtypes.end(), dt) == dtypes.end()) dtypes.push_back(dt);
+      }
+      for (const auto& dt : dtypes) {
+        targets.push_back({{"name", e.name()}, {"metric", metric_csv_name(m)}, {"dtype", dt},
+                           {"shape", "*"}, {"roofline_fraction", 0.8}});
+        if (e.has_seed_mean())
+          targets.push_back({{"name", e.name()}, {"metric", metric_csv_name(m)}, {"dtype", dt},
+                             {"shape", "mean"}, {"roofline_fraction", 0.8}});
+      }
+    }
+  }
+  doc["targets"] = targets;
+  const std::string text = doc.dump(2) + "\n";
+  if (a.write.empty()) {
+    std::printf("%s", text.c_str());
+  } else {
+    std::ofstream out(a.write);
+    if (!out || !(out << text)) throw std::runtime_error(a.write + ": cannot write");
+    std::printf("draft target file written to %s: fill in the datasheet peaks\n", a.write.c_str());
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int kbench_main(int argc, char** argv) {
+  try {
+    Args a = parse(argc, argv);
+    if (a.command == "help" || a.command == "--help" || a.command == "-h") {
+      std::printf("%s", kKbenchHelp);
+      return kExitOk;
+    }
+    if (a.command == "--version" || a.command == "version") {
+      std::printf("kbench %s (%s)\n", KBENCH_VERSION, KBENCH_GIT_SHA);
+      return kExitOk;
+    }
+    if (a.command == "list") return cmd_list();
+    if (a.command == "run") return cmd_run(a);
+    if (a.command == "probe") return cmd_probe(a);
+    throw UsageError("unknown command '" + a.command + "'");
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "kbench: %s\nRun 'kbench --help' for usage.\n", e.what());
+    return kExitUsage;
+  } catch (const TargetError& e) {
+    std::fprintf(stderr, "kbench: bad target file: %s\n", e.what());
+    return kExitUsage;
+  } catch (const CsvError& e) {
+    std::fprintf(stderr, "kbench: %s\n", e.what());
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kbench: %s\n", e.what());
+    return kExitRowsFailed;
+  }
+}
+
+}  // namespace kb

@@ -1,1 +1,128 @@
-// placeholder
+#include "suite/device.h"
+
+#include <dlfcn.h>
+
+#include <mutex>
+
+#include "kernels/common/cuda_check.h"
+
+namespace kb {
+
+int cuda_device_count(std::string* why) {
+  int n = 0;
+  cudaError_t err = cudaGetDeviceCount(&n);
+  if (err != cudaSuccess) {
+    if (why) *why = std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err);
+    cudaGetLastError();
+    return 0;
+  }
+  if (n == 0 && why) *why = "the driver reports 0 devices";
+  return n;
+}
+
+DeviceInfo query_device(int index) {
+  DeviceInfo d;
+  d.index = index;
+  KB_CUDA_CHECK(cudaGetDeviceProperties(&d.prop, index));
+  d.name = d.prop.name;
+  d.sm_count = d.prop.multiProcessorCount;
+  d.l2_bytes = static_cast<size_t>(d.prop.l2CacheSize);
+  d.mem_bytes = d.prop.totalGlobalMem;
+  d.cc_major = d.prop.major;
+  d.cc_minor = d.prop.minor;
+  char bus[64] = {0};
+  KB_CUDA_CHECK(cudaDeviceGetPCIBusId(bus, sizeof bus, index));
+  d.pci_bus_id = bus;
+  int rt = 0, drv = 0;
+  KB_CUDA_CHECK(cudaRuntimeGetVersion(&rt));
+  KB_CUDA_CHECK(cudaDriverGetVersion(&drv));
+  d.cuda = std::to_string(rt / 1000) + "." + std::to_string((rt % 1000) / 10);
+  ClockMonitor mon(d.pci_bus_id);
+  d.driver = mon.driver_version().value_or("cuda-driver-" + std::to_string(drv / 1000) + "." +
+                                           std::to_string((drv % 1000) / 10));
+  return d;
+}
+
+// ---- NVML through dlopen: the few entry points we need, declared here ----
+namespace {
+
+using nvml_ret = int;  // nvmlReturn_t; 0 = NVML_SUCCESS
+using nvml_dev = void*;
+constexpr int kClockSm = 1, kClockMem = 2;  // nvmlClockType_t
+// nvmlClocksEventReasons: SwPowerCap | HwSlowdown | SwThermal | HwThermal | HwPowerBrake.
+constexpr uint64_t kSlowdownMask = 0x4 | 0x8 | 0x20 | 0x40 | 0x80;
+
+struct Nvml {
+  bool ok = false;
+  nvml_ret (*init)() = nullptr;
+  nvml_ret (*by_bus)(const char*, nvml_dev*) = nullptr;
+  nvml_ret (*clock)(nvml_dev, int, unsigned*) = nullptr;
+  nvml_ret (*max_clock)(nvml_dev, int, unsigned*) = nullptr;
+  nvml_ret (*reasons)(nvml_dev, unsigned long long*) = nullptr;
+  nvml_ret (*driver)(char*, unsigned) = nullptr;
+};
+
+const Nvml& nvml() {
+  static Nvml n;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) return;
+    auto sym = [&](const char* name) { return dlsym(lib, name); };
+    n.init = reinterpret_cast<nvml_ret (*)()>(sym("nvmlInit_v2"));
+    n.by_bus = reinterpret_cast<nvml_ret (*)(const char*, nvml_dev*)>(
+        sym("nvmlDeviceGetHandleByPciBusId_v2"));
+    n.clock = reinterpret_cast<nvml_ret (*)(nvml_dev, int, unsigned*)>(sym("nvmlDeviceGetClockInfo"));
+    n.max_clock =
+        reinterpret_cast<nvml_ret (*)(nvml_dev, int, unsigned*)>(sym("nvmlDeviceGetMaxClockInfo"));
+    void* r = sym("nvmlDeviceGetCurrentClocksEventReasons");
+    if (!r) r = sym("nvmlDeviceGetCurrentClocksThrottleReasons");
+    n.reasons = reinterpret_cast<nvml_ret (*)(nvml_dev, unsigned long long*)>(r);
+    n.driver = reinterpret_cast<nvml_ret (*)(char*, unsigned)>(sym("nvmlSystemGetDriverVersion"));
+    n.ok = n.init && n.by_bus && n.clock && n.init() == 0;
+  });
+  return n;
+}
+
+}  // namespace
+
+ClockMonitor::ClockMonitor(const std::string& pci_bus_id) {
+  const Nvml& n = nvml();
+  if (!n.ok) return;
+  nvml_dev d = nullptr;
+  if (n.by_bus(pci_bus_id.c_str(), &d) == 0) dev_ = d;
+}
+
+ClockMonitor::~ClockMonitor() = default;
+
+std::optional<unsigned> ClockMonitor::sm_clock_mhz() const {
+  unsigned v = 0;
+  if (!dev_ || nvml().clock(dev_, kClockSm, &v) != 0) return std::nullopt;
+  return v;
+}
+
+std::optional<unsigned> ClockMonitor::mem_clock_mhz() const {
+  unsigned v = 0;
+  if (!dev_ || nvml().clock(dev_, kClockMem, &v) != 0) return std::nullopt;
+  return v;
+}
+
+std::optional<unsigned> ClockMonitor::max_sm_clock_mhz() const {
+  unsigned v = 0;
+  if (!dev_ || !nvml().max_clock || nvml().max_clock(dev_, kClockSm, &v) != 0) return std::nullopt;
+  return v;
+}
+
+std::optional<uint64_t> ClockMonitor::slowdown_reasons() const {
+  unsigned long long v = 0;
+  if (!dev_ || !nvml().reasons || nvml().reasons(dev_, &v) != 0) return std::nullopt;
+  return v & kSlowdownMask;
+}
+
+std::optional<std::string> ClockMonitor::driver_version() const {
+  char buf[96] = {0};
+  if (!nvml().ok || !nvml().driver || nvml().driver(buf, sizeof buf) != 0) return std::nullopt;
+  return std::string(buf);
+}
+
+}  // namespace kb

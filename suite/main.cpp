@@ -1,1 +1,3 @@
-int main() { return 0; }
+#include "suite/cli.h"
+
+int main(int argc, char** argv) { return kb::kbench_main(argc, argv); }

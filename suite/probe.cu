@@ -1,1 +1,152 @@
-// placeholder
+#include <algorithm>
+#include <vector>
+
+#include "kernels/common/cuda_check.h"
+#include "kernels/common/device_buffer.h"
+#include "suite/probe.h"
+#include "suite/stats.h"
+
+namespace kb {
+
+namespace {
+
+__global__ void empty_kernel() {}
+
+// Reads every 16-byte vector once with 8 loads in flight per thread. The
+// xor of what was read is stored only if it equals a value it never takes,
+// so the loads cannot be dropped and nothing is written.
+__global__ void __launch_bounds__(512) read_kernel(const int4* __restrict__ p, size_t n,
+                                                   int* __restrict__ sink) {
+  constexpr int kUnroll = 8;
+  const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
+  size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  int acc = 0;
+  for (; i + (kUnroll - 1) * stride < n; i += kUnroll * stride) {
+    int4 v[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) v[u] = __ldcs(p + i + u * stride);
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+  }
+  for (; i < n; i += stride) {
+    int4 v = __ldcs(p + i);
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (acc == 0x7a3c91e5 && sink) *sink = acc;
+}
+
+__global__ void __launch_bounds__(512) copy_kernel(const int4* __restrict__ src,
+                                                   int4* __restrict__ dst, size_t n) {
+  constexpr int kUnroll = 4;
+  const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
+  size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  for (; i + (kUnroll - 1) * stride < n; i += kUnroll * stride) {
+    int4 v[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) v[u] = __ldcs(src + i + u * stride);
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) __stcs(dst + i + u * stride, v[u]);
+  }
+  for (; i < n; i += stride) __stcs(dst + i, __ldcs(src + i));
+}
+
+// Event-timed median of `reps` calls of f (after 2 warm-up calls), in s.
+template <typename F>
+double time_median(cudaStream_t s, int reps, F&& f) {
+  cudaEvent_t a, b;
+  KB_CUDA_CHECK(cudaEventCreate(&a));
+  KB_CUDA_CHECK(cudaEventCreate(&b));
+  std::vector<double> t;
+  try {
+    for (int i = 0; i < 2; ++i) f();
+    for (int i = 0; i < reps; ++i) {
+      KB_CUDA_CHECK(cudaEventRecord(a, s));
+      f();
+      KB_CUDA_CHECK(cudaEventRecord(b, s));
+      KB_CUDA_CHECK(cudaEventSynchronize(b));
+      float ms = 0;
+      KB_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
+      t.push_back(ms * 1e-3);
+    }
+  } catch (...) {
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+    throw;
+  }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  return median(t);
+}
+
+}  // namespace
+
+void read_buffer(const void* p, size_t bytes, cudaStream_t stream) {
+  read_kernel<<<1024, 512, 0, stream>>>(static_cast<const int4*>(p), bytes / sizeof(int4), nullptr);
+  KB_CHECK_LAUNCH();
+}
+
+void launch_empty_kernel(cudaStream_t stream) {
+  empty_kernel<<<1, 32, 0, stream>>>();
+  KB_CHECK_LAUNCH();
+}
+
+ProbeResult probe_ceilings(cudaStream_t s, size_t mem_bytes, bool quick) {
+  ProbeResult r;
+  int dev = 0, sms = 0;
+  KB_CUDA_CHECK(cudaGetDevice(&dev));
+  KB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  // Large enough to dwarf any L2 (2 GiB), small enough to leave room: <= 1/8 of memory.
+  size_t bytes = std::min<size_t>(size_t(2) << 30, mem_bytes / 8);
+  bytes = bytes / 4096 * 4096;
+  r.bytes = static_cast<double>(bytes);
+  const size_t n = bytes / sizeof(int4);
+  DeviceBuffer<int4> a(n), b(n);
+  DeviceBuffer<int> sink(1);
+  KB_CUDA_CHECK(cudaMemsetAsync(a.get(), 0x5a, bytes, s));
+  KB_CUDA_CHECK(cudaMemsetAsync(b.get(), 0, bytes, s));
+  const int reps = quick ? 5 : 20;
+  const unsigned grid = static_cast<unsigned>(sms) * 4;
+
+  double t = time_median(s, reps, [&] {
+    read_kernel<<<grid, 512, 0, s>>>(a.get(), n, sink.get());
+    KB_CHECK_LAUNCH();
+  });
+  r.read_gbps = bytes / t / 1e9;
+  t = time_median(s, reps, [&] {
+    copy_kernel<<<grid, 512, 0, s>>>(a.get(), b.get(), n);
+    KB_CHECK_LAUNCH();
+  });
+  r.copy_gbps = 2.0 * bytes / t / 1e9;
+  t = time_median(s, reps, [&] {
+    KB_CUDA_CHECK(cudaMemcpyAsync(b.get(), a.get(), bytes, cudaMemcpyDeviceToDevice, s));
+  });
+  r.memcpy_gbps = 2.0 * bytes / t / 1e9;
+
+  r.launch_us = time_median(s, quick ? 50 : 200, [&] { launch_empty_kernel(s); }) * 1e6;
+
+  // One graph of 100 empty nodes, replayed: the per-node cost.
+  constexpr int kNodes = 100;
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  cudaStream_t cap;
+  KB_CUDA_CHECK(cudaStreamCreateWithFlags(&cap, cudaStreamNonBlocking));
+  try {
+    KB_CUDA_CHECK(cudaStreamBeginCapture(cap, cudaStreamCaptureModeThreadLocal));
+    for (int i = 0; i < kNodes; ++i) launch_empty_kernel(cap);
+    KB_CUDA_CHECK(cudaStreamEndCapture(cap, &graph));
+    KB_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    t = time_median(s, quick ? 10 : 50, [&] { KB_CUDA_CHECK(cudaGraphLaunch(exec, s)); });
+    r.graph_node_us = t * 1e6 / kNodes;
+  } catch (...) {
+    if (exec) cudaGraphExecDestroy(exec);
+    if (graph) cudaGraphDestroy(graph);
+    cudaStreamDestroy(cap);
+    throw;
+  }
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(cap);
+  return r;
+}
+
+}  // namespace kb

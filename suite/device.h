@@ -1,0 +1,52 @@
+// The GPU a run measures: its properties, and its clocks read through NVML
+// (loaded with dlopen, so the binary starts on machines without a driver and
+// the CPU tests can run it).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace kb {
+
+struct DeviceInfo {
+  int index = 0;
+  std::string name;        // as the driver reports it: "NVIDIA H100 80GB HBM3"
+  int sm_count = 0;
+  size_t l2_bytes = 0;
+  size_t mem_bytes = 0;
+  int cc_major = 0, cc_minor = 0;
+  std::string driver;      // "580.159.04" from NVML, else the CUDA driver API version
+  std::string cuda;        // runtime version "13.0"
+  std::string pci_bus_id;
+  cudaDeviceProp prop{};
+};
+
+// Number of usable CUDA devices; 0 with `why` set when there are none.
+int cuda_device_count(std::string* why);
+// Throws kb::CudaError.
+DeviceInfo query_device(int index);
+
+// Reads the SM/memory clocks and the clock-event (throttle) reasons. Every
+// method returns nullopt when NVML is not available.
+class ClockMonitor {
+ public:
+  explicit ClockMonitor(const std::string& pci_bus_id);
+  ~ClockMonitor();
+  bool available() const { return dev_ != nullptr; }
+  std::optional<unsigned> sm_clock_mhz() const;
+  std::optional<unsigned> mem_clock_mhz() const;
+  std::optional<unsigned> max_sm_clock_mhz() const;
+  // Bits of NVML's clocks event reasons that mean the GPU slowed itself
+  // (power cap, thermal, hardware slowdown, power brake); idle excluded.
+  std::optional<uint64_t> slowdown_reasons() const;
+  std::optional<std::string> driver_version() const;
+
+ private:
+  void* dev_ = nullptr;
+};
+
+}  // namespace kb

@@ -1,0 +1,30 @@
+// Measures the ceilings of the GPU a run is on (DESIGN.md "roofline"): the
+// read-only and copy bandwidth of streaming kernels, the event-timed
+// duration of an empty kernel and of one node of a captured graph. Used by
+// `kbench probe` (to draft a target file) and at the start of `kbench run`
+// (as rows, so each CSV carries the ceilings measured in the same run).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "suite/roofline.h"
+
+namespace kb {
+
+struct ProbeResult {
+  double read_gbps = 0, copy_gbps = 0, memcpy_gbps = 0;
+  double launch_us = 0, graph_node_us = 0;
+  double bytes = 0;  // buffer size used for the bandwidth probes
+};
+
+// `quick` uses fewer repetitions. Throws kb::CudaError.
+ProbeResult probe_ceilings(cudaStream_t stream, size_t mem_bytes, bool quick);
+
+// Launches the empty kernel once (for the engine's launch-floor probe).
+void launch_empty_kernel(cudaStream_t stream);
+// Reads `bytes` (a multiple of 16) at `p` on `stream`: the engine's L2
+// flush. Reading leaves clean lines, so the timed kernel that follows pays
+// no write-back of the flush buffer (a memset would leave dirty lines).
+void read_buffer(const void* p, size_t bytes, cudaStream_t stream);
+
+}  // namespace kb
