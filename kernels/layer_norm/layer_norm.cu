@@ -11,6 +11,7 @@
 //                          over global memory. Correct, not tuned.
 #include <cuda_bf16.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -207,16 +208,21 @@ void layer_norm(const bf16* x, const bf16* gamma, const bf16* beta, bf16* y, int
   if (rows > 0x7fffffff) throw std::invalid_argument("layer_norm: more than 2^31-1 rows");
   if (!aligned16(x) || !aligned16(y) || (gamma && !aligned16(gamma)) || (beta && !aligned16(beta)))
     throw std::invalid_argument("layer_norm: pointers must be 16-byte aligned");
-  // Elements per thread: the fewest vectors that keep the block <= 512
-  // threads (enough blocks per SM to hide latency, few registers).
+  // Four 16-byte vectors per thread where the row allows (four loads in
+  // flight per thread), blocks of 128..512 threads: small blocks keep many
+  // rows resident per SM, so one block's reductions overlap another's loads.
+  // Measured on H100 (docs/notes/layer_norm.md): one vector per thread in
+  // 512-thread blocks left D=4096 at 0.83 of the roofline.
   const int64_t nvec = D / kVec;
-  if (nvec <= 512)
+  const int64_t threads = std::min<int64_t>(std::max<int64_t>(nvec / 4, 128), 512);
+  const int64_t vpt = (nvec + threads - 1) / threads;
+  if (vpt <= 1)
     launch_registers<1>(x, gamma, beta, y, rows, D, eps, act, stream);
-  else if (nvec <= 1024)
+  else if (vpt <= 2)
     launch_registers<2>(x, gamma, beta, y, rows, D, eps, act, stream);
-  else if (nvec <= 2048)
+  else if (vpt <= 4)
     launch_registers<4>(x, gamma, beta, y, rows, D, eps, act, stream);
-  else if (nvec <= 4096)
+  else if (vpt <= 8)
     launch_registers<8>(x, gamma, beta, y, rows, D, eps, act, stream);
   else {
     row_streaming<<<static_cast<unsigned>(rows), 1024, 0, stream>>>(x, gamma, beta, y, D, eps, act);

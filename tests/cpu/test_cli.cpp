@@ -1,0 +1,125 @@
+// The kbench command line: usage errors, bad input and the no-GPU path, run
+// as a real process. (On a machine with a GPU, the no-GPU test checks the
+// out-of-range device message instead.)
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#ifdef KBENCH_EXE
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int code = -1;
+  std::string out;  // stdout and stderr together
+};
+
+Result kbench(const std::string& args) {
+  Result r;
+  std::string cmd = std::string(KBENCH_EXE) + " " + args + " 2>&1";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  int st = ::pclose(p);
+  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+fs::path temp_dir(const std::string& name) {
+  fs::path d = fs::temp_directory_path() / ("kb_cli_" + std::to_string(::getpid())) / name;
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+bool contains(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
+
+TEST(Cli, HelpAndList) {
+  auto h = kbench("--help");
+  EXPECT_EQ(h.code, 0);
+  EXPECT_TRUE(contains(h.out, "kbench run")) << h.out;
+  EXPECT_TRUE(contains(h.out, "--filter REGEX"));
+  auto l = kbench("list");
+  EXPECT_EQ(l.code, 0);
+  EXPECT_TRUE(contains(l.out, "layer_norm"));
+  EXPECT_TRUE(contains(l.out, "D={1024,4096,8192,16384}")) << l.out;
+}
+
+TEST(Cli, UsageErrorsExit2) {
+  auto none = kbench("");
+  EXPECT_EQ(none.code, 2);
+  auto bogus = kbench("frobnicate");
+  EXPECT_EQ(bogus.code, 2);
+  EXPECT_TRUE(contains(bogus.out, "unknown command 'frobnicate'"));
+  auto opt = kbench("run --fast");
+  EXPECT_EQ(opt.code, 2);
+  EXPECT_TRUE(contains(opt.out, "unknown option '--fast'"));
+  auto missing = kbench("run --csv");
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_TRUE(contains(missing.out, "--csv needs a value"));
+  auto noise = kbench("run --max-noise zero");
+  EXPECT_EQ(noise.code, 2);
+}
+
+TEST(Cli, UnknownFilterListsExperiments) {
+  auto r = kbench("run --filter no_such_experiment --no-csv");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(contains(r.out, "matches no experiment")) << r.out;
+  EXPECT_TRUE(contains(r.out, "layer_norm")) << r.out;
+  auto bad = kbench("run --filter '(' --no-csv");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_TRUE(contains(bad.out, "not a valid regex")) << bad.out;
+}
+
+TEST(Cli, BadTargetFilesExit2WithFileAndField) {
+  auto missing = kbench("run --filter layer_norm --no-csv --targets /nonexistent/kb_targets");
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_TRUE(contains(missing.out, "/nonexistent/kb_targets")) << missing.out;
+
+  auto dir = temp_dir("targets");
+  std::ofstream(dir / "broken.json") << R"J({"gpu": "X", "peaks": {"hbm_gbps": "lots"}, "targets": []})J";
+  auto broken = kbench("run --filter layer_norm --no-csv --targets " + dir.string());
+  EXPECT_EQ(broken.code, 2);
+  EXPECT_TRUE(contains(broken.out, "broken.json")) << broken.out;
+  EXPECT_TRUE(contains(broken.out, "peaks.hbm_gbps")) << broken.out;
+}
+
+TEST(Cli, ForeignCsvHeaderIsRefusedBeforeMeasuring) {
+  auto dir = temp_dir("csv");
+  const auto csv = dir / "theirs.csv";
+  const std::string content = "a,b,c\n1,2,3\n";
+  std::ofstream(csv) << content;
+  auto r = kbench("run --filter layer_norm --csv " + csv.string());
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "header")) << r.out;
+  std::ifstream in(csv);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  EXPECT_EQ(ss.str(), content);
+}
+
+TEST(Cli, NoGpuIsOneClearLineOrDeviceOutOfRange) {
+  auto r = kbench("run --filter layer_norm --no-csv --device 999");
+  if (r.code == 3) {
+    EXPECT_TRUE(contains(r.out, "no CUDA device found")) << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+  } else {
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_TRUE(contains(r.out, "--device 999 is out of range")) << r.out;
+  }
+  auto bad = kbench("run --filter layer_norm --no-csv --device minus-one");
+  EXPECT_TRUE(bad.code == 2 || bad.code == 3) << bad.out;
+}
+
+}  // namespace
+
+#endif  // KBENCH_EXE
