@@ -3,6 +3,7 @@
 // replaced atomically (write to a temporary, then rename).
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,10 @@
 
 namespace kb {
 
+nlohmann::json record_to_json(const Record& r);
+// The inverse of record_to_json; throws nlohmann::json::exception on a
+// malformed object.
+Record record_from_json(const nlohmann::json& j);
 std::string records_to_json(const std::vector<Record>& rows);
 // Throws std::runtime_error naming the file when it cannot be written.
 void write_json(const std::string& path, const std::vector<Record>& rows);

@@ -1,5 +1,7 @@
 #include "suite/cli.h"
 
+#include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -20,6 +22,7 @@
 #include "suite/engine.h"
 #include "suite/experiment.h"
 #include "suite/probe.h"
+#include "suite/runner.h"
 #include "suite/targets.h"
 
 namespace kb {
@@ -40,6 +43,7 @@ struct Args {
   std::string json;
   std::string targets;
   std::string write;
+  double timeout_s = 1800;
   EngineOptions engine;
 };
 
@@ -75,6 +79,7 @@ Args parse(int argc, char** argv) {
     else if (f == "--write") a.write = value();
     else if (f == "--max-noise") a.engine.max_noise = parse_double(f, value());
     else if (f == "--max-time") a.engine.max_time_s = parse_double(f, value());
+    else if (f == "--timeout") a.timeout_s = parse_double(f, value());
     else if (f == "--seed") a.engine.seed = static_cast<uint64_t>(parse_double(f, value()));
     else if (f == "--help" || f == "-h") a.command = "help";
     else throw UsageError("unknown option '" + f + "'");
@@ -85,7 +90,8 @@ Args parse(int argc, char** argv) {
 
 std::string experiment_names() {
   std::string s;
-  for (const auto& e : Registry::instance().all()) s += "  " + e.name() + "\n";
+  for (const auto& e : Registry::instance().all())
+    if (!e.is_hidden()) s += "  " + e.name() + "\n";
   return s;
 }
 
@@ -97,8 +103,12 @@ std::vector<const Experiment*> select(const std::string& filter) {
   } catch (const std::regex_error& e) {
     throw UsageError("--filter '" + filter + "' is not a valid regex: " + e.what());
   }
-  for (const auto& e : Registry::instance().all())
-    if (std::regex_search(e.name(), re)) out.push_back(&e);
+  for (const auto& e : Registry::instance().all()) {
+    // Hidden self-tests run only when the filter names them in full.
+    const bool match = e.is_hidden() ? !filter.empty() && std::regex_match(e.name(), re)
+                                     : std::regex_search(e.name(), re);
+    if (match) out.push_back(&e);
+  }
   if (out.empty())
     throw UsageError("--filter '" + filter + "' matches no experiment. Experiments:\n" +
                      experiment_names());
@@ -144,6 +154,7 @@ void precheck_csv(const std::string& path) {
 int cmd_list() {
   std::printf("%-22s  %s\n", "experiment", "axes");
   for (const auto& e : Registry::instance().all()) {
+    if (e.is_hidden()) continue;
     std::printf("%-22s  %s\n", e.name().c_str(), e.axes_text().c_str());
     if (!e.description().empty()) std::printf("%-22s  %s\n", "", e.description().c_str());
   }
@@ -164,6 +175,13 @@ std::vector<int> devices_for(const std::string& spec, int count) {
     throw UsageError("--device " + spec + " is out of range: this machine has " +
                      std::to_string(count) + " CUDA device(s) (0.." + std::to_string(count - 1) + ")");
   return {static_cast<int>(n)};
+}
+
+std::string self_exe() {
+  std::error_code ec;
+  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) throw std::runtime_error("cannot find this program's path (/proc/self/exe)");
+  return p.string();
 }
 
 int require_devices() {
@@ -199,35 +217,46 @@ int cmd_run(const Args& a) {
   if (count == 0) return kExitNoDevice;
   const std::vector<int> devices = devices_for(a.device, count);
 
-  RunInfo info;
-  info.run_id = new_run_id();
-  info.timestamp = utc_timestamp();
-  info.suite_version = KBENCH_VERSION;
-  info.git_sha = KBENCH_GIT_SHA;
+  WorkerConfig cfg;
+  cfg.exe = self_exe();
+  bool explicit_dir = false;
+  const std::string tdir = targets_dir(a, &explicit_dir);
+  std::error_code ec;
+  if (std::filesystem::is_directory(tdir, ec)) cfg.targets_dir = tdir;
+  cfg.engine = a.engine;
+  if (cfg.engine.seed == 0)  // one fresh seed per run, shared by its workers
+    cfg.engine.seed = static_cast<uint64_t>(
+        std::chrono::system_clock::now().time_since_epoch().count() & 0x7fffffffffffull);
+  cfg.timeout_s = a.timeout_s;
+  cfg.info.run_id = new_run_id();
+  cfg.info.timestamp = utc_timestamp();
+  cfg.info.suite_version = KBENCH_VERSION;
+  cfg.info.git_sha = KBENCH_GIT_SHA;
+
   std::vector<Record> rows;
   for (int d : devices) {
     DeviceInfo dev = query_device(d);
-    if (a.device == "all" && count > 1) info.device_label = "cuda:" + std::to_string(d);
+    cfg.info.device_label = (a.device == "all" && count > 1) ? "cuda:" + std::to_string(d) : "cuda";
     const TargetFile* tf = target_for(files, dev, a);
     std::printf("kbench %s: %s (device %d, %d SMs, %zu MB L2, driver %s, CUDA %s), targets: %s\n",
-                info.run_id.c_str(), dev.name.c_str(), d, dev.sm_count, dev.l2_bytes >> 20,
+                cfg.info.run_id.c_str(), dev.name.c_str(), d, dev.sm_count, dev.l2_bytes >> 20,
                 dev.driver.c_str(), dev.cuda.c_str(), tf ? tf->path.c_str() : "roofline fallback");
-    Engine engine(dev, tf, a.engine, info);
-    auto probe_rows = engine.probe();
-    const Ceilings& c = engine.ceilings();
-    std::printf("ceilings: read %.0f GB/s, copy %.0f GB/s, launch %.2f us, graph node %.2f us, "
-                "bf16 %.0f TFLOP/s, int8 %.0f TOP/s (measured now: read %.0f, copy %.0f, "
-                "launch %.2f, node %.2f)\n",
+    ProbeResult probed;
+    auto probe_rows = run_probe_worker(cfg, dev, &probed);
+    const Ceilings c = merge_ceilings(tf, probed);
+    std::printf("ceilings used: read %.0f GB/s, copy %.0f GB/s, launch %.2f us, graph node %.2f us, "
+                "bf16 %.0f TFLOP/s, int8 %.0f TOP/s; measured now: read %.0f, copy %.0f "
+                "(cudaMemcpy %.0f), launch %.2f us, graph node %.2f us\n",
                 c.read_gbps, c.copy_gbps, c.launch_us, c.graph_node_us, c.bf16_tflops, c.int8_tops,
-                *probe_rows[0].actual, std::max(*probe_rows[1].actual, *probe_rows[2].actual),
-                *probe_rows[3].actual, *probe_rows[4].actual);
+                probed.read_gbps, probed.copy_gbps, probed.memcpy_gbps, probed.launch_us,
+                probed.graph_node_us);
     rows.insert(rows.end(), probe_rows.begin(), probe_rows.end());
     for (size_t i = 0; i < experiments.size(); ++i) {
       const Experiment& e = *experiments[i];
       std::printf("[%zu/%zu] %s ...", i + 1, experiments.size(), e.name().c_str());
       std::fflush(stdout);
       auto t0 = std::chrono::steady_clock::now();
-      auto er = engine.run(e);
+      auto er = run_experiment_isolated(cfg, e, dev, tf, probed);
       size_t bad = 0;
       for (const auto& r : er)
         if (r.status == status::failed || r.status == status::incorrect) ++bad;
@@ -276,6 +305,7 @@ int cmd_probe(const Args& a) {
                      {"driver", dev.driver}};
   nlohmann::ordered_json targets = nlohmann::ordered_json::array();
   for (const auto& e : Registry::instance().all()) {
+    if (e.is_hidden()) continue;
     for (Metric m : e.metric_list()) {
       if (m == Metric::compilation_time) continue;
       std::vector<std::string> dtypes;
@@ -307,6 +337,7 @@ int cmd_probe(const Args& a) {
 }  // namespace
 
 int kbench_main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "__worker") return worker_main(argc, argv);
   try {
     Args a = parse(argc, argv);
     if (a.command == "help" || a.command == "--help" || a.command == "-h") {

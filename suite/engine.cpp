@@ -102,40 +102,38 @@ void Engine::destroy_resources() {
   stream_ = nullptr;
 }
 
-void Engine::recover_after_error() {
+void Engine::after_error(const std::string& what) {
   cudaGetLastError();
   cudaError_t err = cudaDeviceSynchronize();
   if (err == cudaSuccess) err = cudaGetLastError();
   if (err != cudaSuccess) {
-    // A sticky error (illegal address, kernel fault) poisons the context:
-    // start a fresh one so that the next experiments can run.
-    std::fprintf(stderr, "kbench: CUDA context lost (%s); resetting device %d\n",
-                 cudaGetErrorName(err), dev_.index);
-    flush_buf_ = nullptr;
-    start_ = stop_ = nullptr;
-    stream_ = nullptr;
-    cudaDeviceReset();
-    cudaGetLastError();
-    KB_CUDA_CHECK(cudaSetDevice(dev_.index));
-    create_resources();
+    std::fprintf(stderr, "kbench: CUDA context lost on device %d (%s) after: %s\n", dev_.index,
+                 cudaGetErrorName(err), what.c_str());
+    context_lost_ = true;
   }
 }
 
 void Engine::flush_l2() { read_buffer(flush_buf_, flush_bytes_, stream_); }
 
-std::vector<Record> Engine::probe() {
+Ceilings merge_ceilings(const TargetFile* targets, const ProbeResult& p) {
+  Ceilings c = targets ? targets->ceilings() : Ceilings{};
+  auto take = [&](double& dst, double file_measured, double probed) {
+    if (!targets || file_measured <= 0) dst = probed;
+  };
+  const Ceilings none;
+  const Ceilings& m = targets ? targets->measured : none;
+  take(c.read_gbps, m.read_gbps, p.read_gbps);
+  take(c.copy_gbps, m.copy_gbps, std::max(p.copy_gbps, p.memcpy_gbps));
+  take(c.launch_us, m.launch_us, p.launch_us);
+  take(c.graph_node_us, m.graph_node_us, p.graph_node_us);
+  return c;
+}
+
+std::vector<Record> Engine::probe(ProbeResult* result) {
   NvtxRange range("roofline_probe");
   ProbeResult p = probe_ceilings(stream_, dev_.mem_bytes, opts_.quick);
-  const bool file = targets_ != nullptr;
-  auto take = [&](double& dst, double file_measured, double probed) {
-    if (!file || file_measured <= 0) dst = probed;
-  };
-  take(ceilings_.read_gbps, file ? targets_->measured.read_gbps : 0, p.read_gbps);
-  take(ceilings_.copy_gbps, file ? targets_->measured.copy_gbps : 0,
-       std::max(p.copy_gbps, p.memcpy_gbps));
-  take(ceilings_.launch_us, file ? targets_->measured.launch_us : 0, p.launch_us);
-  take(ceilings_.graph_node_us, file ? targets_->measured.graph_node_us : 0, p.graph_node_us);
-
+  if (result) *result = p;
+  ceilings_ = merge_ceilings(targets_, p);
   std::vector<Record> rows;
   auto row = [&](const char* metric, const char* variant, double v) {
     Record r;
@@ -223,62 +221,15 @@ Engine::Timing Engine::sample(const Experiment& e, Case& c) {
   return t;
 }
 
-Record Engine::base_record(const Experiment& e, const Point& p, Metric m) const {
-  Record r;
-  r.name = e.name();
-  r.metric = metric_csv_name(m);
-  r.dtype = dtype_name(p.dtype);
-  r.device = info_.device_label;
-  r.arch = dev_.name;
-  r.is_model = e.is_model();
-  r.shape = p.shape.str();
-  r.variant = p.variant;
-  r.driver = dev_.driver;
-  r.cuda = dev_.cuda;
-  r.suite_version = info_.suite_version;
-  r.git_sha = info_.git_sha;
-  r.run_id = info_.run_id;
-  r.timestamp = info_.timestamp;
-  return r;
-}
-
-void Engine::apply_target(Record& r, Metric m) const {
-  const bool lower = lower_is_better(m);
-  if (targets_) {
-    if (const TargetEntry* t = targets_->find(r.name, r.metric, r.dtype, r.shape, r.variant)) {
-      r.target = resolve_target(*t, r.roofline, lower);
-      if (r.target && r.actual && r.status == status::ok &&
-          below_target(*r.actual, *r.target, t->tolerance, lower))
-        r.status = status::below_target;
-    }
-  } else if (r.roofline && m != Metric::compilation_time) {
-    TargetEntry fallback;
-    fallback.roofline_fraction = kFallbackRooflineFraction;
-    r.target = resolve_target(fallback, r.roofline, lower);
-    if (r.actual && r.status == status::ok &&
-        below_target(*r.actual, *r.target, fallback.tolerance, lower))
-      r.status = status::below_target;
-  }
-}
-
-std::vector<Record> Engine::run_point(const Experiment& e, const Point& p,
-                                      std::vector<double>* roofs) {
+std::vector<Record> Engine::run_point(const Experiment& e, const Point& p) {
   const std::string label = e.name() + " " + p.shape.str() + " " + dtype_name(p.dtype) +
                             (p.variant.empty() ? "" : " " + p.variant);
   NvtxRange range(label);
-  std::vector<Record> rows;
   auto all_rows = [&](const std::string& st, const std::string& msg) {
-    rows.clear();
-    for (Metric m : e.metric_list()) {
-      Record r = base_record(e, p, m);
-      r.status = st;
-      r.message = msg;
-      apply_target(r, m);
-      rows.push_back(r);
-    }
-    roofs->assign(rows.size(), NAN);
-    return rows;
+    return status_rows(e, p, st, msg, info_, dev_, targets_);
   };
+  if (context_lost_)
+    return all_rows(status::failed, "not run: the CUDA context was lost at an earlier point");
 
   if (std::string why = e.unsupported_reason(p, dev_.prop); !why.empty())
     return all_rows(status::skipped, why);
@@ -305,15 +256,14 @@ std::vector<Record> Engine::run_point(const Experiment& e, const Point& p,
     if (!chk.ok) return all_rows(status::incorrect, "output check failed: " + chk.detail);
     t = sample(e, *c);
   } catch (const std::exception& ex) {
-    all_rows(status::failed, ex.what());
-    recover_after_error();
-    return rows;
+    after_error(ex.what());
+    return all_rows(status::failed, ex.what());
   }
 
   const bool throttled = t.throttled * 2 > t.total;
-  roofs->clear();
+  std::vector<Record> rows;
   for (Metric m : e.metric_list()) {
-    Record r = base_record(e, p, m);
+    Record r = make_record(e, p, m, info_, dev_);
     r.samples = static_cast<int64_t>(t.summary.n);
     r.median_us = t.summary.median * 1e6;
     r.min_us = t.summary.min * 1e6;
@@ -345,73 +295,23 @@ std::vector<Record> Engine::run_point(const Experiment& e, const Point& p,
                   " samples under " + std::to_string(int(kThrottleClockFraction * 100)) +
                   "% of the max SM clock";
     }
-    apply_target(r, m);
-    roofs->push_back(r.roofline.value_or(NAN));
+    apply_target(r, m, targets_);
     rows.push_back(r);
   }
   return rows;
 }
 
 std::vector<Record> Engine::run(const Experiment& e) {
-  std::vector<Record> out;
   NvtxRange range(e.name());
-  // Seed-mean bookkeeping: per (dtype, variant, metric index), the seed points' values.
-  struct Acc {
-    Record first;
-    std::vector<double> actual, roof;
-    size_t missing = 0;
-  };
-  std::map<std::tuple<DType, std::string, size_t>, Acc> means;
-  for (const Point& p : e.points()) {
-    std::vector<double> roofs;
-    std::vector<Record> rows = run_point(e, p, &roofs);
-    if (e.has_seed_mean() && p.in_seed_mean) {
-      for (size_t i = 0; i < rows.size(); ++i) {
-        Acc& a = means[{p.dtype, p.variant, i}];
-        if (a.actual.empty() && a.missing == 0) a.first = rows[i];
-        if (rows[i].actual && (rows[i].status == status::ok || rows[i].status == status::below_target ||
-                               rows[i].status == status::throttled)) {
-          a.actual.push_back(*rows[i].actual);
-          a.roof.push_back(roofs[i]);
-        } else {
-          ++a.missing;
-        }
-      }
-    }
-    out.insert(out.end(), rows.begin(), rows.end());
+  const std::vector<Point> points = e.points();
+  std::vector<std::vector<Record>> per_point;
+  std::vector<Record> out;
+  for (const Point& p : points) {
+    per_point.push_back(run_point(e, p));
+    out.insert(out.end(), per_point.back().begin(), per_point.back().end());
   }
-  for (auto& [key, a] : means) {
-    Record r = a.first;
-    const Metric m = e.metric_list()[std::get<2>(key)];
-    r.shape = "mean";
-    r.variant = std::get<1>(key);
-    r.samples = 0;
-    r.median_us = r.min_us = r.max_us = r.noise_rel = r.sm_clock_mhz = std::nullopt;
-    r.target = r.roofline = r.roofline_fraction = r.actual = std::nullopt;
-    r.message.clear();
-    if (a.missing > 0) {
-      r.status = status::failed;
-      r.message = std::to_string(a.missing) + " of " + std::to_string(a.missing + a.actual.size()) +
-                  " seed shapes have no value";
-    } else {
-      // The arithmetic mean over the seed's shapes, as gpt_fast averages.
-      double sum = 0, roof = 0;
-      bool have_roof = true;
-      for (size_t i = 0; i < a.actual.size(); ++i) {
-        sum += a.actual[i];
-        if (std::isnan(a.roof[i])) have_roof = false;
-        roof += a.roof[i];
-      }
-      r.actual = sum / a.actual.size();
-      r.status = status::ok;
-      if (have_roof) {
-        r.roofline = roof / a.actual.size();
-        r.roofline_fraction = roofline_fraction(m, *r.actual, *r.roofline);
-      }
-    }
-    apply_target(r, m);
-    out.push_back(r);
-  }
+  auto means = seed_mean_rows(e, points, per_point, targets_);
+  out.insert(out.end(), means.begin(), means.end());
   return out;
 }
 

@@ -19,6 +19,7 @@
 #include "suite/device.h"
 #include "suite/experiment.h"
 #include "suite/probe.h"
+#include "suite/rows.h"
 #include "suite/targets.h"
 
 namespace kb {
@@ -32,16 +33,6 @@ struct EngineOptions {
   uint64_t seed = 0;            // 0 = derive from the clock (fresh data every run)
 };
 
-// Identity of one invocation, copied into every row.
-struct RunInfo {
-  std::string run_id, timestamp, suite_version, git_sha;
-  std::string device_label = "cuda";  // "cuda", or "cuda:N" when several GPUs run
-};
-
-// Fallback when no target file matches the GPU: every rate row's target is
-// this fraction of its roofline.
-inline constexpr double kFallbackRooflineFraction = 0.7;
-
 class Engine {
  public:
   // Selects the device, creates the stream, events and the L2 flush buffer.
@@ -54,22 +45,28 @@ class Engine {
   // Measures the ceilings now; returns them as rows of the `roofline_probe`
   // experiment. Where the target file has no measured ceilings, these are
   // the ones the rooflines use.
-  std::vector<Record> probe();
+  std::vector<Record> probe(ProbeResult* result = nullptr);
   const Ceilings& ceilings() const { return ceilings_; }
+  void set_ceilings(const Ceilings& c) { ceilings_ = c; }
 
-  // All rows of one experiment (points in order, then the seed-mean rows).
+  // The rows of one point, one per metric.
+  std::vector<Record> run_point(const Experiment& e, const Point& p);
+  // All rows of one experiment in this process (points in order, then the
+  // seed-mean rows). After a lost context the remaining points fail.
   std::vector<Record> run(const Experiment& e);
+
+  // True once a sticky CUDA error (kernel fault) has poisoned this process's
+  // context: nothing more can run in it (CUDA offers no recovery short of
+  // a new process), so the runner starts a new worker.
+  bool context_lost() const { return context_lost_; }
 
  private:
   struct Timing;
-  std::vector<Record> run_point(const Experiment& e, const Point& p, std::vector<double>* roofs);
   Timing sample(const Experiment& e, Case& c);
   void flush_l2();
-  void recover_after_error();
+  void after_error(const std::string& what);
   void create_resources();
   void destroy_resources();
-  Record base_record(const Experiment& e, const Point& p, Metric m) const;
-  void apply_target(Record& r, Metric m) const;
 
   DeviceInfo dev_;
   const TargetFile* targets_;
@@ -82,7 +79,13 @@ class Engine {
   void* flush_buf_ = nullptr;
   size_t flush_bytes_ = 0;
   uint64_t seed_ = 0;
+  bool context_lost_ = false;
 };
+
+// The ceilings the rooflines use: the target file's measured values where it
+// has them (stable from night to night), else the ones probed in this run;
+// flop peaks from the file (measured, else datasheet).
+Ceilings merge_ceilings(const TargetFile* targets, const ProbeResult& probed);
 
 // "2026-11-22T13:45:01Z"
 std::string utc_timestamp();

@@ -50,6 +50,10 @@ Experiment& Experiment::make(MakeFn f) {
   make_ = std::move(f);
   return *this;
 }
+Experiment& Experiment::hidden(bool on) {
+  hidden_ = on;
+  return *this;
+}
 Experiment& Experiment::supported(SupportFn f) {
   supported_ = std::move(f);
   return *this;

@@ -94,6 +94,9 @@ class Experiment {
   Experiment& work(WorkFn f);
   Experiment& make(MakeFn f);
   Experiment& supported(SupportFn f);
+  // Hidden experiments (self-tests of the runner) are not listed and run
+  // only when --filter names them in full.
+  Experiment& hidden(bool on = true);
 
   // Every point in order: the axis product first, then the extra points.
   std::vector<Point> points() const;
@@ -104,6 +107,7 @@ class Experiment {
   const std::vector<Metric>& metric_list() const { return metrics_; }
   bool has_seed_mean() const { return seed_mean_; }
   bool is_model() const { return model_; }
+  bool is_hidden() const { return hidden_; }
   Protocol sampling() const { return protocol_; }
   int decode_runs() const { return decode_runs_; }
   bool work_for_defined() const { return static_cast<bool>(work_); }
@@ -121,7 +125,7 @@ class Experiment {
   std::vector<DType> dtypes_{DType::bf16};
   std::vector<std::string> variants_{""};
   std::vector<Metric> metrics_{Metric::memory_bandwidth};
-  bool seed_mean_ = false, model_ = false;
+  bool seed_mean_ = false, model_ = false, hidden_ = false;
   Protocol protocol_ = Protocol::kernel;
   int decode_runs_ = 5;
   WorkFn work_;

@@ -123,3 +123,42 @@ TEST(Cli, NoGpuIsOneClearLineOrDeviceOutOfRange) {
 }  // namespace
 
 #endif  // KBENCH_EXE
+
+#ifdef KBENCH_EXE
+#include "reports/json_writer.h"
+
+namespace {
+
+// With a GPU: a kernel fault and a crash each make one point `failed`, and
+// the points after them still run (each experiment in its own worker
+// process; a new worker after a lost context or a crash).
+TEST(CliIsolation, FaultAndCrashAreFailedRowsAndTheRunGoesOn) {
+  auto dir = temp_dir("isolation");
+  auto json_path = dir / "rows.json";
+  auto r = kbench("run --filter _selftest_isolation --quick --no-csv --json " + json_path.string());
+  if (r.code == 3) GTEST_SKIP() << "no CUDA device";
+  EXPECT_EQ(r.code, 1) << r.out;  // failed rows -> exit 1
+  std::ifstream in(json_path);
+  ASSERT_TRUE(in) << r.out;
+  auto j = nlohmann::json::parse(in);
+  std::vector<kb::Record> rows;
+  for (const auto& x : j)
+    if (x["name"] == "_selftest_isolation") rows.push_back(kb::record_from_json(x));
+  ASSERT_EQ(rows.size(), 5u) << r.out;
+  EXPECT_EQ(rows[0].status, "ok") << rows[0].message;
+  EXPECT_EQ(rows[1].status, "failed");
+  EXPECT_TRUE(contains(rows[1].message, "cudaError")) << rows[1].message;
+  EXPECT_EQ(rows[2].status, "ok") << rows[2].message;
+  EXPECT_EQ(rows[3].status, "failed");
+  EXPECT_TRUE(contains(rows[3].message, "signal")) << rows[3].message;
+  EXPECT_EQ(rows[4].status, "ok") << rows[4].message;
+  EXPECT_TRUE(rows[4].actual.has_value());
+}
+
+TEST(CliIsolation, HiddenExperimentsAreNotListed) {
+  auto l = kbench("list");
+  EXPECT_FALSE(contains(l.out, "_selftest")) << l.out;
+}
+
+}  // namespace
+#endif

@@ -1,0 +1,260 @@
+#include "suite/runner.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "kernels/common/cuda_check.h"
+#include "reports/json_writer.h"
+#include "suite/rows.h"
+
+namespace kb {
+
+namespace {
+
+using nlohmann::json;
+
+std::string num(double v) { return format_number(v); }
+
+std::string probed_arg(const ProbeResult& p) {
+  return num(p.read_gbps) + "," + num(p.copy_gbps) + "," + num(p.memcpy_gbps) + "," +
+         num(p.launch_us) + "," + num(p.graph_node_us) + "," + num(p.bytes);
+}
+
+ProbeResult parse_probed(const std::string& s) {
+  ProbeResult p;
+  double v[6] = {0, 0, 0, 0, 0, 0};
+  if (std::sscanf(s.c_str(), "%lf,%lf,%lf,%lf,%lf,%lf", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]) != 6)
+    throw std::invalid_argument("bad --probed '" + s + "'");
+  p.read_gbps = v[0];
+  p.copy_gbps = v[1];
+  p.memcpy_gbps = v[2];
+  p.launch_us = v[3];
+  p.graph_node_us = v[4];
+  p.bytes = v[5];
+  return p;
+}
+
+std::vector<std::string> common_args(const WorkerConfig& cfg, const DeviceInfo& dev) {
+  const EngineOptions& o = cfg.engine;
+  std::vector<std::string> a = {cfg.exe, "__worker", "--device", std::to_string(dev.index),
+                                "--label", cfg.info.device_label, "--run-id", cfg.info.run_id,
+                                "--timestamp", cfg.info.timestamp, "--max-noise", num(o.max_noise),
+                                "--max-time", num(o.max_time_s), "--seed", std::to_string(o.seed)};
+  if (o.quick) a.push_back("--quick");
+  if (!cfg.targets_dir.empty()) {
+    a.push_back("--targets");
+    a.push_back(cfg.targets_dir);
+  }
+  return a;
+}
+
+struct WorkerResult {
+  bool exited = false;  // exited normally (else signal or timeout)
+  int code = -1;
+  std::string why;      // for a worker that did not exit 0
+  std::vector<json> lines;
+};
+
+// Starts the worker, waits for it (killing it after the timeout), and reads
+// the JSON lines it wrote.
+WorkerResult spawn(std::vector<std::string> args, double timeout_s) {
+  WorkerResult res;
+  char path[] = "/tmp/kbench-worker-XXXXXX";
+  int fd = ::mkstemp(path);
+  if (fd < 0) throw std::runtime_error("cannot create a temporary file for the worker's rows");
+  ::close(fd);
+  args.push_back("--out");
+  args.push_back(path);
+  std::vector<char*> argv;
+  for (auto& s : args) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    ::unlink(path);
+    throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
+  }
+  if (pid == 0) {
+    ::execv(argv[0], argv.data());
+    std::fprintf(stderr, "kbench: cannot start worker %s: %s\n", argv[0], std::strerror(errno));
+    ::_exit(127);
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  int st = 0;
+  bool timed_out = false;
+  for (;;) {
+    pid_t r = ::waitpid(pid, &st, WNOHANG);
+    if (r == pid) break;
+    if (r < 0 && errno != EINTR) break;
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > timeout_s) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &st, 0);
+      timed_out = true;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (timed_out) {
+    res.why = "worker timed out after " + num(timeout_s) + " s and was killed";
+  } else if (WIFEXITED(st)) {
+    res.exited = true;
+    res.code = WEXITSTATUS(st);
+    if (res.code != 0) res.why = "worker exited with code " + std::to_string(res.code);
+  } else if (WIFSIGNALED(st)) {
+    res.why = std::string("worker died of signal ") + std::to_string(WTERMSIG(st)) + " (" +
+              strsignal(WTERMSIG(st)) + ")";
+  }
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty()) continue;
+    try {
+      res.lines.push_back(json::parse(line));
+    } catch (const json::exception&) {
+      break;  // a line cut short by the crash
+    }
+  }
+  ::unlink(path);
+  return res;
+}
+
+}  // namespace
+
+std::vector<Record> run_probe_worker(const WorkerConfig& cfg, const DeviceInfo& dev,
+                                     ProbeResult* probed) {
+  auto args = common_args(cfg, dev);
+  args.push_back("--probe");
+  WorkerResult r = spawn(args, cfg.timeout_s);
+  std::vector<Record> rows;
+  bool have = false;
+  for (const auto& j : r.lines) {
+    if (j.contains("row")) rows.push_back(record_from_json(j["row"]));
+    if (j.contains("probed")) {
+      *probed = parse_probed(j["probed"].get<std::string>());
+      have = true;
+    }
+  }
+  if (!have) throw std::runtime_error("the ceiling probe failed: " + (r.why.empty() ? "no result" : r.why));
+  return rows;
+}
+
+std::vector<Record> run_experiment_isolated(const WorkerConfig& cfg, const Experiment& e,
+                                            const DeviceInfo& dev, const TargetFile* targets,
+                                            const ProbeResult& probed) {
+  const std::vector<Point> points = e.points();
+  std::vector<std::vector<Record>> per_point(points.size());
+  size_t next = 0;
+  while (next < points.size()) {
+    auto args = common_args(cfg, dev);
+    args.insert(args.end(), {"--experiment", e.name(), "--from", std::to_string(next), "--probed",
+                             probed_arg(probed)});
+    WorkerResult r = spawn(args, cfg.timeout_s);
+    for (const auto& j : r.lines) {
+      if (!j.contains("point") || !j.contains("row")) continue;
+      size_t i = j["point"].get<size_t>();
+      if (i < per_point.size()) per_point[i].push_back(record_from_json(j["row"]));
+    }
+    size_t done = next;
+    while (done < points.size() && !per_point[done].empty()) ++done;
+    if (r.exited && r.code == 0 && done == points.size()) break;
+    if (r.exited && r.code == kWorkerContextLost) {
+      next = done;  // the faulting point's rows were written; go on after it
+      continue;
+    }
+    if (done < points.size()) {
+      // The worker died in the middle of point `done`.
+      per_point[done] = status_rows(e, points[done], status::failed,
+                                    r.why.empty() ? "worker stopped without a result" : r.why,
+                                    cfg.info, dev, targets);
+      next = done + 1;
+    } else {
+      next = done;
+    }
+  }
+  std::vector<Record> out;
+  for (const auto& rows : per_point) out.insert(out.end(), rows.begin(), rows.end());
+  auto means = seed_mean_rows(e, points, per_point, targets);
+  out.insert(out.end(), means.begin(), means.end());
+  return out;
+}
+
+int worker_main(int argc, char** argv) {
+  // Arguments come from the parent (common_args); a bad one is a bug.
+  std::string out_path, experiment, targets_dir, probed;
+  int device = 0;
+  size_t from = 0;
+  bool probe = false;
+  EngineOptions o;
+  RunInfo info;
+  info.suite_version = KBENCH_VERSION;
+  info.git_sha = KBENCH_GIT_SHA;
+  for (int i = 2; i < argc; ++i) {
+    std::string f = argv[i];
+    auto v = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
+    if (f == "--out") out_path = v();
+    else if (f == "--device") device = std::atoi(v().c_str());
+    else if (f == "--label") info.device_label = v();
+    else if (f == "--run-id") info.run_id = v();
+    else if (f == "--timestamp") info.timestamp = v();
+    else if (f == "--max-noise") o.max_noise = std::atof(v().c_str());
+    else if (f == "--max-time") o.max_time_s = std::atof(v().c_str());
+    else if (f == "--seed") o.seed = std::strtoull(v().c_str(), nullptr, 10);
+    else if (f == "--quick") o.quick = true;
+    else if (f == "--targets") targets_dir = v();
+    else if (f == "--experiment") experiment = v();
+    else if (f == "--from") from = std::strtoull(v().c_str(), nullptr, 10);
+    else if (f == "--probed") probed = v();
+    else if (f == "--probe") probe = true;
+  }
+  std::ofstream out(out_path, std::ios::app);
+  if (!out) {
+    std::fprintf(stderr, "kbench worker: cannot write %s\n", out_path.c_str());
+    return 2;
+  }
+  try {
+    DeviceInfo dev = query_device(device);
+    std::vector<TargetFile> files;
+    if (!targets_dir.empty()) files = load_target_dir(targets_dir);
+    const TargetFile* tf = match_gpu(files, dev.name);
+    Engine engine(dev, tf, o, info);
+    if (probe) {
+      ProbeResult p;
+      auto rows = engine.probe(&p);
+      for (const auto& r : rows) out << json{{"row", record_to_json(r)}}.dump() << "\n";
+      out << json{{"probed", probed_arg(p)}}.dump() << "\n";
+      out.flush();
+      return 0;
+    }
+    const Experiment* e = nullptr;
+    for (const auto& x : Registry::instance().all())
+      if (x.name() == experiment) e = &x;
+    if (!e) {
+      std::fprintf(stderr, "kbench worker: no experiment '%s'\n", experiment.c_str());
+      return 2;
+    }
+    engine.set_ceilings(merge_ceilings(tf, parse_probed(probed)));
+    const auto points = e->points();
+    for (size_t i = from; i < points.size(); ++i) {
+      for (const auto& r : engine.run_point(*e, points[i]))
+        out << json{{"point", i}, {"row", record_to_json(r)}}.dump() << "\n";
+      out.flush();  // rows of finished points survive a crash in the next one
+      if (engine.context_lost()) return kWorkerContextLost;
+    }
+    return 0;
+  } catch (const std::exception& ex) {
+    std::fprintf(stderr, "kbench worker: %s\n", ex.what());
+    return 1;
+  }
+}
+
+}  // namespace kb

@@ -1,0 +1,48 @@
+// Process isolation for `kbench run`. The parent process never creates a
+// CUDA context; it starts one worker process per experiment (`kbench
+// __worker ...`, same binary) that measures the points and streams its rows
+// back as JSON lines, one point at a time. A kernel fault poisons a CUDA
+// context for good (CUDA has no recovery short of a new process), a hang
+// never returns, a crash takes the process down: in each case the parent
+// makes that point's rows `failed` with the reason and starts a new worker
+// at the next point, so the run goes on.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "reports/record.h"
+#include "suite/device.h"
+#include "suite/engine.h"
+#include "suite/experiment.h"
+#include "suite/probe.h"
+#include "suite/targets.h"
+
+namespace kb {
+
+struct WorkerConfig {
+  std::string exe;          // this binary (/proc/self/exe)
+  std::string targets_dir;  // "" = none
+  EngineOptions engine;
+  RunInfo info;
+  double timeout_s = 1800;  // per worker process
+};
+
+// Exit code of a worker whose context was lost after it wrote the rows of
+// the faulting point: the parent restarts at the next point.
+inline constexpr int kWorkerContextLost = 4;
+
+// Runs the ceiling probe in a worker; fills `probed` and returns its rows.
+// Throws std::runtime_error when the worker fails.
+std::vector<Record> run_probe_worker(const WorkerConfig& cfg, const DeviceInfo& dev,
+                                     ProbeResult* probed);
+
+// Every row of `e` on `dev` (points in order, then the seed-mean rows).
+std::vector<Record> run_experiment_isolated(const WorkerConfig& cfg, const Experiment& e,
+                                            const DeviceInfo& dev, const TargetFile* targets,
+                                            const ProbeResult& probed);
+
+// The worker's side: `kbench __worker ...`. Returns its exit code.
+int worker_main(int argc, char** argv);
+
+}  // namespace kb
