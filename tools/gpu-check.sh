@@ -20,6 +20,7 @@ cd "$root"
 gpu_rc=${PIPESTATUS[0]}
 "$build/tests/kbench_cpu_tests" --gtest_brief=1 > "$out/cpu-tests.log" 2>&1
 cpu_rc=$?
+"$build/suite/kbench" probe > "$out/probe.json" 2> "$out/probe.log" || echo "== kbench probe failed: $(cat "$out/probe.log")"
 "$build/suite/kbench" run --csv "$out/results.csv" --json "$out/results.json" "$@" 2>&1 | tee "$out/kbench.log"
 run_rc=${PIPESTATUS[0]}
 echo "== gpu tests rc=$gpu_rc, cpu tests rc=$cpu_rc, kbench rc=$run_rc"

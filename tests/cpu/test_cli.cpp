@@ -162,3 +162,25 @@ TEST(CliIsolation, HiddenExperimentsAreNotListed) {
 
 }  // namespace
 #endif
+
+#ifdef KBENCH_EXE
+namespace {
+
+TEST(Cli, ProbeWithoutGpuOrDraftsATargetFile) {
+  auto dir = temp_dir("probe");
+  auto path = dir / "draft.json";
+  auto r = kbench("probe --quick --write " + path.string());
+  if (r.code == 3) {
+    EXPECT_TRUE(contains(r.out, "no CUDA device found")) << r.out;
+    return;
+  }
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::ifstream in(path);
+  auto j = nlohmann::json::parse(in);
+  EXPECT_GT(j["measured"]["read_gbps"].get<double>(), 100);
+  EXPECT_GT(j["measured"]["launch_us"].get<double>(), 0);
+  EXPECT_FALSE(j["targets"].empty());
+}
+
+}  // namespace
+#endif
