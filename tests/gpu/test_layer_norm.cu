@@ -18,6 +18,11 @@ struct Param {
   bool affine;
 };
 
+void PrintTo(const Param& p, std::ostream* os) {
+  *os << "rows=" << p.rows << " D=" << p.D << " act=" << static_cast<int>(p.act)
+      << (p.affine ? " affine" : "");
+}
+
 class LayerNormTest : public ::testing::TestWithParam<Param> {};
 
 TEST_P(LayerNormTest, MatchesReference) {
@@ -55,7 +60,11 @@ INSTANTIATE_TEST_SUITE_P(
                       Param{3, 32768, Activation::none, true},   // the largest register version
                       Param{2, 65544, Activation::none, true},   // the streaming fallback
                       Param{31, 4096, Activation::gelu_erf, true},
-                      Param{31, 1024, Activation::gelu_tanh, true}));
+                      Param{31, 1024, Activation::gelu_tanh, true}),
+    [](const ::testing::TestParamInfo<Param>& i) {
+      return "rows" + std::to_string(i.param.rows) + "_D" + std::to_string(i.param.D) + "_act" +
+             std::to_string(static_cast<int>(i.param.act)) + (i.param.affine ? "_affine" : "");
+    });
 
 TEST(LayerNorm, RefusesBadShapesBeforeLaunch) {
   // No GPU needed: the checks run on the host before any launch.
