@@ -1,6 +1,7 @@
 #include "reports/result_reader.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -191,6 +192,30 @@ std::string read_file_text(const std::string& path) {
   }
   ::close(fd);
   return text;
+}
+
+FileText::FileText(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
+    throw ResultFileError(path + ": cannot read: " + std::strerror(errno));
+  if (S_ISREG(st.st_mode) && st.st_size > 0) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw ResultFileError(path + ": cannot read: " + std::strerror(errno));
+    void* m = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE | MAP_POPULATE,
+                     fd, 0);
+    ::close(fd);
+    if (m != MAP_FAILED) {
+      ::madvise(m, static_cast<size_t>(st.st_size), MADV_SEQUENTIAL);
+      map_ = m;
+      size_ = static_cast<size_t>(st.st_size);
+      return;
+    }
+  }
+  text_ = read_file_text(path);  // not mappable: read it (also gives the errors)
+}
+
+FileText::~FileText() {
+  if (map_) ::munmap(map_, size_);
 }
 
 ResultFileInfo read_results(const std::string& path, std::string& text, const RowCallback& on_row,

@@ -69,4 +69,25 @@ ResultFileInfo parse_results(std::string_view text, const std::string& path,
 // unreadable or fails mid-read.
 std::string read_file_text(const std::string& path);
 
+// A file's bytes held for as long as rows point into them: a regular file
+// is mapped (no copy: a million-row history is a quarter of a gigabyte),
+// anything else (a pipe, /dev/stdin) is read. Same errors as read_file_text.
+class FileText {
+ public:
+  explicit FileText(const std::string& path);
+  struct InMemory {};
+  FileText(InMemory, std::string text) : text_(std::move(text)) {}
+  ~FileText();
+  FileText(const FileText&) = delete;
+  FileText& operator=(const FileText&) = delete;
+  std::string_view view() const {
+    return map_ ? std::string_view(static_cast<const char*>(map_), size_) : std::string_view(text_);
+  }
+
+ private:
+  void* map_ = nullptr;
+  size_t size_ = 0;
+  std::string text_;
+};
+
 }  // namespace kb

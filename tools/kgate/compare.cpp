@@ -51,15 +51,15 @@ std::map<CompareKey, Side> collect(const History& h, bool cross_arch,
     }
     double v = o.actual;
     if (cross_arch) {
-      if (!o.roofline_fraction || *o.roofline_fraction <= 0) {
+      if (!o.roofline_fraction() || *o.roofline_fraction() <= 0) {
         s.problem = "no roofline_fraction";
         continue;
       }
-      v = *o.roofline_fraction;
+      v = *o.roofline_fraction();
     }
     s.values.push_back(v);
-    if (o.noise_rel && o.samples > 0) {
-      s.noise_rel.push_back(*o.noise_rel);
+    if (o.noise_rel() && o.samples > 0) {
+      s.noise_rel.push_back(*o.noise_rel());
       s.samples.push_back(static_cast<double>(o.samples));
     }
   }

@@ -33,7 +33,7 @@ TargetCheck find_target(const Key& key, const Observation& o, const GateOptions&
     if (const TargetFile* tf = match_gpu(opt.targets, key.arch)) {
       std::string variant(o.variant);
       if (const TargetEntry* e = tf->find(key.name, key.metric, key.dtype, key.shape, variant)) {
-        t.target = resolve_target(*e, o.roofline, key.lower_is_better);
+        t.target = resolve_target(*e, o.roofline(), key.lower_is_better);
         t.tolerance = e->tolerance;
         t.source = tf->path;
       }
@@ -41,8 +41,8 @@ TargetCheck find_target(const Key& key, const Observation& o, const GateOptions&
   }
   // No target file entry (or a relative one and no roofline in the row):
   // the target the run wrote into the row.
-  if (!t.target && o.target) {
-    t.target = o.target;
+  if (!t.target && o.target()) {
+    t.target = o.target();
     t.tolerance = 0.05;
     t.source = "the row's target column";
   }

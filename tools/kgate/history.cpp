@@ -40,20 +40,20 @@ void History::warn(uint32_t file, size_t line, std::string what) {
 }
 
 std::string_view History::keep(std::string_view v, uint32_t file) {
-  const std::string& t = texts_[file];
+  std::string_view t = texts_[file].view();
   if (v.empty() || (v.data() >= t.data() && v.data() + v.size() <= t.data() + t.size())) return v;
   return kept_.emplace_back(v);
 }
 
 void History::add_file(const std::string& path) {
   files_.push_back(path);
-  texts_.emplace_back(read_file_text(path));
+  texts_.emplace_back(path);
   parse(static_cast<uint32_t>(files_.size() - 1));
 }
 
 void History::add_text(std::string text, const std::string& path) {
   files_.push_back(path);
-  texts_.emplace_back(std::move(text));
+  texts_.emplace_back(FileText::InMemory(), std::move(text));
   parse(static_cast<uint32_t>(files_.size() - 1));
 }
 
@@ -114,10 +114,15 @@ uint32_t History::intern_run(const ResultRow& r, uint32_t file, uint32_t key) {
 
 void History::parse(uint32_t file) {
   const std::string& path = files_[file];
+  std::string_view text = texts_[file].view();
+  // Rows are 60 to 300 bytes: reserving for 64-byte rows means a million-row
+  // history is never copied as the vector grows (unused reserve is never
+  // touched, so it costs no memory).
+  obs_.reserve(obs_.size() + text.size() / 64 + 1);
   std::fill(repeats_.begin(), repeats_.end(), 0);
   last_run_ = UINT32_MAX;
   parse_results(
-      texts_[file], path,
+      text, path,
       [&](const ResultRow& r) {
         Observation o;
         o.key = intern_key(r);
@@ -128,11 +133,11 @@ void History::parse(uint32_t file) {
         o.status = row_status(r.status);
         o.is_model = r.is_model;
         o.actual = r.actual.value_or(0);
-        o.target = r.target;
-        o.roofline = r.roofline;
-        o.roofline_fraction = r.roofline_fraction;
-        o.noise_rel = r.noise_rel;
-        o.samples = r.samples;
+        o.target_ = r.target.value_or(Observation::kNone);
+        o.roofline_ = r.roofline.value_or(Observation::kNone);
+        o.roofline_fraction_ = r.roofline_fraction.value_or(Observation::kNone);
+        o.noise_rel_ = r.noise_rel.value_or(Observation::kNone);
+        o.samples = static_cast<uint32_t>(std::min<int64_t>(r.samples, UINT32_MAX));
         o.variant = keep(r.variant, file);
         o.message = keep(r.message, file);
         obs_.push_back(o);

@@ -12,6 +12,8 @@
 
 #include <cstdint>
 #include <deque>
+#include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -42,10 +44,21 @@ struct Observation {
   uint32_t seq = 0;  // position among all rows read
   RowStatus status = RowStatus::ok;
   bool is_model = false;
+  uint32_t samples = 0;
   double actual = 0;  // valid when measured()
-  std::optional<double> target, roofline, roofline_fraction, noise_rel;
-  int64_t samples = 0;
+  // NaN where the row has no value (a million rows: optionals would double
+  // the memory); read them through the accessors.
+  double target_ = kNone, roofline_ = kNone, roofline_fraction_ = kNone, noise_rel_ = kNone;
   std::string_view variant, message;
+
+  static constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
+  static std::optional<double> opt(double v) {
+    return v == v ? std::optional<double>(v) : std::nullopt;
+  }
+  std::optional<double> target() const { return opt(target_); }
+  std::optional<double> roofline() const { return opt(roofline_); }
+  std::optional<double> roofline_fraction() const { return opt(roofline_fraction_); }
+  std::optional<double> noise_rel() const { return opt(noise_rel_); }
 
   bool measured() const {
     return status == RowStatus::ok || status == RowStatus::below_target ||
@@ -91,7 +104,7 @@ class History {
   uint32_t intern_run(const ResultRow& r, uint32_t file, uint32_t key);
 
   std::vector<std::string> files_;
-  std::deque<std::string> texts_;  // the rows' views point into these
+  std::deque<FileText> texts_;     // the rows' views point into these
   std::deque<std::string> kept_;   // or into these, where the text had escapes
   std::vector<Key> keys_;
   std::unordered_map<std::string, uint32_t> key_index_;

@@ -106,16 +106,28 @@ HistoryResult history_rule(const std::vector<double>& series, bool lower_is_bett
 
   // The newest run alone, then the newest k runs together.
   for (int k = 1; k <= opt.max_recent && static_cast<size_t>(k) <= last; ++k) {
-    Window wk = k == 1 ? w1 : window_stats(series, last + 1 - k, opt.window);
-    if (wk.n < opt.min_history || wk.baseline <= 0) break;
+    Window wk = w1;
+    if (k > 1) {
+      // The baseline before the newest k runs; its noise (the costly part)
+      // only where the cheap conditions below can still fail.
+      size_t end = last + 1 - static_cast<size_t>(k);
+      size_t begin = end > static_cast<size_t>(opt.window) ? end - opt.window : 0;
+      wk.n = static_cast<int>(end - begin);
+      if (wk.n < opt.min_history) break;
+      wk.baseline = median_of(std::vector<double>(series.begin() + static_cast<long>(begin),
+                                                  series.begin() + static_cast<long>(end)));
+      if (wk.baseline <= 0) break;
+    }
     double sum = 0;
     for (size_t i = last + 1 - k; i <= last; ++i) sum += series[i];
     double d = drop_of(sum / k, wk.baseline, lower_is_better);
-    double e = explained(opt, wk.noise, k, wk.n);
     // A sustained drop only fails while the newest run is still low: a run
     // back at the baseline clears the gate the night the fix lands.
     bool newest_low = drop_of(newest, wk.baseline, lower_is_better) > opt.min_gap / 2;
-    if (d > opt.min_gap && d > e && newest_low) {
+    if (!(d > opt.min_gap && newest_low)) continue;
+    if (k > 1) wk = window_stats(series, last + 1 - k, opt.window);
+    double e = explained(opt, wk.noise, k, wk.n);
+    if (d > e) {
       r.outcome = HistoryOutcome::fail;
       r.recent = k;
       r.recent_drop = d;
