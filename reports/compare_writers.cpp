@@ -9,11 +9,16 @@ namespace kb {
 
 const char* compare_verdict_name(CompareVerdict v) {
   switch (v) {
-    case CompareVerdict::same: return "SAME";
-    case CompareVerdict::faster: return "FASTER";
-    case CompareVerdict::slower: return "SLOWER";
-    case CompareVerdict::unsure: return "UNSURE";
-    case CompareVerdict::not_compared: return "-";
+    case CompareVerdict::same:
+      return "SAME";
+    case CompareVerdict::faster:
+      return "FASTER";
+    case CompareVerdict::slower:
+      return "SLOWER";
+    case CompareVerdict::unsure:
+      return "UNSURE";
+    case CompareVerdict::not_compared:
+      return "-";
   }
   return "?";
 }
@@ -67,7 +72,7 @@ std::string header_lines(const CompareReport& r) {
 }  // namespace
 
 std::string compare_console(const CompareReport& r) {
-  const std::vector<std::string> head = {"verdict", "name", "shape", "dtype", "metric",
+  const std::vector<std::string> head = {"verdict", "name", "shape",  "dtype", "metric",
                                          "base",    "new",  "change", "noise", "note"};
   std::vector<std::vector<std::string>> cells;
   for (const auto& c : r.rows) {
@@ -75,8 +80,7 @@ std::string compare_console(const CompareReport& r) {
     bool both = c.base && c.next;
     cells.push_back({compare_verdict_name(c.verdict), c.name, c.shape.empty() ? "-" : c.shape,
                      c.dtype, metric, opt_value(c.base), opt_value(c.next),
-                     both ? show_change(c.change) : "-", both ? noise_text(c.noise) : "-",
-                     c.note});
+                     both ? show_change(c.change) : "-", both ? noise_text(c.noise) : "-", c.note});
   }
   std::vector<size_t> w(head.size());
   for (size_t i = 0; i < head.size(); ++i) w[i] = head[i].size();
@@ -119,8 +123,8 @@ std::string compare_markdown(const CompareReport& r) {
   out += "\n| verdict | key | base | new | change | noise | note |\n";
   out += "| --- | --- | ---: | ---: | ---: | ---: | --- |\n";
   for (const auto& c : r.rows) {
-    std::string key = c.name + (c.shape.empty() ? "" : " [" + c.shape + "]") + " " + c.dtype +
-                      " " + (r.cross_arch ? "roofline_fraction of " : "") + c.metric;
+    std::string key = c.name + (c.shape.empty() ? "" : " [" + c.shape + "]") + " " + c.dtype + " " +
+                      (r.cross_arch ? "roofline_fraction of " : "") + c.metric;
     bool both = c.base && c.next;
     out += std::string("| ") + compare_verdict_name(c.verdict) + " | " + cell(key) + " | " +
            opt_value(c.base) + " | " + opt_value(c.next) + " | " +

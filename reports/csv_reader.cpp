@@ -75,8 +75,10 @@ bool CsvReader::next(std::vector<std::string_view>& fields) {
         if (!copied) spans_.push_back({false, begin, close - begin});
         break;
       }
-      if (copied) spans_.push_back({true, scratch_begin, scratch_.size() - scratch_begin});
-      else if (unterminated_) spans_.push_back({false, begin, n - begin});
+      if (copied)
+        spans_.push_back({true, scratch_begin, scratch_.size() - scratch_begin});
+      else if (unterminated_)
+        spans_.push_back({false, begin, n - begin});
     } else {
       size_t begin = pos_;
       while (pos_ < n && s[pos_] != ',' && s[pos_] != '\n' && s[pos_] != '\r') ++pos_;

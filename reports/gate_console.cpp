@@ -32,16 +32,15 @@ std::string gate_line(const GateKeyResult& k) {
 }
 
 std::string gate_console(const GateReport& r) {
-  const std::vector<std::string> head = {"status", "name",     "shape",  "dtype", "metric",
-                                         "arch",   "value",    "baseline", "change", "target"};
+  const std::vector<std::string> head = {"status", "name",  "shape",    "dtype",  "metric",
+                                         "arch",   "value", "baseline", "change", "target"};
   std::vector<std::vector<std::string>> cells;
   for (const auto& k : r.keys) {
     std::string arch = k.arch;
     if (!k.device.empty() && k.device != "cuda") arch += " (" + k.device + ")";
     cells.push_back({gate_status_name(k.status), k.name, k.shape.empty() ? "-" : k.shape, k.dtype,
-                     k.metric, arch.empty() ? "-" : arch, opt_value(k.value),
-                     opt_value(k.baseline), k.change ? show_change(*k.change) : "-",
-                     opt_value(k.target)});
+                     k.metric, arch.empty() ? "-" : arch, opt_value(k.value), opt_value(k.baseline),
+                     k.change ? show_change(*k.change) : "-", opt_value(k.target)});
   }
   std::vector<size_t> w(head.size());
   for (size_t i = 0; i < head.size(); ++i) w[i] = head[i].size();

@@ -13,11 +13,20 @@ std::string esc(const std::string& s) {
   o.reserve(s.size());
   for (char c : s) {
     switch (c) {
-      case '&': o += "&amp;"; break;
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '"': o += "&quot;"; break;
-      default: o += c;
+      case '&':
+        o += "&amp;";
+        break;
+      case '<':
+        o += "&lt;";
+        break;
+      case '>':
+        o += "&gt;";
+        break;
+      case '"':
+        o += "&quot;";
+        break;
+      default:
+        o += c;
     }
   }
   return o;
@@ -31,10 +40,14 @@ std::string num(double v) {
 
 const char* css_class(GateStatus s) {
   switch (s) {
-    case GateStatus::fail: return "fail";
-    case GateStatus::inconclusive: return "inc";
-    case GateStatus::pass: return "pass";
-    case GateStatus::skipped: return "skip";
+    case GateStatus::fail:
+      return "fail";
+    case GateStatus::inconclusive:
+      return "inc";
+    case GateStatus::pass:
+      return "pass";
+    case GateStatus::skipped:
+      return "skip";
   }
   return "";
 }
@@ -50,7 +63,7 @@ std::string sparkline(const GateKeyResult& k) {
   double lo = *std::min_element(v.begin(), v.end());
   double hi = *std::max_element(v.begin(), v.end());
   for (const auto& extra : {k.baseline, k.target})
-    if (extra && *extra > 0 && *extra < 2 * hi && *extra > lo / 2) {
+    if (extra && *extra > 0 && *extra<2 * hi&& * extra> lo / 2) {
       lo = std::min(lo, *extra);
       hi = std::max(hi, *extra);
     }
@@ -82,8 +95,8 @@ std::string sparkline(const GateKeyResult& k) {
          "\" r=\"1.6\"><title>" + esc(run) + ": " + show_value(v[i]) + "</title></circle>";
   }
   if (k.value)
-    s += "<circle class=\"now " + std::string(css_class(k.status)) + "\" cx=\"" +
-         num(x(n - 1)) + "\" cy=\"" + num(y(v[n - 1])) + "\" r=\"3.5\"><title>" + esc(k.run) +
+    s += "<circle class=\"now " + std::string(css_class(k.status)) + "\" cx=\"" + num(x(n - 1)) +
+         "\" cy=\"" + num(y(v[n - 1])) + "\" r=\"3.5\"><title>" + esc(k.run) +
          " (newest): " + show_value(*k.value) + "</title></circle>";
   return s + "</svg>";
 }
@@ -114,8 +127,9 @@ body.only tr.pass, body.only tr.skip { display: none; }
 
 std::string gate_html(const GateReport& r) {
   bool failed = r.exit_code() != 0;
-  std::string out = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>kgate: " +
-                    esc(r.summary()) + "</title>\n<style>" + kStyle + "</style></head>\n<body>\n";
+  std::string out =
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>kgate: " +
+      esc(r.summary()) + "</title>\n<style>" + kStyle + "</style></head>\n<body>\n";
   out += "<h1 class=\"" + std::string(failed ? "fail" : "pass") + "\">kgate: " + esc(r.summary()) +
          "</h1>\n";
   char gap[32];
@@ -126,10 +140,12 @@ std::string gate_html(const GateReport& r) {
   for (const auto& f : r.inputs) out += " <code>" + esc(f) + "</code>";
   out += "</p>\n";
   for (const auto& g : r.gated_runs) out += "<p class=\"meta\">Gated " + esc(g) + "</p>\n";
-  out += "<p><label><input type=\"checkbox\" id=\"only\"> only failures and inconclusive</label>"
-         " &middot; line: earlier runs; dashed: baseline; dotted: target; dot: newest run</p>\n";
-  out += "<table>\n<thead><tr><th>status</th><th>key</th><th>history</th><th>value</th>"
-         "<th>baseline</th><th>change</th><th>target</th><th>why</th></tr></thead>\n<tbody>\n";
+  out +=
+      "<p><label><input type=\"checkbox\" id=\"only\"> only failures and inconclusive</label>"
+      " &middot; line: earlier runs; dashed: baseline; dotted: target; dot: newest run</p>\n";
+  out +=
+      "<table>\n<thead><tr><th>status</th><th>key</th><th>history</th><th>value</th>"
+      "<th>baseline</th><th>change</th><th>target</th><th>why</th></tr></thead>\n<tbody>\n";
   for (const auto& k : r.keys) {
     auto o = [](const std::optional<double>& v) { return v ? show_value(*v) : std::string("-"); };
     out += "<tr class=\"" + std::string(css_class(k.status)) + "\"><td class=\"st\">" +
@@ -146,8 +162,9 @@ std::string gate_html(const GateReport& r) {
     for (const auto& w : r.warnings) out += "<li><code>" + esc(w) + "</code></li>\n";
     out += "</ul></details>\n";
   }
-  out += "<script>\ndocument.getElementById('only').addEventListener('change', function (e) {\n"
-         "  document.body.classList.toggle('only', e.target.checked);\n});\n</script>\n";
+  out +=
+      "<script>\ndocument.getElementById('only').addEventListener('change', function (e) {\n"
+      "  document.body.classList.toggle('only', e.target.checked);\n});\n</script>\n";
   return out + "</body></html>\n";
 }
 

@@ -12,11 +12,21 @@ std::string xml(const std::string& s) {
   for (char ch : s) {
     unsigned char c = static_cast<unsigned char>(ch);
     switch (ch) {
-      case '&': o += "&amp;"; break;
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '"': o += "&quot;"; break;
-      case '\'': o += "&apos;"; break;
+      case '&':
+        o += "&amp;";
+        break;
+      case '<':
+        o += "&lt;";
+        break;
+      case '>':
+        o += "&gt;";
+        break;
+      case '"':
+        o += "&quot;";
+        break;
+      case '\'':
+        o += "&apos;";
+        break;
       default:
         if (c < 0x20 && ch != '\t' && ch != '\n' && ch != '\r') break;
         o += ch;
@@ -50,8 +60,8 @@ std::string gate_junit(const GateReport& r) {
   for (const auto& k : r.keys) {
     out += "    <testcase classname=\"kgate." + xml(k.name) + "\" name=\"" + xml(case_name(k)) +
            "\" time=\"0\"";
-    bool as_failure = k.status == GateStatus::fail ||
-                      (r.strict && k.status == GateStatus::inconclusive);
+    bool as_failure =
+        k.status == GateStatus::fail || (r.strict && k.status == GateStatus::inconclusive);
     if (as_failure) {
       std::string type = k.status == GateStatus::fail ? k.rule : "inconclusive";
       out += ">\n      <failure message=\"" + xml(k.why) + "\" type=\"" + xml(type) + "\">" +

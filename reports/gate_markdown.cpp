@@ -70,8 +70,7 @@ std::string gate_markdown(const GateReport& r) {
              opt_value(k.value) + " | " + opt_value(k.baseline) + " | " +
              (k.change ? show_change(*k.change) : "-") + " | " + opt_value(k.target) + " |\n";
     }
-    if (n > kMaxPassRows)
-      out += "\n" + std::to_string(rest - kMaxPassRows) + " more not shown.\n";
+    if (n > kMaxPassRows) out += "\n" + std::to_string(rest - kMaxPassRows) + " more not shown.\n";
     out += "\n</details>\n\n";
   }
 

@@ -7,10 +7,14 @@ namespace kb {
 
 const char* gate_status_name(GateStatus s) {
   switch (s) {
-    case GateStatus::fail: return "FAIL";
-    case GateStatus::inconclusive: return "inconclusive";
-    case GateStatus::pass: return "pass";
-    case GateStatus::skipped: return "skipped";
+    case GateStatus::fail:
+      return "FAIL";
+    case GateStatus::inconclusive:
+      return "inconclusive";
+    case GateStatus::pass:
+      return "pass";
+    case GateStatus::skipped:
+      return "skipped";
   }
   return "?";
 }
@@ -31,11 +35,11 @@ std::string GateReport::summary() const {
   size_t f = count(GateStatus::fail), i = count(GateStatus::inconclusive),
          p = count(GateStatus::pass), s = count(GateStatus::skipped);
   std::string verdict = exit_code() ? "FAIL" : "PASS";
-  std::string out = verdict + ": " + std::to_string(f) + (f == 1 ? " regression, " : " regressions, ") +
-                    std::to_string(i) + " inconclusive" +
-                    (strict && i ? " (failing: --strict)" : "") + ", " + std::to_string(p) +
-                    " passed, " + std::to_string(s) + " skipped (" + std::to_string(keys.size()) +
-                    " keys)";
+  std::string out = verdict + ": " + std::to_string(f) +
+                    (f == 1 ? " regression, " : " regressions, ") + std::to_string(i) +
+                    " inconclusive" + (strict && i ? " (failing: --strict)" : "") + ", " +
+                    std::to_string(p) + " passed, " + std::to_string(s) + " skipped (" +
+                    std::to_string(keys.size()) + " keys)";
   return out;
 }
 

@@ -58,10 +58,14 @@ Num parse_number(std::string_view s, double& out) {
 
 const char* num_problem(Num n) {
   switch (n) {
-    case Num::not_a_number: return "is not a number";
-    case Num::nan: return "is NaN";
-    case Num::infinite: return "is infinite";
-    default: return "";
+    case Num::not_a_number:
+      return "is not a number";
+    case Num::nan:
+      return "is NaN";
+    case Num::infinite:
+      return "is infinite";
+    default:
+      return "";
   }
 }
 
@@ -201,8 +205,8 @@ FileText::FileText(const std::string& path) {
   if (S_ISREG(st.st_mode) && st.st_size > 0) {
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) throw ResultFileError(path + ": cannot read: " + std::strerror(errno));
-    void* m = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE | MAP_POPULATE,
-                     fd, 0);
+    void* m = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ,
+                     MAP_PRIVATE | MAP_POPULATE, fd, 0);
     ::close(fd);
     if (m != MAP_FAILED) {
       ::madvise(m, static_cast<size_t>(st.st_size), MADV_SEQUENTIAL);

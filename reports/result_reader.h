@@ -26,9 +26,9 @@ struct ResultFileError : std::runtime_error {
 };
 
 enum class ResultFormat {
-  kbench,         // our schema: has `status` (and usually run_id, timestamp)
-  gpt_fast,       // name,metric,target,actual,dtype,device,arch,is_model
-  gpt_fast_old,   // the same without `arch`
+  kbench,        // our schema: has `status` (and usually run_id, timestamp)
+  gpt_fast,      // name,metric,target,actual,dtype,device,arch,is_model
+  gpt_fast_old,  // the same without `arch`
 };
 
 // One row, as views valid during the callback only (a quoted field with

@@ -15,10 +15,11 @@ TEST(KgateCli, HelpAndUsageErrors) {
   EXPECT_EQ(h.code, 0);
   EXPECT_TRUE(contains(h.out, "kgate check --results FILE..."));
   EXPECT_TRUE(contains(h.out, "--min-gap REL"));
-  for (const char* bad : {"", "frobnicate", "check", "check --results", "check --window",
-                          "check --results x.csv --window 1", "check --results x.csv --min-gap 2",
-                          "check --results x.csv --window ten", "check --results x.csv --bogus",
-                          "compare one.csv", "check --results x.csv --min-history 90 --window 60"}) {
+  for (const char* bad :
+       {"", "frobnicate", "check", "check --results", "check --window",
+        "check --results x.csv --window 1", "check --results x.csv --min-gap 2",
+        "check --results x.csv --window ten", "check --results x.csv --bogus", "compare one.csv",
+        "check --results x.csv --min-history 90 --window 60"}) {
     Result r = kgate(bad);
     EXPECT_EQ(r.code, 2) << bad << "\n" << r.out;
     EXPECT_TRUE(contains(r.out, "kgate: ")) << r.out;
@@ -35,14 +36,16 @@ TEST(KgateCli, ExitCodesPassRegressionStrict) {
 
   Result pass = kgate("check --results " + ok.string());
   EXPECT_EQ(pass.code, 0) << pass.out;
-  EXPECT_TRUE(contains(pass.out, "PASS: 0 regressions, 0 inconclusive, 1 passed, 0 skipped (1 keys)"))
+  EXPECT_TRUE(
+      contains(pass.out, "PASS: 0 regressions, 0 inconclusive, 1 passed, 0 skipped (1 keys)"))
       << pass.out;
 
   Result fail = kgate("check --results " + bad.string());
   EXPECT_EQ(fail.code, 1) << fail.out;
-  EXPECT_TRUE(contains(fail.out, "\nFAIL gemv [BS=4096;D=8192] bfloat16 memory_bandwidth(GB/s) @ "
-                                 "NVIDIA H100 80GB HBM3: 850 (baseline 1000, -15.0%): 15.0% worse "
-                                 "than the median of the last 30 runs"))
+  EXPECT_TRUE(contains(fail.out,
+                       "\nFAIL gemv [BS=4096;D=8192] bfloat16 memory_bandwidth(GB/s) @ "
+                       "NVIDIA H100 80GB HBM3: 850 (baseline 1000, -15.0%): 15.0% worse "
+                       "than the median of the last 30 runs"))
       << fail.out;
 
   EXPECT_EQ(kgate("check --results " + young.string()).code, 0);
@@ -93,17 +96,19 @@ TEST(KgateCli, CompareTwoRuns) {
                                   row("gather_gemv", 900, "b")};
   fs::path b = write(d / "base.csv", csv(base));
   fs::path n = write(d / "new.csv", csv(next));
-  Result r = kgate("compare " + b.string() + " " + n.string() + " --markdown " +
-                   (d / "c.md").string());
+  Result r =
+      kgate("compare " + b.string() + " " + n.string() + " --markdown " + (d / "c.md").string());
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_TRUE(contains(r.out, "\nSLOWER   gemv ")) << r.out;
   EXPECT_TRUE(contains(r.out, "\nFASTER   gather_gemv ")) << r.out;
   EXPECT_TRUE(contains(r.out, "\nSAME     layer_norm ")) << r.out;
-  EXPECT_TRUE(contains(r.out, "geomean NEW/BASE 1.0007 (0.1% better) over 3 keys: 1 FASTER, 1 "
-                              "SLOWER, 1 SAME, 0 UNSURE"))
+  EXPECT_TRUE(contains(r.out,
+                       "geomean NEW/BASE 1.0007 (0.1% better) over 3 keys: 1 FASTER, 1 "
+                       "SLOWER, 1 SAME, 0 UNSURE"))
       << r.out;
-  EXPECT_TRUE(contains(slurp(d / "c.md"), "| SLOWER | gemv [BS=4096;D=8192] bfloat16 "
-                                          "memory_bandwidth(GB/s) | 900 | 800 | -11.1% |"));
+  EXPECT_TRUE(contains(slurp(d / "c.md"),
+                       "| SLOWER | gemv [BS=4096;D=8192] bfloat16 "
+                       "memory_bandwidth(GB/s) | 900 | 800 | -11.1% |"));
   Result bad = kgate("compare " + b.string() + " " + (d / "missing.csv").string());
   EXPECT_EQ(bad.code, 2);
 }
@@ -113,8 +118,8 @@ TEST(KgateCli, OneMillionRowGeneratorRoundTrips) {
   // back without a warning and its planted drops are the failures.
   fs::path d = temp_dir("cli_gen");
   fs::path f = d / "h.csv";
-  Result g = kgate("gen-history --out " + f.string() +
-                   " --runs 40 --keys 24 --drop 0.1 --dropped-keys 3");
+  Result g =
+      kgate("gen-history --out " + f.string() + " --runs 40 --keys 24 --drop 0.1 --dropped-keys 3");
   ASSERT_EQ(g.code, 0) << g.out;
   Result r = kgate("check --results " + f.string());
   EXPECT_EQ(r.code, 1) << r.out;

@@ -28,9 +28,7 @@ std::vector<std::string> warnings(const kb::History& h) {
   return w;
 }
 
-std::string good_rows() {
-  return csv({row("layer_norm", 1000, "r1"), row("gemv", 900, "r1")});
-}
+std::string good_rows() { return csv({row("layer_norm", 1000, "r1"), row("gemv", 900, "r1")}); }
 
 TEST(KgateInput, EmptyFileIsFileLevel) {
   kb::History h;
@@ -46,10 +44,12 @@ TEST(KgateInput, HeaderOnlyIsFileLevel) {
 
 TEST(KgateInput, MissingColumnIsFileLevel) {
   kb::History h;
-  std::string e = load(h, "name,metric,target,dtype,device,arch,is_model\nx,tflops,,bfloat16,cuda,A,False\n");
+  std::string e =
+      load(h, "name,metric,target,dtype,device,arch,is_model\nx,tflops,,bfloat16,cuda,A,False\n");
   EXPECT_TRUE(contains(e, "r.csv:1: the header lacks column(s) actual")) << e;
   kb::History h2;
-  std::string e2 = load(h2, "name,metric,target,actual,dtype,device,status\nx,tflops,,1,bf16,cuda,ok\n");
+  std::string e2 =
+      load(h2, "name,metric,target,actual,dtype,device,status\nx,tflops,,1,bf16,cuda,ok\n");
   EXPECT_TRUE(contains(e2, "r.csv:1: the header lacks column(s) arch, is_model, shape, variant"))
       << e2;
 }
@@ -62,11 +62,13 @@ TEST(KgateInput, NotAHeaderIsFileLevel) {
 
 TEST(KgateInput, ExtraHeaderColumnIsWarnedAndIgnored) {
   kb::History h;
-  std::string text = "name,metric,target,actual,dtype,device,arch,is_model,color\n"
-                     "gemv,memory_bandwidth(GB/s),,900,int8,cuda,A,False,blue\n";
+  std::string text =
+      "name,metric,target,actual,dtype,device,arch,is_model,color\n"
+      "gemv,memory_bandwidth(GB/s),,900,int8,cuda,A,False,blue\n";
   EXPECT_EQ(load(h, text), "");
   EXPECT_EQ(h.rows(), 1u);
-  EXPECT_EQ(warnings(h), (std::vector<std::string>{"r.csv:1: unknown column 'color' in the header: ignored"}));
+  EXPECT_EQ(warnings(h),
+            (std::vector<std::string>{"r.csv:1: unknown column 'color' in the header: ignored"}));
 }
 
 TEST(KgateInput, RowWithExtraOrMissingFieldsIsSkipped) {
@@ -76,9 +78,9 @@ TEST(KgateInput, RowWithExtraOrMissingFieldsIsSkipped) {
   kb::History h;
   EXPECT_EQ(load(h, text), "");
   EXPECT_EQ(h.rows(), 2u);
-  EXPECT_EQ(warnings(h), (std::vector<std::string>{
-                             "r.csv:4: 28 field(s) where the header has 27; row skipped",
-                             "r.csv:5: 2 field(s) where the header has 27; row skipped"}));
+  EXPECT_EQ(warnings(h),
+            (std::vector<std::string>{"r.csv:4: 28 field(s) where the header has 27; row skipped",
+                                      "r.csv:5: 2 field(s) where the header has 27; row skipped"}));
 }
 
 TEST(KgateInput, BadActualIsSkippedWithItsLine) {
@@ -92,14 +94,13 @@ TEST(KgateInput, BadActualIsSkippedWithItsLine) {
   kb::History h;
   EXPECT_EQ(load(h, text), "");
   EXPECT_EQ(h.rows(), 2u);
-  EXPECT_EQ(warnings(h),
-            (std::vector<std::string>{
-                "r.csv:4: actual 'abc' is not a number; row skipped",
-                "r.csv:5: actual 'nan' is NaN; row skipped",
-                "r.csv:6: actual 'inf' is infinite; row skipped",
-                "r.csv:7: actual '-inf' is infinite; row skipped",
-                "r.csv:8: actual is empty on a row with status ok; row skipped",
-                "r.csv:9: actual '0' is not > 0; row skipped"}));
+  EXPECT_EQ(warnings(h), (std::vector<std::string>{
+                             "r.csv:4: actual 'abc' is not a number; row skipped",
+                             "r.csv:5: actual 'nan' is NaN; row skipped",
+                             "r.csv:6: actual 'inf' is infinite; row skipped",
+                             "r.csv:7: actual '-inf' is infinite; row skipped",
+                             "r.csv:8: actual is empty on a row with status ok; row skipped",
+                             "r.csv:9: actual '0' is not > 0; row skipped"}));
 }
 
 TEST(KgateInput, AFileOfOnlyBadRowsIsFileLevel) {
@@ -113,13 +114,13 @@ TEST(KgateInput, AFileOfOnlyBadRowsIsFileLevel) {
 
 TEST(KgateInput, SecondHeaderMidFile) {
   // The same header again (cat a.csv b.csv): skipped with a warning.
-  std::string text = csv({row("layer_norm", 1000, "r1")}) +
-                     csv({row("layer_norm", 990, "r2")});
+  std::string text = csv({row("layer_norm", 1000, "r1")}) + csv({row("layer_norm", 990, "r2")});
   kb::History h;
   EXPECT_EQ(load(h, text), "");
   EXPECT_EQ(h.rows(), 2u);
-  EXPECT_EQ(warnings(h), (std::vector<std::string>{
-                             "r.csv:3: a second header (files concatenated?): line skipped"}));
+  EXPECT_EQ(
+      warnings(h),
+      (std::vector<std::string>{"r.csv:3: a second header (files concatenated?): line skipped"}));
   // A different header: the rows below it mean something else. File-level.
   kb::History h2;
   std::string mixed = csv({row("layer_norm", 1000, "r1")}) +
@@ -177,7 +178,8 @@ TEST(KgateInput, TruncatedLastLine) {
   EXPECT_EQ(h.rows(), 2u);
   ASSERT_EQ(h.warnings().size(), 1u);
   EXPECT_TRUE(contains(h.warnings()[0].text(), "r.csv:4: "));
-  EXPECT_TRUE(contains(h.warnings()[0].text(), "(the last line, without a line end: file cut off?)"))
+  EXPECT_TRUE(
+      contains(h.warnings()[0].text(), "(the last line, without a line end: file cut off?)"))
       << h.warnings()[0].text();
   // Cut inside a quoted message.
   kb::Record q = row("gather_gemv", 700, "r1");

@@ -19,26 +19,60 @@ kb::GateReport fixture() {
   r.inputs = {"nightly.csv"};
   r.gated_runs = {"NVIDIA H100 80GB HBM3: run r42 (2026-12-01T03:00:00Z), 3 keys"};
   kb::GateKeyResult f;
-  f.name = "layer_norm"; f.metric = "memory_bandwidth(GB/s)"; f.dtype = "bfloat16";
-  f.shape = "BS=4096;D=8192"; f.arch = "NVIDIA H100 80GB HBM3"; f.device = "cuda";
-  f.status = kb::GateStatus::fail; f.rule = "history"; f.run = "r42";
-  f.why = "8.1% worse than the median of the last 60 runs: more than --min-gap 3.0% and than the history's noise explains (noise 0.6%: up to 2.9%)";
-  f.value = 1700; f.baseline = 1850; f.change = 1700.0 / 1850 - 1; f.history_runs = 60; f.noise = 0.006;
-  f.history = {1840, 1850, 1860}; f.history_runs_labels = {"r39", "r40", "r41"};
+  f.name = "layer_norm";
+  f.metric = "memory_bandwidth(GB/s)";
+  f.dtype = "bfloat16";
+  f.shape = "BS=4096;D=8192";
+  f.arch = "NVIDIA H100 80GB HBM3";
+  f.device = "cuda";
+  f.status = kb::GateStatus::fail;
+  f.rule = "history";
+  f.run = "r42";
+  f.why =
+      "8.1% worse than the median of the last 60 runs: more than --min-gap 3.0% and than the "
+      "history's noise explains (noise 0.6%: up to 2.9%)";
+  f.value = 1700;
+  f.baseline = 1850;
+  f.change = 1700.0 / 1850 - 1;
+  f.history_runs = 60;
+  f.noise = 0.006;
+  f.history = {1840, 1850, 1860};
+  f.history_runs_labels = {"r39", "r40", "r41"};
   kb::GateKeyResult i = f;
-  i.name = "gemv"; i.dtype = "int8"; i.shape = "mean"; i.device = "cuda:1";
-  i.status = kb::GateStatus::inconclusive; i.rule = "too little history";
+  i.name = "gemv";
+  i.dtype = "int8";
+  i.shape = "mean";
+  i.device = "cuda:1";
+  i.status = kb::GateStatus::inconclusive;
+  i.rule = "too little history";
   i.why = "only 3 earlier runs on this GPU: the history rule needs 10";
-  i.value = 2400; i.baseline = 2410; i.change = 2400.0 / 2410 - 1; i.history_runs = 3;
+  i.value = 2400;
+  i.baseline = 2410;
+  i.change = 2400.0 / 2410 - 1;
+  i.history_runs = 3;
   i.history = {2405, 2410, 2415};
   kb::GateKeyResult p = f;
-  p.name = "gather_gemv"; p.metric = "latency(us)"; p.lower_is_better = true;
-  p.status = kb::GateStatus::pass; p.rule = ""; p.why = "";
-  p.value = 12.5; p.baseline = 12.4; p.change = 12.5 / 12.4 - 1; p.target = 20;
+  p.name = "gather_gemv";
+  p.metric = "latency(us)";
+  p.lower_is_better = true;
+  p.status = kb::GateStatus::pass;
+  p.rule = "";
+  p.why = "";
+  p.value = 12.5;
+  p.baseline = 12.4;
+  p.change = 12.5 / 12.4 - 1;
+  p.target = 20;
   p.history = {12.3, 12.4, 12.45};
   kb::GateKeyResult s = f;
-  s.name = "gemv"; s.dtype = "fp8_e4m3"; s.status = kb::GateStatus::skipped; s.rule = "skipped";
-  s.why = "fp8 needs sm_89 | later"; s.value.reset(); s.baseline.reset(); s.change.reset(); s.history = {};
+  s.name = "gemv";
+  s.dtype = "fp8_e4m3";
+  s.status = kb::GateStatus::skipped;
+  s.rule = "skipped";
+  s.why = "fp8 needs sm_89 | later";
+  s.value.reset();
+  s.baseline.reset();
+  s.change.reset();
+  s.history = {};
   s.history_runs_labels = {};
   r.keys = {f, i, p, s};
   r.warnings = {"nightly.csv:7: actual 'abc' is not a number; row skipped"};
@@ -46,7 +80,8 @@ kb::GateReport fixture() {
 }
 
 TEST(KgateReports, MarkdownExactly) {
-  const char* expected = R"EXP(## kgate: FAIL: 1 regression, 1 inconclusive, 1 passed, 1 skipped (4 keys)
+  const char* expected =
+      R"EXP(## kgate: FAIL: 1 regression, 1 inconclusive, 1 passed, 1 skipped (4 keys)
 
 History window 60 runs, min gap 3.0%, 1234 rows read. Gated NVIDIA H100 80GB HBM3: run r42 (2026-12-01T03:00:00Z), 3 keys.
 
@@ -100,8 +135,9 @@ TEST(KgateReports, JunitUnderStrictTurnsInconclusiveIntoFailures) {
   r.strict = true;
   std::string x = kb::gate_junit(r);
   EXPECT_TRUE(contains(x, "tests=\"4\" failures=\"2\" errors=\"0\" skipped=\"1\"")) << x;
-  EXPECT_TRUE(contains(x, "<failure message=\"only 3 earlier runs on this GPU: the history rule "
-                          "needs 10\" type=\"inconclusive\">"))
+  EXPECT_TRUE(contains(x,
+                       "<failure message=\"only 3 earlier runs on this GPU: the history rule "
+                       "needs 10\" type=\"inconclusive\">"))
       << x;
 }
 
@@ -130,9 +166,10 @@ TEST(KgateReports, HtmlIsOneSelfContainedFile) {
   EXPECT_TRUE(contains(h, "<style>"));
   EXPECT_TRUE(contains(h, "<script>"));
   // A row per key with its status and history, the newest run marked.
-  EXPECT_TRUE(contains(h, "<tr class=\"fail\"><td class=\"st\">FAIL</td><td>layer_norm "
-                          "[BS=4096;D=8192] bfloat16 memory_bandwidth(GB/s) @ NVIDIA H100 80GB "
-                          "HBM3</td><td><svg"));
+  EXPECT_TRUE(contains(h,
+                       "<tr class=\"fail\"><td class=\"st\">FAIL</td><td>layer_norm "
+                       "[BS=4096;D=8192] bfloat16 memory_bandwidth(GB/s) @ NVIDIA H100 80GB "
+                       "HBM3</td><td><svg"));
   EXPECT_TRUE(contains(h, "<title>r40: 1850</title>"));
   EXPECT_TRUE(contains(h, "<circle class=\"now fail\""));
   EXPECT_TRUE(contains(h, "<tr class=\"skip\">"));

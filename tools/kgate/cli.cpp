@@ -162,24 +162,53 @@ int cmd_simulate(const Args& a) {
   std::vector<double> drops = {0.05, 0.10};
   for (size_t i = 1; i < a.size(); ++i) {
     const std::string& f = a[i];
-    if (f == "--noise") opt.noise = parse_double(f, value_of(a, i), 0, 0.5);
-    else if (f == "--nights") nights = static_cast<int>(parse_int(f, value_of(a, i), 1, 100000000));
-    else if (f == "--trials") trials = static_cast<int>(parse_int(f, value_of(a, i), 1, 10000000));
-    else if (f == "--horizon") horizon = static_cast<int>(parse_int(f, value_of(a, i), 1, 100));
-    else if (f == "--seed") opt.seed = static_cast<uint64_t>(parse_int(f, value_of(a, i), 0, 1L << 62));
-    else if (f == "--window") opt.rule.window = static_cast<int>(parse_int(f, value_of(a, i), 3, 500));
-    else if (f == "--min-gap") opt.rule.min_gap = parse_double(f, value_of(a, i), 0, 1, true);
-    else if (f == "--min-history") opt.rule.min_history = static_cast<int>(parse_int(f, value_of(a, i), 3, 500));
-    else if (f == "--z") opt.rule.z = parse_double(f, value_of(a, i), 0.5, 20);
-    else if (f == "--max-recent") opt.rule.max_recent = static_cast<int>(parse_int(f, value_of(a, i), 1, 50));
-    else if (f == "--drop") drops = {parse_double(f, value_of(a, i), 0, 1, true)};
-    else throw UsageError("simulate: unknown option '" + f + "'");
+    if (f == "--noise")
+      opt.noise = parse_double(f, value_of(a, i), 0, 0.5);
+    else if (f == "--nights")
+      nights = static_cast<int>(parse_int(f, value_of(a, i), 1, 100000000));
+    else if (f == "--trials")
+      trials = static_cast<int>(parse_int(f, value_of(a, i), 1, 10000000));
+    else if (f == "--horizon")
+      horizon = static_cast<int>(parse_int(f, value_of(a, i), 1, 100));
+    else if (f == "--seed")
+      opt.seed = static_cast<uint64_t>(parse_int(f, value_of(a, i), 0, 1L << 62));
+    else if (f == "--window")
+      opt.rule.window = static_cast<int>(parse_int(f, value_of(a, i), 3, 500));
+    else if (f == "--min-gap")
+      opt.rule.min_gap = parse_double(f, value_of(a, i), 0, 1, true);
+    else if (f == "--min-history")
+      opt.rule.min_history = static_cast<int>(parse_int(f, value_of(a, i), 3, 500));
+    else if (f == "--z")
+      opt.rule.z = parse_double(f, value_of(a, i), 0.5, 20);
+    else if (f == "--max-recent")
+      opt.rule.max_recent = static_cast<int>(parse_int(f, value_of(a, i), 1, 50));
+    else if (f == "--drop")
+      drops = {parse_double(f, value_of(a, i), 0, 1, true)};
+    else if (f == "--bad-nights")
+      opt.bad_nights = parse_double(f, value_of(a, i), 0, 1, true);
+    else if (f == "--stats") {
+      const std::string& v = value_of(a, i);
+      if (v == "robust")
+        opt.rule.stats = Statistics::robust;
+      else if (v == "mad")
+        opt.rule.stats = Statistics::mad;
+      else if (v == "mean-sd")
+        opt.rule.stats = Statistics::mean_sd;
+      else
+        throw UsageError("--stats: robust, mad or mean-sd");
+    } else
+      throw UsageError("simulate: unknown option '" + f + "'");
   }
   opt.rule.max_noise = 1;  // the simulation asks about the rule, not about the noise cap
-  std::printf("kgate simulate: noise %.2f%% (relative s.d. of a night), window %d, min gap %.1f%%, "
-              "z %.2f, max recent %d, seed %llu\n",
-              opt.noise * 100, opt.rule.window, opt.rule.min_gap * 100, opt.rule.z,
-              opt.rule.max_recent, static_cast<unsigned long long>(opt.seed));
+  std::printf(
+      "kgate simulate: noise %.2f%% (relative s.d. of a night), bad nights %.1f%%, stats %s, "
+      "window %d, min gap %.1f%%, z %.2f, max recent %d, seed %llu\n",
+      opt.noise * 100, opt.bad_nights * 100,
+      opt.rule.stats == Statistics::robust ? "robust"
+      : opt.rule.stats == Statistics::mad  ? "mad"
+                                           : "mean-sd",
+      opt.rule.window, opt.rule.min_gap * 100, opt.rule.z, opt.rule.max_recent,
+      static_cast<unsigned long long>(opt.seed));
   FalseFailureResult ff = simulate_false_failures(opt, nights);
   std::printf("false failures: %d in %d nights (%.3f per 1000); inconclusive %d (%.1f%%)\n",
               ff.failures, ff.nights, 1000.0 * ff.failures / ff.nights, ff.inconclusive,
@@ -202,14 +231,22 @@ int cmd_gen_history(const Args& a) {
   std::string out;
   for (size_t i = 1; i < a.size(); ++i) {
     const std::string& f = a[i];
-    if (f == "--out") out = value_of(a, i);
-    else if (f == "--runs") opt.runs = static_cast<int>(parse_int(f, value_of(a, i), 1, 100000000));
-    else if (f == "--keys") opt.keys = static_cast<int>(parse_int(f, value_of(a, i), 1, 10000000));
-    else if (f == "--seed") opt.seed = static_cast<uint64_t>(parse_int(f, value_of(a, i), 0, 1L << 62));
-    else if (f == "--noise") opt.noise = parse_double(f, value_of(a, i), 0, 0.5);
-    else if (f == "--drop") opt.last_drop = parse_double(f, value_of(a, i), 0, 1, true);
-    else if (f == "--dropped-keys") opt.dropped_keys = static_cast<int>(parse_int(f, value_of(a, i), 0, 10000000));
-    else if (f == "--arch") opt.arch = value_of(a, i);
+    if (f == "--out")
+      out = value_of(a, i);
+    else if (f == "--runs")
+      opt.runs = static_cast<int>(parse_int(f, value_of(a, i), 1, 100000000));
+    else if (f == "--keys")
+      opt.keys = static_cast<int>(parse_int(f, value_of(a, i), 1, 10000000));
+    else if (f == "--seed")
+      opt.seed = static_cast<uint64_t>(parse_int(f, value_of(a, i), 0, 1L << 62));
+    else if (f == "--noise")
+      opt.noise = parse_double(f, value_of(a, i), 0, 0.5);
+    else if (f == "--drop")
+      opt.last_drop = parse_double(f, value_of(a, i), 0, 1, true);
+    else if (f == "--dropped-keys")
+      opt.dropped_keys = static_cast<int>(parse_int(f, value_of(a, i), 0, 10000000));
+    else if (f == "--arch")
+      opt.arch = value_of(a, i);
     else if (f == "--format") {
       const std::string& v = value_of(a, i);
       if (v != "kbench" && v != "gpt_fast") throw UsageError("--format: kbench or gpt_fast");

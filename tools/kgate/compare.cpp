@@ -43,8 +43,8 @@ std::map<CompareKey, Side> collect(const History& h, bool cross_arch,
     Side& s = out[ck];
     if (!o.measured() || o.status == RowStatus::throttled) {
       if (s.problem.empty())
-        s.problem = o.status == RowStatus::throttled ? "throttled"
-                    : o.status == RowStatus::failed  ? "failed"
+        s.problem = o.status == RowStatus::throttled   ? "throttled"
+                    : o.status == RowStatus::failed    ? "failed"
                     : o.status == RowStatus::incorrect ? "incorrect"
                                                        : "skipped";
       continue;

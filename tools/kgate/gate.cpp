@@ -52,8 +52,8 @@ TargetCheck find_target(const Key& key, const Observation& o, const GateOptions&
 std::string target_why(double value, const TargetCheck& t, bool lower) {
   double miss = lower ? value / *t.target - 1 : 1 - value / *t.target;
   return std::string(lower ? "above" : "below") + " target: " + show_value(value) + " vs " +
-         show_value(*t.target) + " (" + pct(miss) + " worse, tolerance " + pct(t.tolerance) +
-         "; " + t.source + ")";
+         show_value(*t.target) + " (" + pct(miss) + " worse, tolerance " + pct(t.tolerance) + "; " +
+         t.source + ")";
 }
 
 std::string history_why(const HistoryResult& h, const HistoryRuleOptions& r) {
@@ -61,21 +61,21 @@ std::string history_why(const HistoryResult& h, const HistoryRuleOptions& r) {
   switch (h.outcome) {
     case HistoryOutcome::fail:
       if (h.recent == 1)
-        return pct(h.drop) + " worse than the " + base + ": more than --min-gap " +
-               pct(r.min_gap) + " and than the history's noise explains (noise " + pct(h.noise) +
-               ": up to " + pct(h.explained) + ")";
-      return "the last " + std::to_string(h.recent) + " runs average " + pct(h.recent_drop) +
-             " worse than the median of the runs before them: more than --min-gap " +
-             pct(r.min_gap) + " and than the noise explains for " + std::to_string(h.recent) +
-             " runs (up to " + pct(h.recent_explained) + "); the newest is " + pct(h.drop) +
-             " worse than the " + base;
+        return pct(h.drop) + " worse than the " + base + ": more than --min-gap " + pct(r.min_gap) +
+               " and than the history's noise explains (noise " + pct(h.noise) + ": up to " +
+               pct(h.explained) + ")";
+      return "the last " + std::to_string(h.recent) + " runs are " + pct(h.recent_drop) +
+             " worse (" + (h.recent == 2 ? "the better of the two" : "their median") +
+             ") than the median of the runs before them: more than --min-gap " + pct(r.min_gap) +
+             " and than the noise explains for " + std::to_string(h.recent) + " runs (up to " +
+             pct(h.recent_explained) + "); the newest is " + pct(h.drop) + " worse than the " +
+             base;
     case HistoryOutcome::too_little_history:
       return "only " + std::to_string(h.history) + " earlier run" + (h.history == 1 ? "" : "s") +
              " on this GPU: the history rule needs " + std::to_string(r.min_history);
     case HistoryOutcome::too_noisy:
-      return "history too noisy to gate: noise " + pct(h.noise) + " is above " +
-             pct(r.max_noise) + " (a drop would have to exceed " + pct(h.explained) +
-             " to be seen)";
+      return "history too noisy to gate: noise " + pct(h.noise) + " is above " + pct(r.max_noise) +
+             " (a drop would have to exceed " + pct(h.explained) + " to be seen)";
     case HistoryOutcome::within_noise:
       return pct(h.drop) + " worse than the " + base + ", but the history's noise (" +
              pct(h.noise) + ") explains up to " + pct(h.explained);
@@ -227,8 +227,7 @@ GateReport run_gate(const History& hist, const GateOptions& opt) {
     } else if (!fails.empty()) {
       r.status = GateStatus::fail;
       bool by_target = !t.target ? last.status == RowStatus::below_target
-                                 : below_target(value, *t.target, t.tolerance,
-                                                key.lower_is_better);
+                                 : below_target(value, *t.target, t.tolerance, key.lower_is_better);
       bool by_history = h.outcome == HistoryOutcome::fail;
       r.rule = by_target && by_history ? "target+history" : by_target ? "target" : "history";
       r.why = join(fails);

@@ -53,8 +53,8 @@ std::string iso_day(int day) {
 bool write_history(std::FILE* out, const GenOptions& opt) {
   SimRng rng(opt.seed);
   std::vector<GenKey> keys = make_keys(opt.keys, rng);
-  std::string buf = opt.gpt_fast ? "name,metric,target,actual,dtype,device,arch,is_model\n"
-                                 : csv_header() + "\n";
+  std::string buf =
+      opt.gpt_fast ? "name,metric,target,actual,dtype,device,arch,is_model\n" : csv_header() + "\n";
   Record r;
   r.arch = opt.arch;
   r.driver = "580.159.04";
@@ -73,11 +73,12 @@ bool write_history(std::FILE* out, const GenOptions& opt) {
     for (int i = 0; i < opt.keys; ++i) {
       const GenKey& k = keys[static_cast<size_t>(i)];
       double v = k.level * (1 + opt.noise * rng.normal());
-      if (last && i < opt.dropped_keys) v = k.lower ? v * (1 + opt.last_drop) : v * (1 - opt.last_drop);
+      if (last && i < opt.dropped_keys)
+        v = k.lower ? v * (1 + opt.last_drop) : v * (1 - opt.last_drop);
       if (opt.gpt_fast) {
         std::snprintf(num, sizeof num, "%.6f", v);
-        buf += k.name + "," + k.metric + ",," + num + "," + k.dtype + ",cuda," + opt.arch +
-               ",False\n";
+        buf +=
+            k.name + "," + k.metric + ",," + num + "," + k.dtype + ",cuda," + opt.arch + ",False\n";
       } else {
         r.name = k.name;
         r.metric = k.metric;

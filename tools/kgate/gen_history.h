@@ -14,10 +14,10 @@ struct GenOptions {
   int runs = 100;
   int keys = 100;
   uint64_t seed = 1;
-  double noise = 0.01;     // relative standard deviation of a run
-  double last_drop = 0;    // the last run is this much worse ...
-  int dropped_keys = 0;    // ... on this many keys (the first ones)
-  bool gpt_fast = false;   // gpt_fast's 8 columns, no run ids, instead of schema v1
+  double noise = 0.01;    // relative standard deviation of a run
+  double last_drop = 0;   // the last run is this much worse ...
+  int dropped_keys = 0;   // ... on this many keys (the first ones)
+  bool gpt_fast = false;  // gpt_fast's 8 columns, no run ids, instead of schema v1
   std::string arch = "NVIDIA H100 80GB HBM3";
 };
 

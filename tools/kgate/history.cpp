@@ -67,7 +67,7 @@ uint32_t History::intern_key(const ResultRow& r) {
   auto it = key_index_.find(scratch_);
   if (it != key_index_.end()) return it->second;
   uint32_t id = static_cast<uint32_t>(keys_.size());
-  Key k{std::string(r.name), std::string(r.metric), std::string(r.dtype),
+  Key k{std::string(r.name),  std::string(r.metric), std::string(r.dtype),
         std::string(r.shape), std::string(r.arch),   std::string(r.device)};
   // The reader lets only known metrics through.
   k.lower_is_better = metric_direction(k.metric) == Direction::lower_is_better;
@@ -150,8 +150,8 @@ void History::finish() {
   // Run order: by timestamp when every run has one, else by first appearance.
   std::vector<uint32_t> order(runs_.size());
   std::iota(order.begin(), order.end(), 0);
-  bool all_timed = std::all_of(runs_.begin(), runs_.end(),
-                               [](const Run& r) { return !r.timestamp.empty(); });
+  bool all_timed =
+      std::all_of(runs_.begin(), runs_.end(), [](const Run& r) { return !r.timestamp.empty(); });
   std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
     if (all_timed && runs_[a].timestamp != runs_[b].timestamp)
       return runs_[a].timestamp < runs_[b].timestamp;

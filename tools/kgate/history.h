@@ -104,8 +104,8 @@ class History {
   uint32_t intern_run(const ResultRow& r, uint32_t file, uint32_t key);
 
   std::vector<std::string> files_;
-  std::deque<FileText> texts_;     // the rows' views point into these
-  std::deque<std::string> kept_;   // or into these, where the text had escapes
+  std::deque<FileText> texts_;    // the rows' views point into these
+  std::deque<std::string> kept_;  // or into these, where the text had escapes
   std::vector<Key> keys_;
   std::unordered_map<std::string, uint32_t> key_index_;
   std::vector<Run> runs_;

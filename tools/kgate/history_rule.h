@@ -8,20 +8,27 @@
 // - baseline: the median of the last `window` earlier runs;
 // - noise: a robust standard deviation of those runs, relative to the
 //   baseline: Qn (Rousseeuw & Croux, from the pairwise distances), or the
-//   10-90% range where that is larger (runs on two levels; noise_scale());
+//   interquartile range where that is larger (runs on two levels);
 // - the newest value fails when it is worse than the baseline by more than
 //   `min_gap` and more than z * noise * sqrt(1 + pi/(2n)) (the spread of one
 //   new run around the median of n runs), z widened like a Student-t
 //   quantile when n is small, because the noise itself is then uncertain;
 // - a drop that lands below that line on its first night is caught on the
-//   next ones: the mean of the newest k runs (k = 2..max_recent) is tested
-//   the same way against the window before them, with the k-run spread
-//   sqrt(1/k + pi/(2n)), as long as the newest run itself is still low.
+//   next ones: the newest k runs (k = 2..max_recent) are tested together
+//   against the window before them (the better of two, the median of more:
+//   one bad night among them does not count), with the spread of that
+//   statistic, as long as the newest run itself is still low.
 #pragma once
 
 #include <vector>
 
 namespace kb {
+
+// What the baseline and the noise of a window are. The gate uses `robust`;
+// the others exist so that `kgate simulate --stats` can show why
+// (docs/gate.md): `mad` is the median with 1.4826 * MAD, `mean_sd` the mean
+// with the standard deviation.
+enum class Statistics { robust, mad, mean_sd };
 
 struct HistoryRuleOptions {
   // Defaults from the simulation (docs/gate.md, `kgate simulate`).
@@ -31,6 +38,7 @@ struct HistoryRuleOptions {
   double max_noise = 0.05;  // history noise (relative) above this: inconclusive
   int max_recent = 8;       // newest runs tested together for a sustained drop
   double z = 4.25;          // noise multiplier (before the small-history widening)
+  Statistics stats = Statistics::robust;
 };
 
 enum class HistoryOutcome {
@@ -43,14 +51,15 @@ enum class HistoryOutcome {
 
 struct HistoryResult {
   HistoryOutcome outcome = HistoryOutcome::pass;
-  int history = 0;         // earlier runs in the newest run's baseline window
-  double baseline = 0;     // their median (0 when there are none)
-  double change = 0;       // (newest - baseline) / baseline; signed as the metric moves
-  double drop = 0;         // change in the worse direction (> 0 = worse)
-  double noise = 0;        // robust relative standard deviation of the window
-  double explained = 0;    // the largest drop of one run the noise explains
+  int history = 0;       // earlier runs in the newest run's baseline window
+  double baseline = 0;   // their median (0 when there are none)
+  double change = 0;     // (newest - baseline) / baseline; signed as the metric moves
+  double drop = 0;       // change in the worse direction (> 0 = worse)
+  double noise = 0;      // robust relative standard deviation of the window
+  double explained = 0;  // the largest drop of one run the noise explains
   // For a fail: the newest `recent` runs were tested together (1 = the
-  // newest alone), with their mean's drop and what the noise explains for it.
+  // newest alone), with their drop (the better of two, the median of more)
+  // and what the noise explains for it.
   int recent = 1;
   double recent_drop = 0;
   double recent_explained = 0;
@@ -61,12 +70,14 @@ HistoryResult history_rule(const std::vector<double>& series, bool lower_is_bett
                            const HistoryRuleOptions& opt);
 
 // The history's noise as a standard deviation: the larger of Qn and the
-// 10-90% range / 2.5631; 0 for fewer than 2 values.
+// interquartile range / 1.349; 0 for fewer than 2 values.
 double noise_scale(std::vector<double> v);
 // Qn (scaled to estimate the standard deviation of a normal sample, with
 // the small-sample correction); 0 for fewer than 2 values.
 double qn_scale(std::vector<double> v);
 // Median (0 for an empty vector).
 double median_of(std::vector<double> v);
+// 1.4826 * the median absolute deviation from the median.
+double mad_scale(const std::vector<double>& v);
 
 }  // namespace kb

@@ -37,6 +37,14 @@ double night(SimRng& rng, double noise, double drop) {
   return kLevel * (1.0 + noise * rng.normal()) * (1.0 - drop);
 }
 
+// A night before any drop, bad now and then; `bad` says whether it was.
+double history_night(SimRng& rng, const SimulationOptions& opt, bool* bad = nullptr) {
+  double v = night(rng, opt.noise, 0);
+  bool b = opt.bad_nights > 0 && rng.uniform() < opt.bad_nights;
+  if (bad) *bad = b;
+  return b ? v * (1 - opt.bad_drop) : v;
+}
+
 // The series the gate sees on a night: the last window + max_recent runs
 // are all the rule reads.
 size_t kept(const HistoryRuleOptions& r) {
@@ -48,11 +56,13 @@ size_t kept(const HistoryRuleOptions& r) {
 FalseFailureResult simulate_false_failures(const SimulationOptions& opt, int nights) {
   SimRng rng(opt.seed);
   std::vector<double> series;
-  for (int i = 0; i < opt.rule.window; ++i) series.push_back(night(rng, opt.noise, 0));
+  for (int i = 0; i < opt.rule.window; ++i) series.push_back(history_night(rng, opt));
   FalseFailureResult res;
   for (int t = 0; t < nights; ++t) {
-    series.push_back(night(rng, opt.noise, 0));
+    bool bad = false;
+    series.push_back(history_night(rng, opt, &bad));
     if (series.size() > kept(opt.rule)) series.erase(series.begin());
+    if (bad) continue;
     HistoryResult h = history_rule(series, false, opt.rule);
     ++res.nights;
     if (h.outcome == HistoryOutcome::fail) ++res.failures;
@@ -70,7 +80,7 @@ std::vector<double> simulate_detection(const SimulationOptions& opt, double drop
   std::vector<double> series;
   for (int t = 0; t < trials; ++t) {
     series.clear();
-    for (int i = 0; i < opt.rule.window; ++i) series.push_back(night(rng, opt.noise, 0));
+    for (int i = 0; i < opt.rule.window; ++i) series.push_back(history_night(rng, opt));
     for (int j = 0; j < horizon; ++j) {
       series.push_back(night(rng, opt.noise, drop));
       if (history_rule(series, false, opt.rule).outcome == HistoryOutcome::fail) {

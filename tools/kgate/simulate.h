@@ -33,10 +33,15 @@ struct SimulationOptions {
   double noise = 0.02;  // relative standard deviation of a night
   uint64_t seed = 1;
   HistoryRuleOptions rule;
+  // Bad nights (a busy node, a throttled GPU): this fraction of the nights
+  // before a drop come out `bad_drop` low. A night that is bad itself is not
+  // counted as a false failure: no gate can tell it from a regression.
+  double bad_nights = 0;
+  double bad_drop = 0.25;
 };
 
 struct FalseFailureResult {
-  int nights = 0;
+  int nights = 0;        // nights gated (bad nights not counted)
   int failures = 0;      // nights the gate failed with nothing changed
   int inconclusive = 0;  // nights it said inconclusive
 };
