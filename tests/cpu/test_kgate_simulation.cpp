@@ -91,7 +91,7 @@ TEST(KgateSimulation, NoSingleNightRuleSeparates2point5SigmaAtZeroFalseFailures)
 TEST(KgateSimulation, FewEarlierRunsDoNotMakeTheGateTriggerHappy) {
   // A fresh history (10 to 20 runs): the noise estimate is shaky, and the
   // Student-t widening must keep false failures about as rare as with a full
-  // window (about 1 in 25,000 nights; without the widening, 1 in 500).
+  // window (1 in 12,000 nights or fewer; without the widening, 1 in 500 to 800).
   for (int n : {10, 15, 20}) {
     kb::HistoryRuleOptions r;
     r.max_noise = 1;
