@@ -71,9 +71,10 @@ __device__ __forceinline__ float warp_sum(float v) {
 // r = rsqrt(mean(x²) + eps) over `dim` bf16 (dim % 8 == 0), computed by the
 // whole block; every thread returns it. All threads of the block must call.
 // `red` holds 32 floats of shared memory.
-__device__ float block_rms_scale(const bf16* x, int dim, float eps, float* red) {
+__device__ __forceinline__ float block_rms_scale(const bf16* x, int dim, float eps, float* red) {
   float ss = 0.f;
   const uint4* xv = reinterpret_cast<const uint4*>(x);
+#pragma unroll 4
   for (int i = threadIdx.x; i < dim / 8; i += blockDim.x) {
     float f[8];
     unpack8(xv[i], f);
@@ -157,19 +158,26 @@ __global__ void embed_kernel(const bf16* emb, const int32_t* tokens, const int32
 
 constexpr int kAttnThreads = 128;
 constexpr int kAttnWarps = kAttnThreads / 32;
+constexpr int kAttnRound = 4;  // cache positions per warp whose loads are in flight together
 
 // One block = one kv head x one chunk of the sequence, for the G query heads
-// that share the kv head (K and V are read once per group). Each warp runs
-// an online softmax over every 4th position of the chunk, two positions per
-// iteration so that their loads are in flight together; lanes own
-// HD/32 consecutive dims (so a RoPE pair never crosses lanes). The warps
-// merge in shared memory; with several splits, each block leaves (o, m, l)
-// in `partial` and the last block of the kv head to finish combines them.
-// Scores are kept in the log2 domain (q is pre-scaled by log2(e)/sqrt(hd)).
+// that share the kv head (K and V are read once per group). Each warp runs an
+// online softmax over every 4th position of the chunk, kAttnRound positions
+// per round; lanes own HD/32 consecutive dims (a RoPE pair never crosses
+// lanes). The kernel is pure latency at decode lengths, so every global load
+// it can (x for r, q, the new k/v, the first round of the cache) is issued
+// before the one block-wide reduction (r). RMSNorm and RoPE are linear, so q
+// is rotated raw and r folded into the score scale. The block holding `pos`
+// appends the new k/v to the cache and uses them from registers (rounded to
+// bf16 as stored), so no block waits for the append. The warps merge in
+// shared memory; with several splits each block leaves (o, m, l) in
+// `partial` and the last block of the kv head to finish combines them.
+// Scores are kept in the log2 domain (q pre-scaled by log2(e)/sqrt(hd)).
 template <int HD, int G>
 __global__ void __launch_bounds__(kAttnThreads) attention_kernel(AttentionArgs a) {
   constexpr int EPL = HD / 32;
   constexpr int W = kAttnWarps;
+  constexpr int U = kAttnRound;
   __shared__ float s_red[32];
   __shared__ float s_m[W][G], s_l[W][G];
   __shared__ float s_o[W][G][HD];
@@ -189,11 +197,43 @@ __global__ void __launch_bounds__(kAttnThreads) attention_kernel(AttentionArgs a
   const int active = (len + chunk - 1) / chunk;  // the last active split holds `pos`
   if (split >= active) return;
   const int begin = split * chunk, end = min(len, begin + chunk);
+  const bool owner = split == active - 1;  // block-uniform
+
+  const int H = a.n_heads, KVH = a.n_kv_heads;
+  const int d0 = lane * EPL;
+  const size_t head_base = size_t(kvh) * a.max_seq * HD;
+  bf16* kc = a.k_cache + head_base + d0;
+  bf16* vc = a.v_cache + head_base + d0;
+
+  // ---- loads first: q, the new k/v (owner), the first round of the cache
+  float q[G][EPL];
+#pragma unroll
+  for (int g = 0; g < G; ++g) load_bf16<EPL, false>(a.qkv + size_t(kvh * G + g) * HD + d0, q[g]);
+  float kn[EPL], vn[EPL];
+  if (owner) {
+    load_bf16<EPL, false>(a.qkv + size_t(H) * HD + size_t(kvh) * HD + d0, kn);
+    load_bf16<EPL, false>(a.qkv + size_t(H + KVH) * HD + size_t(kvh) * HD + d0, vn);
+  }
+  float kk[U][EPL], vv[U][EPL];
+  const int first = begin + warp;
+  auto load_round = [&](int j0) {
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int j = j0 + u * W;
+      if (j < end && j != pos) {
+        load_bf16<EPL, true>(kc + size_t(j) * HD, kk[u]);
+        load_bf16<EPL, true>(vc + size_t(j) * HD, vv[u]);
+      } else {
+#pragma unroll
+        for (int e = 0; e < EPL; ++e) kk[u][e] = vv[u][e] = 0.f;
+      }
+    }
+  };
+  load_round(first);
 
   const float r = block_rms_scale(a.x, a.dim, a.eps, s_red);
 
   // RoPE of this lane's EPL/2 interleaved pairs (x[2i], x[2i+1]) at `pos`.
-  const int d0 = lane * EPL;
   float cs[EPL / 2], sn[EPL / 2];
 #pragma unroll
   for (int p = 0; p < EPL / 2; ++p) {
@@ -208,36 +248,27 @@ __global__ void __launch_bounds__(kAttnThreads) attention_kernel(AttentionArgs a
       f[2 * p + 1] = x1 * cs[p] + x0 * sn[p];
     }
   };
-
-  const int H = a.n_heads, KVH = a.n_kv_heads;
-  float q[G][EPL];
+  const float qscale = r * kLog2e * rsqrtf(float(HD));
 #pragma unroll
   for (int g = 0; g < G; ++g) {
-    load_bf16<EPL, false>(a.qkv + size_t(kvh * G + g) * HD + d0, q[g]);
-#pragma unroll
-    for (int e = 0; e < EPL; ++e) q[g][e] *= r;
     rope(q[g]);
 #pragma unroll
-    for (int e = 0; e < EPL; ++e) q[g][e] *= kLog2e * rsqrtf(float(HD));
+    for (int e = 0; e < EPL; ++e) q[g][e] *= qscale;
   }
-
-  const size_t head_base = size_t(kvh) * a.max_seq * HD;
-  bf16* kc = a.k_cache + head_base + d0;
-  bf16* vc = a.v_cache + head_base + d0;
-  if (split == active - 1 && warp == 0) {  // append this token's k, v at `pos`
-    float k[EPL], v[EPL];
-    load_bf16<EPL, false>(a.qkv + size_t(H) * HD + size_t(kvh) * HD + d0, k);
-    load_bf16<EPL, false>(a.qkv + size_t(H + KVH) * HD + size_t(kvh) * HD + d0, v);
+  if (owner) {  // append at `pos`; keep the values exactly as the cache stores them
 #pragma unroll
     for (int e = 0; e < EPL; ++e) {
-      k[e] *= r;
-      v[e] *= r;
+      kn[e] *= r;
+      vn[e] = __bfloat162float(__float2bfloat16_rn(vn[e] * r));
     }
-    rope(k);
-    store_bf16<EPL>(kc + size_t(pos) * HD, k);
-    store_bf16<EPL>(vc + size_t(pos) * HD, v);
+    rope(kn);
+#pragma unroll
+    for (int e = 0; e < EPL; ++e) kn[e] = __bfloat162float(__float2bfloat16_rn(kn[e]));
+    if (warp == 0) {
+      store_bf16<EPL>(kc + size_t(pos) * HD, kn);
+      store_bf16<EPL>(vc + size_t(pos) * HD, vn);
+    }
   }
-  __syncthreads();  // the appended row is visible to the whole block (read below via L2)
 
   float m[G], l[G], o[G][EPL];
 #pragma unroll
@@ -247,38 +278,51 @@ __global__ void __launch_bounds__(kAttnThreads) attention_kernel(AttentionArgs a
 #pragma unroll
     for (int e = 0; e < EPL; ++e) o[g][e] = 0.f;
   }
-  for (int j = begin + warp; j < end; j += 2 * W) {
-    const bool two = j + W < end;  // uniform across the warp
-    float k0[EPL], v0[EPL], k1[EPL], v1[EPL];
-    load_bf16<EPL, true>(kc + size_t(j) * HD, k0);
-    load_bf16<EPL, true>(vc + size_t(j) * HD, v0);
-    if (two) {
-      load_bf16<EPL, true>(kc + size_t(j + W) * HD, k1);
-      load_bf16<EPL, true>(vc + size_t(j + W) * HD, v1);
-    } else {
+  for (int j0 = first; j0 < end; j0 += U * W) {
+    if (j0 != first) load_round(j0);
+    bool valid[U];
 #pragma unroll
-      for (int e = 0; e < EPL; ++e) k1[e] = v1[e] = 0.f;
+    for (int u = 0; u < U; ++u) {
+      const int j = j0 + u * W;
+      valid[u] = j < end;  // uniform across the warp
+      if (owner && j == pos) {
+#pragma unroll
+        for (int e = 0; e < EPL; ++e) {
+          kk[u][e] = kn[e];
+          vv[u][e] = vn[e];
+        }
+      }
     }
 #pragma unroll
     for (int g = 0; g < G; ++g) {
-      float s0 = 0.f, s1 = 0.f;
+      float s[U];
 #pragma unroll
-      for (int e = 0; e < EPL; ++e) {
-        s0 = fmaf(q[g][e], k0[e], s0);
-        s1 = fmaf(q[g][e], k1[e], s1);
+      for (int u = 0; u < U; ++u) {
+        s[u] = 0.f;
+#pragma unroll
+        for (int e = 0; e < EPL; ++e) s[u] = fmaf(q[g][e], kk[u][e], s[u]);
       }
 #pragma unroll
-      for (int off = 16; off > 0; off >>= 1) {
-        s0 += __shfl_xor_sync(0xffffffffu, s0, off);
-        s1 += __shfl_xor_sync(0xffffffffu, s1, off);
-      }
-      if (!two) s1 = -INFINITY;
-      const float m_new = fmaxf(m[g], fmaxf(s0, s1));
-      const float c = exp2f(m[g] - m_new);  // 0 on the first position (m = -inf)
-      const float p0 = exp2f(s0 - m_new), p1 = exp2f(s1 - m_new);
-      l[g] = l[g] * c + p0 + p1;
+      for (int off = 16; off > 0; off >>= 1)
 #pragma unroll
-      for (int e = 0; e < EPL; ++e) o[g][e] = o[g][e] * c + p0 * v0[e] + p1 * v1[e];
+        for (int u = 0; u < U; ++u) s[u] += __shfl_xor_sync(0xffffffffu, s[u], off);
+      float m_new = m[g];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        if (!valid[u]) s[u] = -INFINITY;
+        m_new = fmaxf(m_new, s[u]);  // finite: position j0 is valid
+      }
+      const float c = exp2f(m[g] - m_new);  // 0 on the first round (m = -inf)
+      l[g] *= c;
+#pragma unroll
+      for (int e = 0; e < EPL; ++e) o[g][e] *= c;
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const float p = exp2f(s[u] - m_new);  // 0 for an invalid position
+        l[g] += p;
+#pragma unroll
+        for (int e = 0; e < EPL; ++e) o[g][e] = fmaf(p, vv[u][e], o[g][e]);
+      }
       m[g] = m_new;
     }
   }
@@ -373,12 +417,16 @@ constexpr int kSiluThreads = 256;
 __global__ void __launch_bounds__(kSiluThreads)
     silu_mul_kernel(const bf16* gu, const bf16* x, int dim, float eps, bf16* h, int ffn) {
   __shared__ float s_red[32];
-  const float r = block_rms_scale(x, dim, eps, s_red);
   const int i = blockIdx.x * blockDim.x + threadIdx.x;  // 8-element vector index
-  if (i >= ffn / 8) return;
+  const bool in = i < ffn / 8;
+  // Loads before the block reduction, so that they overlap it.
+  const uint4 gv = in ? reinterpret_cast<const uint4*>(gu)[i] : uint4{};
+  const uint4 uv = in ? reinterpret_cast<const uint4*>(gu + ffn)[i] : uint4{};
+  const float r = block_rms_scale(x, dim, eps, s_red);
+  if (!in) return;
   float g[8], u[8], y[8];
-  unpack8(reinterpret_cast<const uint4*>(gu)[i], g);
-  unpack8(reinterpret_cast<const uint4*>(gu + ffn)[i], u);
+  unpack8(gv, g);
+  unpack8(uv, u);
 #pragma unroll
   for (int k = 0; k < 8; ++k) {
     const float gg = r * g[k];
@@ -413,18 +461,24 @@ __device__ __forceinline__ Best warp_best(Best b) {
   return b;
 }
 
-__global__ void __launch_bounds__(kSampleThreads) sample_kernel(SampleArgs a) {
+__global__ void __launch_bounds__(kSampleThreads, 1) sample_kernel(SampleArgs a) {
   __shared__ float s_red[32];
   __shared__ Best s_best[kSampleThreads / 32];
   __shared__ int s_last;
+  const int base = blockIdx.x * kSamplePerBlock;
+  float raw[kSamplePerThread];
+#pragma unroll
+  for (int k = 0; k < kSamplePerThread; ++k) {
+    const int i = base + k * kSampleThreads + threadIdx.x;
+    raw[k] = i < a.vocab ? __bfloat162float(a.raw_logits[i]) : 0.f;
+  }
   const float r = block_rms_scale(a.x, a.dim, a.eps, s_red);
   Best b{-INFINITY, -1};
-  const int base = blockIdx.x * kSamplePerBlock;
 #pragma unroll
   for (int k = 0; k < kSamplePerThread; ++k) {
     const int i = base + k * kSampleThreads + threadIdx.x;
     if (i < a.vocab) {
-      const float v = __bfloat162float(a.raw_logits[i]) * r;
+      const float v = raw[k] * r;
       a.logits[i] = v;
       if (b.i < 0 || v > b.v) b = Best{v, i};  // i grows with k: ties keep the lower index
     }
@@ -435,6 +489,7 @@ __global__ void __launch_bounds__(kSampleThreads) sample_kernel(SampleArgs a) {
   __syncthreads();
   if (threadIdx.x == 0) {
     Best blk = s_best[0];
+#pragma unroll
     for (int w = 1; w < kSampleThreads / 32; ++w) blk = better(blk, s_best[w]);
     a.partial_value[blockIdx.x] = blk.v;
     a.partial_index[blockIdx.x] = blk.i;
@@ -508,9 +563,10 @@ int64_t attention_workspace_floats(const ModelConfig& c, int n_splits) {
 }
 
 int default_attention_splits(const ModelConfig& c, int sm_count, int max_seq) {
-  // About two blocks per SM at long lengths, never more splits than chunks
-  // of 16 positions fit in the cache.
-  const int by_sm = std::max(1, (2 * sm_count + c.n_kv_heads - 1) / c.n_kv_heads);
+  // Up to four blocks per SM at long lengths: with chunks of 16 positions
+  // (the decoder's min_chunk) each warp then loads its 4 positions in one
+  // round. Never more splits than chunks of 16 fit in the cache.
+  const int by_sm = std::max(1, (4 * sm_count + c.n_kv_heads - 1) / c.n_kv_heads);
   const int by_len = std::max(1, (max_seq + 15) / 16);
   return std::min({by_sm, by_len, 64});
 }
