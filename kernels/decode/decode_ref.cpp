@@ -5,6 +5,9 @@
 #include <stdexcept>
 #include <thread>
 
+#include "kernels/common/host_math.h"
+#include "kernels/decode/weight_init.h"
+
 namespace kb::decode {
 
 namespace {
@@ -22,7 +25,47 @@ void linear_rows(const float* W, const float* x, float* y, int64_t r0, int64_t r
   }
 }
 
+std::vector<float> host_tensor(WeightType t, int64_t rows, int64_t cols, uint64_t seed,
+                               uint32_t tensor) {
+  std::vector<float> w(size_t(rows) * cols);
+  const float amp = weight_amplitude(cols);
+  const uint32_t key = tensor_key(seed, tensor);
+  if (t == WeightType::bf16) {
+    for (size_t i = 0; i < w.size(); ++i)
+      w[i] = bf16_to_float(float_to_bf16(amp * hash_uniform(key, i)));
+    return w;
+  }
+  const uint32_t skey = tensor_key(seed, tensor + kScaleTensorOffset);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float scale = bf16_to_float(float_to_bf16(row_scale_value(skey, r, amp)));
+    for (int64_t k = 0; k < cols; ++k) {
+      const size_t i = size_t(r) * cols + k;
+      w[i] = scale * static_cast<float>(hash_int8(key, i));
+    }
+  }
+  return w;
+}
+
 }  // namespace
+
+HostWeights make_host_weights(const ModelConfig& c, WeightType t, uint64_t seed) {
+  HostWeights w;
+  w.cfg = c;
+  const uint32_t ekey = tensor_key(seed, kEmbeddingTensor);
+  w.embedding.resize(size_t(c.vocab) * c.dim);
+  for (size_t i = 0; i < w.embedding.size(); ++i)
+    w.embedding[i] = bf16_to_float(float_to_bf16(hash_uniform(ekey, i)));
+  w.layers.resize(c.n_layers);
+  for (int l = 0; l < c.n_layers; ++l) {
+    HostLayer& L = w.layers[l];
+    L.qkv = host_tensor(t, c.qkv_rows(), c.dim, seed, layer_tensor(l, kQkv));
+    L.wo = host_tensor(t, c.dim, c.q_size(), seed, layer_tensor(l, kWo));
+    L.gate_up = host_tensor(t, 2 * int64_t(c.ffn), c.dim, seed, layer_tensor(l, kGateUp));
+    L.down = host_tensor(t, c.dim, c.ffn, seed, layer_tensor(l, kDown));
+  }
+  w.output = host_tensor(t, c.vocab, c.dim, seed, kOutputTensor);
+  return w;
+}
 
 void linear_ref(const float* W, const float* x, float* y, int64_t N, int64_t K) {
   const int64_t work = N * K;

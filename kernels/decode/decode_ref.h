@@ -26,6 +26,10 @@ struct HostWeights {
   std::vector<float> output;  // [vocab, dim]
 };
 
+// The weights a Decoder of (c, t, seed) generates on the GPU, recomputed on
+// the host from the same hash (weight_init.h), dequantized.
+HostWeights make_host_weights(const ModelConfig& c, WeightType t, uint64_t seed);
+
 // ---- single operations (also the references of the kernel tests) ----
 // y = W·x, W row-major [N, K]; rows split over threads for large matrices.
 void linear_ref(const float* W, const float* x, float* y, int64_t N, int64_t K);

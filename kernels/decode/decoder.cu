@@ -20,9 +20,6 @@ constexpr size_t kReserveBytes = size_t(512) << 20;
 
 size_t align_up(size_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
 
-// Standard deviation 1/sqrt(K) for a uniform in [-a, a).
-float amplitude(int64_t k) { return std::sqrt(3.0f / static_cast<float>(k)); }
-
 std::string gb(double bytes) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.2f GB", bytes / 1e9);
@@ -173,7 +170,7 @@ void Decoder::fill_weights(cudaStream_t s) {
   const uint64_t seed = opt_.seed;
   init_bf16(embedding_, int64_t(c.vocab) * c.dim, seed, kEmbeddingTensor, 1.0f, s);
   auto fill = [&](const LinearW& l, uint32_t tensor) {
-    const float a = amplitude(l.cols);
+    const float a = weight_amplitude(l.cols);
     if (wt_ == WeightType::bf16) {
       init_bf16(static_cast<bf16*>(l.w), l.rows * l.cols, seed, tensor, a, s);
     } else {

@@ -4,16 +4,16 @@
 //
 //   u(seed, tensor, i) = uniform in [-1, 1) from a 32-bit hash of (seed, tensor, i)
 //   bf16 weight        = amplitude * u
-//   int8 weight        = round(127 * u)        in [-127, 127]
-//   int8 row scale     = amplitude / 127 * (0.75 + 0.25 * u(seed, tensor + scale_tensor_offset,
-//   row))
+//   int8 weight        = uniform integer in [-127, 127] from the same hash
+//   int8 row scale     = amplitude / 127 * (0.75 + 0.25 * u(seed, tensor + offset, row))
 //
 // amplitude = sqrt(3 / K) gives each weight a standard deviation of
 // 1/sqrt(K), so a projection keeps the size of its input and the attention
 // scores of the random model are neither flat nor one-hot. The row scales vary
-// by ±25% so that a wrong scale index changes the result.
+// between 0.5x and 1x from row to row, so that a wrong scale index shows.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 
 #if defined(__CUDACC__)
@@ -48,17 +48,23 @@ KB_HOST_DEVICE inline uint32_t tensor_key(uint64_t seed, uint32_t tensor) {
                mix32(static_cast<uint32_t>(seed >> 32) + tensor * 0x9E3779B9u));
 }
 
-// Uniform in [-1, 1): the top 24 bits of the hash (exact in a float).
-KB_HOST_DEVICE inline float hash_uniform(uint32_t key, uint64_t i) {
-  const uint32_t h = mix32(mix32(static_cast<uint32_t>(i) ^ key) + static_cast<uint32_t>(i >> 32));
-  return static_cast<float>(h >> 8) * (2.0f / 16777216.0f) - 1.0f;
+KB_HOST_DEVICE inline uint32_t hash_bits(uint32_t key, uint64_t i) {
+  return mix32(mix32(static_cast<uint32_t>(i) ^ key) + static_cast<uint32_t>(i >> 32));
 }
 
-KB_HOST_DEVICE inline int8_t hash_int8(uint32_t key, uint64_t i) {
-  const float v = 127.0f * hash_uniform(key, i);
-  // Round half away from zero, in [-127, 127].
-  return static_cast<int8_t>(v >= 0.f ? static_cast<int>(v + 0.5f) : -static_cast<int>(-v + 0.5f));
+// Uniform in [-1, 1): the top 24 bits of the hash (exact in a float, so the
+// GPU and the host agree bit for bit).
+KB_HOST_DEVICE inline float hash_uniform(uint32_t key, uint64_t i) {
+  return static_cast<float>(hash_bits(key, i) >> 8) * (2.0f / 16777216.0f) - 1.0f;
 }
+
+// Uniform in [-127, 127], in integers only (no float rounding to disagree on).
+KB_HOST_DEVICE inline int8_t hash_int8(uint32_t key, uint64_t i) {
+  return static_cast<int8_t>(static_cast<int>(((hash_bits(key, i) >> 8) * 255u) >> 24) - 127);
+}
+
+// The amplitude of a projection with `k` inputs: standard deviation 1/sqrt(k).
+inline float weight_amplitude(int64_t k) { return std::sqrt(3.0f / static_cast<float>(k)); }
 
 KB_HOST_DEVICE inline float row_scale_value(uint32_t scale_key, uint64_t row, float amplitude) {
   return amplitude / 127.0f * (0.75f + 0.25f * hash_uniform(scale_key, row));

@@ -120,6 +120,32 @@ TEST(DecodeReference, RopeAtZeroIsIdentityAndKeepsNorm) {
   EXPECT_NE(v, w);
 }
 
+// The reference on the hash weights, on the CPU alone: finite logits of a
+// sane size that change from step to step (the random model is not degenerate).
+TEST(DecodeReference, TinyModelDecodesSanely) {
+  for (auto t : {dec::WeightType::bf16, dec::WeightType::int8}) {
+    const auto w = dec::make_host_weights(dec::find_config("tiny"), t, 3);
+    dec::RefDecoder ref(w, 32);
+    std::vector<float> prev;
+    int token = 1;
+    for (int step = 0; step < 20; ++step) {
+      const auto lg = ref.step(token);
+      double sum = 0, sq = 0;
+      for (float v : lg) {
+        ASSERT_TRUE(std::isfinite(v));
+        sum += v;
+        sq += double(v) * v;
+      }
+      const double sd = std::sqrt(sq / lg.size() - (sum / lg.size()) * (sum / lg.size()));
+      EXPECT_GT(sd, 0.2) << "step " << step;
+      EXPECT_LT(sd, 20.0) << "step " << step;
+      if (!prev.empty()) EXPECT_NE(lg, prev);
+      prev = lg;
+      token = dec::argmax_ref(lg);
+    }
+  }
+}
+
 // ------------------------------------------------------------ kernels alone
 
 TEST(DecodeKernels, InitMatchesHostHash) {
@@ -513,6 +539,29 @@ TEST(DecodeModel, Gqa4HeadDim128MatchesCpuReference) {
     o.attn_min_chunk = 3;
     const auto r = dec::check_against_reference(c, t, o);
     EXPECT_TRUE(r.ok) << r.detail;
+  }
+}
+
+// The GPU fill, through the decoder's own layout and dequantization, equals
+// the host's recomputation of every weight.
+TEST(DecodeModel, GpuWeightsEqualTheHostHash) {
+  KB_REQUIRE_GPU();
+  const auto& c = dec::find_config("tiny");
+  for (auto t : {dec::WeightType::bf16, dec::WeightType::int8}) {
+    dec::DecoderOptions o;
+    o.max_seq = 8;
+    o.seed = 77;
+    dec::Decoder d(c, t, o);
+    const auto gpu = d.host_weights();
+    const auto host = dec::make_host_weights(c, t, 77);
+    EXPECT_EQ(gpu.embedding, host.embedding);
+    for (int l = 0; l < c.n_layers; ++l) {
+      EXPECT_EQ(gpu.layers[l].qkv, host.layers[l].qkv) << "layer " << l;
+      EXPECT_EQ(gpu.layers[l].wo, host.layers[l].wo) << "layer " << l;
+      EXPECT_EQ(gpu.layers[l].gate_up, host.layers[l].gate_up) << "layer " << l;
+      EXPECT_EQ(gpu.layers[l].down, host.layers[l].down) << "layer " << l;
+    }
+    EXPECT_EQ(gpu.output, host.output);
   }
 }
 
