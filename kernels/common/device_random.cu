@@ -1,8 +1,7 @@
-#include "kernels/common/device_random.h"
-
 #include <algorithm>
 
 #include "kernels/common/cuda_check.h"
+#include "kernels/common/device_random.h"
 
 namespace kb {
 

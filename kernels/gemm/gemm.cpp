@@ -34,10 +34,14 @@ cublasLtHandle_t handle_for_current_device() {
 
 cublasLtEpilogue_t lt_epilogue(Epilogue e) {
   switch (e) {
-    case Epilogue::none: return CUBLASLT_EPILOGUE_DEFAULT;
-    case Epilogue::bias: return CUBLASLT_EPILOGUE_BIAS;
-    case Epilogue::gelu: return CUBLASLT_EPILOGUE_GELU;
-    case Epilogue::gelu_bias: return CUBLASLT_EPILOGUE_GELU_BIAS;
+    case Epilogue::none:
+      return CUBLASLT_EPILOGUE_DEFAULT;
+    case Epilogue::bias:
+      return CUBLASLT_EPILOGUE_BIAS;
+    case Epilogue::gelu:
+      return CUBLASLT_EPILOGUE_GELU;
+    case Epilogue::gelu_bias:
+      return CUBLASLT_EPILOGUE_GELU_BIAS;
   }
   throw std::invalid_argument("gemm: unknown epilogue");
 }
@@ -57,10 +61,14 @@ void get_config(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttrib
 
 const char* epilogue_name(Epilogue e) {
   switch (e) {
-    case Epilogue::none: return "none";
-    case Epilogue::bias: return "bias";
-    case Epilogue::gelu: return "gelu";
-    case Epilogue::gelu_bias: return "gelu_bias";
+    case Epilogue::none:
+      return "none";
+    case Epilogue::bias:
+      return "bias";
+    case Epilogue::gelu:
+      return "gelu";
+    case Epilogue::gelu_bias:
+      return "gelu_bias";
   }
   return "?";
 }
@@ -134,10 +142,9 @@ Gemm::Gemm(int64_t M, int64_t N, int64_t K, Options opts) : impl_(std::make_uniq
     const uint64_t max_ws = opts.max_workspace;
     KB_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
         pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &max_ws, sizeof(max_ws)));
-    for (auto attr : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
-                      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-                      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
-                      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
+    for (auto attr :
+         {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+          CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
       KB_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, attr, &opts.min_alignment,
                                                            sizeof(opts.min_alignment)));
     KB_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(g.handle, g.op, g.w_layout, g.a_layout,
@@ -198,9 +205,9 @@ const std::string& Gemm::id() const { return impl_->id; }
 
 std::string Gemm::describe() const {
   const Impl& g = *impl_;
-  return std::string(g.opts.input == Input::bf16 ? "bf16" : "fp8_e4m3") + " GEMM M=" +
-         std::to_string(g.M) + " N=" + std::to_string(g.N) + " K=" + std::to_string(g.K) +
-         " epilogue=" + epilogue_name(g.opts.epilogue);
+  return std::string(g.opts.input == Input::bf16 ? "bf16" : "fp8_e4m3") +
+         " GEMM M=" + std::to_string(g.M) + " N=" + std::to_string(g.N) +
+         " K=" + std::to_string(g.K) + " epilogue=" + epilogue_name(g.opts.epilogue);
 }
 
 void Gemm::run(const bf16* A, const bf16* W, const bf16* bias, bf16* D, cudaStream_t stream) {

@@ -90,7 +90,8 @@ float fp8_to_float(fp8 v) { return to_f(v); }
 
 float gelu_tanh(float v) {
   const double x = v;
-  return static_cast<float>(0.5 * x * (1.0 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))));
+  return static_cast<float>(0.5 * x *
+                            (1.0 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))));
 }
 
 float gelu_erf(float v) {

@@ -9,10 +9,9 @@ namespace kb::mlp {
 
 const char* path_name(Path p) { return p == Path::cublaslt ? "cublaslt" : "gemv"; }
 
-Mlp::Mlp(int64_t tokens, int64_t D, int64_t F, Path path)
-    : T_(tokens), D_(D), F_(F), path_(path) {
-  const std::string shape = "tokens=" + std::to_string(T_) + " D=" + std::to_string(D_) +
-                            " F=" + std::to_string(F_);
+Mlp::Mlp(int64_t tokens, int64_t D, int64_t F, Path path) : T_(tokens), D_(D), F_(F), path_(path) {
+  const std::string shape =
+      "tokens=" + std::to_string(T_) + " D=" + std::to_string(D_) + " F=" + std::to_string(F_);
   if (T_ <= 0 || D_ <= 0 || F_ <= 0)
     throw std::invalid_argument("mlp: tokens, D and F must be > 0 (got " + shape + ")");
   if (D_ % 8 != 0 || F_ % 8 != 0)
@@ -47,8 +46,8 @@ void Mlp::run(const Params& p, const bf16* x, bf16* y, cudaStream_t s) {
     down_->run(g_.get(), p.w2, p.b2, u_.get(), s);
   else
     gemv::gemv_bf16(p.w2, g_.get(), u_.get(), D_, F_, s, p.b2);
-  layer_norm::layer_norm(u_.get(), p.ln2_g, p.ln2_b, y, T_, D_, kEps,
-                         layer_norm::Activation::none, s);
+  layer_norm::layer_norm(u_.get(), p.ln2_g, p.ln2_b, y, T_, D_, kEps, layer_norm::Activation::none,
+                         s);
 }
 
 std::string Mlp::detail() const {

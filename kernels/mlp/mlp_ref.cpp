@@ -19,8 +19,8 @@ std::vector<bf16> round_bf16(const std::vector<float>& v) {
 
 void check_sizes(const HostParams& p, int64_t D, int64_t F) {
   const auto n = [](const std::vector<bf16>& v) { return static_cast<int64_t>(v.size()); };
-  if (n(p.w1) != F * D || n(p.b1) != F || n(p.ln1_g) != F || n(p.ln1_b) != F ||
-      n(p.w2) != D * F || n(p.b2) != D || n(p.ln2_g) != D || n(p.ln2_b) != D)
+  if (n(p.w1) != F * D || n(p.b1) != F || n(p.ln1_g) != F || n(p.ln1_b) != F || n(p.w2) != D * F ||
+      n(p.b2) != D || n(p.ln2_g) != D || n(p.ln2_b) != D)
     throw std::invalid_argument("mlp_ref: parameter sizes do not match D and F");
 }
 
@@ -35,8 +35,8 @@ std::vector<float> mlp_ref(const HostParams& p, const bf16* x, const std::vector
 
   // h = x W1^T + b1, fp32 accumulate + bias, stored as bf16.
   const auto b1 = to_float(p.b1);
-  auto h = to_float(round_bf16(
-      gemm::ref_rows(tokens, x, p.w1.data(), b1.data(), F, D, gemm::Epilogue::bias)));
+  auto h = to_float(
+      round_bf16(gemm::ref_rows(tokens, x, p.w1.data(), b1.data(), F, D, gemm::Epilogue::bias)));
   // g = GELU(LayerNorm(h)), stored as bf16.
   std::vector<float> g(h.size());
   const auto g1 = to_float(p.ln1_g), be1 = to_float(p.ln1_b);

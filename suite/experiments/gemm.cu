@@ -55,8 +55,10 @@ class GemmCase : public kb::Case {
   kb::Check check(cudaStream_t s, uint64_t seed) override {
     fill(a_, seed + 1, s);
     fill(w_, seed + 2, s);
-    KB_CUDA_CHECK(cudaStreamSynchronize(s));
     d_.poison();
+    // The fills ran on `s`, the poisoning (cudaMemset) on the legacy default
+    // stream, which a non-blocking `s` does not wait for.
+    KB_CUDA_CHECK(cudaDeviceSynchronize());
     run(s);
     KB_CUDA_CHECK(cudaStreamSynchronize(s));
     const auto d = kb::to_float(d_.download());
@@ -99,7 +101,8 @@ class GemmCase : public kb::Case {
     return o;
   }
   static int64_t budget(double macs_per_line) {
-    return std::max<int64_t>(2, std::min<int64_t>(16, static_cast<int64_t>(kCheckMacs / macs_per_line)));
+    return std::max<int64_t>(
+        2, std::min<int64_t>(16, static_cast<int64_t>(kCheckMacs / macs_per_line)));
   }
   static void fill(kb::DeviceBuffer<bf16>& b, uint64_t seed, cudaStream_t s) {
     kb::fill_uniform_bf16(b.get(), b.size(), seed, -1.f, 1.f, s);

@@ -86,9 +86,12 @@ class MlpCase : public kb::Case {
     b2_.upload(hp.b2);
     ln2_g_.upload(hp.ln2_g);
     ln2_b_.upload(hp.ln2_b);
-    KB_CUDA_CHECK(cudaStreamSynchronize(s));  // the fills, before the poisoning below
     y_.poison();
     mlp_.poison_intermediates();
+    // The fills ran on `s`; the uploads and the poisoning (cudaMemcpy,
+    // cudaMemset) on the legacy default stream, which a non-blocking `s`
+    // does not wait for: all of it must be done before run() reads it.
+    KB_CUDA_CHECK(cudaDeviceSynchronize());
     run(s);
     KB_CUDA_CHECK(cudaStreamSynchronize(s));
 
@@ -102,8 +105,8 @@ class MlpCase : public kb::Case {
     // The reference computes whole tokens (LayerNorm needs the full rows):
     // as many as the budget allows, first and last always.
     const double macs_per_token = 2.0 * static_cast<double>(D_) * kF;  // both Linears
-    const int64_t n_check =
-        std::max<int64_t>(2, std::min<int64_t>(64, static_cast<int64_t>(kCheckMacs / macs_per_token)));
+    const int64_t n_check = std::max<int64_t>(
+        2, std::min<int64_t>(64, static_cast<int64_t>(kCheckMacs / macs_per_token)));
     const auto tokens = kb::sample_indices(T_, n_check, seed + 10);
     hp.w1 = w1_.download();
     hp.w2 = w2_.download();
@@ -145,9 +148,10 @@ class MlpCase : public kb::Case {
 
 KB_EXPERIMENT(mlp_layer_norm_gelu) {
   auto e = kb::Experiment("mlp_layer_norm_gelu")
-               .doc("Linear(D->14336,+bias) -> LayerNorm -> GELU -> Linear(14336->D,+bias) -> "
-                    "LayerNorm, bf16, fp32 accumulation; gemv path at 1 token, cuBLASLt with "
-                    "fused bias at 16 and 4096")
+               .doc(
+                   "Linear(D->14336,+bias) -> LayerNorm -> GELU -> Linear(14336->D,+bias) -> "
+                   "LayerNorm, bf16, fp32 accumulation; gemv path at 1 token, cuBLASLt with "
+                   "fused bias at 16 and 4096")
                .axis("tokens", {1})
                .axis("D", {1024, 4096, 8192, 16384});
   for (int64_t t : {16, 4096})

@@ -31,6 +31,11 @@ struct Param {
   Epilogue ep;
 };
 
+void PrintTo(const Param& p, std::ostream* os) {
+  *os << "M=" << p.M << " N=" << p.N << " K=" << p.K
+      << " epilogue=" << kb::gemm::epilogue_name(p.ep);
+}
+
 class GemmTest : public ::testing::TestWithParam<Param> {};
 
 TEST_P(GemmTest, MatchesReference) {
@@ -76,9 +81,9 @@ INSTANTIATE_TEST_SUITE_P(
     Shapes, GemmTest,
     ::testing::Values(Param{3, 72, 40, Epilogue::none}, Param{3, 72, 40, Epilogue::bias},
                       Param{3, 72, 40, Epilogue::gelu}, Param{3, 72, 40, Epilogue::gelu_bias},
-                      Param{5, 70, 36, Epilogue::bias},       // K, N not multiples of 8
-                      Param{1, 4096, 1024, Epilogue::bias},   // a GEMV
-                      Param{16, 14336, 1024, Epilogue::bias}, // the MLP's up at 16 tokens
+                      Param{5, 70, 36, Epilogue::bias},        // K, N not multiples of 8
+                      Param{1, 4096, 1024, Epilogue::bias},    // a GEMV
+                      Param{16, 14336, 1024, Epilogue::bias},  // the MLP's up at 16 tokens
                       Param{257, 136, 264, Epilogue::gelu_bias},
                       Param{128, 256, 8192, Epilogue::none}),  // long K: fp32 accumulation
     [](const ::testing::TestParamInfo<Param>& i) {
@@ -152,7 +157,8 @@ TEST(Gemm, RunRefusesBadPointersBeforeLaunch) {
   kb::gemm::Gemm g(64, 64, 64, o);
   EXPECT_THROW(g.run(nullptr, w.get(), b.get(), d.get(), nullptr), std::invalid_argument);
   EXPECT_THROW(g.run(a.get(), w.get(), b.get(), nullptr, nullptr), std::invalid_argument);
-  EXPECT_THROW(g.run(a.get(), w.get(), nullptr, d.get(), nullptr), std::invalid_argument);  // no bias
+  EXPECT_THROW(g.run(a.get(), w.get(), nullptr, d.get(), nullptr),
+               std::invalid_argument);  // no bias
   EXPECT_THROW(g.run(a.get() + 1, w.get(), b.get(), d.get(), nullptr), std::invalid_argument);
   EXPECT_THROW(g.run(reinterpret_cast<const fp8*>(a.get()), reinterpret_cast<const fp8*>(w.get()),
                      b.get(), d.get(), nullptr),
@@ -174,7 +180,8 @@ TEST(GemmRef, RowsAndColumnsMatchTheFullReference) {
   auto af = kb::to_float(a), wf = kb::to_float(w), bf = kb::to_float(b);
   std::vector<float> full(M * N);
   kb::gemm::gemm_ref(af.data(), wf.data(), bf.data(), full.data(), M, N, K, Epilogue::gelu_bias);
-  auto rows = kb::gemm::ref_rows({0, 4, 8}, a.data(), w.data(), bf.data(), N, K, Epilogue::gelu_bias);
+  auto rows =
+      kb::gemm::ref_rows({0, 4, 8}, a.data(), w.data(), bf.data(), N, K, Epilogue::gelu_bias);
   for (int r = 0; r < 3; ++r)
     for (int64_t n = 0; n < N; ++n) EXPECT_NEAR(rows[r * N + n], full[(r * 4) * N + n], 1e-5);
   auto cols = kb::gemm::ref_cols({1, 12}, a.data(), w.data(), bf.data(), M, K, Epilogue::gelu_bias);

@@ -39,8 +39,14 @@ kb::mlp::HostParams random_params(int64_t D, int64_t F, uint64_t seed) {
 // The parameters on the device, and the pointers the MLP takes.
 struct DeviceParams {
   explicit DeviceParams(const kb::mlp::HostParams& h)
-      : w1(h.w1.size()), b1(h.b1.size()), ln1_g(h.ln1_g.size()), ln1_b(h.ln1_b.size()),
-        w2(h.w2.size()), b2(h.b2.size()), ln2_g(h.ln2_g.size()), ln2_b(h.ln2_b.size()) {
+      : w1(h.w1.size()),
+        b1(h.b1.size()),
+        ln1_g(h.ln1_g.size()),
+        ln1_b(h.ln1_b.size()),
+        w2(h.w2.size()),
+        b2(h.b2.size()),
+        ln2_g(h.ln2_g.size()),
+        ln2_b(h.ln2_b.size()) {
     w1.upload(h.w1);
     b1.upload(h.b1);
     ln1_g.upload(h.ln1_g);
@@ -51,7 +57,8 @@ struct DeviceParams {
     ln2_b.upload(h.ln2_b);
   }
   kb::mlp::Params params() const {
-    return {w1.get(), b1.get(), ln1_g.get(), ln1_b.get(), w2.get(), b2.get(), ln2_g.get(), ln2_b.get()};
+    return {w1.get(), b1.get(), ln1_g.get(), ln1_b.get(),
+            w2.get(), b2.get(), ln2_g.get(), ln2_b.get()};
   }
   kb::DeviceBuffer<bf16> w1, b1, ln1_g, ln1_b, w2, b2, ln2_g, ln2_b;
 };
@@ -73,6 +80,10 @@ struct Param {
   Path path;
 };
 
+void PrintTo(const Param& p, std::ostream* os) {
+  *os << "tokens=" << p.T << " D=" << p.D << " F=" << p.F << " path=" << kb::mlp::path_name(p.path);
+}
+
 class MlpTest : public ::testing::TestWithParam<Param> {};
 
 TEST_P(MlpTest, MatchesReference) {
@@ -92,20 +103,23 @@ TEST_P(MlpTest, MatchesReference) {
   EXPECT_TRUE(close.ok) << close.text();
   auto rel = kb::compare(out, ref, 1e-2);
   EXPECT_TRUE(rel.ok) << rel.text();
-  EXPECT_GT(kb::rms(ref), 0.3);  // LayerNorm output with gamma in [0.5, 1.5]: not a degenerate check
+  EXPECT_GT(kb::rms(ref),
+            0.3);  // LayerNorm output with gamma in [0.5, 1.5]: not a degenerate check
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Configs, MlpTest,
-    ::testing::Values(Param{5, 64, 256, Path::cublaslt}, Param{1, 64, 256, Path::cublaslt},
-                      Param{1, 64, 256, Path::gemv}, Param{3, 1024, kb::mlp::kHidden, Path::cublaslt},
-                      Param{1, 1024, kb::mlp::kHidden, Path::gemv},
-                      Param{1, 4096, kb::mlp::kHidden, Path::gemv},
-                      Param{33, 256, 1024, Path::cublaslt}),
-    [](const ::testing::TestParamInfo<Param>& i) {
-      return "T" + std::to_string(i.param.T) + "_D" + std::to_string(i.param.D) + "_F" +
-             std::to_string(i.param.F) + "_" + kb::mlp::path_name(i.param.path);
-    });
+INSTANTIATE_TEST_SUITE_P(Configs, MlpTest,
+                         ::testing::Values(Param{5, 64, 256, Path::cublaslt},
+                                           Param{1, 64, 256, Path::cublaslt},
+                                           Param{1, 64, 256, Path::gemv},
+                                           Param{3, 1024, kb::mlp::kHidden, Path::cublaslt},
+                                           Param{1, 1024, kb::mlp::kHidden, Path::gemv},
+                                           Param{1, 4096, kb::mlp::kHidden, Path::gemv},
+                                           Param{33, 256, 1024, Path::cublaslt}),
+                         [](const ::testing::TestParamInfo<Param>& i) {
+                           return "T" + std::to_string(i.param.T) + "_D" +
+                                  std::to_string(i.param.D) + "_F" + std::to_string(i.param.F) +
+                                  "_" + kb::mlp::path_name(i.param.path);
+                         });
 
 // Both paths compute the same function: on the same inputs at one token
 // their outputs agree to within bf16 roundings.
@@ -185,13 +199,19 @@ TEST(MlpRef, WiringOnHandMadeParameters) {
 
 class SmallMlpCase : public kb::Case {
  public:
-  SmallMlpCase() : hp_(random_params(64, 256, 5)), dp_(hp_), x_(3 * 64), y_(3 * 64), mlp_(3, 64, 256, Path::cublaslt) {}
+  SmallMlpCase()
+      : hp_(random_params(64, 256, 5)),
+        dp_(hp_),
+        x_(3 * 64),
+        y_(3 * 64),
+        mlp_(3, 64, 256, Path::cublaslt) {}
   void run(cudaStream_t s) override { mlp_.run(dp_.params(), x_.get(), y_.get(), s); }
   std::string variant() const override { return mlp_.detail(); }
   kb::Check check(cudaStream_t s, uint64_t seed) override {
     auto x = kb::random_bf16(x_.size(), seed);
     x_.upload(x);
     y_.poison();
+    KB_CUDA_CHECK(cudaDeviceSynchronize());  // the engine's stream does not wait for cudaMemset
     run(s);
     KB_CUDA_CHECK(cudaStreamSynchronize(s));
     auto ref = kb::mlp::mlp_ref(hp_, x.data(), {0, 1, 2}, 64, 256);
