@@ -126,6 +126,7 @@ Ceilings merge_ceilings(const TargetFile* targets, const ProbeResult& p) {
   take(c.copy_gbps, m.copy_gbps, std::max(p.copy_gbps, p.memcpy_gbps));
   take(c.launch_us, m.launch_us, p.launch_us);
   take(c.graph_node_us, m.graph_node_us, p.graph_node_us);
+  take(c.mem_latency_us, m.mem_latency_us, p.mem_latency_us);
   return c;
 }
 
@@ -159,6 +160,7 @@ std::vector<Record> Engine::probe(ProbeResult* result) {
   row(metric_name::copy_bandwidth, "cudaMemcpy", p.memcpy_gbps);
   row(metric_name::launch_us, "empty_kernel", p.launch_us);
   row(metric_name::graph_node_us, "empty_graph_node", p.graph_node_us);
+  row(metric_name::mem_latency_us, "cold_read_minus_empty_kernel", p.mem_latency_us);
   // The two copy rows share (name, metric, dtype, shape): give them distinct shapes.
   rows[2].shape += ";memcpy=1";
   return rows;
