@@ -252,6 +252,11 @@ struct MlpEngineTest : ::testing::Test {
     info.run_id = "test";
     engine = std::make_unique<kb::Engine>(dev, nullptr, o, info);
     engine->probe();
+    // The probe measures bandwidths and launch floors; flop peaks come from
+    // target files, and without one the roofline (and `bound=`) is undefined.
+    kb::Ceilings c = engine->ceilings();
+    c.bf16_tflops = 800;
+    engine->set_ceilings(c);
   }
   kb::DeviceInfo dev;
   std::unique_ptr<kb::Engine> engine;
