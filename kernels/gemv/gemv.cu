@@ -105,7 +105,7 @@ __device__ __forceinline__ void dot(const int4& w, const float (&xf)[Traits<INT8
   }
 }
 
-template <bool INT8, int R, int U>
+template <bool INT8, int R, int U, bool P>
 __global__ void __launch_bounds__(256)
     gemv_kernel(const typename Traits<INT8>::W* __restrict__ W, const bf16* __restrict__ scale,
                 const int32_t* __restrict__ experts, int E, const bf16* __restrict__ x, bf16* y,
@@ -138,14 +138,16 @@ __global__ void __launch_bounds__(256)
 #pragma unroll
     for (int j = 0; j < 4; ++j) part[r][j] = 0.f;
 
-  for (int base = lane; base < nvec; base += 32 * U) {
-    int4 w[R][U];
+  // A batch: U vectors of each of the R rows, from vector index `base`.
+  auto load_batch = [&](int base, int4(&w)[R][U]) {
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const int v = base + u * 32;
 #pragma unroll
       for (int r = 0; r < R; ++r) w[r][u] = v < nvec ? load_weights(rows[r] + v) : make_int4(0, 0, 0, 0);
     }
+  };
+  auto use_batch = [&](int base, const int4(&w)[R][U]) {
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const int v = base + u * 32;
@@ -155,6 +157,28 @@ __global__ void __launch_bounds__(256)
 #pragma unroll
         for (int r = 0; r < R; ++r) dot<INT8>(w[r][u], xf, part[r]);
       }
+    }
+  };
+  if constexpr (P) {
+    // Software pipeline: the next batch's loads are in flight while this
+    // one is converted and multiplied, so a warp never waits with nothing
+    // outstanding (twice the registers for loads).
+    int4 w[R][U];
+    load_batch(lane, w);
+    for (int base = lane; base < nvec; base += 32 * U) {
+      int4 next[R][U];
+      load_batch(base + 32 * U, next);
+      use_batch(base, w);
+#pragma unroll
+      for (int r = 0; r < R; ++r)
+#pragma unroll
+        for (int u = 0; u < U; ++u) w[r][u] = next[r][u];
+    }
+  } else {
+    for (int base = lane; base < nvec; base += 32 * U) {
+      int4 w[R][U];
+      load_batch(base, w);
+      use_batch(base, w);
     }
   }
   float acc[R];
@@ -178,18 +202,28 @@ __global__ void __launch_bounds__(256)
   }
 }
 
-template <bool INT8, int R>
+template <bool INT8, int R, bool P>
 void dispatch_unroll(const Config& c, dim3 grid, dim3 block, cudaStream_t s, const void* W,
                      const bf16* scale, const int32_t* experts, int E, const bf16* x, bf16* y,
                      const bf16* residual, int N, int K) {
   using T = typename Traits<INT8>::W;
   const T* w = static_cast<const T*>(W);
   switch (c.unroll) {
-    case 2: gemv_kernel<INT8, R, 2><<<grid, block, 0, s>>>(w, scale, experts, E, x, y, residual, N, K); break;
-    case 4: gemv_kernel<INT8, R, 4><<<grid, block, 0, s>>>(w, scale, experts, E, x, y, residual, N, K); break;
-    case 8: gemv_kernel<INT8, R, 8><<<grid, block, 0, s>>>(w, scale, experts, E, x, y, residual, N, K); break;
+    case 2: gemv_kernel<INT8, R, 2, P><<<grid, block, 0, s>>>(w, scale, experts, E, x, y, residual, N, K); break;
+    case 4: gemv_kernel<INT8, R, 4, P><<<grid, block, 0, s>>>(w, scale, experts, E, x, y, residual, N, K); break;
+    case 8: gemv_kernel<INT8, R, 8, P><<<grid, block, 0, s>>>(w, scale, experts, E, x, y, residual, N, K); break;
     default: throw std::invalid_argument("gemv: unroll must be 2, 4 or 8");
   }
+}
+
+template <bool INT8, int R>
+void dispatch_pipeline(const Config& c, dim3 grid, dim3 block, cudaStream_t s, const void* W,
+                       const bf16* scale, const int32_t* experts, int E, const bf16* x, bf16* y,
+                       const bf16* residual, int N, int K) {
+  if (c.pipeline)
+    dispatch_unroll<INT8, R, true>(c, grid, block, s, W, scale, experts, E, x, y, residual, N, K);
+  else
+    dispatch_unroll<INT8, R, false>(c, grid, block, s, W, scale, experts, E, x, y, residual, N, K);
 }
 
 template <bool INT8>
@@ -197,9 +231,9 @@ void dispatch(const Config& c, dim3 grid, dim3 block, cudaStream_t s, const void
               const bf16* scale, const int32_t* experts, int E, const bf16* x, bf16* y,
               const bf16* residual, int N, int K) {
   switch (c.rows_per_warp) {
-    case 1: dispatch_unroll<INT8, 1>(c, grid, block, s, W, scale, experts, E, x, y, residual, N, K); break;
-    case 2: dispatch_unroll<INT8, 2>(c, grid, block, s, W, scale, experts, E, x, y, residual, N, K); break;
-    case 4: dispatch_unroll<INT8, 4>(c, grid, block, s, W, scale, experts, E, x, y, residual, N, K); break;
+    case 1: dispatch_pipeline<INT8, 1>(c, grid, block, s, W, scale, experts, E, x, y, residual, N, K); break;
+    case 2: dispatch_pipeline<INT8, 2>(c, grid, block, s, W, scale, experts, E, x, y, residual, N, K); break;
+    case 4: dispatch_pipeline<INT8, 4>(c, grid, block, s, W, scale, experts, E, x, y, residual, N, K); break;
     default: throw std::invalid_argument("gemv: rows_per_warp must be 1, 2 or 4");
   }
 }
@@ -216,16 +250,18 @@ int k_multiple_bf16() { return Traits<false>::kVec; }
 int k_multiple_int8() { return Traits<true>::kVec; }
 
 // Chosen with the hidden gemv_tune experiment on an H100 80GB HBM3
-// (2026-11-22, docs/notes/gemv.md): eight 16-byte loads in flight per
-// thread split over 2 rows beat 8 deep on one row at large shapes (2967 vs
-// 2899 GB/s, bf16 16384²) and tie at small ones; for int8, 2 rows pay off
-// once K is long (x converted once for both), 1 row below.
+// (2026-11-22, docs/notes/gemv.md): software-pipelined batches of 2 loads
+// per row beat 4-8 loads per row without pipelining everywhere int8 (2869 vs
+// 2731 GB/s at 16384², 2308 vs 2168 at 4096x11008) and match or beat it for
+// bf16; 2 rows per warp (x converted once for both) pay off once K is long.
 Config default_config(bool int8, int64_t N, int64_t K) {
+  (void)int8;
   (void)N;
   Config c;
   c.warps_per_block = 4;
-  c.unroll = 4;
-  c.rows_per_warp = int8 && K < 8192 ? 1 : 2;
+  c.unroll = 2;
+  c.pipeline = true;
+  c.rows_per_warp = K >= 12288 ? 2 : 1;
   return c;
 }
 

@@ -57,6 +57,7 @@ struct Config {
   int rows_per_warp = 1;    // 1, 2 or 4: rows a warp reduces together (x loaded once for all)
   int unroll = 4;           // 2, 4 or 8: 16-byte weight loads in flight per row per thread
   int warps_per_block = 4;  // 1..8
+  bool pipeline = false;    // load the next batch while using this one
 };
 Config default_config(bool int8, int64_t N, int64_t K);
 // gemv (n_sel = 1, experts = nullptr) or gather_gemv with an explicit config.

@@ -131,12 +131,13 @@ TEST_P(GemvShapes, EveryConfigMatchesReference) {
   KB_REQUIRE_GPU();
   for (int r : {1, 2, 4})
     for (int u : {2, 4, 8})
-      for (int wpb : {1, 4, 8}) {
-        SCOPED_TRACE("R=" + std::to_string(r) + " U=" + std::to_string(u) +
-                     " W=" + std::to_string(wpb));
-        gemv::Config c{r, u, wpb};
-        run_and_check(GetParam(), &c, false);
-      }
+      for (int wpb : {1, 4, 8})
+        for (bool pipe : {false, true}) {
+          SCOPED_TRACE("R=" + std::to_string(r) + " U=" + std::to_string(u) +
+                       " W=" + std::to_string(wpb) + " P=" + std::to_string(pipe));
+          gemv::Config c{r, u, wpb, pipe};
+          run_and_check(GetParam(), &c, false);
+        }
 }
 
 // N not a multiple of rows per warp or warps per block; K shorter than one
@@ -230,11 +231,11 @@ TEST(GemvRefuses, BadExpertCountsAndIds) {
 }
 
 TEST(GemvRefuses, BadConfig) {
-  gemv::Config c{3, 4, 4};
+  gemv::Config c{3, 4, 4, false};
   EXPECT_FALSE(refusal([&] { gemv::launch(false, kW, nullptr, nullptr, 1, 0, kX, kY, 16, 16, nullptr, c, nullptr); }).empty());
-  c = {1, 5, 4};
+  c = {1, 5, 4, false};
   EXPECT_FALSE(refusal([&] { gemv::launch(false, kW, nullptr, nullptr, 1, 0, kX, kY, 16, 16, nullptr, c, nullptr); }).empty());
-  c = {1, 4, 9};
+  c = {1, 4, 9, false};
   EXPECT_FALSE(refusal([&] { gemv::launch(false, kW, nullptr, nullptr, 1, 0, kX, kY, 16, 16, nullptr, c, nullptr); }).empty());
 }
 
