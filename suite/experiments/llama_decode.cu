@@ -68,7 +68,7 @@ class DecodeCase : public kb::Case {
     // 1. One layer at the model's own sizes (every kernel and gemv shape of
     //    the real step) against the CPU fp32 reference, on fresh weights:
     //    10 steps (the prompt, then 5 generated tokens) through the captured
-    //    graph, with 2 attention splits from the 5th position on.
+    //    graph, with 2 attention splits from the third position on.
     dec::ModelConfig one = cfg_;
     one.n_layers = 1;
     dec::ReferenceCheckOptions ro;
