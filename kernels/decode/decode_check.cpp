@@ -21,12 +21,6 @@ struct Stream {
   }
 };
 
-double rms_diff(const std::vector<float>& a, const std::vector<float>& b) {
-  double s = 0;
-  for (size_t i = 0; i < a.size(); ++i) s += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
-  return std::sqrt(s / std::max<size_t>(1, a.size()));
-}
-
 double rms(const std::vector<float>& a) {
   double s = 0;
   for (float v : a) s += double(v) * v;
@@ -98,8 +92,13 @@ DecodeCheck check_against_reference(const ModelConfig& c, WeightType t,
       return fail(r, at + "greedy token " + std::to_string(next) + " is not the argmax " +
                          std::to_string(gpu_best) + " of the GPU logits");
     // And agree with the CPU unless the CPU's top two are within the error.
+    // If the GPU picks `next` over the CPU's best, the CPU margin between
+    // them is at most the two logits' errors together: 2 x the largest
+    // error is the bound that holds for any pair (4 x the rms error did
+    // not: with 32000 logits per step the largest error is ~5 rms, and the
+    // 7B one-layer check failed on a near tie at 5.8 rms on an H100).
     const int cpu_best = argmax_ref(cpu);
-    const double tol_abs = 4 * rms_diff(gpu, cpu) + 1e-4 * rms(cpu);
+    const double tol_abs = 2 * cmp.max_abs + 1e-4 * rms(cpu);
     std::vector<float> sorted = cpu;
     std::partial_sort(sorted.begin(), sorted.begin() + std::min<size_t>(2, sorted.size()),
                       sorted.end(), std::greater<float>());
