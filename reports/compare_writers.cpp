@@ -1,0 +1,133 @@
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "reports/compare_result.h"
+#include "reports/gate_result.h"
+
+namespace kb {
+
+const char* compare_verdict_name(CompareVerdict v) {
+  switch (v) {
+    case CompareVerdict::same: return "SAME";
+    case CompareVerdict::faster: return "FASTER";
+    case CompareVerdict::slower: return "SLOWER";
+    case CompareVerdict::unsure: return "UNSURE";
+    case CompareVerdict::not_compared: return "-";
+  }
+  return "?";
+}
+
+size_t CompareReport::count(CompareVerdict v) const {
+  size_t n = 0;
+  for (const auto& r : rows) n += r.verdict == v;
+  return n;
+}
+
+std::string CompareReport::summary() const {
+  char buf[160];
+  double pct = (geomean - 1) * 100;
+  if (compared == 0) return "nothing to compare: no key has a value in both files";
+  std::snprintf(buf, sizeof buf, "geomean NEW/BASE %.4f (%.1f%% %s) over %zu keys", geomean,
+                std::fabs(pct), pct >= 0 ? "better" : "worse", compared);
+  std::string s = buf;
+  s += ": " + std::to_string(count(CompareVerdict::faster)) + " FASTER, " +
+       std::to_string(count(CompareVerdict::slower)) + " SLOWER, " +
+       std::to_string(count(CompareVerdict::same)) + " SAME, " +
+       std::to_string(count(CompareVerdict::unsure)) + " UNSURE";
+  size_t nc = count(CompareVerdict::not_compared);
+  if (nc) s += "; " + std::to_string(nc) + " not compared";
+  return s;
+}
+
+namespace {
+
+std::string opt_value(const std::optional<double>& v) { return v ? show_value(*v) : "-"; }
+
+std::string noise_text(double u) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "±%.1f%%", u * 100);
+  return buf;
+}
+
+std::string header_lines(const CompareReport& r) {
+  auto join = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (const auto& x : v) s += (s.empty() ? "" : ", ") + (x.empty() ? "(no arch)" : x);
+    return s.empty() ? std::string("(no rows)") : s;
+  };
+  std::string s = "BASE " + r.base_path + ": " + join(r.base_archs) + "\n";
+  s += "NEW  " + r.next_path + ": " + join(r.next_archs) + "\n";
+  if (r.cross_arch)
+    s += "The GPU models differ: comparing roofline_fraction (each value as a fraction of its "
+         "GPU's roofline), not raw values.\n";
+  return s;
+}
+
+}  // namespace
+
+std::string compare_console(const CompareReport& r) {
+  const std::vector<std::string> head = {"verdict", "name", "shape", "dtype", "metric",
+                                         "base",    "new",  "change", "noise", "note"};
+  std::vector<std::vector<std::string>> cells;
+  for (const auto& c : r.rows) {
+    std::string metric = r.cross_arch ? "roofline_fraction of " + c.metric : c.metric;
+    bool both = c.base && c.next;
+    cells.push_back({compare_verdict_name(c.verdict), c.name, c.shape.empty() ? "-" : c.shape,
+                     c.dtype, metric, opt_value(c.base), opt_value(c.next),
+                     both ? show_change(c.change) : "-", both ? noise_text(c.noise) : "-",
+                     c.note});
+  }
+  std::vector<size_t> w(head.size());
+  for (size_t i = 0; i < head.size(); ++i) w[i] = head[i].size();
+  for (const auto& c : cells)
+    for (size_t i = 0; i < c.size(); ++i) w[i] = std::max(w[i], c[i].size());
+  auto line = [&](const std::vector<std::string>& c) {
+    std::string s;
+    for (size_t i = 0; i < c.size(); ++i) {
+      const bool numeric = i >= 5 && i <= 8;
+      // "±" is two bytes but one column wide.
+      size_t width = c[i].size() - (c[i].find("±") != std::string::npos ? 1 : 0);
+      size_t target = w[i];
+      std::string pad(target > width ? target - width : 0, ' ');
+      s += numeric ? pad + c[i] : c[i] + pad;
+      if (i + 1 < c.size()) s += "  ";
+    }
+    while (!s.empty() && s.back() == ' ') s.pop_back();
+    return s + "\n";
+  };
+  std::string out = header_lines(r) + "\n" + line(head);
+  std::vector<std::string> rule;
+  for (size_t x : w) rule.push_back(std::string(x, '-'));
+  out += line(rule);
+  for (const auto& c : cells) out += line(c);
+  return out + "\n" + r.summary() + "\n";
+}
+
+std::string compare_markdown(const CompareReport& r) {
+  auto cell = [](std::string s) {
+    std::string o;
+    for (char c : s) o += c == '|' ? std::string("\\|") : std::string(1, c);
+    return o;
+  };
+  std::string out = "## kgate compare: " + cell(r.summary()) + "\n\n";
+  std::string head = header_lines(r);
+  for (size_t p = 0, q; p < head.size(); p = q + 1) {
+    q = head.find('\n', p);
+    out += cell(head.substr(p, q - p)) + "  \n";
+  }
+  out += "\n| verdict | key | base | new | change | noise | note |\n";
+  out += "| --- | --- | ---: | ---: | ---: | ---: | --- |\n";
+  for (const auto& c : r.rows) {
+    std::string key = c.name + (c.shape.empty() ? "" : " [" + c.shape + "]") + " " + c.dtype +
+                      " " + (r.cross_arch ? "roofline_fraction of " : "") + c.metric;
+    bool both = c.base && c.next;
+    out += std::string("| ") + compare_verdict_name(c.verdict) + " | " + cell(key) + " | " +
+           opt_value(c.base) + " | " + opt_value(c.next) + " | " +
+           (both ? show_change(c.change) : "-") + " | " + (both ? noise_text(c.noise) : "-") +
+           " | " + cell(c.note) + " |\n";
+  }
+  return out;
+}
+
+}  // namespace kb

@@ -1,0 +1,84 @@
+#include <cstdio>
+
+#include "reports/gate_writers.h"
+
+namespace kb {
+
+namespace {
+
+// A table cell: pipes would end the cell, line breaks the row.
+std::string cell(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '|')
+      o += "\\|";
+    else if (c == '\n' || c == '\r')
+      o += ' ';
+    else
+      o += c;
+  }
+  return o;
+}
+
+std::string opt_value(const std::optional<double>& v) { return v ? show_value(*v) : "-"; }
+
+// GitHub caps a step summary at 1 MiB: a suite of thousands of passing keys
+// must not push the failures out of it.
+constexpr size_t kMaxPassRows = 500;
+
+}  // namespace
+
+std::string gate_markdown(const GateReport& r) {
+  std::string out = "## kgate: " + r.summary() + "\n\n";
+  char gap[32];
+  std::snprintf(gap, sizeof gap, "%.1f%%", r.min_gap * 100);
+  out += "History window " + std::to_string(r.window) + " runs, min gap " + gap +
+         (r.strict ? ", strict" : "") + ", " + std::to_string(r.rows) + " rows read.";
+  for (const auto& g : r.gated_runs) out += " Gated " + cell(g) + ".";
+  out += "\n\n";
+
+  size_t shown = 0;
+  for (const auto& k : r.keys)
+    shown += k.status == GateStatus::fail || k.status == GateStatus::inconclusive;
+  if (shown) {
+    out += "| status | key | value | baseline | change | why |\n";
+    out += "| --- | --- | ---: | ---: | ---: | --- |\n";
+    for (const auto& k : r.keys) {
+      if (k.status != GateStatus::fail && k.status != GateStatus::inconclusive) continue;
+      std::string st = k.status == GateStatus::fail ? "**FAIL**" : "inconclusive";
+      out += "| " + st + " | " + cell(key_label(k)) + " | " + opt_value(k.value) + " | " +
+             opt_value(k.baseline) + " | " + (k.change ? show_change(*k.change) : "-") + " | " +
+             cell(k.why) + " |\n";
+    }
+    out += "\n";
+  }
+
+  size_t rest = r.keys.size() - shown;
+  if (rest) {
+    out += "<details><summary>" + std::to_string(r.count(GateStatus::pass)) + " passed, " +
+           std::to_string(r.count(GateStatus::skipped)) + " skipped</summary>\n\n";
+    out += "| status | key | value | baseline | change | target |\n";
+    out += "| --- | --- | ---: | ---: | ---: | ---: |\n";
+    size_t n = 0;
+    for (const auto& k : r.keys) {
+      if (k.status != GateStatus::pass && k.status != GateStatus::skipped) continue;
+      if (++n > kMaxPassRows) break;
+      out += std::string("| ") + gate_status_name(k.status) + " | " + cell(key_label(k)) + " | " +
+             opt_value(k.value) + " | " + opt_value(k.baseline) + " | " +
+             (k.change ? show_change(*k.change) : "-") + " | " + opt_value(k.target) + " |\n";
+    }
+    if (n > kMaxPassRows)
+      out += "\n" + std::to_string(rest - kMaxPassRows) + " more not shown.\n";
+    out += "\n</details>\n\n";
+  }
+
+  if (!r.warnings.empty()) {
+    out += "<details><summary>" + std::to_string(r.warnings.size()) +
+           " input warning(s)</summary>\n\n";
+    for (const auto& w : r.warnings) out += "- " + cell(w) + "\n";
+    out += "\n</details>\n";
+  }
+  return out;
+}
+
+}  // namespace kb

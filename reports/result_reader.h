@@ -1,0 +1,93 @@
+// Reads a results CSV as the gate needs it: ours (schema v1) or PyTorch
+// benchmarks/gpt_fast's (`name,metric,target,actual,dtype,device,arch,is_model`,
+// and its older forms without `arch`, or without `arch` and `is_model`).
+// Columns are taken by name from the header, so either order works.
+//
+// Damage is sorted in two kinds (docs/gate.md):
+// - file-level (cannot be read, no header, a required column missing, a
+//   different header in the middle, no rows at all): ResultFileError, and
+//   the gate exits 2 — a file that cannot be read must never pass;
+// - row-level (wrong field count, a value that is not a finite number, an
+//   unknown status or metric): that row is skipped with a warning naming
+//   the file and line, and the rest of the file is read.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace kb {
+
+struct ResultFileError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+enum class ResultFormat {
+  kbench,         // our schema: has `status` (and usually run_id, timestamp)
+  gpt_fast,       // name,metric,target,actual,dtype,device,arch,is_model
+  gpt_fast_old,   // the same without `arch`
+};
+
+// One row, as views valid during the callback only (a quoted field with
+// doubled quotes lives in the reader's buffer, not in the file's text).
+// Columns a format lacks are empty: a gpt_fast row has status "ok", no
+// run_id, and shape "mean" for its micro-benchmark rows (those are the
+// averages over the seed's shape list, which is what our `mean` rows are).
+struct ResultRow {
+  std::string_view name, metric, dtype, device, arch, shape, variant, status;
+  std::string_view run_id, timestamp, message;
+  bool is_model = false;
+  std::optional<double> target, actual, roofline, roofline_fraction, noise_rel;
+  int64_t samples = 0;
+  size_t line = 0;  // where the row begins in the file (1-based)
+};
+
+struct ResultFileInfo {
+  ResultFormat format = ResultFormat::kbench;
+  size_t rows = 0;     // rows handed to the callback
+  size_t skipped = 0;  // damaged rows skipped with a warning
+};
+
+using RowCallback = std::function<void(const ResultRow&)>;
+// (line, what): `what` does not repeat the path; the caller prefixes it.
+using WarningCallback = std::function<void(size_t line, const std::string& what)>;
+
+// Reads `path` into `text` and hands each valid row to `on_row`. Throws
+// ResultFileError ("<path>:3: ...") on
+// file-level damage, including a file with no valid row.
+ResultFileInfo read_results(const std::string& path, std::string& text, const RowCallback& on_row,
+                            const WarningCallback& on_warning);
+
+// The same on text already in memory (`path` only names it in messages).
+ResultFileInfo parse_results(std::string_view text, const std::string& path,
+                             const RowCallback& on_row, const WarningCallback& on_warning);
+
+// The whole file as bytes; ResultFileError when it is a directory, missing,
+// unreadable or fails mid-read.
+std::string read_file_text(const std::string& path);
+
+// A file's bytes held for as long as rows point into them: a regular file
+// is mapped (no copy: a million-row history is a quarter of a gigabyte),
+// anything else (a pipe, /dev/stdin) is read. Same errors as read_file_text.
+class FileText {
+ public:
+  explicit FileText(const std::string& path);
+  struct InMemory {};
+  FileText(InMemory, std::string text) : text_(std::move(text)) {}
+  ~FileText();
+  FileText(const FileText&) = delete;
+  FileText& operator=(const FileText&) = delete;
+  std::string_view view() const {
+    return map_ ? std::string_view(static_cast<const char*>(map_), size_) : std::string_view(text_);
+  }
+
+ private:
+  void* map_ = nullptr;
+  size_t size_ = 0;
+  std::string text_;
+};
+
+}  // namespace kb

@@ -1,0 +1,264 @@
+#include "tools/kgate/cli.h"
+
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kgate_help_text.h"
+#include "reports/gate_writers.h"
+#include "reports/result_reader.h"
+#include "suite/targets.h"
+#include "tools/kgate/compare.h"
+#include "tools/kgate/gate.h"
+#include "tools/kgate/gen_history.h"
+#include "tools/kgate/history.h"
+#include "tools/kgate/simulate.h"
+
+namespace kb {
+
+namespace {
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+// An output file that cannot be written: the verdict would be lost.
+struct OutputError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+using Args = std::vector<std::string>;
+
+// Reads the value after a flag; `i` is left on it.
+const std::string& value_of(const Args& a, size_t& i) {
+  if (i + 1 >= a.size()) throw UsageError(a[i] + " needs a value");
+  return a[++i];
+}
+
+double parse_double(const std::string& flag, const std::string& v, double lo, double hi,
+                    bool hi_open = false) {
+  double x = 0;
+  auto res = std::from_chars(v.data(), v.data() + v.size(), x);
+  if (res.ec != std::errc() || res.ptr != v.data() + v.size() || !std::isfinite(x) || x < lo ||
+      x > hi || (hi_open && x == hi))
+    throw UsageError(flag + " " + v + ": expected a number in [" + std::to_string(lo).substr(0, 4) +
+                     ", " + std::to_string(hi).substr(0, 4) + (hi_open ? ")" : "]"));
+  return x;
+}
+
+long parse_int(const std::string& flag, const std::string& v, long lo, long hi) {
+  long x = 0;
+  auto res = std::from_chars(v.data(), v.data() + v.size(), x);
+  if (res.ec != std::errc() || res.ptr != v.data() + v.size() || x < lo || x > hi)
+    throw UsageError(flag + " " + v + ": expected a whole number from " + std::to_string(lo) +
+                     " to " + std::to_string(hi));
+  return x;
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (!f) throw OutputError("cannot write " + path + ": " + std::strerror(errno));
+  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  ok = std::fclose(f) == 0 && ok;
+  if (!ok) throw OutputError("cannot write " + path + ": " + std::strerror(errno));
+}
+
+void print_warnings(const std::vector<std::string>& warnings) {
+  for (const auto& w : warnings) std::fprintf(stderr, "kgate: warning: %s\n", w.c_str());
+}
+
+int cmd_check(const Args& a) {
+  GateOptions opt;
+  std::vector<std::string> results;
+  std::string targets_dir, markdown, junit, html;
+  for (size_t i = 1; i < a.size(); ++i) {
+    const std::string& f = a[i];
+    if (f == "--results") {
+      size_t before = results.size();
+      while (i + 1 < a.size() && a[i + 1].rfind("--", 0) != 0) results.push_back(a[++i]);
+      if (results.size() == before) throw UsageError("--results needs at least one file");
+    } else if (f == "--targets") {
+      targets_dir = value_of(a, i);
+    } else if (f == "--window") {
+      opt.rule.window = static_cast<int>(parse_int(f, value_of(a, i), 3, 500));
+    } else if (f == "--min-gap") {
+      opt.rule.min_gap = parse_double(f, value_of(a, i), 0, 1, true);
+    } else if (f == "--min-history") {
+      opt.rule.min_history = static_cast<int>(parse_int(f, value_of(a, i), 3, 500));
+    } else if (f == "--max-noise") {
+      opt.rule.max_noise = parse_double(f, value_of(a, i), 0, 1, true);
+    } else if (f == "--strict") {
+      opt.strict = true;
+    } else if (f == "--markdown") {
+      markdown = value_of(a, i);
+    } else if (f == "--junit") {
+      junit = value_of(a, i);
+    } else if (f == "--html") {
+      html = value_of(a, i);
+    } else {
+      throw UsageError("check: unknown option '" + f + "'");
+    }
+  }
+  if (results.empty()) throw UsageError("check needs --results FILE...");
+  if (opt.rule.min_history > opt.rule.window)
+    throw UsageError("--min-history " + std::to_string(opt.rule.min_history) +
+                     " is larger than --window " + std::to_string(opt.rule.window));
+  if (!targets_dir.empty()) opt.targets = load_target_dir(targets_dir);
+
+  History h;
+  for (const auto& p : results) h.add_file(p);
+  h.finish();
+  GateReport rep = run_gate(h, opt);
+  print_warnings(rep.warnings);
+  std::fputs(gate_console(rep).c_str(), stdout);
+  std::fflush(stdout);
+  if (!markdown.empty()) write_file(markdown, gate_markdown(rep));
+  if (!junit.empty()) write_file(junit, gate_junit(rep));
+  if (!html.empty()) write_file(html, gate_html(rep));
+  return rep.exit_code();
+}
+
+int cmd_compare(const Args& a) {
+  CompareOptions opt;
+  std::vector<std::string> files;
+  std::string markdown;
+  for (size_t i = 1; i < a.size(); ++i) {
+    const std::string& f = a[i];
+    if (f == "--min-change")
+      opt.min_change = parse_double(f, value_of(a, i), 0, 1, true);
+    else if (f == "--noise")
+      opt.default_noise = parse_double(f, value_of(a, i), 0, 1, true);
+    else if (f == "--markdown")
+      markdown = value_of(a, i);
+    else if (f.rfind("--", 0) == 0)
+      throw UsageError("compare: unknown option '" + f + "'");
+    else
+      files.push_back(f);
+  }
+  if (files.size() != 2)
+    throw UsageError("compare needs two files, BASE.csv and NEW.csv (got " +
+                     std::to_string(files.size()) + ")");
+  History base, next;
+  base.add_file(files[0]);
+  base.finish();
+  next.add_file(files[1]);
+  next.finish();
+  CompareReport rep = compare_runs(base, next, opt);
+  print_warnings(rep.warnings);
+  std::fputs(compare_console(rep).c_str(), stdout);
+  std::fflush(stdout);
+  if (!markdown.empty()) write_file(markdown, compare_markdown(rep));
+  return 0;
+}
+
+// Hidden: the simulation behind the defaults (docs/gate.md).
+int cmd_simulate(const Args& a) {
+  SimulationOptions opt;
+  int nights = 1000, trials = 1000, horizon = 8;
+  std::vector<double> drops = {0.05, 0.10};
+  for (size_t i = 1; i < a.size(); ++i) {
+    const std::string& f = a[i];
+    if (f == "--noise") opt.noise = parse_double(f, value_of(a, i), 0, 0.5);
+    else if (f == "--nights") nights = static_cast<int>(parse_int(f, value_of(a, i), 1, 100000000));
+    else if (f == "--trials") trials = static_cast<int>(parse_int(f, value_of(a, i), 1, 10000000));
+    else if (f == "--horizon") horizon = static_cast<int>(parse_int(f, value_of(a, i), 1, 100));
+    else if (f == "--seed") opt.seed = static_cast<uint64_t>(parse_int(f, value_of(a, i), 0, 1L << 62));
+    else if (f == "--window") opt.rule.window = static_cast<int>(parse_int(f, value_of(a, i), 3, 500));
+    else if (f == "--min-gap") opt.rule.min_gap = parse_double(f, value_of(a, i), 0, 1, true);
+    else if (f == "--min-history") opt.rule.min_history = static_cast<int>(parse_int(f, value_of(a, i), 3, 500));
+    else if (f == "--z") opt.rule.z = parse_double(f, value_of(a, i), 0.5, 20);
+    else if (f == "--max-recent") opt.rule.max_recent = static_cast<int>(parse_int(f, value_of(a, i), 1, 50));
+    else if (f == "--drop") drops = {parse_double(f, value_of(a, i), 0, 1, true)};
+    else throw UsageError("simulate: unknown option '" + f + "'");
+  }
+  opt.rule.max_noise = 1;  // the simulation asks about the rule, not about the noise cap
+  std::printf("kgate simulate: noise %.2f%% (relative s.d. of a night), window %d, min gap %.1f%%, "
+              "z %.2f, max recent %d, seed %llu\n",
+              opt.noise * 100, opt.rule.window, opt.rule.min_gap * 100, opt.rule.z,
+              opt.rule.max_recent, static_cast<unsigned long long>(opt.seed));
+  FalseFailureResult ff = simulate_false_failures(opt, nights);
+  std::printf("false failures: %d in %d nights (%.3f per 1000); inconclusive %d (%.1f%%)\n",
+              ff.failures, ff.nights, 1000.0 * ff.failures / ff.nights, ff.inconclusive,
+              100.0 * ff.inconclusive / ff.nights);
+  std::printf("caught by night (of %d trials):\n  drop ", trials);
+  for (int j = 1; j <= horizon; ++j) std::printf(" %7d", j);
+  std::printf("\n");
+  for (double d : drops) {
+    std::vector<double> c = simulate_detection(opt, d, trials, horizon);
+    std::printf("  %4.1f%%", d * 100);
+    for (double x : c) std::printf(" %7.4f", x);
+    std::printf("\n");
+  }
+  return 0;
+}
+
+// Hidden: a synthetic history for the timing in docs/gate.md.
+int cmd_gen_history(const Args& a) {
+  GenOptions opt;
+  std::string out;
+  for (size_t i = 1; i < a.size(); ++i) {
+    const std::string& f = a[i];
+    if (f == "--out") out = value_of(a, i);
+    else if (f == "--runs") opt.runs = static_cast<int>(parse_int(f, value_of(a, i), 1, 100000000));
+    else if (f == "--keys") opt.keys = static_cast<int>(parse_int(f, value_of(a, i), 1, 10000000));
+    else if (f == "--seed") opt.seed = static_cast<uint64_t>(parse_int(f, value_of(a, i), 0, 1L << 62));
+    else if (f == "--noise") opt.noise = parse_double(f, value_of(a, i), 0, 0.5);
+    else if (f == "--drop") opt.last_drop = parse_double(f, value_of(a, i), 0, 1, true);
+    else if (f == "--dropped-keys") opt.dropped_keys = static_cast<int>(parse_int(f, value_of(a, i), 0, 10000000));
+    else if (f == "--arch") opt.arch = value_of(a, i);
+    else if (f == "--format") {
+      const std::string& v = value_of(a, i);
+      if (v != "kbench" && v != "gpt_fast") throw UsageError("--format: kbench or gpt_fast");
+      opt.gpt_fast = v == "gpt_fast";
+    } else {
+      throw UsageError("gen-history: unknown option '" + f + "'");
+    }
+  }
+  if (out.empty()) throw UsageError("gen-history needs --out FILE (- for stdout)");
+  std::FILE* f = out == "-" ? stdout : std::fopen(out.c_str(), "wb");
+  if (!f) throw OutputError("cannot write " + out + ": " + std::strerror(errno));
+  bool ok = write_history(f, opt);
+  if (f != stdout) ok = std::fclose(f) == 0 && ok;
+  if (!ok) throw OutputError("cannot write " + out + ": " + std::strerror(errno));
+  return 0;
+}
+
+}  // namespace
+
+int kgate_main(int argc, char** argv) {
+  Args a(argv + 1, argv + argc);
+  try {
+    if (a.empty()) throw UsageError("no command given");
+    const std::string& cmd = a[0];
+    if (cmd == "help" || cmd == "--help" || cmd == "-h") {
+      std::fputs(kKgateHelp, stdout);
+      return 0;
+    }
+    if (cmd == "--version") {
+      std::printf("kgate %s\n", KBENCH_VERSION);
+      return 0;
+    }
+    if (cmd == "check") return cmd_check(a);
+    if (cmd == "compare") return cmd_compare(a);
+    if (cmd == "simulate") return cmd_simulate(a);
+    if (cmd == "gen-history") return cmd_gen_history(a);
+    throw UsageError("unknown command '" + cmd + "'");
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "kgate: %s\n(kgate --help lists the commands and options)\n", e.what());
+  } catch (const ResultFileError& e) {
+    std::fprintf(stderr, "kgate: error: %s\n", e.what());
+  } catch (const TargetError& e) {
+    std::fprintf(stderr, "kgate: error: %s\n", e.what());
+  } catch (const OutputError& e) {
+    std::fprintf(stderr, "kgate: error: %s\n", e.what());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kgate: error: %s\n", e.what());
+  }
+  return 2;
+}
+
+}  // namespace kb

@@ -1,0 +1,158 @@
+#include "tools/kgate/compare.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "tools/kgate/history_rule.h"
+
+namespace kb {
+
+namespace {
+
+using CompareKey = std::tuple<std::string, std::string, std::string, std::string, std::string>;
+
+struct Side {
+  std::vector<double> values, noise_rel;
+  std::vector<double> samples;
+  std::string problem;  // why there is no value: "failed: ...", "no roofline_fraction"
+};
+
+struct SideValue {
+  double value = 0, noise = 0;
+  int runs = 0;
+  std::string source;
+};
+
+std::set<std::string> archs_of(const History& h) {
+  std::set<std::string> a;
+  for (const auto& o : h.observations())
+    if (o.measured()) a.insert(h.keys()[o.key].arch);
+  return a;
+}
+
+std::map<CompareKey, Side> collect(const History& h, bool cross_arch,
+                                   std::map<CompareKey, bool>& lower) {
+  std::map<CompareKey, Side> out;
+  for (const auto& o : h.observations()) {
+    const Key& k = h.keys()[o.key];
+    CompareKey ck{k.name, k.metric, k.dtype, k.shape, cross_arch ? std::string() : k.arch};
+    lower[ck] = k.lower_is_better;
+    Side& s = out[ck];
+    if (!o.measured() || o.status == RowStatus::throttled) {
+      if (s.problem.empty())
+        s.problem = o.status == RowStatus::throttled ? "throttled"
+                    : o.status == RowStatus::failed  ? "failed"
+                    : o.status == RowStatus::incorrect ? "incorrect"
+                                                       : "skipped";
+      continue;
+    }
+    double v = o.actual;
+    if (cross_arch) {
+      if (!o.roofline_fraction() || *o.roofline_fraction() <= 0) {
+        s.problem = "no roofline_fraction";
+        continue;
+      }
+      v = *o.roofline_fraction();
+    }
+    s.values.push_back(v);
+    if (o.noise_rel() && o.samples > 0) {
+      s.noise_rel.push_back(*o.noise_rel());
+      s.samples.push_back(static_cast<double>(o.samples));
+    }
+  }
+  return out;
+}
+
+SideValue summarize(const Side& s, const CompareOptions& opt) {
+  SideValue r;
+  r.runs = static_cast<int>(s.values.size());
+  r.value = median_of(s.values);
+  double m = r.runs;
+  if (r.runs >= 3 && r.value > 0) {
+    r.noise = 1.2533 * qn_scale(s.values) / r.value / std::sqrt(m);
+    r.source = "runs";
+  } else if (s.noise_rel.size() == s.values.size() && !s.noise_rel.empty()) {
+    r.noise = 1.2533 * median_of(s.noise_rel) / std::sqrt(median_of(s.samples)) / std::sqrt(m);
+    r.source = "noise_rel";
+  } else {
+    r.noise = opt.default_noise / std::sqrt(m);
+    r.source = "default";
+  }
+  return r;
+}
+
+}  // namespace
+
+CompareReport compare_runs(const History& base, const History& next, const CompareOptions& opt) {
+  CompareReport rep;
+  rep.base_path = base.files().empty() ? "" : base.files().front();
+  rep.next_path = next.files().empty() ? "" : next.files().front();
+  rep.min_change = opt.min_change;
+  auto ba = archs_of(base), na = archs_of(next);
+  rep.base_archs.assign(ba.begin(), ba.end());
+  rep.next_archs.assign(na.begin(), na.end());
+  rep.cross_arch = ba != na;
+  for (const auto& w : base.warnings()) rep.warnings.push_back(w.text());
+  for (const auto& w : next.warnings()) rep.warnings.push_back(w.text());
+
+  std::map<CompareKey, bool> lower;
+  auto bs = collect(base, rep.cross_arch, lower);
+  auto ns = collect(next, rep.cross_arch, lower);
+  std::set<CompareKey> all;
+  for (const auto& [k, v] : bs) all.insert(k);
+  for (const auto& [k, v] : ns) all.insert(k);
+
+  double log_sum = 0;
+  for (const auto& k : all) {
+    CompareRow row;
+    std::tie(row.name, row.metric, row.dtype, row.shape, row.arch) = k;
+    // A roofline fraction is higher-is-better for every metric.
+    row.lower_is_better = !rep.cross_arch && lower[k];
+    auto b = bs.find(k), n = ns.find(k);
+    bool has_b = b != bs.end() && !b->second.values.empty();
+    bool has_n = n != ns.end() && !n->second.values.empty();
+    if (!has_b || !has_n) {
+      auto why = [](const std::map<CompareKey, Side>::iterator& it,
+                    const std::map<CompareKey, Side>& m) {
+        return it == m.end() ? std::string("absent") : it->second.problem;
+      };
+      if (has_b) row.base = median_of(b->second.values);
+      if (has_n) row.next = median_of(n->second.values);
+      row.note = !has_b && !has_n ? "BASE: " + why(b, bs) + ", NEW: " + why(n, ns)
+                 : !has_b         ? "BASE: " + why(b, bs)
+                                  : "NEW: " + why(n, ns);
+      rep.rows.push_back(std::move(row));
+      continue;
+    }
+    SideValue sb = summarize(b->second, opt), sn = summarize(n->second, opt);
+    row.base = sb.value;
+    row.next = sn.value;
+    row.base_runs = sb.runs;
+    row.next_runs = sn.runs;
+    row.change = (sn.value - sb.value) / sb.value;
+    row.ratio = row.lower_is_better ? sb.value / sn.value : sn.value / sb.value;
+    row.noise = std::sqrt(sb.noise * sb.noise + sn.noise * sn.noise);
+    double better = row.ratio - 1;
+    double needed = std::max(opt.min_change, opt.z * row.noise);
+    if (better > needed)
+      row.verdict = CompareVerdict::faster;
+    else if (better < -needed)
+      row.verdict = CompareVerdict::slower;
+    else if (std::fabs(better) <= opt.min_change && opt.z * row.noise <= opt.min_change)
+      row.verdict = CompareVerdict::same;
+    else
+      row.verdict = CompareVerdict::unsure;
+    row.note = "noise from " + (sb.source == sn.source ? sb.source : sb.source + "/" + sn.source) +
+               ", runs " + std::to_string(sb.runs) + "/" + std::to_string(sn.runs);
+    log_sum += std::log(row.ratio);
+    ++rep.compared;
+    rep.rows.push_back(std::move(row));
+  }
+  if (rep.compared) rep.geomean = std::exp(log_sum / static_cast<double>(rep.compared));
+  return rep;
+}
+
+}  // namespace kb

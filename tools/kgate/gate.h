@@ -1,0 +1,34 @@
+// The gate's rules (DESIGN.md "The gate's rules") applied to every key of
+// the newest run of each GPU model (arch) in a History:
+// 1. an `incorrect` or `failed` row fails;
+// 2. a value worse than its target by more than the target's tolerance
+//    fails (the target file matched by arch name, else the row's own
+//    `target` column);
+// 3. a drop against the key's earlier runs on the same arch fails when it
+//    is larger than both --min-gap and what the history's noise explains
+//    (history_rule.h); too little history or too much noise is
+//    inconclusive, which fails only with --strict.
+// `skipped` rows are not gated. A `throttled` row that would fail rule 2 or
+// 3 is inconclusive instead: a hot GPU is not a code regression. A key that
+// was in the arch's previous run but is missing from its newest one is
+// inconclusive too.
+#pragma once
+
+#include <vector>
+
+#include "reports/gate_result.h"
+#include "suite/targets.h"
+#include "tools/kgate/history.h"
+#include "tools/kgate/history_rule.h"
+
+namespace kb {
+
+struct GateOptions {
+  HistoryRuleOptions rule;
+  bool strict = false;
+  std::vector<TargetFile> targets;  // empty: only the rows' own targets
+};
+
+GateReport run_gate(const History& history, const GateOptions& opt);
+
+}  // namespace kb

@@ -1,0 +1,208 @@
+#include "tools/kgate/history.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+
+#include "reports/metrics.h"
+#include "reports/record.h"
+
+namespace kb {
+
+namespace {
+
+RowStatus row_status(std::string_view s) {
+  if (s == status::ok) return RowStatus::ok;
+  if (s == status::below_target) return RowStatus::below_target;
+  if (s == status::throttled) return RowStatus::throttled;
+  if (s == status::incorrect) return RowStatus::incorrect;
+  if (s == status::failed) return RowStatus::failed;
+  return RowStatus::skipped;  // the reader lets only known statuses through
+}
+
+std::string base_name(const std::string& path) {
+  size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+}  // namespace
+
+std::string Warning::text() const {
+  bool has_line = line != 0 && line != SIZE_MAX;
+  return path + (has_line ? ":" + std::to_string(line) : std::string()) + ": " + what;
+}
+
+void History::warn(uint32_t file, size_t line, std::string what) {
+  if (warning_count_.size() <= file) warning_count_.resize(file + 1, 0);
+  // A file damaged on every line must not bury the report in warnings.
+  if (++warning_count_[file] <= kMaxWarningsPerFile)
+    warnings_.push_back({files_[file], line, std::move(what)});
+}
+
+std::string_view History::keep(std::string_view v, uint32_t file) {
+  std::string_view t = texts_[file].view();
+  if (v.empty() || (v.data() >= t.data() && v.data() + v.size() <= t.data() + t.size())) return v;
+  return kept_.emplace_back(v);
+}
+
+void History::add_file(const std::string& path) {
+  files_.push_back(path);
+  texts_.emplace_back(path);
+  parse(static_cast<uint32_t>(files_.size() - 1));
+}
+
+void History::add_text(std::string text, const std::string& path) {
+  files_.push_back(path);
+  texts_.emplace_back(FileText::InMemory(), std::move(text));
+  parse(static_cast<uint32_t>(files_.size() - 1));
+}
+
+uint32_t History::intern_key(const ResultRow& r) {
+  // One string holding every part, separated by a byte no field contains.
+  scratch_.clear();
+  for (std::string_view part : {r.name, r.metric, r.dtype, r.shape, r.arch, r.device}) {
+    scratch_.append(part);
+    scratch_ += '\x1f';
+  }
+  auto it = key_index_.find(scratch_);
+  if (it != key_index_.end()) return it->second;
+  uint32_t id = static_cast<uint32_t>(keys_.size());
+  Key k{std::string(r.name), std::string(r.metric), std::string(r.dtype),
+        std::string(r.shape), std::string(r.arch),   std::string(r.device)};
+  // The reader lets only known metrics through.
+  k.lower_is_better = metric_direction(k.metric) == Direction::lower_is_better;
+  keys_.push_back(std::move(k));
+  key_index_.emplace(scratch_, id);
+  by_key_.emplace_back();
+  repeats_.push_back(0);
+  return id;
+}
+
+uint32_t History::intern_run(const ResultRow& r, uint32_t file, uint32_t key) {
+  if (!r.run_id.empty()) {
+    // Rows of one run come together: skip the lookup while the id repeats.
+    if (last_run_ != UINT32_MAX && r.run_id == std::string_view(last_run_id_)) return last_run_;
+    scratch_.assign("id\x1f");
+    scratch_.append(r.run_id);
+  } else {
+    // No run id: the n-th time a key appears in this file is its n-th run.
+    uint32_t n = repeats_[key]++;
+    scratch_.assign("file\x1f" + std::to_string(file) + "\x1f" + std::to_string(n));
+  }
+  uint32_t id;
+  auto it = run_index_.find(scratch_);
+  if (it != run_index_.end()) {
+    id = it->second;
+  } else {
+    id = static_cast<uint32_t>(runs_.size());
+    Run run;
+    if (!r.run_id.empty())
+      run.label = std::string(r.run_id);
+    else
+      run.label = base_name(files_[file]) + "#" + std::to_string(repeats_[key]);
+    run.timestamp = std::string(r.timestamp);
+    run.first_seen = static_cast<uint32_t>(obs_.size());
+    runs_.push_back(std::move(run));
+    run_index_.emplace(scratch_, id);
+  }
+  if (!r.run_id.empty()) {
+    last_run_id_ = r.run_id;
+    last_run_ = id;
+  }
+  return id;
+}
+
+void History::parse(uint32_t file) {
+  const std::string& path = files_[file];
+  std::string_view text = texts_[file].view();
+  // Rows are 60 to 300 bytes: reserving for 64-byte rows means a million-row
+  // history is never copied as the vector grows (unused reserve is never
+  // touched, so it costs no memory).
+  obs_.reserve(obs_.size() + text.size() / 64 + 1);
+  std::fill(repeats_.begin(), repeats_.end(), 0);
+  last_run_ = UINT32_MAX;
+  parse_results(
+      text, path,
+      [&](const ResultRow& r) {
+        Observation o;
+        o.key = intern_key(r);
+        o.run = intern_run(r, file, o.key);
+        o.file = file;
+        o.line = static_cast<uint32_t>(r.line);
+        o.seq = static_cast<uint32_t>(obs_.size());
+        o.status = row_status(r.status);
+        o.is_model = r.is_model;
+        o.actual = r.actual.value_or(0);
+        o.target_ = r.target.value_or(Observation::kNone);
+        o.roofline_ = r.roofline.value_or(Observation::kNone);
+        o.roofline_fraction_ = r.roofline_fraction.value_or(Observation::kNone);
+        o.noise_rel_ = r.noise_rel.value_or(Observation::kNone);
+        o.samples = static_cast<uint32_t>(std::min<int64_t>(r.samples, UINT32_MAX));
+        o.variant = keep(r.variant, file);
+        o.message = keep(r.message, file);
+        obs_.push_back(o);
+      },
+      [&](size_t line, const std::string& what) { warn(file, line, what); });
+  last_run_ = UINT32_MAX;
+}
+
+void History::finish() {
+  // Run order: by timestamp when every run has one, else by first appearance.
+  std::vector<uint32_t> order(runs_.size());
+  std::iota(order.begin(), order.end(), 0);
+  bool all_timed = std::all_of(runs_.begin(), runs_.end(),
+                               [](const Run& r) { return !r.timestamp.empty(); });
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    if (all_timed && runs_[a].timestamp != runs_[b].timestamp)
+      return runs_[a].timestamp < runs_[b].timestamp;
+    return runs_[a].first_seen < runs_[b].first_seen;
+  });
+  std::vector<uint32_t> rank(runs_.size());
+  std::vector<Run> sorted;
+  sorted.reserve(runs_.size());
+  for (uint32_t i = 0; i < order.size(); ++i) {
+    rank[order[i]] = i;
+    sorted.push_back(std::move(runs_[order[i]]));
+  }
+  runs_ = std::move(sorted);
+  for (auto& o : obs_) o.run = rank[o.run];
+
+  for (auto& v : by_key_) v.clear();
+  for (uint32_t i = 0; i < obs_.size(); ++i) by_key_[obs_[i].key].push_back(i);
+  for (auto& v : by_key_) {
+    // Rows mostly arrive in run order already: this is nearly a no-op.
+    std::stable_sort(v.begin(), v.end(),
+                     [&](uint32_t a, uint32_t b) { return obs_[a].run < obs_[b].run; });
+    // A key twice in one run: keep the first row, warn about the others.
+    size_t out = 0;
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (out > 0 && obs_[v[out - 1]].run == obs_[v[i]].run) {
+        const Observation& first = obs_[v[out - 1]];
+        const Observation& dup = obs_[v[i]];
+        warn(dup.file, dup.line,
+             "the same key again in run " + runs_[dup.run].label + " (first at " +
+                 base_name(files_[first.file]) + ":" + std::to_string(first.line) +
+                 "); row skipped");
+        continue;
+      }
+      v[out++] = v[i];
+    }
+    v.resize(out);
+  }
+  for (uint32_t f = 0; f < warning_count_.size(); ++f)
+    if (warning_count_[f] > kMaxWarningsPerFile)
+      warnings_.push_back({files_[f], SIZE_MAX,
+                           std::to_string(warning_count_[f] - kMaxWarningsPerFile) +
+                               " more warning(s) in this file not shown"});
+  // Warnings in file order, then line order (the "more" line last).
+  std::stable_sort(warnings_.begin(), warnings_.end(), [&](const Warning& a, const Warning& b) {
+    if (a.path != b.path) {
+      auto ia = std::find(files_.begin(), files_.end(), a.path) - files_.begin();
+      auto ib = std::find(files_.begin(), files_.end(), b.path) - files_.begin();
+      return ia < ib;
+    }
+    return a.line < b.line;
+  });
+}
+
+}  // namespace kb

@@ -1,0 +1,123 @@
+// The rows of every results file given to kgate, grouped into runs and into
+// one series per key. A key is (name, metric, dtype, shape, arch, device):
+// DESIGN.md's key plus the device, so that the GPUs of one `--device all`
+// run are not duplicates of each other and each is compared with itself.
+//
+// Runs: rows with a run_id belong to that run (the same id in two files is
+// one run). Rows without one (gpt_fast files) are taken in file order, each
+// repeat of a key in a file being the next run of that file. Runs are
+// ordered by timestamp when every run has one, else by where they first
+// appear (files in the order given, so: oldest file first).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "reports/result_reader.h"
+
+namespace kb {
+
+struct Key {
+  std::string name, metric, dtype, shape, arch, device;
+  bool lower_is_better = false;
+};
+
+struct Run {
+  std::string label;      // run_id, or "<file>#<n>" for a file without run ids
+  std::string timestamp;  // "" when the rows have none
+  uint32_t first_seen = 0;
+};
+
+enum class RowStatus : uint8_t { ok, below_target, throttled, incorrect, failed, skipped };
+
+struct Observation {
+  uint32_t key = 0;
+  uint32_t run = 0;  // index into History::runs(), which are in run order after finish()
+  uint32_t file = 0;
+  uint32_t line = 0;
+  uint32_t seq = 0;  // position among all rows read
+  RowStatus status = RowStatus::ok;
+  bool is_model = false;
+  uint32_t samples = 0;
+  double actual = 0;  // valid when measured()
+  // NaN where the row has no value (a million rows: optionals would double
+  // the memory); read them through the accessors.
+  double target_ = kNone, roofline_ = kNone, roofline_fraction_ = kNone, noise_rel_ = kNone;
+  std::string_view variant, message;
+
+  static constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
+  static std::optional<double> opt(double v) {
+    return v == v ? std::optional<double>(v) : std::nullopt;
+  }
+  std::optional<double> target() const { return opt(target_); }
+  std::optional<double> roofline() const { return opt(roofline_); }
+  std::optional<double> roofline_fraction() const { return opt(roofline_fraction_); }
+  std::optional<double> noise_rel() const { return opt(noise_rel_); }
+
+  bool measured() const {
+    return status == RowStatus::ok || status == RowStatus::below_target ||
+           status == RowStatus::throttled;
+  }
+};
+
+struct Warning {
+  std::string path;
+  size_t line = 0;
+  std::string what;
+  std::string text() const;  // "path:line: what"
+};
+
+class History {
+ public:
+  // Reads one results file. Throws ResultFileError on file-level damage;
+  // row-level damage becomes a warning.
+  void add_file(const std::string& path);
+  // The same for text in memory (tests); `path` names it in messages.
+  void add_text(std::string text, const std::string& path);
+  // Orders the runs and each key's observations; finds duplicate keys
+  // within one run (the later row is dropped with a warning).
+  void finish();
+
+  const std::vector<Key>& keys() const { return keys_; }
+  const std::vector<Run>& runs() const { return runs_; }
+  const std::vector<std::string>& files() const { return files_; }
+  const std::vector<Observation>& observations() const { return obs_; }
+  // A key's observations, oldest run first (after finish()).
+  const std::vector<uint32_t>& series(uint32_t key) const { return by_key_[key]; }
+  // Warnings in file and line order (after finish()), at most
+  // kMaxWarningsPerFile per file and then one saying how many more.
+  static constexpr size_t kMaxWarningsPerFile = 50;
+  const std::vector<Warning>& warnings() const { return warnings_; }
+  size_t rows() const { return obs_.size(); }
+
+ private:
+  void parse(uint32_t file);
+  void warn(uint32_t file, size_t line, std::string what);
+  std::string_view keep(std::string_view v, uint32_t file);
+  uint32_t intern_key(const ResultRow& r);
+  uint32_t intern_run(const ResultRow& r, uint32_t file, uint32_t key);
+
+  std::vector<std::string> files_;
+  std::deque<FileText> texts_;     // the rows' views point into these
+  std::deque<std::string> kept_;   // or into these, where the text had escapes
+  std::vector<Key> keys_;
+  std::unordered_map<std::string, uint32_t> key_index_;
+  std::vector<Run> runs_;
+  std::unordered_map<std::string, uint32_t> run_index_;
+  std::vector<uint32_t> repeats_;  // per key: rows seen in the current file without run id
+  std::vector<Observation> obs_;
+  std::vector<std::vector<uint32_t>> by_key_;
+  std::vector<Warning> warnings_;
+  std::vector<size_t> warning_count_;  // per file
+  std::string scratch_;
+  std::string last_run_id_;
+  uint32_t last_run_ = UINT32_MAX;
+};
+
+}  // namespace kb
