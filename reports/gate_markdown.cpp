@@ -6,12 +6,15 @@ namespace kb {
 
 namespace {
 
-// A table cell: pipes would end the cell, line breaks the row.
+// A table cell: pipes would end the cell, line breaks the row, and a '<'
+// could open an HTML tag (GitHub renders some).
 std::string cell(const std::string& s) {
   std::string o;
   for (char c : s) {
     if (c == '|')
       o += "\\|";
+    else if (c == '<')
+      o += "&lt;";
     else if (c == '\n' || c == '\r')
       o += ' ';
     else

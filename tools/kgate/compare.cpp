@@ -72,7 +72,7 @@ SideValue summarize(const Side& s, const CompareOptions& opt) {
   r.value = median_of(s.values);
   double m = r.runs;
   if (r.runs >= 3 && r.value > 0) {
-    r.noise = 1.2533 * qn_scale(s.values) / r.value / std::sqrt(m);
+    r.noise = 1.2533 * noise_scale(s.values) / r.value / std::sqrt(m);
     r.source = "runs";
   } else if (s.noise_rel.size() == s.values.size() && !s.noise_rel.empty()) {
     r.noise = 1.2533 * median_of(s.noise_rel) / std::sqrt(median_of(s.samples)) / std::sqrt(m);

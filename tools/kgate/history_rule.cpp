@@ -28,7 +28,7 @@ Window window_stats(const std::vector<double>& series, size_t end, int window) {
   s.n = static_cast<int>(w.size());
   if (w.empty()) return s;
   s.baseline = median_of(w);
-  if (s.baseline > 0) s.noise = qn_scale(std::move(w)) / s.baseline;
+  if (s.baseline > 0) s.noise = noise_scale(std::move(w)) / s.baseline;
   return s;
 }
 
@@ -59,6 +59,25 @@ double median_of(std::vector<double> v) {
   if (v.size() % 2) return hi;
   double lo = *std::max_element(v.begin(), v.begin() + static_cast<long>(mid));
   return 0.5 * (lo + hi);
+}
+
+double noise_scale(std::vector<double> v) {
+  // Qn alone says 0 when the runs sit on a few levels (two hosts, two clock
+  // states: half the pairwise distances are 0), and the gate would then fail
+  // on the first run at the other level. The range between the 10th and the
+  // 90th percentile sees those levels (2.5631 of it is one standard
+  // deviation of a normal sample), and ignores up to a tenth of bad nights.
+  // The larger of the two errs on the side of not crying wolf.
+  if (v.size() < 2) return 0;
+  std::sort(v.begin(), v.end());
+  auto at = [&](double q) {
+    double pos = q * static_cast<double>(v.size() - 1);
+    size_t lo = static_cast<size_t>(pos);
+    size_t hi = std::min(lo + 1, v.size() - 1);
+    return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+  };
+  double decile_range = (at(0.9) - at(0.1)) / 2.5631;
+  return std::max(qn_scale(std::move(v)), decile_range);
 }
 
 double qn_scale(std::vector<double> v) {

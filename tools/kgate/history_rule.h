@@ -6,8 +6,9 @@
 // node, a clock dip) that must neither move the baseline nor inflate the
 // noise (docs/gate.md argues the choice with the simulation):
 // - baseline: the median of the last `window` earlier runs;
-// - noise: Qn (Rousseeuw & Croux), a robust standard deviation from the
-//   pairwise distances of those runs, relative to the baseline;
+// - noise: a robust standard deviation of those runs, relative to the
+//   baseline: Qn (Rousseeuw & Croux, from the pairwise distances), or the
+//   10-90% range where that is larger (runs on two levels; noise_scale());
 // - the newest value fails when it is worse than the baseline by more than
 //   `min_gap` and more than z * noise * sqrt(1 + pi/(2n)) (the spread of one
 //   new run around the median of n runs), z widened like a Student-t
@@ -59,8 +60,11 @@ struct HistoryResult {
 HistoryResult history_rule(const std::vector<double>& series, bool lower_is_better,
                            const HistoryRuleOptions& opt);
 
-// Robust scale of `v` (Qn, scaled to estimate the standard deviation of a
-// normal sample, with the small-sample correction); 0 for fewer than 2 values.
+// The history's noise as a standard deviation: the larger of Qn and the
+// 10-90% range / 2.5631; 0 for fewer than 2 values.
+double noise_scale(std::vector<double> v);
+// Qn (scaled to estimate the standard deviation of a normal sample, with
+// the small-sample correction); 0 for fewer than 2 values.
 double qn_scale(std::vector<double> v);
 // Median (0 for an empty vector).
 double median_of(std::vector<double> v);

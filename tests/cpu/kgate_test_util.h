@@ -1,0 +1,117 @@
+// Helpers of the kgate tests: result files built from records, temporary
+// folders, and the kgate binary run as a process.
+#pragma once
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "reports/csv_writer.h"
+#include "reports/record.h"
+
+namespace kgt {
+
+namespace fs = std::filesystem;
+
+inline const char* kH100 = "NVIDIA H100 80GB HBM3";
+inline const char* kA100 = "NVIDIA A100-SXM4-40GB";
+
+// A fresh folder for one test.
+inline fs::path temp_dir(const std::string& name) {
+  fs::path d = fs::temp_directory_path() / ("kgate_test_" + std::to_string(::getpid())) / name;
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+inline fs::path write(const fs::path& p, const std::string& text) {
+  std::ofstream out(p, std::ios::binary);
+  out << text;
+  return p;
+}
+
+inline std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A measured row of schema v1.
+inline kb::Record row(const std::string& name, double actual, const std::string& run,
+                      const std::string& arch = kH100) {
+  kb::Record r;
+  r.name = name;
+  r.metric = "memory_bandwidth(GB/s)";
+  r.actual = actual;
+  r.dtype = "bfloat16";
+  r.arch = arch;
+  r.shape = "BS=4096;D=8192";
+  r.variant = "bound=memory";
+  r.samples = 50;
+  r.noise_rel = 0.005;
+  r.run_id = run;
+  return r;
+}
+
+inline std::string csv(const std::vector<kb::Record>& rows) {
+  std::string s = kb::csv_header() + "\n";
+  for (const auto& r : rows) s += kb::csv_line(kb::record_fields(r)) + "\n";
+  return s;
+}
+
+// Runs r0..r{n-1} of one key with the given values, timestamps in order.
+inline std::vector<kb::Record> series(const std::string& name, const std::vector<double>& values,
+                                      const std::string& arch = kH100) {
+  std::vector<kb::Record> out;
+  for (size_t i = 0; i < values.size(); ++i) {
+    kb::Record r = row(name, values[i], "r" + std::to_string(i), arch);
+    char ts[32];  // one a minute: sorts as the runs go
+    std::snprintf(ts, sizeof ts, "2026-01-01T%02zu:%02zu:00Z", i / 60, i % 60);
+    r.timestamp = ts;
+    out.push_back(r);
+  }
+  return out;
+}
+
+// A history of n nights around `level` with a small deterministic wobble
+// (±0.5%), then `last` as the newest run.
+inline std::vector<double> steady(size_t n, double level, double last) {
+  std::vector<double> v;
+  for (size_t i = 0; i < n; ++i)
+    v.push_back(level * (1 + 0.005 * (static_cast<int>((i * 7) % 5) - 2) / 2.0));
+  v.push_back(last);
+  return v;
+}
+
+struct Result {
+  int code = -1;
+  std::string out;  // stdout and stderr together
+};
+
+#ifdef KBENCH_KGATE_EXE
+inline Result kgate(const std::string& args) {
+  Result r;
+  std::string cmd = std::string(KBENCH_KGATE_EXE) + " " + args + " 2>&1";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  int st = ::pclose(p);
+  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+#endif
+
+inline bool contains(const std::string& s, const std::string& what) {
+  return s.find(what) != std::string::npos;
+}
+
+}  // namespace kgt

@@ -1,0 +1,98 @@
+// The CSV tokenizer the gate reads with: what real files contain (BOM, CRLF,
+// quoted commas, doubled quotes and line breaks, a missing last line end, a
+// file cut inside a quoted field).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "reports/csv_reader.h"
+#include "reports/csv_writer.h"
+
+namespace {
+
+using Records = std::vector<std::vector<std::string>>;
+
+struct Read {
+  Records records;
+  std::vector<size_t> lines;
+  bool bom = false, unterminated = false, no_line_end = false;
+};
+
+Read read_all(const std::string& text) {
+  Read r;
+  kb::CsvReader csv(text);
+  std::vector<std::string_view> f;
+  while (csv.next(f)) {
+    r.records.emplace_back(f.begin(), f.end());
+    r.lines.push_back(csv.line());
+    r.unterminated = csv.unterminated_quote();
+    r.no_line_end = csv.no_line_end();
+  }
+  r.bom = csv.had_bom();
+  return r;
+}
+
+TEST(KgateCsvReader, PlainLinesAndEmptyFields) {
+  Read r = read_all("a,b,c\n1,,3\n,,\n");
+  ASSERT_EQ(r.records.size(), 3u);
+  EXPECT_EQ(r.records[0], (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_EQ(r.records[1], (std::vector<std::string>{"1", "", "3"}));
+  EXPECT_EQ(r.records[2], (std::vector<std::string>{"", "", ""}));
+  EXPECT_EQ(r.lines, (std::vector<size_t>{1, 2, 3}));
+  EXPECT_FALSE(r.no_line_end);
+}
+
+TEST(KgateCsvReader, CrlfAndBomAreTransparent) {
+  Read r = read_all("\xEF\xBB\xBFname,metric\r\nx,y\r\n");
+  EXPECT_TRUE(r.bom);
+  ASSERT_EQ(r.records.size(), 2u);
+  EXPECT_EQ(r.records[0], (std::vector<std::string>{"name", "metric"}));  // no BOM in "name"
+  EXPECT_EQ(r.records[1], (std::vector<std::string>{"x", "y"}));          // no CR in "y"
+}
+
+TEST(KgateCsvReader, QuotedCommasQuotesAndLineBreaks) {
+  Read r = read_all("k,msg\n1,\"a, \"\"quoted\"\"\nmessage\"\n2,\"plain\"\n");
+  ASSERT_EQ(r.records.size(), 3u);
+  EXPECT_EQ(r.records[1][1], "a, \"quoted\"\nmessage");
+  EXPECT_EQ(r.records[2][1], "plain");
+  // The record after a quoted line break starts on the right line.
+  EXPECT_EQ(r.lines, (std::vector<size_t>{1, 2, 4}));
+}
+
+TEST(KgateCsvReader, RoundTripsWhatTheWriterWrites) {
+  std::vector<std::string> fields = {"x", "a,b", "say \"hi\"", "line1\nline2", "", "\r"};
+  std::string text = kb::csv_line(fields) + "\n";
+  Read r = read_all(text);
+  ASSERT_EQ(r.records.size(), 1u);
+  EXPECT_EQ(r.records[0], fields);
+}
+
+TEST(KgateCsvReader, LastLineWithoutLineEnd) {
+  Read r = read_all("a,b\n1,2");
+  ASSERT_EQ(r.records.size(), 2u);
+  EXPECT_EQ(r.records[1], (std::vector<std::string>{"1", "2"}));
+  EXPECT_TRUE(r.no_line_end);
+}
+
+TEST(KgateCsvReader, FileCutInsideQuotes) {
+  Read r = read_all("a,b\n1,\"never closed\n");
+  ASSERT_EQ(r.records.size(), 2u);
+  EXPECT_TRUE(r.unterminated);
+  EXPECT_EQ(r.records[1][0], "1");
+}
+
+TEST(KgateCsvReader, BlankLinesCarryNoRecord) {
+  Read r = read_all("\n\na\r\n\r\nb\n\n");
+  ASSERT_EQ(r.records.size(), 2u);
+  EXPECT_EQ(r.lines, (std::vector<size_t>{3, 5}));
+}
+
+TEST(KgateCsvReader, EmptyText) {
+  Read r = read_all("");
+  EXPECT_TRUE(r.records.empty());
+  Read bom_only = read_all("\xEF\xBB\xBF");
+  EXPECT_TRUE(bom_only.records.empty());
+}
+
+}  // namespace
