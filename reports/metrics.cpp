@@ -11,9 +11,9 @@ std::optional<Direction> metric_direction(const std::string& m) {
       metric_name::token_per_sec,    metric_name::bus_bandwidth,
       metric_name::read_bandwidth,   metric_name::copy_bandwidth,
       "tops"};
-  static const std::array<const char*, 4> lower = {
+  static const std::array<const char*, 5> lower = {
       metric_name::compilation_time, metric_name::latency_us, metric_name::launch_us,
-      metric_name::graph_node_us};
+      metric_name::graph_node_us, metric_name::mem_latency_us};
   for (const char* h : higher)
     if (m == h) return Direction::higher_is_better;
   for (const char* l : lower)

@@ -22,6 +22,7 @@ inline constexpr const char* read_bandwidth = "read_bandwidth(GB/s)";
 inline constexpr const char* copy_bandwidth = "copy_bandwidth(GB/s)";
 inline constexpr const char* launch_us = "launch(us)";
 inline constexpr const char* graph_node_us = "graph_node(us)";
+inline constexpr const char* mem_latency_us = "mem_latency(us)";
 }  // namespace metric_name
 
 // Direction of a known metric; nullopt for a name this build does not know.

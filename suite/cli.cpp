@@ -245,11 +245,12 @@ int cmd_run(const Args& a) {
     auto probe_rows = run_probe_worker(cfg, dev, &probed);
     const Ceilings c = merge_ceilings(tf, probed);
     std::printf("ceilings used: read %.0f GB/s, copy %.0f GB/s, launch %.2f us, graph node %.2f us, "
-                "bf16 %.0f TFLOP/s, int8 %.0f TOP/s; measured now: read %.0f, copy %.0f "
-                "(cudaMemcpy %.0f), launch %.2f us, graph node %.2f us\n",
-                c.read_gbps, c.copy_gbps, c.launch_us, c.graph_node_us, c.bf16_tflops, c.int8_tops,
-                probed.read_gbps, probed.copy_gbps, probed.memcpy_gbps, probed.launch_us,
-                probed.graph_node_us);
+                "HBM latency %.2f us, bf16 %.0f TFLOP/s, int8 %.0f TOP/s; measured now: read %.0f, "
+                "copy %.0f (cudaMemcpy %.0f), launch %.2f us, graph node %.2f us, HBM latency "
+                "%.2f us\n",
+                c.read_gbps, c.copy_gbps, c.launch_us, c.graph_node_us, c.mem_latency_us,
+                c.bf16_tflops, c.int8_tops, probed.read_gbps, probed.copy_gbps, probed.memcpy_gbps,
+                probed.launch_us, probed.graph_node_us, probed.mem_latency_us);
     rows.insert(rows.end(), probe_rows.begin(), probe_rows.end());
     for (size_t i = 0; i < experiments.size(); ++i) {
       const Experiment& e = *experiments[i];
@@ -301,6 +302,7 @@ int cmd_probe(const Args& a) {
                      {"copy_gbps", std::round(std::max(p.copy_gbps, p.memcpy_gbps))},
                      {"launch_us", std::round(p.launch_us * 100) / 100},
                      {"graph_node_us", std::round(p.graph_node_us * 100) / 100},
+                     {"mem_latency_us", std::round(p.mem_latency_us * 100) / 100},
                      {"date", utc_timestamp().substr(0, 10)},
                      {"driver", dev.driver}};
   nlohmann::ordered_json targets = nlohmann::ordered_json::array();

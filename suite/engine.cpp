@@ -126,6 +126,7 @@ Ceilings merge_ceilings(const TargetFile* targets, const ProbeResult& p) {
   take(c.copy_gbps, m.copy_gbps, std::max(p.copy_gbps, p.memcpy_gbps));
   take(c.launch_us, m.launch_us, p.launch_us);
   take(c.graph_node_us, m.graph_node_us, p.graph_node_us);
+  take(c.mem_latency_us, m.mem_latency_us, p.mem_latency_us);
   return c;
 }
 
@@ -159,6 +160,7 @@ std::vector<Record> Engine::probe(ProbeResult* result) {
   row(metric_name::copy_bandwidth, "cudaMemcpy", p.memcpy_gbps);
   row(metric_name::launch_us, "empty_kernel", p.launch_us);
   row(metric_name::graph_node_us, "empty_graph_node", p.graph_node_us);
+  row(metric_name::mem_latency_us, "cold_read_minus_empty_kernel", p.mem_latency_us);
   // The two copy rows share (name, metric, dtype, shape): give them distinct shapes.
   rows[2].shape += ";memcpy=1";
   return rows;
@@ -225,8 +227,13 @@ std::vector<Record> Engine::run_point(const Experiment& e, const Point& p) {
   const std::string label = e.name() + " " + p.shape.str() + " " + dtype_name(p.dtype) +
                             (p.variant.empty() ? "" : " " + p.variant);
   NvtxRange range(label);
+  std::string detail;  // the case's own variant text, once it is built
   auto all_rows = [&](const std::string& st, const std::string& msg) {
-    return status_rows(e, p, st, msg, info_, dev_, targets_);
+    auto rows = status_rows(e, p, st, msg, info_, dev_, targets_);
+    // An `incorrect` row names the algorithm that computed the wrong output.
+    if (!detail.empty())
+      for (auto& r : rows) r.variant += std::string(r.variant.empty() ? "" : ";") + detail;
+    return rows;
   };
   if (context_lost_)
     return all_rows(status::failed, "not run: the CUDA context was lost at an earlier point");
@@ -247,6 +254,7 @@ std::vector<Record> Engine::run_point(const Experiment& e, const Point& p) {
       KB_CUDA_CHECK(cudaDeviceSynchronize());
       setup_s = seconds_since(t0);
     }
+    detail = c->variant();
     Check chk;
     {
       NvtxRange r("check");
@@ -264,6 +272,7 @@ std::vector<Record> Engine::run_point(const Experiment& e, const Point& p) {
   std::vector<Record> rows;
   for (Metric m : e.metric_list()) {
     Record r = make_record(e, p, m, info_, dev_);
+    if (!detail.empty()) r.variant += std::string(r.variant.empty() ? "" : ";") + detail;
     r.samples = static_cast<int64_t>(t.summary.n);
     r.median_us = t.summary.median * 1e6;
     r.min_us = t.summary.min * 1e6;

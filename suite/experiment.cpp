@@ -58,6 +58,10 @@ Experiment& Experiment::supported(SupportFn f) {
   supported_ = std::move(f);
   return *this;
 }
+Experiment& Experiment::applies(AppliesFn f) {
+  applies_ = std::move(f);
+  return *this;
+}
 
 std::vector<Point> Experiment::points() const {
   std::vector<Shape> product;
@@ -75,10 +79,13 @@ std::vector<Point> Experiment::points() const {
     }
   }
   std::vector<Point> pts;
+  const auto add = [&](Point p) {
+    if (!applies_ || applies_(p)) pts.push_back(std::move(p));
+  };
   for (DType d : dtypes_)
     for (const auto& var : variants_) {
-      for (const auto& s : product) pts.push_back({s, d, var, true});
-      for (const auto& s : extra_) pts.push_back({s, d, var, false});
+      for (const auto& s : product) add({s, d, var, true});
+      for (const auto& s : extra_) add({s, d, var, false});
     }
   return pts;
 }

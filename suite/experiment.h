@@ -59,6 +59,11 @@ class Case {
   // Fill the inputs with fresh random data from `seed`, run, copy the output
   // back and compare it with the CPU reference. Called before any timing.
   virtual Check check(cudaStream_t stream, uint64_t seed) = 0;
+  // What only the built case knows about how it runs (e.g. the algorithm
+  // cuBLASLt chose: "algo66_tile24_..."), `key=value` pairs joined by ';'.
+  // The engine adds it to the rows' variant after the point's own variant
+  // and before `bound=`. Default: nothing.
+  virtual std::string variant() const { return {}; }
 };
 
 // How the engine samples.
@@ -73,6 +78,8 @@ class Experiment {
   using MakeFn = std::function<std::unique_ptr<Case>(const Point&)>;
   // Why a point cannot run here (""= it can): e.g. an FP8 variant on a GPU without FP8.
   using SupportFn = std::function<std::string(const Point&, const cudaDeviceProp&)>;
+  // Whether a (shape, dtype, variant) combination exists at all.
+  using AppliesFn = std::function<bool(const Point&)>;
 
   explicit Experiment(std::string name) : name_(std::move(name)) {}
 
@@ -94,11 +101,18 @@ class Experiment {
   Experiment& work(WorkFn f);
   Experiment& make(MakeFn f);
   Experiment& supported(SupportFn f);
+  // Drops the points for which `f` is false: no rows at all, unlike
+  // supported(), whose refusals are `skipped` rows. For a variant that
+  // exists only at some shapes (a path that serves one token only), so that
+  // each (shape, dtype) has one row per metric and the seed mean of a
+  // variant covers the seed points it applies to.
+  Experiment& applies(AppliesFn f);
   // Hidden experiments (self-tests of the runner) are not listed and run
   // only when --filter names them in full.
   Experiment& hidden(bool on = true);
 
-  // Every point in order: the axis product first, then the extra points.
+  // Every point in order: the axis product first, then the extra points,
+  // without those applies() drops.
   std::vector<Point> points() const;
   std::string axes_text() const;  // for `kbench list`
 
@@ -131,6 +145,7 @@ class Experiment {
   WorkFn work_;
   MakeFn make_;
   SupportFn supported_;
+  AppliesFn applies_;
 };
 
 // The experiments linked into this binary, sorted by name.

@@ -12,6 +12,17 @@ namespace {
 
 __global__ void empty_kernel() {}
 
+// Keeps the GPU busy for about `cycles` SM clocks: queued before a timed
+// call, it makes the GPU (not the CPU) the one waiting, so the events time
+// what the GPU does, as they do in the engine's samples (which follow an L2
+// flush). Without it an empty kernel's event-timed duration includes the
+// host's launch latency: 7 us instead of about 2 on an H100.
+__global__ void spin_kernel(long long cycles) {
+  const long long t0 = clock64();
+  while (clock64() - t0 < cycles) {
+  }
+}
+
 // Reads every 16-byte vector once with 8 loads in flight per thread. The
 // xor of what was read is stored only if it equals a value it never takes,
 // so the loads cannot be dropped and nothing is written.
@@ -51,8 +62,9 @@ __global__ void __launch_bounds__(512) copy_kernel(const int4* __restrict__ src,
 }
 
 // Event-timed median of `reps` calls of f (after 2 warm-up calls), in s.
-template <typename F>
-double time_median(cudaStream_t s, int reps, F&& f) {
+// Each call is queued behind a ~20 us spin kernel (see spin_kernel).
+template <typename F, typename B>
+double time_median(cudaStream_t s, int reps, F&& f, B&& before) {
   cudaEvent_t a, b;
   KB_CUDA_CHECK(cudaEventCreate(&a));
   KB_CUDA_CHECK(cudaEventCreate(&b));
@@ -60,6 +72,9 @@ double time_median(cudaStream_t s, int reps, F&& f) {
   try {
     for (int i = 0; i < 2; ++i) f();
     for (int i = 0; i < reps; ++i) {
+      before(i);
+      spin_kernel<<<1, 1, 0, s>>>(40000);
+      KB_CHECK_LAUNCH();
       KB_CUDA_CHECK(cudaEventRecord(a, s));
       f();
       KB_CUDA_CHECK(cudaEventRecord(b, s));
@@ -77,6 +92,17 @@ double time_median(cudaStream_t s, int reps, F&& f) {
   cudaEventDestroy(b);
   return median(t);
 }
+template <typename F>
+double time_median(cudaStream_t s, int reps, F&& f) {
+  return time_median(s, reps, std::forward<F>(f), [](int) {});
+}
+
+// One thread reads one 16-byte vector: on a cold L2 (and cold TLB), the
+// event-timed duration is the launch floor plus one HBM round trip.
+__global__ void read_one_kernel(const int4* __restrict__ p, int* __restrict__ sink) {
+  const int4 v = __ldcg(p);
+  if ((v.x ^ v.y ^ v.z ^ v.w) == 0x7a3c91e5) *sink = v.x;
+}
 
 }  // namespace
 
@@ -89,6 +115,15 @@ void launch_empty_kernel(cudaStream_t stream) {
   empty_kernel<<<1, 32, 0, stream>>>();
   KB_CHECK_LAUNCH();
 }
+
+namespace {
+// A different 2 MiB page of the buffer for each cold read.
+size_t pending_offset(size_t n_vectors) {
+  static size_t k = 0;
+  const size_t page = (size_t(2) << 20) / 16;
+  return (++k * 7919 * page) % (n_vectors / page * page);
+}
+}  // namespace
 
 ProbeResult probe_ceilings(cudaStream_t s, size_t mem_bytes, bool quick) {
   ProbeResult r;
@@ -123,6 +158,23 @@ ProbeResult probe_ceilings(cudaStream_t s, size_t mem_bytes, bool quick) {
   r.memcpy_gbps = 2.0 * bytes / t / 1e9;
 
   r.launch_us = time_median(s, quick ? 50 : 200, [&] { launch_empty_kernel(s); }) * 1e6;
+
+  // The HBM round trip a kernel pays before its first byte arrives: a
+  // one-vector read after an L2 flush (2x the L2, read from b), at a new
+  // offset of a each time (a different page: cold TLB too, as in a sample).
+  int l2 = 0;
+  KB_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+  const size_t flush = std::min<size_t>(std::max<size_t>(size_t(l2) * 2, size_t(8) << 20), bytes) / 16 * 16;
+  const double cold_read_us =
+      time_median(
+          s, quick ? 20 : 100,
+          [&] {
+            read_one_kernel<<<1, 1, 0, s>>>(a.get() + pending_offset(n), sink.get());
+            KB_CHECK_LAUNCH();
+          },
+          [&](int) { read_buffer(b.get(), flush, s); }) *
+      1e6;
+  r.mem_latency_us = std::max(0.0, cold_read_us - r.launch_us);
 
   // One graph of 100 empty nodes, replayed: the per-node cost.
   constexpr int kNodes = 100;

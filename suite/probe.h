@@ -1,6 +1,7 @@
 // Measures the ceilings of the GPU a run is on (DESIGN.md "roofline"): the
 // read-only and copy bandwidth of streaming kernels, the event-timed
-// duration of an empty kernel and of one node of a captured graph. Used by
+// duration of an empty kernel and of one node of a captured graph, and the
+// HBM round trip of a one-vector read on a cold L2. Used by
 // `kbench probe` (to draft a target file) and at the start of `kbench run`
 // (as rows, so each CSV carries the ceilings measured in the same run).
 #pragma once
@@ -14,6 +15,7 @@ namespace kb {
 struct ProbeResult {
   double read_gbps = 0, copy_gbps = 0, memcpy_gbps = 0;
   double launch_us = 0, graph_node_us = 0;
+  double mem_latency_us = 0;  // cold one-vector read minus the empty kernel
   double bytes = 0;  // buffer size used for the bandwidth probes
 };
 

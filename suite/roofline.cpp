@@ -39,7 +39,7 @@ Roofline roofline(const Work& w, const Ceilings& c) {
                                   " on this GPU");
     t_flop = w.flops / peak;
   }
-  double per_launch = w.graph ? c.graph_node_us : c.launch_us;
+  double per_launch = (w.graph ? c.graph_node_us : c.launch_us) + (w.bytes > 0 ? c.mem_latency_us : 0);
   double t_launch = w.launches * per_launch * 1e-6;
   Roofline r;
   double t_work = std::max(t_mem, t_flop);

@@ -5,7 +5,8 @@
 //
 // with the measured ceilings of the GPU's target file. The launch floor is
 // the event-timed duration of an empty kernel (or of one graph node for
-// graph-launched work), times the launches in one run.
+// graph-launched work) plus, for work that moves bytes, one HBM round trip
+// (no kernel gets its first byte sooner), times the launches in one run.
 #pragma once
 
 #include <optional>
@@ -25,6 +26,7 @@ struct Ceilings {
   double fp8_tflops = 0;
   double launch_us = 0;      // event-timed empty kernel
   double graph_node_us = 0;  // per node of a captured graph
+  double mem_latency_us = 0; // HBM round trip on a cold L2, paid by each launch that moves bytes
 
   double bandwidth_gbps(Bound b) const { return b == Bound::copy ? copy_gbps : read_gbps; }
   // Peak ops/s of a dtype; 0 when unknown.

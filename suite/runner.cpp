@@ -27,13 +27,15 @@ std::string num(double v) { return format_number(v); }
 
 std::string probed_arg(const ProbeResult& p) {
   return num(p.read_gbps) + "," + num(p.copy_gbps) + "," + num(p.memcpy_gbps) + "," +
-         num(p.launch_us) + "," + num(p.graph_node_us) + "," + num(p.bytes);
+         num(p.launch_us) + "," + num(p.graph_node_us) + "," + num(p.bytes) + "," +
+         num(p.mem_latency_us);
 }
 
 ProbeResult parse_probed(const std::string& s) {
   ProbeResult p;
-  double v[6] = {0, 0, 0, 0, 0, 0};
-  if (std::sscanf(s.c_str(), "%lf,%lf,%lf,%lf,%lf,%lf", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]) != 6)
+  double v[7] = {0, 0, 0, 0, 0, 0, 0};
+  if (std::sscanf(s.c_str(), "%lf,%lf,%lf,%lf,%lf,%lf,%lf", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
+                  &v[6]) != 7)
     throw std::invalid_argument("bad --probed '" + s + "'");
   p.read_gbps = v[0];
   p.copy_gbps = v[1];
@@ -41,6 +43,7 @@ ProbeResult parse_probed(const std::string& s) {
   p.launch_us = v[3];
   p.graph_node_us = v[4];
   p.bytes = v[5];
+  p.mem_latency_us = v[6];
   return p;
 }
 

@@ -55,6 +55,7 @@ Ceilings parse_ceilings(const json& obj, const std::string& path, const std::str
   c.fp8_tflops = num("fp8_tflops");
   c.launch_us = num("launch_us");
   c.graph_node_us = num("graph_node_us");
+  c.mem_latency_us = num("mem_latency_us");
   return c;
 }
 
@@ -78,6 +79,7 @@ Ceilings TargetFile::ceilings() const {
   c.fp8_tflops = pick(measured.fp8_tflops, peaks.fp8_tflops);
   c.launch_us = pick(measured.launch_us, peaks.launch_us);
   c.graph_node_us = pick(measured.graph_node_us, peaks.graph_node_us);
+  c.mem_latency_us = pick(measured.mem_latency_us, peaks.mem_latency_us);
   return c;
 }
 

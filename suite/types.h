@@ -49,7 +49,7 @@ enum class Bound {
 // What one timed call of Case::run must do, at the least. The engine turns
 // this into metrics and the roofline:
 //   t_min = max(bytes / bandwidth(bound), flops / peak(flop_dtype))
-//           + launches * (graph ? graph_node_us : launch_us)
+//           + launches * ((graph ? graph_node_us : launch_us) + (bytes > 0 ? mem_latency_us : 0))
 struct Work {
   double bytes = 0;            // bytes that must move (inputs read once, outputs written once)
   double flops = 0;            // floating-point (or integer) operations

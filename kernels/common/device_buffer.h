@@ -52,6 +52,9 @@ class DeviceBuffer {
   void upload(const std::vector<T>& host) {
     if (host.size() != count_) throw std::invalid_argument("upload: size mismatch");
     KB_CUDA_CHECK(cudaMemcpy(ptr_, host.data(), bytes(), cudaMemcpyHostToDevice));
+    // A pageable H2D cudaMemcpy may return before its DMA lands, on the
+    // legacy stream, which the engine's non-blocking stream does not wait for.
+    KB_CUDA_CHECK(cudaDeviceSynchronize());
   }
   std::vector<T> download() const {
     std::vector<T> host(count_);
@@ -59,7 +62,12 @@ class DeviceBuffer {
     return host;
   }
   // Poison every byte (0xFF is a NaN in bf16/f16/f32) so an unwritten output shows.
-  void poison() { KB_CUDA_CHECK(cudaMemset(ptr_, 0xFF, bytes())); }
+  // Synchronizes: the memset runs on the legacy stream, which the engine's
+  // non-blocking stream does not wait for.
+  void poison() {
+    KB_CUDA_CHECK(cudaMemset(ptr_, 0xFF, bytes()));
+    KB_CUDA_CHECK(cudaDeviceSynchronize());
+  }
 
  private:
   void swap(DeviceBuffer& o) noexcept {

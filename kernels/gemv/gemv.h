@@ -4,27 +4,32 @@
 //
 // W row-major [N, K] in bf16, or int8 weight-only with a per-output-row bf16
 // scale (gpt-fast's int8 path: scale == nullptr for bf16); x, y, residual
-// bf16; fp32 accumulation. `residual` may alias `y` (in-place residual add).
+// bf16; fp32 accumulation. `residual` may alias `y` (in-place residual add)
+// and serves as a bias too.
 //
-// gather_gemv: W [E, N, K]; `experts` holds `n_sel` expert ids in device
-// memory; y[s, :] = W[experts[s]] · x (MoE expert selection at batch 1).
+// gather_gemv: W [E, N, K] (scales [E, N]); `experts` holds `n_sel` expert
+// ids in device memory; y[s, :] = W[experts[s]] · x (MoE expert selection at
+// batch 1). The ids live on the device, so the kernel cannot refuse them
+// before launch: an id outside [0, E) is never read out of bounds, its rows
+// are written as NaN instead (a check shows it). Callers that hold the ids
+// on the host refuse them first with check_experts().
 //
-// Shapes a kernel cannot serve (K not a multiple of the vector width, N or
-// K <= 0, n_sel > E) throw std::invalid_argument before any launch. An
-// expert id outside [0, E) is never read out of bounds: the kernel writes
-// NaN for that row instead (ids live on the device; see gather_gemv docs).
+// Shapes a kernel cannot serve (N or K <= 0, K not a multiple of the vector
+// width, a pointer not 16-byte aligned, n_sel <= 0, E <= 0) throw
+// std::invalid_argument before any launch.
 #pragma once
 
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <vector>
 
 namespace kb::gemv {
 
 using bf16 = __nv_bfloat16;
 
-// The vector width in elements that K must be a multiple of.
+// The vector width in elements that K must be a multiple of (16 bytes).
 int k_multiple_bf16();
 int k_multiple_int8();
 
@@ -38,8 +43,26 @@ void gather_gemv_bf16(const bf16* W, const int32_t* experts, int n_sel, int E, c
 void gather_gemv_int8(const int8_t* W, const bf16* scale, const int32_t* experts, int n_sel, int E,
                       const bf16* x, bf16* y, int64_t N, int64_t K, cudaStream_t stream);
 
-// CPU references (fp32 accumulation over the same bf16/int8 inputs; y in fp32).
+// Throws std::invalid_argument naming the first id outside [0, E).
+void check_experts(const std::vector<int32_t>& experts, int E);
+
+// CPU reference (fp64 accumulation over the same bf16/int8 inputs given as
+// floats; y in fp32). scale and residual may be nullptr.
 void gemv_ref(const float* W, const float* scale, const float* x, float* y, int64_t N, int64_t K,
               const float* residual = nullptr);
+
+// The tuning knobs of the kernel, for the hidden `gemv_tune` experiment and
+// the tests; the public functions above pick them by shape.
+struct Config {
+  int rows_per_warp = 1;    // 1, 2 or 4: rows a warp reduces together (x loaded once for all)
+  int unroll = 4;           // 2, 4 or 8: 16-byte weight loads in flight per row per thread
+  int warps_per_block = 4;  // 1..8
+  bool pipeline = false;    // load the next batch while using this one
+};
+Config default_config(bool int8, int64_t N, int64_t K);
+// gemv (n_sel = 1, experts = nullptr) or gather_gemv with an explicit config.
+void launch(bool int8, const void* W, const bf16* scale, const int32_t* experts, int n_sel, int E,
+            const bf16* x, bf16* y, int64_t N, int64_t K, const bf16* residual, Config cfg,
+            cudaStream_t stream);
 
 }  // namespace kb::gemv

@@ -1,6 +1,8 @@
 // LayerNorm (+ optional GELU) over rows of bf16, fp32 statistics.
 //
 // Versions:
+//   row_per_warp<VPL>      D <= 2048: one warp per row, VPL 16-byte vectors
+//                          per lane in registers, shuffle-only reductions.
 //   row_in_registers<VPT>  one block per row; each thread holds VPT 16-byte
 //                          vectors (8 bf16 each) of the row in registers, so
 //                          the row is read from HBM once and written once
@@ -182,6 +184,108 @@ __global__ void __launch_bounds__(1024) row_streaming(const bf16* __restrict__ x
   }
 }
 
+// D <= 2048: one warp per row, VPL vectors per lane, warp-shuffle
+// reductions only (no __syncthreads). A block of 8 warps takes 8 rows, so
+// BS=4096 is 512 blocks: every row of the tensor is in flight in a single
+// wave, where one 128-thread block per row needed two waves of short-lived
+// blocks, each paying the HBM latency.
+template <int VPL>
+__global__ void __launch_bounds__(256) row_per_warp(const bf16* __restrict__ x,
+                                                    const bf16* __restrict__ gamma,
+                                                    const bf16* __restrict__ beta,
+                                                    bf16* __restrict__ y, int64_t rows, int64_t D,
+                                                    float eps, Activation act) {
+  const int lane = threadIdx.x & 31;
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * (blockDim.x >> 5) + (threadIdx.x >> 5);
+  if (row >= rows) return;
+  const int nvec = static_cast<int>(D / kVec);
+  const bf16* xr = x + row * D;
+  bf16* yr = y + row * D;
+  float v[VPL][kVec];
+  float sum = 0.f;
+#pragma unroll
+  for (int i = 0; i < VPL; ++i) {
+    const int c = lane + i * 32;
+    if (c < nvec) {
+      Vec8 in = load_stream(xr + static_cast<int64_t>(c) * kVec);
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        float2 f = __bfloat1622float2(in.h[j]);
+        v[i][2 * j] = f.x;
+        v[i][2 * j + 1] = f.y;
+      }
+    } else {
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) v[i][j] = 0.f;
+    }
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) sum += v[i][j];
+  }
+  for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+  const float inv_d = 1.f / static_cast<float>(D);
+  const float mean = sum * inv_d;
+  float m2 = 0.f;
+#pragma unroll
+  for (int i = 0; i < VPL; ++i) {
+    if (lane + i * 32 < nvec) {
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) {
+        const float d = v[i][j] - mean;
+        m2 += d * d;
+      }
+    }
+  }
+  for (int o = 16; o > 0; o >>= 1) m2 += __shfl_xor_sync(0xffffffffu, m2, o);
+  const float rstd = rsqrtf(m2 * inv_d + eps);
+#pragma unroll
+  for (int i = 0; i < VPL; ++i) {
+    const int c = lane + i * 32;
+    if (c >= nvec) continue;
+    float g[kVec], b[kVec];
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) {
+      g[j] = 1.f;
+      b[j] = 0.f;
+    }
+    if (gamma) {
+      Vec8 gv = *reinterpret_cast<const Vec8*>(gamma + static_cast<int64_t>(c) * kVec);
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        float2 f = __bfloat1622float2(gv.h[j]);
+        g[2 * j] = f.x;
+        g[2 * j + 1] = f.y;
+      }
+    }
+    if (beta) {
+      Vec8 bv = *reinterpret_cast<const Vec8*>(beta + static_cast<int64_t>(c) * kVec);
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        float2 f = __bfloat1622float2(bv.h[j]);
+        b[2 * j] = f.x;
+        b[2 * j + 1] = f.y;
+      }
+    }
+    Vec8 out;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      float a0 = activate((v[i][2 * j] - mean) * rstd * g[2 * j] + b[2 * j], act);
+      float a1 = activate((v[i][2 * j + 1] - mean) * rstd * g[2 * j + 1] + b[2 * j + 1], act);
+      out.h[j] = __floats2bfloat162_rn(a0, a1);
+    }
+    store_stream(yr + static_cast<int64_t>(c) * kVec, out);
+  }
+}
+
+template <int VPL>
+void launch_warp_rows(const bf16* x, const bf16* gamma, const bf16* beta, bf16* y, int64_t rows,
+                      int64_t D, float eps, Activation act, cudaStream_t s) {
+  constexpr int kWarps = 8;
+  const int64_t blocks = (rows + kWarps - 1) / kWarps;
+  row_per_warp<VPL><<<static_cast<unsigned>(blocks), 32 * kWarps, 0, s>>>(x, gamma, beta, y, rows,
+                                                                         D, eps, act);
+  KB_CHECK_LAUNCH();
+}
+
 template <int VPT>
 void launch_registers(const bf16* x, const bf16* gamma, const bf16* beta, bf16* y, int64_t rows,
                       int64_t D, float eps, Activation act, cudaStream_t s) {
@@ -214,6 +318,9 @@ void layer_norm(const bf16* x, const bf16* gamma, const bf16* beta, bf16* y, int
   // Measured on H100 (docs/notes/layer_norm.md): one vector per thread in
   // 512-thread blocks left D=4096 at 0.83 of the roofline.
   const int64_t nvec = D / kVec;
+  if (nvec <= 64) return launch_warp_rows<2>(x, gamma, beta, y, rows, D, eps, act, stream);
+  if (nvec <= 128) return launch_warp_rows<4>(x, gamma, beta, y, rows, D, eps, act, stream);
+  if (nvec <= 256) return launch_warp_rows<8>(x, gamma, beta, y, rows, D, eps, act, stream);
   const int64_t threads = std::min<int64_t>(std::max<int64_t>(nvec / 4, 128), 512);
   const int64_t vpt = (nvec + threads - 1) / threads;
   if (vpt <= 1)

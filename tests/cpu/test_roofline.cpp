@@ -50,6 +50,21 @@ TEST(Roofline, LaunchBoundAndGraphNodes) {
   EXPECT_NEAR(kb::roofline(w, h100()).t_min_s, 1e-9 + 10e-6, 1e-12);
 }
 
+TEST(Roofline, EachLaunchThatMovesBytesPaysOneHbmRoundTrip) {
+  kb::Ceilings c = h100();
+  c.mem_latency_us = 0.75;
+  kb::Work w;
+  w.bytes = 3e6;  // 1 us at 3000 GB/s
+  w.launches = 2;
+  EXPECT_NEAR(kb::roofline(w, c).t_min_s, 1e-6 + 2 * (5e-6 + 0.75e-6), 1e-12);
+  w.graph = true;
+  EXPECT_NEAR(kb::roofline(w, c).t_min_s, 1e-6 + 2 * (1e-6 + 0.75e-6), 1e-12);
+  // Pure compute moves no bytes: no round trip.
+  kb::Work f;
+  f.flops = 8e9;
+  EXPECT_NEAR(kb::roofline(f, c).t_min_s, 10e-6 + 5e-6, 1e-12);
+}
+
 TEST(Roofline, MissingCeilingIsAnError) {
   kb::Work w;
   w.flops = 1e9;

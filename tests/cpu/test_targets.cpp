@@ -12,7 +12,7 @@ const char* kGood = R"J({
   "gpu": "NVIDIA A100-SXM4-40GB",
   "match": ["A100-SXM4-40GB", "A100 40GB"],
   "peaks": {"hbm_gbps": 1555, "bf16_tflops": 312, "int8_tops": 624, "source": "datasheet"},
-  "measured": {"read_gbps": 1400, "launch_us": 3.5, "date": "2026-11-22", "driver": "580"},
+  "measured": {"read_gbps": 1400, "launch_us": 3.5, "mem_latency_us": 0.8, "date": "2026-11-22", "driver": "580"},
   "tolerance": 0.1,
   "targets": [
     {"name": "layer_norm", "metric": "memory_bandwidth(GB/s)", "dtype": "bfloat16", "shape": "mean", "target": 950},
@@ -39,6 +39,7 @@ TEST(Targets, ParsesAndPrefersMeasuredCeilings) {
   EXPECT_EQ(c.copy_gbps, 1555);   // datasheet hbm where nothing measured
   EXPECT_EQ(c.bf16_tflops, 312);
   EXPECT_EQ(c.launch_us, 3.5);
+  EXPECT_EQ(c.mem_latency_us, 0.8);
   EXPECT_EQ(f.measured_date, "2026-11-22");
   EXPECT_DOUBLE_EQ(f.targets[0].tolerance, 0.1);  // the file's default
   EXPECT_DOUBLE_EQ(f.targets[2].tolerance, 0.02);

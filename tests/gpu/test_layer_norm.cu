@@ -60,7 +60,10 @@ INSTANTIATE_TEST_SUITE_P(
                       Param{3, 32768, Activation::none, true},   // the largest register version
                       Param{2, 65544, Activation::none, true},   // the streaming fallback
                       Param{31, 4096, Activation::gelu_erf, true},
-                      Param{31, 1024, Activation::gelu_tanh, true}),
+                      Param{31, 1024, Activation::gelu_tanh, true},
+                      // warp-per-row versions: partial last block, each VPL, a partial lane tail
+                      Param{13, 512, Activation::none, true}, Param{9, 1032, Activation::none, true},
+                      Param{17, 2048, Activation::gelu_erf, false}, Param{1, 2056, Activation::none, true}),
     [](const ::testing::TestParamInfo<Param>& i) {
       return "rows" + std::to_string(i.param.rows) + "_D" + std::to_string(i.param.D) + "_act" +
              std::to_string(static_cast<int>(i.param.act)) + (i.param.affine ? "_affine" : "");

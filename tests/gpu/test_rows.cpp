@@ -100,4 +100,42 @@ TEST(Rows, TargetsFromFileAndStatus) {
   EXPECT_EQ(failed[0].status, "failed");  // a failed row never becomes below_target
 }
 
+// A variant that exists at some shapes only: applies() drops the other
+// points (no skipped rows), and each variant's seed mean covers exactly the
+// seed points it applies to (mlp_layer_norm_gelu: gemv at tokens=1 only).
+TEST(Rows, AppliesDropsPointsAndTheMeanFollows) {
+  auto e = kb::Experiment("paths")
+               .axis("tokens", {1})
+               .axis("D", {1024, 4096})
+               .point(kb::Shape{{"tokens", 16}, {"D", 1024}})
+               .variants({"gemv", "cublaslt"})
+               .metrics({kb::Metric::memory_bandwidth})
+               .seed_mean()
+               .applies([](const kb::Point& p) { return (p.variant == "gemv") == (p["tokens"] == 1); })
+               .work([](const kb::Point&) { return kb::Work{}; })
+               .make([](const kb::Point&) { return std::unique_ptr<kb::Case>(); });
+  auto pts = e.points();
+  ASSERT_EQ(pts.size(), 3u);  // gemv at the two seed shapes, cublaslt at the extra one
+  EXPECT_EQ(pts[0].variant, "gemv");
+  EXPECT_EQ(pts[0].shape.str(), "tokens=1;D=1024");
+  EXPECT_TRUE(pts[1].in_seed_mean);
+  EXPECT_EQ(pts[2].variant, "cublaslt");
+  EXPECT_EQ(pts[2].shape.str(), "tokens=16;D=1024");
+  EXPECT_FALSE(pts[2].in_seed_mean);
+  std::vector<std::vector<kb::Record>> rows = {measured(e, pts[0], 100, 200),
+                                               measured(e, pts[1], 300, 400),
+                                               measured(e, pts[2], 7, 8)};
+  auto means = kb::seed_mean_rows(e, pts, rows, nullptr);
+  ASSERT_EQ(means.size(), 1u);  // no mean for cublaslt: none of its points is a seed point
+  EXPECT_EQ(means[0].variant, "gemv");
+  EXPECT_DOUBLE_EQ(*means[0].actual, 200);
+  // Without applies(), every variant runs at every shape.
+  auto all = kb::Experiment("all")
+                 .axis("D", {1})
+                 .variants({"a", "b"})
+                 .work([](const kb::Point&) { return kb::Work{}; })
+                 .make([](const kb::Point&) { return std::unique_ptr<kb::Case>(); });
+  EXPECT_EQ(all.points().size(), 2u);
+}
+
 }  // namespace

@@ -1,0 +1,49 @@
+// Checks of a GPU decoder that the tests and the experiment's check() share.
+//
+// check_against_reference: a model small enough for the CPU (the tiny
+// config, or one layer at full size) is decoded on the GPU and by the CPU
+// fp32 reference of the same weights, step by step with the same tokens;
+// logits, KV-cache rows and the greedy choice must agree.
+//
+// check_full_model: a model too large for the CPU reference is checked for
+// what is cheap and still catches real bugs: finite logits, the prompt in
+// place, the greedy token equal to the argmax of the logits, a sample of
+// LM-head rows recomputed on the CPU from the final residual, and the graph
+// replay equal to the eager launches.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/decode/decoder.h"
+
+namespace kb::decode {
+
+struct DecodeCheck {
+  bool ok = false;
+  std::string detail;
+  double worst_logits_rel = 0;  // largest per-step ||gpu - cpu|| / ||cpu|| of the logits
+  int token_mismatches = 0;     // steps where the greedy tokens differ (each must be a near tie)
+  int near_ties = 0;            // steps whose CPU top two logits are within the tolerance
+};
+
+struct ReferenceCheckOptions {
+  std::vector<int32_t> prompt{1, 2, 3};  // taken modulo the vocabulary
+  int steps = 12;                        // decode steps in all (prompt included)
+  int max_seq = 64;
+  int attn_splits = 0;  // 0: the decoder's default
+  int attn_min_chunk = 16;
+  bool graph = true;  // replay the captured graph (else eager launches)
+  uint64_t seed = 1;
+  double logits_tol = 3e-2;  // relative L2 of the logits per step
+};
+
+DecodeCheck check_against_reference(const ModelConfig& c, WeightType t,
+                                    const ReferenceCheckOptions& o);
+
+// `d` is used as is (its graph must be captured) and left reset.
+// `steps` >= prompt length.
+DecodeCheck check_full_model(Decoder& d, int steps, cudaStream_t s);
+
+}  // namespace kb::decode

@@ -1,0 +1,614 @@
+// The decode step's own kernels; see decode_kernels.h for what each computes.
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "kernels/common/cuda_check.h"
+#include "kernels/decode/decode_kernels.h"
+#include "kernels/decode/weight_init.h"
+
+namespace kb::decode {
+
+namespace {
+
+constexpr float kLog2e = 1.4426950408889634f;
+
+// ---- bf16 packing: 8 bf16 in a uint4, element 0 in the low half of .x ----
+__device__ __forceinline__ float bf16_lo(uint32_t w) { return __uint_as_float(w << 16); }
+__device__ __forceinline__ float bf16_hi(uint32_t w) { return __uint_as_float(w & 0xffff0000u); }
+__device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
+  __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+  return *reinterpret_cast<uint32_t*>(&h);
+}
+__device__ __forceinline__ void unpack8(const uint4& u, float f[8]) {
+  const uint32_t w[4] = {u.x, u.y, u.z, u.w};
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    f[2 * k] = bf16_lo(w[k]);
+    f[2 * k + 1] = bf16_hi(w[k]);
+  }
+}
+__device__ __forceinline__ uint4 pack8(const float f[8]) {
+  return make_uint4(pack_bf16x2(f[0], f[1]), pack_bf16x2(f[2], f[3]), pack_bf16x2(f[4], f[5]),
+                    pack_bf16x2(f[6], f[7]));
+}
+
+// N = 2 or 4 consecutive bf16 (4 or 8 bytes). `cg`: load through L2 only
+// (the K/V cache, which this kernel also writes; the partials of other blocks).
+template <int N, bool cg>
+__device__ __forceinline__ void load_bf16(const bf16* p, float f[N]) {
+  static_assert(N == 2 || N == 4, "2 or 4 elements");
+  if constexpr (N == 2) {
+    const uint32_t w = cg ? __ldcg(reinterpret_cast<const unsigned int*>(p))
+                          : *reinterpret_cast<const uint32_t*>(p);
+    f[0] = bf16_lo(w);
+    f[1] = bf16_hi(w);
+  } else {
+    const uint2 w =
+        cg ? __ldcg(reinterpret_cast<const uint2*>(p)) : *reinterpret_cast<const uint2*>(p);
+    f[0] = bf16_lo(w.x);
+    f[1] = bf16_hi(w.x);
+    f[2] = bf16_lo(w.y);
+    f[3] = bf16_hi(w.y);
+  }
+}
+template <int N>
+__device__ __forceinline__ void store_bf16(bf16* p, const float f[N]) {
+  if constexpr (N == 2) {
+    *reinterpret_cast<uint32_t*>(p) = pack_bf16x2(f[0], f[1]);
+  } else {
+    *reinterpret_cast<uint2*>(p) = make_uint2(pack_bf16x2(f[0], f[1]), pack_bf16x2(f[2], f[3]));
+  }
+}
+
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+// r = rsqrt(mean(x²) + eps) over `dim` bf16 (dim % 8 == 0), computed by the
+// whole block; every thread returns it. All threads of the block must call.
+// `red` holds 32 floats of shared memory.
+__device__ __forceinline__ float block_rms_scale(const bf16* x, int dim, float eps, float* red) {
+  float ss = 0.f;
+  const uint4* xv = reinterpret_cast<const uint4*>(x);
+#pragma unroll 4
+  for (int i = threadIdx.x; i < dim / 8; i += blockDim.x) {
+    float f[8];
+    unpack8(xv[i], f);
+#pragma unroll
+    for (int k = 0; k < 8; ++k) ss = fmaf(f[k], f[k], ss);
+  }
+  ss = warp_sum(ss);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (lane == 0) red[warp] = ss;
+  __syncthreads();
+  float total = 0.f;
+  for (int w = 0; w < int(blockDim.x / 32); ++w) total += red[w];
+  __syncthreads();  // `red` may be reused by the caller
+  return rsqrtf(total / dim + eps);
+}
+
+int grid_for(int64_t items, int threads, int max_blocks = 4096) {
+  const int64_t b = (items + threads - 1) / threads;
+  return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(b, max_blocks)));
+}
+
+// ---------------------------------------------------------------- weights
+
+__global__ void init_bf16_kernel(bf16* w, int64_t n, uint32_t key, float amp) {
+  const int64_t n8 = n / 8, stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t v = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; v < n8; v += stride) {
+    float f[8];
+#pragma unroll
+    for (int k = 0; k < 8; ++k) f[k] = amp * hash_uniform(key, uint64_t(v) * 8 + k);
+    reinterpret_cast<uint4*>(w)[v] = pack8(f);
+  }
+  if (blockIdx.x == 0)
+    for (int64_t i = n8 * 8 + threadIdx.x; i < n; i += blockDim.x)
+      w[i] = __float2bfloat16_rn(amp * hash_uniform(key, uint64_t(i)));
+}
+
+__global__ void init_int8_kernel(int8_t* w, int64_t n, uint32_t key) {
+  const int64_t n8 = n / 8, stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t v = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; v < n8; v += stride) {
+    uint32_t word[2] = {0, 0};
+#pragma unroll
+    for (int k = 0; k < 8; ++k)
+      word[k / 4] |= uint32_t(uint8_t(hash_int8(key, uint64_t(v) * 8 + k))) << (8 * (k % 4));
+    reinterpret_cast<uint2*>(w)[v] = make_uint2(word[0], word[1]);
+  }
+  if (blockIdx.x == 0)
+    for (int64_t i = n8 * 8 + threadIdx.x; i < n; i += blockDim.x)
+      w[i] = hash_int8(key, uint64_t(i));
+}
+
+__global__ void init_scales_kernel(bf16* s, int64_t rows, uint32_t key, float amp) {
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < rows; i += stride)
+    s[i] = __float2bfloat16_rn(row_scale_value(key, uint64_t(i), amp));
+}
+
+// ---------------------------------------------------------------- state
+
+__global__ void reset_kernel(const int32_t* prompt, int prompt_len, int32_t* tokens, int32_t* pos) {
+  for (int i = threadIdx.x; i < prompt_len; i += blockDim.x) tokens[i] = prompt[i];
+  if (threadIdx.x == 0) *pos = 0;
+}
+
+__global__ void embed_kernel(const bf16* emb, const int32_t* tokens, const int32_t* pos,
+                             int capacity, int vocab, int dim, bf16* x) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;  // 8-element vector index
+  if (i >= dim / 8) return;
+  const int p = *pos;
+  const int token = (p >= 0 && p < capacity) ? tokens[p] : -1;
+  uint4 v;
+  if (token >= 0 && token < vocab) {
+    v = reinterpret_cast<const uint4*>(emb + size_t(token) * dim)[i];
+  } else {
+    const uint32_t nan2 = 0x7fc07fc0u;  // a bad token id or position shows as NaN logits
+    v = make_uint4(nan2, nan2, nan2, nan2);
+  }
+  reinterpret_cast<uint4*>(x)[i] = v;
+}
+
+// ---------------------------------------------------------------- attention
+
+constexpr int kAttnThreads = 128;
+constexpr int kAttnWarps = kAttnThreads / 32;
+constexpr int kAttnRound = 4;  // cache positions per warp whose loads are in flight together
+
+// One block = one kv head x one chunk of the sequence, for the G query heads
+// that share the kv head (K and V are read once per group). Each warp runs an
+// online softmax over every 4th position of the chunk, kAttnRound positions
+// per round; lanes own HD/32 consecutive dims (a RoPE pair never crosses
+// lanes). The kernel is pure latency at decode lengths, so every global load
+// it can (x for r, q, the new k/v, the first round of the cache) is issued
+// before the one block-wide reduction (r). RMSNorm and RoPE are linear, so q
+// is rotated raw and r folded into the score scale. The block holding `pos`
+// appends the new k/v to the cache and uses them from registers (rounded to
+// bf16 as stored), so no block waits for the append. The warps merge in
+// shared memory; with several splits each block leaves (o, m, l) in
+// `partial` and the last block of the kv head to finish combines them.
+// Scores are kept in the log2 domain (q pre-scaled by log2(e)/sqrt(hd)).
+template <int HD, int G>
+__global__ void __launch_bounds__(kAttnThreads) attention_kernel(AttentionArgs a) {
+  constexpr int EPL = HD / 32;
+  constexpr int W = kAttnWarps;
+  constexpr int U = kAttnRound;
+  __shared__ float s_red[32];
+  __shared__ float s_m[W][G], s_l[W][G];
+  __shared__ float s_o[W][G][HD];
+  __shared__ int s_last;
+
+  const int kvh = blockIdx.x, split = blockIdx.y;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  bf16* out = a.out + size_t(kvh) * G * HD;
+  const int pos = *a.pos;
+  if (pos < 0 || pos >= a.max_seq) {  // a cache overflow shows as NaN, never as a stray write
+    if (split == 0)
+      for (int i = threadIdx.x; i < G * HD; i += blockDim.x) out[i] = __float2bfloat16_rn(NAN);
+    return;
+  }
+  const int len = pos + 1;
+  const int chunk = max(a.min_chunk, (len + a.n_splits - 1) / a.n_splits);
+  const int active = (len + chunk - 1) / chunk;  // the last active split holds `pos`
+  if (split >= active) return;
+  const int begin = split * chunk, end = min(len, begin + chunk);
+  const bool owner = split == active - 1;  // block-uniform
+
+  const int H = a.n_heads, KVH = a.n_kv_heads;
+  const int d0 = lane * EPL;
+  const size_t head_base = size_t(kvh) * a.max_seq * HD;
+  bf16* kc = a.k_cache + head_base + d0;
+  bf16* vc = a.v_cache + head_base + d0;
+
+  // ---- loads first: q, the new k/v (owner), the first round of the cache
+  float q[G][EPL];
+#pragma unroll
+  for (int g = 0; g < G; ++g) load_bf16<EPL, false>(a.qkv + size_t(kvh * G + g) * HD + d0, q[g]);
+  float kn[EPL], vn[EPL];
+  if (owner) {
+    load_bf16<EPL, false>(a.qkv + size_t(H) * HD + size_t(kvh) * HD + d0, kn);
+    load_bf16<EPL, false>(a.qkv + size_t(H + KVH) * HD + size_t(kvh) * HD + d0, vn);
+  }
+  float kk[U][EPL], vv[U][EPL];
+  const int first = begin + warp;
+  auto load_round = [&](int j0) {
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int j = j0 + u * W;
+      if (j < end && j != pos) {
+        load_bf16<EPL, true>(kc + size_t(j) * HD, kk[u]);
+        load_bf16<EPL, true>(vc + size_t(j) * HD, vv[u]);
+      } else {
+#pragma unroll
+        for (int e = 0; e < EPL; ++e) kk[u][e] = vv[u][e] = 0.f;
+      }
+    }
+  };
+  load_round(first);
+
+  const float r = block_rms_scale(a.x, a.dim, a.eps, s_red);
+
+  // RoPE of this lane's EPL/2 interleaved pairs (x[2i], x[2i+1]) at `pos`.
+  float cs[EPL / 2], sn[EPL / 2];
+#pragma unroll
+  for (int p = 0; p < EPL / 2; ++p) {
+    const float inv_freq = powf(a.rope_theta, -float(d0 + 2 * p) / float(HD));
+    sincosf(float(pos) * inv_freq, &sn[p], &cs[p]);
+  }
+  auto rope = [&](float f[EPL]) {
+#pragma unroll
+    for (int p = 0; p < EPL / 2; ++p) {
+      const float x0 = f[2 * p], x1 = f[2 * p + 1];
+      f[2 * p] = x0 * cs[p] - x1 * sn[p];
+      f[2 * p + 1] = x1 * cs[p] + x0 * sn[p];
+    }
+  };
+  const float qscale = r * kLog2e * rsqrtf(float(HD));
+#pragma unroll
+  for (int g = 0; g < G; ++g) {
+    rope(q[g]);
+#pragma unroll
+    for (int e = 0; e < EPL; ++e) q[g][e] *= qscale;
+  }
+  if (owner) {  // append at `pos`; keep the values exactly as the cache stores them
+#pragma unroll
+    for (int e = 0; e < EPL; ++e) {
+      kn[e] *= r;
+      vn[e] = __bfloat162float(__float2bfloat16_rn(vn[e] * r));
+    }
+    rope(kn);
+#pragma unroll
+    for (int e = 0; e < EPL; ++e) kn[e] = __bfloat162float(__float2bfloat16_rn(kn[e]));
+    if (warp == 0) {
+      store_bf16<EPL>(kc + size_t(pos) * HD, kn);
+      store_bf16<EPL>(vc + size_t(pos) * HD, vn);
+    }
+  }
+
+  float m[G], l[G], o[G][EPL];
+#pragma unroll
+  for (int g = 0; g < G; ++g) {
+    m[g] = -INFINITY;
+    l[g] = 0.f;
+#pragma unroll
+    for (int e = 0; e < EPL; ++e) o[g][e] = 0.f;
+  }
+  for (int j0 = first; j0 < end; j0 += U * W) {
+    if (j0 != first) load_round(j0);
+    bool valid[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int j = j0 + u * W;
+      valid[u] = j < end;  // uniform across the warp
+      if (owner && j == pos) {
+#pragma unroll
+        for (int e = 0; e < EPL; ++e) {
+          kk[u][e] = kn[e];
+          vv[u][e] = vn[e];
+        }
+      }
+    }
+#pragma unroll
+    for (int g = 0; g < G; ++g) {
+      float s[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        s[u] = 0.f;
+#pragma unroll
+        for (int e = 0; e < EPL; ++e) s[u] = fmaf(q[g][e], kk[u][e], s[u]);
+      }
+#pragma unroll
+      for (int off = 16; off > 0; off >>= 1)
+#pragma unroll
+        for (int u = 0; u < U; ++u) s[u] += __shfl_xor_sync(0xffffffffu, s[u], off);
+      float m_new = m[g];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        if (!valid[u]) s[u] = -INFINITY;
+        m_new = fmaxf(m_new, s[u]);  // finite: position j0 is valid
+      }
+      const float c = exp2f(m[g] - m_new);  // 0 on the first round (m = -inf)
+      l[g] *= c;
+#pragma unroll
+      for (int e = 0; e < EPL; ++e) o[g][e] *= c;
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const float p = exp2f(s[u] - m_new);  // 0 for an invalid position
+        l[g] += p;
+#pragma unroll
+        for (int e = 0; e < EPL; ++e) o[g][e] = fmaf(p, vv[u][e], o[g][e]);
+      }
+      m[g] = m_new;
+    }
+  }
+
+  // Merge the warps. A warp without positions has m = -inf and weighs 0;
+  // warp 0 always has one (begin < end), so the block maximum is finite.
+#pragma unroll
+  for (int g = 0; g < G; ++g) {
+#pragma unroll
+    for (int e = 0; e < EPL; ++e) s_o[warp][g][d0 + e] = o[g][e];
+    if (lane == 0) {
+      s_m[warp][g] = m[g];
+      s_l[warp][g] = l[g];
+    }
+  }
+  __syncthreads();
+  for (int t = threadIdx.x; t < G * HD; t += blockDim.x) {
+    const int g = t / HD, d = t % HD;
+    float M = -INFINITY;
+#pragma unroll
+    for (int w = 0; w < W; ++w) M = fmaxf(M, s_m[w][g]);
+    float L = 0.f, O = 0.f;
+#pragma unroll
+    for (int w = 0; w < W; ++w) {
+      const float f = exp2f(s_m[w][g] - M);
+      L += f * s_l[w][g];
+      O += f * s_o[w][g][d];
+    }
+    if (active == 1) {
+      out[t] = __float2bfloat16_rn(O / L);
+    } else {
+      float* pp = a.partial + ((size_t(kvh) * a.n_splits + split) * G + g) * (HD + 2);
+      pp[d] = O;
+      if (d == 0) {
+        pp[HD] = M;
+        pp[HD + 1] = L;
+      }
+    }
+  }
+  if (active == 1) return;
+
+  // The last block of this kv head to get here combines the splits
+  // (threadfence reduction: every block publishes, then counts itself).
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) s_last = atomicAdd(&a.counters[kvh], 1) == active - 1;
+  __syncthreads();
+  if (!s_last) return;
+  __threadfence();
+  for (int t = threadIdx.x; t < G * HD; t += blockDim.x) {
+    const int g = t / HD, d = t % HD;
+    const float* p0 = a.partial + (size_t(kvh) * a.n_splits * G + g) * (HD + 2);
+    const size_t split_stride = size_t(G) * (HD + 2);
+    float M = -INFINITY;
+    for (int s = 0; s < active; ++s) M = fmaxf(M, __ldcg(p0 + s * split_stride + HD));
+    float L = 0.f, O = 0.f;
+    for (int s = 0; s < active; ++s) {
+      const float* ps = p0 + s * split_stride;
+      const float f = exp2f(__ldcg(ps + HD) - M);
+      L += f * __ldcg(ps + HD + 1);
+      O += f * __ldcg(ps + d);
+    }
+    out[t] = __float2bfloat16_rn(O / L);
+  }
+  if (threadIdx.x == 0) a.counters[kvh] = 0;  // ready for the next layer / step
+}
+
+template <int HD>
+void launch_attention_hd(const AttentionArgs& a, dim3 grid, cudaStream_t stream) {
+  switch (a.n_heads / a.n_kv_heads) {
+    case 1:
+      attention_kernel<HD, 1><<<grid, kAttnThreads, 0, stream>>>(a);
+      break;
+    case 2:
+      attention_kernel<HD, 2><<<grid, kAttnThreads, 0, stream>>>(a);
+      break;
+    case 4:
+      attention_kernel<HD, 4><<<grid, kAttnThreads, 0, stream>>>(a);
+      break;
+    case 8:
+      attention_kernel<HD, 8><<<grid, kAttnThreads, 0, stream>>>(a);
+      break;
+    default:
+      throw std::invalid_argument("attention: n_heads / n_kv_heads must be 1, 2, 4 or 8");
+  }
+}
+
+// ---------------------------------------------------------------- MLP
+
+constexpr int kSiluThreads = 256;
+
+__global__ void __launch_bounds__(kSiluThreads)
+    silu_mul_kernel(const bf16* gu, const bf16* x, int dim, float eps, bf16* h, int ffn) {
+  __shared__ float s_red[32];
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;  // 8-element vector index
+  const bool in = i < ffn / 8;
+  // Loads before the block reduction, so that they overlap it.
+  const uint4 gv = in ? reinterpret_cast<const uint4*>(gu)[i] : uint4{};
+  const uint4 uv = in ? reinterpret_cast<const uint4*>(gu + ffn)[i] : uint4{};
+  const float r = block_rms_scale(x, dim, eps, s_red);
+  if (!in) return;
+  float g[8], u[8], y[8];
+  unpack8(gv, g);
+  unpack8(uv, u);
+#pragma unroll
+  for (int k = 0; k < 8; ++k) {
+    const float gg = r * g[k];
+    y[k] = gg / (1.f + __expf(-gg)) * (r * u[k]);
+  }
+  reinterpret_cast<uint4*>(h)[i] = pack8(y);
+}
+
+// ---------------------------------------------------------------- sample
+
+constexpr int kSampleThreads = 256;
+constexpr int kSamplePerThread = 8;
+constexpr int kSamplePerBlock = kSampleThreads * kSamplePerThread;
+
+struct Best {
+  float v;
+  int i;  // -1: none
+};
+// The larger value; on a tie the lower index (as torch.argmax).
+__device__ __forceinline__ Best better(Best a, Best b) {
+  if (b.i < 0) return a;
+  if (a.i < 0) return b;
+  if (b.v > a.v || (b.v == a.v && b.i < a.i)) return b;
+  return a;
+}
+__device__ __forceinline__ Best warp_best(Best b) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    Best other{__shfl_xor_sync(0xffffffffu, b.v, o), __shfl_xor_sync(0xffffffffu, b.i, o)};
+    b = better(b, other);
+  }
+  return b;
+}
+
+__global__ void __launch_bounds__(kSampleThreads, 1) sample_kernel(SampleArgs a) {
+  __shared__ float s_red[32];
+  __shared__ Best s_best[kSampleThreads / 32];
+  __shared__ int s_last;
+  const int base = blockIdx.x * kSamplePerBlock;
+  float raw[kSamplePerThread];
+#pragma unroll
+  for (int k = 0; k < kSamplePerThread; ++k) {
+    const int i = base + k * kSampleThreads + threadIdx.x;
+    raw[k] = i < a.vocab ? __bfloat162float(a.raw_logits[i]) : 0.f;
+  }
+  const float r = block_rms_scale(a.x, a.dim, a.eps, s_red);
+  Best b{-INFINITY, -1};
+#pragma unroll
+  for (int k = 0; k < kSamplePerThread; ++k) {
+    const int i = base + k * kSampleThreads + threadIdx.x;
+    if (i < a.vocab) {
+      const float v = raw[k] * r;
+      a.logits[i] = v;
+      if (b.i < 0 || v > b.v) b = Best{v, i};  // i grows with k: ties keep the lower index
+    }
+  }
+  b = warp_best(b);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (lane == 0) s_best[warp] = b;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    Best blk = s_best[0];
+#pragma unroll
+    for (int w = 1; w < kSampleThreads / 32; ++w) blk = better(blk, s_best[w]);
+    a.partial_value[blockIdx.x] = blk.v;
+    a.partial_index[blockIdx.x] = blk.i;
+    __threadfence();
+    s_last = atomicAdd(a.counter, 1) == int(gridDim.x) - 1;
+  }
+  __syncthreads();
+  if (!s_last || warp != 0) return;
+  __threadfence();
+  Best all{-INFINITY, -1};
+  for (int k = lane; k < int(gridDim.x); k += 32)
+    all = better(all, Best{__ldcg(a.partial_value + k), __ldcg(a.partial_index + k)});
+  all = warp_best(all);
+  if (lane == 0) {
+    const int p = *a.pos;
+    int next = all.i;
+    if (p + 1 < a.prompt_len) next = a.tokens[p + 1];  // still feeding the prompt
+    if (p + 1 < a.capacity) a.tokens[p + 1] = next;
+    *a.pos = p + 1;
+    *a.counter = 0;
+  }
+}
+
+void require(bool ok, const char* what) {
+  if (!ok) throw std::invalid_argument(what);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- launchers
+
+void init_bf16(bf16* w, int64_t n, uint64_t seed, uint32_t tensor, float amplitude,
+               cudaStream_t stream) {
+  if (n <= 0) return;
+  init_bf16_kernel<<<grid_for(n / 8 + 1, 256), 256, 0, stream>>>(w, n, tensor_key(seed, tensor),
+                                                                 amplitude);
+  KB_CHECK_LAUNCH();
+}
+
+void init_int8(int8_t* w, int64_t n, uint64_t seed, uint32_t tensor, cudaStream_t stream) {
+  if (n <= 0) return;
+  init_int8_kernel<<<grid_for(n / 8 + 1, 256), 256, 0, stream>>>(w, n, tensor_key(seed, tensor));
+  KB_CHECK_LAUNCH();
+}
+
+void init_row_scales(bf16* scale, int64_t rows, uint64_t seed, uint32_t tensor, float amplitude,
+                     cudaStream_t stream) {
+  if (rows <= 0) return;
+  init_scales_kernel<<<grid_for(rows, 256), 256, 0, stream>>>(
+      scale, rows, tensor_key(seed, tensor + kScaleTensorOffset), amplitude);
+  KB_CHECK_LAUNCH();
+}
+
+void reset_state(const int32_t* prompt, int prompt_len, int32_t* tokens, int32_t* pos,
+                 cudaStream_t stream) {
+  require(prompt_len >= 1, "reset_state: the prompt needs at least one token");
+  reset_kernel<<<1, 256, 0, stream>>>(prompt, prompt_len, tokens, pos);
+  KB_CHECK_LAUNCH();
+}
+
+void embed(const bf16* embedding, const int32_t* tokens, const int32_t* pos, int capacity,
+           int vocab, int dim, bf16* x, cudaStream_t stream) {
+  require(dim > 0 && dim % 8 == 0, "embed: dim must be a positive multiple of 8");
+  embed_kernel<<<grid_for(dim / 8, 256), 256, 0, stream>>>(embedding, tokens, pos, capacity, vocab,
+                                                           dim, x);
+  KB_CHECK_LAUNCH();
+}
+
+int64_t attention_workspace_floats(const ModelConfig& c, int n_splits) {
+  return int64_t(c.n_kv_heads) * n_splits * c.group() * (c.head_dim + 2);
+}
+
+int default_attention_splits(const ModelConfig& c, int sm_count, int max_seq) {
+  // Up to four blocks per SM at long lengths: with chunks of 16 positions
+  // (the decoder's min_chunk) each warp then loads its 4 positions in one
+  // round. Never more splits than chunks of 16 fit in the cache.
+  const int by_sm = std::max(1, (4 * sm_count + c.n_kv_heads - 1) / c.n_kv_heads);
+  const int by_len = std::max(1, (max_seq + 15) / 16);
+  return std::min({by_sm, by_len, 64});
+}
+
+void attention(const AttentionArgs& a, cudaStream_t stream) {
+  require(a.qkv && a.x && a.k_cache && a.v_cache && a.pos && a.out, "attention: null pointer");
+  require(a.n_kv_heads > 0 && a.n_heads % a.n_kv_heads == 0,
+          "attention: n_heads must be a multiple of n_kv_heads");
+  require(a.dim > 0 && a.dim % 8 == 0, "attention: dim must be a positive multiple of 8");
+  require(a.max_seq > 0 && a.n_splits >= 1 && a.n_splits <= 65535 && a.min_chunk >= 1,
+          "attention: bad max_seq, n_splits or min_chunk");
+  require(a.n_splits == 1 || (a.partial && a.counters),
+          "attention: several splits need the partial workspace and counters");
+  const dim3 grid(a.n_kv_heads, a.n_splits);
+  if (a.head_dim == 128)
+    launch_attention_hd<128>(a, grid, stream);
+  else if (a.head_dim == 64)
+    launch_attention_hd<64>(a, grid, stream);
+  else
+    throw std::invalid_argument("attention: head_dim must be 64 or 128");
+  KB_CHECK_LAUNCH();
+}
+
+void silu_mul(const bf16* gu, const bf16* x, int dim, float eps, bf16* h, int ffn,
+              cudaStream_t stream) {
+  require(dim > 0 && dim % 8 == 0 && ffn > 0 && ffn % 8 == 0,
+          "silu_mul: dim and ffn must be positive multiples of 8");
+  silu_mul_kernel<<<grid_for(ffn / 8, kSiluThreads, 1 << 30), kSiluThreads, 0, stream>>>(
+      gu, x, dim, eps, h, ffn);
+  KB_CHECK_LAUNCH();
+}
+
+int sample_blocks(int vocab) { return (vocab + kSamplePerBlock - 1) / kSamplePerBlock; }
+
+void sample_greedy(const SampleArgs& a, cudaStream_t stream) {
+  require(a.raw_logits && a.x && a.logits && a.tokens && a.pos && a.partial_value &&
+              a.partial_index && a.counter,
+          "sample_greedy: null pointer");
+  require(a.vocab > 0 && a.dim > 0 && a.dim % 8 == 0, "sample_greedy: bad vocab or dim");
+  require(a.prompt_len >= 1 && a.prompt_len <= a.capacity, "sample_greedy: bad prompt_len");
+  sample_kernel<<<sample_blocks(a.vocab), kSampleThreads, 0, stream>>>(a);
+  KB_CHECK_LAUNCH();
+}
+
+}  // namespace kb::decode

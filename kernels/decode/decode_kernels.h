@@ -1,0 +1,109 @@
+// The decode step's own kernels (every weight matrix goes through
+// kernels/gemv). One step, for one token at position `pos`:
+//
+//   embed          x = embedding[tokens[pos]]
+//   per layer:
+//     gemv         qkv = Wqkv · x                       (raw: x not normalized, see below)
+//     attention    r = rsqrt(mean(x²) + eps); q, k, v = r·qkv; RoPE(q, k) at pos;
+//                  K/V cache[pos] = k, v; out = softmax(q·Kᵀ/√hd) · V over 0..pos
+//                  (split over the sequence; the last block of each kv head combines)
+//     gemv         x = Wo · out + x
+//     gemv         gu = Wgate_up · x                    (raw)
+//     silu_mul     r = rsqrt(mean(x²) + eps); h = silu(r·gate) · (r·up)
+//     gemv         x = Wdown · h + x
+//   gemv           raw logits = Wout · x                (raw)
+//   sample         r = rsqrt(mean(x²) + eps); logits = r·raw; tokens[pos+1] = prompt
+//                  token or argmax(logits); pos += 1
+//
+// RMSNorm is applied after the projection it feeds: with weight g,
+// W·(r·(g∘x)) = r·((W·diag(g))·x), and r is a scalar. The norm weights are
+// ones here (gpt-fast initializes them so); a checkpoint's g would be folded
+// into W when the weights are loaded. So the norm costs no kernel of its own:
+// each consumer of a projection recomputes r from the 8 KB residual x (which
+// stays unchanged until the next residual add) and scales what it reads.
+//
+// The position and the token ids live in device memory, so one captured
+// graph serves every step. All launchers check their launch.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "kernels/decode/model_config.h"
+
+namespace kb::decode {
+
+using bf16 = __nv_bfloat16;
+
+// ---- weights ----
+// Fills `n` elements of tensor `tensor` (see weight_init.h).
+void init_bf16(bf16* w, int64_t n, uint64_t seed, uint32_t tensor, float amplitude,
+               cudaStream_t stream);
+void init_int8(int8_t* w, int64_t n, uint64_t seed, uint32_t tensor, cudaStream_t stream);
+void init_row_scales(bf16* scale, int64_t rows, uint64_t seed, uint32_t tensor, float amplitude,
+                     cudaStream_t stream);
+
+// ---- step state ----
+// pos = 0, tokens[0, prompt_len) = prompt.
+void reset_state(const int32_t* prompt, int prompt_len, int32_t* tokens, int32_t* pos,
+                 cudaStream_t stream);
+
+// x = embedding[tokens[*pos]]; a position outside [0, capacity) or a token id
+// outside [0, vocab) gives a NaN x (and so NaN logits), never a stray read.
+void embed(const bf16* embedding, const int32_t* tokens, const int32_t* pos, int capacity,
+           int vocab, int dim, bf16* x, cudaStream_t stream);
+
+// ---- attention ----
+struct AttentionArgs {
+  const bf16* qkv = nullptr;  // raw [q (H·hd) | k (KVH·hd) | v (KVH·hd)] of this token
+  const bf16* x = nullptr;    // the residual that qkv was projected from (for r)
+  int dim = 0;
+  float eps = 1e-5f;
+  float rope_theta = 10000.f;
+  int n_heads = 0, n_kv_heads = 0, head_dim = 0;
+  bf16* k_cache = nullptr;  // this layer's [KVH][max_seq][hd]
+  bf16* v_cache = nullptr;
+  int max_seq = 0;
+  const int32_t* pos = nullptr;  // device: attends over positions 0..*pos, appends at *pos
+  bf16* out = nullptr;           // [H·hd]; query head h uses kv head h / (H / KVH)
+  // Split over the sequence: the grid is n_kv_heads x n_splits; for a length
+  // `len`, chunk = max(min_chunk, ceil(len / n_splits)) and only
+  // ceil(len / chunk) splits work (the others exit at once).
+  int n_splits = 1;
+  int min_chunk = 16;
+  float* partial = nullptr;     // workspace [KVH][n_splits][G][hd + 2] (o, m, l)
+  int32_t* counters = nullptr;  // [KVH], zero before the first launch; left zero after each
+};
+// Floats of AttentionArgs::partial for a config and split count.
+int64_t attention_workspace_floats(const ModelConfig& c, int n_splits);
+// The split count the decoder uses on a GPU with `sm_count` SMs.
+int default_attention_splits(const ModelConfig& c, int sm_count, int max_seq);
+void attention(const AttentionArgs& a, cudaStream_t stream);
+
+// ---- MLP ----
+// h[i] = silu(r·gu[i]) · (r·gu[ffn + i]), r from x (dim elements).
+void silu_mul(const bf16* gu, const bf16* x, int dim, float eps, bf16* h, int ffn,
+              cudaStream_t stream);
+
+// ---- next token ----
+struct SampleArgs {
+  const bf16* raw_logits = nullptr;  // Wout · x, [vocab]
+  const bf16* x = nullptr;           // final residual (for r)
+  int dim = 0;
+  float eps = 1e-5f;
+  int vocab = 0;
+  float* logits = nullptr;    // out: r · raw_logits in fp32, [vocab]
+  int32_t* tokens = nullptr;  // tokens[pos + 1] = argmax unless pos + 1 < prompt_len
+  int capacity = 0;           // entries of `tokens`
+  int prompt_len = 0;
+  int32_t* pos = nullptr;          // advanced by one
+  float* partial_value = nullptr;  // workspace [sample_blocks(vocab)]
+  int32_t* partial_index = nullptr;
+  int32_t* counter = nullptr;  // zero before the first launch; left zero after each
+};
+int sample_blocks(int vocab);
+void sample_greedy(const SampleArgs& a, cudaStream_t stream);
+
+}  // namespace kb::decode

@@ -1,0 +1,69 @@
+// CPU fp32 reference of the Llama decode step, written the plain way
+// (RMSNorm before each projection, full softmax over the cache), so that it
+// shares no algebra with the GPU path (which scales after the projection and
+// splits the softmax). Weights come dequantized to fp32 from the GPU model
+// (Decoder::host_weights), so both run the same numbers.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "kernels/decode/model_config.h"
+
+namespace kb::decode {
+
+struct HostLayer {
+  std::vector<float> qkv;      // [(H + 2·KVH)·hd, dim], rows [q | k | v]
+  std::vector<float> wo;       // [dim, H·hd]
+  std::vector<float> gate_up;  // [2·ffn, dim], rows [gate | up]
+  std::vector<float> down;     // [dim, ffn]
+};
+
+struct HostWeights {
+  ModelConfig cfg;
+  std::vector<float> embedding;  // [vocab, dim]
+  std::vector<HostLayer> layers;
+  std::vector<float> output;  // [vocab, dim]
+};
+
+// The weights a Decoder of (c, t, seed) generates on the GPU, recomputed on
+// the host from the same hash (weight_init.h), dequantized.
+HostWeights make_host_weights(const ModelConfig& c, WeightType t, uint64_t seed);
+
+// ---- single operations (also the references of the kernel tests) ----
+// y = W·x, W row-major [N, K]; rows split over threads for large matrices.
+void linear_ref(const float* W, const float* x, float* y, int64_t N, int64_t K);
+// y = x · rsqrt(mean(x²) + eps) (norm weight 1).
+void rmsnorm_ref(const float* x, int n, float eps, float* y);
+// In place, interleaved pairs (v[2i], v[2i+1]) rotated by pos · theta^(-2i/hd).
+void rope_ref(float* v, int head_dim, int pos, float theta);
+// One query token over cache positions [0, len): q [H·hd], caches
+// [KVH][max_seq][hd], out [H·hd]; query head h reads kv head h / (H / KVH).
+void attention_ref(const float* q, const float* k_cache, const float* v_cache, int n_heads,
+                   int n_kv_heads, int head_dim, int max_seq, int len, float* out);
+// h[i] = silu(gate[i]) · up[i].
+void silu_mul_ref(const float* gate, const float* up, int n, float* h);
+// Index of the largest value, the lowest on a tie (torch.argmax).
+int argmax_ref(const std::vector<float>& v);
+
+// ---- the whole model ----
+class RefDecoder {
+ public:
+  RefDecoder(const HostWeights& w, int max_seq);
+  // Runs `token` at the next position; returns the logits [vocab].
+  std::vector<float> step(int token);
+  int position() const { return pos_; }
+  // The residual after the last step's final block (before the final norm).
+  const std::vector<float>& residual() const { return x_; }
+  // This layer's K cache row at `pos` of kv head `kvh` (after RoPE).
+  const float* k_row(int layer, int kvh, int pos) const;
+  const float* v_row(int layer, int kvh, int pos) const;
+
+ private:
+  const HostWeights& w_;
+  int max_seq_, pos_ = 0;
+  std::vector<float> x_;
+  std::vector<std::vector<float>> k_cache_, v_cache_;  // per layer [KVH][max_seq][hd]
+};
+
+}  // namespace kb::decode

@@ -1,0 +1,437 @@
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+
+#include "kernels/common/cuda_check.h"
+#include "kernels/common/host_math.h"
+#include "kernels/decode/decoder.h"
+#include "kernels/decode/weight_init.h"
+#include "kernels/gemv/gemv.h"
+
+namespace kb::decode {
+
+namespace {
+
+constexpr size_t kAlign = 256;  // every tensor starts 256-byte aligned (vector loads, gemv)
+// Left free beyond what the decoder allocates: the CUDA context's own needs,
+// the gemv's workspace if it has one, and the engine's L2-flush buffer.
+constexpr size_t kReserveBytes = size_t(512) << 20;
+
+size_t align_up(size_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
+
+std::string gb(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f GB", bytes / 1e9);
+  return buf;
+}
+
+void sync_device() { KB_CUDA_CHECK(cudaDeviceSynchronize()); }
+
+}  // namespace
+
+size_t Decoder::layout(uint8_t* base) {
+  size_t off = 0;
+  auto take = [&](size_t bytes) {
+    uint8_t* p = base ? base + off : nullptr;
+    off += align_up(bytes);
+    return p;
+  };
+  const auto& c = cfg_;
+  const size_t wsize = wt_ == WeightType::int8 ? 1 : 2;
+  auto linear_w = [&](int64_t rows, int64_t cols) {
+    LinearW l;
+    l.rows = rows;
+    l.cols = cols;
+    l.w = take(size_t(rows) * cols * wsize);
+    if (wt_ == WeightType::int8) l.scale = reinterpret_cast<bf16*>(take(size_t(rows) * 2));
+    return l;
+  };
+  embedding_ = reinterpret_cast<bf16*>(take(size_t(c.vocab) * c.dim * 2));
+  layers_.resize(c.n_layers);
+  for (auto& L : layers_) {
+    L.qkv = linear_w(c.qkv_rows(), c.dim);
+    L.wo = linear_w(c.dim, c.q_size());
+    L.gate_up = linear_w(2 * int64_t(c.ffn), c.dim);
+    L.down = linear_w(c.dim, c.ffn);
+  }
+  output_ = linear_w(c.vocab, c.dim);
+  const size_t cache = size_t(c.n_layers) * c.kv_size() * opt_.max_seq * 2;
+  k_cache_ = reinterpret_cast<bf16*>(take(cache));
+  v_cache_ = reinterpret_cast<bf16*>(take(cache));
+  x_ = reinterpret_cast<bf16*>(take(size_t(c.dim) * 2));
+  qkv_ = reinterpret_cast<bf16*>(take(size_t(c.qkv_rows()) * 2));
+  att_ = reinterpret_cast<bf16*>(take(size_t(c.q_size()) * 2));
+  gu_ = reinterpret_cast<bf16*>(take(size_t(c.ffn) * 2 * 2));
+  h_ = reinterpret_cast<bf16*>(take(size_t(c.ffn) * 2));
+  raw_logits_ = reinterpret_cast<bf16*>(take(size_t(c.vocab) * 2));
+  logits_ = reinterpret_cast<float*>(take(size_t(c.vocab) * 4));
+  attn_partial_ =
+      reinterpret_cast<float*>(take(size_t(attention_workspace_floats(c, splits_)) * 4));
+  sample_value_ = reinterpret_cast<float*>(take(size_t(sample_blocks(c.vocab)) * 4));
+  sample_index_ = reinterpret_cast<int32_t*>(take(size_t(sample_blocks(c.vocab)) * 4));
+  // The counters sit together so one memset zeroes them.
+  counters_bytes_ = (size_t(c.n_kv_heads) + 1) * 4;
+  attn_counters_ = reinterpret_cast<int32_t*>(take(counters_bytes_));
+  sample_counter_ = attn_counters_ ? attn_counters_ + c.n_kv_heads : nullptr;
+  tokens_ = reinterpret_cast<int32_t*>(take(size_t(capacity()) * 4));
+  prompt_ = reinterpret_cast<int32_t*>(take(opt_.prompt.size() * 4));
+  pos_ = reinterpret_cast<int32_t*>(take(4));
+  return off;
+}
+
+size_t Decoder::device_bytes(const ModelConfig& c, WeightType t, int max_seq) {
+  // The layout with a null base only counts; splits at their largest.
+  DecoderOptions o;
+  o.max_seq = max_seq;
+  o.capture = false;
+  Decoder counter(LayoutOnly{}, c, t, o, 64);
+  return counter.layout(nullptr);
+}
+
+Decoder::Decoder(LayoutOnly, const ModelConfig& c, WeightType t, const DecoderOptions& o,
+                 int splits)
+    : cfg_(c), wt_(t), opt_(o), splits_(splits) {}
+
+Decoder::Decoder(const ModelConfig& c, WeightType t, const DecoderOptions& o)
+    : cfg_(c), wt_(t), opt_(o) {
+  if (std::string why = unsupported_reason(c); !why.empty())
+    throw std::invalid_argument(c.name + ": " + why);
+  const int k_mult =
+      std::max(t == WeightType::int8 ? gemv::k_multiple_int8() : gemv::k_multiple_bf16(), 1);
+  for (int k : {c.dim, c.q_size(), c.ffn})
+    if (k % k_mult != 0)
+      throw std::invalid_argument(c.name +
+                                  ": every gemv K (dim, H·hd, ffn) must be a multiple of " +
+                                  std::to_string(k_mult) + " for the " + weight_type_name(t) +
+                                  " gemv; " + std::to_string(k) + " is not");
+  if (o.max_seq < 1) throw std::invalid_argument("Decoder: max_seq must be positive");
+  if (o.prompt.empty() || static_cast<int>(o.prompt.size()) > o.max_seq)
+    throw std::invalid_argument("Decoder: the prompt needs 1..max_seq tokens");
+  for (int32_t id : o.prompt)
+    if (id < 0 || id >= c.vocab)
+      throw std::invalid_argument("Decoder: prompt token " + std::to_string(id) +
+                                  " outside the vocabulary of " + c.name);
+  int dev = 0, sms = 1;
+  KB_CUDA_CHECK(cudaGetDevice(&dev));
+  KB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  splits_ = o.attn_splits > 0 ? o.attn_splits : default_attention_splits(c, sms, o.max_seq);
+
+  const size_t need = layout(nullptr);
+  size_t free_b = 0, total_b = 0;
+  KB_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  if (need + kReserveBytes > free_b) {
+    const WeightBytes wb = weight_bytes(c, t);
+    const double cache = 2.0 * c.n_layers * c.kv_size() * o.max_seq * 2;
+    throw std::runtime_error(c.name + " " + weight_type_name(t) + " does not fit: needs " +
+                             gb(double(need)) + " of GPU memory (weights " +
+                             gb(wb.linear + wb.scales + wb.embedding) + ", KV cache " + gb(cache) +
+                             " for " + std::to_string(o.max_seq) + " positions) + " +
+                             gb(double(kReserveBytes)) + " reserve; " + gb(double(free_b)) +
+                             " of " + gb(double(total_b)) + " free");
+  }
+  arena_ = DeviceBuffer<uint8_t>(need);
+  layout(arena_.get());
+
+  cudaStream_t s = nullptr;
+  KB_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  try {
+    fill_weights(s);
+    // Unwritten cache rows read as NaN: a read past the appended positions shows.
+    const size_t cache = size_t(c.n_layers) * c.kv_size() * o.max_seq * 2;
+    KB_CUDA_CHECK(cudaMemsetAsync(k_cache_, 0xFF, cache, s));
+    KB_CUDA_CHECK(cudaMemsetAsync(v_cache_, 0xFF, cache, s));
+    KB_CUDA_CHECK(cudaMemsetAsync(attn_counters_, 0, counters_bytes_, s));
+    KB_CUDA_CHECK(cudaMemsetAsync(tokens_, 0, size_t(capacity()) * 4, s));
+    KB_CUDA_CHECK(cudaMemcpyAsync(prompt_, opt_.prompt.data(), opt_.prompt.size() * 4,
+                                  cudaMemcpyHostToDevice, s));
+    // One eager step: any lazy setup of the kernels (function attributes,
+    // workspaces) happens here, outside the capture.
+    reset(s);
+    step(s);
+    reset(s);
+    KB_CUDA_CHECK(cudaStreamSynchronize(s));
+  } catch (...) {
+    cudaStreamSynchronize(s);
+    cudaStreamDestroy(s);
+    throw;
+  }
+  KB_CUDA_CHECK(cudaStreamDestroy(s));
+  if (o.capture) capture();
+}
+
+Decoder::~Decoder() {
+  if (exec_) cudaGraphExecDestroy(exec_);
+  if (graph_) cudaGraphDestroy(graph_);
+}
+
+void Decoder::fill_weights(cudaStream_t s) {
+  const auto& c = cfg_;
+  const uint64_t seed = opt_.seed;
+  init_bf16(embedding_, int64_t(c.vocab) * c.dim, seed, kEmbeddingTensor, 1.0f, s);
+  auto fill = [&](const LinearW& l, uint32_t tensor) {
+    const float a = weight_amplitude(l.cols);
+    if (wt_ == WeightType::bf16) {
+      init_bf16(static_cast<bf16*>(l.w), l.rows * l.cols, seed, tensor, a, s);
+    } else {
+      init_int8(static_cast<int8_t*>(l.w), l.rows * l.cols, seed, tensor, s);
+      init_row_scales(l.scale, l.rows, seed, tensor, a, s);
+    }
+  };
+  for (int i = 0; i < c.n_layers; ++i) {
+    fill(layers_[i].qkv, layer_tensor(i, kQkv));
+    fill(layers_[i].wo, layer_tensor(i, kWo));
+    fill(layers_[i].gate_up, layer_tensor(i, kGateUp));
+    fill(layers_[i].down, layer_tensor(i, kDown));
+  }
+  fill(output_, kOutputTensor);
+}
+
+void Decoder::gemv(const LinearW& w, const bf16* x, bf16* y, const bf16* residual,
+                   cudaStream_t s) const {
+  if (wt_ == WeightType::bf16)
+    gemv::gemv_bf16(static_cast<const bf16*>(w.w), x, y, w.rows, w.cols, s, residual);
+  else
+    gemv::gemv_int8(static_cast<const int8_t*>(w.w), w.scale, x, y, w.rows, w.cols, s, residual);
+  KB_CHECK_LAUNCH();
+}
+
+template <typename Mark>
+void Decoder::enqueue_step(cudaStream_t s, Mark&& mark) {
+  const auto& c = cfg_;
+  embed(embedding_, tokens_, pos_, capacity(), c.vocab, c.dim, x_, s);
+  mark("embed", -1);
+  const size_t cache_per_layer = size_t(c.kv_size()) * opt_.max_seq;
+  for (int l = 0; l < c.n_layers; ++l) {
+    const LayerW& L = layers_[l];
+    gemv(L.qkv, x_, qkv_, nullptr, s);
+    mark("gemv_qkv", l);
+    AttentionArgs a;
+    a.qkv = qkv_;
+    a.x = x_;
+    a.dim = c.dim;
+    a.eps = c.norm_eps;
+    a.rope_theta = c.rope_theta;
+    a.n_heads = c.n_heads;
+    a.n_kv_heads = c.n_kv_heads;
+    a.head_dim = c.head_dim;
+    a.k_cache = k_cache_ + l * cache_per_layer;
+    a.v_cache = v_cache_ + l * cache_per_layer;
+    a.max_seq = opt_.max_seq;
+    a.pos = pos_;
+    a.out = att_;
+    a.n_splits = splits_;
+    a.min_chunk = opt_.attn_min_chunk;
+    a.partial = attn_partial_;
+    a.counters = attn_counters_;
+    attention(a, s);
+    mark("attention", l);
+    gemv(L.wo, att_, x_, x_, s);
+    mark("gemv_o_residual", l);
+    gemv(L.gate_up, x_, gu_, nullptr, s);
+    mark("gemv_gate_up", l);
+    silu_mul(gu_, x_, c.dim, c.norm_eps, h_, c.ffn, s);
+    mark("silu_mul", l);
+    gemv(L.down, h_, x_, x_, s);
+    mark("gemv_down_residual", l);
+  }
+  gemv(output_, x_, raw_logits_, nullptr, s);
+  mark("gemv_lm_head", -1);
+  SampleArgs sa;
+  sa.raw_logits = raw_logits_;
+  sa.x = x_;
+  sa.dim = c.dim;
+  sa.eps = c.norm_eps;
+  sa.vocab = c.vocab;
+  sa.logits = logits_;
+  sa.tokens = tokens_;
+  sa.capacity = capacity();
+  sa.prompt_len = static_cast<int>(opt_.prompt.size());
+  sa.pos = pos_;
+  sa.partial_value = sample_value_;
+  sa.partial_index = sample_index_;
+  sa.counter = sample_counter_;
+  sample_greedy(sa, s);
+  mark("sample_greedy", -1);
+}
+
+void Decoder::reset(cudaStream_t s) {
+  reset_state(prompt_, static_cast<int>(opt_.prompt.size()), tokens_, pos_, s);
+}
+
+void Decoder::step(cudaStream_t s) {
+  enqueue_step(s, [](const char*, int) {});
+}
+
+void Decoder::replay(cudaStream_t s) {
+  if (!exec_) throw std::logic_error("Decoder::replay before capture()");
+  KB_CUDA_CHECK(cudaGraphLaunch(exec_, s));
+}
+
+void Decoder::capture() {
+  if (exec_) return;
+  cudaStream_t s = nullptr;
+  KB_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  KB_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+  try {
+    step(s);
+  } catch (...) {
+    cudaGraph_t broken = nullptr;
+    cudaStreamEndCapture(s, &broken);
+    if (broken) cudaGraphDestroy(broken);
+    cudaGetLastError();
+    cudaStreamDestroy(s);
+    throw;
+  }
+  cudaGraph_t g = nullptr;
+  const cudaError_t end = cudaStreamEndCapture(s, &g);
+  cudaStreamDestroy(s);
+  KB_CUDA_CHECK(end);
+  graph_ = g;
+  KB_CUDA_CHECK(cudaGraphInstantiate(&exec_, graph_, 0));
+  KB_CUDA_CHECK(cudaGraphGetNodes(graph_, nullptr, &graph_nodes_));
+  // Upload now so that the first replay is not slower than the others.
+  cudaStream_t up = nullptr;
+  KB_CUDA_CHECK(cudaStreamCreateWithFlags(&up, cudaStreamNonBlocking));
+  KB_CUDA_CHECK(cudaGraphUpload(exec_, up));
+  KB_CUDA_CHECK(cudaStreamSynchronize(up));
+  KB_CUDA_CHECK(cudaStreamDestroy(up));
+}
+
+std::vector<KernelTiming> Decoder::profile_step(cudaStream_t s) {
+  std::vector<KernelTiming> out;
+  std::vector<cudaEvent_t> events;
+  auto new_event = [&] {
+    cudaEvent_t e = nullptr;
+    KB_CUDA_CHECK(cudaEventCreate(&e));
+    events.push_back(e);
+    return e;
+  };
+  try {
+    KB_CUDA_CHECK(cudaEventRecord(new_event(), s));
+    enqueue_step(s, [&](const char* name, int layer) {
+      KB_CUDA_CHECK(cudaEventRecord(new_event(), s));
+      out.push_back({name, layer, 0});
+    });
+    KB_CUDA_CHECK(cudaStreamSynchronize(s));
+    for (size_t i = 0; i < out.size(); ++i) {
+      float ms = 0;
+      KB_CUDA_CHECK(cudaEventElapsedTime(&ms, events[i], events[i + 1]));
+      out[i].us = ms * 1e3;
+    }
+  } catch (...) {
+    for (auto e : events) cudaEventDestroy(e);
+    throw;
+  }
+  for (auto e : events) KB_CUDA_CHECK(cudaEventDestroy(e));
+  return out;
+}
+
+// ---------------------------------------------------------------- host views
+
+std::vector<float> Decoder::logits() const {
+  sync_device();
+  std::vector<float> v(cfg_.vocab);
+  KB_CUDA_CHECK(cudaMemcpy(v.data(), logits_, v.size() * 4, cudaMemcpyDeviceToHost));
+  return v;
+}
+
+std::vector<int32_t> Decoder::tokens() const {
+  sync_device();
+  std::vector<int32_t> v(capacity());
+  KB_CUDA_CHECK(cudaMemcpy(v.data(), tokens_, v.size() * 4, cudaMemcpyDeviceToHost));
+  return v;
+}
+
+int32_t Decoder::position() const {
+  sync_device();
+  int32_t p = 0;
+  KB_CUDA_CHECK(cudaMemcpy(&p, pos_, 4, cudaMemcpyDeviceToHost));
+  return p;
+}
+
+namespace {
+std::vector<float> download_bf16(const bf16* p, size_t n) {
+  std::vector<bf16> h(n);
+  KB_CUDA_CHECK(cudaMemcpy(h.data(), p, n * 2, cudaMemcpyDeviceToHost));
+  return to_float(h);
+}
+}  // namespace
+
+std::vector<float> Decoder::residual() const {
+  sync_device();
+  return download_bf16(x_, cfg_.dim);
+}
+
+std::vector<float> Decoder::cache_row(bool v, int layer, int kvh, int pos) const {
+  if (layer < 0 || layer >= cfg_.n_layers || kvh < 0 || kvh >= cfg_.n_kv_heads || pos < 0 ||
+      pos >= opt_.max_seq)
+    throw std::out_of_range("Decoder::cache_row: index out of range");
+  sync_device();
+  const size_t off = ((size_t(layer) * cfg_.n_kv_heads + kvh) * opt_.max_seq + pos) * cfg_.head_dim;
+  return download_bf16((v ? v_cache_ : k_cache_) + off, cfg_.head_dim);
+}
+
+const Decoder::LinearW& Decoder::linear(Linear which, int layer) const {
+  if (which == Linear::output) return output_;
+  const LayerW& L = layers_.at(layer);
+  switch (which) {
+    case Linear::qkv:
+      return L.qkv;
+    case Linear::wo:
+      return L.wo;
+    case Linear::gate_up:
+      return L.gate_up;
+    case Linear::down:
+      return L.down;
+    case Linear::output:
+      break;
+  }
+  return output_;
+}
+
+std::vector<float> Decoder::linear_rows(Linear which, int layer, int64_t row0, int64_t n) const {
+  const LinearW& l = linear(which, layer);
+  if (row0 < 0 || n < 0 || row0 + n > l.rows)
+    throw std::out_of_range("Decoder::linear_rows: rows out of range");
+  sync_device();
+  const size_t count = size_t(n) * l.cols;
+  if (wt_ == WeightType::bf16)
+    return download_bf16(static_cast<const bf16*>(l.w) + size_t(row0) * l.cols, count);
+  std::vector<int8_t> q(count);
+  KB_CUDA_CHECK(cudaMemcpy(q.data(), static_cast<const int8_t*>(l.w) + size_t(row0) * l.cols, count,
+                           cudaMemcpyDeviceToHost));
+  const std::vector<float> sc = download_bf16(l.scale + row0, size_t(n));
+  std::vector<float> out(count);
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t k = 0; k < l.cols; ++k)
+      out[size_t(r) * l.cols + k] = sc[r] * static_cast<float>(q[size_t(r) * l.cols + k]);
+  return out;
+}
+
+std::vector<float> Decoder::embedding_rows(int64_t row0, int64_t n) const {
+  if (row0 < 0 || n < 0 || row0 + n > cfg_.vocab)
+    throw std::out_of_range("Decoder::embedding_rows: rows out of range");
+  sync_device();
+  return download_bf16(embedding_ + size_t(row0) * cfg_.dim, size_t(n) * cfg_.dim);
+}
+
+HostWeights Decoder::host_weights() const {
+  HostWeights w;
+  w.cfg = cfg_;
+  w.embedding = embedding_rows(0, cfg_.vocab);
+  w.layers.resize(cfg_.n_layers);
+  auto all = [&](Linear which, int layer) {
+    return linear_rows(which, layer, 0, linear(which, layer).rows);
+  };
+  for (int l = 0; l < cfg_.n_layers; ++l) {
+    w.layers[l].qkv = all(Linear::qkv, l);
+    w.layers[l].wo = all(Linear::wo, l);
+    w.layers[l].gate_up = all(Linear::gate_up, l);
+    w.layers[l].down = all(Linear::down, l);
+  }
+  w.output = all(Linear::output, -1);
+  return w;
+}
+
+}  // namespace kb::decode

@@ -1,0 +1,146 @@
+// A Llama decoder at batch 1 on the GPU: random weights from a seed (bf16,
+// or int8 weight-only with per-row bf16 scales), a bf16 KV cache, and one
+// decode step captured once as a CUDA graph. The step reads the position and
+// the current token from device memory and advances them itself, so the same
+// graph replays for every step:
+//
+//   Decoder d(find_config("Llama-2-7b-chat-hf"), WeightType::int8, opts);
+//   d.reset(stream);                          // pos = 0, tokens = prompt
+//   for (int i = 0; i < n; ++i) d.replay(stream);
+//
+// Kernels per step (decode_kernels.h): embed, per layer [gemv qkv, attention,
+// gemv o (+x), gemv gate/up, silu_mul, gemv down (+x)], gemv lm head, sample:
+// 6 · n_layers + 3 (if each gemv is one kernel).
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/common/device_buffer.h"
+#include "kernels/decode/decode_kernels.h"
+#include "kernels/decode/decode_ref.h"
+#include "kernels/decode/model_config.h"
+
+namespace kb::decode {
+
+struct DecoderOptions {
+  int max_seq = 256;               // KV-cache positions
+  uint64_t seed = 1;               // of the weights
+  std::vector<int32_t> prompt{1};  // token ids, each in [0, vocab)
+  int attn_splits = 0;             // 0: default_attention_splits() for this GPU
+  int attn_min_chunk = 16;         // positions per split at the least
+  bool capture = true;             // capture the step graph in the constructor
+};
+
+// The kernels of one step in launch order, for the time breakdown.
+struct KernelTiming {
+  std::string name;  // "gemv_qkv", "attention", ...
+  int layer = -1;    // -1 outside the layers
+  double us = 0;
+};
+
+// Which linear layer.
+enum class Linear { qkv, wo, gate_up, down, output };
+
+class Decoder {
+ public:
+  // Device bytes a decoder needs: weights + KV cache + step buffers.
+  static size_t device_bytes(const ModelConfig& c, WeightType t, int max_seq);
+  // Kernels per step when every gemv is one kernel (the graph's node count then).
+  static int kernels_per_step(const ModelConfig& c) { return 6 * c.n_layers + 3; }
+
+  // Allocates (after checking free memory: a model that does not fit throws
+  // std::runtime_error saying how much it needs), fills the weights, runs one
+  // eager step (so that any lazy setup of the kernels happens outside the
+  // capture) and captures the step graph. Returns with the device idle.
+  Decoder(const ModelConfig& c, WeightType t, const DecoderOptions& o);
+  ~Decoder();
+  Decoder(const Decoder&) = delete;
+  Decoder& operator=(const Decoder&) = delete;
+
+  // pos = 0, tokens[0, prompt) = prompt: one kernel.
+  void reset(cudaStream_t s);
+  // One step, eager (every kernel launched on `s`).
+  void step(cudaStream_t s);
+  // One step, as a replay of the captured graph.
+  void replay(cudaStream_t s);
+  // Captures the step (done by the constructor unless options.capture is false).
+  void capture();
+  bool captured() const { return exec_ != nullptr; }
+  size_t graph_nodes() const { return graph_nodes_; }
+  // One eager step with an event between kernels; synchronizes.
+  std::vector<KernelTiming> profile_step(cudaStream_t s);
+
+  // ---- host views (each synchronizes the device first) ----
+  std::vector<float> logits() const;    // fp32 logits of the last step (after the final norm)
+  std::vector<int32_t> tokens() const;  // [capacity()]: prompt, then generated ids
+  int32_t position() const;             // tokens consumed so far
+  std::vector<float> residual() const;  // x at the end of the last step (before the final norm)
+  // K or V cache row (after RoPE for K) of a layer, kv head and position.
+  std::vector<float> cache_row(bool v, int layer, int kvh, int pos) const;
+  // Rows [row0, row0 + n) of a linear layer, dequantized (scale · int8 for int8).
+  std::vector<float> linear_rows(Linear which, int layer, int64_t row0, int64_t n) const;
+  std::vector<float> embedding_rows(int64_t row0, int64_t n) const;
+  // Every weight, dequantized, for the CPU reference (small models only).
+  HostWeights host_weights() const;
+
+  const ModelConfig& config() const { return cfg_; }
+  WeightType weight_type() const { return wt_; }
+  int capacity() const { return opt_.max_seq + 1; }
+  int max_seq() const { return opt_.max_seq; }
+  const std::vector<int32_t>& prompt() const { return opt_.prompt; }
+  int attention_splits() const { return splits_; }
+
+ private:
+  struct LinearW {
+    void* w = nullptr;
+    bf16* scale = nullptr;  // int8 only
+    int64_t rows = 0, cols = 0;
+  };
+  struct LayerW {
+    LinearW qkv, wo, gate_up, down;
+  };
+  struct LayoutOnly {};
+  // An object that only computes the layout (device_bytes): no CUDA call.
+  Decoder(LayoutOnly, const ModelConfig& c, WeightType t, const DecoderOptions& o, int splits);
+  size_t layout(uint8_t* base);  // assigns every pointer from `base`; returns the bytes
+  void fill_weights(cudaStream_t s);
+  void gemv(const LinearW& w, const bf16* x, bf16* y, const bf16* residual, cudaStream_t s) const;
+  // The step's launches; `mark(name, layer)` is called after each (profiling).
+  template <typename Mark>
+  void enqueue_step(cudaStream_t s, Mark&& mark);
+  const LinearW& linear(Linear which, int layer) const;
+
+  ModelConfig cfg_;
+  WeightType wt_;
+  DecoderOptions opt_;
+  int splits_ = 1;
+  DeviceBuffer<uint8_t> arena_;
+  // weights
+  bf16* embedding_ = nullptr;
+  std::vector<LayerW> layers_;
+  LinearW output_;
+  // state and step buffers
+  bf16 *k_cache_ = nullptr, *v_cache_ = nullptr;  // [L][KVH][max_seq][hd]
+  bf16 *x_ = nullptr, *qkv_ = nullptr, *att_ = nullptr, *gu_ = nullptr, *h_ = nullptr;
+  bf16* raw_logits_ = nullptr;
+  float* logits_ = nullptr;
+  float* attn_partial_ = nullptr;
+  int32_t* attn_counters_ = nullptr;
+  float* sample_value_ = nullptr;
+  int32_t* sample_index_ = nullptr;
+  int32_t* sample_counter_ = nullptr;
+  int32_t *tokens_ = nullptr, *prompt_ = nullptr, *pos_ = nullptr;
+  size_t counters_bytes_ = 0;  // attention + sample counters, contiguous (zeroed once)
+  // graph
+  cudaGraph_t graph_ = nullptr;
+  cudaGraphExec_t exec_ = nullptr;
+  size_t graph_nodes_ = 0;
+};
+
+}  // namespace kb::decode

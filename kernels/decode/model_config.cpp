@@ -1,0 +1,104 @@
+#include "kernels/decode/model_config.h"
+
+#include <stdexcept>
+
+namespace kb::decode {
+
+const char* weight_type_name(WeightType t) { return t == WeightType::int8 ? "int8" : "bfloat16"; }
+
+const std::vector<ModelConfig>& model_configs() {
+  static const std::vector<ModelConfig> configs = [] {
+    std::vector<ModelConfig> v;
+    ModelConfig llama2;
+    llama2.name = "Llama-2-7b-chat-hf";
+    llama2.dim = 4096;
+    llama2.n_layers = 32;
+    llama2.n_heads = 32;
+    llama2.n_kv_heads = 32;
+    llama2.head_dim = 128;
+    llama2.ffn = 11008;
+    llama2.vocab = 32000;
+    llama2.rope_theta = 10000.f;
+    llama2.norm_eps = 1e-5f;
+    v.push_back(llama2);
+
+    ModelConfig llama3 = llama2;
+    llama3.name = "Meta-Llama-3-8B";
+    llama3.n_kv_heads = 8;
+    llama3.ffn = 14336;
+    llama3.vocab = 128256;
+    llama3.rope_theta = 500000.f;
+    v.push_back(llama3);
+
+    ModelConfig mixtral = llama3;
+    mixtral.name = "Mixtral-8x7B-v0.1";
+    mixtral.vocab = 32000;
+    mixtral.rope_theta = 1000000.f;
+    mixtral.n_experts = 8;
+    mixtral.top_experts = 2;
+    v.push_back(mixtral);
+
+    // Small enough for a CPU reference in milliseconds; GQA (2 query heads per
+    // kv head), head_dim 64, and sizes that are not powers of two (FFN 704,
+    // vocab 1000) so that an indexing bug shows.
+    ModelConfig tiny;
+    tiny.name = "tiny";
+    tiny.dim = 256;
+    tiny.n_layers = 2;
+    tiny.n_heads = 4;
+    tiny.n_kv_heads = 2;
+    tiny.head_dim = 64;
+    tiny.ffn = 704;
+    tiny.vocab = 1000;
+    v.push_back(tiny);
+    return v;
+  }();
+  return configs;
+}
+
+const ModelConfig& find_config(const std::string& name) {
+  std::string known;
+  for (const auto& c : model_configs()) {
+    if (c.name == name) return c;
+    known += (known.empty() ? "" : ", ") + c.name;
+  }
+  throw std::invalid_argument("unknown model config '" + name + "' (known: " + known + ")");
+}
+
+std::string unsupported_reason(const ModelConfig& c) {
+  if (c.dim <= 0 || c.n_layers <= 0 || c.n_heads <= 0 || c.n_kv_heads <= 0 || c.ffn <= 0 ||
+      c.vocab <= 0)
+    return "every size must be positive";
+  if (c.n_experts > 0) return "mixture-of-experts decode is not implemented yet";
+  if (c.head_dim != 64 && c.head_dim != 128) return "head_dim must be 64 or 128";
+  if (c.n_heads % c.n_kv_heads != 0) return "n_heads must be a multiple of n_kv_heads";
+  const int g = c.group();
+  if (g != 1 && g != 2 && g != 4 && g != 8) return "n_heads / n_kv_heads must be 1, 2, 4 or 8";
+  // 16-byte vectors of bf16 in the embedding and norm-scale loads.
+  if (c.dim % 8 != 0 || c.ffn % 8 != 0) return "dim and ffn must be multiples of 8";
+  return "";
+}
+
+WeightBytes weight_bytes(const ModelConfig& c, WeightType t) {
+  const double per_elem = t == WeightType::int8 ? 1 : 2;
+  const double d = c.dim;
+  // Output rows of each linear layer of one block and their K.
+  const double qkv = double(c.qkv_rows()) * d;
+  const double wo = d * c.q_size();
+  const double gate_up = 2.0 * c.ffn * d;
+  const double down = d * c.ffn;
+  const double layer_elems = qkv + wo + gate_up + down;
+  const double layer_rows = double(c.qkv_rows()) + d + 2.0 * c.ffn + d;
+  WeightBytes b;
+  b.linear = (c.n_layers * layer_elems + double(c.vocab) * d) * per_elem;
+  b.scales = t == WeightType::int8 ? (c.n_layers * layer_rows + c.vocab) * 2.0 : 0.0;
+  b.norms = (2.0 * c.n_layers + 1) * d * 2.0;
+  b.embedding = double(c.vocab) * d * 2.0;
+  return b;
+}
+
+double kv_bytes_read(const ModelConfig& c, int64_t len) {
+  return double(c.n_layers) * 2.0 * c.kv_size() * 2.0 * double(len);
+}
+
+}  // namespace kb::decode

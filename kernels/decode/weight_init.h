@@ -1,0 +1,73 @@
+// Random weights from a seed, computed element by element from a hash so
+// that the GPU fills 13 GB at write bandwidth and the host can recompute any
+// element (the tests check the GPU fill against it).
+//
+//   u(seed, tensor, i) = uniform in [-1, 1) from a 32-bit hash of (seed, tensor, i)
+//   bf16 weight        = amplitude * u
+//   int8 weight        = uniform integer in [-127, 127] from the same hash
+//   int8 row scale     = amplitude / 127 * (0.75 + 0.25 * u(seed, tensor + offset, row))
+//
+// amplitude = sqrt(3 / K) gives each weight a standard deviation of
+// 1/sqrt(K), so a projection keeps the size of its input and the attention
+// scores of the random model are neither flat nor one-hot. The row scales vary
+// between 0.5x and 1x from row to row, so that a wrong scale index shows.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#define KB_HOST_DEVICE __host__ __device__
+#else
+#define KB_HOST_DEVICE
+#endif
+
+namespace kb::decode {
+
+// Tensor ids: one per tensor of the model, so that no two tensors share values.
+enum TensorKind : uint32_t { kQkv = 0, kWo = 1, kGateUp = 2, kDown = 3, kKinds = 4 };
+constexpr uint32_t kEmbeddingTensor = 0xE0000000u;
+constexpr uint32_t kOutputTensor = 0xE0000001u;
+constexpr uint32_t kScaleTensorOffset = 0x10000000u;
+KB_HOST_DEVICE inline uint32_t layer_tensor(int layer, TensorKind kind) {
+  return static_cast<uint32_t>(layer) * kKinds + kind;
+}
+
+// "lowbias32" (C. Wellons): a 32-bit bijective mixer with a low bias.
+KB_HOST_DEVICE inline uint32_t mix32(uint32_t x) {
+  x ^= x >> 16;
+  x *= 0x7feb352du;
+  x ^= x >> 15;
+  x *= 0x846ca68bu;
+  x ^= x >> 16;
+  return x;
+}
+
+KB_HOST_DEVICE inline uint32_t tensor_key(uint64_t seed, uint32_t tensor) {
+  return mix32(static_cast<uint32_t>(seed) ^
+               mix32(static_cast<uint32_t>(seed >> 32) + tensor * 0x9E3779B9u));
+}
+
+KB_HOST_DEVICE inline uint32_t hash_bits(uint32_t key, uint64_t i) {
+  return mix32(mix32(static_cast<uint32_t>(i) ^ key) + static_cast<uint32_t>(i >> 32));
+}
+
+// Uniform in [-1, 1): the top 24 bits of the hash (exact in a float, so the
+// GPU and the host agree bit for bit).
+KB_HOST_DEVICE inline float hash_uniform(uint32_t key, uint64_t i) {
+  return static_cast<float>(hash_bits(key, i) >> 8) * (2.0f / 16777216.0f) - 1.0f;
+}
+
+// Uniform in [-127, 127], in integers only (no float rounding to disagree on).
+KB_HOST_DEVICE inline int8_t hash_int8(uint32_t key, uint64_t i) {
+  return static_cast<int8_t>(static_cast<int>(((hash_bits(key, i) >> 8) * 255u) >> 24) - 127);
+}
+
+// The amplitude of a projection with `k` inputs: standard deviation 1/sqrt(k).
+inline float weight_amplitude(int64_t k) { return std::sqrt(3.0f / static_cast<float>(k)); }
+
+KB_HOST_DEVICE inline float row_scale_value(uint32_t scale_key, uint64_t row, float amplitude) {
+  return amplitude / 127.0f * (0.75f + 0.25f * hash_uniform(scale_key, row));
+}
+
+}  // namespace kb::decode

@@ -1,0 +1,249 @@
+// The cuBLASLt plan behind kb::gemm::Gemm (see gemm.h for the layout).
+#include "kernels/gemm/gemm.h"
+
+#include <cublasLt.h>
+
+#include <map>
+#include <mutex>
+#include <stdexcept>
+
+#include "kernels/common/cuda_check.h"
+#include "kernels/common/device_buffer.h"
+
+namespace kb::gemm {
+
+namespace {
+
+// One cuBLASLt handle per device for the whole process: creating one costs
+// milliseconds and it holds no per-call state. Never destroyed: a static
+// destructor would run after the CUDA runtime has begun tearing down, and
+// the process's exit frees it anyway.
+cublasLtHandle_t handle_for_current_device() {
+  static std::mutex mu;
+  static std::map<int, cublasLtHandle_t> handles;
+  int dev = 0;
+  KB_CUDA_CHECK(cudaGetDevice(&dev));
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = handles.find(dev);
+  if (it != handles.end()) return it->second;
+  cublasLtHandle_t h = nullptr;
+  KB_CUBLAS_CHECK(cublasLtCreate(&h));
+  handles.emplace(dev, h);
+  return h;
+}
+
+cublasLtEpilogue_t lt_epilogue(Epilogue e) {
+  switch (e) {
+    case Epilogue::none:
+      return CUBLASLT_EPILOGUE_DEFAULT;
+    case Epilogue::bias:
+      return CUBLASLT_EPILOGUE_BIAS;
+    case Epilogue::gelu:
+      return CUBLASLT_EPILOGUE_GELU;
+    case Epilogue::gelu_bias:
+      return CUBLASLT_EPILOGUE_GELU_BIAS;
+  }
+  throw std::invalid_argument("gemm: unknown epilogue");
+}
+
+bool aligned(const void* p, uint32_t alignment) {
+  return reinterpret_cast<uintptr_t>(p) % alignment == 0;
+}
+
+template <typename T>
+void get_config(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t attr,
+                T& out) {
+  size_t written = 0;
+  KB_CUBLAS_CHECK(cublasLtMatmulAlgoConfigGetAttribute(&algo, attr, &out, sizeof(T), &written));
+}
+
+}  // namespace
+
+const char* epilogue_name(Epilogue e) {
+  switch (e) {
+    case Epilogue::none:
+      return "none";
+    case Epilogue::bias:
+      return "bias";
+    case Epilogue::gelu:
+      return "gelu";
+    case Epilogue::gelu_bias:
+      return "gelu_bias";
+  }
+  return "?";
+}
+
+struct Gemm::Impl {
+  int64_t M = 0, N = 0, K = 0;
+  Options opts;
+  cublasLtHandle_t handle = nullptr;
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t w_layout = nullptr, a_layout = nullptr, d_layout = nullptr;
+  cublasLtMatmulAlgo_t algo{};
+  AlgoConfig config;
+  std::string id;
+  DeviceBuffer<unsigned char> workspace;
+  const void* bias_set = nullptr;  // the bias pointer the descriptor holds now
+
+  ~Impl() {
+    // No throwing from a destructor: statuses here cannot be acted upon.
+    if (d_layout) cublasLtMatrixLayoutDestroy(d_layout);
+    if (a_layout) cublasLtMatrixLayoutDestroy(a_layout);
+    if (w_layout) cublasLtMatrixLayoutDestroy(w_layout);
+    if (op) cublasLtMatmulDescDestroy(op);
+  }
+};
+
+Gemm::Gemm(int64_t M, int64_t N, int64_t K, Options opts) : impl_(std::make_unique<Impl>()) {
+  Impl& g = *impl_;
+  g.M = M;
+  g.N = N;
+  g.K = K;
+  g.opts = opts;
+  if (M <= 0 || N <= 0 || K <= 0)
+    throw std::invalid_argument("gemm: M, N, K must be > 0 (got " + describe() + ")");
+  if (opts.candidates <= 0) throw std::invalid_argument("gemm: candidates must be > 0");
+  if (opts.min_alignment == 0 || (opts.min_alignment & (opts.min_alignment - 1)) != 0)
+    throw std::invalid_argument("gemm: min_alignment must be a power of two");
+
+  g.handle = handle_for_current_device();
+  const cudaDataType_t in_type = opts.input == Input::bf16 ? CUDA_R_16BF : CUDA_R_8F_E4M3;
+
+  KB_CUBLAS_CHECK(cublasLtMatmulDescCreate(&g.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  const cublasOperation_t op_w = CUBLAS_OP_T, op_a = CUBLAS_OP_N;
+  KB_CUBLAS_CHECK(
+      cublasLtMatmulDescSetAttribute(g.op, CUBLASLT_MATMUL_DESC_TRANSA, &op_w, sizeof(op_w)));
+  KB_CUBLAS_CHECK(
+      cublasLtMatmulDescSetAttribute(g.op, CUBLASLT_MATMUL_DESC_TRANSB, &op_a, sizeof(op_a)));
+  const cublasLtEpilogue_t epi = lt_epilogue(opts.epilogue);
+  KB_CUBLAS_CHECK(
+      cublasLtMatmulDescSetAttribute(g.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)));
+  if (has_bias(opts.epilogue)) {
+    const int32_t bias_type = CUDA_R_16BF;
+    KB_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(g.op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
+                                                   &bias_type, sizeof(bias_type)));
+    // The heuristic never dereferences the bias pointer but reads its
+    // alignment from it: stand in an address with exactly the alignment
+    // run() will insist on. run() sets the real pointer.
+    const void* stand_in = reinterpret_cast<const void*>(uintptr_t(opts.min_alignment));
+    KB_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(g.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                                                   &stand_in, sizeof(stand_in)));
+  }
+  const auto u64 = [](int64_t v) { return static_cast<uint64_t>(v); };
+  KB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&g.w_layout, in_type, u64(K), u64(N), K));
+  KB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&g.a_layout, in_type, u64(K), u64(M), K));
+  KB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&g.d_layout, CUDA_R_16BF, u64(N), u64(M), N));
+
+  cublasLtMatmulPreference_t pref = nullptr;
+  KB_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+  std::vector<cublasLtMatmulHeuristicResult_t> results(static_cast<size_t>(opts.candidates));
+  int returned = 0;
+  try {
+    const uint64_t max_ws = opts.max_workspace;
+    KB_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
+        pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &max_ws, sizeof(max_ws)));
+    for (auto attr :
+         {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+          CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
+      KB_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, attr, &opts.min_alignment,
+                                                           sizeof(opts.min_alignment)));
+    KB_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(g.handle, g.op, g.w_layout, g.a_layout,
+                                                   g.d_layout, g.d_layout, pref, opts.candidates,
+                                                   results.data(), &returned));
+  } catch (const CudaError& e) {
+    cublasLtMatmulPreferenceDestroy(pref);
+    throw CudaError("cuBLASLt refuses " + describe() + ": " + e.what(), e.code);
+  }
+  KB_CUBLAS_CHECK(cublasLtMatmulPreferenceDestroy(pref));
+
+  // The heuristic orders its results by estimated time: take the first one
+  // it marks usable within our workspace limit.
+  const cublasLtMatmulHeuristicResult_t* chosen = nullptr;
+  for (int i = 0; i < returned && !chosen; ++i)
+    if (results[i].state == CUBLAS_STATUS_SUCCESS && results[i].workspaceSize <= opts.max_workspace)
+      chosen = &results[i];
+  if (!chosen) {
+    const int st = returned > 0 ? static_cast<int>(results[0].state)
+                                : static_cast<int>(CUBLAS_STATUS_NOT_SUPPORTED);
+    throw CudaError("cuBLASLt refuses " + describe() + ": " + cublas_status_name(st) + " (" +
+                        std::to_string(returned) + " of " + std::to_string(opts.candidates) +
+                        " algorithms returned, none usable within " +
+                        std::to_string(opts.max_workspace) + " bytes of workspace)",
+                    cudaSuccess);
+  }
+  g.algo = chosen->algo;
+  AlgoConfig& c = g.config;
+  c.workspace = chosen->workspaceSize;
+  c.waves = chosen->wavesCount;
+  get_config(g.algo, CUBLASLT_ALGO_CONFIG_ID, c.id);
+  get_config(g.algo, CUBLASLT_ALGO_CONFIG_TILE_ID, c.tile);
+  get_config(g.algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, c.stages);
+  get_config(g.algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, c.splitk);
+  get_config(g.algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, c.reduction);
+  get_config(g.algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, c.swizzle);
+  get_config(g.algo, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, c.custom);
+  get_config(g.algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, c.cluster);
+  g.id = "algo" + std::to_string(c.id) + "_tile" + std::to_string(c.tile) + "_stages" +
+         std::to_string(c.stages) + "_splitk" + std::to_string(c.splitk) +
+         (c.splitk > 1 ? "_red" + std::to_string(c.reduction) : std::string()) + "_swizzle" +
+         std::to_string(c.swizzle) + "_custom" + std::to_string(c.custom) + "_cluster" +
+         std::to_string(c.cluster);
+  // Exactly what the chosen algorithm needs (often nothing).
+  g.workspace = DeviceBuffer<unsigned char>(c.workspace);
+}
+
+Gemm::~Gemm() = default;
+Gemm::Gemm(Gemm&&) noexcept = default;
+Gemm& Gemm::operator=(Gemm&&) noexcept = default;
+
+int64_t Gemm::M() const { return impl_->M; }
+int64_t Gemm::N() const { return impl_->N; }
+int64_t Gemm::K() const { return impl_->K; }
+const Options& Gemm::options() const { return impl_->opts; }
+const AlgoConfig& Gemm::algo() const { return impl_->config; }
+const std::string& Gemm::id() const { return impl_->id; }
+
+std::string Gemm::describe() const {
+  const Impl& g = *impl_;
+  return std::string(g.opts.input == Input::bf16 ? "bf16" : "fp8_e4m3") +
+         " GEMM M=" + std::to_string(g.M) + " N=" + std::to_string(g.N) +
+         " K=" + std::to_string(g.K) + " epilogue=" + epilogue_name(g.opts.epilogue);
+}
+
+void Gemm::run(const bf16* A, const bf16* W, const bf16* bias, bf16* D, cudaStream_t stream) {
+  if (impl_->opts.input != Input::bf16)
+    throw std::invalid_argument("gemm: bf16 inputs given to a plan for " + describe());
+  launch(A, W, bias, D, stream);
+}
+
+void Gemm::run(const fp8* A, const fp8* W, const bf16* bias, bf16* D, cudaStream_t stream) {
+  if (impl_->opts.input != Input::fp8_e4m3)
+    throw std::invalid_argument("gemm: fp8 inputs given to a plan for " + describe());
+  launch(A, W, bias, D, stream);
+}
+
+void Gemm::launch(const void* A, const void* W, const void* bias, void* D, cudaStream_t stream) {
+  Impl& g = *impl_;
+  if (!A || !W || !D) throw std::invalid_argument("gemm: null A, W or D for " + describe());
+  if (has_bias(g.opts.epilogue) != (bias != nullptr))
+    throw std::invalid_argument(std::string("gemm: ") +
+                                (bias ? "a bias given to " : "no bias given to ") + describe());
+  const uint32_t al = g.opts.min_alignment;
+  for (const void* p : {A, W, bias, static_cast<const void*>(D)})
+    if (p && !aligned(p, al))
+      throw std::invalid_argument("gemm: a pointer is not " + std::to_string(al) +
+                                  "-byte aligned, as the algorithm chosen for " + describe() +
+                                  " assumes (plan with a smaller Options::min_alignment)");
+  if (bias && bias != g.bias_set) {
+    KB_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(g.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
+                                                   sizeof(bias)));
+    g.bias_set = bias;
+  }
+  const float alpha = 1.f, beta = 0.f;
+  // C = D with beta = 0: cuBLASLt reads nothing from it.
+  KB_CUBLAS_CHECK(cublasLtMatmul(g.handle, g.op, &alpha, W, g.w_layout, A, g.a_layout, &beta, D,
+                                 g.d_layout, D, g.d_layout, &g.algo, g.workspace.get(),
+                                 g.workspace.bytes(), stream));
+}
+
+}  // namespace kb::gemm

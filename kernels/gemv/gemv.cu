@@ -1,0 +1,335 @@
+// GEMV and gather-GEMV for batch-1 decode (see gemv.h).
+//
+// One kernel, templated on the weight type (bf16 / int8), rows per warp R
+// and unroll U:
+//   - a warp owns R consecutive output rows; its 32 lanes walk K in 16-byte
+//     weight vectors (8 bf16 or 16 int8), lane l taking vectors l, l+32, ...,
+//     so each warp-wide load reads 512 contiguous bytes of one row;
+//   - U vectors per row are loaded before any is used: R·U 16-byte loads in
+//     flight per thread, enough to cover HBM latency at full occupancy;
+//   - weights are read with ld.global.nc.L1::no_allocate (every byte is
+//     used once; keeping them out of L1 leaves L1 to x, which every warp
+//     reads) and an L2 256-byte prefetch hint;
+//   - x is read through L1 and converted once per vector for all R rows;
+//   - int8 -> fp32 without the quarter-rate I2F: the byte is placed in the
+//     mantissa of 2^23 (one PRMT) and the bias subtracted (one FADD), exact;
+//   - fp32 accumulation, a warp-shuffle reduction, then scale, residual and
+//     one bf16 store per row.
+// gather_gemv is the same kernel with blockIdx.y = the selected slot: the
+// block reads its expert id from device memory, and an id outside [0, E)
+// makes the block write NaN rows and read nothing.
+#include <cuda_bf16.h>
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "kernels/common/cuda_check.h"
+#include "kernels/gemv/gemv.h"
+
+namespace kb::gemv {
+
+namespace {
+
+__device__ __forceinline__ int4 load_weights(const int4* p) {
+  int4 v;
+  asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.s32 {%0,%1,%2,%3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
+  return v;
+}
+
+// Two bf16 packed in a 32-bit word -> two floats (a bf16 is the top half of an fp32).
+__device__ __forceinline__ float bf16_lo(uint32_t u) { return __uint_as_float(u << 16); }
+__device__ __forceinline__ float bf16_hi(uint32_t u) { return __uint_as_float(u & 0xffff0000u); }
+
+// Byte i of a word of four int8 -> float, exactly: (b + 128) goes into the
+// low mantissa bits of 2^23 (0x4B000000), then 2^23 + 128 is subtracted.
+template <int I>
+__device__ __forceinline__ float int8_at(uint32_t biased) {
+  return __uint_as_float(__byte_perm(biased, 0x4B000000u, 0x7540u + I)) - 8388736.f;
+}
+
+template <bool INT8>
+struct Traits;
+template <>
+struct Traits<false> {
+  using W = bf16;
+  static constexpr int kVec = 8;  // elements per 16-byte weight vector
+};
+template <>
+struct Traits<true> {
+  using W = int8_t;
+  static constexpr int kVec = 16;
+};
+
+// x[k .. k+kVec) as floats.
+template <bool INT8>
+__device__ __forceinline__ void load_x(const int4* x4, int vec, float (&xf)[Traits<INT8>::kVec]) {
+  constexpr int kWords = Traits<INT8>::kVec / 2;  // bf16 pairs
+  uint32_t u[kWords];
+#pragma unroll
+  for (int h = 0; h < kWords / 4; ++h) {
+    const int4 v = __ldg(x4 + vec * (kWords / 4) + h);
+    u[4 * h + 0] = v.x;
+    u[4 * h + 1] = v.y;
+    u[4 * h + 2] = v.z;
+    u[4 * h + 3] = v.w;
+  }
+#pragma unroll
+  for (int j = 0; j < kWords; ++j) {
+    xf[2 * j] = bf16_lo(u[j]);
+    xf[2 * j + 1] = bf16_hi(u[j]);
+  }
+}
+
+// acc[j] += the products of word j: four independent FMA chains, so the
+// dot product of a vector is 4 (bf16: 2) FMAs deep rather than 16 (8).
+template <bool INT8>
+__device__ __forceinline__ void dot(const int4& w, const float (&xf)[Traits<INT8>::kVec],
+                                    float (&acc)[4]) {
+  const uint32_t words[4] = {static_cast<uint32_t>(w.x), static_cast<uint32_t>(w.y),
+                             static_cast<uint32_t>(w.z), static_cast<uint32_t>(w.w)};
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    if constexpr (INT8) {
+      const uint32_t b = words[j] ^ 0x80808080u;
+      acc[j] = fmaf(int8_at<0>(b), xf[4 * j + 0], acc[j]);
+      acc[j] = fmaf(int8_at<1>(b), xf[4 * j + 1], acc[j]);
+      acc[j] = fmaf(int8_at<2>(b), xf[4 * j + 2], acc[j]);
+      acc[j] = fmaf(int8_at<3>(b), xf[4 * j + 3], acc[j]);
+    } else {
+      acc[j] = fmaf(bf16_lo(words[j]), xf[2 * j], acc[j]);
+      acc[j] = fmaf(bf16_hi(words[j]), xf[2 * j + 1], acc[j]);
+    }
+  }
+}
+
+template <bool INT8, int R, int U, bool P>
+__global__ void __launch_bounds__(256)
+    gemv_kernel(const typename Traits<INT8>::W* __restrict__ W, const bf16* __restrict__ scale,
+                const int32_t* __restrict__ experts, int E, const bf16* __restrict__ x, bf16* y,
+                const bf16* residual, int N, int K) {
+  constexpr int kVec = Traits<INT8>::kVec;
+  const int lane = threadIdx.x & 31;
+  const int warp = static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) >> 5);
+  const int row0 = warp * R;
+  if (row0 >= N) return;
+  y += static_cast<int64_t>(blockIdx.y) * N;
+  if (experts) {
+    const int e = experts[blockIdx.y];
+    if (e < 0 || e >= E) {
+      if (lane < R && row0 + lane < N) y[row0 + lane] = __float2bfloat16(NAN);
+      return;
+    }
+    W += static_cast<int64_t>(e) * N * K;
+    if (scale) scale += static_cast<int64_t>(e) * N;
+  }
+  const int nvec = K / kVec;
+  const int4* rows[R];
+#pragma unroll
+  for (int r = 0; r < R; ++r)
+    rows[r] = reinterpret_cast<const int4*>(W + static_cast<int64_t>(min(row0 + r, N - 1)) * K);
+  const int4* x4 = reinterpret_cast<const int4*>(x);
+
+  float part[R][4];
+#pragma unroll
+  for (int r = 0; r < R; ++r)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) part[r][j] = 0.f;
+
+  // A batch: U vectors of each of the R rows, from vector index `base`.
+  auto load_batch = [&](int base, int4(&w)[R][U]) {
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int v = base + u * 32;
+#pragma unroll
+      for (int r = 0; r < R; ++r) w[r][u] = v < nvec ? load_weights(rows[r] + v) : make_int4(0, 0, 0, 0);
+    }
+  };
+  auto use_batch = [&](int base, const int4(&w)[R][U]) {
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int v = base + u * 32;
+      if (v < nvec) {
+        float xf[kVec];
+        load_x<INT8>(x4, v, xf);
+#pragma unroll
+        for (int r = 0; r < R; ++r) dot<INT8>(w[r][u], xf, part[r]);
+      }
+    }
+  };
+  if constexpr (P) {
+    // Software pipeline: the next batch's loads are in flight while this
+    // one is converted and multiplied, so a warp never waits with nothing
+    // outstanding (twice the registers for loads).
+    int4 w[R][U];
+    load_batch(lane, w);
+    for (int base = lane; base < nvec; base += 32 * U) {
+      int4 next[R][U];
+      load_batch(base + 32 * U, next);
+      use_batch(base, w);
+#pragma unroll
+      for (int r = 0; r < R; ++r)
+#pragma unroll
+        for (int u = 0; u < U; ++u) w[r][u] = next[r][u];
+    }
+  } else {
+    for (int base = lane; base < nvec; base += 32 * U) {
+      int4 w[R][U];
+      load_batch(base, w);
+      use_batch(base, w);
+    }
+  }
+  float acc[R];
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    acc[r] = (part[r][0] + part[r][1]) + (part[r][2] + part[r][3]);
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) acc[r] += __shfl_xor_sync(0xffffffffu, acc[r], o);
+  }
+
+  // Lane r writes row row0 + r (every lane holds every sum after the xor reduction).
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    const int row = row0 + r;
+    if (lane == r && row < N) {
+      float v = acc[r];
+      if (scale) v *= __bfloat162float(scale[row]);
+      if (residual) v += __bfloat162float(residual[row]);
+      y[row] = __float2bfloat16_rn(v);
+    }
+  }
+}
+
+template <bool INT8, int R, bool P>
+void dispatch_unroll(const Config& c, dim3 grid, dim3 block, cudaStream_t s, const void* W,
+                     const bf16* scale, const int32_t* experts, int E, const bf16* x, bf16* y,
+                     const bf16* residual, int N, int K) {
+  using T = typename Traits<INT8>::W;
+  const T* w = static_cast<const T*>(W);
+  switch (c.unroll) {
+    case 2: gemv_kernel<INT8, R, 2, P><<<grid, block, 0, s>>>(w, scale, experts, E, x, y, residual, N, K); break;
+    case 4: gemv_kernel<INT8, R, 4, P><<<grid, block, 0, s>>>(w, scale, experts, E, x, y, residual, N, K); break;
+    case 8: gemv_kernel<INT8, R, 8, P><<<grid, block, 0, s>>>(w, scale, experts, E, x, y, residual, N, K); break;
+    default: throw std::invalid_argument("gemv: unroll must be 2, 4 or 8");
+  }
+}
+
+template <bool INT8, int R>
+void dispatch_pipeline(const Config& c, dim3 grid, dim3 block, cudaStream_t s, const void* W,
+                       const bf16* scale, const int32_t* experts, int E, const bf16* x, bf16* y,
+                       const bf16* residual, int N, int K) {
+  if (c.pipeline)
+    dispatch_unroll<INT8, R, true>(c, grid, block, s, W, scale, experts, E, x, y, residual, N, K);
+  else
+    dispatch_unroll<INT8, R, false>(c, grid, block, s, W, scale, experts, E, x, y, residual, N, K);
+}
+
+template <bool INT8>
+void dispatch(const Config& c, dim3 grid, dim3 block, cudaStream_t s, const void* W,
+              const bf16* scale, const int32_t* experts, int E, const bf16* x, bf16* y,
+              const bf16* residual, int N, int K) {
+  switch (c.rows_per_warp) {
+    case 1: dispatch_pipeline<INT8, 1>(c, grid, block, s, W, scale, experts, E, x, y, residual, N, K); break;
+    case 2: dispatch_pipeline<INT8, 2>(c, grid, block, s, W, scale, experts, E, x, y, residual, N, K); break;
+    case 4: dispatch_pipeline<INT8, 4>(c, grid, block, s, W, scale, experts, E, x, y, residual, N, K); break;
+    default: throw std::invalid_argument("gemv: rows_per_warp must be 1, 2 or 4");
+  }
+}
+
+bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
+
+std::string shape_text(int64_t N, int64_t K) {
+  return "N=" + std::to_string(N) + ", K=" + std::to_string(K);
+}
+
+}  // namespace
+
+int k_multiple_bf16() { return Traits<false>::kVec; }
+int k_multiple_int8() { return Traits<true>::kVec; }
+
+// Chosen with the hidden gemv_tune experiment on an H100 80GB HBM3
+// (2026-11-22, docs/notes/gemv.md): software-pipelined batches of 2 loads
+// per row beat 4-8 loads per row without pipelining everywhere int8 (2869 vs
+// 2731 GB/s at 16384², 2308 vs 2168 at 4096x11008) and match or beat it for
+// bf16; 2 rows per warp (x converted once for both) pay off once K is long.
+Config default_config(bool int8, int64_t N, int64_t K) {
+  (void)int8;
+  (void)N;
+  Config c;
+  c.warps_per_block = 4;
+  c.unroll = 2;
+  c.pipeline = true;
+  c.rows_per_warp = K >= 12288 ? 2 : 1;
+  return c;
+}
+
+void launch(bool int8, const void* W, const bf16* scale, const int32_t* experts, int n_sel, int E,
+            const bf16* x, bf16* y, int64_t N, int64_t K, const bf16* residual, Config cfg,
+            cudaStream_t stream) {
+  const char* what = experts ? "gather_gemv" : "gemv";
+  const int vec = int8 ? k_multiple_int8() : k_multiple_bf16();
+  if (N <= 0 || K <= 0)
+    throw std::invalid_argument(std::string(what) + ": N and K must be > 0 (" + shape_text(N, K) + ")");
+  if (K % vec != 0)
+    throw std::invalid_argument(std::string(what) + ": K must be a multiple of " +
+                                std::to_string(vec) + " for " + (int8 ? "int8" : "bf16") +
+                                " weights (16-byte vectors), got " + shape_text(N, K));
+  if (N > 0x7fffffffLL || K > 0x7fffffffLL)
+    throw std::invalid_argument(std::string(what) + ": N and K must be < 2^31 (" + shape_text(N, K) + ")");
+  if (!W || !x || !y) throw std::invalid_argument(std::string(what) + ": null W, x or y");
+  if (!aligned16(W) || !aligned16(x))
+    throw std::invalid_argument(std::string(what) + ": W and x must be 16-byte aligned");
+  if (int8 && !scale) throw std::invalid_argument(std::string(what) + ": int8 weights need a scale");
+  if (experts) {
+    if (E <= 0) throw std::invalid_argument("gather_gemv: E must be > 0, got " + std::to_string(E));
+    if (n_sel <= 0 || n_sel > 65535)
+      throw std::invalid_argument("gather_gemv: n_sel must be in [1, 65535], got " +
+                                  std::to_string(n_sel));
+    if (residual) throw std::invalid_argument("gather_gemv: no residual");
+  } else {
+    n_sel = 1;
+  }
+  if (cfg.rows_per_warp != 1 && cfg.rows_per_warp != 2 && cfg.rows_per_warp != 4)
+    throw std::invalid_argument("gemv: rows_per_warp must be 1, 2 or 4");
+  if (cfg.unroll != 2 && cfg.unroll != 4 && cfg.unroll != 8)
+    throw std::invalid_argument("gemv: unroll must be 2, 4 or 8");
+  if (cfg.warps_per_block < 1 || cfg.warps_per_block > 8)
+    throw std::invalid_argument("gemv: warps_per_block must be in [1, 8]");
+  const int64_t warps = (N + cfg.rows_per_warp - 1) / cfg.rows_per_warp;
+  const int64_t blocks = (warps + cfg.warps_per_block - 1) / cfg.warps_per_block;
+  const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(n_sel));
+  const dim3 block(static_cast<unsigned>(32 * cfg.warps_per_block));
+  const int n = static_cast<int>(N), k = static_cast<int>(K);
+  if (int8)
+    dispatch<true>(cfg, grid, block, stream, W, scale, experts, E, x, y, residual, n, k);
+  else
+    dispatch<false>(cfg, grid, block, stream, W, scale, experts, E, x, y, residual, n, k);
+  KB_CHECK_LAUNCH();
+}
+
+void gemv_bf16(const bf16* W, const bf16* x, bf16* y, int64_t N, int64_t K, cudaStream_t stream,
+               const bf16* residual) {
+  launch(false, W, nullptr, nullptr, 1, 0, x, y, N, K, residual, default_config(false, N, K), stream);
+}
+
+void gemv_int8(const int8_t* W, const bf16* scale, const bf16* x, bf16* y, int64_t N, int64_t K,
+               cudaStream_t stream, const bf16* residual) {
+  launch(true, W, scale, nullptr, 1, 0, x, y, N, K, residual, default_config(true, N, K), stream);
+}
+
+void gather_gemv_bf16(const bf16* W, const int32_t* experts, int n_sel, int E, const bf16* x,
+                      bf16* y, int64_t N, int64_t K, cudaStream_t stream) {
+  if (!experts) throw std::invalid_argument("gather_gemv: null experts");
+  launch(false, W, nullptr, experts, n_sel, E, x, y, N, K, nullptr, default_config(false, N, K),
+         stream);
+}
+
+void gather_gemv_int8(const int8_t* W, const bf16* scale, const int32_t* experts, int n_sel, int E,
+                      const bf16* x, bf16* y, int64_t N, int64_t K, cudaStream_t stream) {
+  if (!experts) throw std::invalid_argument("gather_gemv: null experts");
+  launch(true, W, scale, experts, n_sel, E, x, y, N, K, nullptr, default_config(true, N, K), stream);
+}
+
+}  // namespace kb::gemv

@@ -1,0 +1,58 @@
+// CPU reference of kb::mlp, step by step as the GPU does it.
+#include <stdexcept>
+
+#include "kernels/common/host_math.h"
+#include "kernels/gemm/gemm.h"
+#include "kernels/layer_norm/layer_norm.h"
+#include "kernels/mlp/mlp.h"
+
+namespace kb::mlp {
+
+namespace {
+
+// What the GPU stores between steps: a bf16 rounding (round to nearest even).
+std::vector<bf16> round_bf16(const std::vector<float>& v) {
+  std::vector<bf16> out(v.size());
+  for (size_t i = 0; i < v.size(); ++i) out[i] = float_to_bf16(v[i]);
+  return out;
+}
+
+void check_sizes(const HostParams& p, int64_t D, int64_t F) {
+  const auto n = [](const std::vector<bf16>& v) { return static_cast<int64_t>(v.size()); };
+  if (n(p.w1) != F * D || n(p.b1) != F || n(p.ln1_g) != F || n(p.ln1_b) != F || n(p.w2) != D * F ||
+      n(p.b2) != D || n(p.ln2_g) != D || n(p.ln2_b) != D)
+    throw std::invalid_argument("mlp_ref: parameter sizes do not match D and F");
+}
+
+}  // namespace
+
+std::vector<float> mlp_ref(const HostParams& p, const bf16* x, const std::vector<int64_t>& tokens,
+                           int64_t D, int64_t F) {
+  check_sizes(p, D, F);
+  const int64_t R = static_cast<int64_t>(tokens.size());
+  std::vector<int64_t> all(static_cast<size_t>(R));
+  for (int64_t r = 0; r < R; ++r) all[r] = r;
+
+  // h = x W1^T + b1, fp32 accumulate + bias, stored as bf16.
+  const auto b1 = to_float(p.b1);
+  auto h = to_float(
+      round_bf16(gemm::ref_rows(tokens, x, p.w1.data(), b1.data(), F, D, gemm::Epilogue::bias)));
+  // g = GELU(LayerNorm(h)), stored as bf16.
+  std::vector<float> g(h.size());
+  const auto g1 = to_float(p.ln1_g), be1 = to_float(p.ln1_b);
+  layer_norm::layer_norm_ref(h.data(), g1.data(), be1.data(), g.data(), R, F, kEps,
+                             layer_norm::Activation::gelu_erf);
+  const auto g_bf16 = round_bf16(g);
+  // u = g W2^T + b2, stored as bf16.
+  const auto b2 = to_float(p.b2);
+  auto u = to_float(round_bf16(
+      gemm::ref_rows(all, g_bf16.data(), p.w2.data(), b2.data(), D, F, gemm::Epilogue::bias)));
+  // y = LayerNorm(u), left in fp32 (the tolerance covers its rounding).
+  std::vector<float> y(u.size());
+  const auto g2 = to_float(p.ln2_g), be2 = to_float(p.ln2_b);
+  layer_norm::layer_norm_ref(u.data(), g2.data(), be2.data(), y.data(), R, D, kEps,
+                             layer_norm::Activation::none);
+  return y;
+}
+
+}  // namespace kb::mlp

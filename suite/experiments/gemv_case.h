@@ -1,0 +1,161 @@
+// The Case shared by the gemv, gather_gemv and gemv_tune experiments: one
+// GEMV (or gather-GEMV over E experts) at one shape and weight dtype.
+//
+// Weights are filled on the GPU from a seed (kernels/common/fill.h), so a
+// 4 GiB expert stack is ready in milliseconds, and the CPU reference
+// recomputes exactly the rows it checks: every row when the problem is
+// small, else 512 rows per selected expert (the first, the last and random
+// ones) — while every output is checked to be finite (the output is
+// poisoned with NaN first, so a row the kernel skipped shows).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/common/device_buffer.h"
+#include "kernels/common/fill.h"
+#include "kernels/common/host_math.h"
+#include "kernels/gemv/gemv.h"
+#include "suite/experiment.h"
+
+namespace kb::gemv_experiment {
+
+// N and K of a point: the seed's square `D`, or explicit `N`/`K`.
+inline int64_t rows_of(const Point& p) { return p.shape.has("N") ? p["N"] : p["D"]; }
+inline int64_t cols_of(const Point& p) { return p.shape.has("K") ? p["K"] : p["D"]; }
+
+// What one run() moves: the selected experts' weights (and their scales),
+// x read once, y written once. The seed counts only the weights
+// (D·D·itemsize); the rest is < 0.6% at D = 1024 (docs/metrics.md).
+inline Work gemv_work(const Point& p, int n_sel) {
+  const double N = static_cast<double>(rows_of(p)), K = static_cast<double>(cols_of(p));
+  const bool int8 = p.dtype == DType::i8;
+  Work w;
+  w.bytes = n_sel * N * K * dtype_size(p.dtype) + (int8 ? n_sel * N * 2 : 0) + K * 2 + n_sel * N * 2;
+  w.flops = 2.0 * n_sel * N * K;
+  w.bound = Bound::read;
+  w.launches = 1;
+  return w;
+}
+
+class GemvCase : public Case {
+ public:
+  // E = 1, n_sel = 1: plain gemv (no expert ids). `cfg` empty: the kernel's
+  // own choice (what the decode step uses).
+  GemvCase(const Point& p, int E, int n_sel, std::vector<int32_t> timed_experts,
+           const gemv::Config* cfg = nullptr)
+      : int8_(p.dtype == DType::i8),
+        gather_(!timed_experts.empty()),
+        N_(rows_of(p)),
+        K_(cols_of(p)),
+        E_(E),
+        n_sel_(n_sel),
+        timed_(std::move(timed_experts)),
+        cfg_(cfg ? *cfg : gemv::default_config(int8_, N_, K_)),
+        w_(static_cast<size_t>(E) * N_ * K_ * (int8_ ? 1 : 2)),
+        scale_(int8_ ? static_cast<size_t>(E) * N_ : 0),
+        x_(K_),
+        y_(static_cast<size_t>(n_sel) * N_),
+        ids_(gather_ ? n_sel : 0) {
+    if (gather_) {
+      gemv::check_experts(timed_, E_);
+      ids_.upload(timed_);
+    }
+  }
+
+  void run(cudaStream_t s) override {
+    gemv::launch(int8_, w_.get(), int8_ ? scale_.get() : nullptr, gather_ ? ids_.get() : nullptr,
+                 n_sel_, E_, x_.get(), y_.get(), N_, K_, nullptr, cfg_, s);
+  }
+
+  Check check(cudaStream_t s, uint64_t seed) override {
+    const uint64_t wseed = seed | 1;
+    if (int8_)
+      fill_int8(reinterpret_cast<int8_t*>(w_.get()), w_.size(), wseed, s);
+    else
+      fill_bf16(reinterpret_cast<bf16*>(w_.get()), w_.size() / 2, wseed, s);
+    std::vector<bf16> scale_h;
+    if (int8_) {
+      scale_h = random_bf16(scale_.size(), seed + 1, 0.002f, 0.02f);
+      scale_.upload(scale_h);
+    }
+    const auto x_h = random_bf16(K_, seed + 2, -1.f, 1.f);
+    x_.upload(x_h);
+    // Every expert id once across the checks of a gather (a fresh random
+    // selection each time), then back to the timed ids.
+    std::vector<int32_t> ids = timed_;
+    std::mt19937_64 rng(seed);
+    if (gather_) {
+      std::vector<int32_t> all(E_);
+      for (int e = 0; e < E_; ++e) all[e] = e;
+      std::shuffle(all.begin(), all.end(), rng);
+      for (int i = 0; i < n_sel_; ++i) ids[i] = all[i % E_];
+      ids_.upload(ids);
+    }
+    KB_CUDA_CHECK(cudaStreamSynchronize(s));
+    y_.poison();
+    run(s);
+    KB_CUDA_CHECK(cudaStreamSynchronize(s));
+    const auto y_h = y_.download();
+    if (gather_) ids_.upload(timed_);
+
+    const auto xf = to_float(x_h);
+    const bool all_rows = static_cast<double>(N_) * K_ * n_sel_ <= (1 << 25);
+    std::vector<int64_t> rows;
+    if (all_rows) {
+      for (int64_t n = 0; n < N_; ++n) rows.push_back(n);
+    } else {
+      rows = {0, N_ - 1};
+      std::uniform_int_distribution<int64_t> pick(0, N_ - 1);
+      while (rows.size() < 512) rows.push_back(pick(rng));
+    }
+    std::vector<float> wrow(K_);
+    double worst = 0;
+    std::string where;
+    size_t nonfinite = 0;
+    for (const bf16& v : y_h)
+      if (!std::isfinite(bf16_to_float(v))) ++nonfinite;
+    for (int slot = 0; slot < n_sel_; ++slot) {
+      const int64_t e = gather_ ? ids[slot] : 0;
+      for (int64_t n : rows) {
+        const uint64_t base = (static_cast<uint64_t>(e) * N_ + n) * K_;
+        double acc = 0, mag = 0;
+        for (int64_t k = 0; k < K_; ++k) {
+          const double w = int8_ ? fill_value(wseed, base + k) : fill_bf16_value(wseed, base + k);
+          acc += w * xf[k];
+          mag += std::fabs(w * xf[k]);
+        }
+        double sc = int8_ ? bf16_to_float(scale_h[e * N_ + n]) : 1.0;
+        const double ref = acc * sc, bound = (std::fabs(ref) / 128 + 1e-4 * mag * sc);
+        const double out = bf16_to_float(y_h[slot * N_ + n]);
+        const double err = std::fabs(out - ref) / bound;  // <= 1 passes
+        if (!(err <= worst)) {
+          worst = std::isfinite(err) ? err : INFINITY;
+          where = "expert " + std::to_string(e) + " row " + std::to_string(n) + ": got " +
+                  std::to_string(out) + ", want " + std::to_string(ref);
+        }
+      }
+    }
+    char text[256];
+    std::snprintf(text, sizeof text, "%zu rows x %d, worst error %.3g of bound (%s), %zu non-finite",
+                  rows.size(), n_sel_, worst, where.c_str(), nonfinite);
+    return worst <= 1.0 && nonfinite == 0 ? Check::pass(text) : Check::fail(text);
+  }
+
+ private:
+  bool int8_, gather_;
+  int64_t N_, K_;
+  int E_, n_sel_;
+  std::vector<int32_t> timed_;
+  gemv::Config cfg_;
+  DeviceBuffer<uint8_t> w_;
+  DeviceBuffer<bf16> scale_, x_, y_;
+  DeviceBuffer<int32_t> ids_;
+};
+
+}  // namespace kb::gemv_experiment

@@ -1,0 +1,41 @@
+// gemv_tune (hidden): the GEMV kernel's knobs side by side, for choosing
+// gemv::default_config on a GPU. Variant "R2U4W4P1" = 2 rows per warp, 4
+// loads per row per batch, 4 warps per block, software-pipelined (P0: not). Run with
+// `kbench run --filter gemv_tune`; not part of the nightly suite.
+#include <cstdio>
+
+#include "suite/experiments/gemv_case.h"
+
+namespace {
+
+kb::gemv::Config parse(const std::string& v) {
+  kb::gemv::Config c;
+  int p = 0;
+  if (std::sscanf(v.c_str(), "R%dU%dW%dP%d", &c.rows_per_warp, &c.unroll, &c.warps_per_block, &p) != 4)
+    throw std::invalid_argument("gemv_tune: bad variant '" + v + "'");
+  c.pipeline = p != 0;
+  return c;
+}
+
+}  // namespace
+
+KB_EXPERIMENT(gemv_tune) {
+  using kb::Shape;
+  return kb::Experiment("gemv_tune")
+      .doc("GEMV kernel configurations side by side (rows per warp, unroll, warps per block)")
+      .hidden()
+      .point(Shape{{"N", 1024}, {"K", 1024}})
+      .point(Shape{{"N", 4096}, {"K", 4096}})
+      .point(Shape{{"N", 16384}, {"K", 16384}})
+      .point(Shape{{"N", 4096}, {"K", 11008}})
+      .point(Shape{{"N", 22016}, {"K", 4096}})
+      .dtypes({kb::DType::i8, kb::DType::bf16})
+      .variants({"R1U4W4P0", "R2U4W4P0", "R2U4W8P0", "R4U4W4P0", "R1U2W4P1", "R1U4W4P1",
+                 "R2U2W4P1", "R2U4W4P1", "R2U2W8P1", "R4U2W4P1"})
+      .metrics({kb::Metric::memory_bandwidth})
+      .work([](const kb::Point& p) { return kb::gemv_experiment::gemv_work(p, 1); })
+      .make([](const kb::Point& p) {
+        const kb::gemv::Config c = parse(p.variant);
+        return std::make_unique<kb::gemv_experiment::GemvCase>(p, 1, 1, std::vector<int32_t>{}, &c);
+      });
+}

@@ -1,0 +1,242 @@
+// gemv / gather_gemv against the CPU reference on random data, every kernel
+// configuration, shapes that are not multiples of any tile, every expert
+// id; and the inputs the kernels refuse (those tests need no GPU: the
+// refusal comes before any CUDA call).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+
+#include "kernels/common/device_buffer.h"
+#include "kernels/common/host_math.h"
+#include "kernels/gemv/gemv.h"
+#include "tests/gpu/gpu_test_util.h"
+
+namespace {
+
+using kb::bf16;
+namespace gemv = kb::gemv;
+
+struct Problem {
+  int64_t N, K;
+  bool int8;
+};
+
+// y (bf16 from the GPU) against the fp64 reference: each element within
+// bf16 rounding of the result plus fp32 accumulation error of its terms.
+void expect_close(const std::vector<bf16>& got, const std::vector<float>& ref,
+                  const std::vector<float>& mag, const std::string& what) {
+  ASSERT_EQ(got.size(), ref.size());
+  for (size_t i = 0; i < ref.size(); ++i) {
+    const double out = kb::bf16_to_float(got[i]);
+    const double bound = std::fabs(ref[i]) / 128 + 1e-4 * mag[i] + 1e-6;
+    ASSERT_LE(std::fabs(out - ref[i]), bound)
+        << what << ": element " << i << " got " << out << " want " << ref[i];
+  }
+}
+
+struct Host {
+  std::vector<float> w, scale, x, res, mag;
+};
+
+// Runs one gemv (optionally gather over E experts) with config `cfg`
+// (nullptr: the public entry points) and checks every output.
+void run_and_check(const Problem& p, const gemv::Config* cfg, bool residual, int E = 1,
+                   std::vector<int32_t> ids = {}) {
+  const bool gather = !ids.empty();
+  const int n_sel = gather ? static_cast<int>(ids.size()) : 1;
+  const size_t wn = static_cast<size_t>(E) * p.N * p.K;
+  const uint64_t seed = 77 + p.N * 131 + p.K;
+  Host h;
+  std::vector<int8_t> w8;
+  std::vector<bf16> w16, sc16, x16 = kb::random_bf16(p.K, seed + 1), r16;
+  kb::DeviceBuffer<uint8_t> w(wn * (p.int8 ? 1 : 2));
+  if (p.int8) {
+    w8 = kb::random_int8(wn, seed);
+    h.w.assign(w8.begin(), w8.end());
+    KB_CUDA_CHECK(cudaMemcpy(w.get(), w8.data(), wn, cudaMemcpyHostToDevice));
+    sc16 = kb::random_bf16(static_cast<size_t>(E) * p.N, seed + 2, 0.001f, 0.01f);
+    h.scale = kb::to_float(sc16);
+  } else {
+    w16 = kb::random_bf16(wn, seed);
+    h.w = kb::to_float(w16);
+    KB_CUDA_CHECK(cudaMemcpy(w.get(), w16.data(), wn * 2, cudaMemcpyHostToDevice));
+  }
+  kb::DeviceBuffer<bf16> scale(sc16.size()), x(p.K), y(static_cast<size_t>(n_sel) * p.N);
+  kb::DeviceBuffer<int32_t> d_ids(ids.size());
+  if (!sc16.empty()) scale.upload(sc16);
+  x.upload(x16);
+  if (gather) d_ids.upload(ids);
+  h.x = kb::to_float(x16);
+  if (residual) {
+    r16 = kb::random_bf16(p.N, seed + 3, -2.f, 2.f);
+    y.upload(r16);  // in place: y = W·x + y
+    h.res = kb::to_float(r16);
+  } else {
+    y.poison();
+  }
+  const bf16* sp = p.int8 ? scale.get() : nullptr;
+  const bf16* rp = residual ? y.get() : nullptr;
+  if (cfg) {
+    gemv::launch(p.int8, w.get(), sp, gather ? d_ids.get() : nullptr, n_sel, E, x.get(), y.get(),
+                 p.N, p.K, rp, *cfg, nullptr);
+  } else if (gather) {
+    if (p.int8)
+      gemv::gather_gemv_int8(reinterpret_cast<const int8_t*>(w.get()), sp, d_ids.get(), n_sel, E,
+                             x.get(), y.get(), p.N, p.K, nullptr);
+    else
+      gemv::gather_gemv_bf16(reinterpret_cast<const bf16*>(w.get()), d_ids.get(), n_sel, E, x.get(),
+                             y.get(), p.N, p.K, nullptr);
+  } else if (p.int8) {
+    gemv::gemv_int8(reinterpret_cast<const int8_t*>(w.get()), sp, x.get(), y.get(), p.N, p.K,
+                    nullptr, rp);
+  } else {
+    gemv::gemv_bf16(reinterpret_cast<const bf16*>(w.get()), x.get(), y.get(), p.N, p.K, nullptr, rp);
+  }
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  const auto got = y.download();
+
+  std::vector<float> ref(static_cast<size_t>(n_sel) * p.N), mag(ref.size());
+  for (int s = 0; s < n_sel; ++s) {
+    const int64_t e = gather ? ids[s] : 0;
+    const float* we = h.w.data() + e * p.N * p.K;
+    const float* se = p.int8 ? h.scale.data() + e * p.N : nullptr;
+    gemv::gemv_ref(we, se, h.x.data(), ref.data() + s * p.N, p.N, p.K,
+                   residual ? h.res.data() : nullptr);
+    for (int64_t n = 0; n < p.N; ++n) {
+      double m = 0;
+      for (int64_t k = 0; k < p.K; ++k) m += std::fabs(we[n * p.K + k] * h.x[k]);
+      mag[s * p.N + n] = static_cast<float>(m * (se ? se[n] : 1.f));
+    }
+  }
+  expect_close(got, ref, mag,
+               std::string(p.int8 ? "int8" : "bf16") + " N=" + std::to_string(p.N) +
+                   " K=" + std::to_string(p.K));
+}
+
+class GemvShapes : public ::testing::TestWithParam<Problem> {};
+
+TEST_P(GemvShapes, PublicEntryMatchesReference) {
+  KB_REQUIRE_GPU();
+  run_and_check(GetParam(), nullptr, false);
+}
+
+TEST_P(GemvShapes, InPlaceResidualMatchesReference) {
+  KB_REQUIRE_GPU();
+  run_and_check(GetParam(), nullptr, true);
+}
+
+TEST_P(GemvShapes, EveryConfigMatchesReference) {
+  KB_REQUIRE_GPU();
+  for (int r : {1, 2, 4})
+    for (int u : {2, 4, 8})
+      for (int wpb : {1, 4, 8})
+        for (bool pipe : {false, true}) {
+          SCOPED_TRACE("R=" + std::to_string(r) + " U=" + std::to_string(u) +
+                       " W=" + std::to_string(wpb) + " P=" + std::to_string(pipe));
+          gemv::Config c{r, u, wpb, pipe};
+          run_and_check(GetParam(), &c, false);
+        }
+}
+
+// N not a multiple of rows per warp or warps per block; K shorter than one
+// warp-wide load, not a multiple of 32 vectors, and the decode shapes' K.
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, GemvShapes,
+    ::testing::Values(Problem{1, 8, false}, Problem{3, 24, false}, Problem{33, 264, false},
+                      Problem{129, 4104, false}, Problem{67, 11008, false},
+                      Problem{1000, 1024, false}, Problem{1, 16, true}, Problem{3, 48, true},
+                      Problem{33, 272, true}, Problem{129, 4112, true}, Problem{67, 11008, true},
+                      Problem{1000, 1024, true}),
+    [](const ::testing::TestParamInfo<Problem>& i) {
+      return std::string(i.param.int8 ? "int8" : "bf16") + "_N" + std::to_string(i.param.N) +
+             "_K" + std::to_string(i.param.K);
+    });
+
+TEST(GatherGemv, EveryExpertIdBf16AndInt8) {
+  KB_REQUIRE_GPU();
+  for (bool int8 : {false, true}) {
+    std::vector<int32_t> ids = {5, 0, 7, 3, 1, 6, 2, 4};  // all 8, out of order
+    run_and_check(Problem{37, int8 ? 208 : 200, int8}, nullptr, false, 8, ids);
+    run_and_check(Problem{64, 256, int8}, nullptr, false, 8, {3, 5});  // the seed's choice
+    run_and_check(Problem{64, 256, int8}, nullptr, false, 8, {6, 6});  // the same expert twice
+  }
+}
+
+TEST(GatherGemv, IdOutsideRangeWritesNanAndReadsNothingElse) {
+  KB_REQUIRE_GPU();
+  const int64_t N = 40, K = 64;
+  const int E = 4;
+  kb::DeviceBuffer<bf16> w(E * N * K), x(K), y(3 * N);
+  w.upload(kb::random_bf16(E * N * K, 1));
+  x.upload(kb::random_bf16(K, 2));
+  y.poison();
+  kb::DeviceBuffer<int32_t> ids(3);
+  ids.upload({1, E, -1});  // one good id, two bad ones
+  gemv::gather_gemv_bf16(w.get(), ids.get(), 3, E, x.get(), y.get(), N, K, nullptr);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  const auto out = kb::to_float(y.download());
+  for (int64_t n = 0; n < N; ++n) EXPECT_TRUE(std::isfinite(out[n])) << n;
+  for (int64_t n = N; n < 3 * N; ++n) EXPECT_TRUE(std::isnan(out[n])) << n;
+}
+
+// ---- refused before launch: no GPU needed ----
+
+const auto* kW = reinterpret_cast<const bf16*>(uintptr_t{0x10000});
+const auto* kW8 = reinterpret_cast<const int8_t*>(uintptr_t{0x10000});
+const auto* kX = reinterpret_cast<const bf16*>(uintptr_t{0x20000});
+auto* kY = reinterpret_cast<bf16*>(uintptr_t{0x30000});
+const auto* kS = reinterpret_cast<const bf16*>(uintptr_t{0x40000});
+const auto* kIds = reinterpret_cast<const int32_t*>(uintptr_t{0x50000});
+
+template <typename F>
+std::string refusal(F&& f) {
+  try {
+    f();
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(GemvRefuses, KNotAMultipleOfTheVectorWidth) {
+  EXPECT_NE(refusal([] { gemv::gemv_bf16(kW, kX, kY, 16, 12, nullptr); }).find("multiple of 8"),
+            std::string::npos);
+  EXPECT_NE(refusal([] { gemv::gemv_int8(kW8, kS, kX, kY, 16, 24, nullptr); }).find("multiple of 16"),
+            std::string::npos);
+  EXPECT_NE(refusal([] { gemv::gather_gemv_int8(kW8, kS, kIds, 2, 8, kX, kY, 16, 8, nullptr); })
+                .find("multiple of 16"),
+            std::string::npos);
+}
+
+TEST(GemvRefuses, EmptyShapesNullAndMisalignedPointers) {
+  EXPECT_FALSE(refusal([] { gemv::gemv_bf16(kW, kX, kY, 0, 16, nullptr); }).empty());
+  EXPECT_FALSE(refusal([] { gemv::gemv_bf16(kW, kX, kY, 16, -8, nullptr); }).empty());
+  EXPECT_FALSE(refusal([] { gemv::gemv_bf16(nullptr, kX, kY, 16, 16, nullptr); }).empty());
+  EXPECT_FALSE(refusal([] { gemv::gemv_int8(kW8, nullptr, kX, kY, 16, 16, nullptr); }).empty());
+  EXPECT_NE(refusal([] { gemv::gemv_bf16(kW + 1, kX, kY, 16, 16, nullptr); }).find("aligned"),
+            std::string::npos);
+}
+
+TEST(GemvRefuses, BadExpertCountsAndIds) {
+  EXPECT_FALSE(refusal([] { gemv::gather_gemv_bf16(kW, kIds, 0, 8, kX, kY, 16, 16, nullptr); }).empty());
+  EXPECT_FALSE(refusal([] { gemv::gather_gemv_bf16(kW, kIds, 2, 0, kX, kY, 16, 16, nullptr); }).empty());
+  EXPECT_FALSE(refusal([] { gemv::gather_gemv_bf16(kW, nullptr, 2, 8, kX, kY, 16, 16, nullptr); }).empty());
+  EXPECT_NE(refusal([] { gemv::check_experts({3, 8}, 8); }).find("expert id 8 at position 1"),
+            std::string::npos);
+  EXPECT_FALSE(refusal([] { gemv::check_experts({-1}, 8); }).empty());
+  EXPECT_FALSE(refusal([] { gemv::check_experts({}, 8); }).empty());
+  EXPECT_TRUE(refusal([] { gemv::check_experts({0, 7}, 8); }).empty());
+}
+
+TEST(GemvRefuses, BadConfig) {
+  gemv::Config c{3, 4, 4, false};
+  EXPECT_FALSE(refusal([&] { gemv::launch(false, kW, nullptr, nullptr, 1, 0, kX, kY, 16, 16, nullptr, c, nullptr); }).empty());
+  c = {1, 5, 4, false};
+  EXPECT_FALSE(refusal([&] { gemv::launch(false, kW, nullptr, nullptr, 1, 0, kX, kY, 16, 16, nullptr, c, nullptr); }).empty());
+  c = {1, 4, 9, false};
+  EXPECT_FALSE(refusal([&] { gemv::launch(false, kW, nullptr, nullptr, 1, 0, kX, kY, 16, 16, nullptr, c, nullptr); }).empty());
+}
+
+}  // namespace

@@ -1,0 +1,184 @@
+// kbench_decode_profile: where the time of one decode step goes.
+//
+//   kbench_decode_profile [--model NAME] [--dtype bfloat16|int8] [--pos N] [--reps R]
+//
+// Builds the model as the experiment does, advances the cache to position
+// N (default 105, the middle of the seed's generation), then prints
+//   - the graph step time (R replays from N, event-timed),
+//   - a generation as the experiment measures it (6 + 199 replays),
+//   - a per-kernel breakdown of an eager step at N (an event between
+//     kernels; mean of R), with the bytes each kernel must move and its GB/s.
+// The eager sum is larger than the graph step by the launch gaps that the
+// graph removes; the per-kernel times are what the next tuning step reads.
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kernels/common/cuda_check.h"
+#include "kernels/decode/decoder.h"
+
+namespace {
+
+namespace dec = kb::decode;
+
+struct Args {
+  std::string model = "Llama-2-7b-chat-hf";
+  dec::WeightType type = dec::WeightType::bf16;
+  int pos = 105;
+  int reps = 20;
+};
+
+[[noreturn]] void usage(const char* why) {
+  std::fprintf(stderr,
+               "%s\nusage: kbench_decode_profile [--model NAME] [--dtype bfloat16|int8] "
+               "[--pos N] [--reps R]\n",
+               why);
+  std::exit(2);
+}
+
+Args parse(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    const std::string k = argv[i];
+    if (i + 1 >= argc) usage(("missing value after " + k).c_str());
+    const std::string v = argv[++i];
+    if (k == "--model")
+      a.model = v;
+    else if (k == "--dtype")
+      a.type = v == "int8"                      ? dec::WeightType::int8
+               : v == "bfloat16" || v == "bf16" ? dec::WeightType::bf16
+                                                : (usage("--dtype: bfloat16 or int8"), a.type);
+    else if (k == "--pos")
+      a.pos = std::atoi(v.c_str());
+    else if (k == "--reps")
+      a.reps = std::atoi(v.c_str());
+    else
+      usage(("unknown option " + k).c_str());
+  }
+  if (a.reps < 1) usage("--reps must be positive");
+  return a;
+}
+
+// Bytes a kernel of the step must move at cache length `len` (weights,
+// KV rows; activations only where they are all there is).
+double kernel_bytes(const std::string& name, const dec::ModelConfig& c, dec::WeightType t,
+                    int len) {
+  const double w = t == dec::WeightType::int8 ? 1 : 2;
+  const double sc = t == dec::WeightType::int8 ? 2 : 0;
+  const double d = c.dim;
+  auto linear = [&](double rows, double cols) {
+    return rows * cols * w + rows * sc + cols * 2 + rows * 2;
+  };
+  if (name == "gemv_qkv") return linear(c.qkv_rows(), d);
+  if (name == "gemv_o_residual") return linear(d, c.q_size()) + d * 2;
+  if (name == "gemv_gate_up") return linear(2.0 * c.ffn, d);
+  if (name == "gemv_down_residual") return linear(d, c.ffn) + d * 2;
+  if (name == "gemv_lm_head") return linear(c.vocab, d);
+  if (name == "attention") return 2.0 * c.kv_size() * 2 * len + c.qkv_rows() * 2 + c.q_size() * 2;
+  if (name == "silu_mul") return 3.0 * c.ffn * 2;
+  if (name == "sample_greedy") return c.vocab * (2.0 + 4.0);
+  if (name == "embed") return 2.0 * d * 2;
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Args a = parse(argc, argv);
+  try {
+    const dec::ModelConfig& c = dec::find_config(a.model);
+    dec::DecoderOptions o;
+    o.max_seq = 256;
+    o.seed = 1;
+    o.prompt.clear();
+    for (int id : {1, 15043, 29892, 590, 1024, 338}) o.prompt.push_back(id % c.vocab);
+    if (a.pos < 0 || a.pos + a.reps > o.max_seq) usage("--pos + --reps must stay within 256");
+    cudaDeviceProp prop{};
+    int dev = 0;
+    KB_CUDA_CHECK(cudaGetDevice(&dev));
+    KB_CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
+    std::printf("%s %s on %s\n", c.name.c_str(), dec::weight_type_name(a.type), prop.name);
+
+    dec::Decoder d(c, a.type, o);
+    std::printf(
+        "graph: %zu nodes per step (%d expected with one kernel per gemv), %d attention "
+        "splits\n",
+        d.graph_nodes(), dec::Decoder::kernels_per_step(c), d.attention_splits());
+    cudaStream_t s;
+    KB_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    cudaEvent_t e0, e1;
+    KB_CUDA_CHECK(cudaEventCreate(&e0));
+    KB_CUDA_CHECK(cudaEventCreate(&e1));
+    auto advance_to = [&](int pos) {
+      d.reset(s);
+      for (int i = 0; i < pos; ++i) d.replay(s);
+    };
+
+    // Graph step time at `pos`.
+    advance_to(a.pos);
+    KB_CUDA_CHECK(cudaEventRecord(e0, s));
+    for (int i = 0; i < a.reps; ++i) d.replay(s);
+    KB_CUDA_CHECK(cudaEventRecord(e1, s));
+    KB_CUDA_CHECK(cudaEventSynchronize(e1));
+    float ms = 0;
+    KB_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    const double graph_us = ms * 1e3 / a.reps;
+
+    // A generation as the experiment measures it (after one warm-up).
+    const int steps = int(o.prompt.size()) + 199;
+    double gen_ms = 0;
+    for (int rep = 0; rep < 2; ++rep) {
+      KB_CUDA_CHECK(cudaEventRecord(e0, s));
+      advance_to(steps);
+      KB_CUDA_CHECK(cudaEventRecord(e1, s));
+      KB_CUDA_CHECK(cudaEventSynchronize(e1));
+      KB_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+      gen_ms = ms;
+    }
+    const auto wb = dec::weight_bytes(c, a.type);
+    std::printf("graph step at pos %d: %.1f us (%.0f GB/s of weights)\n", a.pos, graph_us,
+                wb.seed_model_size() / (graph_us * 1e-6) / 1e9);
+    std::printf("generation (6 + 199 steps): %.1f ms = %.1f tok/s, %.0f GB/s (seed count)\n",
+                gen_ms, 200 / (gen_ms * 1e-3), wb.seed_model_size() * 200 / (gen_ms * 1e-3) / 1e9);
+
+    // Eager breakdown, mean of `reps` steps all at `pos`.
+    std::map<std::string, std::pair<int, double>> per;  // name -> (calls per step, total us)
+    std::vector<std::string> order;
+    double eager_total = 0;
+    for (int rep = 0; rep < a.reps; ++rep) {
+      advance_to(a.pos);
+      const auto t = d.profile_step(s);
+      for (const auto& k : t) {
+        if (!per.count(k.name)) order.push_back(k.name);
+        auto& p = per[k.name];
+        if (rep == 0) ++p.first;
+        p.second += k.us / a.reps;
+        eager_total += k.us / a.reps;
+      }
+    }
+    std::printf("\neager step at pos %d, mean of %d (an event between kernels):\n", a.pos, a.reps);
+    std::printf("%-20s %6s %11s %10s %7s %10s %8s\n", "kernel", "calls", "total(us)", "each(us)",
+                "share", "MB each", "GB/s");
+    for (const auto& name : order) {
+      const auto& p = per[name];
+      const double each = p.second / p.first;
+      const double bytes = kernel_bytes(name, c, a.type, a.pos + 1);
+      std::printf("%-20s %6d %11.1f %10.2f %6.1f%% %10.2f %8.0f\n", name.c_str(), p.first, p.second,
+                  each, 100 * p.second / eager_total, bytes / 1e6, bytes / (each * 1e-6) / 1e9);
+    }
+    std::printf("%-20s %6s %11.1f   (graph step: %.1f us; the difference is launch gaps)\n", "sum",
+                "", eager_total, graph_us);
+    KB_CUDA_CHECK(cudaEventDestroy(e0));
+    KB_CUDA_CHECK(cudaEventDestroy(e1));
+    KB_CUDA_CHECK(cudaStreamDestroy(s));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kbench_decode_profile: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
