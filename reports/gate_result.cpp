@@ -39,7 +39,7 @@ std::string GateReport::summary() const {
                     (f == 1 ? " regression, " : " regressions, ") + std::to_string(i) +
                     " inconclusive" + (strict && i ? " (failing: --strict)" : "") + ", " +
                     std::to_string(p) + " passed, " + std::to_string(s) + " skipped (" +
-                    std::to_string(keys.size()) + " keys)";
+                    std::to_string(keys.size()) + (keys.size() == 1 ? " key)" : " keys)");
   return out;
 }
 

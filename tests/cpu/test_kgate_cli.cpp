@@ -37,7 +37,7 @@ TEST(KgateCli, ExitCodesPassRegressionStrict) {
   Result pass = kgate("check --results " + ok.string());
   EXPECT_EQ(pass.code, 0) << pass.out;
   EXPECT_TRUE(
-      contains(pass.out, "PASS: 0 regressions, 0 inconclusive, 1 passed, 0 skipped (1 keys)"))
+      contains(pass.out, "PASS: 0 regressions, 0 inconclusive, 1 passed, 0 skipped (1 key)"))
       << pass.out;
 
   Result fail = kgate("check --results " + bad.string());

@@ -104,7 +104,6 @@ GateReport run_gate(const History& hist, const GateOptions& opt) {
 
   // The newest run of each arch, and the run before it.
   std::map<std::string, ArchRuns> arch_runs;
-  std::map<std::string, bool> seen;
   for (const auto& o : obs) {
     auto [it, fresh] = arch_runs.try_emplace(keys[o.key].arch);
     ArchRuns& a = it->second;
@@ -245,7 +244,7 @@ GateReport run_gate(const History& hist, const GateOptions& opt) {
     const Run& run = runs[a.newest];
     rep.gated_runs.push_back((arch.empty() ? std::string("(no arch)") : arch) + ": run " +
                              run.label + (run.timestamp.empty() ? "" : " (" + run.timestamp + ")") +
-                             ", " + std::to_string(a.keys) + " keys");
+                             ", " + std::to_string(a.keys) + (a.keys == 1 ? " key" : " keys"));
   }
   std::stable_sort(rep.keys.begin(), rep.keys.end(),
                    [](const GateKeyResult& a, const GateKeyResult& b) {
