@@ -190,9 +190,10 @@ void Decoder::fill_weights(cudaStream_t s) {
 void Decoder::gemv(const LinearW& w, const bf16* x, bf16* y, const bf16* residual,
                    cudaStream_t s) const {
   if (wt_ == WeightType::bf16)
-    gemv::gemv_bf16(static_cast<const bf16*>(w.w), x, y, w.rows, w.cols, s, residual);
+    gemv::gemv_bf16(static_cast<const bf16*>(w.w), x, y, w.rows, w.cols, s, residual, opt_.pdl);
   else
-    gemv::gemv_int8(static_cast<const int8_t*>(w.w), w.scale, x, y, w.rows, w.cols, s, residual);
+    gemv::gemv_int8(static_cast<const int8_t*>(w.w), w.scale, x, y, w.rows, w.cols, s, residual,
+                    opt_.pdl);
   KB_CHECK_LAUNCH();
 }
 

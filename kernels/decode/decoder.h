@@ -35,6 +35,8 @@ struct DecoderOptions {
   int attn_splits = 0;             // 0: default_attention_splits() for this GPU
   int attn_min_chunk = 16;         // positions per split at the least
   bool capture = true;             // capture the step graph in the constructor
+  bool pdl = true;                 // GEMVs as programmatic dependents (gemv.h): each
+                                   // starts streaming its weights during the previous kernel's tail
 };
 
 // The kernels of one step in launch order, for the time breakdown.

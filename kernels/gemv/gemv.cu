@@ -50,6 +50,21 @@ __device__ __forceinline__ float int8_at(uint32_t biased) {
   return __uint_as_float(__byte_perm(biased, 0x4B000000u, 0x7540u + I)) - 8388736.f;
 }
 
+// Programmatic dependent launch (sm_90+; no-ops on older GPUs and when the
+// grid was launched without the attribute): wait for the grids this one
+// depends on to complete and their writes to be visible; let the next grid
+// launch.
+__device__ __forceinline__ void wait_for_previous_grid() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void let_next_grid_launch() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
 template <bool INT8>
 struct Traits;
 template <>
@@ -109,23 +124,31 @@ template <bool INT8, int R, int U, bool P>
 __global__ void __launch_bounds__(256)
     gemv_kernel(const typename Traits<INT8>::W* __restrict__ W, const bf16* __restrict__ scale,
                 const int32_t* __restrict__ experts, int E, const bf16* __restrict__ x, bf16* y,
-                const bf16* residual, int N, int K) {
+                const bf16* residual, int N, int K, int ks) {
   constexpr int kVec = Traits<INT8>::kVec;
+  __shared__ float red[8][R];  // k-split partial sums, one per warp and row
   const int lane = threadIdx.x & 31;
-  const int warp = static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) >> 5);
-  const int row0 = warp * R;
-  if (row0 >= N) return;
+  // `ks` consecutive warps of the block share R rows and split K between
+  // them (batch b of the row goes to warp b % ks); ks = 1: a warp per R rows.
+  const int wib = threadIdx.x >> 5, kpart = wib % ks;
+  const int group = blockIdx.x * ((blockDim.x >> 5) / ks) + wib / ks;
+  const int row0 = group * R;
+  const bool live = row0 < N;
+  if (!live && ks == 1) return;  // with ks > 1 every warp reaches the block barrier
   y += static_cast<int64_t>(blockIdx.y) * N;
   if (experts) {
+    // The ids may be written by the previous grid (a router): no prefetch.
+    wait_for_previous_grid();
     const int e = experts[blockIdx.y];
-    if (e < 0 || e >= E) {
-      if (lane < R && row0 + lane < N) y[row0 + lane] = __float2bfloat16(NAN);
+    if (e < 0 || e >= E) {  // the whole block: blockIdx.y is the slot
+      if (kpart == 0 && lane < R && row0 + lane < N) y[row0 + lane] = __float2bfloat16(NAN);
       return;
     }
     W += static_cast<int64_t>(e) * N * K;
     if (scale) scale += static_cast<int64_t>(e) * N;
   }
-  const int nvec = K / kVec;
+  const int nvec = live ? K / kVec : 0;
+  const int first = lane + 32 * U * kpart, stride = 32 * U * ks;
   const int4* rows[R];
 #pragma unroll
   for (int r = 0; r < R; ++r)
@@ -164,10 +187,14 @@ __global__ void __launch_bounds__(256)
     // one is converted and multiplied, so a warp never waits with nothing
     // outstanding (twice the registers for loads).
     int4 w[R][U];
-    load_batch(lane, w);
-    for (int base = lane; base < nvec; base += 32 * U) {
+    load_batch(first, w);
+    // Weights never change: the first batch is read before waiting for the
+    // previous grid, whose output (x, residual) is read only after. Under
+    // programmatic dependent launch this overlaps the previous kernel's tail.
+    wait_for_previous_grid();
+    for (int base = first; base < nvec; base += stride) {
       int4 next[R][U];
-      load_batch(base + 32 * U, next);
+      load_batch(base + stride, next);
       use_batch(base, w);
 #pragma unroll
       for (int r = 0; r < R; ++r)
@@ -175,18 +202,34 @@ __global__ void __launch_bounds__(256)
         for (int u = 0; u < U; ++u) w[r][u] = next[r][u];
     }
   } else {
-    for (int base = lane; base < nvec; base += 32 * U) {
+    wait_for_previous_grid();
+    for (int base = first; base < nvec; base += stride) {
       int4 w[R][U];
       load_batch(base, w);
       use_batch(base, w);
     }
   }
+  // The weights are streamed: the next grid may launch and start its own
+  // (it still waits for this grid to complete before reading its output).
+  let_next_grid_launch();
   float acc[R];
 #pragma unroll
   for (int r = 0; r < R; ++r) {
     acc[r] = (part[r][0] + part[r][1]) + (part[r][2] + part[r][3]);
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) acc[r] += __shfl_xor_sync(0xffffffffu, acc[r], o);
+  }
+  if (ks > 1) {
+    if (lane == 0)
+#pragma unroll
+      for (int r = 0; r < R; ++r) red[wib][r] = acc[r];
+    __syncthreads();
+    if (kpart != 0 || !live) return;
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      acc[r] = 0.f;
+      for (int k = 0; k < ks; ++k) acc[r] += red[wib + k][r];
+    }
   }
 
   // Lane r writes row row0 + r (every lane holds every sum after the xor reduction).
@@ -202,16 +245,37 @@ __global__ void __launch_bounds__(256)
   }
 }
 
+// Launches one instantiation; with `pdl`, as a programmatic dependent of
+// the previous work on the stream (captured into graphs as such an edge).
+template <bool INT8, int R, int U, bool P>
+void launch_kernel(bool pdl, int ks, dim3 grid, dim3 block, cudaStream_t s,
+                   const typename Traits<INT8>::W* w, const bf16* scale, const int32_t* experts,
+                   int E, const bf16* x, bf16* y, const bf16* residual, int N, int K) {
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.dynamicSmemBytes = 0;
+  cfg.stream = s;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = pdl ? 1 : 0;
+  KB_CUDA_CHECK(cudaLaunchKernelEx(&cfg, gemv_kernel<INT8, R, U, P>, w, scale, experts, E, x, y,
+                                   residual, N, K, ks));
+}
+
 template <bool INT8, int R, bool P>
 void dispatch_unroll(const Config& c, dim3 grid, dim3 block, cudaStream_t s, const void* W,
                      const bf16* scale, const int32_t* experts, int E, const bf16* x, bf16* y,
                      const bf16* residual, int N, int K) {
   using T = typename Traits<INT8>::W;
   const T* w = static_cast<const T*>(W);
+  const bool pdl = c.pdl;
   switch (c.unroll) {
-    case 2: gemv_kernel<INT8, R, 2, P><<<grid, block, 0, s>>>(w, scale, experts, E, x, y, residual, N, K); break;
-    case 4: gemv_kernel<INT8, R, 4, P><<<grid, block, 0, s>>>(w, scale, experts, E, x, y, residual, N, K); break;
-    case 8: gemv_kernel<INT8, R, 8, P><<<grid, block, 0, s>>>(w, scale, experts, E, x, y, residual, N, K); break;
+    case 2: launch_kernel<INT8, R, 2, P>(pdl, c.k_split, grid, block, s, w, scale, experts, E, x, y, residual, N, K); break;
+    case 4: launch_kernel<INT8, R, 4, P>(pdl, c.k_split, grid, block, s, w, scale, experts, E, x, y, residual, N, K); break;
+    case 8: launch_kernel<INT8, R, 8, P>(pdl, c.k_split, grid, block, s, w, scale, experts, E, x, y, residual, N, K); break;
     default: throw std::invalid_argument("gemv: unroll must be 2, 4 or 8");
   }
 }
@@ -240,6 +304,21 @@ void dispatch(const Config& c, dim3 grid, dim3 block, cudaStream_t s, const void
 
 bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
 
+// Programmatic dependent launch needs compute capability 9.0; asked once
+// per device.
+bool device_has_pdl() {
+  static int major[64];  // 0 = not asked yet
+  int dev = 0;
+  KB_CUDA_CHECK(cudaGetDevice(&dev));
+  if (dev < 0 || dev >= 64) return false;
+  if (major[dev] == 0) {
+    int m = 0;
+    KB_CUDA_CHECK(cudaDeviceGetAttribute(&m, cudaDevAttrComputeCapabilityMajor, dev));
+    major[dev] = m > 0 ? m : -1;
+  }
+  return major[dev] >= 9;
+}
+
 std::string shape_text(int64_t N, int64_t K) {
   return "N=" + std::to_string(N) + ", K=" + std::to_string(K);
 }
@@ -255,13 +334,19 @@ int k_multiple_int8() { return Traits<true>::kVec; }
 // 2731 GB/s at 16384², 2308 vs 2168 at 4096x11008) and match or beat it for
 // bf16; 2 rows per warp (x converted once for both) pay off once K is long.
 Config default_config(bool int8, int64_t N, int64_t K) {
-  (void)int8;
-  (void)N;
   Config c;
   c.warps_per_block = 4;
   c.unroll = 2;
   c.pipeline = true;
   c.rows_per_warp = K >= 12288 ? 2 : 1;
+  // Few rows, long K (an MLP's down projection, 1024 x 14336): too few
+  // warps to keep HBM busy, so warps of a block share rows and split K,
+  // up to ~8192 warps in all, while each keeps at least one batch.
+  const int64_t groups = (N + c.rows_per_warp - 1) / c.rows_per_warp;
+  const int64_t nvec = K / (int8 ? k_multiple_int8() : k_multiple_bf16());
+  while (c.k_split < c.warps_per_block && groups * c.k_split < 8192 &&
+         nvec >= 32LL * c.unroll * c.k_split * 2)
+    c.k_split *= 2;
   return c;
 }
 
@@ -297,8 +382,14 @@ void launch(bool int8, const void* W, const bf16* scale, const int32_t* experts,
     throw std::invalid_argument("gemv: unroll must be 2, 4 or 8");
   if (cfg.warps_per_block < 1 || cfg.warps_per_block > 8)
     throw std::invalid_argument("gemv: warps_per_block must be in [1, 8]");
-  const int64_t warps = (N + cfg.rows_per_warp - 1) / cfg.rows_per_warp;
-  const int64_t blocks = (warps + cfg.warps_per_block - 1) / cfg.warps_per_block;
+  if (cfg.k_split != 1 && cfg.k_split != 2 && cfg.k_split != 4 && cfg.k_split != 8)
+    throw std::invalid_argument("gemv: k_split must be 1, 2, 4 or 8");
+  if (cfg.warps_per_block % cfg.k_split != 0)
+    throw std::invalid_argument("gemv: k_split must divide warps_per_block");
+  if (cfg.pdl && !device_has_pdl()) cfg.pdl = false;
+  const int64_t groups = (N + cfg.rows_per_warp - 1) / cfg.rows_per_warp;
+  const int64_t groups_per_block = cfg.warps_per_block / cfg.k_split;
+  const int64_t blocks = (groups + groups_per_block - 1) / groups_per_block;
   const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(n_sel));
   const dim3 block(static_cast<unsigned>(32 * cfg.warps_per_block));
   const int n = static_cast<int>(N), k = static_cast<int>(K);
@@ -310,13 +401,17 @@ void launch(bool int8, const void* W, const bf16* scale, const int32_t* experts,
 }
 
 void gemv_bf16(const bf16* W, const bf16* x, bf16* y, int64_t N, int64_t K, cudaStream_t stream,
-               const bf16* residual) {
-  launch(false, W, nullptr, nullptr, 1, 0, x, y, N, K, residual, default_config(false, N, K), stream);
+               const bf16* residual, bool pdl) {
+  Config c = default_config(false, N, K);
+  c.pdl = pdl;
+  launch(false, W, nullptr, nullptr, 1, 0, x, y, N, K, residual, c, stream);
 }
 
 void gemv_int8(const int8_t* W, const bf16* scale, const bf16* x, bf16* y, int64_t N, int64_t K,
-               cudaStream_t stream, const bf16* residual) {
-  launch(true, W, scale, nullptr, 1, 0, x, y, N, K, residual, default_config(true, N, K), stream);
+               cudaStream_t stream, const bf16* residual, bool pdl) {
+  Config c = default_config(true, N, K);
+  c.pdl = pdl;
+  launch(true, W, scale, nullptr, 1, 0, x, y, N, K, residual, c, stream);
 }
 
 void gather_gemv_bf16(const bf16* W, const int32_t* experts, int n_sel, int E, const bf16* x,

@@ -33,10 +33,17 @@ using bf16 = __nv_bfloat16;
 int k_multiple_bf16();
 int k_multiple_int8();
 
+// `pdl`: launch as a programmatic dependent of the previous work on the
+// stream (compute capability 9.0+, else ignored). The kernel reads its
+// first weights before waiting for that work to complete, and reads x and
+// residual only after; it lets the next grid launch once its weights are
+// streamed. A chain of dependent kernels (a decode step) then overlaps each
+// GEMV's start with the previous kernel's tail. The one condition: the
+// work just before it on the stream must not write W (or scale).
 void gemv_bf16(const bf16* W, const bf16* x, bf16* y, int64_t N, int64_t K, cudaStream_t stream,
-               const bf16* residual = nullptr);
+               const bf16* residual = nullptr, bool pdl = false);
 void gemv_int8(const int8_t* W, const bf16* scale, const bf16* x, bf16* y, int64_t N, int64_t K,
-               cudaStream_t stream, const bf16* residual = nullptr);
+               cudaStream_t stream, const bf16* residual = nullptr, bool pdl = false);
 
 void gather_gemv_bf16(const bf16* W, const int32_t* experts, int n_sel, int E, const bf16* x,
                       bf16* y, int64_t N, int64_t K, cudaStream_t stream);
@@ -58,6 +65,8 @@ struct Config {
   int unroll = 4;           // 2, 4 or 8: 16-byte weight loads in flight per row per thread
   int warps_per_block = 4;  // 1..8
   bool pipeline = false;    // load the next batch while using this one
+  bool pdl = false;         // programmatic dependent launch (see gemv_bf16)
+  int k_split = 1;          // 1, 2, 4, 8 warps share rows and split K (divides warps_per_block)
 };
 Config default_config(bool int8, int64_t N, int64_t K);
 // gemv (n_sel = 1, experts = nullptr) or gather_gemv with an explicit config.

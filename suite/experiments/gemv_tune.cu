@@ -1,6 +1,7 @@
 // gemv_tune (hidden): the GEMV kernel's knobs side by side, for choosing
-// gemv::default_config on a GPU. Variant "R2U4W4P1" = 2 rows per warp, 4
-// loads per row per batch, 4 warps per block, software-pipelined (P0: not). Run with
+// gemv::default_config on a GPU. Variant "R2U4W4P1K2" = 2 rows per warp, 4
+// loads per row per batch, 4 warps per block, software-pipelined (P0: not),
+// 2 warps splitting K per row group; "default" = default_config's choice. Run with
 // `kbench run --filter gemv_tune`; not part of the nightly suite.
 #include <cstdio>
 
@@ -11,7 +12,8 @@ namespace {
 kb::gemv::Config parse(const std::string& v) {
   kb::gemv::Config c;
   int p = 0;
-  if (std::sscanf(v.c_str(), "R%dU%dW%dP%d", &c.rows_per_warp, &c.unroll, &c.warps_per_block, &p) != 4)
+  if (std::sscanf(v.c_str(), "R%dU%dW%dP%dK%d", &c.rows_per_warp, &c.unroll, &c.warps_per_block, &p,
+                  &c.k_split) != 5)
     throw std::invalid_argument("gemv_tune: bad variant '" + v + "'");
   c.pipeline = p != 0;
   return c;
@@ -29,12 +31,16 @@ KB_EXPERIMENT(gemv_tune) {
       .point(Shape{{"N", 16384}, {"K", 16384}})
       .point(Shape{{"N", 4096}, {"K", 11008}})
       .point(Shape{{"N", 22016}, {"K", 4096}})
+      .point(Shape{{"N", 1024}, {"K", 14336}})   // the MLP's down projection at D=1024
+      .point(Shape{{"N", 14336}, {"K", 1024}})
       .dtypes({kb::DType::i8, kb::DType::bf16})
-      .variants({"R1U4W4P0", "R2U4W4P0", "R2U4W8P0", "R4U4W4P0", "R1U2W4P1", "R1U4W4P1",
-                 "R2U2W4P1", "R2U4W4P1", "R2U2W8P1", "R4U2W4P1"})
+      .variants({"R1U2W4P1K1", "R1U2W4P1K2", "R1U2W4P1K4", "R2U2W4P1K1", "R2U2W4P1K2",
+                 "R2U2W4P1K4", "R1U2W8P1K8", "R1U4W4P1K2", "default"})
       .metrics({kb::Metric::memory_bandwidth})
       .work([](const kb::Point& p) { return kb::gemv_experiment::gemv_work(p, 1); })
       .make([](const kb::Point& p) {
+        if (p.variant == "default")  // what gemv_bf16/int8 pick
+          return std::make_unique<kb::gemv_experiment::GemvCase>(p, 1, 1, std::vector<int32_t>{});
         const kb::gemv::Config c = parse(p.variant);
         return std::make_unique<kb::gemv_experiment::GemvCase>(p, 1, 1, std::vector<int32_t>{}, &c);
       });

@@ -8,7 +8,10 @@
 #include <numeric>
 #include <stdexcept>
 
+#include <cstring>
+
 #include "kernels/common/device_buffer.h"
+#include "kernels/common/fill.h"
 #include "kernels/common/host_math.h"
 #include "kernels/gemv/gemv.h"
 #include "tests/gpu/gpu_test_util.h"
@@ -132,12 +135,15 @@ TEST_P(GemvShapes, EveryConfigMatchesReference) {
   for (int r : {1, 2, 4})
     for (int u : {2, 4, 8})
       for (int wpb : {1, 4, 8})
-        for (bool pipe : {false, true}) {
-          SCOPED_TRACE("R=" + std::to_string(r) + " U=" + std::to_string(u) +
-                       " W=" + std::to_string(wpb) + " P=" + std::to_string(pipe));
-          gemv::Config c{r, u, wpb, pipe};
-          run_and_check(GetParam(), &c, false);
-        }
+        for (bool pipe : {false, true})
+          for (int ks : {1, 2, 4, 8}) {
+            if (wpb % ks != 0) continue;
+            SCOPED_TRACE("R=" + std::to_string(r) + " U=" + std::to_string(u) +
+                         " W=" + std::to_string(wpb) + " P=" + std::to_string(pipe) +
+                         " KS=" + std::to_string(ks));
+            gemv::Config c{r, u, wpb, pipe, false, ks};
+            run_and_check(GetParam(), &c, ks == 2);  // k-split with the in-place residual too
+          }
 }
 
 // N not a multiple of rows per warp or warps per block; K shorter than one
@@ -161,6 +167,8 @@ TEST(GatherGemv, EveryExpertIdBf16AndInt8) {
     run_and_check(Problem{37, int8 ? 208 : 200, int8}, nullptr, false, 8, ids);
     run_and_check(Problem{64, 256, int8}, nullptr, false, 8, {3, 5});  // the seed's choice
     run_and_check(Problem{64, 256, int8}, nullptr, false, 8, {6, 6});  // the same expert twice
+    gemv::Config ks{1, 2, 4, true, false, 4};  // k-split gather, N not a multiple of the block's rows
+    run_and_check(Problem{37, int8 ? 2048 : 1024, int8}, &ks, false, 8, {2, 7, 0});
   }
 }
 
@@ -179,6 +187,81 @@ TEST(GatherGemv, IdOutsideRangeWritesNanAndReadsNothingElse) {
   const auto out = kb::to_float(y.download());
   for (int64_t n = 0; n < N; ++n) EXPECT_TRUE(std::isfinite(out[n])) << n;
   for (int64_t n = N; n < 3 * N; ++n) EXPECT_TRUE(std::isnan(out[n])) << n;
+}
+
+// A chain of dependent GEMVs (each x is the previous y, each residual the
+// chain's start), with x rewritten by a kernel just before the chain:
+// launched as programmatic dependents and captured into a graph, the result
+// must equal the plain stream-ordered chain bit for bit.
+TEST(GemvPdl, DependentChainInAGraphEqualsStreamOrder) {
+  KB_REQUIRE_GPU();
+  const int64_t D = 4096;
+  const int kLinks = 6;
+  for (bool int8 : {false, true}) {
+    SCOPED_TRACE(int8 ? "int8" : "bf16");
+    std::vector<kb::DeviceBuffer<uint8_t>> w;
+    kb::DeviceBuffer<bf16> scale(D), x0(D), r(D);
+    std::vector<kb::DeviceBuffer<bf16>> y;
+    for (int i = 0; i < kLinks; ++i) {
+      w.emplace_back(D * D * (int8 ? 1 : 2));
+      y.emplace_back(D);
+      if (int8)
+        kb::fill_int8(reinterpret_cast<int8_t*>(w[i].get()), D * D, 100 + i, nullptr);
+      else
+        kb::fill_bf16(reinterpret_cast<bf16*>(w[i].get()), D * D, 100 + i, nullptr);
+    }
+    scale.upload(kb::random_bf16(D, 5, 0.001f, 0.003f));
+    r.upload(kb::random_bf16(D, 6));
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    cudaStream_t s;
+    ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+    auto chain = [&](bool pdl, uint64_t xseed) {
+      kb::fill_bf16(x0.get(), D, xseed, s);  // written just before the first GEMV reads it
+      const bf16* x = x0.get();
+      for (int i = 0; i < kLinks; ++i) {
+        if (int8)
+          gemv::gemv_int8(reinterpret_cast<const int8_t*>(w[i].get()), scale.get(), x, y[i].get(),
+                          D, D, s, r.get(), pdl);
+        else
+          gemv::gemv_bf16(reinterpret_cast<const bf16*>(w[i].get()), x, y[i].get(), D, D, s,
+                          r.get(), pdl);
+        x = y[i].get();
+      }
+    };
+    auto result = [&]() {
+      std::vector<std::vector<bf16>> out;
+      for (auto& b : y) out.push_back(b.download());
+      return out;
+    };
+    for (uint64_t xseed : {1, 2, 3}) {
+      chain(false, xseed);
+      ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+      const auto want = result();
+      for (auto& b : y) b.poison();
+      cudaGraph_t g = nullptr;
+      cudaGraphExec_t ge = nullptr;
+      ASSERT_EQ(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+      chain(true, xseed);
+      ASSERT_EQ(cudaStreamEndCapture(s, &g), cudaSuccess);
+      ASSERT_EQ(cudaGraphInstantiate(&ge, g, 0), cudaSuccess);
+      for (int rep = 0; rep < 3; ++rep) ASSERT_EQ(cudaGraphLaunch(ge, s), cudaSuccess);
+      ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+      const auto got = result();
+      for (int i = 0; i < kLinks; ++i)
+        ASSERT_EQ(0, std::memcmp(got[i].data(), want[i].data(), D * sizeof(bf16)))
+            << "link " << i << ", x seed " << xseed;
+      // Eager programmatic launches too.
+      for (auto& b : y) b.poison();
+      chain(true, xseed);
+      ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+      const auto eager = result();
+      for (int i = 0; i < kLinks; ++i)
+        ASSERT_EQ(0, std::memcmp(eager[i].data(), want[i].data(), D * sizeof(bf16))) << i;
+      cudaGraphExecDestroy(ge);
+      cudaGraphDestroy(g);
+    }
+    cudaStreamDestroy(s);
+  }
 }
 
 // ---- refused before launch: no GPU needed ----
@@ -236,6 +319,10 @@ TEST(GemvRefuses, BadConfig) {
   c = {1, 5, 4, false};
   EXPECT_FALSE(refusal([&] { gemv::launch(false, kW, nullptr, nullptr, 1, 0, kX, kY, 16, 16, nullptr, c, nullptr); }).empty());
   c = {1, 4, 9, false};
+  EXPECT_FALSE(refusal([&] { gemv::launch(false, kW, nullptr, nullptr, 1, 0, kX, kY, 16, 16, nullptr, c, nullptr); }).empty());
+  c = {1, 4, 4, false, false, 3};  // k_split not a power of two
+  EXPECT_FALSE(refusal([&] { gemv::launch(false, kW, nullptr, nullptr, 1, 0, kX, kY, 16, 16, nullptr, c, nullptr); }).empty());
+  c = {1, 4, 2, false, false, 4};  // k_split does not divide warps_per_block
   EXPECT_FALSE(refusal([&] { gemv::launch(false, kW, nullptr, nullptr, 1, 0, kX, kY, 16, 16, nullptr, c, nullptr); }).empty());
 }
 

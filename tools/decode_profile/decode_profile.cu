@@ -1,6 +1,6 @@
 // kbench_decode_profile: where the time of one decode step goes.
 //
-//   kbench_decode_profile [--model NAME] [--dtype bfloat16|int8] [--pos N] [--reps R]
+//   kbench_decode_profile [--model NAME] [--dtype bfloat16|int8] [--pos N] [--reps R] [--pdl 0|1]
 //
 // Builds the model as the experiment does, advances the cache to position
 // N (default 105, the middle of the seed's generation), then prints
@@ -31,12 +31,13 @@ struct Args {
   dec::WeightType type = dec::WeightType::bf16;
   int pos = 105;
   int reps = 20;
+  bool pdl = true;  // GEMVs as programmatic dependents (the decoder's default)
 };
 
 [[noreturn]] void usage(const char* why) {
   std::fprintf(stderr,
                "%s\nusage: kbench_decode_profile [--model NAME] [--dtype bfloat16|int8] "
-               "[--pos N] [--reps R]\n",
+               "[--pos N] [--reps R] [--pdl 0|1]\n",
                why);
   std::exit(2);
 }
@@ -57,6 +58,8 @@ Args parse(int argc, char** argv) {
       a.pos = std::atoi(v.c_str());
     else if (k == "--reps")
       a.reps = std::atoi(v.c_str());
+    else if (k == "--pdl")
+      a.pdl = v != "0";
     else
       usage(("unknown option " + k).c_str());
   }
@@ -95,6 +98,7 @@ int main(int argc, char** argv) {
     dec::DecoderOptions o;
     o.max_seq = 256;
     o.seed = 1;
+    o.pdl = a.pdl;
     o.prompt.clear();
     for (int id : {1, 15043, 29892, 590, 1024, 338}) o.prompt.push_back(id % c.vocab);
     if (a.pos < 0 || a.pos + a.reps > o.max_seq) usage("--pos + --reps must stay within 256");
