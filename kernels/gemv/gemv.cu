@@ -330,23 +330,24 @@ int k_multiple_int8() { return Traits<true>::kVec; }
 
 // Chosen with the hidden gemv_tune experiment on an H100 80GB HBM3
 // (2026-11-22, docs/notes/gemv.md): software-pipelined batches of 2 loads
-// per row beat 4-8 loads per row without pipelining everywhere int8 (2869 vs
-// 2731 GB/s at 16384², 2308 vs 2168 at 4096x11008) and match or beat it for
-// bf16; 2 rows per warp (x converted once for both) pay off once K is long.
+// per row (int8 2869 vs 2731 GB/s at 16384² against 4-8 loads unpipelined);
+// 4 warps per block. K split over 4 warps of a block once K is long (bf16
+// 16384²: 3063 vs 2913 GB/s; 1024x14336: 2111 vs 1382) and, for bf16, over
+// 2-4 warps at K >= 8192 or N >= 16384 (4096x11008: 2589 vs 2466; 22016x4096:
+// 2917 vs 2827). Elsewhere one warp per row: splitting cost up to 10% at
+// 4096² and every int8 shape with K = 4096.
 Config default_config(bool int8, int64_t N, int64_t K) {
   Config c;
   c.warps_per_block = 4;
   c.unroll = 2;
   c.pipeline = true;
-  c.rows_per_warp = K >= 12288 ? 2 : 1;
-  // Few rows, long K (an MLP's down projection, 1024 x 14336): too few
-  // warps to keep HBM busy, so warps of a block share rows and split K,
-  // up to ~8192 warps in all, while each keeps at least one batch.
-  const int64_t groups = (N + c.rows_per_warp - 1) / c.rows_per_warp;
-  const int64_t nvec = K / (int8 ? k_multiple_int8() : k_multiple_bf16());
-  while (c.k_split < c.warps_per_block && groups * c.k_split < 8192 &&
-         nvec >= 32LL * c.unroll * c.k_split * 2)
-    c.k_split *= 2;
+  c.rows_per_warp = 1;
+  if (K >= 12288)
+    c.k_split = 4;
+  else if (!int8 && N >= 16384)
+    c.k_split = 4;
+  else if (!int8 && (K >= 8192 || N <= 2048))  // few rows: 1024² 429 vs 409 GB/s
+    c.k_split = 2;
   return c;
 }
 
