@@ -60,7 +60,6 @@ size_t Decoder::layout(uint8_t* base) {
   k_cache_ = reinterpret_cast<bf16*>(take(cache));
   v_cache_ = reinterpret_cast<bf16*>(take(cache));
   x_ = reinterpret_cast<bf16*>(take(size_t(c.dim) * 2));
-  x2_ = reinterpret_cast<bf16*>(take(size_t(c.dim) * 2));
   qkv_ = reinterpret_cast<bf16*>(take(size_t(c.qkv_rows()) * 2));
   att_ = reinterpret_cast<bf16*>(take(size_t(c.q_size()) * 2));
   gu_ = reinterpret_cast<bf16*>(take(size_t(c.ffn) * 2 * 2));
@@ -202,20 +201,15 @@ template <typename Mark>
 void Decoder::enqueue_step(cudaStream_t s, Mark&& mark) {
   const auto& c = cfg_;
   embed(embedding_, tokens_, pos_, capacity(), c.vocab, c.dim, x_, s);
-  // The residual stream. The fused down projection reads the whole of it
-  // (for the RMS scale) in every block while writing it, so it writes the
-  // other buffer and the two swap: no block can see a half-updated stream.
-  bf16* x = x_;
-  bf16* x_next = x2_;
   mark("embed", -1);
   const size_t cache_per_layer = size_t(c.kv_size()) * opt_.max_seq;
   for (int l = 0; l < c.n_layers; ++l) {
     const LayerW& L = layers_[l];
-    gemv(L.qkv, x, qkv_, nullptr, s);
+    gemv(L.qkv, x_, qkv_, nullptr, s);
     mark("gemv_qkv", l);
     AttentionArgs a;
     a.qkv = qkv_;
-    a.x = x;
+    a.x = x_;
     a.dim = c.dim;
     a.eps = c.norm_eps;
     a.rope_theta = c.rope_theta;
@@ -233,27 +227,20 @@ void Decoder::enqueue_step(cudaStream_t s, Mark&& mark) {
     a.counters = attn_counters_;
     attention(a, s);
     mark("attention", l);
-    gemv(L.wo, att_, x, x, s);
+    gemv(L.wo, att_, x_, x_, s);
     mark("gemv_o_residual", l);
-    gemv(L.gate_up, x, gu_, nullptr, s);
+    gemv(L.gate_up, x_, gu_, nullptr, s);
     mark("gemv_gate_up", l);
-    if (opt_.fuse_swiglu) {
-      gemv::gemv_swiglu(wt_ == WeightType::int8, L.down.w, L.down.scale, gu_, x, c.dim,
-                        c.norm_eps, x_next, L.down.rows, L.down.cols, s, x, opt_.pdl);
-      std::swap(x, x_next);
-      mark("gemv_swiglu_down_residual", l);
-    } else {
-      silu_mul(gu_, x, c.dim, c.norm_eps, h_, c.ffn, s);
-      mark("silu_mul", l);
-      gemv(L.down, h_, x, x, s);
-      mark("gemv_down_residual", l);
-    }
+    silu_mul(gu_, x_, c.dim, c.norm_eps, h_, c.ffn, s);
+    mark("silu_mul", l);
+    gemv(L.down, h_, x_, x_, s);
+    mark("gemv_down_residual", l);
   }
-  gemv(output_, x, raw_logits_, nullptr, s);
+  gemv(output_, x_, raw_logits_, nullptr, s);
   mark("gemv_lm_head", -1);
   SampleArgs sa;
   sa.raw_logits = raw_logits_;
-  sa.x = x;
+  sa.x = x_;
   sa.dim = c.dim;
   sa.eps = c.norm_eps;
   sa.vocab = c.vocab;
@@ -374,7 +361,7 @@ std::vector<float> download_bf16(const bf16* p, size_t n) {
 
 std::vector<float> Decoder::residual() const {
   sync_device();
-  return download_bf16(last_x_ ? last_x_ : x_, cfg_.dim);
+  return download_bf16(x_, cfg_.dim);
 }
 
 std::vector<float> Decoder::cache_row(bool v, int layer, int kvh, int pos) const {

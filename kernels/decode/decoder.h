@@ -35,8 +35,6 @@ struct DecoderOptions {
   int attn_splits = 0;             // 0: default_attention_splits() for this GPU
   int attn_min_chunk = 16;         // positions per split at the least
   bool capture = true;             // capture the step graph in the constructor
-  bool fuse_swiglu = true;         // SiLU·mul folded into the down GEMV (gemv_swiglu):
-                                   // 5 kernels per layer instead of 6
   bool pdl = true;                 // GEMVs as programmatic dependents (gemv.h): each
                                    // starts streaming its weights during the previous kernel's tail
 };
@@ -56,9 +54,7 @@ class Decoder {
   // Device bytes a decoder needs: weights + KV cache + step buffers.
   static size_t device_bytes(const ModelConfig& c, WeightType t, int max_seq);
   // Kernels per step when every gemv is one kernel (the graph's node count then).
-  static int kernels_per_step(const ModelConfig& c, bool fuse_swiglu = true) {
-    return (fuse_swiglu ? 5 : 6) * c.n_layers + 3;
-  }
+  static int kernels_per_step(const ModelConfig& c) { return 6 * c.n_layers + 3; }
 
   // Allocates (after checking free memory: a model that does not fit throws
   // std::runtime_error saying how much it needs), fills the weights, runs one
@@ -134,8 +130,6 @@ class Decoder {
   // state and step buffers
   bf16 *k_cache_ = nullptr, *v_cache_ = nullptr;  // [L][KVH][max_seq][hd]
   bf16 *x_ = nullptr, *qkv_ = nullptr, *att_ = nullptr, *gu_ = nullptr, *h_ = nullptr;
-  bf16* x2_ = nullptr;      // the residual stream's second buffer (fused down projection)
-  bf16* last_x_ = nullptr;  // where the residual stream ends after a step
   bf16* raw_logits_ = nullptr;
   float* logits_ = nullptr;
   float* attn_partial_ = nullptr;

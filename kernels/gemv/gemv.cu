@@ -120,22 +120,13 @@ __device__ __forceinline__ void dot(const int4& w, const float (&xf)[Traits<INT8
   }
 }
 
-// The SwiGLU prologue of gemv_swiglu: x = silu(r·gate) · (r·up).
-struct Swiglu {
-  const bf16* norm_src = nullptr;  // r = rsqrt(mean(norm_src²) + eps)
-  int dim = 0;
-  float eps = 0.f;
-};
-
-template <bool INT8, int R, int U, bool P, bool SW>
+template <bool INT8, int R, int U, bool P>
 __global__ void __launch_bounds__(256)
     gemv_kernel(const typename Traits<INT8>::W* __restrict__ W, const bf16* __restrict__ scale,
                 const int32_t* __restrict__ experts, int E, const bf16* __restrict__ x, bf16* y,
-                const bf16* residual, int N, int K, int ks, Swiglu sw) {
+                const bf16* residual, int N, int K, int ks) {
   constexpr int kVec = Traits<INT8>::kVec;
-  static_assert(!SW || P, "the SwiGLU prologue comes with the pipelined loop");
   __shared__ float red[8][R];  // k-split partial sums, one per warp and row
-  __shared__ float s_ss[8];    // SwiGLU: the block's sum of squares, per warp
   const int lane = threadIdx.x & 31;
   // `ks` consecutive warps of the block share R rows and split K between
   // them (batch b of the row goes to warp b % ks); ks = 1: a warp per R rows.
@@ -143,8 +134,7 @@ __global__ void __launch_bounds__(256)
   const int group = blockIdx.x * ((blockDim.x >> 5) / ks) + wib / ks;
   const int row0 = group * R;
   const bool live = row0 < N;
-  // With ks > 1 (or the SwiGLU prologue) every warp reaches a block barrier.
-  if (!live && ks == 1 && !SW) return;
+  if (!live && ks == 1) return;  // with ks > 1 every warp reaches the block barrier
   y += static_cast<int64_t>(blockIdx.y) * N;
   if (experts) {
     // The ids may be written by the previous grid (a router): no prefetch.
@@ -171,7 +161,6 @@ __global__ void __launch_bounds__(256)
 #pragma unroll
     for (int j = 0; j < 4; ++j) part[r][j] = 0.f;
 
-  float r_norm = 1.f;  // SwiGLU: the RMS scale of norm_src
   // A batch: U vectors of each of the R rows, from vector index `base`.
   auto load_batch = [&](int base, int4(&w)[R][U]) {
 #pragma unroll
@@ -187,20 +176,7 @@ __global__ void __launch_bounds__(256)
       const int v = base + u * 32;
       if (v < nvec) {
         float xf[kVec];
-        if constexpr (SW) {
-          // gate in x[0, K), up in x[K, 2K); rounded to bf16 as the
-          // unfused SiLU·mul kernel stores it.
-          float up[kVec];
-          load_x<INT8>(x4, v, xf);
-          load_x<INT8>(x4 + K / 8, v, up);
-#pragma unroll
-          for (int e = 0; e < kVec; ++e) {
-            const float g = r_norm * xf[e];
-            xf[e] = __bfloat162float(__float2bfloat16_rn(g / (1.f + __expf(-g)) * (r_norm * up[e])));
-          }
-        } else {
-          load_x<INT8>(x4, v, xf);
-        }
+        load_x<INT8>(x4, v, xf);
 #pragma unroll
         for (int r = 0; r < R; ++r) dot<INT8>(w[r][u], xf, part[r]);
       }
@@ -216,27 +192,6 @@ __global__ void __launch_bounds__(256)
     // previous grid, whose output (x, residual) is read only after. Under
     // programmatic dependent launch this overlaps the previous kernel's tail.
     wait_for_previous_grid();
-    if constexpr (SW) {
-      float ss = 0.f;
-      const int4* nv = reinterpret_cast<const int4*>(sw.norm_src);
-      for (int i = threadIdx.x; i < sw.dim / 8; i += blockDim.x) {
-        const int4 q = __ldg(nv + i);
-        const uint32_t words[4] = {static_cast<uint32_t>(q.x), static_cast<uint32_t>(q.y),
-                                   static_cast<uint32_t>(q.z), static_cast<uint32_t>(q.w)};
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          ss = fmaf(bf16_lo(words[j]), bf16_lo(words[j]), ss);
-          ss = fmaf(bf16_hi(words[j]), bf16_hi(words[j]), ss);
-        }
-      }
-#pragma unroll
-      for (int o = 16; o > 0; o >>= 1) ss += __shfl_xor_sync(0xffffffffu, ss, o);
-      if (lane == 0) s_ss[wib] = ss;
-      __syncthreads();
-      float total = 0.f;
-      for (int w = 0; w < static_cast<int>(blockDim.x >> 5); ++w) total += s_ss[w];
-      r_norm = rsqrtf(total / sw.dim + sw.eps);
-    }
     for (int base = first; base < nvec; base += stride) {
       int4 next[R][U];
       load_batch(base + stride, next);
@@ -292,11 +247,10 @@ __global__ void __launch_bounds__(256)
 
 // Launches one instantiation; with `pdl`, as a programmatic dependent of
 // the previous work on the stream (captured into graphs as such an edge).
-template <bool INT8, int R, int U, bool P, bool SW = false>
+template <bool INT8, int R, int U, bool P>
 void launch_kernel(bool pdl, int ks, dim3 grid, dim3 block, cudaStream_t s,
                    const typename Traits<INT8>::W* w, const bf16* scale, const int32_t* experts,
-                   int E, const bf16* x, bf16* y, const bf16* residual, int N, int K,
-                   Swiglu sw = {}) {
+                   int E, const bf16* x, bf16* y, const bf16* residual, int N, int K) {
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = grid;
   cfg.blockDim = block;
@@ -307,8 +261,8 @@ void launch_kernel(bool pdl, int ks, dim3 grid, dim3 block, cudaStream_t s,
   attr[0].val.programmaticStreamSerializationAllowed = 1;
   cfg.attrs = attr;
   cfg.numAttrs = pdl ? 1 : 0;
-  KB_CUDA_CHECK(cudaLaunchKernelEx(&cfg, gemv_kernel<INT8, R, U, P, SW>, w, scale, experts, E, x,
-                                   y, residual, N, K, ks, sw));
+  KB_CUDA_CHECK(cudaLaunchKernelEx(&cfg, gemv_kernel<INT8, R, U, P>, w, scale, experts, E, x, y,
+                                   residual, N, K, ks));
 }
 
 template <bool INT8, int R, bool P>
@@ -397,12 +351,9 @@ Config default_config(bool int8, int64_t N, int64_t K) {
   return c;
 }
 
-namespace {
-
-// Every refusal before a launch: throws std::invalid_argument.
-void validate(bool int8, const void* W, const bf16* scale, const int32_t* experts, int n_sel, int E,
-              const bf16* x, bf16* y, int64_t N, int64_t K, const bf16* residual,
-              const Config& cfg) {
+void launch(bool int8, const void* W, const bf16* scale, const int32_t* experts, int n_sel, int E,
+            const bf16* x, bf16* y, int64_t N, int64_t K, const bf16* residual, Config cfg,
+            cudaStream_t stream) {
   const char* what = experts ? "gather_gemv" : "gemv";
   const int vec = int8 ? k_multiple_int8() : k_multiple_bf16();
   if (N <= 0 || K <= 0)
@@ -423,6 +374,8 @@ void validate(bool int8, const void* W, const bf16* scale, const int32_t* expert
       throw std::invalid_argument("gather_gemv: n_sel must be in [1, 65535], got " +
                                   std::to_string(n_sel));
     if (residual) throw std::invalid_argument("gather_gemv: no residual");
+  } else {
+    n_sel = 1;
   }
   if (cfg.rows_per_warp != 1 && cfg.rows_per_warp != 2 && cfg.rows_per_warp != 4)
     throw std::invalid_argument("gemv: rows_per_warp must be 1, 2 or 4");
@@ -434,15 +387,6 @@ void validate(bool int8, const void* W, const bf16* scale, const int32_t* expert
     throw std::invalid_argument("gemv: k_split must be 1, 2, 4 or 8");
   if (cfg.warps_per_block % cfg.k_split != 0)
     throw std::invalid_argument("gemv: k_split must divide warps_per_block");
-}
-
-}  // namespace
-
-void launch(bool int8, const void* W, const bf16* scale, const int32_t* experts, int n_sel, int E,
-            const bf16* x, bf16* y, int64_t N, int64_t K, const bf16* residual, Config cfg,
-            cudaStream_t stream) {
-  validate(int8, W, scale, experts, n_sel, E, x, y, N, K, residual, cfg);
-  if (!experts) n_sel = 1;
   if (cfg.pdl && !device_has_pdl()) cfg.pdl = false;
   const int64_t groups = (N + cfg.rows_per_warp - 1) / cfg.rows_per_warp;
   const int64_t groups_per_block = cfg.warps_per_block / cfg.k_split;
@@ -469,35 +413,6 @@ void gemv_int8(const int8_t* W, const bf16* scale, const bf16* x, bf16* y, int64
   Config c = default_config(true, N, K);
   c.pdl = pdl;
   launch(true, W, scale, nullptr, 1, 0, x, y, N, K, residual, c, stream);
-}
-
-void gemv_swiglu(bool int8, const void* W, const bf16* scale, const bf16* gate_up,
-                 const bf16* norm_src, int norm_dim, float eps, bf16* y, int64_t N, int64_t K,
-                 cudaStream_t stream, const bf16* residual, bool pdl) {
-  if (!gate_up || !norm_src) throw std::invalid_argument("gemv_swiglu: null gate_up or norm_src");
-  if (norm_dim <= 0 || norm_dim % 8 != 0 || !aligned16(norm_src))
-    throw std::invalid_argument("gemv_swiglu: norm_dim must be a positive multiple of 8 and "
-                                "norm_src 16-byte aligned, got norm_dim=" +
-                                std::to_string(norm_dim));
-  Config c = default_config(int8, N, K);
-  c.pdl = pdl;
-  // The shared checks (shapes, alignment, scale, config), then the one
-  // instantiation with the prologue: R=1, U=2, pipelined (the default).
-  validate(int8, W, scale, nullptr, 1, 0, gate_up, y, N, K, residual, c);
-  if (c.pdl && !device_has_pdl()) c.pdl = false;
-  const Swiglu sw{norm_src, norm_dim, eps};
-  const int64_t groups_per_block = c.warps_per_block / c.k_split;
-  const dim3 grid(static_cast<unsigned>((N + groups_per_block - 1) / groups_per_block));
-  const dim3 block(static_cast<unsigned>(32 * c.warps_per_block));
-  const int n = static_cast<int>(N), k = static_cast<int>(K);
-  if (int8)
-    launch_kernel<true, 1, 2, true, true>(c.pdl, c.k_split, grid, block, stream,
-                                          static_cast<const int8_t*>(W), scale, nullptr, 0, gate_up,
-                                          y, residual, n, k, sw);
-  else
-    launch_kernel<false, 1, 2, true, true>(c.pdl, c.k_split, grid, block, stream,
-                                           static_cast<const bf16*>(W), scale, nullptr, 0, gate_up,
-                                           y, residual, n, k, sw);
 }
 
 void gather_gemv_bf16(const bf16* W, const int32_t* experts, int n_sel, int E, const bf16* x,

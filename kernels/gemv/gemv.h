@@ -45,16 +45,6 @@ void gemv_bf16(const bf16* W, const bf16* x, bf16* y, int64_t N, int64_t K, cuda
 void gemv_int8(const int8_t* W, const bf16* scale, const bf16* x, bf16* y, int64_t N, int64_t K,
                cudaStream_t stream, const bf16* residual = nullptr, bool pdl = false);
 
-// The down projection of a SwiGLU MLP with the SiLU·mul and the RMSNorm
-// scale folded into x (one kernel instead of two in a decode step):
-//   y = W · h (+ residual),  h[k] = silu(r·gate_up[k]) · (r·gate_up[K + k]),
-//   r = rsqrt(mean(norm_src²) + eps)   (norm_src has norm_dim elements)
-// with h rounded to bf16 as a separate SiLU·mul kernel would store it.
-// W bf16 (scale nullptr) or int8 with per-row scale; pdl as gemv_bf16.
-void gemv_swiglu(bool int8, const void* W, const bf16* scale, const bf16* gate_up,
-                 const bf16* norm_src, int norm_dim, float eps, bf16* y, int64_t N, int64_t K,
-                 cudaStream_t stream, const bf16* residual = nullptr, bool pdl = false);
-
 void gather_gemv_bf16(const bf16* W, const int32_t* experts, int n_sel, int E, const bf16* x,
                       bf16* y, int64_t N, int64_t K, cudaStream_t stream);
 void gather_gemv_int8(const int8_t* W, const bf16* scale, const int32_t* experts, int n_sel, int E,

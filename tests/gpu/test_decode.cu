@@ -568,16 +568,14 @@ TEST(DecodeModel, GpuWeightsEqualTheHostHash) {
 TEST(DecodeModel, GraphHasOneNodePerKernel) {
   KB_REQUIRE_GPU();
   const auto& c = dec::find_config("tiny");
-  for (auto t : {dec::WeightType::bf16, dec::WeightType::int8})
-    for (bool fuse : {true, false}) {
-      dec::DecoderOptions o;
-      o.max_seq = 16;
-      o.fuse_swiglu = fuse;
-      dec::Decoder d(c, t, o);
-      // If this fails, a gemv launches more than one kernel: the experiment's
-      // `launches` (Decoder::kernels_per_step) must count them.
-      EXPECT_EQ(d.graph_nodes(), size_t(dec::Decoder::kernels_per_step(c, fuse)));
-    }
+  for (auto t : {dec::WeightType::bf16, dec::WeightType::int8}) {
+    dec::DecoderOptions o;
+    o.max_seq = 16;
+    dec::Decoder d(c, t, o);
+    // If this fails, a gemv launches more than one kernel: the experiment's
+    // `launches` (Decoder::kernels_per_step) must count them.
+    EXPECT_EQ(d.graph_nodes(), size_t(dec::Decoder::kernels_per_step(c)));
+  }
 }
 
 TEST(DecodeModel, GraphReplayEqualsEagerAndRestartsAfterReset) {

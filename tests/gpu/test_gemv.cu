@@ -264,66 +264,6 @@ TEST(GemvPdl, DependentChainInAGraphEqualsStreamOrder) {
   }
 }
 
-// gemv_swiglu against SiLU·mul on the CPU (rounded to bf16 as the unfused
-// kernel stores h) followed by the reference GEMV, with an in-place-free
-// residual, for both weight types, K split or not, N not a multiple of the
-// block's rows.
-TEST(GemvSwiglu, MatchesSiluMulThenGemv) {
-  KB_REQUIRE_GPU();
-  for (bool int8 : {false, true})
-    for (auto [N, K] : {std::pair<int64_t, int64_t>{37, 1024}, {300, 11008}, {64, 13312}}) {
-      SCOPED_TRACE(std::string(int8 ? "int8" : "bf16") + " N=" + std::to_string(N) +
-                   " K=" + std::to_string(K));
-      const int dim = 520;  // the norm source: a multiple of 8 that is not one of 256
-      const uint64_t seed = 900 + N + K;
-      auto gu16 = kb::random_bf16(2 * K, seed, -3.f, 3.f);
-      auto n16 = kb::random_bf16(dim, seed + 1, -2.f, 2.f);
-      auto r16 = kb::random_bf16(N, seed + 2);
-      std::vector<float> w, sc;
-      kb::DeviceBuffer<uint8_t> dw(N * K * (int8 ? 1 : 2));
-      kb::DeviceBuffer<bf16> dscale(int8 ? N : 0), dgu(2 * K), dn(dim), dres(N), dy(N);
-      std::vector<bf16> sc16;
-      if (int8) {
-        auto w8 = kb::random_int8(N * K, seed + 3);
-        w.assign(w8.begin(), w8.end());
-        KB_CUDA_CHECK(cudaMemcpy(dw.get(), w8.data(), w8.size(), cudaMemcpyHostToDevice));
-        sc16 = kb::random_bf16(N, seed + 4, 0.001f, 0.01f);
-        dscale.upload(sc16);
-        sc = kb::to_float(sc16);
-      } else {
-        auto w16 = kb::random_bf16(N * K, seed + 3, -0.5f, 0.5f);
-        w = kb::to_float(w16);
-        KB_CUDA_CHECK(cudaMemcpy(dw.get(), w16.data(), w16.size() * 2, cudaMemcpyHostToDevice));
-      }
-      dgu.upload(gu16);
-      dn.upload(n16);
-      dres.upload(r16);
-      dy.poison();
-      gemv::gemv_swiglu(int8, dw.get(), int8 ? dscale.get() : nullptr, dgu.get(), dn.get(), dim,
-                        1e-5f, dy.get(), N, K, nullptr, dres.get(), true);
-      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-      const auto got = dy.download();
-
-      const auto g = kb::to_float(gu16), nf = kb::to_float(n16), res = kb::to_float(r16);
-      double ss = 0;
-      for (float v : nf) ss += double(v) * v;
-      const double r = 1.0 / std::sqrt(ss / dim + 1e-5);
-      std::vector<float> h(K);
-      for (int64_t k = 0; k < K; ++k) {
-        const double a = r * g[k];
-        h[k] = kb::bf16_to_float(kb::float_to_bf16(float(a / (1 + std::exp(-a)) * (r * g[K + k]))));
-      }
-      std::vector<float> ref(N), mag(N);
-      gemv::gemv_ref(w.data(), int8 ? sc.data() : nullptr, h.data(), ref.data(), N, K, res.data());
-      for (int64_t n = 0; n < N; ++n) {
-        double m = 0;
-        for (int64_t k = 0; k < K; ++k) m += std::fabs(w[n * K + k] * h[k]);
-        mag[n] = float(m * (int8 ? sc[n] : 1.f));
-      }
-      expect_close(got, ref, mag, "gemv_swiglu");
-    }
-}
-
 // ---- refused before launch: no GPU needed ----
 
 const auto* kW = reinterpret_cast<const bf16*>(uintptr_t{0x10000});
@@ -371,12 +311,6 @@ TEST(GemvRefuses, BadExpertCountsAndIds) {
   EXPECT_FALSE(refusal([] { gemv::check_experts({-1}, 8); }).empty());
   EXPECT_FALSE(refusal([] { gemv::check_experts({}, 8); }).empty());
   EXPECT_TRUE(refusal([] { gemv::check_experts({0, 7}, 8); }).empty());
-}
-
-TEST(GemvRefuses, SwigluWithoutItsInputs) {
-  EXPECT_FALSE(refusal([] { gemv::gemv_swiglu(false, kW, nullptr, kX, nullptr, 64, 1e-5f, kY, 16, 16, nullptr); }).empty());
-  EXPECT_FALSE(refusal([] { gemv::gemv_swiglu(false, kW, nullptr, kX, kS, 60, 1e-5f, kY, 16, 16, nullptr); }).empty());
-  EXPECT_FALSE(refusal([] { gemv::gemv_swiglu(true, kW8, nullptr, kX, kS, 64, 1e-5f, kY, 16, 16, nullptr); }).empty());
 }
 
 TEST(GemvRefuses, BadConfig) {

@@ -81,8 +81,6 @@ double kernel_bytes(const std::string& name, const dec::ModelConfig& c, dec::Wei
   if (name == "gemv_o_residual") return linear(d, c.q_size()) + d * 2;
   if (name == "gemv_gate_up") return linear(2.0 * c.ffn, d);
   if (name == "gemv_down_residual") return linear(d, c.ffn) + d * 2;
-  if (name == "gemv_swiglu_down_residual")  // + the up half of gate_up, the norm source
-    return linear(d, c.ffn) + c.ffn * 2.0 + d * 2 + d * 2;
   if (name == "gemv_lm_head") return linear(c.vocab, d);
   if (name == "attention") return 2.0 * c.kv_size() * 2 * len + c.qkv_rows() * 2 + c.q_size() * 2;
   if (name == "silu_mul") return 3.0 * c.ffn * 2;
