@@ -31,6 +31,7 @@ KB_EXPERIMENT(gemv_tune) {
       .point(Shape{{"N", 16384}, {"K", 16384}})
       .point(Shape{{"N", 4096}, {"K", 11008}})
       .point(Shape{{"N", 22016}, {"K", 4096}})
+      .point(Shape{{"N", 12288}, {"K", 4096}})
       .point(Shape{{"N", 1024}, {"K", 14336}})   // the MLP's down projection at D=1024
       .point(Shape{{"N", 14336}, {"K", 1024}})
       .dtypes({kb::DType::i8, kb::DType::bf16})

@@ -1,6 +1,6 @@
 // kbench_decode_profile: where the time of one decode step goes.
 //
-//   kbench_decode_profile [--model NAME] [--dtype bfloat16|int8] [--pos N] [--reps R] [--pdl 0|1]
+//   kbench_decode_profile [--model NAME] [--dtype bfloat16|int8] [--pos N] [--reps R] [--pdl 0|1] [--splits N] [--min-chunk N]
 //
 // Builds the model as the experiment does, advances the cache to position
 // N (default 105, the middle of the seed's generation), then prints
@@ -32,12 +32,14 @@ struct Args {
   int pos = 105;
   int reps = 20;
   bool pdl = true;  // GEMVs as programmatic dependents (the decoder's default)
+  int splits = 0;     // attention splits (0: the decoder's default)
+  int min_chunk = 0;  // attention positions per split at the least (0: default)
 };
 
 [[noreturn]] void usage(const char* why) {
   std::fprintf(stderr,
                "%s\nusage: kbench_decode_profile [--model NAME] [--dtype bfloat16|int8] "
-               "[--pos N] [--reps R] [--pdl 0|1]\n",
+               "[--pos N] [--reps R] [--pdl 0|1] [--splits N] [--min-chunk N]\n",
                why);
   std::exit(2);
 }
@@ -60,6 +62,10 @@ Args parse(int argc, char** argv) {
       a.reps = std::atoi(v.c_str());
     else if (k == "--pdl")
       a.pdl = v != "0";
+    else if (k == "--splits")
+      a.splits = std::atoi(v.c_str());
+    else if (k == "--min-chunk")
+      a.min_chunk = std::atoi(v.c_str());
     else
       usage(("unknown option " + k).c_str());
   }
@@ -99,6 +105,8 @@ int main(int argc, char** argv) {
     o.max_seq = 256;
     o.seed = 1;
     o.pdl = a.pdl;
+    if (a.splits > 0) o.attn_splits = a.splits;
+    if (a.min_chunk > 0) o.attn_min_chunk = a.min_chunk;
     o.prompt.clear();
     for (int id : {1, 15043, 29892, 590, 1024, 338}) o.prompt.push_back(id % c.vocab);
     if (a.pos < 0 || a.pos + a.reps > o.max_seq) usage("--pos + --reps must stay within 256");
