@@ -341,13 +341,10 @@ Config default_config(bool int8, int64_t N, int64_t K) {
   c.warps_per_block = 4;
   c.unroll = 2;
   c.pipeline = true;
-  // int8 rows of K = 4096 are 4 KB: two per warp (x converted once for
-  // both) beat one up to N = 12288 (4096²: 1659 vs 1621; 12288x4096: 2262 vs
-  // 2178), not at 22016 (2555 vs 2593).
-  c.rows_per_warp = int8 && K < 8192 && N <= 16384 ? 2 : 1;
+  c.rows_per_warp = 1;
   if (K >= 12288)
     c.k_split = 4;
-  else if (!int8 && N >= 12288)  // 12288x4096: 2736 vs 2659
+  else if (!int8 && N >= 12288 && K >= 4096)  // 12288x4096: 2736 vs 2659; not 14336x1024
     c.k_split = 4;
   else if (!int8 && (K >= 8192 || N <= 2048))  // few rows: 1024² 429 vs 409 GB/s
     c.k_split = 2;
