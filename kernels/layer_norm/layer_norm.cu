@@ -59,6 +59,46 @@ __device__ __forceinline__ float activate(float v, Activation act) {
   return v;
 }
 
+// Vector c of a row: (v - mean) * rstd * gamma + beta, activated, stored
+// as bf16 (gamma/beta nullptr: 1 and 0). The tail of every version.
+__device__ __forceinline__ void normalize_store(const float (&v)[kVec], int c,
+                                                const bf16* __restrict__ gamma,
+                                                const bf16* __restrict__ beta, float mean,
+                                                float rstd, Activation act, bf16* yr) {
+  float g[kVec], b[kVec];
+#pragma unroll
+  for (int j = 0; j < kVec; ++j) {
+    g[j] = 1.f;
+    b[j] = 0.f;
+  }
+  if (gamma) {
+    const Vec8 gv = *reinterpret_cast<const Vec8*>(gamma + static_cast<int64_t>(c) * kVec);
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const float2 f = __bfloat1622float2(gv.h[j]);
+      g[2 * j] = f.x;
+      g[2 * j + 1] = f.y;
+    }
+  }
+  if (beta) {
+    const Vec8 bv = *reinterpret_cast<const Vec8*>(beta + static_cast<int64_t>(c) * kVec);
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const float2 f = __bfloat1622float2(bv.h[j]);
+      b[2 * j] = f.x;
+      b[2 * j + 1] = f.y;
+    }
+  }
+  Vec8 out;
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const float a0 = activate((v[2 * j] - mean) * rstd * g[2 * j] + b[2 * j], act);
+    const float a1 = activate((v[2 * j + 1] - mean) * rstd * g[2 * j + 1] + b[2 * j + 1], act);
+    out.h[j] = __floats2bfloat162_rn(a0, a1);
+  }
+  store_stream(yr + static_cast<int64_t>(c) * kVec, out);
+}
+
 // Sum over the block; `scratch` holds one float per warp (<= 32 warps).
 __device__ __forceinline__ float block_sum(float v, float* scratch) {
   for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
@@ -125,38 +165,7 @@ __global__ void __launch_bounds__(512) row_in_registers(const bf16* __restrict__
   for (int i = 0; i < VPT; ++i) {
     const int c = threadIdx.x + i * blockDim.x;
     if (c >= nvec) continue;
-    float g[kVec], b[kVec];
-#pragma unroll
-    for (int j = 0; j < kVec; ++j) {
-      g[j] = 1.f;
-      b[j] = 0.f;
-    }
-    if (gamma) {
-      Vec8 gv = *reinterpret_cast<const Vec8*>(gamma + static_cast<int64_t>(c) * kVec);
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        float2 f = __bfloat1622float2(gv.h[j]);
-        g[2 * j] = f.x;
-        g[2 * j + 1] = f.y;
-      }
-    }
-    if (beta) {
-      Vec8 bv = *reinterpret_cast<const Vec8*>(beta + static_cast<int64_t>(c) * kVec);
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        float2 f = __bfloat1622float2(bv.h[j]);
-        b[2 * j] = f.x;
-        b[2 * j + 1] = f.y;
-      }
-    }
-    Vec8 out;
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      float a0 = activate((v[i][2 * j] - mean) * rstd * g[2 * j] + b[2 * j], act);
-      float a1 = activate((v[i][2 * j + 1] - mean) * rstd * g[2 * j + 1] + b[2 * j + 1], act);
-      out.h[j] = __floats2bfloat162_rn(a0, a1);
-    }
-    store_stream(yr + static_cast<int64_t>(c) * kVec, out);
+    normalize_store(v[i], c, gamma, beta, mean, rstd, act, yr);
   }
 }
 
@@ -241,38 +250,7 @@ __global__ void __launch_bounds__(256) row_per_warp(const bf16* __restrict__ x,
   for (int i = 0; i < VPL; ++i) {
     const int c = lane + i * 32;
     if (c >= nvec) continue;
-    float g[kVec], b[kVec];
-#pragma unroll
-    for (int j = 0; j < kVec; ++j) {
-      g[j] = 1.f;
-      b[j] = 0.f;
-    }
-    if (gamma) {
-      Vec8 gv = *reinterpret_cast<const Vec8*>(gamma + static_cast<int64_t>(c) * kVec);
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        float2 f = __bfloat1622float2(gv.h[j]);
-        g[2 * j] = f.x;
-        g[2 * j + 1] = f.y;
-      }
-    }
-    if (beta) {
-      Vec8 bv = *reinterpret_cast<const Vec8*>(beta + static_cast<int64_t>(c) * kVec);
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        float2 f = __bfloat1622float2(bv.h[j]);
-        b[2 * j] = f.x;
-        b[2 * j + 1] = f.y;
-      }
-    }
-    Vec8 out;
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      float a0 = activate((v[i][2 * j] - mean) * rstd * g[2 * j] + b[2 * j], act);
-      float a1 = activate((v[i][2 * j + 1] - mean) * rstd * g[2 * j + 1] + b[2 * j + 1], act);
-      out.h[j] = __floats2bfloat162_rn(a0, a1);
-    }
-    store_stream(yr + static_cast<int64_t>(c) * kVec, out);
+    normalize_store(v[i], c, gamma, beta, mean, rstd, act, yr);
   }
 }
 
