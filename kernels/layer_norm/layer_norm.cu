@@ -59,6 +59,22 @@ __device__ __forceinline__ float activate(float v, Activation act) {
   return v;
 }
 
+// Vector c of a row as floats; zeros past the row's nvec vectors.
+__device__ __forceinline__ void load_vec(const bf16* xr, int c, int nvec, float (&v)[kVec]) {
+  if (c < nvec) {
+    const Vec8 in = load_stream(xr + static_cast<int64_t>(c) * kVec);
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const float2 f = __bfloat1622float2(in.h[j]);
+      v[2 * j] = f.x;
+      v[2 * j + 1] = f.y;
+    }
+  } else {
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) v[j] = 0.f;
+  }
+}
+
 // Vector c of a row: (v - mean) * rstd * gamma + beta, activated, stored
 // as bf16 (gamma/beta nullptr: 1 and 0). The tail of every version.
 __device__ __forceinline__ void normalize_store(const float (&v)[kVec], int c,
@@ -128,19 +144,7 @@ __global__ void __launch_bounds__(512) row_in_registers(const bf16* __restrict__
   float sum = 0.f;
 #pragma unroll
   for (int i = 0; i < VPT; ++i) {
-    const int c = threadIdx.x + i * blockDim.x;
-    if (c < nvec) {
-      Vec8 in = load_stream(xr + static_cast<int64_t>(c) * kVec);
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        float2 f = __bfloat1622float2(in.h[j]);
-        v[i][2 * j] = f.x;
-        v[i][2 * j + 1] = f.y;
-      }
-    } else {
-#pragma unroll
-      for (int j = 0; j < kVec; ++j) v[i][j] = 0.f;
-    }
+    load_vec(xr, threadIdx.x + i * blockDim.x, nvec, v[i]);
 #pragma unroll
     for (int j = 0; j < kVec; ++j) sum += v[i][j];
   }
@@ -214,19 +218,7 @@ __global__ void __launch_bounds__(256) row_per_warp(const bf16* __restrict__ x,
   float sum = 0.f;
 #pragma unroll
   for (int i = 0; i < VPL; ++i) {
-    const int c = lane + i * 32;
-    if (c < nvec) {
-      Vec8 in = load_stream(xr + static_cast<int64_t>(c) * kVec);
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        float2 f = __bfloat1622float2(in.h[j]);
-        v[i][2 * j] = f.x;
-        v[i][2 * j + 1] = f.y;
-      }
-    } else {
-#pragma unroll
-      for (int j = 0; j < kVec; ++j) v[i][j] = 0.f;
-    }
+    load_vec(xr, lane + i * 32, nvec, v[i]);
 #pragma unroll
     for (int j = 0; j < kVec; ++j) sum += v[i][j];
   }
