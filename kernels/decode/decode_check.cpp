@@ -55,15 +55,24 @@ DecodeCheck check_against_reference(const ModelConfig& c, WeightType t,
   const int prompt_len = static_cast<int>(dopt.prompt.size());
   if (o.steps < 1 || o.steps > o.max_seq)
     throw std::invalid_argument("check_against_reference: steps must be in [1, max_seq]");
+  if (o.prefill && o.steps < prompt_len)
+    throw std::invalid_argument("check_against_reference: a prefill needs steps >= prompt length");
 
   Decoder d(c, t, dopt);
   const HostWeights hw = d.host_weights();
   RefDecoder ref(hw, o.max_seq);
   Stream st;
   d.reset(st.s);
-  const std::string where = c.name + " " + weight_type_name(t) + (o.graph ? " graph" : " eager");
+  const std::string where = c.name + " " + weight_type_name(t) + (o.graph ? " graph" : " eager") +
+                            (o.prefill ? " prefill" : "");
   for (int step = 0; step < o.steps; ++step) {
-    if (o.graph)
+    if (o.prefill && step < prompt_len - 1) {  // inside the prefill: the CPU only
+      ref.step(dopt.prompt[step]);
+      continue;
+    }
+    if (o.prefill && step == prompt_len - 1)
+      d.prefill(st.s, !o.graph);
+    else if (o.graph)
       d.replay(st.s);
     else
       d.step(st.s);
@@ -203,9 +212,28 @@ DecodeCheck check_full_model(Decoder& d, int steps, cudaStream_t s) {
     return fail(r, where + "graph replay and eager launches chose different tokens");
   if (!eq.ok) return fail(r, where + "graph replay and eager logits differ: " + eq.text());
 
+  // The prompt as one prefill, then steps: the same tokens and logits (the
+  // gemv serves several tokens with each one's own arithmetic order).
+  d.prefill(s);
+  for (int i = P; i < steps; ++i) d.replay(s);
+  KB_CUDA_CHECK(cudaStreamSynchronize(s));
+  const std::vector<int32_t> tok_prefill = d.tokens();
+  const int pos_prefill = d.position();
+  const Compare eq_prefill = compare(d.logits(), logits, 1e-3);
+  d.reset(s);
+  KB_CUDA_CHECK(cudaStreamSynchronize(s));
+  if (pos_prefill != steps)
+    return fail(r, where + "position " + std::to_string(pos_prefill) + " after the prefill and " +
+                       std::to_string(steps - P) + " steps");
+  if (!std::equal(tok.begin(), tok.begin() + steps + 1, tok_prefill.begin()))
+    return fail(r, where + "the prefill and " + std::to_string(steps - P) +
+                       " steps chose other tokens than " + std::to_string(steps) + " steps");
+  if (!eq_prefill.ok)
+    return fail(r, where + "logits after the prefill differ from the steps': " + eq_prefill.text());
+
   r.ok = true;
   r.detail = where + std::to_string(steps) + " graph steps: logits finite, greedy = argmax, " +
-             std::to_string(rows.size()) + " LM-head rows match the CPU, graph = eager";
+             std::to_string(rows.size()) + " LM-head rows match the CPU, graph = eager = prefill";
   return r;
 }
 

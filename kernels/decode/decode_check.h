@@ -35,6 +35,7 @@ struct ReferenceCheckOptions {
   int attn_splits = 0;  // 0: the decoder's default
   int attn_min_chunk = 16;
   bool graph = true;  // replay the captured graph (else eager launches)
+  bool prefill = false;  // the prompt as one prefill (then only its last logits are compared)
   uint64_t seed = 1;
   double logits_tol = 3e-2;  // relative L2 of the logits per step
 };

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "kernels/common/cuda_check.h"
+#include "kernels/common/pdl.cuh"
 #include "kernels/decode/decode_kernels.h"
 #include "kernels/decode/weight_init.h"
 
@@ -133,9 +134,10 @@ __global__ void init_scales_kernel(bf16* s, int64_t rows, uint32_t key, float am
 
 // ---------------------------------------------------------------- state
 
-__global__ void reset_kernel(const int32_t* prompt, int prompt_len, int32_t* tokens, int32_t* pos) {
+__global__ void reset_kernel(const int32_t* prompt, int prompt_len, int32_t* tokens, int32_t* pos,
+                             int pos0) {
   for (int i = threadIdx.x; i < prompt_len; i += blockDim.x) tokens[i] = prompt[i];
-  if (threadIdx.x == 0) *pos = 0;
+  if (threadIdx.x == 0) *pos = pos0;
 }
 
 __global__ void embed_kernel(const bf16* emb, const int32_t* tokens, const int32_t* pos,
@@ -185,9 +187,15 @@ __global__ void __launch_bounds__(kAttnThreads) attention_kernel(AttentionArgs a
 
   const int kvh = blockIdx.x, split = blockIdx.y;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  // The next kernel (a gemv) may launch now and stream its weights while
+  // this one runs; it waits for this grid before reading `out`.
+  let_next_grid_launch();
   bf16* out = a.out + size_t(kvh) * G * HD;
+  // Before the wait (under programmatic dependent launch) only what earlier
+  // steps wrote: the position and the cache rows before it (AttentionArgs::pdl).
   const int pos = *a.pos;
   if (pos < 0 || pos >= a.max_seq) {  // a cache overflow shows as NaN, never as a stray write
+    wait_for_previous_grid();
     if (split == 0)
       for (int i = threadIdx.x; i < G * HD; i += blockDim.x) out[i] = __float2bfloat16_rn(NAN);
     return;
@@ -205,15 +213,8 @@ __global__ void __launch_bounds__(kAttnThreads) attention_kernel(AttentionArgs a
   bf16* kc = a.k_cache + head_base + d0;
   bf16* vc = a.v_cache + head_base + d0;
 
-  // ---- loads first: q, the new k/v (owner), the first round of the cache
-  float q[G][EPL];
-#pragma unroll
-  for (int g = 0; g < G; ++g) load_bf16<EPL, false>(a.qkv + size_t(kvh * G + g) * HD + d0, q[g]);
-  float kn[EPL], vn[EPL];
-  if (owner) {
-    load_bf16<EPL, false>(a.qkv + size_t(H) * HD + size_t(kvh) * HD + d0, kn);
-    load_bf16<EPL, false>(a.qkv + size_t(H + KVH) * HD + size_t(kvh) * HD + d0, vn);
-  }
+  // ---- loads first: the first round of the cache, then (after the wait
+  // for the qkv projection) q and the new k/v (owner)
   float kk[U][EPL], vv[U][EPL];
   const int first = begin + warp;
   auto load_round = [&](int j0) {
@@ -230,6 +231,15 @@ __global__ void __launch_bounds__(kAttnThreads) attention_kernel(AttentionArgs a
     }
   };
   load_round(first);
+  wait_for_previous_grid();
+  float q[G][EPL];
+#pragma unroll
+  for (int g = 0; g < G; ++g) load_bf16<EPL, false>(a.qkv + size_t(kvh * G + g) * HD + d0, q[g]);
+  float kn[EPL], vn[EPL];
+  if (owner) {
+    load_bf16<EPL, false>(a.qkv + size_t(H) * HD + size_t(kvh) * HD + d0, kn);
+    load_bf16<EPL, false>(a.qkv + size_t(H + KVH) * HD + size_t(kvh) * HD + d0, vn);
+  }
 
   const float r = block_rms_scale(a.x, a.dim, a.eps, s_red);
 
@@ -392,18 +402,19 @@ __global__ void __launch_bounds__(kAttnThreads) attention_kernel(AttentionArgs a
 
 template <int HD>
 void launch_attention_hd(const AttentionArgs& a, dim3 grid, cudaStream_t stream) {
+  const dim3 block(kAttnThreads);
   switch (a.n_heads / a.n_kv_heads) {
     case 1:
-      attention_kernel<HD, 1><<<grid, kAttnThreads, 0, stream>>>(a);
+      launch_maybe_pdl(a.pdl, attention_kernel<HD, 1>, grid, block, stream, a);
       break;
     case 2:
-      attention_kernel<HD, 2><<<grid, kAttnThreads, 0, stream>>>(a);
+      launch_maybe_pdl(a.pdl, attention_kernel<HD, 2>, grid, block, stream, a);
       break;
     case 4:
-      attention_kernel<HD, 4><<<grid, kAttnThreads, 0, stream>>>(a);
+      launch_maybe_pdl(a.pdl, attention_kernel<HD, 4>, grid, block, stream, a);
       break;
     case 8:
-      attention_kernel<HD, 8><<<grid, kAttnThreads, 0, stream>>>(a);
+      launch_maybe_pdl(a.pdl, attention_kernel<HD, 8>, grid, block, stream, a);
       break;
     default:
       throw std::invalid_argument("attention: n_heads / n_kv_heads must be 1, 2, 4 or 8");
@@ -419,6 +430,8 @@ __global__ void __launch_bounds__(kSiluThreads)
   __shared__ float s_red[32];
   const int i = blockIdx.x * blockDim.x + threadIdx.x;  // 8-element vector index
   const bool in = i < ffn / 8;
+  let_next_grid_launch();  // the down gemv streams its weights meanwhile
+  wait_for_previous_grid();
   // Loads before the block reduction, so that they overlap it.
   const uint4 gv = in ? reinterpret_cast<const uint4*>(gu)[i] : uint4{};
   const uint4 uv = in ? reinterpret_cast<const uint4*>(gu + ffn)[i] : uint4{};
@@ -544,9 +557,10 @@ void init_row_scales(bf16* scale, int64_t rows, uint64_t seed, uint32_t tensor, 
 }
 
 void reset_state(const int32_t* prompt, int prompt_len, int32_t* tokens, int32_t* pos,
-                 cudaStream_t stream) {
+                 cudaStream_t stream, int pos0) {
   require(prompt_len >= 1, "reset_state: the prompt needs at least one token");
-  reset_kernel<<<1, 256, 0, stream>>>(prompt, prompt_len, tokens, pos);
+  require(pos0 >= 0 && pos0 < prompt_len, "reset_state: pos0 must be within the prompt");
+  reset_kernel<<<1, 256, 0, stream>>>(prompt, prompt_len, tokens, pos, pos0);
   KB_CHECK_LAUNCH();
 }
 
@@ -587,16 +601,14 @@ void attention(const AttentionArgs& a, cudaStream_t stream) {
     launch_attention_hd<64>(a, grid, stream);
   else
     throw std::invalid_argument("attention: head_dim must be 64 or 128");
-  KB_CHECK_LAUNCH();
 }
 
 void silu_mul(const bf16* gu, const bf16* x, int dim, float eps, bf16* h, int ffn,
-              cudaStream_t stream) {
+              cudaStream_t stream, bool pdl) {
   require(dim > 0 && dim % 8 == 0 && ffn > 0 && ffn % 8 == 0,
           "silu_mul: dim and ffn must be positive multiples of 8");
-  silu_mul_kernel<<<grid_for(ffn / 8, kSiluThreads, 1 << 30), kSiluThreads, 0, stream>>>(
-      gu, x, dim, eps, h, ffn);
-  KB_CHECK_LAUNCH();
+  launch_maybe_pdl(pdl, silu_mul_kernel, dim3(grid_for(ffn / 8, kSiluThreads, 1 << 30)),
+                   dim3(kSiluThreads), stream, gu, x, dim, eps, h, ffn);
 }
 
 int sample_blocks(int vocab) { return (vocab + kSamplePerBlock - 1) / kSamplePerBlock; }

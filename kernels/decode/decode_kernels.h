@@ -46,9 +46,10 @@ void init_row_scales(bf16* scale, int64_t rows, uint64_t seed, uint32_t tensor, 
                      cudaStream_t stream);
 
 // ---- step state ----
-// pos = 0, tokens[0, prompt_len) = prompt.
+// pos = pos0, tokens[0, prompt_len) = prompt (pos0 = prompt_len - 1 before a
+// prefill, whose sampler then consumes the last prompt position).
 void reset_state(const int32_t* prompt, int prompt_len, int32_t* tokens, int32_t* pos,
-                 cudaStream_t stream);
+                 cudaStream_t stream, int pos0 = 0);
 
 // x = embedding[tokens[*pos]]; a position outside [0, capacity) or a token id
 // outside [0, vocab) gives a NaN x (and so NaN logits), never a stray read.
@@ -75,6 +76,12 @@ struct AttentionArgs {
   int min_chunk = 16;
   float* partial = nullptr;     // workspace [KVH][n_splits][G][hd + 2] (o, m, l)
   int32_t* counters = nullptr;  // [KVH], zero before the first launch; left zero after each
+  // Launch as a programmatic dependent of the previous kernel, and let the
+  // next one launch at once (it must wait for this grid before reading what
+  // it writes, as the gemv does). Before waiting, the kernel reads *pos and
+  // the cache rows before it: the previous kernel must wait for its own
+  // predecessors before it lets this one launch (the gemv does).
+  bool pdl = false;
 };
 // Floats of AttentionArgs::partial for a config and split count.
 int64_t attention_workspace_floats(const ModelConfig& c, int n_splits);
@@ -84,8 +91,9 @@ void attention(const AttentionArgs& a, cudaStream_t stream);
 
 // ---- MLP ----
 // h[i] = silu(r·gu[i]) · (r·gu[ffn + i]), r from x (dim elements).
+// `pdl`: as AttentionArgs::pdl (it reads nothing before waiting).
 void silu_mul(const bf16* gu, const bf16* x, int dim, float eps, bf16* h, int ffn,
-              cudaStream_t stream);
+              cudaStream_t stream, bool pdl = false);
 
 // ---- next token ----
 struct SampleArgs {

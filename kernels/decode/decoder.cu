@@ -74,6 +74,13 @@ size_t Decoder::layout(uint8_t* base) {
   counters_bytes_ = (size_t(c.n_kv_heads) + 1) * 4;
   attn_counters_ = reinterpret_cast<int32_t*>(take(counters_bytes_));
   sample_counter_ = attn_counters_ ? attn_counters_ + c.n_kv_heads : nullptr;
+  pf_rows_ = std::min<int>(static_cast<int>(opt_.prompt.size()), gemv::kMaxTokens);
+  pf_x_ = reinterpret_cast<bf16*>(take(size_t(pf_rows_) * c.dim * 2));
+  pf_qkv_ = reinterpret_cast<bf16*>(take(size_t(pf_rows_) * c.qkv_rows() * 2));
+  pf_att_ = reinterpret_cast<bf16*>(take(size_t(pf_rows_) * c.q_size() * 2));
+  pf_gu_ = reinterpret_cast<bf16*>(take(size_t(pf_rows_) * c.ffn * 2 * 2));
+  pf_h_ = reinterpret_cast<bf16*>(take(size_t(pf_rows_) * c.ffn * 2));
+  pf_pos_ = reinterpret_cast<int32_t*>(take(opt_.prompt.size() * 4));
   tokens_ = reinterpret_cast<int32_t*>(take(size_t(capacity()) * 4));
   prompt_ = reinterpret_cast<int32_t*>(take(opt_.prompt.size() * 4));
   pos_ = reinterpret_cast<int32_t*>(take(4));
@@ -145,11 +152,17 @@ Decoder::Decoder(const ModelConfig& c, WeightType t, const DecoderOptions& o)
     KB_CUDA_CHECK(cudaMemsetAsync(tokens_, 0, size_t(capacity()) * 4, s));
     KB_CUDA_CHECK(cudaMemcpyAsync(prompt_, opt_.prompt.data(), opt_.prompt.size() * 4,
                                   cudaMemcpyHostToDevice, s));
-    // One eager step: any lazy setup of the kernels (function attributes,
-    // workspaces) happens here, outside the capture.
+    std::vector<int32_t> positions(opt_.prompt.size());
+    for (size_t i = 0; i < positions.size(); ++i) positions[i] = static_cast<int32_t>(i);
+    KB_CUDA_CHECK(cudaMemcpyAsync(pf_pos_, positions.data(), positions.size() * 4,
+                                  cudaMemcpyHostToDevice, s));
+    // One eager step and prefill: any lazy setup of the kernels (function
+    // attributes, workspaces) happens here, outside the capture.
     reset(s);
     step(s);
+    prefill(s, /*eager=*/true);
     reset(s);
+    KB_CUDA_CHECK(cudaStreamSynchronize(s));  // `positions` is read until here
     KB_CUDA_CHECK(cudaStreamSynchronize(s));
   } catch (...) {
     cudaStreamSynchronize(s);
@@ -163,6 +176,8 @@ Decoder::Decoder(const ModelConfig& c, WeightType t, const DecoderOptions& o)
 Decoder::~Decoder() {
   if (exec_) cudaGraphExecDestroy(exec_);
   if (graph_) cudaGraphDestroy(graph_);
+  if (pf_exec_) cudaGraphExecDestroy(pf_exec_);
+  if (pf_graph_) cudaGraphDestroy(pf_graph_);
 }
 
 void Decoder::fill_weights(cudaStream_t s) {
@@ -189,54 +204,46 @@ void Decoder::fill_weights(cudaStream_t s) {
 
 void Decoder::gemv(const LinearW& w, const bf16* x, bf16* y, const bf16* residual,
                    cudaStream_t s) const {
-  if (wt_ == WeightType::bf16)
-    gemv::gemv_bf16(static_cast<const bf16*>(w.w), x, y, w.rows, w.cols, s, residual, opt_.pdl);
-  else
-    gemv::gemv_int8(static_cast<const int8_t*>(w.w), w.scale, x, y, w.rows, w.cols, s, residual,
-                    opt_.pdl);  // the gemv entry points check their launch
+  const bool int8 = wt_ == WeightType::int8;
+  gemv::Config c = gemv::default_config(int8, w.rows, w.cols);
+  c.pdl = opt_.pdl;
+  c.l2_prefetch = opt_.pdl && opt_.l2_prefetch;
+  gemv::launch(int8, w.w, w.scale, nullptr, 1, 0, x, y, w.rows, w.cols, residual, c, s);
 }
 
-template <typename Mark>
-void Decoder::enqueue_step(cudaStream_t s, Mark&& mark) {
+void Decoder::gemv_tokens(const LinearW& w, const bf16* x, bf16* y, int tokens,
+                          const bf16* residual, cudaStream_t s) const {
+  gemv::gemv_tokens(wt_ == WeightType::int8, w.w, w.scale, x, y, tokens, w.rows, w.cols, s,
+                    residual, opt_.pdl);
+}
+
+AttentionArgs Decoder::attention_args(int layer) const {
   const auto& c = cfg_;
-  embed(embedding_, tokens_, pos_, capacity(), c.vocab, c.dim, x_, s);
-  mark("embed", -1);
   const size_t cache_per_layer = size_t(c.kv_size()) * opt_.max_seq;
-  for (int l = 0; l < c.n_layers; ++l) {
-    const LayerW& L = layers_[l];
-    gemv(L.qkv, x_, qkv_, nullptr, s);
-    mark("gemv_qkv", l);
-    AttentionArgs a;
-    a.qkv = qkv_;
-    a.x = x_;
-    a.dim = c.dim;
-    a.eps = c.norm_eps;
-    a.rope_theta = c.rope_theta;
-    a.n_heads = c.n_heads;
-    a.n_kv_heads = c.n_kv_heads;
-    a.head_dim = c.head_dim;
-    a.k_cache = k_cache_ + l * cache_per_layer;
-    a.v_cache = v_cache_ + l * cache_per_layer;
-    a.max_seq = opt_.max_seq;
-    a.pos = pos_;
-    a.out = att_;
-    a.n_splits = splits_;
-    a.min_chunk = opt_.attn_min_chunk;
-    a.partial = attn_partial_;
-    a.counters = attn_counters_;
-    attention(a, s);
-    mark("attention", l);
-    gemv(L.wo, att_, x_, x_, s);
-    mark("gemv_o_residual", l);
-    gemv(L.gate_up, x_, gu_, nullptr, s);
-    mark("gemv_gate_up", l);
-    silu_mul(gu_, x_, c.dim, c.norm_eps, h_, c.ffn, s);
-    mark("silu_mul", l);
-    gemv(L.down, h_, x_, x_, s);
-    mark("gemv_down_residual", l);
-  }
-  gemv(output_, x_, raw_logits_, nullptr, s);
-  mark("gemv_lm_head", -1);
+  AttentionArgs a;
+  a.qkv = qkv_;
+  a.x = x_;
+  a.dim = c.dim;
+  a.eps = c.norm_eps;
+  a.rope_theta = c.rope_theta;
+  a.n_heads = c.n_heads;
+  a.n_kv_heads = c.n_kv_heads;
+  a.head_dim = c.head_dim;
+  a.k_cache = k_cache_ + layer * cache_per_layer;
+  a.v_cache = v_cache_ + layer * cache_per_layer;
+  a.max_seq = opt_.max_seq;
+  a.pos = pos_;
+  a.out = att_;
+  a.n_splits = splits_;
+  a.min_chunk = opt_.attn_min_chunk;
+  a.partial = attn_partial_;
+  a.counters = attn_counters_;
+  a.pdl = opt_.pdl;
+  return a;
+}
+
+SampleArgs Decoder::sample_args() const {
+  const auto& c = cfg_;
   SampleArgs sa;
   sa.raw_logits = raw_logits_;
   sa.x = x_;
@@ -251,8 +258,92 @@ void Decoder::enqueue_step(cudaStream_t s, Mark&& mark) {
   sa.partial_value = sample_value_;
   sa.partial_index = sample_index_;
   sa.counter = sample_counter_;
-  sample_greedy(sa, s);
+  return sa;
+}
+
+template <typename Mark>
+void Decoder::enqueue_step(cudaStream_t s, Mark&& mark) {
+  const auto& c = cfg_;
+  embed(embedding_, tokens_, pos_, capacity(), c.vocab, c.dim, x_, s);
+  mark("embed", -1);
+  for (int l = 0; l < c.n_layers; ++l) {
+    const LayerW& L = layers_[l];
+    gemv(L.qkv, x_, qkv_, nullptr, s);
+    mark("gemv_qkv", l);
+    attention(attention_args(l), s);
+    mark("attention", l);
+    gemv(L.wo, att_, x_, x_, s);
+    mark("gemv_o_residual", l);
+    gemv(L.gate_up, x_, gu_, nullptr, s);
+    mark("gemv_gate_up", l);
+    silu_mul(gu_, x_, c.dim, c.norm_eps, h_, c.ffn, s, opt_.pdl);
+    mark("silu_mul", l);
+    gemv(L.down, h_, x_, x_, s);
+    mark("gemv_down_residual", l);
+  }
+  gemv(output_, x_, raw_logits_, nullptr, s);
+  mark("gemv_lm_head", -1);
+  sample_greedy(sample_args(), s);
   mark("sample_greedy", -1);
+}
+
+// Chunks of up to pf_rows_ prompt tokens; within a chunk, token i has
+// position c0 + i (pf_pos_), its rows at i in the pf_ buffers. Attention
+// runs token by token in order, each appending its K/V before the next
+// reads them, so it is launched without the programmatic-dependent
+// attribute (it reads the cache rows before its position before waiting).
+void Decoder::enqueue_prefill(cudaStream_t s) {
+  const auto& c = cfg_;
+  const int P = static_cast<int>(opt_.prompt.size());
+  reset_state(prompt_, P, tokens_, pos_, s, P - 1);
+  int last = 0;
+  for (int c0 = 0; c0 < P; c0 += pf_rows_) {
+    const int n = std::min(pf_rows_, P - c0);
+    last = n - 1;
+    for (int i = 0; i < n; ++i)
+      embed(embedding_, tokens_, pf_pos_ + c0 + i, capacity(), c.vocab, c.dim,
+            pf_x_ + size_t(i) * c.dim, s);
+    for (int l = 0; l < c.n_layers; ++l) {
+      const LayerW& L = layers_[l];
+      gemv_tokens(L.qkv, pf_x_, pf_qkv_, n, nullptr, s);
+      for (int i = 0; i < n; ++i) {
+        AttentionArgs a = attention_args(l);
+        a.qkv = pf_qkv_ + size_t(i) * c.qkv_rows();
+        a.x = pf_x_ + size_t(i) * c.dim;
+        a.pos = pf_pos_ + c0 + i;
+        a.out = pf_att_ + size_t(i) * c.q_size();
+        a.pdl = false;
+        attention(a, s);
+      }
+      gemv_tokens(L.wo, pf_att_, pf_x_, n, pf_x_, s);
+      gemv_tokens(L.gate_up, pf_x_, pf_gu_, n, nullptr, s);
+      for (int i = 0; i < n; ++i)
+        silu_mul(pf_gu_ + size_t(i) * 2 * c.ffn, pf_x_ + size_t(i) * c.dim, c.dim, c.norm_eps,
+                 pf_h_ + size_t(i) * c.ffn, c.ffn, s, opt_.pdl);
+      gemv_tokens(L.down, pf_h_, pf_x_, n, pf_x_, s);
+    }
+  }
+  // The last prompt token's residual becomes the step's x; the LM head and
+  // the sampler (at pos = P - 1) as in a step.
+  KB_CUDA_CHECK(cudaMemcpyAsync(x_, pf_x_ + size_t(last) * c.dim, size_t(c.dim) * 2,
+                                cudaMemcpyDeviceToDevice, s));
+  gemv(output_, x_, raw_logits_, nullptr, s);
+  sample_greedy(sample_args(), s);
+}
+
+int Decoder::prefill_nodes(const ModelConfig& c, int prompt_len) {
+  const int P = prompt_len;
+  const int chunks = (P + gemv::kMaxTokens - 1) / gemv::kMaxTokens;
+  // reset; per chunk: the embeds and, per layer, 4 gemvs; per token and
+  // layer an attention and a silu_mul; the copy, the LM head, the sampler.
+  return 1 + P + chunks * 4 * c.n_layers + 2 * P * c.n_layers + 3;
+}
+
+void Decoder::prefill(cudaStream_t s, bool eager) {
+  if (eager || !pf_exec_)
+    enqueue_prefill(s);
+  else
+    KB_CUDA_CHECK(cudaGraphLaunch(pf_exec_, s));
 }
 
 void Decoder::reset(cudaStream_t s) {
@@ -268,13 +359,17 @@ void Decoder::replay(cudaStream_t s) {
   KB_CUDA_CHECK(cudaGraphLaunch(exec_, s));
 }
 
-void Decoder::capture() {
-  if (exec_) return;
+namespace {
+
+// Captures what `enqueue` launches on a fresh stream into a graph,
+// instantiates and uploads it.
+template <typename Enqueue>
+void capture_graph(Enqueue&& enqueue, cudaGraph_t* graph, cudaGraphExec_t* exec) {
   cudaStream_t s = nullptr;
   KB_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   KB_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
   try {
-    step(s);
+    enqueue(s);
   } catch (...) {
     cudaGraph_t broken = nullptr;
     cudaStreamEndCapture(s, &broken);
@@ -287,15 +382,24 @@ void Decoder::capture() {
   const cudaError_t end = cudaStreamEndCapture(s, &g);
   cudaStreamDestroy(s);
   KB_CUDA_CHECK(end);
-  graph_ = g;
-  KB_CUDA_CHECK(cudaGraphInstantiate(&exec_, graph_, 0));
-  KB_CUDA_CHECK(cudaGraphGetNodes(graph_, nullptr, &graph_nodes_));
+  *graph = g;
+  KB_CUDA_CHECK(cudaGraphInstantiate(exec, g, 0));
   // Upload now so that the first replay is not slower than the others.
   cudaStream_t up = nullptr;
   KB_CUDA_CHECK(cudaStreamCreateWithFlags(&up, cudaStreamNonBlocking));
-  KB_CUDA_CHECK(cudaGraphUpload(exec_, up));
+  KB_CUDA_CHECK(cudaGraphUpload(*exec, up));
   KB_CUDA_CHECK(cudaStreamSynchronize(up));
   KB_CUDA_CHECK(cudaStreamDestroy(up));
+}
+
+}  // namespace
+
+void Decoder::capture() {
+  if (exec_) return;
+  capture_graph([this](cudaStream_t s) { step(s); }, &graph_, &exec_);
+  KB_CUDA_CHECK(cudaGraphGetNodes(graph_, nullptr, &graph_nodes_));
+  capture_graph([this](cudaStream_t s) { enqueue_prefill(s); }, &pf_graph_, &pf_exec_);
+  KB_CUDA_CHECK(cudaGraphGetNodes(pf_graph_, nullptr, &prefill_graph_nodes_));
 }
 
 std::vector<KernelTiming> Decoder::profile_step(cudaStream_t s) {

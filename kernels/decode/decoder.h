@@ -35,8 +35,12 @@ struct DecoderOptions {
   int attn_splits = 0;             // 0: default_attention_splits() for this GPU
   int attn_min_chunk = 16;         // positions per split at the least
   bool capture = true;             // capture the step graph in the constructor
-  bool pdl = true;                 // GEMVs as programmatic dependents (gemv.h): each
-                                   // starts streaming its weights during the previous kernel's tail
+  bool pdl = true;                 // every kernel after the first as a programmatic dependent
+                                   // (gemv.h): each gemv starts streaming its weights during the
+                                   // previous kernel; attention and silu_mul let the next gemv
+                                   // start at once
+  bool l2_prefetch = false;        // with pdl: each gemv asks L2 for its rows' starts first
+                                   // (gemv::Config; 5% slower on an H100, 2026-11-22)
 };
 
 // The kernels of one step in launch order, for the time breakdown.
@@ -67,6 +71,17 @@ class Decoder {
 
   // pos = 0, tokens[0, prompt) = prompt: one kernel.
   void reset(cudaStream_t s);
+  // The prompt as one forward (gpt-fast's prefill): resets, then runs every
+  // prompt token through the model with one gemv per linear layer for up to
+  // gemv::kMaxTokens tokens at a time (each weight read once per chunk),
+  // attention token by token, and the LM head and sampler for the last
+  // token. Leaves the state that reset + prompt-length steps leave: pos =
+  // prompt length, tokens[pos] = the first generated token, logits of the
+  // last prompt token. The captured prefill graph when captured(), else
+  // eager launches (or always eager with `eager`).
+  void prefill(cudaStream_t s, bool eager = false);
+  // Kernels (and the one copy) of a prefill of `prompt_len` tokens: its graph's nodes.
+  static int prefill_nodes(const ModelConfig& c, int prompt_len);
   // One step, eager (every kernel launched on `s`).
   void step(cudaStream_t s);
   // One step, as a replay of the captured graph.
@@ -75,6 +90,7 @@ class Decoder {
   void capture();
   bool captured() const { return exec_ != nullptr; }
   size_t graph_nodes() const { return graph_nodes_; }
+  size_t prefill_graph_nodes() const { return prefill_graph_nodes_; }
   // One eager step with an event between kernels; synchronizes.
   std::vector<KernelTiming> profile_step(cudaStream_t s);
 
@@ -116,6 +132,11 @@ class Decoder {
   // The step's launches; `mark(name, layer)` is called after each (profiling).
   template <typename Mark>
   void enqueue_step(cudaStream_t s, Mark&& mark);
+  void enqueue_prefill(cudaStream_t s);
+  void gemv_tokens(const LinearW& w, const bf16* x, bf16* y, int tokens, const bf16* residual,
+                   cudaStream_t s) const;
+  AttentionArgs attention_args(int layer) const;  // pos, qkv, x, out: the step's
+  SampleArgs sample_args() const;
   const LinearW& linear(Linear which, int layer) const;
 
   ModelConfig cfg_;
@@ -139,10 +160,18 @@ class Decoder {
   int32_t* sample_counter_ = nullptr;
   int32_t *tokens_ = nullptr, *prompt_ = nullptr, *pos_ = nullptr;
   size_t counters_bytes_ = 0;  // attention + sample counters, contiguous (zeroed once)
-  // graph
+  // prefill: rows for up to gemv::kMaxTokens tokens; pf_pos_[i] = i
+  int pf_rows_ = 0;
+  bf16 *pf_x_ = nullptr, *pf_qkv_ = nullptr, *pf_att_ = nullptr, *pf_gu_ = nullptr,
+       *pf_h_ = nullptr;
+  int32_t* pf_pos_ = nullptr;
+  // graphs
   cudaGraph_t graph_ = nullptr;
   cudaGraphExec_t exec_ = nullptr;
   size_t graph_nodes_ = 0;
+  cudaGraph_t pf_graph_ = nullptr;
+  cudaGraphExec_t pf_exec_ = nullptr;
+  size_t prefill_graph_nodes_ = 0;
 };
 
 }  // namespace kb::decode

@@ -20,11 +20,13 @@
 // makes the block write NaN rows and read nothing.
 #include <cuda_bf16.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
 
 #include "kernels/common/cuda_check.h"
+#include "kernels/common/pdl.cuh"
 #include "kernels/gemv/gemv.h"
 
 namespace kb::gemv {
@@ -50,18 +52,14 @@ __device__ __forceinline__ float int8_at(uint32_t biased) {
   return __uint_as_float(__byte_perm(biased, 0x4B000000u, 0x7540u + I)) - 8388736.f;
 }
 
-// Programmatic dependent launch (sm_90+; no-ops on older GPUs and when the
-// grid was launched without the attribute): wait for the grids this one
-// depends on to complete and their writes to be visible; let the next grid
-// launch.
-__device__ __forceinline__ void wait_for_previous_grid() {
+// Asks L2 for `bytes` (a multiple of 16) from `p` (16-byte aligned) without
+// waiting: one bulk prefetch on sm_90+, 128-byte line prefetches before.
+__device__ __forceinline__ void prefetch_l2(const void* p, uint32_t bytes) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void let_next_grid_launch() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
+#else
+  const char* c = static_cast<const char*>(p);
+  for (uint32_t o = 0; o < bytes; o += 128) asm volatile("prefetch.global.L2 [%0];" ::"l"(c + o));
 #endif
 }
 
@@ -120,13 +118,35 @@ __device__ __forceinline__ void dot(const int4& w, const float (&xf)[Traits<INT8
   }
 }
 
-template <bool INT8, int R, int U, bool P>
-__global__ void __launch_bounds__(256)
-    gemv_kernel(const typename Traits<INT8>::W* __restrict__ W, const bf16* __restrict__ scale,
-                const int32_t* __restrict__ experts, int E, const bf16* __restrict__ x, bf16* y,
-                const bf16* residual, int N, int K, int ks) {
+// T: the most tokens (x rows) the instantiation serves, 1 or kMaxTokens;
+// `tokens` <= T of them are used. Each weight vector is loaded once and
+// multiplied with every token's x.
+struct KernelArgs {
+  const void* W;
+  const bf16* scale;       // int8: per-row scales; bf16: nullptr
+  const int32_t* experts;  // gather: the n_sel ids (blockIdx.y = slot); else nullptr
+  int E;
+  const bf16* x;  // [tokens, K]
+  bf16* y;        // [tokens or n_sel, N]
+  const bf16* residual;  // [tokens, N] or nullptr
+  int N, K;
+  int ks;        // warps splitting K (Config::k_split)
+  int pf_bytes;  // L2 prefetch per row (0: none)
+  int tokens;    // x rows, <= the instantiation's T
+};
+
+template <bool INT8, int R, int U, bool P, int T>
+__global__ void __launch_bounds__(256) gemv_kernel(const KernelArgs a) {
+  using Wt = typename Traits<INT8>::W;
+  const Wt* W = static_cast<const Wt*>(a.W);
+  const bf16* scale = a.scale;
+  const bf16* __restrict__ x = a.x;
+  bf16* y = a.y;
+  const bf16* residual = a.residual;
+  const int N = a.N, K = a.K, ks = a.ks, tokens = a.tokens;
+  static_assert(T * R <= 32, "a lane writes each (token, row)");
   constexpr int kVec = Traits<INT8>::kVec;
-  __shared__ float red[8][R];  // k-split partial sums, one per warp and row
+  __shared__ float red[8][T * R];  // k-split partial sums, one per warp, token and row
   const int lane = threadIdx.x & 31;
   // `ks` consecutive warps of the block share R rows and split K between
   // them (batch b of the row goes to warp b % ks); ks = 1: a warp per R rows.
@@ -136,11 +156,11 @@ __global__ void __launch_bounds__(256)
   const bool live = row0 < N;
   if (!live && ks == 1) return;  // with ks > 1 every warp reaches the block barrier
   y += static_cast<int64_t>(blockIdx.y) * N;
-  if (experts) {
+  if (a.experts) {
     // The ids may be written by the previous grid (a router): no prefetch.
     wait_for_previous_grid();
-    const int e = experts[blockIdx.y];
-    if (e < 0 || e >= E) {  // the whole block: blockIdx.y is the slot
+    const int e = a.experts[blockIdx.y];
+    if (e < 0 || e >= a.E) {  // the whole block: blockIdx.y is the slot
       if (kpart == 0 && lane < R && row0 + lane < N) y[row0 + lane] = __float2bfloat16(NAN);
       return;
     }
@@ -148,18 +168,36 @@ __global__ void __launch_bounds__(256)
     if (scale) scale += static_cast<int64_t>(e) * N;
   }
   const int nvec = live ? K / kVec : 0;
+  if (a.pf_bytes > 0 && live && lane == 0) {
+    // L2 prefetch of the first pf_bytes of each of the warp group's rows,
+    // split between the group's ks warps. Under programmatic dependent
+    // launch this streams weights while the previous kernel still runs;
+    // without it, it puts the start of every row in flight at once.
+    const int row_bytes = K * int(sizeof(Wt));  // < 2^31: checked on the host
+    const int total = min(row_bytes, a.pf_bytes);
+    const int slice = (total / ks + 15) / 16 * 16, off = kpart * slice;
+    if (off < total)
+#pragma unroll
+      for (int r = 0; r < R; ++r)
+        if (row0 + r < N)
+          prefetch_l2(reinterpret_cast<const char*>(W + int64_t(row0 + r) * K) + off,
+                      static_cast<uint32_t>(min(slice, total - off)));
+  }
   const int first = lane + 32 * U * kpart, stride = 32 * U * ks;
   const int4* rows[R];
 #pragma unroll
   for (int r = 0; r < R; ++r)
     rows[r] = reinterpret_cast<const int4*>(W + static_cast<int64_t>(min(row0 + r, N - 1)) * K);
   const int4* x4 = reinterpret_cast<const int4*>(x);
+  const int x_stride = K / 8;  // int4 per token row of x (8 bf16 each)
 
-  float part[R][4];
+  float part[T][R][4];
 #pragma unroll
-  for (int r = 0; r < R; ++r)
+  for (int t = 0; t < T; ++t)
 #pragma unroll
-    for (int j = 0; j < 4; ++j) part[r][j] = 0.f;
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) part[t][r][j] = 0.f;
 
   // A batch: U vectors of each of the R rows, from vector index `base`.
   auto load_batch = [&](int base, int4(&w)[R][U]) {
@@ -175,10 +213,14 @@ __global__ void __launch_bounds__(256)
     for (int u = 0; u < U; ++u) {
       const int v = base + u * 32;
       if (v < nvec) {
-        float xf[kVec];
-        load_x<INT8>(x4, v, xf);
 #pragma unroll
-        for (int r = 0; r < R; ++r) dot<INT8>(w[r][u], xf, part[r]);
+        for (int t = 0; t < T; ++t) {
+          if (T > 1 && t >= tokens) break;
+          float xf[kVec];
+          load_x<INT8>(x4 + t * x_stride, v, xf);
+#pragma unroll
+          for (int r = 0; r < R; ++r) dot<INT8>(w[r][u], xf, part[t][r]);
+        }
       }
     }
   };
@@ -212,94 +254,89 @@ __global__ void __launch_bounds__(256)
   // The weights are streamed: the next grid may launch and start its own
   // (it still waits for this grid to complete before reading its output).
   let_next_grid_launch();
-  float acc[R];
+  float acc[T][R];
 #pragma unroll
-  for (int r = 0; r < R; ++r) {
-    acc[r] = (part[r][0] + part[r][1]) + (part[r][2] + part[r][3]);
+  for (int t = 0; t < T; ++t)
 #pragma unroll
-    for (int o = 16; o > 0; o >>= 1) acc[r] += __shfl_xor_sync(0xffffffffu, acc[r], o);
-  }
+    for (int r = 0; r < R; ++r) {
+      acc[t][r] = (part[t][r][0] + part[t][r][1]) + (part[t][r][2] + part[t][r][3]);
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1) acc[t][r] += __shfl_xor_sync(0xffffffffu, acc[t][r], o);
+    }
   if (ks > 1) {
     if (lane == 0)
 #pragma unroll
-      for (int r = 0; r < R; ++r) red[wib][r] = acc[r];
+      for (int t = 0; t < T; ++t)
+#pragma unroll
+        for (int r = 0; r < R; ++r) red[wib][t * R + r] = acc[t][r];
     __syncthreads();
     if (kpart != 0 || !live) return;
 #pragma unroll
-    for (int r = 0; r < R; ++r) {
-      acc[r] = 0.f;
-      for (int k = 0; k < ks; ++k) acc[r] += red[wib + k][r];
-    }
+    for (int t = 0; t < T; ++t)
+#pragma unroll
+      for (int r = 0; r < R; ++r) {
+        acc[t][r] = 0.f;
+        for (int k = 0; k < ks; ++k) acc[t][r] += red[wib + k][t * R + r];
+      }
   }
 
-  // Lane r writes row row0 + r (every lane holds every sum after the xor reduction).
+  // Lane t·R + r writes row row0 + r of token t (every lane holds every sum
+  // after the xor reduction).
 #pragma unroll
-  for (int r = 0; r < R; ++r) {
-    const int row = row0 + r;
-    if (lane == r && row < N) {
-      float v = acc[r];
-      if (scale) v *= __bfloat162float(scale[row]);
-      if (residual) v += __bfloat162float(residual[row]);
-      y[row] = __float2bfloat16_rn(v);
+  for (int t = 0; t < T; ++t)
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const int row = row0 + r;
+      if (lane == t * R + r && row < N && (T == 1 || t < tokens)) {
+        float v = acc[t][r];
+        if (scale) v *= __bfloat162float(scale[row]);
+        const int64_t at = int64_t(t) * N + row;
+        if (residual) v += __bfloat162float(residual[at]);
+        y[at] = __float2bfloat16_rn(v);
+      }
     }
-  }
 }
 
 // Launches one instantiation; with `pdl`, as a programmatic dependent of
 // the previous work on the stream (captured into graphs as such an edge).
-template <bool INT8, int R, int U, bool P>
-void launch_kernel(bool pdl, int ks, dim3 grid, dim3 block, cudaStream_t s,
-                   const typename Traits<INT8>::W* w, const bf16* scale, const int32_t* experts,
-                   int E, const bf16* x, bf16* y, const bf16* residual, int N, int K) {
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = grid;
-  cfg.blockDim = block;
-  cfg.dynamicSmemBytes = 0;
-  cfg.stream = s;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr[0].val.programmaticStreamSerializationAllowed = 1;
-  cfg.attrs = attr;
-  cfg.numAttrs = pdl ? 1 : 0;
-  KB_CUDA_CHECK(cudaLaunchKernelEx(&cfg, gemv_kernel<INT8, R, U, P>, w, scale, experts, E, x, y,
-                                   residual, N, K, ks));
+template <bool INT8, int R, int U, bool P, int T>
+void launch_kernel(const Config& c, dim3 grid, dim3 block, cudaStream_t s, const KernelArgs& a) {
+  launch_maybe_pdl(c.pdl, gemv_kernel<INT8, R, U, P, T>, grid, block, s, a);
 }
 
 template <bool INT8, int R, bool P>
-void dispatch_unroll(const Config& c, dim3 grid, dim3 block, cudaStream_t s, const void* W,
-                     const bf16* scale, const int32_t* experts, int E, const bf16* x, bf16* y,
-                     const bf16* residual, int N, int K) {
-  using T = typename Traits<INT8>::W;
-  const T* w = static_cast<const T*>(W);
-  const bool pdl = c.pdl;
+void by_unroll(const Config& c, dim3 grid, dim3 block, cudaStream_t s, const KernelArgs& a) {
   switch (c.unroll) {
-    case 2: launch_kernel<INT8, R, 2, P>(pdl, c.k_split, grid, block, s, w, scale, experts, E, x, y, residual, N, K); break;
-    case 4: launch_kernel<INT8, R, 4, P>(pdl, c.k_split, grid, block, s, w, scale, experts, E, x, y, residual, N, K); break;
-    case 8: launch_kernel<INT8, R, 8, P>(pdl, c.k_split, grid, block, s, w, scale, experts, E, x, y, residual, N, K); break;
-    default: throw std::invalid_argument("gemv: unroll must be 2, 4 or 8");
+    case 2: return launch_kernel<INT8, R, 2, P, 1>(c, grid, block, s, a);
+    case 4: return launch_kernel<INT8, R, 4, P, 1>(c, grid, block, s, a);
+    case 8: return launch_kernel<INT8, R, 8, P, 1>(c, grid, block, s, a);
   }
+  throw std::invalid_argument("gemv: unroll must be 2, 4 or 8");
 }
 
 template <bool INT8, int R>
-void dispatch_pipeline(const Config& c, dim3 grid, dim3 block, cudaStream_t s, const void* W,
-                       const bf16* scale, const int32_t* experts, int E, const bf16* x, bf16* y,
-                       const bf16* residual, int N, int K) {
+void by_pipeline(const Config& c, dim3 grid, dim3 block, cudaStream_t s, const KernelArgs& a) {
   if (c.pipeline)
-    dispatch_unroll<INT8, R, true>(c, grid, block, s, W, scale, experts, E, x, y, residual, N, K);
+    by_unroll<INT8, R, true>(c, grid, block, s, a);
   else
-    dispatch_unroll<INT8, R, false>(c, grid, block, s, W, scale, experts, E, x, y, residual, N, K);
+    by_unroll<INT8, R, false>(c, grid, block, s, a);
 }
 
+// Several tokens: one instantiation (the default's R1 U2 pipelined, up to
+// kMaxTokens tokens); one token: every configuration.
 template <bool INT8>
-void dispatch(const Config& c, dim3 grid, dim3 block, cudaStream_t s, const void* W,
-              const bf16* scale, const int32_t* experts, int E, const bf16* x, bf16* y,
-              const bf16* residual, int N, int K) {
-  switch (c.rows_per_warp) {
-    case 1: dispatch_pipeline<INT8, 1>(c, grid, block, s, W, scale, experts, E, x, y, residual, N, K); break;
-    case 2: dispatch_pipeline<INT8, 2>(c, grid, block, s, W, scale, experts, E, x, y, residual, N, K); break;
-    case 4: dispatch_pipeline<INT8, 4>(c, grid, block, s, W, scale, experts, E, x, y, residual, N, K); break;
-    default: throw std::invalid_argument("gemv: rows_per_warp must be 1, 2 or 4");
+void dispatch(const Config& c, dim3 grid, dim3 block, cudaStream_t s, const KernelArgs& a) {
+  if (a.tokens > 1) {
+    if (c.rows_per_warp != 1 || c.unroll != 2 || !c.pipeline)
+      throw std::invalid_argument("gemv: several tokens need rows_per_warp 1, unroll 2, pipelined");
+    return launch_kernel<INT8, 1, 2, true, kMaxTokens>(c, grid, block, s, a);
   }
+  switch (c.rows_per_warp) {
+    case 1: return by_pipeline<INT8, 1>(c, grid, block, s, a);
+    case 2: return by_pipeline<INT8, 2>(c, grid, block, s, a);
+    case 4: return by_pipeline<INT8, 4>(c, grid, block, s, a);
+  }
+  throw std::invalid_argument("gemv: rows_per_warp must be 1, 2 or 4");
 }
 
 bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
@@ -317,6 +354,38 @@ bool device_has_pdl() {
     major[dev] = m > 0 ? m : -1;
   }
   return major[dev] >= 9;
+}
+
+// SM count and L2 bytes of the current device, asked once per device.
+struct DeviceSize {
+  int sms = 0;
+  int64_t l2 = 0;
+};
+DeviceSize device_size() {
+  static DeviceSize cache[64];
+  int dev = 0;
+  KB_CUDA_CHECK(cudaGetDevice(&dev));
+  if (dev < 0 || dev >= 64) return DeviceSize{1, 0};
+  if (cache[dev].sms == 0) {
+    int sms = 0, l2 = 0;
+    KB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    KB_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+    cache[dev] = DeviceSize{sms > 0 ? sms : 1, l2};
+  }
+  return cache[dev];
+}
+
+// Bytes of each row's start that a warp group prefetches into L2: as much
+// as half of L2 holds for the rows of the blocks that can be resident at
+// once (2048 threads per SM at most), never more than the row.
+int64_t prefetch_bytes_per_row(const Config& c, int64_t rows, int64_t row_bytes) {
+  if (!c.l2_prefetch || row_bytes > 0x7fffffffLL) return 0;  // the kernel's offsets are int
+  const DeviceSize d = device_size();
+  const int64_t blocks_per_sm = 2048 / (32 * c.warps_per_block);
+  const int64_t rows_per_block = int64_t(c.warps_per_block / c.k_split) * c.rows_per_warp;
+  const int64_t resident_rows = std::min(rows, d.sms * blocks_per_sm * rows_per_block);
+  const int64_t per_row = d.l2 / 2 / std::max<int64_t>(resident_rows, 1) / 16 * 16;
+  return std::min(row_bytes, per_row);
 }
 
 std::string shape_text(int64_t N, int64_t K) {
@@ -353,8 +422,12 @@ Config default_config(bool int8, int64_t N, int64_t K) {
 
 void launch(bool int8, const void* W, const bf16* scale, const int32_t* experts, int n_sel, int E,
             const bf16* x, bf16* y, int64_t N, int64_t K, const bf16* residual, Config cfg,
-            cudaStream_t stream) {
+            cudaStream_t stream, int tokens) {
   const char* what = experts ? "gather_gemv" : "gemv";
+  if (tokens < 1 || tokens > kMaxTokens)
+    throw std::invalid_argument(std::string(what) + ": tokens must be in [1, " +
+                                std::to_string(kMaxTokens) + "], got " + std::to_string(tokens));
+  if (experts && tokens != 1) throw std::invalid_argument("gather_gemv: one token");
   const int vec = int8 ? k_multiple_int8() : k_multiple_bf16();
   if (N <= 0 || K <= 0)
     throw std::invalid_argument(std::string(what) + ": N and K must be > 0 (" + shape_text(N, K) + ")");
@@ -393,12 +466,23 @@ void launch(bool int8, const void* W, const bf16* scale, const int32_t* experts,
   const int64_t blocks = (groups + groups_per_block - 1) / groups_per_block;
   const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(n_sel));
   const dim3 block(static_cast<unsigned>(32 * cfg.warps_per_block));
-  const int n = static_cast<int>(N), k = static_cast<int>(K);
+  KernelArgs a;
+  a.W = W;
+  a.scale = scale;
+  a.experts = experts;
+  a.E = E;
+  a.x = x;
+  a.y = y;
+  a.residual = residual;
+  a.N = static_cast<int>(N);
+  a.K = static_cast<int>(K);
+  a.ks = cfg.k_split;
+  a.pf_bytes = static_cast<int>(prefetch_bytes_per_row(cfg, N * n_sel, K * (int8 ? 1 : 2)));
+  a.tokens = tokens;
   if (int8)
-    dispatch<true>(cfg, grid, block, stream, W, scale, experts, E, x, y, residual, n, k);
+    dispatch<true>(cfg, grid, block, stream, a);
   else
-    dispatch<false>(cfg, grid, block, stream, W, scale, experts, E, x, y, residual, n, k);
-  KB_CHECK_LAUNCH();
+    dispatch<false>(cfg, grid, block, stream, a);
 }
 
 void gemv_bf16(const bf16* W, const bf16* x, bf16* y, int64_t N, int64_t K, cudaStream_t stream,
@@ -413,6 +497,13 @@ void gemv_int8(const int8_t* W, const bf16* scale, const bf16* x, bf16* y, int64
   Config c = default_config(true, N, K);
   c.pdl = pdl;
   launch(true, W, scale, nullptr, 1, 0, x, y, N, K, residual, c, stream);
+}
+
+void gemv_tokens(bool int8, const void* W, const bf16* scale, const bf16* X, bf16* Y, int tokens,
+                 int64_t N, int64_t K, cudaStream_t stream, const bf16* residual, bool pdl) {
+  Config c = default_config(int8, N, K);
+  c.pdl = pdl;
+  launch(int8, W, scale, nullptr, 1, 0, X, Y, N, K, residual, c, stream, tokens);
 }
 
 void gather_gemv_bf16(const bf16* W, const int32_t* experts, int n_sel, int E, const bf16* x,

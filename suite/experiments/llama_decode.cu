@@ -1,24 +1,25 @@
 // Whole-model decode at batch 1, the seed's model rows (`Llama-2-7b-chat-hf`,
 // bf16 and int8 weight-only), in our own CUDA: random weights generated on
-// the GPU, one decode step captured once as a CUDA graph and replayed.
+// the GPU, the prefill and one decode step each captured once as a CUDA
+// graph and replayed.
 //
 // Measured as benchmarks/gpt_fast measures: one generation = the 6-token
-// prompt + 200 new tokens, one warm-up generation, then the mean of 5.
-// gpt-fast prefills the prompt in one forward and decodes 199 more; we feed
-// the prompt as 6 single-token steps, so a generation is 6 + 199 = 205
-// graph replays (2.5% more weight reads than the seed's 200 forwards, which
-// our rows pay and do not count).
+// prompt + 200 new tokens, one warm-up generation, then the mean of 5. As
+// gpt-fast, the prompt is one forward (the prefill graph: every weight read
+// once for the 6 tokens) that also picks the first new token; 199 decode
+// steps follow.
 //
 //   token_per_sec          = 200 / t
 //   memory_bandwidth(GB/s) = seed model size × 200 / t, the seed's count:
 //                            every parameter but the embedding (linear
 //                            weights, int8 scales, RMSNorm weights)
-//   memory_bandwidth_kv    = adds the KV-cache bytes the 205 steps read
+//   memory_bandwidth_kv    = adds the KV-cache bytes the 205 attentions read
 //   latency(us)            = t / 200 (per generated token)
 //   compilation_time(s)    = the Case constructor: allocation, weights,
-//                            one eager step, graph capture and upload
+//                            one eager step and prefill, graph captures and
+//                            uploads
 //
-// The roofline counts every graph node (reset + 205 × nodes per step).
+// The roofline counts every graph node (the prefill's + 199 × a step's).
 // A model that does not fit in GPU memory becomes a `failed` row saying
 // how much it needs.
 #include <memory>
@@ -35,8 +36,8 @@ namespace dec = kb::decode;
 constexpr int kNewTokens = 200;
 // gpt-fast's benchmark prompt, "Hello, my name is" in the Llama tokenizer.
 const std::vector<int32_t> kPrompt = {1, 15043, 29892, 590, 1024, 338};
-constexpr int kStepsPerRun = 6 + kNewTokens - 1;
-constexpr int kMaxSeq = 256;  // >= kStepsPerRun
+constexpr int kPositions = 6 + kNewTokens - 1;  // attended positions: 6 in the prefill, 199 steps
+constexpr int kMaxSeq = 256;                     // >= kPositions
 constexpr uint64_t kWeightSeed = 20261122;
 
 dec::WeightType weight_type(kb::DType d) {
@@ -60,15 +61,15 @@ class DecodeCase : public kb::Case {
       : cfg_(c), wt_(weight_type(d)), decoder_(c, wt_, decoder_options(c)) {}
 
   void run(cudaStream_t s) override {
-    decoder_.reset(s);
-    for (int i = 0; i < kStepsPerRun; ++i) decoder_.replay(s);
+    decoder_.prefill(s);
+    for (int i = 1; i < kNewTokens; ++i) decoder_.replay(s);
   }
 
   kb::Check check(cudaStream_t s, uint64_t seed) override {
     // 1. One layer at the model's own sizes (every kernel and gemv shape of
     //    the real step) against the CPU fp32 reference, on fresh weights:
-    //    10 steps (the prompt, then 5 generated tokens) through the captured
-    //    graph, with 2 attention splits from the third position on.
+    //    the prefill graph, then 4 decode steps through the step graph, with
+    //    2 attention splits from the third position on.
     dec::ModelConfig one = cfg_;
     one.n_layers = 1;
     dec::ReferenceCheckOptions ro;
@@ -77,10 +78,11 @@ class DecodeCase : public kb::Case {
     ro.max_seq = 32;
     ro.attn_min_chunk = 2;  // several splits even at these lengths
     ro.seed = seed;
+    ro.prefill = true;  // as run() starts
     const dec::DecodeCheck ref = dec::check_against_reference(one, wt_, ro);
     if (!ref.ok) return kb::Check::fail("one layer vs CPU: " + ref.detail);
     // 2. The whole model: finite logits, greedy = argmax, LM-head rows on
-    //    the CPU, graph replay = eager launches.
+    //    the CPU, graph replay = eager launches = prefill then steps.
     const dec::DecodeCheck full = dec::check_full_model(decoder_, 12, s);
     if (!full.ok) return kb::Check::fail(full.detail);
     return kb::Check::pass(ref.detail + "; " + full.detail);
@@ -96,7 +98,7 @@ kb::Experiment decode_experiment(const std::string& model) {
   const dec::ModelConfig& cfg = dec::find_config(model);
   return kb::Experiment(model)
       .doc("batch-1 decode of " + model +
-           " (random weights), one step as a CUDA graph; 6-token prompt + 200 new tokens, "
+           " (random weights), prefill and step as CUDA graphs; 6-token prompt + 200 new tokens, "
            "greedy; mean of 5 generations after a warm-up")
       .point(kb::Shape{{"BS", 1}, {"prompt", 6}, {"new_tokens", kNewTokens}})
       .dtypes({kb::DType::bf16, kb::DType::i8})
@@ -110,10 +112,11 @@ kb::Experiment decode_experiment(const std::string& model) {
         kb::Work w;
         w.steps = kNewTokens;
         w.bytes = wb.seed_model_size() * kNewTokens;
-        for (int pos = 0; pos < kStepsPerRun; ++pos) w.kv_bytes += dec::kv_bytes_read(cfg, pos + 1);
+        for (int pos = 0; pos < kPositions; ++pos) w.kv_bytes += dec::kv_bytes_read(cfg, pos + 1);
         w.bound = kb::Bound::read;
         w.graph = true;
-        w.launches = 1 + double(kStepsPerRun) * dec::Decoder::kernels_per_step(cfg);
+        w.launches = dec::Decoder::prefill_nodes(cfg, static_cast<int>(kPrompt.size())) +
+                     double(kNewTokens - 1) * dec::Decoder::kernels_per_step(cfg);
         return w;
       })
       .make([cfg](const kb::Point& p) { return std::make_unique<DecodeCase>(cfg, p.dtype); });

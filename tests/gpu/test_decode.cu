@@ -481,10 +481,11 @@ struct ModelParam {
   dec::WeightType type;
   bool graph;
   int splits, min_chunk;
+  bool prefill = false;
 };
 void PrintTo(const ModelParam& p, std::ostream* os) {
   *os << dec::weight_type_name(p.type) << (p.graph ? " graph" : " eager") << " splits " << p.splits
-      << " min_chunk " << p.min_chunk;
+      << " min_chunk " << p.min_chunk << (p.prefill ? " prefill" : "");
 }
 
 class DecodeTiny : public ::testing::TestWithParam<ModelParam> {};
@@ -501,6 +502,7 @@ TEST_P(DecodeTiny, MatchesCpuReference) {
   o.attn_splits = p.splits;
   o.attn_min_chunk = p.min_chunk;
   o.graph = p.graph;
+  o.prefill = p.prefill;
   o.seed = 11;
   const auto r = dec::check_against_reference(dec::find_config("tiny"), p.type, o);
   EXPECT_TRUE(r.ok) << r.detail;
@@ -512,13 +514,55 @@ INSTANTIATE_TEST_SUITE_P(Types, DecodeTiny,
                          ::testing::Values(ModelParam{dec::WeightType::bf16, true, 4, 2},
                                            ModelParam{dec::WeightType::int8, true, 4, 2},
                                            ModelParam{dec::WeightType::bf16, false, 1, 16},
-                                           ModelParam{dec::WeightType::int8, false, 16, 1}),
+                                           ModelParam{dec::WeightType::int8, false, 16, 1},
+                                           ModelParam{dec::WeightType::bf16, true, 4, 2, true},
+                                           ModelParam{dec::WeightType::int8, false, 1, 16, true}),
                          [](const ::testing::TestParamInfo<ModelParam>& i) {
                            return std::string(i.param.type == dec::WeightType::int8 ? "int8"
                                                                                     : "bf16") +
                                   (i.param.graph ? "_graph" : "_eager") + "_splits" +
-                                  std::to_string(i.param.splits);
+                                  std::to_string(i.param.splits) +
+                                  (i.param.prefill ? "_prefill" : "");
                          });
+
+// The prompt as one prefill leaves what the same number of single-token
+// steps leaves, bit for bit: the multi-token gemv keeps each token's
+// arithmetic order. Prompts of 4 tokens (one chunk) and 11 (8 + 3), graph
+// and eager, then 5 more steps.
+TEST(DecodeModel, PrefillEqualsPromptStepsBitForBit) {
+  KB_REQUIRE_GPU();
+  const auto& c = dec::find_config("tiny");
+  for (auto t : {dec::WeightType::bf16, dec::WeightType::int8})
+    for (int P : {4, 11}) {
+      dec::DecoderOptions o;
+      o.max_seq = 24;
+      o.attn_splits = 3;
+      o.attn_min_chunk = 2;
+      o.prompt.clear();
+      for (int i = 0; i < P; ++i) o.prompt.push_back((37 * i + 5) % c.vocab);
+      dec::Decoder d(c, t, o);
+      EXPECT_EQ(d.prefill_graph_nodes(), size_t(dec::Decoder::prefill_nodes(c, P)));
+      cudaStream_t s;
+      ASSERT_EQ(cudaStreamCreate(&s), cudaSuccess);
+      d.reset(s);
+      for (int i = 0; i < P + 5; ++i) d.replay(s);
+      const auto want_tok = d.tokens();
+      const auto want_logits = d.logits();
+      const auto want_k = d.cache_row(false, 1, 0, P - 1);
+      for (bool eager : {false, true}) {
+        SCOPED_TRACE(std::string(dec::weight_type_name(t)) + " P=" + std::to_string(P) +
+                     (eager ? " eager" : " graph"));
+        d.prefill(s, eager);
+        EXPECT_EQ(d.position(), P);
+        for (int i = 0; i < 5; ++i) d.replay(s);
+        EXPECT_EQ(d.position(), P + 5);
+        EXPECT_EQ(d.tokens(), want_tok);
+        EXPECT_EQ(d.logits(), want_logits);
+        EXPECT_EQ(d.cache_row(false, 1, 0, P - 1), want_k);
+      }
+      cudaStreamDestroy(s);
+    }
+}
 
 // GQA 4 at head_dim 128 (Llama-3-8B's attention shape) on a small model.
 TEST(DecodeModel, Gqa4HeadDim128MatchesCpuReference) {
@@ -652,9 +696,12 @@ TEST(DecodeModel, Llama2OneLayerMatchesCpuReference) {
     o.steps = 10;
     o.max_seq = 16;
     o.attn_min_chunk = 2;
-    const auto r = dec::check_against_reference(c, t, o);
-    EXPECT_TRUE(r.ok) << r.detail;
-    std::printf("  %s\n", r.detail.c_str());
+    for (bool prefill : {false, true}) {
+      o.prefill = prefill;
+      const auto r = dec::check_against_reference(c, t, o);
+      EXPECT_TRUE(r.ok) << r.detail;
+      std::printf("  %s\n", r.detail.c_str());
+    }
   }
 }
 

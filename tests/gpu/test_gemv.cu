@@ -143,6 +143,11 @@ TEST_P(GemvShapes, EveryConfigMatchesReference) {
                          " KS=" + std::to_string(ks));
             gemv::Config c{r, u, wpb, pipe, false, ks};
             run_and_check(GetParam(), &c, ks == 2);  // k-split with the in-place residual too
+            if (wpb == 4) {  // the L2 prefetch (whole rows at these sizes) changes nothing
+              SCOPED_TRACE("l2_prefetch");
+              c.l2_prefetch = true;
+              run_and_check(GetParam(), &c, ks == 2);
+            }
           }
 }
 
@@ -159,6 +164,71 @@ INSTANTIATE_TEST_SUITE_P(
       return std::string(i.param.int8 ? "int8" : "bf16") + "_N" + std::to_string(i.param.N) +
              "_K" + std::to_string(i.param.K);
     });
+
+// Several tokens at once: every token's row against the reference, and
+// bit for bit the single-token gemv of the same x (the same arithmetic
+// order), with the in-place residual; shapes across the k-split choices.
+TEST(GemvTokens, MatchesReferenceAndTheSingleTokenGemv) {
+  KB_REQUIRE_GPU();
+  for (const Problem& p : {Problem{33, 264, false}, Problem{129, 4104, false},
+                           Problem{67, 11008, false}, Problem{1000, 1024, false},
+                           Problem{33, 272, true}, Problem{129, 4112, true},
+                           Problem{67, 12288, true}})
+    for (int T : {2, 6, 8}) {
+      SCOPED_TRACE(std::string(p.int8 ? "int8" : "bf16") + " N=" + std::to_string(p.N) +
+                   " K=" + std::to_string(p.K) + " tokens=" + std::to_string(T));
+      const size_t wn = size_t(p.N) * p.K;
+      const uint64_t seed = 5 + p.N + p.K + T;
+      kb::DeviceBuffer<uint8_t> w(wn * (p.int8 ? 1 : 2));
+      std::vector<float> hw;
+      std::vector<bf16> sc16;
+      if (p.int8) {
+        const auto w8 = kb::random_int8(wn, seed);
+        hw.assign(w8.begin(), w8.end());
+        KB_CUDA_CHECK(cudaMemcpy(w.get(), w8.data(), wn, cudaMemcpyHostToDevice));
+        sc16 = kb::random_bf16(p.N, seed + 2, 0.001f, 0.01f);
+      } else {
+        const auto w16 = kb::random_bf16(wn, seed);
+        hw = kb::to_float(w16);
+        KB_CUDA_CHECK(cudaMemcpy(w.get(), w16.data(), wn * 2, cudaMemcpyHostToDevice));
+      }
+      const auto x16 = kb::random_bf16(size_t(T) * p.K, seed + 1);
+      const auto r16 = kb::random_bf16(size_t(T) * p.N, seed + 3, -2.f, 2.f);
+      kb::DeviceBuffer<bf16> scale(sc16.size()), x(x16.size()), y(r16.size()), y1(p.N);
+      if (p.int8) scale.upload(sc16);
+      x.upload(x16);
+      y.upload(r16);  // in place: Y = W·X + Y
+      const bf16* sp = p.int8 ? scale.get() : nullptr;
+      gemv::gemv_tokens(p.int8, w.get(), sp, x.get(), y.get(), T, p.N, p.K, nullptr, y.get());
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      const auto got = y.download();
+      const auto hx = kb::to_float(x16), hr = kb::to_float(r16);
+      const auto hs = kb::to_float(sc16);
+      for (int t = 0; t < T; ++t) {
+        std::vector<float> ref(p.N), mag(p.N);
+        gemv::gemv_ref(hw.data(), p.int8 ? hs.data() : nullptr, hx.data() + size_t(t) * p.K,
+                       ref.data(), p.N, p.K, hr.data() + size_t(t) * p.N);
+        for (int64_t n = 0; n < p.N; ++n) {
+          double m = 0;
+          for (int64_t k = 0; k < p.K; ++k) m += std::fabs(hw[n * p.K + k] * hx[t * p.K + k]);
+          mag[n] = static_cast<float>(m * (p.int8 ? hs[n] : 1.f));
+        }
+        const std::vector<bf16> row(got.begin() + size_t(t) * p.N, got.begin() + size_t(t + 1) * p.N);
+        expect_close(row, ref, mag, "token " + std::to_string(t));
+        // The single-token gemv of token t, same residual: the same bits.
+        y1.upload(std::vector<bf16>(r16.begin() + size_t(t) * p.N, r16.begin() + size_t(t + 1) * p.N));
+        if (p.int8)
+          gemv::gemv_int8(reinterpret_cast<const int8_t*>(w.get()), sp, x.get() + size_t(t) * p.K,
+                          y1.get(), p.N, p.K, nullptr, y1.get());
+        else
+          gemv::gemv_bf16(reinterpret_cast<const bf16*>(w.get()), x.get() + size_t(t) * p.K,
+                          y1.get(), p.N, p.K, nullptr, y1.get());
+        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+        const auto one = y1.download();
+        ASSERT_EQ(0, std::memcmp(one.data(), row.data(), row.size() * sizeof(bf16))) << "token " << t;
+      }
+    }
+}
 
 TEST(GatherGemv, EveryExpertIdBf16AndInt8) {
   KB_REQUIRE_GPU();
@@ -324,6 +394,19 @@ TEST(GemvRefuses, BadConfig) {
   EXPECT_FALSE(refusal([&] { gemv::launch(false, kW, nullptr, nullptr, 1, 0, kX, kY, 16, 16, nullptr, c, nullptr); }).empty());
   c = {1, 4, 2, false, false, 4};  // k_split does not divide warps_per_block
   EXPECT_FALSE(refusal([&] { gemv::launch(false, kW, nullptr, nullptr, 1, 0, kX, kY, 16, 16, nullptr, c, nullptr); }).empty());
+}
+
+TEST(GemvRefuses, BadTokenCounts) {
+  for (int t : {0, -1, gemv::kMaxTokens + 1})
+    EXPECT_NE(refusal([&] { gemv::gemv_tokens(false, kW, nullptr, kX, kY, t, 16, 16, nullptr); })
+                  .find("tokens must be in"),
+              std::string::npos)
+        << t;
+  // Several tokens: only the default's R1 U2 pipelined kernel, never a gather.
+  gemv::Config c{2, 2, 4, true};
+  EXPECT_FALSE(refusal([&] { gemv::launch(false, kW, nullptr, nullptr, 1, 0, kX, kY, 16, 16, nullptr, c, nullptr, 2); }).empty());
+  c = {1, 2, 4, true};
+  EXPECT_FALSE(refusal([&] { gemv::launch(false, kW, nullptr, kIds, 2, 8, kX, kY, 16, 16, nullptr, c, nullptr, 2); }).empty());
 }
 
 }  // namespace

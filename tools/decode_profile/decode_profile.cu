@@ -1,11 +1,12 @@
 // kbench_decode_profile: where the time of one decode step goes.
 //
-//   kbench_decode_profile [--model NAME] [--dtype bfloat16|int8] [--pos N] [--reps R] [--pdl 0|1] [--splits N] [--min-chunk N]
+//   kbench_decode_profile [--model NAME] [--dtype bfloat16|int8] [--pos N] [--reps R] [--pdl 0|1] [--prefetch 0|1] [--splits N] [--min-chunk N]
 //
 // Builds the model as the experiment does, advances the cache to position
 // N (default 105, the middle of the seed's generation), then prints
 //   - the graph step time (R replays from N, event-timed),
-//   - a generation as the experiment measures it (6 + 199 replays),
+//   - the prefill graph, and a generation as the experiment measures it
+//     (the prefill + 199 step replays),
 //   - a per-kernel breakdown of an eager step at N (an event between
 //     kernels; mean of R), with the bytes each kernel must move and its GB/s.
 // The eager sum is larger than the graph step by the launch gaps that the
@@ -31,7 +32,8 @@ struct Args {
   dec::WeightType type = dec::WeightType::bf16;
   int pos = 105;
   int reps = 20;
-  bool pdl = true;  // GEMVs as programmatic dependents (the decoder's default)
+  bool pdl = true;       // programmatic dependent launches (the decoder's default)
+  bool prefetch = false;  // with pdl: gemv L2 prefetch before the wait (not the default)
   int splits = 0;     // attention splits (0: the decoder's default)
   int min_chunk = 0;  // attention positions per split at the least (0: default)
 };
@@ -39,7 +41,7 @@ struct Args {
 [[noreturn]] void usage(const char* why) {
   std::fprintf(stderr,
                "%s\nusage: kbench_decode_profile [--model NAME] [--dtype bfloat16|int8] "
-               "[--pos N] [--reps R] [--pdl 0|1] [--splits N] [--min-chunk N]\n",
+               "[--pos N] [--reps R] [--pdl 0|1] [--prefetch 0|1] [--splits N] [--min-chunk N]\n",
                why);
   std::exit(2);
 }
@@ -62,6 +64,8 @@ Args parse(int argc, char** argv) {
       a.reps = std::atoi(v.c_str());
     else if (k == "--pdl")
       a.pdl = v != "0";
+    else if (k == "--prefetch")
+      a.prefetch = v != "0";
     else if (k == "--splits")
       a.splits = std::atoi(v.c_str());
     else if (k == "--min-chunk")
@@ -105,6 +109,7 @@ int main(int argc, char** argv) {
     o.max_seq = 256;
     o.seed = 1;
     o.pdl = a.pdl;
+    o.l2_prefetch = a.prefetch;
     if (a.splits > 0) o.attn_splits = a.splits;
     if (a.min_chunk > 0) o.attn_min_chunk = a.min_chunk;
     o.prompt.clear();
@@ -141,12 +146,20 @@ int main(int argc, char** argv) {
     KB_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
     const double graph_us = ms * 1e3 / a.reps;
 
-    // A generation as the experiment measures it (after one warm-up).
-    const int steps = int(o.prompt.size()) + 199;
-    double gen_ms = 0;
+    // The prefill graph alone, and a generation as the experiment measures
+    // it (the prefill + 199 steps, after one warm-up).
+    const int P = int(o.prompt.size());
+    double prefill_ms = 0, gen_ms = 0;
     for (int rep = 0; rep < 2; ++rep) {
       KB_CUDA_CHECK(cudaEventRecord(e0, s));
-      advance_to(steps);
+      d.prefill(s);
+      KB_CUDA_CHECK(cudaEventRecord(e1, s));
+      KB_CUDA_CHECK(cudaEventSynchronize(e1));
+      KB_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+      prefill_ms = ms;
+      KB_CUDA_CHECK(cudaEventRecord(e0, s));
+      d.prefill(s);
+      for (int i = 1; i < 200; ++i) d.replay(s);
       KB_CUDA_CHECK(cudaEventRecord(e1, s));
       KB_CUDA_CHECK(cudaEventSynchronize(e1));
       KB_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
@@ -155,7 +168,9 @@ int main(int argc, char** argv) {
     const auto wb = dec::weight_bytes(c, a.type);
     std::printf("graph step at pos %d: %.1f us (%.0f GB/s of weights)\n", a.pos, graph_us,
                 wb.seed_model_size() / (graph_us * 1e-6) / 1e9);
-    std::printf("generation (6 + 199 steps): %.1f ms = %.1f tok/s, %.0f GB/s (seed count)\n",
+    std::printf("prefill of %d tokens: %.1f us (%zu graph nodes) = %.2f steps at pos %d\n", P,
+                prefill_ms * 1e3, d.prefill_graph_nodes(), prefill_ms * 1e3 / graph_us, a.pos);
+    std::printf("generation (prefill + 199 steps): %.1f ms = %.1f tok/s, %.0f GB/s (seed count)\n",
                 gen_ms, 200 / (gen_ms * 1e-3), wb.seed_model_size() * 200 / (gen_ms * 1e-3) / 1e9);
 
     // Eager breakdown, mean of `reps` steps all at `pos`.

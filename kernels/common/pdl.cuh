@@ -1,0 +1,50 @@
+// Programmatic dependent launch (compute capability 9.0+): a kernel launched
+// with the attribute may start before the previous kernel on the stream has
+// finished, once every block of that kernel has called
+// let_next_grid_launch() or exited. It must call wait_for_previous_grid()
+// before it reads anything the previous kernel writes (or writes anything
+// it reads); that wait returns when the previous grid has completed and its
+// writes are visible. Both are no-ops on older GPUs and in a grid launched
+// without the attribute.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <utility>
+
+#include "kernels/common/cuda_check.h"
+
+namespace kb {
+
+__device__ __forceinline__ void wait_for_previous_grid() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void let_next_grid_launch() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+// Launches kernel<<<grid, block, 0, stream>>>(args...), as a programmatic
+// dependent of the previous work on the stream when `pdl` (captured into a
+// graph as such an edge). Checked.
+template <typename... Params, typename... Args>
+void launch_maybe_pdl(bool pdl, void (*kernel)(Params...), dim3 grid, dim3 block,
+                      cudaStream_t stream, Args&&... args) {
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.dynamicSmemBytes = 0;
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = pdl ? 1 : 0;
+  KB_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...));
+}
+
+}  // namespace kb
