@@ -36,6 +36,7 @@ struct ReferenceCheckOptions {
   int attn_min_chunk = 16;
   bool graph = true;  // replay the captured graph (else eager launches)
   bool prefill = false;  // the prompt as one prefill (then only its last logits are compared)
+  bool fuse_swiglu = true;  // DecoderOptions::fuse_swiglu
   uint64_t seed = 1;
   double logits_tol = 3e-2;  // relative L2 of the logits per step
 };

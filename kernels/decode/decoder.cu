@@ -207,7 +207,6 @@ void Decoder::gemv(const LinearW& w, const bf16* x, bf16* y, const bf16* residua
   const bool int8 = wt_ == WeightType::int8;
   gemv::Config c = gemv::default_config(int8, w.rows, w.cols);
   c.pdl = opt_.pdl;
-  c.l2_prefetch = opt_.pdl && opt_.l2_prefetch;
   gemv::launch(int8, w.w, w.scale, nullptr, 1, 0, x, y, w.rows, w.cols, residual, c, s);
 }
 
@@ -274,10 +273,16 @@ void Decoder::enqueue_step(cudaStream_t s, Mark&& mark) {
     mark("attention", l);
     gemv(L.wo, att_, x_, x_, s);
     mark("gemv_o_residual", l);
-    gemv(L.gate_up, x_, gu_, nullptr, s);
-    mark("gemv_gate_up", l);
-    silu_mul(gu_, x_, c.dim, c.norm_eps, h_, c.ffn, s, opt_.pdl);
-    mark("silu_mul", l);
+    if (opt_.fuse_swiglu) {
+      gemv::gemv_swiglu(wt_ == WeightType::int8, L.gate_up.w, L.gate_up.scale, x_, h_, 1, c.ffn,
+                        c.dim, c.norm_eps, s, opt_.pdl);
+      mark("gemv_gate_up_swiglu", l);
+    } else {
+      gemv(L.gate_up, x_, gu_, nullptr, s);
+      mark("gemv_gate_up", l);
+      silu_mul(gu_, x_, c.dim, c.norm_eps, h_, c.ffn, s, opt_.pdl);
+      mark("silu_mul", l);
+    }
     gemv(L.down, h_, x_, x_, s);
     mark("gemv_down_residual", l);
   }
@@ -316,10 +321,15 @@ void Decoder::enqueue_prefill(cudaStream_t s) {
         attention(a, s);
       }
       gemv_tokens(L.wo, pf_att_, pf_x_, n, pf_x_, s);
-      gemv_tokens(L.gate_up, pf_x_, pf_gu_, n, nullptr, s);
-      for (int i = 0; i < n; ++i)
-        silu_mul(pf_gu_ + size_t(i) * 2 * c.ffn, pf_x_ + size_t(i) * c.dim, c.dim, c.norm_eps,
-                 pf_h_ + size_t(i) * c.ffn, c.ffn, s, opt_.pdl);
+      if (opt_.fuse_swiglu) {
+        gemv::gemv_swiglu(wt_ == WeightType::int8, L.gate_up.w, L.gate_up.scale, pf_x_, pf_h_, n,
+                          c.ffn, c.dim, c.norm_eps, s, opt_.pdl);
+      } else {
+        gemv_tokens(L.gate_up, pf_x_, pf_gu_, n, nullptr, s);
+        for (int i = 0; i < n; ++i)
+          silu_mul(pf_gu_ + size_t(i) * 2 * c.ffn, pf_x_ + size_t(i) * c.dim, c.dim, c.norm_eps,
+                   pf_h_ + size_t(i) * c.ffn, c.ffn, s, opt_.pdl);
+      }
       gemv_tokens(L.down, pf_h_, pf_x_, n, pf_x_, s);
     }
   }
@@ -331,12 +341,12 @@ void Decoder::enqueue_prefill(cudaStream_t s) {
   sample_greedy(sample_args(), s);
 }
 
-int Decoder::prefill_nodes(const ModelConfig& c, int prompt_len) {
+int Decoder::prefill_nodes(const ModelConfig& c, int prompt_len, bool fuse_swiglu) {
   const int P = prompt_len;
   const int chunks = (P + gemv::kMaxTokens - 1) / gemv::kMaxTokens;
   // reset; per chunk: the embeds and, per layer, 4 gemvs; per token and
-  // layer an attention and a silu_mul; the copy, the LM head, the sampler.
-  return 1 + P + chunks * 4 * c.n_layers + 2 * P * c.n_layers + 3;
+  // layer an attention (and a silu_mul unfused); the copy, the LM head, the sampler.
+  return 1 + P + chunks * 4 * c.n_layers + (fuse_swiglu ? 1 : 2) * P * c.n_layers + 3;
 }
 
 void Decoder::prefill(cudaStream_t s, bool eager) {

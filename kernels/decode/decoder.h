@@ -9,8 +9,9 @@
 //   for (int i = 0; i < n; ++i) d.replay(stream);
 //
 // Kernels per step (decode_kernels.h): embed, per layer [gemv qkv, attention,
-// gemv o (+x), gemv gate/up, silu_mul, gemv down (+x)], gemv lm head, sample:
-// 6 · n_layers + 3 (if each gemv is one kernel).
+// gemv o (+x), gemv gate/up with the SwiGLU (gemv::gemv_swiglu), gemv down
+// (+x)], gemv lm head, sample: 5 · n_layers + 3 (if each gemv is one kernel;
+// 6 · n_layers + 3 with DecoderOptions::fuse_swiglu off, a silu_mul kernel).
 #pragma once
 
 #include <cuda_bf16.h>
@@ -39,8 +40,8 @@ struct DecoderOptions {
                                    // (gemv.h): each gemv starts streaming its weights during the
                                    // previous kernel; attention and silu_mul let the next gemv
                                    // start at once
-  bool l2_prefetch = false;        // with pdl: each gemv asks L2 for its rows' starts first
-                                   // (gemv::Config; 5% slower on an H100, 2026-11-22)
+  bool fuse_swiglu = true;         // gate/up gemv writes h = silu(r·gate)·(r·up) itself
+                                   // (gemv::gemv_swiglu): no silu_mul kernel
 };
 
 // The kernels of one step in launch order, for the time breakdown.
@@ -58,7 +59,9 @@ class Decoder {
   // Device bytes a decoder needs: weights + KV cache + step buffers.
   static size_t device_bytes(const ModelConfig& c, WeightType t, int max_seq);
   // Kernels per step when every gemv is one kernel (the graph's node count then).
-  static int kernels_per_step(const ModelConfig& c) { return 6 * c.n_layers + 3; }
+  static int kernels_per_step(const ModelConfig& c, bool fuse_swiglu = true) {
+    return (fuse_swiglu ? 5 : 6) * c.n_layers + 3;
+  }
 
   // Allocates (after checking free memory: a model that does not fit throws
   // std::runtime_error saying how much it needs), fills the weights, runs one
@@ -81,7 +84,7 @@ class Decoder {
   // eager launches (or always eager with `eager`).
   void prefill(cudaStream_t s, bool eager = false);
   // Kernels (and the one copy) of a prefill of `prompt_len` tokens: its graph's nodes.
-  static int prefill_nodes(const ModelConfig& c, int prompt_len);
+  static int prefill_nodes(const ModelConfig& c, int prompt_len, bool fuse_swiglu = true);
   // One step, eager (every kernel launched on `s`).
   void step(cudaStream_t s);
   // One step, as a replay of the captured graph.

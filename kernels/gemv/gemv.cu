@@ -20,7 +20,6 @@
 // makes the block write NaN rows and read nothing.
 #include <cuda_bf16.h>
 
-#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -50,17 +49,6 @@ __device__ __forceinline__ float bf16_hi(uint32_t u) { return __uint_as_float(u 
 template <int I>
 __device__ __forceinline__ float int8_at(uint32_t biased) {
   return __uint_as_float(__byte_perm(biased, 0x4B000000u, 0x7540u + I)) - 8388736.f;
-}
-
-// Asks L2 for `bytes` (a multiple of 16) from `p` (16-byte aligned) without
-// waiting: one bulk prefetch on sm_90+, 128-byte line prefetches before.
-__device__ __forceinline__ void prefetch_l2(const void* p, uint32_t bytes) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
-#else
-  const char* c = static_cast<const char*>(p);
-  for (uint32_t o = 0; o < bytes; o += 128) asm volatile("prefetch.global.L2 [%0];" ::"l"(c + o));
-#endif
 }
 
 template <bool INT8>
@@ -130,12 +118,48 @@ struct KernelArgs {
   bf16* y;        // [tokens or n_sel, N]
   const bf16* residual;  // [tokens, N] or nullptr
   int N, K;
-  int ks;        // warps splitting K (Config::k_split)
-  int pf_bytes;  // L2 prefetch per row (0: none)
-  int tokens;    // x rows, <= the instantiation's T
+  int ks;      // warps splitting K (Config::k_split)
+  int tokens;  // x rows, <= the instantiation's T
+  float eps;   // SwiGLU: the RMSNorm epsilon
 };
 
-template <bool INT8, int R, int U, bool P, int T>
+// The same products in the same order as dot(), with the weights
+// converted once (several tokens share them): wf = the 16-byte vector as
+// floats, then acc[j] += wf[j-th quarter] · xf[j-th quarter].
+template <bool INT8>
+__device__ __forceinline__ void convert(const int4& w, float (&wf)[Traits<INT8>::kVec]) {
+  const uint32_t words[4] = {static_cast<uint32_t>(w.x), static_cast<uint32_t>(w.y),
+                             static_cast<uint32_t>(w.z), static_cast<uint32_t>(w.w)};
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    if constexpr (INT8) {
+      const uint32_t b = words[j] ^ 0x80808080u;
+      wf[4 * j + 0] = int8_at<0>(b);
+      wf[4 * j + 1] = int8_at<1>(b);
+      wf[4 * j + 2] = int8_at<2>(b);
+      wf[4 * j + 3] = int8_at<3>(b);
+    } else {
+      wf[2 * j] = bf16_lo(words[j]);
+      wf[2 * j + 1] = bf16_hi(words[j]);
+    }
+  }
+}
+template <bool INT8>
+__device__ __forceinline__ void dot_converted(const float (&wf)[Traits<INT8>::kVec],
+                                              const float (&xf)[Traits<INT8>::kVec],
+                                              float (&acc)[4]) {
+  constexpr int Q = Traits<INT8>::kVec / 4;
+#pragma unroll
+  for (int j = 0; j < 4; ++j)
+#pragma unroll
+    for (int i = 0; i < Q; ++i) acc[j] = fmaf(wf[Q * j + i], xf[Q * j + i], acc[j]);
+}
+
+// S (SwiGLU): W holds 2·F rows, gate | up; warp group i reduces gate row i
+// and up row i (R = 2) and writes y[i] = silu(r·g)·(r·u) with the RMSNorm
+// factor r = rsqrt(mean(x²) + eps) of its token, the sum of squares taken
+// from the x vectors it multiplies (every vector once per group).
+template <bool INT8, int R, int U, bool P, int T, bool S = false>
 __global__ void __launch_bounds__(256) gemv_kernel(const KernelArgs a) {
   using Wt = typename Traits<INT8>::W;
   const Wt* W = static_cast<const Wt*>(a.W);
@@ -145,15 +169,18 @@ __global__ void __launch_bounds__(256) gemv_kernel(const KernelArgs a) {
   const bf16* residual = a.residual;
   const int N = a.N, K = a.K, ks = a.ks, tokens = a.tokens;
   static_assert(T * R <= 32, "a lane writes each (token, row)");
+  static_assert(!S || R == 2, "SwiGLU: a warp group's rows are gate i and up i");
   constexpr int kVec = Traits<INT8>::kVec;
   __shared__ float red[8][T * R];  // k-split partial sums, one per warp, token and row
+  __shared__ float red_xx[8][T];   // SwiGLU: partial sums of x², one per warp and token
   const int lane = threadIdx.x & 31;
   // `ks` consecutive warps of the block share R rows and split K between
   // them (batch b of the row goes to warp b % ks); ks = 1: a warp per R rows.
   const int wib = threadIdx.x >> 5, kpart = wib % ks;
   const int group = blockIdx.x * ((blockDim.x >> 5) / ks) + wib / ks;
-  const int row0 = group * R;
-  const bool live = row0 < N;
+  const int half = N / 2;  // SwiGLU: F, the gate rows
+  const int row0 = S ? group : group * R;
+  const bool live = S ? group < half : row0 < N;
   if (!live && ks == 1) return;  // with ks > 1 every warp reaches the block barrier
   y += static_cast<int64_t>(blockIdx.y) * N;
   if (a.experts) {
@@ -168,26 +195,13 @@ __global__ void __launch_bounds__(256) gemv_kernel(const KernelArgs a) {
     if (scale) scale += static_cast<int64_t>(e) * N;
   }
   const int nvec = live ? K / kVec : 0;
-  if (a.pf_bytes > 0 && live && lane == 0) {
-    // L2 prefetch of the first pf_bytes of each of the warp group's rows,
-    // split between the group's ks warps. Under programmatic dependent
-    // launch this streams weights while the previous kernel still runs;
-    // without it, it puts the start of every row in flight at once.
-    const int row_bytes = K * int(sizeof(Wt));  // < 2^31: checked on the host
-    const int total = min(row_bytes, a.pf_bytes);
-    const int slice = (total / ks + 15) / 16 * 16, off = kpart * slice;
-    if (off < total)
-#pragma unroll
-      for (int r = 0; r < R; ++r)
-        if (row0 + r < N)
-          prefetch_l2(reinterpret_cast<const char*>(W + int64_t(row0 + r) * K) + off,
-                      static_cast<uint32_t>(min(slice, total - off)));
-  }
   const int first = lane + 32 * U * kpart, stride = 32 * U * ks;
   const int4* rows[R];
 #pragma unroll
-  for (int r = 0; r < R; ++r)
-    rows[r] = reinterpret_cast<const int4*>(W + static_cast<int64_t>(min(row0 + r, N - 1)) * K);
+  for (int r = 0; r < R; ++r) {
+    const int row = S ? min(group, half - 1) + r * half : min(row0 + r, N - 1);
+    rows[r] = reinterpret_cast<const int4*>(W + static_cast<int64_t>(row) * K);
+  }
   const int4* x4 = reinterpret_cast<const int4*>(x);
   const int x_stride = K / 8;  // int4 per token row of x (8 bf16 each)
 
@@ -198,6 +212,14 @@ __global__ void __launch_bounds__(256) gemv_kernel(const KernelArgs a) {
     for (int r = 0; r < R; ++r)
 #pragma unroll
       for (int j = 0; j < 4; ++j) part[t][r][j] = 0.f;
+  float xx[T];
+#pragma unroll
+  for (int t = 0; t < T; ++t) xx[t] = 0.f;
+  auto add_squares = [&](int t, const float(&xf)[kVec]) {
+    if constexpr (S)
+#pragma unroll
+      for (int i = 0; i < kVec; ++i) xx[t] = fmaf(xf[i], xf[i], xx[t]);
+  };
 
   // A batch: U vectors of each of the R rows, from vector index `base`.
   auto load_batch = [&](int base, int4(&w)[R][U]) {
@@ -212,14 +234,25 @@ __global__ void __launch_bounds__(256) gemv_kernel(const KernelArgs a) {
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const int v = base + u * 32;
-      if (v < nvec) {
+      if (v >= nvec) continue;
+      if constexpr (T == 1) {
+        float xf[kVec];
+        load_x<INT8>(x4, v, xf);
+        add_squares(0, xf);
+#pragma unroll
+        for (int r = 0; r < R; ++r) dot<INT8>(w[r][u], xf, part[0][r]);
+      } else {  // several tokens: each weight converted once
+        float wf[R][kVec];
+#pragma unroll
+        for (int r = 0; r < R; ++r) convert<INT8>(w[r][u], wf[r]);
 #pragma unroll
         for (int t = 0; t < T; ++t) {
-          if (T > 1 && t >= tokens) break;
+          if (t >= tokens) break;
           float xf[kVec];
           load_x<INT8>(x4 + t * x_stride, v, xf);
+          add_squares(t, xf);
 #pragma unroll
-          for (int r = 0; r < R; ++r) dot<INT8>(w[r][u], xf, part[t][r]);
+          for (int r = 0; r < R; ++r) dot_converted<INT8>(wf[r], xf, part[t][r]);
         }
       }
     }
@@ -230,19 +263,24 @@ __global__ void __launch_bounds__(256) gemv_kernel(const KernelArgs a) {
     // outstanding (twice the registers for loads).
     int4 w[R][U];
     load_batch(first, w);
-    // Weights never change: the first batch is read before waiting for the
-    // previous grid, whose output (x, residual) is read only after. Under
-    // programmatic dependent launch this overlaps the previous kernel's tail.
-    wait_for_previous_grid();
+    // Weights never change: the first two batches are read before waiting
+    // for the previous grid, whose output (x, residual) is read only after.
+    // Under programmatic dependent launch this overlaps the previous kernel.
+    bool waited = false;
     for (int base = first; base < nvec; base += stride) {
       int4 next[R][U];
       load_batch(base + stride, next);
+      if (!waited) {
+        wait_for_previous_grid();
+        waited = true;
+      }
       use_batch(base, w);
 #pragma unroll
       for (int r = 0; r < R; ++r)
 #pragma unroll
         for (int u = 0; u < U; ++u) w[r][u] = next[r][u];
     }
+    if (!waited) wait_for_previous_grid();  // a warp with no vectors still writes y
   } else {
     wait_for_previous_grid();
     for (int base = first; base < nvec; base += stride) {
@@ -263,21 +301,49 @@ __global__ void __launch_bounds__(256) gemv_kernel(const KernelArgs a) {
 #pragma unroll
       for (int o = 16; o > 0; o >>= 1) acc[t][r] += __shfl_xor_sync(0xffffffffu, acc[t][r], o);
     }
+  if constexpr (S)
+#pragma unroll
+    for (int t = 0; t < T; ++t)
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1) xx[t] += __shfl_xor_sync(0xffffffffu, xx[t], o);
   if (ks > 1) {
     if (lane == 0)
 #pragma unroll
-      for (int t = 0; t < T; ++t)
+      for (int t = 0; t < T; ++t) {
 #pragma unroll
         for (int r = 0; r < R; ++r) red[wib][t * R + r] = acc[t][r];
+        if constexpr (S) red_xx[wib][t] = xx[t];
+      }
     __syncthreads();
     if (kpart != 0 || !live) return;
 #pragma unroll
-    for (int t = 0; t < T; ++t)
+    for (int t = 0; t < T; ++t) {
 #pragma unroll
       for (int r = 0; r < R; ++r) {
         acc[t][r] = 0.f;
         for (int k = 0; k < ks; ++k) acc[t][r] += red[wib + k][t * R + r];
       }
+      if constexpr (S) {
+        xx[t] = 0.f;
+        for (int k = 0; k < ks; ++k) xx[t] += red_xx[wib + k][t];
+      }
+    }
+  }
+
+  if constexpr (S) {  // lane t writes token t's y[group] (y: [tokens, F])
+#pragma unroll
+    for (int t = 0; t < T; ++t)
+      if (lane == t && live && t < tokens) {
+        float g = acc[t][0], u = acc[t][1];
+        if (scale) {
+          g *= __bfloat162float(scale[group]);
+          u *= __bfloat162float(scale[group + half]);
+        }
+        const float r = rsqrtf(xx[t] / K + a.eps);
+        const float gg = r * g;
+        y[int64_t(t) * half + group] = __float2bfloat16_rn(gg / (1.f + __expf(-gg)) * (r * u));
+      }
+    return;
   }
 
   // Lane t·R + r writes row row0 + r of token t (every lane holds every sum
@@ -299,9 +365,9 @@ __global__ void __launch_bounds__(256) gemv_kernel(const KernelArgs a) {
 
 // Launches one instantiation; with `pdl`, as a programmatic dependent of
 // the previous work on the stream (captured into graphs as such an edge).
-template <bool INT8, int R, int U, bool P, int T>
+template <bool INT8, int R, int U, bool P, int T, bool S = false>
 void launch_kernel(const Config& c, dim3 grid, dim3 block, cudaStream_t s, const KernelArgs& a) {
-  launch_maybe_pdl(c.pdl, gemv_kernel<INT8, R, U, P, T>, grid, block, s, a);
+  launch_maybe_pdl(c.pdl, gemv_kernel<INT8, R, U, P, T, S>, grid, block, s, a);
 }
 
 template <bool INT8, int R, bool P>
@@ -322,13 +388,22 @@ void by_pipeline(const Config& c, dim3 grid, dim3 block, cudaStream_t s, const K
     by_unroll<INT8, R, false>(c, grid, block, s, a);
 }
 
-// Several tokens: one instantiation (the default's R1 U2 pipelined, up to
-// kMaxTokens tokens); one token: every configuration.
+// Several tokens: two instantiations (1 or 2 rows per warp, U2 pipelined,
+// up to kMaxTokens tokens); one token: every configuration.
 template <bool INT8>
-void dispatch(const Config& c, dim3 grid, dim3 block, cudaStream_t s, const KernelArgs& a) {
+void dispatch(const Config& c, dim3 grid, dim3 block, cudaStream_t s, const KernelArgs& a,
+              bool swiglu) {
+  if (swiglu) {
+    if (c.rows_per_warp != 2 || c.unroll != 2 || !c.pipeline)
+      throw std::invalid_argument("gemv_swiglu: needs rows_per_warp 2, unroll 2, pipelined");
+    if (a.tokens > 1) return launch_kernel<INT8, 2, 2, true, kMaxTokens, true>(c, grid, block, s, a);
+    return launch_kernel<INT8, 2, 2, true, 1, true>(c, grid, block, s, a);
+  }
   if (a.tokens > 1) {
-    if (c.rows_per_warp != 1 || c.unroll != 2 || !c.pipeline)
-      throw std::invalid_argument("gemv: several tokens need rows_per_warp 1, unroll 2, pipelined");
+    if ((c.rows_per_warp != 1 && c.rows_per_warp != 2) || c.unroll != 2 || !c.pipeline)
+      throw std::invalid_argument(
+          "gemv: several tokens need rows_per_warp 1 or 2, unroll 2, pipelined");
+    if (c.rows_per_warp == 2) return launch_kernel<INT8, 2, 2, true, kMaxTokens>(c, grid, block, s, a);
     return launch_kernel<INT8, 1, 2, true, kMaxTokens>(c, grid, block, s, a);
   }
   switch (c.rows_per_warp) {
@@ -354,38 +429,6 @@ bool device_has_pdl() {
     major[dev] = m > 0 ? m : -1;
   }
   return major[dev] >= 9;
-}
-
-// SM count and L2 bytes of the current device, asked once per device.
-struct DeviceSize {
-  int sms = 0;
-  int64_t l2 = 0;
-};
-DeviceSize device_size() {
-  static DeviceSize cache[64];
-  int dev = 0;
-  KB_CUDA_CHECK(cudaGetDevice(&dev));
-  if (dev < 0 || dev >= 64) return DeviceSize{1, 0};
-  if (cache[dev].sms == 0) {
-    int sms = 0, l2 = 0;
-    KB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    KB_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
-    cache[dev] = DeviceSize{sms > 0 ? sms : 1, l2};
-  }
-  return cache[dev];
-}
-
-// Bytes of each row's start that a warp group prefetches into L2: as much
-// as half of L2 holds for the rows of the blocks that can be resident at
-// once (2048 threads per SM at most), never more than the row.
-int64_t prefetch_bytes_per_row(const Config& c, int64_t rows, int64_t row_bytes) {
-  if (!c.l2_prefetch || row_bytes > 0x7fffffffLL) return 0;  // the kernel's offsets are int
-  const DeviceSize d = device_size();
-  const int64_t blocks_per_sm = 2048 / (32 * c.warps_per_block);
-  const int64_t rows_per_block = int64_t(c.warps_per_block / c.k_split) * c.rows_per_warp;
-  const int64_t resident_rows = std::min(rows, d.sms * blocks_per_sm * rows_per_block);
-  const int64_t per_row = d.l2 / 2 / std::max<int64_t>(resident_rows, 1) / 16 * 16;
-  return std::min(row_bytes, per_row);
 }
 
 std::string shape_text(int64_t N, int64_t K) {
@@ -420,10 +463,13 @@ Config default_config(bool int8, int64_t N, int64_t K) {
   return c;
 }
 
-void launch(bool int8, const void* W, const bf16* scale, const int32_t* experts, int n_sel, int E,
-            const bf16* x, bf16* y, int64_t N, int64_t K, const bf16* residual, Config cfg,
-            cudaStream_t stream, int tokens) {
-  const char* what = experts ? "gather_gemv" : "gemv";
+namespace {
+
+// What launch() checks and launches, plus the SwiGLU mode (gemv_swiglu).
+void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* experts, int n_sel,
+                 int E, const bf16* x, bf16* y, int64_t N, int64_t K, const bf16* residual,
+                 Config cfg, cudaStream_t stream, int tokens, bool swiglu, float eps) {
+  const char* what = experts ? "gather_gemv" : swiglu ? "gemv_swiglu" : "gemv";
   if (tokens < 1 || tokens > kMaxTokens)
     throw std::invalid_argument(std::string(what) + ": tokens must be in [1, " +
                                 std::to_string(kMaxTokens) + "], got " + std::to_string(tokens));
@@ -460,8 +506,10 @@ void launch(bool int8, const void* W, const bf16* scale, const int32_t* experts,
     throw std::invalid_argument("gemv: k_split must be 1, 2, 4 or 8");
   if (cfg.warps_per_block % cfg.k_split != 0)
     throw std::invalid_argument("gemv: k_split must divide warps_per_block");
+  if (swiglu && (N % 2 != 0 || experts || residual))
+    throw std::invalid_argument("gemv_swiglu: 2·F rows (gate | up), no experts, no residual");
   if (cfg.pdl && !device_has_pdl()) cfg.pdl = false;
-  const int64_t groups = (N + cfg.rows_per_warp - 1) / cfg.rows_per_warp;
+  const int64_t groups = swiglu ? N / 2 : (N + cfg.rows_per_warp - 1) / cfg.rows_per_warp;
   const int64_t groups_per_block = cfg.warps_per_block / cfg.k_split;
   const int64_t blocks = (groups + groups_per_block - 1) / groups_per_block;
   const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(n_sel));
@@ -477,12 +525,30 @@ void launch(bool int8, const void* W, const bf16* scale, const int32_t* experts,
   a.N = static_cast<int>(N);
   a.K = static_cast<int>(K);
   a.ks = cfg.k_split;
-  a.pf_bytes = static_cast<int>(prefetch_bytes_per_row(cfg, N * n_sel, K * (int8 ? 1 : 2)));
   a.tokens = tokens;
+  a.eps = eps;
   if (int8)
-    dispatch<true>(cfg, grid, block, stream, a);
+    dispatch<true>(cfg, grid, block, stream, a, swiglu);
   else
-    dispatch<false>(cfg, grid, block, stream, a);
+    dispatch<false>(cfg, grid, block, stream, a, swiglu);
+}
+
+}  // namespace
+
+void launch(bool int8, const void* W, const bf16* scale, const int32_t* experts, int n_sel, int E,
+            const bf16* x, bf16* y, int64_t N, int64_t K, const bf16* residual, Config cfg,
+            cudaStream_t stream, int tokens) {
+  launch_impl(int8, W, scale, experts, n_sel, E, x, y, N, K, residual, cfg, stream, tokens, false,
+              0.f);
+}
+
+void gemv_swiglu(bool int8, const void* W, const bf16* scale, const bf16* X, bf16* H, int tokens,
+                 int64_t F, int64_t K, float eps, cudaStream_t stream, bool pdl) {
+  // The split of K that a plain gemv of the 2·F rows takes; two rows per warp.
+  Config c = default_config(int8, 2 * F, K);
+  c.rows_per_warp = 2;
+  c.pdl = pdl;
+  launch_impl(int8, W, scale, nullptr, 1, 0, X, H, 2 * F, K, nullptr, c, stream, tokens, true, eps);
 }
 
 void gemv_bf16(const bf16* W, const bf16* x, bf16* y, int64_t N, int64_t K, cudaStream_t stream,
@@ -503,6 +569,10 @@ void gemv_tokens(bool int8, const void* W, const bf16* scale, const bf16* X, bf1
                  int64_t N, int64_t K, cudaStream_t stream, const bf16* residual, bool pdl) {
   Config c = default_config(int8, N, K);
   c.pdl = pdl;
+  // Two rows per warp: each token's x vector, read through L1 for every
+  // weight vector, then serves two rows (at 6 tokens the x reads are 6 (bf16)
+  // or 12 (int8) times the weight bytes, more than L1 delivers).
+  if (tokens > 1) c.rows_per_warp = 2;
   launch(int8, W, scale, nullptr, 1, 0, X, Y, N, K, residual, c, stream, tokens);
 }
 

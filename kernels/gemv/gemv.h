@@ -54,6 +54,14 @@ void gemv_tokens(bool int8, const void* W, const bf16* scale, const bf16* X, bf1
                  int64_t N, int64_t K, cudaStream_t stream, const bf16* residual = nullptr,
                  bool pdl = false);
 
+// The SwiGLU of an RMSNormed input, fused (a Llama MLP's first half):
+// W [2·F, K] holds F gate rows then F up rows; for each token t < tokens,
+//   H[t, i] = silu(r·g) · (r·u),  g = W[i]·X[t] (·scale[i]), u = W[F+i]·X[t] (·scale[F+i]),
+//   r = rsqrt(mean(X[t]²) + eps),  silu(z) = z / (1 + e^-z),
+// g and u in fp32; X [tokens, K], H [tokens, F].
+void gemv_swiglu(bool int8, const void* W, const bf16* scale, const bf16* X, bf16* H, int tokens,
+                 int64_t F, int64_t K, float eps, cudaStream_t stream, bool pdl = false);
+
 void gather_gemv_bf16(const bf16* W, const int32_t* experts, int n_sel, int E, const bf16* x,
                       bf16* y, int64_t N, int64_t K, cudaStream_t stream);
 void gather_gemv_int8(const int8_t* W, const bf16* scale, const int32_t* experts, int n_sel, int E,
@@ -66,6 +74,9 @@ void check_experts(const std::vector<int32_t>& experts, int E);
 // floats; y in fp32). scale and residual may be nullptr.
 void gemv_ref(const float* W, const float* scale, const float* x, float* y, int64_t N, int64_t K,
               const float* residual = nullptr);
+// CPU reference of gemv_swiglu for one token (h: F floats).
+void gemv_swiglu_ref(const float* W, const float* scale, const float* x, float* h, int64_t F,
+                     int64_t K, float eps);
 
 // The tuning knobs of the kernel, for the hidden `gemv_tune` experiment and
 // the tests; the public functions above pick them by shape.
@@ -76,13 +87,10 @@ struct Config {
   bool pipeline = false;    // load the next batch while using this one
   bool pdl = false;         // programmatic dependent launch (see gemv_bf16)
   int k_split = 1;          // 1, 2, 4, 8 warps share rows and split K (divides warps_per_block)
-  bool l2_prefetch = false; // first ask L2 for the start of every row (half of L2 at most
-                            // over the resident blocks); under `pdl` before the wait.
-                            // Off: it cost the Llama-2-7B decode step 5% on an H100.
 };
 Config default_config(bool int8, int64_t N, int64_t K);
 // gemv (n_sel = 1, experts = nullptr) or gather_gemv with an explicit config.
-// `tokens` > 1: as gemv_tokens (rows_per_warp 1, unroll 2, pipelined only).
+// `tokens` > 1: as gemv_tokens (rows_per_warp 1 or 2, unroll 2, pipelined only).
 void launch(bool int8, const void* W, const bf16* scale, const int32_t* experts, int n_sel, int E,
             const bf16* x, bf16* y, int64_t N, int64_t K, const bf16* residual, Config cfg,
             cudaStream_t stream, int tokens = 1);

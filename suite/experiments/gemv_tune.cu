@@ -1,8 +1,7 @@
 // gemv_tune (hidden): the GEMV kernel's knobs side by side, for choosing
 // gemv::default_config on a GPU. Variant "R2U4W4P1K2" = 2 rows per warp, 4
 // loads per row per batch, 4 warps per block, software-pipelined (P0: not),
-// 2 warps splitting K per row group, F1: L2 prefetch of every row's start
-// first; "default" = default_config's choice ("defaultF1" with prefetch). Run with
+// 2 warps splitting K per row group; "default" = default_config's choice. Run with
 // `kbench run --filter gemv_tune`; not part of the nightly suite.
 #include <cstdio>
 
@@ -12,18 +11,14 @@ namespace {
 
 kb::gemv::Config parse(const std::string& v, const kb::Point& p) {
   kb::gemv::Config c;
-  int pipe = 0, f = 0;
-  if (v == "default" || v == "defaultF1") {
-    c = kb::gemv::default_config(p.dtype == kb::DType::i8, kb::gemv_experiment::rows_of(p),
-                                 kb::gemv_experiment::cols_of(p));
-    c.l2_prefetch = v == "defaultF1";
-    return c;
-  }
-  const int got = std::sscanf(v.c_str(), "R%dU%dW%dP%dK%dF%d", &c.rows_per_warp, &c.unroll,
-                              &c.warps_per_block, &pipe, &c.k_split, &f);
-  if (got != 5 && got != 6) throw std::invalid_argument("gemv_tune: bad variant '" + v + "'");
+  int pipe = 0;
+  if (v == "default")  // what gemv_bf16/int8 pick
+    return kb::gemv::default_config(p.dtype == kb::DType::i8, kb::gemv_experiment::rows_of(p),
+                                    kb::gemv_experiment::cols_of(p));
+  if (std::sscanf(v.c_str(), "R%dU%dW%dP%dK%d", &c.rows_per_warp, &c.unroll, &c.warps_per_block,
+                  &pipe, &c.k_split) != 5)
+    throw std::invalid_argument("gemv_tune: bad variant '" + v + "'");
   c.pipeline = pipe != 0;
-  c.l2_prefetch = f != 0;
   return c;
 }
 
@@ -43,8 +38,8 @@ KB_EXPERIMENT(gemv_tune) {
       .point(Shape{{"N", 1024}, {"K", 14336}})   // the MLP's down projection at D=1024
       .point(Shape{{"N", 14336}, {"K", 1024}})
       .dtypes({kb::DType::i8, kb::DType::bf16})
-      .variants({"default", "defaultF1", "R1U2W4P1K1F1", "R1U2W4P1K2F1", "R1U2W4P1K4F1",
-                 "R1U2W8P1K8F1"})
+      .variants({"R1U2W4P1K1", "R1U2W4P1K2", "R1U2W4P1K4", "R2U2W4P1K1", "R2U2W4P1K2",
+                 "R2U2W4P1K4", "R1U2W8P1K8", "R1U4W4P1K2", "default"})
       .metrics({kb::Metric::memory_bandwidth})
       .work([](const kb::Point& p) { return kb::gemv_experiment::gemv_work(p, 1); })
       .make([](const kb::Point& p) {

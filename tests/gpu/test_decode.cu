@@ -482,10 +482,12 @@ struct ModelParam {
   bool graph;
   int splits, min_chunk;
   bool prefill = false;
+  bool fuse_swiglu = true;
 };
 void PrintTo(const ModelParam& p, std::ostream* os) {
   *os << dec::weight_type_name(p.type) << (p.graph ? " graph" : " eager") << " splits " << p.splits
-      << " min_chunk " << p.min_chunk << (p.prefill ? " prefill" : "");
+      << " min_chunk " << p.min_chunk << (p.prefill ? " prefill" : "")
+      << (p.fuse_swiglu ? "" : " silu_mul");
 }
 
 class DecodeTiny : public ::testing::TestWithParam<ModelParam> {};
@@ -503,6 +505,7 @@ TEST_P(DecodeTiny, MatchesCpuReference) {
   o.attn_min_chunk = p.min_chunk;
   o.graph = p.graph;
   o.prefill = p.prefill;
+  o.fuse_swiglu = p.fuse_swiglu;
   o.seed = 11;
   const auto r = dec::check_against_reference(dec::find_config("tiny"), p.type, o);
   EXPECT_TRUE(r.ok) << r.detail;
@@ -516,13 +519,16 @@ INSTANTIATE_TEST_SUITE_P(Types, DecodeTiny,
                                            ModelParam{dec::WeightType::bf16, false, 1, 16},
                                            ModelParam{dec::WeightType::int8, false, 16, 1},
                                            ModelParam{dec::WeightType::bf16, true, 4, 2, true},
-                                           ModelParam{dec::WeightType::int8, false, 1, 16, true}),
+                                           ModelParam{dec::WeightType::int8, false, 1, 16, true},
+                                           ModelParam{dec::WeightType::int8, true, 4, 2, true, false},
+                                           ModelParam{dec::WeightType::bf16, false, 4, 2, false, false}),
                          [](const ::testing::TestParamInfo<ModelParam>& i) {
                            return std::string(i.param.type == dec::WeightType::int8 ? "int8"
                                                                                     : "bf16") +
                                   (i.param.graph ? "_graph" : "_eager") + "_splits" +
                                   std::to_string(i.param.splits) +
-                                  (i.param.prefill ? "_prefill" : "");
+                                  (i.param.prefill ? "_prefill" : "") +
+                                  (i.param.fuse_swiglu ? "" : "_silu_mul");
                          });
 
 // The prompt as one prefill leaves what the same number of single-token
@@ -535,13 +541,14 @@ TEST(DecodeModel, PrefillEqualsPromptStepsBitForBit) {
   for (auto t : {dec::WeightType::bf16, dec::WeightType::int8})
     for (int P : {4, 11}) {
       dec::DecoderOptions o;
+      o.fuse_swiglu = P == 4;  // the fused SwiGLU with one chunk, silu_mul with two
       o.max_seq = 24;
       o.attn_splits = 3;
       o.attn_min_chunk = 2;
       o.prompt.clear();
       for (int i = 0; i < P; ++i) o.prompt.push_back((37 * i + 5) % c.vocab);
       dec::Decoder d(c, t, o);
-      EXPECT_EQ(d.prefill_graph_nodes(), size_t(dec::Decoder::prefill_nodes(c, P)));
+      EXPECT_EQ(d.prefill_graph_nodes(), size_t(dec::Decoder::prefill_nodes(c, P, o.fuse_swiglu)));
       cudaStream_t s;
       ASSERT_EQ(cudaStreamCreate(&s), cudaSuccess);
       d.reset(s);
@@ -612,14 +619,18 @@ TEST(DecodeModel, GpuWeightsEqualTheHostHash) {
 TEST(DecodeModel, GraphHasOneNodePerKernel) {
   KB_REQUIRE_GPU();
   const auto& c = dec::find_config("tiny");
-  for (auto t : {dec::WeightType::bf16, dec::WeightType::int8}) {
-    dec::DecoderOptions o;
-    o.max_seq = 16;
-    dec::Decoder d(c, t, o);
-    // If this fails, a gemv launches more than one kernel: the experiment's
-    // `launches` (Decoder::kernels_per_step) must count them.
-    EXPECT_EQ(d.graph_nodes(), size_t(dec::Decoder::kernels_per_step(c)));
-  }
+  for (auto t : {dec::WeightType::bf16, dec::WeightType::int8})
+    for (bool fuse : {true, false}) {
+      dec::DecoderOptions o;
+      o.max_seq = 16;
+      o.fuse_swiglu = fuse;
+      dec::Decoder d(c, t, o);
+      // If this fails, a gemv launches more than one kernel: the experiment's
+      // `launches` (Decoder::kernels_per_step, prefill_nodes) must count them.
+      EXPECT_EQ(d.graph_nodes(), size_t(dec::Decoder::kernels_per_step(c, fuse)));
+      EXPECT_EQ(d.prefill_graph_nodes(),
+                size_t(dec::Decoder::prefill_nodes(c, int(o.prompt.size()), fuse)));
+    }
 }
 
 TEST(DecodeModel, GraphReplayEqualsEagerAndRestartsAfterReset) {

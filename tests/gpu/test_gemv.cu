@@ -143,11 +143,6 @@ TEST_P(GemvShapes, EveryConfigMatchesReference) {
                          " KS=" + std::to_string(ks));
             gemv::Config c{r, u, wpb, pipe, false, ks};
             run_and_check(GetParam(), &c, ks == 2);  // k-split with the in-place residual too
-            if (wpb == 4) {  // the L2 prefetch (whole rows at these sizes) changes nothing
-              SCOPED_TRACE("l2_prefetch");
-              c.l2_prefetch = true;
-              run_and_check(GetParam(), &c, ks == 2);
-            }
           }
 }
 
@@ -226,6 +221,71 @@ TEST(GemvTokens, MatchesReferenceAndTheSingleTokenGemv) {
         ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
         const auto one = y1.download();
         ASSERT_EQ(0, std::memcmp(one.data(), row.data(), row.size() * sizeof(bf16))) << "token " << t;
+      }
+    }
+}
+
+// The fused SwiGLU against its CPU reference (rel. L2 and no element off by
+// more than bf16 rounding of the largest output), for 1 and 6 tokens, at
+// shapes that take each K split (bf16 2F <= 2048: 2; 2F >= 12288: 4; int8
+// K >= 12288: 4); several tokens give each token's single-token bits.
+TEST(GemvSwiglu, MatchesReferenceForOneAndSeveralTokens) {
+  KB_REQUIRE_GPU();
+  struct Shape {
+    int64_t F, K;
+    bool int8;
+  };
+  for (const Shape& p : {Shape{37, 264, false}, Shape{1100, 4104, false}, Shape{7000, 4096, false},
+                         Shape{33, 272, true}, Shape{1100, 4112, true}, Shape{19, 12288, true}})
+    for (int T : {1, 6}) {
+      SCOPED_TRACE(std::string(p.int8 ? "int8" : "bf16") + " F=" + std::to_string(p.F) +
+                   " K=" + std::to_string(p.K) + " tokens=" + std::to_string(T));
+      const size_t wn = size_t(2 * p.F) * p.K;
+      const uint64_t seed = 900 + p.F + p.K;
+      kb::DeviceBuffer<uint8_t> w(wn * (p.int8 ? 1 : 2));
+      std::vector<float> hw;
+      std::vector<bf16> sc16;
+      if (p.int8) {
+        const auto w8 = kb::random_int8(wn, seed);
+        hw.assign(w8.begin(), w8.end());
+        KB_CUDA_CHECK(cudaMemcpy(w.get(), w8.data(), wn, cudaMemcpyHostToDevice));
+        sc16 = kb::random_bf16(2 * p.F, seed + 2, 0.5f / 127 / std::sqrt(float(p.K)),
+                               1.f / 127 / std::sqrt(float(p.K)));
+      } else {
+        // Rows of norm ~1 so that g and u are O(1) and silu is not saturated.
+        const auto w16 = kb::random_bf16(wn, seed, -1.7f / std::sqrt(float(p.K)),
+                                         1.7f / std::sqrt(float(p.K)));
+        hw = kb::to_float(w16);
+        KB_CUDA_CHECK(cudaMemcpy(w.get(), w16.data(), wn * 2, cudaMemcpyHostToDevice));
+      }
+      const auto x16 = kb::random_bf16(size_t(T) * p.K, seed + 1, -3.f, 3.f);
+      kb::DeviceBuffer<bf16> scale(sc16.size()), x(x16.size()), h(size_t(T) * p.F), h1(p.F);
+      if (p.int8) scale.upload(sc16);
+      x.upload(x16);
+      h.poison();
+      const bf16* sp = p.int8 ? scale.get() : nullptr;
+      const float eps = 1e-5f;
+      gemv::gemv_swiglu(p.int8, w.get(), sp, x.get(), h.get(), T, p.F, p.K, eps, nullptr);
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      const auto got = kb::to_float(h.download());
+      const auto hx = kb::to_float(x16), hs = kb::to_float(sc16);
+      for (int t = 0; t < T; ++t) {
+        std::vector<float> ref(p.F);
+        gemv::gemv_swiglu_ref(hw.data(), p.int8 ? hs.data() : nullptr, hx.data() + size_t(t) * p.K,
+                              ref.data(), p.F, p.K, eps);
+        const std::vector<float> row(got.begin() + size_t(t) * p.F, got.begin() + size_t(t + 1) * p.F);
+        const auto cmp = kb::compare(row, ref, 1e-2);
+        EXPECT_TRUE(cmp.ok) << "token " << t << ": " << cmp.text();
+        float big = 0;
+        for (float v : ref) big = std::max(big, std::fabs(v));
+        EXPECT_LE(cmp.max_abs, big / 64) << "token " << t;
+        if (T > 1) {  // token t alone: the same bits
+          h1.poison();
+          gemv::gemv_swiglu(p.int8, w.get(), sp, x.get() + size_t(t) * p.K, h1.get(), 1, p.F, p.K,
+                            eps, nullptr);
+          ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+          EXPECT_EQ(kb::to_float(h1.download()), row) << "token " << t;
+        }
       }
     }
 }
@@ -402,8 +462,8 @@ TEST(GemvRefuses, BadTokenCounts) {
                   .find("tokens must be in"),
               std::string::npos)
         << t;
-  // Several tokens: only the default's R1 U2 pipelined kernel, never a gather.
-  gemv::Config c{2, 2, 4, true};
+  // Several tokens: only R1/R2 U2 pipelined kernels, never a gather.
+  gemv::Config c{4, 2, 4, true};
   EXPECT_FALSE(refusal([&] { gemv::launch(false, kW, nullptr, nullptr, 1, 0, kX, kY, 16, 16, nullptr, c, nullptr, 2); }).empty());
   c = {1, 2, 4, true};
   EXPECT_FALSE(refusal([&] { gemv::launch(false, kW, nullptr, kIds, 2, 8, kX, kY, 16, 16, nullptr, c, nullptr, 2); }).empty());

@@ -1,6 +1,6 @@
 // kbench_decode_profile: where the time of one decode step goes.
 //
-//   kbench_decode_profile [--model NAME] [--dtype bfloat16|int8] [--pos N] [--reps R] [--pdl 0|1] [--prefetch 0|1] [--splits N] [--min-chunk N]
+//   kbench_decode_profile [--model NAME] [--dtype bfloat16|int8] [--pos N] [--reps R] [--pdl 0|1] [--swiglu 0|1] [--splits N] [--min-chunk N]
 //
 // Builds the model as the experiment does, advances the cache to position
 // N (default 105, the middle of the seed's generation), then prints
@@ -33,7 +33,7 @@ struct Args {
   int pos = 105;
   int reps = 20;
   bool pdl = true;       // programmatic dependent launches (the decoder's default)
-  bool prefetch = false;  // with pdl: gemv L2 prefetch before the wait (not the default)
+  bool swiglu = true;    // the fused gate/up SwiGLU gemv (the decoder's default)
   int splits = 0;     // attention splits (0: the decoder's default)
   int min_chunk = 0;  // attention positions per split at the least (0: default)
 };
@@ -41,7 +41,7 @@ struct Args {
 [[noreturn]] void usage(const char* why) {
   std::fprintf(stderr,
                "%s\nusage: kbench_decode_profile [--model NAME] [--dtype bfloat16|int8] "
-               "[--pos N] [--reps R] [--pdl 0|1] [--prefetch 0|1] [--splits N] [--min-chunk N]\n",
+               "[--pos N] [--reps R] [--pdl 0|1] [--swiglu 0|1] [--splits N] [--min-chunk N]\n",
                why);
   std::exit(2);
 }
@@ -64,8 +64,8 @@ Args parse(int argc, char** argv) {
       a.reps = std::atoi(v.c_str());
     else if (k == "--pdl")
       a.pdl = v != "0";
-    else if (k == "--prefetch")
-      a.prefetch = v != "0";
+    else if (k == "--swiglu")
+      a.swiglu = v != "0";
     else if (k == "--splits")
       a.splits = std::atoi(v.c_str());
     else if (k == "--min-chunk")
@@ -90,6 +90,7 @@ double kernel_bytes(const std::string& name, const dec::ModelConfig& c, dec::Wei
   if (name == "gemv_qkv") return linear(c.qkv_rows(), d);
   if (name == "gemv_o_residual") return linear(d, c.q_size()) + d * 2;
   if (name == "gemv_gate_up") return linear(2.0 * c.ffn, d);
+  if (name == "gemv_gate_up_swiglu") return linear(2.0 * c.ffn, d) - c.ffn * 2;
   if (name == "gemv_down_residual") return linear(d, c.ffn) + d * 2;
   if (name == "gemv_lm_head") return linear(c.vocab, d);
   if (name == "attention") return 2.0 * c.kv_size() * 2 * len + c.qkv_rows() * 2 + c.q_size() * 2;
@@ -109,7 +110,7 @@ int main(int argc, char** argv) {
     o.max_seq = 256;
     o.seed = 1;
     o.pdl = a.pdl;
-    o.l2_prefetch = a.prefetch;
+    o.fuse_swiglu = a.swiglu;
     if (a.splits > 0) o.attn_splits = a.splits;
     if (a.min_chunk > 0) o.attn_min_chunk = a.min_chunk;
     o.prompt.clear();
@@ -125,7 +126,7 @@ int main(int argc, char** argv) {
     std::printf(
         "graph: %zu nodes per step (%d expected with one kernel per gemv), %d attention "
         "splits\n",
-        d.graph_nodes(), dec::Decoder::kernels_per_step(c), d.attention_splits());
+        d.graph_nodes(), dec::Decoder::kernels_per_step(c, a.swiglu), d.attention_splits());
     cudaStream_t s;
     KB_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     cudaEvent_t e0, e1;
