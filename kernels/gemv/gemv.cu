@@ -294,18 +294,18 @@ __global__ void __launch_bounds__(256) gemv_kernel(const KernelArgs a) {
   let_next_grid_launch();
   float acc[T][R];
 #pragma unroll
-  for (int t = 0; t < T; ++t)
+  for (int t = 0; t < T; ++t) {
+    if (T > 1 && t >= tokens) break;  // warp-uniform
 #pragma unroll
     for (int r = 0; r < R; ++r) {
       acc[t][r] = (part[t][r][0] + part[t][r][1]) + (part[t][r][2] + part[t][r][3]);
 #pragma unroll
       for (int o = 16; o > 0; o >>= 1) acc[t][r] += __shfl_xor_sync(0xffffffffu, acc[t][r], o);
     }
-  if constexpr (S)
-#pragma unroll
-    for (int t = 0; t < T; ++t)
+    if constexpr (S)
 #pragma unroll
       for (int o = 16; o > 0; o >>= 1) xx[t] += __shfl_xor_sync(0xffffffffu, xx[t], o);
+  }
   if (ks > 1) {
     if (lane == 0)
 #pragma unroll
@@ -343,24 +343,23 @@ __global__ void __launch_bounds__(256) gemv_kernel(const KernelArgs a) {
         const float gg = r * g;
         y[int64_t(t) * half + group] = __float2bfloat16_rn(gg / (1.f + __expf(-gg)) * (r * u));
       }
-    return;
-  }
-
-  // Lane t·R + r writes row row0 + r of token t (every lane holds every sum
-  // after the xor reduction).
+  } else {
+    // Lane t·R + r writes row row0 + r of token t (every lane holds every
+    // sum after the xor reduction).
 #pragma unroll
-  for (int t = 0; t < T; ++t)
+    for (int t = 0; t < T; ++t)
 #pragma unroll
-    for (int r = 0; r < R; ++r) {
-      const int row = row0 + r;
-      if (lane == t * R + r && row < N && (T == 1 || t < tokens)) {
-        float v = acc[t][r];
-        if (scale) v *= __bfloat162float(scale[row]);
-        const int64_t at = int64_t(t) * N + row;
-        if (residual) v += __bfloat162float(residual[at]);
-        y[at] = __float2bfloat16_rn(v);
+      for (int r = 0; r < R; ++r) {
+        const int row = row0 + r;
+        if (lane == t * R + r && row < N && (T == 1 || t < tokens)) {
+          float v = acc[t][r];
+          if (scale) v *= __bfloat162float(scale[row]);
+          const int64_t at = int64_t(t) * N + row;
+          if (residual) v += __bfloat162float(residual[at]);
+          y[at] = __float2bfloat16_rn(v);
+        }
       }
-    }
+  }
 }
 
 // Launches one instantiation; with `pdl`, as a programmatic dependent of
@@ -388,23 +387,28 @@ void by_pipeline(const Config& c, dim3 grid, dim3 block, cudaStream_t s, const K
     by_unroll<INT8, R, false>(c, grid, block, s, a);
 }
 
-// Several tokens: two instantiations (1 or 2 rows per warp, U2 pipelined,
-// up to kMaxTokens tokens); one token: every configuration.
+// Several tokens: 1 or 2 rows per warp, U2 or U4, pipelined, up to
+// kMaxTokens tokens; SwiGLU: 2 rows per warp; one token: every configuration.
 template <bool INT8>
 void dispatch(const Config& c, dim3 grid, dim3 block, cudaStream_t s, const KernelArgs& a,
               bool swiglu) {
+  const bool u24 = c.unroll == 2 || c.unroll == 4;
   if (swiglu) {
-    if (c.rows_per_warp != 2 || c.unroll != 2 || !c.pipeline)
-      throw std::invalid_argument("gemv_swiglu: needs rows_per_warp 2, unroll 2, pipelined");
-    if (a.tokens > 1) return launch_kernel<INT8, 2, 2, true, kMaxTokens, true>(c, grid, block, s, a);
-    return launch_kernel<INT8, 2, 2, true, 1, true>(c, grid, block, s, a);
+    if (c.rows_per_warp != 2 || !u24 || !c.pipeline)
+      throw std::invalid_argument("gemv_swiglu: needs rows_per_warp 2, unroll 2 or 4, pipelined");
+    if (a.tokens == 1) return launch_kernel<INT8, 2, 2, true, 1, true>(c, grid, block, s, a);
+    if (c.unroll == 2) return launch_kernel<INT8, 2, 2, true, kMaxTokens, true>(c, grid, block, s, a);
+    return launch_kernel<INT8, 2, 4, true, kMaxTokens, true>(c, grid, block, s, a);
   }
   if (a.tokens > 1) {
-    if ((c.rows_per_warp != 1 && c.rows_per_warp != 2) || c.unroll != 2 || !c.pipeline)
+    if ((c.rows_per_warp != 1 && c.rows_per_warp != 2) || !u24 || !c.pipeline)
       throw std::invalid_argument(
-          "gemv: several tokens need rows_per_warp 1 or 2, unroll 2, pipelined");
-    if (c.rows_per_warp == 2) return launch_kernel<INT8, 2, 2, true, kMaxTokens>(c, grid, block, s, a);
-    return launch_kernel<INT8, 1, 2, true, kMaxTokens>(c, grid, block, s, a);
+          "gemv: several tokens need rows_per_warp 1 or 2, unroll 2 or 4, pipelined");
+    if (c.rows_per_warp == 1 && c.unroll == 2)
+      return launch_kernel<INT8, 1, 2, true, kMaxTokens>(c, grid, block, s, a);
+    if (c.rows_per_warp == 1) return launch_kernel<INT8, 1, 4, true, kMaxTokens>(c, grid, block, s, a);
+    if (c.unroll == 2) return launch_kernel<INT8, 2, 2, true, kMaxTokens>(c, grid, block, s, a);
+    return launch_kernel<INT8, 2, 4, true, kMaxTokens>(c, grid, block, s, a);
   }
   switch (c.rows_per_warp) {
     case 1: return by_pipeline<INT8, 1>(c, grid, block, s, a);
@@ -535,6 +539,25 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
 
 }  // namespace
 
+// Several tokens (measured on an H100 at Llama-2-7B's shapes and 6 tokens,
+// tools/decode_profile, docs/notes/gemv.md): the kernel is then bound by
+// its x reads and FMAs, not by HBM. int8: two rows per warp (each token's x
+// vector serves both; 12288x4096: 47 vs 58 us), the one-token K split.
+// bf16: one row per warp (two for the SwiGLU, whose rows pair), no K split
+// below K = 8192 (12288x4096: 61 vs 73 us; 22016x4096 with 2 rows: 96 vs
+// 207 us), the one-token split above (4096x11008: 62 vs 90 us).
+Config tokens_config(bool int8, int64_t N, int64_t K, int tokens, bool swiglu) {
+  Config c = default_config(int8, N, K);
+  if (swiglu) c.rows_per_warp = 2;
+  if (tokens <= 1) return c;
+  if (int8) {
+    c.rows_per_warp = 2;
+  } else if (K < 8192) {
+    c.k_split = 1;
+  }
+  return c;
+}
+
 void launch(bool int8, const void* W, const bf16* scale, const int32_t* experts, int n_sel, int E,
             const bf16* x, bf16* y, int64_t N, int64_t K, const bf16* residual, Config cfg,
             cudaStream_t stream, int tokens) {
@@ -544,9 +567,7 @@ void launch(bool int8, const void* W, const bf16* scale, const int32_t* experts,
 
 void gemv_swiglu(bool int8, const void* W, const bf16* scale, const bf16* X, bf16* H, int tokens,
                  int64_t F, int64_t K, float eps, cudaStream_t stream, bool pdl) {
-  // The split of K that a plain gemv of the 2·F rows takes; two rows per warp.
-  Config c = default_config(int8, 2 * F, K);
-  c.rows_per_warp = 2;
+  Config c = tokens_config(int8, 2 * F, K, tokens, true);
   c.pdl = pdl;
   launch_impl(int8, W, scale, nullptr, 1, 0, X, H, 2 * F, K, nullptr, c, stream, tokens, true, eps);
 }
@@ -567,12 +588,8 @@ void gemv_int8(const int8_t* W, const bf16* scale, const bf16* x, bf16* y, int64
 
 void gemv_tokens(bool int8, const void* W, const bf16* scale, const bf16* X, bf16* Y, int tokens,
                  int64_t N, int64_t K, cudaStream_t stream, const bf16* residual, bool pdl) {
-  Config c = default_config(int8, N, K);
+  Config c = tokens_config(int8, N, K, tokens, false);
   c.pdl = pdl;
-  // Two rows per warp: each token's x vector, read through L1 for every
-  // weight vector, then serves two rows (at 6 tokens the x reads are 6 (bf16)
-  // or 12 (int8) times the weight bytes, more than L1 delivers).
-  if (tokens > 1) c.rows_per_warp = 2;
   launch(int8, W, scale, nullptr, 1, 0, X, Y, N, K, residual, c, stream, tokens);
 }
 

@@ -89,8 +89,12 @@ struct Config {
   int k_split = 1;          // 1, 2, 4, 8 warps share rows and split K (divides warps_per_block)
 };
 Config default_config(bool int8, int64_t N, int64_t K);
+// What gemv_tokens (swiglu: gemv_swiglu) takes for `tokens` tokens: each
+// token's sums equal the one-token gemv's bits where its k_split is the
+// one-token default's (int8; bf16 at K >= 8192).
+Config tokens_config(bool int8, int64_t N, int64_t K, int tokens, bool swiglu = false);
 // gemv (n_sel = 1, experts = nullptr) or gather_gemv with an explicit config.
-// `tokens` > 1: as gemv_tokens (rows_per_warp 1 or 2, unroll 2, pipelined only).
+// `tokens` > 1: as gemv_tokens (rows_per_warp 1 or 2, unroll 2 or 4, pipelined only).
 void launch(bool int8, const void* W, const bf16* scale, const int32_t* experts, int n_sel, int E,
             const bf16* x, bf16* y, int64_t N, int64_t K, const bf16* residual, Config cfg,
             cudaStream_t stream, int tokens = 1);

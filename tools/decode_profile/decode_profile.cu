@@ -8,7 +8,9 @@
 //   - the prefill graph, and a generation as the experiment measures it
 //     (the prefill + 199 step replays),
 //   - a per-kernel breakdown of an eager step at N (an event between
-//     kernels; mean of R), with the bytes each kernel must move and its GB/s.
+//     kernels; mean of R), with the bytes each kernel must move and its GB/s,
+//   - the multi-token gemv of the prefill at the model's four linear shapes,
+//     by configuration (rows per warp, K split), against one token.
 // The eager sum is larger than the graph step by the launch gaps that the
 // graph removes; the per-kernel times are what the next tuning step reads.
 #include <cuda_runtime.h>
@@ -21,7 +23,10 @@
 #include <vector>
 
 #include "kernels/common/cuda_check.h"
+#include "kernels/common/device_buffer.h"
+#include "kernels/common/fill.h"
 #include "kernels/decode/decoder.h"
+#include "kernels/gemv/gemv.h"
 
 namespace {
 
@@ -201,6 +206,63 @@ int main(int argc, char** argv) {
     }
     std::printf("%-20s %6s %11.1f   (graph step: %.1f us; the difference is launch gaps)\n", "sum",
                 "", eager_total, graph_us);
+
+    // The prefill's gemv at `P` tokens by configuration (4 weight copies in
+    // turn, so that no shape is served from L2).
+    namespace gemv = kb::gemv;
+    const bool int8 = a.type == dec::WeightType::int8;
+    std::printf("\nmulti-token gemv, %d tokens, us (GB/s of weights), mean of %d; RxUy: rows per "
+                "warp, unroll; ks1: no K split (else the one-token default's):\n",
+                P, a.reps);
+    const char* variants[] = {"1 token", "R1U2", "R1U4", "R2U2", "R2U4", "R1U2ks1", "R1U4ks1",
+                              "R2U2ks1", "R2U4ks1", "swiglu"};
+    std::printf("%-12s", "N x K");
+    for (const char* v : variants) std::printf(" %13s", v);
+    std::printf("\n");
+    const int64_t shapes[4][2] = {{c.qkv_rows(), c.dim}, {c.dim, c.q_size()}, {2LL * c.ffn, c.dim},
+                                  {c.dim, c.ffn}};
+    for (const auto& sh : shapes) {
+      const int64_t N = sh[0], K = sh[1];
+      const size_t wbytes = size_t(N) * K * (int8 ? 1 : 2);
+      kb::DeviceBuffer<uint8_t> w(4 * wbytes);
+      kb::DeviceBuffer<gemv::bf16> sc{size_t(N)}, x{size_t(P) * K}, y{size_t(P) * N};
+      kb::fill_int8(reinterpret_cast<int8_t*>(w.get()), 4 * wbytes, 3, s);
+      kb::fill_bf16(sc.get(), size_t(N), 4, s);
+      kb::fill_bf16(x.get(), size_t(P) * K, 5, s);
+      std::printf("%5lldx%-6lld", (long long)N, (long long)K);
+      for (const std::string v : variants) {
+        gemv::Config cfg = gemv::default_config(int8, N, K);
+        const int tokens = v == "1 token" ? 1 : P;
+        if (v[0] == 'R') {
+          cfg.rows_per_warp = v[1] - '0';
+          cfg.unroll = v[3] - '0';
+          if (v.size() > 4) cfg.k_split = 1;
+        }
+        const bool swiglu = v == "swiglu";
+        if (swiglu && N != 2LL * c.ffn) {
+          std::printf(" %13s", "-");
+          continue;
+        }
+        auto once = [&](int i) {
+          const uint8_t* wi = w.get() + (i % 4) * wbytes;
+          if (swiglu)
+            gemv::gemv_swiglu(int8, wi, int8 ? sc.get() : nullptr, x.get(), y.get(), tokens,
+                              N / 2, K, 1e-5f, s);
+          else
+            gemv::launch(int8, wi, int8 ? sc.get() : nullptr, nullptr, 1, 0, x.get(), y.get(), N,
+                         K, nullptr, cfg, s, tokens);
+        };
+        for (int i = 0; i < 4; ++i) once(i);
+        KB_CUDA_CHECK(cudaEventRecord(e0, s));
+        for (int i = 0; i < a.reps; ++i) once(i);
+        KB_CUDA_CHECK(cudaEventRecord(e1, s));
+        KB_CUDA_CHECK(cudaEventSynchronize(e1));
+        KB_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+        const double us = ms * 1e3 / a.reps;
+        std::printf(" %6.1f (%4.0f)", us, wbytes / (us * 1e-6) / 1e9);
+      }
+      std::printf("\n");
+    }
     KB_CUDA_CHECK(cudaEventDestroy(e0));
     KB_CUDA_CHECK(cudaEventDestroy(e1));
     KB_CUDA_CHECK(cudaStreamDestroy(s));
