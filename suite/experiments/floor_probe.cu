@@ -1,0 +1,76 @@
+// _floor (hidden): what the smallest kernels cost when timed as every
+// experiment is (after the engine's L2 flush, median of samples), to set
+// the launch-and-latency floor of the roofline against what a real
+// memory-bound kernel must at least do. Cases:
+//   0  empty kernel, 1 block of 32 threads (the probe's launch_us)
+//   1  empty kernel, 512 blocks of 128 threads (the grid of gemv D=1024)
+//   2  one thread reads one 16-byte vector, writes what depends on it
+//      (the probe's cold read: launch_us + mem_latency_us)
+//   3  512 blocks of 128 threads: each lane reads one 16-byte vector, each
+//      warp reduces and writes one value (a GEMV of one load per lane:
+//      1 MB read, the first byte of every warp after a cold L2)
+// Run with `kbench run --filter _floor`; not part of the nightly suite.
+#include <memory>
+
+#include "kernels/common/cuda_check.h"
+#include "kernels/common/device_buffer.h"
+#include "suite/experiment.h"
+
+namespace {
+
+__global__ void floor_empty() {}
+
+__global__ void floor_read(const int4* __restrict__ p, int* __restrict__ out) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int4 v = __ldcs(p + i);
+  int s = v.x ^ v.y ^ v.z ^ v.w;
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) s ^= __shfl_xor_sync(0xffffffffu, s, o);
+  if ((threadIdx.x & 31) == 0) out[i >> 5] = s;
+}
+
+constexpr int kBlocks = 512, kThreads = 128;
+
+class FloorCase : public kb::Case {
+ public:
+  explicit FloorCase(int64_t kind) : kind_(kind), in_(size_t(kBlocks) * kThreads), out_(size_t(kBlocks) * kThreads / 32) {
+    KB_CUDA_CHECK(cudaMemset(in_.get(), 0x11, in_.size() * sizeof(int4)));
+  }
+  void run(cudaStream_t s) override {
+    switch (kind_) {
+      case 0: floor_empty<<<1, 32, 0, s>>>(); break;
+      case 1: floor_empty<<<kBlocks, kThreads, 0, s>>>(); break;
+      case 2: floor_read<<<1, 1, 0, s>>>(in_.get(), out_.get()); break;
+      default: floor_read<<<kBlocks, kThreads, 0, s>>>(in_.get(), out_.get()); break;
+    }
+    KB_CHECK_LAUNCH();
+  }
+  kb::Check check(cudaStream_t s, uint64_t) override {
+    run(s);
+    KB_CUDA_CHECK(cudaStreamSynchronize(s));
+    return kb::Check::pass("timing only");
+  }
+
+ private:
+  int64_t kind_;
+  kb::DeviceBuffer<int4> in_;
+  kb::DeviceBuffer<int> out_;
+};
+
+}  // namespace
+
+KB_EXPERIMENT(floor_probe) {
+  return kb::Experiment("_floor")
+      .doc("the smallest kernels timed as experiments are: empty and one-load, 1 block and a full grid")
+      .hidden()
+      .axis("case", {0, 1, 2, 3})
+      .dtypes({kb::DType::bf16})
+      .metrics({kb::Metric::latency_us})
+      .work([](const kb::Point& p) {
+        kb::Work w;
+        w.bytes = p["case"] == 3 ? double(kBlocks) * kThreads * 16 : p["case"] == 2 ? 16 : 0;
+        w.bound = kb::Bound::read;
+        return w;
+      })
+      .make([](const kb::Point& p) { return std::make_unique<FloorCase>(p["case"]); });
+}
