@@ -1,7 +1,8 @@
 // Measures the ceilings of the GPU a run is on (DESIGN.md "roofline"): the
 // read-only and copy bandwidth of streaming kernels, the event-timed
-// duration of an empty kernel and of one node of a captured graph, and the
-// HBM round trip of a one-vector read on a cold L2. Used by
+// duration of an empty kernel with a grid that can stream (4 blocks of 128
+// threads per SM) and of one such node of a captured graph, and the HBM
+// round trip of a one-vector read on a cold L2. Used by
 // `kbench probe` (to draft a target file) and at the start of `kbench run`
 // (as rows, so each CSV carries the ceilings measured in the same run).
 #pragma once
@@ -15,15 +16,15 @@ namespace kb {
 struct ProbeResult {
   double read_gbps = 0, copy_gbps = 0, memcpy_gbps = 0;
   double launch_us = 0, graph_node_us = 0;
-  double mem_latency_us = 0;  // cold one-vector read minus the empty kernel
+  double mem_latency_us = 0;  // cold one-vector read minus a one-block empty kernel
   double bytes = 0;  // buffer size used for the bandwidth probes
 };
 
 // `quick` uses fewer repetitions. Throws kb::CudaError.
 ProbeResult probe_ceilings(cudaStream_t stream, size_t mem_bytes, bool quick);
 
-// Launches the empty kernel once (for the engine's launch-floor probe).
-void launch_empty_kernel(cudaStream_t stream);
+// Launches an empty kernel of `blocks` x `threads` once.
+void launch_empty_kernel(cudaStream_t stream, unsigned blocks, unsigned threads);
 // Reads `bytes` (a multiple of 16) at `p` on `stream`: the engine's L2
 // flush. Reading leaves clean lines, so the timed kernel that follows pays
 // no write-back of the flush buffer (a memset would leave dirty lines).

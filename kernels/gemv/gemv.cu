@@ -205,6 +205,28 @@ __global__ void __launch_bounds__(256) gemv_kernel(const KernelArgs a) {
   const int4* x4 = reinterpret_cast<const int4*>(x);
   const int x_stride = K / 8;  // int4 per token row of x (8 bf16 each)
 
+  // The epilogue's operands, read first so that their latency hides under
+  // the stream (at small shapes a scale read after the reduction was a
+  // whole extra HBM round trip): lane t·R + r (SwiGLU: lane t) writes token
+  // t's row r. Scales never change (read before the wait, as the weights);
+  // the residual is read right after the wait; the output line is
+  // prefetched into L2.
+  const int my_t = S ? lane : lane / R, my_r = S ? 0 : lane % R;
+  const bool writer = kpart == 0 && live && my_t < T && (T == 1 || my_t < tokens) &&
+                      (S || row0 + my_r < N);
+  float my_scale = 1.f, my_scale_up = 1.f, my_res = 0.f;
+  if (writer && scale) {
+    my_scale = __bfloat162float(scale[S ? group : row0 + my_r]);
+    if (S) my_scale_up = __bfloat162float(scale[group + half]);
+  }
+  if (writer && lane == 0) {
+    const bf16* out = S ? y + group : y + row0;
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(out));
+  }
+  auto after_wait = [&] {
+    if (!S && writer && residual) my_res = __bfloat162float(residual[int64_t(my_t) * N + row0 + my_r]);
+  };
+
   float part[T][R][4];
 #pragma unroll
   for (int t = 0; t < T; ++t)
@@ -272,6 +294,7 @@ __global__ void __launch_bounds__(256) gemv_kernel(const KernelArgs a) {
       load_batch(base + stride, next);
       if (!waited) {
         wait_for_previous_grid();
+        after_wait();
         waited = true;
       }
       use_batch(base, w);
@@ -280,9 +303,13 @@ __global__ void __launch_bounds__(256) gemv_kernel(const KernelArgs a) {
 #pragma unroll
         for (int u = 0; u < U; ++u) w[r][u] = next[r][u];
     }
-    if (!waited) wait_for_previous_grid();  // a warp with no vectors still writes y
+    if (!waited) {  // a warp with no vectors still writes y
+      wait_for_previous_grid();
+      after_wait();
+    }
   } else {
     wait_for_previous_grid();
+    after_wait();
     for (int base = first; base < nvec; base += stride) {
       int4 w[R][U];
       load_batch(base, w);
@@ -336,8 +363,8 @@ __global__ void __launch_bounds__(256) gemv_kernel(const KernelArgs a) {
       if (lane == t && live && t < tokens) {
         float g = acc[t][0], u = acc[t][1];
         if (scale) {
-          g *= __bfloat162float(scale[group]);
-          u *= __bfloat162float(scale[group + half]);
+          g *= my_scale;
+          u *= my_scale_up;
         }
         const float r = rsqrtf(xx[t] / K + a.eps);
         const float gg = r * g;
@@ -353,10 +380,9 @@ __global__ void __launch_bounds__(256) gemv_kernel(const KernelArgs a) {
         const int row = row0 + r;
         if (lane == t * R + r && row < N && (T == 1 || t < tokens)) {
           float v = acc[t][r];
-          if (scale) v *= __bfloat162float(scale[row]);
-          const int64_t at = int64_t(t) * N + row;
-          if (residual) v += __bfloat162float(residual[at]);
-          y[at] = __float2bfloat16_rn(v);
+          if (scale) v *= my_scale;
+          if (residual) v += my_res;
+          y[int64_t(t) * N + row] = __float2bfloat16_rn(v);
         }
       }
   }
