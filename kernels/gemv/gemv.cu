@@ -398,11 +398,12 @@ void launch_kernel(const Config& c, dim3 grid, dim3 block, cudaStream_t s, const
 template <bool INT8, int R, bool P>
 void by_unroll(const Config& c, dim3 grid, dim3 block, cudaStream_t s, const KernelArgs& a) {
   switch (c.unroll) {
+    case 1: return launch_kernel<INT8, R, 1, P, 1>(c, grid, block, s, a);
     case 2: return launch_kernel<INT8, R, 2, P, 1>(c, grid, block, s, a);
     case 4: return launch_kernel<INT8, R, 4, P, 1>(c, grid, block, s, a);
     case 8: return launch_kernel<INT8, R, 8, P, 1>(c, grid, block, s, a);
   }
-  throw std::invalid_argument("gemv: unroll must be 2, 4 or 8");
+  throw std::invalid_argument("gemv: unroll must be 1, 2, 4 or 8");
 }
 
 template <bool INT8, int R>
@@ -528,8 +529,8 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
   }
   if (cfg.rows_per_warp != 1 && cfg.rows_per_warp != 2 && cfg.rows_per_warp != 4)
     throw std::invalid_argument("gemv: rows_per_warp must be 1, 2 or 4");
-  if (cfg.unroll != 2 && cfg.unroll != 4 && cfg.unroll != 8)
-    throw std::invalid_argument("gemv: unroll must be 2, 4 or 8");
+  if (cfg.unroll != 1 && cfg.unroll != 2 && cfg.unroll != 4 && cfg.unroll != 8)
+    throw std::invalid_argument("gemv: unroll must be 1, 2, 4 or 8");
   if (cfg.warps_per_block < 1 || cfg.warps_per_block > 8)
     throw std::invalid_argument("gemv: warps_per_block must be in [1, 8]");
   if (cfg.k_split != 1 && cfg.k_split != 2 && cfg.k_split != 4 && cfg.k_split != 8)

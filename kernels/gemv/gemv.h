@@ -82,7 +82,7 @@ void gemv_swiglu_ref(const float* W, const float* scale, const float* x, float* 
 // the tests; the public functions above pick them by shape.
 struct Config {
   int rows_per_warp = 1;    // 1, 2 or 4: rows a warp reduces together (x loaded once for all)
-  int unroll = 4;           // 2, 4 or 8: 16-byte weight loads in flight per row per thread
+  int unroll = 4;           // 1, 2, 4 or 8: 16-byte weight loads per row per thread and batch
   int warps_per_block = 4;  // 1..8
   bool pipeline = false;    // load the next batch while using this one
   bool pdl = false;         // programmatic dependent launch (see gemv_bf16)

@@ -9,6 +9,10 @@
 //   3  512 blocks of 128 threads: each lane reads one 16-byte vector, each
 //      warp reduces and writes one value (a GEMV of one load per lane:
 //      1 MB read, the first byte of every warp after a cold L2)
+//   4  as 3, and every lane also reads one of 128 vectors (2 KB) that all
+//      warps share, as a GEMV's x
+//   5  as 3 with 256 blocks and two loads per lane (the same 1 MB)
+//   6  as 3, writing into a buffer of its own 2 MB page
 // Run with `kbench run --filter _floor`; not part of the nightly suite.
 #include <memory>
 
@@ -29,19 +33,47 @@ __global__ void floor_read(const int4* __restrict__ p, int* __restrict__ out) {
   if ((threadIdx.x & 31) == 0) out[i >> 5] = s;
 }
 
+__global__ void floor_read_shared(const int4* __restrict__ p, const int4* __restrict__ x,
+                                  int* __restrict__ out) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int4 v = __ldcs(p + i), w = __ldg(x + (threadIdx.x & 127));
+  int s = v.x ^ v.y ^ v.z ^ v.w ^ w.x ^ w.w;
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) s ^= __shfl_xor_sync(0xffffffffu, s, o);
+  if ((threadIdx.x & 31) == 0) out[i >> 5] = s;
+}
+
+__global__ void floor_read2(const int4* __restrict__ p, int* __restrict__ out) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x * 2 + threadIdx.x;
+  const int4 v = __ldcs(p + i), u = __ldcs(p + i + blockDim.x);
+  int s = v.x ^ v.y ^ v.z ^ v.w ^ u.x ^ u.w;
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) s ^= __shfl_xor_sync(0xffffffffu, s, o);
+  if ((threadIdx.x & 31) == 0) out[(int64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5] = s;
+}
+
 constexpr int kBlocks = 512, kThreads = 128;
 
 class FloorCase : public kb::Case {
  public:
-  explicit FloorCase(int64_t kind) : kind_(kind), in_(size_t(kBlocks) * kThreads), out_(size_t(kBlocks) * kThreads / 32) {
+  explicit FloorCase(int64_t kind)
+      : kind_(kind),
+        in_(size_t(kBlocks) * kThreads),
+        x_(128),
+        out_(size_t(kBlocks) * kThreads / 32),
+        far_((size_t(4) << 20) / sizeof(int)) {
     KB_CUDA_CHECK(cudaMemset(in_.get(), 0x11, in_.size() * sizeof(int4)));
+    KB_CUDA_CHECK(cudaMemset(x_.get(), 0x22, x_.size() * sizeof(int4)));
   }
   void run(cudaStream_t s) override {
     switch (kind_) {
       case 0: floor_empty<<<1, 32, 0, s>>>(); break;
       case 1: floor_empty<<<kBlocks, kThreads, 0, s>>>(); break;
       case 2: floor_read<<<1, 1, 0, s>>>(in_.get(), out_.get()); break;
-      default: floor_read<<<kBlocks, kThreads, 0, s>>>(in_.get(), out_.get()); break;
+      case 3: floor_read<<<kBlocks, kThreads, 0, s>>>(in_.get(), out_.get()); break;
+      case 4: floor_read_shared<<<kBlocks, kThreads, 0, s>>>(in_.get(), x_.get(), out_.get()); break;
+      case 5: floor_read2<<<kBlocks / 2, kThreads, 0, s>>>(in_.get(), out_.get()); break;
+      default: floor_read<<<kBlocks, kThreads, 0, s>>>(in_.get(), far_.get() + (size_t(2) << 20) / sizeof(int)); break;
     }
     KB_CHECK_LAUNCH();
   }
@@ -53,8 +85,8 @@ class FloorCase : public kb::Case {
 
  private:
   int64_t kind_;
-  kb::DeviceBuffer<int4> in_;
-  kb::DeviceBuffer<int> out_;
+  kb::DeviceBuffer<int4> in_, x_;
+  kb::DeviceBuffer<int> out_, far_;
 };
 
 }  // namespace
@@ -63,12 +95,12 @@ KB_EXPERIMENT(floor_probe) {
   return kb::Experiment("_floor")
       .doc("the smallest kernels timed as experiments are: empty and one-load, 1 block and a full grid")
       .hidden()
-      .axis("case", {0, 1, 2, 3})
+      .axis("case", {0, 1, 2, 3, 4, 5, 6})
       .dtypes({kb::DType::bf16})
       .metrics({kb::Metric::latency_us})
       .work([](const kb::Point& p) {
         kb::Work w;
-        w.bytes = p["case"] == 3 ? double(kBlocks) * kThreads * 16 : p["case"] == 2 ? 16 : 0;
+        w.bytes = p["case"] >= 3 ? double(kBlocks) * kThreads * 16 : p["case"] == 2 ? 16 : 0;
         w.bound = kb::Bound::read;
         return w;
       })

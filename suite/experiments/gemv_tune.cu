@@ -38,8 +38,8 @@ KB_EXPERIMENT(gemv_tune) {
       .point(Shape{{"N", 1024}, {"K", 14336}})   // the MLP's down projection at D=1024
       .point(Shape{{"N", 14336}, {"K", 1024}})
       .dtypes({kb::DType::i8, kb::DType::bf16})
-      .variants({"R1U2W4P1K1", "R1U2W4P1K2", "R1U2W4P1K4", "R2U2W4P1K2", "R2U2W4P1K4",
-                 "R1U4W4P1K4", "R1U2W8P1K4", "R1U2W8P1K8", "default"})
+      .variants({"R1U1W4P1K1", "R1U1W4P1K2", "R1U1W4P1K4", "R1U1W8P1K8", "R1U1W8P1K4",
+                 "R1U2W4P1K2", "R1U2W4P1K4", "R1U1W4P0K2", "R2U1W4P1K2", "default"})
       .metrics({kb::Metric::memory_bandwidth})
       .work([](const kb::Point& p) { return kb::gemv_experiment::gemv_work(p, 1); })
       .make([](const kb::Point& p) {

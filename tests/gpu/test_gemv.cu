@@ -133,7 +133,7 @@ TEST_P(GemvShapes, InPlaceResidualMatchesReference) {
 TEST_P(GemvShapes, EveryConfigMatchesReference) {
   KB_REQUIRE_GPU();
   for (int r : {1, 2, 4})
-    for (int u : {2, 4, 8})
+    for (int u : {1, 2, 4, 8})
       for (int wpb : {1, 4, 8})
         for (bool pipe : {false, true})
           for (int ks : {1, 2, 4, 8}) {
@@ -453,7 +453,7 @@ TEST(GemvRefuses, BadExpertCountsAndIds) {
 TEST(GemvRefuses, BadConfig) {
   gemv::Config c{3, 4, 4, false};
   EXPECT_FALSE(refusal([&] { gemv::launch(false, kW, nullptr, nullptr, 1, 0, kX, kY, 16, 16, nullptr, c, nullptr); }).empty());
-  c = {1, 5, 4, false};
+  c = {1, 5, 4, false};  // unroll 5
   EXPECT_FALSE(refusal([&] { gemv::launch(false, kW, nullptr, nullptr, 1, 0, kX, kY, 16, 16, nullptr, c, nullptr); }).empty());
   c = {1, 4, 9, false};
   EXPECT_FALSE(refusal([&] { gemv::launch(false, kW, nullptr, nullptr, 1, 0, kX, kY, 16, 16, nullptr, c, nullptr); }).empty());
