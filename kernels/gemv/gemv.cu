@@ -477,20 +477,32 @@ int k_multiple_int8() { return Traits<true>::kVec; }
 // 4 warps per block. K split over 4 warps of a block once K is long (bf16
 // 16384²: 3063 vs 2913 GB/s; 1024x14336: 2111 vs 1382) and, for bf16, over
 // 2-4 warps at K >= 8192 or N >= 16384 (4096x11008: 2589 vs 2466; 22016x4096:
-// 2917 vs 2827). Elsewhere one warp per row: splitting cost up to 10% at
-// 4096² and every int8 shape with K = 4096.
+// 2917 vs 2827). Elsewhere one warp per row for bf16: splitting cost up to
+// 10% at 4096². int8 (second evening tune): batches of one load, two rows
+// per warp and K split over 2 warps up to N = 16384 at K >= 4096 (4096²:
+// 1662 vs 1531; 12288x4096: 2267 vs 2192; 4096x11008: 2287 vs 2230;
+// 16384²: 2907 vs 2871; not 22016x4096: 2522 vs 2585), one row per warp and
+// the same split for short rows (1024²: 226 vs 215).
 Config default_config(bool int8, int64_t N, int64_t K) {
   Config c;
   c.warps_per_block = 4;
   c.unroll = 2;
   c.pipeline = true;
   c.rows_per_warp = 1;
-  if (K >= 12288)
-    c.k_split = 4;
-  else if (!int8 && N >= 12288 && K >= 4096)  // 12288x4096: 2736 vs 2659; not 14336x1024
-    c.k_split = 4;
-  else if (!int8 && (K >= 8192 || N <= 2048))  // few rows: 1024² 429 vs 409 GB/s
+  if (int8 && K >= 4096 && N <= 16384) {
+    c.unroll = 1;
+    c.rows_per_warp = 2;
     c.k_split = 2;
+  } else if (int8 && K <= 2048 && N <= 2048) {
+    c.unroll = 1;
+    c.k_split = 2;
+  } else if (K >= 12288) {
+    c.k_split = 4;
+  } else if (!int8 && N >= 12288 && K >= 4096) {  // 12288x4096: 2736 vs 2659; not 14336x1024
+    c.k_split = 4;
+  } else if (!int8 && (K >= 8192 || N <= 2048)) {  // few rows: 1024² 429 vs 409 GB/s
+    c.k_split = 2;
+  }
   return c;
 }
 
@@ -568,17 +580,25 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
 
 // Several tokens (measured on an H100 at Llama-2-7B's shapes and 6 tokens,
 // tools/decode_profile, docs/notes/gemv.md): the kernel is then bound by
-// its x reads and FMAs, not by HBM. int8: two rows per warp (each token's x
-// vector serves both; 12288x4096: 47 vs 58 us), the one-token K split.
+// its x reads and FMAs, not by HBM. Batches of two loads. int8: two rows
+// per warp (each token's x vector serves both; 12288x4096: 47 vs 58 us),
+// K split only at K >= 12288. The SwiGLU keeps the split it measured with
+// (int8 as several tokens).
 // bf16: one row per warp (two for the SwiGLU, whose rows pair), no K split
 // below K = 8192 (12288x4096: 61 vs 73 us; 22016x4096 with 2 rows: 96 vs
 // 207 us), the one-token split above (4096x11008: 62 vs 90 us).
 Config tokens_config(bool int8, int64_t N, int64_t K, int tokens, bool swiglu) {
   Config c = default_config(int8, N, K);
-  if (swiglu) c.rows_per_warp = 2;
+  if (swiglu) {  // two rows (gate and up), batches of two loads
+    c.rows_per_warp = 2;
+    c.unroll = 2;
+    if (int8) c.k_split = K >= 12288 ? 4 : 1;
+  }
   if (tokens <= 1) return c;
+  c.unroll = 2;
   if (int8) {
     c.rows_per_warp = 2;
+    c.k_split = K >= 12288 ? 4 : 1;
   } else if (K < 8192) {
     c.k_split = 1;
   }

@@ -90,8 +90,8 @@ struct Config {
 };
 Config default_config(bool int8, int64_t N, int64_t K);
 // What gemv_tokens (swiglu: gemv_swiglu) takes for `tokens` tokens: each
-// token's sums equal the one-token gemv's bits where its k_split is the
-// one-token default's (int8; bf16 at K >= 8192).
+// token's sums equal the one-token gemv's bits where its k_split and unroll
+// are the one-token configuration's.
 Config tokens_config(bool int8, int64_t N, int64_t K, int tokens, bool swiglu = false);
 // gemv (n_sel = 1, experts = nullptr) or gather_gemv with an explicit config.
 // `tokens` > 1: as gemv_tokens (rows_per_warp 1 or 2, unroll 2 or 4, pipelined only).

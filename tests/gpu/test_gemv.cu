@@ -212,9 +212,9 @@ TEST(GemvTokens, MatchesReferenceAndTheSingleTokenGemv) {
         const std::vector<bf16> row(got.begin() + size_t(t) * p.N, got.begin() + size_t(t + 1) * p.N);
         expect_close(row, ref, mag, "token " + std::to_string(t));
         // The single-token gemv of token t, same residual: the same bits.
-        if (gemv::tokens_config(p.int8, p.N, p.K, T).k_split !=
-            gemv::default_config(p.int8, p.N, p.K).k_split)
-          continue;
+        const gemv::Config many = gemv::tokens_config(p.int8, p.N, p.K, T),
+                           one = gemv::default_config(p.int8, p.N, p.K);
+        if (many.k_split != one.k_split || many.unroll != one.unroll) continue;
         y1.upload(std::vector<bf16>(r16.begin() + size_t(t) * p.N, r16.begin() + size_t(t + 1) * p.N));
         if (p.int8)
           gemv::gemv_int8(reinterpret_cast<const int8_t*>(w.get()), sp, x.get() + size_t(t) * p.K,
@@ -223,8 +223,8 @@ TEST(GemvTokens, MatchesReferenceAndTheSingleTokenGemv) {
           gemv::gemv_bf16(reinterpret_cast<const bf16*>(w.get()), x.get() + size_t(t) * p.K,
                           y1.get(), p.N, p.K, nullptr, y1.get());
         ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-        const auto one = y1.download();
-        ASSERT_EQ(0, std::memcmp(one.data(), row.data(), row.size() * sizeof(bf16))) << "token " << t;
+        const auto single = y1.download();
+        ASSERT_EQ(0, std::memcmp(single.data(), row.data(), row.size() * sizeof(bf16))) << "token " << t;
       }
     }
 }
@@ -284,8 +284,9 @@ TEST(GemvSwiglu, MatchesReferenceForOneAndSeveralTokens) {
         float big = 0;
         for (float v : ref) big = std::max(big, std::fabs(v));
         EXPECT_LE(cmp.max_abs, big / 64) << "token " << t;
-        if (T > 1 && gemv::tokens_config(p.int8, 2 * p.F, p.K, T, true).k_split ==
-                         gemv::tokens_config(p.int8, 2 * p.F, p.K, 1, true).k_split) {
+        const gemv::Config many = gemv::tokens_config(p.int8, 2 * p.F, p.K, T, true),
+                           one = gemv::tokens_config(p.int8, 2 * p.F, p.K, 1, true);
+        if (T > 1 && many.k_split == one.k_split && many.unroll == one.unroll) {
           // token t alone, the K split alike: the same bits
           h1.poison();
           gemv::gemv_swiglu(p.int8, w.get(), sp, x.get() + size_t(t) * p.K, h1.get(), 1, p.F, p.K,
