@@ -51,6 +51,7 @@ DecodeCheck check_against_reference(const ModelConfig& c, WeightType t,
   dopt.attn_min_chunk = o.attn_min_chunk;
   dopt.capture = o.graph;
   dopt.fuse_swiglu = o.fuse_swiglu;
+  dopt.pdl = o.pdl;
   dopt.prompt.clear();
   for (int32_t id : o.prompt) dopt.prompt.push_back(((id % c.vocab) + c.vocab) % c.vocab);
   const int prompt_len = static_cast<int>(dopt.prompt.size());

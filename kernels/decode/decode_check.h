@@ -37,6 +37,7 @@ struct ReferenceCheckOptions {
   bool graph = true;  // replay the captured graph (else eager launches)
   bool prefill = false;  // the prompt as one prefill (then only its last logits are compared)
   bool fuse_swiglu = true;  // DecoderOptions::fuse_swiglu
+  bool pdl = true;          // DecoderOptions::pdl
   uint64_t seed = 1;
   double logits_tol = 3e-2;  // relative L2 of the logits per step
 };

@@ -64,6 +64,20 @@ struct Traits<true> {
   static constexpr int kVec = 16;
 };
 
+// A coherent 16-byte load (cached in L1). Not ld.global.nc (__ldg): under
+// programmatic dependent launch the grid starts while the previous one
+// still writes x, and the non-coherent path may then serve a line that an
+// earlier kernel on the SM cached before that write; griddepcontrol.wait
+// makes the previous grid's writes visible to coherent loads only. (With
+// __ldg the int8 Llama decode read stale x at random steps.)
+__device__ __forceinline__ int4 load_coherent(const int4* p) {
+  int4 v;
+  asm volatile("ld.global.v4.s32 {%0,%1,%2,%3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
+  return v;
+}
+
 // x[k .. k+kVec) as floats.
 template <bool INT8>
 __device__ __forceinline__ void load_x(const int4* x4, int vec, float (&xf)[Traits<INT8>::kVec]) {
@@ -71,7 +85,7 @@ __device__ __forceinline__ void load_x(const int4* x4, int vec, float (&xf)[Trai
   uint32_t u[kWords];
 #pragma unroll
   for (int h = 0; h < kWords / 4; ++h) {
-    const int4 v = __ldg(x4 + vec * (kWords / 4) + h);
+    const int4 v = load_coherent(x4 + vec * (kWords / 4) + h);
     u[4 * h + 0] = v.x;
     u[4 * h + 1] = v.y;
     u[4 * h + 2] = v.z;
@@ -164,7 +178,7 @@ __global__ void __launch_bounds__(256) gemv_kernel(const KernelArgs a) {
   using Wt = typename Traits<INT8>::W;
   const Wt* W = static_cast<const Wt*>(a.W);
   const bf16* scale = a.scale;
-  const bf16* __restrict__ x = a.x;
+  const bf16* x = a.x;  // written by the previous grid: coherent loads only (load_x)
   bf16* y = a.y;
   const bf16* residual = a.residual;
   const int N = a.N, K = a.K, ks = a.ks, tokens = a.tokens;

@@ -483,11 +483,12 @@ struct ModelParam {
   int splits, min_chunk;
   bool prefill = false;
   bool fuse_swiglu = true;
+  bool pdl = true;
 };
 void PrintTo(const ModelParam& p, std::ostream* os) {
   *os << dec::weight_type_name(p.type) << (p.graph ? " graph" : " eager") << " splits " << p.splits
       << " min_chunk " << p.min_chunk << (p.prefill ? " prefill" : "")
-      << (p.fuse_swiglu ? "" : " silu_mul");
+      << (p.fuse_swiglu ? "" : " silu_mul") << (p.pdl ? "" : " no-pdl");
 }
 
 class DecodeTiny : public ::testing::TestWithParam<ModelParam> {};
@@ -506,6 +507,7 @@ TEST_P(DecodeTiny, MatchesCpuReference) {
   o.graph = p.graph;
   o.prefill = p.prefill;
   o.fuse_swiglu = p.fuse_swiglu;
+  o.pdl = p.pdl;
   o.seed = 11;
   const auto r = dec::check_against_reference(dec::find_config("tiny"), p.type, o);
   EXPECT_TRUE(r.ok) << r.detail;
@@ -521,14 +523,16 @@ INSTANTIATE_TEST_SUITE_P(Types, DecodeTiny,
                                            ModelParam{dec::WeightType::bf16, true, 4, 2, true},
                                            ModelParam{dec::WeightType::int8, false, 1, 16, true},
                                            ModelParam{dec::WeightType::int8, true, 4, 2, true, false},
-                                           ModelParam{dec::WeightType::bf16, false, 4, 2, false, false}),
+                                           ModelParam{dec::WeightType::bf16, false, 4, 2, false, false},
+                                           ModelParam{dec::WeightType::int8, true, 4, 2, false, true, false}),
                          [](const ::testing::TestParamInfo<ModelParam>& i) {
                            return std::string(i.param.type == dec::WeightType::int8 ? "int8"
                                                                                     : "bf16") +
                                   (i.param.graph ? "_graph" : "_eager") + "_splits" +
                                   std::to_string(i.param.splits) +
                                   (i.param.prefill ? "_prefill" : "") +
-                                  (i.param.fuse_swiglu ? "" : "_silu_mul");
+                                  (i.param.fuse_swiglu ? "" : "_silu_mul") +
+                                  (i.param.pdl ? "" : "_no_pdl");
                          });
 
 // The prompt as one prefill leaves what the same number of single-token
