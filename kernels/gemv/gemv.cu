@@ -10,11 +10,21 @@
 //   - weights are read with ld.global.nc.L1::no_allocate (every byte is
 //     used once; keeping them out of L1 leaves L1 to x, which every warp
 //     reads) and an L2 256-byte prefetch hint;
-//   - x is read through L1 and converted once per vector for all R rows;
+//   - x is read through L1 with coherent loads (load16) and converted once
+//     per vector for all R rows;
 //   - int8 -> fp32 without the quarter-rate I2F: the byte is placed in the
 //     mantissa of 2^23 (one PRMT) and the bias subtracted (one FADD), exact;
+//   - k-split: ks warps of a block share R rows and split K, reducing
+//     through shared memory;
 //   - fp32 accumulation, a warp-shuffle reduction, then scale, residual and
-//     one bf16 store per row.
+//     one bf16 store per row (scale and residual read early);
+//   - programmatic dependent launch: the first two batches of weights are
+//     read before griddepcontrol.wait, the next grid is let launch once the
+//     weights are streamed;
+//   - several tokens (T, a prefill): each weight vector converted once and
+//     multiplied with every token's x;
+//   - SwiGLU (S): a warp group reduces gate row i and up row i and writes
+//     silu(r·g)·(r·u), r the RMSNorm factor of x from the squares it reads.
 // gather_gemv is the same kernel with blockIdx.y = the selected slot: the
 // block reads its expert id from device memory, and an id outside [0, E)
 // makes the block write NaN rows and read nothing.
@@ -32,11 +42,26 @@ namespace kb::gemv {
 
 namespace {
 
-__device__ __forceinline__ int4 load_weights(const int4* p) {
+// One 16-byte load. Weights (kStream): ld.global.nc.L1::no_allocate with an
+// L2 256-byte prefetch hint. x (kCoherent): a plain ld.global, cached in
+// L1; not ld.global.nc (__ldg): under programmatic dependent launch the
+// grid starts while the previous one still writes x, and the non-coherent
+// path may then serve a line that an earlier kernel on the SM cached
+// before that write; griddepcontrol.wait makes the previous grid's writes
+// visible to coherent loads only. (With __ldg the int8 Llama decode read
+// stale x at random steps.)
+enum LoadKind { kStream, kCoherent };
+template <LoadKind L>
+__device__ __forceinline__ int4 load16(const int4* p) {
   int4 v;
-  asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.s32 {%0,%1,%2,%3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p));
+  if constexpr (L == kStream)
+    asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.s32 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p));
+  else
+    asm volatile("ld.global.v4.s32 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p));
   return v;
 }
 
@@ -64,20 +89,6 @@ struct Traits<true> {
   static constexpr int kVec = 16;
 };
 
-// A coherent 16-byte load (cached in L1). Not ld.global.nc (__ldg): under
-// programmatic dependent launch the grid starts while the previous one
-// still writes x, and the non-coherent path may then serve a line that an
-// earlier kernel on the SM cached before that write; griddepcontrol.wait
-// makes the previous grid's writes visible to coherent loads only. (With
-// __ldg the int8 Llama decode read stale x at random steps.)
-__device__ __forceinline__ int4 load_coherent(const int4* p) {
-  int4 v;
-  asm volatile("ld.global.v4.s32 {%0,%1,%2,%3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p));
-  return v;
-}
-
 // x[k .. k+kVec) as floats.
 template <bool INT8>
 __device__ __forceinline__ void load_x(const int4* x4, int vec, float (&xf)[Traits<INT8>::kVec]) {
@@ -85,7 +96,7 @@ __device__ __forceinline__ void load_x(const int4* x4, int vec, float (&xf)[Trai
   uint32_t u[kWords];
 #pragma unroll
   for (int h = 0; h < kWords / 4; ++h) {
-    const int4 v = load_coherent(x4 + vec * (kWords / 4) + h);
+    const int4 v = load16<kCoherent>(x4 + vec * (kWords / 4) + h);
     u[4 * h + 0] = v.x;
     u[4 * h + 1] = v.y;
     u[4 * h + 2] = v.z;
@@ -98,48 +109,7 @@ __device__ __forceinline__ void load_x(const int4* x4, int vec, float (&xf)[Trai
   }
 }
 
-// acc[j] += the products of word j: four independent FMA chains, so the
-// dot product of a vector is 4 (bf16: 2) FMAs deep rather than 16 (8).
-template <bool INT8>
-__device__ __forceinline__ void dot(const int4& w, const float (&xf)[Traits<INT8>::kVec],
-                                    float (&acc)[4]) {
-  const uint32_t words[4] = {static_cast<uint32_t>(w.x), static_cast<uint32_t>(w.y),
-                             static_cast<uint32_t>(w.z), static_cast<uint32_t>(w.w)};
-#pragma unroll
-  for (int j = 0; j < 4; ++j) {
-    if constexpr (INT8) {
-      const uint32_t b = words[j] ^ 0x80808080u;
-      acc[j] = fmaf(int8_at<0>(b), xf[4 * j + 0], acc[j]);
-      acc[j] = fmaf(int8_at<1>(b), xf[4 * j + 1], acc[j]);
-      acc[j] = fmaf(int8_at<2>(b), xf[4 * j + 2], acc[j]);
-      acc[j] = fmaf(int8_at<3>(b), xf[4 * j + 3], acc[j]);
-    } else {
-      acc[j] = fmaf(bf16_lo(words[j]), xf[2 * j], acc[j]);
-      acc[j] = fmaf(bf16_hi(words[j]), xf[2 * j + 1], acc[j]);
-    }
-  }
-}
-
-// T: the most tokens (x rows) the instantiation serves, 1 or kMaxTokens;
-// `tokens` <= T of them are used. Each weight vector is loaded once and
-// multiplied with every token's x.
-struct KernelArgs {
-  const void* W;
-  const bf16* scale;       // int8: per-row scales; bf16: nullptr
-  const int32_t* experts;  // gather: the n_sel ids (blockIdx.y = slot); else nullptr
-  int E;
-  const bf16* x;  // [tokens, K]
-  bf16* y;        // [tokens or n_sel, N]
-  const bf16* residual;  // [tokens, N] or nullptr
-  int N, K;
-  int ks;      // warps splitting K (Config::k_split)
-  int tokens;  // x rows, <= the instantiation's T
-  float eps;   // SwiGLU: the RMSNorm epsilon
-};
-
-// The same products in the same order as dot(), with the weights
-// converted once (several tokens share them): wf = the 16-byte vector as
-// floats, then acc[j] += wf[j-th quarter] · xf[j-th quarter].
+// The 16-byte weight vector as floats (int8 exactly, via int8_at).
 template <bool INT8>
 __device__ __forceinline__ void convert(const int4& w, float (&wf)[Traits<INT8>::kVec]) {
   const uint32_t words[4] = {static_cast<uint32_t>(w.x), static_cast<uint32_t>(w.y),
@@ -158,6 +128,11 @@ __device__ __forceinline__ void convert(const int4& w, float (&wf)[Traits<INT8>:
     }
   }
 }
+
+// acc[j] += the products of word j (the j-th quarter of the vector): four
+// independent FMA chains, so the dot product of a vector is 4 (bf16: 2)
+// FMAs deep rather than 16 (8). Several tokens convert a vector once and
+// call this per token: the same products in the same order as one token.
 template <bool INT8>
 __device__ __forceinline__ void dot_converted(const float (&wf)[Traits<INT8>::kVec],
                                               const float (&xf)[Traits<INT8>::kVec],
@@ -169,6 +144,31 @@ __device__ __forceinline__ void dot_converted(const float (&wf)[Traits<INT8>::kV
     for (int i = 0; i < Q; ++i) acc[j] = fmaf(wf[Q * j + i], xf[Q * j + i], acc[j]);
 }
 
+template <bool INT8>
+__device__ __forceinline__ void dot(const int4& w, const float (&xf)[Traits<INT8>::kVec],
+                                    float (&acc)[4]) {
+  float wf[Traits<INT8>::kVec];
+  convert<INT8>(w, wf);
+  dot_converted<INT8>(wf, xf, acc);
+}
+
+struct KernelArgs {
+  const void* W;
+  const bf16* scale;       // int8: per-row scales; bf16: nullptr
+  const int32_t* experts;  // gather: the n_sel ids (blockIdx.y = slot); else nullptr
+  int E;
+  const bf16* x;  // [tokens, K]
+  bf16* y;        // [tokens or n_sel, N]
+  const bf16* residual;  // [tokens, N] or nullptr
+  int N, K;
+  int ks;      // warps splitting K (Config::k_split)
+  int tokens;  // x rows, <= the instantiation's T
+  float eps;   // SwiGLU: the RMSNorm epsilon
+};
+
+// T: the most tokens (x rows) the instantiation serves, 1 or kMaxTokens;
+// `tokens` <= T of them are used. Each weight vector is loaded once and
+// multiplied with every token's x.
 // S (SwiGLU): W holds 2·F rows, gate | up; warp group i reduces gate row i
 // and up row i (R = 2) and writes y[i] = silu(r·g)·(r·u) with the RMSNorm
 // factor r = rsqrt(mean(x²) + eps) of its token, the sum of squares taken
@@ -263,7 +263,7 @@ __global__ void __launch_bounds__(256) gemv_kernel(const KernelArgs a) {
     for (int u = 0; u < U; ++u) {
       const int v = base + u * 32;
 #pragma unroll
-      for (int r = 0; r < R; ++r) w[r][u] = v < nvec ? load_weights(rows[r] + v) : make_int4(0, 0, 0, 0);
+      for (int r = 0; r < R; ++r) w[r][u] = v < nvec ? load16<kStream>(rows[r] + v) : make_int4(0, 0, 0, 0);
     }
   };
   auto use_batch = [&](int base, const int4(&w)[R][U]) {

@@ -160,6 +160,31 @@ INSTANTIATE_TEST_SUITE_P(
              "_K" + std::to_string(i.param.K);
     });
 
+// Random weights [rows, K] on the GPU and as floats on the host; int8 gets
+// per-row scales in [scale_lo, scale_hi], bf16 values in [-amp, amp].
+struct Weights {
+  kb::DeviceBuffer<uint8_t> dev;
+  std::vector<float> host, scale_host;
+  std::vector<bf16> scale;
+};
+Weights make_weights(int64_t rows, int64_t K, bool int8, uint64_t seed, float amp, float scale_lo,
+                     float scale_hi) {
+  const size_t n = size_t(rows) * K;
+  Weights w{kb::DeviceBuffer<uint8_t>(n * (int8 ? 1 : 2)), {}, {}, {}};
+  if (int8) {
+    const auto w8 = kb::random_int8(n, seed);
+    w.host.assign(w8.begin(), w8.end());
+    KB_CUDA_CHECK(cudaMemcpy(w.dev.get(), w8.data(), n, cudaMemcpyHostToDevice));
+    w.scale = kb::random_bf16(size_t(rows), seed + 2, scale_lo, scale_hi);
+    w.scale_host = kb::to_float(w.scale);
+  } else {
+    const auto w16 = kb::random_bf16(n, seed, -amp, amp);
+    w.host = kb::to_float(w16);
+    KB_CUDA_CHECK(cudaMemcpy(w.dev.get(), w16.data(), n * 2, cudaMemcpyHostToDevice));
+  }
+  return w;
+}
+
 // Several tokens at once: every token's row against the reference, with
 // the in-place residual, and bit for bit the single-token gemv of the same x
 // where both split K alike (the same arithmetic order); shapes across the
@@ -173,33 +198,21 @@ TEST(GemvTokens, MatchesReferenceAndTheSingleTokenGemv) {
     for (int T : {2, 6, 8}) {
       SCOPED_TRACE(std::string(p.int8 ? "int8" : "bf16") + " N=" + std::to_string(p.N) +
                    " K=" + std::to_string(p.K) + " tokens=" + std::to_string(T));
-      const size_t wn = size_t(p.N) * p.K;
       const uint64_t seed = 5 + p.N + p.K + T;
-      kb::DeviceBuffer<uint8_t> w(wn * (p.int8 ? 1 : 2));
-      std::vector<float> hw;
-      std::vector<bf16> sc16;
-      if (p.int8) {
-        const auto w8 = kb::random_int8(wn, seed);
-        hw.assign(w8.begin(), w8.end());
-        KB_CUDA_CHECK(cudaMemcpy(w.get(), w8.data(), wn, cudaMemcpyHostToDevice));
-        sc16 = kb::random_bf16(p.N, seed + 2, 0.001f, 0.01f);
-      } else {
-        const auto w16 = kb::random_bf16(wn, seed);
-        hw = kb::to_float(w16);
-        KB_CUDA_CHECK(cudaMemcpy(w.get(), w16.data(), wn * 2, cudaMemcpyHostToDevice));
-      }
+      const Weights w = make_weights(p.N, p.K, p.int8, seed, 1.f, 0.001f, 0.01f);
+      const std::vector<float>& hw = w.host;
+      const std::vector<float>& hs = w.scale_host;
       const auto x16 = kb::random_bf16(size_t(T) * p.K, seed + 1);
       const auto r16 = kb::random_bf16(size_t(T) * p.N, seed + 3, -2.f, 2.f);
-      kb::DeviceBuffer<bf16> scale(sc16.size()), x(x16.size()), y(r16.size()), y1(p.N);
-      if (p.int8) scale.upload(sc16);
+      kb::DeviceBuffer<bf16> scale(w.scale.size()), x(x16.size()), y(r16.size()), y1(p.N);
+      if (p.int8) scale.upload(w.scale);
       x.upload(x16);
       y.upload(r16);  // in place: Y = W·X + Y
       const bf16* sp = p.int8 ? scale.get() : nullptr;
-      gemv::gemv_tokens(p.int8, w.get(), sp, x.get(), y.get(), T, p.N, p.K, nullptr, y.get());
+      gemv::gemv_tokens(p.int8, w.dev.get(), sp, x.get(), y.get(), T, p.N, p.K, nullptr, y.get());
       ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
       const auto got = y.download();
       const auto hx = kb::to_float(x16), hr = kb::to_float(r16);
-      const auto hs = kb::to_float(sc16);
       for (int t = 0; t < T; ++t) {
         std::vector<float> ref(p.N), mag(p.N);
         gemv::gemv_ref(hw.data(), p.int8 ? hs.data() : nullptr, hx.data() + size_t(t) * p.K,
@@ -217,10 +230,10 @@ TEST(GemvTokens, MatchesReferenceAndTheSingleTokenGemv) {
         if (many.k_split != one.k_split || many.unroll != one.unroll) continue;
         y1.upload(std::vector<bf16>(r16.begin() + size_t(t) * p.N, r16.begin() + size_t(t + 1) * p.N));
         if (p.int8)
-          gemv::gemv_int8(reinterpret_cast<const int8_t*>(w.get()), sp, x.get() + size_t(t) * p.K,
-                          y1.get(), p.N, p.K, nullptr, y1.get());
+          gemv::gemv_int8(reinterpret_cast<const int8_t*>(w.dev.get()), sp,
+                          x.get() + size_t(t) * p.K, y1.get(), p.N, p.K, nullptr, y1.get());
         else
-          gemv::gemv_bf16(reinterpret_cast<const bf16*>(w.get()), x.get() + size_t(t) * p.K,
+          gemv::gemv_bf16(reinterpret_cast<const bf16*>(w.dev.get()), x.get() + size_t(t) * p.K,
                           y1.get(), p.N, p.K, nullptr, y1.get());
         ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
         const auto single = y1.download();
@@ -245,38 +258,25 @@ TEST(GemvSwiglu, MatchesReferenceForOneAndSeveralTokens) {
     for (int T : {1, 6}) {
       SCOPED_TRACE(std::string(p.int8 ? "int8" : "bf16") + " F=" + std::to_string(p.F) +
                    " K=" + std::to_string(p.K) + " tokens=" + std::to_string(T));
-      const size_t wn = size_t(2 * p.F) * p.K;
       const uint64_t seed = 900 + p.F + p.K;
-      kb::DeviceBuffer<uint8_t> w(wn * (p.int8 ? 1 : 2));
-      std::vector<float> hw;
-      std::vector<bf16> sc16;
-      if (p.int8) {
-        const auto w8 = kb::random_int8(wn, seed);
-        hw.assign(w8.begin(), w8.end());
-        KB_CUDA_CHECK(cudaMemcpy(w.get(), w8.data(), wn, cudaMemcpyHostToDevice));
-        sc16 = kb::random_bf16(2 * p.F, seed + 2, 0.5f / 127 / std::sqrt(float(p.K)),
-                               1.f / 127 / std::sqrt(float(p.K)));
-      } else {
-        // Rows of norm ~1 so that g and u are O(1) and silu is not saturated.
-        const auto w16 = kb::random_bf16(wn, seed, -1.7f / std::sqrt(float(p.K)),
-                                         1.7f / std::sqrt(float(p.K)));
-        hw = kb::to_float(w16);
-        KB_CUDA_CHECK(cudaMemcpy(w.get(), w16.data(), wn * 2, cudaMemcpyHostToDevice));
-      }
+      // Rows of norm ~1, so that g and u are O(1) and silu is not saturated.
+      const float rk = 1.f / std::sqrt(float(p.K));
+      const Weights w = make_weights(2 * p.F, p.K, p.int8, seed, 1.7f * rk, 0.5f / 127 * rk, rk / 127);
       const auto x16 = kb::random_bf16(size_t(T) * p.K, seed + 1, -3.f, 3.f);
-      kb::DeviceBuffer<bf16> scale(sc16.size()), x(x16.size()), h(size_t(T) * p.F), h1(p.F);
-      if (p.int8) scale.upload(sc16);
+      kb::DeviceBuffer<bf16> scale(w.scale.size()), x(x16.size()), h(size_t(T) * p.F), h1(p.F);
+      if (p.int8) scale.upload(w.scale);
       x.upload(x16);
       h.poison();
       const bf16* sp = p.int8 ? scale.get() : nullptr;
       const float eps = 1e-5f;
-      gemv::gemv_swiglu(p.int8, w.get(), sp, x.get(), h.get(), T, p.F, p.K, eps, nullptr);
+      gemv::gemv_swiglu(p.int8, w.dev.get(), sp, x.get(), h.get(), T, p.F, p.K, eps, nullptr);
       ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
       const auto got = kb::to_float(h.download());
-      const auto hx = kb::to_float(x16), hs = kb::to_float(sc16);
+      const auto hx = kb::to_float(x16);
       for (int t = 0; t < T; ++t) {
         std::vector<float> ref(p.F);
-        gemv::gemv_swiglu_ref(hw.data(), p.int8 ? hs.data() : nullptr, hx.data() + size_t(t) * p.K,
+        gemv::gemv_swiglu_ref(w.host.data(), p.int8 ? w.scale_host.data() : nullptr,
+                              hx.data() + size_t(t) * p.K,
                               ref.data(), p.F, p.K, eps);
         const std::vector<float> row(got.begin() + size_t(t) * p.F, got.begin() + size_t(t + 1) * p.F);
         const auto cmp = kb::compare(row, ref, 1e-2);
@@ -289,8 +289,8 @@ TEST(GemvSwiglu, MatchesReferenceForOneAndSeveralTokens) {
         if (T > 1 && many.k_split == one.k_split && many.unroll == one.unroll) {
           // token t alone, the K split alike: the same bits
           h1.poison();
-          gemv::gemv_swiglu(p.int8, w.get(), sp, x.get() + size_t(t) * p.K, h1.get(), 1, p.F, p.K,
-                            eps, nullptr);
+          gemv::gemv_swiglu(p.int8, w.dev.get(), sp, x.get() + size_t(t) * p.K, h1.get(), 1, p.F,
+                            p.K, eps, nullptr);
           ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
           EXPECT_EQ(kb::to_float(h1.download()), row) << "token " << t;
         }
