@@ -13,6 +13,9 @@
 //      warps share, as a GEMV's x
 //   5  as 3 with 256 blocks and two loads per lane (the same 1 MB)
 //   6  as 3, writing into a buffer of its own 2 MB page
+//   7  as 3 with 1024 blocks (2 MB, the size of gemv bf16 D=1024)
+//   8  as 3, each thread first reading an index (cold, as a gather's expert
+//      id) that its address depends on
 // Run with `kbench run --filter _floor`; not part of the nightly suite.
 #include <memory>
 
@@ -52,16 +55,28 @@ __global__ void floor_read2(const int4* __restrict__ p, int* __restrict__ out) {
   if ((threadIdx.x & 31) == 0) out[(int64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5] = s;
 }
 
+__global__ void floor_read_indexed(const int4* __restrict__ p, const int* __restrict__ index,
+                                   int* __restrict__ out) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x + *index;
+  const int4 v = __ldcs(p + i);
+  int s = v.x ^ v.y ^ v.z ^ v.w;
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) s ^= __shfl_xor_sync(0xffffffffu, s, o);
+  if ((threadIdx.x & 31) == 0) out[(i - *index) >> 5] = s;
+}
+
 constexpr int kBlocks = 512, kThreads = 128;
 
 class FloorCase : public kb::Case {
  public:
   explicit FloorCase(int64_t kind)
       : kind_(kind),
-        in_(size_t(kBlocks) * kThreads),
+        in_(size_t(kBlocks) * kThreads * 2),
         x_(128),
-        out_(size_t(kBlocks) * kThreads / 32),
-        far_((size_t(4) << 20) / sizeof(int)) {
+        out_(size_t(kBlocks) * kThreads * 2 / 32),
+        far_((size_t(4) << 20) / sizeof(int)),
+        index_(1) {
+    KB_CUDA_CHECK(cudaMemset(index_.get(), 0, sizeof(int)));
     KB_CUDA_CHECK(cudaMemset(in_.get(), 0x11, in_.size() * sizeof(int4)));
     KB_CUDA_CHECK(cudaMemset(x_.get(), 0x22, x_.size() * sizeof(int4)));
   }
@@ -73,7 +88,9 @@ class FloorCase : public kb::Case {
       case 3: floor_read<<<kBlocks, kThreads, 0, s>>>(in_.get(), out_.get()); break;
       case 4: floor_read_shared<<<kBlocks, kThreads, 0, s>>>(in_.get(), x_.get(), out_.get()); break;
       case 5: floor_read2<<<kBlocks / 2, kThreads, 0, s>>>(in_.get(), out_.get()); break;
-      default: floor_read<<<kBlocks, kThreads, 0, s>>>(in_.get(), far_.get() + (size_t(2) << 20) / sizeof(int)); break;
+      case 6: floor_read<<<kBlocks, kThreads, 0, s>>>(in_.get(), far_.get() + (size_t(2) << 20) / sizeof(int)); break;
+      case 7: floor_read<<<2 * kBlocks, kThreads, 0, s>>>(in_.get(), out_.get()); break;
+      default: floor_read_indexed<<<kBlocks, kThreads, 0, s>>>(in_.get(), index_.get(), out_.get()); break;
     }
     KB_CHECK_LAUNCH();
   }
@@ -86,7 +103,7 @@ class FloorCase : public kb::Case {
  private:
   int64_t kind_;
   kb::DeviceBuffer<int4> in_, x_;
-  kb::DeviceBuffer<int> out_, far_;
+  kb::DeviceBuffer<int> out_, far_, index_;
 };
 
 }  // namespace
@@ -95,12 +112,14 @@ KB_EXPERIMENT(floor_probe) {
   return kb::Experiment("_floor")
       .doc("the smallest kernels timed as experiments are: empty and one-load, 1 block and a full grid")
       .hidden()
-      .axis("case", {0, 1, 2, 3, 4, 5, 6})
+      .axis("case", {0, 1, 2, 3, 4, 5, 6, 7, 8})
       .dtypes({kb::DType::bf16})
       .metrics({kb::Metric::latency_us})
       .work([](const kb::Point& p) {
         kb::Work w;
-        w.bytes = p["case"] >= 3 ? double(kBlocks) * kThreads * 16 : p["case"] == 2 ? 16 : 0;
+        const int64_t c = p["case"];
+        w.bytes = c == 7 ? 2.0 * kBlocks * kThreads * 16 : c >= 3 ? double(kBlocks) * kThreads * 16
+                  : c == 2 ? 16 : 0;
         w.bound = kb::Bound::read;
         return w;
       })
