@@ -82,6 +82,10 @@ struct Gemm::Impl {
   cublasLtMatmulAlgo_t algo{};
   AlgoConfig config;
   std::string id;
+  // The heuristic's usable candidates, in its order (tune() times them).
+  std::vector<cublasLtMatmulHeuristicResult_t> usable;
+  int chosen_index = 0;  // into `usable`
+  bool timed = false;    // chosen by tune()
   DeviceBuffer<unsigned char> workspace;
   const void* bias_set = nullptr;  // the bias pointer the descriptor holds now
 
@@ -157,12 +161,11 @@ Gemm::Gemm(int64_t M, int64_t N, int64_t K, Options opts) : impl_(std::make_uniq
   KB_CUBLAS_CHECK(cublasLtMatmulPreferenceDestroy(pref));
 
   // The heuristic orders its results by estimated time: take the first one
-  // it marks usable within our workspace limit.
-  const cublasLtMatmulHeuristicResult_t* chosen = nullptr;
-  for (int i = 0; i < returned && !chosen; ++i)
+  // it marks usable within our workspace limit (tune() may pick another).
+  for (int i = 0; i < returned; ++i)
     if (results[i].state == CUBLAS_STATUS_SUCCESS && results[i].workspaceSize <= opts.max_workspace)
-      chosen = &results[i];
-  if (!chosen) {
+      g.usable.push_back(results[i]);
+  if (g.usable.empty()) {
     const int st = returned > 0 ? static_cast<int>(results[0].state)
                                 : static_cast<int>(CUBLAS_STATUS_NOT_SUPPORTED);
     throw CudaError("cuBLASLt refuses " + describe() + ": " + cublas_status_name(st) + " (" +
@@ -171,10 +174,18 @@ Gemm::Gemm(int64_t M, int64_t N, int64_t K, Options opts) : impl_(std::make_uniq
                         std::to_string(opts.max_workspace) + " bytes of workspace)",
                     cudaSuccess);
   }
-  g.algo = chosen->algo;
+  choose(0);
+}
+
+void Gemm::choose(int index) {
+  Impl& g = *impl_;
+  const cublasLtMatmulHeuristicResult_t& chosen = g.usable.at(static_cast<size_t>(index));
+  g.chosen_index = index;
+  g.algo = chosen.algo;
   AlgoConfig& c = g.config;
-  c.workspace = chosen->workspaceSize;
-  c.waves = chosen->wavesCount;
+  c = AlgoConfig{};
+  c.workspace = chosen.workspaceSize;
+  c.waves = chosen.wavesCount;
   get_config(g.algo, CUBLASLT_ALGO_CONFIG_ID, c.id);
   get_config(g.algo, CUBLASLT_ALGO_CONFIG_TILE_ID, c.tile);
   get_config(g.algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, c.stages);
@@ -188,8 +199,49 @@ Gemm::Gemm(int64_t M, int64_t N, int64_t K, Options opts) : impl_(std::make_uniq
          (c.splitk > 1 ? "_red" + std::to_string(c.reduction) : std::string()) + "_swizzle" +
          std::to_string(c.swizzle) + "_custom" + std::to_string(c.custom) + "_cluster" +
          std::to_string(c.cluster);
-  // Exactly what the chosen algorithm needs (often nothing).
-  g.workspace = DeviceBuffer<unsigned char>(c.workspace);
+  if (g.timed)
+    g.id += "_timed" + std::to_string(index + 1) + "of" + std::to_string(g.usable.size());
+  // What the chosen algorithm needs (often nothing); tune() keeps the largest.
+  if (g.workspace.bytes() < c.workspace) g.workspace = DeviceBuffer<unsigned char>(c.workspace);
+}
+
+void Gemm::tune(const bf16* A, const bf16* W, const bf16* bias, bf16* D, cudaStream_t stream,
+                int reps) {
+  Impl& g = *impl_;
+  if (g.opts.input != Input::bf16)
+    throw std::invalid_argument("gemm: bf16 inputs given to a plan for " + describe());
+  if (reps < 1) throw std::invalid_argument("gemm: tune needs reps >= 1");
+  const int n = static_cast<int>(g.usable.size());
+  if (n <= 1) return;
+  cudaEvent_t e0 = nullptr, e1 = nullptr;
+  KB_CUDA_CHECK(cudaEventCreate(&e0));
+  KB_CUDA_CHECK(cudaEventCreate(&e1));
+  int best = 0;
+  float best_ms = 0;
+  try {
+    for (int i = 0; i < n; ++i) {
+      choose(i);
+      launch(A, W, bias, D, stream);  // warm-up
+      KB_CUDA_CHECK(cudaEventRecord(e0, stream));
+      for (int r = 0; r < reps; ++r) launch(A, W, bias, D, stream);
+      KB_CUDA_CHECK(cudaEventRecord(e1, stream));
+      KB_CUDA_CHECK(cudaEventSynchronize(e1));
+      float ms = 0;
+      KB_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+      if (i == 0 || ms < best_ms) {
+        best = i;
+        best_ms = ms;
+      }
+    }
+  } catch (...) {
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    throw;
+  }
+  KB_CUDA_CHECK(cudaEventDestroy(e0));
+  KB_CUDA_CHECK(cudaEventDestroy(e1));
+  g.timed = true;
+  choose(best);
 }
 
 Gemm::~Gemm() = default;

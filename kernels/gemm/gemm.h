@@ -88,6 +88,13 @@ class Gemm {
   void run(const bf16* A, const bf16* W, const bf16* bias, bf16* D, cudaStream_t stream);
   void run(const fp8* A, const fp8* W, const bf16* bias, bf16* D, cudaStream_t stream);
 
+  // Times each algorithm the heuristic returned as usable (`reps` runs
+  // after one warm-up, on these buffers, on `stream`; synchronizes) and
+  // keeps the fastest; id() then ends with "_timed<i>of<n>" (the chosen
+  // one's place in the heuristic's order). bf16 plans only.
+  void tune(const bf16* A, const bf16* W, const bf16* bias, bf16* D, cudaStream_t stream,
+            int reps = 5);
+
   int64_t M() const;
   int64_t N() const;
   int64_t K() const;
@@ -102,6 +109,7 @@ class Gemm {
 
  private:
   struct Impl;
+  void choose(int index);  // the index-th usable algorithm of the heuristic
   void launch(const void* A, const void* W, const void* bias, void* D, cudaStream_t stream);
   std::unique_ptr<Impl> impl_;
 };

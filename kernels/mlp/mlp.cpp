@@ -50,6 +50,15 @@ void Mlp::run(const Params& p, const bf16* x, bf16* y, cudaStream_t s) {
                          s);
 }
 
+void Mlp::tune(const Params& p, const bf16* x, cudaStream_t s) {
+  if (path_ != Path::cublaslt) return;
+  up_->tune(x, p.w1, p.b1, h_.get(), s);
+  up_->run(x, p.w1, p.b1, h_.get(), s);
+  layer_norm::layer_norm(h_.get(), p.ln1_g, p.ln1_b, g_.get(), T_, F_, kEps,
+                         layer_norm::Activation::gelu_erf, s);
+  down_->tune(g_.get(), p.w2, p.b2, u_.get(), s);
+}
+
 std::string Mlp::detail() const {
   if (path_ != Path::cublaslt) return "";
   return "up=" + up_->id() + ";down=" + down_->id();

@@ -64,6 +64,12 @@ class Mlp {
   // y [T, D] = MLP(x [T, D]); enqueued on `stream` only.
   void run(const Params& p, const bf16* x, bf16* y, cudaStream_t stream);
 
+  // cublaslt path: times the heuristic's algorithms for both GEMMs on these
+  // inputs (gemm::Gemm::tune; runs the first Linear and the LayerNorm to
+  // give the second its input) and keeps the fastest; synchronizes. The
+  // gemv path: nothing.
+  void tune(const Params& p, const bf16* x, cudaStream_t stream);
+
   // What the row's variant should add to the path's name: the cuBLASLt
   // algorithms ("up=<id>;down=<id>"), or "" for the gemv path.
   std::string detail() const;

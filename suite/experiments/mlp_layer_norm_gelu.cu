@@ -87,6 +87,11 @@ class MlpCase : public kb::Case {
     b2_.upload(hp.b2);
     ln2_g_.upload(hp.ln2_g);
     ln2_b_.upload(hp.ln2_b);
+    if (!tuned_) {  // once per point: the fastest of the heuristic's algorithms, then checked
+      KB_CUDA_CHECK(cudaDeviceSynchronize());
+      mlp_.tune(params(), x_.get(), s);
+      tuned_ = true;
+    }
     y_.poison();
     mlp_.poison_intermediates();
     // The fills ran on `s`; the uploads and the poisoning (cudaMemcpy,
@@ -143,6 +148,7 @@ class MlpCase : public kb::Case {
   int64_t T_, D_;
   kb::DeviceBuffer<bf16> w1_, b1_, ln1_g_, ln1_b_, w2_, b2_, ln2_g_, ln2_b_, x_, y_;
   kb::mlp::Mlp mlp_;  // last: plans after the buffers exist
+  bool tuned_ = false;
 };
 
 }  // namespace

@@ -75,6 +75,17 @@ TEST_P(GemmTest, MatchesReference) {
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   auto again = kb::allclose(kb::to_float(dd.download()), ref, 1.0 / 128, 4e-3 * kb::rms(ref));
   EXPECT_TRUE(again.ok) << again.text();
+  // Timing the heuristic's algorithms (each runs on these buffers) and
+  // keeping the fastest: the kept one is right too.
+  const kb::bf16* bp = kb::gemm::has_bias(p.ep) ? db.get() : nullptr;
+  g.tune(da.get(), dw.get(), bp, dd.get(), nullptr, 2);
+  EXPECT_EQ(g.id().rfind("algo", 0), 0u) << g.id();
+  dd.poison();
+  g.run(da.get(), dw.get(), bp, dd.get(), nullptr);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  auto tuned = kb::allclose(kb::to_float(dd.download()), ref, 1.0 / 128, 4e-3 * kb::rms(ref));
+  EXPECT_TRUE(tuned.ok) << "tuned algo " << g.id() << ": " << tuned.text();
+  EXPECT_THROW(g.tune(da.get(), dw.get(), bp, dd.get(), nullptr, 0), std::invalid_argument);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -106,6 +117,10 @@ TEST(Gemm, Fp8MatchesReference) {
   o.input = kb::gemm::Input::fp8_e4m3;
   o.epilogue = Epilogue::bias;
   kb::gemm::Gemm g(M, N, K, o);
+  {  // tune() times bf16 plans only
+    kb::DeviceBuffer<kb::bf16> x(16);
+    EXPECT_THROW(g.tune(x.get(), x.get(), nullptr, x.get(), nullptr), std::invalid_argument);
+  }
   g.run(a.get(), w.get(), bias.get(), d.get(), nullptr);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   auto out = kb::to_float(d.download());
