@@ -62,7 +62,7 @@ class Case {
   // What only the built case knows about how it runs (e.g. the algorithm
   // cuBLASLt chose: "algo66_tile24_..."), `key=value` pairs joined by ';'.
   // The engine adds it to the rows' variant after the point's own variant
-  // and before `bound=`. Default: nothing.
+  // and before `bound=`; read after check(), which may settle it. Default: nothing.
   virtual std::string variant() const { return {}; }
 };
 
