@@ -59,8 +59,21 @@ __device__ __forceinline__ float activate(float v, Activation act) {
   return v;
 }
 
-// Vector c of a row as floats; zeros past the row's nvec vectors.
-__device__ __forceinline__ void load_vec(const bf16* xr, int c, int nvec, float (&v)[kVec]) {
+// What a kernel needs (one struct, so that every version takes the same).
+struct Args {
+  const bf16* x;
+  const bf16* bias;  // added to every row before the statistics, or nullptr
+  const bf16* gamma;
+  const bf16* beta;
+  bf16* y;
+  int64_t rows, D;
+  float eps;
+  Activation act;
+};
+
+// Vector c of a row (+ bias) as floats; zeros past the row's nvec vectors.
+__device__ __forceinline__ void load_vec(const bf16* xr, const bf16* bias, int c, int nvec,
+                                         float (&v)[kVec]) {
   if (c < nvec) {
     const Vec8 in = load_stream(xr + static_cast<int64_t>(c) * kVec);
 #pragma unroll
@@ -68,6 +81,15 @@ __device__ __forceinline__ void load_vec(const bf16* xr, int c, int nvec, float 
       const float2 f = __bfloat1622float2(in.h[j]);
       v[2 * j] = f.x;
       v[2 * j + 1] = f.y;
+    }
+    if (bias) {
+      const Vec8 bv = *reinterpret_cast<const Vec8*>(bias + static_cast<int64_t>(c) * kVec);
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const float2 f = __bfloat1622float2(bv.h[j]);
+        v[2 * j] += f.x;
+        v[2 * j + 1] += f.y;
+      }
     }
   } else {
 #pragma unroll
@@ -129,22 +151,18 @@ __device__ __forceinline__ float block_sum(float v, float* scratch) {
 }
 
 template <int VPT>
-__global__ void __launch_bounds__(512) row_in_registers(const bf16* __restrict__ x,
-                                                         const bf16* __restrict__ gamma,
-                                                         const bf16* __restrict__ beta,
-                                                         bf16* __restrict__ y, int64_t D,
-                                                         float eps, Activation act) {
+__global__ void __launch_bounds__(512) row_in_registers(const Args a) {
   __shared__ float scratch[32];
-  const int64_t row = blockIdx.x;
+  const int64_t row = blockIdx.x, D = a.D;
   const int nvec = static_cast<int>(D / kVec);
-  const bf16* xr = x + row * D;
-  bf16* yr = y + row * D;
+  const bf16* xr = a.x + row * D;
+  bf16* yr = a.y + row * D;
 
   float v[VPT][kVec];
   float sum = 0.f;
 #pragma unroll
   for (int i = 0; i < VPT; ++i) {
-    load_vec(xr, threadIdx.x + i * blockDim.x, nvec, v[i]);
+    load_vec(xr, a.bias, threadIdx.x + i * blockDim.x, nvec, v[i]);
 #pragma unroll
     for (int j = 0; j < kVec; ++j) sum += v[i][j];
   }
@@ -163,37 +181,37 @@ __global__ void __launch_bounds__(512) row_in_registers(const bf16* __restrict__
       }
     }
   }
-  const float rstd = rsqrtf(block_sum(m2, scratch) * inv_d + eps);
+  const float rstd = rsqrtf(block_sum(m2, scratch) * inv_d + a.eps);
 
 #pragma unroll
   for (int i = 0; i < VPT; ++i) {
     const int c = threadIdx.x + i * blockDim.x;
     if (c >= nvec) continue;
-    normalize_store(v[i], c, gamma, beta, mean, rstd, act, yr);
+    normalize_store(v[i], c, a.gamma, a.beta, mean, rstd, a.act, yr);
   }
 }
 
-__global__ void __launch_bounds__(1024) row_streaming(const bf16* __restrict__ x,
-                                                      const bf16* __restrict__ gamma,
-                                                      const bf16* __restrict__ beta,
-                                                      bf16* __restrict__ y, int64_t D, float eps,
-                                                      Activation act) {
+__global__ void __launch_bounds__(1024) row_streaming(const Args a) {
   __shared__ float scratch[32];
-  const bf16* xr = x + static_cast<int64_t>(blockIdx.x) * D;
-  bf16* yr = y + static_cast<int64_t>(blockIdx.x) * D;
+  const int64_t D = a.D;
+  const bf16* xr = a.x + static_cast<int64_t>(blockIdx.x) * D;
+  bf16* yr = a.y + static_cast<int64_t>(blockIdx.x) * D;
+  auto at = [&](int64_t i) {
+    return __bfloat162float(xr[i]) + (a.bias ? __bfloat162float(a.bias[i]) : 0.f);
+  };
   float sum = 0.f;
-  for (int64_t i = threadIdx.x; i < D; i += blockDim.x) sum += __bfloat162float(xr[i]);
+  for (int64_t i = threadIdx.x; i < D; i += blockDim.x) sum += at(i);
   const float mean = block_sum(sum, scratch) / static_cast<float>(D);
   float m2 = 0.f;
   for (int64_t i = threadIdx.x; i < D; i += blockDim.x) {
-    float d = __bfloat162float(xr[i]) - mean;
+    float d = at(i) - mean;
     m2 += d * d;
   }
-  const float rstd = rsqrtf(block_sum(m2, scratch) / static_cast<float>(D) + eps);
+  const float rstd = rsqrtf(block_sum(m2, scratch) / static_cast<float>(D) + a.eps);
   for (int64_t i = threadIdx.x; i < D; i += blockDim.x) {
-    float g = gamma ? __bfloat162float(gamma[i]) : 1.f;
-    float b = beta ? __bfloat162float(beta[i]) : 0.f;
-    yr[i] = __float2bfloat16(activate((__bfloat162float(xr[i]) - mean) * rstd * g + b, act));
+    float g = a.gamma ? __bfloat162float(a.gamma[i]) : 1.f;
+    float b = a.beta ? __bfloat162float(a.beta[i]) : 0.f;
+    yr[i] = __float2bfloat16(activate((at(i) - mean) * rstd * g + b, a.act));
   }
 }
 
@@ -203,22 +221,19 @@ __global__ void __launch_bounds__(1024) row_streaming(const bf16* __restrict__ x
 // wave, where one 128-thread block per row needed two waves of short-lived
 // blocks, each paying the HBM latency.
 template <int VPL>
-__global__ void __launch_bounds__(256) row_per_warp(const bf16* __restrict__ x,
-                                                    const bf16* __restrict__ gamma,
-                                                    const bf16* __restrict__ beta,
-                                                    bf16* __restrict__ y, int64_t rows, int64_t D,
-                                                    float eps, Activation act) {
+__global__ void __launch_bounds__(256) row_per_warp(const Args a) {
   const int lane = threadIdx.x & 31;
   const int64_t row = static_cast<int64_t>(blockIdx.x) * (blockDim.x >> 5) + (threadIdx.x >> 5);
-  if (row >= rows) return;
+  const int64_t D = a.D;
+  if (row >= a.rows) return;
   const int nvec = static_cast<int>(D / kVec);
-  const bf16* xr = x + row * D;
-  bf16* yr = y + row * D;
+  const bf16* xr = a.x + row * D;
+  bf16* yr = a.y + row * D;
   float v[VPL][kVec];
   float sum = 0.f;
 #pragma unroll
   for (int i = 0; i < VPL; ++i) {
-    load_vec(xr, lane + i * 32, nvec, v[i]);
+    load_vec(xr, a.bias, lane + i * 32, nvec, v[i]);
 #pragma unroll
     for (int j = 0; j < kVec; ++j) sum += v[i][j];
   }
@@ -237,33 +252,29 @@ __global__ void __launch_bounds__(256) row_per_warp(const bf16* __restrict__ x,
     }
   }
   for (int o = 16; o > 0; o >>= 1) m2 += __shfl_xor_sync(0xffffffffu, m2, o);
-  const float rstd = rsqrtf(m2 * inv_d + eps);
+  const float rstd = rsqrtf(m2 * inv_d + a.eps);
 #pragma unroll
   for (int i = 0; i < VPL; ++i) {
     const int c = lane + i * 32;
     if (c >= nvec) continue;
-    normalize_store(v[i], c, gamma, beta, mean, rstd, act, yr);
+    normalize_store(v[i], c, a.gamma, a.beta, mean, rstd, a.act, yr);
   }
 }
 
 template <int VPL>
-void launch_warp_rows(const bf16* x, const bf16* gamma, const bf16* beta, bf16* y, int64_t rows,
-                      int64_t D, float eps, Activation act, cudaStream_t s) {
+void launch_warp_rows(const Args& a, cudaStream_t s) {
   constexpr int kWarps = 8;
-  const int64_t blocks = (rows + kWarps - 1) / kWarps;
-  row_per_warp<VPL><<<static_cast<unsigned>(blocks), 32 * kWarps, 0, s>>>(x, gamma, beta, y, rows,
-                                                                         D, eps, act);
+  const int64_t blocks = (a.rows + kWarps - 1) / kWarps;
+  row_per_warp<VPL><<<static_cast<unsigned>(blocks), 32 * kWarps, 0, s>>>(a);
   KB_CHECK_LAUNCH();
 }
 
 template <int VPT>
-void launch_registers(const bf16* x, const bf16* gamma, const bf16* beta, bf16* y, int64_t rows,
-                      int64_t D, float eps, Activation act, cudaStream_t s) {
-  const int64_t nvec = D / kVec;
+void launch_registers(const Args& a, cudaStream_t s) {
+  const int64_t nvec = a.D / kVec;
   int threads = static_cast<int>((nvec + VPT - 1) / VPT);
   threads = (threads + 31) / 32 * 32;
-  row_in_registers<VPT><<<static_cast<unsigned>(rows), threads, 0, s>>>(x, gamma, beta, y, D, eps,
-                                                                          act);
+  row_in_registers<VPT><<<static_cast<unsigned>(a.rows), threads, 0, s>>>(a);
   KB_CHECK_LAUNCH();
 }
 
@@ -272,7 +283,7 @@ bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) ==
 }  // namespace
 
 void layer_norm(const bf16* x, const bf16* gamma, const bf16* beta, bf16* y, int64_t rows,
-                int64_t D, float eps, Activation act, cudaStream_t stream) {
+                int64_t D, float eps, Activation act, cudaStream_t stream, const bf16* bias) {
   if (rows <= 0 || D <= 0)
     throw std::invalid_argument("layer_norm: rows and D must be > 0 (got rows=" +
                                 std::to_string(rows) + ", D=" + std::to_string(D) + ")");
@@ -280,29 +291,32 @@ void layer_norm(const bf16* x, const bf16* gamma, const bf16* beta, bf16* y, int
     throw std::invalid_argument("layer_norm: D must be a multiple of 8 (16-byte vectors), got D=" +
                                 std::to_string(D));
   if (rows > 0x7fffffff) throw std::invalid_argument("layer_norm: more than 2^31-1 rows");
-  if (!aligned16(x) || !aligned16(y) || (gamma && !aligned16(gamma)) || (beta && !aligned16(beta)))
-    throw std::invalid_argument("layer_norm: pointers must be 16-byte aligned");
+  for (const void* p : {static_cast<const void*>(x), static_cast<const void*>(y),
+                        static_cast<const void*>(gamma), static_cast<const void*>(beta),
+                        static_cast<const void*>(bias)})
+    if (p && !aligned16(p)) throw std::invalid_argument("layer_norm: pointers must be 16-byte aligned");
+  const Args a{x, bias, gamma, beta, y, rows, D, eps, act};
   // Four 16-byte vectors per thread where the row allows (four loads in
   // flight per thread), blocks of 128..512 threads: small blocks keep many
   // rows resident per SM, so one block's reductions overlap another's loads.
   // Measured on H100 (docs/notes/layer_norm.md): one vector per thread in
   // 512-thread blocks left D=4096 at 0.83 of the roofline.
   const int64_t nvec = D / kVec;
-  if (nvec <= 64) return launch_warp_rows<2>(x, gamma, beta, y, rows, D, eps, act, stream);
-  if (nvec <= 128) return launch_warp_rows<4>(x, gamma, beta, y, rows, D, eps, act, stream);
-  if (nvec <= 256) return launch_warp_rows<8>(x, gamma, beta, y, rows, D, eps, act, stream);
+  if (nvec <= 64) return launch_warp_rows<2>(a, stream);
+  if (nvec <= 128) return launch_warp_rows<4>(a, stream);
+  if (nvec <= 256) return launch_warp_rows<8>(a, stream);
   const int64_t threads = std::min<int64_t>(std::max<int64_t>(nvec / 4, 128), 512);
   const int64_t vpt = (nvec + threads - 1) / threads;
   if (vpt <= 1)
-    launch_registers<1>(x, gamma, beta, y, rows, D, eps, act, stream);
+    launch_registers<1>(a, stream);
   else if (vpt <= 2)
-    launch_registers<2>(x, gamma, beta, y, rows, D, eps, act, stream);
+    launch_registers<2>(a, stream);
   else if (vpt <= 4)
-    launch_registers<4>(x, gamma, beta, y, rows, D, eps, act, stream);
+    launch_registers<4>(a, stream);
   else if (vpt <= 8)
-    launch_registers<8>(x, gamma, beta, y, rows, D, eps, act, stream);
+    launch_registers<8>(a, stream);
   else {
-    row_streaming<<<static_cast<unsigned>(rows), 1024, 0, stream>>>(x, gamma, beta, y, D, eps, act);
+    row_streaming<<<static_cast<unsigned>(rows), 1024, 0, stream>>>(a);
     KB_CHECK_LAUNCH();
   }
 }

@@ -1,8 +1,11 @@
 // LayerNorm over the last dimension, bf16 in/out, fp32 statistics, with an
-// optional fused activation (for the MLP's LayerNorm -> GELU):
+// optional fused activation (for the MLP's LayerNorm -> GELU) and an
+// optional input bias (the preceding Linear's, added in fp32 as the row is
+// read):
 //
-//   y[r, :] = act((x[r, :] - mean_r) * rstd_r * gamma + beta)
-//   rstd_r  = 1 / sqrt(var_r + eps),  var the biased variance (as PyTorch)
+//   h[r, :] = x[r, :] + bias                       (bias nullptr: x)
+//   y[r, :] = act((h[r, :] - mean_r) * rstd_r * gamma + beta)
+//   rstd_r  = 1 / sqrt(var_r + eps),  var the biased variance of h (as PyTorch)
 //
 // gamma/beta may be nullptr (no affine). D must be a multiple of 8 (16-byte
 // vectors) and rows, D > 0; otherwise std::invalid_argument before launch.
@@ -20,10 +23,11 @@ using bf16 = __nv_bfloat16;
 enum class Activation { none, gelu_tanh, gelu_erf };
 
 void layer_norm(const bf16* x, const bf16* gamma, const bf16* beta, bf16* y, int64_t rows,
-                int64_t D, float eps, Activation act, cudaStream_t stream);
+                int64_t D, float eps, Activation act, cudaStream_t stream,
+                const bf16* bias = nullptr);
 
 // CPU reference in fp32/fp64 on the same inputs.
 void layer_norm_ref(const float* x, const float* gamma, const float* beta, float* y, int64_t rows,
-                    int64_t D, float eps, Activation act);
+                    int64_t D, float eps, Activation act, const float* bias = nullptr);
 
 }  // namespace kb::layer_norm

@@ -1,22 +1,24 @@
 // CPU reference of layer_norm: fp64 statistics (two-pass), fp32 output.
 #include <cmath>
+#include <vector>
 
 #include "kernels/layer_norm/layer_norm.h"
 
 namespace kb::layer_norm {
 
 void layer_norm_ref(const float* x, const float* gamma, const float* beta, float* y, int64_t rows,
-                    int64_t D, float eps, Activation act) {
+                    int64_t D, float eps, Activation act, const float* bias) {
+  std::vector<double> h(static_cast<size_t>(D));
   for (int64_t r = 0; r < rows; ++r) {
-    const float* xr = x + r * D;
+    for (int64_t i = 0; i < D; ++i) h[i] = double(x[r * D + i]) + (bias ? bias[i] : 0.0);
     double sum = 0;
-    for (int64_t i = 0; i < D; ++i) sum += xr[i];
+    for (int64_t i = 0; i < D; ++i) sum += h[i];
     const double mean = sum / static_cast<double>(D);
     double m2 = 0;
-    for (int64_t i = 0; i < D; ++i) m2 += (xr[i] - mean) * (xr[i] - mean);
+    for (int64_t i = 0; i < D; ++i) m2 += (h[i] - mean) * (h[i] - mean);
     const double rstd = 1.0 / std::sqrt(m2 / static_cast<double>(D) + eps);
     for (int64_t i = 0; i < D; ++i) {
-      double v = (xr[i] - mean) * rstd * (gamma ? gamma[i] : 1.0) + (beta ? beta[i] : 0.0);
+      double v = (h[i] - mean) * rstd * (gamma ? gamma[i] : 1.0) + (beta ? beta[i] : 0.0);
       if (act == Activation::gelu_erf) v = 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
       if (act == Activation::gelu_tanh)
         v = 0.5 * v * (1.0 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));

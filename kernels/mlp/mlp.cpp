@@ -25,10 +25,12 @@ Mlp::Mlp(int64_t tokens, int64_t D, int64_t F, Path path) : T_(tokens), D_(D), F
       throw std::invalid_argument("mlp: the gemv path needs D and F multiples of " +
                                   std::to_string(kv) + " (got " + shape + ")");
   } else {
-    gemm::Options o;
-    o.epilogue = gemm::Epilogue::bias;
-    up_ = std::make_unique<gemm::Gemm>(T_, F_, D_, o);
-    down_ = std::make_unique<gemm::Gemm>(T_, D_, F_, o);
+    // No epilogue: the biases are added by the LayerNorms that read the
+    // GEMMs' outputs (layer_norm's input bias, in fp32), which costs them
+    // nothing; with cuBLASLt's bias epilogue its heuristic chose slower
+    // algorithms than for the bare GEMM (docs/notes/mlp.md).
+    up_ = std::make_unique<gemm::Gemm>(T_, F_, D_);
+    down_ = std::make_unique<gemm::Gemm>(T_, D_, F_);
   }
   h_ = DeviceBuffer<bf16>(static_cast<size_t>(T_ * F_));
   g_ = DeviceBuffer<bf16>(static_cast<size_t>(T_ * F_));
@@ -36,27 +38,30 @@ Mlp::Mlp(int64_t tokens, int64_t D, int64_t F, Path path) : T_(tokens), D_(D), F
 }
 
 void Mlp::run(const Params& p, const bf16* x, bf16* y, cudaStream_t s) {
-  if (path_ == Path::cublaslt)
-    up_->run(x, p.w1, p.b1, h_.get(), s);
+  // cublaslt: bare GEMMs, the biases added by the LayerNorms; gemv: the
+  // biases as the gemv's residual.
+  const bool lt = path_ == Path::cublaslt;
+  if (lt)
+    up_->run(x, p.w1, nullptr, h_.get(), s);
   else
     gemv::gemv_bf16(p.w1, x, h_.get(), F_, D_, s, p.b1);
   layer_norm::layer_norm(h_.get(), p.ln1_g, p.ln1_b, g_.get(), T_, F_, kEps,
-                         layer_norm::Activation::gelu_erf, s);
-  if (path_ == Path::cublaslt)
-    down_->run(g_.get(), p.w2, p.b2, u_.get(), s);
+                         layer_norm::Activation::gelu_erf, s, lt ? p.b1 : nullptr);
+  if (lt)
+    down_->run(g_.get(), p.w2, nullptr, u_.get(), s);
   else
     gemv::gemv_bf16(p.w2, g_.get(), u_.get(), D_, F_, s, p.b2);
   layer_norm::layer_norm(u_.get(), p.ln2_g, p.ln2_b, y, T_, D_, kEps, layer_norm::Activation::none,
-                         s);
+                         s, lt ? p.b2 : nullptr);
 }
 
 void Mlp::tune(const Params& p, const bf16* x, cudaStream_t s) {
   if (path_ != Path::cublaslt) return;
-  up_->tune(x, p.w1, p.b1, h_.get(), s);
-  up_->run(x, p.w1, p.b1, h_.get(), s);
+  up_->tune(x, p.w1, nullptr, h_.get(), s);
+  up_->run(x, p.w1, nullptr, h_.get(), s);
   layer_norm::layer_norm(h_.get(), p.ln1_g, p.ln1_b, g_.get(), T_, F_, kEps,
-                         layer_norm::Activation::gelu_erf, s);
-  down_->tune(g_.get(), p.w2, p.b2, u_.get(), s);
+                         layer_norm::Activation::gelu_erf, s, p.b1);
+  down_->tune(g_.get(), p.w2, nullptr, u_.get(), s);
 }
 
 std::string Mlp::detail() const {

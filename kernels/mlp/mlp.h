@@ -8,10 +8,14 @@
 //
 // bf16 in and out, bf16 parameters, fp32 accumulation and statistics.
 // Four kernels per call, in two paths:
-//   cublaslt  both Linears are cuBLASLt GEMMs (kb::gemm) with the bias
-//             fused as their epilogue. The GELU cannot be: it follows the
+//   cublaslt  both Linears are bare cuBLASLt GEMMs (kb::gemm, the fastest
+//             of the heuristic's algorithms once tune() ran); each bias is
+//             fused into the LayerNorm that reads the GEMM's output (added
+//             in fp32 as the row is read: free in a memory-bound kernel,
+//             where cuBLASLt's bias epilogue made its heuristic pick slower
+//             algorithms). The GELU cannot be an epilogue: it follows the
 //             LayerNorm, whose statistics span a whole row of h, so it is
-//             fused into the LayerNorm kernel instead (kb::layer_norm with
+//             fused into the LayerNorm kernel too (kb::layer_norm with
 //             Activation::gelu_erf).
 //   gemv      T = 1 only: the Linears are kb::gemv::gemv_bf16 with the bias
 //             as its residual (y = W·x + b). At one token each Linear is a

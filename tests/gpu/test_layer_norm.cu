@@ -25,6 +25,8 @@ void PrintTo(const Param& p, std::ostream* os) {
 
 class LayerNormTest : public ::testing::TestWithParam<Param> {};
 
+// Each shape without and with an input bias (one that moves the mean and
+// the variance, so a bias added after the statistics would show).
 TEST_P(LayerNormTest, MatchesReference) {
   KB_REQUIRE_GPU();
   const auto p = GetParam();
@@ -33,22 +35,29 @@ TEST_P(LayerNormTest, MatchesReference) {
   auto xh = kb::random_bf16(p.rows * p.D, seed, -3.f, 5.f);
   auto gh = kb::random_bf16(p.D, seed + 1, 0.5f, 1.5f);
   auto bh = kb::random_bf16(p.D, seed + 2, -0.5f, 0.5f);
-  kb::DeviceBuffer<kb::bf16> x(xh.size()), g(gh.size()), b(bh.size()), y(xh.size());
+  auto ih = kb::random_bf16(p.D, seed + 3, -2.f, 6.f);
+  kb::DeviceBuffer<kb::bf16> x(xh.size()), g(gh.size()), b(bh.size()), in_bias(ih.size()),
+      y(xh.size());
   x.upload(xh);
   g.upload(gh);
   b.upload(bh);
-  y.poison();
-  kb::layer_norm::layer_norm(x.get(), p.affine ? g.get() : nullptr, p.affine ? b.get() : nullptr,
-                             y.get(), p.rows, p.D, 1e-5f, p.act, nullptr);
-  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  auto out = kb::to_float(y.download());
-  auto xf = kb::to_float(xh), gf = kb::to_float(gh), bf = kb::to_float(bh);
-  std::vector<float> ref(out.size());
-  kb::layer_norm::layer_norm_ref(xf.data(), p.affine ? gf.data() : nullptr,
-                                 p.affine ? bf.data() : nullptr, ref.data(), p.rows, p.D, 1e-5f,
-                                 p.act);
-  auto c = kb::compare(out, ref, 8e-3);  // bf16 output rounding
-  EXPECT_TRUE(c.ok) << c.text();
+  in_bias.upload(ih);
+  auto xf = kb::to_float(xh), gf = kb::to_float(gh), bf = kb::to_float(bh), inf = kb::to_float(ih);
+  for (bool with_bias : {false, true}) {
+    SCOPED_TRACE(with_bias ? "input bias" : "no input bias");
+    y.poison();
+    kb::layer_norm::layer_norm(x.get(), p.affine ? g.get() : nullptr, p.affine ? b.get() : nullptr,
+                               y.get(), p.rows, p.D, 1e-5f, p.act, nullptr,
+                               with_bias ? in_bias.get() : nullptr);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    auto out = kb::to_float(y.download());
+    std::vector<float> ref(out.size());
+    kb::layer_norm::layer_norm_ref(xf.data(), p.affine ? gf.data() : nullptr,
+                                   p.affine ? bf.data() : nullptr, ref.data(), p.rows, p.D, 1e-5f,
+                                   p.act, with_bias ? inf.data() : nullptr);
+    auto c = kb::compare(out, ref, 8e-3);  // bf16 output rounding
+    EXPECT_TRUE(c.ok) << c.text();
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -94,6 +103,11 @@ TEST(LayerNormRef, KnownValues) {
   std::vector<float> z = {-1, 1}, w(2);
   kb::layer_norm::layer_norm_ref(z.data(), nullptr, nullptr, w.data(), 1, 2, 0.f, Activation::gelu_erf);
   EXPECT_NEAR(w[1], 0.8413447f, 1e-5);
+  // An input bias: x = 0 with bias [1, 2, 3, 4] is the first case.
+  std::vector<float> zeros(4, 0.f), bias = {1, 2, 3, 4}, yb(4);
+  kb::layer_norm::layer_norm_ref(zeros.data(), nullptr, nullptr, yb.data(), 1, 4, 0.f,
+                                 Activation::none, bias.data());
+  for (int i = 0; i < 4; ++i) EXPECT_NEAR(yb[i], y[i], 1e-6) << i;
 }
 
 }  // namespace
