@@ -99,9 +99,11 @@ struct HostParams {
 
 // CPU reference of the tokens `tokens` of x [T, D] (host, bf16): returns
 // [tokens.size(), D]. fp32 dot products, fp64 LayerNorm statistics, and the
-// GPU's roundings of h, g and u to bf16 reproduced, so that the only
-// differences left are summation order and the final rounding of y.
+// GPU's roundings of h, g and u to bf16 reproduced (with each bias added
+// where `path` adds it: before the rounding for gemv, in the LayerNorm for
+// cublaslt), so that the only differences left are summation order and the
+// final rounding of y.
 std::vector<float> mlp_ref(const HostParams& p, const bf16* x, const std::vector<int64_t>& tokens,
-                           int64_t D, int64_t F);
+                           int64_t D, int64_t F, Path path = Path::gemv);
 
 }  // namespace kb::mlp

@@ -117,7 +117,7 @@ class MlpCase : public kb::Case {
     hp.w1 = w1_.download();
     hp.w2 = w2_.download();
     const auto x = x_.download();
-    const auto ref = kb::mlp::mlp_ref(hp, x.data(), tokens, D_, kF);
+    const auto ref = kb::mlp::mlp_ref(hp, x.data(), tokens, D_, kF, mlp_.path());
     std::vector<float> out;
     out.reserve(ref.size());
     for (int64_t t : tokens) out.insert(out.end(), y.begin() + t * D_, y.begin() + (t + 1) * D_);

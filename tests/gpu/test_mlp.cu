@@ -96,7 +96,7 @@ TEST_P(MlpTest, MatchesReference) {
   const auto out = run_mlp(dp, x, p.T, p.D, p.F, p.path);
   std::vector<int64_t> tokens(p.T);
   for (int64_t t = 0; t < p.T; ++t) tokens[t] = t;
-  const auto ref = kb::mlp::mlp_ref(hp, x.data(), tokens, p.D, p.F);
+  const auto ref = kb::mlp::mlp_ref(hp, x.data(), tokens, p.D, p.F, p.path);
   // As the experiment's check: bf16 rounding of y, and a 1-ulp flip of an
   // intermediate rounding carried through a LayerNorm.
   auto close = kb::allclose(out, ref, 1.0 / 64, 1e-2 * kb::rms(ref));
@@ -214,7 +214,7 @@ class SmallMlpCase : public kb::Case {
     KB_CUDA_CHECK(cudaDeviceSynchronize());  // the engine's stream does not wait for cudaMemset
     run(s);
     KB_CUDA_CHECK(cudaStreamSynchronize(s));
-    auto ref = kb::mlp::mlp_ref(hp_, x.data(), {0, 1, 2}, 64, 256);
+    auto ref = kb::mlp::mlp_ref(hp_, x.data(), {0, 1, 2}, 64, 256, Path::cublaslt);
     auto c = kb::allclose(kb::to_float(y_.download()), ref, 1.0 / 64, 1e-2 * kb::rms(ref));
     return c.ok ? kb::Check::pass(c.text()) : kb::Check::fail(c.text());
   }
