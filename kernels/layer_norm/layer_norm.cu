@@ -59,21 +59,27 @@ __device__ __forceinline__ float activate(float v, Activation act) {
   return v;
 }
 
-// What a kernel needs (one struct, so that every version takes the same).
+// The scalars every version takes; the pointers go as __restrict__
+// parameters (read-only, not aliasing y: with them in a struct the gamma
+// and beta loads were no longer hoisted and D >= 4096 lost 25%).
+struct Shape {
+  int64_t rows, D;
+  float eps;
+  Activation act;
+};
+// What the host passes down (the kernels take the pointers one by one).
 struct Args {
   const bf16* x;
   const bf16* bias;  // added to every row before the statistics, or nullptr
   const bf16* gamma;
   const bf16* beta;
   bf16* y;
-  int64_t rows, D;
-  float eps;
-  Activation act;
+  Shape shape;
 };
 
-// Vector c of a row (+ bias) as floats; zeros past the row's nvec vectors.
-__device__ __forceinline__ void load_vec(const bf16* xr, const bf16* bias, int c, int nvec,
-                                         float (&v)[kVec]) {
+
+// Vector c of a row as floats; zeros past the row's nvec vectors.
+__device__ __forceinline__ void load_vec(const bf16* xr, int c, int nvec, float (&v)[kVec]) {
   if (c < nvec) {
     const Vec8 in = load_stream(xr + static_cast<int64_t>(c) * kVec);
 #pragma unroll
@@ -82,19 +88,34 @@ __device__ __forceinline__ void load_vec(const bf16* xr, const bf16* bias, int c
       v[2 * j] = f.x;
       v[2 * j + 1] = f.y;
     }
-    if (bias) {
-      const Vec8 bv = *reinterpret_cast<const Vec8*>(bias + static_cast<int64_t>(c) * kVec);
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        const float2 f = __bfloat1622float2(bv.h[j]);
-        v[2 * j] += f.x;
-        v[2 * j + 1] += f.y;
-      }
-    }
   } else {
 #pragma unroll
     for (int j = 0; j < kVec; ++j) v[j] = 0.f;
   }
+}
+
+// The input bias of vector c, added (after all of a thread's loads are
+// issued: a branch between them would serialize them).
+__device__ __forceinline__ void add_bias(const bf16* bias, int c, int nvec, float (&v)[kVec]) {
+  if (c >= nvec) return;
+  const Vec8 bv = *reinterpret_cast<const Vec8*>(bias + static_cast<int64_t>(c) * kVec);
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const float2 f = __bfloat1622float2(bv.h[j]);
+    v[2 * j] += f.x;
+    v[2 * j + 1] += f.y;
+  }
+}
+
+// Sum of a thread's vectors.
+template <int N>
+__device__ __forceinline__ float sum_of(const float (&v)[N][kVec]) {
+  float sum = 0.f;
+#pragma unroll
+  for (int i = 0; i < N; ++i)
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) sum += v[i][j];
+  return sum;
 }
 
 // Vector c of a row: (v - mean) * rstd * gamma + beta, activated, stored
@@ -151,21 +172,22 @@ __device__ __forceinline__ float block_sum(float v, float* scratch) {
 }
 
 template <int VPT>
-__global__ void __launch_bounds__(512) row_in_registers(const Args a) {
+__global__ void __launch_bounds__(512) row_in_registers(const bf16* __restrict__ x, const bf16* __restrict__ bias,
+                     const bf16* __restrict__ gamma, const bf16* __restrict__ beta,
+                     bf16* __restrict__ y, const Shape a) {
   __shared__ float scratch[32];
   const int64_t row = blockIdx.x, D = a.D;
   const int nvec = static_cast<int>(D / kVec);
-  const bf16* xr = a.x + row * D;
-  bf16* yr = a.y + row * D;
+  const bf16* xr = x + row * D;
+  bf16* yr = y + row * D;
 
   float v[VPT][kVec];
-  float sum = 0.f;
 #pragma unroll
-  for (int i = 0; i < VPT; ++i) {
-    load_vec(xr, a.bias, threadIdx.x + i * blockDim.x, nvec, v[i]);
+  for (int i = 0; i < VPT; ++i) load_vec(xr, threadIdx.x + i * blockDim.x, nvec, v[i]);
+  if (bias)
 #pragma unroll
-    for (int j = 0; j < kVec; ++j) sum += v[i][j];
-  }
+    for (int i = 0; i < VPT; ++i) add_bias(bias, threadIdx.x + i * blockDim.x, nvec, v[i]);
+  const float sum = sum_of(v);
   const float inv_d = 1.f / static_cast<float>(D);
   const float mean = block_sum(sum, scratch) * inv_d;
 
@@ -187,17 +209,19 @@ __global__ void __launch_bounds__(512) row_in_registers(const Args a) {
   for (int i = 0; i < VPT; ++i) {
     const int c = threadIdx.x + i * blockDim.x;
     if (c >= nvec) continue;
-    normalize_store(v[i], c, a.gamma, a.beta, mean, rstd, a.act, yr);
+    normalize_store(v[i], c, gamma, beta, mean, rstd, a.act, yr);
   }
 }
 
-__global__ void __launch_bounds__(1024) row_streaming(const Args a) {
+__global__ void __launch_bounds__(1024) row_streaming(const bf16* __restrict__ x, const bf16* __restrict__ bias,
+                     const bf16* __restrict__ gamma, const bf16* __restrict__ beta,
+                     bf16* __restrict__ y, const Shape a) {
   __shared__ float scratch[32];
   const int64_t D = a.D;
-  const bf16* xr = a.x + static_cast<int64_t>(blockIdx.x) * D;
-  bf16* yr = a.y + static_cast<int64_t>(blockIdx.x) * D;
+  const bf16* xr = x + static_cast<int64_t>(blockIdx.x) * D;
+  bf16* yr = y + static_cast<int64_t>(blockIdx.x) * D;
   auto at = [&](int64_t i) {
-    return __bfloat162float(xr[i]) + (a.bias ? __bfloat162float(a.bias[i]) : 0.f);
+    return __bfloat162float(xr[i]) + (bias ? __bfloat162float(bias[i]) : 0.f);
   };
   float sum = 0.f;
   for (int64_t i = threadIdx.x; i < D; i += blockDim.x) sum += at(i);
@@ -209,8 +233,8 @@ __global__ void __launch_bounds__(1024) row_streaming(const Args a) {
   }
   const float rstd = rsqrtf(block_sum(m2, scratch) / static_cast<float>(D) + a.eps);
   for (int64_t i = threadIdx.x; i < D; i += blockDim.x) {
-    float g = a.gamma ? __bfloat162float(a.gamma[i]) : 1.f;
-    float b = a.beta ? __bfloat162float(a.beta[i]) : 0.f;
+    float g = gamma ? __bfloat162float(gamma[i]) : 1.f;
+    float b = beta ? __bfloat162float(beta[i]) : 0.f;
     yr[i] = __float2bfloat16(activate((at(i) - mean) * rstd * g + b, a.act));
   }
 }
@@ -221,22 +245,23 @@ __global__ void __launch_bounds__(1024) row_streaming(const Args a) {
 // wave, where one 128-thread block per row needed two waves of short-lived
 // blocks, each paying the HBM latency.
 template <int VPL>
-__global__ void __launch_bounds__(256) row_per_warp(const Args a) {
+__global__ void __launch_bounds__(256) row_per_warp(const bf16* __restrict__ x, const bf16* __restrict__ bias,
+                     const bf16* __restrict__ gamma, const bf16* __restrict__ beta,
+                     bf16* __restrict__ y, const Shape a) {
   const int lane = threadIdx.x & 31;
   const int64_t row = static_cast<int64_t>(blockIdx.x) * (blockDim.x >> 5) + (threadIdx.x >> 5);
   const int64_t D = a.D;
   if (row >= a.rows) return;
   const int nvec = static_cast<int>(D / kVec);
-  const bf16* xr = a.x + row * D;
-  bf16* yr = a.y + row * D;
+  const bf16* xr = x + row * D;
+  bf16* yr = y + row * D;
   float v[VPL][kVec];
-  float sum = 0.f;
 #pragma unroll
-  for (int i = 0; i < VPL; ++i) {
-    load_vec(xr, a.bias, lane + i * 32, nvec, v[i]);
+  for (int i = 0; i < VPL; ++i) load_vec(xr, lane + i * 32, nvec, v[i]);
+  if (bias)
 #pragma unroll
-    for (int j = 0; j < kVec; ++j) sum += v[i][j];
-  }
+    for (int i = 0; i < VPL; ++i) add_bias(bias, lane + i * 32, nvec, v[i]);
+  float sum = sum_of(v);
   for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
   const float inv_d = 1.f / static_cast<float>(D);
   const float mean = sum * inv_d;
@@ -257,24 +282,26 @@ __global__ void __launch_bounds__(256) row_per_warp(const Args a) {
   for (int i = 0; i < VPL; ++i) {
     const int c = lane + i * 32;
     if (c >= nvec) continue;
-    normalize_store(v[i], c, a.gamma, a.beta, mean, rstd, a.act, yr);
+    normalize_store(v[i], c, gamma, beta, mean, rstd, a.act, yr);
   }
 }
 
 template <int VPL>
 void launch_warp_rows(const Args& a, cudaStream_t s) {
   constexpr int kWarps = 8;
-  const int64_t blocks = (a.rows + kWarps - 1) / kWarps;
-  row_per_warp<VPL><<<static_cast<unsigned>(blocks), 32 * kWarps, 0, s>>>(a);
+  const int64_t blocks = (a.shape.rows + kWarps - 1) / kWarps;
+  row_per_warp<VPL><<<static_cast<unsigned>(blocks), 32 * kWarps, 0, s>>>(a.x, a.bias, a.gamma,
+                                                                         a.beta, a.y, a.shape);
   KB_CHECK_LAUNCH();
 }
 
 template <int VPT>
 void launch_registers(const Args& a, cudaStream_t s) {
-  const int64_t nvec = a.D / kVec;
+  const int64_t nvec = a.shape.D / kVec;
   int threads = static_cast<int>((nvec + VPT - 1) / VPT);
   threads = (threads + 31) / 32 * 32;
-  row_in_registers<VPT><<<static_cast<unsigned>(a.rows), threads, 0, s>>>(a);
+  row_in_registers<VPT><<<static_cast<unsigned>(a.shape.rows), threads, 0, s>>>(
+      a.x, a.bias, a.gamma, a.beta, a.y, a.shape);
   KB_CHECK_LAUNCH();
 }
 
@@ -295,7 +322,7 @@ void layer_norm(const bf16* x, const bf16* gamma, const bf16* beta, bf16* y, int
                         static_cast<const void*>(gamma), static_cast<const void*>(beta),
                         static_cast<const void*>(bias)})
     if (p && !aligned16(p)) throw std::invalid_argument("layer_norm: pointers must be 16-byte aligned");
-  const Args a{x, bias, gamma, beta, y, rows, D, eps, act};
+  const Args a{x, bias, gamma, beta, y, Shape{rows, D, eps, act}};
   // Four 16-byte vectors per thread where the row allows (four loads in
   // flight per thread), blocks of 128..512 threads: small blocks keep many
   // rows resident per SM, so one block's reductions overlap another's loads.
@@ -316,7 +343,8 @@ void layer_norm(const bf16* x, const bf16* gamma, const bf16* beta, bf16* y, int
   else if (vpt <= 8)
     launch_registers<8>(a, stream);
   else {
-    row_streaming<<<static_cast<unsigned>(rows), 1024, 0, stream>>>(a);
+    row_streaming<<<static_cast<unsigned>(rows), 1024, 0, stream>>>(x, bias, gamma, beta, y,
+                                                                  a.shape);
     KB_CHECK_LAUNCH();
   }
 }
