@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "reports/compare_result.h"
+#include "reports/console_table.h"
 #include "reports/gate_result.h"
 
 namespace kb {
@@ -82,29 +83,7 @@ std::string compare_console(const CompareReport& r) {
                      c.dtype, metric, opt_value(c.base), opt_value(c.next),
                      both ? show_change(c.change) : "-", both ? noise_text(c.noise) : "-", c.note});
   }
-  std::vector<size_t> w(head.size());
-  for (size_t i = 0; i < head.size(); ++i) w[i] = head[i].size();
-  for (const auto& c : cells)
-    for (size_t i = 0; i < c.size(); ++i) w[i] = std::max(w[i], c[i].size());
-  auto line = [&](const std::vector<std::string>& c) {
-    std::string s;
-    for (size_t i = 0; i < c.size(); ++i) {
-      const bool numeric = i >= 5 && i <= 8;
-      // "±" is two bytes but one column wide.
-      size_t width = c[i].size() - (c[i].find("±") != std::string::npos ? 1 : 0);
-      size_t target = w[i];
-      std::string pad(target > width ? target - width : 0, ' ');
-      s += numeric ? pad + c[i] : c[i] + pad;
-      if (i + 1 < c.size()) s += "  ";
-    }
-    while (!s.empty() && s.back() == ' ') s.pop_back();
-    return s + "\n";
-  };
-  std::string out = header_lines(r) + "\n" + line(head);
-  std::vector<std::string> rule;
-  for (size_t x : w) rule.push_back(std::string(x, '-'));
-  out += line(rule);
-  for (const auto& c : cells) out += line(c);
+  std::string out = header_lines(r) + "\n" + text_table(head, cells, 5, 8);
   return out + "\n" + r.summary() + "\n";
 }
 

@@ -27,6 +27,12 @@ std::string console_table(const std::vector<Record>& rows) {
   for (const auto& r : rows)
     cells.push_back({r.name, r.shape, r.dtype, r.metric, value(r.actual), value(r.target),
                      fixed(r.roofline_fraction, 3), r.status});
+  return text_table(head, cells, 4, 6);
+}
+
+std::string text_table(const std::vector<std::string>& head,
+                       const std::vector<std::vector<std::string>>& cells, size_t first_right,
+                       size_t last_right) {
   std::vector<size_t> w(head.size());
   for (size_t i = 0; i < head.size(); ++i) w[i] = head[i].size();
   for (const auto& c : cells)
@@ -34,9 +40,11 @@ std::string console_table(const std::vector<Record>& rows) {
   auto line = [&](const std::vector<std::string>& c) {
     std::string s;
     for (size_t i = 0; i < c.size(); ++i) {
-      const bool numeric = i >= 4 && i <= 6;
-      std::string pad(w[i] - c[i].size(), ' ');
-      s += numeric ? pad + c[i] : c[i] + pad;
+      const bool right = i >= first_right && i <= last_right;
+      // "±" is two bytes but one column wide.
+      const size_t width = c[i].size() - (c[i].find("±") != std::string::npos ? 1 : 0);
+      const std::string pad(w[i] > width ? w[i] - width : 0, ' ');
+      s += right ? pad + c[i] : c[i] + pad;
       if (i + 1 < c.size()) s += "  ";
     }
     while (!s.empty() && s.back() == ' ') s.pop_back();

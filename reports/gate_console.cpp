@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "reports/console_table.h"
 #include "reports/gate_writers.h"
 
 namespace kb {
@@ -42,31 +43,11 @@ std::string gate_console(const GateReport& r) {
                      k.metric, arch.empty() ? "-" : arch, opt_value(k.value), opt_value(k.baseline),
                      k.change ? show_change(*k.change) : "-", opt_value(k.target)});
   }
-  std::vector<size_t> w(head.size());
-  for (size_t i = 0; i < head.size(); ++i) w[i] = head[i].size();
-  for (const auto& c : cells)
-    for (size_t i = 0; i < c.size(); ++i) w[i] = std::max(w[i], c[i].size());
-  auto line = [&](const std::vector<std::string>& c) {
-    std::string s;
-    for (size_t i = 0; i < c.size(); ++i) {
-      const bool numeric = i >= 6;
-      std::string pad(w[i] - c[i].size(), ' ');
-      s += numeric ? pad + c[i] : c[i] + pad;
-      if (i + 1 < c.size()) s += "  ";
-    }
-    while (!s.empty() && s.back() == ' ') s.pop_back();
-    return s + "\n";
-  };
-
   std::string out = "kgate check: " + std::to_string(r.inputs.size()) + " file(s), " +
                     std::to_string(r.rows) + " rows; window " + std::to_string(r.window) +
                     " runs, min gap " + percent(r.min_gap) + (r.strict ? ", strict" : "") + "\n";
   for (const auto& g : r.gated_runs) out += "gated " + g + "\n";
-  out += "\n" + line(head);
-  std::vector<std::string> rule;
-  for (size_t x : w) rule.push_back(std::string(x, '-'));
-  out += line(rule);
-  for (const auto& c : cells) out += line(c);
+  out += "\n" + text_table(head, cells, 6, head.size() - 1);
 
   bool any = false;
   for (const auto& k : r.keys) {
