@@ -78,16 +78,20 @@ struct Args {
 };
 
 
+// Eight bf16 as floats.
+__device__ __forceinline__ void to_floats(const Vec8& in, float (&v)[kVec]) {
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const float2 f = __bfloat1622float2(in.h[j]);
+    v[2 * j] = f.x;
+    v[2 * j + 1] = f.y;
+  }
+}
+
 // Vector c of a row as floats; zeros past the row's nvec vectors.
 __device__ __forceinline__ void load_vec(const bf16* xr, int c, int nvec, float (&v)[kVec]) {
   if (c < nvec) {
-    const Vec8 in = load_stream(xr + static_cast<int64_t>(c) * kVec);
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const float2 f = __bfloat1622float2(in.h[j]);
-      v[2 * j] = f.x;
-      v[2 * j + 1] = f.y;
-    }
+    to_floats(load_stream(xr + static_cast<int64_t>(c) * kVec), v);
   } else {
 #pragma unroll
     for (int j = 0; j < kVec; ++j) v[j] = 0.f;
@@ -98,13 +102,10 @@ __device__ __forceinline__ void load_vec(const bf16* xr, int c, int nvec, float 
 // issued: a branch between them would serialize them).
 __device__ __forceinline__ void add_bias(const bf16* bias, int c, int nvec, float (&v)[kVec]) {
   if (c >= nvec) return;
-  const Vec8 bv = *reinterpret_cast<const Vec8*>(bias + static_cast<int64_t>(c) * kVec);
+  float b[kVec];
+  to_floats(*reinterpret_cast<const Vec8*>(bias + static_cast<int64_t>(c) * kVec), b);
 #pragma unroll
-  for (int j = 0; j < 4; ++j) {
-    const float2 f = __bfloat1622float2(bv.h[j]);
-    v[2 * j] += f.x;
-    v[2 * j + 1] += f.y;
-  }
+  for (int j = 0; j < kVec; ++j) v[j] += b[j];
 }
 
 // Sum of a thread's vectors.
@@ -130,24 +131,8 @@ __device__ __forceinline__ void normalize_store(const float (&v)[kVec], int c,
     g[j] = 1.f;
     b[j] = 0.f;
   }
-  if (gamma) {
-    const Vec8 gv = *reinterpret_cast<const Vec8*>(gamma + static_cast<int64_t>(c) * kVec);
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const float2 f = __bfloat1622float2(gv.h[j]);
-      g[2 * j] = f.x;
-      g[2 * j + 1] = f.y;
-    }
-  }
-  if (beta) {
-    const Vec8 bv = *reinterpret_cast<const Vec8*>(beta + static_cast<int64_t>(c) * kVec);
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const float2 f = __bfloat1622float2(bv.h[j]);
-      b[2 * j] = f.x;
-      b[2 * j + 1] = f.y;
-    }
-  }
+  if (gamma) to_floats(*reinterpret_cast<const Vec8*>(gamma + static_cast<int64_t>(c) * kVec), g);
+  if (beta) to_floats(*reinterpret_cast<const Vec8*>(beta + static_cast<int64_t>(c) * kVec), b);
   Vec8 out;
 #pragma unroll
   for (int j = 0; j < 4; ++j) {
