@@ -14,6 +14,7 @@
 
 #include "reports/csv_writer.h"
 #include "reports/record.h"
+#include "tests/cpu/run_command.h"
 
 namespace kgt {
 
@@ -90,24 +91,10 @@ inline std::vector<double> steady(size_t n, double level, double last) {
   return v;
 }
 
-struct Result {
-  int code = -1;
-  std::string out;  // stdout and stderr together
-};
+using Result = kb::test::CommandResult;
 
 #ifdef KBENCH_KGATE_EXE
-inline Result kgate(const std::string& args) {
-  Result r;
-  std::string cmd = std::string(KBENCH_KGATE_EXE) + " " + args + " 2>&1";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  int st = ::pclose(p);
-  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
+inline Result kgate(const std::string& args) { return kb::test::run_command(KBENCH_KGATE_EXE, args); }
 #endif
 
 inline bool contains(const std::string& s, const std::string& what) {

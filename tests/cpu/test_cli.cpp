@@ -10,29 +10,17 @@
 #include <fstream>
 #include <sstream>
 
+#include "tests/cpu/run_command.h"
+
 #ifdef KBENCH_EXE
 
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int code = -1;
-  std::string out;  // stdout and stderr together
-};
+using Result = kb::test::CommandResult;
 
-Result kbench(const std::string& args) {
-  Result r;
-  std::string cmd = std::string(KBENCH_EXE) + " " + args + " 2>&1";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  int st = ::pclose(p);
-  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
+Result kbench(const std::string& args) { return kb::test::run_command(KBENCH_EXE, args); }
 
 fs::path temp_dir(const std::string& name) {
   fs::path d = fs::temp_directory_path() / ("kb_cli_" + std::to_string(::getpid())) / name;
