@@ -8,29 +8,7 @@ namespace kb {
 
 namespace {
 
-std::string esc(const std::string& s) {
-  std::string o;
-  o.reserve(s.size());
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        o += "&amp;";
-        break;
-      case '<':
-        o += "&lt;";
-        break;
-      case '>':
-        o += "&gt;";
-        break;
-      case '"':
-        o += "&quot;";
-        break;
-      default:
-        o += c;
-    }
-  }
-  return o;
-}
+std::string esc(const std::string& s) { return escape_markup(s, Markup::html); }
 
 std::string num(double v) {
   char buf[32];

@@ -4,36 +4,7 @@ namespace kb {
 
 namespace {
 
-// Attribute and text escaping; control characters other than tab and line
-// ends are not allowed in XML 1.0 at all, so they are dropped.
-std::string xml(const std::string& s) {
-  std::string o;
-  o.reserve(s.size());
-  for (char ch : s) {
-    unsigned char c = static_cast<unsigned char>(ch);
-    switch (ch) {
-      case '&':
-        o += "&amp;";
-        break;
-      case '<':
-        o += "&lt;";
-        break;
-      case '>':
-        o += "&gt;";
-        break;
-      case '"':
-        o += "&quot;";
-        break;
-      case '\'':
-        o += "&apos;";
-        break;
-      default:
-        if (c < 0x20 && ch != '\t' && ch != '\n' && ch != '\r') break;
-        o += ch;
-    }
-  }
-  return o;
-}
+std::string xml(const std::string& s) { return escape_markup(s, Markup::xml); }
 
 // The testcase name: the key without its experiment name (that is the class).
 std::string case_name(const GateKeyResult& k) {
@@ -80,6 +51,39 @@ std::string gate_junit(const GateReport& r) {
   }
   out += "  </testsuite>\n</testsuites>\n";
   return out;
+}
+
+std::string escape_markup(const std::string& s, Markup m) {
+  std::string o;
+  o.reserve(s.size());
+  for (char ch : s) {
+    const unsigned char c = static_cast<unsigned char>(ch);
+    switch (ch) {
+      case '&':
+        o += "&amp;";
+        break;
+      case '<':
+        o += "&lt;";
+        break;
+      case '>':
+        o += "&gt;";
+        break;
+      case '"':
+        o += "&quot;";
+        break;
+      case '\'':
+        if (m == Markup::xml) {
+          o += "&apos;";
+          break;
+        }
+        o += ch;
+        break;
+      default:
+        if (m == Markup::xml && c < 0x20 && ch != '\t' && ch != '\n' && ch != '\r') break;
+        o += ch;
+    }
+  }
+  return o;
 }
 
 }  // namespace kb

@@ -23,4 +23,10 @@ std::string gate_markdown(const GateReport& r);
 std::string gate_junit(const GateReport& r);
 std::string gate_html(const GateReport& r);
 
+// & < > " escaped for HTML text and attributes; for XML (JUnit) also ',
+// and control characters other than tab and line ends dropped (XML 1.0
+// does not allow them at all).
+enum class Markup { html, xml };
+std::string escape_markup(const std::string& s, Markup m);
+
 }  // namespace kb
