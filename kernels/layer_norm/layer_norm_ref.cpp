@@ -19,7 +19,9 @@ void layer_norm_ref(const float* x, const float* gamma, const float* beta, float
     const double rstd = 1.0 / std::sqrt(m2 / static_cast<double>(D) + eps);
     for (int64_t i = 0; i < D; ++i) {
       double v = (h[i] - mean) * rstd * (gamma ? gamma[i] : 1.0) + (beta ? beta[i] : 0.0);
-      if (act == Activation::gelu_erf) v = 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
+      // v·Φ(v) as 0.5·v·erfc(-v/√2): exact in the negative tail, where
+      // 1 + erf(v/√2) cancels to nothing.
+      if (act == Activation::gelu_erf) v = 0.5 * v * std::erfc(-v / std::sqrt(2.0));
       if (act == Activation::gelu_tanh)
         v = 0.5 * v * (1.0 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
       y[r * D + i] = static_cast<float>(v);

@@ -47,3 +47,32 @@ KB_EXPERIMENT(gemv_tune) {
         return std::make_unique<kb::gemv_experiment::GemvCase>(p, 1, 1, std::vector<int32_t>{}, &c);
       });
 }
+
+// The seed's shapes at their two ends, plain (E=1) and gathered as the
+// gather_gemv experiment (E=8, experts 3 and 5): where the small shapes'
+// launch floor and the large int8 shape's conversion work decide.
+// `kbench run --filter gemv_tune_seed`.
+KB_EXPERIMENT(gemv_tune_seed) {
+  using kb::Shape;
+  return kb::Experiment("gemv_tune_seed")
+      .doc("GEMV configurations at the seed's D=1024 and D=16384, plain and gathered")
+      .hidden()
+      .point(Shape{{"N", 1024}, {"K", 1024}, {"E", 1}})
+      .point(Shape{{"N", 1024}, {"K", 1024}, {"E", 8}})
+      .point(Shape{{"N", 16384}, {"K", 16384}, {"E", 1}})
+      .point(Shape{{"N", 16384}, {"K", 16384}, {"E", 8}})
+      .dtypes({kb::DType::i8, kb::DType::bf16})
+      .variants({"default", "R1U1W4P1K4", "R1U1W2P1K2", "R1U1W8P1K4", "R1U2W8P1K2", "R1U1W4P0K4",
+                 "R1U1W4P1K2", "R2U1W4P1K4", "R2U1W8P1K4", "R2U2W4P1K4", "R4U1W4P1K4", "R1U2W4P1K4"})
+      .metrics({kb::Metric::memory_bandwidth})
+      .work([](const kb::Point& p) {
+        return kb::gemv_experiment::gemv_work(p, p["E"] > 1 ? 2 : 1);
+      })
+      .make([](const kb::Point& p) {
+        const kb::gemv::Config c = parse(p.variant, p);
+        const bool gather = p["E"] > 1;
+        return std::make_unique<kb::gemv_experiment::GemvCase>(
+            p, static_cast<int>(p["E"]), gather ? 2 : 1,
+            gather ? std::vector<int32_t>{3, 5} : std::vector<int32_t>{}, &c);
+      });
+}

@@ -1,7 +1,9 @@
 // layer_norm against its CPU reference on fresh random data.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "kernels/common/device_buffer.h"
 #include "kernels/common/host_math.h"
@@ -77,6 +79,50 @@ INSTANTIATE_TEST_SUITE_P(
       return "rows" + std::to_string(i.param.rows) + "_D" + std::to_string(i.param.D) + "_act" +
              std::to_string(static_cast<int>(i.param.act)) + (i.param.affine ? "_affine" : "");
     });
+
+// The erf GELU element by element over its whole range, tails included:
+// gamma 4 and beta -3 put the normalized rows' values in about [-10, 4],
+// where Φ(v) runs from 1e-23 to 1. Every output must be the reference's
+// value to bf16 rounding (2^-8 relative) or within 1e-7 (the GELU's
+// values below v = -5.3; erff's form returns 0 there): the rel-L2 check
+// above would not see a wrong tail.
+TEST(LayerNorm, GeluErfElementwiseOverItsRange) {
+  KB_REQUIRE_GPU();
+  for (int64_t D : {int64_t{1024}, int64_t{14336}}) {  // warp-per-row and block-per-row versions
+    SCOPED_TRACE("D=" + std::to_string(D));
+    const int64_t rows = 8;
+    auto xh = kb::random_bf16(rows * D, 77 + D, -1.f, 1.f);
+    std::vector<float> gf(D, 4.f), bf(D, -3.f);
+    std::vector<kb::bf16> gh(D), bh(D);
+    for (int64_t i = 0; i < D; ++i) {
+      gh[i] = kb::float_to_bf16(gf[i]);
+      bh[i] = kb::float_to_bf16(bf[i]);
+    }
+    kb::DeviceBuffer<kb::bf16> x(xh.size()), g(D), b(D), y(xh.size());
+    x.upload(xh);
+    g.upload(gh);
+    b.upload(bh);
+    y.poison();
+    kb::layer_norm::layer_norm(x.get(), g.get(), b.get(), y.get(), rows, D, 1e-5f,
+                               Activation::gelu_erf, nullptr);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    const auto out = kb::to_float(y.download());
+    const auto xf = kb::to_float(xh);
+    std::vector<float> ref(out.size());
+    kb::layer_norm::layer_norm_ref(xf.data(), gf.data(), bf.data(), ref.data(), rows, D, 1e-5f,
+                                   Activation::gelu_erf);
+    int bad = 0;
+    float lo = 0;
+    for (size_t i = 0; i < out.size(); ++i) {
+      lo = std::min(lo, ref[i]);
+      const double tol = std::ldexp(std::fabs(ref[i]), -8) + 1e-7;
+      if (!(std::fabs(out[i] - ref[i]) <= tol) && bad++ < 5)
+        ADD_FAILURE() << "element " << i << ": got " << out[i] << ", want " << ref[i];
+    }
+    EXPECT_EQ(bad, 0);
+    EXPECT_LT(lo, -1e-3f);  // the data reached the negative side
+  }
+}
 
 TEST(LayerNorm, RefusesBadShapesBeforeLaunch) {
   // No GPU needed: the checks run on the host before any launch.
