@@ -402,6 +402,65 @@ __global__ void __launch_bounds__(256) gemv_kernel(const KernelArgs a) {
   }
 }
 
+// The one-load GEMV (Config::one_load): lane l of warp part p of a row
+// loads vector 32·p + l of it, first thing; KS warps cover the row (4/KS
+// rows per block of 4 warps), reduce by shuffles and through shared memory;
+// x, the scale and the residual are read while the weights are in flight.
+// Everything a general kernel decides at run time (batches, the K split,
+// the loop) is compile-time here: at 1-2 MB the instructions between the
+// launch and the first load, and between the data and the store, are what
+// is left above the launch floor (the general kernel ran 276 instructions
+// per warp at int8 1024², the floor's one-load kernel 34).
+template <bool INT8, int KS>
+__global__ void __launch_bounds__(128) gemv_one_load_kernel(const KernelArgs a) {
+  using Wt = typename Traits<INT8>::W;
+  constexpr int kVec = Traits<INT8>::kVec;
+  constexpr int kRows = 4 / KS;  // rows per block
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int part = warp % KS;
+  const int row = blockIdx.x * kRows + warp / KS;
+  const int N = a.N, K = a.K;
+  const bool live = row < N;
+  const Wt* W = static_cast<const Wt*>(a.W);
+  const bf16* scale = a.scale;
+  bf16* y = a.y + static_cast<int64_t>(blockIdx.y) * N;
+  int4 w = make_int4(0, 0, 0, 0);
+  if (a.experts) {
+    // The ids may be written by the previous grid (a router).
+    wait_for_previous_grid();
+    const int e = a.experts[blockIdx.y];
+    if (e < 0 || e >= a.E) {  // the whole block: blockIdx.y is the slot
+      if (part == 0 && lane == 0 && live) y[row] = __float2bfloat16(NAN);
+      return;
+    }
+    W += static_cast<int64_t>(e) * N * K;
+    if (scale) scale += static_cast<int64_t>(e) * N;
+  }
+  if (live) w = load16<kStream>(reinterpret_cast<const int4*>(W + static_cast<int64_t>(row) * K) + part * 32 + lane);
+  const bool writer = live && part == 0 && lane == 0;
+  float sc = 1.f, res = 0.f;
+  if (writer && scale) sc = __bfloat162float(scale[row]);
+  if (!a.experts) wait_for_previous_grid();
+  if (writer && a.residual) res = __bfloat162float(a.residual[row]);
+  float xf[kVec];
+  load_x<INT8>(reinterpret_cast<const int4*>(a.x), part * 32 + lane, xf);
+  float acc[4] = {0.f, 0.f, 0.f, 0.f};
+  dot<INT8>(w, xf, acc);
+  let_next_grid_launch();
+  float sum = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+  if constexpr (KS > 1) {
+    __shared__ float red[4];
+    if (lane == 0) red[warp] = sum;
+    __syncthreads();
+    if (!writer) return;
+#pragma unroll
+    for (int k = 1; k < KS; ++k) sum += red[warp + k];
+  }
+  if (writer) y[row] = __float2bfloat16_rn(sum * sc + res);
+}
+
 // Launches one instantiation; with `pdl`, as a programmatic dependent of
 // the previous work on the stream (captured into graphs as such an edge).
 template <bool INT8, int R, int U, bool P, int T, bool S = false>
@@ -517,6 +576,11 @@ Config default_config(bool int8, int64_t N, int64_t K) {
   } else if (!int8 && (K >= 8192 || N <= 2048)) {  // few rows: 1024² 429 vs 409 GB/s
     c.k_split = 2;
   }
+  // Up to 8 MB with rows of 32, 64 or 128 vectors (K = 1024: bf16 and int8):
+  // the one-load kernel.
+  const int64_t vecs = K / (int8 ? k_multiple_int8() : k_multiple_bf16());
+  if ((vecs == 32 || vecs == 64 || vecs == 128) && N * K * (int8 ? 1 : 2) <= (int64_t(8) << 20))
+    c.one_load = true;
   return c;
 }
 
@@ -566,6 +630,22 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
   if (swiglu && (N % 2 != 0 || experts || residual))
     throw std::invalid_argument("gemv_swiglu: 2·F rows (gate | up), no experts, no residual");
   if (cfg.pdl && !device_has_pdl()) cfg.pdl = false;
+  if (cfg.one_load) {
+    const int64_t vecs = K / vec;
+    if (tokens != 1 || swiglu || (vecs != 32 && vecs != 64 && vecs != 128))
+      throw std::invalid_argument(std::string(what) +
+                                  ": one_load needs one token, no SwiGLU and K of 32, 64 or 128 "
+                                  "16-byte vectors, got " + shape_text(N, K));
+    const int ks = static_cast<int>(vecs / 32), rows = 4 / ks;
+    const dim3 grid(static_cast<unsigned>((N + rows - 1) / rows), static_cast<unsigned>(n_sel));
+    KernelArgs a{W, scale, experts, E, x, y, residual, static_cast<int>(N), static_cast<int>(K), ks, 1, eps};
+    auto go = [&](auto kernel) { launch_maybe_pdl(cfg.pdl, kernel, grid, dim3(128), stream, a); };
+    if (int8)
+      ks == 1 ? go(gemv_one_load_kernel<true, 1>) : ks == 2 ? go(gemv_one_load_kernel<true, 2>) : go(gemv_one_load_kernel<true, 4>);
+    else
+      ks == 1 ? go(gemv_one_load_kernel<false, 1>) : ks == 2 ? go(gemv_one_load_kernel<false, 2>) : go(gemv_one_load_kernel<false, 4>);
+    return;
+  }
   const int64_t groups = swiglu ? N / 2 : (N + cfg.rows_per_warp - 1) / cfg.rows_per_warp;
   const int64_t groups_per_block = cfg.warps_per_block / cfg.k_split;
   const int64_t blocks = (groups + groups_per_block - 1) / groups_per_block;
@@ -603,6 +683,7 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
 // 207 us), the one-token split above (4096x11008: 62 vs 90 us).
 Config tokens_config(bool int8, int64_t N, int64_t K, int tokens, bool swiglu) {
   Config c = default_config(int8, N, K);
+  c.one_load = false;  // one token, no SwiGLU only
   if (swiglu) {  // two rows (gate and up), batches of two loads
     c.rows_per_warp = 2;
     c.unroll = 2;

@@ -87,6 +87,12 @@ struct Config {
   bool pipeline = false;    // load the next batch while using this one
   bool pdl = false;         // programmatic dependent launch (see gemv_bf16)
   int k_split = 1;          // 1, 2, 4, 8 warps share rows and split K (divides warps_per_block)
+  // Small GEMVs (the seed's D = 1024, where the launch and the first HBM
+  // round trip are most of the time): every lane loads exactly one 16-byte
+  // weight vector, as its first instruction, and k_split warps cover a row;
+  // no loop. Needs K = 32 · k_split vectors and k_split in {1, 2, 4}; one
+  // token, no SwiGLU; rows_per_warp, unroll and pipeline are ignored.
+  bool one_load = false;
 };
 Config default_config(bool int8, int64_t N, int64_t K);
 // What gemv_tokens (swiglu: gemv_swiglu) takes for `tokens` tokens: each

@@ -50,19 +50,30 @@ __device__ __forceinline__ void store_stream(bf16* p, const Vec8& v) {
 // The exact (erf) GELU, v·Φ(v), without erff: q = Φ(-|v|) = erfc(|v|/√2)/2
 // from Abramowitz & Stegun 7.1.26 (erfc(z) = t·P(t)·e^(-z²), t = 1/(1 +
 // 0.3275911·z), |error| <= 1.5e-7), then Φ(v) = v >= 0 ? 1 - q : q. One
-// reciprocal, one exponential and a few FMAs, no branch (erff has two
-// ranges). Relative error against a double erfc, in float on the CPU:
+// reciprocal and one exponential (the approximate, flush-to-zero hardware
+// ones) and a few FMAs, no branch (erff has two ranges). Relative error against a double erfc, in float on the CPU:
 // < 7e-7 for v >= -1, 3e-6 on [-2, -1), 5e-5 on [-3, -2), 5e-4 on [-4, -3),
 // 2e-3 on [-5, -4) (where 0.5·v·(1 + erff(v/√2)) is off by 5e-2, and below
 // -5.5 returns 0 as 1 + erf cancels); the values there are under 1e-5.
+__device__ __forceinline__ float rcp_approx(float x) {
+  float r;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
+__device__ __forceinline__ float exp2_approx(float x) {  // 0 below -126: fine here
+  float r;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
 __device__ __forceinline__ float gelu_erf(float v) {
-  const float z = fabsf(v) * 0.70710678118654752f;
-  const float t = __fdividef(1.f, fmaf(0.3275911f, z, 1.f));
+  // t = 1 / (1 + p·|v|/√2); the 1/2 of q folded into the coefficients.
+  const float t = rcp_approx(fmaf(0.3275911f * 0.70710678118654752f, fabsf(v), 1.f));
   const float p =
-      fmaf(fmaf(fmaf(fmaf(1.061405429f, t, -1.453152027f), t, 1.421413741f), t, -0.284496736f), t,
-           0.254829592f) *
+      fmaf(fmaf(fmaf(fmaf(0.5f * 1.061405429f, t, 0.5f * -1.453152027f), t, 0.5f * 1.421413741f), t,
+                0.5f * -0.284496736f),
+           t, 0.5f * 0.254829592f) *
       t;
-  const float q = 0.5f * p * __expf(-z * z);
+  const float q = p * exp2_approx(v * v * -0.72134752044448170f);  // e^(-v²/2) = 2^(-v²·log2(e)/2)
   return v * (v >= 0.f ? 1.f - q : q);
 }
 
@@ -106,6 +117,14 @@ __device__ __forceinline__ void to_floats(const Vec8& in, float (&v)[kVec]) {
   }
 }
 
+// Vector c of a parameter (bias, gamma, beta: the same for every row, so
+// read through L1) as floats, in one 128-bit load (through the Vec8 struct
+// the compiler split it into four 32-bit loads).
+__device__ __forceinline__ void load_param(const bf16* __restrict__ p, int c, float (&v)[kVec]) {
+  const int4 raw = __ldg(reinterpret_cast<const int4*>(p) + c);
+  to_floats(*reinterpret_cast<const Vec8*>(&raw), v);
+}
+
 // Vector c of a row as floats; zeros past the row's nvec vectors.
 __device__ __forceinline__ void load_vec(const bf16* xr, int c, int nvec, float (&v)[kVec]) {
   if (c < nvec) {
@@ -121,7 +140,7 @@ __device__ __forceinline__ void load_vec(const bf16* xr, int c, int nvec, float 
 __device__ __forceinline__ void add_bias(const bf16* bias, int c, int nvec, float (&v)[kVec]) {
   if (c >= nvec) return;
   float b[kVec];
-  to_floats(*reinterpret_cast<const Vec8*>(bias + static_cast<int64_t>(c) * kVec), b);
+  load_param(bias, c, b);
 #pragma unroll
   for (int j = 0; j < kVec; ++j) v[j] += b[j];
 }
@@ -137,26 +156,27 @@ __device__ __forceinline__ float sum_of(const float (&v)[N][kVec]) {
   return sum;
 }
 
-// Vector c of a row: (v - mean) * rstd * gamma + beta, activated, stored
-// as bf16 (gamma/beta nullptr: 1 and 0). The tail of every version.
+// Vector c of a row, given as deviations d = v - mean: d * rstd * gamma +
+// beta, activated, stored as bf16 (gamma/beta nullptr: 1 and 0). The tail
+// of every version.
 template <Activation ACT>
-__device__ __forceinline__ void normalize_store(const float (&v)[kVec], int c,
+__device__ __forceinline__ void normalize_store(const float (&d)[kVec], int c,
                                                 const bf16* __restrict__ gamma,
-                                                const bf16* __restrict__ beta, float mean,
-                                                float rstd, bf16* yr) {
+                                                const bf16* __restrict__ beta, float rstd,
+                                                bf16* yr) {
   float g[kVec], b[kVec];
 #pragma unroll
   for (int j = 0; j < kVec; ++j) {
     g[j] = 1.f;
     b[j] = 0.f;
   }
-  if (gamma) to_floats(*reinterpret_cast<const Vec8*>(gamma + static_cast<int64_t>(c) * kVec), g);
-  if (beta) to_floats(*reinterpret_cast<const Vec8*>(beta + static_cast<int64_t>(c) * kVec), b);
+  if (gamma) load_param(gamma, c, g);
+  if (beta) load_param(beta, c, b);
   Vec8 out;
 #pragma unroll
   for (int j = 0; j < 4; ++j) {
-    const float a0 = activate<ACT>((v[2 * j] - mean) * rstd * g[2 * j] + b[2 * j]);
-    const float a1 = activate<ACT>((v[2 * j + 1] - mean) * rstd * g[2 * j + 1] + b[2 * j + 1]);
+    const float a0 = activate<ACT>(fmaf(d[2 * j] * rstd, g[2 * j], b[2 * j]));
+    const float a1 = activate<ACT>(fmaf(d[2 * j + 1] * rstd, g[2 * j + 1], b[2 * j + 1]));
     out.h[j] = __floats2bfloat162_rn(a0, a1);
   }
   store_stream(yr + static_cast<int64_t>(c) * kVec, out);
@@ -202,8 +222,8 @@ __global__ void __launch_bounds__(512) row_in_registers(const bf16* __restrict__
     if (c < nvec) {
 #pragma unroll
       for (int j = 0; j < kVec; ++j) {
-        float d = v[i][j] - mean;
-        m2 += d * d;
+        v[i][j] -= mean;  // kept: normalize_store takes deviations
+        m2 = fmaf(v[i][j], v[i][j], m2);
       }
     }
   }
@@ -213,7 +233,7 @@ __global__ void __launch_bounds__(512) row_in_registers(const bf16* __restrict__
   for (int i = 0; i < VPT; ++i) {
     const int c = threadIdx.x + i * blockDim.x;
     if (c >= nvec) continue;
-    normalize_store<ACT>(v[i], c, gamma, beta, mean, rstd, yr);
+    normalize_store<ACT>(v[i], c, gamma, beta, rstd, yr);
   }
 }
 
@@ -276,8 +296,8 @@ __global__ void __launch_bounds__(256) row_per_warp(const bf16* __restrict__ x, 
     if (lane + i * 32 < nvec) {
 #pragma unroll
       for (int j = 0; j < kVec; ++j) {
-        const float d = v[i][j] - mean;
-        m2 += d * d;
+        v[i][j] -= mean;  // kept: normalize_store takes deviations
+        m2 = fmaf(v[i][j], v[i][j], m2);
       }
     }
   }
@@ -287,7 +307,7 @@ __global__ void __launch_bounds__(256) row_per_warp(const bf16* __restrict__ x, 
   for (int i = 0; i < VPL; ++i) {
     const int c = lane + i * 32;
     if (c >= nvec) continue;
-    normalize_store<ACT>(v[i], c, gamma, beta, mean, rstd, yr);
+    normalize_store<ACT>(v[i], c, gamma, beta, rstd, yr);
   }
 }
 

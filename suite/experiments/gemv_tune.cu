@@ -1,7 +1,8 @@
 // gemv_tune (hidden): the GEMV kernel's knobs side by side, for choosing
 // gemv::default_config on a GPU. Variant "R2U4W4P1K2" = 2 rows per warp, 4
 // loads per row per batch, 4 warps per block, software-pipelined (P0: not),
-// 2 warps splitting K per row group; "default" = default_config's choice. Run with
+// 2 warps splitting K per row group; "default" = default_config's choice,
+// "general" = the same without the one-load kernel, "one" = with it. Run with
 // `kbench run --filter gemv_tune`; not part of the nightly suite.
 #include <cstdio>
 
@@ -12,9 +13,18 @@ namespace {
 kb::gemv::Config parse(const std::string& v, const kb::Point& p) {
   kb::gemv::Config c;
   int pipe = 0;
-  if (v == "default")  // what gemv_bf16/int8 pick
-    return kb::gemv::default_config(p.dtype == kb::DType::i8, kb::gemv_experiment::rows_of(p),
-                                    kb::gemv_experiment::cols_of(p));
+  const bool int8 = p.dtype == kb::DType::i8;
+  const int64_t N = kb::gemv_experiment::rows_of(p), K = kb::gemv_experiment::cols_of(p);
+  if (v == "default") return kb::gemv::default_config(int8, N, K);  // what gemv_bf16/int8 pick
+  if (v == "general" || v == "one") {  // default_config without / with the one-load kernel
+    c = kb::gemv::default_config(int8, N, K);
+    if (v == "general") {
+      c.one_load = false;
+      return c;
+    }
+    c.one_load = true;
+    return c;
+  }
   if (std::sscanf(v.c_str(), "R%dU%dW%dP%dK%d", &c.rows_per_warp, &c.unroll, &c.warps_per_block,
                   &pipe, &c.k_split) != 5)
     throw std::invalid_argument("gemv_tune: bad variant '" + v + "'");
@@ -62,8 +72,8 @@ KB_EXPERIMENT(gemv_tune_seed) {
       .point(Shape{{"N", 16384}, {"K", 16384}, {"E", 1}})
       .point(Shape{{"N", 16384}, {"K", 16384}, {"E", 8}})
       .dtypes({kb::DType::i8, kb::DType::bf16})
-      .variants({"default", "R1U1W4P1K4", "R1U1W2P1K2", "R1U1W8P1K4", "R1U2W8P1K2", "R1U1W4P0K4",
-                 "R1U1W4P1K2", "R2U1W4P1K4", "R2U1W8P1K4", "R2U2W4P1K4", "R4U1W4P1K4", "R1U2W4P1K4"})
+      .variants({"default", "general", "R1U2W8P1K2", "R2U1W4P1K4", "R2U1W2P1K2", "R2U1W8P1K8",
+                 "R2U2W8P1K4", "R2U1W8P1K2"})
       .metrics({kb::Metric::memory_bandwidth})
       .work([](const kb::Point& p) {
         return kb::gemv_experiment::gemv_work(p, p["E"] > 1 ? 2 : 1);

@@ -310,6 +310,44 @@ TEST(GatherGemv, EveryExpertIdBf16AndInt8) {
   }
 }
 
+// The one-load kernel (Config::one_load) at each row length it serves (32,
+// 64 and 128 vectors: k_split 1, 2, 4, so 4, 2 and 1 rows per block) with
+// N not a multiple of the block's rows, plain, with the in-place residual,
+// and gathered over every expert.
+TEST(GemvOneLoad, EveryRowLengthMatchesReference) {
+  KB_REQUIRE_GPU();
+  for (bool int8 : {false, true})
+    for (int vecs : {32, 64, 128})
+      for (int64_t N : {int64_t{1}, int64_t{3}, int64_t{1001}}) {
+        const int64_t K = vecs * (int8 ? 16 : 8);
+        SCOPED_TRACE(std::string(int8 ? "int8" : "bf16") + " N=" + std::to_string(N) +
+                     " K=" + std::to_string(K));
+        gemv::Config c = gemv::default_config(int8, N, K);
+        EXPECT_TRUE(c.one_load);  // what the public entries run at these sizes
+        run_and_check(Problem{N, K, int8}, &c, false);
+        run_and_check(Problem{N, K, int8}, &c, true);
+        run_and_check(Problem{N, K, int8}, &c, false, 8, {5, 0, 7, 3, 1, 6, 2, 4});
+      }
+}
+
+TEST(GemvOneLoad, IdOutsideRangeWritesNan) {
+  KB_REQUIRE_GPU();
+  const int64_t N = 6, K = 512;  // 64 vectors: two rows per block
+  const int E = 4;
+  kb::DeviceBuffer<bf16> w(E * N * K), x(K), y(3 * N);
+  w.upload(kb::random_bf16(E * N * K, 1));
+  x.upload(kb::random_bf16(K, 2));
+  y.poison();
+  kb::DeviceBuffer<int32_t> ids(3);
+  ids.upload({E, 2, -1});
+  gemv::Config c = gemv::default_config(false, N, K);
+  ASSERT_TRUE(c.one_load);
+  gemv::launch(false, w.get(), nullptr, ids.get(), 3, E, x.get(), y.get(), N, K, nullptr, c, nullptr);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  const auto out = kb::to_float(y.download());
+  for (int64_t n = 0; n < 3 * N; ++n) EXPECT_EQ(std::isfinite(out[n]), n >= N && n < 2 * N) << n;
+}
+
 TEST(GatherGemv, IdOutsideRangeWritesNanAndReadsNothingElse) {
   KB_REQUIRE_GPU();
   const int64_t N = 40, K = 64;
@@ -462,6 +500,24 @@ TEST(GemvRefuses, BadConfig) {
   EXPECT_FALSE(refusal([&] { gemv::launch(false, kW, nullptr, nullptr, 1, 0, kX, kY, 16, 16, nullptr, c, nullptr); }).empty());
   c = {1, 4, 2, false, false, 4};  // k_split does not divide warps_per_block
   EXPECT_FALSE(refusal([&] { gemv::launch(false, kW, nullptr, nullptr, 1, 0, kX, kY, 16, 16, nullptr, c, nullptr); }).empty());
+}
+
+TEST(GemvRefuses, OneLoadOutsideItsShapes) {
+  gemv::Config c = gemv::default_config(false, 16, 1024);
+  ASSERT_TRUE(c.one_load);
+  // 16 vectors per row (K = 128), 256 (K = 2048): not 32, 64 or 128.
+  for (int64_t K : {128, 2048})
+    EXPECT_NE(refusal([&] { gemv::launch(false, kW, nullptr, nullptr, 1, 0, kX, kY, 16, K, nullptr, c, nullptr); })
+                  .find("one_load"),
+              std::string::npos)
+        << K;
+  EXPECT_NE(refusal([&] { gemv::launch(false, kW, nullptr, nullptr, 1, 0, kX, kY, 16, 1024, nullptr, c, nullptr, 2); })
+                .find("one_load"),
+            std::string::npos);
+  EXPECT_FALSE(gemv::default_config(false, 16, 2048).one_load);
+  EXPECT_FALSE(gemv::default_config(false, 14336, 1024).one_load);  // 28 MB: the general kernel
+  EXPECT_FALSE(gemv::tokens_config(false, 16, 1024, 1, true).one_load);
+  EXPECT_FALSE(gemv::tokens_config(false, 16, 1024, 4).one_load);
 }
 
 TEST(GemvRefuses, BadTokenCounts) {
