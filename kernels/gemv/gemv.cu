@@ -556,7 +556,7 @@ int k_multiple_int8() { return Traits<true>::kVec; }
 // 1662 vs 1531; 12288x4096: 2267 vs 2192; 4096x11008: 2287 vs 2230;
 // 16384²: 2907 vs 2871; not 22016x4096: 2522 vs 2585), one row per warp and
 // the same split for short rows (1024²: 226 vs 215).
-Config default_config(bool int8, int64_t N, int64_t K) {
+Config default_config(bool int8, int64_t N, int64_t K, int n_sel) {
   Config c;
   c.warps_per_block = 4;
   c.unroll = 2;
@@ -575,11 +575,16 @@ Config default_config(bool int8, int64_t N, int64_t K) {
     c.k_split = 4;
   } else if (!int8 && (K >= 8192 || N <= 2048)) {  // few rows: 1024² 429 vs 409 GB/s
     c.k_split = 2;
+    // gather bf16 D=1024 (2 experts, 4 MB): 5.63-5.70 vs 5.79-5.89 us with 4 warps
+    if (N <= 2048 && n_sel > 1) c.warps_per_block = 8;
   }
-  // Up to 8 MB with rows of 32, 64 or 128 vectors (K = 1024: bf16 and int8):
-  // the one-load kernel.
+  // Up to 2 MB in all with rows of 32, 64 or 128 vectors: the one-load
+  // kernel (the seed's D = 1024: int8 4.26 vs 4.67 us, bf16 4.80 vs 5.06,
+  // int8 gather 5.02-5.12 vs 5.20; the bf16 gather, 4 MB in 2048 blocks,
+  // 6.24 vs 5.79).
   const int64_t vecs = K / (int8 ? k_multiple_int8() : k_multiple_bf16());
-  if ((vecs == 32 || vecs == 64 || vecs == 128) && N * K * (int8 ? 1 : 2) <= (int64_t(8) << 20))
+  if ((vecs == 32 || vecs == 64 || vecs == 128) &&
+      n_sel * N * K * (int8 ? 1 : 2) <= (int64_t(2) << 20))
     c.one_load = true;
   return c;
 }
@@ -738,14 +743,14 @@ void gemv_tokens(bool int8, const void* W, const bf16* scale, const bf16* X, bf1
 void gather_gemv_bf16(const bf16* W, const int32_t* experts, int n_sel, int E, const bf16* x,
                       bf16* y, int64_t N, int64_t K, cudaStream_t stream) {
   if (!experts) throw std::invalid_argument("gather_gemv: null experts");
-  launch(false, W, nullptr, experts, n_sel, E, x, y, N, K, nullptr, default_config(false, N, K),
+  launch(false, W, nullptr, experts, n_sel, E, x, y, N, K, nullptr, default_config(false, N, K, n_sel),
          stream);
 }
 
 void gather_gemv_int8(const int8_t* W, const bf16* scale, const int32_t* experts, int n_sel, int E,
                       const bf16* x, bf16* y, int64_t N, int64_t K, cudaStream_t stream) {
   if (!experts) throw std::invalid_argument("gather_gemv: null experts");
-  launch(true, W, scale, experts, n_sel, E, x, y, N, K, nullptr, default_config(true, N, K), stream);
+  launch(true, W, scale, experts, n_sel, E, x, y, N, K, nullptr, default_config(true, N, K, n_sel), stream);
 }
 
 }  // namespace kb::gemv

@@ -94,7 +94,8 @@ struct Config {
   // token, no SwiGLU; rows_per_warp, unroll and pipeline are ignored.
   bool one_load = false;
 };
-Config default_config(bool int8, int64_t N, int64_t K);
+// n_sel: the experts a gather selects (its bytes are n_sel times a GEMV's).
+Config default_config(bool int8, int64_t N, int64_t K, int n_sel = 1);
 // What gemv_tokens (swiglu: gemv_swiglu) takes for `tokens` tokens: each
 // token's sums equal the one-token gemv's bits where its k_split and unroll
 // are the one-token configuration's.

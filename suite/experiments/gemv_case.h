@@ -56,7 +56,7 @@ class GemvCase : public Case {
         E_(E),
         n_sel_(n_sel),
         timed_(std::move(timed_experts)),
-        cfg_(cfg ? *cfg : gemv::default_config(int8_, N_, K_)),
+        cfg_(cfg ? *cfg : gemv::default_config(int8_, N_, K_, n_sel)),
         w_(static_cast<size_t>(E) * N_ * K_ * (int8_ ? 1 : 2)),
         scale_(int8_ ? static_cast<size_t>(E) * N_ : 0),
         x_(K_),

@@ -15,9 +15,10 @@ kb::gemv::Config parse(const std::string& v, const kb::Point& p) {
   int pipe = 0;
   const bool int8 = p.dtype == kb::DType::i8;
   const int64_t N = kb::gemv_experiment::rows_of(p), K = kb::gemv_experiment::cols_of(p);
-  if (v == "default") return kb::gemv::default_config(int8, N, K);  // what gemv_bf16/int8 pick
+  const int n_sel = p.shape.has("E") && p["E"] > 1 ? 2 : 1;  // gemv_tune_seed's gathers
+  if (v == "default") return kb::gemv::default_config(int8, N, K, n_sel);  // what the entries pick
   if (v == "general" || v == "one") {  // default_config without / with the one-load kernel
-    c = kb::gemv::default_config(int8, N, K);
+    c = kb::gemv::default_config(int8, N, K, n_sel);
     if (v == "general") {
       c.one_load = false;
       return c;

@@ -323,7 +323,7 @@ TEST(GemvOneLoad, EveryRowLengthMatchesReference) {
         SCOPED_TRACE(std::string(int8 ? "int8" : "bf16") + " N=" + std::to_string(N) +
                      " K=" + std::to_string(K));
         gemv::Config c = gemv::default_config(int8, N, K);
-        EXPECT_TRUE(c.one_load);  // what the public entries run at these sizes
+        c.one_load = true;  // what the public entries run up to 2 MB
         run_and_check(Problem{N, K, int8}, &c, false);
         run_and_check(Problem{N, K, int8}, &c, true);
         run_and_check(Problem{N, K, int8}, &c, false, 8, {5, 0, 7, 3, 1, 6, 2, 4});
@@ -516,6 +516,9 @@ TEST(GemvRefuses, OneLoadOutsideItsShapes) {
             std::string::npos);
   EXPECT_FALSE(gemv::default_config(false, 16, 2048).one_load);
   EXPECT_FALSE(gemv::default_config(false, 14336, 1024).one_load);  // 28 MB: the general kernel
+  EXPECT_TRUE(gemv::default_config(false, 1024, 1024).one_load);       // 2 MB
+  EXPECT_TRUE(gemv::default_config(true, 1024, 1024, 2).one_load);     // an int8 gather of 2 MB
+  EXPECT_FALSE(gemv::default_config(false, 1024, 1024, 2).one_load);   // a bf16 gather of 4 MB
   EXPECT_FALSE(gemv::tokens_config(false, 16, 1024, 1, true).one_load);
   EXPECT_FALSE(gemv::tokens_config(false, 16, 1024, 4).one_load);
 }
