@@ -411,11 +411,11 @@ __global__ void __launch_bounds__(256) gemv_kernel(const KernelArgs a) {
 // launch and the first load, and between the data and the store, are what
 // is left above the launch floor (the general kernel ran 276 instructions
 // per warp at int8 1024², the floor's one-load kernel 34).
-template <bool INT8, int KS>
-__global__ void __launch_bounds__(128) gemv_one_load_kernel(const KernelArgs a) {
+template <bool INT8, int KS, int WARPS>
+__global__ void __launch_bounds__(256) gemv_one_load_kernel(const KernelArgs a) {
   using Wt = typename Traits<INT8>::W;
   constexpr int kVec = Traits<INT8>::kVec;
-  constexpr int kRows = 4 / KS;  // rows per block
+  constexpr int kRows = WARPS / KS;  // rows per block
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int part = warp % KS;
   const int row = blockIdx.x * kRows + warp / KS;
@@ -451,7 +451,7 @@ __global__ void __launch_bounds__(128) gemv_one_load_kernel(const KernelArgs a) 
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
   if constexpr (KS > 1) {
-    __shared__ float red[4];
+    __shared__ float red[WARPS];
     if (lane == 0) red[warp] = sum;
     __syncthreads();
     if (!writer) return;
@@ -641,14 +641,19 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
       throw std::invalid_argument(std::string(what) +
                                   ": one_load needs one token, no SwiGLU and K of 32, 64 or 128 "
                                   "16-byte vectors, got " + shape_text(N, K));
-    const int ks = static_cast<int>(vecs / 32), rows = 4 / ks;
+    const int ks = static_cast<int>(vecs / 32), warps = cfg.warps_per_block == 8 ? 8 : 4;
+    const int rows = warps / ks;
     const dim3 grid(static_cast<unsigned>((N + rows - 1) / rows), static_cast<unsigned>(n_sel));
     KernelArgs a{W, scale, experts, E, x, y, residual, static_cast<int>(N), static_cast<int>(K), ks, 1, eps};
-    auto go = [&](auto kernel) { launch_maybe_pdl(cfg.pdl, kernel, grid, dim3(128), stream, a); };
-    if (int8)
-      ks == 1 ? go(gemv_one_load_kernel<true, 1>) : ks == 2 ? go(gemv_one_load_kernel<true, 2>) : go(gemv_one_load_kernel<true, 4>);
+    auto go = [&](auto kernel) { launch_maybe_pdl(cfg.pdl, kernel, grid, dim3(32 * warps), stream, a); };
+    if (int8 && warps == 4)
+      ks == 1 ? go(gemv_one_load_kernel<true, 1, 4>) : ks == 2 ? go(gemv_one_load_kernel<true, 2, 4>) : go(gemv_one_load_kernel<true, 4, 4>);
+    else if (int8)
+      ks == 1 ? go(gemv_one_load_kernel<true, 1, 8>) : ks == 2 ? go(gemv_one_load_kernel<true, 2, 8>) : go(gemv_one_load_kernel<true, 4, 8>);
+    else if (warps == 4)
+      ks == 1 ? go(gemv_one_load_kernel<false, 1, 4>) : ks == 2 ? go(gemv_one_load_kernel<false, 2, 4>) : go(gemv_one_load_kernel<false, 4, 4>);
     else
-      ks == 1 ? go(gemv_one_load_kernel<false, 1>) : ks == 2 ? go(gemv_one_load_kernel<false, 2>) : go(gemv_one_load_kernel<false, 4>);
+      ks == 1 ? go(gemv_one_load_kernel<false, 1, 8>) : ks == 2 ? go(gemv_one_load_kernel<false, 2, 8>) : go(gemv_one_load_kernel<false, 4, 8>);
     return;
   }
   const int64_t groups = swiglu ? N / 2 : (N + cfg.rows_per_warp - 1) / cfg.rows_per_warp;

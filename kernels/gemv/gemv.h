@@ -91,7 +91,8 @@ struct Config {
   // round trip are most of the time): every lane loads exactly one 16-byte
   // weight vector, as its first instruction, and k_split warps cover a row;
   // no loop. Needs K = 32 · k_split vectors and k_split in {1, 2, 4}; one
-  // token, no SwiGLU; rows_per_warp, unroll and pipeline are ignored.
+  // token, no SwiGLU; blocks of 8 warps if warps_per_block is 8, else 4;
+  // rows_per_warp, unroll and pipeline are ignored.
   bool one_load = false;
 };
 // n_sel: the experts a gather selects (its bytes are n_sel times a GEMV's).

@@ -3,15 +3,12 @@
 // Versions:
 //   row_per_warp<VPL>      D <= 2048: one warp per row, VPL 16-byte vectors
 //                          per lane in registers, shuffle-only reductions.
-//   row_in_registers<VPT>  a block per row at a time; each thread holds VPT
-//                          16-byte vectors (8 bf16 each) of the row in
-//                          registers, so the row is read from HBM once and
-//                          written once (the 2·rows·D·2 bytes the seed
-//                          counts). Two-pass statistics (mean, then sum of
-//                          squared deviations) on the registers: exact as a
-//                          CPU two-pass. The grid is what is resident; each
-//                          block loads its next row before it finishes this
-//                          one.
+//   row_in_registers<VPT>  one block per row; each thread holds VPT 16-byte
+//                          vectors (8 bf16 each) of the row in registers, so
+//                          the row is read from HBM once and written once
+//                          (the 2·rows·D·2 bytes the seed counts). Two-pass
+//                          statistics (mean, then sum of squared deviations)
+//                          on the registers: exact as a CPU two-pass.
 //   row_streaming          D too large for registers (> 32768): three passes
 //                          over global memory. Correct, not tuned.
 #include <cuda_bf16.h>
@@ -203,60 +200,40 @@ __global__ void __launch_bounds__(512) row_in_registers(const bf16* __restrict__
                      const bf16* __restrict__ gamma, const bf16* __restrict__ beta,
                      bf16* __restrict__ y, const Shape a) {
   __shared__ float scratch[32];
-  const int64_t D = a.D;
+  const int64_t row = blockIdx.x, D = a.D;
   const int nvec = static_cast<int>(D / kVec);
+  const bf16* xr = x + row * D;
+  bf16* yr = y + row * D;
+
+  float v[VPT][kVec];
+#pragma unroll
+  for (int i = 0; i < VPT; ++i) load_vec(xr, threadIdx.x + i * blockDim.x, nvec, v[i]);
+  if (bias)
+#pragma unroll
+    for (int i = 0; i < VPT; ++i) add_bias(bias, threadIdx.x + i * blockDim.x, nvec, v[i]);
+  const float sum = sum_of(v);
   const float inv_d = 1.f / static_cast<float>(D);
-  // A block walks rows blockIdx.x, + gridDim.x, ... (the grid is what is
-  // resident at once), and the next row's loads are issued before this
-  // row's reductions, normalization and stores: the GELU's arithmetic then
-  // overlaps the next row's HBM traffic instead of idling it.
-  int64_t row = blockIdx.x;
-  int4 raw[VPT];
-  auto load_row = [&](int64_t r) {
+  const float mean = block_sum(sum, scratch) * inv_d;
+
+  float m2 = 0.f;
 #pragma unroll
-    for (int i = 0; i < VPT; ++i) {
-      const int c = threadIdx.x + i * blockDim.x;
-      if (c < nvec) {
-        int4 q;
-        asm volatile("ld.global.nc.L1::no_allocate.v4.s32 {%0,%1,%2,%3}, [%4];"
-                     : "=r"(q.x), "=r"(q.y), "=r"(q.z), "=r"(q.w)
-                     : "l"(x + r * D + static_cast<int64_t>(c) * kVec));
-        raw[i] = q;
-      } else {
-        raw[i] = make_int4(0, 0, 0, 0);  // bf16 zeros
+  for (int i = 0; i < VPT; ++i) {
+    const int c = threadIdx.x + i * blockDim.x;
+    if (c < nvec) {
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) {
+        v[i][j] -= mean;  // kept: normalize_store takes deviations
+        m2 = fmaf(v[i][j], v[i][j], m2);
       }
     }
-  };
-  if (row < a.rows) load_row(row);
-  for (; row < a.rows; row += gridDim.x) {
-    float v[VPT][kVec];
+  }
+  const float rstd = rsqrtf(block_sum(m2, scratch) * inv_d + a.eps);
+
 #pragma unroll
-    for (int i = 0; i < VPT; ++i) to_floats(*reinterpret_cast<const Vec8*>(&raw[i]), v[i]);
-    if (row + gridDim.x < a.rows) load_row(row + gridDim.x);
-    if (bias)
-#pragma unroll
-      for (int i = 0; i < VPT; ++i) add_bias(bias, threadIdx.x + i * blockDim.x, nvec, v[i]);
-    const float mean = block_sum(sum_of(v), scratch) * inv_d;
-    float m2 = 0.f;
-#pragma unroll
-    for (int i = 0; i < VPT; ++i) {
-      const int c = threadIdx.x + i * blockDim.x;
-      if (c < nvec) {
-#pragma unroll
-        for (int j = 0; j < kVec; ++j) {
-          v[i][j] -= mean;  // kept: normalize_store takes deviations
-          m2 = fmaf(v[i][j], v[i][j], m2);
-        }
-      }
-    }
-    const float rstd = rsqrtf(block_sum(m2, scratch) * inv_d + a.eps);
-    bf16* yr = y + row * D;
-#pragma unroll
-    for (int i = 0; i < VPT; ++i) {
-      const int c = threadIdx.x + i * blockDim.x;
-      if (c >= nvec) continue;
-      normalize_store<ACT>(v[i], c, gamma, beta, rstd, yr);
-    }
+  for (int i = 0; i < VPT; ++i) {
+    const int c = threadIdx.x + i * blockDim.x;
+    if (c >= nvec) continue;
+    normalize_store<ACT>(v[i], c, gamma, beta, rstd, yr);
   }
 }
 
@@ -343,33 +320,12 @@ void launch_warp_rows(const Args& a, cudaStream_t s) {
   KB_CHECK_LAUNCH();
 }
 
-// Blocks of `kernel` with `threads` threads resident at once on the
-// current device (asked once per kernel, block size and device).
-template <typename Kernel>
-int64_t resident_blocks(Kernel kernel, int threads) {
-  int dev = 0, sms = 0, per_sm = 0;
-  KB_CUDA_CHECK(cudaGetDevice(&dev));
-  KB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  KB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0));
-  return static_cast<int64_t>(std::max(per_sm, 1)) * sms;
-}
-
 template <int VPT, Activation ACT>
 void launch_registers(const Args& a, cudaStream_t s) {
   const int64_t nvec = a.shape.D / kVec;
   int threads = static_cast<int>((nvec + VPT - 1) / VPT);
   threads = (threads + 31) / 32 * 32;
-  static thread_local int cached_dev = -1, cached_threads = 0;
-  static thread_local int64_t cached_blocks = 0;
-  int dev = 0;
-  KB_CUDA_CHECK(cudaGetDevice(&dev));
-  if (dev != cached_dev || threads != cached_threads) {
-    cached_blocks = resident_blocks(row_in_registers<VPT, ACT>, threads);
-    cached_dev = dev;
-    cached_threads = threads;
-  }
-  const int64_t blocks = std::min(a.shape.rows, cached_blocks);
-  row_in_registers<VPT, ACT><<<static_cast<unsigned>(blocks), threads, 0, s>>>(
+  row_in_registers<VPT, ACT><<<static_cast<unsigned>(a.shape.rows), threads, 0, s>>>(
       a.x, a.bias, a.gamma, a.beta, a.y, a.shape);
   KB_CHECK_LAUNCH();
 }

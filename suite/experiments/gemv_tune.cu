@@ -2,7 +2,8 @@
 // gemv::default_config on a GPU. Variant "R2U4W4P1K2" = 2 rows per warp, 4
 // loads per row per batch, 4 warps per block, software-pipelined (P0: not),
 // 2 warps splitting K per row group; "default" = default_config's choice,
-// "general" = the same without the one-load kernel, "one" = with it. Run with
+// "general" = the same without the one-load kernel, "one" / "one8" = with
+// it, in blocks of 4 / 8 warps. Run with
 // `kbench run --filter gemv_tune`; not part of the nightly suite.
 #include <cstdio>
 
@@ -17,13 +18,10 @@ kb::gemv::Config parse(const std::string& v, const kb::Point& p) {
   const int64_t N = kb::gemv_experiment::rows_of(p), K = kb::gemv_experiment::cols_of(p);
   const int n_sel = p.shape.has("E") && p["E"] > 1 ? 2 : 1;  // gemv_tune_seed's gathers
   if (v == "default") return kb::gemv::default_config(int8, N, K, n_sel);  // what the entries pick
-  if (v == "general" || v == "one") {  // default_config without / with the one-load kernel
+  if (v == "general" || v == "one" || v == "one8") {  // without / with the one-load kernel
     c = kb::gemv::default_config(int8, N, K, n_sel);
-    if (v == "general") {
-      c.one_load = false;
-      return c;
-    }
-    c.one_load = true;
+    c.one_load = v != "general";
+    if (v != "general") c.warps_per_block = v == "one8" ? 8 : 4;
     return c;
   }
   if (std::sscanf(v.c_str(), "R%dU%dW%dP%dK%d", &c.rows_per_warp, &c.unroll, &c.warps_per_block,
@@ -73,9 +71,11 @@ KB_EXPERIMENT(gemv_tune_seed) {
       .point(Shape{{"N", 16384}, {"K", 16384}, {"E", 1}})
       .point(Shape{{"N", 16384}, {"K", 16384}, {"E", 8}})
       .dtypes({kb::DType::i8, kb::DType::bf16})
-      .variants({"default", "general", "R1U2W8P1K2", "R2U1W4P1K4", "R2U1W2P1K2", "R2U1W8P1K8",
-                 "R2U2W8P1K4", "R2U1W8P1K2"})
+      .variants({"default", "general", "one", "one8", "R1U2W8P1K2"})
       .metrics({kb::Metric::memory_bandwidth})
+      .applies([](const kb::Point& p) {  // the one-load kernel serves K = 1024 only here
+        return p["K"] == 1024 || p.variant.rfind("one", 0) != 0;
+      })
       .work([](const kb::Point& p) {
         return kb::gemv_experiment::gemv_work(p, p["E"] > 1 ? 2 : 1);
       })
