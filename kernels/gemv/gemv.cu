@@ -575,17 +575,19 @@ Config default_config(bool int8, int64_t N, int64_t K, int n_sel) {
     c.k_split = 4;
   } else if (!int8 && (K >= 8192 || N <= 2048)) {  // few rows: 1024² 429 vs 409 GB/s
     c.k_split = 2;
-    // gather bf16 D=1024 (2 experts, 4 MB): 5.63-5.70 vs 5.79-5.89 us with 4 warps
-    if (N <= 2048 && n_sel > 1) c.warps_per_block = 8;
   }
-  // Up to 2 MB in all with rows of 32, 64 or 128 vectors: the one-load
-  // kernel (the seed's D = 1024: int8 4.26 vs 4.67 us, bf16 4.80 vs 5.06,
-  // int8 gather 5.02-5.12 vs 5.20; the bf16 gather, 4 MB in 2048 blocks,
-  // 6.24 vs 5.79).
+  // Up to 4 MB in all with rows of 32, 64 or 128 vectors: the one-load
+  // kernel in blocks of 8 warps (the seed's D = 1024, H100, us: int8 4.29
+  // against 4.64-4.74 for the general kernel, bf16 4.51-4.61 against
+  // 5.14-5.28, gathers of 2 experts int8 4.70-4.77 against 5.31-5.41 and
+  // bf16 5.25-5.44 against 5.63-5.76; blocks of 4 warps: 4.29-4.34,
+  // 4.83-5.25, 4.99-5.02, 6.22-6.34).
   const int64_t vecs = K / (int8 ? k_multiple_int8() : k_multiple_bf16());
   if ((vecs == 32 || vecs == 64 || vecs == 128) &&
-      n_sel * N * K * (int8 ? 1 : 2) <= (int64_t(2) << 20))
+      n_sel * N * K * (int8 ? 1 : 2) <= (int64_t(4) << 20)) {
     c.one_load = true;
+    c.warps_per_block = 8;
+  }
   return c;
 }
 

@@ -311,9 +311,9 @@ TEST(GatherGemv, EveryExpertIdBf16AndInt8) {
 }
 
 // The one-load kernel (Config::one_load) at each row length it serves (32,
-// 64 and 128 vectors: k_split 1, 2, 4, so 4, 2 and 1 rows per block) with
-// N not a multiple of the block's rows, plain, with the in-place residual,
-// and gathered over every expert.
+// 64 and 128 vectors: k_split 1, 2, 4) in blocks of 8 and 4 warps (8 to 1
+// rows per block) with N not a multiple of the block's rows, plain, with
+// the in-place residual, and gathered over every expert.
 TEST(GemvOneLoad, EveryRowLengthMatchesReference) {
   KB_REQUIRE_GPU();
   for (bool int8 : {false, true})
@@ -323,10 +323,13 @@ TEST(GemvOneLoad, EveryRowLengthMatchesReference) {
         SCOPED_TRACE(std::string(int8 ? "int8" : "bf16") + " N=" + std::to_string(N) +
                      " K=" + std::to_string(K));
         gemv::Config c = gemv::default_config(int8, N, K);
-        c.one_load = true;  // what the public entries run up to 2 MB
+        c.one_load = true;  // what the public entries run up to 4 MB
         run_and_check(Problem{N, K, int8}, &c, false);
         run_and_check(Problem{N, K, int8}, &c, true);
         run_and_check(Problem{N, K, int8}, &c, false, 8, {5, 0, 7, 3, 1, 6, 2, 4});
+        c.warps_per_block = c.warps_per_block == 8 ? 4 : 8;  // the other block size
+        run_and_check(Problem{N, K, int8}, &c, true);
+        run_and_check(Problem{N, K, int8}, &c, false, 8, {2, 6});
       }
 }
 
@@ -518,7 +521,8 @@ TEST(GemvRefuses, OneLoadOutsideItsShapes) {
   EXPECT_FALSE(gemv::default_config(false, 14336, 1024).one_load);  // 28 MB: the general kernel
   EXPECT_TRUE(gemv::default_config(false, 1024, 1024).one_load);       // 2 MB
   EXPECT_TRUE(gemv::default_config(true, 1024, 1024, 2).one_load);     // an int8 gather of 2 MB
-  EXPECT_FALSE(gemv::default_config(false, 1024, 1024, 2).one_load);   // a bf16 gather of 4 MB
+  EXPECT_TRUE(gemv::default_config(false, 1024, 1024, 2).one_load);    // a bf16 gather of 4 MB
+  EXPECT_FALSE(gemv::default_config(false, 2048, 1024, 2).one_load);   // 8 MB
   EXPECT_FALSE(gemv::tokens_config(false, 16, 1024, 1, true).one_load);
   EXPECT_FALSE(gemv::tokens_config(false, 16, 1024, 4).one_load);
 }
