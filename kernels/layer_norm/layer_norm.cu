@@ -95,11 +95,7 @@ __device__ __forceinline__ float activate(float v) {
 struct Shape {
   int64_t rows, D;
   float eps;
-  bool last_first;  // row r of the grid is row rows - 1 - r
 };
-__device__ __forceinline__ int64_t row_at(const Shape& a, int64_t r) {
-  return a.last_first ? a.rows - 1 - r : r;
-}
 // What the host passes down (the kernels take the pointers one by one).
 struct Args {
   const bf16* x;
@@ -204,7 +200,7 @@ __global__ void __launch_bounds__(512) row_in_registers(const bf16* __restrict__
                      const bf16* __restrict__ gamma, const bf16* __restrict__ beta,
                      bf16* __restrict__ y, const Shape a) {
   __shared__ float scratch[32];
-  const int64_t row = row_at(a, blockIdx.x), D = a.D;
+  const int64_t row = blockIdx.x, D = a.D;
   const int nvec = static_cast<int>(D / kVec);
   const bf16* xr = x + row * D;
   bf16* yr = y + row * D;
@@ -247,8 +243,8 @@ __global__ void __launch_bounds__(1024) row_streaming(const bf16* __restrict__ x
                      bf16* __restrict__ y, const Shape a) {
   __shared__ float scratch[32];
   const int64_t D = a.D;
-  const bf16* xr = x + row_at(a, blockIdx.x) * D;
-  bf16* yr = y + row_at(a, blockIdx.x) * D;
+  const bf16* xr = x + static_cast<int64_t>(blockIdx.x) * D;
+  bf16* yr = y + static_cast<int64_t>(blockIdx.x) * D;
   auto at = [&](int64_t i) {
     return __bfloat162float(xr[i]) + (bias ? __bfloat162float(bias[i]) : 0.f);
   };
@@ -278,10 +274,9 @@ __global__ void __launch_bounds__(256) row_per_warp(const bf16* __restrict__ x, 
                      const bf16* __restrict__ gamma, const bf16* __restrict__ beta,
                      bf16* __restrict__ y, const Shape a) {
   const int lane = threadIdx.x & 31;
-  const int64_t r = static_cast<int64_t>(blockIdx.x) * (blockDim.x >> 5) + (threadIdx.x >> 5);
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * (blockDim.x >> 5) + (threadIdx.x >> 5);
   const int64_t D = a.D;
-  if (r >= a.rows) return;
-  const int64_t row = row_at(a, r);
+  if (row >= a.rows) return;
   const int nvec = static_cast<int>(D / kVec);
   const bf16* xr = x + row * D;
   bf16* yr = y + row * D;
@@ -364,8 +359,7 @@ bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) ==
 }  // namespace
 
 void layer_norm(const bf16* x, const bf16* gamma, const bf16* beta, bf16* y, int64_t rows,
-                int64_t D, float eps, Activation act, cudaStream_t stream, const bf16* bias,
-                bool last_rows_first) {
+                int64_t D, float eps, Activation act, cudaStream_t stream, const bf16* bias) {
   if (rows <= 0 || D <= 0)
     throw std::invalid_argument("layer_norm: rows and D must be > 0 (got rows=" +
                                 std::to_string(rows) + ", D=" + std::to_string(D) + ")");
@@ -377,7 +371,7 @@ void layer_norm(const bf16* x, const bf16* gamma, const bf16* beta, bf16* y, int
                         static_cast<const void*>(gamma), static_cast<const void*>(beta),
                         static_cast<const void*>(bias)})
     if (p && !aligned16(p)) throw std::invalid_argument("layer_norm: pointers must be 16-byte aligned");
-  const Args a{x, bias, gamma, beta, y, Shape{rows, D, eps, last_rows_first}};
+  const Args a{x, bias, gamma, beta, y, Shape{rows, D, eps}};
   switch (act) {
     case Activation::none: return launch<Activation::none>(a, stream);
     case Activation::gelu_tanh: return launch<Activation::gelu_tanh>(a, stream);

@@ -22,12 +22,9 @@ using bf16 = __nv_bfloat16;
 
 enum class Activation { none, gelu_tanh, gelu_erf };
 
-// last_rows_first: blocks take the rows from the last to the first. After
-// a kernel that wrote x in row order (a GEMM's tiles), its last rows are
-// the ones still in L2 when this one starts; the result is the same.
 void layer_norm(const bf16* x, const bf16* gamma, const bf16* beta, bf16* y, int64_t rows,
                 int64_t D, float eps, Activation act, cudaStream_t stream,
-                const bf16* bias = nullptr, bool last_rows_first = false);
+                const bf16* bias = nullptr);
 
 // CPU reference in fp32/fp64 on the same inputs.
 void layer_norm_ref(const float* x, const float* gamma, const float* beta, float* y, int64_t rows,
