@@ -173,11 +173,7 @@ struct KernelArgs {
 // and up row i (R = 2) and writes y[i] = silu(r·g)·(r·u) with the RMSNorm
 // factor r = rsqrt(mean(x²) + eps) of its token, the sum of squares taken
 // from the x vectors it multiplies (every vector once per group).
-// A (stages, one token only): the weights land in a ring of A batches in
-// shared memory through cp.async, which holds no registers while in
-// flight: A - 1 batches are outstanding per thread, where the register
-// pipeline (P) holds two.
-template <bool INT8, int R, int U, bool P, int T, bool S = false, int A = 0>
+template <bool INT8, int R, int U, bool P, int T, bool S = false>
 __global__ void __launch_bounds__(256) gemv_kernel(const KernelArgs a) {
   using Wt = typename Traits<INT8>::W;
   const Wt* W = static_cast<const Wt*>(a.W);
@@ -188,7 +184,6 @@ __global__ void __launch_bounds__(256) gemv_kernel(const KernelArgs a) {
   const int N = a.N, K = a.K, ks = a.ks, tokens = a.tokens;
   static_assert(T * R <= 32, "a lane writes each (token, row)");
   static_assert(!S || R == 2, "SwiGLU: a warp group's rows are gate i and up i");
-  static_assert(A == 0 || (T == 1 && !S && A >= 2), "the cp.async ring: one token, 2+ stages");
   constexpr int kVec = Traits<INT8>::kVec;
   __shared__ float red[8][T * R];  // k-split partial sums, one per warp, token and row
   __shared__ float red_xx[8][T];   // SwiGLU: partial sums of x², one per warp and token
@@ -298,49 +293,7 @@ __global__ void __launch_bounds__(256) gemv_kernel(const KernelArgs a) {
       }
     }
   };
-  if constexpr (A > 0) {
-    // Thread t's batch slots: ring[((stage·R + r)·U + u)·blockDim + t]. A
-    // thread reads back only what it copied itself, after its own
-    // cp.async.wait_group: no barrier.
-    extern __shared__ int4 ring[];
-    auto slot = [&](int stage, int r, int u) {
-      return ring + ((stage * R + r) * U + u) * blockDim.x + threadIdx.x;
-    };
-    auto issue = [&](int base, int stage) {
-#pragma unroll
-      for (int u = 0; u < U; ++u) {
-        const int v = base + u * 32;
-#pragma unroll
-        for (int r = 0; r < R; ++r) {
-          const uint32_t dst = static_cast<uint32_t>(__cvta_generic_to_shared(slot(stage, r, u)));
-          const int bytes = v < nvec ? 16 : 0;  // 0: zero-filled, nothing read
-          asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;" ::"r"(dst),
-                       "l"(rows[r] + (v < nvec ? v : 0)), "r"(bytes)
-                       : "memory");
-        }
-      }
-      asm volatile("cp.async.commit_group;" ::: "memory");
-    };
-#pragma unroll
-    for (int s = 0; s < A - 1; ++s) issue(first + s * stride, s);
-    // Weights never change: the first batches are in flight before the
-    // wait for the previous grid, whose output (x, residual) is read after.
-    wait_for_previous_grid();
-    after_wait();
-    int stage = 0;
-    for (int base = first; base < nvec; base += stride) {
-      issue(base + (A - 1) * stride, (stage + A - 1) % A);
-      asm volatile("cp.async.wait_group %0;" ::"n"(A - 1) : "memory");
-      int4 w[R][U];
-#pragma unroll
-      for (int r = 0; r < R; ++r)
-#pragma unroll
-        for (int u = 0; u < U; ++u) w[r][u] = *slot(stage, r, u);
-      use_batch(base, w);
-      stage = stage + 1 == A ? 0 : stage + 1;
-    }
-    asm volatile("cp.async.wait_group 0;" ::: "memory");
-  } else if constexpr (P) {
+  if constexpr (P) {
     // Software pipeline: the next batch's loads are in flight while this
     // one is converted and multiplied, so a warp never waits with nothing
     // outstanding (twice the registers for loads).
@@ -510,10 +463,9 @@ __global__ void __launch_bounds__(256) gemv_one_load_kernel(const KernelArgs a) 
 
 // Launches one instantiation; with `pdl`, as a programmatic dependent of
 // the previous work on the stream (captured into graphs as such an edge).
-template <bool INT8, int R, int U, bool P, int T, bool S = false, int A = 0>
+template <bool INT8, int R, int U, bool P, int T, bool S = false>
 void launch_kernel(const Config& c, dim3 grid, dim3 block, cudaStream_t s, const KernelArgs& a) {
-  const size_t smem = static_cast<size_t>(A) * R * U * block.x * sizeof(int4);
-  launch_maybe_pdl_smem(c.pdl, smem, gemv_kernel<INT8, R, U, P, T, S, A>, grid, block, s, a);
+  launch_maybe_pdl(c.pdl, gemv_kernel<INT8, R, U, P, T, S>, grid, block, s, a);
 }
 
 template <bool INT8, int R, bool P>
@@ -557,16 +509,6 @@ void dispatch(const Config& c, dim3 grid, dim3 block, cudaStream_t s, const Kern
     if (c.rows_per_warp == 1) return launch_kernel<INT8, 1, 4, true, kMaxTokens>(c, grid, block, s, a);
     if (c.unroll == 2) return launch_kernel<INT8, 2, 2, true, kMaxTokens>(c, grid, block, s, a);
     return launch_kernel<INT8, 2, 4, true, kMaxTokens>(c, grid, block, s, a);
-  }
-  if (c.stages > 0) {  // the cp.async ring: 4 stages, 1 or 2 rows, batches of 1 or 2 loads
-    if (c.stages != 4 || (c.rows_per_warp != 1 && c.rows_per_warp != 2) ||
-        (c.unroll != 1 && c.unroll != 2))
-      throw std::invalid_argument("gemv: stages must be 4, with rows_per_warp 1 or 2 and unroll 1 or 2");
-    if (c.rows_per_warp == 1)
-      return c.unroll == 1 ? launch_kernel<INT8, 1, 1, true, 1, false, 4>(c, grid, block, s, a)
-                           : launch_kernel<INT8, 1, 2, true, 1, false, 4>(c, grid, block, s, a);
-    return c.unroll == 1 ? launch_kernel<INT8, 2, 1, true, 1, false, 4>(c, grid, block, s, a)
-                         : launch_kernel<INT8, 2, 2, true, 1, false, 4>(c, grid, block, s, a);
   }
   switch (c.rows_per_warp) {
     case 1: return by_pipeline<INT8, 1>(c, grid, block, s, a);
@@ -695,8 +637,6 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
   if (swiglu && (N % 2 != 0 || experts || residual))
     throw std::invalid_argument("gemv_swiglu: 2·F rows (gate | up), no experts, no residual");
   if (cfg.pdl && !device_has_pdl()) cfg.pdl = false;
-  if (cfg.stages != 0 && (tokens != 1 || swiglu))
-    throw std::invalid_argument(std::string(what) + ": stages (the cp.async ring) serve one token, no SwiGLU");
   if (cfg.one_load) {
     const int64_t vecs = K / vec;
     if (tokens != 1 || swiglu || (vecs != 32 && vecs != 64 && vecs != 128))
@@ -756,7 +696,6 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
 Config tokens_config(bool int8, int64_t N, int64_t K, int tokens, bool swiglu) {
   Config c = default_config(int8, N, K);
   c.one_load = false;  // one token, no SwiGLU only
-  c.stages = 0;
   if (swiglu) {  // two rows (gate and up), batches of two loads
     c.rows_per_warp = 2;
     c.unroll = 2;

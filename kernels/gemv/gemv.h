@@ -94,11 +94,6 @@ struct Config {
   // token, no SwiGLU; blocks of 8 warps if warps_per_block is 8, else 4;
   // rows_per_warp, unroll and pipeline are ignored.
   bool one_load = false;
-  // 0: the register pipeline above. 4: weights land in a ring of 4 batches
-  // in shared memory through cp.async (3 batches in flight per thread, no
-  // registers held); one token, no SwiGLU, rows_per_warp 1 or 2, unroll 1
-  // or 2.
-  int stages = 0;
 };
 // n_sel: the experts a gather selects (its bytes are n_sel times a GEMV's).
 Config default_config(bool int8, int64_t N, int64_t K, int n_sel = 1);

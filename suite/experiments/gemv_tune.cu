@@ -1,8 +1,7 @@
 // gemv_tune (hidden): the GEMV kernel's knobs side by side, for choosing
 // gemv::default_config on a GPU. Variant "R2U4W4P1K2" = 2 rows per warp, 4
 // loads per row per batch, 4 warps per block, software-pipelined (P0: not),
-// 2 warps splitting K per row group ("A4" for "P1": the cp.async ring of 4
-// stages, Config::stages); "default" = default_config's choice,
+// 2 warps splitting K per row group; "default" = default_config's choice,
 // "general" = the same without the one-load kernel, "one" / "one8" = with
 // it, in blocks of 4 / 8 warps. Run with
 // `kbench run --filter gemv_tune`; not part of the nightly suite.
@@ -23,11 +22,6 @@ kb::gemv::Config parse(const std::string& v, const kb::Point& p) {
     c = kb::gemv::default_config(int8, N, K, n_sel);
     c.one_load = v != "general";
     if (v != "general") c.warps_per_block = v == "one8" ? 8 : 4;
-    return c;
-  }
-  if (std::sscanf(v.c_str(), "R%dU%dW%dA%dK%d", &c.rows_per_warp, &c.unroll, &c.warps_per_block,
-                  &c.stages, &c.k_split) == 5) {  // "A4": the cp.async ring of 4 stages
-    c.pipeline = true;
     return c;
   }
   if (std::sscanf(v.c_str(), "R%dU%dW%dP%dK%d", &c.rows_per_warp, &c.unroll, &c.warps_per_block,
@@ -77,8 +71,8 @@ KB_EXPERIMENT(gemv_tune_seed) {
       .point(Shape{{"N", 16384}, {"K", 16384}, {"E", 1}})
       .point(Shape{{"N", 16384}, {"K", 16384}, {"E", 8}})
       .dtypes({kb::DType::i8, kb::DType::bf16})
-      .variants({"default", "general", "one8", "R2U1W4A4K2", "R2U1W4A4K4", "R2U2W4A4K2",
-                 "R1U2W4A4K4", "R2U1W8A4K2", "R1U1W4A4K2", "R2U1W4A4K1"})
+      .variants({"default", "general", "one", "one8", "R2U1W8P1K1", "R4U1W8P1K2", "R2U2W8P1K1",
+                 "R4U1W4P1K1", "R2U1W4P0K2", "R2U2W4P1K1"})
       .metrics({kb::Metric::memory_bandwidth})
       .applies([](const kb::Point& p) {  // the one-load kernel serves K = 1024 only here
         return p["K"] == 1024 || p.variant.rfind("one", 0) != 0;

@@ -146,21 +146,6 @@ TEST_P(GemvShapes, EveryConfigMatchesReference) {
           }
 }
 
-// The cp.async ring (Config::stages = 4): every configuration it serves,
-// with the in-place residual where K is split, and gathered.
-TEST_P(GemvShapes, CpAsyncRingMatchesReference) {
-  KB_REQUIRE_GPU();
-  for (int r : {1, 2})
-    for (int u : {1, 2})
-      for (int ks : {1, 2, 4}) {
-        SCOPED_TRACE("R=" + std::to_string(r) + " U=" + std::to_string(u) + " KS=" + std::to_string(ks));
-        gemv::Config c{r, u, 4, true, false, ks};
-        c.stages = 4;
-        run_and_check(GetParam(), &c, ks == 2);
-        if (ks == 4) run_and_check(GetParam(), &c, false, 3, {2, 0});
-      }
-}
-
 // N not a multiple of rows per warp or warps per block; K shorter than one
 // warp-wide load, not a multiple of 32 vectors, and the decode shapes' K.
 INSTANTIATE_TEST_SUITE_P(
@@ -540,23 +525,6 @@ TEST(GemvRefuses, OneLoadOutsideItsShapes) {
   EXPECT_FALSE(gemv::default_config(false, 2048, 1024, 2).one_load);   // 8 MB
   EXPECT_FALSE(gemv::tokens_config(false, 16, 1024, 1, true).one_load);
   EXPECT_FALSE(gemv::tokens_config(false, 16, 1024, 4).one_load);
-}
-
-TEST(GemvRefuses, CpAsyncRingOutsideItsConfigs) {
-  gemv::Config c{2, 4, 4, true};  // unroll 4
-  c.stages = 4;
-  EXPECT_NE(refusal([&] { gemv::launch(false, kW, nullptr, nullptr, 1, 0, kX, kY, 16, 16, nullptr, c, nullptr); })
-                .find("stages"),
-            std::string::npos);
-  c = {2, 2, 4, true};
-  c.stages = 3;
-  EXPECT_NE(refusal([&] { gemv::launch(false, kW, nullptr, nullptr, 1, 0, kX, kY, 16, 16, nullptr, c, nullptr); })
-                .find("stages"),
-            std::string::npos);
-  c.stages = 4;  // several tokens
-  EXPECT_NE(refusal([&] { gemv::launch(false, kW, nullptr, nullptr, 1, 0, kX, kY, 16, 16, nullptr, c, nullptr, 2); })
-                .find("stages"),
-            std::string::npos);
 }
 
 TEST(GemvRefuses, BadTokenCounts) {
