@@ -173,11 +173,8 @@ struct KernelArgs {
 // and up row i (R = 2) and writes y[i] = silu(r·g)·(r·u) with the RMSNorm
 // factor r = rsqrt(mean(x²) + eps) of its token, the sum of squares taken
 // from the x vectors it multiplies (every vector once per group).
-template <bool INT8, int R, int U, bool P, int T, bool S>
-constexpr int kMinBlocks = (INT8 && T == 1 && !S && R == 2 && U == 1 && P) ? 5 : 1;
-
 template <bool INT8, int R, int U, bool P, int T, bool S = false>
-__global__ void __launch_bounds__(256, (kMinBlocks<INT8, R, U, P, T, S>)) gemv_kernel(const KernelArgs a) {
+__global__ void __launch_bounds__(256) gemv_kernel(const KernelArgs a) {
   using Wt = typename Traits<INT8>::W;
   const Wt* W = static_cast<const Wt*>(a.W);
   const bf16* scale = a.scale;
@@ -274,30 +271,7 @@ __global__ void __launch_bounds__(256, (kMinBlocks<INT8, R, U, P, T, S>)) gemv_k
     for (int u = 0; u < U; ++u) {
       const int v = base + u * 32;
       if (v >= nvec) continue;
-      if constexpr (T == 1 && INT8 && !S) {
-        // Word by word: x's 4 floats and each row's 4 weights of word j
-        // are live at a time, not 16 + 16 (registers decide the blocks
-        // per SM, and with them the bytes in flight).
-        const int4 xa = load16<kCoherent>(x4 + 2 * v), xb = load16<kCoherent>(x4 + 2 * v + 1);
-        const uint32_t xw[8] = {uint32_t(xa.x), uint32_t(xa.y), uint32_t(xa.z), uint32_t(xa.w),
-                                uint32_t(xb.x), uint32_t(xb.y), uint32_t(xb.z), uint32_t(xb.w)};
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          const float x0 = bf16_lo(xw[2 * j]), x1 = bf16_hi(xw[2 * j]);
-          const float x2 = bf16_lo(xw[2 * j + 1]), x3 = bf16_hi(xw[2 * j + 1]);
-#pragma unroll
-          for (int r = 0; r < R; ++r) {
-            const int4& q = w[r][u];
-            const uint32_t word = j == 0 ? q.x : j == 1 ? q.y : j == 2 ? q.z : q.w;
-            const uint32_t b = word ^ 0x80808080u;
-            float& acc = part[0][r][j];
-            acc = fmaf(int8_at<0>(b), x0, acc);
-            acc = fmaf(int8_at<1>(b), x1, acc);
-            acc = fmaf(int8_at<2>(b), x2, acc);
-            acc = fmaf(int8_at<3>(b), x3, acc);
-          }
-        }
-      } else if constexpr (T == 1) {
+      if constexpr (T == 1) {
         float xf[kVec];
         load_x<INT8>(x4, v, xf);
         add_squares(0, xf);
