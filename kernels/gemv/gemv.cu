@@ -164,7 +164,14 @@ struct KernelArgs {
   int ks;      // warps splitting K (Config::k_split)
   int tokens;  // x rows, <= the instantiation's T
   float eps;   // SwiGLU: the RMSNorm epsilon
+  unsigned long long* trace = nullptr;  // Config::trace
 };
+
+__device__ __forceinline__ unsigned long long global_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
 
 // T: the most tokens (x rows) the instantiation serves, 1 or kMaxTokens;
 // `tokens` <= T of them are used. Each weight vector is loaded once and
@@ -188,6 +195,8 @@ __global__ void __launch_bounds__(256) gemv_kernel(const KernelArgs a) {
   __shared__ float red[8][T * R];  // k-split partial sums, one per warp, token and row
   __shared__ float red_xx[8][T];   // SwiGLU: partial sums of x², one per warp and token
   const int lane = threadIdx.x & 31;
+  const int64_t block_id = int64_t(blockIdx.y) * gridDim.x + blockIdx.x;
+  if (a.trace && threadIdx.x == 0) a.trace[2 * block_id] = global_ns();
   // `ks` consecutive warps of the block share R rows and split K between
   // them (batch b of the row goes to warp b % ks); ks = 1: a warp per R rows.
   const int wib = threadIdx.x >> 5, kpart = wib % ks;
@@ -333,6 +342,7 @@ __global__ void __launch_bounds__(256) gemv_kernel(const KernelArgs a) {
   // The weights are streamed: the next grid may launch and start its own
   // (it still waits for this grid to complete before reading its output).
   let_next_grid_launch();
+  if (a.trace && threadIdx.x == 0) a.trace[2 * block_id + 1] = global_ns();
   float acc[T][R];
 #pragma unroll
   for (int t = 0; t < T; ++t) {
@@ -676,6 +686,7 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
   a.ks = cfg.k_split;
   a.tokens = tokens;
   a.eps = eps;
+  a.trace = cfg.trace;
   if (int8)
     dispatch<true>(cfg, grid, block, stream, a, swiglu);
   else

@@ -94,6 +94,11 @@ struct Config {
   // token, no SwiGLU; blocks of 8 warps if warps_per_block is 8, else 4;
   // rows_per_warp, unroll and pipeline are ignored.
   bool one_load = false;
+  // Diagnostics (tools/gemv_profile): when set, thread 0 of block b writes
+  // %globaltimer (ns) at its start to trace[2b] and when its weights are
+  // streamed to trace[2b + 1] (b = blockIdx.y · gridDim.x + blockIdx.x;
+  // general kernel only). Never set by the library.
+  unsigned long long* trace = nullptr;
 };
 // n_sel: the experts a gather selects (its bytes are n_sel times a GEMV's).
 Config default_config(bool int8, int64_t N, int64_t K, int n_sel = 1);

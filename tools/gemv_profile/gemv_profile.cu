@@ -1,0 +1,159 @@
+// kbench_gemv_profile: where the time of one GEMV goes, block by block.
+//
+//   kbench_gemv_profile [--dtype int8|bfloat16] [--N N] [--K K] [--reps R]
+//
+// Times gemv (the default configuration) as the engine does (after an L2
+// flush, median of R), then runs it R more times with Config::trace set
+// and prints, for the median traced run, the blocks' timeline relative to
+// the first block's start (%globaltimer, ns): when the last block started,
+// when the blocks' weight streams ended (percentiles), and how many blocks
+// were still streaming at points of the run, against the event-timed
+// duration. The tail (the last blocks alone) and the ramp (the first
+// blocks before the grid is resident) show here.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "kernels/common/cuda_check.h"
+#include "kernels/common/device_buffer.h"
+#include "kernels/common/fill.h"
+#include "kernels/gemv/gemv.h"
+
+namespace {
+
+struct Args {
+  bool int8 = true;
+  int64_t N = 16384, K = 16384;
+  int reps = 20;
+};
+
+[[noreturn]] void usage(const std::string& why) {
+  std::fprintf(stderr, "%s\nusage: kbench_gemv_profile [--dtype int8|bfloat16] [--N N] [--K K] [--reps R]\n",
+               why.c_str());
+  std::exit(2);
+}
+
+Args parse(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    const std::string k = argv[i];
+    if (i + 1 >= argc) usage("missing value after " + k);
+    const std::string v = argv[++i];
+    if (k == "--dtype")
+      a.int8 = v == "int8" ? true : v == "bfloat16" || v == "bf16" ? false : (usage("--dtype: int8 or bfloat16"), true);
+    else if (k == "--N")
+      a.N = std::atoll(v.c_str());
+    else if (k == "--K")
+      a.K = std::atoll(v.c_str());
+    else if (k == "--reps")
+      a.reps = std::atoi(v.c_str());
+    else
+      usage("unknown option " + k);
+  }
+  if (a.reps < 1 || a.N < 1 || a.K < 1) usage("--reps, --N and --K must be positive");
+  return a;
+}
+
+double pct(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<size_t>(p * (v.size() - 1) + 0.5))];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Args a = parse(argc, argv);
+  try {
+    namespace gemv = kb::gemv;
+    cudaDeviceProp prop{};
+    KB_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+    cudaStream_t s;
+    KB_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    const size_t wbytes = static_cast<size_t>(a.N) * a.K * (a.int8 ? 1 : 2);
+    kb::DeviceBuffer<uint8_t> w(wbytes), flush(static_cast<size_t>(prop.l2CacheSize) * 2);
+    kb::DeviceBuffer<kb::gemv::bf16> scale(a.N), x(a.K), y(a.N);
+    if (a.int8)
+      kb::fill_int8(reinterpret_cast<int8_t*>(w.get()), wbytes, 7, s);
+    else
+      kb::fill_bf16(reinterpret_cast<kb::gemv::bf16*>(w.get()), wbytes / 2, 7, s);
+    kb::fill_bf16(scale.get(), a.N, 8, s);
+    kb::fill_bf16(x.get(), a.K, 9, s);
+    gemv::Config cfg = gemv::default_config(a.int8, a.N, a.K);
+    cfg.one_load = false;  // the general kernel carries the trace
+    const int rows_per_block = cfg.rows_per_warp * cfg.warps_per_block / cfg.k_split;
+    const int64_t blocks = (a.N + rows_per_block - 1) / rows_per_block;
+    kb::DeviceBuffer<unsigned long long> trace(2 * blocks);
+    cudaEvent_t e0, e1;
+    KB_CUDA_CHECK(cudaEventCreate(&e0));
+    KB_CUDA_CHECK(cudaEventCreate(&e1));
+    auto run = [&](bool traced) {
+      gemv::Config c = cfg;
+      if (traced) c.trace = trace.get();
+      gemv::launch(a.int8, w.get(), a.int8 ? scale.get() : nullptr, nullptr, 1, 0, x.get(), y.get(),
+                   a.N, a.K, nullptr, c, s);
+    };
+    auto timed = [&](bool traced) {
+      KB_CUDA_CHECK(cudaMemsetAsync(flush.get(), 1, flush.bytes(), s));
+      KB_CUDA_CHECK(cudaEventRecord(e0, s));
+      run(traced);
+      KB_CUDA_CHECK(cudaEventRecord(e1, s));
+      KB_CUDA_CHECK(cudaEventSynchronize(e1));
+      float ms = 0;
+      KB_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+      return ms * 1e3;
+    };
+    timed(false);
+    std::vector<double> plain, traced_us;
+    for (int i = 0; i < a.reps; ++i) plain.push_back(timed(false));
+    std::printf("%s gemv N=%lld K=%lld on %s: config R%dU%dW%dP%dK%d, %lld blocks of %d threads\n",
+                a.int8 ? "int8" : "bf16", (long long)a.N, (long long)a.K, prop.name,
+                cfg.rows_per_warp, cfg.unroll, cfg.warps_per_block, cfg.pipeline ? 1 : 0, cfg.k_split,
+                (long long)blocks, 32 * cfg.warps_per_block);
+    const double med = pct(plain, 0.5);
+    std::printf("  event-timed: median %.2f us (%.0f GB/s of weights), min %.2f, max %.2f\n", med,
+                wbytes / med * 1e-3, pct(plain, 0), pct(plain, 1));
+    // Traced runs: keep the one whose span is the median.
+    std::vector<std::pair<double, std::vector<unsigned long long>>> runs;
+    for (int i = 0; i < a.reps; ++i) {
+      const double t = timed(true);
+      runs.push_back({t, trace.download()});
+      traced_us.push_back(t);
+    }
+    std::sort(runs.begin(), runs.end(), [](const auto& l, const auto& r) { return l.first < r.first; });
+    const auto& [t_run, tr] = runs[runs.size() / 2];
+    unsigned long long t0 = ~0ull;
+    for (int64_t b = 0; b < blocks; ++b) t0 = std::min(t0, tr[2 * b]);
+    std::vector<double> start, end, dur;
+    for (int64_t b = 0; b < blocks; ++b) {
+      if (tr[2 * b + 1] == 0) continue;  // a block with no rows
+      start.push_back((tr[2 * b] - t0) * 1e-3);
+      end.push_back((tr[2 * b + 1] - t0) * 1e-3);
+      dur.push_back((tr[2 * b + 1] - tr[2 * b]) * 1e-3);
+    }
+    const double last_end = pct(end, 1);
+    std::printf("  traced run (event-timed %.2f us; traced median %.2f): first start 0, last start %.2f us\n",
+                t_run, pct(traced_us, 0.5), pct(start, 1));
+    std::printf("  streams end: first %.2f, 50%% %.2f, 90%% %.2f, 99%% %.2f, last %.2f us\n", pct(end, 0),
+                pct(end, 0.5), pct(end, 0.9), pct(end, 0.99), last_end);
+    std::printf("  block stream time: min %.2f, median %.2f, max %.2f us\n", pct(dur, 0), pct(dur, 0.5),
+                pct(dur, 1));
+    std::printf("  blocks streaming at:");
+    for (double f : {0.01, 0.05, 0.25, 0.5, 0.75, 0.9, 0.95, 0.98, 0.99}) {
+      const double t = f * last_end;
+      int n = 0;
+      for (size_t i = 0; i < start.size(); ++i) n += start[i] <= t && end[i] > t;
+      std::printf(" %.0f%%:%d", f * 100, n);
+    }
+    std::printf("\n  ideal stream at the file's read ceiling would be %.2f us of the %.2f\n",
+                wbytes / 3151e3, last_end);
+    KB_CUDA_CHECK(cudaStreamSynchronize(s));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kbench_gemv_profile: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
