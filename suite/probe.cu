@@ -23,29 +23,6 @@ __global__ void spin_kernel(long long cycles) {
   }
 }
 
-// Reads every 16-byte vector once with 8 loads in flight per thread. The
-// xor of what was read is stored only if it equals a value it never takes,
-// so the loads cannot be dropped and nothing is written.
-__global__ void __launch_bounds__(512) read_kernel(const int4* __restrict__ p, size_t n,
-                                                   int* __restrict__ sink) {
-  constexpr int kUnroll = 8;
-  const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
-  size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  int acc = 0;
-  for (; i + (kUnroll - 1) * stride < n; i += kUnroll * stride) {
-    int4 v[kUnroll];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) v[u] = __ldcs(p + i + u * stride);
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
-  }
-  for (; i < n; i += stride) {
-    int4 v = __ldcs(p + i);
-    acc ^= v.x ^ v.y ^ v.z ^ v.w;
-  }
-  if (acc == 0x7a3c91e5 && sink) *sink = acc;
-}
-
 // The other read pattern: each block of 128 threads streams one contiguous
 // 32 KB chunk (8 loads in flight per thread), blocks scheduled as they come,
 // as a GEMV reads its rows. On an H100 it reads faster than the grid-stride
@@ -129,11 +106,6 @@ __global__ void read_one_kernel(const int4* __restrict__ p, int* __restrict__ si
 
 }  // namespace
 
-void read_buffer(const void* p, size_t bytes, cudaStream_t stream) {
-  read_kernel<<<1024, 512, 0, stream>>>(static_cast<const int4*>(p), bytes / sizeof(int4), nullptr);
-  KB_CHECK_LAUNCH();
-}
-
 void launch_empty_kernel(cudaStream_t stream, unsigned blocks, unsigned threads) {
   empty_kernel<<<blocks, threads, 0, stream>>>();
   KB_CHECK_LAUNCH();
@@ -165,10 +137,7 @@ ProbeResult probe_ceilings(cudaStream_t s, size_t mem_bytes, bool quick) {
   const int reps = quick ? 5 : 20;
   const unsigned grid = static_cast<unsigned>(sms) * 4;
 
-  double t = time_median(s, reps, [&] {
-    read_kernel<<<grid, 512, 0, s>>>(a.get(), n, sink.get());
-    KB_CHECK_LAUNCH();
-  });
+  double t = time_median(s, reps, [&] { read_buffer(a.get(), bytes, s, grid, sink.get()); });
   r.read_gbps = bytes / t / 1e9;
   t = time_median(s, reps, [&] {
     read_chunks_kernel<<<static_cast<unsigned>((n + 2047) / 2048), 128, 0, s>>>(a.get(), n,

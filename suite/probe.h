@@ -9,6 +9,7 @@
 
 #include <cuda_runtime.h>
 
+#include "kernels/common/read_buffer.h"  // read_buffer: the engine's L2 flush
 #include "suite/roofline.h"
 
 namespace kb {
@@ -25,9 +26,5 @@ ProbeResult probe_ceilings(cudaStream_t stream, size_t mem_bytes, bool quick);
 
 // Launches an empty kernel of `blocks` x `threads` once.
 void launch_empty_kernel(cudaStream_t stream, unsigned blocks, unsigned threads);
-// Reads `bytes` (a multiple of 16) at `p` on `stream`: the engine's L2
-// flush. Reading leaves clean lines, so the timed kernel that follows pays
-// no write-back of the flush buffer (a memset would leave dirty lines).
-void read_buffer(const void* p, size_t bytes, cudaStream_t stream);
 
 }  // namespace kb
