@@ -71,8 +71,8 @@ KB_EXPERIMENT(gemv_tune_seed) {
       .point(Shape{{"N", 16384}, {"K", 16384}, {"E", 1}})
       .point(Shape{{"N", 16384}, {"K", 16384}, {"E", 8}})
       .dtypes({kb::DType::i8, kb::DType::bf16})
-      .variants({"default", "general", "one", "one8", "R2U1W8P1K1", "R4U1W8P1K2", "R2U2W8P1K1",
-                 "R4U1W4P1K1", "R2U1W4P0K2", "R2U2W4P1K1"})
+      .variants({"default", "general", "one", "one8", "R2U1W1P1K1", "R2U2W1P1K1", "R1U2W1P1K1",
+                 "R2U1W2P1K1", "R1U1W1P1K1", "R2U1W2P1K2"})
       .metrics({kb::Metric::memory_bandwidth})
       .applies([](const kb::Point& p) {  // the one-load kernel serves K = 1024 only here
         return p["K"] == 1024 || p.variant.rfind("one", 0) != 0;
