@@ -372,12 +372,14 @@ TEST(GatherGemv, IdOutsideRangeWritesNanAndReadsNothingElse) {
 // chain's start), with x rewritten by a kernel just before the chain:
 // launched as programmatic dependents and captured into a graph, the result
 // must equal the plain stream-ordered chain bit for bit.
+// D = 4096: the general kernel; D = 1024: the one-load kernel.
 TEST(GemvPdl, DependentChainInAGraphEqualsStreamOrder) {
   KB_REQUIRE_GPU();
-  const int64_t D = 4096;
   const int kLinks = 6;
+  for (int64_t D : {int64_t{4096}, int64_t{1024}})
   for (bool int8 : {false, true}) {
-    SCOPED_TRACE(int8 ? "int8" : "bf16");
+    SCOPED_TRACE(std::string(int8 ? "int8" : "bf16") + " D=" + std::to_string(D));
+    ASSERT_EQ(gemv::default_config(int8, D, D).one_load, D == 1024);
     std::vector<kb::DeviceBuffer<uint8_t>> w;
     kb::DeviceBuffer<bf16> scale(D), x0(D), r(D);
     std::vector<kb::DeviceBuffer<bf16>> y;
