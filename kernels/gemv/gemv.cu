@@ -28,6 +28,9 @@
 // gather_gemv is the same kernel with blockIdx.y = the selected slot: the
 // block reads its expert id from device memory, and an id outside [0, E)
 // makes the block write NaN rows and read nothing.
+// Small GEMVs (up to 4 MB, rows of 32-128 vectors: the seed's D = 1024) go
+// to a second kernel, gemv_one_load_kernel: one 16-byte load per lane,
+// nothing decided at run time (see there).
 #include <cuda_bf16.h>
 
 #include <cmath>
@@ -413,8 +416,8 @@ __global__ void __launch_bounds__(256) gemv_kernel(const KernelArgs a) {
 }
 
 // The one-load GEMV (Config::one_load): lane l of warp part p of a row
-// loads vector 32·p + l of it, first thing; KS warps cover the row (4/KS
-// rows per block of 4 warps), reduce by shuffles and through shared memory;
+// loads vector 32·p + l of it, first thing; KS warps cover the row (WARPS/KS
+// rows per block), reduce by shuffles and through shared memory;
 // x, the scale and the residual are read while the weights are in flight.
 // Everything a general kernel decides at run time (batches, the K split,
 // the loop) is compile-time here: at 1-2 MB the instructions between the
@@ -469,6 +472,18 @@ __global__ void __launch_bounds__(256) gemv_one_load_kernel(const KernelArgs a) 
     for (int k = 1; k < KS; ++k) sum += red[warp + k];
   }
   if (writer) y[row] = __float2bfloat16_rn(sum * sc + res);
+}
+
+// The one-load kernel for a row of 32·ks vectors, in blocks of WARPS warps.
+template <bool INT8, int WARPS>
+void launch_one_load(int ks, bool pdl, dim3 grid, cudaStream_t s, const KernelArgs& a) {
+  const dim3 block(32 * WARPS);
+  switch (ks) {
+    case 1: return launch_maybe_pdl(pdl, gemv_one_load_kernel<INT8, 1, WARPS>, grid, block, s, a);
+    case 2: return launch_maybe_pdl(pdl, gemv_one_load_kernel<INT8, 2, WARPS>, grid, block, s, a);
+    case 4: return launch_maybe_pdl(pdl, gemv_one_load_kernel<INT8, 4, WARPS>, grid, block, s, a);
+  }
+  throw std::invalid_argument("gemv: the one-load kernel covers a row with 1, 2 or 4 warps");
 }
 
 // Launches one instantiation; with `pdl`, as a programmatic dependent of
@@ -656,17 +671,13 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
     const int ks = static_cast<int>(vecs / 32), warps = cfg.warps_per_block == 8 ? 8 : 4;
     const int rows = warps / ks;
     const dim3 grid(static_cast<unsigned>((N + rows - 1) / rows), static_cast<unsigned>(n_sel));
-    KernelArgs a{W, scale, experts, E, x, y, residual, static_cast<int>(N), static_cast<int>(K), ks, 1, eps};
-    auto go = [&](auto kernel) { launch_maybe_pdl(cfg.pdl, kernel, grid, dim3(32 * warps), stream, a); };
-    if (int8 && warps == 4)
-      ks == 1 ? go(gemv_one_load_kernel<true, 1, 4>) : ks == 2 ? go(gemv_one_load_kernel<true, 2, 4>) : go(gemv_one_load_kernel<true, 4, 4>);
-    else if (int8)
-      ks == 1 ? go(gemv_one_load_kernel<true, 1, 8>) : ks == 2 ? go(gemv_one_load_kernel<true, 2, 8>) : go(gemv_one_load_kernel<true, 4, 8>);
-    else if (warps == 4)
-      ks == 1 ? go(gemv_one_load_kernel<false, 1, 4>) : ks == 2 ? go(gemv_one_load_kernel<false, 2, 4>) : go(gemv_one_load_kernel<false, 4, 4>);
-    else
-      ks == 1 ? go(gemv_one_load_kernel<false, 1, 8>) : ks == 2 ? go(gemv_one_load_kernel<false, 2, 8>) : go(gemv_one_load_kernel<false, 4, 8>);
-    return;
+    const KernelArgs a{W, scale, experts, E, x, y, residual, static_cast<int>(N), static_cast<int>(K),
+                       ks, 1, eps};
+    if (int8)
+      return warps == 8 ? launch_one_load<true, 8>(ks, cfg.pdl, grid, stream, a)
+                        : launch_one_load<true, 4>(ks, cfg.pdl, grid, stream, a);
+    return warps == 8 ? launch_one_load<false, 8>(ks, cfg.pdl, grid, stream, a)
+                      : launch_one_load<false, 4>(ks, cfg.pdl, grid, stream, a);
   }
   const int64_t groups = swiglu ? N / 2 : (N + cfg.rows_per_warp - 1) / cfg.rows_per_warp;
   const int64_t groups_per_block = cfg.warps_per_block / cfg.k_split;

@@ -47,24 +47,27 @@ __device__ __forceinline__ void store_stream(bf16* p, const Vec8& v) {
                : "memory");
 }
 
-// The exact (erf) GELU, v·Φ(v), without erff: q = Φ(-|v|) = erfc(|v|/√2)/2
-// from Abramowitz & Stegun 7.1.26 (erfc(z) = t·P(t)·e^(-z²), t = 1/(1 +
-// 0.3275911·z), |error| <= 1.5e-7), then Φ(v) = v >= 0 ? 1 - q : q. One
-// reciprocal and one exponential (the approximate, flush-to-zero hardware
-// ones) and a few FMAs, no branch (erff has two ranges). Relative error against a double erfc, in float on the CPU:
-// < 7e-7 for v >= -1, 3e-6 on [-2, -1), 5e-5 on [-3, -2), 5e-4 on [-4, -3),
-// 2e-3 on [-5, -4) (where 0.5·v·(1 + erff(v/√2)) is off by 5e-2, and below
-// -5.5 returns 0 as 1 + erf cancels); the values there are under 1e-5.
+// The hardware's approximate reciprocal and 2^x, flush-to-zero (2^x is 0
+// below -126: fine for e^(-v²/2)).
 __device__ __forceinline__ float rcp_approx(float x) {
   float r;
   asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
   return r;
 }
-__device__ __forceinline__ float exp2_approx(float x) {  // 0 below -126: fine here
+__device__ __forceinline__ float exp2_approx(float x) {
   float r;
   asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
   return r;
 }
+
+// The exact (erf) GELU, v·Φ(v), without erff: q = Φ(-|v|) = erfc(|v|/√2)/2
+// from Abramowitz & Stegun 7.1.26 (erfc(z) = t·P(t)·e^(-z²), t = 1/(1 +
+// 0.3275911·z), |error| <= 1.5e-7), then Φ(v) = v >= 0 ? 1 - q : q: one
+// reciprocal, one exponential, a few FMAs and no branch (erff has two
+// ranges). Relative error against a double erfc (float, on the CPU):
+// < 7e-7 for v >= -1, 3e-6 on [-2, -1), 5e-5 on [-3, -2), 5e-4 on [-4, -3),
+// 2e-3 on [-5, -4), where 0.5·v·(1 + erff(v/√2)) is off by 5e-2 (and below
+// -5.5 returns 0, as 1 + erf cancels); |GELU| there is under 1.3e-4.
 __device__ __forceinline__ float gelu_erf(float v) {
   // t = 1 / (1 + p·|v|/√2); the 1/2 of q folded into the coefficients.
   const float t = rcp_approx(fmaf(0.3275911f * 0.70710678118654752f, fabsf(v), 1.f));
