@@ -6,6 +6,7 @@
 
 #include "kernels/common/cuda_check.h"
 #include "kernels/common/pdl.cuh"
+#include "kernels/common/warp.cuh"
 #include "kernels/decode/decode_kernels.h"
 #include "kernels/decode/weight_init.h"
 
@@ -61,12 +62,6 @@ __device__ __forceinline__ void store_bf16(bf16* p, const float f[N]) {
   } else {
     *reinterpret_cast<uint2*>(p) = make_uint2(pack_bf16x2(f[0], f[1]), pack_bf16x2(f[2], f[3]));
   }
-}
-
-__device__ __forceinline__ float warp_sum(float v) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
 }
 
 // r = rsqrt(mean(x²) + eps) over `dim` bf16 (dim % 8 == 0), computed by the

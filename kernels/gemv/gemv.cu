@@ -39,6 +39,7 @@
 
 #include "kernels/common/cuda_check.h"
 #include "kernels/common/pdl.cuh"
+#include "kernels/common/warp.cuh"
 #include "kernels/gemv/gemv.h"
 
 namespace kb::gemv {
@@ -352,13 +353,9 @@ __global__ void __launch_bounds__(256) gemv_kernel(const KernelArgs a) {
     if (T > 1 && t >= tokens) break;  // warp-uniform
 #pragma unroll
     for (int r = 0; r < R; ++r) {
-      acc[t][r] = (part[t][r][0] + part[t][r][1]) + (part[t][r][2] + part[t][r][3]);
-#pragma unroll
-      for (int o = 16; o > 0; o >>= 1) acc[t][r] += __shfl_xor_sync(0xffffffffu, acc[t][r], o);
+      acc[t][r] = warp_sum((part[t][r][0] + part[t][r][1]) + (part[t][r][2] + part[t][r][3]));
     }
-    if constexpr (S)
-#pragma unroll
-      for (int o = 16; o > 0; o >>= 1) xx[t] += __shfl_xor_sync(0xffffffffu, xx[t], o);
+    if constexpr (S) xx[t] = warp_sum(xx[t]);
   }
   if (ks > 1) {
     if (lane == 0)
@@ -460,9 +457,7 @@ __global__ void __launch_bounds__(256) gemv_one_load_kernel(const KernelArgs a) 
   float acc[4] = {0.f, 0.f, 0.f, 0.f};
   dot<INT8>(w, xf, acc);
   let_next_grid_launch();
-  float sum = (acc[0] + acc[1]) + (acc[2] + acc[3]);
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+  float sum = warp_sum((acc[0] + acc[1]) + (acc[2] + acc[3]));
   if constexpr (KS > 1) {
     __shared__ float red[WARPS];
     if (lane == 0) red[warp] = sum;

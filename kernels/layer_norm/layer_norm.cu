@@ -19,6 +19,7 @@
 #include <string>
 
 #include "kernels/common/cuda_check.h"
+#include "kernels/common/warp.cuh"
 #include "kernels/layer_norm/layer_norm.h"
 
 namespace kb::layer_norm {
@@ -187,15 +188,14 @@ __device__ __forceinline__ void normalize_store(const float (&d)[kVec], int c,
 
 // Sum over the block; `scratch` holds one float per warp (<= 32 warps).
 __device__ __forceinline__ float block_sum(float v, float* scratch) {
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  v = warp_sum(v);
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int warps = (blockDim.x + 31) >> 5;
   __syncthreads();  // scratch may still be read by a previous reduction
   if (lane == 0) scratch[warp] = v;
   __syncthreads();
   float t = lane < warps ? scratch[lane] : 0.f;
-  for (int o = 16; o > 0; o >>= 1) t += __shfl_xor_sync(0xffffffffu, t, o);
-  return t;
+  return warp_sum(t);
 }
 
 template <int VPT, Activation ACT>
@@ -290,7 +290,7 @@ __global__ void __launch_bounds__(256) row_per_warp(const bf16* __restrict__ x, 
 #pragma unroll
     for (int i = 0; i < VPL; ++i) add_bias(bias, lane + i * 32, nvec, v[i]);
   float sum = sum_of(v);
-  for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+  sum = warp_sum(sum);
   const float inv_d = 1.f / static_cast<float>(D);
   const float mean = sum * inv_d;
   float m2 = 0.f;
@@ -304,7 +304,7 @@ __global__ void __launch_bounds__(256) row_per_warp(const bf16* __restrict__ x, 
       }
     }
   }
-  for (int o = 16; o > 0; o >>= 1) m2 += __shfl_xor_sync(0xffffffffu, m2, o);
+  m2 = warp_sum(m2);
   const float rstd = rsqrtf(m2 * inv_d + a.eps);
 #pragma unroll
   for (int i = 0; i < VPL; ++i) {
