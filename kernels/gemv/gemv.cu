@@ -168,7 +168,7 @@ struct KernelArgs {
   int ks;      // warps splitting K (Config::k_split)
   int tokens;  // x rows, <= the instantiation's T
   float eps;   // SwiGLU: the RMSNorm epsilon
-  unsigned long long* trace = nullptr;  // Config::trace
+  unsigned long long* trace;  // Config::trace (general kernel only)
 };
 
 __device__ __forceinline__ unsigned long long global_ns() {
@@ -657,42 +657,29 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
   if (swiglu && (N % 2 != 0 || experts || residual))
     throw std::invalid_argument("gemv_swiglu: 2·F rows (gate | up), no experts, no residual");
   if (cfg.pdl && !device_has_pdl()) cfg.pdl = false;
+  // What both kernels take; a.ks is the K split, set per kernel below.
+  KernelArgs a{W, scale, experts, E, x, y, residual, static_cast<int>(N), static_cast<int>(K),
+               cfg.k_split, tokens, eps, cfg.trace};
   if (cfg.one_load) {
     const int64_t vecs = K / vec;
     if (tokens != 1 || swiglu || (vecs != 32 && vecs != 64 && vecs != 128))
       throw std::invalid_argument(std::string(what) +
                                   ": one_load needs one token, no SwiGLU and K of 32, 64 or 128 "
                                   "16-byte vectors, got " + shape_text(N, K));
-    const int ks = static_cast<int>(vecs / 32), warps = cfg.warps_per_block == 8 ? 8 : 4;
-    const int rows = warps / ks;
+    a.ks = static_cast<int>(vecs / 32);  // warps per row, from K alone
+    const int warps = cfg.warps_per_block == 8 ? 8 : 4, rows = warps / a.ks;
     const dim3 grid(static_cast<unsigned>((N + rows - 1) / rows), static_cast<unsigned>(n_sel));
-    const KernelArgs a{W, scale, experts, E, x, y, residual, static_cast<int>(N), static_cast<int>(K),
-                       ks, 1, eps};
     if (int8)
-      return warps == 8 ? launch_one_load<true, 8>(ks, cfg.pdl, grid, stream, a)
-                        : launch_one_load<true, 4>(ks, cfg.pdl, grid, stream, a);
-    return warps == 8 ? launch_one_load<false, 8>(ks, cfg.pdl, grid, stream, a)
-                      : launch_one_load<false, 4>(ks, cfg.pdl, grid, stream, a);
+      return warps == 8 ? launch_one_load<true, 8>(a.ks, cfg.pdl, grid, stream, a)
+                        : launch_one_load<true, 4>(a.ks, cfg.pdl, grid, stream, a);
+    return warps == 8 ? launch_one_load<false, 8>(a.ks, cfg.pdl, grid, stream, a)
+                      : launch_one_load<false, 4>(a.ks, cfg.pdl, grid, stream, a);
   }
   const int64_t groups = swiglu ? N / 2 : (N + cfg.rows_per_warp - 1) / cfg.rows_per_warp;
   const int64_t groups_per_block = cfg.warps_per_block / cfg.k_split;
   const int64_t blocks = (groups + groups_per_block - 1) / groups_per_block;
   const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(n_sel));
   const dim3 block(static_cast<unsigned>(32 * cfg.warps_per_block));
-  KernelArgs a;
-  a.W = W;
-  a.scale = scale;
-  a.experts = experts;
-  a.E = E;
-  a.x = x;
-  a.y = y;
-  a.residual = residual;
-  a.N = static_cast<int>(N);
-  a.K = static_cast<int>(K);
-  a.ks = cfg.k_split;
-  a.tokens = tokens;
-  a.eps = eps;
-  a.trace = cfg.trace;
   if (int8)
     dispatch<true>(cfg, grid, block, stream, a, swiglu);
   else
