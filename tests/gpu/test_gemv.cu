@@ -333,21 +333,34 @@ TEST(GemvOneLoad, EveryRowLengthMatchesReference) {
       }
 }
 
+// A bf16 gather of N×K over E experts with these ids (cfg: nullptr for the
+// public entry); `out`: its outputs as floats.
+void gather_with_ids(int64_t N, int64_t K, int E, const std::vector<int32_t>& ids,
+                     const gemv::Config* cfg, std::vector<float>& out) {
+  const int n_sel = static_cast<int>(ids.size());
+  kb::DeviceBuffer<bf16> w(E * N * K), x(K), y(n_sel * N);
+  w.upload(kb::random_bf16(E * N * K, 1));
+  x.upload(kb::random_bf16(K, 2));
+  y.poison();
+  kb::DeviceBuffer<int32_t> d_ids(ids.size());
+  d_ids.upload(ids);
+  if (cfg)
+    gemv::launch(false, w.get(), nullptr, d_ids.get(), n_sel, E, x.get(), y.get(), N, K, nullptr,
+                 *cfg, nullptr);
+  else
+    gemv::gather_gemv_bf16(w.get(), d_ids.get(), n_sel, E, x.get(), y.get(), N, K, nullptr);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  out = kb::to_float(y.download());
+}
+
 TEST(GemvOneLoad, IdOutsideRangeWritesNan) {
   KB_REQUIRE_GPU();
   const int64_t N = 6, K = 512;  // 64 vectors: two rows per block
   const int E = 4;
-  kb::DeviceBuffer<bf16> w(E * N * K), x(K), y(3 * N);
-  w.upload(kb::random_bf16(E * N * K, 1));
-  x.upload(kb::random_bf16(K, 2));
-  y.poison();
-  kb::DeviceBuffer<int32_t> ids(3);
-  ids.upload({E, 2, -1});
   gemv::Config c = gemv::default_config(false, N, K);
   ASSERT_TRUE(c.one_load);
-  gemv::launch(false, w.get(), nullptr, ids.get(), 3, E, x.get(), y.get(), N, K, nullptr, c, nullptr);
-  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  const auto out = kb::to_float(y.download());
+  std::vector<float> out;
+  ASSERT_NO_FATAL_FAILURE(gather_with_ids(N, K, E, {E, 2, -1}, &c, out));
   for (int64_t n = 0; n < 3 * N; ++n) EXPECT_EQ(std::isfinite(out[n]), n >= N && n < 2 * N) << n;
 }
 
@@ -355,15 +368,8 @@ TEST(GatherGemv, IdOutsideRangeWritesNanAndReadsNothingElse) {
   KB_REQUIRE_GPU();
   const int64_t N = 40, K = 64;
   const int E = 4;
-  kb::DeviceBuffer<bf16> w(E * N * K), x(K), y(3 * N);
-  w.upload(kb::random_bf16(E * N * K, 1));
-  x.upload(kb::random_bf16(K, 2));
-  y.poison();
-  kb::DeviceBuffer<int32_t> ids(3);
-  ids.upload({1, E, -1});  // one good id, two bad ones
-  gemv::gather_gemv_bf16(w.get(), ids.get(), 3, E, x.get(), y.get(), N, K, nullptr);
-  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  const auto out = kb::to_float(y.download());
+  std::vector<float> out;
+  ASSERT_NO_FATAL_FAILURE(gather_with_ids(N, K, E, {1, E, -1}, nullptr, out));  // one good id, two bad ones
   for (int64_t n = 0; n < N; ++n) EXPECT_TRUE(std::isfinite(out[n])) << n;
   for (int64_t n = N; n < 3 * N; ++n) EXPECT_TRUE(std::isnan(out[n])) << n;
 }
