@@ -27,6 +27,7 @@
 #include "kernels/common/fill.h"
 #include "kernels/decode/decoder.h"
 #include "kernels/gemv/gemv.h"
+#include "tools/common/options.h"
 
 namespace {
 
@@ -43,20 +44,17 @@ struct Args {
   int min_chunk = 0;  // attention positions per split at the least (0: default)
 };
 
-[[noreturn]] void usage(const char* why) {
+[[noreturn]] void usage(const std::string& why) {
   std::fprintf(stderr,
                "%s\nusage: kbench_decode_profile [--model NAME] [--dtype bfloat16|int8] "
                "[--pos N] [--reps R] [--pdl 0|1] [--swiglu 0|1] [--splits N] [--min-chunk N]\n",
-               why);
+               why.c_str());
   std::exit(2);
 }
 
 Args parse(int argc, char** argv) {
   Args a;
-  for (int i = 1; i < argc; ++i) {
-    const std::string k = argv[i];
-    if (i + 1 >= argc) usage(("missing value after " + k).c_str());
-    const std::string v = argv[++i];
+  kb::tools::for_each_option(argc, argv, [&](const std::string& k, const std::string& v) {
     if (k == "--model")
       a.model = v;
     else if (k == "--dtype")
@@ -76,8 +74,8 @@ Args parse(int argc, char** argv) {
     else if (k == "--min-chunk")
       a.min_chunk = std::atoi(v.c_str());
     else
-      usage(("unknown option " + k).c_str());
-  }
+      usage("unknown option " + k);
+  }, usage);
   if (a.reps < 1) usage("--reps must be positive");
   return a;
 }

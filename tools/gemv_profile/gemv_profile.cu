@@ -23,6 +23,7 @@
 #include "kernels/common/fill.h"
 #include "kernels/common/read_buffer.h"
 #include "kernels/gemv/gemv.h"
+#include "tools/common/options.h"
 
 namespace {
 
@@ -40,10 +41,7 @@ struct Args {
 
 Args parse(int argc, char** argv) {
   Args a;
-  for (int i = 1; i < argc; ++i) {
-    const std::string k = argv[i];
-    if (i + 1 >= argc) usage("missing value after " + k);
-    const std::string v = argv[++i];
+  kb::tools::for_each_option(argc, argv, [&](const std::string& k, const std::string& v) {
     if (k == "--dtype")
       a.int8 = v == "int8" ? true : v == "bfloat16" || v == "bf16" ? false : (usage("--dtype: int8 or bfloat16"), true);
     else if (k == "--N")
@@ -54,7 +52,7 @@ Args parse(int argc, char** argv) {
       a.reps = std::atoi(v.c_str());
     else
       usage("unknown option " + k);
-  }
+  }, usage);
   if (a.reps < 1 || a.N < 1 || a.K < 1) usage("--reps, --N and --K must be positive");
   return a;
 }

@@ -31,6 +31,7 @@
 #include "kernels/gemm/gemm.h"
 #include "kernels/layer_norm/layer_norm.h"
 #include "kernels/mlp/mlp.h"
+#include "tools/common/options.h"
 
 namespace {
 
@@ -66,10 +67,7 @@ std::vector<int64_t> list(const std::string& v) {
 
 Args parse(int argc, char** argv) {
   Args a;
-  for (int i = 1; i < argc; ++i) {
-    const std::string k = argv[i];
-    if (i + 1 >= argc) usage("missing value after " + k);
-    const std::string v = argv[++i];
+  kb::tools::for_each_option(argc, argv, [&](const std::string& k, const std::string& v) {
     if (k == "--tokens")
       a.tokens = std::atoll(v.c_str());
     else if (k == "--D")
@@ -80,7 +78,7 @@ Args parse(int argc, char** argv) {
       a.reps = std::atoi(v.c_str());
     else
       usage("unknown option " + k);
-  }
+  }, usage);
   if (a.reps < 1 || a.tokens < 1) usage("--reps and --tokens must be positive");
   return a;
 }

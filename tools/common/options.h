@@ -1,0 +1,20 @@
+// The profilers' command lines: "--key value" pairs, one loop for all.
+#pragma once
+
+#include <string>
+
+namespace kb::tools {
+
+// Calls on(key, value) for each "--key value" pair of argv, in order; a
+// key without a value goes to usage("missing value after KEY"), which
+// must not return.
+template <typename On, typename Usage>
+void for_each_option(int argc, char** argv, On on, Usage usage) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string key = argv[i];
+    if (i + 1 >= argc) usage("missing value after " + key);
+    on(key, std::string(argv[++i]));
+  }
+}
+
+}  // namespace kb::tools
