@@ -11,12 +11,16 @@
 
 namespace {
 
+// gemv_tune_seed's gathers (E > 1) select 2 experts, 3 and 5, as the
+// gather_gemv experiment; plain points (gemv_tune's, or E = 1) select none.
+int selected(const kb::Point& p) { return p.shape.has("E") && p["E"] > 1 ? 2 : 1; }
+
 kb::gemv::Config parse(const std::string& v, const kb::Point& p) {
   kb::gemv::Config c;
   int pipe = 0;
   const bool int8 = p.dtype == kb::DType::i8;
   const int64_t N = kb::gemv_experiment::rows_of(p), K = kb::gemv_experiment::cols_of(p);
-  const int n_sel = p.shape.has("E") && p["E"] > 1 ? 2 : 1;  // gemv_tune_seed's gathers
+  const int n_sel = selected(p);
   if (v == "default") return kb::gemv::default_config(int8, N, K, n_sel);  // what the entries pick
   if (v == "general" || v == "one" || v == "one8") {  // without / with the one-load kernel
     c = kb::gemv::default_config(int8, N, K, n_sel);
@@ -77,14 +81,12 @@ KB_EXPERIMENT(gemv_tune_seed) {
       .applies([](const kb::Point& p) {  // the one-load kernel serves K = 1024 only here
         return p["K"] == 1024 || p.variant.rfind("one", 0) != 0;
       })
-      .work([](const kb::Point& p) {
-        return kb::gemv_experiment::gemv_work(p, p["E"] > 1 ? 2 : 1);
-      })
+      .work([](const kb::Point& p) { return kb::gemv_experiment::gemv_work(p, selected(p)); })
       .make([](const kb::Point& p) {
         const kb::gemv::Config c = parse(p.variant, p);
-        const bool gather = p["E"] > 1;
+        const int n_sel = selected(p);
         return std::make_unique<kb::gemv_experiment::GemvCase>(
-            p, static_cast<int>(p["E"]), gather ? 2 : 1,
-            gather ? std::vector<int32_t>{3, 5} : std::vector<int32_t>{}, &c);
+            p, static_cast<int>(p["E"]), n_sel,
+            n_sel > 1 ? std::vector<int32_t>{3, 5} : std::vector<int32_t>{}, &c);
       });
 }
