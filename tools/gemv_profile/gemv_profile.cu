@@ -23,6 +23,7 @@
 #include "kernels/common/fill.h"
 #include "kernels/common/read_buffer.h"
 #include "kernels/gemv/gemv.h"
+#include "suite/stats.h"
 #include "tools/common/options.h"
 
 namespace {
@@ -55,11 +56,6 @@ Args parse(int argc, char** argv) {
   }, usage);
   if (a.reps < 1 || a.N < 1 || a.K < 1) usage("--reps, --N and --K must be positive");
   return a;
-}
-
-double pct(std::vector<double> v, double p) {
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<size_t>(p * (v.size() - 1) + 0.5))];
 }
 
 }  // namespace
@@ -112,9 +108,9 @@ int main(int argc, char** argv) {
                 a.int8 ? "int8" : "bf16", (long long)a.N, (long long)a.K, prop.name,
                 cfg.rows_per_warp, cfg.unroll, cfg.warps_per_block, cfg.pipeline ? 1 : 0, cfg.k_split,
                 (long long)blocks, 32 * cfg.warps_per_block);
-    const double med = pct(plain, 0.5);
+    const double med = kb::quantile(plain, 0.5);
     std::printf("  event-timed: median %.2f us (%.0f GB/s of weights), min %.2f, max %.2f\n", med,
-                wbytes / med * 1e-3, pct(plain, 0), pct(plain, 1));
+                wbytes / med * 1e-3, kb::quantile(plain, 0), kb::quantile(plain, 1));
     // Traced runs: keep the one whose span is the median.
     std::vector<std::pair<double, std::vector<unsigned long long>>> runs;
     for (int i = 0; i < a.reps; ++i) {
@@ -133,13 +129,13 @@ int main(int argc, char** argv) {
       end.push_back((tr[2 * b + 1] - t0) * 1e-3);
       dur.push_back((tr[2 * b + 1] - tr[2 * b]) * 1e-3);
     }
-    const double last_end = pct(end, 1);
+    const double last_end = kb::quantile(end, 1);
     std::printf("  traced run (event-timed %.2f us; traced median %.2f): first start 0, last start %.2f us\n",
-                t_run, pct(traced_us, 0.5), pct(start, 1));
-    std::printf("  streams end: first %.2f, 50%% %.2f, 90%% %.2f, 99%% %.2f, last %.2f us\n", pct(end, 0),
-                pct(end, 0.5), pct(end, 0.9), pct(end, 0.99), last_end);
-    std::printf("  block stream time: min %.2f, median %.2f, max %.2f us\n", pct(dur, 0), pct(dur, 0.5),
-                pct(dur, 1));
+                t_run, kb::quantile(traced_us, 0.5), kb::quantile(start, 1));
+    std::printf("  streams end: first %.2f, 50%% %.2f, 90%% %.2f, 99%% %.2f, last %.2f us\n", kb::quantile(end, 0),
+                kb::quantile(end, 0.5), kb::quantile(end, 0.9), kb::quantile(end, 0.99), last_end);
+    std::printf("  block stream time: min %.2f, median %.2f, max %.2f us\n", kb::quantile(dur, 0), kb::quantile(dur, 0.5),
+                kb::quantile(dur, 1));
     std::printf("  blocks streaming at:");
     for (double f : {0.01, 0.05, 0.25, 0.5, 0.75, 0.9, 0.95, 0.98, 0.99}) {
       const double t = f * last_end;

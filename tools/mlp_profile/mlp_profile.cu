@@ -31,6 +31,7 @@
 #include "kernels/gemm/gemm.h"
 #include "kernels/layer_norm/layer_norm.h"
 #include "kernels/mlp/mlp.h"
+#include "suite/stats.h"
 #include "tools/common/options.h"
 
 namespace {
@@ -83,12 +84,6 @@ Args parse(int argc, char** argv) {
   return a;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 class Timer {
  public:
   explicit Timer(cudaStream_t s, size_t flush_bytes) : s_(s), flush_(flush_bytes) {
@@ -118,7 +113,7 @@ class Timer {
       }
     }
     std::vector<double> out;
-    for (auto& v : t) out.push_back(median(v));
+    for (auto& v : t) out.push_back(kb::median(v));
     return out;
   }
   double time1(const std::function<void()>& f, int reps) { return time({f}, reps)[0]; }
