@@ -48,11 +48,14 @@ std::vector<float> random_uniform(size_t n, uint64_t seed, float lo, float hi) {
   return v;
 }
 
+std::vector<bf16> to_bf16(const std::vector<float>& v) {
+  std::vector<bf16> out(v.size());
+  for (size_t i = 0; i < v.size(); ++i) out[i] = float_to_bf16(v[i]);
+  return out;
+}
+
 std::vector<bf16> random_bf16(size_t n, uint64_t seed, float lo, float hi) {
-  auto f = random_uniform(n, seed, lo, hi);
-  std::vector<bf16> v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = float_to_bf16(f[i]);
-  return v;
+  return to_bf16(random_uniform(n, seed, lo, hi));
 }
 
 std::vector<int8_t> random_int8(size_t n, uint64_t seed) {

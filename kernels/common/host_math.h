@@ -20,6 +20,7 @@ std::vector<float> random_uniform(size_t n, uint64_t seed, float lo = -1.f, floa
 std::vector<bf16> random_bf16(size_t n, uint64_t seed, float lo = -1.f, float hi = 1.f);
 std::vector<int8_t> random_int8(size_t n, uint64_t seed);  // uniform in [-127, 127]
 std::vector<float> to_float(const std::vector<bf16>& v);
+std::vector<bf16> to_bf16(const std::vector<float>& v);  // round to nearest even
 
 struct Compare {
   bool ok = false;

@@ -10,13 +10,6 @@ namespace kb::mlp {
 
 namespace {
 
-// What the GPU stores between steps: a bf16 rounding (round to nearest even).
-std::vector<bf16> round_bf16(const std::vector<float>& v) {
-  std::vector<bf16> out(v.size());
-  for (size_t i = 0; i < v.size(); ++i) out[i] = float_to_bf16(v[i]);
-  return out;
-}
-
 void check_sizes(const HostParams& p, int64_t D, int64_t F) {
   const auto n = [](const std::vector<bf16>& v) { return static_cast<int64_t>(v.size()); };
   if (n(p.w1) != F * D || n(p.b1) != F || n(p.ln1_g) != F || n(p.ln1_b) != F || n(p.w2) != D * F ||
@@ -39,16 +32,16 @@ std::vector<float> mlp_ref(const HostParams& p, const bf16* x, const std::vector
 
   // h = x W1^T (+ b1), fp32 accumulate, stored as bf16.
   const auto b1 = to_float(p.b1);
-  auto h = to_float(round_bf16(gemm::ref_rows(tokens, x, p.w1.data(), b1.data(), F, D, ep)));
+  auto h = to_float(to_bf16(gemm::ref_rows(tokens, x, p.w1.data(), b1.data(), F, D, ep)));
   // g = GELU(LayerNorm(h (+ b1))), stored as bf16.
   std::vector<float> g(h.size());
   const auto g1 = to_float(p.ln1_g), be1 = to_float(p.ln1_b);
   layer_norm::layer_norm_ref(h.data(), g1.data(), be1.data(), g.data(), R, F, kEps,
                              layer_norm::Activation::gelu_erf, in_norm ? b1.data() : nullptr);
-  const auto g_bf16 = round_bf16(g);
+  const auto g_bf16 = to_bf16(g);
   // u = g W2^T (+ b2), stored as bf16.
   const auto b2 = to_float(p.b2);
-  auto u = to_float(round_bf16(gemm::ref_rows(all, g_bf16.data(), p.w2.data(), b2.data(), D, F, ep)));
+  auto u = to_float(to_bf16(gemm::ref_rows(all, g_bf16.data(), p.w2.data(), b2.data(), D, F, ep)));
   // y = LayerNorm(u (+ b2)), left in fp32 (the tolerance covers its rounding).
   std::vector<float> y(u.size());
   const auto g2 = to_float(p.ln2_g), be2 = to_float(p.ln2_b);

@@ -92,12 +92,8 @@ TEST(LayerNorm, GeluErfElementwiseOverItsRange) {
     SCOPED_TRACE("D=" + std::to_string(D));
     const int64_t rows = 8;
     auto xh = kb::random_bf16(rows * D, 77 + D, -1.f, 1.f);
-    std::vector<float> gf(D, 4.f), bf(D, -3.f);
-    std::vector<kb::bf16> gh(D), bh(D);
-    for (int64_t i = 0; i < D; ++i) {
-      gh[i] = kb::float_to_bf16(gf[i]);
-      bh[i] = kb::float_to_bf16(bf[i]);
-    }
+    const std::vector<float> gf(D, 4.f), bf(D, -3.f);
+    const auto gh = kb::to_bf16(gf), bh = kb::to_bf16(bf);
     kb::DeviceBuffer<kb::bf16> x(xh.size()), g(D), b(D), y(xh.size());
     x.upload(xh);
     g.upload(gh);

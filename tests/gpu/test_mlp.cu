@@ -157,11 +157,7 @@ TEST(Mlp, DetailNamesBothAlgorithms) {
 TEST(MlpRef, WiringOnHandMadeParameters) {
   const int64_t D = 8, F = 16;
   kb::mlp::HostParams p;
-  const auto bf = [](std::vector<float> v) {
-    std::vector<bf16> o;
-    for (float f : v) o.push_back(kb::float_to_bf16(f));
-    return o;
-  };
+  const auto bf = [](const std::vector<float>& v) { return kb::to_bf16(v); };
   p.w1 = bf(std::vector<float>(F * D, 0.f));
   std::vector<float> b1(F), b2(D), w2(D * F, 0.f);
   for (int64_t f = 0; f < F; ++f) b1[f] = static_cast<float>(f) - 7.5f;  // mean 0
