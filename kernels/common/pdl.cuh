@@ -28,16 +28,16 @@ __device__ __forceinline__ void let_next_grid_launch() {
 #endif
 }
 
-// Launches kernel<<<grid, block, 0, stream>>>(args...), as a programmatic
-// dependent of the previous work on the stream when `pdl` (captured into a
-// graph as such an edge). Checked.
+// Launches kernel<<<grid, block, smem, stream>>>(args...), as a
+// programmatic dependent of the previous work on the stream when `pdl`
+// (captured into a graph as such an edge). Checked.
 template <typename... Params, typename... Args>
-void launch_maybe_pdl(bool pdl, void (*kernel)(Params...), dim3 grid, dim3 block,
-                      cudaStream_t stream, Args&&... args) {
+void launch_maybe_pdl_smem(bool pdl, void (*kernel)(Params...), dim3 grid, dim3 block,
+                           size_t smem, cudaStream_t stream, Args&&... args) {
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = grid;
   cfg.blockDim = block;
-  cfg.dynamicSmemBytes = 0;
+  cfg.dynamicSmemBytes = smem;
   cfg.stream = stream;
   cudaLaunchAttribute attr[1];
   attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
@@ -45,6 +45,13 @@ void launch_maybe_pdl(bool pdl, void (*kernel)(Params...), dim3 grid, dim3 block
   cfg.attrs = attr;
   cfg.numAttrs = pdl ? 1 : 0;
   KB_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...));
+}
+
+// The same without dynamic shared memory.
+template <typename... Params, typename... Args>
+void launch_maybe_pdl(bool pdl, void (*kernel)(Params...), dim3 grid, dim3 block,
+                      cudaStream_t stream, Args&&... args) {
+  launch_maybe_pdl_smem(pdl, kernel, grid, block, 0, stream, std::forward<Args>(args)...);
 }
 
 }  // namespace kb

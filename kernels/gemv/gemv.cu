@@ -33,6 +33,8 @@
 // nothing decided at run time (see there).
 #include <cuda_bf16.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -168,7 +170,12 @@ struct KernelArgs {
   int ks;      // warps splitting K (Config::k_split)
   int tokens;  // x rows, <= the instantiation's T
   float eps;   // SwiGLU: the RMSNorm epsilon
-  unsigned long long* trace;  // Config::trace (general kernel only)
+  unsigned long long* trace;  // Config::trace (general and bulk kernels)
+  int n_sel;   // gather: the selected experts (bulk kernel: its rows are n_sel·N)
+  int stages;  // bulk kernel: the buffers of its shared-memory ring
+  int bulk_rows;            // bulk kernel: Config::bulk_rows
+  int rows_per_buffer;      // bulk kernel: rows per ring buffer, 1 or 2
+  unsigned int* counter;    // bulk kernel, dynamic rows: [next row, blocks done], zero
 };
 
 __device__ __forceinline__ unsigned long long global_ns() {
@@ -469,6 +476,288 @@ __global__ void __launch_bounds__(256) gemv_one_load_kernel(const KernelArgs a) 
   if (writer) y[row] = __float2bfloat16_rn(sum * sc + res);
 }
 
+// The bulk-copy GEMV (Config::bulk_stages, compute capability 9.0+): a
+// grid of a few blocks per SM. A producer warp streams rows (of all
+// selected experts: row g = s·N + n) into a ring of `stages` row-sized
+// buffers in shared memory with cp.async.bulk (the TMA engine, completing
+// on the buffer's `full` mbarrier), so the bytes in flight are the ring's
+// and cost no registers. Which rows a block takes (Config::bulk_rows): a
+// contiguous share, every gridDim-th row, or (dynamic) the next row of a
+// counter shared by the grid, so that a block on an SM that streams faster
+// takes more rows and every SM streams to the end.
+// WARPS consumer warps: lane t owns vectors t + j·32·WARPS (j < J) of every
+// row and holds its x as floats in registers for the whole kernel; per row
+// it waits for the buffer, dots, and its warp's sum goes to shared memory
+// before the warp arrives on the buffer's `empty` mbarrier. Consumers never
+// wait for each other. Lane s of the producer warp loads the scale and the
+// residual of the row in buffer s when it is requested; once every consumer
+// is done with the buffer, the producer warp adds the warps' sums, lane s
+// writes y, and the buffer is refilled. An expert id outside [0, E): its
+// rows are never copied (the buffer's `full` barrier is arrived on instead)
+// and are written as NaN. The end: a buffer whose `full` phase carries no
+// row (`last` set).
+constexpr int kBulkSlots = 1024;  // dynamic row counters, one per launch in flight (round robin)
+__device__ unsigned int g_bulk_counters[kBulkSlots][2];  // next row, blocks done; zero between launches
+
+__device__ __forceinline__ uint32_t smem_u32(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
+  asm volatile(
+      "{\n\t.reg .pred done;\n"
+      "WAIT:\n\t"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n\t"
+      "@!done bra WAIT;\n\t}" ::"r"(bar),
+      "r"(parity)
+      : "memory");
+}
+
+__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+}
+
+template <bool INT8, int WARPS, int J, int STAGES>
+__global__ void __launch_bounds__(32 * (WARPS + 1)) gemv_bulk_kernel(const KernelArgs a) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  using Wt = typename Traits<INT8>::W;
+  constexpr int kVec = Traits<INT8>::kVec;
+  constexpr int kConsumers = 32 * WARPS;  // threads; warp WARPS is the producer
+  constexpr int kMaxRs = 32 / WARPS < 2 ? 32 / WARPS : 2;  // rows per buffer the producer warp reduces
+  extern __shared__ __align__(128) unsigned char ring[];  // STAGES × rs × row bytes
+  __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
+  __shared__ float red[STAGES][kMaxRs][WARPS];
+  __shared__ int last[STAGES];  // the buffer's phase carries no rows: the end
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int64_t N = a.N, K = a.K, total = int64_t(a.n_sel) * N;
+  const int rs = a.rows_per_buffer;  // 1 or 2 (<= kMaxRs); 2: N even in a gather
+  const int64_t units = (total + rs - 1) / rs;
+  const uint32_t row_bytes = static_cast<uint32_t>(K * sizeof(Wt));
+  const uint32_t buf_bytes = row_bytes * rs;
+  if (a.trace && tid == kConsumers) a.trace[2 * blockIdx.x] = global_ns();
+
+  if (tid == 0) {
+#pragma unroll
+    for (int s = 0; s < STAGES; ++s) {
+      asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_u32(&full[s])) : "memory");
+      asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_u32(&empty[s])), "r"(WARPS)
+                   : "memory");
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n\tfence.proxy.async.shared::cta;" ::: "memory");
+  }
+  __syncthreads();
+
+  if (warp == WARPS) {  // the producer
+    // Everything the producer loads from global memory (the counter's next
+    // unit, the scales, the residuals) is requested one trip round the ring
+    // before it is used, each buffer's in its own registers (the stage
+    // loop is unrolled), so no load's latency stalls the ring.
+    const Wt* W = static_cast<const Wt*>(a.W);
+    unsigned int* counter = a.counter;
+    const int64_t G = gridDim.x;
+    const int64_t share_begin = units * blockIdx.x / G, share_end = units * (blockIdx.x + 1) / G;
+    int64_t unit[STAGES];        // the unit in buffer s (rows unit·rs ..), -1: none
+    int it[STAGES];              // its index among the block's units (the mbarrier phase)
+    unsigned int next[STAGES];   // dynamic: the counter value for buffer s's next unit
+    float scale[STAGES][kMaxRs], res[STAGES][kMaxRs];
+#pragma unroll
+    for (int s = 0; s < STAGES; ++s) {
+      unit[s] = -1;
+      it[s] = 0;
+      next[s] = 0;
+#pragma unroll
+      for (int r = 0; r < kMaxRs; ++r) {
+        scale[s][r] = 1.f;
+        res[s][r] = 0.f;
+      }
+    }
+    // Dynamic: the first STAGES units of each block are fixed (block b takes
+    // units b·STAGES + s); counter value c is unit G·STAGES + c.
+    auto unit_of = [&](int i, unsigned int c) -> int64_t {
+      int64_t u;
+      if (counter)
+        u = i < STAGES ? blockIdx.x * int64_t(STAGES) + i : G * STAGES + c;
+      else if (a.bulk_rows == 0)
+        u = share_begin + i < share_end ? share_begin + i : units;
+      else
+        u = blockIdx.x + int64_t(i) * G;
+      return u < units ? u : -1;
+    };
+    auto expert_of = [&](int64_t g) -> int64_t {
+      if (!a.experts) return 0;
+      const int e = a.experts[g / N];
+      return e >= 0 && e < a.E ? e : -1;
+    };
+    // Lane 0: unit u into buffer s (u < 0: the end). A unit's rows are
+    // consecutive rows of one expert (a gather's N is a multiple of rs).
+    auto request = [&](int s, int64_t u) {
+      if (lane != 0) return;
+      const uint32_t bar = smem_u32(&full[s]);
+      last[s] = u < 0;
+      const int64_t g = u * rs;
+      const int64_t e = u < 0 ? -1 : expert_of(g);
+      if (e < 0) {  // nothing to read: complete the buffer's phase without bytes
+        mbar_arrive(bar);
+        return;
+      }
+      const uint32_t bytes = row_bytes * static_cast<uint32_t>(g + rs <= total ? rs : total - g);
+      const Wt* src = W + (a.experts ? e * N + g % N : g) * K;
+      asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
+                   : "memory");
+      asm volatile(
+          "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+              smem_u32(ring + static_cast<size_t>(s) * buf_bytes)),
+          "l"(src), "r"(bytes), "r"(bar)
+          : "memory");
+    };
+    // Buffer s's rows, once every consumer is done with them: lane r·WARPS
+    // + w holds warp w's sum of row r; segments of WARPS lanes add up.
+    auto finish = [&](int s) {
+      mbar_wait(smem_u32(&empty[s]), (it[s] / STAGES) & 1);
+      const int r_lane = lane / WARPS;
+      float v = r_lane < rs ? red[s][r_lane][lane % WARPS] : 0.f;
+#pragma unroll
+      for (int o = WARPS / 2; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+#pragma unroll
+      for (int r = 0; r < kMaxRs; ++r) {
+        const int64_t g = unit[s] * rs + r;
+        if (r < rs && lane == r * WARPS && g < total)
+          a.y[g] = __float2bfloat16_rn(v * scale[s][r] + res[s][r]);
+      }
+      unit[s] = -1;
+    };
+    auto operands = [&](int s, int64_t u) {  // buffer s's scales and residuals, used at finish(s)
+#pragma unroll
+      for (int r = 0; r < kMaxRs; ++r) {
+        const int64_t g = u * rs + r;
+        if (r < rs && g < total) {
+          const int64_t e = expert_of(g);
+          scale[s][r] = e < 0 ? NAN : a.scale ? __bfloat162float(a.scale[a.experts ? e * N + g % N : g]) : 1.f;
+          res[s][r] = a.residual ? __bfloat162float(a.residual[g]) : 0.f;  // gemv only: g < N
+        }
+      }
+    };
+    // Weights never change: the first units are requested before waiting for
+    // the previous grid, except in a gather, whose ids that grid may write.
+    if (a.experts) wait_for_previous_grid();
+    bool done = false;
+#pragma unroll
+    for (int s = 0; s < STAGES; ++s) {
+      if (!done) {
+        const int64_t u = unit_of(s, 0);
+        if (counter && u >= 0 && lane == 0) next[s] = atomicAdd(counter, 1u);
+        unit[s] = u;
+        it[s] = s;
+        request(s, u);
+        done = u < 0;
+      }
+    }
+    if (!a.experts) wait_for_previous_grid();
+#pragma unroll
+    for (int s = 0; s < STAGES; ++s)
+      if (unit[s] >= 0) operands(s, unit[s]);
+    for (int base = STAGES; !done; base += STAGES) {
+#pragma unroll
+      for (int s = 0; s < STAGES; ++s) {
+        if (!done) {
+          finish(s);  // frees buffer s
+          const int64_t u = unit_of(base + s, __shfl_sync(0xffffffffu, next[s], 0));
+          if (counter && u >= 0 && lane == 0) next[s] = atomicAdd(counter, 1u);
+          unit[s] = u;
+          it[s] = base + s;
+          if (u >= 0) operands(s, u);
+          request(s, u);
+          done = u < 0;
+        }
+      }
+    }
+#pragma unroll
+    for (int s = 0; s < STAGES; ++s)
+      if (unit[s] >= 0) finish(s);
+    if (counter && lane == 0) {  // the last block to finish resets the counter for the next launch
+      __threadfence();
+      if (atomicAdd(counter + 1, 1u) == gridDim.x - 1) {
+        atomicExch(counter, 0u);
+        atomicExch(counter + 1, 0u);
+      }
+    }
+  } else {  // the consumers
+    wait_for_previous_grid();  // x may be the previous grid's output
+    float xf[J][kVec];
+#pragma unroll
+    for (int j = 0; j < J; ++j) load_x<INT8>(reinterpret_cast<const int4*>(a.x), tid + j * kConsumers, xf[j]);
+    const int row_vecs = static_cast<int>(row_bytes / 16);
+    for (int base = 0;; base += STAGES) {
+      bool end = false;
+#pragma unroll
+      for (int s = 0; s < STAGES; ++s) {
+        if (!end) {
+          mbar_wait(smem_u32(&full[s]), (base / STAGES) & 1);
+          end = last[s];
+          if (!end) {
+            // The rows of the buffer (a short last unit: the rest is stale
+            // and never written out).
+            const int4* buf = reinterpret_cast<const int4*>(ring + static_cast<size_t>(s) * buf_bytes);
+            float acc[kMaxRs][4];
+#pragma unroll
+            for (int r = 0; r < kMaxRs; ++r) {
+              acc[r][0] = acc[r][1] = acc[r][2] = acc[r][3] = 0.f;
+              if (r < rs) {
+#pragma unroll
+                for (int j = 0; j < J; ++j) dot<INT8>(buf[r * row_vecs + tid + j * kConsumers], xf[j], acc[r]);
+              }
+            }
+            float sum[kMaxRs];
+#pragma unroll
+            for (int r = 0; r < kMaxRs; ++r) sum[r] = (acc[r][0] + acc[r][1]) + (acc[r][2] + acc[r][3]);
+#pragma unroll
+            for (int o = 16; o > 0; o >>= 1)
+#pragma unroll
+              for (int r = 0; r < kMaxRs; ++r) sum[r] += __shfl_xor_sync(0xffffffffu, sum[r], o);
+            if (lane == 0) {
+#pragma unroll
+              for (int r = 0; r < kMaxRs; ++r) red[s][r][warp] = sum[r];
+              mbar_arrive(smem_u32(&empty[s]));  // release: the sums and the reads of buffer s
+            }
+          }
+        }
+      }
+      if (end) break;
+    }
+  }
+  let_next_grid_launch();
+  if (a.trace && tid == kConsumers) a.trace[2 * blockIdx.x + 1] = global_ns();
+#else
+  __trap();  // launched only on compute capability 9.0+ (launch_impl)
+#endif
+}
+
+template <bool INT8, int WARPS, int J>
+void launch_bulk_stages(int stages, bool pdl, dim3 grid, size_t smem, cudaStream_t s,
+                        const KernelArgs& a) {
+  auto go = [&](auto kernel) {
+    KB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       static_cast<int>(smem)));
+    launch_maybe_pdl_smem(pdl, kernel, grid, dim3(32 * (WARPS + 1)), smem, s, a);
+  };
+  switch (stages) {
+    case 3: return go(gemv_bulk_kernel<INT8, WARPS, J, 3>);
+    case 4: return go(gemv_bulk_kernel<INT8, WARPS, J, 4>);
+    case 6: return go(gemv_bulk_kernel<INT8, WARPS, J, 6>);
+  }
+  throw std::invalid_argument("gemv: the bulk kernel has rings of 3, 4 or 6 buffers");
+}
+
+template <bool INT8, int WARPS>
+void launch_bulk_j(int J, bool pdl, dim3 grid, size_t smem, cudaStream_t s, const KernelArgs& a) {
+  switch (J) {
+    case 1: return launch_bulk_stages<INT8, WARPS, 1>(a.stages, pdl, grid, smem, s, a);
+    case 2: return launch_bulk_stages<INT8, WARPS, 2>(a.stages, pdl, grid, smem, s, a);
+    case 4: return launch_bulk_stages<INT8, WARPS, 4>(a.stages, pdl, grid, smem, s, a);
+  }
+  throw std::invalid_argument("gemv: the bulk kernel needs K of 1, 2 or 4 vectors per thread");
+}
+
 // The one-load kernel for a row of 32·ks vectors, in blocks of WARPS warps.
 template <bool INT8, int WARPS>
 void launch_one_load(int ks, bool pdl, dim3 grid, cudaStream_t s, const KernelArgs& a) {
@@ -542,6 +831,20 @@ bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) ==
 
 // Programmatic dependent launch needs compute capability 9.0; asked once
 // per device.
+// Streaming multiprocessors of the current device, asked once per device.
+int device_sm_count() {
+  static int count[64];  // 0 = not asked yet
+  int dev = 0;
+  KB_CUDA_CHECK(cudaGetDevice(&dev));
+  if (dev < 0 || dev >= 64) return 1;
+  if (count[dev] == 0) {
+    int n = 0;
+    KB_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
+    count[dev] = n > 0 ? n : 1;
+  }
+  return count[dev];
+}
+
 bool device_has_pdl() {
   static int major[64];  // 0 = not asked yet
   int dev = 0;
@@ -602,7 +905,21 @@ Config default_config(bool int8, int64_t N, int64_t K, int n_sel) {
   // 5.14-5.28, gathers of 2 experts int8 4.70-4.77 against 5.31-5.41 and
   // bf16 5.25-5.44 against 5.63-5.76; blocks of 4 warps: 4.29-4.34,
   // 4.83-5.25, 4.99-5.02, 6.22-6.34).
+  // Long bf16 rows (32 KB and more) in large matrices: the bulk-copy kernel
+  // with a dynamic row counter, 16 consumer warps, a ring of 4 rows (H100,
+  // 16384², GB/s: 3091-3096 against 3037-3040; a gather of 2 experts 3148
+  // against 3112-3116). int8 rows stay on the general kernel: its best bulk
+  // configuration measured 2927 against 2907 (16384²), within run-to-run
+  // noise, and 1 block per SM with a dynamic counter lost a third.
   const int64_t vecs = K / (int8 ? k_multiple_int8() : k_multiple_bf16());
+  if (!int8 && K * 2 >= (32 << 10) && n_sel * N * K * 2 >= (int64_t(64) << 20) &&
+      (vecs == 32 * 16 || vecs == 64 * 16 || vecs == 128 * 16)) {
+    c.bulk_stages = 4;
+    c.warps_per_block = 16;
+    c.bulk_blocks_per_sm = 1;
+    c.bulk_rows = 2;
+    return c;
+  }
   if ((vecs == 32 || vecs == 64 || vecs == 128) &&
       n_sel * N * K * (int8 ? 1 : 2) <= (int64_t(4) << 20)) {
     c.one_load = true;
@@ -644,6 +961,48 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
   } else {
     n_sel = 1;
   }
+  if (cfg.bulk_stages > 0) {  // checked first (no CUDA call), then run on 9.0+ only
+    const int64_t vecs = K / vec, threads = 32 * int64_t(cfg.warps_per_block);
+    const int64_t J = vecs % threads == 0 ? vecs / threads : 0;
+    const int64_t row_bytes = K * (int8 ? 1 : 2);
+    int rs = cfg.bulk_rows_per_buffer;  // 0: two rows while a buffer stays within 32 KB
+    if (rs == 0) rs = row_bytes <= (16 << 10) && (!experts || N % 2 == 0) ? 2 : 1;
+    const size_t smem = static_cast<size_t>(cfg.bulk_stages) * rs * row_bytes;
+    if (tokens != 1 || swiglu || (cfg.warps_per_block != 8 && cfg.warps_per_block != 16) ||
+        rs < 1 || rs > 2 || (rs == 2 && experts && N % 2 != 0) ||
+        (J != 1 && J != 2 && J != 4) || (cfg.bulk_stages != 3 && cfg.bulk_stages != 4 && cfg.bulk_stages != 6) ||
+        cfg.bulk_blocks_per_sm < 1 || cfg.bulk_blocks_per_sm > 4 || smem > (160u << 10) ||
+        cfg.bulk_rows < 0 || cfg.bulk_rows > 2)
+      throw std::invalid_argument(
+          std::string(what) + ": bulk needs one token, no SwiGLU, 8 or 16 warps, K of 1, 2 or 4 "
+          "vectors per thread, 3, 4 or 6 stages of at most 160 KB in all, 1 or 2 rows per buffer (a "
+          "gather's N even for 2), 1-4 blocks per SM and rows 0-2, got " +
+          shape_text(N, K) + ", " + std::to_string(cfg.warps_per_block) + " warps, " +
+          std::to_string(cfg.bulk_stages) + " stages");
+    if (!device_has_pdl()) {  // compute capability < 9.0: the general kernel
+      cfg.bulk_stages = 0;
+      cfg.warps_per_block = std::min(cfg.warps_per_block, 8);
+      return launch_impl(int8, W, scale, experts, n_sel, E, x, y, N, K, residual, cfg, stream,
+                         tokens, swiglu, eps);
+    }
+    const int64_t units = (n_sel * N + rs - 1) / rs;
+    const int64_t blocks = std::min<int64_t>(int64_t(device_sm_count()) * cfg.bulk_blocks_per_sm, units);
+    unsigned int* counter = nullptr;
+    if (cfg.bulk_rows == 2) {
+      static std::atomic<unsigned> launches{0};
+      unsigned int* counters = nullptr;
+      KB_CUDA_CHECK(cudaGetSymbolAddress(reinterpret_cast<void**>(&counters), g_bulk_counters));
+      counter = counters + 2 * (launches.fetch_add(1) % kBulkSlots);
+    }
+    KernelArgs a{W, scale, experts, E, x, y, residual, static_cast<int>(N), static_cast<int>(K), 1,
+                 1, eps, cfg.trace, n_sel, cfg.bulk_stages, cfg.bulk_rows, rs, counter};
+    const dim3 grid(static_cast<unsigned>(blocks));
+    if (int8)
+      return cfg.warps_per_block == 16 ? launch_bulk_j<true, 16>(int(J), cfg.pdl, grid, smem, stream, a)
+                                       : launch_bulk_j<true, 8>(int(J), cfg.pdl, grid, smem, stream, a);
+    return cfg.warps_per_block == 16 ? launch_bulk_j<false, 16>(int(J), cfg.pdl, grid, smem, stream, a)
+                                     : launch_bulk_j<false, 8>(int(J), cfg.pdl, grid, smem, stream, a);
+  }
   if (cfg.rows_per_warp != 1 && cfg.rows_per_warp != 2 && cfg.rows_per_warp != 4)
     throw std::invalid_argument("gemv: rows_per_warp must be 1, 2 or 4");
   if (cfg.unroll != 1 && cfg.unroll != 2 && cfg.unroll != 4 && cfg.unroll != 8)
@@ -659,7 +1018,7 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
   if (cfg.pdl && !device_has_pdl()) cfg.pdl = false;
   // What both kernels take; a.ks is the K split, set per kernel below.
   KernelArgs a{W, scale, experts, E, x, y, residual, static_cast<int>(N), static_cast<int>(K),
-               cfg.k_split, tokens, eps, cfg.trace};
+               cfg.k_split, tokens, eps, cfg.trace, n_sel, 0, 0, 1, nullptr};
   if (cfg.one_load) {
     const int64_t vecs = K / vec;
     if (tokens != 1 || swiglu || (vecs != 32 && vecs != 64 && vecs != 128))

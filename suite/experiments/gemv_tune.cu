@@ -2,8 +2,11 @@
 // gemv::default_config on a GPU. Variant "R2U4W4P1K2" = 2 rows per warp, 4
 // loads per row per batch, 4 warps per block, software-pipelined (P0: not),
 // 2 warps splitting K per row group; "default" = default_config's choice,
-// "general" = the same without the one-load kernel, "one" / "one8" = with
-// it, in blocks of 4 / 8 warps. Run with
+// "general" = the same on the general kernel (no one-load, no bulk), "one" / "one8" = with
+// it, in blocks of 4 / 8 warps; "B4W16S1O2" = the bulk-copy kernel with a
+// ring of 4 buffers, 16 warps per block, 1 block per SM, rows taken in
+// order 2 (Config::bulk_rows; O omitted: 2), "...R1" with one row per
+// buffer (Config::bulk_rows_per_buffer; R omitted: 0). Run with
 // `kbench run --filter gemv_tune`; not part of the nightly suite.
 #include <cstdio>
 
@@ -24,8 +27,21 @@ kb::gemv::Config parse(const std::string& v, const kb::Point& p) {
   if (v == "default") return kb::gemv::default_config(int8, N, K, n_sel);  // what the entries pick
   if (v == "general" || v == "one" || v == "one8") {  // without / with the one-load kernel
     c = kb::gemv::default_config(int8, N, K, n_sel);
+    if (c.bulk_stages > 0) {  // the general kernel's configuration has 4 warps per block
+      c.bulk_stages = 0;
+      c.warps_per_block = 4;
+    }
     c.one_load = v != "general";
     if (v != "general") c.warps_per_block = v == "one8" ? 8 : 4;
+    return c;
+  }
+  int stages = 0, warps = 0, per_sm = 0, order = 2, rs = 0;
+  if (std::sscanf(v.c_str(), "B%dW%dS%dO%dR%d", &stages, &warps, &per_sm, &order, &rs) >= 3) {  // bulk
+    c.bulk_stages = stages;
+    c.warps_per_block = warps;
+    c.bulk_blocks_per_sm = per_sm;
+    c.bulk_rows = order;
+    c.bulk_rows_per_buffer = rs;
     return c;
   }
   if (std::sscanf(v.c_str(), "R%dU%dW%dP%dK%d", &c.rows_per_warp, &c.unroll, &c.warps_per_block,
@@ -51,8 +67,8 @@ KB_EXPERIMENT(gemv_tune) {
       .point(Shape{{"N", 1024}, {"K", 14336}})   // the MLP's down projection at D=1024
       .point(Shape{{"N", 14336}, {"K", 1024}})
       .dtypes({kb::DType::i8, kb::DType::bf16})
-      .variants({"R1U1W4P1K1", "R1U1W4P1K2", "R1U1W4P1K4", "R1U1W8P1K8", "R1U1W8P1K4",
-                 "R1U2W4P1K2", "R1U2W4P1K4", "R1U1W4P0K2", "R2U1W4P1K2", "default"})
+      .variants({"R1U2W4P1K4", "R2U1W4P1K2", "general", "default", "B4W16S1", "B4W8S2", "B3W8S2O2R2",
+                 "B4W16S1O0", "B3W8S3"})
       .metrics({kb::Metric::memory_bandwidth})
       .work([](const kb::Point& p) { return kb::gemv_experiment::gemv_work(p, 1); })
       .make([](const kb::Point& p) {
@@ -75,11 +91,14 @@ KB_EXPERIMENT(gemv_tune_seed) {
       .point(Shape{{"N", 16384}, {"K", 16384}, {"E", 1}})
       .point(Shape{{"N", 16384}, {"K", 16384}, {"E", 8}})
       .dtypes({kb::DType::i8, kb::DType::bf16})
-      .variants({"default", "general", "one", "one8", "R2U1W1P1K1", "R2U2W1P1K1", "R1U2W1P1K1",
-                 "R2U1W2P1K1", "R1U1W1P1K1", "R2U1W2P1K2"})
+      .variants({"default", "general", "one", "one8", "B4W16S1O2R1", "B4W16S1O2R2", "B3W16S1O2R2",
+                 "B4W16S1O0R2", "B4W16S1O1R2", "B3W16S2O2R1", "B3W16S2O2R2", "B3W8S3O2R1", "B3W8S3O2R2",
+                 "B4W8S2O2R2", "B3W8S2O2R2"})
       .metrics({kb::Metric::memory_bandwidth})
-      .applies([](const kb::Point& p) {  // the one-load kernel serves K = 1024 only here
-        return p["K"] == 1024 || p.variant.rfind("one", 0) != 0;
+      .applies([](const kb::Point& p) {  // the one-load kernel serves K = 1024 only, bulk 16384
+        if (p.variant.rfind("one", 0) == 0) return p["K"] == 1024;
+        if (p.variant[0] == 'B') return p["K"] == 16384;
+        return true;
       })
       .work([](const kb::Point& p) { return kb::gemv_experiment::gemv_work(p, selected(p)); })
       .make([](const kb::Point& p) {

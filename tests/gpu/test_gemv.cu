@@ -353,6 +353,93 @@ void gather_with_ids(int64_t N, int64_t K, int E, const std::vector<int32_t>& id
   out = kb::to_float(y.download());
 }
 
+// The bulk-copy kernel (Config::bulk_stages) at each row length it serves
+// (1, 2 and 4 vectors per thread, blocks of 8 and 16 warps), rings of 3, 4
+// and 6 buffers (fewer, as many and more rows than buffers per block), 1 and 2
+// blocks per SM, N of 1, 3 (fewer rows than SMs) and 1001, plain, with the
+// in-place residual, and gathered over every expert, each with the three
+// ways blocks take rows (Config::bulk_rows); and many rows per block.
+gemv::Config bulk(int stages, int warps, int per_sm, int order = 2, int rows_per_buffer = 0) {
+  gemv::Config c;
+  c.bulk_stages = stages;
+  c.warps_per_block = warps;
+  c.bulk_blocks_per_sm = per_sm;
+  c.bulk_rows = order;
+  c.bulk_rows_per_buffer = rows_per_buffer;
+  return c;
+}
+
+TEST(GemvBulk, EveryRowLengthMatchesReference) {
+  KB_REQUIRE_GPU();
+  for (bool int8 : {false, true})
+    for (int warps : {8, 16})
+      for (int j : {1, 2, 4}) {
+        const int64_t K = int64_t(j) * 32 * warps * (int8 ? 16 : 8);
+        const int stages = j == 4 ? 3 : j == 2 ? 6 : 4;
+        for (int64_t N : {int64_t{1}, int64_t{3}, int64_t{1001}}) {
+          SCOPED_TRACE(std::string(int8 ? "int8" : "bf16") + " N=" + std::to_string(N) +
+                       " K=" + std::to_string(K) + " warps=" + std::to_string(warps));
+          for (int order : {0, 1, 2})
+            for (int rs : {1, 2}) {  // 2 rows per buffer with N odd: a short last buffer
+              if (rs * K * (int8 ? 1 : 2) * stages > (160 << 10)) continue;
+              SCOPED_TRACE("rows " + std::to_string(order) + ", " + std::to_string(rs) + " per buffer");
+              const gemv::Config c = bulk(stages, warps, N == 1001 ? 2 : 1, order, rs);
+              run_and_check(Problem{N, K, int8}, &c, false);
+              run_and_check(Problem{N, K, int8}, &c, true);
+            }
+        }
+        SCOPED_TRACE(std::string(int8 ? "int8" : "bf16") + " gather K=" + std::to_string(K));
+        for (int order : {0, 1, 2}) {
+          const gemv::Config c = bulk(4, warps, 1, order);  // N odd: one row per buffer
+          run_and_check(Problem{37, K, int8}, &c, false, 8, {5, 0, 7, 3, 1, 6, 2, 4});
+          run_and_check(Problem{300, K, int8}, &c, false, 8, {6, 6});
+          if (K * (int8 ? 1 : 2) <= (16 << 10))  // two rows per buffer
+            run_and_check(Problem{38, K, int8}, &c, false, 8, {5, 0, 7, 3, 1, 6, 2, 4});
+        }
+      }
+}
+
+// Many rows per block (over 500), and the dynamic counter used by many
+// launches in a row (each must leave it at zero for the next).
+TEST(GemvBulk, ManyRowsAndRepeatedLaunches) {
+  KB_REQUIRE_GPU();
+  int sms = 0;
+  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
+  for (int order : {0, 1, 2}) {
+    const gemv::Config c = bulk(4, 8, 1, order);
+    run_and_check(Problem{int64_t(sms) * 512 + 1001, 2048, false}, &c, true);
+  }
+  for (int rep = 0; rep < 3; ++rep) {  // 1100 launches: every counter slot used at least once
+    const int64_t N = 2000, K = 4096;
+    kb::DeviceBuffer<int8_t> w(N * K);
+    kb::DeviceBuffer<bf16> scale(N), x(K), y(N);
+    kb::fill_int8(w.get(), N * K, 3, nullptr);
+    kb::fill_bf16(scale.get(), N, 4, nullptr);
+    kb::fill_bf16(x.get(), K, 5, nullptr);
+    const gemv::Config c = bulk(4, 8, 2);
+    gemv::launch(true, w.get(), scale.get(), nullptr, 1, 0, x.get(), y.get(), N, K, nullptr, c, nullptr);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    const auto want = y.download();
+    for (int k = 0; k < 1100 / 3; ++k) {
+      y.poison();
+      gemv::launch(true, w.get(), scale.get(), nullptr, 1, 0, x.get(), y.get(), N, K, nullptr, c, nullptr);
+    }
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    const auto got = y.download();
+    ASSERT_EQ(0, std::memcmp(got.data(), want.data(), N * sizeof(bf16))) << "rep " << rep;
+  }
+}
+
+TEST(GemvBulk, IdOutsideRangeWritesNan) {
+  KB_REQUIRE_GPU();
+  const int64_t N = 300, K = 2048;  // bf16, 8 warps: one vector per thread
+  const int E = 4;
+  const gemv::Config c = bulk(3, 8, 1);
+  std::vector<float> out;
+  ASSERT_NO_FATAL_FAILURE(gather_with_ids(N, K, E, {E, 2, -1}, &c, out));
+  for (int64_t n = 0; n < 3 * N; ++n) EXPECT_EQ(std::isfinite(out[n]), n >= N && n < 2 * N) << n;
+}
+
 TEST(GemvOneLoad, IdOutsideRangeWritesNan) {
   KB_REQUIRE_GPU();
   const int64_t N = 6, K = 512;  // 64 vectors: two rows per block
@@ -451,6 +538,85 @@ TEST(GemvPdl, DependentChainInAGraphEqualsStreamOrder) {
   }
 }
 
+// The bulk kernel as a programmatic dependent: a chain of bulk GEMVs (each
+// x the previous y, in place residual on y) with x rewritten just before,
+// in a graph and eagerly, equals the plain stream-ordered chain bit for
+// bit; the three ways blocks take rows, int8 and bf16.
+TEST(GemvBulk, DependentChainEqualsStreamOrder) {
+  KB_REQUIRE_GPU();
+  const int kLinks = 5;
+  const int64_t D = 4096;
+  for (bool int8 : {false, true})
+    for (int order : {0, 1, 2}) {
+      SCOPED_TRACE(std::string(int8 ? "int8" : "bf16") + " rows " + std::to_string(order));
+      gemv::Config c = bulk(4, int8 ? 8 : 16, 1, order);
+      std::vector<kb::DeviceBuffer<uint8_t>> w;
+      std::vector<kb::DeviceBuffer<bf16>> y;
+      kb::DeviceBuffer<bf16> scale(D), x0(D);
+      for (int i = 0; i < kLinks; ++i) {
+        w.emplace_back(D * D * (int8 ? 1 : 2));
+        y.emplace_back(D);
+        if (int8)
+          kb::fill_int8(reinterpret_cast<int8_t*>(w[i].get()), D * D, 200 + i, nullptr);
+        else
+          kb::fill_bf16(reinterpret_cast<bf16*>(w[i].get()), D * D, 200 + i, nullptr);
+      }
+      scale.upload(kb::random_bf16(D, 5, 0.001f, 0.003f));
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      cudaStream_t s;
+      ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+      auto chain = [&](bool pdl) {
+        kb::fill_bf16(x0.get(), D, 7, s);
+        for (int i = 0; i < kLinks; ++i) kb::fill_bf16(y[i].get(), D, 30 + i, s);  // the residuals
+        c.pdl = pdl;
+        const bf16* x = x0.get();
+        for (int i = 0; i < kLinks; ++i) {
+          gemv::launch(int8, w[i].get(), int8 ? scale.get() : nullptr, nullptr, 1, 0, x, y[i].get(), D,
+                       D, y[i].get(), c, s);
+          x = y[i].get();
+        }
+      };
+      auto result = [&]() {
+        std::vector<std::vector<bf16>> out;
+        for (auto& b : y) out.push_back(b.download());
+        return out;
+      };
+      chain(false);
+      ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+      const auto want = result();
+      cudaGraph_t g = nullptr;
+      cudaGraphExec_t ge = nullptr;
+      ASSERT_EQ(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+      chain(true);
+      ASSERT_EQ(cudaStreamEndCapture(s, &g), cudaSuccess);
+      ASSERT_EQ(cudaGraphInstantiate(&ge, g, 0), cudaSuccess);
+      for (int rep = 0; rep < 3; ++rep) ASSERT_EQ(cudaGraphLaunch(ge, s), cudaSuccess);
+      ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+      const auto got = result();
+      chain(true);
+      ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+      const auto eager = result();
+      for (int i = 0; i < kLinks; ++i) {
+        EXPECT_EQ(0, std::memcmp(got[i].data(), want[i].data(), D * sizeof(bf16))) << "graph, link " << i;
+        EXPECT_EQ(0, std::memcmp(eager[i].data(), want[i].data(), D * sizeof(bf16))) << "eager, link " << i;
+      }
+      cudaGraphExecDestroy(ge);
+      cudaGraphDestroy(g);
+      cudaStreamDestroy(s);
+    }
+}
+
+// The public entries pick the bulk kernel for long bf16 rows in large
+// matrices only.
+TEST(GemvBulk, PickedForLongBf16RowsOnly) {
+  EXPECT_EQ(gemv::default_config(false, 16384, 16384).bulk_stages, 4);
+  EXPECT_EQ(gemv::default_config(false, 1024, 16384, 8).bulk_stages, 4);   // a 256 MB gather
+  EXPECT_EQ(gemv::default_config(false, 1024, 16384).bulk_stages, 0);      // 32 MB
+  EXPECT_EQ(gemv::default_config(true, 16384, 16384).bulk_stages, 0);      // int8
+  EXPECT_EQ(gemv::default_config(false, 32000, 4096).bulk_stages, 0);      // 8 KB rows
+  EXPECT_EQ(gemv::default_config(false, 4096, 11008).bulk_stages, 0);
+}
+
 // ---- refused before launch: no GPU needed ----
 
 const auto* kW = reinterpret_cast<const bf16*>(uintptr_t{0x10000});
@@ -533,6 +699,28 @@ TEST(GemvRefuses, OneLoadOutsideItsShapes) {
   EXPECT_FALSE(gemv::default_config(false, 2048, 1024, 2).one_load);   // 8 MB
   EXPECT_FALSE(gemv::tokens_config(false, 16, 1024, 1, true).one_load);
   EXPECT_FALSE(gemv::tokens_config(false, 16, 1024, 4).one_load);
+}
+
+TEST(GemvRefuses, BulkOutsideItsShapes) {
+  const auto refused = [](int64_t K, gemv::Config c, int tokens = 1) {
+    return refusal([&] {
+      gemv::launch(true, kW8, kS, nullptr, 1, 0, kX, kY, 16, K, nullptr, c, nullptr, tokens);
+    }).find("bulk") != std::string::npos;
+  };
+  EXPECT_TRUE(refused(4096 + 16, bulk(4, 8, 1)));   // 257 vectors: not whole per thread
+  EXPECT_TRUE(refused(3 * 4096, bulk(4, 8, 1)));    // 3 vectors per thread
+  EXPECT_TRUE(refused(8192, bulk(4, 4, 1)));        // 4 warps
+  EXPECT_TRUE(refused(8192, bulk(2, 8, 1)));        // 2 stages
+  EXPECT_TRUE(refused(8192, bulk(5, 8, 1)));        // 5 stages
+  EXPECT_TRUE(refused(8192, bulk(4, 8, 0)));        // 0 blocks per SM
+  EXPECT_TRUE(refused(32768, bulk(6, 16, 1)));      // 6 × 32 KB of ring
+  EXPECT_TRUE(refused(8192, bulk(4, 8, 1), 2));     // two tokens
+  EXPECT_TRUE(refused(8192, bulk(4, 8, 1, 3)));     // rows taken in no known order
+  EXPECT_TRUE(refused(8192, bulk(4, 8, 1, 2, 3)));  // 3 rows per buffer
+  EXPECT_NE(refusal([] {  // 2 rows per buffer would straddle two experts (N odd)
+              gemv::launch(true, kW8, kS, kIds, 2, 8, kX, kY, 15, 4096, nullptr, bulk(4, 8, 1, 2, 2), nullptr);
+            }).find("bulk"),
+            std::string::npos);
 }
 
 TEST(GemvRefuses, BadTokenCounts) {

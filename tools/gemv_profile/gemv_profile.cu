@@ -1,8 +1,10 @@
 // kbench_gemv_profile: where the time of one GEMV goes, block by block.
 //
 //   kbench_gemv_profile [--dtype int8|bfloat16] [--N N] [--K K] [--reps R]
+//                       [--bulk STAGES,WARPS,BLOCKS_PER_SM[,ROWS[,ROWS_PER_BUFFER]]]
 //
-// Times gemv (the default configuration) as the engine does (after an L2
+// Times gemv (the default configuration, or the bulk-copy kernel so
+// configured) as the engine does (after an L2
 // flush, median of R), then runs it R more times with Config::trace set
 // and prints, for the median traced run, the blocks' timeline relative to
 // the first block's start (%globaltimer, ns): when the last block started,
@@ -32,10 +34,12 @@ struct Args {
   bool int8 = true;
   int64_t N = 16384, K = 16384;
   int reps = 20;
+  int bulk_stages = 0, bulk_warps = 16, bulk_per_sm = 1, bulk_rows = 2, bulk_rs = 0;  // --bulk
 };
 
 [[noreturn]] void usage(const std::string& why) {
-  std::fprintf(stderr, "%s\nusage: kbench_gemv_profile [--dtype int8|bfloat16] [--N N] [--K K] [--reps R]\n",
+  std::fprintf(stderr, "%s\nusage: kbench_gemv_profile [--dtype int8|bfloat16] [--N N] [--K K] [--reps R]"
+               " [--bulk STAGES,WARPS,BLOCKS_PER_SM[,ROWS[,ROWS_PER_BUFFER]]]\n",
                why.c_str());
   std::exit(2);
 }
@@ -51,6 +55,12 @@ Args parse(int argc, char** argv) {
       a.K = std::atoll(v.c_str());
     else if (k == "--reps")
       a.reps = std::atoi(v.c_str());
+    else if (k == "--bulk") {
+      if (std::sscanf(v.c_str(), "%d,%d,%d,%d,%d", &a.bulk_stages, &a.bulk_warps, &a.bulk_per_sm,
+                      &a.bulk_rows, &a.bulk_rs) < 3 ||
+          a.bulk_stages < 1)
+        usage("--bulk: STAGES,WARPS,BLOCKS_PER_SM[,ROWS[,ROWS_PER_BUFFER]], e.g. 4,16,1 (Config::bulk_*)");
+    }
     else
       usage("unknown option " + k);
   }, usage);
@@ -78,9 +88,20 @@ int main(int argc, char** argv) {
     kb::fill_bf16(scale.get(), a.N, 8, s);
     kb::fill_bf16(x.get(), a.K, 9, s);
     gemv::Config cfg = gemv::default_config(a.int8, a.N, a.K);
-    cfg.one_load = false;  // the general kernel carries the trace
-    const int rows_per_block = cfg.rows_per_warp * cfg.warps_per_block / cfg.k_split;
-    const int64_t blocks = (a.N + rows_per_block - 1) / rows_per_block;
+    cfg.one_load = false;  // the general and bulk kernels carry the trace
+    int64_t blocks = 0;
+    if (a.bulk_stages > 0) {  // as gemv::launch sizes its grid
+      cfg.bulk_stages = a.bulk_stages;
+      cfg.warps_per_block = a.bulk_warps;
+      cfg.bulk_blocks_per_sm = a.bulk_per_sm;
+      cfg.bulk_rows = a.bulk_rows;
+      cfg.bulk_rows_per_buffer = a.bulk_rs;
+      const int64_t rs = a.bulk_rs ? a.bulk_rs : a.K * (a.int8 ? 1 : 2) <= (16 << 10) ? 2 : 1;
+      blocks = std::min<int64_t>(int64_t(prop.multiProcessorCount) * a.bulk_per_sm, (a.N + rs - 1) / rs);
+    } else {
+      const int rows_per_block = cfg.rows_per_warp * cfg.warps_per_block / cfg.k_split;
+      blocks = (a.N + rows_per_block - 1) / rows_per_block;
+    }
     kb::DeviceBuffer<unsigned long long> trace(2 * blocks);
     cudaEvent_t e0, e1;
     KB_CUDA_CHECK(cudaEventCreate(&e0));
@@ -104,9 +125,15 @@ int main(int argc, char** argv) {
     timed(false);
     std::vector<double> plain, traced_us;
     for (int i = 0; i < a.reps; ++i) plain.push_back(timed(false));
-    std::printf("%s gemv N=%lld K=%lld on %s: config R%dU%dW%dP%dK%d, %lld blocks of %d threads\n",
-                a.int8 ? "int8" : "bf16", (long long)a.N, (long long)a.K, prop.name,
-                cfg.rows_per_warp, cfg.unroll, cfg.warps_per_block, cfg.pipeline ? 1 : 0, cfg.k_split,
+    char config[64];
+    if (cfg.bulk_stages > 0)
+      std::snprintf(config, sizeof config, "bulk B%dW%dS%dO%dR%d", cfg.bulk_stages, cfg.warps_per_block,
+                    cfg.bulk_blocks_per_sm, cfg.bulk_rows, cfg.bulk_rows_per_buffer);
+    else
+      std::snprintf(config, sizeof config, "R%dU%dW%dP%dK%d", cfg.rows_per_warp, cfg.unroll,
+                    cfg.warps_per_block, cfg.pipeline ? 1 : 0, cfg.k_split);
+    std::printf("%s gemv N=%lld K=%lld on %s: config %s, %lld blocks of %d threads\n",
+                a.int8 ? "int8" : "bf16", (long long)a.N, (long long)a.K, prop.name, config,
                 (long long)blocks, 32 * cfg.warps_per_block);
     const double med = kb::quantile(plain, 0.5);
     std::printf("  event-timed: median %.2f us (%.0f GB/s of weights), min %.2f, max %.2f\n", med,
