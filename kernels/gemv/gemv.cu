@@ -879,7 +879,7 @@ int k_multiple_int8() { return Traits<true>::kVec; }
 // 1662 vs 1531; 12288x4096: 2267 vs 2192; 4096x11008: 2287 vs 2230;
 // 16384²: 2907 vs 2871; not 22016x4096: 2522 vs 2585), one row per warp and
 // the same split for short rows (1024²: 226 vs 215).
-Config default_config(bool int8, int64_t N, int64_t K, int n_sel) {
+static Config register_config(bool int8, int64_t N, int64_t K, int n_sel) {
   Config c;
   c.warps_per_block = 4;
   c.unroll = 2;
@@ -905,26 +905,40 @@ Config default_config(bool int8, int64_t N, int64_t K, int n_sel) {
   // 5.14-5.28, gathers of 2 experts int8 4.70-4.77 against 5.31-5.41 and
   // bf16 5.25-5.44 against 5.63-5.76; blocks of 4 warps: 4.29-4.34,
   // 4.83-5.25, 4.99-5.02, 6.22-6.34).
-  // Long bf16 rows (32 KB and more) in large matrices: the bulk-copy kernel
-  // with a dynamic row counter, 16 consumer warps, a ring of 4 rows (H100,
-  // 16384², GB/s: 3091-3096 against 3037-3040; a gather of 2 experts 3148
-  // against 3112-3116). int8 rows stay on the general kernel: its best bulk
-  // configuration measured 2927 against 2907 (16384²), within run-to-run
-  // noise, and 1 block per SM with a dynamic counter lost a third.
   const int64_t vecs = K / (int8 ? k_multiple_int8() : k_multiple_bf16());
-  if (!int8 && K * 2 >= (32 << 10) && n_sel * N * K * 2 >= (int64_t(64) << 20) &&
-      (vecs == 32 * 16 || vecs == 64 * 16 || vecs == 128 * 16)) {
-    c.bulk_stages = 4;
-    c.warps_per_block = 16;
-    c.bulk_blocks_per_sm = 1;
-    c.bulk_rows = 2;
-    return c;
-  }
   if ((vecs == 32 || vecs == 64 || vecs == 128) &&
       n_sel * N * K * (int8 ? 1 : 2) <= (int64_t(4) << 20)) {
     c.one_load = true;
     c.warps_per_block = 8;
   }
+  return c;
+}
+
+Config default_config(bool int8, int64_t N, int64_t K, int n_sel) {
+  Config c = register_config(int8, N, K, n_sel);
+  // The bulk-copy kernel (dynamic row counter) where it measured faster
+  // (H100, 2026-11-23, gemv_tune and gemv_tune_seed, GB/s):
+  //   - bf16 rows of 32 KB in 64 MB and more: 16 consumer warps, a ring of 4
+  //     rows (16384²: 3091-3096 against 3037-3040; 14336x16384: 3065
+  //     against 3040; a gather of 2 experts at 16384²: 3148 against 3115);
+  //   - int8 rows of 16 KB in 64 MB and more: 2 blocks of 8 consumer warps
+  //     per SM, a ring of 3 buffers of 2 rows (16384²: 2927-2930 against
+  //     2899-2907; 14336x16384: 2886 against 2828);
+  //   - bf16 rows of 8 KB up to 4096 rows: 3 blocks of 8 warps per SM, a
+  //     ring of 3 buffers of 2 rows (4096²: 2543 against 2128; not at
+  //     12288 or 22016 rows, where it measured 2631-2842 against 2696-2870).
+  const int64_t bytes = n_sel * N * K * (int8 ? 1 : 2);
+  auto bulk = [&](int stages, int warps, int per_sm) {
+    c.bulk_stages = stages;
+    c.warps_per_block = warps;
+    c.bulk_blocks_per_sm = per_sm;
+    c.bulk_rows = 2;
+    c.bulk_rows_per_buffer = 0;
+    return c;
+  };
+  if (!int8 && K == 16384 && bytes >= (int64_t(64) << 20)) return bulk(4, 16, 1);
+  if (int8 && K == 16384 && bytes >= (int64_t(64) << 20)) return bulk(3, 8, 2);
+  if (!int8 && K == 4096 && N <= 4096 && N >= 1024) return bulk(3, 8, 3);
   return c;
 }
 
@@ -1057,7 +1071,7 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
 // below K = 8192 (12288x4096: 61 vs 73 us; 22016x4096 with 2 rows: 96 vs
 // 207 us), the one-token split above (4096x11008: 62 vs 90 us).
 Config tokens_config(bool int8, int64_t N, int64_t K, int tokens, bool swiglu) {
-  Config c = default_config(int8, N, K);
+  Config c = register_config(int8, N, K, 1);
   c.one_load = false;  // one token, no SwiGLU only
   if (swiglu) {  // two rows (gate and up), batches of two loads
     c.rows_per_warp = 2;

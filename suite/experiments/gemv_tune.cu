@@ -66,6 +66,7 @@ KB_EXPERIMENT(gemv_tune) {
       .point(Shape{{"N", 12288}, {"K", 4096}})
       .point(Shape{{"N", 1024}, {"K", 14336}})   // the MLP's down projection at D=1024
       .point(Shape{{"N", 14336}, {"K", 1024}})
+      .point(Shape{{"N", 14336}, {"K", 16384}})  // the MLP's up projection at D=16384
       .dtypes({kb::DType::i8, kb::DType::bf16})
       .variants({"R1U2W4P1K4", "R2U1W4P1K2", "general", "default", "B4W16S1", "B4W8S2", "B3W8S2O2R2",
                  "B4W16S1O0", "B3W8S3"})

@@ -606,15 +606,22 @@ TEST(GemvBulk, DependentChainEqualsStreamOrder) {
     }
 }
 
-// The public entries pick the bulk kernel for long bf16 rows in large
-// matrices only.
-TEST(GemvBulk, PickedForLongBf16RowsOnly) {
+// The public entries pick the bulk kernel where it measured faster only.
+TEST(GemvBulk, PickedWhereItMeasuredFaster) {
   EXPECT_EQ(gemv::default_config(false, 16384, 16384).bulk_stages, 4);
   EXPECT_EQ(gemv::default_config(false, 1024, 16384, 8).bulk_stages, 4);   // a 256 MB gather
   EXPECT_EQ(gemv::default_config(false, 1024, 16384).bulk_stages, 0);      // 32 MB
-  EXPECT_EQ(gemv::default_config(true, 16384, 16384).bulk_stages, 0);      // int8
-  EXPECT_EQ(gemv::default_config(false, 32000, 4096).bulk_stages, 0);      // 8 KB rows
+  EXPECT_EQ(gemv::default_config(true, 16384, 16384).bulk_stages, 3);
+  EXPECT_EQ(gemv::default_config(true, 16384, 16384).bulk_blocks_per_sm, 2);
+  EXPECT_EQ(gemv::default_config(true, 2048, 16384).bulk_stages, 0);       // 32 MB
+  EXPECT_EQ(gemv::default_config(false, 4096, 4096).bulk_stages, 3);
+  EXPECT_EQ(gemv::default_config(false, 4096, 4096, 2).bulk_stages, 3);    // gather_gemv D=4096
+  EXPECT_EQ(gemv::default_config(false, 12288, 4096).bulk_stages, 0);
+  EXPECT_EQ(gemv::default_config(false, 32000, 4096).bulk_stages, 0);
+  EXPECT_EQ(gemv::default_config(true, 4096, 4096).bulk_stages, 0);
   EXPECT_EQ(gemv::default_config(false, 4096, 11008).bulk_stages, 0);
+  EXPECT_FALSE(gemv::tokens_config(false, 4096, 4096, 4).bulk_stages);     // several tokens
+  EXPECT_FALSE(gemv::tokens_config(false, 4096, 4096, 1, true).bulk_stages);  // SwiGLU
 }
 
 // ---- refused before launch: no GPU needed ----

@@ -90,14 +90,18 @@ int main(int argc, char** argv) {
     gemv::Config cfg = gemv::default_config(a.int8, a.N, a.K);
     cfg.one_load = false;  // the general and bulk kernels carry the trace
     int64_t blocks = 0;
-    if (a.bulk_stages > 0) {  // as gemv::launch sizes its grid
+    if (a.bulk_stages > 0) {
       cfg.bulk_stages = a.bulk_stages;
       cfg.warps_per_block = a.bulk_warps;
       cfg.bulk_blocks_per_sm = a.bulk_per_sm;
       cfg.bulk_rows = a.bulk_rows;
       cfg.bulk_rows_per_buffer = a.bulk_rs;
-      const int64_t rs = a.bulk_rs ? a.bulk_rs : a.K * (a.int8 ? 1 : 2) <= (16 << 10) ? 2 : 1;
-      blocks = std::min<int64_t>(int64_t(prop.multiProcessorCount) * a.bulk_per_sm, (a.N + rs - 1) / rs);
+    }
+    if (cfg.bulk_stages > 0) {  // as gemv::launch sizes its grid
+      const int64_t rs = cfg.bulk_rows_per_buffer ? cfg.bulk_rows_per_buffer
+                         : a.K * (a.int8 ? 1 : 2) <= (16 << 10) ? 2 : 1;
+      blocks = std::min<int64_t>(int64_t(prop.multiProcessorCount) * cfg.bulk_blocks_per_sm,
+                                 (a.N + rs - 1) / rs);
     } else {
       const int rows_per_block = cfg.rows_per_warp * cfg.warps_per_block / cfg.k_split;
       blocks = (a.N + rows_per_block - 1) / rows_per_block;
