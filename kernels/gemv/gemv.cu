@@ -528,6 +528,7 @@ __global__ void __launch_bounds__(32 * (WARPS + 1)) gemv_bulk_kernel(const Kerne
   __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
   __shared__ float red[STAGES][kMaxRs][WARPS];
   __shared__ int last[STAGES];  // the buffer's phase carries no rows: the end
+  __shared__ uint32_t epi[STAGES][kMaxRs][3];  // scale and residual pairs, their halves (producer)
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int64_t N = a.N, K = a.K, total = int64_t(a.n_sel) * N;
   const int rs = a.rows_per_buffer;  // 1 or 2 (<= kMaxRs); 2: N even in a gather
@@ -559,17 +560,11 @@ __global__ void __launch_bounds__(32 * (WARPS + 1)) gemv_bulk_kernel(const Kerne
     int64_t unit[STAGES];        // the unit in buffer s (rows unit·rs ..), -1: none
     int it[STAGES];              // its index among the block's units (the mbarrier phase)
     unsigned int next[STAGES];   // dynamic: the counter value for buffer s's next unit
-    float scale[STAGES][kMaxRs], res[STAGES][kMaxRs];
 #pragma unroll
     for (int s = 0; s < STAGES; ++s) {
       unit[s] = -1;
       it[s] = 0;
       next[s] = 0;
-#pragma unroll
-      for (int r = 0; r < kMaxRs; ++r) {
-        scale[s][r] = 1.f;
-        res[s][r] = 0.f;
-      }
     }
     // Dynamic: the first STAGES units of each block are fixed (block b takes
     // units b·STAGES + s); counter value c is unit G·STAGES + c.
@@ -612,8 +607,50 @@ __global__ void __launch_bounds__(32 * (WARPS + 1)) gemv_bulk_kernel(const Kerne
     };
     // Buffer s's rows, once every consumer is done with them: lane r·WARPS
     // + w holds warp w's sum of row r; segments of WARPS lanes add up.
-    auto finish = [&](int s) {
+    // The epilogue operands of buffer s's row r (lane r·WARPS writes that
+    // row): its scale and residual, each as the aligned bf16 pair holding
+    // it, copied into shared memory with cp.async (one commit group per
+    // buffer, waited for at finish(s), STAGES - 1 groups later), so that no
+    // register waits on them: a warp tracks only a few loads in flight, and
+    // scale loads into registers stalled the int8 ring (docs/notes/gemv.md).
+    auto epilogue_pair = [&](uint32_t* dst, const bf16* base, int64_t idx, int64_t count) {
+      const int64_t even = idx & ~int64_t(1);
+      if (even + 1 < count) {
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(smem_u32(dst)), "l"(base + even)
+                     : "memory");
+      } else {  // the last element of an odd count: one plain load (once per kernel at most)
+        const uint32_t v = reinterpret_cast<const unsigned short*>(base)[idx];
+        *dst = v | (v << 16);
+      }
+    };
+    auto operands = [&](int s, int64_t u) {  // buffer s's scales and residuals, used at finish(s)
+#pragma unroll
+      for (int r = 0; r < kMaxRs; ++r) {
+        const int64_t g = u * rs + r;
+        if (r < rs && lane == r * WARPS && g < total) {
+          const int64_t e = expert_of(g);
+          const int64_t sidx = a.experts ? e * N + g % N : g;
+          epi[s][r][2] = static_cast<uint32_t>((sidx & 1) | ((g & 1) << 1));  // which halves
+          if (e < 0)
+            epi[s][r][0] = 0x7fc07fc0u;  // NaN rows
+          else if (a.scale)
+            epilogue_pair(&epi[s][r][0], a.scale, sidx, a.experts ? a.E * N : N);
+          else
+            epi[s][r][0] = 0x3f803f80u;  // 1
+          if (a.residual)
+            epilogue_pair(&epi[s][r][1], a.residual, g, N);  // gemv only: g < N
+          else
+            epi[s][r][1] = 0u;
+        }
+      }
+      asm volatile("cp.async.commit_group;" ::: "memory");
+    };
+    auto finish = [&](int s, bool drain) {
       mbar_wait(smem_u32(&empty[s]), (it[s] / STAGES) & 1);
+      if (drain)
+        asm volatile("cp.async.wait_group 0;" ::: "memory");
+      else
+        asm volatile("cp.async.wait_group %0;" ::"n"(STAGES - 1) : "memory");
       const int r_lane = lane / WARPS;
       float v = r_lane < rs ? red[s][r_lane][lane % WARPS] : 0.f;
 #pragma unroll
@@ -621,21 +658,14 @@ __global__ void __launch_bounds__(32 * (WARPS + 1)) gemv_bulk_kernel(const Kerne
 #pragma unroll
       for (int r = 0; r < kMaxRs; ++r) {
         const int64_t g = unit[s] * rs + r;
-        if (r < rs && lane == r * WARPS && g < total)
-          a.y[g] = __float2bfloat16_rn(v * scale[s][r] + res[s][r]);
-      }
-      unit[s] = -1;
-    };
-    auto operands = [&](int s, int64_t u) {  // buffer s's scales and residuals, used at finish(s)
-#pragma unroll
-      for (int r = 0; r < kMaxRs; ++r) {
-        const int64_t g = u * rs + r;
-        if (r < rs && g < total) {
-          const int64_t e = expert_of(g);
-          scale[s][r] = e < 0 ? NAN : a.scale ? __bfloat162float(a.scale[a.experts ? e * N + g % N : g]) : 1.f;
-          res[s][r] = a.residual ? __bfloat162float(a.residual[g]) : 0.f;  // gemv only: g < N
+        if (r < rs && lane == r * WARPS && g < total) {
+          const uint32_t sp = epi[s][r][0], rp = epi[s][r][1], odd = epi[s][r][2];
+          const float sc = __uint_as_float((odd & 1) ? sp & 0xffff0000u : sp << 16);
+          const float rv = __uint_as_float((odd & 2) ? rp & 0xffff0000u : rp << 16);
+          a.y[g] = __float2bfloat16_rn(v * sc + rv);
         }
       }
+      unit[s] = -1;
     };
     // Weights never change: the first units are requested before waiting for
     // the previous grid, except in a gather, whose ids that grid may write.
@@ -660,7 +690,7 @@ __global__ void __launch_bounds__(32 * (WARPS + 1)) gemv_bulk_kernel(const Kerne
 #pragma unroll
       for (int s = 0; s < STAGES; ++s) {
         if (!done) {
-          finish(s);  // frees buffer s
+          finish(s, false);  // frees buffer s
           const int64_t u = unit_of(base + s, __shfl_sync(0xffffffffu, next[s], 0));
           if (counter && u >= 0 && lane == 0) next[s] = atomicAdd(counter, 1u);
           unit[s] = u;
@@ -673,7 +703,7 @@ __global__ void __launch_bounds__(32 * (WARPS + 1)) gemv_bulk_kernel(const Kerne
     }
 #pragma unroll
     for (int s = 0; s < STAGES; ++s)
-      if (unit[s] >= 0) finish(s);
+      if (unit[s] >= 0) finish(s, true);
     if (counter && lane == 0) {  // the last block to finish resets the counter for the next launch
       __threadfence();
       if (atomicAdd(counter + 1, 1u) == gridDim.x - 1) {
