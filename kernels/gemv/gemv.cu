@@ -523,7 +523,7 @@ __global__ void __launch_bounds__(32 * (WARPS + 1)) gemv_bulk_kernel(const Kerne
   using Wt = typename Traits<INT8>::W;
   constexpr int kVec = Traits<INT8>::kVec;
   constexpr int kConsumers = 32 * WARPS;  // threads; warp WARPS is the producer
-  constexpr int kMaxRs = 32 / WARPS < 4 ? 32 / WARPS : 4;  // rows per buffer the producer warp reduces
+  constexpr int kMaxRs = 32 / WARPS < 2 ? 32 / WARPS : 2;  // rows per buffer the producer warp reduces
   extern __shared__ __align__(128) unsigned char ring[];  // STAGES × rs × row bytes
   __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
   __shared__ float red[STAGES][kMaxRs][WARPS];
@@ -531,7 +531,7 @@ __global__ void __launch_bounds__(32 * (WARPS + 1)) gemv_bulk_kernel(const Kerne
   __shared__ uint32_t epi[STAGES][kMaxRs][3];  // scale and residual pairs, their halves (producer)
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int64_t N = a.N, K = a.K, total = int64_t(a.n_sel) * N;
-  const int rs = a.rows_per_buffer;  // 1, 2 or 4 (<= kMaxRs); a gather's N a multiple of it
+  const int rs = a.rows_per_buffer;  // 1 or 2 (<= kMaxRs); 2: N even in a gather
   const int64_t units = (total + rs - 1) / rs;
   const uint32_t row_bytes = static_cast<uint32_t>(K * sizeof(Wt));
   const uint32_t buf_bytes = row_bytes * rs;
@@ -1014,14 +1014,14 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
     if (rs == 0) rs = row_bytes <= (16 << 10) && (!experts || N % 2 == 0) ? 2 : 1;
     const size_t smem = static_cast<size_t>(cfg.bulk_stages) * rs * row_bytes;
     if (tokens != 1 || swiglu || (cfg.warps_per_block != 8 && cfg.warps_per_block != 16) ||
-        (rs != 1 && rs != 2 && rs != 4) || rs * cfg.warps_per_block > 32 || (experts && N % rs != 0) ||
+        rs < 1 || rs > 2 || (rs == 2 && experts && N % 2 != 0) ||
         (J != 1 && J != 2 && J != 4) || (cfg.bulk_stages != 3 && cfg.bulk_stages != 4 && cfg.bulk_stages != 6) ||
-        cfg.bulk_blocks_per_sm < 1 || cfg.bulk_blocks_per_sm > 4 || smem > (200u << 10) ||
+        cfg.bulk_blocks_per_sm < 1 || cfg.bulk_blocks_per_sm > 4 || smem > (160u << 10) ||
         cfg.bulk_rows < 0 || cfg.bulk_rows > 2)
       throw std::invalid_argument(
           std::string(what) + ": bulk needs one token, no SwiGLU, 8 or 16 warps, K of 1, 2 or 4 "
-          "vectors per thread, 3, 4 or 6 stages of at most 200 KB in all, 1, 2 or 4 rows per buffer "
-          "(4 with 8 warps; a gather's N a multiple), 1-4 blocks per SM and rows 0-2, got " +
+          "vectors per thread, 3, 4 or 6 stages of at most 160 KB in all, 1 or 2 rows per buffer (a "
+          "gather's N even for 2), 1-4 blocks per SM and rows 0-2, got " +
           shape_text(N, K) + ", " + std::to_string(cfg.warps_per_block) + " warps, " +
           std::to_string(cfg.bulk_stages) + " stages");
     if (!device_has_pdl()) {  // compute capability < 9.0: the general kernel

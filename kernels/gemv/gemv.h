@@ -97,7 +97,7 @@ struct Config {
   // Large GEMVs on compute capability 9.0+: bulk_stages > 0 picks the
   // bulk-copy kernel (gemv.cu): bulk_blocks_per_sm blocks per SM of
   // warps_per_block warps (8 or 16), each streaming its share of the rows
-  // through a ring of bulk_stages (3, 4 or 6) buffers in shared memory with
+  // through a ring of bulk_stages (3, 4 or 6) row buffers in shared memory with
   // cp.async.bulk. Needs one token, no SwiGLU, K / (32 · warps_per_block)
   // of 1, 2 or 4 16-byte vectors, and the ring within shared memory; on
   // older GPUs the general kernel runs instead (as pdl is ignored there).
@@ -106,8 +106,7 @@ struct Config {
   // gridDim-th, 2 the next of a counter shared by the grid (one of 1024
   // counters, round robin per launch: at most 1024 such launches may run
   // at once).
-  // bulk_rows_per_buffer: rows per ring buffer, 1, 2 or 4 (4: 8 warps; a
-  // gather's N a multiple of it);
+  // bulk_rows_per_buffer: rows per ring buffer, 1 or 2 (a gather's N even);
   // 0: 2 for rows of at most 16 KB, else 1.
   int bulk_stages = 0;
   int bulk_blocks_per_sm = 1;
