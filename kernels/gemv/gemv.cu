@@ -525,8 +525,8 @@ __global__ void __launch_bounds__(32 * (WARPS + 1)) gemv_bulk_kernel(const Kerne
   constexpr int kConsumers = 32 * WARPS;  // threads; warp WARPS is the producer
   constexpr int kMaxRs = 32 / WARPS < 2 ? 32 / WARPS : 2;  // rows per buffer the producer warp reduces
   extern __shared__ __align__(128) unsigned char ring[];  // STAGES × rs × row bytes
-  __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES], summed[STAGES];
-  __shared__ float red[STAGES][2][kMaxRs][WARPS];  // [buffer][use parity][row][warp]
+  __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
+  __shared__ float red[STAGES][kMaxRs][WARPS];
   __shared__ int last[STAGES];  // the buffer's phase carries no rows: the end
   __shared__ uint32_t epi[STAGES][kMaxRs][3];  // scale and residual pairs, their halves (producer)
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -542,8 +542,6 @@ __global__ void __launch_bounds__(32 * (WARPS + 1)) gemv_bulk_kernel(const Kerne
     for (int s = 0; s < STAGES; ++s) {
       asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_u32(&full[s])) : "memory");
       asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_u32(&empty[s])), "r"(WARPS)
-                   : "memory");
-      asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_u32(&summed[s])), "r"(WARPS)
                    : "memory");
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n\tfence.proxy.async.shared::cta;" ::: "memory");
@@ -647,15 +645,14 @@ __global__ void __launch_bounds__(32 * (WARPS + 1)) gemv_bulk_kernel(const Kerne
       }
       asm volatile("cp.async.commit_group;" ::: "memory");
     };
-    auto finish = [&](int s, bool drain) {  // buffer s's last rows, once every warp summed them
-      const int ph = (it[s] / STAGES) & 1;
-      mbar_wait(smem_u32(&summed[s]), ph);
+    auto finish = [&](int s, bool drain) {
+      mbar_wait(smem_u32(&empty[s]), (it[s] / STAGES) & 1);
       if (drain)
         asm volatile("cp.async.wait_group 0;" ::: "memory");
       else
         asm volatile("cp.async.wait_group %0;" ::"n"(STAGES - 1) : "memory");
       const int r_lane = lane / WARPS;
-      float v = r_lane < rs ? red[s][ph][r_lane][lane % WARPS] : 0.f;
+      float v = r_lane < rs ? red[s][r_lane][lane % WARPS] : 0.f;
 #pragma unroll
       for (int o = WARPS / 2; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
 #pragma unroll
@@ -693,16 +690,13 @@ __global__ void __launch_bounds__(32 * (WARPS + 1)) gemv_bulk_kernel(const Kerne
 #pragma unroll
       for (int s = 0; s < STAGES; ++s) {
         if (!done) {
-          // Buffer s is free once every warp has read it (before they sum):
-          // refill it first, then finish its previous rows.
-          mbar_wait(smem_u32(&empty[s]), (it[s] / STAGES) & 1);
+          finish(s, false);  // frees buffer s
           const int64_t u = unit_of(base + s, __shfl_sync(0xffffffffu, next[s], 0));
           if (counter && u >= 0 && lane == 0) next[s] = atomicAdd(counter, 1u);
-          request(s, u);
-          finish(s, false);
           unit[s] = u;
           it[s] = base + s;
           if (u >= 0) operands(s, u);
+          request(s, u);
           done = u < 0;
         }
       }
@@ -734,21 +728,14 @@ __global__ void __launch_bounds__(32 * (WARPS + 1)) gemv_bulk_kernel(const Kerne
             // The rows of the buffer (a short last unit: the rest is stale
             // and never written out).
             const int4* buf = reinterpret_cast<const int4*>(ring + static_cast<size_t>(s) * buf_bytes);
-            int4 w[kMaxRs][J];
-#pragma unroll
-            for (int r = 0; r < kMaxRs; ++r)
-#pragma unroll
-              for (int j = 0; j < J; ++j)
-                w[r][j] = r < rs ? buf[r * row_vecs + tid + j * kConsumers] : make_int4(0, 0, 0, 0);
-            // The buffer is read: the producer may refill it while this warp sums.
-            __syncwarp();
-            if (lane == 0) mbar_arrive(smem_u32(&empty[s]));
             float acc[kMaxRs][4];
 #pragma unroll
             for (int r = 0; r < kMaxRs; ++r) {
               acc[r][0] = acc[r][1] = acc[r][2] = acc[r][3] = 0.f;
+              if (r < rs) {
 #pragma unroll
-              for (int j = 0; j < J; ++j) dot<INT8>(w[r][j], xf[j], acc[r]);
+                for (int j = 0; j < J; ++j) dot<INT8>(buf[r * row_vecs + tid + j * kConsumers], xf[j], acc[r]);
+              }
             }
             float sum[kMaxRs];
 #pragma unroll
@@ -758,10 +745,9 @@ __global__ void __launch_bounds__(32 * (WARPS + 1)) gemv_bulk_kernel(const Kerne
 #pragma unroll
               for (int r = 0; r < kMaxRs; ++r) sum[r] += __shfl_xor_sync(0xffffffffu, sum[r], o);
             if (lane == 0) {
-              const int ph = (base / STAGES) & 1;
 #pragma unroll
-              for (int r = 0; r < kMaxRs; ++r) red[s][ph][r][warp] = sum[r];
-              mbar_arrive(smem_u32(&summed[s]));  // release: the sums
+              for (int r = 0; r < kMaxRs; ++r) red[s][r][warp] = sum[r];
+              mbar_arrive(smem_u32(&empty[s]));  // release: the sums and the reads of buffer s
             }
           }
         }

@@ -93,7 +93,8 @@ KB_EXPERIMENT(gemv_tune_seed) {
       .point(Shape{{"N", 16384}, {"K", 16384}, {"E", 8}})
       .dtypes({kb::DType::i8, kb::DType::bf16})
       .variants({"default", "general", "one", "one8", "B3W8S2O2R2", "B3W8S2O1R2", "B4W16S1O2R2",
-                 "B4W16S1O2R1", "B6W16S1O2R1", "B3W16S2O2R2", "B4W8S2O2R1", "B6W8S2O2R1", "B4W16S1O0R2"})
+                 "B4W16S1O2R1", "B6W16S1O2R1", "B6W16S1O2R2", "B4W8S2O2R2", "B4W8S2O2R1", "B3W16S2O2R2",
+                 "B4W16S1O1R2"})
       .metrics({kb::Metric::memory_bandwidth})
       .applies([](const kb::Point& p) {  // the one-load kernel serves K = 1024 only, bulk 16384
         if (p.variant.rfind("one", 0) == 0) return p["K"] == 1024;
