@@ -489,10 +489,11 @@ __global__ void __launch_bounds__(256) gemv_one_load_kernel(const KernelArgs a) 
 // row and holds its x as floats in registers for the whole kernel; per row
 // it waits for the buffer, dots, and its warp's sum goes to shared memory
 // before the warp arrives on the buffer's `empty` mbarrier. Consumers never
-// wait for each other. Lane s of the producer warp loads the scale and the
-// residual of the row in buffer s when it is requested; once every consumer
-// is done with the buffer, the producer warp adds the warps' sums, lane s
-// writes y, and the buffer is refilled. An expert id outside [0, E): its
+// wait for each other. A buffer holds 1 or 2 rows (`rows_per_buffer`); the
+// scale and residual of each are copied into shared memory (cp.async) when
+// the buffer is requested; once every consumer is done with the buffer,
+// the producer warp adds the warps' sums, lane r·WARPS writes row r's y,
+// and the buffer is refilled. An expert id outside [0, E): its
 // rows are never copied (the buffer's `full` barrier is arrived on instead)
 // and are written as NaN. The end: a buffer whose `full` phase carries no
 // row (`last` set).
@@ -549,10 +550,10 @@ __global__ void __launch_bounds__(32 * (WARPS + 1)) gemv_bulk_kernel(const Kerne
   __syncthreads();
 
   if (warp == WARPS) {  // the producer
-    // Everything the producer loads from global memory (the counter's next
-    // unit, the scales, the residuals) is requested one trip round the ring
-    // before it is used, each buffer's in its own registers (the stage
-    // loop is unrolled), so no load's latency stalls the ring.
+    // Nothing the producer reads from global memory is waited for when it
+    // is requested: the counter's next unit is requested one trip round the
+    // ring before it is used, in the buffer's own register (the stage loop
+    // is unrolled); scales and residuals go to shared memory (operands).
     const Wt* W = static_cast<const Wt*>(a.W);
     unsigned int* counter = a.counter;
     const int64_t G = gridDim.x;
