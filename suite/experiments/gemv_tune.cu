@@ -68,8 +68,8 @@ KB_EXPERIMENT(gemv_tune) {
       .point(Shape{{"N", 14336}, {"K", 1024}})
       .point(Shape{{"N", 14336}, {"K", 16384}})  // the MLP's up projection at D=16384
       .dtypes({kb::DType::i8, kb::DType::bf16})
-      .variants({"R1U2W4P1K4", "R2U1W4P1K2", "general", "default", "B4W16S1", "B4W8S2", "B3W8S2O2R2",
-                 "B4W16S1O0", "B3W8S3"})
+      .variants({"default", "general", "R1U8W4P0K1", "R1U8W8P0K1", "R1U4W4P0K2", "R1U4W8P0K2",
+                 "R1U2W8P0K4", "R2U4W4P0K2", "R2U2W4P0K4", "R1U4W4P1K2", "R2U2W4P1K2", "R2U1W8P1K2"})
       .metrics({kb::Metric::memory_bandwidth})
       .work([](const kb::Point& p) { return kb::gemv_experiment::gemv_work(p, 1); })
       .make([](const kb::Point& p) {
