@@ -953,14 +953,14 @@ Config default_config(bool int8, int64_t N, int64_t K, int n_sel) {
   //     3091-3096 against 3037-3040 with 16 consumer warps and a ring of 4
   //     rows; 14336x16384: 3065 against 3040): the MLP at one token and D =
   //     16384, whose up projection that is, measured 338 us against 319;
-  //   - int8 rows of 16 KB in 64 MB and more: 2 blocks of 8 consumer warps
-  //     per SM, a ring of 3 buffers of 2 rows (16384²: 2927-2930 against
-  //     2899-2907; 14336x16384: 2886 against 2828);
+  //   - not int8 rows of 16 KB either: 2 blocks of 8 consumer warps per SM
+  //     and a ring of 3 buffers of 2 rows measured 2914-2933 against
+  //     2899-2909 at 16384² on the H100, but on an H200 a gather of 2
+  //     experts at 16384² fell from 3921 to 3333;
   //   - bf16 rows of 8 KB up to 4096 rows: 3 blocks of 8 warps per SM, a
   //     ring of 3 buffers of 2 rows (4096²: 2543 against 2128; not at
   //     12288 or 22016 rows, where it measured 2631-2842 against 2696-2870,
   //     nor in gather_gemv at D = 4096: 2388 against 2427 in the suite).
-  const int64_t bytes = n_sel * N * K * (int8 ? 1 : 2);
   auto bulk = [&](int stages, int warps, int per_sm) {
     c.bulk_stages = stages;
     c.warps_per_block = warps;
@@ -969,7 +969,6 @@ Config default_config(bool int8, int64_t N, int64_t K, int n_sel) {
     c.bulk_rows_per_buffer = 0;
     return c;
   };
-  if (int8 && K == 16384 && bytes >= (int64_t(64) << 20)) return bulk(3, 8, 2);
   if (!int8 && K == 4096 && N <= 4096 && N >= 1024 && n_sel == 1) return bulk(3, 8, 3);
   return c;
 }
