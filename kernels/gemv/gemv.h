@@ -83,7 +83,7 @@ void gemv_swiglu_ref(const float* W, const float* scale, const float* x, float* 
 struct Config {
   int rows_per_warp = 1;    // 1, 2 or 4: rows a warp reduces together (x loaded once for all)
   int unroll = 4;           // 1, 2, 4 or 8: 16-byte weight loads per row per thread and batch
-  int warps_per_block = 4;  // 1..8
+  int warps_per_block = 4;  // 1..8 (the bulk kernel: 8 or 16 consumer warps)
   bool pipeline = false;    // load the next batch while using this one
   bool pdl = false;         // programmatic dependent launch (see gemv_bf16)
   int k_split = 1;          // 1, 2, 4, 8 warps share rows and split K (divides warps_per_block)
@@ -97,8 +97,8 @@ struct Config {
   // Large GEMVs on compute capability 9.0+: bulk_stages > 0 picks the
   // bulk-copy kernel (gemv.cu): bulk_blocks_per_sm blocks per SM of
   // warps_per_block warps (8 or 16), each streaming its share of the rows
-  // through a ring of bulk_stages (3, 4 or 6) row buffers in shared memory with
-  // cp.async.bulk. Needs one token, no SwiGLU, K / (32 · warps_per_block)
+  // through a ring of bulk_stages (3, 4 or 6) buffers in shared memory
+  // with cp.async.bulk. Needs one token, no SwiGLU, K / (32 · warps_per_block)
   // of 1, 2 or 4 16-byte vectors, and the ring within shared memory; on
   // older GPUs the general kernel runs instead (as pdl is ignored there).
   // rows_per_warp, unroll, pipeline and k_split are ignored.
@@ -115,7 +115,7 @@ struct Config {
   // Diagnostics (tools/gemv_profile): when set, thread 0 of block b writes
   // %globaltimer (ns) at its start to trace[2b] and when its weights are
   // streamed to trace[2b + 1] (b = blockIdx.y · gridDim.x + blockIdx.x;
-  // general kernel only). Never set by the library.
+  // general and bulk kernels). Never set by the library.
   unsigned long long* trace = nullptr;
 };
 // n_sel: the experts a gather selects (its bytes are n_sel times a GEMV's).
