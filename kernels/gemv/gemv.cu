@@ -860,33 +860,32 @@ void dispatch(const Config& c, dim3 grid, dim3 block, cudaStream_t s, const Kern
 
 bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
 
-// Programmatic dependent launch needs compute capability 9.0; asked once
-// per device.
-// Streaming multiprocessors of the current device, asked once per device.
-int device_sm_count() {
-  static int count[64];  // 0 = not asked yet
+// An attribute of the current device, asked once per device (0 for a
+// device index past the cache).
+template <cudaDeviceAttr A>
+int device_attribute() {
+  static int value[64];
+  static bool asked[64];
   int dev = 0;
   KB_CUDA_CHECK(cudaGetDevice(&dev));
-  if (dev < 0 || dev >= 64) return 1;
-  if (count[dev] == 0) {
-    int n = 0;
-    KB_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
-    count[dev] = n > 0 ? n : 1;
+  if (dev < 0 || dev >= 64) return 0;
+  if (!asked[dev]) {
+    KB_CUDA_CHECK(cudaDeviceGetAttribute(&value[dev], A, dev));
+    asked[dev] = true;
   }
-  return count[dev];
+  return value[dev];
 }
 
-bool device_has_pdl() {
-  static int major[64];  // 0 = not asked yet
-  int dev = 0;
-  KB_CUDA_CHECK(cudaGetDevice(&dev));
-  if (dev < 0 || dev >= 64) return false;
-  if (major[dev] == 0) {
-    int m = 0;
-    KB_CUDA_CHECK(cudaDeviceGetAttribute(&m, cudaDevAttrComputeCapabilityMajor, dev));
-    major[dev] = m > 0 ? m : -1;
-  }
-  return major[dev] >= 9;
+// Programmatic dependent launch (and the bulk kernel) need compute capability 9.0.
+bool device_has_pdl() { return device_attribute<cudaDevAttrComputeCapabilityMajor>() >= 9; }
+
+int device_sm_count() { return std::max(1, device_attribute<cudaDevAttrMultiProcessorCount>()); }
+
+// The bulk kernel's rows per buffer: the configured count, or (0) two rows
+// while a buffer stays within 32 KB and a gather's experts split evenly.
+int bulk_rows_per_buffer(const Config& c, bool int8, int64_t N, int64_t K, bool gather) {
+  if (c.bulk_rows_per_buffer != 0) return c.bulk_rows_per_buffer;
+  return K * (int8 ? 1 : 2) <= (16 << 10) && (!gather || N % 2 == 0) ? 2 : 1;
 }
 
 std::string shape_text(int64_t N, int64_t K) {
@@ -956,21 +955,29 @@ Config default_config(bool int8, int64_t N, int64_t K, int n_sel) {
   //   - not int8 rows of 16 KB either: 2 blocks of 8 consumer warps per SM
   //     and a ring of 3 buffers of 2 rows measured 2914-2933 against
   //     2899-2909 at 16384² on the H100, but on an H200 a gather of 2
-  //     experts at 16384² fell from 3921 to 3333;
+  //     experts at 16384² measured 3333 against 3890 without it;
   //   - bf16 rows of 8 KB up to 4096 rows: 3 blocks of 8 warps per SM, a
   //     ring of 3 buffers of 2 rows (4096²: 2543 against 2128; not at
   //     12288 or 22016 rows, where it measured 2631-2842 against 2696-2870,
   //     nor in gather_gemv at D = 4096: 2388 against 2427 in the suite).
-  auto bulk = [&](int stages, int warps, int per_sm) {
-    c.bulk_stages = stages;
-    c.warps_per_block = warps;
-    c.bulk_blocks_per_sm = per_sm;
-    c.bulk_rows = 2;
-    c.bulk_rows_per_buffer = 0;
-    return c;
-  };
-  if (!int8 && K == 4096 && N <= 4096 && N >= 1024 && n_sel == 1) return bulk(3, 8, 3);
+  if (!int8 && K == 4096 && N <= 4096 && N >= 1024 && n_sel == 1) return bulk_config(3, 8, 3);
   return c;
+}
+
+Config bulk_config(int stages, int warps, int blocks_per_sm, int rows, int rows_per_buffer) {
+  Config c;
+  c.bulk_stages = stages;
+  c.warps_per_block = warps;
+  c.bulk_blocks_per_sm = blocks_per_sm;
+  c.bulk_rows = rows;
+  c.bulk_rows_per_buffer = rows_per_buffer;
+  return c;
+}
+
+int64_t bulk_blocks(bool int8, int64_t N, int64_t K, const Config& cfg, int n_sel, bool gather) {
+  const int rs = bulk_rows_per_buffer(cfg, int8, N, K, gather);
+  const int64_t units = (n_sel * N + rs - 1) / rs;
+  return std::min<int64_t>(int64_t(device_sm_count()) * cfg.bulk_blocks_per_sm, units);
 }
 
 namespace {
@@ -1010,8 +1017,7 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
     const int64_t vecs = K / vec, threads = 32 * int64_t(cfg.warps_per_block);
     const int64_t J = vecs % threads == 0 ? vecs / threads : 0;
     const int64_t row_bytes = K * (int8 ? 1 : 2);
-    int rs = cfg.bulk_rows_per_buffer;  // 0: two rows while a buffer stays within 32 KB
-    if (rs == 0) rs = row_bytes <= (16 << 10) && (!experts || N % 2 == 0) ? 2 : 1;
+    const int rs = bulk_rows_per_buffer(cfg, int8, N, K, experts != nullptr);
     const size_t smem = static_cast<size_t>(cfg.bulk_stages) * rs * row_bytes;
     if (tokens != 1 || swiglu || (cfg.warps_per_block != 8 && cfg.warps_per_block != 16) ||
         rs < 1 || rs > 2 || (rs == 2 && experts && N % 2 != 0) ||
@@ -1030,8 +1036,7 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
       return launch_impl(int8, W, scale, experts, n_sel, E, x, y, N, K, residual, cfg, stream,
                          tokens, swiglu, eps);
     }
-    const int64_t units = (n_sel * N + rs - 1) / rs;
-    const int64_t blocks = std::min<int64_t>(int64_t(device_sm_count()) * cfg.bulk_blocks_per_sm, units);
+    const int64_t blocks = bulk_blocks(int8, N, K, cfg, n_sel, experts != nullptr);
     unsigned int* counter = nullptr;
     if (cfg.bulk_rows == 2) {
       static std::atomic<unsigned> launches{0};

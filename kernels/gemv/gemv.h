@@ -120,6 +120,13 @@ struct Config {
 };
 // n_sel: the experts a gather selects (its bytes are n_sel times a GEMV's).
 Config default_config(bool int8, int64_t N, int64_t K, int n_sel = 1);
+// The bulk kernel so configured (Config::bulk_*; the other fields default).
+Config bulk_config(int stages, int warps, int blocks_per_sm, int rows = 2, int rows_per_buffer = 0);
+// The blocks the bulk kernel launches for cfg on the current device (n_sel
+// experts selected; gather: a gather_gemv, whose N decides the rows per
+// buffer). tools/gemv_profile sizes its trace with it.
+int64_t bulk_blocks(bool int8, int64_t N, int64_t K, const Config& cfg, int n_sel = 1,
+                    bool gather = false);
 // What gemv_tokens (swiglu: gemv_swiglu) takes for `tokens` tokens: each
 // token's sums equal the one-token gemv's bits where its k_split and unroll
 // are the one-token configuration's.

@@ -36,14 +36,8 @@ kb::gemv::Config parse(const std::string& v, const kb::Point& p) {
     return c;
   }
   int stages = 0, warps = 0, per_sm = 0, order = 2, rs = 0;
-  if (std::sscanf(v.c_str(), "B%dW%dS%dO%dR%d", &stages, &warps, &per_sm, &order, &rs) >= 3) {  // bulk
-    c.bulk_stages = stages;
-    c.warps_per_block = warps;
-    c.bulk_blocks_per_sm = per_sm;
-    c.bulk_rows = order;
-    c.bulk_rows_per_buffer = rs;
-    return c;
-  }
+  if (std::sscanf(v.c_str(), "B%dW%dS%dO%dR%d", &stages, &warps, &per_sm, &order, &rs) >= 3)
+    return kb::gemv::bulk_config(stages, warps, per_sm, order, rs);
   if (std::sscanf(v.c_str(), "R%dU%dW%dP%dK%d", &c.rows_per_warp, &c.unroll, &c.warps_per_block,
                   &pipe, &c.k_split) != 5)
     throw std::invalid_argument("gemv_tune: bad variant '" + v + "'");

@@ -359,15 +359,7 @@ void gather_with_ids(int64_t N, int64_t K, int E, const std::vector<int32_t>& id
 // blocks per SM, N of 1, 3 (fewer rows than SMs) and 1001, plain, with the
 // in-place residual, and gathered over every expert, each with the three
 // ways blocks take rows (Config::bulk_rows); and many rows per block.
-gemv::Config bulk(int stages, int warps, int per_sm, int order = 2, int rows_per_buffer = 0) {
-  gemv::Config c;
-  c.bulk_stages = stages;
-  c.warps_per_block = warps;
-  c.bulk_blocks_per_sm = per_sm;
-  c.bulk_rows = order;
-  c.bulk_rows_per_buffer = rows_per_buffer;
-  return c;
-}
+using gemv::bulk_config;
 
 TEST(GemvBulk, EveryRowLengthMatchesReference) {
   KB_REQUIRE_GPU();
@@ -383,14 +375,14 @@ TEST(GemvBulk, EveryRowLengthMatchesReference) {
             for (int rs : {1, 2}) {  // 2 rows per buffer with N odd: a short last buffer
               if (rs * K * (int8 ? 1 : 2) * stages > (160 << 10)) continue;
               SCOPED_TRACE("rows " + std::to_string(order) + ", " + std::to_string(rs) + " per buffer");
-              const gemv::Config c = bulk(stages, warps, N == 1001 ? 2 : 1, order, rs);
+              const gemv::Config c = bulk_config(stages, warps, N == 1001 ? 2 : 1, order, rs);
               run_and_check(Problem{N, K, int8}, &c, false);
               run_and_check(Problem{N, K, int8}, &c, true);
             }
         }
         SCOPED_TRACE(std::string(int8 ? "int8" : "bf16") + " gather K=" + std::to_string(K));
         for (int order : {0, 1, 2}) {
-          const gemv::Config c = bulk(4, warps, 1, order);  // N odd: one row per buffer
+          const gemv::Config c = bulk_config(4, warps, 1, order);  // N odd: one row per buffer
           run_and_check(Problem{37, K, int8}, &c, false, 8, {5, 0, 7, 3, 1, 6, 2, 4});
           run_and_check(Problem{300, K, int8}, &c, false, 8, {6, 6});
           if (K * (int8 ? 1 : 2) <= (16 << 10))  // two rows per buffer
@@ -406,7 +398,7 @@ TEST(GemvBulk, ManyRowsAndRepeatedLaunches) {
   int sms = 0;
   ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
   for (int order : {0, 1, 2}) {
-    const gemv::Config c = bulk(4, 8, 1, order);
+    const gemv::Config c = bulk_config(4, 8, 1, order);
     run_and_check(Problem{int64_t(sms) * 512 + 1001, 2048, false}, &c, true);
   }
   for (int rep = 0; rep < 3; ++rep) {  // 1100 launches: every counter slot used at least once
@@ -416,7 +408,7 @@ TEST(GemvBulk, ManyRowsAndRepeatedLaunches) {
     kb::fill_int8(w.get(), N * K, 3, nullptr);
     kb::fill_bf16(scale.get(), N, 4, nullptr);
     kb::fill_bf16(x.get(), K, 5, nullptr);
-    const gemv::Config c = bulk(4, 8, 2);
+    const gemv::Config c = bulk_config(4, 8, 2);
     gemv::launch(true, w.get(), scale.get(), nullptr, 1, 0, x.get(), y.get(), N, K, nullptr, c, nullptr);
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     const auto want = y.download();
@@ -434,7 +426,7 @@ TEST(GemvBulk, IdOutsideRangeWritesNan) {
   KB_REQUIRE_GPU();
   const int64_t N = 300, K = 2048;  // bf16, 8 warps: one vector per thread
   const int E = 4;
-  const gemv::Config c = bulk(3, 8, 1);
+  const gemv::Config c = bulk_config(3, 8, 1);
   std::vector<float> out;
   ASSERT_NO_FATAL_FAILURE(gather_with_ids(N, K, E, {E, 2, -1}, &c, out));
   for (int64_t n = 0; n < 3 * N; ++n) EXPECT_EQ(std::isfinite(out[n]), n >= N && n < 2 * N) << n;
@@ -549,7 +541,7 @@ TEST(GemvBulk, DependentChainEqualsStreamOrder) {
   for (bool int8 : {false, true})
     for (int order : {0, 1, 2}) {
       SCOPED_TRACE(std::string(int8 ? "int8" : "bf16") + " rows " + std::to_string(order));
-      gemv::Config c = bulk(4, int8 ? 8 : 16, 1, order);
+      gemv::Config c = bulk_config(4, int8 ? 8 : 16, 1, order);
       std::vector<kb::DeviceBuffer<uint8_t>> w;
       std::vector<kb::DeviceBuffer<bf16>> y;
       kb::DeviceBuffer<bf16> scale(D), x0(D);
@@ -711,18 +703,18 @@ TEST(GemvRefuses, BulkOutsideItsShapes) {
       gemv::launch(true, kW8, kS, nullptr, 1, 0, kX, kY, 16, K, nullptr, c, nullptr, tokens);
     }).find("bulk") != std::string::npos;
   };
-  EXPECT_TRUE(refused(4096 + 16, bulk(4, 8, 1)));   // 257 vectors: not whole per thread
-  EXPECT_TRUE(refused(3 * 4096, bulk(4, 8, 1)));    // 3 vectors per thread
-  EXPECT_TRUE(refused(8192, bulk(4, 4, 1)));        // 4 warps
-  EXPECT_TRUE(refused(8192, bulk(2, 8, 1)));        // 2 stages
-  EXPECT_TRUE(refused(8192, bulk(5, 8, 1)));        // 5 stages
-  EXPECT_TRUE(refused(8192, bulk(4, 8, 0)));        // 0 blocks per SM
-  EXPECT_TRUE(refused(32768, bulk(6, 16, 1)));      // 6 × 32 KB of ring
-  EXPECT_TRUE(refused(8192, bulk(4, 8, 1), 2));     // two tokens
-  EXPECT_TRUE(refused(8192, bulk(4, 8, 1, 3)));     // rows taken in no known order
-  EXPECT_TRUE(refused(8192, bulk(4, 8, 1, 2, 3)));  // 3 rows per buffer
+  EXPECT_TRUE(refused(4096 + 16, bulk_config(4, 8, 1)));   // 257 vectors: not whole per thread
+  EXPECT_TRUE(refused(3 * 4096, bulk_config(4, 8, 1)));    // 3 vectors per thread
+  EXPECT_TRUE(refused(8192, bulk_config(4, 4, 1)));        // 4 warps
+  EXPECT_TRUE(refused(8192, bulk_config(2, 8, 1)));        // 2 stages
+  EXPECT_TRUE(refused(8192, bulk_config(5, 8, 1)));        // 5 stages
+  EXPECT_TRUE(refused(8192, bulk_config(4, 8, 0)));        // 0 blocks per SM
+  EXPECT_TRUE(refused(32768, bulk_config(6, 16, 1)));      // 6 × 32 KB of ring
+  EXPECT_TRUE(refused(8192, bulk_config(4, 8, 1), 2));     // two tokens
+  EXPECT_TRUE(refused(8192, bulk_config(4, 8, 1, 3)));     // rows taken in no known order
+  EXPECT_TRUE(refused(8192, bulk_config(4, 8, 1, 2, 3)));  // 3 rows per buffer
   EXPECT_NE(refusal([] {  // 2 rows per buffer would straddle two experts (N odd)
-              gemv::launch(true, kW8, kS, kIds, 2, 8, kX, kY, 15, 4096, nullptr, bulk(4, 8, 1, 2, 2), nullptr);
+              gemv::launch(true, kW8, kS, kIds, 2, 8, kX, kY, 15, 4096, nullptr, bulk_config(4, 8, 1, 2, 2), nullptr);
             }).find("bulk"),
             std::string::npos);
 }

@@ -1,6 +1,8 @@
 // The profilers' command lines: "--key value" pairs, one loop for all.
 #pragma once
 
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 
 namespace kb::tools {
@@ -15,6 +17,13 @@ void for_each_option(int argc, char** argv, On on, Usage usage) {
     if (i + 1 >= argc) usage("missing value after " + key);
     on(key, std::string(argv[++i]));
   }
+}
+
+// Prints `why`, then "usage: " and the usage line, to stderr and exits with
+// status 2 (a profiler's bad command line).
+[[noreturn]] inline void exit_with_usage(const std::string& why, const char* usage_line) {
+  std::fprintf(stderr, "%s\nusage: %s\n", why.c_str(), usage_line);
+  std::exit(2);
 }
 
 }  // namespace kb::tools

@@ -45,11 +45,10 @@ struct Args {
 };
 
 [[noreturn]] void usage(const std::string& why) {
-  std::fprintf(stderr,
-               "%s\nusage: kbench_decode_profile [--model NAME] [--dtype bfloat16|int8] "
-               "[--pos N] [--reps R] [--pdl 0|1] [--swiglu 0|1] [--splits N] [--min-chunk N]\n",
-               why.c_str());
-  std::exit(2);
+  kb::tools::exit_with_usage(
+      why,
+      "kbench_decode_profile [--model NAME] [--dtype bfloat16|int8] [--pos N] [--reps R] "
+      "[--pdl 0|1] [--swiglu 0|1] [--splits N] [--min-chunk N]");
 }
 
 Args parse(int argc, char** argv) {

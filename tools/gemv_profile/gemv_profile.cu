@@ -38,10 +38,10 @@ struct Args {
 };
 
 [[noreturn]] void usage(const std::string& why) {
-  std::fprintf(stderr, "%s\nusage: kbench_gemv_profile [--dtype int8|bfloat16] [--N N] [--K K] [--reps R]"
-               " [--bulk STAGES,WARPS,BLOCKS_PER_SM[,ROWS[,ROWS_PER_BUFFER]]]\n",
-               why.c_str());
-  std::exit(2);
+  kb::tools::exit_with_usage(
+      why,
+      "kbench_gemv_profile [--dtype int8|bfloat16] [--N N] [--K K] [--reps R] "
+      "[--bulk STAGES,WARPS,BLOCKS_PER_SM[,ROWS[,ROWS_PER_BUFFER]]]");
 }
 
 Args parse(int argc, char** argv) {
@@ -89,19 +89,11 @@ int main(int argc, char** argv) {
     kb::fill_bf16(x.get(), a.K, 9, s);
     gemv::Config cfg = gemv::default_config(a.int8, a.N, a.K);
     cfg.one_load = false;  // the general and bulk kernels carry the trace
+    if (a.bulk_stages > 0)
+      cfg = gemv::bulk_config(a.bulk_stages, a.bulk_warps, a.bulk_per_sm, a.bulk_rows, a.bulk_rs);
     int64_t blocks = 0;
-    if (a.bulk_stages > 0) {
-      cfg.bulk_stages = a.bulk_stages;
-      cfg.warps_per_block = a.bulk_warps;
-      cfg.bulk_blocks_per_sm = a.bulk_per_sm;
-      cfg.bulk_rows = a.bulk_rows;
-      cfg.bulk_rows_per_buffer = a.bulk_rs;
-    }
-    if (cfg.bulk_stages > 0) {  // as gemv::launch sizes its grid
-      const int64_t rs = cfg.bulk_rows_per_buffer ? cfg.bulk_rows_per_buffer
-                         : a.K * (a.int8 ? 1 : 2) <= (16 << 10) ? 2 : 1;
-      blocks = std::min<int64_t>(int64_t(prop.multiProcessorCount) * cfg.bulk_blocks_per_sm,
-                                 (a.N + rs - 1) / rs);
+    if (cfg.bulk_stages > 0) {
+      blocks = gemv::bulk_blocks(a.int8, a.N, a.K, cfg);
     } else {
       const int rows_per_block = cfg.rows_per_warp * cfg.warps_per_block / cfg.k_split;
       blocks = (a.N + rows_per_block - 1) / rows_per_block;

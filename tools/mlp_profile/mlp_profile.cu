@@ -47,11 +47,8 @@ struct Args {
 };
 
 [[noreturn]] void usage(const std::string& why) {
-  std::fprintf(stderr,
-               "%s\nusage: kbench_mlp_profile [--tokens T] [--D D[,D...]] [--reps R] "
-               "[--chunks C[,C...]]\n",
-               why.c_str());
-  std::exit(2);
+  kb::tools::exit_with_usage(
+      why, "kbench_mlp_profile [--tokens T] [--D D[,D...]] [--reps R] [--chunks C[,C...]]");
 }
 
 std::vector<int64_t> list(const std::string& v) {
