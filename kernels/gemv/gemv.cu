@@ -32,6 +32,7 @@
 // to a second kernel, gemv_one_load_kernel: one 16-byte load per lane,
 // nothing decided at run time (see there).
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
 
 #include <algorithm>
 #include <atomic>
@@ -176,7 +177,16 @@ struct KernelArgs {
   int bulk_rows;            // bulk kernel: Config::bulk_rows
   int rows_per_buffer;      // bulk kernel: rows per ring buffer, 1 or 2
   unsigned int* counter;    // bulk kernel, dynamic rows: [next row, blocks done], zero
+  int l2_prefetch;          // Config::l2_prefetch (general and mma kernels)
 };
+
+// The whole of [p, p + bytes) into L2 with one bulk prefetch (the TMA
+// engine; compute capability 9.0+, else nothing). bytes: a multiple of 16.
+__device__ __forceinline__ void prefetch_l2(const void* p, uint32_t bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
+#endif
+}
 
 __device__ __forceinline__ unsigned long long global_ns() {
   unsigned long long t;
@@ -238,6 +248,11 @@ __global__ void __launch_bounds__(256) gemv_kernel(const KernelArgs a) {
   }
   const int4* x4 = reinterpret_cast<const int4*>(x);
   const int x_stride = K / 8;  // int4 per token row of x (8 bf16 each)
+  // Config::l2_prefetch: each row group's rows requested into L2 at once,
+  // one bulk prefetch per row, so that HBM streams the whole matrix from
+  // the start and the loads below find it in L2.
+  if (a.l2_prefetch && live && kpart == 0 && lane < R && row0 + lane < N)
+    prefetch_l2(W + static_cast<int64_t>(row0 + lane) * K, static_cast<uint32_t>(K * sizeof(Wt)));
 
   // The epilogue's operands, read first so that their latency hides under
   // the stream (at small shapes a scale read after the reduction was a
@@ -474,6 +489,226 @@ __global__ void __launch_bounds__(256) gemv_one_load_kernel(const KernelArgs a) 
     for (int k = 1; k < KS; ++k) sum += red[warp + k];
   }
   if (writer) y[row] = __float2bfloat16_rn(sum * sc + res);
+}
+
+// The tensor-core int8 GEMV (Config::mma, compute capability 8.0+). The
+// general kernel spends about three instructions per int8 weight (PRMT,
+// FADD, FFMA) and at 16384² and 4096² int8 is bound by that, not by HBM.
+// Here a weight costs about one and a half: four int8 become two f16x2 with
+// a LOP3 (the sign bit flipped), two PRMTs (each byte into the mantissa of
+// 1024) and two HSUB2s (minus 1152: exact, -128..127), and one
+// mma.sync.m16n8k16 (f16 in, fp32 accumulation) multiplies 16 rows by 16
+// k for 8 weights per thread.
+//   - A warp owns a tile of 16 rows; KS warps of a block share it and split
+//     its K (batch b of the row goes to warp b % KS). Lane (g, t) = (lane/4,
+//     lane%4) loads the 16-byte vector 4u + t of rows g and g + 8 for each
+//     unit u of 64 bytes, so the four lanes of a row read 64 contiguous
+//     bytes, U units per batch, the next batch loaded while this one is used.
+//   - The MMA's k order is free, as long as x follows it: slots 2t, 2t+1 /
+//     2t+8, 2t+9 of MMA m of a unit are bytes 4m, 4m+1 / 4m+2, 4m+3 of lane
+//     t's vector, so each lane's A fragment is its own loaded bytes and its B
+//     fragment x at the same k (every column of B is x; column 0 is used).
+//   - x becomes f16 once per block, in shared memory, scaled by a power of
+//     two 2^e that puts its largest magnitude in [2^14, 2^15) (bf16 -> f16 is
+//     then exact but for values 2^24 times smaller than the largest, whose
+//     products are below the fp32 sum's rounding) and unscaled from the fp32
+//     sum: any bf16 x, no overflow.
+//   - The sums stay in the MMA's accumulators (no shuffles); the KS warps
+//     add through shared memory; scale, residual and the store as the general
+//     kernel. Gathers and programmatic dependent launch as there.
+// The 16 sums of a tile equal the fp64 reference within fp32 accumulation
+// error; they are not the general kernel's bits.
+__device__ __forceinline__ float pow2(int k) { return __int_as_float((127 + k) << 23); }  // |k| <= 126
+
+// Four int8 (a word) -> two f16x2: bytes 0, 1 and bytes 2, 3.
+__device__ __forceinline__ void int8x4_to_f16x2(uint32_t w, uint32_t& lo, uint32_t& hi) {
+  const uint32_t b = w ^ 0x80808080u;  // b + 128, unsigned
+  lo = __byte_perm(b, 0x64646464u, 0x4140u);  // 0x64bb: 1024 + byte
+  hi = __byte_perm(b, 0x64646464u, 0x4342u);
+  asm("sub.f16x2 %0, %0, %1;" : "+r"(lo) : "r"(0x64806480u));  // - 1152
+  asm("sub.f16x2 %0, %0, %1;" : "+r"(hi) : "r"(0x64806480u));
+}
+
+__device__ __forceinline__ void mma_16816(float (&c)[4], uint32_t a0, uint32_t a1, uint32_t a2,
+                                          uint32_t a3, uint32_t b0, uint32_t b1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+#else
+  __trap();  // launched only on compute capability 8.0+ (launch_impl)
+#endif
+}
+
+// Two bf16 (a word) times 2^e1·2^e2 (exact) -> f16x2 (round to nearest).
+__device__ __forceinline__ uint32_t bf16x2_to_f16x2(uint32_t u, float f1, float f2) {
+  const __half2 h = __floats2half2_rn(bf16_lo(u) * f1 * f2, bf16_hi(u) * f1 * f2);
+  return *reinterpret_cast<const uint32_t*>(&h);
+}
+
+template <int U, int DEPTH>
+__global__ void __launch_bounds__(256) gemv_mma_kernel(const KernelArgs a) {
+  extern __shared__ __align__(16) unsigned char mma_smem[];
+  int4* xs = reinterpret_cast<int4*>(mma_smem);  // x in f16, zero past K to whole units
+  __shared__ float s_max[8];
+  __shared__ float s_red[8][16];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  const int ks = a.ks, kpart = warp % ks;
+  const int row0 = (blockIdx.x * (warps / ks) + warp / ks) * 16;
+  const int g = lane >> 2, t = lane & 3;
+  const int N = a.N, K = a.K;
+  const bool live = row0 < N;
+  const int rA = row0 + g, rB = row0 + g + 8;
+  const int64_t block_id = int64_t(blockIdx.y) * gridDim.x + blockIdx.x;
+  if (a.trace && threadIdx.x == 0) a.trace[2 * block_id] = global_ns();
+  const int8_t* W = static_cast<const int8_t*>(a.W);
+  const bf16* scale = a.scale;
+  bf16* y = a.y + static_cast<int64_t>(blockIdx.y) * N;
+  const bool writer = live && kpart == 0 && t == 0;
+  if (a.experts) {
+    // The ids may be written by the previous grid (a router): no prefetch.
+    wait_for_previous_grid();
+    const int e = a.experts[blockIdx.y];
+    if (e < 0 || e >= a.E) {  // the whole block: blockIdx.y is the slot
+      if (writer && rA < N) y[rA] = __float2bfloat16(NAN);
+      if (writer && rB < N) y[rB] = __float2bfloat16(NAN);
+      return;
+    }
+    W += static_cast<int64_t>(e) * N * K;
+    scale += static_cast<int64_t>(e) * N;
+  }
+  const int nvec = K / 16, units = (nvec + 3) / 4;
+  const int batches = live ? (units + U - 1) / U : 0;
+  const int4* pA = reinterpret_cast<const int4*>(W + static_cast<int64_t>(min(rA, N - 1)) * K) + t;
+  const int4* pB = reinterpret_cast<const int4*>(W + static_cast<int64_t>(min(rB, N - 1)) * K) + t;
+  if (a.l2_prefetch && live && kpart == 0 && lane < 16 && row0 + lane < N)  // as the general kernel
+    prefetch_l2(W + static_cast<int64_t>(row0 + lane) * K, static_cast<uint32_t>(K));
+  auto load_batch = [&](int b, int4(&wa)[U], int4(&wb)[U]) {
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int v = 4 * (b * U + u);  // lane t's vector: v + t
+      const bool ok = b < batches && v + t < nvec;
+      wa[u] = ok ? load16<kStream>(pA + v) : make_int4(0, 0, 0, 0);
+      wb[u] = ok ? load16<kStream>(pB + v) : make_int4(0, 0, 0, 0);
+    }
+  };
+  // DEPTH batches in flight: the first DEPTH - 1 are requested before the
+  // wait and the x staging below, which then hides under their latency.
+  int4 w[DEPTH][2][U];
+#pragma unroll
+  for (int d = 0; d + 1 < DEPTH; ++d) load_batch(kpart + d * ks, w[d][0], w[d][1]);
+  float scA = 1.f, scB = 1.f, resA = 0.f, resB = 0.f;
+  if (writer && rA < N) scA = __bfloat162float(scale[rA]);
+  if (writer && rB < N) scB = __bfloat162float(scale[rB]);
+  if (!a.experts) wait_for_previous_grid();
+  if (writer && a.residual) {
+    if (rA < N) resA = __bfloat162float(a.residual[rA]);
+    if (rB < N) resB = __bfloat162float(a.residual[rB]);
+  }
+
+  // x -> f16 in shared memory, scaled by 2^e (the whole block: every warp
+  // reaches both barriers). Up to kXr vectors per thread are held in
+  // registers between the two passes; longer x is read again (from L1).
+  constexpr int kXr = 4;
+  const int4* x4 = reinterpret_cast<const int4*>(a.x);
+  const int xvec = K / 8, spad = units * 8;  // int4 of x (8 bf16) / of the f16 copy
+  const int bd = blockDim.x;
+  float m = 0.f;
+  auto vmax = [&](const int4& v) {
+    const uint32_t u[4] = {uint32_t(v.x), uint32_t(v.y), uint32_t(v.z), uint32_t(v.w)};
+#pragma unroll
+    for (int j = 0; j < 4; ++j) m = fmaxf(m, fmaxf(fabsf(bf16_lo(u[j])), fabsf(bf16_hi(u[j]))));
+  };
+  int4 xr[kXr];
+#pragma unroll
+  for (int j = 0; j < kXr; ++j) {
+    const int i = threadIdx.x + j * bd;
+    xr[j] = i < xvec ? load16<kCoherent>(x4 + i) : make_int4(0, 0, 0, 0);
+  }
+  for (int i = threadIdx.x + kXr * bd; i < xvec; i += bd) vmax(load16<kCoherent>(x4 + i));
+#pragma unroll
+  for (int j = 0; j < kXr; ++j) vmax(xr[j]);
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+  if (lane == 0) s_max[warp] = m;
+  __syncthreads();
+  m = s_max[0];
+  for (int i = 1; i < warps; ++i) m = fmaxf(m, s_max[i]);
+  int e = 0;  // 0 for x all zero, or with an infinity (which then stays one)
+  if (m > 0.f && m <= 3.4028235e38f) {
+    int p;
+    frexpf(m, &p);  // m in [2^(p-1), 2^p)
+    e = 15 - p;     // in [-113, 147] for bf16: each half within a float's exponent
+  }
+  const float up1 = pow2(e / 2), up2 = pow2(e - e / 2);
+  auto to_f16 = [&](const int4& v) {
+    return make_int4(int(bf16x2_to_f16x2(uint32_t(v.x), up1, up2)),
+                     int(bf16x2_to_f16x2(uint32_t(v.y), up1, up2)),
+                     int(bf16x2_to_f16x2(uint32_t(v.z), up1, up2)),
+                     int(bf16x2_to_f16x2(uint32_t(v.w), up1, up2)));
+  };
+#pragma unroll
+  for (int j = 0; j < kXr; ++j) {
+    const int i = threadIdx.x + j * bd;
+    if (i < spad) xs[i] = to_f16(xr[j]);  // zero past K
+  }
+  for (int i = threadIdx.x + kXr * bd; i < spad; i += bd)
+    xs[i] = i < xvec ? to_f16(load16<kCoherent>(x4 + i)) : make_int4(0, 0, 0, 0);
+  __syncthreads();
+
+  float c0[4] = {0.f, 0.f, 0.f, 0.f}, c1[4] = {0.f, 0.f, 0.f, 0.f};  // two MMA chains
+  for (int b = kpart; b < batches; b += ks) {
+    load_batch(b + (DEPTH - 1) * ks, w[DEPTH - 1][0], w[DEPTH - 1][1]);
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int un = b * U + u;
+      if (un >= units) break;  // warp-uniform
+      const int4 x0 = xs[un * 8 + t * 2], x1 = xs[un * 8 + t * 2 + 1];
+      const uint32_t xw[8] = {uint32_t(x0.x), uint32_t(x0.y), uint32_t(x0.z), uint32_t(x0.w),
+                              uint32_t(x1.x), uint32_t(x1.y), uint32_t(x1.z), uint32_t(x1.w)};
+      const int4 &va = w[0][0][u], &vb = w[0][1][u];
+      const uint32_t A[4] = {uint32_t(va.x), uint32_t(va.y), uint32_t(va.z), uint32_t(va.w)};
+      const uint32_t B[4] = {uint32_t(vb.x), uint32_t(vb.y), uint32_t(vb.z), uint32_t(vb.w)};
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        uint32_t alo, ahi, blo, bhi;
+        int8x4_to_f16x2(A[q], alo, ahi);
+        int8x4_to_f16x2(B[q], blo, bhi);
+        mma_16816(q & 1 ? c1 : c0, alo, blo, ahi, bhi, xw[2 * q], xw[2 * q + 1]);
+      }
+    }
+#pragma unroll
+    for (int d = 0; d + 1 < DEPTH; ++d)
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        w[d][0][u] = w[d + 1][0][u];
+        w[d][1][u] = w[d + 1][1][u];
+      }
+  }
+  let_next_grid_launch();
+  if (a.trace && threadIdx.x == 0) a.trace[2 * block_id + 1] = global_ns();
+  float sumA = c0[0] + c1[0], sumB = c0[2] + c1[2];  // C[g][2t], C[g+8][2t]: rows g, g + 8
+  if (ks > 1) {
+    if (t == 0) {
+      s_red[warp][g] = sumA;
+      s_red[warp][g + 8] = sumB;
+    }
+    __syncthreads();
+    if (kpart != 0) return;
+    sumA = 0.f;
+    sumB = 0.f;
+    for (int k = 0; k < ks; ++k) {
+      sumA += s_red[warp + k][g];
+      sumB += s_red[warp + k][g + 8];
+    }
+  }
+  if (writer) {
+    const float dn1 = pow2(-(e / 2)), dn2 = pow2(-(e - e / 2));
+    if (rA < N) y[rA] = __float2bfloat16_rn(sumA * dn1 * dn2 * scA + resA);
+    if (rB < N) y[rB] = __float2bfloat16_rn(sumB * dn1 * dn2 * scB + resB);
+  }
 }
 
 // The bulk-copy GEMV (Config::bulk_stages, compute capability 9.0+): a
@@ -789,6 +1024,25 @@ void launch_bulk_j(int J, bool pdl, dim3 grid, size_t smem, cudaStream_t s, cons
   throw std::invalid_argument("gemv: the bulk kernel needs K of 1, 2 or 4 vectors per thread");
 }
 
+// The tensor-core int8 kernel, U units per batch; shared memory over the
+// default 48 KB (K > 24576) is asked for at each such launch.
+void launch_mma(int U, int depth, bool pdl, dim3 grid, dim3 block, size_t smem, cudaStream_t s,
+                const KernelArgs& a) {
+  auto go = [&](auto kernel) {
+    if (smem > (48u << 10))
+      KB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         static_cast<int>(smem)));
+    launch_maybe_pdl_smem(pdl, kernel, grid, block, smem, s, a);
+  };
+  switch (U) {
+    case 1: return depth == 3 ? go(gemv_mma_kernel<1, 3>) : go(gemv_mma_kernel<1, 2>);
+    case 2: return depth == 3 ? go(gemv_mma_kernel<2, 3>) : go(gemv_mma_kernel<2, 2>);
+    case 4: return depth == 3 ? go(gemv_mma_kernel<4, 3>) : go(gemv_mma_kernel<4, 2>);
+    case 8: return go(gemv_mma_kernel<8, 2>);
+  }
+  throw std::invalid_argument("gemv: unroll must be 1, 2, 4 or 8");
+}
+
 // The one-load kernel for a row of 32·ks vectors, in blocks of WARPS warps.
 template <bool INT8, int WARPS>
 void launch_one_load(int ks, bool pdl, dim3 grid, cudaStream_t s, const KernelArgs& a) {
@@ -961,7 +1215,25 @@ Config default_config(bool int8, int64_t N, int64_t K, int n_sel) {
   //     12288 or 22016 rows, where it measured 2631-2842 against 2696-2870,
   //     nor in gather_gemv at D = 4096: 2388 against 2427 in the suite).
   if (!int8 && K == 4096 && N <= 4096 && N >= 1024 && n_sel == 1) return bulk_config(3, 8, 3);
+  // The tensor-core kernel for int8 with many short rows (H100, 2026-11-23,
+  // gemv_tune, GB/s): 4 units per batch, 4 warps per tile (12288x4096: 2333
+  // against 2208; 22016x4096: 2653 against 2583; 14336x1024: 1353 against
+  // 1290); not at 4096² (1494-1565 against 1598-1621) nor at long rows
+  // (16384²: 2780 against 2906), where x's staging per block and the
+  // 16-row tiles cost more than the instructions saved.
+  if (int8 && n_sel == 1 && N >= 8192 && K <= 4096 && K >= 1024) {
+    Config m;
+    m.mma = true;
+    m.unroll = 4;
+    m.warps_per_block = 4;
+    m.k_split = 4;
+    return m;
+  }
   return c;
+}
+
+Config general_config(bool int8, int64_t N, int64_t K, int n_sel) {
+  return register_config(int8, N, K, n_sel);
 }
 
 Config bulk_config(int stages, int warps, int blocks_per_sm, int rows, int rows_per_buffer) {
@@ -1069,6 +1341,26 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
   // What both kernels take; a.ks is the K split, set per kernel below.
   KernelArgs a{W, scale, experts, E, x, y, residual, static_cast<int>(N), static_cast<int>(K),
                cfg.k_split, tokens, eps, cfg.trace, n_sel, 0, 0, 1, nullptr};
+  a.l2_prefetch = cfg.l2_prefetch && !swiglu && device_has_pdl() ? 1 : 0;
+  if (cfg.mma) {
+    const int64_t units = (K / vec + 3) / 4;
+    const size_t smem = static_cast<size_t>(units) * 64 * 2;  // x in f16
+    if (!int8 || tokens != 1 || swiglu || smem > (96u << 10) || cfg.mma_depth < 2 ||
+        cfg.mma_depth > 3 || (cfg.mma_depth == 3 && cfg.unroll == 8))
+      throw std::invalid_argument(std::string(what) +
+                                  ": mma needs int8 weights, one token, no SwiGLU, K <= 49152 and "
+                                  "2 or 3 batches in flight (2 at unroll 8), got " +
+                                  shape_text(N, K) + (int8 ? "" : " bf16"));
+    if (device_attribute<cudaDevAttrComputeCapabilityMajor>() < 8) {  // no mma.sync: the general kernel
+      cfg.mma = false;
+      return launch_impl(int8, W, scale, experts, n_sel, E, x, y, N, K, residual, cfg, stream,
+                         tokens, swiglu, eps);
+    }
+    const int64_t tiles = (N + 15) / 16, tiles_per_block = cfg.warps_per_block / cfg.k_split;
+    const dim3 grid(static_cast<unsigned>((tiles + tiles_per_block - 1) / tiles_per_block),
+                    static_cast<unsigned>(n_sel));
+    return launch_mma(cfg.unroll, cfg.mma_depth, cfg.pdl, grid, dim3(32 * cfg.warps_per_block), smem, stream, a);
+  }
   if (cfg.one_load) {
     const int64_t vecs = K / vec;
     if (tokens != 1 || swiglu || (vecs != 32 && vecs != 64 && vecs != 128))

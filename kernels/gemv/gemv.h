@@ -94,6 +94,21 @@ struct Config {
   // token, no SwiGLU; blocks of 8 warps if warps_per_block is 8, else 4;
   // rows_per_warp, unroll and pipeline are ignored.
   bool one_load = false;
+  // int8 on compute capability 8.0+: the tensor-core kernel (gemv.cu): a
+  // warp multiplies a tile of 16 rows with mma.sync after converting its
+  // int8 to f16 (about half the general kernel's instructions per weight);
+  // unroll (1, 2, 4, 8) 64-byte units per row per batch, mma_depth
+  // batches in flight;
+  // k_split warps share a tile; x staged in shared memory as f16 (K <=
+  // 49152). One token, no SwiGLU; rows_per_warp and pipeline are ignored;
+  // older GPUs run the general kernel.
+  // General and mma kernels, compute capability 9.0+ (else ignored): each
+  // warp first requests its rows into L2 whole (cp.async.bulk.prefetch), so
+  // that a matrix that fits in L2 streams from HBM from the first
+  // microsecond. Not with SwiGLU.
+  bool l2_prefetch = false;
+  bool mma = false;
+  int mma_depth = 2;  // mma: batches in flight, 2 or 3 (3: not with unroll 8)
   // Large GEMVs on compute capability 9.0+: bulk_stages > 0 picks the
   // bulk-copy kernel (gemv.cu): bulk_blocks_per_sm blocks per SM of
   // warps_per_block warps (8 or 16), each streaming its share of the rows
@@ -120,6 +135,9 @@ struct Config {
 };
 // n_sel: the experts a gather selects (its bytes are n_sel times a GEMV's).
 Config default_config(bool int8, int64_t N, int64_t K, int n_sel = 1);
+// default_config on the general kernel (or the one-load kernel) alone:
+// what it picks where it picks neither bulk nor mma.
+Config general_config(bool int8, int64_t N, int64_t K, int n_sel = 1);
 // The bulk kernel so configured (Config::bulk_*; the other fields default).
 Config bulk_config(int stages, int warps, int blocks_per_sm, int rows = 2, int rows_per_buffer = 0);
 // The blocks the bulk kernel launches for cfg on the current device (n_sel

@@ -6,7 +6,10 @@
 // it, in blocks of 4 / 8 warps; "B4W16S1O2" = the bulk-copy kernel with a
 // ring of 4 buffers, 16 warps per block, 1 block per SM, rows taken in
 // order 2 (Config::bulk_rows; O omitted: 2), "...R1" with one row per
-// buffer (Config::bulk_rows_per_buffer; R omitted: 0). Run with
+// buffer (Config::bulk_rows_per_buffer; R omitted: 0); "M4W8K2" = the
+// int8 tensor-core kernel (Config::mma) with 4 units per batch, 8 warps per
+// block, 2 warps per tile splitting K ("...D3": 3 batches in flight); a
+// trailing "L" adds Config::l2_prefetch. Run with
 // `kbench run --filter gemv_tune`; not part of the nightly suite.
 #include <cstdio>
 
@@ -27,17 +30,26 @@ kb::gemv::Config parse(const std::string& v, const kb::Point& p) {
   if (v == "default") return kb::gemv::default_config(int8, N, K, n_sel);  // what the entries pick
   if (v == "general" || v == "one" || v == "one8") {  // without / with the one-load kernel
     c = kb::gemv::default_config(int8, N, K, n_sel);
-    if (c.bulk_stages > 0) {  // the general kernel's configuration has 4 warps per block
-      c.bulk_stages = 0;
-      c.warps_per_block = 4;
+    if (c.bulk_stages > 0 || c.mma) {  // the general kernel's configuration
+      c = kb::gemv::general_config(int8, N, K, n_sel);
     }
     c.one_load = v != "general";
     if (v != "general") c.warps_per_block = v == "one8" ? 8 : 4;
     return c;
   }
+  if (!v.empty() && v.back() == 'L') {  // "...L": the same with Config::l2_prefetch
+    c = parse(v.substr(0, v.size() - 1), p);
+    c.l2_prefetch = true;
+    return c;
+  }
   int stages = 0, warps = 0, per_sm = 0, order = 2, rs = 0;
   if (std::sscanf(v.c_str(), "B%dW%dS%dO%dR%d", &stages, &warps, &per_sm, &order, &rs) >= 3)
     return kb::gemv::bulk_config(stages, warps, per_sm, order, rs);
+  if (std::sscanf(v.c_str(), "M%dW%dK%dD%d", &c.unroll, &c.warps_per_block, &c.k_split,
+                  &c.mma_depth) >= 3) {
+    c.mma = true;
+    return c;
+  }
   if (std::sscanf(v.c_str(), "R%dU%dW%dP%dK%d", &c.rows_per_warp, &c.unroll, &c.warps_per_block,
                   &pipe, &c.k_split) != 5)
     throw std::invalid_argument("gemv_tune: bad variant '" + v + "'");
@@ -63,7 +75,13 @@ KB_EXPERIMENT(gemv_tune) {
       .point(Shape{{"N", 14336}, {"K", 16384}})  // the MLP's up projection at D=16384
       .dtypes({kb::DType::i8, kb::DType::bf16})
       .variants({"default", "general", "R1U8W4P0K1", "R1U8W8P0K1", "R1U4W4P0K2", "R1U4W8P0K2",
-                 "R1U2W8P0K4", "R2U4W4P0K2", "R2U2W4P0K4", "R1U4W4P1K2", "R2U2W4P1K2", "R2U1W8P1K2"})
+                 "R1U2W8P0K4", "R2U4W4P0K2", "R2U2W4P0K4", "R1U4W4P1K2", "R2U2W4P1K2", "R2U1W8P1K2",
+                 "M4W4K1", "M4W8K2", "M8W8K2", "M2W8K4", "M4W8K4", "M2W8K8", "M4W8K8",
+                 "M8W8K8", "M8W8K4", "M8W4K4", "M4W4K4", "M2W8K8D3", "M4W8K8D3", "M2W8K4D3",
+                 "M4W8K4D3", "M4W4K4D3", "M2W4K2D3", "M4W8K2D3", "defaultL", "R2U1W4P1K2L",
+                 "R2U1W8P1K2L", "R1U2W4P1K2L", "R2U2W4P1K2L", "R1U4W4P1K2L", "M4W8K8L",
+                 "M4W4K4L", "M2W8K4L"})
+      .applies([](const kb::Point& p) { return p.variant[0] != 'M' || p.dtype == kb::DType::i8; })
       .metrics({kb::Metric::memory_bandwidth})
       .work([](const kb::Point& p) { return kb::gemv_experiment::gemv_work(p, 1); })
       .make([](const kb::Point& p) {
@@ -88,11 +106,13 @@ KB_EXPERIMENT(gemv_tune_seed) {
       .dtypes({kb::DType::i8, kb::DType::bf16})
       .variants({"default", "general", "one", "one8", "B3W8S2O2R2", "B3W8S2O1R2", "B4W16S1O2R2",
                  "B4W16S1O2R1", "B6W16S1O2R1", "B6W16S1O2R2", "B4W8S2O2R2", "B4W8S2O2R1", "B3W16S2O2R2",
-                 "B4W16S1O1R2"})
+                 "B4W16S1O1R2", "M4W8K2", "M8W8K2", "M4W8K4", "M4W4K4", "M4W8K2D3",
+                 "M4W8K4D3", "M2W8K4D3", "defaultL", "generalL", "R2U1W4P1K2L"})
       .metrics({kb::Metric::memory_bandwidth})
       .applies([](const kb::Point& p) {  // the one-load kernel serves K = 1024 only, bulk 16384
         if (p.variant.rfind("one", 0) == 0) return p["K"] == 1024;
         if (p.variant[0] == 'B') return p["K"] == 16384;
+        if (p.variant[0] == 'M') return p.dtype == kb::DType::i8;
         return true;
       })
       .work([](const kb::Point& p) { return kb::gemv_experiment::gemv_work(p, selected(p)); })

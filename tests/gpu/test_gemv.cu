@@ -227,7 +227,8 @@ TEST(GemvTokens, MatchesReferenceAndTheSingleTokenGemv) {
         // The single-token gemv of token t, same residual: the same bits.
         const gemv::Config many = gemv::tokens_config(p.int8, p.N, p.K, T),
                            one = gemv::default_config(p.int8, p.N, p.K);
-        if (many.k_split != one.k_split || many.unroll != one.unroll) continue;
+        if (many.k_split != one.k_split || many.unroll != one.unroll || one.mma || one.bulk_stages)
+          continue;
         y1.upload(std::vector<bf16>(r16.begin() + size_t(t) * p.N, r16.begin() + size_t(t + 1) * p.N));
         if (p.int8)
           gemv::gemv_int8(reinterpret_cast<const int8_t*>(w.dev.get()), sp,
@@ -613,6 +614,99 @@ TEST(GemvBulk, PickedWhereItMeasuredFaster) {
   EXPECT_FALSE(gemv::tokens_config(false, 4096, 4096, 1, true).bulk_stages);  // SwiGLU
 }
 
+// ... and the tensor-core int8 kernel where it measured faster only: many
+// rows of at most 4096 int8, one matrix.
+TEST(GemvMma, PickedWhereItMeasuredFaster) {
+  EXPECT_TRUE(gemv::default_config(true, 12288, 4096).mma);
+  EXPECT_TRUE(gemv::default_config(true, 22016, 4096).mma);
+  EXPECT_TRUE(gemv::default_config(true, 32000, 4096).mma);
+  EXPECT_TRUE(gemv::default_config(true, 14336, 1024).mma);
+  EXPECT_FALSE(gemv::default_config(true, 4096, 4096).mma);
+  EXPECT_FALSE(gemv::default_config(true, 16384, 16384).mma);
+  EXPECT_FALSE(gemv::default_config(true, 4096, 11008).mma);
+  EXPECT_FALSE(gemv::default_config(true, 12288, 4096, 2).mma);  // gathers
+  EXPECT_FALSE(gemv::default_config(false, 12288, 4096).mma);    // bf16
+  EXPECT_FALSE(gemv::tokens_config(true, 12288, 4096, 1).mma);
+  EXPECT_FALSE(gemv::tokens_config(true, 12288, 4096, 4).mma);
+}
+
+// The tensor-core int8 kernel (Config::mma): every unroll, block size and K
+// split on shapes that are no multiple of its 16-row tile or 64-byte unit
+// (K of 1 to 687 vectors), plain, with the in-place residual, and gathered
+// over every expert; an id outside [0, E) writes NaN rows.
+TEST(GemvMma, EveryConfigMatchesReference) {
+  KB_REQUIRE_GPU();
+  const std::pair<int, int> blocks[] = {{1, 1}, {4, 1}, {4, 2}, {4, 4}, {8, 2}, {8, 8}};
+  for (const Problem& p : {Problem{1, 16, true}, Problem{3, 48, true}, Problem{33, 272, true},
+                           Problem{129, 4112, true}, Problem{67, 11008, true},
+                           Problem{1000, 1024, true}, Problem{21, 16384, true}})
+    for (int u : {1, 2, 4, 8})
+      for (const auto& [warps, ks] : blocks) {
+        SCOPED_TRACE("N=" + std::to_string(p.N) + " K=" + std::to_string(p.K) + " U=" +
+                     std::to_string(u) + " W=" + std::to_string(warps) + " KS=" + std::to_string(ks));
+        gemv::Config c{1, u, warps, true, false, ks};
+        c.mma = true;
+        run_and_check(p, &c, false);
+        run_and_check(p, &c, true);
+        if (p.N <= 129) run_and_check(p, &c, false, 8, {5, 0, 7, 3, 1, 6, 2, 4});
+      }
+  gemv::Config c{1, 2, 8, true, false, 2};
+  c.mma = true;
+  for (int64_t K : {int64_t{16}, int64_t{4096}}) {
+    const int64_t N = 40, E = 4;
+    kb::DeviceBuffer<int8_t> w(E * N * K);
+    kb::DeviceBuffer<bf16> scale(E * N), x(K), y(3 * N);
+    kb::DeviceBuffer<int32_t> ids(3);
+    kb::fill_int8(w.get(), E * N * K, 3, nullptr);
+    kb::fill_bf16(scale.get(), E * N, 4, nullptr);
+    kb::fill_bf16(x.get(), K, 5, nullptr);
+    ids.upload(std::vector<int32_t>{int32_t(E), 2, -1});
+    y.poison();
+    gemv::launch(true, w.get(), scale.get(), ids.get(), 3, E, x.get(), y.get(), N, K, nullptr, c, nullptr);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    const auto out = kb::to_float(y.download());
+    for (int64_t n = 0; n < 3 * N; ++n) EXPECT_EQ(std::isfinite(out[n]), n >= N && n < 2 * N) << K << " " << n;
+  }
+}
+
+// x enters the tensor cores as f16, scaled by a power of two chosen from its
+// largest magnitude: x·2^s gives y·2^s bit for bit, for s far outside f16's
+// range either way (values near 2^±100, where an unscaled f16 would be inf
+// or 0), and the result matches the reference there too.
+TEST(GemvMma, ScaleOfXDoesNotMatter) {
+  KB_REQUIRE_GPU();
+  const int64_t N = 77, K = 4096 + 48;
+  kb::DeviceBuffer<int8_t> w(N * K);
+  kb::DeviceBuffer<bf16> scale(N), x(K), y(N);
+  const auto w8 = kb::random_int8(N * K, 11);
+  KB_CUDA_CHECK(cudaMemcpy(w.get(), w8.data(), N * K, cudaMemcpyHostToDevice));
+  const auto sc = kb::random_bf16(N, 12, 0.001f, 0.01f);
+  scale.upload(sc);
+  const auto x16 = kb::random_bf16(K, 13);
+  gemv::Config c{1, 4, 8, true, false, 2};
+  c.mma = true;
+  auto run = [&](int s) {
+    std::vector<bf16> xs(K);
+    for (int64_t k = 0; k < K; ++k) xs[k] = kb::float_to_bf16(std::ldexp(kb::bf16_to_float(x16[k]), s));
+    x.upload(xs);
+    y.poison();
+    gemv::launch(true, w.get(), scale.get(), nullptr, 1, 0, x.get(), y.get(), N, K, nullptr, c, nullptr);
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    return kb::to_float(y.download());
+  };
+  const auto base = run(0);
+  std::vector<float> wf(w8.begin(), w8.end()), xf = kb::to_float(x16), sf = kb::to_float(sc), ref(N);
+  gemv::gemv_ref(wf.data(), sf.data(), xf.data(), ref.data(), N, K);
+  for (int64_t n = 0; n < N; ++n) ASSERT_NEAR(base[n], ref[n], std::fabs(ref[n]) / 64 + 1e-3) << n;
+  for (int s : {-100, -60, 30, 100}) {
+    const auto got = run(s);
+    for (int64_t n = 0; n < N; ++n) {
+      ASSERT_TRUE(std::isfinite(got[n])) << "s=" << s << " n=" << n;
+      ASSERT_EQ(got[n], std::ldexp(base[n], s)) << "s=" << s << " n=" << n;
+    }
+  }
+}
+
 // ---- refused before launch: no GPU needed ----
 
 const auto* kW = reinterpret_cast<const bf16*>(uintptr_t{0x10000});
@@ -717,6 +811,25 @@ TEST(GemvRefuses, BulkOutsideItsShapes) {
               gemv::launch(true, kW8, kS, kIds, 2, 8, kX, kY, 15, 4096, nullptr, bulk_config(4, 8, 1, 2, 2), nullptr);
             }).find("bulk"),
             std::string::npos);
+}
+
+TEST(GemvRefuses, MmaOutsideItsShapes) {
+  gemv::Config c{1, 2, 8, true, false, 2};
+  c.mma = true;
+  const auto refused = [&](bool int8, int64_t K, int tokens = 1) {
+    return refusal([&] {
+      gemv::launch(int8, int8 ? static_cast<const void*>(kW8) : kW, int8 ? kS : nullptr, nullptr, 1,
+                   0, kX, kY, 16, K, nullptr, c, nullptr, tokens);
+    }).find("mma") != std::string::npos;
+  };
+  EXPECT_TRUE(refused(false, 4096));      // bf16 weights
+  EXPECT_TRUE(refused(true, 4096, 2));    // two tokens
+  EXPECT_TRUE(refused(true, 49152 + 16)); // x beyond 96 KB of shared memory
+  c.unroll = 3;
+  EXPECT_FALSE(refusal([&] { gemv::launch(true, kW8, kS, nullptr, 1, 0, kX, kY, 16, 4096, nullptr, c, nullptr); }).empty());
+  c.unroll = 2;
+  c.k_split = 16;
+  EXPECT_FALSE(refusal([&] { gemv::launch(true, kW8, kS, nullptr, 1, 0, kX, kY, 16, 4096, nullptr, c, nullptr); }).empty());
 }
 
 TEST(GemvRefuses, BadTokenCounts) {
