@@ -177,16 +177,8 @@ struct KernelArgs {
   int bulk_rows;            // bulk kernel: Config::bulk_rows
   int rows_per_buffer;      // bulk kernel: rows per ring buffer, 1 or 2
   unsigned int* counter;    // bulk kernel, dynamic rows: [next row, blocks done], zero
-  int l2_prefetch;          // Config::l2_prefetch (general and mma kernels)
 };
 
-// The whole of [p, p + bytes) into L2 with one bulk prefetch (the TMA
-// engine; compute capability 9.0+, else nothing). bytes: a multiple of 16.
-__device__ __forceinline__ void prefetch_l2(const void* p, uint32_t bytes) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
-#endif
-}
 
 __device__ __forceinline__ unsigned long long global_ns() {
   unsigned long long t;
@@ -248,11 +240,6 @@ __global__ void __launch_bounds__(256) gemv_kernel(const KernelArgs a) {
   }
   const int4* x4 = reinterpret_cast<const int4*>(x);
   const int x_stride = K / 8;  // int4 per token row of x (8 bf16 each)
-  // Config::l2_prefetch: each row group's rows requested into L2 at once,
-  // one bulk prefetch per row, so that HBM streams the whole matrix from
-  // the start and the loads below find it in L2.
-  if (a.l2_prefetch && live && kpart == 0 && lane < R && row0 + lane < N)
-    prefetch_l2(W + static_cast<int64_t>(row0 + lane) * K, static_cast<uint32_t>(K * sizeof(Wt)));
 
   // The epilogue's operands, read first so that their latency hides under
   // the stream (at small shapes a scale read after the reduction was a
@@ -548,6 +535,80 @@ __device__ __forceinline__ uint32_t bf16x2_to_f16x2(uint32_t u, float f1, float 
   return *reinterpret_cast<const uint32_t*>(&h);
 }
 
+// x (K bf16) -> f16 in xs (units · 64 of them, zero past K), scaled by 2^e,
+// e chosen so that the largest magnitude lands in [2^14, 2^15); returns e.
+// The whole block calls it (two barriers); s_max: one float per warp.
+// Up to kXr vectors per thread are held in registers between the two
+// passes; a longer x is read again (from L1).
+__device__ int stage_x_f16(const bf16* x, int K, int units, int4* xs, float* s_max) {
+  constexpr int kXr = 4;
+  const int4* x4 = reinterpret_cast<const int4*>(x);
+  const int xvec = K / 8, spad = units * 8;  // int4 of x (8 bf16) / of the f16 copy
+  const int bd = blockDim.x, lane = threadIdx.x & 31, warps = bd >> 5;
+  float m = 0.f;
+  auto vmax = [&](const int4& v) {
+    const uint32_t u[4] = {uint32_t(v.x), uint32_t(v.y), uint32_t(v.z), uint32_t(v.w)};
+#pragma unroll
+    for (int j = 0; j < 4; ++j) m = fmaxf(m, fmaxf(fabsf(bf16_lo(u[j])), fabsf(bf16_hi(u[j]))));
+  };
+  int4 xr[kXr];
+#pragma unroll
+  for (int j = 0; j < kXr; ++j) {
+    const int i = threadIdx.x + j * bd;
+    xr[j] = i < xvec ? load16<kCoherent>(x4 + i) : make_int4(0, 0, 0, 0);
+  }
+  for (int i = threadIdx.x + kXr * bd; i < xvec; i += bd) vmax(load16<kCoherent>(x4 + i));
+#pragma unroll
+  for (int j = 0; j < kXr; ++j) vmax(xr[j]);
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+  if (lane == 0) s_max[threadIdx.x >> 5] = m;
+  __syncthreads();
+  m = s_max[0];
+  for (int i = 1; i < warps; ++i) m = fmaxf(m, s_max[i]);
+  int e = 0;  // 0 for x all zero, or with an infinity (which then stays one)
+  if (m > 0.f && m <= 3.4028235e38f) {
+    int p;
+    frexpf(m, &p);  // m in [2^(p-1), 2^p)
+    e = 15 - p;     // in [-113, 147] for bf16: each half within a float's exponent
+  }
+  const float up1 = pow2(e / 2), up2 = pow2(e - e / 2);
+  auto to_f16 = [&](const int4& v) {
+    return make_int4(int(bf16x2_to_f16x2(uint32_t(v.x), up1, up2)),
+                     int(bf16x2_to_f16x2(uint32_t(v.y), up1, up2)),
+                     int(bf16x2_to_f16x2(uint32_t(v.z), up1, up2)),
+                     int(bf16x2_to_f16x2(uint32_t(v.w), up1, up2)));
+  };
+#pragma unroll
+  for (int j = 0; j < kXr; ++j) {
+    const int i = threadIdx.x + j * bd;
+    if (i < spad) xs[i] = to_f16(xr[j]);  // zero past K
+  }
+  for (int i = threadIdx.x + kXr * bd; i < spad; i += bd)
+    xs[i] = i < xvec ? to_f16(load16<kCoherent>(x4 + i)) : make_int4(0, 0, 0, 0);
+  __syncthreads();
+  return e;
+}
+
+// One 64-byte unit of a 16-row tile: lane (g, t)'s 16 bytes of rows g (va)
+// and g + 8 (vb), and x at the same k (xp: lane t's two int4 of f16), into
+// the two MMA chains c0 / c1.
+__device__ __forceinline__ void mma_unit(const int4& va, const int4& vb, const int4* xp,
+                                         float (&c0)[4], float (&c1)[4]) {
+  const int4 x0 = xp[0], x1 = xp[1];
+  const uint32_t xw[8] = {uint32_t(x0.x), uint32_t(x0.y), uint32_t(x0.z), uint32_t(x0.w),
+                          uint32_t(x1.x), uint32_t(x1.y), uint32_t(x1.z), uint32_t(x1.w)};
+  const uint32_t A[4] = {uint32_t(va.x), uint32_t(va.y), uint32_t(va.z), uint32_t(va.w)};
+  const uint32_t B[4] = {uint32_t(vb.x), uint32_t(vb.y), uint32_t(vb.z), uint32_t(vb.w)};
+#pragma unroll
+  for (int q = 0; q < 4; ++q) {
+    uint32_t alo, ahi, blo, bhi;
+    int8x4_to_f16x2(A[q], alo, ahi);
+    int8x4_to_f16x2(B[q], blo, bhi);
+    mma_16816(q & 1 ? c1 : c0, alo, blo, ahi, bhi, xw[2 * q], xw[2 * q + 1]);
+  }
+}
+
 template <int U, int DEPTH>
 __global__ void __launch_bounds__(256) gemv_mma_kernel(const KernelArgs a) {
   extern __shared__ __align__(16) unsigned char mma_smem[];
@@ -583,8 +644,6 @@ __global__ void __launch_bounds__(256) gemv_mma_kernel(const KernelArgs a) {
   const int batches = live ? (units + U - 1) / U : 0;
   const int4* pA = reinterpret_cast<const int4*>(W + static_cast<int64_t>(min(rA, N - 1)) * K) + t;
   const int4* pB = reinterpret_cast<const int4*>(W + static_cast<int64_t>(min(rB, N - 1)) * K) + t;
-  if (a.l2_prefetch && live && kpart == 0 && lane < 16 && row0 + lane < N)  // as the general kernel
-    prefetch_l2(W + static_cast<int64_t>(row0 + lane) * K, static_cast<uint32_t>(K));
   auto load_batch = [&](int b, int4(&wa)[U], int4(&wb)[U]) {
 #pragma unroll
     for (int u = 0; u < U; ++u) {
@@ -608,55 +667,7 @@ __global__ void __launch_bounds__(256) gemv_mma_kernel(const KernelArgs a) {
     if (rB < N) resB = __bfloat162float(a.residual[rB]);
   }
 
-  // x -> f16 in shared memory, scaled by 2^e (the whole block: every warp
-  // reaches both barriers). Up to kXr vectors per thread are held in
-  // registers between the two passes; longer x is read again (from L1).
-  constexpr int kXr = 4;
-  const int4* x4 = reinterpret_cast<const int4*>(a.x);
-  const int xvec = K / 8, spad = units * 8;  // int4 of x (8 bf16) / of the f16 copy
-  const int bd = blockDim.x;
-  float m = 0.f;
-  auto vmax = [&](const int4& v) {
-    const uint32_t u[4] = {uint32_t(v.x), uint32_t(v.y), uint32_t(v.z), uint32_t(v.w)};
-#pragma unroll
-    for (int j = 0; j < 4; ++j) m = fmaxf(m, fmaxf(fabsf(bf16_lo(u[j])), fabsf(bf16_hi(u[j]))));
-  };
-  int4 xr[kXr];
-#pragma unroll
-  for (int j = 0; j < kXr; ++j) {
-    const int i = threadIdx.x + j * bd;
-    xr[j] = i < xvec ? load16<kCoherent>(x4 + i) : make_int4(0, 0, 0, 0);
-  }
-  for (int i = threadIdx.x + kXr * bd; i < xvec; i += bd) vmax(load16<kCoherent>(x4 + i));
-#pragma unroll
-  for (int j = 0; j < kXr; ++j) vmax(xr[j]);
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
-  if (lane == 0) s_max[warp] = m;
-  __syncthreads();
-  m = s_max[0];
-  for (int i = 1; i < warps; ++i) m = fmaxf(m, s_max[i]);
-  int e = 0;  // 0 for x all zero, or with an infinity (which then stays one)
-  if (m > 0.f && m <= 3.4028235e38f) {
-    int p;
-    frexpf(m, &p);  // m in [2^(p-1), 2^p)
-    e = 15 - p;     // in [-113, 147] for bf16: each half within a float's exponent
-  }
-  const float up1 = pow2(e / 2), up2 = pow2(e - e / 2);
-  auto to_f16 = [&](const int4& v) {
-    return make_int4(int(bf16x2_to_f16x2(uint32_t(v.x), up1, up2)),
-                     int(bf16x2_to_f16x2(uint32_t(v.y), up1, up2)),
-                     int(bf16x2_to_f16x2(uint32_t(v.z), up1, up2)),
-                     int(bf16x2_to_f16x2(uint32_t(v.w), up1, up2)));
-  };
-#pragma unroll
-  for (int j = 0; j < kXr; ++j) {
-    const int i = threadIdx.x + j * bd;
-    if (i < spad) xs[i] = to_f16(xr[j]);  // zero past K
-  }
-  for (int i = threadIdx.x + kXr * bd; i < spad; i += bd)
-    xs[i] = i < xvec ? to_f16(load16<kCoherent>(x4 + i)) : make_int4(0, 0, 0, 0);
-  __syncthreads();
+  const int e = stage_x_f16(a.x, K, units, xs, s_max);  // every warp: two barriers
 
   float c0[4] = {0.f, 0.f, 0.f, 0.f}, c1[4] = {0.f, 0.f, 0.f, 0.f};  // two MMA chains
   for (int b = kpart; b < batches; b += ks) {
@@ -665,19 +676,7 @@ __global__ void __launch_bounds__(256) gemv_mma_kernel(const KernelArgs a) {
     for (int u = 0; u < U; ++u) {
       const int un = b * U + u;
       if (un >= units) break;  // warp-uniform
-      const int4 x0 = xs[un * 8 + t * 2], x1 = xs[un * 8 + t * 2 + 1];
-      const uint32_t xw[8] = {uint32_t(x0.x), uint32_t(x0.y), uint32_t(x0.z), uint32_t(x0.w),
-                              uint32_t(x1.x), uint32_t(x1.y), uint32_t(x1.z), uint32_t(x1.w)};
-      const int4 &va = w[0][0][u], &vb = w[0][1][u];
-      const uint32_t A[4] = {uint32_t(va.x), uint32_t(va.y), uint32_t(va.z), uint32_t(va.w)};
-      const uint32_t B[4] = {uint32_t(vb.x), uint32_t(vb.y), uint32_t(vb.z), uint32_t(vb.w)};
-#pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        uint32_t alo, ahi, blo, bhi;
-        int8x4_to_f16x2(A[q], alo, ahi);
-        int8x4_to_f16x2(B[q], blo, bhi);
-        mma_16816(q & 1 ? c1 : c0, alo, blo, ahi, bhi, xw[2 * q], xw[2 * q + 1]);
-      }
+      mma_unit(w[0][0][u], w[0][1][u], xs + un * 8 + t * 2, c0, c1);
     }
 #pragma unroll
     for (int d = 0; d + 1 < DEPTH; ++d)
@@ -998,6 +997,100 @@ __global__ void __launch_bounds__(32 * (WARPS + 1)) gemv_bulk_kernel(const Kerne
 #endif
 }
 
+// The whole-tile int8 GEMV (Config::tile, compute capability 9.0+): a block
+// per tile of 16 rows. Lanes 0-15 of warp 0 copy the tile's rows into
+// shared memory with one cp.async.bulk each (the TMA engine; rows 64 bytes
+// apart beyond their length so that the MMA's loads meet no bank conflict),
+// all on one mbarrier, first thing; meanwhile the block stages x as f16
+// (stage_x_f16) and reads the scales and residuals. Then warp w multiplies
+// units w, w + WARPS, ... of the tile (mma_unit, from shared memory), the
+// warps' sums meet in shared memory, and threads 0-15 write the 16 rows.
+// Nothing is pipelined within a block: a GPU holds 2-3 tiles of rows up to
+// 4 KB per SM, so at a 4096-row GEMV every byte of the matrix is requested
+// within the first microsecond, and the blocks co-resident on an SM overlap
+// each other's copies and arithmetic at larger N. For int8 rows of at most
+// 8192 bytes (Config::tile); a gather's blocks read their expert id first.
+template <int WARPS>
+__global__ void __launch_bounds__(WARPS * 32) gemv_tile_kernel(const KernelArgs a) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  extern __shared__ __align__(128) unsigned char tile_smem[];
+  __shared__ __align__(8) uint64_t full;
+  __shared__ float s_max[WARPS];
+  __shared__ float s_red[WARPS][16];
+  const int N = a.N, K = a.K;
+  const int units = (K / 16 + 3) / 4, stride = units * 64 + 64;  // bytes per row in shared memory
+  unsigned char* wt = tile_smem;                              // 16 rows
+  int4* xs = reinterpret_cast<int4*>(tile_smem + 16 * stride);  // x in f16
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, t = lane & 3;
+  const int row0 = blockIdx.x * 16;
+  const int64_t block_id = int64_t(blockIdx.y) * gridDim.x + blockIdx.x;
+  if (a.trace && tid == 0) a.trace[2 * block_id] = global_ns();
+  const int8_t* W = static_cast<const int8_t*>(a.W);
+  const bf16* scale = a.scale;
+  bf16* y = a.y + static_cast<int64_t>(blockIdx.y) * N;
+  const bool writer = tid < 16 && row0 + tid < N;
+  if (a.experts) {
+    // The ids may be written by the previous grid (a router): no prefetch.
+    wait_for_previous_grid();
+    const int e = a.experts[blockIdx.y];
+    if (e < 0 || e >= a.E) {  // the whole block: blockIdx.y is the slot
+      if (writer) y[row0 + tid] = __float2bfloat16(NAN);
+      return;
+    }
+    W += static_cast<int64_t>(e) * N * K;
+    scale += static_cast<int64_t>(e) * N;
+  }
+  const uint32_t bar = smem_u32(&full);
+  if (tid == 0) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar) : "memory");
+    asm volatile("fence.mbarrier_init.release.cluster;\n\tfence.proxy.async.shared::cta;" ::: "memory");
+  }
+  __syncthreads();
+  if (warp == 0) {  // rows past N: the last row again (its sums are never written)
+    if (lane == 0)
+      asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(16 * K)
+                   : "memory");
+    __syncwarp();
+    if (lane < 16)
+      asm volatile(
+          "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+              smem_u32(wt + lane * stride)),
+          "l"(W + static_cast<int64_t>(min(row0 + lane, N - 1)) * K), "r"(K), "r"(bar)
+          : "memory");
+  }
+  float sc = 1.f, res = 0.f;
+  if (writer) sc = __bfloat162float(scale[row0 + tid]);
+  if (!a.experts) wait_for_previous_grid();
+  if (writer && a.residual) res = __bfloat162float(a.residual[row0 + tid]);
+  const int e = stage_x_f16(a.x, K, units, xs, s_max);  // every warp: two barriers
+  mbar_wait(bar, 0);
+  let_next_grid_launch();
+  if (a.trace && tid == 0) a.trace[2 * block_id + 1] = global_ns();
+  // Bytes of a row past K (to the unit's end) were never copied: whatever
+  // they hold converts to a finite value, and x is zero there.
+  float c0[4] = {0.f, 0.f, 0.f, 0.f}, c1[4] = {0.f, 0.f, 0.f, 0.f};
+  const unsigned char* ra = wt + g * stride + 16 * t;
+  const unsigned char* rb = ra + 8 * stride;
+#pragma unroll 2
+  for (int un = warp; un < units; un += WARPS)
+    mma_unit(*reinterpret_cast<const int4*>(ra + un * 64), *reinterpret_cast<const int4*>(rb + un * 64),
+             xs + un * 8 + t * 2, c0, c1);
+  if (t == 0) {
+    s_red[warp][g] = c0[0] + c1[0];
+    s_red[warp][g + 8] = c0[2] + c1[2];
+  }
+  __syncthreads();
+  if (writer) {
+    float sum = 0.f;
+#pragma unroll
+    for (int w = 0; w < WARPS; ++w) sum += s_red[w][tid];
+    y[row0 + tid] = __float2bfloat16_rn(sum * pow2(-(e / 2)) * pow2(-(e - e / 2)) * sc + res);
+  }
+#else
+  __trap();  // launched only on compute capability 9.0+ (launch_impl)
+#endif
+}
+
 template <bool INT8, int WARPS, int J>
 void launch_bulk_stages(int stages, bool pdl, dim3 grid, size_t smem, cudaStream_t s,
                         const KernelArgs& a) {
@@ -1022,6 +1115,19 @@ void launch_bulk_j(int J, bool pdl, dim3 grid, size_t smem, cudaStream_t s, cons
     case 4: return launch_bulk_stages<INT8, WARPS, 4>(a.stages, pdl, grid, smem, s, a);
   }
   throw std::invalid_argument("gemv: the bulk kernel needs K of 1, 2 or 4 vectors per thread");
+}
+
+// The whole-tile kernel in blocks of 4 or 8 warps.
+void launch_tile(int warps, bool pdl, dim3 grid, size_t smem, cudaStream_t s, const KernelArgs& a) {
+  auto go = [&](auto kernel, int threads) {
+    if (smem > (48u << 10))
+      KB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         static_cast<int>(smem)));
+    launch_maybe_pdl_smem(pdl, kernel, grid, dim3(threads), smem, s, a);
+  };
+  if (warps == 8) return go(gemv_tile_kernel<8>, 256);
+  if (warps == 4) return go(gemv_tile_kernel<4>, 128);
+  throw std::invalid_argument("gemv: the tile kernel has blocks of 4 or 8 warps");
 }
 
 // The tensor-core int8 kernel, U units per batch; shared memory over the
@@ -1341,7 +1447,24 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
   // What both kernels take; a.ks is the K split, set per kernel below.
   KernelArgs a{W, scale, experts, E, x, y, residual, static_cast<int>(N), static_cast<int>(K),
                cfg.k_split, tokens, eps, cfg.trace, n_sel, 0, 0, 1, nullptr};
-  a.l2_prefetch = cfg.l2_prefetch && !swiglu && device_has_pdl() ? 1 : 0;
+  if (cfg.tile) {
+    const int64_t units = (K / vec + 3) / 4;
+    const size_t smem = static_cast<size_t>(16 * (units * 64 + 64) + units * 128);
+    if (!int8 || tokens != 1 || swiglu || K > 8192 ||
+        (cfg.warps_per_block != 4 && cfg.warps_per_block != 8))
+      throw std::invalid_argument(std::string(what) +
+                                  ": tile needs int8 weights, one token, no SwiGLU, K <= 8192 and "
+                                  "blocks of 4 or 8 warps, got " + shape_text(N, K) +
+                                  (int8 ? "" : " bf16") + ", " +
+                                  std::to_string(cfg.warps_per_block) + " warps");
+    if (!device_has_pdl()) {  // compute capability < 9.0: the general kernel
+      cfg = general_config(int8, N, K, n_sel);
+      return launch_impl(int8, W, scale, experts, n_sel, E, x, y, N, K, residual, cfg, stream,
+                         tokens, swiglu, eps);
+    }
+    const dim3 grid(static_cast<unsigned>((N + 15) / 16), static_cast<unsigned>(n_sel));
+    return launch_tile(cfg.warps_per_block, cfg.pdl, grid, smem, stream, a);
+  }
   if (cfg.mma) {
     const int64_t units = (K / vec + 3) / 4;
     const size_t smem = static_cast<size_t>(units) * 64 * 2;  // x in f16

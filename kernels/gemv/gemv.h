@@ -102,11 +102,12 @@ struct Config {
   // k_split warps share a tile; x staged in shared memory as f16 (K <=
   // 49152). One token, no SwiGLU; rows_per_warp and pipeline are ignored;
   // older GPUs run the general kernel.
-  // General and mma kernels, compute capability 9.0+ (else ignored): each
-  // warp first requests its rows into L2 whole (cp.async.bulk.prefetch), so
-  // that a matrix that fits in L2 streams from HBM from the first
-  // microsecond. Not with SwiGLU.
-  bool l2_prefetch = false;
+  // int8 rows of at most 8192 bytes on compute capability 9.0+: the
+  // whole-tile kernel (gemv.cu): a block of warps_per_block (4 or 8) warps
+  // per 16 rows, copied into shared memory at once (cp.async.bulk) and
+  // multiplied as the mma kernel does. One token, no SwiGLU; the other
+  // fields are ignored; older GPUs run the general kernel.
+  bool tile = false;
   bool mma = false;
   int mma_depth = 2;  // mma: batches in flight, 2 or 3 (3: not with unroll 8)
   // Large GEMVs on compute capability 9.0+: bulk_stages > 0 picks the

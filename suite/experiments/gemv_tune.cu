@@ -8,8 +8,8 @@
 // order 2 (Config::bulk_rows; O omitted: 2), "...R1" with one row per
 // buffer (Config::bulk_rows_per_buffer; R omitted: 0); "M4W8K2" = the
 // int8 tensor-core kernel (Config::mma) with 4 units per batch, 8 warps per
-// block, 2 warps per tile splitting K ("...D3": 3 batches in flight); a
-// trailing "L" adds Config::l2_prefetch. Run with
+// block, 2 warps per tile splitting K ("...D3": 3 batches in flight);
+// "T8" = the whole-tile int8 kernel (Config::tile) in blocks of 8 warps. Run with
 // `kbench run --filter gemv_tune`; not part of the nightly suite.
 #include <cstdio>
 
@@ -37,9 +37,8 @@ kb::gemv::Config parse(const std::string& v, const kb::Point& p) {
     if (v != "general") c.warps_per_block = v == "one8" ? 8 : 4;
     return c;
   }
-  if (!v.empty() && v.back() == 'L') {  // "...L": the same with Config::l2_prefetch
-    c = parse(v.substr(0, v.size() - 1), p);
-    c.l2_prefetch = true;
+  if (std::sscanf(v.c_str(), "T%d", &c.warps_per_block) == 1) {
+    c.tile = true;
     return c;
   }
   int stages = 0, warps = 0, per_sm = 0, order = 2, rs = 0;
@@ -78,10 +77,11 @@ KB_EXPERIMENT(gemv_tune) {
                  "R1U2W8P0K4", "R2U4W4P0K2", "R2U2W4P0K4", "R1U4W4P1K2", "R2U2W4P1K2", "R2U1W8P1K2",
                  "M4W4K1", "M4W8K2", "M8W8K2", "M2W8K4", "M4W8K4", "M2W8K8", "M4W8K8",
                  "M8W8K8", "M8W8K4", "M8W4K4", "M4W4K4", "M2W8K8D3", "M4W8K8D3", "M2W8K4D3",
-                 "M4W8K4D3", "M4W4K4D3", "M2W4K2D3", "M4W8K2D3", "defaultL", "R2U1W4P1K2L",
-                 "R2U1W8P1K2L", "R1U2W4P1K2L", "R2U2W4P1K2L", "R1U4W4P1K2L", "M4W8K8L",
-                 "M4W4K4L", "M2W8K4L"})
-      .applies([](const kb::Point& p) { return p.variant[0] != 'M' || p.dtype == kb::DType::i8; })
+                 "M4W8K4D3", "M4W4K4D3", "M2W4K2D3", "M4W8K2D3", "T4", "T8"})
+      .applies([](const kb::Point& p) {  // the mma and tile kernels: int8 (tile: K <= 8192)
+        if (p.variant[0] == 'T') return p.dtype == kb::DType::i8 && p["K"] <= 8192;
+        return p.variant[0] != 'M' || p.dtype == kb::DType::i8;
+      })
       .metrics({kb::Metric::memory_bandwidth})
       .work([](const kb::Point& p) { return kb::gemv_experiment::gemv_work(p, 1); })
       .make([](const kb::Point& p) {
@@ -101,18 +101,22 @@ KB_EXPERIMENT(gemv_tune_seed) {
       .hidden()
       .point(Shape{{"N", 1024}, {"K", 1024}, {"E", 1}})
       .point(Shape{{"N", 1024}, {"K", 1024}, {"E", 8}})
+      .point(Shape{{"N", 4096}, {"K", 4096}, {"E", 1}})
+      .point(Shape{{"N", 4096}, {"K", 4096}, {"E", 8}})
       .point(Shape{{"N", 16384}, {"K", 16384}, {"E", 1}})
       .point(Shape{{"N", 16384}, {"K", 16384}, {"E", 8}})
       .dtypes({kb::DType::i8, kb::DType::bf16})
       .variants({"default", "general", "one", "one8", "B3W8S2O2R2", "B3W8S2O1R2", "B4W16S1O2R2",
                  "B4W16S1O2R1", "B6W16S1O2R1", "B6W16S1O2R2", "B4W8S2O2R2", "B4W8S2O2R1", "B3W16S2O2R2",
                  "B4W16S1O1R2", "M4W8K2", "M8W8K2", "M4W8K4", "M4W4K4", "M4W8K2D3",
-                 "M4W8K4D3", "M2W8K4D3", "defaultL", "generalL", "R2U1W4P1K2L"})
+                 "M4W8K4D3", "M2W8K4D3", "T4", "T8"})
       .metrics({kb::Metric::memory_bandwidth})
       .applies([](const kb::Point& p) {  // the one-load kernel serves K = 1024 only, bulk 16384
         if (p.variant.rfind("one", 0) == 0) return p["K"] == 1024;
         if (p.variant[0] == 'B') return p["K"] == 16384;
+        if (p.variant[0] == 'M') return p.dtype == kb::DType::i8 && p["K"] > 1024;
         if (p.variant[0] == 'M') return p.dtype == kb::DType::i8;
+        if (p.variant[0] == 'T') return p.dtype == kb::DType::i8 && p["K"] <= 8192;
         return true;
       })
       .work([](const kb::Point& p) { return kb::gemv_experiment::gemv_work(p, selected(p)); })

@@ -669,8 +669,44 @@ TEST(GemvMma, EveryConfigMatchesReference) {
   }
 }
 
-// x enters the tensor cores as f16, scaled by a power of two chosen from its
-// largest magnitude: x·2^s gives y·2^s bit for bit, for s far outside f16's
+// The whole-tile int8 kernel (Config::tile): blocks of 4 and 8 warps, rows
+// no multiple of its 16-row tile, K of 1 to 512 vectors (to its 8192-byte
+// limit, units not whole), plain, in place, gathered over every expert; an
+// id outside [0, E) writes NaN rows.
+TEST(GemvTile, EveryShapeMatchesReference) {
+  KB_REQUIRE_GPU();
+  for (const Problem& p : {Problem{1, 16, true}, Problem{3, 48, true}, Problem{33, 272, true},
+                           Problem{129, 4112, true}, Problem{1000, 1024, true},
+                           Problem{4099, 4096, true}, Problem{21, 8192, true}})
+    for (int warps : {4, 8}) {
+      SCOPED_TRACE("N=" + std::to_string(p.N) + " K=" + std::to_string(p.K) + " W=" + std::to_string(warps));
+      gemv::Config c;
+      c.tile = true;
+      c.warps_per_block = warps;
+      run_and_check(p, &c, false);
+      run_and_check(p, &c, true);
+      if (p.N <= 129) run_and_check(p, &c, false, 8, {5, 0, 7, 3, 1, 6, 2, 4});
+    }
+  gemv::Config c;
+  c.tile = true;
+  c.warps_per_block = 8;
+  const int64_t N = 40, K = 4096, E = 4;
+  kb::DeviceBuffer<int8_t> w(E * N * K);
+  kb::DeviceBuffer<bf16> scale(E * N), x(K), y(3 * N);
+  kb::DeviceBuffer<int32_t> ids(3);
+  kb::fill_int8(w.get(), E * N * K, 3, nullptr);
+  kb::fill_bf16(scale.get(), E * N, 4, nullptr);
+  kb::fill_bf16(x.get(), K, 5, nullptr);
+  ids.upload(std::vector<int32_t>{int32_t(E), 2, -1});
+  y.poison();
+  gemv::launch(true, w.get(), scale.get(), ids.get(), 3, E, x.get(), y.get(), N, K, nullptr, c, nullptr);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  const auto out = kb::to_float(y.download());
+  for (int64_t n = 0; n < 3 * N; ++n) EXPECT_EQ(std::isfinite(out[n]), n >= N && n < 2 * N) << n;
+}
+
+// x enters the tensor cores as f16 (mma and tile kernels), scaled by a power
+// of two chosen from its largest magnitude: x·2^s gives y·2^s bit for bit, for s far outside f16's
 // range either way (values near 2^±100, where an unscaled f16 would be inf
 // or 0), and the result matches the reference there too.
 TEST(GemvMma, ScaleOfXDoesNotMatter) {
@@ -683,8 +719,11 @@ TEST(GemvMma, ScaleOfXDoesNotMatter) {
   const auto sc = kb::random_bf16(N, 12, 0.001f, 0.01f);
   scale.upload(sc);
   const auto x16 = kb::random_bf16(K, 13);
+  for (bool tile : {false, true}) {
+  SCOPED_TRACE(tile ? "tile kernel" : "mma kernel");
   gemv::Config c{1, 4, 8, true, false, 2};
-  c.mma = true;
+  c.mma = !tile;
+  c.tile = tile;
   auto run = [&](int s) {
     std::vector<bf16> xs(K);
     for (int64_t k = 0; k < K; ++k) xs[k] = kb::float_to_bf16(std::ldexp(kb::bf16_to_float(x16[k]), s));
@@ -704,6 +743,7 @@ TEST(GemvMma, ScaleOfXDoesNotMatter) {
       ASSERT_TRUE(std::isfinite(got[n])) << "s=" << s << " n=" << n;
       ASSERT_EQ(got[n], std::ldexp(base[n], s)) << "s=" << s << " n=" << n;
     }
+  }
   }
 }
 
@@ -830,6 +870,23 @@ TEST(GemvRefuses, MmaOutsideItsShapes) {
   c.unroll = 2;
   c.k_split = 16;
   EXPECT_FALSE(refusal([&] { gemv::launch(true, kW8, kS, nullptr, 1, 0, kX, kY, 16, 4096, nullptr, c, nullptr); }).empty());
+}
+
+TEST(GemvRefuses, TileOutsideItsShapes) {
+  gemv::Config c;
+  c.tile = true;
+  c.warps_per_block = 8;
+  const auto refused = [&](bool int8, int64_t K, int tokens = 1) {
+    return refusal([&] {
+      gemv::launch(int8, int8 ? static_cast<const void*>(kW8) : kW, int8 ? kS : nullptr, nullptr, 1,
+                   0, kX, kY, 16, K, nullptr, c, nullptr, tokens);
+    }).find("tile") != std::string::npos;
+  };
+  EXPECT_TRUE(refused(false, 4096));     // bf16 weights
+  EXPECT_TRUE(refused(true, 4096, 2));   // two tokens
+  EXPECT_TRUE(refused(true, 8192 + 16)); // rows over 8 KB
+  c.warps_per_block = 2;
+  EXPECT_TRUE(refused(true, 4096));
 }
 
 TEST(GemvRefuses, BadTokenCounts) {
