@@ -1321,12 +1321,24 @@ Config default_config(bool int8, int64_t N, int64_t K, int n_sel) {
   //     12288 or 22016 rows, where it measured 2631-2842 against 2696-2870,
   //     nor in gather_gemv at D = 4096: 2388 against 2427 in the suite).
   if (!int8 && K == 4096 && N <= 4096 && N >= 1024 && n_sel == 1) return bulk_config(3, 8, 3);
-  // The tensor-core kernel for int8 with many short rows (H100, 2026-11-23,
-  // gemv_tune, GB/s): 4 units per batch, 4 warps per tile (12288x4096: 2333
-  // against 2208; 22016x4096: 2653 against 2583; 14336x1024: 1353 against
-  // 1290); not at 4096² (1494-1565 against 1598-1621) nor at long rows
-  // (16384²: 2780 against 2906), where x's staging per block and the
-  // 16-row tiles cost more than the instructions saved.
+  // int8 with rows of at most 4 KB (H100, 2026-11-23, gemv_tune and
+  // gemv_tune_seed, GB/s; docs/notes/gemv.md):
+  //   - up to 32 MB, beyond the one-load kernel's 4 MB: the whole-tile
+  //     kernel in blocks of 4 warps (4096²: 1923-1927 against 1601-1611;
+  //     14336x1024: 1751 against 1292); not gathers (D = 4096, 2 experts:
+  //     1986-2011 against 2002-2013);
+  //   - larger: the tensor-core kernel, 4 units per batch, 4 warps per tile
+  //     (12288x4096: 2297-2333 against 2204-2208, the tile kernel 1997;
+  //     22016x4096: 2629-2653 against 2563-2583, the tile kernel 2391); not
+  //     at long rows (16384²: 2780 against 2906), where x's staging per
+  //     block and the 16-row tiles cost more than the instructions saved.
+  const int64_t bytes = N * K;
+  if (int8 && n_sel == 1 && K <= 4096 && K >= 1024 && !c.one_load && bytes <= (int64_t(32) << 20)) {
+    Config t;
+    t.tile = true;
+    t.warps_per_block = 4;
+    return t;
+  }
   if (int8 && n_sel == 1 && N >= 8192 && K <= 4096 && K >= 1024) {
     Config m;
     m.mma = true;

@@ -227,7 +227,8 @@ TEST(GemvTokens, MatchesReferenceAndTheSingleTokenGemv) {
         // The single-token gemv of token t, same residual: the same bits.
         const gemv::Config many = gemv::tokens_config(p.int8, p.N, p.K, T),
                            one = gemv::default_config(p.int8, p.N, p.K);
-        if (many.k_split != one.k_split || many.unroll != one.unroll || one.mma || one.bulk_stages)
+        if (many.k_split != one.k_split || many.unroll != one.unroll || one.mma || one.tile ||
+            one.bulk_stages)
           continue;
         y1.upload(std::vector<bf16>(r16.begin() + size_t(t) * p.N, r16.begin() + size_t(t + 1) * p.N));
         if (p.int8)
@@ -458,7 +459,8 @@ TEST(GatherGemv, IdOutsideRangeWritesNanAndReadsNothingElse) {
 // chain's start), with x rewritten by a kernel just before the chain:
 // launched as programmatic dependents and captured into a graph, the result
 // must equal the plain stream-ordered chain bit for bit.
-// D = 4096: the general kernel; D = 1024: the one-load kernel.
+// D = 4096: the bulk kernel (bf16) and the whole-tile kernel (int8); D =
+// 1024: the one-load kernel.
 TEST(GemvPdl, DependentChainInAGraphEqualsStreamOrder) {
   KB_REQUIRE_GPU();
   const int kLinks = 6;
@@ -614,14 +616,22 @@ TEST(GemvBulk, PickedWhereItMeasuredFaster) {
   EXPECT_FALSE(gemv::tokens_config(false, 4096, 4096, 1, true).bulk_stages);  // SwiGLU
 }
 
-// ... and the tensor-core int8 kernel where it measured faster only: many
-// rows of at most 4096 int8, one matrix.
+// ... and the int8 tensor-core kernels where they measured faster only:
+// rows of 1024-4096 int8, one matrix; the whole-tile kernel up to 32 MB,
+// the mma kernel beyond.
 TEST(GemvMma, PickedWhereItMeasuredFaster) {
   EXPECT_TRUE(gemv::default_config(true, 12288, 4096).mma);
   EXPECT_TRUE(gemv::default_config(true, 22016, 4096).mma);
   EXPECT_TRUE(gemv::default_config(true, 32000, 4096).mma);
-  EXPECT_TRUE(gemv::default_config(true, 14336, 1024).mma);
+  EXPECT_TRUE(gemv::default_config(true, 14336, 1024).tile);  // 14 MB: the tile kernel
+  EXPECT_TRUE(gemv::default_config(true, 4096, 4096).tile);
   EXPECT_FALSE(gemv::default_config(true, 4096, 4096).mma);
+  EXPECT_FALSE(gemv::default_config(true, 4096, 4096, 2).tile);  // gathers
+  EXPECT_FALSE(gemv::default_config(true, 12288, 4096).tile);    // 48 MB
+  EXPECT_FALSE(gemv::default_config(true, 1024, 1024).tile);     // the one-load kernel
+  EXPECT_TRUE(gemv::default_config(true, 1024, 1024).one_load);
+  EXPECT_FALSE(gemv::default_config(false, 4096, 4096).tile);    // bf16
+  EXPECT_FALSE(gemv::tokens_config(true, 4096, 4096, 1).tile);
   EXPECT_FALSE(gemv::default_config(true, 16384, 16384).mma);
   EXPECT_FALSE(gemv::default_config(true, 4096, 11008).mma);
   EXPECT_FALSE(gemv::default_config(true, 12288, 4096, 2).mma);  // gathers
