@@ -205,7 +205,8 @@ void Decoder::fill_weights(cudaStream_t s) {
 void Decoder::gemv(const LinearW& w, const bf16* x, bf16* y, const bf16* residual,
                    cudaStream_t s) const {
   const bool int8 = wt_ == WeightType::int8;
-  gemv::Config c = gemv::default_config(int8, w.rows, w.cols);
+  gemv::Config c = opt_.tensor_core_gemv ? gemv::default_config(int8, w.rows, w.cols)
+                                         : gemv::general_config(int8, w.rows, w.cols);
   c.pdl = opt_.pdl;
   gemv::launch(int8, w.w, w.scale, nullptr, 1, 0, x, y, w.rows, w.cols, residual, c, s);
 }

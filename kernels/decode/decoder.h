@@ -42,6 +42,12 @@ struct DecoderOptions {
                                    // start at once
   bool fuse_swiglu = true;         // gate/up gemv writes h = silu(r·gate)·(r·up) itself
                                    // (gemv::gemv_swiglu): no silu_mul kernel
+  bool tensor_core_gemv = false;   // int8 gemvs on the tensor-core kernels where
+                                   // gemv::default_config picks them (true), or on the
+                                   // general kernel (gemv::general_config). Off: in the
+                                   // graph of programmatic dependents the general kernel's
+                                   // step measured 2742 us against 2846 (H100, Llama-2-7B
+                                   // int8, docs/notes/gemv.md), though alone they are faster
 };
 
 // The kernels of one step in launch order, for the time breakdown.

@@ -1,6 +1,6 @@
 // kbench_decode_profile: where the time of one decode step goes.
 //
-//   kbench_decode_profile [--model NAME] [--dtype bfloat16|int8] [--pos N] [--reps R] [--pdl 0|1] [--swiglu 0|1] [--splits N] [--min-chunk N]
+//   kbench_decode_profile [--model NAME] [--dtype bfloat16|int8] [--pos N] [--reps R] [--pdl 0|1] [--swiglu 0|1] [--tc 0|1] [--splits N] [--min-chunk N]
 //
 // Builds the model as the experiment does, advances the cache to position
 // N (default 105, the middle of the seed's generation), then prints
@@ -40,6 +40,7 @@ struct Args {
   int reps = 20;
   bool pdl = true;       // programmatic dependent launches (the decoder's default)
   bool swiglu = true;    // the fused gate/up SwiGLU gemv (the decoder's default)
+  bool tc = false;       // DecoderOptions::tensor_core_gemv (its default)
   int splits = 0;     // attention splits (0: the decoder's default)
   int min_chunk = 0;  // attention positions per split at the least (0: default)
 };
@@ -48,7 +49,7 @@ struct Args {
   kb::tools::exit_with_usage(
       why,
       "kbench_decode_profile [--model NAME] [--dtype bfloat16|int8] [--pos N] [--reps R] "
-      "[--pdl 0|1] [--swiglu 0|1] [--splits N] [--min-chunk N]");
+      "[--pdl 0|1] [--swiglu 0|1] [--tc 0|1] [--splits N] [--min-chunk N]");
 }
 
 Args parse(int argc, char** argv) {
@@ -68,6 +69,8 @@ Args parse(int argc, char** argv) {
       a.pdl = v != "0";
     else if (k == "--swiglu")
       a.swiglu = v != "0";
+    else if (k == "--tc")
+      a.tc = v != "0";
     else if (k == "--splits")
       a.splits = std::atoi(v.c_str());
     else if (k == "--min-chunk")
@@ -113,6 +116,7 @@ int main(int argc, char** argv) {
     o.seed = 1;
     o.pdl = a.pdl;
     o.fuse_swiglu = a.swiglu;
+    o.tensor_core_gemv = a.tc;
     if (a.splits > 0) o.attn_splits = a.splits;
     if (a.min_chunk > 0) o.attn_min_chunk = a.min_chunk;
     o.prompt.clear();
