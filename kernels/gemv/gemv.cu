@@ -1275,7 +1275,15 @@ static Config register_config(bool int8, int64_t N, int64_t K, int n_sel) {
   c.unroll = 2;
   c.pipeline = true;
   c.rows_per_warp = 1;
-  if (int8 && K >= 4096 && N <= 16384) {
+  if (int8 && K >= 12288 && n_sel == 1) {
+    // Long int8 rows (2026-11-23, four gemv_tune runs, GB/s): batches of 2
+    // loads, not pipelined, 2 rows per warp, K over 4 warps (16384²:
+    // 2920-2923 against 2898-2909; 14336x16384: 2887-2895 against
+    // 2764-2832; 1024x14336: 1455-1464 against 1167-1190).
+    c.rows_per_warp = 2;
+    c.pipeline = false;
+    c.k_split = 4;
+  } else if (int8 && K >= 4096 && N <= 16384) {
     c.unroll = 1;
     c.rows_per_warp = 2;
     c.k_split = 2;
@@ -1536,6 +1544,7 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
 Config tokens_config(bool int8, int64_t N, int64_t K, int tokens, bool swiglu) {
   Config c = register_config(int8, N, K, 1);
   c.one_load = false;  // one token, no SwiGLU only
+  c.pipeline = true;   // several tokens and SwiGLU: pipelined only
   if (swiglu) {  // two rows (gate and up), batches of two loads
     c.rows_per_warp = 2;
     c.unroll = 2;
