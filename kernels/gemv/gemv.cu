@@ -30,7 +30,13 @@
 // makes the block write NaN rows and read nothing.
 // Small GEMVs (up to 4 MB, rows of 32-128 vectors: the seed's D = 1024) go
 // to a second kernel, gemv_one_load_kernel: one 16-byte load per lane,
-// nothing decided at run time (see there).
+// nothing decided at run time (see there). Three more, each where it
+// measured faster (default_config): gemv_bulk_kernel (bf16 rows streamed
+// into shared memory by the TMA engine), and for int8 two tensor-core
+// kernels that convert int8 to f16 and multiply 16-row tiles with
+// mma.sync: gemv_tile_kernel (a tile copied whole, rows up to 4 KB and
+// matrices up to 32 MB) and gemv_mma_kernel (tiles streamed through
+// registers, larger matrices of such rows).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 

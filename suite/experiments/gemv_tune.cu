@@ -77,7 +77,10 @@ KB_EXPERIMENT(gemv_tune) {
                  "R1U2W8P0K4", "R2U4W4P0K2", "R2U2W4P0K4", "R1U4W4P1K2", "R2U2W4P1K2", "R2U1W8P1K2",
                  "M4W4K1", "M4W8K2", "M8W8K2", "M2W8K4", "M4W8K4", "M2W8K8", "M4W8K8",
                  "M8W8K8", "M8W8K4", "M8W4K4", "M4W4K4", "M2W8K8D3", "M4W8K8D3", "M2W8K4D3",
-                 "M4W8K4D3", "M4W4K4D3", "M2W4K2D3", "M4W8K2D3", "T4", "T8"})
+                 "M4W8K4D3", "M4W4K4D3", "M2W4K2D3", "M4W8K2D3", "T4", "T8", "R2U2W8P0K4", "R2U2W8P0K8",
+                 "R4U2W4P0K4", "R2U4W4P0K4", "R2U1W4P0K4", "R4U1W4P0K4", "R2U2W4P1K4",
+                 "R4U2W8P0K8", "R2U4W8P0K8", "R1U2W4P0K4", "R1U4W4P0K4", "R4U4W4P0K4",
+                 "R2U2W8P1K8", "R2U1W8P1K8"})
       .applies([](const kb::Point& p) {  // the mma and tile kernels: int8 (tile: K <= 8192)
         if (p.variant[0] == 'T') return p.dtype == kb::DType::i8 && p["K"] <= 8192;
         return p.variant[0] != 'M' || p.dtype == kb::DType::i8;

@@ -88,12 +88,15 @@ int main(int argc, char** argv) {
     kb::fill_bf16(scale.get(), a.N, 8, s);
     kb::fill_bf16(x.get(), a.K, 9, s);
     gemv::Config cfg = gemv::default_config(a.int8, a.N, a.K);
-    cfg.one_load = false;  // the general and bulk kernels carry the trace
+    cfg.one_load = false;  // the general, bulk, tile and mma kernels carry the trace
     if (a.bulk_stages > 0)
       cfg = gemv::bulk_config(a.bulk_stages, a.bulk_warps, a.bulk_per_sm, a.bulk_rows, a.bulk_rs);
     int64_t blocks = 0;
     if (cfg.bulk_stages > 0) {
       blocks = gemv::bulk_blocks(a.int8, a.N, a.K, cfg);
+    } else if (cfg.tile || cfg.mma) {  // 16-row tiles: one per block, or warps / k_split
+      const int64_t tiles = (a.N + 15) / 16, per_block = cfg.tile ? 1 : cfg.warps_per_block / cfg.k_split;
+      blocks = (tiles + per_block - 1) / per_block;
     } else {
       const int rows_per_block = cfg.rows_per_warp * cfg.warps_per_block / cfg.k_split;
       blocks = (a.N + rows_per_block - 1) / rows_per_block;
@@ -125,6 +128,11 @@ int main(int argc, char** argv) {
     if (cfg.bulk_stages > 0)
       std::snprintf(config, sizeof config, "bulk B%dW%dS%dO%dR%d", cfg.bulk_stages, cfg.warps_per_block,
                     cfg.bulk_blocks_per_sm, cfg.bulk_rows, cfg.bulk_rows_per_buffer);
+    else if (cfg.tile)
+      std::snprintf(config, sizeof config, "tile T%d", cfg.warps_per_block);
+    else if (cfg.mma)
+      std::snprintf(config, sizeof config, "mma M%dW%dK%dD%d", cfg.unroll, cfg.warps_per_block,
+                    cfg.k_split, cfg.mma_depth);
     else
       std::snprintf(config, sizeof config, "R%dU%dW%dP%dK%d", cfg.rows_per_warp, cfg.unroll,
                     cfg.warps_per_block, cfg.pipeline ? 1 : 0, cfg.k_split);
