@@ -42,6 +42,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <map>
+#include <mutex>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -819,19 +821,23 @@ __global__ void __launch_bounds__(32 * (WARPS + 1)) gemv_bulk_kernel(const Kerne
         u = blockIdx.x + int64_t(i) * G;
       return u < units ? u : -1;
     };
-    auto expert_of = [&](int64_t g) -> int64_t {
+    // The expert of unit u's rows (one read per unit, by lane 0, for the
+    // whole warp; every row of a unit has the same one): 0 for a gemv, -1
+    // past the end or for an id outside [0, E).
+    auto unit_expert = [&](int64_t u) -> int64_t {
+      if (u < 0) return -1;
       if (!a.experts) return 0;
-      const int e = a.experts[g / N];
+      int e = lane == 0 ? a.experts[u * rs / N] : 0;
+      e = __shfl_sync(0xffffffffu, e, 0);
       return e >= 0 && e < a.E ? e : -1;
     };
     // Lane 0: unit u into buffer s (u < 0: the end). A unit's rows are
     // consecutive rows of one expert (a gather's N is a multiple of rs).
-    auto request = [&](int s, int64_t u) {
+    auto request = [&](int s, int64_t u, int64_t e) {  // e: unit_expert(u)
       if (lane != 0) return;
       const uint32_t bar = smem_u32(&full[s]);
       last[s] = u < 0;
       const int64_t g = u * rs;
-      const int64_t e = u < 0 ? -1 : expert_of(g);
       if (e < 0) {  // nothing to read: complete the buffer's phase without bytes
         mbar_arrive(bar);
         return;
@@ -864,12 +870,12 @@ __global__ void __launch_bounds__(32 * (WARPS + 1)) gemv_bulk_kernel(const Kerne
         *dst = v | (v << 16);
       }
     };
-    auto operands = [&](int s, int64_t u) {  // buffer s's scales and residuals, used at finish(s)
+    // Buffer s's scales and residuals, used at finish(s); e: unit_expert(u).
+    auto operands = [&](int s, int64_t u, int64_t e) {
 #pragma unroll
       for (int r = 0; r < kMaxRs; ++r) {
         const int64_t g = u * rs + r;
         if (r < rs && lane == r * WARPS && g < total) {
-          const int64_t e = expert_of(g);
           const int64_t sidx = a.experts ? e * N + g % N : g;
           epi[s][r][2] = static_cast<uint32_t>((sidx & 1) | ((g & 1) << 1));  // which halves
           if (e < 0)
@@ -912,21 +918,24 @@ __global__ void __launch_bounds__(32 * (WARPS + 1)) gemv_bulk_kernel(const Kerne
     // the previous grid, except in a gather, whose ids that grid may write.
     if (a.experts) wait_for_previous_grid();
     bool done = false;
+    int64_t expert[STAGES];  // unit_expert(unit[s])
 #pragma unroll
     for (int s = 0; s < STAGES; ++s) {
+      expert[s] = -1;
       if (!done) {
         const int64_t u = unit_of(s, 0);
         if (counter && u >= 0 && lane == 0) next[s] = atomicAdd(counter, 1u);
         unit[s] = u;
         it[s] = s;
-        request(s, u);
+        expert[s] = unit_expert(u);
+        request(s, u, expert[s]);
         done = u < 0;
       }
     }
     if (!a.experts) wait_for_previous_grid();
 #pragma unroll
     for (int s = 0; s < STAGES; ++s)
-      if (unit[s] >= 0) operands(s, unit[s]);
+      if (unit[s] >= 0) operands(s, unit[s], expert[s]);
     for (int base = STAGES; !done; base += STAGES) {
 #pragma unroll
       for (int s = 0; s < STAGES; ++s) {
@@ -936,8 +945,9 @@ __global__ void __launch_bounds__(32 * (WARPS + 1)) gemv_bulk_kernel(const Kerne
           if (counter && u >= 0 && lane == 0) next[s] = atomicAdd(counter, 1u);
           unit[s] = u;
           it[s] = base + s;
-          if (u >= 0) operands(s, u);
-          request(s, u);
+          const int64_t e = unit_expert(u);
+          if (u >= 0) operands(s, u, e);
+          request(s, u, e);
           done = u < 0;
         }
       }
@@ -1097,12 +1107,27 @@ __global__ void __launch_bounds__(WARPS * 32) gemv_tile_kernel(const KernelArgs 
 #endif
 }
 
+// Lets `kernel` use `smem` bytes of dynamic shared memory: one
+// cudaFuncSetAttribute per kernel, device and larger size (not one per
+// launch). The attribute lives as long as the device's context.
+void allow_smem(void (*kernel)(KernelArgs), size_t smem) {
+  static std::mutex mutex;
+  static std::map<std::pair<const void*, int>, size_t> allowed;
+  int dev = 0;
+  KB_CUDA_CHECK(cudaGetDevice(&dev));
+  std::lock_guard<std::mutex> lock(mutex);
+  size_t& have = allowed[{reinterpret_cast<const void*>(kernel), dev}];
+  if (smem <= have || smem <= (48u << 10)) return;
+  KB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     static_cast<int>(smem)));
+  have = smem;
+}
+
 template <bool INT8, int WARPS, int J>
 void launch_bulk_stages(int stages, bool pdl, dim3 grid, size_t smem, cudaStream_t s,
                         const KernelArgs& a) {
   auto go = [&](auto kernel) {
-    KB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       static_cast<int>(smem)));
+    allow_smem(kernel, smem);
     launch_maybe_pdl_smem(pdl, kernel, grid, dim3(32 * (WARPS + 1)), smem, s, a);
   };
   switch (stages) {
@@ -1126,9 +1151,7 @@ void launch_bulk_j(int J, bool pdl, dim3 grid, size_t smem, cudaStream_t s, cons
 // The whole-tile kernel in blocks of 4 or 8 warps.
 void launch_tile(int warps, bool pdl, dim3 grid, size_t smem, cudaStream_t s, const KernelArgs& a) {
   auto go = [&](auto kernel, int threads) {
-    if (smem > (48u << 10))
-      KB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         static_cast<int>(smem)));
+    allow_smem(kernel, smem);
     launch_maybe_pdl_smem(pdl, kernel, grid, dim3(threads), smem, s, a);
   };
   if (warps == 8) return go(gemv_tile_kernel<8>, 256);
@@ -1136,14 +1159,12 @@ void launch_tile(int warps, bool pdl, dim3 grid, size_t smem, cudaStream_t s, co
   throw std::invalid_argument("gemv: the tile kernel has blocks of 4 or 8 warps");
 }
 
-// The tensor-core int8 kernel, U units per batch; shared memory over the
-// default 48 KB (K > 24576) is asked for at each such launch.
+// The tensor-core int8 kernel, U units per batch (shared memory over the
+// default 48 KB, K > 24576: allow_smem).
 void launch_mma(int U, int depth, bool pdl, dim3 grid, dim3 block, size_t smem, cudaStream_t s,
                 const KernelArgs& a) {
   auto go = [&](auto kernel) {
-    if (smem > (48u << 10))
-      KB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         static_cast<int>(smem)));
+    allow_smem(kernel, smem);
     launch_maybe_pdl_smem(pdl, kernel, grid, block, smem, s, a);
   };
   switch (U) {

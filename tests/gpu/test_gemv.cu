@@ -455,149 +455,125 @@ TEST(GatherGemv, IdOutsideRangeWritesNanAndReadsNothingElse) {
   for (int64_t n = N; n < 3 * N; ++n) EXPECT_TRUE(std::isnan(out[n])) << n;
 }
 
-// A chain of dependent GEMVs (each x is the previous y, each residual the
-// chain's start), with x rewritten by a kernel just before the chain:
-// launched as programmatic dependents and captured into a graph, the result
-// must equal the plain stream-ordered chain bit for bit.
-// D = 4096: the bulk kernel (bf16) and the whole-tile kernel (int8); D =
-// 1024: the one-load kernel.
-TEST(GemvPdl, DependentChainInAGraphEqualsStreamOrder) {
-  KB_REQUIRE_GPU();
-  const int kLinks = 6;
-  for (int64_t D : {int64_t{4096}, int64_t{1024}})
-  for (bool int8 : {false, true}) {
-    SCOPED_TRACE(std::string(int8 ? "int8" : "bf16") + " D=" + std::to_string(D));
-    ASSERT_EQ(gemv::default_config(int8, D, D).one_load, D == 1024);
-    std::vector<kb::DeviceBuffer<uint8_t>> w;
-    kb::DeviceBuffer<bf16> scale(D), x0(D), r(D);
-    std::vector<kb::DeviceBuffer<bf16>> y;
-    for (int i = 0; i < kLinks; ++i) {
-      w.emplace_back(D * D * (int8 ? 1 : 2));
-      y.emplace_back(D);
-      if (int8)
-        kb::fill_int8(reinterpret_cast<int8_t*>(w[i].get()), D * D, 100 + i, nullptr);
-      else
-        kb::fill_bf16(reinterpret_cast<bf16*>(w[i].get()), D * D, 100 + i, nullptr);
-    }
-    scale.upload(kb::random_bf16(D, 5, 0.001f, 0.003f));
-    r.upload(kb::random_bf16(D, 6));
-    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-    cudaStream_t s;
-    ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
-    auto chain = [&](bool pdl, uint64_t xseed) {
-      kb::fill_bf16(x0.get(), D, xseed, s);  // written just before the first GEMV reads it
-      const bf16* x = x0.get();
-      for (int i = 0; i < kLinks; ++i) {
-        if (int8)
-          gemv::gemv_int8(reinterpret_cast<const int8_t*>(w[i].get()), scale.get(), x, y[i].get(),
-                          D, D, s, r.get(), pdl);
-        else
-          gemv::gemv_bf16(reinterpret_cast<const bf16*>(w[i].get()), x, y[i].get(), D, D, s,
-                          r.get(), pdl);
-        x = y[i].get();
-      }
-    };
-    auto result = [&]() {
-      std::vector<std::vector<bf16>> out;
-      for (auto& b : y) out.push_back(b.download());
-      return out;
-    };
-    for (uint64_t xseed : {1, 2, 3}) {
-      chain(false, xseed);
-      ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
-      const auto want = result();
-      for (auto& b : y) b.poison();
-      cudaGraph_t g = nullptr;
-      cudaGraphExec_t ge = nullptr;
-      ASSERT_EQ(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
-      chain(true, xseed);
-      ASSERT_EQ(cudaStreamEndCapture(s, &g), cudaSuccess);
-      ASSERT_EQ(cudaGraphInstantiate(&ge, g, 0), cudaSuccess);
-      for (int rep = 0; rep < 3; ++rep) ASSERT_EQ(cudaGraphLaunch(ge, s), cudaSuccess);
-      ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
-      const auto got = result();
-      for (int i = 0; i < kLinks; ++i)
-        ASSERT_EQ(0, std::memcmp(got[i].data(), want[i].data(), D * sizeof(bf16)))
-            << "link " << i << ", x seed " << xseed;
-      // Eager programmatic launches too.
-      for (auto& b : y) b.poison();
-      chain(true, xseed);
-      ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
-      const auto eager = result();
-      for (int i = 0; i < kLinks; ++i)
-        ASSERT_EQ(0, std::memcmp(eager[i].data(), want[i].data(), D * sizeof(bf16))) << i;
-      cudaGraphExecDestroy(ge);
-      cudaGraphDestroy(g);
-    }
-    cudaStreamDestroy(s);
+// A chain of `links` dependent D×D GEMVs (each x is the previous y), with x
+// (and, in place, the residuals) rewritten by kernels just before the
+// chain: captured into a graph of programmatic dependents (3 replays) and
+// launched eagerly as such, it must equal the plain stream-ordered chain
+// bit for bit. cfg == nullptr: the public entries, with one residual r for
+// every link; else launch() with cfg and each y its own residual (in place).
+void expect_dependent_chain_matches(bool int8, int64_t D, int links, uint64_t wseed,
+                                    const gemv::Config* cfg, std::vector<uint64_t> xseeds) {
+  std::vector<kb::DeviceBuffer<uint8_t>> w;
+  kb::DeviceBuffer<bf16> scale(D), x0(D), r(D);
+  std::vector<kb::DeviceBuffer<bf16>> y;
+  for (int i = 0; i < links; ++i) {
+    w.emplace_back(D * D * (int8 ? 1 : 2));
+    y.emplace_back(D);
+    if (int8)
+      kb::fill_int8(reinterpret_cast<int8_t*>(w[i].get()), D * D, wseed + i, nullptr);
+    else
+      kb::fill_bf16(reinterpret_cast<bf16*>(w[i].get()), D * D, wseed + i, nullptr);
   }
+  scale.upload(kb::random_bf16(D, 5, 0.001f, 0.003f));
+  r.upload(kb::random_bf16(D, 6));
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  cudaStream_t s;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  auto chain = [&](bool pdl, uint64_t xseed) {
+    kb::fill_bf16(x0.get(), D, xseed, s);  // written just before the first GEMV reads it
+    if (cfg)
+      for (int i = 0; i < links; ++i) kb::fill_bf16(y[i].get(), D, 30 + i, s);  // the residuals
+    const bf16* x = x0.get();
+    for (int i = 0; i < links; ++i) {
+      if (cfg) {
+        gemv::Config c = *cfg;
+        c.pdl = pdl;
+        gemv::launch(int8, w[i].get(), int8 ? scale.get() : nullptr, nullptr, 1, 0, x, y[i].get(), D,
+                     D, y[i].get(), c, s);
+      } else if (int8) {
+        gemv::gemv_int8(reinterpret_cast<const int8_t*>(w[i].get()), scale.get(), x, y[i].get(), D,
+                        D, s, r.get(), pdl);
+      } else {
+        gemv::gemv_bf16(reinterpret_cast<const bf16*>(w[i].get()), x, y[i].get(), D, D, s, r.get(),
+                        pdl);
+      }
+      x = y[i].get();
+    }
+  };
+  auto result = [&]() {
+    std::vector<std::vector<bf16>> out;
+    for (auto& b : y) out.push_back(b.download());
+    return out;
+  };
+  for (uint64_t xseed : xseeds) {
+    chain(false, xseed);
+    ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+    const auto want = result();
+    for (auto& b : y) b.poison();
+    cudaGraph_t g = nullptr;
+    cudaGraphExec_t ge = nullptr;
+    ASSERT_EQ(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+    chain(true, xseed);
+    ASSERT_EQ(cudaStreamEndCapture(s, &g), cudaSuccess);
+    ASSERT_EQ(cudaGraphInstantiate(&ge, g, 0), cudaSuccess);
+    for (int rep = 0; rep < 3; ++rep) ASSERT_EQ(cudaGraphLaunch(ge, s), cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+    const auto got = result();
+    for (int i = 0; i < links; ++i)
+      ASSERT_EQ(0, std::memcmp(got[i].data(), want[i].data(), D * sizeof(bf16)))
+          << "graph, link " << i << ", x seed " << xseed;
+    for (auto& b : y) b.poison();  // eager programmatic launches too
+    chain(true, xseed);
+    ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+    const auto eager = result();
+    for (int i = 0; i < links; ++i)
+      ASSERT_EQ(0, std::memcmp(eager[i].data(), want[i].data(), D * sizeof(bf16)))
+          << "eager, link " << i << ", x seed " << xseed;
+    cudaGraphExecDestroy(ge);
+    cudaGraphDestroy(g);
+  }
+  cudaStreamDestroy(s);
 }
 
-// The bulk kernel as a programmatic dependent: a chain of bulk GEMVs (each
-// x the previous y, in place residual on y) with x rewritten just before,
-// in a graph and eagerly, equals the plain stream-ordered chain bit for
-// bit; the three ways blocks take rows, int8 and bf16.
+// The public entries' kernels. D = 4096: the bulk kernel (bf16) and the
+// whole-tile kernel (int8); D = 1024: the one-load kernel.
+TEST(GemvPdl, DependentChainInAGraphEqualsStreamOrder) {
+  KB_REQUIRE_GPU();
+  for (int64_t D : {int64_t{4096}, int64_t{1024}})
+    for (bool int8 : {false, true}) {
+      SCOPED_TRACE(std::string(int8 ? "int8" : "bf16") + " D=" + std::to_string(D));
+      ASSERT_EQ(gemv::default_config(int8, D, D).one_load, D == 1024);
+      expect_dependent_chain_matches(int8, D, 6, 100, nullptr, {1, 2, 3});
+    }
+}
+
+// The int8 tensor-core kernels (the mma kernel with 2 and 3 batches in
+// flight, the tile kernel in blocks of 8 warps), in place.
+TEST(GemvPdl, TensorCoreKernelsChainEqualsStreamOrder) {
+  KB_REQUIRE_GPU();
+  gemv::Config m{1, 4, 4, true, false, 4};
+  m.mma = true;
+  for (int depth : {2, 3}) {
+    SCOPED_TRACE("mma, depth " + std::to_string(depth));
+    m.mma_depth = depth;
+    expect_dependent_chain_matches(true, 4096, 5, 300, &m, {7, 8});
+  }
+  gemv::Config t;
+  t.tile = true;
+  t.warps_per_block = 8;
+  SCOPED_TRACE("tile");
+  expect_dependent_chain_matches(true, 4096, 5, 400, &t, {7, 8});
+}
+
+// The bulk kernel as a programmatic dependent (in place residuals): the
+// three ways blocks take rows, int8 and bf16.
 TEST(GemvBulk, DependentChainEqualsStreamOrder) {
   KB_REQUIRE_GPU();
-  const int kLinks = 5;
-  const int64_t D = 4096;
   for (bool int8 : {false, true})
     for (int order : {0, 1, 2}) {
       SCOPED_TRACE(std::string(int8 ? "int8" : "bf16") + " rows " + std::to_string(order));
-      gemv::Config c = bulk_config(4, int8 ? 8 : 16, 1, order);
-      std::vector<kb::DeviceBuffer<uint8_t>> w;
-      std::vector<kb::DeviceBuffer<bf16>> y;
-      kb::DeviceBuffer<bf16> scale(D), x0(D);
-      for (int i = 0; i < kLinks; ++i) {
-        w.emplace_back(D * D * (int8 ? 1 : 2));
-        y.emplace_back(D);
-        if (int8)
-          kb::fill_int8(reinterpret_cast<int8_t*>(w[i].get()), D * D, 200 + i, nullptr);
-        else
-          kb::fill_bf16(reinterpret_cast<bf16*>(w[i].get()), D * D, 200 + i, nullptr);
-      }
-      scale.upload(kb::random_bf16(D, 5, 0.001f, 0.003f));
-      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-      cudaStream_t s;
-      ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
-      auto chain = [&](bool pdl) {
-        kb::fill_bf16(x0.get(), D, 7, s);
-        for (int i = 0; i < kLinks; ++i) kb::fill_bf16(y[i].get(), D, 30 + i, s);  // the residuals
-        c.pdl = pdl;
-        const bf16* x = x0.get();
-        for (int i = 0; i < kLinks; ++i) {
-          gemv::launch(int8, w[i].get(), int8 ? scale.get() : nullptr, nullptr, 1, 0, x, y[i].get(), D,
-                       D, y[i].get(), c, s);
-          x = y[i].get();
-        }
-      };
-      auto result = [&]() {
-        std::vector<std::vector<bf16>> out;
-        for (auto& b : y) out.push_back(b.download());
-        return out;
-      };
-      chain(false);
-      ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
-      const auto want = result();
-      cudaGraph_t g = nullptr;
-      cudaGraphExec_t ge = nullptr;
-      ASSERT_EQ(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
-      chain(true);
-      ASSERT_EQ(cudaStreamEndCapture(s, &g), cudaSuccess);
-      ASSERT_EQ(cudaGraphInstantiate(&ge, g, 0), cudaSuccess);
-      for (int rep = 0; rep < 3; ++rep) ASSERT_EQ(cudaGraphLaunch(ge, s), cudaSuccess);
-      ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
-      const auto got = result();
-      chain(true);
-      ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
-      const auto eager = result();
-      for (int i = 0; i < kLinks; ++i) {
-        EXPECT_EQ(0, std::memcmp(got[i].data(), want[i].data(), D * sizeof(bf16))) << "graph, link " << i;
-        EXPECT_EQ(0, std::memcmp(eager[i].data(), want[i].data(), D * sizeof(bf16))) << "eager, link " << i;
-      }
-      cudaGraphExecDestroy(ge);
-      cudaGraphDestroy(g);
-      cudaStreamDestroy(s);
+      const gemv::Config c = bulk_config(4, int8 ? 8 : 16, 1, order);
+      expect_dependent_chain_matches(int8, 4096, 5, 200, &c, {7});
     }
 }
 
