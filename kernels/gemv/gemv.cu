@@ -1117,7 +1117,7 @@ void allow_smem(void (*kernel)(KernelArgs), size_t smem) {
   KB_CUDA_CHECK(cudaGetDevice(&dev));
   std::lock_guard<std::mutex> lock(mutex);
   size_t& have = allowed[{reinterpret_cast<const void*>(kernel), dev}];
-  if (smem <= have || smem <= (48u << 10)) return;
+  if (smem <= have) return;  // (static shared memory counts too: set it for any size)
   KB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                      static_cast<int>(smem)));
   have = smem;
