@@ -543,15 +543,15 @@ __device__ __forceinline__ uint32_t bf16x2_to_f16x2(uint32_t u, float f1, float 
   return *reinterpret_cast<const uint32_t*>(&h);
 }
 
-// x (K bf16) -> f16 in xs (units · 64 of them, zero past K), scaled by 2^e,
+// x (K bf16) -> f16 in xs (spad int4 of them, zero past K), scaled by 2^e,
 // e chosen so that the largest magnitude lands in [2^14, 2^15); returns e.
 // The whole block calls it (two barriers); s_max: one float per warp.
 // Up to kXr vectors per thread are held in registers between the two
 // passes; a longer x is read again (from L1).
-__device__ int stage_x_f16(const bf16* x, int K, int units, int4* xs, float* s_max) {
+__device__ int stage_x_f16(const bf16* x, int K, int spad, int4* xs, float* s_max) {
   constexpr int kXr = 4;
   const int4* x4 = reinterpret_cast<const int4*>(x);
-  const int xvec = K / 8, spad = units * 8;  // int4 of x (8 bf16) / of the f16 copy
+  const int xvec = K / 8;  // int4 of x (8 bf16); spad: int4 of the f16 copy (>= xvec)
   const int bd = blockDim.x, lane = threadIdx.x & 31, warps = bd >> 5;
   float m = 0.f;
   auto vmax = [&](const int4& v) {
@@ -617,25 +617,34 @@ __device__ __forceinline__ void mma_unit(const int4& va, const int4& vb, const i
   }
 }
 
-template <int U, int DEPTH>
+// DIAG (Config::mma_diag): a warp group owns 2 rows, not 16. Lane (g, t)
+// loads bytes 64g + 16t of each 512-byte unit of both rows, so a warp-wide
+// load reads 512 contiguous bytes of a row (as the general kernel), and
+// the MMA's row m is segment m of a row (m < 8: the first row, m >= 8: the
+// second) against column n = x's segment n: the diagonal C[m][m] (and
+// C[8 + m][m]) holds segment m's dot product, the rest is discarded; the
+// diagonal lanes' values are then summed across the warp.
+template <int U, int DEPTH, bool DIAG>
 __global__ void __launch_bounds__(256) gemv_mma_kernel(const KernelArgs a) {
+  constexpr int kUnitVec = DIAG ? 32 : 4;  // 16-byte vectors per unit of a row
   extern __shared__ __align__(16) unsigned char mma_smem[];
   int4* xs = reinterpret_cast<int4*>(mma_smem);  // x in f16, zero past K to whole units
   __shared__ float s_max[8];
   __shared__ float s_red[8][16];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
   const int ks = a.ks, kpart = warp % ks;
-  const int row0 = (blockIdx.x * (warps / ks) + warp / ks) * 16;
+  const int row0 = (blockIdx.x * (warps / ks) + warp / ks) * (DIAG ? 2 : 16);
   const int g = lane >> 2, t = lane & 3;
   const int N = a.N, K = a.K;
   const bool live = row0 < N;
-  const int rA = row0 + g, rB = row0 + g + 8;
+  const int rA = DIAG ? row0 : row0 + g, rB = DIAG ? row0 + 1 : row0 + g + 8;
+  const int lane_vec = DIAG ? 4 * g + t : t;  // the lane's vector within a unit
   const int64_t block_id = int64_t(blockIdx.y) * gridDim.x + blockIdx.x;
   if (a.trace && threadIdx.x == 0) a.trace[2 * block_id] = global_ns();
   const int8_t* W = static_cast<const int8_t*>(a.W);
   const bf16* scale = a.scale;
   bf16* y = a.y + static_cast<int64_t>(blockIdx.y) * N;
-  const bool writer = live && kpart == 0 && t == 0;
+  const bool writer = live && kpart == 0 && (DIAG ? lane == 0 : t == 0);
   if (a.experts) {
     // The ids may be written by the previous grid (a router): no prefetch.
     wait_for_previous_grid();
@@ -648,15 +657,15 @@ __global__ void __launch_bounds__(256) gemv_mma_kernel(const KernelArgs a) {
     W += static_cast<int64_t>(e) * N * K;
     scale += static_cast<int64_t>(e) * N;
   }
-  const int nvec = K / 16, units = (nvec + 3) / 4;
+  const int nvec = K / 16, units = (nvec + kUnitVec - 1) / kUnitVec;
   const int batches = live ? (units + U - 1) / U : 0;
-  const int4* pA = reinterpret_cast<const int4*>(W + static_cast<int64_t>(min(rA, N - 1)) * K) + t;
-  const int4* pB = reinterpret_cast<const int4*>(W + static_cast<int64_t>(min(rB, N - 1)) * K) + t;
+  const int4* pA = reinterpret_cast<const int4*>(W + static_cast<int64_t>(min(rA, N - 1)) * K) + lane_vec;
+  const int4* pB = reinterpret_cast<const int4*>(W + static_cast<int64_t>(min(rB, N - 1)) * K) + lane_vec;
   auto load_batch = [&](int b, int4(&wa)[U], int4(&wb)[U]) {
 #pragma unroll
     for (int u = 0; u < U; ++u) {
-      const int v = 4 * (b * U + u);  // lane t's vector: v + t
-      const bool ok = b < batches && v + t < nvec;
+      const int v = kUnitVec * (b * U + u);  // the lane's vector: v + lane_vec
+      const bool ok = b < batches && v + lane_vec < nvec;
       wa[u] = ok ? load16<kStream>(pA + v) : make_int4(0, 0, 0, 0);
       wb[u] = ok ? load16<kStream>(pB + v) : make_int4(0, 0, 0, 0);
     }
@@ -675,7 +684,7 @@ __global__ void __launch_bounds__(256) gemv_mma_kernel(const KernelArgs a) {
     if (rB < N) resB = __bfloat162float(a.residual[rB]);
   }
 
-  const int e = stage_x_f16(a.x, K, units, xs, s_max);  // every warp: two barriers
+  const int e = stage_x_f16(a.x, K, units * kUnitVec * 2, xs, s_max);  // every warp: two barriers
 
   float c0[4] = {0.f, 0.f, 0.f, 0.f}, c1[4] = {0.f, 0.f, 0.f, 0.f};  // two MMA chains
   for (int b = kpart; b < batches; b += ks) {
@@ -684,7 +693,7 @@ __global__ void __launch_bounds__(256) gemv_mma_kernel(const KernelArgs a) {
     for (int u = 0; u < U; ++u) {
       const int un = b * U + u;
       if (un >= units) break;  // warp-uniform
-      mma_unit(w[0][0][u], w[0][1][u], xs + un * 8 + t * 2, c0, c1);
+      mma_unit(w[0][0][u], w[0][1][u], xs + 2 * (un * kUnitVec + lane_vec), c0, c1);
     }
 #pragma unroll
     for (int d = 0; d + 1 < DEPTH; ++d)
@@ -697,6 +706,11 @@ __global__ void __launch_bounds__(256) gemv_mma_kernel(const KernelArgs a) {
   let_next_grid_launch();
   if (a.trace && threadIdx.x == 0) a.trace[2 * block_id + 1] = global_ns();
   float sumA = c0[0] + c1[0], sumB = c0[2] + c1[2];  // C[g][2t], C[g+8][2t]: rows g, g + 8
+  if constexpr (DIAG) {  // C[g][g] and C[8 + g][g] sit in lane (g, g / 2), element g % 2 (and 2 + g % 2)
+    const bool diag = t == (g >> 1), odd = g & 1;
+    sumA = warp_sum(diag ? (odd ? c0[1] + c1[1] : sumA) : 0.f);
+    sumB = warp_sum(diag ? (odd ? c0[3] + c1[3] : sumB) : 0.f);
+  }
   if (ks > 1) {
     if (t == 0) {
       s_red[warp][g] = sumA;
@@ -1078,7 +1092,7 @@ __global__ void __launch_bounds__(WARPS * 32) gemv_tile_kernel(const KernelArgs 
   if (writer) sc = __bfloat162float(scale[row0 + tid]);
   if (!a.experts) wait_for_previous_grid();
   if (writer && a.residual) res = __bfloat162float(a.residual[row0 + tid]);
-  const int e = stage_x_f16(a.x, K, units, xs, s_max);  // every warp: two barriers
+  const int e = stage_x_f16(a.x, K, units * 8, xs, s_max);  // every warp: two barriers
   mbar_wait(bar, 0);
   let_next_grid_launch();
   if (a.trace && tid == 0) a.trace[2 * block_id + 1] = global_ns();
@@ -1161,17 +1175,23 @@ void launch_tile(int warps, bool pdl, dim3 grid, size_t smem, cudaStream_t s, co
 
 // The tensor-core int8 kernel, U units per batch (shared memory over the
 // default 48 KB, K > 24576: allow_smem).
-void launch_mma(int U, int depth, bool pdl, dim3 grid, dim3 block, size_t smem, cudaStream_t s,
+void launch_mma(int U, int depth, bool diag, bool pdl, dim3 grid, dim3 block, size_t smem, cudaStream_t s,
                 const KernelArgs& a) {
   auto go = [&](auto kernel) {
     allow_smem(kernel, smem);
     launch_maybe_pdl_smem(pdl, kernel, grid, block, smem, s, a);
   };
   switch (U) {
-    case 1: return depth == 3 ? go(gemv_mma_kernel<1, 3>) : go(gemv_mma_kernel<1, 2>);
-    case 2: return depth == 3 ? go(gemv_mma_kernel<2, 3>) : go(gemv_mma_kernel<2, 2>);
-    case 4: return depth == 3 ? go(gemv_mma_kernel<4, 3>) : go(gemv_mma_kernel<4, 2>);
-    case 8: return go(gemv_mma_kernel<8, 2>);
+    case 1:
+      if (diag) return go(gemv_mma_kernel<1, 2, true>);
+      return depth == 3 ? go(gemv_mma_kernel<1, 3, false>) : go(gemv_mma_kernel<1, 2, false>);
+    case 2:
+      if (diag) return depth == 3 ? go(gemv_mma_kernel<2, 3, true>) : go(gemv_mma_kernel<2, 2, true>);
+      return depth == 3 ? go(gemv_mma_kernel<2, 3, false>) : go(gemv_mma_kernel<2, 2, false>);
+    case 4:
+      if (diag) return go(gemv_mma_kernel<4, 2, true>);
+      return depth == 3 ? go(gemv_mma_kernel<4, 3, false>) : go(gemv_mma_kernel<4, 2, false>);
+    case 8: return go(gemv_mma_kernel<8, 2, false>);
   }
   throw std::invalid_argument("gemv: unroll must be 1, 2, 4 or 8");
 }
@@ -1513,23 +1533,27 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
     return launch_tile(cfg.warps_per_block, cfg.pdl, grid, smem, stream, a);
   }
   if (cfg.mma) {
-    const int64_t units = (K / vec + 3) / 4;
-    const size_t smem = static_cast<size_t>(units) * 64 * 2;  // x in f16
+    const int unit_vec = cfg.mma_diag ? 32 : 4;  // 16-byte vectors per unit of a row
+    const int64_t units = (K / vec + unit_vec - 1) / unit_vec;
+    const size_t smem = static_cast<size_t>(units) * unit_vec * 16 * 2;  // x in f16
     if (!int8 || tokens != 1 || swiglu || smem > (96u << 10) || cfg.mma_depth < 2 ||
-        cfg.mma_depth > 3 || (cfg.mma_depth == 3 && cfg.unroll == 8))
+        cfg.mma_depth > 3 || (cfg.mma_depth == 3 && cfg.unroll == 8) ||
+        (cfg.mma_diag && (cfg.unroll == 8 || (cfg.mma_depth == 3 && cfg.unroll != 2))))
       throw std::invalid_argument(std::string(what) +
                                   ": mma needs int8 weights, one token, no SwiGLU, K <= 49152 and "
-                                  "2 or 3 batches in flight (2 at unroll 8), got " +
+                                  "2 or 3 batches in flight (2 at unroll 8; diag: unroll 1, 2 or 4, "
+                                  "3 batches at unroll 2 only), got " +
                                   shape_text(N, K) + (int8 ? "" : " bf16"));
     if (device_attribute<cudaDevAttrComputeCapabilityMajor>() < 8) {  // no mma.sync: the general kernel
       cfg.mma = false;
       return launch_impl(int8, W, scale, experts, n_sel, E, x, y, N, K, residual, cfg, stream,
                          tokens, swiglu, eps);
     }
-    const int64_t tiles = (N + 15) / 16, tiles_per_block = cfg.warps_per_block / cfg.k_split;
+    const int64_t tiles = (N + (cfg.mma_diag ? 1 : 15)) / (cfg.mma_diag ? 2 : 16),
+                  tiles_per_block = cfg.warps_per_block / cfg.k_split;
     const dim3 grid(static_cast<unsigned>((tiles + tiles_per_block - 1) / tiles_per_block),
                     static_cast<unsigned>(n_sel));
-    return launch_mma(cfg.unroll, cfg.mma_depth, cfg.pdl, grid, dim3(32 * cfg.warps_per_block), smem, stream, a);
+    return launch_mma(cfg.unroll, cfg.mma_depth, cfg.mma_diag, cfg.pdl, grid, dim3(32 * cfg.warps_per_block), smem, stream, a);
   }
   if (cfg.one_load) {
     const int64_t vecs = K / vec;

@@ -110,6 +110,10 @@ struct Config {
   bool tile = false;
   bool mma = false;
   int mma_depth = 2;  // mma: batches in flight, 2 or 3 (3: not with unroll 8)
+  // mma: 2 rows per warp group instead of 16, each warp-wide load 512
+  // contiguous bytes of a row, the MMA's diagonal used (gemv.cu); unroll
+  // 1, 2 or 4 (3 batches in flight at unroll 2 only).
+  bool mma_diag = false;
   // Large GEMVs on compute capability 9.0+: bulk_stages > 0 picks the
   // bulk-copy kernel (gemv.cu): bulk_blocks_per_sm blocks per SM of
   // warps_per_block warps (8 or 16), each streaming its share of the rows

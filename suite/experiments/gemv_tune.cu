@@ -9,7 +9,8 @@
 // buffer (Config::bulk_rows_per_buffer; R omitted: 0); "M4W8K2" = the
 // int8 tensor-core kernel (Config::mma) with 4 units per batch, 8 warps per
 // block, 2 warps per tile splitting K ("...D3": 3 batches in flight);
-// "T8" = the whole-tile int8 kernel (Config::tile) in blocks of 8 warps. Run with
+// "T8" = the whole-tile int8 kernel (Config::tile) in blocks of 8 warps;
+// "GM2W8K1" = the mma kernel's diagonal variant (Config::mma_diag). Run with
 // `kbench run --filter gemv_tune`; not part of the nightly suite.
 #include <cstdio>
 
@@ -44,9 +45,10 @@ kb::gemv::Config parse(const std::string& v, const kb::Point& p) {
   int stages = 0, warps = 0, per_sm = 0, order = 2, rs = 0;
   if (std::sscanf(v.c_str(), "B%dW%dS%dO%dR%d", &stages, &warps, &per_sm, &order, &rs) >= 3)
     return kb::gemv::bulk_config(stages, warps, per_sm, order, rs);
-  if (std::sscanf(v.c_str(), "M%dW%dK%dD%d", &c.unroll, &c.warps_per_block, &c.k_split,
-                  &c.mma_depth) >= 3) {
+  if (std::sscanf(v.c_str() + (v[0] == 'G' ? 1 : 0), "M%dW%dK%dD%d", &c.unroll,
+                  &c.warps_per_block, &c.k_split, &c.mma_depth) >= 3) {
     c.mma = true;
+    c.mma_diag = v[0] == 'G';  // "GM...": the diagonal variant
     return c;
   }
   if (std::sscanf(v.c_str(), "R%dU%dW%dP%dK%d", &c.rows_per_warp, &c.unroll, &c.warps_per_block,
@@ -80,10 +82,11 @@ KB_EXPERIMENT(gemv_tune) {
                  "M4W8K4D3", "M4W4K4D3", "M2W4K2D3", "M4W8K2D3", "T4", "T8", "R2U2W8P0K4", "R2U2W8P0K8",
                  "R4U2W4P0K4", "R2U4W4P0K4", "R2U1W4P0K4", "R4U1W4P0K4", "R2U2W4P1K4",
                  "R4U2W8P0K8", "R2U4W8P0K8", "R1U2W4P0K4", "R1U4W4P0K4", "R4U4W4P0K4",
-                 "R2U2W8P1K8", "R2U1W8P1K8"})
+                 "R2U2W8P1K8", "R2U1W8P1K8", "GM1W8K1", "GM2W8K1", "GM4W8K1", "GM2W8K2",
+                 "GM2W4K1", "GM2W4K2", "GM2W8K4", "GM1W8K4", "GM2W8K1D3", "GM4W4K1"})
       .applies([](const kb::Point& p) {  // the mma and tile kernels: int8 (tile: K <= 8192)
         if (p.variant[0] == 'T') return p.dtype == kb::DType::i8 && p["K"] <= 8192;
-        return p.variant[0] != 'M' || p.dtype == kb::DType::i8;
+        return (p.variant[0] != 'M' && p.variant[0] != 'G') || p.dtype == kb::DType::i8;
       })
       .metrics({kb::Metric::memory_bandwidth})
       .work([](const kb::Point& p) { return kb::gemv_experiment::gemv_work(p, 1); })
@@ -112,12 +115,13 @@ KB_EXPERIMENT(gemv_tune_seed) {
       .variants({"default", "general", "one", "one8", "B3W8S2O2R2", "B3W8S2O1R2", "B4W16S1O2R2",
                  "B4W16S1O2R1", "B6W16S1O2R1", "B6W16S1O2R2", "B4W8S2O2R2", "B4W8S2O2R1", "B3W16S2O2R2",
                  "B4W16S1O1R2", "M4W8K2", "M8W8K2", "M4W8K4", "M4W4K4", "M4W8K2D3",
-                 "M4W8K4D3", "M2W8K4D3", "T4", "T8"})
+                 "M4W8K4D3", "M2W8K4D3", "T4", "T8", "GM2W8K1", "GM4W8K1", "GM2W8K2",
+                 "GM2W4K1"})
       .metrics({kb::Metric::memory_bandwidth})
       .applies([](const kb::Point& p) {  // the one-load kernel serves K = 1024 only, bulk 16384
         if (p.variant.rfind("one", 0) == 0) return p["K"] == 1024;
         if (p.variant[0] == 'B') return p["K"] == 16384;
-        if (p.variant[0] == 'M') return p.dtype == kb::DType::i8 && p["K"] > 1024;
+        if (p.variant[0] == 'M' || p.variant[0] == 'G') return p.dtype == kb::DType::i8 && p["K"] > 1024;
         if (p.variant[0] == 'M') return p.dtype == kb::DType::i8;
         if (p.variant[0] == 'T') return p.dtype == kb::DType::i8 && p["K"] <= 8192;
         return true;

@@ -558,6 +558,14 @@ TEST(GemvPdl, TensorCoreKernelsChainEqualsStreamOrder) {
     m.mma_depth = depth;
     expect_dependent_chain_matches(true, 4096, 5, 300, &m, {7, 8});
   }
+  m = gemv::Config{1, 2, 8, true, false, 2};
+  m.mma = true;
+  m.mma_diag = true;
+  for (int depth : {2, 3}) {
+    SCOPED_TRACE("mma diagonal, depth " + std::to_string(depth));
+    m.mma_depth = depth;
+    expect_dependent_chain_matches(true, 4096, 5, 350, &m, {7, 8});
+  }
   gemv::Config t;
   t.tile = true;
   t.warps_per_block = 8;
@@ -616,22 +624,27 @@ TEST(GemvMma, PickedWhereItMeasuredFaster) {
   EXPECT_FALSE(gemv::tokens_config(true, 12288, 4096, 4).mma);
 }
 
-// The tensor-core int8 kernel (Config::mma): every unroll, block size and K
-// split on shapes that are no multiple of its 16-row tile or 64-byte unit
-// (K of 1 to 687 vectors), plain, with the in-place residual, and gathered
-// over every expert; an id outside [0, E) writes NaN rows.
+// The tensor-core int8 kernel (Config::mma, and its diagonal variant):
+// every unroll, block size and K split on shapes that are no multiple of
+// its 16-row tile or 64-byte unit (512 bytes: diagonal; K of 1 to 1024
+// vectors), plain, with the in-place residual, and gathered over every
+// expert; an id outside [0, E) writes NaN rows.
 TEST(GemvMma, EveryConfigMatchesReference) {
   KB_REQUIRE_GPU();
   const std::pair<int, int> blocks[] = {{1, 1}, {4, 1}, {4, 2}, {4, 4}, {8, 2}, {8, 8}};
   for (const Problem& p : {Problem{1, 16, true}, Problem{3, 48, true}, Problem{33, 272, true},
                            Problem{129, 4112, true}, Problem{67, 11008, true},
                            Problem{1000, 1024, true}, Problem{21, 16384, true}})
+    for (bool diag : {false, true})
     for (int u : {1, 2, 4, 8})
       for (const auto& [warps, ks] : blocks) {
+        if (diag && u == 8) continue;
         SCOPED_TRACE("N=" + std::to_string(p.N) + " K=" + std::to_string(p.K) + " U=" +
-                     std::to_string(u) + " W=" + std::to_string(warps) + " KS=" + std::to_string(ks));
+                     std::to_string(u) + " W=" + std::to_string(warps) + " KS=" + std::to_string(ks) +
+                     (diag ? " diag" : ""));
         gemv::Config c{1, u, warps, true, false, ks};
         c.mma = true;
+        c.mma_diag = diag;
         run_and_check(p, &c, false);
         run_and_check(p, &c, true);
         if (p.N <= 129) run_and_check(p, &c, false, 8, {5, 0, 7, 3, 1, 6, 2, 4});
@@ -705,11 +718,12 @@ TEST(GemvMma, ScaleOfXDoesNotMatter) {
   const auto sc = kb::random_bf16(N, 12, 0.001f, 0.01f);
   scale.upload(sc);
   const auto x16 = kb::random_bf16(K, 13);
-  for (bool tile : {false, true}) {
-  SCOPED_TRACE(tile ? "tile kernel" : "mma kernel");
+  for (int kind : {0, 1, 2}) {  // mma, its diagonal variant, tile
+  SCOPED_TRACE(kind == 2 ? "tile kernel" : kind == 1 ? "mma diagonal" : "mma kernel");
   gemv::Config c{1, 4, 8, true, false, 2};
-  c.mma = !tile;
-  c.tile = tile;
+  c.mma = kind < 2;
+  c.mma_diag = kind == 1;
+  c.tile = kind == 2;
   auto run = [&](int s) {
     std::vector<bf16> xs(K);
     for (int64_t k = 0; k < K; ++k) xs[k] = kb::float_to_bf16(std::ldexp(kb::bf16_to_float(x16[k]), s));
@@ -851,6 +865,14 @@ TEST(GemvRefuses, MmaOutsideItsShapes) {
   EXPECT_TRUE(refused(false, 4096));      // bf16 weights
   EXPECT_TRUE(refused(true, 4096, 2));    // two tokens
   EXPECT_TRUE(refused(true, 49152 + 16)); // x beyond 96 KB of shared memory
+  c.mma_diag = true;
+  c.unroll = 8;
+  EXPECT_TRUE(refused(true, 4096));  // diagonal: unroll 1, 2 or 4
+  c.unroll = 4;
+  c.mma_depth = 3;
+  EXPECT_TRUE(refused(true, 4096));  // diagonal: 3 batches at unroll 2 only
+  c.mma_depth = 2;
+  c.mma_diag = false;
   c.unroll = 3;
   EXPECT_FALSE(refusal([&] { gemv::launch(true, kW8, kS, nullptr, 1, 0, kX, kY, 16, 4096, nullptr, c, nullptr); }).empty());
   c.unroll = 2;
