@@ -1382,11 +1382,14 @@ Config default_config(bool int8, int64_t N, int64_t K, int n_sel) {
   //     kernel in blocks of 4 warps (4096²: 1923-1927 against 1601-1611;
   //     14336x1024: 1751 against 1292); not gathers (D = 4096, 2 experts:
   //     1986-2011 against 2002-2013);
-  //   - larger: the tensor-core kernel, 4 units per batch, 4 warps per tile
-  //     (12288x4096: 2297-2333 against 2204-2208, the tile kernel 1997;
-  //     22016x4096: 2629-2653 against 2563-2583, the tile kernel 2391); not
-  //     at long rows (16384²: 2780 against 2906), where x's staging per
-  //     block and the 16-row tiles cost more than the instructions saved.
+  //   - larger: the mma kernel's diagonal variant, 4 units per batch, 4
+  //     warps per block, no K split (12288x4096: 2436 against 2323 for the
+  //     16-row mma kernel and 2205 for the general one; 22016x4096: 2691
+  //     against 2659 and 2579); not at long rows (16384²: 2878 against
+  //     2925), where x's staging per block costs more than the
+  //     instructions saved;
+  //   - gathers at rows of 2-4 KB: the diagonal variant in blocks of 8
+  //     warps (D = 4096, 2 experts: 2087 against 2019-2023).
   const int64_t bytes = N * K;
   if (int8 && n_sel == 1 && K <= 4096 && K >= 1024 && !c.one_load && bytes <= (int64_t(32) << 20)) {
     Config t;
@@ -1394,12 +1397,15 @@ Config default_config(bool int8, int64_t N, int64_t K, int n_sel) {
     t.warps_per_block = 4;
     return t;
   }
-  if (int8 && n_sel == 1 && N >= 8192 && K <= 4096 && K >= 1024) {
+  const bool big = n_sel == 1 && N >= 8192 && K >= 1024;
+  const bool gather = n_sel > 1 && !c.one_load && K >= 2048;
+  if (int8 && K <= 4096 && (big || gather)) {
     Config m;
     m.mma = true;
+    m.mma_diag = true;
     m.unroll = 4;
-    m.warps_per_block = 4;
-    m.k_split = 4;
+    m.warps_per_block = big ? 4 : 8;
+    m.k_split = 1;
     return m;
   }
   return c;

@@ -601,8 +601,9 @@ TEST(GemvBulk, PickedWhereItMeasuredFaster) {
 }
 
 // ... and the int8 tensor-core kernels where they measured faster only:
-// rows of 1024-4096 int8, one matrix; the whole-tile kernel up to 32 MB,
-// the mma kernel beyond.
+// rows of 1024-4096 int8; one matrix: the whole-tile kernel up to 32 MB,
+// the mma kernel's diagonal variant beyond; gathers of rows of 2-4 KB: the
+// diagonal variant.
 TEST(GemvMma, PickedWhereItMeasuredFaster) {
   EXPECT_TRUE(gemv::default_config(true, 12288, 4096).mma);
   EXPECT_TRUE(gemv::default_config(true, 22016, 4096).mma);
@@ -610,7 +611,7 @@ TEST(GemvMma, PickedWhereItMeasuredFaster) {
   EXPECT_TRUE(gemv::default_config(true, 14336, 1024).tile);  // 14 MB: the tile kernel
   EXPECT_TRUE(gemv::default_config(true, 4096, 4096).tile);
   EXPECT_FALSE(gemv::default_config(true, 4096, 4096).mma);
-  EXPECT_FALSE(gemv::default_config(true, 4096, 4096, 2).tile);  // gathers
+  EXPECT_FALSE(gemv::default_config(true, 4096, 4096, 2).tile);  // gathers: not the tile kernel
   EXPECT_FALSE(gemv::default_config(true, 12288, 4096).tile);    // 48 MB
   EXPECT_FALSE(gemv::default_config(true, 1024, 1024).tile);     // the one-load kernel
   EXPECT_TRUE(gemv::default_config(true, 1024, 1024).one_load);
@@ -618,7 +619,10 @@ TEST(GemvMma, PickedWhereItMeasuredFaster) {
   EXPECT_FALSE(gemv::tokens_config(true, 4096, 4096, 1).tile);
   EXPECT_FALSE(gemv::default_config(true, 16384, 16384).mma);
   EXPECT_FALSE(gemv::default_config(true, 4096, 11008).mma);
-  EXPECT_FALSE(gemv::default_config(true, 12288, 4096, 2).mma);  // gathers
+  EXPECT_TRUE(gemv::default_config(true, 12288, 4096).mma_diag);
+  EXPECT_TRUE(gemv::default_config(true, 4096, 4096, 2).mma_diag);  // gathers at D = 4096
+  EXPECT_FALSE(gemv::default_config(true, 1024, 1024, 2).mma);      // the one-load kernel
+  EXPECT_FALSE(gemv::default_config(true, 8192, 8192, 2).mma);      // rows of 8 KB
   EXPECT_FALSE(gemv::default_config(false, 12288, 4096).mma);    // bf16
   EXPECT_FALSE(gemv::tokens_config(true, 12288, 4096, 1).mma);
   EXPECT_FALSE(gemv::tokens_config(true, 12288, 4096, 4).mma);
