@@ -628,6 +628,25 @@ TEST(GemvMma, PickedWhereItMeasuredFaster) {
   EXPECT_FALSE(gemv::tokens_config(true, 12288, 4096, 4).mma);
 }
 
+// An int8 gather of 40 rows of K over 4 experts with ids {4, 2, -1} and
+// config c: the middle slot's rows finite, the two bad ids' rows NaN.
+void expect_nan_rows_for_bad_ids_int8(const gemv::Config& c, int64_t K) {
+  SCOPED_TRACE("K=" + std::to_string(K));
+  const int64_t N = 40, E = 4;
+  kb::DeviceBuffer<int8_t> w(E * N * K);
+  kb::DeviceBuffer<bf16> scale(E * N), x(K), y(3 * N);
+  kb::DeviceBuffer<int32_t> ids(3);
+  kb::fill_int8(w.get(), E * N * K, 3, nullptr);
+  kb::fill_bf16(scale.get(), E * N, 4, nullptr);
+  kb::fill_bf16(x.get(), K, 5, nullptr);
+  ids.upload(std::vector<int32_t>{int32_t(E), 2, -1});
+  y.poison();
+  gemv::launch(true, w.get(), scale.get(), ids.get(), 3, E, x.get(), y.get(), N, K, nullptr, c, nullptr);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  const auto out = kb::to_float(y.download());
+  for (int64_t n = 0; n < 3 * N; ++n) EXPECT_EQ(std::isfinite(out[n]), n >= N && n < 2 * N) << n;
+}
+
 // The tensor-core int8 kernel (Config::mma, and its diagonal variant):
 // every unroll, block size and K split on shapes that are no multiple of
 // its 16-row tile or 64-byte unit (512 bytes: diagonal; K of 1 to 1024
@@ -655,20 +674,9 @@ TEST(GemvMma, EveryConfigMatchesReference) {
       }
   gemv::Config c{1, 2, 8, true, false, 2};
   c.mma = true;
-  for (int64_t K : {int64_t{16}, int64_t{4096}}) {
-    const int64_t N = 40, E = 4;
-    kb::DeviceBuffer<int8_t> w(E * N * K);
-    kb::DeviceBuffer<bf16> scale(E * N), x(K), y(3 * N);
-    kb::DeviceBuffer<int32_t> ids(3);
-    kb::fill_int8(w.get(), E * N * K, 3, nullptr);
-    kb::fill_bf16(scale.get(), E * N, 4, nullptr);
-    kb::fill_bf16(x.get(), K, 5, nullptr);
-    ids.upload(std::vector<int32_t>{int32_t(E), 2, -1});
-    y.poison();
-    gemv::launch(true, w.get(), scale.get(), ids.get(), 3, E, x.get(), y.get(), N, K, nullptr, c, nullptr);
-    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-    const auto out = kb::to_float(y.download());
-    for (int64_t n = 0; n < 3 * N; ++n) EXPECT_EQ(std::isfinite(out[n]), n >= N && n < 2 * N) << K << " " << n;
+  for (bool diag : {false, true}) {
+    c.mma_diag = diag;
+    for (int64_t K : {int64_t{16}, int64_t{4096}}) expect_nan_rows_for_bad_ids_int8(c, K);
   }
 }
 
@@ -693,25 +701,14 @@ TEST(GemvTile, EveryShapeMatchesReference) {
   gemv::Config c;
   c.tile = true;
   c.warps_per_block = 8;
-  const int64_t N = 40, K = 4096, E = 4;
-  kb::DeviceBuffer<int8_t> w(E * N * K);
-  kb::DeviceBuffer<bf16> scale(E * N), x(K), y(3 * N);
-  kb::DeviceBuffer<int32_t> ids(3);
-  kb::fill_int8(w.get(), E * N * K, 3, nullptr);
-  kb::fill_bf16(scale.get(), E * N, 4, nullptr);
-  kb::fill_bf16(x.get(), K, 5, nullptr);
-  ids.upload(std::vector<int32_t>{int32_t(E), 2, -1});
-  y.poison();
-  gemv::launch(true, w.get(), scale.get(), ids.get(), 3, E, x.get(), y.get(), N, K, nullptr, c, nullptr);
-  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  const auto out = kb::to_float(y.download());
-  for (int64_t n = 0; n < 3 * N; ++n) EXPECT_EQ(std::isfinite(out[n]), n >= N && n < 2 * N) << n;
+  expect_nan_rows_for_bad_ids_int8(c, 4096);
 }
 
-// x enters the tensor cores as f16 (mma and tile kernels), scaled by a power
-// of two chosen from its largest magnitude: x·2^s gives y·2^s bit for bit, for s far outside f16's
-// range either way (values near 2^±100, where an unscaled f16 would be inf
-// or 0), and the result matches the reference there too.
+// x enters the tensor cores as f16 (mma and tile kernels), scaled by a
+// power of two chosen from its largest magnitude: x·2^s gives y·2^s bit for
+// bit, for s far outside f16's range either way (values near 2^±100, where
+// an unscaled f16 would be inf or 0), and the result matches the reference
+// there too.
 TEST(GemvMma, ScaleOfXDoesNotMatter) {
   KB_REQUIRE_GPU();
   const int64_t N = 77, K = 4096 + 48;
@@ -857,14 +854,21 @@ TEST(GemvRefuses, BulkOutsideItsShapes) {
             std::string::npos);
 }
 
+// Whether a 16-row gemv (int8 or bf16, K, tokens) with config c is refused
+// with a message naming `word`.
+bool refused_naming(const gemv::Config& c, const std::string& word, bool int8, int64_t K,
+                    int tokens = 1) {
+  return refusal([&] {
+           gemv::launch(int8, int8 ? static_cast<const void*>(kW8) : kW, int8 ? kS : nullptr,
+                        nullptr, 1, 0, kX, kY, 16, K, nullptr, c, nullptr, tokens);
+         }).find(word) != std::string::npos;
+}
+
 TEST(GemvRefuses, MmaOutsideItsShapes) {
   gemv::Config c{1, 2, 8, true, false, 2};
   c.mma = true;
   const auto refused = [&](bool int8, int64_t K, int tokens = 1) {
-    return refusal([&] {
-      gemv::launch(int8, int8 ? static_cast<const void*>(kW8) : kW, int8 ? kS : nullptr, nullptr, 1,
-                   0, kX, kY, 16, K, nullptr, c, nullptr, tokens);
-    }).find("mma") != std::string::npos;
+    return refused_naming(c, "mma", int8, K, tokens);
   };
   EXPECT_TRUE(refused(false, 4096));      // bf16 weights
   EXPECT_TRUE(refused(true, 4096, 2));    // two tokens
@@ -889,10 +893,7 @@ TEST(GemvRefuses, TileOutsideItsShapes) {
   c.tile = true;
   c.warps_per_block = 8;
   const auto refused = [&](bool int8, int64_t K, int tokens = 1) {
-    return refusal([&] {
-      gemv::launch(int8, int8 ? static_cast<const void*>(kW8) : kW, int8 ? kS : nullptr, nullptr, 1,
-                   0, kX, kY, 16, K, nullptr, c, nullptr, tokens);
-    }).find("tile") != std::string::npos;
+    return refused_naming(c, "tile", int8, K, tokens);
   };
   EXPECT_TRUE(refused(false, 4096));     // bf16 weights
   EXPECT_TRUE(refused(true, 4096, 2));   // two tokens
