@@ -2,7 +2,7 @@
 // gemv::default_config on a GPU. Variant "R2U4W4P1K2" = 2 rows per warp, 4
 // loads per row per batch, 4 warps per block, software-pipelined (P0: not),
 // 2 warps splitting K per row group; "default" = default_config's choice,
-// "general" = the same on the general kernel (no one-load, no bulk), "one" / "one8" = with
+// "general" = gemv::general_config (the general kernel: no one-load, bulk, tile or mma), "one" / "one8" = with
 // it, in blocks of 4 / 8 warps; "B4W16S1O2" = the bulk-copy kernel with a
 // ring of 4 buffers, 16 warps per block, 1 block per SM, rows taken in
 // order 2 (Config::bulk_rows; O omitted: 2), "...R1" with one row per
@@ -30,10 +30,7 @@ kb::gemv::Config parse(const std::string& v, const kb::Point& p) {
   const int n_sel = selected(p);
   if (v == "default") return kb::gemv::default_config(int8, N, K, n_sel);  // what the entries pick
   if (v == "general" || v == "one" || v == "one8") {  // without / with the one-load kernel
-    c = kb::gemv::default_config(int8, N, K, n_sel);
-    if (c.bulk_stages > 0 || c.mma) {  // the general kernel's configuration
-      c = kb::gemv::general_config(int8, N, K, n_sel);
-    }
+    c = kb::gemv::general_config(int8, N, K, n_sel);  // never bulk, mma or tile
     c.one_load = v != "general";
     if (v != "general") c.warps_per_block = v == "one8" ? 8 : 4;
     return c;
