@@ -2,8 +2,9 @@
 // gemv::default_config on a GPU. Variant "R2U4W4P1K2" = 2 rows per warp, 4
 // loads per row per batch, 4 warps per block, software-pipelined (P0: not),
 // 2 warps splitting K per row group; "default" = default_config's choice,
-// "general" = gemv::general_config (the general kernel: no one-load, bulk, tile or mma), "one" / "one8" = with
-// it, in blocks of 4 / 8 warps; "B4W16S1O2" = the bulk-copy kernel with a
+// "general" = gemv::general_config (the general kernel: no one-load, bulk,
+// tile or mma), "one" / "one8" = with the one-load kernel, in blocks of 4 /
+// 8 warps; "B4W16S1O2" = the bulk-copy kernel with a
 // ring of 4 buffers, 16 warps per block, 1 block per SM, rows taken in
 // order 2 (Config::bulk_rows; O omitted: 2), "...R1" with one row per
 // buffer (Config::bulk_rows_per_buffer; R omitted: 0); "M4W8K2" = the
