@@ -179,7 +179,7 @@ struct KernelArgs {
   int ks;      // warps splitting K (Config::k_split)
   int tokens;  // x rows, <= the instantiation's T
   float eps;   // SwiGLU: the RMSNorm epsilon
-  unsigned long long* trace;  // Config::trace (general and bulk kernels)
+  unsigned long long* trace;  // Config::trace (every kernel but the one-load one)
   int n_sel;   // gather: the selected experts (bulk kernel: its rows are n_sel·N)
   int stages;  // bulk kernel: the buffers of its shared-memory ring
   int bulk_rows;            // bulk kernel: Config::bulk_rows
@@ -1433,6 +1433,22 @@ int64_t bulk_blocks(bool int8, int64_t N, int64_t K, const Config& cfg, int n_se
 
 namespace {
 
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// grid.x of a launch of c per selected expert, for every kernel but the
+// bulk one (bulk_blocks): the one-load kernel's rows per block follow from
+// K, the tensor-core kernels' from their 16-row tiles (2 rows: diagonal).
+int64_t grid_x(bool int8, int64_t N, int64_t K, const Config& c, bool swiglu) {
+  if (c.tile) return ceil_div(N, 16);
+  if (c.mma) return ceil_div(ceil_div(N, c.mma_diag ? 2 : 16), c.warps_per_block / c.k_split);
+  if (c.one_load) {
+    const int64_t ks = std::max<int64_t>(1, K / (int8 ? k_multiple_int8() : k_multiple_bf16()) / 32);
+    return ceil_div(N, (c.warps_per_block == 8 ? 8 : 4) / ks);
+  }
+  const int64_t groups = swiglu ? N / 2 : ceil_div(N, c.rows_per_warp);
+  return ceil_div(groups, c.warps_per_block / c.k_split);
+}
+
 // What launch() checks and launches, plus the SwiGLU mode (gemv_swiglu).
 void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* experts, int n_sel,
                  int E, const bf16* x, bf16* y, int64_t N, int64_t K, const bf16* residual,
@@ -1535,7 +1551,7 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
       return launch_impl(int8, W, scale, experts, n_sel, E, x, y, N, K, residual, cfg, stream,
                          tokens, swiglu, eps);
     }
-    const dim3 grid(static_cast<unsigned>((N + 15) / 16), static_cast<unsigned>(n_sel));
+    const dim3 grid(static_cast<unsigned>(grid_x(int8, N, K, cfg, swiglu)), static_cast<unsigned>(n_sel));
     return launch_tile(cfg.warps_per_block, cfg.pdl, grid, smem, stream, a);
   }
   if (cfg.mma) {
@@ -1555,11 +1571,9 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
       return launch_impl(int8, W, scale, experts, n_sel, E, x, y, N, K, residual, cfg, stream,
                          tokens, swiglu, eps);
     }
-    const int64_t tiles = (N + (cfg.mma_diag ? 1 : 15)) / (cfg.mma_diag ? 2 : 16),
-                  tiles_per_block = cfg.warps_per_block / cfg.k_split;
-    const dim3 grid(static_cast<unsigned>((tiles + tiles_per_block - 1) / tiles_per_block),
-                    static_cast<unsigned>(n_sel));
-    return launch_mma(cfg.unroll, cfg.mma_depth, cfg.mma_diag, cfg.pdl, grid, dim3(32 * cfg.warps_per_block), smem, stream, a);
+    const dim3 grid(static_cast<unsigned>(grid_x(int8, N, K, cfg, swiglu)), static_cast<unsigned>(n_sel));
+    return launch_mma(cfg.unroll, cfg.mma_depth, cfg.mma_diag, cfg.pdl, grid,
+                      dim3(32 * cfg.warps_per_block), smem, stream, a);
   }
   if (cfg.one_load) {
     const int64_t vecs = K / vec;
@@ -1568,18 +1582,15 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
                                   ": one_load needs one token, no SwiGLU and K of 32, 64 or 128 "
                                   "16-byte vectors, got " + shape_text(N, K));
     a.ks = static_cast<int>(vecs / 32);  // warps per row, from K alone
-    const int warps = cfg.warps_per_block == 8 ? 8 : 4, rows = warps / a.ks;
-    const dim3 grid(static_cast<unsigned>((N + rows - 1) / rows), static_cast<unsigned>(n_sel));
+    const int warps = cfg.warps_per_block == 8 ? 8 : 4;
+    const dim3 grid(static_cast<unsigned>(grid_x(int8, N, K, cfg, swiglu)), static_cast<unsigned>(n_sel));
     if (int8)
       return warps == 8 ? launch_one_load<true, 8>(a.ks, cfg.pdl, grid, stream, a)
                         : launch_one_load<true, 4>(a.ks, cfg.pdl, grid, stream, a);
     return warps == 8 ? launch_one_load<false, 8>(a.ks, cfg.pdl, grid, stream, a)
                       : launch_one_load<false, 4>(a.ks, cfg.pdl, grid, stream, a);
   }
-  const int64_t groups = swiglu ? N / 2 : (N + cfg.rows_per_warp - 1) / cfg.rows_per_warp;
-  const int64_t groups_per_block = cfg.warps_per_block / cfg.k_split;
-  const int64_t blocks = (groups + groups_per_block - 1) / groups_per_block;
-  const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(n_sel));
+  const dim3 grid(static_cast<unsigned>(grid_x(int8, N, K, cfg, swiglu)), static_cast<unsigned>(n_sel));
   const dim3 block(static_cast<unsigned>(32 * cfg.warps_per_block));
   if (int8)
     dispatch<true>(cfg, grid, block, stream, a, swiglu);
@@ -1588,6 +1599,11 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
 }
 
 }  // namespace
+
+int64_t grid_blocks(bool int8, int64_t N, int64_t K, const Config& cfg, int n_sel, bool gather) {
+  if (cfg.bulk_stages > 0) return bulk_blocks(int8, N, K, cfg, n_sel, gather);
+  return grid_x(int8, N, K, cfg, false) * n_sel;
+}
 
 // Several tokens (measured on an H100 at Llama-2-7B's shapes and 6 tokens,
 // tools/decode_profile, docs/notes/gemv.md): the kernel is then bound by

@@ -135,7 +135,7 @@ struct Config {
   // Diagnostics (tools/gemv_profile): when set, thread 0 of block b writes
   // %globaltimer (ns) at its start to trace[2b] and when its weights are
   // streamed to trace[2b + 1] (b = blockIdx.y · gridDim.x + blockIdx.x;
-  // general and bulk kernels). Never set by the library.
+  // every kernel but the one-load one). Never set by the library.
   unsigned long long* trace = nullptr;
 };
 // n_sel: the experts a gather selects (its bytes are n_sel times a GEMV's).
@@ -147,8 +147,13 @@ Config general_config(bool int8, int64_t N, int64_t K, int n_sel = 1);
 Config bulk_config(int stages, int warps, int blocks_per_sm, int rows = 2, int rows_per_buffer = 0);
 // The blocks the bulk kernel launches for cfg on the current device (n_sel
 // experts selected; gather: a gather_gemv, whose N decides the rows per
-// buffer). tools/gemv_profile sizes its trace with it.
+// buffer).
 int64_t bulk_blocks(bool int8, int64_t N, int64_t K, const Config& cfg, int n_sel = 1,
+                    bool gather = false);
+// The blocks a one-token launch of cfg runs (grid.x · grid.y; the bulk
+// kernel's need the current device, the others' none): the size of
+// Config::trace / 2. tools/gemv_profile sizes its trace with it.
+int64_t grid_blocks(bool int8, int64_t N, int64_t K, const Config& cfg, int n_sel = 1,
                     bool gather = false);
 // What gemv_tokens (swiglu: gemv_swiglu) takes for `tokens` tokens: each
 // token's sums equal the one-token gemv's bits where its k_split and unroll

@@ -748,6 +748,31 @@ TEST(GemvMma, ScaleOfXDoesNotMatter) {
   }
 }
 
+// The blocks each kernel launches (what tools/gemv_profile sizes its trace
+// by; no GPU needed but for the bulk kernel's): one per 16-row tile, per 2
+// rows (diagonal) or per row group, times the experts selected.
+TEST(GemvGrid, BlocksOfEachKernel) {
+  gemv::Config tile;
+  tile.tile = true;
+  EXPECT_EQ(gemv::grid_blocks(true, 4096, 4096, tile), 256);
+  EXPECT_EQ(gemv::grid_blocks(true, 4099, 4096, tile), 257);
+  gemv::Config diag{1, 4, 4, true, false, 1};
+  diag.mma = true;
+  diag.mma_diag = true;
+  EXPECT_EQ(gemv::grid_blocks(true, 12288, 4096, diag), 1536);  // 6144 row pairs, 4 per block
+  EXPECT_EQ(gemv::grid_blocks(true, 12289, 4096, diag), 1537);
+  EXPECT_EQ(gemv::grid_blocks(true, 4096, 4096, diag, 2, true), 2 * 512);
+  gemv::Config mma{1, 4, 8, true, false, 2};
+  mma.mma = true;
+  EXPECT_EQ(gemv::grid_blocks(true, 4096, 4096, mma), 64);  // 256 tiles, 4 per block
+  gemv::Config one = gemv::default_config(true, 1024, 1024);
+  ASSERT_TRUE(one.one_load);
+  EXPECT_EQ(gemv::grid_blocks(true, 1024, 1024, one), 256);  // 64 vectors: 2 warps per row, 4 rows
+  const gemv::Config general{2, 1, 4, true, false, 2};
+  EXPECT_EQ(gemv::grid_blocks(true, 4096, 4096, general), 1024);  // 2048 row pairs, 2 per block
+  EXPECT_EQ(gemv::grid_blocks(false, 4095, 4096, general), 1024);
+}
+
 // ---- refused before launch: no GPU needed ----
 
 const auto* kW = reinterpret_cast<const bf16*>(uintptr_t{0x10000});

@@ -91,16 +91,7 @@ int main(int argc, char** argv) {
     cfg.one_load = false;  // the general, bulk, tile and mma kernels carry the trace
     if (a.bulk_stages > 0)
       cfg = gemv::bulk_config(a.bulk_stages, a.bulk_warps, a.bulk_per_sm, a.bulk_rows, a.bulk_rs);
-    int64_t blocks = 0;
-    if (cfg.bulk_stages > 0) {
-      blocks = gemv::bulk_blocks(a.int8, a.N, a.K, cfg);
-    } else if (cfg.tile || cfg.mma) {  // 16-row tiles: one per block, or warps / k_split
-      const int64_t tiles = (a.N + 15) / 16, per_block = cfg.tile ? 1 : cfg.warps_per_block / cfg.k_split;
-      blocks = (tiles + per_block - 1) / per_block;
-    } else {
-      const int rows_per_block = cfg.rows_per_warp * cfg.warps_per_block / cfg.k_split;
-      blocks = (a.N + rows_per_block - 1) / rows_per_block;
-    }
+    const int64_t blocks = gemv::grid_blocks(a.int8, a.N, a.K, cfg);
     kb::DeviceBuffer<unsigned long long> trace(2 * blocks);
     cudaEvent_t e0, e1;
     KB_CUDA_CHECK(cudaEventCreate(&e0));
@@ -131,8 +122,8 @@ int main(int argc, char** argv) {
     else if (cfg.tile)
       std::snprintf(config, sizeof config, "tile T%d", cfg.warps_per_block);
     else if (cfg.mma)
-      std::snprintf(config, sizeof config, "mma M%dW%dK%dD%d", cfg.unroll, cfg.warps_per_block,
-                    cfg.k_split, cfg.mma_depth);
+      std::snprintf(config, sizeof config, "mma %sM%dW%dK%dD%d", cfg.mma_diag ? "G" : "", cfg.unroll,
+                    cfg.warps_per_block, cfg.k_split, cfg.mma_depth);
     else
       std::snprintf(config, sizeof config, "R%dU%dW%dP%dK%d", cfg.rows_per_warp, cfg.unroll,
                     cfg.warps_per_block, cfg.pipeline ? 1 : 0, cfg.k_split);
