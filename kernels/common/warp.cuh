@@ -12,4 +12,12 @@ __device__ __forceinline__ float warp_sum(float v) {
   return v;
 }
 
+// The largest v over the 32 lanes of a warp (all lanes active; NaN lanes
+// lose to numbers, as fmaxf), in every lane.
+__device__ __forceinline__ float warp_max(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
 }  // namespace kb

@@ -42,9 +42,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <map>
 #include <mutex>
-#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -186,7 +186,6 @@ struct KernelArgs {
   int rows_per_buffer;      // bulk kernel: rows per ring buffer, 1 or 2
   unsigned int* counter;    // bulk kernel, dynamic rows: [next row, blocks done], zero
 };
-
 
 __device__ __forceinline__ unsigned long long global_ns() {
   unsigned long long t;
@@ -515,6 +514,19 @@ __global__ void __launch_bounds__(256) gemv_one_load_kernel(const KernelArgs a) 
 // error; they are not the general kernel's bits.
 __device__ __forceinline__ float pow2(int k) { return __int_as_float((127 + k) << 23); }  // |k| <= 126
 
+// v · 2^e for |e| <= 252, as two exact power-of-two products (each factor
+// within a float's exponent): the sums' unscaling by 2^-e (stage_x_f16).
+__device__ __forceinline__ float times_pow2(float v, int e) { return v * pow2(e / 2) * pow2(e - e / 2); }
+
+// The 64-byte units (unit_vec 16-byte vectors each: 4, or 32 for the
+// diagonal mma variant) that a row of K int8 spans, the last one partial.
+__host__ __device__ inline int mma_units(int64_t K, int unit_vec) {
+  return static_cast<int>((K / 16 + unit_vec - 1) / unit_vec);
+}
+// The tile kernel's row stride in shared memory: its units, plus 64 bytes
+// so that rows g and g + 1 fall into the two halves of the banks.
+__host__ __device__ inline int tile_row_stride(int units) { return units * 64 + 64; }
+
 // Four int8 (a word) -> two f16x2: bytes 0, 1 and bytes 2, 3.
 __device__ __forceinline__ void int8x4_to_f16x2(uint32_t w, uint32_t& lo, uint32_t& hi) {
   const uint32_t b = w ^ 0x80808080u;  // b + 128, unsigned
@@ -568,8 +580,7 @@ __device__ int stage_x_f16(const bf16* x, int K, int spad, int4* xs, float* s_ma
   for (int i = threadIdx.x + kXr * bd; i < xvec; i += bd) vmax(load16<kCoherent>(x4 + i));
 #pragma unroll
   for (int j = 0; j < kXr; ++j) vmax(xr[j]);
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+  m = warp_max(m);
   if (lane == 0) s_max[threadIdx.x >> 5] = m;
   __syncthreads();
   m = s_max[0];
@@ -657,7 +668,7 @@ __global__ void __launch_bounds__(256) gemv_mma_kernel(const KernelArgs a) {
     W += static_cast<int64_t>(e) * N * K;
     scale += static_cast<int64_t>(e) * N;
   }
-  const int nvec = K / 16, units = (nvec + kUnitVec - 1) / kUnitVec;
+  const int nvec = K / 16, units = mma_units(K, kUnitVec);
   const int batches = live ? (units + U - 1) / U : 0;
   const int4* pA = reinterpret_cast<const int4*>(W + static_cast<int64_t>(min(rA, N - 1)) * K) + lane_vec;
   const int4* pB = reinterpret_cast<const int4*>(W + static_cast<int64_t>(min(rB, N - 1)) * K) + lane_vec;
@@ -726,9 +737,8 @@ __global__ void __launch_bounds__(256) gemv_mma_kernel(const KernelArgs a) {
     }
   }
   if (writer) {
-    const float dn1 = pow2(-(e / 2)), dn2 = pow2(-(e - e / 2));
-    if (rA < N) y[rA] = __float2bfloat16_rn(sumA * dn1 * dn2 * scA + resA);
-    if (rB < N) y[rB] = __float2bfloat16_rn(sumB * dn1 * dn2 * scB + resB);
+    if (rA < N) y[rA] = __float2bfloat16_rn(times_pow2(sumA, -e) * scA + resA);
+    if (rB < N) y[rB] = __float2bfloat16_rn(times_pow2(sumB, -e) * scB + resB);
   }
 }
 
@@ -1048,7 +1058,7 @@ __global__ void __launch_bounds__(WARPS * 32) gemv_tile_kernel(const KernelArgs 
   __shared__ float s_max[WARPS];
   __shared__ float s_red[WARPS][16];
   const int N = a.N, K = a.K;
-  const int units = (K / 16 + 3) / 4, stride = units * 64 + 64;  // bytes per row in shared memory
+  const int units = mma_units(K, 4), stride = tile_row_stride(units);  // bytes per row in shared memory
   unsigned char* wt = tile_smem;                              // 16 rows
   int4* xs = reinterpret_cast<int4*>(tile_smem + 16 * stride);  // x in f16
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, t = lane & 3;
@@ -1114,7 +1124,7 @@ __global__ void __launch_bounds__(WARPS * 32) gemv_tile_kernel(const KernelArgs 
     float sum = 0.f;
 #pragma unroll
     for (int w = 0; w < WARPS; ++w) sum += s_red[w][tid];
-    y[row0 + tid] = __float2bfloat16_rn(sum * pow2(-(e / 2)) * pow2(-(e - e / 2)) * sc + res);
+    y[row0 + tid] = __float2bfloat16_rn(times_pow2(sum, -e) * sc + res);
   }
 #else
   __trap();  // launched only on compute capability 9.0+ (launch_impl)
@@ -1316,7 +1326,7 @@ int k_multiple_int8() { return Traits<true>::kVec; }
 // 1662 vs 1531; 12288x4096: 2267 vs 2192; 4096x11008: 2287 vs 2230;
 // 16384²: 2907 vs 2871; not 22016x4096: 2522 vs 2585), one row per warp and
 // the same split for short rows (1024²: 226 vs 215).
-static Config register_config(bool int8, int64_t N, int64_t K, int n_sel) {
+Config general_config(bool int8, int64_t N, int64_t K, int n_sel) {
   Config c;
   c.warps_per_block = 4;
   c.unroll = 2;
@@ -1360,7 +1370,7 @@ static Config register_config(bool int8, int64_t N, int64_t K, int n_sel) {
 }
 
 Config default_config(bool int8, int64_t N, int64_t K, int n_sel) {
-  Config c = register_config(int8, N, K, n_sel);
+  Config c = general_config(int8, N, K, n_sel);
   // The bulk-copy kernel (dynamic row counter) where it measured faster
   // (H100, 2026-11-23, gemv_tune and gemv_tune_seed, GB/s):
   //   - not bf16 rows of 32 KB, though alone they measured faster (16384²:
@@ -1411,10 +1421,6 @@ Config default_config(bool int8, int64_t N, int64_t K, int n_sel) {
   return c;
 }
 
-Config general_config(bool int8, int64_t N, int64_t K, int n_sel) {
-  return register_config(int8, N, K, n_sel);
-}
-
 Config bulk_config(int stages, int warps, int blocks_per_sm, int rows, int rows_per_buffer) {
   Config c;
   c.bulk_stages = stages;
@@ -1434,6 +1440,16 @@ int64_t bulk_blocks(bool int8, int64_t N, int64_t K, const Config& cfg, int n_se
 namespace {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// What runs where the device lacks the kernel cfg names (bulk and tile:
+// compute capability 9.0, mma: 8.0): general_config's choice, with cfg's
+// pdl and trace.
+Config general_fallback(const Config& cfg, bool int8, int64_t N, int64_t K, int n_sel) {
+  Config g = general_config(int8, N, K, n_sel);
+  g.pdl = cfg.pdl;
+  g.trace = cfg.trace;
+  return g;
+}
 
 // grid.x of a launch of c per selected expert, for every kernel but the
 // bulk one (bulk_blocks): the one-load kernel's rows per block follow from
@@ -1497,12 +1513,9 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
           "gather's N even for 2), 1-4 blocks per SM and rows 0-2, got " +
           shape_text(N, K) + ", " + std::to_string(cfg.warps_per_block) + " warps, " +
           std::to_string(cfg.bulk_stages) + " stages");
-    if (!device_has_pdl()) {  // compute capability < 9.0: the general kernel
-      cfg.bulk_stages = 0;
-      cfg.warps_per_block = std::min(cfg.warps_per_block, 8);
-      return launch_impl(int8, W, scale, experts, n_sel, E, x, y, N, K, residual, cfg, stream,
-                         tokens, swiglu, eps);
-    }
+    if (!device_has_pdl())  // compute capability < 9.0
+      return launch_impl(int8, W, scale, experts, n_sel, E, x, y, N, K, residual,
+                         general_fallback(cfg, int8, N, K, n_sel), stream, tokens, swiglu, eps);
     const int64_t blocks = bulk_blocks(int8, N, K, cfg, n_sel, experts != nullptr);
     unsigned int* counter = nullptr;
     if (cfg.bulk_rows == 2) {
@@ -1533,12 +1546,13 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
   if (swiglu && (N % 2 != 0 || experts || residual))
     throw std::invalid_argument("gemv_swiglu: 2·F rows (gate | up), no experts, no residual");
   if (cfg.pdl && !device_has_pdl()) cfg.pdl = false;
-  // What both kernels take; a.ks is the K split, set per kernel below.
+  // What every kernel but the bulk one takes; a.ks is the K split (the
+  // one-load kernel's follows from K, below).
   KernelArgs a{W, scale, experts, E, x, y, residual, static_cast<int>(N), static_cast<int>(K),
                cfg.k_split, tokens, eps, cfg.trace, n_sel, 0, 0, 1, nullptr};
   if (cfg.tile) {
-    const int64_t units = (K / vec + 3) / 4;
-    const size_t smem = static_cast<size_t>(16 * (units * 64 + 64) + units * 128);
+    const int units = mma_units(K, 4);
+    const size_t smem = static_cast<size_t>(16 * tile_row_stride(units) + units * 128);  // rows, x
     if (!int8 || tokens != 1 || swiglu || K > 8192 ||
         (cfg.warps_per_block != 4 && cfg.warps_per_block != 8))
       throw std::invalid_argument(std::string(what) +
@@ -1546,18 +1560,15 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
                                   "blocks of 4 or 8 warps, got " + shape_text(N, K) +
                                   (int8 ? "" : " bf16") + ", " +
                                   std::to_string(cfg.warps_per_block) + " warps");
-    if (!device_has_pdl()) {  // compute capability < 9.0: the general kernel
-      cfg = general_config(int8, N, K, n_sel);
-      return launch_impl(int8, W, scale, experts, n_sel, E, x, y, N, K, residual, cfg, stream,
-                         tokens, swiglu, eps);
-    }
+    if (!device_has_pdl())  // compute capability < 9.0
+      return launch_impl(int8, W, scale, experts, n_sel, E, x, y, N, K, residual,
+                         general_fallback(cfg, int8, N, K, n_sel), stream, tokens, swiglu, eps);
     const dim3 grid(static_cast<unsigned>(grid_x(int8, N, K, cfg, swiglu)), static_cast<unsigned>(n_sel));
     return launch_tile(cfg.warps_per_block, cfg.pdl, grid, smem, stream, a);
   }
   if (cfg.mma) {
     const int unit_vec = cfg.mma_diag ? 32 : 4;  // 16-byte vectors per unit of a row
-    const int64_t units = (K / vec + unit_vec - 1) / unit_vec;
-    const size_t smem = static_cast<size_t>(units) * unit_vec * 16 * 2;  // x in f16
+    const size_t smem = static_cast<size_t>(mma_units(K, unit_vec)) * unit_vec * 16 * 2;  // x in f16
     if (!int8 || tokens != 1 || swiglu || smem > (96u << 10) || cfg.mma_depth < 2 ||
         cfg.mma_depth > 3 || (cfg.mma_depth == 3 && cfg.unroll == 8) ||
         (cfg.mma_diag && (cfg.unroll == 8 || (cfg.mma_depth == 3 && cfg.unroll != 2))))
@@ -1566,11 +1577,9 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
                                   "2 or 3 batches in flight (2 at unroll 8; diag: unroll 1, 2 or 4, "
                                   "3 batches at unroll 2 only), got " +
                                   shape_text(N, K) + (int8 ? "" : " bf16"));
-    if (device_attribute<cudaDevAttrComputeCapabilityMajor>() < 8) {  // no mma.sync: the general kernel
-      cfg.mma = false;
-      return launch_impl(int8, W, scale, experts, n_sel, E, x, y, N, K, residual, cfg, stream,
-                         tokens, swiglu, eps);
-    }
+    if (device_attribute<cudaDevAttrComputeCapabilityMajor>() < 8)  // no mma.sync
+      return launch_impl(int8, W, scale, experts, n_sel, E, x, y, N, K, residual,
+                         general_fallback(cfg, int8, N, K, n_sel), stream, tokens, swiglu, eps);
     const dim3 grid(static_cast<unsigned>(grid_x(int8, N, K, cfg, swiglu)), static_cast<unsigned>(n_sel));
     return launch_mma(cfg.unroll, cfg.mma_depth, cfg.mma_diag, cfg.pdl, grid,
                       dim3(32 * cfg.warps_per_block), smem, stream, a);
@@ -1615,7 +1624,7 @@ int64_t grid_blocks(bool int8, int64_t N, int64_t K, const Config& cfg, int n_se
 // below K = 8192 (12288x4096: 61 vs 73 us; 22016x4096 with 2 rows: 96 vs
 // 207 us), the one-token split above (4096x11008: 62 vs 90 us).
 Config tokens_config(bool int8, int64_t N, int64_t K, int tokens, bool swiglu) {
-  Config c = register_config(int8, N, K, 1);
+  Config c = general_config(int8, N, K, 1);
   c.one_load = false;  // one token, no SwiGLU only
   c.pipeline = true;   // several tokens and SwiGLU: pipelined only
   if (swiglu) {  // two rows (gate and up), batches of two loads

@@ -141,7 +141,7 @@ struct Config {
 // n_sel: the experts a gather selects (its bytes are n_sel times a GEMV's).
 Config default_config(bool int8, int64_t N, int64_t K, int n_sel = 1);
 // default_config on the general kernel (or the one-load kernel) alone:
-// what it picks where it picks neither bulk nor mma.
+// what it picks where it picks neither bulk, tile nor mma.
 Config general_config(bool int8, int64_t N, int64_t K, int n_sel = 1);
 // The bulk kernel so configured (Config::bulk_*; the other fields default).
 Config bulk_config(int stages, int warps, int blocks_per_sm, int rows = 2, int rows_per_buffer = 0);

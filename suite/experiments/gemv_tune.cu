@@ -23,6 +23,15 @@ namespace {
 // gather_gemv experiment; plain points (gemv_tune's, or E = 1) select none.
 int selected(const kb::Point& p) { return p.shape.has("E") && p["E"] > 1 ? 2 : 1; }
 
+// The int8 tensor-core variants ("M…", "GM…", "T…"; the tile kernel: rows
+// of at most 8192 bytes) at the points they serve; every other variant at all.
+bool serves(const kb::Point& p) {
+  const char k = p.variant[0];
+  if (k == 'T') return p.dtype == kb::DType::i8 && p["K"] <= 8192;
+  if (k == 'M' || k == 'G') return p.dtype == kb::DType::i8;
+  return true;
+}
+
 kb::gemv::Config parse(const std::string& v, const kb::Point& p) {
   kb::gemv::Config c;
   int pipe = 0;
@@ -82,10 +91,7 @@ KB_EXPERIMENT(gemv_tune) {
                  "R4U2W8P0K8", "R2U4W8P0K8", "R1U2W4P0K4", "R1U4W4P0K4", "R4U4W4P0K4",
                  "R2U2W8P1K8", "R2U1W8P1K8", "GM1W8K1", "GM2W8K1", "GM4W8K1", "GM2W8K2",
                  "GM2W4K1", "GM2W4K2", "GM2W8K4", "GM1W8K4", "GM2W8K1D3", "GM4W4K1"})
-      .applies([](const kb::Point& p) {  // the mma and tile kernels: int8 (tile: K <= 8192)
-        if (p.variant[0] == 'T') return p.dtype == kb::DType::i8 && p["K"] <= 8192;
-        return (p.variant[0] != 'M' && p.variant[0] != 'G') || p.dtype == kb::DType::i8;
-      })
+      .applies(serves)
       .metrics({kb::Metric::memory_bandwidth})
       .work([](const kb::Point& p) { return kb::gemv_experiment::gemv_work(p, 1); })
       .make([](const kb::Point& p) {
@@ -116,13 +122,11 @@ KB_EXPERIMENT(gemv_tune_seed) {
                  "M4W8K4D3", "M2W8K4D3", "T4", "T8", "GM2W8K1", "GM4W8K1", "GM2W8K2",
                  "GM2W4K1"})
       .metrics({kb::Metric::memory_bandwidth})
-      .applies([](const kb::Point& p) {  // the one-load kernel serves K = 1024 only, bulk 16384
+      .applies([](const kb::Point& p) {  // here: one-load at K = 1024 only, bulk and mma not there
         if (p.variant.rfind("one", 0) == 0) return p["K"] == 1024;
         if (p.variant[0] == 'B') return p["K"] == 16384;
-        if (p.variant[0] == 'M' || p.variant[0] == 'G') return p.dtype == kb::DType::i8 && p["K"] > 1024;
-        if (p.variant[0] == 'M') return p.dtype == kb::DType::i8;
-        if (p.variant[0] == 'T') return p.dtype == kb::DType::i8 && p["K"] <= 8192;
-        return true;
+        if (p.variant[0] == 'M' || p.variant[0] == 'G') return serves(p) && p["K"] > 1024;
+        return serves(p);
       })
       .work([](const kb::Point& p) { return kb::gemv_experiment::gemv_work(p, selected(p)); })
       .make([](const kb::Point& p) {
