@@ -555,6 +555,19 @@ __device__ __forceinline__ uint32_t bf16x2_to_f16x2(uint32_t u, float f1, float 
   return *reinterpret_cast<const uint32_t*>(&h);
 }
 
+// The power of two e that x is staged in f16 with, from m = max|x|: the
+// largest magnitude lands in [2^14, 2^15). 0 for x all zero, or with an
+// infinity (which then stays one).
+__device__ __forceinline__ int x_exponent(float m) {
+  int e = 0;
+  if (m > 0.f && m <= 3.4028235e38f) {
+    int p;
+    frexpf(m, &p);  // m in [2^(p-1), 2^p)
+    e = 15 - p;     // in [-113, 147] for bf16: each half within a float's exponent
+  }
+  return e;
+}
+
 // x (K bf16) -> f16 in xs (spad int4 of them, zero past K), scaled by 2^e,
 // e chosen so that the largest magnitude lands in [2^14, 2^15); returns e.
 // The whole block calls it (two barriers); s_max: one float per warp.
@@ -585,12 +598,7 @@ __device__ int stage_x_f16(const bf16* x, int K, int spad, int4* xs, float* s_ma
   __syncthreads();
   m = s_max[0];
   for (int i = 1; i < warps; ++i) m = fmaxf(m, s_max[i]);
-  int e = 0;  // 0 for x all zero, or with an infinity (which then stays one)
-  if (m > 0.f && m <= 3.4028235e38f) {
-    int p;
-    frexpf(m, &p);  // m in [2^(p-1), 2^p)
-    e = 15 - p;     // in [-113, 147] for bf16: each half within a float's exponent
-  }
+  const int e = x_exponent(m);
   const float up1 = pow2(e / 2), up2 = pow2(e - e / 2);
   auto to_f16 = [&](const int4& v) {
     return make_int4(int(bf16x2_to_f16x2(uint32_t(v.x), up1, up2)),
@@ -612,11 +620,9 @@ __device__ int stage_x_f16(const bf16* x, int K, int spad, int4* xs, float* s_ma
 // One 64-byte unit of a 16-row tile: lane (g, t)'s 16 bytes of rows g (va)
 // and g + 8 (vb), and x at the same k (xp: lane t's two int4 of f16), into
 // the two MMA chains c0 / c1.
-__device__ __forceinline__ void mma_unit(const int4& va, const int4& vb, const int4* xp,
+// xw: the 16 f16 of x at the lane's 16 bytes, in pairs.
+__device__ __forceinline__ void mma_unit(const int4& va, const int4& vb, const uint32_t (&xw)[8],
                                          float (&c0)[4], float (&c1)[4]) {
-  const int4 x0 = xp[0], x1 = xp[1];
-  const uint32_t xw[8] = {uint32_t(x0.x), uint32_t(x0.y), uint32_t(x0.z), uint32_t(x0.w),
-                          uint32_t(x1.x), uint32_t(x1.y), uint32_t(x1.z), uint32_t(x1.w)};
   const uint32_t A[4] = {uint32_t(va.x), uint32_t(va.y), uint32_t(va.z), uint32_t(va.w)};
   const uint32_t B[4] = {uint32_t(vb.x), uint32_t(vb.y), uint32_t(vb.z), uint32_t(vb.w)};
 #pragma unroll
@@ -626,6 +632,23 @@ __device__ __forceinline__ void mma_unit(const int4& va, const int4& vb, const i
     int8x4_to_f16x2(B[q], blo, bhi);
     mma_16816(q & 1 ? c1 : c0, alo, blo, ahi, bhi, xw[2 * q], xw[2 * q + 1]);
   }
+}
+__device__ __forceinline__ void mma_unit(const int4& va, const int4& vb, const int4* xp,
+                                         float (&c0)[4], float (&c1)[4]) {
+  const int4 x0 = xp[0], x1 = xp[1];
+  const uint32_t xw[8] = {uint32_t(x0.x), uint32_t(x0.y), uint32_t(x0.z), uint32_t(x0.w),
+                          uint32_t(x1.x), uint32_t(x1.y), uint32_t(x1.z), uint32_t(x1.w)};
+  mma_unit(va, vb, xw, c0, c1);
+}
+
+// The diagonal variant's dot products of rows A and B (mma_unit's chains
+// c0, c1 over a warp's units), in every lane: C[g][g] and C[8 + g][g] sit
+// in lane (g, g / 2), element g % 2 (and 2 + g % 2).
+__device__ __forceinline__ void diag_sums(const float (&c0)[4], const float (&c1)[4], int g, int t,
+                                          float& sumA, float& sumB) {
+  const bool diag = t == (g >> 1), odd = g & 1;
+  sumA = warp_sum(diag ? (odd ? c0[1] + c1[1] : c0[0] + c1[0]) : 0.f);
+  sumB = warp_sum(diag ? (odd ? c0[3] + c1[3] : c0[2] + c1[2]) : 0.f);
 }
 
 // DIAG (Config::mma_diag): a warp group owns 2 rows, not 16. Lane (g, t)
@@ -717,11 +740,7 @@ __global__ void __launch_bounds__(256) gemv_mma_kernel(const KernelArgs a) {
   let_next_grid_launch();
   if (a.trace && threadIdx.x == 0) a.trace[2 * block_id + 1] = global_ns();
   float sumA = c0[0] + c1[0], sumB = c0[2] + c1[2];  // C[g][2t], C[g+8][2t]: rows g, g + 8
-  if constexpr (DIAG) {  // C[g][g] and C[8 + g][g] sit in lane (g, g / 2), element g % 2 (and 2 + g % 2)
-    const bool diag = t == (g >> 1), odd = g & 1;
-    sumA = warp_sum(diag ? (odd ? c0[1] + c1[1] : sumA) : 0.f);
-    sumB = warp_sum(diag ? (odd ? c0[3] + c1[3] : sumB) : 0.f);
-  }
+  if constexpr (DIAG) diag_sums(c0, c1, g, t, sumA, sumB);
   if (ks > 1) {
     if (t == 0) {
       s_red[warp][g] = sumA;
@@ -784,8 +803,15 @@ __device__ __forceinline__ void mbar_arrive(uint32_t bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
 }
 
-template <bool INT8, int WARPS, int J, int STAGES>
+//
+// MMA (Config::bulk_mma; int8, 2 rows per buffer): the consumers multiply
+// on the tensor cores as the mma kernel's diagonal variant does: lane
+// (g, t)'s vector of row 0 and the same vector of row 1 make one unit
+// (mma_unit), against x held in registers as f16 scaled by 2^e (e from
+// max|x|, which the consumer warps agree on through shared memory).
+template <bool INT8, int WARPS, int J, int STAGES, bool MMA = false>
 __global__ void __launch_bounds__(32 * (WARPS + 1)) gemv_bulk_kernel(const KernelArgs a) {
+  static_assert(!MMA || INT8, "the tensor-core consumers take int8 weights");
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   using Wt = typename Traits<INT8>::W;
   constexpr int kVec = Traits<INT8>::kVec;
@@ -986,6 +1012,67 @@ __global__ void __launch_bounds__(32 * (WARPS + 1)) gemv_bulk_kernel(const Kerne
         atomicExch(counter + 1, 0u);
       }
     }
+  } else if constexpr (MMA) {  // the tensor-core consumers
+    __shared__ float x_max[WARPS];
+    wait_for_previous_grid();  // x may be the previous grid's output
+    int4 xr[J][2];  // x at the lane's vectors: 16 bf16 each
+    float m = 0.f;
+#pragma unroll
+    for (int j = 0; j < J; ++j)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        xr[j][h] = load16<kCoherent>(reinterpret_cast<const int4*>(a.x) + 2 * (tid + j * kConsumers) + h);
+        const uint32_t u[4] = {uint32_t(xr[j][h].x), uint32_t(xr[j][h].y), uint32_t(xr[j][h].z),
+                               uint32_t(xr[j][h].w)};
+#pragma unroll
+        for (int q = 0; q < 4; ++q) m = fmaxf(m, fmaxf(fabsf(bf16_lo(u[q])), fabsf(bf16_hi(u[q]))));
+      }
+    m = warp_max(m);
+    if (lane == 0) x_max[warp] = m;
+    asm volatile("bar.sync 1, %0;" ::"n"(kConsumers) : "memory");  // the consumer warps only
+#pragma unroll
+    for (int w = 0; w < WARPS; ++w) m = fmaxf(m, x_max[w]);
+    const int e = x_exponent(m);
+    const float up1 = pow2(e / 2), up2 = pow2(e - e / 2);
+    uint32_t xh[J][8];
+#pragma unroll
+    for (int j = 0; j < J; ++j)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        xh[j][4 * h + 0] = bf16x2_to_f16x2(uint32_t(xr[j][h].x), up1, up2);
+        xh[j][4 * h + 1] = bf16x2_to_f16x2(uint32_t(xr[j][h].y), up1, up2);
+        xh[j][4 * h + 2] = bf16x2_to_f16x2(uint32_t(xr[j][h].z), up1, up2);
+        xh[j][4 * h + 3] = bf16x2_to_f16x2(uint32_t(xr[j][h].w), up1, up2);
+      }
+    const int g = lane >> 2, t = lane & 3;
+    const int row_vecs = static_cast<int>(row_bytes / 16);
+    for (int base = 0;; base += STAGES) {
+      bool end = false;
+#pragma unroll
+      for (int s = 0; s < STAGES; ++s) {
+        if (!end) {
+          mbar_wait(smem_u32(&full[s]), (base / STAGES) & 1);
+          end = last[s];
+          if (!end) {
+            // Rows 0 and 1 of the buffer (a short last unit: row 1 is
+            // stale, finite as any int8, and never written out).
+            const int4* buf = reinterpret_cast<const int4*>(ring + static_cast<size_t>(s) * buf_bytes);
+            float c0[4] = {0.f, 0.f, 0.f, 0.f}, c1[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+            for (int j = 0; j < J; ++j)
+              mma_unit(buf[tid + j * kConsumers], buf[row_vecs + tid + j * kConsumers], xh[j], c0, c1);
+            float sumA, sumB;
+            diag_sums(c0, c1, g, t, sumA, sumB);
+            if (lane == 0) {
+              red[s][0][warp] = times_pow2(sumA, -e);
+              red[s][1][warp] = times_pow2(sumB, -e);
+              mbar_arrive(smem_u32(&empty[s]));  // release: the sums and the reads of buffer s
+            }
+          }
+        }
+      }
+      if (end) break;
+    }
   } else {  // the consumers
     wait_for_previous_grid();  // x may be the previous grid's output
     float xf[J][kVec];
@@ -1147,7 +1234,7 @@ void allow_smem(void (*kernel)(KernelArgs), size_t smem) {
   have = smem;
 }
 
-template <bool INT8, int WARPS, int J>
+template <bool INT8, int WARPS, int J, bool MMA>
 void launch_bulk_stages(int stages, bool pdl, dim3 grid, size_t smem, cudaStream_t s,
                         const KernelArgs& a) {
   auto go = [&](auto kernel) {
@@ -1155,19 +1242,19 @@ void launch_bulk_stages(int stages, bool pdl, dim3 grid, size_t smem, cudaStream
     launch_maybe_pdl_smem(pdl, kernel, grid, dim3(32 * (WARPS + 1)), smem, s, a);
   };
   switch (stages) {
-    case 3: return go(gemv_bulk_kernel<INT8, WARPS, J, 3>);
-    case 4: return go(gemv_bulk_kernel<INT8, WARPS, J, 4>);
-    case 6: return go(gemv_bulk_kernel<INT8, WARPS, J, 6>);
+    case 3: return go(gemv_bulk_kernel<INT8, WARPS, J, 3, MMA>);
+    case 4: return go(gemv_bulk_kernel<INT8, WARPS, J, 4, MMA>);
+    case 6: return go(gemv_bulk_kernel<INT8, WARPS, J, 6, MMA>);
   }
   throw std::invalid_argument("gemv: the bulk kernel has rings of 3, 4 or 6 buffers");
 }
 
-template <bool INT8, int WARPS>
+template <bool INT8, int WARPS, bool MMA = false>
 void launch_bulk_j(int J, bool pdl, dim3 grid, size_t smem, cudaStream_t s, const KernelArgs& a) {
   switch (J) {
-    case 1: return launch_bulk_stages<INT8, WARPS, 1>(a.stages, pdl, grid, smem, s, a);
-    case 2: return launch_bulk_stages<INT8, WARPS, 2>(a.stages, pdl, grid, smem, s, a);
-    case 4: return launch_bulk_stages<INT8, WARPS, 4>(a.stages, pdl, grid, smem, s, a);
+    case 1: return launch_bulk_stages<INT8, WARPS, 1, MMA>(a.stages, pdl, grid, smem, s, a);
+    case 2: return launch_bulk_stages<INT8, WARPS, 2, MMA>(a.stages, pdl, grid, smem, s, a);
+    case 4: return launch_bulk_stages<INT8, WARPS, 4, MMA>(a.stages, pdl, grid, smem, s, a);
   }
   throw std::invalid_argument("gemv: the bulk kernel needs K of 1, 2 or 4 vectors per thread");
 }
@@ -1502,6 +1589,11 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
     const int64_t row_bytes = K * (int8 ? 1 : 2);
     const int rs = bulk_rows_per_buffer(cfg, int8, N, K, experts != nullptr);
     const size_t smem = static_cast<size_t>(cfg.bulk_stages) * rs * row_bytes;
+    if (cfg.bulk_mma && (!int8 || rs != 2))
+      throw std::invalid_argument(std::string(what) +
+                                  ": bulk_mma needs int8 weights and 2 rows per buffer, got " +
+                                  shape_text(N, K) + (int8 ? "" : " bf16") + ", " +
+                                  std::to_string(rs) + " per buffer");
     if (tokens != 1 || swiglu || (cfg.warps_per_block != 8 && cfg.warps_per_block != 16) ||
         rs < 1 || rs > 2 || (rs == 2 && experts && N % 2 != 0) ||
         (J != 1 && J != 2 && J != 4) || (cfg.bulk_stages != 3 && cfg.bulk_stages != 4 && cfg.bulk_stages != 6) ||
@@ -1527,6 +1619,9 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
     KernelArgs a{W, scale, experts, E, x, y, residual, static_cast<int>(N), static_cast<int>(K), 1,
                  1, eps, cfg.trace, n_sel, cfg.bulk_stages, cfg.bulk_rows, rs, counter};
     const dim3 grid(static_cast<unsigned>(blocks));
+    if (int8 && cfg.bulk_mma)
+      return cfg.warps_per_block == 16 ? launch_bulk_j<true, 16, true>(int(J), cfg.pdl, grid, smem, stream, a)
+                                       : launch_bulk_j<true, 8, true>(int(J), cfg.pdl, grid, smem, stream, a);
     if (int8)
       return cfg.warps_per_block == 16 ? launch_bulk_j<true, 16>(int(J), cfg.pdl, grid, smem, stream, a)
                                        : launch_bulk_j<true, 8>(int(J), cfg.pdl, grid, smem, stream, a);

@@ -11,7 +11,9 @@
 // int8 tensor-core kernel (Config::mma) with 4 units per batch, 8 warps per
 // block, 2 warps per tile splitting K ("...D3": 3 batches in flight);
 // "T8" = the whole-tile int8 kernel (Config::tile) in blocks of 8 warps;
-// "GM2W8K1" = the mma kernel's diagonal variant (Config::mma_diag). Run with
+// "GM2W8K1" = the mma kernel's diagonal variant (Config::mma_diag);
+// "BM3W8S2O2R2" = the bulk kernel with tensor-core consumers
+// (Config::bulk_mma: int8, 2 rows per buffer). Run with
 // `kbench run --filter gemv_tune`; not part of the nightly suite.
 #include <cstdio>
 
@@ -28,7 +30,7 @@ int selected(const kb::Point& p) { return p.shape.has("E") && p["E"] > 1 ? 2 : 1
 bool serves(const kb::Point& p) {
   const char k = p.variant[0];
   if (k == 'T') return p.dtype == kb::DType::i8 && p["K"] <= 8192;
-  if (k == 'M' || k == 'G') return p.dtype == kb::DType::i8;
+  if (k == 'M' || k == 'G' || p.variant.rfind("BM", 0) == 0) return p.dtype == kb::DType::i8;
   return true;
 }
 
@@ -50,8 +52,14 @@ kb::gemv::Config parse(const std::string& v, const kb::Point& p) {
     return c;
   }
   int stages = 0, warps = 0, per_sm = 0, order = 2, rs = 0;
-  if (std::sscanf(v.c_str(), "B%dW%dS%dO%dR%d", &stages, &warps, &per_sm, &order, &rs) >= 3)
-    return kb::gemv::bulk_config(stages, warps, per_sm, order, rs);
+  const bool bulk_mma = v.rfind("BM", 0) == 0;  // "BM3W8S2...": the tensor-core consumers
+  if (std::sscanf(v.c_str() + (bulk_mma ? 2 : 1), "%dW%dS%dO%dR%d", &stages, &warps, &per_sm, &order,
+                  &rs) >= 3 &&
+      v[0] == 'B') {
+    c = kb::gemv::bulk_config(stages, warps, per_sm, order, rs);
+    c.bulk_mma = bulk_mma;
+    return c;
+  }
   if (std::sscanf(v.c_str() + (v[0] == 'G' ? 1 : 0), "M%dW%dK%dD%d", &c.unroll,
                   &c.warps_per_block, &c.k_split, &c.mma_depth) >= 3) {
     c.mma = true;
@@ -118,13 +126,14 @@ KB_EXPERIMENT(gemv_tune_seed) {
       .dtypes({kb::DType::i8, kb::DType::bf16})
       .variants({"default", "general", "one", "one8", "B3W8S2O2R2", "B3W8S2O1R2", "B4W16S1O2R2",
                  "B4W16S1O2R1", "B6W16S1O2R1", "B6W16S1O2R2", "B4W8S2O2R2", "B4W8S2O2R1", "B3W16S2O2R2",
-                 "B4W16S1O1R2", "M4W8K2", "M8W8K2", "M4W8K4", "M4W4K4", "M4W8K2D3",
+                 "B4W16S1O1R2", "BM3W8S2O2R2", "BM4W8S1O2R2", "BM3W16S2O2R2", "BM4W16S1O2R2",
+                 "BM3W16S1O2R2", "BM3W8S2O1R2", "BM3W8S2O0R2", "M4W8K2", "M8W8K2", "M4W8K4", "M4W4K4", "M4W8K2D3",
                  "M4W8K4D3", "M2W8K4D3", "T4", "T8", "GM2W8K1", "GM4W8K1", "GM2W8K2",
                  "GM2W4K1"})
       .metrics({kb::Metric::memory_bandwidth})
       .applies([](const kb::Point& p) {  // here: one-load at K = 1024 only, bulk and mma not there
         if (p.variant.rfind("one", 0) == 0) return p["K"] == 1024;
-        if (p.variant[0] == 'B') return p["K"] == 16384;
+        if (p.variant[0] == 'B') return p["K"] == 16384 && serves(p);
         if (p.variant[0] == 'M' || p.variant[0] == 'G') return serves(p) && p["K"] > 1024;
         return serves(p);
       })

@@ -362,6 +362,7 @@ void gather_with_ids(int64_t N, int64_t K, int E, const std::vector<int32_t>& id
 // in-place residual, and gathered over every expert, each with the three
 // ways blocks take rows (Config::bulk_rows); and many rows per block.
 using gemv::bulk_config;
+void expect_nan_rows_for_bad_ids_int8(const gemv::Config& c, int64_t K);  // below
 
 TEST(GemvBulk, EveryRowLengthMatchesReference) {
   KB_REQUIRE_GPU();
@@ -391,6 +392,42 @@ TEST(GemvBulk, EveryRowLengthMatchesReference) {
             run_and_check(Problem{38, K, int8}, &c, false, 8, {5, 0, 7, 3, 1, 6, 2, 4});
         }
       }
+}
+
+// The bulk kernel with tensor-core consumers (Config::bulk_mma: int8, 2
+// rows per buffer): each row length (1, 2, 4 vectors per thread, 8 and 16
+// warps), rings of 3 and 4, N of 1 and 1001 (a short last buffer) and 3000
+// over 1 and 2 blocks per SM, plain, in place, the three row orders, and
+// gathered over every expert; an id outside [0, E) writes NaN rows.
+TEST(GemvBulk, TensorCoreConsumersMatchReference) {
+  KB_REQUIRE_GPU();
+  for (int warps : {8, 16})
+    for (int j : {1, 2, 4}) {
+      const int64_t K = int64_t(j) * 32 * warps * 16;
+      if (K > (16 << 10)) continue;  // two rows per buffer: 32 KB
+      for (int stages : {3, 4}) {
+        if (2 * K * stages > (160 << 10)) continue;
+        for (int64_t N : {int64_t{1}, int64_t{1001}, int64_t{3000}}) {
+          SCOPED_TRACE("N=" + std::to_string(N) + " K=" + std::to_string(K) + " warps=" +
+                       std::to_string(warps) + " stages=" + std::to_string(stages));
+          for (int order : {0, 1, 2}) {
+            SCOPED_TRACE("rows " + std::to_string(order));
+            gemv::Config c = bulk_config(stages, warps, N == 1 ? 1 : 2, order, 2);
+            c.bulk_mma = true;
+            run_and_check(Problem{N, K, true}, &c, false);
+            run_and_check(Problem{N, K, true}, &c, true);
+          }
+        }
+        gemv::Config c = bulk_config(stages, warps, 1, 2, 2);
+        c.bulk_mma = true;
+        SCOPED_TRACE("gather K=" + std::to_string(K));
+        run_and_check(Problem{38, K, true}, &c, false, 8, {5, 0, 7, 3, 1, 6, 2, 4});
+        run_and_check(Problem{300, K, true}, &c, false, 8, {6, 6});
+      }
+    }
+  gemv::Config c = bulk_config(3, 8, 1, 2, 2);
+  c.bulk_mma = true;
+  expect_nan_rows_for_bad_ids_int8(c, 4096);
 }
 
 // Many rows per block (over 500), and the dynamic counter used by many
@@ -583,6 +620,10 @@ TEST(GemvBulk, DependentChainEqualsStreamOrder) {
       const gemv::Config c = bulk_config(4, int8 ? 8 : 16, 1, order);
       expect_dependent_chain_matches(int8, 4096, 5, 200, &c, {7});
     }
+  gemv::Config c = bulk_config(3, 8, 2, 2, 2);
+  c.bulk_mma = true;
+  SCOPED_TRACE("tensor-core consumers");
+  expect_dependent_chain_matches(true, 4096, 5, 250, &c, {7, 8});
 }
 
 // The public entries pick the bulk kernel where it measured faster only.
@@ -709,9 +750,9 @@ TEST(GemvTile, EveryShapeMatchesReference) {
 // bit, for s far outside f16's range either way (values near 2^±100, where
 // an unscaled f16 would be inf or 0), and the result matches the reference
 // there too.
-TEST(GemvMma, ScaleOfXDoesNotMatter) {
-  KB_REQUIRE_GPU();
-  const int64_t N = 77, K = 4096 + 48;
+// One config at K (N = 77): x·2^s against x, and x against the reference.
+void expect_scale_free(const gemv::Config& c, int64_t K) {
+  const int64_t N = 77;
   kb::DeviceBuffer<int8_t> w(N * K);
   kb::DeviceBuffer<bf16> scale(N), x(K), y(N);
   const auto w8 = kb::random_int8(N * K, 11);
@@ -719,12 +760,6 @@ TEST(GemvMma, ScaleOfXDoesNotMatter) {
   const auto sc = kb::random_bf16(N, 12, 0.001f, 0.01f);
   scale.upload(sc);
   const auto x16 = kb::random_bf16(K, 13);
-  for (int kind : {0, 1, 2}) {  // mma, its diagonal variant, tile
-  SCOPED_TRACE(kind == 2 ? "tile kernel" : kind == 1 ? "mma diagonal" : "mma kernel");
-  gemv::Config c{1, 4, 8, true, false, 2};
-  c.mma = kind < 2;
-  c.mma_diag = kind == 1;
-  c.tile = kind == 2;
   auto run = [&](int s) {
     std::vector<bf16> xs(K);
     for (int64_t k = 0; k < K; ++k) xs[k] = kb::float_to_bf16(std::ldexp(kb::bf16_to_float(x16[k]), s));
@@ -745,7 +780,22 @@ TEST(GemvMma, ScaleOfXDoesNotMatter) {
       ASSERT_EQ(got[n], std::ldexp(base[n], s)) << "s=" << s << " n=" << n;
     }
   }
+}
+
+TEST(GemvMma, ScaleOfXDoesNotMatter) {
+  KB_REQUIRE_GPU();
+  for (int kind : {0, 1, 2}) {  // mma, its diagonal variant, tile: K of partial units
+    SCOPED_TRACE(kind == 2 ? "tile kernel" : kind == 1 ? "mma diagonal" : "mma kernel");
+    gemv::Config c{1, 4, 8, true, false, 2};
+    c.mma = kind < 2;
+    c.mma_diag = kind == 1;
+    c.tile = kind == 2;
+    expect_scale_free(c, 4096 + 48);
   }
+  SCOPED_TRACE("bulk kernel, tensor-core consumers");  // K: whole vectors per thread
+  gemv::Config c = bulk_config(3, 8, 1, 2, 2);
+  c.bulk_mma = true;
+  expect_scale_free(c, 4096);
 }
 
 // The blocks each kernel launches (what tools/gemv_profile sizes its trace
@@ -873,6 +923,14 @@ TEST(GemvRefuses, BulkOutsideItsShapes) {
   EXPECT_TRUE(refused(8192, bulk_config(4, 8, 1), 2));     // two tokens
   EXPECT_TRUE(refused(8192, bulk_config(4, 8, 1, 3)));     // rows taken in no known order
   EXPECT_TRUE(refused(8192, bulk_config(4, 8, 1, 2, 3)));  // 3 rows per buffer
+  gemv::Config m = bulk_config(3, 8, 1, 2, 1);
+  m.bulk_mma = true;
+  EXPECT_TRUE(refused(4096, m));  // tensor-core consumers: 2 rows per buffer only
+  m.bulk_rows_per_buffer = 2;
+  EXPECT_NE(refusal([&] {  // and int8 weights only
+              gemv::launch(false, kW, nullptr, nullptr, 1, 0, kX, kY, 16, 2048, nullptr, m, nullptr);
+            }).find("bulk_mma"),
+            std::string::npos);
   EXPECT_NE(refusal([] {  // 2 rows per buffer would straddle two experts (N odd)
               gemv::launch(true, kW8, kS, kIds, 2, 8, kX, kY, 15, 4096, nullptr, bulk_config(4, 8, 1, 2, 2), nullptr);
             }).find("bulk"),

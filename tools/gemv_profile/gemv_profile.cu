@@ -2,9 +2,10 @@
 //
 //   kbench_gemv_profile [--dtype int8|bfloat16] [--N N] [--K K] [--reps R]
 //                       [--bulk STAGES,WARPS,BLOCKS_PER_SM[,ROWS[,ROWS_PER_BUFFER]]]
+//                       [--bulk-mma 0|1]
 //
 // Times gemv (the default configuration, or the bulk-copy kernel so
-// configured) as the engine does (after an L2
+// configured, with tensor-core consumers under --bulk-mma 1) as the engine does (after an L2
 // flush, median of R), then runs it R more times with Config::trace set
 // and prints, for the median traced run, the blocks' timeline relative to
 // the first block's start (%globaltimer, ns): when the last block started,
@@ -35,13 +36,14 @@ struct Args {
   int64_t N = 16384, K = 16384;
   int reps = 20;
   int bulk_stages = 0, bulk_warps = 16, bulk_per_sm = 1, bulk_rows = 2, bulk_rs = 0;  // --bulk
+  bool bulk_mma = false;                                                                  // --bulk-mma
 };
 
 [[noreturn]] void usage(const std::string& why) {
   kb::tools::exit_with_usage(
       why,
       "kbench_gemv_profile [--dtype int8|bfloat16] [--N N] [--K K] [--reps R] "
-      "[--bulk STAGES,WARPS,BLOCKS_PER_SM[,ROWS[,ROWS_PER_BUFFER]]]");
+      "[--bulk STAGES,WARPS,BLOCKS_PER_SM[,ROWS[,ROWS_PER_BUFFER]]] [--bulk-mma 0|1]");
 }
 
 Args parse(int argc, char** argv) {
@@ -55,6 +57,8 @@ Args parse(int argc, char** argv) {
       a.K = std::atoll(v.c_str());
     else if (k == "--reps")
       a.reps = std::atoi(v.c_str());
+    else if (k == "--bulk-mma")
+      a.bulk_mma = v == "1" ? true : v == "0" ? false : (usage("--bulk-mma: 0 or 1"), false);
     else if (k == "--bulk") {
       if (std::sscanf(v.c_str(), "%d,%d,%d,%d,%d", &a.bulk_stages, &a.bulk_warps, &a.bulk_per_sm,
                       &a.bulk_rows, &a.bulk_rs) < 3 ||
@@ -65,6 +69,7 @@ Args parse(int argc, char** argv) {
       usage("unknown option " + k);
   }, usage);
   if (a.reps < 1 || a.N < 1 || a.K < 1) usage("--reps, --N and --K must be positive");
+  if (a.bulk_mma && a.bulk_stages == 0) usage("--bulk-mma needs --bulk");
   return a;
 }
 
@@ -89,8 +94,10 @@ int main(int argc, char** argv) {
     kb::fill_bf16(x.get(), a.K, 9, s);
     gemv::Config cfg = gemv::default_config(a.int8, a.N, a.K);
     cfg.one_load = false;  // the general, bulk, tile and mma kernels carry the trace
-    if (a.bulk_stages > 0)
+    if (a.bulk_stages > 0) {
       cfg = gemv::bulk_config(a.bulk_stages, a.bulk_warps, a.bulk_per_sm, a.bulk_rows, a.bulk_rs);
+      cfg.bulk_mma = a.bulk_mma;
+    }
     const int64_t blocks = gemv::grid_blocks(a.int8, a.N, a.K, cfg);
     kb::DeviceBuffer<unsigned long long> trace(2 * blocks);
     cudaEvent_t e0, e1;
@@ -117,7 +124,7 @@ int main(int argc, char** argv) {
     for (int i = 0; i < a.reps; ++i) plain.push_back(timed(false));
     char config[64];
     if (cfg.bulk_stages > 0)
-      std::snprintf(config, sizeof config, "bulk B%dW%dS%dO%dR%d", cfg.bulk_stages, cfg.warps_per_block,
+      std::snprintf(config, sizeof config, "bulk B%s%dW%dS%dO%dR%d", cfg.bulk_mma ? "M" : "", cfg.bulk_stages, cfg.warps_per_block,
                     cfg.bulk_blocks_per_sm, cfg.bulk_rows, cfg.bulk_rows_per_buffer);
     else if (cfg.tile)
       std::snprintf(config, sizeof config, "tile T%d", cfg.warps_per_block);
