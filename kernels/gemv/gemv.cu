@@ -641,6 +641,24 @@ __device__ __forceinline__ void mma_unit(const int4& va, const int4& vb, const i
   mma_unit(va, vb, xw, c0, c1);
 }
 
+// One row's two vectors va, vb (k apart) against x at each (xa, xb): the
+// MMA's rows are va's and vb's segments as in mma_unit, multiplied by x at
+// va's positions into ca and at vb's into cb; ca's diagonal (rows < 8) and
+// cb's (rows >= 8) hold the segments' dot products.
+__device__ __forceinline__ void mma_unit_halves(const int4& va, const int4& vb, const uint32_t (&xa)[8],
+                                                const uint32_t (&xb)[8], float (&ca)[4], float (&cb)[4]) {
+  const uint32_t A[4] = {uint32_t(va.x), uint32_t(va.y), uint32_t(va.z), uint32_t(va.w)};
+  const uint32_t B[4] = {uint32_t(vb.x), uint32_t(vb.y), uint32_t(vb.z), uint32_t(vb.w)};
+#pragma unroll
+  for (int q = 0; q < 4; ++q) {
+    uint32_t alo, ahi, blo, bhi;
+    int8x4_to_f16x2(A[q], alo, ahi);
+    int8x4_to_f16x2(B[q], blo, bhi);
+    mma_16816(ca, alo, blo, ahi, bhi, xa[2 * q], xa[2 * q + 1]);
+    mma_16816(cb, alo, blo, ahi, bhi, xb[2 * q], xb[2 * q + 1]);
+  }
+}
+
 // The diagonal variant's dot products of rows A and B (mma_unit's chains
 // c0, c1 over a warp's units), in every lane: C[g][g] and C[8 + g][g] sit
 // in lane (g, g / 2), element g % 2 (and 2 + g % 2).
@@ -804,11 +822,13 @@ __device__ __forceinline__ void mbar_arrive(uint32_t bar) {
 }
 
 //
-// MMA (Config::bulk_mma; int8, 2 rows per buffer): the consumers multiply
-// on the tensor cores as the mma kernel's diagonal variant does: lane
-// (g, t)'s vector of row 0 and the same vector of row 1 make one unit
-// (mma_unit), against x held in registers as f16 scaled by 2^e (e from
-// max|x|, which the consumer warps agree on through shared memory).
+// MMA (Config::bulk_mma; int8): the consumers multiply on the tensor cores
+// as the mma kernel's diagonal variant does, against x held in registers as
+// f16 scaled by 2^e (e from max|x|, which the consumer warps agree on
+// through shared memory). Two rows per buffer: lane (g, t)'s vector of row
+// 0 and the same vector of row 1 make one unit (mma_unit). One row: its
+// vectors j and j + J/2 make one (mma_unit_halves, two MMAs against x at
+// both), so that the ring's units are half the bytes.
 template <bool INT8, int WARPS, int J, int STAGES, bool MMA = false>
 __global__ void __launch_bounds__(32 * (WARPS + 1)) gemv_bulk_kernel(const KernelArgs a) {
   static_assert(!MMA || INT8, "the tensor-core consumers take int8 weights");
@@ -1054,18 +1074,31 @@ __global__ void __launch_bounds__(32 * (WARPS + 1)) gemv_bulk_kernel(const Kerne
           mbar_wait(smem_u32(&full[s]), (base / STAGES) & 1);
           end = last[s];
           if (!end) {
-            // Rows 0 and 1 of the buffer (a short last unit: row 1 is
-            // stale, finite as any int8, and never written out).
             const int4* buf = reinterpret_cast<const int4*>(ring + static_cast<size_t>(s) * buf_bytes);
-            float c0[4] = {0.f, 0.f, 0.f, 0.f}, c1[4] = {0.f, 0.f, 0.f, 0.f};
+            float sumA = 0.f, sumB = 0.f;
+            if (rs == 2) {
+              // Rows 0 and 1 of the buffer (a short last unit: row 1 is
+              // stale, finite as any int8, and never written out).
+              float c0[4] = {0.f, 0.f, 0.f, 0.f}, c1[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll
-            for (int j = 0; j < J; ++j)
-              mma_unit(buf[tid + j * kConsumers], buf[row_vecs + tid + j * kConsumers], xh[j], c0, c1);
-            float sumA, sumB;
-            diag_sums(c0, c1, g, t, sumA, sumB);
+              for (int j = 0; j < J; ++j)
+                mma_unit(buf[tid + j * kConsumers], buf[row_vecs + tid + j * kConsumers], xh[j], c0, c1);
+              diag_sums(c0, c1, g, t, sumA, sumB);
+            } else if constexpr (J % 2 == 0) {
+              // One row: vector j pairs with vector j + J/2 (J even: launch_impl).
+              constexpr int H = J / 2;
+              float ca[4] = {0.f, 0.f, 0.f, 0.f}, cb[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+              for (int j = 0; j < H; ++j)
+                mma_unit_halves(buf[tid + j * kConsumers], buf[tid + (j + H) * kConsumers], xh[j], xh[j + H],
+                                ca, cb);
+              // ca's C[g][g] and cb's C[8 + g][g]: lane (g, g / 2), elements g % 2 and 2 + g % 2.
+              const bool odd = g & 1;
+              sumA = warp_sum(t == (g >> 1) ? (odd ? ca[1] + cb[3] : ca[0] + cb[2]) : 0.f);
+            }
             if (lane == 0) {
               red[s][0][warp] = times_pow2(sumA, -e);
-              red[s][1][warp] = times_pow2(sumB, -e);
+              if (rs == 2) red[s][1][warp] = times_pow2(sumB, -e);
               mbar_arrive(smem_u32(&empty[s]));  // release: the sums and the reads of buffer s
             }
           }
@@ -1589,9 +1622,10 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
     const int64_t row_bytes = K * (int8 ? 1 : 2);
     const int rs = bulk_rows_per_buffer(cfg, int8, N, K, experts != nullptr);
     const size_t smem = static_cast<size_t>(cfg.bulk_stages) * rs * row_bytes;
-    if (cfg.bulk_mma && (!int8 || rs != 2))
+    if (cfg.bulk_mma && (!int8 || (rs == 1 && J % 2 != 0)))
       throw std::invalid_argument(std::string(what) +
-                                  ": bulk_mma needs int8 weights and 2 rows per buffer, got " +
+                                  ": bulk_mma needs int8 weights and, at one row per buffer, an even "
+                                  "number of vectors per thread, got " +
                                   shape_text(N, K) + (int8 ? "" : " bf16") + ", " +
                                   std::to_string(rs) + " per buffer");
     if (tokens != 1 || swiglu || (cfg.warps_per_block != 8 && cfg.warps_per_block != 16) ||
