@@ -184,7 +184,7 @@ struct KernelArgs {
   int stages;  // bulk kernel: the buffers of its shared-memory ring
   int bulk_rows;            // bulk kernel: Config::bulk_rows
   int rows_per_buffer;      // bulk kernel: rows per ring buffer, 1 or 2
-  unsigned int* counter;    // bulk kernel, dynamic rows: [next row, blocks done], zero
+  unsigned int* counter;    // bulk kernel, dynamic rows: [next unit, tickets], zero
 };
 
 __device__ __forceinline__ unsigned long long global_ns() {
@@ -801,7 +801,7 @@ __global__ void __launch_bounds__(256) gemv_mma_kernel(const KernelArgs a) {
 // and are written as NaN. The end: a buffer whose `full` phase carries no
 // row (`last` set).
 constexpr int kBulkSlots = 1024;  // dynamic row counters, one per launch in flight (round robin)
-__device__ unsigned int g_bulk_counters[kBulkSlots][2];  // next row, blocks done; zero between launches
+__device__ unsigned int g_bulk_counters[kBulkSlots][2];  // next unit, tickets; zero between launches
 
 __device__ __forceinline__ uint32_t smem_u32(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
@@ -1022,15 +1022,26 @@ __global__ void __launch_bounds__(32 * (WARPS + 1)) gemv_bulk_kernel(const Kerne
         }
       }
     }
+    // The block takes no more units: once every counter value it asked for
+    // has come back (each atomic performed; `and` reads them all), it takes
+    // a ticket. The block with the last ticket resets the counter for the
+    // next launch at its end, every block's atomics on it being done by
+    // then; the ticket is back long before that, so no block's end waits on
+    // a round trip to memory.
+    unsigned int ticket = 0;
+    if (counter && lane == 0) {
+      unsigned int all = 0, zero;
+#pragma unroll
+      for (int s = 0; s < STAGES; ++s) all |= next[s];
+      asm volatile("and.b32 %0, %1, 0;" : "=r"(zero) : "r"(all));
+      ticket = atomicAdd(counter + 1, 1u + zero);
+    }
 #pragma unroll
     for (int s = 0; s < STAGES; ++s)
       if (unit[s] >= 0) finish(s, true);
-    if (counter && lane == 0) {  // the last block to finish resets the counter for the next launch
-      __threadfence();
-      if (atomicAdd(counter + 1, 1u) == gridDim.x - 1) {
-        atomicExch(counter, 0u);
-        atomicExch(counter + 1, 0u);
-      }
+    if (counter && lane == 0 && ticket == gridDim.x - 1) {
+      counter[0] = 0u;
+      counter[1] = 0u;
     }
   } else if constexpr (MMA) {  // the tensor-core consumers
     __shared__ float x_max[WARPS];
