@@ -1517,6 +1517,15 @@ Config default_config(bool int8, int64_t N, int64_t K, int n_sel) {
   //     12288 or 22016 rows, where it measured 2631-2842 against 2696-2870,
   //     nor in gather_gemv at D = 4096: 2388 against 2427 in the suite).
   if (!int8 && K == 4096 && N <= 4096 && N >= 1024 && n_sel == 1) return bulk_config(3, 8, 3);
+  // int8 rows of 16 KB, one matrix of 64 MB or more: the bulk kernel with
+  // tensor-core consumers, 2 blocks of 8 warps per SM, a ring of 3 buffers
+  // of 2 rows (H100, 2026-11-23, tools/gemv_profile, GB/s; docs/notes/gemv.md:
+  // 16384²: 2963-2975 against 2920-2926 for the general kernel).
+  if (int8 && n_sel == 1 && K == 16384 && N >= 4096) {
+    Config b = bulk_config(3, 8, 2, 2, 2);
+    b.bulk_mma = true;
+    return b;
+  }
   // int8 with rows of at most 4 KB (H100, 2026-11-23, gemv_tune and
   // gemv_tune_seed, GB/s; docs/notes/gemv.md):
   //   - up to 32 MB, beyond the one-load kernel's 4 MB: the whole-tile

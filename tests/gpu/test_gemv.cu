@@ -432,7 +432,7 @@ TEST(GemvBulk, TensorCoreConsumersMatchReference) {
   for (int rs : {2, 1}) {
     gemv::Config c = bulk_config(3, 8, 1, 2, rs);
     c.bulk_mma = true;
-    expect_nan_rows_for_bad_ids_int8(c, 4096);
+    expect_nan_rows_for_bad_ids_int8(c, 4096 * (3 - rs));  // one row: 2 vectors per thread
   }
 }
 
@@ -636,7 +636,11 @@ TEST(GemvBulk, DependentChainEqualsStreamOrder) {
 TEST(GemvBulk, PickedWhereItMeasuredFaster) {
   EXPECT_EQ(gemv::default_config(false, 16384, 16384).bulk_stages, 0);
   EXPECT_EQ(gemv::default_config(true, 1024, 16384, 8).bulk_stages, 0);    // int8: not yet
-  EXPECT_EQ(gemv::default_config(true, 16384, 16384).bulk_stages, 0);
+  EXPECT_EQ(gemv::default_config(true, 16384, 16384).bulk_stages, 3);     // tensor-core consumers
+  EXPECT_TRUE(gemv::default_config(true, 16384, 16384).bulk_mma);
+  EXPECT_EQ(gemv::default_config(true, 16384, 16384, 2).bulk_stages, 0);  // not gathers
+  EXPECT_EQ(gemv::default_config(true, 2048, 16384).bulk_stages, 0);     // nor 32 MB
+  EXPECT_FALSE(gemv::default_config(false, 4096, 4096).bulk_mma);
   EXPECT_EQ(gemv::default_config(false, 4096, 4096).bulk_stages, 3);
   EXPECT_EQ(gemv::default_config(false, 4096, 4096, 2).bulk_stages, 0);    // gather_gemv D=4096
   EXPECT_EQ(gemv::default_config(false, 12288, 4096).bulk_stages, 0);

@@ -2,9 +2,10 @@
 //
 //   kbench_gemv_profile [--dtype int8|bfloat16] [--N N] [--K K] [--reps R]
 //                       [--bulk STAGES,WARPS,BLOCKS_PER_SM[,ROWS[,ROWS_PER_BUFFER]]]
-//                       [--bulk-mma 0|1]
+//                       [--bulk-mma 0|1] [--general 0|1]
 //
-// Times gemv (the default configuration, or the bulk-copy kernel so
+// Times gemv (the default configuration, general_config's under
+// --general 1, or the bulk-copy kernel so
 // configured, with tensor-core consumers under --bulk-mma 1) as the engine does (after an L2
 // flush, median of R), then runs it R more times with Config::trace set
 // and prints, for the median traced run, the blocks' timeline relative to
@@ -37,13 +38,14 @@ struct Args {
   int reps = 20;
   int bulk_stages = 0, bulk_warps = 16, bulk_per_sm = 1, bulk_rows = 2, bulk_rs = 0;  // --bulk
   bool bulk_mma = false;                                                                  // --bulk-mma
+  bool general = false;                                                                   // --general
 };
 
 [[noreturn]] void usage(const std::string& why) {
   kb::tools::exit_with_usage(
       why,
       "kbench_gemv_profile [--dtype int8|bfloat16] [--N N] [--K K] [--reps R] "
-      "[--bulk STAGES,WARPS,BLOCKS_PER_SM[,ROWS[,ROWS_PER_BUFFER]]] [--bulk-mma 0|1]");
+      "[--bulk STAGES,WARPS,BLOCKS_PER_SM[,ROWS[,ROWS_PER_BUFFER]]] [--bulk-mma 0|1] [--general 0|1]");
 }
 
 Args parse(int argc, char** argv) {
@@ -59,6 +61,8 @@ Args parse(int argc, char** argv) {
       a.reps = std::atoi(v.c_str());
     else if (k == "--bulk-mma")
       a.bulk_mma = v == "1" ? true : v == "0" ? false : (usage("--bulk-mma: 0 or 1"), false);
+    else if (k == "--general")
+      a.general = v == "1" ? true : v == "0" ? false : (usage("--general: 0 or 1"), false);
     else if (k == "--bulk") {
       if (std::sscanf(v.c_str(), "%d,%d,%d,%d,%d", &a.bulk_stages, &a.bulk_warps, &a.bulk_per_sm,
                       &a.bulk_rows, &a.bulk_rs) < 3 ||
@@ -70,6 +74,7 @@ Args parse(int argc, char** argv) {
   }, usage);
   if (a.reps < 1 || a.N < 1 || a.K < 1) usage("--reps, --N and --K must be positive");
   if (a.bulk_mma && a.bulk_stages == 0) usage("--bulk-mma needs --bulk");
+  if (a.general && a.bulk_stages > 0) usage("--general and --bulk: one or the other");
   return a;
 }
 
@@ -92,7 +97,7 @@ int main(int argc, char** argv) {
       kb::fill_bf16(reinterpret_cast<kb::gemv::bf16*>(w.get()), wbytes / 2, 7, s);
     kb::fill_bf16(scale.get(), a.N, 8, s);
     kb::fill_bf16(x.get(), a.K, 9, s);
-    gemv::Config cfg = gemv::default_config(a.int8, a.N, a.K);
+    gemv::Config cfg = a.general ? gemv::general_config(a.int8, a.N, a.K) : gemv::default_config(a.int8, a.N, a.K);
     cfg.one_load = false;  // the general, bulk, tile and mma kernels carry the trace
     if (a.bulk_stages > 0) {
       cfg = gemv::bulk_config(a.bulk_stages, a.bulk_warps, a.bulk_per_sm, a.bulk_rows, a.bulk_rs);
