@@ -1517,11 +1517,15 @@ Config default_config(bool int8, int64_t N, int64_t K, int n_sel) {
   //     12288 or 22016 rows, where it measured 2631-2842 against 2696-2870,
   //     nor in gather_gemv at D = 4096: 2388 against 2427 in the suite).
   if (!int8 && K == 4096 && N <= 4096 && N >= 1024 && n_sel == 1) return bulk_config(3, 8, 3);
-  // int8 rows of 16 KB, one matrix of 64 MB or more: the bulk kernel with
-  // tensor-core consumers, 2 blocks of 8 warps per SM, a ring of 3 buffers
-  // of 2 rows (H100, 2026-11-23, tools/gemv_profile, GB/s; docs/notes/gemv.md:
-  // 16384²: 2963-2975 against 2920-2926 for the general kernel).
-  if (int8 && n_sel == 1 && K == 16384 && N >= 4096) {
+  // int8 rows of 16 KB, one matrix of 14336 rows or more: the bulk kernel
+  // with tensor-core consumers, 2 blocks of 8 warps per SM, a ring of 3
+  // buffers of 2 rows (H100, 2026-11-23, tools/gemv_profile, GB/s;
+  // docs/notes/gemv.md): 16384² 2963-2975 against 2920-2926 for the
+  // general kernel, 14336x16384 2938-2943 against 2895; not 4096x16384
+  // (2408-2413 against 2422), nor rows of 4 or 8 KB (8192²: 2356-2433
+  // against 2450-2461; 12288x4096: 1383-1804 against 2376 for the
+  // diagonal mma kernel), nor gathers (not measured).
+  if (int8 && n_sel == 1 && K == 16384 && N >= 14336) {
     Config b = bulk_config(3, 8, 2, 2, 2);
     b.bulk_mma = true;
     return b;

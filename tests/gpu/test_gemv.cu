@@ -639,7 +639,8 @@ TEST(GemvBulk, PickedWhereItMeasuredFaster) {
   EXPECT_EQ(gemv::default_config(true, 16384, 16384).bulk_stages, 3);     // tensor-core consumers
   EXPECT_TRUE(gemv::default_config(true, 16384, 16384).bulk_mma);
   EXPECT_EQ(gemv::default_config(true, 16384, 16384, 2).bulk_stages, 0);  // not gathers
-  EXPECT_EQ(gemv::default_config(true, 2048, 16384).bulk_stages, 0);     // nor 32 MB
+  EXPECT_EQ(gemv::default_config(true, 4096, 16384).bulk_stages, 0);     // nor 4096 rows
+  EXPECT_EQ(gemv::default_config(true, 14336, 16384).bulk_stages, 3);
   EXPECT_FALSE(gemv::default_config(false, 4096, 4096).bulk_mma);
   EXPECT_EQ(gemv::default_config(false, 4096, 4096).bulk_stages, 3);
   EXPECT_EQ(gemv::default_config(false, 4096, 4096, 2).bulk_stages, 0);    // gather_gemv D=4096
