@@ -641,24 +641,6 @@ __device__ __forceinline__ void mma_unit(const int4& va, const int4& vb, const i
   mma_unit(va, vb, xw, c0, c1);
 }
 
-// One row's two vectors va, vb (k apart) against x at each (xa, xb): the
-// MMA's rows are va's and vb's segments as in mma_unit, multiplied by x at
-// va's positions into ca and at vb's into cb; ca's diagonal (rows < 8) and
-// cb's (rows >= 8) hold the segments' dot products.
-__device__ __forceinline__ void mma_unit_halves(const int4& va, const int4& vb, const uint32_t (&xa)[8],
-                                                const uint32_t (&xb)[8], float (&ca)[4], float (&cb)[4]) {
-  const uint32_t A[4] = {uint32_t(va.x), uint32_t(va.y), uint32_t(va.z), uint32_t(va.w)};
-  const uint32_t B[4] = {uint32_t(vb.x), uint32_t(vb.y), uint32_t(vb.z), uint32_t(vb.w)};
-#pragma unroll
-  for (int q = 0; q < 4; ++q) {
-    uint32_t alo, ahi, blo, bhi;
-    int8x4_to_f16x2(A[q], alo, ahi);
-    int8x4_to_f16x2(B[q], blo, bhi);
-    mma_16816(ca, alo, blo, ahi, bhi, xa[2 * q], xa[2 * q + 1]);
-    mma_16816(cb, alo, blo, ahi, bhi, xb[2 * q], xb[2 * q + 1]);
-  }
-}
-
 // The diagonal variant's dot products of rows A and B (mma_unit's chains
 // c0, c1 over a warp's units), in every lane: C[g][g] and C[8 + g][g] sit
 // in lane (g, g / 2), element g % 2 (and 2 + g % 2).
@@ -822,13 +804,11 @@ __device__ __forceinline__ void mbar_arrive(uint32_t bar) {
 }
 
 //
-// MMA (Config::bulk_mma; int8): the consumers multiply on the tensor cores
-// as the mma kernel's diagonal variant does, against x held in registers as
-// f16 scaled by 2^e (e from max|x|, which the consumer warps agree on
-// through shared memory). Two rows per buffer: lane (g, t)'s vector of row
-// 0 and the same vector of row 1 make one unit (mma_unit). One row: its
-// vectors j and j + J/2 make one (mma_unit_halves, two MMAs against x at
-// both), so that the ring's units are half the bytes.
+// MMA (Config::bulk_mma; int8, 2 rows per buffer): the consumers multiply
+// on the tensor cores as the mma kernel's diagonal variant does: lane
+// (g, t)'s vector of row 0 and the same vector of row 1 make one unit
+// (mma_unit), against x held in registers as f16 scaled by 2^e (e from
+// max|x|, which the consumer warps agree on through shared memory).
 template <bool INT8, int WARPS, int J, int STAGES, bool MMA = false>
 __global__ void __launch_bounds__(32 * (WARPS + 1)) gemv_bulk_kernel(const KernelArgs a) {
   static_assert(!MMA || INT8, "the tensor-core consumers take int8 weights");
@@ -860,6 +840,24 @@ __global__ void __launch_bounds__(32 * (WARPS + 1)) gemv_bulk_kernel(const Kerne
     asm volatile("fence.mbarrier_init.release.cluster;\n\tfence.proxy.async.shared::cta;" ::: "memory");
   }
   __syncthreads();
+
+  // A consumer warp's walk round the ring: per buffer in order, wait for
+  // it to fill; stop at the end, else consume(s, the buffer), which
+  // arrives on empty[s] when done with it.
+  auto for_each_buffer = [&](auto&& consume) {
+    for (int base = 0;; base += STAGES) {
+      bool end = false;
+#pragma unroll
+      for (int s = 0; s < STAGES; ++s) {
+        if (!end) {
+          mbar_wait(smem_u32(&full[s]), (base / STAGES) & 1);
+          end = last[s];
+          if (!end) consume(s, reinterpret_cast<const int4*>(ring + static_cast<size_t>(s) * buf_bytes));
+        }
+      }
+      if (end) break;
+    }
+  };
 
   if (warp == WARPS) {  // the producer
     // Nothing the producer reads from global memory is waited for when it
@@ -1077,89 +1075,52 @@ __global__ void __launch_bounds__(32 * (WARPS + 1)) gemv_bulk_kernel(const Kerne
       }
     const int g = lane >> 2, t = lane & 3;
     const int row_vecs = static_cast<int>(row_bytes / 16);
-    for (int base = 0;; base += STAGES) {
-      bool end = false;
+    for_each_buffer([&](int s, const int4* buf) {
+      // Rows 0 and 1 of the buffer (a short last unit: row 1 is stale,
+      // finite as any int8, and never written out).
+      float c0[4] = {0.f, 0.f, 0.f, 0.f}, c1[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll
-      for (int s = 0; s < STAGES; ++s) {
-        if (!end) {
-          mbar_wait(smem_u32(&full[s]), (base / STAGES) & 1);
-          end = last[s];
-          if (!end) {
-            const int4* buf = reinterpret_cast<const int4*>(ring + static_cast<size_t>(s) * buf_bytes);
-            float sumA = 0.f, sumB = 0.f;
-            if (rs == 2) {
-              // Rows 0 and 1 of the buffer (a short last unit: row 1 is
-              // stale, finite as any int8, and never written out).
-              float c0[4] = {0.f, 0.f, 0.f, 0.f}, c1[4] = {0.f, 0.f, 0.f, 0.f};
-#pragma unroll
-              for (int j = 0; j < J; ++j)
-                mma_unit(buf[tid + j * kConsumers], buf[row_vecs + tid + j * kConsumers], xh[j], c0, c1);
-              diag_sums(c0, c1, g, t, sumA, sumB);
-            } else if constexpr (J % 2 == 0) {
-              // One row: vector j pairs with vector j + J/2 (J even: launch_impl).
-              constexpr int H = J / 2;
-              float ca[4] = {0.f, 0.f, 0.f, 0.f}, cb[4] = {0.f, 0.f, 0.f, 0.f};
-#pragma unroll
-              for (int j = 0; j < H; ++j)
-                mma_unit_halves(buf[tid + j * kConsumers], buf[tid + (j + H) * kConsumers], xh[j], xh[j + H],
-                                ca, cb);
-              // ca's C[g][g] and cb's C[8 + g][g]: lane (g, g / 2), elements g % 2 and 2 + g % 2.
-              const bool odd = g & 1;
-              sumA = warp_sum(t == (g >> 1) ? (odd ? ca[1] + cb[3] : ca[0] + cb[2]) : 0.f);
-            }
-            if (lane == 0) {
-              red[s][0][warp] = times_pow2(sumA, -e);
-              if (rs == 2) red[s][1][warp] = times_pow2(sumB, -e);
-              mbar_arrive(smem_u32(&empty[s]));  // release: the sums and the reads of buffer s
-            }
-          }
-        }
+      for (int j = 0; j < J; ++j)
+        mma_unit(buf[tid + j * kConsumers], buf[row_vecs + tid + j * kConsumers], xh[j], c0, c1);
+      float sumA, sumB;
+      diag_sums(c0, c1, g, t, sumA, sumB);
+      if (lane == 0) {
+        red[s][0][warp] = times_pow2(sumA, -e);
+        red[s][1][warp] = times_pow2(sumB, -e);
+        mbar_arrive(smem_u32(&empty[s]));  // release: the sums and the reads of buffer s
       }
-      if (end) break;
-    }
+    });
   } else {  // the consumers
     wait_for_previous_grid();  // x may be the previous grid's output
     float xf[J][kVec];
 #pragma unroll
     for (int j = 0; j < J; ++j) load_x<INT8>(reinterpret_cast<const int4*>(a.x), tid + j * kConsumers, xf[j]);
     const int row_vecs = static_cast<int>(row_bytes / 16);
-    for (int base = 0;; base += STAGES) {
-      bool end = false;
+    for_each_buffer([&](int s, const int4* buf) {
+      // The rows of the buffer (a short last unit: the rest is stale
+      // and never written out).
+      float acc[kMaxRs][4];
 #pragma unroll
-      for (int s = 0; s < STAGES; ++s) {
-        if (!end) {
-          mbar_wait(smem_u32(&full[s]), (base / STAGES) & 1);
-          end = last[s];
-          if (!end) {
-            // The rows of the buffer (a short last unit: the rest is stale
-            // and never written out).
-            const int4* buf = reinterpret_cast<const int4*>(ring + static_cast<size_t>(s) * buf_bytes);
-            float acc[kMaxRs][4];
+      for (int r = 0; r < kMaxRs; ++r) {
+        acc[r][0] = acc[r][1] = acc[r][2] = acc[r][3] = 0.f;
+        if (r < rs) {
 #pragma unroll
-            for (int r = 0; r < kMaxRs; ++r) {
-              acc[r][0] = acc[r][1] = acc[r][2] = acc[r][3] = 0.f;
-              if (r < rs) {
-#pragma unroll
-                for (int j = 0; j < J; ++j) dot<INT8>(buf[r * row_vecs + tid + j * kConsumers], xf[j], acc[r]);
-              }
-            }
-            float sum[kMaxRs];
-#pragma unroll
-            for (int r = 0; r < kMaxRs; ++r) sum[r] = (acc[r][0] + acc[r][1]) + (acc[r][2] + acc[r][3]);
-#pragma unroll
-            for (int o = 16; o > 0; o >>= 1)
-#pragma unroll
-              for (int r = 0; r < kMaxRs; ++r) sum[r] += __shfl_xor_sync(0xffffffffu, sum[r], o);
-            if (lane == 0) {
-#pragma unroll
-              for (int r = 0; r < kMaxRs; ++r) red[s][r][warp] = sum[r];
-              mbar_arrive(smem_u32(&empty[s]));  // release: the sums and the reads of buffer s
-            }
-          }
+          for (int j = 0; j < J; ++j) dot<INT8>(buf[r * row_vecs + tid + j * kConsumers], xf[j], acc[r]);
         }
       }
-      if (end) break;
-    }
+      float sum[kMaxRs];
+#pragma unroll
+      for (int r = 0; r < kMaxRs; ++r) sum[r] = (acc[r][0] + acc[r][1]) + (acc[r][2] + acc[r][3]);
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1)
+#pragma unroll
+        for (int r = 0; r < kMaxRs; ++r) sum[r] += __shfl_xor_sync(0xffffffffu, sum[r], o);
+      if (lane == 0) {
+#pragma unroll
+        for (int r = 0; r < kMaxRs; ++r) red[s][r][warp] = sum[r];
+        mbar_arrive(smem_u32(&empty[s]));  // release: the sums and the reads of buffer s
+      }
+    });
   }
   let_next_grid_launch();
   if (a.trace && tid == kConsumers) a.trace[2 * blockIdx.x + 1] = global_ns();
@@ -1646,10 +1607,9 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
     const int64_t row_bytes = K * (int8 ? 1 : 2);
     const int rs = bulk_rows_per_buffer(cfg, int8, N, K, experts != nullptr);
     const size_t smem = static_cast<size_t>(cfg.bulk_stages) * rs * row_bytes;
-    if (cfg.bulk_mma && (!int8 || (rs == 1 && J % 2 != 0)))
+    if (cfg.bulk_mma && (!int8 || rs != 2))
       throw std::invalid_argument(std::string(what) +
-                                  ": bulk_mma needs int8 weights and, at one row per buffer, an even "
-                                  "number of vectors per thread, got " +
+                                  ": bulk_mma needs int8 weights and 2 rows per buffer, got " +
                                   shape_text(N, K) + (int8 ? "" : " bf16") + ", " +
                                   std::to_string(rs) + " per buffer");
     if (tokens != 1 || swiglu || (cfg.warps_per_block != 8 && cfg.warps_per_block != 16) ||

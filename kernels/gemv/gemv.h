@@ -132,11 +132,10 @@ struct Config {
   int bulk_blocks_per_sm = 1;
   int bulk_rows = 2;
   int bulk_rows_per_buffer = 0;
-  // bulk_mma: int8 only; the consumer warps multiply on the tensor cores
-  // (as mma_diag: a buffer's two rows, or one row's two halves, make the
-  // MMA's rows; about 1.3 instructions per weight instead of 3), x in
-  // registers as f16 scaled by a power of two (as mma). One row per buffer
-  // needs an even number of 16-byte vectors per thread (2 or 4).
+  // bulk_mma: int8 with 2 rows per buffer only; the consumer warps multiply
+  // on the tensor cores (as mma_diag: a buffer's two rows make the MMA's
+  // rows, about 1.3 instructions per weight instead of 3), x in registers
+  // as f16 scaled by a power of two (as mma).
   bool bulk_mma = false;
   // Diagnostics (tools/gemv_profile): when set, thread 0 of block b writes
   // %globaltimer (ns) at its start to trace[2b] and when its weights are

@@ -394,46 +394,40 @@ TEST(GemvBulk, EveryRowLengthMatchesReference) {
       }
 }
 
-// The bulk kernel with tensor-core consumers (Config::bulk_mma, int8): 2
-// rows per buffer at each row length (1, 2, 4 vectors per thread, 8 and 16
-// warps), 1 row at 2 and 4; rings of 3 and 4; N of 1, 1001 (a short last
-// buffer of 2 rows) and 3000 over 1 and 2 blocks per SM; plain, in place,
-// the three row orders, and gathered over every expert; an id outside
-// [0, E) writes NaN rows.
+// The bulk kernel with tensor-core consumers (Config::bulk_mma: int8, 2
+// rows per buffer): each row length (1, 2, 4 vectors per thread, 8 and 16
+// warps), rings of 3 and 4, N of 1, 1001 (a short last buffer) and 3000
+// over 1 and 2 blocks per SM, plain, in place, the three row orders, and
+// gathered over every expert; an id outside [0, E) writes NaN rows.
 TEST(GemvBulk, TensorCoreConsumersMatchReference) {
   KB_REQUIRE_GPU();
-  for (int rs : {2, 1})
   for (int warps : {8, 16})
     for (int j : {1, 2, 4}) {
       const int64_t K = int64_t(j) * 32 * warps * 16;
-      if (rs * K > (32 << 10) || (rs == 1 && j == 1)) continue;
+      if (K > (16 << 10)) continue;  // two rows per buffer: 32 KB
       for (int stages : {3, 4}) {
-        if (rs * K * stages > (160 << 10)) continue;
+        if (2 * K * stages > (160 << 10)) continue;
         for (int64_t N : {int64_t{1}, int64_t{1001}, int64_t{3000}}) {
           SCOPED_TRACE("N=" + std::to_string(N) + " K=" + std::to_string(K) + " warps=" +
-                       std::to_string(warps) + " stages=" + std::to_string(stages) + " rows per buffer " +
-                       std::to_string(rs));
+                       std::to_string(warps) + " stages=" + std::to_string(stages));
           for (int order : {0, 1, 2}) {
             SCOPED_TRACE("rows " + std::to_string(order));
-            gemv::Config c = bulk_config(stages, warps, N == 1 ? 1 : 2, order, rs);
+            gemv::Config c = bulk_config(stages, warps, N == 1 ? 1 : 2, order, 2);
             c.bulk_mma = true;
             run_and_check(Problem{N, K, true}, &c, false);
             run_and_check(Problem{N, K, true}, &c, true);
           }
         }
-        gemv::Config c = bulk_config(stages, warps, 1, 2, rs);
+        gemv::Config c = bulk_config(stages, warps, 1, 2, 2);
         c.bulk_mma = true;
         SCOPED_TRACE("gather K=" + std::to_string(K));
         run_and_check(Problem{38, K, true}, &c, false, 8, {5, 0, 7, 3, 1, 6, 2, 4});
         run_and_check(Problem{300, K, true}, &c, false, 8, {6, 6});
-        if (rs == 1) run_and_check(Problem{37, K, true}, &c, false, 8, {5, 0, 7, 3, 1, 6, 2, 4});
       }
     }
-  for (int rs : {2, 1}) {
-    gemv::Config c = bulk_config(3, 8, 1, 2, rs);
-    c.bulk_mma = true;
-    expect_nan_rows_for_bad_ids_int8(c, 4096 * (3 - rs));  // one row: 2 vectors per thread
-  }
+  gemv::Config c = bulk_config(3, 8, 1, 2, 2);
+  c.bulk_mma = true;
+  expect_nan_rows_for_bad_ids_int8(c, 4096);
 }
 
 // Many rows per block (over 500), and the dynamic counter used by many
@@ -803,12 +797,10 @@ TEST(GemvMma, ScaleOfXDoesNotMatter) {
     c.tile = kind == 2;
     expect_scale_free(c, 4096 + 48);
   }
-  for (int rs : {2, 1}) {
-    SCOPED_TRACE("bulk kernel, tensor-core consumers, rows per buffer " + std::to_string(rs));
-    gemv::Config c = bulk_config(3, 8, 1, 2, rs);  // K: 1 or 2 vectors per thread
-    c.bulk_mma = true;
-    expect_scale_free(c, 4096 * (3 - rs));
-  }
+  SCOPED_TRACE("bulk kernel, tensor-core consumers");  // K: whole vectors per thread
+  gemv::Config c = bulk_config(3, 8, 1, 2, 2);
+  c.bulk_mma = true;
+  expect_scale_free(c, 4096);
 }
 
 // The blocks each kernel launches (what tools/gemv_profile sizes its trace
@@ -938,7 +930,7 @@ TEST(GemvRefuses, BulkOutsideItsShapes) {
   EXPECT_TRUE(refused(8192, bulk_config(4, 8, 1, 2, 3)));  // 3 rows per buffer
   gemv::Config m = bulk_config(3, 8, 1, 2, 1);
   m.bulk_mma = true;
-  EXPECT_TRUE(refused(4096, m));  // tensor-core consumers, one row per buffer: 1 vector per thread
+  EXPECT_TRUE(refused(4096, m));  // tensor-core consumers: 2 rows per buffer only
   m.bulk_rows_per_buffer = 2;
   EXPECT_NE(refusal([&] {  // and int8 weights only
               gemv::launch(false, kW, nullptr, nullptr, 1, 0, kX, kY, 16, 2048, nullptr, m, nullptr);
