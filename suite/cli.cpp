@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "git_sha.h"
 #include "help_text.h"
 #include "kernels/common/cuda_check.h"
 #include "reports/console_table.h"

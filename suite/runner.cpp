@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "git_sha.h"
 #include "kernels/common/cuda_check.h"
 #include "reports/json_writer.h"
 #include "suite/rows.h"

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 #include "tests/cpu/run_command.h"
@@ -40,6 +41,22 @@ TEST(Cli, HelpAndList) {
   EXPECT_EQ(l.code, 0);
   EXPECT_TRUE(contains(l.out, "layer_norm"));
   EXPECT_TRUE(contains(l.out, "D={1024,4096,8192,16384}")) << l.out;
+}
+
+// The commit in --version (and in every row's git_sha) is the source
+// tree's as of the build: 12 hex digits, "-dirty" when tracked files
+// differed from it, or "unknown" outside a git checkout.
+TEST(Cli, VersionNamesTheBuildsCommit) {
+  auto v = kbench("--version");
+  EXPECT_EQ(v.code, 0);
+  const std::regex form(R"(kbench \S+ \(([0-9a-f]{12}(-dirty)?|unknown)\)\n)");
+  EXPECT_TRUE(std::regex_match(v.out, form)) << v.out;
+  // The source tree's commit now (the build just before the tests saw the
+  // same one): a commit made after the build directory was configured must
+  // show (a configure-time id did not).
+  auto git = kb::test::run_command("git", std::string("-C '") + KBENCH_SOURCE_DIR + "' rev-parse --short=12 HEAD");
+  if (git.code != 0 || git.out.size() < 12) GTEST_SKIP() << "not a git checkout";
+  EXPECT_TRUE(contains(v.out, "(" + git.out.substr(0, 12))) << v.out << " against " << git.out;
 }
 
 TEST(Cli, UsageErrorsExit2) {
