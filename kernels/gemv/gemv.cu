@@ -555,6 +555,20 @@ __device__ __forceinline__ uint32_t bf16x2_to_f16x2(uint32_t u, float f1, float 
   return *reinterpret_cast<const uint32_t*>(&h);
 }
 
+// The largest of m and the magnitudes of 8 bf16 (an int4).
+__device__ __forceinline__ float max_abs_bf16x8(const int4& v, float m) {
+  const uint32_t u[4] = {uint32_t(v.x), uint32_t(v.y), uint32_t(v.z), uint32_t(v.w)};
+#pragma unroll
+  for (int j = 0; j < 4; ++j) m = fmaxf(m, fmaxf(fabsf(bf16_lo(u[j])), fabsf(bf16_hi(u[j]))));
+  return m;
+}
+
+// 8 bf16 (an int4) times 2^e1·2^e2 (exact) -> 8 f16 (an int4, round to nearest).
+__device__ __forceinline__ int4 bf16x8_to_f16x8(const int4& v, float f1, float f2) {
+  return make_int4(int(bf16x2_to_f16x2(uint32_t(v.x), f1, f2)), int(bf16x2_to_f16x2(uint32_t(v.y), f1, f2)),
+                   int(bf16x2_to_f16x2(uint32_t(v.z), f1, f2)), int(bf16x2_to_f16x2(uint32_t(v.w), f1, f2)));
+}
+
 // The power of two e that x is staged in f16 with, from m = max|x|: the
 // largest magnitude lands in [2^14, 2^15). 0 for x all zero, or with an
 // infinity (which then stays one).
@@ -579,20 +593,15 @@ __device__ int stage_x_f16(const bf16* x, int K, int spad, int4* xs, float* s_ma
   const int xvec = K / 8;  // int4 of x (8 bf16); spad: int4 of the f16 copy (>= xvec)
   const int bd = blockDim.x, lane = threadIdx.x & 31, warps = bd >> 5;
   float m = 0.f;
-  auto vmax = [&](const int4& v) {
-    const uint32_t u[4] = {uint32_t(v.x), uint32_t(v.y), uint32_t(v.z), uint32_t(v.w)};
-#pragma unroll
-    for (int j = 0; j < 4; ++j) m = fmaxf(m, fmaxf(fabsf(bf16_lo(u[j])), fabsf(bf16_hi(u[j]))));
-  };
   int4 xr[kXr];
 #pragma unroll
   for (int j = 0; j < kXr; ++j) {
     const int i = threadIdx.x + j * bd;
     xr[j] = i < xvec ? load16<kCoherent>(x4 + i) : make_int4(0, 0, 0, 0);
   }
-  for (int i = threadIdx.x + kXr * bd; i < xvec; i += bd) vmax(load16<kCoherent>(x4 + i));
+  for (int i = threadIdx.x + kXr * bd; i < xvec; i += bd) m = max_abs_bf16x8(load16<kCoherent>(x4 + i), m);
 #pragma unroll
-  for (int j = 0; j < kXr; ++j) vmax(xr[j]);
+  for (int j = 0; j < kXr; ++j) m = max_abs_bf16x8(xr[j], m);
   m = warp_max(m);
   if (lane == 0) s_max[threadIdx.x >> 5] = m;
   __syncthreads();
@@ -600,27 +609,21 @@ __device__ int stage_x_f16(const bf16* x, int K, int spad, int4* xs, float* s_ma
   for (int i = 1; i < warps; ++i) m = fmaxf(m, s_max[i]);
   const int e = x_exponent(m);
   const float up1 = pow2(e / 2), up2 = pow2(e - e / 2);
-  auto to_f16 = [&](const int4& v) {
-    return make_int4(int(bf16x2_to_f16x2(uint32_t(v.x), up1, up2)),
-                     int(bf16x2_to_f16x2(uint32_t(v.y), up1, up2)),
-                     int(bf16x2_to_f16x2(uint32_t(v.z), up1, up2)),
-                     int(bf16x2_to_f16x2(uint32_t(v.w), up1, up2)));
-  };
 #pragma unroll
   for (int j = 0; j < kXr; ++j) {
     const int i = threadIdx.x + j * bd;
-    if (i < spad) xs[i] = to_f16(xr[j]);  // zero past K
+    if (i < spad) xs[i] = bf16x8_to_f16x8(xr[j], up1, up2);  // zero past K
   }
   for (int i = threadIdx.x + kXr * bd; i < spad; i += bd)
-    xs[i] = i < xvec ? to_f16(load16<kCoherent>(x4 + i)) : make_int4(0, 0, 0, 0);
+    xs[i] = i < xvec ? bf16x8_to_f16x8(load16<kCoherent>(x4 + i), up1, up2) : make_int4(0, 0, 0, 0);
   __syncthreads();
   return e;
 }
 
 // One 64-byte unit of a 16-row tile: lane (g, t)'s 16 bytes of rows g (va)
-// and g + 8 (vb), and x at the same k (xp: lane t's two int4 of f16), into
-// the two MMA chains c0 / c1.
-// xw: the 16 f16 of x at the lane's 16 bytes, in pairs.
+// and g + 8 (vb), and x at the same k (xw: its 16 f16, in pairs), into the
+// two MMA chains c0 / c1. The second form reads x from xp (lane t's two
+// int4 of f16, in shared memory).
 __device__ __forceinline__ void mma_unit(const int4& va, const int4& vb, const uint32_t (&xw)[8],
                                          float (&c0)[4], float (&c1)[4]) {
   const uint32_t A[4] = {uint32_t(va.x), uint32_t(va.y), uint32_t(va.z), uint32_t(va.w)};
@@ -1051,10 +1054,7 @@ __global__ void __launch_bounds__(32 * (WARPS + 1)) gemv_bulk_kernel(const Kerne
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         xr[j][h] = load16<kCoherent>(reinterpret_cast<const int4*>(a.x) + 2 * (tid + j * kConsumers) + h);
-        const uint32_t u[4] = {uint32_t(xr[j][h].x), uint32_t(xr[j][h].y), uint32_t(xr[j][h].z),
-                               uint32_t(xr[j][h].w)};
-#pragma unroll
-        for (int q = 0; q < 4; ++q) m = fmaxf(m, fmaxf(fabsf(bf16_lo(u[q])), fabsf(bf16_hi(u[q]))));
+        m = max_abs_bf16x8(xr[j][h], m);
       }
     m = warp_max(m);
     if (lane == 0) x_max[warp] = m;
@@ -1068,10 +1068,11 @@ __global__ void __launch_bounds__(32 * (WARPS + 1)) gemv_bulk_kernel(const Kerne
     for (int j = 0; j < J; ++j)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        xh[j][4 * h + 0] = bf16x2_to_f16x2(uint32_t(xr[j][h].x), up1, up2);
-        xh[j][4 * h + 1] = bf16x2_to_f16x2(uint32_t(xr[j][h].y), up1, up2);
-        xh[j][4 * h + 2] = bf16x2_to_f16x2(uint32_t(xr[j][h].z), up1, up2);
-        xh[j][4 * h + 3] = bf16x2_to_f16x2(uint32_t(xr[j][h].w), up1, up2);
+        const int4 f = bf16x8_to_f16x8(xr[j][h], up1, up2);
+        xh[j][4 * h + 0] = uint32_t(f.x);
+        xh[j][4 * h + 1] = uint32_t(f.y);
+        xh[j][4 * h + 2] = uint32_t(f.z);
+        xh[j][4 * h + 3] = uint32_t(f.w);
       }
     const int g = lane >> 2, t = lane & 3;
     const int row_vecs = static_cast<int>(row_bytes / 16);
