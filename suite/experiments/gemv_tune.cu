@@ -53,9 +53,8 @@ kb::gemv::Config parse(const std::string& v, const kb::Point& p) {
   }
   int stages = 0, warps = 0, per_sm = 0, order = 2, rs = 0;
   const bool bulk_mma = v.rfind("BM", 0) == 0;  // "BM3W8S2...": the tensor-core consumers
-  if (std::sscanf(v.c_str() + (bulk_mma ? 2 : 1), "%dW%dS%dO%dR%d", &stages, &warps, &per_sm, &order,
-                  &rs) >= 3 &&
-      v[0] == 'B') {
+  if (v[0] == 'B' && std::sscanf(v.c_str() + (bulk_mma ? 2 : 1), "%dW%dS%dO%dR%d", &stages, &warps,
+                                 &per_sm, &order, &rs) >= 3) {
     c = kb::gemv::bulk_config(stages, warps, per_sm, order, rs);
     c.bulk_mma = bulk_mma;
     return c;

@@ -19,6 +19,14 @@ void for_each_option(int argc, char** argv, On on, Usage usage) {
   }
 }
 
+// An option's value that must be "0" or "1"; anything else is a usage
+// error naming the option.
+template <typename Usage>
+bool flag_01(const std::string& key, const std::string& value, Usage usage) {
+  if (value != "0" && value != "1") usage(key + ": 0 or 1");
+  return value == "1";
+}
+
 // Prints `why`, then "usage: " and the usage line, to stderr and exits with
 // status 2 (a profiler's bad command line).
 [[noreturn]] inline void exit_with_usage(const std::string& why, const char* usage_line) {

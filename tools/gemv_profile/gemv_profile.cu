@@ -4,11 +4,11 @@
 //                       [--bulk STAGES,WARPS,BLOCKS_PER_SM[,ROWS[,ROWS_PER_BUFFER]]]
 //                       [--bulk-mma 0|1] [--general 0|1]
 //
-// Times gemv (the default configuration, general_config's under
-// --general 1, or the bulk-copy kernel so
-// configured, with tensor-core consumers under --bulk-mma 1) as the engine does (after an L2
-// flush, median of R), then runs it R more times with Config::trace set
-// and prints, for the median traced run, the blocks' timeline relative to
+// Times gemv (the default configuration; general_config's under --general
+// 1; or the bulk-copy kernel so configured, with tensor-core consumers
+// under --bulk-mma 1) as the engine does (after an L2 flush, median of R),
+// then runs it R more times with Config::trace set and prints, for the
+// median traced run, the blocks' timeline relative to
 // the first block's start (%globaltimer, ns): when the last block started,
 // when the blocks' weight streams ended (percentiles), and how many blocks
 // were still streaming at points of the run, against the event-timed
@@ -60,9 +60,9 @@ Args parse(int argc, char** argv) {
     else if (k == "--reps")
       a.reps = std::atoi(v.c_str());
     else if (k == "--bulk-mma")
-      a.bulk_mma = v == "1" ? true : v == "0" ? false : (usage("--bulk-mma: 0 or 1"), false);
+      a.bulk_mma = kb::tools::flag_01(k, v, usage);
     else if (k == "--general")
-      a.general = v == "1" ? true : v == "0" ? false : (usage("--general: 0 or 1"), false);
+      a.general = kb::tools::flag_01(k, v, usage);
     else if (k == "--bulk") {
       if (std::sscanf(v.c_str(), "%d,%d,%d,%d,%d", &a.bulk_stages, &a.bulk_warps, &a.bulk_per_sm,
                       &a.bulk_rows, &a.bulk_rs) < 3 ||
