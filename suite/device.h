@@ -10,6 +10,8 @@
 #include <optional>
 #include <string>
 
+#include "suite/rows.h"
+
 namespace kb {
 
 struct DeviceInfo {
@@ -24,6 +26,9 @@ struct DeviceInfo {
   std::string pci_bus_id;
   cudaDeviceProp prop{};
 };
+
+// The GPU as rows name it.
+inline GpuIdentity gpu_identity(const DeviceInfo& d) { return {d.name, d.driver, d.cuda}; }
 
 // Number of usable CUDA devices; 0 with `why` set when there are none.
 int cuda_device_count(std::string* why);

@@ -29,10 +29,6 @@ struct NvtxRange {
   ~NvtxRange() { nvtxRangePop(); }
 };
 
-// A sample is throttled when the SM clock read right after it is under this
-// fraction of the GPU's maximum SM clock (nvbench uses the same idea).
-constexpr double kThrottleClockFraction = 0.75;
-
 }  // namespace
 
 std::string utc_timestamp() {
@@ -56,20 +52,8 @@ std::string new_run_id() {
   return std::string(buf) + suffix;
 }
 
-struct Engine::Timing {
-  Summary summary;          // over the non-throttled samples (all, if most were throttled)
-  double value_s = 0;       // the statistic the metrics use: median (kernel) or mean (decode)
-  size_t throttled = 0, total = 0;
-  std::optional<double> sm_clock_mhz, mem_clock_mhz;
-};
-
 Engine::Engine(const DeviceInfo& dev, const TargetFile* targets, EngineOptions opts, RunInfo info)
-    : dev_(dev), targets_(targets), opts_(opts), info_(std::move(info)) {
-  if (opts_.quick) {
-    opts_.min_samples = std::min(opts_.min_samples, 5);
-    opts_.max_time_s = std::min(opts_.max_time_s, 0.15);
-    opts_.max_noise = std::max(opts_.max_noise, 0.02);
-  }
+    : dev_(dev), targets_(targets), opts_(effective_options(opts)), info_(std::move(info)) {
   seed_ = opts_.seed ? opts_.seed
                      : static_cast<uint64_t>(Clock::now().time_since_epoch().count()) * 2654435761u;
   if (targets_) ceilings_ = targets_->ceilings();
@@ -166,9 +150,9 @@ std::vector<Record> Engine::probe(ProbeResult* result) {
   return rows;
 }
 
-Engine::Timing Engine::sample(const Experiment& e, Case& c) {
+Measurement Engine::sample(const Experiment& e, Case& c) {
   const bool decode = e.sampling() == Protocol::decode;
-  Timing t;
+  Measurement t;
   {
     NvtxRange r("warmup");
     const auto t0 = Clock::now();
@@ -178,9 +162,10 @@ Engine::Timing Engine::sample(const Experiment& e, Case& c) {
       KB_CHECK_LAUNCH();
       ++runs;
       KB_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    } while (!decode && runs < 50 && (runs < 3 || seconds_since(t0) < 0.02));
+    } while (!warmup_done(runs, seconds_since(t0), decode));
   }
-  const auto max_clock = clocks_->max_sm_clock_mhz();
+  std::optional<double> max_clock;
+  if (auto m = clocks_->max_sm_clock_mhz()) max_clock = *m;
   std::vector<double> all, good, sm;
   std::optional<unsigned> mem_clock;
   const int target_runs = decode ? (opts_.quick ? 2 : e.decode_runs()) : opts_.max_samples;
@@ -197,26 +182,20 @@ Engine::Timing Engine::sample(const Experiment& e, Case& c) {
     KB_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
     const double s = ms * 1e-3;
     all.push_back(s);
-    bool throttled = false;
-    if (auto clk = clocks_->sm_clock_mhz()) {
-      sm.push_back(*clk);
-      if (max_clock && *clk < kThrottleClockFraction * *max_clock) throttled = true;
+    std::optional<double> clk;
+    if (auto c = clocks_->sm_clock_mhz()) {
+      clk = *c;
+      sm.push_back(*c);
     }
     if (!mem_clock) mem_clock = clocks_->mem_clock_mhz();
-    if (throttled)
+    if (sample_throttled(clk, max_clock))
       ++t.throttled;
     else
       good.push_back(s);
-    if (decode) continue;
-    const int n = static_cast<int>(good.size());
-    const double elapsed = seconds_since(t0);
-    if (elapsed > opts_.max_time_s && all.size() >= 3) break;
-    if (n >= opts_.min_samples && n % 10 == 0 && summarize(good).median_rel_err <= opts_.max_noise)
-      break;
+    if (!decode && stop_sampling(opts_, all.size(), good, seconds_since(t0))) break;
   }
   t.total = all.size();
-  const std::vector<double>& use = good.size() * 2 >= all.size() && !good.empty() ? good : all;
-  t.summary = summarize(use);
+  t.summary = summarize(samples_to_use(good, all));
   t.value_s = decode ? t.summary.mean : t.summary.median;
   if (!sm.empty()) t.sm_clock_mhz = median(sm);
   if (mem_clock) t.mem_clock_mhz = *mem_clock;
@@ -227,13 +206,12 @@ std::vector<Record> Engine::run_point(const Experiment& e, const Point& p) {
   const std::string label = e.name() + " " + p.shape.str() + " " + dtype_name(p.dtype) +
                             (p.variant.empty() ? "" : " " + p.variant);
   NvtxRange range(label);
+  const RowSource src = e.source();
+  const GpuIdentity gpu = gpu_identity(dev_);
   std::string detail;  // the case's own variant text, once it is built
+  // An `incorrect` row names the algorithm that computed the wrong output.
   auto all_rows = [&](const std::string& st, const std::string& msg) {
-    auto rows = status_rows(e, p, st, msg, info_, dev_, targets_);
-    // An `incorrect` row names the algorithm that computed the wrong output.
-    if (!detail.empty())
-      for (auto& r : rows) r.variant += std::string(r.variant.empty() ? "" : ";") + detail;
-    return rows;
+    return status_rows(src, p, st, msg, detail, info_, gpu, targets_);
   };
   if (context_lost_)
     return all_rows(status::failed, "not run: the CUDA context was lost at an earlier point");
@@ -242,11 +220,11 @@ std::vector<Record> Engine::run_point(const Experiment& e, const Point& p) {
     return all_rows(status::skipped, why);
 
   Work w;
-  Timing t;
-  double setup_s = 0;
+  Measurement t;
   try {
     w = e.work_for(p);
     std::unique_ptr<Case> c;
+    double setup_s = 0;
     {
       NvtxRange r("setup");
       const auto t0 = Clock::now();
@@ -261,54 +239,15 @@ std::vector<Record> Engine::run_point(const Experiment& e, const Point& p) {
       chk = c->check(stream_, seed_ ^ std::hash<std::string>{}(label));
       KB_CUDA_CHECK(cudaStreamSynchronize(stream_));
     }
-    detail = c->variant();  // again: a check may settle it (gemm::Gemm::tune)
+    detail = c->variant();  // again: a check may settle it
     if (!chk.ok) return all_rows(status::incorrect, "output check failed: " + chk.detail);
     t = sample(e, *c);
+    t.setup_s = setup_s;
   } catch (const std::exception& ex) {
     after_error(ex.what());
     return all_rows(status::failed, ex.what());
   }
-
-  const bool throttled = t.throttled * 2 > t.total;
-  std::vector<Record> rows;
-  for (Metric m : e.metric_list()) {
-    Record r = make_record(e, p, m, info_, dev_);
-    if (!detail.empty()) r.variant += std::string(r.variant.empty() ? "" : ";") + detail;
-    r.samples = static_cast<int64_t>(t.summary.n);
-    r.median_us = t.summary.median * 1e6;
-    r.min_us = t.summary.min * 1e6;
-    r.max_us = t.summary.max * 1e6;
-    r.noise_rel = t.summary.noise_rel;
-    r.sm_clock_mhz = t.sm_clock_mhz;
-    r.mem_clock_mhz = t.mem_clock_mhz;
-    r.actual = metric_value(m, w, t.value_s, setup_s, ceilings_);
-    r.status = status::ok;
-    try {
-      r.roofline = roofline_value(m, w, ceilings_);
-      if (m != Metric::compilation_time) {
-        Roofline rf = roofline(w, ceilings_);
-        r.variant += std::string(r.variant.empty() ? "" : ";") + "bound=" + limiter_name(rf.limiter);
-      }
-    } catch (const std::invalid_argument& ex) {
-      r.message = std::string("no roofline: ") + ex.what();
-    }
-    if (r.actual && r.roofline) r.roofline_fraction = roofline_fraction(m, *r.actual, *r.roofline);
-    if (r.roofline_fraction && *r.roofline_fraction > 1.0)
-      r.message = "above the roofline: check the declared bytes/flops or the ceilings";
-    if (!r.actual) {
-      r.status = status::failed;
-      r.message = "metric undefined for this GPU (no peak for the dtype)";
-    }
-    if (throttled && r.status == status::ok) {
-      r.status = status::throttled;
-      r.message = std::to_string(t.throttled) + " of " + std::to_string(t.total) +
-                  " samples under " + std::to_string(int(kThrottleClockFraction * 100)) +
-                  "% of the max SM clock";
-    }
-    apply_target(r, m, targets_);
-    rows.push_back(r);
-  }
-  return rows;
+  return measured_rows(src, p, detail, w, t, ceilings_, info_, gpu, targets_);
 }
 
 std::vector<Record> Engine::run(const Experiment& e) {
@@ -320,7 +259,7 @@ std::vector<Record> Engine::run(const Experiment& e) {
     per_point.push_back(run_point(e, p));
     out.insert(out.end(), per_point.back().begin(), per_point.back().end());
   }
-  auto means = seed_mean_rows(e, points, per_point, targets_);
+  auto means = seed_mean_rows(e.source(), points, per_point, targets_);
   out.insert(out.end(), means.begin(), means.end());
   return out;
 }

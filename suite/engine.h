@@ -20,18 +20,10 @@
 #include "suite/experiment.h"
 #include "suite/probe.h"
 #include "suite/rows.h"
+#include "suite/sampling.h"
 #include "suite/targets.h"
 
 namespace kb {
-
-struct EngineOptions {
-  bool quick = false;           // smoke run: fewer samples, shorter budget
-  double max_noise = 0.005;     // stop when the median's relative std. error is under this
-  double max_time_s = 1.0;      // sampling budget per point (wall clock)
-  int min_samples = 20;
-  int max_samples = 5000;
-  uint64_t seed = 0;            // 0 = derive from the clock (fresh data every run)
-};
 
 class Engine {
  public:
@@ -61,8 +53,7 @@ class Engine {
   bool context_lost() const { return context_lost_; }
 
  private:
-  struct Timing;
-  Timing sample(const Experiment& e, Case& c);
+  Measurement sample(const Experiment& e, Case& c);
   void flush_l2();
   void after_error(const std::string& what);
   void create_resources();

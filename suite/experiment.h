@@ -27,6 +27,7 @@
 
 #include <cuda_runtime.h>
 
+#include "suite/rows.h"
 #include "suite/types.h"
 
 #include <cstdint>
@@ -117,6 +118,8 @@ class Experiment {
   std::string axes_text() const;  // for `kbench list`
 
   const std::string& name() const { return name_; }
+  // What row building needs of it (suite/rows.h).
+  RowSource source() const { return {name_, model_, seed_mean_, metrics_}; }
   const std::string& description() const { return doc_; }
   const std::vector<Metric>& metric_list() const { return metrics_; }
   bool has_seed_mean() const { return seed_mean_; }

@@ -1,5 +1,7 @@
 #include "suite/roofline.h"
 
+#include "reports/metrics.h"
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -78,8 +80,9 @@ std::optional<double> roofline_value(Metric m, const Work& w, const Ceilings& c)
   return metric_value(m, w, roofline(wk, c).t_min_s, 0, c);
 }
 
+// The direction is the gate's (reports/metrics.h), so the two cannot differ.
 bool lower_is_better(Metric m) {
-  return m == Metric::latency_us || m == Metric::compilation_time;
+  return metric_direction(metric_csv_name(m)) == Direction::lower_is_better;
 }
 
 std::optional<double> roofline_fraction(Metric m, double actual, double roof) {

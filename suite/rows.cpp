@@ -2,23 +2,32 @@
 
 #include <cmath>
 #include <map>
+#include <stdexcept>
 #include <tuple>
+
+#include "suite/sampling.h"
 
 namespace kb {
 
-Record make_record(const Experiment& e, const Point& p, Metric m, const RunInfo& info,
-                   const DeviceInfo& dev) {
+std::string join_variant(const std::string& a, const std::string& b) {
+  if (a.empty()) return b;
+  if (b.empty()) return a;
+  return a + ";" + b;
+}
+
+Record make_record(const RowSource& e, const Point& p, Metric m, const RunInfo& info,
+                   const GpuIdentity& gpu) {
   Record r;
-  r.name = e.name();
+  r.name = e.name;
   r.metric = metric_csv_name(m);
   r.dtype = dtype_name(p.dtype);
   r.device = info.device_label;
-  r.arch = dev.name;
-  r.is_model = e.is_model();
+  r.arch = gpu.name;
+  r.is_model = e.is_model;
   r.shape = p.shape.str();
   r.variant = p.variant;
-  r.driver = dev.driver;
-  r.cuda = dev.cuda;
+  r.driver = gpu.driver;
+  r.cuda = gpu.cuda;
   r.suite_version = info.suite_version;
   r.git_sha = info.git_sha;
   r.run_id = info.run_id;
@@ -43,12 +52,14 @@ void apply_target(Record& r, Metric m, const TargetFile* targets) {
     r.status = status::below_target;
 }
 
-std::vector<Record> status_rows(const Experiment& e, const Point& p, const std::string& st,
-                                const std::string& message, const RunInfo& info,
-                                const DeviceInfo& dev, const TargetFile* targets) {
+std::vector<Record> status_rows(const RowSource& e, const Point& p, const std::string& st,
+                                const std::string& message, const std::string& detail,
+                                const RunInfo& info, const GpuIdentity& gpu,
+                                const TargetFile* targets) {
   std::vector<Record> rows;
-  for (Metric m : e.metric_list()) {
-    Record r = make_record(e, p, m, info, dev);
+  for (Metric m : e.metrics) {
+    Record r = make_record(e, p, m, info, gpu);
+    r.variant = join_variant(r.variant, detail);
     r.status = st;
     r.message = message;
     apply_target(r, m, targets);
@@ -57,15 +68,60 @@ std::vector<Record> status_rows(const Experiment& e, const Point& p, const std::
   return rows;
 }
 
-std::vector<Record> seed_mean_rows(const Experiment& e, const std::vector<Point>& points,
+std::vector<Record> measured_rows(const RowSource& e, const Point& p, const std::string& detail,
+                                  const Work& w, const Measurement& t, const Ceilings& ceilings,
+                                  const RunInfo& info, const GpuIdentity& gpu,
+                                  const TargetFile* targets) {
+  const bool throttled = point_throttled(t.throttled, t.total);
+  std::vector<Record> rows;
+  for (Metric m : e.metrics) {
+    Record r = make_record(e, p, m, info, gpu);
+    r.variant = join_variant(r.variant, detail);
+    r.samples = static_cast<int64_t>(t.summary.n);
+    r.median_us = t.summary.median * 1e6;
+    r.min_us = t.summary.min * 1e6;
+    r.max_us = t.summary.max * 1e6;
+    r.noise_rel = t.summary.noise_rel;
+    r.sm_clock_mhz = t.sm_clock_mhz;
+    r.mem_clock_mhz = t.mem_clock_mhz;
+    r.actual = metric_value(m, w, t.value_s, t.setup_s, ceilings);
+    r.status = status::ok;
+    try {
+      r.roofline = roofline_value(m, w, ceilings);
+      if (m != Metric::compilation_time)
+        r.variant = join_variant(
+            r.variant, std::string("bound=") + limiter_name(roofline(w, ceilings).limiter));
+    } catch (const std::invalid_argument& ex) {
+      r.message = std::string("no roofline: ") + ex.what();
+    }
+    if (r.actual && r.roofline) r.roofline_fraction = roofline_fraction(m, *r.actual, *r.roofline);
+    if (r.roofline_fraction && *r.roofline_fraction > 1.0)
+      r.message = "above the roofline: check the declared bytes/flops or the ceilings";
+    if (!r.actual) {
+      r.status = status::failed;
+      r.message = "metric undefined for this GPU (no peak for the dtype)";
+    }
+    if (throttled && r.status == status::ok) {
+      r.status = status::throttled;
+      r.message = std::to_string(t.throttled) + " of " + std::to_string(t.total) +
+                  " samples under " + std::to_string(int(kThrottleClockFraction * 100)) +
+                  "% of the max SM clock";
+    }
+    apply_target(r, m, targets);
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+std::vector<Record> seed_mean_rows(const RowSource& e, const std::vector<Point>& points,
                                    const std::vector<std::vector<Record>>& rows,
                                    const TargetFile* targets) {
   std::vector<Record> out;
-  if (!e.has_seed_mean()) return out;
+  if (!e.seed_mean) return out;
   struct Acc {
     const Record* first = nullptr;
     std::vector<double> actual, roof;
-    size_t missing = 0;
+    size_t missing = 0, throttled = 0;
   };
   std::map<std::tuple<DType, std::string, size_t>, Acc> means;
   for (size_t i = 0; i < points.size() && i < rows.size(); ++i) {
@@ -74,30 +130,32 @@ std::vector<Record> seed_mean_rows(const Experiment& e, const std::vector<Point>
       const Record& r = rows[i][k];
       Acc& a = means[{points[i].dtype, points[i].variant, k}];
       if (!a.first) a.first = &r;
-      const bool measured = r.actual && (r.status == status::ok ||
-                                         r.status == status::below_target ||
-                                         r.status == status::throttled);
+      const bool measured =
+          r.actual && (r.status == status::ok || r.status == status::below_target ||
+                       r.status == status::throttled);
       if (measured) {
         a.actual.push_back(*r.actual);
         a.roof.push_back(r.roofline.value_or(NAN));
+        if (r.status == status::throttled) ++a.throttled;
       } else {
         ++a.missing;
       }
     }
   }
   for (auto& [key, a] : means) {
-    const Metric m = e.metric_list().at(std::get<2>(key));
+    const Metric m = e.metrics.at(std::get<2>(key));
     Record r = *a.first;
     r.shape = "mean";
     r.variant = std::get<1>(key);
     r.samples = 0;
-    r.median_us = r.min_us = r.max_us = r.noise_rel = r.sm_clock_mhz = r.mem_clock_mhz = std::nullopt;
+    r.median_us = r.min_us = r.max_us = r.noise_rel = r.sm_clock_mhz = r.mem_clock_mhz =
+        std::nullopt;
     r.target = r.roofline = r.roofline_fraction = r.actual = std::nullopt;
     r.message.clear();
+    const std::string of_n = " of " + std::to_string(a.missing + a.actual.size()) + " seed shapes";
     if (a.missing > 0) {
       r.status = status::failed;
-      r.message = std::to_string(a.missing) + " of " +
-                  std::to_string(a.missing + a.actual.size()) + " seed shapes have no value";
+      r.message = std::to_string(a.missing) + of_n + " have no value";
     } else {
       double sum = 0, roof = 0;
       bool have_roof = true;
@@ -107,11 +165,14 @@ std::vector<Record> seed_mean_rows(const Experiment& e, const std::vector<Point>
         roof += a.roof[i];
       }
       r.actual = sum / static_cast<double>(a.actual.size());
-      r.status = status::ok;
       if (have_roof) {
         r.roofline = roof / static_cast<double>(a.actual.size());
         r.roofline_fraction = roofline_fraction(m, *r.actual, *r.roofline);
       }
+      // A mean over throttled points says more about the machine than the
+      // code: it is throttled too, so the gate keeps it out of baselines.
+      r.status = a.throttled > 0 ? status::throttled : status::ok;
+      if (a.throttled > 0) r.message = std::to_string(a.throttled) + of_n + " were throttled";
     }
     apply_target(r, m, targets);
     out.push_back(r);

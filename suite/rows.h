@@ -1,17 +1,20 @@
-// Building rows from an experiment's points, with no CUDA call: the base
-// record of a point, targets and statuses, failure rows, and the seed's
-// `shape=mean` rows. Shared by the engine (in the worker process that
-// measures) and the runner (in the parent process that fills in rows for a
-// worker that died).
+// Building rows, with no CUDA: the base record of a point, variant strings,
+// targets and statuses, the rows of a measured point, failure rows, and the
+// seed's `shape=mean` rows. Pure functions of plain data, so the CPU tests
+// check every status a row can get; the engine (in the worker process that
+// measures) and the runner (in the parent, for a worker that died) only call
+// them.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "reports/record.h"
-#include "suite/device.h"
-#include "suite/experiment.h"
+#include "suite/roofline.h"
+#include "suite/stats.h"
 #include "suite/targets.h"
+#include "suite/types.h"
 
 namespace kb {
 
@@ -21,26 +24,65 @@ struct RunInfo {
   std::string device_label = "cuda";  // "cuda", or "cuda:N" when several GPUs run
 };
 
+// The GPU as rows name it.
+struct GpuIdentity {
+  std::string name, driver, cuda;
+};
+
+// What row building needs of an experiment (kb::Experiment::source()).
+struct RowSource {
+  std::string name;
+  bool is_model = false;
+  bool seed_mean = false;
+  std::vector<Metric> metrics;
+};
+
+// One point's timing, as the engine measured it.
+struct Measurement {
+  Summary summary;     // over the samples used (samples_to_use)
+  double value_s = 0;  // the statistic the metrics use: median (kernel) or mean (decode)
+  size_t throttled = 0, total = 0;
+  std::optional<double> sm_clock_mhz, mem_clock_mhz;
+  double setup_s = 0;  // the Case's construction (compilation_time)
+};
+
 // Fallback when no target file matches the GPU: every rate row's target is
 // this fraction of its roofline.
 inline constexpr double kFallbackRooflineFraction = 0.7;
 
-Record make_record(const Experiment& e, const Point& p, Metric m, const RunInfo& info,
-                   const DeviceInfo& dev);
+// "a;b", or the one that is not empty.
+std::string join_variant(const std::string& a, const std::string& b);
+
+Record make_record(const RowSource& e, const Point& p, Metric m, const RunInfo& info,
+                   const GpuIdentity& gpu);
 
 // Sets the row's target (from the file, or the roofline fallback when
 // `targets` is null) and turns an `ok` row that misses it into `below_target`.
 void apply_target(Record& r, Metric m, const TargetFile* targets);
 
-// One row per metric of the point, all with `status` and `message`.
-std::vector<Record> status_rows(const Experiment& e, const Point& p, const std::string& status,
-                                const std::string& message, const RunInfo& info,
-                                const DeviceInfo& dev, const TargetFile* targets);
+// One row per metric of the point, all with `status` and `message`; the
+// case's own variant text `detail` (the algorithm that ran, if known) follows
+// the point's variant.
+std::vector<Record> status_rows(const RowSource& e, const Point& p, const std::string& status,
+                                const std::string& message, const std::string& detail,
+                                const RunInfo& info, const GpuIdentity& gpu,
+                                const TargetFile* targets);
+
+// The rows of a measured point, one per metric: values, roofline and its
+// limiter (`bound=` in the variant), statuses (ok, throttled when more than
+// half of the samples were, failed when a metric is undefined here,
+// below_target) and targets.
+std::vector<Record> measured_rows(const RowSource& e, const Point& p, const std::string& detail,
+                                  const Work& w, const Measurement& t, const Ceilings& ceilings,
+                                  const RunInfo& info, const GpuIdentity& gpu,
+                                  const TargetFile* targets);
 
 // The seed's `shape=mean` rows: per (dtype, variant, metric), the arithmetic
 // mean of the seed points' values (as gpt_fast averages), with the mean of
-// their rooflines. `rows[i]` are the rows of `points[i]`, one per metric.
-std::vector<Record> seed_mean_rows(const Experiment& e, const std::vector<Point>& points,
+// their rooflines. `rows[i]` are the rows of `points[i]`, one per metric. A
+// seed point without a value makes the mean `failed`; a throttled one makes
+// it `throttled` (so that the gate keeps it out of baselines).
+std::vector<Record> seed_mean_rows(const RowSource& e, const std::vector<Point>& points,
                                    const std::vector<std::vector<Record>>& rows,
                                    const TargetFile* targets);
 

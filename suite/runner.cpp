@@ -177,9 +177,9 @@ std::vector<Record> run_experiment_isolated(const WorkerConfig& cfg, const Exper
     }
     if (done < points.size()) {
       // The worker died in the middle of point `done`.
-      per_point[done] = status_rows(e, points[done], status::failed,
-                                    r.why.empty() ? "worker stopped without a result" : r.why,
-                                    cfg.info, dev, targets);
+      per_point[done] = status_rows(e.source(), points[done], status::failed,
+                                    r.why.empty() ? "worker stopped without a result" : r.why, "",
+                                    cfg.info, gpu_identity(dev), targets);
       next = done + 1;
     } else {
       next = done;
@@ -187,7 +187,7 @@ std::vector<Record> run_experiment_isolated(const WorkerConfig& cfg, const Exper
   }
   std::vector<Record> out;
   for (const auto& rows : per_point) out.insert(out.end(), rows.begin(), rows.end());
-  auto means = seed_mean_rows(e, points, per_point, targets);
+  auto means = seed_mean_rows(e.source(), points, per_point, targets);
   out.insert(out.end(), means.begin(), means.end());
   return out;
 }

@@ -83,6 +83,28 @@ Ceilings TargetFile::ceilings() const {
   return c;
 }
 
+namespace {
+std::vector<std::string> split_fields(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t end = s.find(';', start);
+    if (end == std::string::npos) end = s.size();
+    if (end > start) out.push_back(s.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+}  // namespace
+
+bool variant_matches(const std::string& entry, const std::string& row) {
+  if (entry.empty()) return true;
+  const auto have = split_fields(row);
+  for (const auto& f : split_fields(entry))
+    if (std::find(have.begin(), have.end(), f) == have.end()) return false;
+  return true;
+}
+
 const TargetEntry* TargetFile::find(const std::string& name, const std::string& metric,
                                     const std::string& dtype, const std::string& shape,
                                     const std::string& variant) const {
@@ -94,7 +116,7 @@ const TargetEntry* TargetFile::find(const std::string& name, const std::string& 
     if (!any_shape && e.shape != shape) continue;
     // A wildcard never stands for the seed-mean row: it is a different quantity.
     if (any_shape && shape == "mean") continue;
-    if (!e.variant.empty() && e.variant != variant) continue;
+    if (!variant_matches(e.variant, variant)) continue;
     int score = (any_shape ? 0 : 2) + (e.variant.empty() ? 0 : 1);
     if (score > best_score) {
       best = &e;

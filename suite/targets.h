@@ -21,7 +21,10 @@ struct TargetError : std::runtime_error {
 struct TargetEntry {
   std::string name, metric, dtype;
   std::string shape;    // "" or "*" = any shape; "mean" = the seed-mean row
-  std::string variant;  // "" = any variant
+  // "" = any variant; else `;`-separated fields that must all be among the
+  // row variant's fields ("gemv" matches "gemv;bound=memory"), since rows
+  // carry the case's detail and the roofline's limiter after the point's own.
+  std::string variant;
   std::optional<double> target;             // absolute
   std::optional<double> roofline_fraction;  // relative to the row's roofline
   double tolerance = 0.05;  // a row is below target when worse by more than this (relative)
@@ -45,6 +48,9 @@ struct TargetFile {
                           const std::string& dtype, const std::string& shape,
                           const std::string& variant = "") const;
 };
+
+// Whether an entry's variant selects a row's (TargetEntry::variant).
+bool variant_matches(const std::string& entry_variant, const std::string& row_variant);
 
 TargetFile parse_target_file(const std::string& json_text, const std::string& path);
 TargetFile load_target_file(const std::string& path);

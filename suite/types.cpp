@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "reports/metrics.h"
+
 namespace kb {
 
 const char* dtype_name(DType d) {
@@ -56,15 +58,16 @@ std::string Shape::str() const {
   return s;
 }
 
+// The names are reports/metrics.h's, the one definition the gate reads too.
 const char* metric_csv_name(Metric m) {
   switch (m) {
-    case Metric::memory_bandwidth: return "memory_bandwidth(GB/s)";
-    case Metric::memory_bandwidth_kv: return "memory_bandwidth_kv(GB/s)";
-    case Metric::flops_utilization: return "flops_utilization";
-    case Metric::tflops: return "tflops";
-    case Metric::token_per_sec: return "token_per_sec";
-    case Metric::latency_us: return "latency(us)";
-    case Metric::compilation_time: return "compilation_time(s)";
+    case Metric::memory_bandwidth: return metric_name::memory_bandwidth;
+    case Metric::memory_bandwidth_kv: return metric_name::memory_bandwidth_kv;
+    case Metric::flops_utilization: return metric_name::flops_utilization;
+    case Metric::tflops: return metric_name::tflops;
+    case Metric::token_per_sec: return metric_name::token_per_sec;
+    case Metric::latency_us: return metric_name::latency_us;
+    case Metric::compilation_time: return metric_name::compilation_time;
   }
   return "unknown";
 }

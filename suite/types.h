@@ -71,6 +71,12 @@ enum class Metric {
   latency_us,           // t / steps, in µs               "latency(us)"
   compilation_time,     // setup (Case constructor) in s  "compilation_time(s)"
 };
+// Every Metric, for tests that walk them all.
+inline constexpr Metric kAllMetrics[] = {
+    Metric::memory_bandwidth, Metric::memory_bandwidth_kv, Metric::flops_utilization,
+    Metric::tflops,           Metric::token_per_sec,       Metric::latency_us,
+    Metric::compilation_time};
+// The CSV name (reports/metrics.h's metric_name, which also gives its direction).
 const char* metric_csv_name(Metric m);
 
 }  // namespace kb

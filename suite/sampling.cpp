@@ -1,0 +1,44 @@
+#include "suite/sampling.h"
+
+#include <algorithm>
+
+#include "suite/stats.h"
+
+namespace kb {
+
+EngineOptions effective_options(EngineOptions o) {
+  if (o.quick) {
+    o.min_samples = std::min(o.min_samples, 5);
+    o.max_time_s = std::min(o.max_time_s, 0.15);
+    o.max_noise = std::max(o.max_noise, 0.02);
+  }
+  return o;
+}
+
+bool warmup_done(int runs, double elapsed_s, bool decode) {
+  if (decode) return runs >= 1;
+  if (runs >= kWarmupMax) return true;
+  return runs >= kWarmupMin && elapsed_s >= kWarmupSeconds;
+}
+
+bool sample_throttled(std::optional<double> clk, std::optional<double> max_clk) {
+  return clk && max_clk && *clk < kThrottleClockFraction * *max_clk;
+}
+
+bool point_throttled(size_t throttled, size_t total) { return throttled * 2 > total; }
+
+const std::vector<double>& samples_to_use(const std::vector<double>& good,
+                                          const std::vector<double>& all) {
+  return !good.empty() && good.size() * 2 >= all.size() ? good : all;
+}
+
+bool stop_sampling(const EngineOptions& o, size_t taken, const std::vector<double>& good,
+                   double elapsed_s) {
+  if (taken >= static_cast<size_t>(o.max_samples)) return true;
+  if (elapsed_s > o.max_time_s && taken >= 3) return true;
+  const size_t n = good.size();
+  return n >= static_cast<size_t>(o.min_samples) && n % 10 == 0 &&
+         summarize(good).median_rel_err <= o.max_noise;
+}
+
+}  // namespace kb

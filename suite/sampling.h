@@ -1,0 +1,53 @@
+// How the engine samples one point, as pure functions the CPU tests check:
+// the options (and what --quick makes of them), which samples count as
+// throttled, which samples the statistics use, and when to stop sampling.
+// The engine (suite/engine.cpp) only measures and asks these.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace kb {
+
+struct EngineOptions {
+  bool quick = false;        // smoke run: fewer samples, shorter budget
+  double max_noise = 0.005;  // stop when the median's relative std. error is under this
+  double max_time_s = 1.0;   // sampling budget per point (wall clock)
+  int min_samples = 20;
+  int max_samples = 5000;
+  uint64_t seed = 0;  // 0 = derive from the clock (fresh data every run)
+};
+
+// --quick: at most 5 samples before the noise test may stop, a 0.15 s
+// budget, and a noise bound of at least 2%.
+EngineOptions effective_options(EngineOptions o);
+
+// Warm-up runs before sampling: at least 3, then until 20 ms have passed,
+// at most 50 (decode: exactly 1, its run is long).
+inline constexpr int kWarmupMin = 3;
+inline constexpr int kWarmupMax = 50;
+inline constexpr double kWarmupSeconds = 0.02;
+bool warmup_done(int runs, double elapsed_s, bool decode);
+
+// A sample is throttled when the SM clock read right after it is under this
+// fraction of the GPU's maximum SM clock (nvbench uses the same idea).
+inline constexpr double kThrottleClockFraction = 0.75;
+bool sample_throttled(std::optional<double> sm_clock_mhz, std::optional<double> max_sm_clock_mhz);
+// A point is throttled when more than half of its samples were.
+bool point_throttled(size_t throttled, size_t total);
+// The samples the statistics use: the non-throttled ones, unless they are
+// fewer than half of all (then all: the point is reported throttled).
+const std::vector<double>& samples_to_use(const std::vector<double>& good,
+                                          const std::vector<double>& all);
+
+// Whether a kernel-protocol point has sampled enough, after `taken` samples
+// of which `good` are not throttled, `elapsed_s` into sampling: the budget
+// is spent (and at least 3 samples taken), or max_samples reached, or at
+// least min_samples good ones, a multiple of 10, whose median's relative
+// standard error is under max_noise.
+bool stop_sampling(const EngineOptions& o, size_t taken, const std::vector<double>& good,
+                   double elapsed_s);
+
+}  // namespace kb

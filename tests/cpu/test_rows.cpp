@@ -1,0 +1,319 @@
+// Row building (suite/rows.h) and the sampling rules (suite/sampling.h):
+// CUDA-free, so every status a row can get is checked here, on CI.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "reports/metrics.h"
+#include "suite/rows.h"
+#include "suite/sampling.h"
+
+namespace {
+
+using kb::DType;
+using kb::Metric;
+
+kb::RowSource toy_source() {
+  kb::RowSource s;
+  s.name = "toy";
+  s.seed_mean = true;
+  s.metrics = {Metric::memory_bandwidth, Metric::latency_us};
+  return s;
+}
+
+kb::Point point(int64_t d, DType t, bool seed, const std::string& variant = "") {
+  kb::Point p;
+  p.shape.set("D", d);
+  p.dtype = t;
+  p.variant = variant;
+  p.in_seed_mean = seed;
+  return p;
+}
+
+// The toy experiment's points: D=1024, 4096 (seed), 999 (extra), for bf16 then int8.
+std::vector<kb::Point> toy_points() {
+  std::vector<kb::Point> pts;
+  for (DType t : {DType::bf16, DType::i8})
+    for (auto [d, seed] : {std::pair<int64_t, bool>{1024, true}, {4096, true}, {999, false}})
+      pts.push_back(point(d, t, seed));
+  return pts;
+}
+
+std::vector<kb::Record> measured(const kb::RowSource& e, const kb::Point& p, double bw, double roof,
+                                 const std::string& status = kb::status::ok) {
+  kb::GpuIdentity gpu{"Toy GPU", "1.0", "13.0"};
+  std::vector<kb::Record> rows;
+  for (Metric m : e.metrics) {
+    kb::Record r = kb::make_record(e, p, m, {}, gpu);
+    r.actual = m == Metric::memory_bandwidth ? bw : 1e6 / bw;
+    r.roofline = m == Metric::memory_bandwidth ? roof : 1e6 / roof;
+    r.status = status;
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+// A measurement of `n` samples of `t_s` each, `throttled` of them throttled.
+kb::Measurement timing(double t_s, size_t n = 100, size_t throttled = 0) {
+  kb::Measurement m;
+  m.summary = kb::summarize(std::vector<double>(n, t_s));
+  m.value_s = t_s;
+  m.total = n;
+  m.throttled = throttled;
+  m.setup_s = 0.5;
+  return m;
+}
+
+kb::Ceilings h100ish() {
+  kb::Ceilings c;
+  c.read_gbps = 3000;
+  c.copy_gbps = 2800;
+  c.bf16_tflops = 800;
+  c.launch_us = 2;
+  c.graph_node_us = 1;
+  return c;
+}
+
+TEST(Rows, SeedMeanIsTheArithmeticMeanOfSeedShapesOnly) {
+  auto e = toy_source();
+  auto pts = toy_points();
+  std::vector<std::vector<kb::Record>> rows = {
+      measured(e, pts[0], 100, 200), measured(e, pts[1], 300, 400), measured(e, pts[2], 5000, 6000),
+      measured(e, pts[3], 10, 20),   measured(e, pts[4], 30, 40),   measured(e, pts[5], 1, 2)};
+  auto means = kb::seed_mean_rows(e, pts, rows, nullptr);
+  ASSERT_EQ(means.size(), 4u);  // 2 dtypes x 2 metrics
+  const auto& bf16_bw = means[0];
+  EXPECT_EQ(bf16_bw.shape, "mean");
+  EXPECT_EQ(bf16_bw.dtype, "bfloat16");
+  EXPECT_EQ(bf16_bw.metric, "memory_bandwidth(GB/s)");
+  EXPECT_DOUBLE_EQ(*bf16_bw.actual, 200);    // (100 + 300) / 2, not the extra 5000
+  EXPECT_DOUBLE_EQ(*bf16_bw.roofline, 300);  // (200 + 400) / 2
+  EXPECT_DOUBLE_EQ(*bf16_bw.roofline_fraction, 200.0 / 300);
+  // Unknown GPU (no target file): the fallback target is 0.7 x roofline.
+  EXPECT_DOUBLE_EQ(*bf16_bw.target, 0.7 * 300);
+  EXPECT_EQ(bf16_bw.status, "ok");  // 200 misses 210 by 4.8%: within the default 5% tolerance
+}
+
+TEST(Rows, MeanFailsWhenASeedShapeFailed) {
+  auto e = toy_source();
+  auto pts = toy_points();
+  std::vector<std::vector<kb::Record>> rows = {
+      measured(e, pts[0], 100, 200),
+      kb::status_rows(e, pts[1], kb::status::failed, "boom", "", {}, {}, nullptr),
+      measured(e, pts[2], 1, 2),
+      measured(e, pts[3], 10, 20),
+      measured(e, pts[4], 30, 40),
+      measured(e, pts[5], 1, 2)};
+  auto means = kb::seed_mean_rows(e, pts, rows, nullptr);
+  EXPECT_EQ(means[0].status, "failed");
+  EXPECT_FALSE(means[0].actual.has_value());
+  EXPECT_NE(means[0].message.find("1 of 2 seed shapes"), std::string::npos) << means[0].message;
+  EXPECT_EQ(means[2].status, "ok");  // the int8 mean is unaffected
+}
+
+// Issue 21, defect 2: a throttled seed point made an `ok` mean row, and the
+// mean rows carry the targets: a hot GPU's numbers entered the gate's history.
+TEST(Rows, MeanOfAThrottledSeedPointIsThrottled) {
+  auto e = toy_source();
+  auto pts = toy_points();
+  std::vector<std::vector<kb::Record>> rows = {
+      measured(e, pts[0], 100, 200), measured(e, pts[1], 300, 400, kb::status::throttled),
+      measured(e, pts[2], 1, 2),     measured(e, pts[3], 10, 20),
+      measured(e, pts[4], 30, 40),   measured(e, pts[5], 1, 2)};
+  auto means = kb::seed_mean_rows(e, pts, rows, nullptr);
+  EXPECT_EQ(means[0].status, "throttled");
+  EXPECT_DOUBLE_EQ(*means[0].actual,
+                   200);  // still measured: the value is kept, the status says why
+  EXPECT_NE(means[0].message.find("1 of 2 seed shapes were throttled"), std::string::npos)
+      << means[0].message;
+  EXPECT_EQ(means[2].status, "ok");  // the int8 mean had no throttled point
+}
+
+TEST(Rows, TargetsFromFileAndStatus) {
+  auto file = kb::parse_target_file(R"J({"gpu": "Toy GPU", "peaks": {"hbm_gbps": 1},
+    "targets": [{"name": "toy", "metric": "memory_bandwidth(GB/s)", "dtype": "bfloat16", "shape": "*",
+                 "roofline_fraction": 0.85},
+                {"name": "toy", "metric": "latency(us)", "dtype": "bfloat16", "shape": "D=1024",
+                 "target": 5000, "tolerance": 0.1}]})J",
+                                    "toy.json");
+  auto e = toy_source();
+  auto rows = measured(e, toy_points()[0], 100, 200);  // 0.5 of the roofline
+  kb::apply_target(rows[0], Metric::memory_bandwidth, &file);
+  EXPECT_DOUBLE_EQ(*rows[0].target, 170);
+  EXPECT_EQ(rows[0].status, "below_target");
+  kb::apply_target(rows[1], Metric::latency_us, &file);  // 10000 us vs 5000 target, lower is better
+  EXPECT_DOUBLE_EQ(*rows[1].target, 5000);
+  EXPECT_EQ(rows[1].status, "below_target");
+  auto good = measured(e, toy_points()[0], 190, 200);
+  kb::apply_target(good[0], Metric::memory_bandwidth, &file);
+  EXPECT_EQ(good[0].status, "ok");
+  auto failed = kb::status_rows(e, toy_points()[0], kb::status::failed, "x", "", {}, {}, &file);
+  EXPECT_EQ(failed[0].status, "failed");  // a failed row never becomes below_target
+  // A throttled row keeps its status (the gate treats it as the machine's).
+  auto hot = measured(e, toy_points()[0], 100, 200, kb::status::throttled);
+  kb::apply_target(hot[0], Metric::memory_bandwidth, &file);
+  EXPECT_EQ(hot[0].status, "throttled");
+}
+
+// Issue 21, defect 1: the engine appends the case's detail and `bound=` to
+// the row's variant before the target lookup, so an entry with a `variant`
+// never matched a per-shape row.
+TEST(Rows, VariantTargetMatchesAMeasuredRow) {
+  auto file = kb::parse_target_file(R"J({"gpu": "Toy GPU", "peaks": {"hbm_gbps": 3000},
+    "targets": [{"name": "toy", "metric": "memory_bandwidth(GB/s)", "dtype": "bfloat16", "shape": "*",
+                 "variant": "gemv", "target": 2000},
+                {"name": "toy", "metric": "memory_bandwidth(GB/s)", "dtype": "bfloat16", "shape": "*",
+                 "target": 100}]})J",
+                                    "toy.json");
+  kb::RowSource e;
+  e.name = "toy";
+  e.metrics = {Metric::memory_bandwidth};
+  kb::Work w;
+  w.bytes = 1e9;
+  auto rows = kb::measured_rows(e, point(1024, DType::bf16, true, "gemv"), "algo=7", w,
+                                timing(1e-3), h100ish(), {}, {}, &file);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].variant, "gemv;algo=7;bound=memory");
+  ASSERT_TRUE(rows[0].target);
+  EXPECT_DOUBLE_EQ(*rows[0].target, 2000);  // the variant's entry, not the generic 100
+  auto other = kb::measured_rows(e, point(1024, DType::bf16, true, "cublaslt"), "", w, timing(1e-3),
+                                 h100ish(), {}, {}, &file);
+  EXPECT_DOUBLE_EQ(*other[0].target, 100);
+}
+
+TEST(Rows, VariantMatchingIsByWholeFields) {
+  EXPECT_TRUE(kb::variant_matches("", "anything"));
+  EXPECT_TRUE(kb::variant_matches("gemv", "gemv;bound=memory"));
+  EXPECT_TRUE(kb::variant_matches("bound=launch", "gemv;bound=launch"));
+  EXPECT_TRUE(kb::variant_matches("bound=memory;gemv", "gemv;x=1;bound=memory"));
+  EXPECT_FALSE(kb::variant_matches("gem", "gemv;bound=memory"));  // not a prefix match
+  EXPECT_FALSE(kb::variant_matches("gemv", "cublaslt;bound=memory"));
+  EXPECT_FALSE(kb::variant_matches("gemv;bound=launch", "gemv;bound=memory"));
+}
+
+TEST(Rows, MeasuredRowsValuesRooflineAndStatuses) {
+  kb::RowSource e;
+  e.name = "toy";
+  e.metrics = {Metric::memory_bandwidth, Metric::latency_us, Metric::compilation_time};
+  kb::Work w;
+  w.bytes = 3e9;  // 1 ms at 3000 GB/s (+ 2 us launch)
+  auto rows = kb::measured_rows(e, point(1, DType::bf16, false), "", w, timing(2e-3), h100ish(), {},
+                                {}, nullptr);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_DOUBLE_EQ(*rows[0].actual, 1500);
+  EXPECT_EQ(rows[0].status, "below_target");  // 0.5 of the roofline; no file: target 0.7 of it
+  EXPECT_NEAR(*rows[0].roofline_fraction, 1500 / (3e9 / 1.002e-3 / 1e9), 1e-9);
+  EXPECT_EQ(rows[0].variant, "bound=memory");
+  EXPECT_DOUBLE_EQ(*rows[1].actual, 2000);  // latency in us
+  EXPECT_DOUBLE_EQ(*rows[2].actual, 0.5);   // compilation_time = setup
+  EXPECT_EQ(rows[2].variant, "");           // no roofline, no bound
+  EXPECT_FALSE(rows[2].roofline);
+  EXPECT_EQ(rows[0].samples, 100);
+  EXPECT_DOUBLE_EQ(*rows[0].median_us, 2000);
+
+  // Faster than the roofline allows: said in the message.
+  auto fast = kb::measured_rows(e, point(1, DType::bf16, false), "", w, timing(0.5e-3), h100ish(),
+                                {}, {}, nullptr);
+  EXPECT_NE(fast[0].message.find("above the roofline"), std::string::npos);
+
+  // No fp8 peak in these ceilings: utilization is undefined here, a failed
+  // row that says so (never a made-up number).
+  e.metrics = {Metric::flops_utilization};
+  w.flops = 1e9;
+  w.flop_dtype = DType::fp8_e4m3;
+  auto fp8 = kb::measured_rows(e, point(1, DType::fp8_e4m3, false), "", w, timing(2e-3), h100ish(),
+                               {}, {}, nullptr);
+  EXPECT_EQ(fp8[0].status, "failed");
+  EXPECT_FALSE(fp8[0].actual);
+  EXPECT_NE(fp8[0].message.find("no peak"), std::string::npos) << fp8[0].message;
+}
+
+TEST(Rows, ThrottledWhenMoreThanHalfTheSamplesWere) {
+  kb::RowSource e;
+  e.name = "toy";
+  e.metrics = {Metric::memory_bandwidth};
+  kb::Work w;
+  w.bytes = 1e9;
+  auto half = kb::measured_rows(e, point(1, DType::bf16, false), "", w, timing(0.4e-3, 100, 50),
+                                h100ish(), {}, {}, nullptr);
+  EXPECT_EQ(half[0].status, "ok");
+  auto most = kb::measured_rows(e, point(1, DType::bf16, false), "", w, timing(0.4e-3, 100, 51),
+                                h100ish(), {}, {}, nullptr);
+  EXPECT_EQ(most[0].status, "throttled");
+  EXPECT_NE(most[0].message.find("51 of 100 samples"), std::string::npos) << most[0].message;
+}
+
+TEST(Rows, StatusRowsCarryTheCaseDetail) {
+  auto rows =
+      kb::status_rows(toy_source(), point(1, DType::bf16, false, "gemv"), kb::status::incorrect,
+                      "output check failed", "algo=3", {}, {}, nullptr);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].variant, "gemv;algo=3");
+  EXPECT_EQ(rows[0].status, "incorrect");
+  EXPECT_FALSE(rows[0].actual);
+}
+
+// Issue 21, defect 7: metric names and directions were defined in suite/
+// and again in reports/; a metric missing from reports was silently not gated.
+TEST(Metrics, EveryRunnerMetricIsKnownToTheGateWithTheSameDirection) {
+  for (Metric m : kb::kAllMetrics) {
+    const std::string name = kb::metric_csv_name(m);
+    auto dir = kb::metric_direction(name);
+    ASSERT_TRUE(dir.has_value()) << name << " is not known to the gate";
+    EXPECT_EQ(*dir == kb::Direction::lower_is_better, kb::lower_is_better(m)) << name;
+  }
+  EXPECT_TRUE(kb::lower_is_better(Metric::latency_us));
+  EXPECT_TRUE(kb::lower_is_better(Metric::compilation_time));
+  EXPECT_FALSE(kb::lower_is_better(Metric::token_per_sec));
+}
+
+TEST(Sampling, QuickModeClampsTheBudget) {
+  kb::EngineOptions o;
+  o.quick = true;
+  auto q = kb::effective_options(o);
+  EXPECT_EQ(q.min_samples, 5);
+  EXPECT_DOUBLE_EQ(q.max_time_s, 0.15);
+  EXPECT_DOUBLE_EQ(q.max_noise, 0.02);
+  auto full = kb::effective_options(kb::EngineOptions{});
+  EXPECT_EQ(full.min_samples, 20);
+  EXPECT_DOUBLE_EQ(full.max_time_s, 1.0);
+}
+
+TEST(Sampling, WarmupRules) {
+  EXPECT_FALSE(kb::warmup_done(2, 1.0, false));   // at least 3
+  EXPECT_FALSE(kb::warmup_done(3, 0.01, false));  // and 20 ms
+  EXPECT_TRUE(kb::warmup_done(3, 0.02, false));
+  EXPECT_TRUE(kb::warmup_done(50, 0.0, false));  // at most 50
+  EXPECT_TRUE(kb::warmup_done(1, 0.0, true));    // decode: one
+}
+
+TEST(Sampling, ThrottleClassification) {
+  EXPECT_FALSE(kb::sample_throttled(1980, 1980));
+  EXPECT_FALSE(kb::sample_throttled(1485, 1980));  // exactly 75%
+  EXPECT_TRUE(kb::sample_throttled(1484, 1980));
+  EXPECT_FALSE(kb::sample_throttled(std::nullopt, 1980));  // no NVML: never throttled
+  EXPECT_FALSE(kb::sample_throttled(100, std::nullopt));
+  std::vector<double> good = {1, 2}, all = {1, 2, 3, 4};
+  EXPECT_EQ(&kb::samples_to_use(good, all), &good);  // half good: use them
+  std::vector<double> few = {1};
+  EXPECT_EQ(&kb::samples_to_use(few, all), &all);  // mostly throttled: all (row says throttled)
+}
+
+TEST(Sampling, StopRule) {
+  kb::EngineOptions o;  // min 20 samples, noise 0.5%, 1 s, max 5000
+  std::vector<double> steady(20, 1e-3);
+  EXPECT_TRUE(kb::stop_sampling(o, 20, steady, 0.1));  // 20 quiet samples
+  std::vector<double> nineteen(19, 1e-3);
+  EXPECT_FALSE(kb::stop_sampling(o, 19, nineteen, 0.1));  // too few
+  std::vector<double> noisy;
+  for (int i = 0; i < 20; ++i) noisy.push_back(i % 2 ? 1e-3 : 2e-3);
+  EXPECT_FALSE(kb::stop_sampling(o, 20, noisy, 0.1));        // noise above the bound
+  EXPECT_TRUE(kb::stop_sampling(o, 20, noisy, 1.5));         // budget spent
+  EXPECT_FALSE(kb::stop_sampling(o, 2, {1e-3, 1e-3}, 5.0));  // but at least 3 samples
+  std::vector<double> steady21(21, 1e-3);
+  EXPECT_FALSE(kb::stop_sampling(o, 21, steady21, 0.1));  // the noise test runs every 10 samples
+  o.max_samples = 21;
+  EXPECT_TRUE(kb::stop_sampling(o, 21, steady21, 0.1));
+}
+
+}  // namespace
