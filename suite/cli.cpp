@@ -9,7 +9,9 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -24,6 +26,7 @@
 #include "suite/experiment.h"
 #include "suite/probe.h"
 #include "suite/runner.h"
+#include "suite/suspects.h"
 #include "suite/targets.h"
 
 namespace kb {
@@ -46,7 +49,19 @@ struct Args {
   std::string write;
   double timeout_s = 1800;
   EngineOptions engine;
+  std::string rerun;       // suspects file to re-measure
+  int repeat = 0;          // attempts per suspect (--repeat; 0 = not given)
+  std::string inject;      // --inject-slowdown REGEX=PCT
+  bool allow_inject = false;
 };
+
+int parse_count(const std::string& flag, const std::string& v) {
+  char* end = nullptr;
+  const long n = std::strtol(v.c_str(), &end, 10);
+  if (v.empty() || *end != '\0' || n < 1 || n > 1000)
+    throw UsageError(flag + " needs a whole number from 1 to 1000, got '" + v + "'");
+  return static_cast<int>(n);
+}
 
 double parse_double(const std::string& flag, const std::string& v) {
   try {
@@ -57,6 +72,32 @@ double parse_double(const std::string& flag, const std::string& v) {
   } catch (const std::exception&) {
     throw UsageError(flag + " needs a number > 0, got '" + v + "'");
   }
+}
+
+// --inject-slowdown REGEX=PCT: the experiments it applies to and the fraction.
+struct Injection {
+  std::regex re;
+  double fraction = 0;
+};
+
+Injection parse_injection(const std::string& spec) {
+  const auto eq = spec.rfind('=');
+  if (eq == std::string::npos || eq == 0)
+    throw UsageError("--inject-slowdown needs REGEX=PCT (e.g. 'gemv=5'), got '" + spec + "'");
+  Injection inj;
+  const std::string pct = spec.substr(eq + 1);
+  char* end = nullptr;
+  const double v = std::strtod(pct.c_str(), &end);
+  if (pct.empty() || *end != '\0' || !(v > 0) || v > 100)
+    throw UsageError("--inject-slowdown: PCT must be a number in (0, 100], got '" + pct + "'");
+  inj.fraction = v / 100;
+  try {
+    inj.re = std::regex(spec.substr(0, eq), std::regex::ECMAScript);
+  } catch (const std::regex_error& e) {
+    throw UsageError("--inject-slowdown: '" + spec.substr(0, eq) + "' is not a valid regex: " +
+                     e.what());
+  }
+  return inj;
 }
 
 Args parse(int argc, char** argv) {
@@ -82,10 +123,23 @@ Args parse(int argc, char** argv) {
     else if (f == "--max-time") a.engine.max_time_s = parse_double(f, value());
     else if (f == "--timeout") a.timeout_s = parse_double(f, value());
     else if (f == "--seed") a.engine.seed = static_cast<uint64_t>(parse_double(f, value()));
+    else if (f == "--rerun") a.rerun = value();
+    else if (f == "--repeat") a.repeat = parse_count(f, value());
+    else if (f == "--buffer-sets") a.engine.max_buffer_sets = parse_count(f, value());
+    else if (f == "--inject-slowdown") a.inject = value();
+    else if (f == "--allow-injected-slowdown") a.allow_inject = true;
     else if (f == "--help" || f == "-h") a.command = "help";
     else throw UsageError("unknown option '" + f + "'");
   }
   a.engine.quick = a.quick;
+  if (!a.inject.empty() && !a.allow_inject)
+    throw UsageError("--inject-slowdown makes measured work slower on purpose, to validate the "
+                     "gate; it needs --allow-injected-slowdown as well (never in a nightly)");
+  if (!a.inject.empty()) parse_injection(a.inject);  // refuse a bad spec before anything runs
+  if (a.allow_inject && a.inject.empty())
+    throw UsageError("--allow-injected-slowdown without --inject-slowdown REGEX=PCT");
+  if (a.repeat > 0 && a.rerun.empty())
+    throw UsageError("--repeat N needs --rerun FILE (the suspects to measure N times)");
   return a;
 }
 
@@ -210,14 +264,7 @@ const TargetFile* target_for(const std::vector<TargetFile>& files, const DeviceI
   return tf;
 }
 
-int cmd_run(const Args& a) {
-  auto experiments = select(a.filter);
-  auto files = load_targets(a);
-  if (!a.no_csv) precheck_csv(a.csv);
-  const int count = require_devices();
-  if (count == 0) return kExitNoDevice;
-  const std::vector<int> devices = devices_for(a.device, count);
-
+WorkerConfig worker_config(const Args& a) {
   WorkerConfig cfg;
   cfg.exe = self_exe();
   bool explicit_dir = false;
@@ -233,6 +280,183 @@ int cmd_run(const Args& a) {
   cfg.info.timestamp = utc_timestamp();
   cfg.info.suite_version = KBENCH_VERSION;
   cfg.info.git_sha = KBENCH_GIT_SHA;
+  return cfg;
+}
+
+double injection_for(const Injection& inj, const std::string& experiment) {
+  return inj.fraction > 0 && std::regex_search(experiment, inj.re) ? inj.fraction : 0;
+}
+
+// Prints the failed rows of one step and the step's line; returns how many.
+size_t report_step(const std::vector<Record>& er, double seconds) {
+  size_t bad = 0;
+  for (const auto& r : er)
+    if (r.status == status::failed || r.status == status::incorrect) ++bad;
+  std::printf(" %zu rows, %.1f s%s\n", er.size(), seconds,
+              bad ? (", " + std::to_string(bad) + " failed/incorrect").c_str() : "");
+  for (const auto& r : er)
+    if (r.status == status::failed || r.status == status::incorrect)
+      std::printf("    %s %s %s: %s: %s\n", r.shape.c_str(), r.dtype.c_str(), r.metric.c_str(),
+                  r.status.c_str(), r.message.c_str());
+  return bad;
+}
+
+int finish_run(const Args& a, const std::vector<Record>& rows) {
+  std::printf("\n%s", console_table(rows).c_str());
+  if (!a.no_csv) {
+    append_csv(a.csv, rows);
+    std::printf("%zu rows appended to %s\n", rows.size(), a.csv.c_str());
+  }
+  if (!a.json.empty()) write_json(a.json, rows);
+  for (const auto& r : rows)
+    if (r.status == status::failed || r.status == status::incorrect) return kExitRowsFailed;
+  return kExitOk;
+}
+
+// One point to measure again, and the seed-mean groups to recompute.
+struct RerunPoint {
+  const Experiment* e = nullptr;
+  size_t index = 0;
+};
+struct RerunMean {
+  const Experiment* e = nullptr;
+  std::string dtype, variant;
+};
+
+bool point_matches(const Point& p, const Suspect& s) {
+  return dtype_name(p.dtype) == s.dtype && (p.variant.empty() || variant_matches(p.variant, s.variant));
+}
+
+// `kbench run --rerun FILE --repeat N`: the suspects' points, N times,
+// interleaved (A B C A B C), each in a fresh worker process, appended as
+// attempts of the suspects' run (run_id <run>/<attempt>).
+int cmd_rerun(const Args& a) {
+  const std::vector<Suspect> sus = read_suspects(a.rerun);
+  const int repeat = a.repeat > 0 ? a.repeat : 3;
+  auto files = load_targets(a);
+  if (!a.no_csv) precheck_csv(a.csv);
+  std::vector<RerunPoint> todo;
+  std::vector<RerunMean> means;
+  std::string base;
+  for (const Suspect& s : sus) {
+    const std::string at = a.rerun + ":" + std::to_string(s.line) + ": ";
+    if (base.empty()) base = s.run_id;
+    if (s.run_id != base)
+      throw SuspectsError(at + "suspects of two runs (" + base + ", " + s.run_id +
+                          "): re-measure one run at a time");
+    const Experiment* e = nullptr;
+    for (const auto& x : Registry::instance().all())
+      if (x.name() == s.name) e = &x;
+    if (!e)
+      throw SuspectsError(at + "no experiment '" + s.name + "' in this build. Experiments:\n" +
+                          experiment_names());
+    const auto points = e->points();
+    auto add = [&](size_t i) {
+      for (const auto& t : todo)
+        if (t.e == e && t.index == i) return;
+      todo.push_back({e, i});
+    };
+    bool found = false;
+    if (s.shape == "mean") {
+      for (size_t i = 0; i < points.size(); ++i)
+        if (points[i].in_seed_mean && point_matches(points[i], s)) {
+          add(i);
+          found = true;
+        }
+      if (found) {
+        const auto f = s.variant.find(";inject=");
+        const std::string v = s.variant.rfind("inject=", 0) == 0 ? ""
+                              : f == std::string::npos          ? s.variant
+                                                                : s.variant.substr(0, f);
+        bool dup = false;
+        for (const auto& m : means) dup |= m.e == e && m.dtype == s.dtype && m.variant == v;
+        if (!dup) means.push_back({e, s.dtype, v});
+      }
+    } else {
+      for (size_t i = 0; i < points.size() && !found; ++i)
+        if (points[i].shape.str() == s.shape && point_matches(points[i], s)) {
+          add(i);
+          found = true;
+        }
+    }
+    if (!found)
+      throw SuspectsError(at + "experiment '" + s.name + "' has no point shape=" + s.shape +
+                          " dtype=" + s.dtype + (s.variant.empty() ? "" : " variant=" + s.variant) +
+                          " (was the suspects file written for another build?)");
+  }
+  if (todo.empty()) {
+    std::printf("kbench: %s names no suspects: nothing to re-measure\n", a.rerun.c_str());
+    return kExitOk;
+  }
+  const int count = require_devices();
+  if (count == 0) return kExitNoDevice;
+  const std::vector<int> devices = devices_for(a.device, count);
+  if (devices.size() != 1)
+    throw UsageError("--rerun measures on one GPU: give --device N");
+  DeviceInfo dev = query_device(devices.front());
+  for (const Suspect& s : sus)
+    if (!s.arch.empty() && s.arch != dev.name)
+      throw SuspectsError(a.rerun + ":" + std::to_string(s.line) + ": a suspect of '" + s.arch +
+                          "', but this GPU is '" + dev.name + "'");
+  WorkerConfig cfg = worker_config(a);
+  const Injection inject = a.inject.empty() ? Injection{} : parse_injection(a.inject);
+  const TargetFile* tf = target_for(files, dev, a);
+  std::string text;
+  {
+    std::ifstream in(a.csv, std::ios::binary);
+    std::ostringstream ss;
+    if (in) ss << in.rdbuf();
+    text = ss.str();
+  }
+  const int first = next_attempt(text, base);
+  std::printf("kbench: re-measuring %zu point(s) of run %s, %d time(s) each, interleaved, as "
+              "attempts %d..%d on %s\n",
+              todo.size(), base.c_str(), repeat, first, first + repeat - 1, dev.name.c_str());
+  ProbeResult probed;
+  run_probe_worker(cfg, dev, &probed);
+  std::vector<Record> rows;
+  for (int k = 0; k < repeat; ++k) {
+    cfg.info.run_id = attempt_run_id(base, first + k);
+    cfg.info.timestamp = utc_timestamp();
+    std::map<const Experiment*, std::vector<std::vector<Record>>> per_point;
+    for (const auto& t : todo) {
+      std::printf("[attempt %d] %s %s %s ...", first + k, t.e->name().c_str(),
+                  t.e->points()[t.index].shape.str().c_str(),
+                  dtype_name(t.e->points()[t.index].dtype));
+      std::fflush(stdout);
+      const auto t0 = std::chrono::steady_clock::now();
+      cfg.engine.inject_slowdown = injection_for(inject, t.e->name());
+      auto er = run_point_isolated(cfg, *t.e, t.index, dev, tf, probed);
+      report_step(er, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      auto& pp = per_point[t.e];
+      if (pp.empty()) pp.resize(t.e->points().size());
+      pp[t.index] = er;
+      rows.insert(rows.end(), er.begin(), er.end());
+    }
+    for (const auto& m : means) {
+      for (const auto& r : seed_mean_rows(m.e->source(), m.e->points(), per_point[m.e], tf)) {
+        const auto f = r.variant.find(";inject=");
+        const std::string v = r.variant.rfind("inject=", 0) == 0 ? ""
+                              : f == std::string::npos          ? r.variant
+                                                                : r.variant.substr(0, f);
+        if (r.dtype == m.dtype && v == m.variant) rows.push_back(r);
+      }
+    }
+  }
+  return finish_run(a, rows);
+}
+
+int cmd_run(const Args& a) {
+  if (!a.rerun.empty()) return cmd_rerun(a);
+  auto experiments = select(a.filter);
+  auto files = load_targets(a);
+  if (!a.no_csv) precheck_csv(a.csv);
+  const int count = require_devices();
+  if (count == 0) return kExitNoDevice;
+  const std::vector<int> devices = devices_for(a.device, count);
+
+  WorkerConfig cfg = worker_config(a);
+  const Injection inject = a.inject.empty() ? Injection{} : parse_injection(a.inject);
 
   std::vector<Record> rows;
   for (int d : devices) {
@@ -258,29 +482,13 @@ int cmd_run(const Args& a) {
       std::printf("[%zu/%zu] %s ...", i + 1, experiments.size(), e.name().c_str());
       std::fflush(stdout);
       auto t0 = std::chrono::steady_clock::now();
+      cfg.engine.inject_slowdown = injection_for(inject, e.name());
       auto er = run_experiment_isolated(cfg, e, dev, tf, probed);
-      size_t bad = 0;
-      for (const auto& r : er)
-        if (r.status == status::failed || r.status == status::incorrect) ++bad;
-      std::printf(" %zu rows, %.1f s%s\n", er.size(),
-                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
-                  bad ? (", " + std::to_string(bad) + " failed/incorrect").c_str() : "");
-      for (const auto& r : er)
-        if (r.status == status::failed || r.status == status::incorrect)
-          std::printf("    %s %s %s: %s: %s\n", r.shape.c_str(), r.dtype.c_str(), r.metric.c_str(),
-                      r.status.c_str(), r.message.c_str());
+      report_step(er, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
       rows.insert(rows.end(), er.begin(), er.end());
     }
   }
-  std::printf("\n%s", console_table(rows).c_str());
-  if (!a.no_csv) {
-    append_csv(a.csv, rows);
-    std::printf("%zu rows appended to %s\n", rows.size(), a.csv.c_str());
-  }
-  if (!a.json.empty()) write_json(a.json, rows);
-  for (const auto& r : rows)
-    if (r.status == status::failed || r.status == status::incorrect) return kExitRowsFailed;
-  return kExitOk;
+  return finish_run(a, rows);
 }
 
 int cmd_probe(const Args& a) {
@@ -360,6 +568,9 @@ int kbench_main(int argc, char** argv) {
     return kExitUsage;
   } catch (const TargetError& e) {
     std::fprintf(stderr, "kbench: bad target file: %s\n", e.what());
+    return kExitUsage;
+  } catch (const SuspectsError& e) {
+    std::fprintf(stderr, "kbench: %s\nNothing was measured or appended.\n", e.what());
     return kExitUsage;
   } catch (const CsvError& e) {
     std::fprintf(stderr, "kbench: %s\n", e.what());

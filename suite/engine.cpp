@@ -11,6 +11,7 @@
 #include <random>
 
 #include "kernels/common/cuda_check.h"
+#include "kernels/common/delay.h"
 #include "reports/metrics.h"
 #include "suite/stats.h"
 
@@ -30,6 +31,28 @@ struct NvtxRange {
 };
 
 }  // namespace
+
+// "buffer sets' medians 35.12/35.20/36.71 us (4.5% apart)" when the sets'
+// medians differ by more than 1.5%: where the buffers landed mattered.
+std::string set_spread_note(const std::vector<std::vector<double>>& per_set) {
+  if (per_set.size() < 2) return "";
+  std::vector<double> med;
+  for (const auto& v : per_set) {
+    if (v.empty()) return "";
+    med.push_back(median(v));
+  }
+  const double lo = *std::min_element(med.begin(), med.end());
+  const double hi = *std::max_element(med.begin(), med.end());
+  if (!(lo > 0) || hi / lo - 1 <= 0.015) return "";
+  std::string s = "buffer sets' medians ";
+  char buf[64];
+  for (size_t i = 0; i < med.size(); ++i) {
+    std::snprintf(buf, sizeof buf, "%s%.2f", i ? "/" : "", med[i] * 1e6);
+    s += buf;
+  }
+  std::snprintf(buf, sizeof buf, " us (%.1f%% apart)", (hi / lo - 1) * 100);
+  return s + buf;
+}
 
 std::string utc_timestamp() {
   std::time_t now = std::time(nullptr);
@@ -150,38 +173,83 @@ std::vector<Record> Engine::probe(ProbeResult* result) {
   return rows;
 }
 
-Measurement Engine::sample(const Experiment& e, Case& c) {
+double Engine::time_once(Case& c, bool flush, int64_t delay_cycles) {
+  if (flush) flush_l2();
+  KB_CUDA_CHECK(cudaEventRecord(start_, stream_));
+  c.run(stream_);
+  KB_CHECK_LAUNCH();
+  if (delay_cycles >= 0) enqueue_delay(stream_, delay_cycles);
+  KB_CUDA_CHECK(cudaEventRecord(stop_, stream_));
+  KB_CUDA_CHECK(cudaEventSynchronize(stop_));
+  float ms = 0;
+  KB_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+  return ms * 1e-3;
+}
+
+double Engine::delay_cycles_per_s() {
+  if (cycles_per_s_ > 0) return cycles_per_s_;
+  // An empty launch and a spin of 2M cycles (about 1 ms), event-timed: the
+  // difference is the spin alone.
+  auto timed = [&](int64_t cycles) {
+    std::vector<double> v;
+    for (int i = 0; i < 7; ++i) {
+      KB_CUDA_CHECK(cudaEventRecord(start_, stream_));
+      enqueue_delay(stream_, cycles);
+      KB_CUDA_CHECK(cudaEventRecord(stop_, stream_));
+      KB_CUDA_CHECK(cudaEventSynchronize(stop_));
+      float ms = 0;
+      KB_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+      v.push_back(ms * 1e-3);
+    }
+    return median(v);
+  };
+  const int64_t n = 2000000;
+  const double dt = timed(n) - timed(0);
+  cycles_per_s_ = dt > 0 ? static_cast<double>(n) / dt : 0;
+  return cycles_per_s_;
+}
+
+Measurement Engine::sample(const Experiment& e, const std::vector<Case*>& cases) {
   const bool decode = e.sampling() == Protocol::decode;
+  const size_t sets = cases.size();
   Measurement t;
   {
     NvtxRange r("warmup");
     const auto t0 = Clock::now();
     int runs = 0;
     do {
-      c.run(stream_);
+      cases[runs % sets]->run(stream_);
       KB_CHECK_LAUNCH();
       ++runs;
       KB_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    } while (!warmup_done(runs, seconds_since(t0), decode));
+    } while (runs < static_cast<int>(sets) || !warmup_done(runs, seconds_since(t0), decode));
+  }
+  InjectPlan inject;
+  if (opts_.inject_slowdown > 0) {
+    NvtxRange r("inject-calibration");
+    std::vector<double> base, with_launch;
+    for (size_t i = 0; i < 7; ++i) {
+      base.push_back(time_once(*cases[i % sets], !decode, -1));
+      with_launch.push_back(time_once(*cases[i % sets], !decode, 0));
+    }
+    const double m0 = median(base);
+    inject = plan_injection(opts_.inject_slowdown, m0, std::max(0.0, median(with_launch) - m0),
+                            delay_cycles_per_s());
+    t.inject = inject_field(opts_.inject_slowdown, inject);
   }
   std::optional<double> max_clock;
   if (auto m = clocks_->max_sm_clock_mhz()) max_clock = *m;
   std::vector<double> all, good, sm;
+  std::vector<std::vector<double>> per_set(sets);
   std::optional<unsigned> mem_clock;
   const int target_runs = decode ? (opts_.quick ? 2 : e.decode_runs()) : opts_.max_samples;
   NvtxRange r("samples");
   const auto t0 = Clock::now();
   while (static_cast<int>(all.size()) < target_runs) {
-    if (!decode) flush_l2();
-    KB_CUDA_CHECK(cudaEventRecord(start_, stream_));
-    c.run(stream_);
-    KB_CHECK_LAUNCH();
-    KB_CUDA_CHECK(cudaEventRecord(stop_, stream_));
-    KB_CUDA_CHECK(cudaEventSynchronize(stop_));
-    float ms = 0;
-    KB_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
-    const double s = ms * 1e-3;
+    const size_t set = all.size() % sets;
+    const double s = time_once(*cases[set], !decode, inject.cycles) * inject.scale;
     all.push_back(s);
+    per_set[set].push_back(s);
     std::optional<double> clk;
     if (auto c = clocks_->sm_clock_mhz()) {
       clk = *c;
@@ -199,6 +267,7 @@ Measurement Engine::sample(const Experiment& e, Case& c) {
   t.value_s = decode ? t.summary.mean : t.summary.median;
   if (!sm.empty()) t.sm_clock_mhz = median(sm);
   if (mem_clock) t.mem_clock_mhz = *mem_clock;
+  t.note = set_spread_note(per_set);
   return t;
 }
 
@@ -221,28 +290,65 @@ std::vector<Record> Engine::run_point(const Experiment& e, const Point& p) {
 
   Work w;
   Measurement t;
+  std::string note;
   try {
     w = e.work_for(p);
-    std::unique_ptr<Case> c;
+    std::vector<std::unique_ptr<Case>> cases;
     double setup_s = 0;
+    size_t free0 = 0, total = 0;
+    KB_CUDA_CHECK(cudaMemGetInfo(&free0, &total));
     {
       NvtxRange r("setup");
       const auto t0 = Clock::now();
-      c = e.make_case(p);
+      cases.push_back(e.make_case(p));
       KB_CUDA_CHECK(cudaDeviceSynchronize());
       setup_s = seconds_since(t0);
     }
-    detail = c->variant();
+    detail = cases[0]->variant();
     Check chk;
+    const uint64_t seed = seed_ ^ std::hash<std::string>{}(label);
     {
       NvtxRange r("check");
-      chk = c->check(stream_, seed_ ^ std::hash<std::string>{}(label));
+      chk = cases[0]->check(stream_, seed);
       KB_CUDA_CHECK(cudaStreamSynchronize(stream_));
     }
-    detail = c->variant();  // again: a check may settle it
+    detail = cases[0]->variant();  // again: a check may settle it
+    note = cases[0]->note();
     if (!chk.ok) return all_rows(status::incorrect, "output check failed: " + chk.detail);
-    t = sample(e, *c);
+    if (e.sampling() == Protocol::kernel) {
+      // More buffer sets, each built and checked like the first (which
+      // fills its inputs); a set that does not fit is simply not built.
+      size_t free1 = 0;
+      KB_CUDA_CHECK(cudaMemGetInfo(&free1, &total));
+      const int n = buffer_sets(free0 > free1 ? free0 - free1 : 0, free1, total,
+                                opts_.max_buffer_sets);
+      NvtxRange r("buffer sets");
+      for (int k = 1; k < n; ++k) {
+        std::unique_ptr<Case> c;
+        try {
+          c = e.make_case(p);
+        } catch (const CudaError& ex) {
+          if (ex.code != cudaErrorMemoryAllocation) throw;
+          cudaGetLastError();
+          break;
+        }
+        Check ck = c->check(stream_, seed + 0x9e3779b97f4a7c15ull * static_cast<uint64_t>(k));
+        KB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+        if (!ck.ok)
+          return all_rows(status::incorrect, "output check failed (buffer set " +
+                                                 std::to_string(k + 1) + "): " + ck.detail);
+        if (c->variant() != detail)
+          throw std::runtime_error("buffer set " + std::to_string(k + 1) + " runs '" +
+                                   c->variant() + "', the first '" + detail +
+                                   "': the choice of kernel must not depend on the buffers");
+        cases.push_back(std::move(c));
+      }
+    }
+    std::vector<Case*> use;
+    for (auto& c : cases) use.push_back(c.get());
+    t = sample(e, use);
     t.setup_s = setup_s;
+    if (!note.empty()) t.note = t.note.empty() ? note : note + "; " + t.note;
   } catch (const std::exception& ex) {
     after_error(ex.what());
     return all_rows(status::failed, ex.what());

@@ -53,7 +53,12 @@ class Engine {
   bool context_lost() const { return context_lost_; }
 
  private:
-  Measurement sample(const Experiment& e, Case& c);
+  // Samples round-robin over `cases` (the point's buffer sets).
+  Measurement sample(const Experiment& e, const std::vector<Case*>& cases);
+  // One sample: L2 flushed first (cold), events around run() and, when
+  // delay_cycles >= 0, an injected delay.
+  double time_once(Case& c, bool flush, int64_t delay_cycles);
+  double delay_cycles_per_s();  // SM cycles per second of the delay kernel, measured once
   void flush_l2();
   void after_error(const std::string& what);
   void create_resources();
@@ -71,7 +76,12 @@ class Engine {
   size_t flush_bytes_ = 0;
   uint64_t seed_ = 0;
   bool context_lost_ = false;
+  double cycles_per_s_ = 0;
 };
+
+// The note a row gets when its buffer sets' medians differ by more than
+// 1.5% ("" otherwise).
+std::string set_spread_note(const std::vector<std::vector<double>>& per_set_seconds);
 
 // The ceilings the rooflines use: the target file's measured values where it
 // has them (stable from night to night), else the ones probed in this run;

@@ -65,6 +65,10 @@ class Case {
   // The engine adds it to the rows' variant after the point's own variant
   // and before `bound=`; read after check(), which may settle it. Default: nothing.
   virtual std::string variant() const { return {}; }
+  // Something the row's message must say about how it ran (e.g. "the pinned
+  // cuBLASLt algorithm was refused: ..., the heuristic's first ran"). Read
+  // after check(). Default: nothing.
+  virtual std::string note() const { return {}; }
 };
 
 // How the engine samples.

@@ -107,6 +107,8 @@ std::vector<Record> measured_rows(const RowSource& e, const Point& p, const std:
                   " samples under " + std::to_string(int(kThrottleClockFraction * 100)) +
                   "% of the max SM clock";
     }
+    r.variant = join_variant(r.variant, t.inject);  // last: the mark of a validation run
+    if (!t.note.empty()) r.message = r.message.empty() ? t.note : r.message + "; " + t.note;
     apply_target(r, m, targets);
     rows.push_back(r);
   }
@@ -146,7 +148,11 @@ std::vector<Record> seed_mean_rows(const RowSource& e, const std::vector<Point>&
     const Metric m = e.metrics.at(std::get<2>(key));
     Record r = *a.first;
     r.shape = "mean";
-    r.variant = std::get<1>(key);
+    // The point's own variant, and the mark of an injected slowdown if any.
+    const auto inject = a.first->variant.find("inject=");
+    r.variant =
+        join_variant(std::get<1>(key),
+                     inject == std::string::npos ? std::string() : a.first->variant.substr(inject));
     r.samples = 0;
     r.median_us = r.min_us = r.max_us = r.noise_rel = r.sm_clock_mhz = r.mem_clock_mhz =
         std::nullopt;

@@ -44,6 +44,8 @@ struct Measurement {
   size_t throttled = 0, total = 0;
   std::optional<double> sm_clock_mhz, mem_clock_mhz;
   double setup_s = 0;  // the Case's construction (compilation_time)
+  std::string inject;  // "inject=5%": the variant field of an injected slowdown ("" = none)
+  std::string note;    // for the rows' message (how it ran, e.g. the buffer sets' spread)
 };
 
 // Fallback when no target file matches the GPU: every rate row's target is

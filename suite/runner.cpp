@@ -55,6 +55,8 @@ std::vector<std::string> common_args(const WorkerConfig& cfg, const DeviceInfo& 
                                 "--timestamp", cfg.info.timestamp, "--max-noise", num(o.max_noise),
                                 "--max-time", num(o.max_time_s), "--seed", std::to_string(o.seed)};
   if (o.quick) a.push_back("--quick");
+  a.insert(a.end(), {"--buffer-sets", std::to_string(o.max_buffer_sets)});
+  if (o.inject_slowdown > 0) a.insert(a.end(), {"--inject", num(o.inject_slowdown)});
   if (!cfg.targets_dir.empty()) {
     a.push_back("--targets");
     a.push_back(cfg.targets_dir);
@@ -192,11 +194,31 @@ std::vector<Record> run_experiment_isolated(const WorkerConfig& cfg, const Exper
   return out;
 }
 
+std::vector<Record> run_point_isolated(const WorkerConfig& cfg, const Experiment& e,
+                                       size_t index, const DeviceInfo& dev,
+                                       const TargetFile* targets, const ProbeResult& probed) {
+  const std::vector<Point> points = e.points();
+  if (index >= points.size()) throw std::out_of_range("no point " + std::to_string(index));
+  auto args = common_args(cfg, dev);
+  args.insert(args.end(), {"--experiment", e.name(), "--from", std::to_string(index), "--to",
+                           std::to_string(index + 1), "--probed", probed_arg(probed)});
+  WorkerResult r = spawn(args, cfg.timeout_s);
+  std::vector<Record> rows;
+  for (const auto& j : r.lines)
+    if (j.contains("point") && j.contains("row") && j["point"].get<size_t>() == index)
+      rows.push_back(record_from_json(j["row"]));
+  if (rows.empty())
+    rows = status_rows(e.source(), points[index], status::failed,
+                       r.why.empty() ? "worker stopped without a result" : r.why, "", cfg.info,
+                       gpu_identity(dev), targets);
+  return rows;
+}
+
 int worker_main(int argc, char** argv) {
   // Arguments come from the parent (common_args); a bad one is a bug.
   std::string out_path, experiment, targets_dir, probed;
   int device = 0;
-  size_t from = 0;
+  size_t from = 0, to = SIZE_MAX;
   bool probe = false;
   EngineOptions o;
   RunInfo info;
@@ -217,6 +239,9 @@ int worker_main(int argc, char** argv) {
     else if (f == "--targets") targets_dir = v();
     else if (f == "--experiment") experiment = v();
     else if (f == "--from") from = std::strtoull(v().c_str(), nullptr, 10);
+    else if (f == "--to") to = std::strtoull(v().c_str(), nullptr, 10);
+    else if (f == "--buffer-sets") o.max_buffer_sets = std::atoi(v().c_str());
+    else if (f == "--inject") o.inject_slowdown = std::atof(v().c_str());
     else if (f == "--probed") probed = v();
     else if (f == "--probe") probe = true;
   }
@@ -248,7 +273,7 @@ int worker_main(int argc, char** argv) {
     }
     engine.set_ceilings(merge_ceilings(tf, parse_probed(probed)));
     const auto points = e->points();
-    for (size_t i = from; i < points.size(); ++i) {
+    for (size_t i = from; i < points.size() && i < to; ++i) {
       for (const auto& r : engine.run_point(*e, points[i]))
         out << json{{"point", i}, {"row", record_to_json(r)}}.dump() << "\n";
       out.flush();  // rows of finished points survive a crash in the next one

@@ -1,6 +1,7 @@
 #include "suite/sampling.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "suite/stats.h"
 
@@ -39,6 +40,33 @@ bool stop_sampling(const EngineOptions& o, size_t taken, const std::vector<doubl
   const size_t n = good.size();
   return n >= static_cast<size_t>(o.min_samples) && n % 10 == 0 &&
          summarize(good).median_rel_err <= o.max_noise;
+}
+
+int buffer_sets(size_t case_bytes, size_t free_bytes, size_t total_bytes, int max_sets) {
+  if (max_sets <= 1) return 1;
+  if (case_bytes == 0) return max_sets;
+  const size_t by_total = total_bytes / 4 / case_bytes;
+  const size_t by_free = 1 + free_bytes / 2 / case_bytes;  // the first set is already built
+  const size_t n = std::min({static_cast<size_t>(max_sets), by_total, by_free});
+  return static_cast<int>(std::max<size_t>(n, 1));
+}
+
+InjectPlan plan_injection(double fraction, double base_s, double overhead_s, double cycles_per_s) {
+  InjectPlan p;
+  if (!(fraction > 0)) return p;
+  const double extra = fraction * base_s;
+  if (extra >= overhead_s && cycles_per_s > 0) {
+    p.cycles = static_cast<int64_t>((extra - overhead_s) * cycles_per_s);
+  } else {
+    p.scale = 1 + fraction;
+  }
+  return p;
+}
+
+std::string inject_field(double fraction, const InjectPlan& plan) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "inject=%g%%%s", fraction * 100, plan.cycles < 0 ? "scaled" : "");
+  return buf;
 }
 
 }  // namespace kb

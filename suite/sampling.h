@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace kb {
@@ -18,6 +19,13 @@ struct EngineOptions {
   int min_samples = 20;
   int max_samples = 5000;
   uint64_t seed = 0;  // 0 = derive from the clock (fresh data every run)
+  // Kernel-protocol points are sampled round-robin over up to this many
+  // independently built cases (own allocations each): a run whose buffers
+  // landed badly cannot make a whole row slow (docs/measuring.md).
+  int max_buffer_sets = 3;
+  // Validation of the gate only (--inject-slowdown): every sample made this
+  // fraction slower; 0 = off.
+  double inject_slowdown = 0;
 };
 
 // --quick: at most 5 samples before the noise test may stop, a 0.15 s
@@ -49,5 +57,25 @@ const std::vector<double>& samples_to_use(const std::vector<double>& good,
 // standard error is under max_noise.
 bool stop_sampling(const EngineOptions& o, size_t taken, const std::vector<double>& good,
                    double elapsed_s);
+
+// How many buffer sets (independently built cases) a point rotates over,
+// given what the first one took of the GPU's memory: at most `max_sets`, all
+// of them within a quarter of the GPU's memory and half of what is free.
+int buffer_sets(size_t case_bytes, size_t free_bytes, size_t total_bytes, int max_sets);
+
+// How an injected slowdown of `fraction` is made for a point whose sample
+// takes `base_s`: a spin of `cycles` SM cycles inside the timed window, on
+// top of the `overhead_s` an empty delay launch adds; where that overhead
+// alone exceeds the slowdown (a few-microsecond kernel), no spin (cycles =
+// -1) and each sample is scaled by 1 + fraction instead.
+struct InjectPlan {
+  int64_t cycles = -1;  // -1: no delay kernel
+  double scale = 1;     // applied to each sample's time
+};
+InjectPlan plan_injection(double fraction, double base_s, double overhead_s, double cycles_per_s);
+
+// The variant field that marks an injected row: "inject=5%" (scaled:
+// "inject=5%scaled").
+std::string inject_field(double fraction, const InjectPlan& plan);
 
 }  // namespace kb

@@ -317,3 +317,48 @@ TEST(Sampling, StopRule) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Sampling, BufferSetsFitInMemory) {
+  const size_t GB = size_t(1) << 30;
+  EXPECT_EQ(kb::buffer_sets(100 << 20, 70 * GB, 80 * GB, 3), 3);  // a GEMV's weights: 3 sets
+  EXPECT_EQ(kb::buffer_sets(10 * GB, 60 * GB, 80 * GB, 3), 2);    // a quarter of 80 GB holds 2
+  EXPECT_EQ(kb::buffer_sets(30 * GB, 40 * GB, 80 * GB, 3), 1);    // a model: one set
+  EXPECT_EQ(kb::buffer_sets(2 * GB, 3 * GB, 80 * GB, 3), 1);      // little free: one
+  EXPECT_EQ(kb::buffer_sets(0, 70 * GB, 80 * GB, 3), 3);          // nothing measurable allocated
+  EXPECT_EQ(kb::buffer_sets(100 << 20, 70 * GB, 80 * GB, 1), 1);  // --buffer-sets 1
+}
+
+TEST(Sampling, InjectionSpinsWhereItCanAndScalesWhereItCannot) {
+  // 1 ms samples, 5% slower: 50 us of delay, 3 us of it the empty launch.
+  auto p = kb::plan_injection(0.05, 1e-3, 3e-6, 2e9);
+  EXPECT_EQ(p.cycles, static_cast<int64_t>(47e-6 * 2e9));
+  EXPECT_DOUBLE_EQ(p.scale, 1);
+  EXPECT_EQ(kb::inject_field(0.05, p), "inject=5%");
+  // 10 us samples, 3% = 0.3 us: less than the launch alone: scaled instead.
+  auto q = kb::plan_injection(0.03, 10e-6, 1e-6, 2e9);
+  EXPECT_EQ(q.cycles, -1);
+  EXPECT_DOUBLE_EQ(q.scale, 1.03);
+  EXPECT_EQ(kb::inject_field(0.03, q), "inject=3%scaled");
+  auto off = kb::plan_injection(0, 1e-3, 0, 2e9);
+  EXPECT_EQ(off.cycles, -1);
+  EXPECT_DOUBLE_EQ(off.scale, 1);
+}
+
+TEST(Rows, InjectedRowsAreMarkedAndSoIsTheirMean) {
+  auto e = toy_source();
+  kb::Measurement t = timing(1e-3);
+  t.inject = "inject=5%";
+  kb::Work w;
+  w.bytes = 1e9;
+  auto pts = toy_points();
+  std::vector<std::vector<kb::Record>> rows(pts.size());
+  for (size_t i = 0; i < pts.size(); ++i)
+    rows[i] = kb::measured_rows(e, pts[i], "", w, t, h100ish(), {}, {}, nullptr);
+  EXPECT_EQ(rows[0][0].variant, "bound=memory;inject=5%");
+  auto means = kb::seed_mean_rows(e, pts, rows, nullptr);
+  EXPECT_EQ(means[0].variant, "inject=5%");
+}
+
+}  // namespace

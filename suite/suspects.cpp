@@ -1,0 +1,84 @@
+#include "suite/suspects.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "reports/csv_reader.h"
+
+namespace kb {
+
+const std::vector<std::string>& suspects_columns() {
+  static const std::vector<std::string> cols = {"run_id",  "name",   "dtype", "shape",
+                                                "variant", "metric", "arch",  "reason"};
+  return cols;
+}
+
+std::vector<Suspect> parse_suspects(const std::string& text, const std::string& path) {
+  CsvReader reader(text);
+  std::vector<std::string_view> fields;
+  if (!reader.next(fields))
+    throw SuspectsError(path + ": empty: a suspects file starts with the header " +
+                        "run_id,name,dtype,shape,variant,metric,arch,reason");
+  std::map<std::string, size_t> col;
+  for (size_t i = 0; i < fields.size(); ++i) col[std::string(fields[i])] = i;
+  for (const auto& c : suspects_columns())
+    if (!col.count(c))
+      throw SuspectsError(path + ":" + std::to_string(reader.line()) + ": the header has no '" + c +
+                          "' column (is this a kgate --suspects file?)");
+  std::vector<Suspect> out;
+  while (reader.next(fields)) {
+    const size_t line = reader.line();
+    if (reader.unterminated_quote())
+      throw SuspectsError(path + ":" + std::to_string(line) + ": a quoted field is not closed");
+    auto get = [&](const char* c) {
+      const size_t i = col.at(c);
+      return i < fields.size() ? std::string(fields[i]) : std::string();
+    };
+    Suspect s;
+    s.run_id = get("run_id");
+    s.name = get("name");
+    s.dtype = get("dtype");
+    s.shape = get("shape");
+    s.variant = get("variant");
+    s.metric = get("metric");
+    s.arch = get("arch");
+    s.reason = get("reason");
+    s.line = line;
+    for (const auto& [what, v] : {std::pair<const char*, const std::string*>{"run_id", &s.run_id},
+                                  {"name", &s.name},
+                                  {"dtype", &s.dtype},
+                                  {"shape", &s.shape}})
+      if (v->empty()) throw SuspectsError(path + ":" + std::to_string(line) + ": empty " + what);
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+std::vector<Suspect> read_suspects(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw SuspectsError(path + ": cannot read the suspects file");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return parse_suspects(ss.str(), path);
+}
+
+int next_attempt(const std::string& text, const std::string& base) {
+  int next = 2;
+  const std::string prefix = base + "/";
+  for (size_t pos = text.find(prefix); pos != std::string::npos; pos = text.find(prefix, pos + 1)) {
+    const char* p = text.c_str() + pos + prefix.size();
+    char* end = nullptr;
+    const long n = std::strtol(p, &end, 10);
+    if (end != p && n >= next) next = static_cast<int>(n) + 1;
+  }
+  return next;
+}
+
+std::string attempt_run_id(const std::string& base, int attempt) {
+  return base + "/" + std::to_string(attempt);
+}
+
+}  // namespace kb

@@ -1,0 +1,121 @@
+// The suspects file (suite/suspects.h) and `kbench run --rerun`'s bad input:
+// one clear message, exit 2, nothing appended.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "suite/suspects.h"
+#include "tests/cpu/run_command.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* kHeader = "run_id,name,dtype,shape,variant,metric,arch,reason\n";
+
+TEST(Suspects, ParsesLinesInAnyColumnOrder) {
+  auto s = kb::parse_suspects(
+      std::string(kHeader) +
+          "R1,gemv,int8,N=4096;K=4096,bound=memory,memory_bandwidth(GB/s),NVIDIA H100,\"3.1% "
+          "worse, "
+          "within noise\"\n"
+          "R1,layer_norm,bfloat16,mean,,memory_bandwidth(GB/s),NVIDIA H100,target\n",
+      "s.csv");
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_EQ(s[0].name, "gemv");
+  EXPECT_EQ(s[0].shape, "N=4096;K=4096");
+  EXPECT_EQ(s[0].reason, "3.1% worse, within noise");
+  EXPECT_EQ(s[0].line, 2u);
+  EXPECT_EQ(s[1].shape, "mean");
+  auto other = kb::parse_suspects(
+      "name,shape,dtype,run_id,variant,metric,arch,reason\ngemv,D=1,int8,R2,,,,\n", "o.csv");
+  ASSERT_EQ(other.size(), 1u);
+  EXPECT_EQ(other[0].run_id, "R2");
+  EXPECT_TRUE(kb::parse_suspects(kHeader, "empty-body.csv").empty());
+}
+
+TEST(Suspects, MalformedFilesNameFileAndLine) {
+  auto msg = [](const std::string& text) {
+    try {
+      kb::parse_suspects(text, "bad.csv");
+    } catch (const kb::SuspectsError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(msg("").find("bad.csv: empty"), std::string::npos);
+  EXPECT_NE(msg("name,metric,target,actual\n").find("no 'run_id' column"), std::string::npos);
+  EXPECT_NE(msg(std::string(kHeader) + "R1,gemv,int8,,,,,\n").find("bad.csv:2: empty shape"),
+            std::string::npos);
+  EXPECT_NE(msg(std::string(kHeader) + "R1,gemv,int8,D=1,\"open\n").find("bad.csv:2"),
+            std::string::npos);
+  try {
+    kb::read_suspects("/nonexistent/suspects.csv");
+    FAIL() << "no error for a missing file";
+  } catch (const kb::SuspectsError& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/suspects.csv: cannot read"),
+              std::string::npos);
+  }
+}
+
+TEST(Suspects, AttemptNumbersContinueAfterTheLastOne) {
+  EXPECT_EQ(kb::next_attempt("", "R1"), 2);
+  EXPECT_EQ(kb::next_attempt("a,R1,b\nc,R1/2,d\nc,R1/4,d\nx,R10/9,y\n", "R1"), 5);
+  EXPECT_EQ(kb::attempt_run_id("R1", 3), "R1/3");
+}
+
+#ifdef KBENCH_EXE
+kb::test::CommandResult kbench(const std::string& args) {
+  return kb::test::run_command(KBENCH_EXE, args);
+}
+
+struct RerunInput : ::testing::Test {
+  fs::path dir;
+  void SetUp() override {
+    dir = fs::temp_directory_path() / ("kb_rerun_" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+  }
+  void TearDown() override { fs::remove_all(dir); }
+  std::string write(const std::string& name, const std::string& text) {
+    std::ofstream(dir / name) << text;
+    return (dir / name).string();
+  }
+  // Runs kbench and checks exit 2, the message, and that the CSV was not created.
+  void refused(const std::string& args, const std::string& what) {
+    const std::string csv = (dir / "results.csv").string();
+    auto r = kbench("run " + args + " --csv " + csv);
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_NE(r.out.find(what), std::string::npos) << r.out;
+    EXPECT_FALSE(fs::exists(csv)) << "a refused rerun appended rows";
+  }
+};
+
+TEST_F(RerunInput, BadSuspectsFilesAreRefused) {
+  refused("--rerun " + (dir / "missing.csv").string(), "missing.csv: cannot read");
+  refused("--rerun " + write("m.csv", "a,b\n1,2\n"), "m.csv:1: the header has no 'run_id'");
+  refused(
+      "--rerun " + write("u.csv", std::string(kHeader) + "R1,no_such_experiment,int8,D=1,,,,\n"),
+      "u.csv:2: no experiment 'no_such_experiment'");
+  refused("--rerun " + write("s.csv", std::string(kHeader) + "R1,gemv,int8,D=3,,,,\n"),
+          "s.csv:2: experiment 'gemv' has no point shape=D=3 dtype=int8");
+  refused("--rerun " + write("two.csv", std::string(kHeader) + "R1,gemv,int8,D=1024,,,,\n" +
+                                            "R2,gemv,int8,D=1024,,,,\n"),
+          "two.csv:3: suspects of two runs");
+}
+
+TEST_F(RerunInput, BadRepeatAndInjectionAreUsageErrors) {
+  const std::string ok = write("ok.csv", std::string(kHeader) + "R1,gemv,int8,D=1024,,,,\n");
+  refused("--rerun " + ok + " --repeat 0", "--repeat needs a whole number from 1");
+  refused("--rerun " + ok + " --repeat -2", "--repeat needs a whole number from 1");
+  refused("--repeat 3", "--repeat N needs --rerun FILE");
+  refused("--inject-slowdown gemv=5", "needs --allow-injected-slowdown");
+  refused("--inject-slowdown gemv --allow-injected-slowdown", "needs REGEX=PCT");
+  refused("--inject-slowdown gemv=0 --allow-injected-slowdown", "PCT must be a number in (0, 100]");
+  refused("--allow-injected-slowdown", "without --inject-slowdown");
+}
+#endif
+
+}  // namespace
