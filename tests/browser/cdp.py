@@ -128,7 +128,10 @@ class Browser:
         t0 = time.time()
         self.call("Page.navigate", session=True, url=url)
         self.wait_event("Page.loadEventFired", timeout)
-        while not self.eval(ready_expr):
+        # (A load event of the page before may arrive late: also wait for the URL.)
+        check = "(function () { try { return location.href === %s && !!(%s); } " \
+                "catch (e) { return false; } })()" % (json.dumps(url), ready_expr)
+        while not self.eval(check):
             if time.time() - t0 > timeout:
                 raise TimeoutError("page not ready: " + url)
             time.sleep(0.02)

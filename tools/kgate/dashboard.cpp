@@ -1,11 +1,13 @@
 #include "tools/kgate/dashboard.h"
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <ctime>
 #include <deque>
 #include <map>
 #include <optional>
+#include <thread>
 
 #include "reports/csv_reader.h"
 #include "reports/result_reader.h"
@@ -283,6 +285,20 @@ DashboardData build_dashboard(const History& h, const RowExtras& extras,
     for (uint32_t i : h.series(k)) in_series[i] = 1;
 
   d.keys.resize(keys.size());
+  // Judging every point of a year of history is most of the work (the
+  // history rule once per point): keys are independent, so spread them
+  // over the cores.
+  {
+    std::atomic<uint32_t> next{0};
+    auto work = [&] {
+      for (uint32_t k; (k = next++) < keys.size();) d.keys[k].points = judge_series(h, k, opt.gate);
+    };
+    unsigned n = std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
+    std::vector<std::thread> pool;
+    for (unsigned t = 1; t < n && keys.size() > 64; ++t) pool.emplace_back(work);
+    work();
+    for (auto& t : pool) t.join();
+  }
   std::vector<std::vector<uint32_t>> gpu_runs(d.gpus.size());
   for (uint32_t k = 0; k < keys.size(); ++k) {
     const Key& key = keys[k];
@@ -293,7 +309,6 @@ DashboardData build_dashboard(const History& h, const RowExtras& extras,
     dk.shape = key.shape;
     dk.lower_is_better = key.lower_is_better;
     dk.gpu = gpu_index[{key.arch, key.device}];
-    dk.points = judge_series(h, k, opt.gate);
     if (!h.series(k).empty()) dk.variant = std::string(obs[h.series(k).back()].variant);
     auto it =
         verdicts.find(key_tuple(key.name, key.metric, key.dtype, key.shape, key.arch, key.device));
