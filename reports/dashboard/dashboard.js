@@ -385,7 +385,7 @@
   function chart(k, W, H) {
     var dec = decode(k), frac = yModeBox.value === 'fraction', n = dec.n;
     var svg = sv('svg', { 'class': 'kb-chart', width: W, height: H, viewBox: '0 0 ' + W + ' ' + H, role: 'img' });
-    var L = 58, R = 10, T = 12, B = 22, pw = W - L - R, ph = H - T - B;
+    var L = 58, R = 10, T = 18, B = 22, pw = W - L - R, ph = H - T - B;
     // The points in the chosen range.
     var first = 0;
     var days = +rangeBox.value;
@@ -445,6 +445,7 @@
     }
     var xs_ = D.timeAxis ? timeStep(x1 - x0) : Math.max(1, niceStep(x1 - x0, 6));
     for (var xt = Math.ceil(x0 / xs_) * xs_; xt <= x1; xt += xs_) {
+      if (!D.timeAxis && (xt < 0 || xt >= runs.length)) continue;  // no such run
       var lab = D.timeAxis ? (x1 - x0 < 2 * 86400 ? iso(xt, true).slice(5) : iso(xt).slice(x1 - x0 > 300 * 86400 ? 0 : 5)) : 'run ' + (xt + 1);
       g.appendChild(sv('text', { x: X(xt), y: H - 6, 'text-anchor': 'middle', 'class': 'ax' }, lab));
     }
