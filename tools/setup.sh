@@ -23,6 +23,23 @@ if [ ${#need[@]} -gt 0 ]; then
   $sudo_cmd apt-get install -y -qq "${need[@]}" >/dev/null
 fi
 
+# The dashboard's browser test (tests/browser/) runs headless Chromium from
+# Python 3: installed only where KBENCH_BROWSER_TESTS=1 (.ci/run sets it),
+# never forced on users. Where it cannot be installed, the test skips.
+if [ "${KBENCH_BROWSER_TESTS:-0}" = 1 ]; then
+  browser=()
+  command -v chromium >/dev/null 2>&1 || browser+=(chromium)
+  command -v python3 >/dev/null 2>&1 || browser+=(python3)
+  if [ ${#browser[@]} -gt 0 ]; then
+    echo "setup: installing ${browser[*]} (KBENCH_BROWSER_TESTS=1)"
+    sudo_cmd=""
+    [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1 && sudo_cmd="sudo"
+    if ! { $sudo_cmd apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${browser[@]}" >/dev/null; }; then
+      echo "setup: could not install ${browser[*]}: the dashboard's browser test will skip" >&2
+    fi
+  fi
+fi
+
 if ! command -v nvcc >/dev/null 2>&1 && [ ! -x /usr/local/cuda/bin/nvcc ]; then
   echo "setup: nvcc not found: install the CUDA Toolkit (https://developer.nvidia.com/cuda-downloads)" >&2
   exit 2

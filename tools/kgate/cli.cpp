@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "reports/result_reader.h"
 #include "suite/targets.h"
 #include "tools/kgate/compare.h"
+#include "tools/kgate/dashboard.h"
 #include "tools/kgate/gate.h"
 #include "tools/kgate/gen_history.h"
 #include "tools/kgate/history.h"
@@ -155,6 +157,72 @@ int cmd_compare(const Args& a) {
   return 0;
 }
 
+// The history of every key as one self-contained HTML page (dashboard.h).
+int cmd_dashboard(const Args& a) {
+  DashboardOptions opt;
+  std::vector<std::string> results;
+  std::string targets_dir, out;
+  for (size_t i = 1; i < a.size(); ++i) {
+    const std::string& f = a[i];
+    if (f == "--results") {
+      size_t before = results.size();
+      while (i + 1 < a.size() && a[i + 1].rfind("--", 0) != 0) results.push_back(a[++i]);
+      if (results.size() == before) throw UsageError("--results needs at least one file");
+    } else if (f == "--targets") {
+      targets_dir = value_of(a, i);
+    } else if (f == "--out") {
+      out = value_of(a, i);
+    } else if (f == "--title") {
+      opt.title = value_of(a, i);
+    } else if (f == "--window") {
+      opt.gate.rule.window = static_cast<int>(parse_int(f, value_of(a, i), 3, 500));
+    } else if (f == "--min-gap") {
+      opt.gate.rule.min_gap = parse_double(f, value_of(a, i), 0, 1, true);
+    } else if (f == "--min-history") {
+      opt.gate.rule.min_history = static_cast<int>(parse_int(f, value_of(a, i), 3, 500));
+    } else if (f == "--max-noise") {
+      opt.gate.rule.max_noise = parse_double(f, value_of(a, i), 0, 1, true);
+    } else if (f == "--strict") {
+      opt.gate.strict = true;
+    } else {
+      throw UsageError("dashboard: unknown option '" + f + "'");
+    }
+  }
+  if (results.empty()) throw UsageError("dashboard needs --results FILE...");
+  if (out.empty()) throw UsageError("dashboard needs --out DIR (or --out FILE.html)");
+  if (opt.gate.rule.min_history > opt.gate.rule.window)
+    throw UsageError("--min-history " + std::to_string(opt.gate.rule.min_history) +
+                     " is larger than --window " + std::to_string(opt.gate.rule.window));
+  if (!targets_dir.empty()) opt.gate.targets = load_target_dir(targets_dir);
+
+  History h;
+  for (const auto& p : results) h.add_file(p);
+  h.finish();
+  RowExtras extras;
+  for (uint32_t i = 0; i < results.size(); ++i) extras.add_file(i, results[i]);
+  DashboardData d = build_dashboard(h, extras, opt);
+  print_warnings(d.warnings);
+
+  // A folder (made if need be) gets index.html; a name ending in .html is the file.
+  std::string path = out;
+  auto ends_with = [&](const char* sfx) {
+    size_t n = std::strlen(sfx);
+    return out.size() >= n && out.compare(out.size() - n, n, sfx) == 0;
+  };
+  if (!ends_with(".html") && !ends_with(".htm")) {
+    std::error_code ec;
+    std::filesystem::create_directories(out, ec);
+    if (ec) throw OutputError("cannot make the folder " + out + ": " + ec.message());
+    path = (std::filesystem::path(out) / "index.html").string();
+  }
+  std::string html = dashboard_html(d);
+  write_file(path, html);
+  std::printf("kgate dashboard: %s (%zu runs, %zu keys, %zu rows; %.1f MB)\n", path.c_str(),
+              d.runs.size(), d.keys.size(), d.rows, static_cast<double>(html.size()) / 1e6);
+  for (const auto& n : d.notes) std::printf("  missing: %s\n", n.c_str());
+  return 0;
+}
+
 // Hidden: the simulation behind the defaults (docs/gate.md).
 int cmd_simulate(const Args& a) {
   SimulationOptions opt;
@@ -247,6 +315,12 @@ int cmd_gen_history(const Args& a) {
       opt.dropped_keys = static_cast<int>(parse_int(f, value_of(a, i), 0, 10000000));
     else if (f == "--arch")
       opt.arch = value_of(a, i);
+    else if (f == "--from") {
+      size_t before = opt.from.size();
+      while (i + 1 < a.size() && a[i + 1].rfind("--", 0) != 0) opt.from.push_back(a[++i]);
+      if (opt.from.size() == before) throw UsageError("--from needs at least one file");
+    } else if (f == "--attempts")
+      opt.attempts = true;
     else if (f == "--format") {
       const std::string& v = value_of(a, i);
       if (v != "kbench" && v != "gpt_fast") throw UsageError("--format: kbench or gpt_fast");
@@ -258,7 +332,7 @@ int cmd_gen_history(const Args& a) {
   if (out.empty()) throw UsageError("gen-history needs --out FILE (- for stdout)");
   std::FILE* f = out == "-" ? stdout : std::fopen(out.c_str(), "wb");
   if (!f) throw OutputError("cannot write " + out + ": " + std::strerror(errno));
-  bool ok = write_history(f, opt);
+  bool ok = opt.from.empty() ? write_history(f, opt) : write_history_from(f, opt);
   if (f != stdout) ok = std::fclose(f) == 0 && ok;
   if (!ok) throw OutputError("cannot write " + out + ": " + std::strerror(errno));
   return 0;
@@ -281,6 +355,7 @@ int kgate_main(int argc, char** argv) {
     }
     if (cmd == "check") return cmd_check(a);
     if (cmd == "compare") return cmd_compare(a);
+    if (cmd == "dashboard") return cmd_dashboard(a);
     if (cmd == "simulate") return cmd_simulate(a);
     if (cmd == "gen-history") return cmd_gen_history(a);
     throw UsageError("unknown command '" + cmd + "'");

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 namespace kb {
 
@@ -19,9 +20,15 @@ struct GenOptions {
   int dropped_keys = 0;   // ... on this many keys (the first ones)
   bool gpt_fast = false;  // gpt_fast's 8 columns, no run ids, instead of schema v1
   std::string arch = "NVIDIA H100 80GB HBM3";
+  // With files: their newest run's keys and values, replayed for `runs`
+  // nights before it on each file's GPU (gen_history_from.cpp); `keys`,
+  // `arch`, `gpt_fast` and the drop options are then unused.
+  std::vector<std::string> from;
+  bool attempts = false;  // an `attempt` column: low nights measured again
 };
 
 // Writes the CSV (header first) to `out`. Returns false on a write error.
 bool write_history(std::FILE* out, const GenOptions& opt);
+bool write_history_from(std::FILE* out, const GenOptions& opt);
 
 }  // namespace kb

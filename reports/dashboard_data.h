@@ -1,0 +1,105 @@
+// What `kgate dashboard` shows, as a plain record: the history of every key
+// of every GPU, each point with the verdict the gate's rules give it on its
+// night, the baseline and band the history rule computes for it, the runs
+// and what was missing in the input. tools/kgate/dashboard.cpp fills it
+// (from kgate's History, gate and history rule); dashboard_html.cpp only
+// formats it.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "reports/gate_result.h"
+
+namespace kb {
+
+// A row's status as one letter (the page keeps 100 000 of them):
+// o ok, b below_target, t throttled, i incorrect, f failed, s skipped.
+inline constexpr const char* kDashStatusLetters = "obtifs";
+
+struct DashboardGpu {
+  std::string arch;    // as the driver names it; "" when the rows have no arch
+  std::string device;  // "cuda", or "cuda:N" for one GPU of a `--device all` run
+};
+
+struct DashboardRun {
+  std::string label;      // run_id, or "<file>#<n>" for a gpt_fast file
+  std::string timestamp;  // as written; "" when none
+  int64_t time = 0;       // seconds since 1970 (UTC), valid when has_time
+  bool has_time = false;
+  std::string git_sha, driver, cuda;  // from the run's first row; "" when none
+  std::vector<uint32_t> gpus;         // DashboardGpu indices with rows in this run
+  // Rows by status, in kDashStatusLetters order.
+  std::array<uint32_t, 6> rows{};
+  // Keys by verdict, in GateStatus order (fail, inconclusive, pass, skipped).
+  std::array<uint32_t, 4> verdicts{};
+  // The newest run of one of its GPUs: its verdicts are `kgate check`'s.
+  bool gated = false;
+};
+
+struct DashboardPoint {
+  static constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
+  uint32_t run = 0;
+  char status = 'o';  // kDashStatusLetters
+  GateStatus verdict = GateStatus::pass;
+  double value = kNone;     // NaN for rows without a measurement
+  double roofline = kNone;  // this row's roofline (same unit as value)
+  double target = kNone;    // the target the gate applies to this row
+  double baseline = kNone;  // median of the earlier runs in the window; NaN when none
+  // Relative half-width of the band around the baseline: the larger of
+  // --min-gap and the drop the history's noise explains for one run. A
+  // value beyond it on the worse side fails rule 3 (with enough history).
+  double band = kNone;
+};
+
+// A re-measurement of a point (CSV column `attempt` > 1, or a second row of
+// the same key in one run): drawn as an extra marker of the same run.
+struct DashboardAttempt {
+  uint32_t point = 0;  // index into DashboardKey::points
+  int attempt = 2;     // 0 when the row had no attempt number
+  char status = 'o';
+  double value = DashboardPoint::kNone;
+};
+
+struct DashboardKey {
+  std::string name, metric, dtype, shape, variant;  // variant of the newest row
+  uint32_t gpu = 0;
+  bool lower_is_better = false;
+  std::vector<DashboardPoint> points;  // oldest run first
+  std::vector<DashboardAttempt> attempts;
+  // The verdict of `kgate check` on the newest run of this GPU; has_verdict
+  // is false for a key not in that run nor in the one before it (retired).
+  bool has_verdict = false;
+  GateStatus verdict = GateStatus::pass;
+  std::string rule, why, target_source;
+};
+
+struct DashboardData {
+  std::string title;
+  std::string generated;  // ISO-8601 UTC
+  std::vector<std::string> inputs;
+  size_t rows = 0;
+  int window = 0;
+  double min_gap = 0;
+  bool strict = false;
+  std::string gate_summary;             // GateReport::summary()
+  std::vector<std::string> gated_runs;  // per GPU model: its newest run
+  std::vector<DashboardGpu> gpus;
+  std::vector<DashboardRun> runs;  // oldest first
+  std::vector<DashboardKey> keys;
+  std::vector<std::string> warnings;  // the input's row-level damage
+  std::vector<std::string> notes;     // what is missing, and what that leaves out
+};
+
+// One self-contained HTML file: inline CSS, data and script, charts drawn
+// as SVG by the page; nothing fetched when it is viewed.
+std::string dashboard_html(const DashboardData& d);
+
+// `s` as a JSON string literal that is inert inside an HTML <script>: <, >,
+// & and the line separators written as \u escapes.
+std::string json_string(const std::string& s);
+
+}  // namespace kb

@@ -1,0 +1,307 @@
+// The dashboard page: a static header (readable without script: the gate's
+// summary, the gated runs, what is missing), the data as JSON in a
+// <script type="application/json"> element, and the page's own CSS and
+// script (reports/dashboard/, compiled in), which draw the views.
+#include <cmath>
+#include <cstdio>
+
+#include "dashboard_assets.h"
+#include "reports/dashboard_data.h"
+#include "reports/gate_writers.h"
+
+namespace kb {
+
+namespace {
+
+std::string esc(const std::string& s) { return escape_markup(s, Markup::html); }
+
+// A number with `digits` significant digits, or null.
+void put_num(std::string& out, double v, int digits = 6) {
+  if (!(v == v) || std::isinf(v)) {
+    out += "null";
+    return;
+  }
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+  out += buf;
+}
+
+void put_str(std::string& out, const std::string& s) { out += json_string(s); }
+
+void put_strs(std::string& out, const std::vector<std::string>& v) {
+  out += '[';
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i) out += ',';
+    put_str(out, v[i]);
+  }
+  out += ']';
+}
+
+char verdict_letter(GateStatus s) {
+  switch (s) {
+    case GateStatus::fail:
+      return 'F';
+    case GateStatus::inconclusive:
+      return 'I';
+    case GateStatus::pass:
+      return 'P';
+    case GateStatus::skipped:
+      return 'S';
+  }
+  return 'S';
+}
+
+// A value that rarely changes along a series (roofline, target) as the
+// points where it changes: [[index, value], ...].
+template <class Get>
+void put_steps(std::string& out, const std::vector<DashboardPoint>& pts, Get get) {
+  out += '[';
+  bool first = true;
+  double prev = 0;
+  bool prev_none = false;
+  for (size_t i = 0; i < pts.size(); ++i) {
+    double v = get(pts[i]);
+    bool none = !(v == v);
+    if (!first && none == prev_none && (none || v == prev)) continue;
+    if (!first) out += ',';
+    out += '[' + std::to_string(i) + ',';
+    put_num(out, v);
+    out += ']';
+    first = false;
+    prev = v;
+    prev_none = none;
+  }
+  out += ']';
+}
+
+void put_key(std::string& out, const DashboardKey& k) {
+  out += "{\"n\":";
+  put_str(out, k.name);
+  out += ",\"m\":";
+  put_str(out, k.metric);
+  out += ",\"d\":";
+  put_str(out, k.dtype);
+  out += ",\"s\":";
+  put_str(out, k.shape);
+  out += ",\"var\":";
+  put_str(out, k.variant);
+  out += ",\"g\":" + std::to_string(k.gpu) + ",\"lo\":" + (k.lower_is_better ? "1" : "0");
+  out += ",\"vd\":\"";
+  if (k.has_verdict) out += verdict_letter(k.verdict);
+  out += "\",\"rule\":";
+  put_str(out, k.rule);
+  out += ",\"why\":";
+  put_str(out, k.why);
+  out += ",\"tsrc\":";
+  put_str(out, k.target_source);
+  // Runs as steps from the previous point's run (mostly 1: short).
+  out += ",\"r\":[";
+  uint32_t prev = 0;
+  for (size_t i = 0; i < k.points.size(); ++i) {
+    if (i) out += ',';
+    out += std::to_string(k.points[i].run - prev);
+    prev = k.points[i].run;
+  }
+  out += "],\"v\":[";
+  for (size_t i = 0; i < k.points.size(); ++i) {
+    if (i) out += ',';
+    put_num(out, k.points[i].value);
+  }
+  out += "],\"st\":\"";
+  for (const auto& p : k.points) out += p.status;
+  out += "\",\"ve\":\"";
+  for (const auto& p : k.points) out += verdict_letter(p.verdict);
+  out += "\",\"b\":[";
+  for (size_t i = 0; i < k.points.size(); ++i) {
+    if (i) out += ',';
+    put_num(out, k.points[i].baseline, 5);
+  }
+  out += "],\"e\":[";
+  for (size_t i = 0; i < k.points.size(); ++i) {
+    if (i) out += ',';
+    put_num(out, k.points[i].band, 3);
+  }
+  out += "],\"rf\":";
+  put_steps(out, k.points, [](const DashboardPoint& p) { return p.roofline; });
+  out += ",\"tg\":";
+  put_steps(out, k.points, [](const DashboardPoint& p) { return p.target; });
+  out += ",\"at\":[";
+  for (size_t i = 0; i < k.attempts.size(); ++i) {
+    const DashboardAttempt& a = k.attempts[i];
+    if (i) out += ',';
+    out += '[' + std::to_string(a.point) + ',' + std::to_string(a.attempt) + ',';
+    put_num(out, a.value);
+    out += ",\"";
+    out += a.status;
+    out += "\"]";
+  }
+  out += "]}";
+}
+
+std::string data_json(const DashboardData& d) {
+  std::string out;
+  size_t points = 0;
+  for (const auto& k : d.keys) points += k.points.size();
+  out.reserve(4096 + points * 32);
+  bool time_axis = !d.runs.empty();
+  for (const auto& r : d.runs) time_axis = time_axis && r.has_time;
+  out += "{\"v\":1,\"title\":";
+  put_str(out, d.title);
+  out += ",\"generated\":";
+  put_str(out, d.generated);
+  out += ",\"inputs\":";
+  put_strs(out, d.inputs);
+  out += ",\"rows\":" + std::to_string(d.rows) + ",\"window\":" + std::to_string(d.window) +
+         ",\"minGap\":";
+  put_num(out, d.min_gap);
+  out += std::string(",\"strict\":") + (d.strict ? "true" : "false");
+  out += std::string(",\"timeAxis\":") + (time_axis ? "true" : "false");
+  out += ",\"summary\":";
+  put_str(out, d.gate_summary);
+  out += ",\"gpus\":[";
+  for (size_t i = 0; i < d.gpus.size(); ++i) {
+    if (i) out += ',';
+    out += '[';
+    put_str(out, d.gpus[i].arch);
+    out += ',';
+    put_str(out, d.gpus[i].device);
+    out += ']';
+  }
+  out += "],\"runs\":[";
+  for (size_t i = 0; i < d.runs.size(); ++i) {
+    const DashboardRun& r = d.runs[i];
+    if (i) out += ",\n";
+    out += '[';
+    put_str(out, r.label);
+    out += ',' + (r.has_time ? std::to_string(r.time) : std::string("null")) + ',';
+    put_str(out, r.timestamp);
+    out += ',';
+    put_str(out, r.git_sha);
+    out += ',';
+    put_str(out, r.driver);
+    out += ',';
+    put_str(out, r.cuda);
+    out += ",[";
+    for (size_t g = 0; g < r.gpus.size(); ++g) out += (g ? "," : "") + std::to_string(r.gpus[g]);
+    out += "],[";
+    for (size_t s = 0; s < r.rows.size(); ++s) out += (s ? "," : "") + std::to_string(r.rows[s]);
+    out += "],[";
+    for (size_t s = 0; s < r.verdicts.size(); ++s)
+      out += (s ? "," : "") + std::to_string(r.verdicts[s]);
+    out += std::string("],") + (r.gated ? "1" : "0") + ']';
+  }
+  out += "],\n\"keys\":[";
+  for (size_t i = 0; i < d.keys.size(); ++i) {
+    if (i) out += ",\n";
+    put_key(out, d.keys[i]);
+  }
+  out += "],\n\"warnings\":";
+  put_strs(out, d.warnings);
+  out += ",\"notes\":";
+  put_strs(out, d.notes);
+  out += "}";
+  return out;
+}
+
+}  // namespace
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (size_t i = 0; i < s.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '<':
+        out += "\\u003c";
+        break;
+      case '>':
+        out += "\\u003e";
+        break;
+      case '&':
+        out += "\\u0026";
+        break;
+      default:
+        if (c < 0x20 || c == 0x7f) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else if (c == 0xe2 && i + 2 < s.size() && static_cast<unsigned char>(s[i + 1]) == 0x80 &&
+                   (static_cast<unsigned char>(s[i + 2]) == 0xa8 ||
+                    static_cast<unsigned char>(s[i + 2]) == 0xa9)) {
+          // U+2028 / U+2029: line ends to a JavaScript parser.
+          out += static_cast<unsigned char>(s[i + 2]) == 0xa8 ? "\\u2028" : "\\u2029";
+          i += 2;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string dashboard_html(const DashboardData& d) {
+  bool failed = d.gate_summary.rfind("FAIL", 0) == 0;
+  bool synthetic = false;
+  for (const auto& r : d.runs) synthetic = synthetic || r.label.rfind("synthetic-", 0) == 0;
+  std::string out =
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>" +
+      esc(d.title) + ": " + esc(d.gate_summary) + "</title>\n<style>\n" + kDashboardCss +
+      "</style></head>\n<body>\n<header>\n";
+  out += "<h1>" + esc(d.title) + ": <span class=\"verdict " + (failed ? "fail" : "pass") + "\">" +
+         esc(d.gate_summary) + "</span></h1>\n";
+  if (synthetic)
+    out +=
+        "<div class=\"synthetic\">Synthetic history: runs labelled synthetic-* were made by "
+        "<code>kgate gen-history</code>, not measured.</div>\n";
+  char gap[32];
+  std::snprintf(gap, sizeof gap, "%.1f%%", d.min_gap * 100);
+  out += "<p class=\"meta\">" + std::to_string(d.rows) + " rows, " + std::to_string(d.runs.size()) +
+         " runs, " + std::to_string(d.keys.size()) + " keys from " +
+         std::to_string(d.inputs.size()) + " file(s); window " + std::to_string(d.window) +
+         " runs, min gap " + gap + (d.strict ? ", strict" : "") + "; generated " +
+         esc(d.generated) + "</p>\n";
+  if (!d.gated_runs.empty()) {
+    out += "<ul class=\"gated\">";
+    for (const auto& g : d.gated_runs) out += "<li>Gated " + esc(g) + "</li>";
+    out += "</ul>\n";
+  }
+  if (!d.notes.empty()) {
+    out += "<div class=\"notes\" id=\"missing\"><b>Missing from the input</b><ul>";
+    for (const auto& n : d.notes) out += "<li>" + esc(n) + "</li>";
+    out += "</ul></div>\n";
+  }
+  out +=
+      "</header>\n<nav><a href=\"#overview\">Overview</a><a href=\"#charts\">Charts</a>"
+      "<a href=\"#runs\">Runs</a><a href=\"#input\">Input</a></nav>\n"
+      "<div id=\"controls\"><input id=\"filter\" type=\"search\" placeholder=\"filter: "
+      "gemv int8 h100 ...\" aria-label=\"filter\" autocomplete=\"off\">"
+      "<label><input type=\"checkbox\" id=\"problems\"> only FAIL and inconclusive</label>"
+      "<label>y axis <select id=\"ymode\"><option value=\"value\">metric</option>"
+      "<option value=\"fraction\">roofline fraction</option></select></label>"
+      "<label>range <select id=\"range\"><option value=\"0\">all</option>"
+      "<option value=\"365\">last 365 days</option><option value=\"90\">last 90 days</option>"
+      "<option value=\"30\">last 30 days</option></select></label></div>\n"
+      "<main id=\"view\"><noscript>The charts need JavaScript; the gate's summary is "
+      "above.</noscript></main>\n<div id=\"tip\" hidden></div>\n"
+      "<output id=\"kb-status\" data-state=\"loading\"></output>\n"
+      "<script type=\"application/json\" id=\"kb-data\">";
+  out += data_json(d);
+  out += "</script>\n<script>\n";
+  out += kDashboardJs;
+  out += "</script>\n</body></html>\n";
+  return out;
+}
+
+}  // namespace kb

@@ -1,0 +1,202 @@
+#!/usr/bin/env python3
+"""The dashboard in a real browser (headless Chromium, through the DevTools
+protocol): `kgate dashboard` pages made from a synthetic history shaped like
+the real H100/H200 runs (tests/browser/data/) and from bad input; each must
+load without a script error or console error, draw the expected charts, and
+its filter box must narrow the table. Screenshots go to --out.
+
+Exit 0 pass, 1 fail, 77 skipped (no Chromium: ctest's SKIP_RETURN_CODE)."""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cdp import Browser, find_chromium  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+READY = "document.getElementById('kb-status').getAttribute('data-state') === 'ready'"
+STATUS = "Object.assign({}, document.getElementById('kb-status').dataset)"
+
+failures = []
+
+
+def check(ok, what):
+    print(("  ok    " if ok else "  FAIL  ") + what)
+    if not ok:
+        failures.append(what)
+
+
+def kgate(exe, *args):
+    r = subprocess.run([exe] + list(args), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True)
+    if r.returncode != 0:
+        print(r.stdout)
+        raise SystemExit("kgate %s failed with exit code %d" % (args[0], r.returncode))
+    return r.stdout
+
+
+def goto(b, hash_):
+    b.eval("location.hash = %s" % json.dumps(hash_))
+    deadline = time.time() + 10
+    while b.eval(STATUS)["view"] != hash_.split("/")[0].lstrip("#"):
+        if time.time() > deadline:
+            raise TimeoutError("view " + hash_ + " not drawn")
+        time.sleep(0.02)
+    return b.eval(STATUS)
+
+
+def visible_rows_text(b):
+    return b.eval("Array.from(document.querySelectorAll('#view tbody tr'))"
+                  ".filter(r => !r.hidden).map(r => r.textContent.toLowerCase())")
+
+
+def bad_input(d):
+    """A kbench file with one run, no target, no git_sha, and names that are
+    markup; and a gpt_fast file of the oldest form (no arch, no run ids)."""
+    header = ("name,metric,target,actual,dtype,device,arch,is_model,shape,variant,status,"
+              "samples,median_us,min_us,max_us,noise_rel,roofline,roofline_fraction,"
+              "sm_clock_mhz,mem_clock_mhz,driver,cuda,suite_version,git_sha,run_id,timestamp,"
+              "message\n")
+    rows = [
+        '"<img src=x onerror=""window.kbPwned=1"">",memory_bandwidth(GB/s),,1200,bfloat16,cuda,'
+        'NVIDIA H100 80GB HBM3,False,"D=<b>1</b>",v,ok,10,,,,0.01,3000,0.4,,,,,,,r1,'
+        '2026-11-24T01:00:00Z,\n',
+        'gemv,memory_bandwidth(GB/s),,2500,int8,cuda,"<script>window.kbPwned=2</script>",False,'
+        'D=1024,v,ok,10,,,,0.01,3000,0.83,,,,,,,r1,2026-11-24T01:00:00Z,\n',
+        'gemv,memory_bandwidth(GB/s),,,bfloat16,cuda,NVIDIA H100 80GB HBM3,False,D=1024,v,failed,'
+        '0,,,,,,,,,,,,,r1,2026-11-24T01:00:00Z,"kernel <i>crashed</i>"\n',
+    ]
+    kb = os.path.join(d, "bad-kbench.csv")
+    with open(kb, "w") as f:
+        f.write(header + "".join(rows))
+    gf = os.path.join(d, "bad-gpt-fast.csv")
+    with open(gf, "w") as f:
+        f.write("name,metric,target,actual,dtype,device\n"
+                "layer_norm,memory_bandwidth(GB/s),950,1010,bfloat16,cuda\n"
+                "layer_norm,memory_bandwidth(GB/s),950,1003,bfloat16,cuda\n"
+                "gemv,memory_bandwidth(GB/s),0,870,int8,cuda\n")
+    return kb, gf
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--kgate", required=True)
+    ap.add_argument("--targets", required=True)
+    ap.add_argument("--out", required=True, help="folder for the pages and screenshots")
+    a = ap.parse_args()
+
+    exe = find_chromium()
+    if not exe:
+        print("SKIP: no Chromium found (install the Debian package chromium, e.g. with "
+              "KBENCH_BROWSER_TESTS=1 tools/setup.sh, or set KBENCH_CHROMIUM): the dashboard's "
+              "browser test did not run")
+        return 77
+    os.makedirs(a.out, exist_ok=True)
+
+    # The pages.
+    samples = [os.path.join(HERE, "data", f) for f in
+               ("h100-2026-11-24-sample.csv", "h200-2026-11-24-sample.csv")]
+    hist = os.path.join(a.out, "synthetic-history.csv")
+    kgate(a.kgate, "gen-history", "--from", *samples, "--runs", "90", "--attempts", "--out", hist)
+    site = os.path.join(a.out, "site")
+    kgate(a.kgate, "dashboard", "--results", hist, *samples, "--targets", a.targets, "--out", site)
+    page = os.path.join(site, "index.html")
+    data = json.loads(open(page).read().split('id="kb-data">', 1)[1].split("</script>", 1)[0])
+    bad = os.path.join(a.out, "bad-input.html")
+    kgate(a.kgate, "dashboard", "--results", *bad_input(a.out), "--out", bad)
+
+    b = Browser(exe)
+    try:
+        print("synthetic history (%d rows, %d runs, %d keys): %s" %
+              (data["rows"], len(data["runs"]), len(data["keys"]), page))
+        t = b.open("file://" + page, READY)
+        st = b.eval(STATUS)
+        check(st["errors"] == "0", "no script error on load (%s)" % st["error"])
+        check(int(st["keys"]) == len(data["keys"]), "all %s keys read" % st["keys"])
+        rows = {(k["n"], k["s"], k["d"], k["m"]) for k in data["keys"]}
+        check(int(st["rows"]) == len(rows), "overview: one row per experiment and shape (%s of %d)"
+              % (st["rows"], len(rows)))
+        gpus = b.eval("document.querySelectorAll('#overview thead th').length") - 4
+        check(gpus == 2, "overview: one column per GPU (%d)" % gpus)
+        check(b.eval("document.querySelectorAll('#overview td.cell a[href^=\"#key/\"]').length")
+              == len(data["keys"]), "overview: every cell links to its chart")
+        print("  opened in %.2f s" % t)
+        b.screenshot(os.path.join(a.out, "overview.png"))
+
+        b.type_text("#filter", "gather int8")
+        st = b.eval(STATUS)
+        texts = visible_rows_text(b)
+        check(0 < int(st["rows"]) < len(rows) and
+              all("gather" in x and "int8" in x for x in texts),
+              "typing 'gather int8' in the filter narrows the table to %s rows" % st["rows"])
+        b.eval("document.getElementById('filter').value = ''; "
+               "document.getElementById('filter').dispatchEvent(new Event('input'))")
+        check(int(b.eval(STATUS)["rows"]) == len(rows), "clearing the filter shows every row")
+
+        st = goto(b, "#charts")
+        want = min(24, len(data["keys"]))
+        check(st["charts"] == str(want) and st["chartsWithPoints"] == str(want),
+              "charts view: %s charts drawn, %s with points (expected %d)" %
+              (st["charts"], st["chartsWithPoints"], want))
+
+        # A key with a history on both GPUs: its chart and its sibling's.
+        key = next(i for i, k in enumerate(data["keys"]) if k["n"] == "gather_gemv"
+                   and k["d"] == "int8")
+        st = goto(b, "#key/%d" % key)
+        check(st["charts"] == "2" and st["chartsWithPoints"] == "2",
+              "key view: its chart and the other GPU's (%s)" % st["charts"])
+        b.eval("var s = document.getElementById('ymode'); s.value = 'fraction'; "
+               "s.dispatchEvent(new Event('change'))")
+        st = b.eval(STATUS)
+        check(st["chartsWithPoints"] == "2", "y axis switched to the roofline fraction")
+        b.screenshot(os.path.join(a.out, "trend.png"))
+        b.eval("var s = document.getElementById('ymode'); s.value = 'value'; "
+               "s.dispatchEvent(new Event('change'))")
+        with_attempts = next(i for i, k in enumerate(data["keys"]) if k["at"])
+        goto(b, "#key/%d" % with_attempts)
+        check(b.eval("document.querySelectorAll('#view svg.kb-chart path.att').length") > 0,
+              "attempts drawn as extra markers")
+
+        st = goto(b, "#runs")
+        check(int(st["rows"]) == len(data["runs"]), "runs view: %s runs listed" % st["rows"])
+        check(not b.errors, "no console error or exception: %s" % b.errors[:3])
+
+        print("bad input: %s" % bad)
+        b.errors.clear()
+        b.open("file://" + bad, READY)
+        st = b.eval(STATUS)
+        check(st["errors"] == "0", "no script error on load (%s)" % st["error"])
+        notes = b.eval("document.getElementById('missing').textContent")
+        for what in ("no git_sha", "no target", "without run ids", "without arch"):
+            check(what in notes, "says what is missing: '%s'" % what)
+        check(b.eval("typeof window.kbPwned") == "undefined" and
+              b.eval("document.querySelectorAll('img, td b, td i').length") == 0 and
+              b.eval("document.scripts.length") == 2,
+              "names with markup stay inert")
+        check(b.eval("document.getElementById('view').textContent.indexOf("
+                     "'<img src=x onerror=\"window.kbPwned=1\">') >= 0"),
+              "a name with markup is shown as text")
+        st = goto(b, "#charts")
+        check(st["charts"] == str(len(json.loads(open(bad).read().split('id="kb-data">', 1)[1]
+                                                 .split("</script>", 1)[0])["keys"])),
+              "every key of the bad input has a chart (%s)" % st["charts"])
+        st = goto(b, "#key/0")
+        check(st["errors"] == "0", "a key with one run draws")
+        b.screenshot(os.path.join(a.out, "bad-input.png"))
+        check(not b.errors, "no console error or exception: %s" % b.errors[:3])
+    finally:
+        b.close()
+    print("screenshots in " + a.out)
+    if failures:
+        print("%d check(s) failed" % len(failures))
+        return 1
+    print("dashboard browser test passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

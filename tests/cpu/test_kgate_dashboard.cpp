@@ -1,0 +1,274 @@
+// kgate dashboard: each point's verdict is the gate's (the newest one is
+// checked against run_gate itself), runs carry git_sha/driver/cuda, attempts
+// become markers of their run, what is missing is said, markup stays inert,
+// and the command writes a file or a folder and refuses bad usage.
+#include <gtest/gtest.h>
+
+#include "kgate_test_util.h"
+#include "reports/dashboard_data.h"
+#include "tools/kgate/dashboard.h"
+#include "tools/kgate/gate.h"
+
+namespace {
+
+using namespace kgt;
+
+struct Built {
+  kb::History h;
+  kb::RowExtras extras;
+  kb::DashboardData d;
+};
+
+std::unique_ptr<Built> build(const std::vector<std::string>& files, kb::DashboardOptions opt = {}) {
+  auto b = std::make_unique<Built>();
+  for (size_t i = 0; i < files.size(); ++i) {
+    b->h.add_text(files[i], "f" + std::to_string(i) + ".csv");
+    b->extras.add_text(static_cast<uint32_t>(i), files[i]);
+  }
+  b->h.finish();
+  b->d = kb::build_dashboard(b->h, b->extras, opt);
+  return b;
+}
+
+// For every key, judge_series' verdict on the newest point must be the
+// verdict run_gate gives: the dashboard's colours are the gate's.
+void expect_newest_matches_gate(const std::vector<std::string>& files,
+                                const kb::GateOptions& opt = {}) {
+  kb::History h;
+  for (size_t i = 0; i < files.size(); ++i) h.add_text(files[i], "f" + std::to_string(i));
+  h.finish();
+  kb::GateReport rep = kb::run_gate(h, opt);
+  ASSERT_FALSE(rep.keys.empty());
+  for (const auto& g : rep.keys) {
+    if (g.rule == "missing") continue;
+    bool found = false;
+    for (uint32_t k = 0; k < h.keys().size(); ++k) {
+      const kb::Key& key = h.keys()[k];
+      if (key.name != g.name || key.arch != g.arch || key.shape != g.shape) continue;
+      auto pts = kb::judge_series(h, k, opt);
+      ASSERT_FALSE(pts.empty());
+      EXPECT_EQ(pts.back().verdict, g.status) << kb::key_label(g) << ": " << g.why;
+      found = true;
+    }
+    EXPECT_TRUE(found) << kb::key_label(g);
+  }
+}
+
+TEST(KgateDashboard, NewestVerdictIsTheGates) {
+  // Pass, a drop that fails, too little history, within the noise.
+  expect_newest_matches_gate({csv(series("layer_norm", steady(30, 1000, 1001)))});
+  expect_newest_matches_gate({csv(series("layer_norm", steady(30, 1000, 900)))});
+  expect_newest_matches_gate({csv(series("layer_norm", steady(4, 1000, 900)))});
+  std::vector<double> noisy;
+  for (int i = 0; i < 40; ++i) noisy.push_back(1000 * (1 + 0.03 * ((i * 7) % 5 - 2)));
+  noisy.push_back(950);
+  expect_newest_matches_gate({csv(series("gemv", noisy))});
+  // Below the row's own target; a throttled drop; a failed and a skipped row.
+  auto t = series("layer_norm", steady(30, 1000, 1000));
+  for (auto& r : t) r.target = 1200;
+  expect_newest_matches_gate({csv(t)});
+  auto th = series("layer_norm", steady(30, 1000, 850));
+  th.back().status = "throttled";
+  expect_newest_matches_gate({csv(th)});
+  auto f = series("layer_norm", steady(30, 1000, 1000));
+  f.back().status = "failed";
+  f.back().actual.reset();
+  expect_newest_matches_gate({csv(f)});
+  auto s = series("layer_norm", steady(30, 1000, 1000));
+  s.back().status = "skipped";
+  s.back().actual.reset();
+  expect_newest_matches_gate({csv(s)});
+  // A relative target from a target file.
+  kb::GateOptions opt;
+  opt.targets.push_back(kb::parse_target_file(
+      R"JSON({"gpu": "NVIDIA H100 80GB HBM3", "match": ["H100"],
+          "peaks": {"hbm_gbps": 3350, "bf16_tflops": 989, "int8_tops": 1979},
+          "targets": [{"name": "layer_norm", "metric": "memory_bandwidth(GB/s)",
+                       "dtype": "bfloat16", "shape": "*", "roofline_fraction": 0.5}]})JSON",
+      "h100.json"));
+  auto rf = series("layer_norm", steady(30, 1000, 1000));
+  for (auto& r : rf) r.roofline = 3000;
+  expect_newest_matches_gate({csv(rf)}, opt);
+}
+
+TEST(KgateDashboard, EarlierPointsAreJudgedOnTheirOwnNight) {
+  // A drop on night 30, back to normal afterwards: that night fails, the
+  // nights around it pass; the baseline follows the median.
+  std::vector<double> v = steady(30, 1000, 880);
+  for (int i = 0; i < 5; ++i) v.push_back(1000);
+  auto b = build({csv(series("layer_norm", v))});
+  ASSERT_EQ(b->d.keys.size(), 1u);
+  const auto& pts = b->d.keys[0].points;
+  ASSERT_EQ(pts.size(), 36u);
+  EXPECT_EQ(pts[30].verdict, kb::GateStatus::fail);
+  EXPECT_EQ(pts[29].verdict, kb::GateStatus::pass);
+  EXPECT_EQ(pts[35].verdict, kb::GateStatus::pass);
+  EXPECT_EQ(pts[0].verdict, kb::GateStatus::inconclusive);  // no history yet
+  EXPECT_NEAR(pts[30].baseline, 1000, 5);
+  EXPECT_GE(pts[30].band, 0.03);                // never narrower than --min-gap
+  EXPECT_NE(pts[0].baseline, pts[0].baseline);  // NaN: no earlier run
+}
+
+TEST(KgateDashboard, RunsCarryCommitDriverCudaAndCounts) {
+  auto rows = series("gemv", steady(12, 2000, 2000));
+  for (size_t i = 0; i < rows.size(); ++i) {
+    rows[i].git_sha = i < 6 ? "aaa111" : "bbb222";
+    rows[i].driver = "580.159.04";
+    rows[i].cuda = "13.0";
+  }
+  auto more = series("layer_norm", steady(12, 1000, 1000));
+  more.back().status = "failed";
+  more.back().actual.reset();
+  rows.insert(rows.end(), more.begin(), more.end());
+  auto b = build({csv(rows)});
+  ASSERT_EQ(b->d.runs.size(), 13u);
+  const auto& last = b->d.runs.back();
+  EXPECT_EQ(last.git_sha, "bbb222");
+  EXPECT_EQ(b->d.runs.front().git_sha, "aaa111");
+  EXPECT_EQ(last.driver, "580.159.04");
+  EXPECT_EQ(last.cuda, "13.0");
+  EXPECT_TRUE(last.has_time);
+  EXPECT_TRUE(last.gated);
+  EXPECT_FALSE(b->d.runs.front().gated);
+  EXPECT_EQ(last.rows[0], 1u);  // ok
+  EXPECT_EQ(last.rows[4], 1u);  // failed
+  EXPECT_EQ(last.verdicts[static_cast<int>(kb::GateStatus::fail)], 1u);
+  EXPECT_EQ(b->d.gpus.size(), 1u);
+  ASSERT_EQ(last.gpus.size(), 1u);
+}
+
+TEST(KgateDashboard, AttemptsAreMarkersOfTheirRun) {
+  auto rows = series("gemv", steady(12, 2000, 1900));
+  std::string text = csv(rows);
+  // The same file with an attempt column, and the newest run measured again.
+  std::string with = kb::csv_header() + ",attempt\n";
+  for (const auto& r : rows) with += kb::csv_line(kb::record_fields(r)) + ",\n";
+  kb::Record again = rows.back();
+  again.actual = 1995;
+  with += kb::csv_line(kb::record_fields(again)) + ",2\n";
+  auto b = build({with});
+  ASSERT_EQ(b->d.keys.size(), 1u);
+  const auto& k = b->d.keys[0];
+  ASSERT_EQ(k.points.size(), 13u);
+  ASSERT_EQ(k.attempts.size(), 1u);
+  EXPECT_EQ(k.attempts[0].point, 12u);
+  EXPECT_EQ(k.attempts[0].attempt, 2);
+  EXPECT_EQ(k.attempts[0].value, 1995);
+  EXPECT_EQ(b->d.runs.back().rows[0], 2u);  // both rows of the run counted
+  // Without the column everything else is the same, and no attempts.
+  auto plain = build({text});
+  EXPECT_TRUE(plain->d.keys[0].attempts.empty());
+  EXPECT_EQ(plain->d.keys[0].points.size(), 13u);
+}
+
+TEST(KgateDashboard, SaysWhatIsMissing) {
+  // One run, no target, no git_sha; and a gpt_fast file without arch or run ids.
+  auto one = build({csv({row("gemv", 2000, "r1")})});
+  auto has = [&](const kb::DashboardData& d, const std::string& what) {
+    for (const auto& n : d.notes)
+      if (contains(n, what)) return true;
+    return false;
+  };
+  EXPECT_TRUE(has(one->d, "One run only"));
+  EXPECT_TRUE(has(one->d, "no git_sha"));
+  EXPECT_TRUE(has(one->d, "no target"));
+  EXPECT_TRUE(has(one->d, "no timestamp"));
+  EXPECT_TRUE(has(one->d, "No target files given"));
+  auto gf =
+      build({"name,metric,target,actual,dtype,device\n"
+             "layer_norm,memory_bandwidth(GB/s),950,1010,bfloat16,cuda\n"
+             "layer_norm,memory_bandwidth(GB/s),950,1003,bfloat16,cuda\n"});
+  EXPECT_TRUE(has(gf->d, "without run ids"));
+  EXPECT_TRUE(has(gf->d, "without arch"));
+  EXPECT_TRUE(has(gf->d, "no roofline"));
+  EXPECT_FALSE(has(gf->d, "has no target") || has(gf->d, "have no target"));  // rows carry one
+  EXPECT_EQ(gf->d.runs.size(), 2u);
+  EXPECT_EQ(gf->d.keys[0].points.size(), 2u);
+}
+
+TEST(KgateDashboard, MarkupStaysInert) {
+  EXPECT_EQ(kb::json_string("a\"b\\c"), "\"a\\\"b\\\\c\"");
+  EXPECT_EQ(kb::json_string("</script><b>&"), "\"\\u003c/script\\u003e\\u003cb\\u003e\\u0026\"");
+  EXPECT_EQ(kb::json_string("x\xe2\x80\xa8y\x01"), "\"x\\u2028y\\u0001\"");
+  kb::Record r = row("<img src=x onerror=alert(1)>", 1000, "r1");
+  r.shape = "</script><script>alert(2)</script>";
+  auto b = build({csv({r})});
+  b->d.title = "<i>title</i>";
+  std::string html = kb::dashboard_html(b->d);
+  EXPECT_FALSE(contains(html, "<img")) << "a name became an element";
+  EXPECT_FALSE(contains(html, "</script><script>alert"));
+  EXPECT_FALSE(contains(html, "<i>title"));
+  EXPECT_TRUE(contains(html, "&lt;i&gt;title"));
+  // Exactly the page's own two scripts.
+  size_t scripts = 0;
+  for (size_t p = html.find("<script"); p != std::string::npos; p = html.find("<script", p + 1))
+    ++scripts;
+  EXPECT_EQ(scripts, 2u);
+}
+
+TEST(KgateDashboard, IsoTimes) {
+  int64_t t = 0;
+  ASSERT_TRUE(kb::parse_iso_time("1970-01-02T00:00:00Z", t));
+  EXPECT_EQ(t, 86400);
+  ASSERT_TRUE(kb::parse_iso_time("2026-11-24T09:28:03Z", t));
+  EXPECT_EQ(t, 1795512483);
+  ASSERT_TRUE(kb::parse_iso_time("2026-11-24T10:28:03.25+01:00", t));
+  EXPECT_EQ(t, 1795512483);
+  ASSERT_TRUE(kb::parse_iso_time("2024-02-29T00:00:00", t));
+  EXPECT_EQ(t, 1709164800);
+  for (const char* bad : {"", "2026-11-24", "yesterday", "2026-13-01T00:00:00Z",
+                          "2026-11-24T09:28:03Zjunk", "2026-11-24T09:28:03+0100"})
+    EXPECT_FALSE(kb::parse_iso_time(bad, t)) << bad;
+}
+
+#ifdef KBENCH_KGATE_EXE
+TEST(KgateDashboard, CommandWritesFileOrFolder) {
+  fs::path d = temp_dir("dashboard_cli");
+  auto rows = series("gemv", steady(20, 2000, 2000));
+  for (auto& r : rows) r.git_sha = "abc";
+  fs::path in = write(d / "r.csv", csv(rows));
+  Result a = kgate("dashboard --results " + in.string() + " --out " + (d / "page.html").string());
+  EXPECT_EQ(a.code, 0) << a.out;
+  std::string page = slurp(d / "page.html");
+  EXPECT_TRUE(contains(page, "id=\"kb-data\""));
+  // Nothing fetched (the one URL is the SVG namespace's name, never loaded).
+  for (const char* fetch :
+       {"src=", "href=\"http", "url(http", "@import", "fetch(", "XMLHttpRequest"})
+    EXPECT_FALSE(contains(page, fetch)) << fetch;
+  Result b = kgate("dashboard --results " + in.string() + " --out " + (d / "site" / "x").string() +
+                   " --title Nightly");
+  EXPECT_EQ(b.code, 0) << b.out;
+  EXPECT_TRUE(contains(slurp(d / "site" / "x" / "index.html"), "<title>Nightly"));
+  for (const char* bad : {"dashboard", "dashboard --results", "dashboard --out x",
+                          "dashboard --results r.csv", "dashboard --results r.csv --out"}) {
+    Result r = kgate(bad);
+    EXPECT_EQ(r.code, 2) << bad << "\n" << r.out;
+  }
+  Result missing = kgate("dashboard --results " + (d / "nope.csv").string() + " --out " +
+                         (d / "n.html").string());
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_TRUE(contains(missing.out, "nope.csv"));
+}
+
+TEST(KgateDashboard, GenHistoryFromRealRunIsLabelledSynthetic) {
+  fs::path d = temp_dir("gen_from");
+  auto rows = series("gemv", {2000});
+  rows[0].roofline = 3000;
+  rows[0].timestamp = "2026-11-24T09:00:00Z";
+  fs::path in = write(d / "real.csv", csv(rows));
+  Result g = kgate("gen-history --from " + in.string() + " --runs 30 --attempts --out " +
+                   (d / "syn.csv").string());
+  ASSERT_EQ(g.code, 0) << g.out;
+  std::string syn = slurp(d / "syn.csv");
+  EXPECT_TRUE(contains(syn.substr(0, syn.find('\n')), ",attempt"));
+  EXPECT_TRUE(contains(syn, "synthetic-h100-80gb-hbm3-30,2026-11-23T09:00:00Z"));
+  EXPECT_TRUE(contains(syn, ",synth"));
+  kb::History h;
+  h.add_file((d / "syn.csv").string());
+  h.finish();
+  EXPECT_EQ(h.runs().size(), 30u);
+  EXPECT_EQ(h.keys().size(), 1u);
+}
+#endif
+
+}  // namespace

@@ -1,0 +1,414 @@
+#include "tools/kgate/dashboard.h"
+
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <ctime>
+#include <deque>
+#include <map>
+#include <optional>
+#include <thread>
+
+#include "reports/csv_reader.h"
+#include "reports/result_reader.h"
+#include "tools/kgate/history_rule.h"
+
+namespace kb {
+
+namespace {
+
+char status_letter(RowStatus s) { return kDashStatusLetters[static_cast<int>(s)]; }
+
+int status_slot(char letter) {
+  const char* p = std::char_traits<char>::find(kDashStatusLetters, 6, letter);
+  return p ? static_cast<int>(p - kDashStatusLetters) : 5;
+}
+
+std::string trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return std::string(s);
+}
+
+// Days since 1970-01-01 of a civil date (proleptic Gregorian).
+int64_t days_from_civil(int64_t y, int64_t m, int64_t d) {
+  y -= m <= 2;
+  const int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const int64_t yoe = y - era * 400;
+  const int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + doe - 719468;
+}
+
+bool digits(std::string_view s, size_t pos, size_t n, int& out) {
+  if (pos + n > s.size()) return false;
+  out = 0;
+  for (size_t i = pos; i < pos + n; ++i) {
+    if (s[i] < '0' || s[i] > '9') return false;
+    out = out * 10 + (s[i] - '0');
+  }
+  return true;
+}
+
+std::string key_tuple(const std::string& name, const std::string& metric, const std::string& dtype,
+                      const std::string& shape, const std::string& arch,
+                      const std::string& device) {
+  std::string s;
+  for (const std::string* part : {&name, &metric, &dtype, &shape, &arch, &device}) {
+    s += *part;
+    s += '\x1f';
+  }
+  return s;
+}
+
+std::string now_iso() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string count_of(size_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+}  // namespace
+
+bool parse_iso_time(std::string_view s, int64_t& out) {
+  int y, mo, d, h, mi, se;
+  if (!digits(s, 0, 4, y) || s.size() < 19 || s[4] != '-' || !digits(s, 5, 2, mo) || s[7] != '-' ||
+      !digits(s, 8, 2, d) || (s[10] != 'T' && s[10] != ' ') || !digits(s, 11, 2, h) ||
+      s[13] != ':' || !digits(s, 14, 2, mi) || s[16] != ':' || !digits(s, 17, 2, se))
+    return false;
+  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60) return false;
+  size_t pos = 19;
+  if (pos < s.size() && s[pos] == '.') {
+    ++pos;
+    while (pos < s.size() && s[pos] >= '0' && s[pos] <= '9') ++pos;
+  }
+  int64_t offset = 0;
+  if (pos < s.size()) {
+    if (s[pos] == 'Z' && pos + 1 == s.size()) {
+    } else if ((s[pos] == '+' || s[pos] == '-') && s.size() == pos + 6 && s[pos + 3] == ':') {
+      int oh, om;
+      if (!digits(s, pos + 1, 2, oh) || !digits(s, pos + 4, 2, om)) return false;
+      offset = (s[pos] == '+' ? 1 : -1) * (oh * 3600 + om * 60);
+    } else {
+      return false;
+    }
+  }
+  out = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se - offset;
+  return true;
+}
+
+uint32_t RowExtras::intern(std::string_view s) {
+  auto it = index_.find(std::string(s));
+  if (it != index_.end()) return it->second;
+  uint32_t id = static_cast<uint32_t>(strings_.size());
+  strings_.emplace_back(s);
+  index_.emplace(std::string(s), id);
+  return id;
+}
+
+void RowExtras::add_file(uint32_t file, const std::string& path) {
+  FileText text(path);
+  add_text(file, text.view());
+}
+
+void RowExtras::add_text(uint32_t file, std::string_view text) {
+  if (rows_.size() <= file) rows_.resize(file + 1);
+  std::vector<Extra>& out = rows_[file];
+  CsvReader csv(text);
+  std::vector<std::string_view> f;
+  if (!csv.next(f)) return;
+  const size_t columns = f.size();
+  int sha = -1, driver = -1, cuda = -1, attempt = -1, name = -1;
+  for (size_t i = 0; i < f.size(); ++i) {
+    std::string c = trim(f[i]);
+    int col = static_cast<int>(i);
+    if (c == "git_sha") sha = col;
+    if (c == "driver") driver = col;
+    if (c == "cuda") cuda = col;
+    if (c == "attempt") attempt = col;
+    if (c == "name") name = col;
+  }
+  if (attempt >= 0) has_attempt_ = true;
+  if (sha < 0 && driver < 0 && cuda < 0 && attempt < 0) return;  // gpt_fast: nothing to add
+  auto at = [&](int col) { return col >= 0 ? f[static_cast<size_t>(col)] : std::string_view(); };
+  while (csv.next(f)) {
+    // Rows History skips (wrong width, a repeated header) are skipped here too.
+    if (f.size() != columns || (name >= 0 && trim(at(name)) == "name")) continue;
+    Extra e;
+    e.line = static_cast<uint32_t>(csv.line());
+    e.git_sha = intern(trim(at(sha)));
+    e.driver = intern(trim(at(driver)));
+    e.cuda = intern(trim(at(cuda)));
+    std::string a = trim(at(attempt));
+    if (!a.empty()) {
+      int n = 0;
+      auto res = std::from_chars(a.data(), a.data() + a.size(), n);
+      e.attempt = res.ec == std::errc() && res.ptr == a.data() + a.size() && n >= 1 ? n : 0;
+    }
+    out.push_back(e);
+  }
+}
+
+const RowExtras::Extra* RowExtras::find(uint32_t file, uint32_t line) const {
+  if (file >= rows_.size()) return nullptr;
+  const auto& v = rows_[file];
+  auto it = std::lower_bound(v.begin(), v.end(), line,
+                             [](const Extra& e, uint32_t l) { return e.line < l; });
+  return it != v.end() && it->line == line ? &*it : nullptr;
+}
+
+std::vector<DashboardPoint> judge_series(const History& h, uint32_t k, const GateOptions& opt) {
+  const Key& key = h.keys()[k];
+  const auto& obs = h.observations();
+  const bool lower = key.lower_is_better;
+  const TargetFile* tf = key.arch.empty() ? nullptr : match_gpu(opt.targets, key.arch);
+  // As run_gate: the earlier measured, unthrottled values, at most this many.
+  const size_t keep = static_cast<size_t>(opt.rule.window + opt.rule.max_recent);
+  std::deque<double> earlier;
+  std::vector<double> values;
+  std::vector<DashboardPoint> out;
+  out.reserve(h.series(k).size());
+  for (uint32_t idx : h.series(k)) {
+    const Observation& o = obs[idx];
+    DashboardPoint p;
+    p.run = o.run;
+    p.status = status_letter(o.status);
+    if (o.roofline()) p.roofline = *o.roofline();
+    if (o.measured()) p.value = o.actual;
+
+    // Rule 2's target, found as run_gate finds it: the target file's entry
+    // for this row, else the row's own column.
+    std::optional<double> target;
+    double tolerance = 0.05;
+    if (tf) {
+      if (const TargetEntry* e =
+              tf->find(key.name, key.metric, key.dtype, key.shape, std::string(o.variant))) {
+        target = resolve_target(*e, o.roofline(), lower);
+        tolerance = e->tolerance;
+      }
+    }
+    if (!target && o.target()) {
+      target = o.target();
+      tolerance = 0.05;
+    }
+    if (target) p.target = *target;
+
+    if (o.status == RowStatus::failed || o.status == RowStatus::incorrect) {
+      p.verdict = GateStatus::fail;
+    } else if (o.status == RowStatus::skipped) {
+      p.verdict = GateStatus::skipped;
+    } else {
+      values.assign(earlier.begin(), earlier.end());
+      values.push_back(o.actual);
+      HistoryResult r = history_rule(values, lower, opt.rule);
+      if (r.history > 0 && r.baseline > 0) {
+        p.baseline = r.baseline;
+        p.band = std::max(opt.rule.min_gap, r.explained);
+      }
+      bool fails = target ? below_target(o.actual, *target, tolerance, lower)
+                          : o.status == RowStatus::below_target;
+      fails = fails || r.outcome == HistoryOutcome::fail;
+      if (fails)
+        p.verdict = o.status == RowStatus::throttled ? GateStatus::inconclusive : GateStatus::fail;
+      else
+        p.verdict = r.outcome == HistoryOutcome::pass ? GateStatus::pass : GateStatus::inconclusive;
+      if (o.status != RowStatus::throttled) {
+        earlier.push_back(o.actual);
+        if (earlier.size() > keep) earlier.pop_front();
+      }
+    }
+    out.push_back(p);
+  }
+  return out;
+}
+
+DashboardData build_dashboard(const History& h, const RowExtras& extras,
+                              const DashboardOptions& opt) {
+  DashboardData d;
+  GateReport rep = run_gate(h, opt.gate);
+  d.title = opt.title;
+  d.generated = now_iso();
+  d.inputs = h.files();
+  d.rows = h.rows();
+  d.window = opt.gate.rule.window;
+  d.min_gap = opt.gate.rule.min_gap;
+  d.strict = opt.gate.strict;
+  d.gate_summary = rep.summary();
+  d.gated_runs = rep.gated_runs;
+  d.warnings = rep.warnings;
+
+  const auto& keys = h.keys();
+  const auto& obs = h.observations();
+  const auto& runs = h.runs();
+
+  // GPUs: one column per (arch, device), by name.
+  std::map<std::pair<std::string, std::string>, uint32_t> gpu_index;
+  for (const Key& k : keys) gpu_index.emplace(std::make_pair(k.arch, k.device), 0);
+  for (auto& [gpu, index] : gpu_index) {
+    index = static_cast<uint32_t>(d.gpus.size());
+    d.gpus.push_back({gpu.first, gpu.second});
+  }
+
+  // Runs, described by their first row.
+  d.runs.resize(runs.size());
+  std::vector<uint32_t> first_row(runs.size(), UINT32_MAX);
+  for (uint32_t i = 0; i < obs.size(); ++i)
+    if (first_row[obs[i].run] == UINT32_MAX) first_row[obs[i].run] = i;
+  for (size_t r = 0; r < runs.size(); ++r) {
+    DashboardRun& dr = d.runs[r];
+    dr.label = runs[r].label;
+    dr.timestamp = runs[r].timestamp;
+    dr.has_time = parse_iso_time(dr.timestamp, dr.time);
+    if (first_row[r] == UINT32_MAX) continue;
+    const Observation& o = obs[first_row[r]];
+    if (const RowExtras::Extra* e = extras.find(o.file, o.line)) {
+      dr.git_sha = extras.str(e->git_sha);
+      dr.driver = extras.str(e->driver);
+      dr.cuda = extras.str(e->cuda);
+    }
+  }
+
+  std::unordered_map<std::string, const GateKeyResult*> verdicts;
+  for (const GateKeyResult& g : rep.keys)
+    verdicts.emplace(key_tuple(g.name, g.metric, g.dtype, g.shape, g.arch, g.device), &g);
+
+  // The rows History did not put in a series (a second row of a key in one
+  // run): attempts of that run's point.
+  std::vector<char> in_series(obs.size(), 0);
+  for (uint32_t k = 0; k < keys.size(); ++k)
+    for (uint32_t i : h.series(k)) in_series[i] = 1;
+
+  d.keys.resize(keys.size());
+  // Judging every point of a year of history is most of the work (the
+  // history rule once per point): keys are independent, so spread them
+  // over the cores.
+  {
+    std::atomic<uint32_t> next{0};
+    auto work = [&] {
+      for (uint32_t k; (k = next++) < keys.size();) d.keys[k].points = judge_series(h, k, opt.gate);
+    };
+    unsigned n = std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
+    std::vector<std::thread> pool;
+    for (unsigned t = 1; t < n && keys.size() > 64; ++t) pool.emplace_back(work);
+    work();
+    for (auto& t : pool) t.join();
+  }
+  std::vector<std::vector<uint32_t>> gpu_runs(d.gpus.size());
+  for (uint32_t k = 0; k < keys.size(); ++k) {
+    const Key& key = keys[k];
+    DashboardKey& dk = d.keys[k];
+    dk.name = key.name;
+    dk.metric = key.metric;
+    dk.dtype = key.dtype;
+    dk.shape = key.shape;
+    dk.lower_is_better = key.lower_is_better;
+    dk.gpu = gpu_index[{key.arch, key.device}];
+    if (!h.series(k).empty()) dk.variant = std::string(obs[h.series(k).back()].variant);
+    auto it =
+        verdicts.find(key_tuple(key.name, key.metric, key.dtype, key.shape, key.arch, key.device));
+    if (it != verdicts.end()) {
+      const GateKeyResult& g = *it->second;
+      dk.has_verdict = true;
+      dk.verdict = g.status;
+      dk.rule = g.rule;
+      dk.why = g.why;
+      // The newest point is the gated one (unless the key is missing from
+      // the newest run): it shows `kgate check`'s own verdict.
+      if (!dk.points.empty() && g.rule != "missing" && runs[dk.points.back().run].label == g.run)
+        dk.points.back().verdict = g.status;
+    }
+    if (!dk.points.empty()) gpu_runs[dk.gpu].push_back(dk.points.back().run);
+  }
+  for (const auto& g : gpu_runs)
+    if (!g.empty()) d.runs[*std::max_element(g.begin(), g.end())].gated = true;
+
+  for (uint32_t i = 0; i < obs.size(); ++i) {
+    if (in_series[i]) continue;
+    const Observation& o = obs[i];
+    DashboardKey& dk = d.keys[o.key];
+    auto p = std::lower_bound(dk.points.begin(), dk.points.end(), o.run,
+                              [](const DashboardPoint& pt, uint32_t run) { return pt.run < run; });
+    if (p == dk.points.end() || p->run != o.run) continue;
+    DashboardAttempt a;
+    a.point = static_cast<uint32_t>(p - dk.points.begin());
+    const RowExtras::Extra* e = extras.find(o.file, o.line);
+    a.attempt = e ? e->attempt : 0;
+    a.status = status_letter(o.status);
+    if (o.measured()) a.value = o.actual;
+    dk.attempts.push_back(a);
+  }
+
+  // Per run: rows by status (attempts included), keys by verdict, GPUs.
+  for (const DashboardKey& dk : d.keys) {
+    for (const DashboardPoint& p : dk.points) {
+      DashboardRun& dr = d.runs[p.run];
+      ++dr.rows[status_slot(p.status)];
+      ++dr.verdicts[static_cast<int>(p.verdict)];
+      if (std::find(dr.gpus.begin(), dr.gpus.end(), dk.gpu) == dr.gpus.end())
+        dr.gpus.push_back(dk.gpu);
+    }
+    for (const DashboardAttempt& a : dk.attempts)
+      ++d.runs[dk.points[a.point].run].rows[status_slot(a.status)];
+  }
+  for (auto& dr : d.runs) std::sort(dr.gpus.begin(), dr.gpus.end());
+
+  // What is missing, and what the page leaves out because of it.
+  const size_t nr = d.runs.size(), nk = d.keys.size();
+  if (nr == 1)
+    d.notes.push_back("One run only: no trend and no baseline yet (the history rule needs " +
+                      std::to_string(opt.gate.rule.min_history) + " earlier runs).");
+  size_t no_time = 0, no_sha = 0, no_id = 0;
+  for (const DashboardRun& r : d.runs) {
+    no_time += !r.has_time;
+    no_sha += r.git_sha.empty();
+  }
+  for (const Run& r : runs) no_id += r.label.find('#') != std::string::npos && r.timestamp.empty();
+  if (no_time)
+    d.notes.push_back(count_of(no_time, "run has", "runs have") + " no timestamp (of " +
+                      std::to_string(nr) + "): the charts' x axis is the run order, not time.");
+  if (no_sha)
+    d.notes.push_back(count_of(no_sha, "run has", "runs have") + " no git_sha (of " +
+                      std::to_string(nr) +
+                      "; gpt_fast files have none): no commit markers where they are.");
+  if (no_id)
+    d.notes.push_back(count_of(no_id, "run comes", "runs come") +
+                      " from files without run ids (gpt_fast): each repeat of a key in a file "
+                      "is taken as that file's next run, files in the order given.");
+  size_t no_target = 0, no_roof = 0;
+  for (const DashboardKey& k : d.keys) {
+    bool t = false, r = false;
+    for (const DashboardPoint& p : k.points) {
+      t = t || p.target == p.target;
+      r = r || p.roofline == p.roofline;
+    }
+    no_target += !t;
+    no_roof += !r;
+  }
+  if (no_target)
+    d.notes.push_back(count_of(no_target, "key has", "keys have") + " no target (of " +
+                      std::to_string(nk) +
+                      ", none in the target files nor in the rows): no target line; the gate "
+                      "judges them by their history only.");
+  if (no_roof)
+    d.notes.push_back(count_of(no_roof, "key has", "keys have") + " no roofline (of " +
+                      std::to_string(nk) +
+                      "; gpt_fast rows and probes have none): their cells show the value, and "
+                      "the roofline-fraction axis leaves them out.");
+  for (const DashboardGpu& g : d.gpus)
+    if (g.arch.empty())
+      d.notes.push_back(
+          "Rows without arch (older gpt_fast files) are shown under the GPU '(no arch)'; no "
+          "target file can match them.");
+  if (opt.gate.targets.empty())
+    d.notes.push_back(
+        "No target files given (--targets): targets come from the rows' own target column.");
+  return d;
+}
+
+}  // namespace kb
