@@ -27,6 +27,11 @@
 #include "suite/probe.h"
 #include "suite/runner.h"
 #include "suite/suspects.h"
+#include "suite/tuning.h"
+#include "kernels/common/device_buffer.h"
+#include "kernels/common/device_random.h"
+#include "kernels/gemm/gemm.h"
+#include <cublasLt.h>
 #include "suite/targets.h"
 
 namespace kb {
@@ -53,6 +58,8 @@ struct Args {
   int repeat = 0;          // attempts per suspect (--repeat; 0 = not given)
   std::string inject;      // --inject-slowdown REGEX=PCT
   bool allow_inject = false;
+  int reps = 20;        // kbench tune: samples per candidate
+  int candidates = 16;  // kbench tune: algorithms asked of the heuristic
 };
 
 int parse_count(const std::string& flag, const std::string& v) {
@@ -128,6 +135,8 @@ Args parse(int argc, char** argv) {
     else if (f == "--buffer-sets") a.engine.max_buffer_sets = parse_count(f, value());
     else if (f == "--inject-slowdown") a.inject = value();
     else if (f == "--allow-injected-slowdown") a.allow_inject = true;
+    else if (f == "--reps") a.reps = parse_count(f, value());
+    else if (f == "--candidates") a.candidates = parse_count(f, value());
     else if (f == "--help" || f == "-h") a.command = "help";
     else throw UsageError("unknown option '" + f + "'");
   }
@@ -466,6 +475,18 @@ int cmd_run(const Args& a) {
     std::printf("kbench %s: %s (device %d, %d SMs, %zu MB L2, driver %s, CUDA %s), targets: %s\n",
                 cfg.info.run_id.c_str(), dev.name.c_str(), d, dev.sm_count, dev.l2_bytes >> 20,
                 dev.driver.c_str(), dev.cuda.c_str(), tf ? tf->path.c_str() : "roofline fallback");
+    if (!cfg.targets_dir.empty()) {
+      const std::string tpath = tuning_path(cfg.targets_dir, tf, dev.name);
+      std::string warning;
+      const auto pins = load_pins(tpath, dev.name, &warning);
+      if (!warning.empty()) std::fprintf(stderr, "kbench: warning: %s\n", warning.c_str());
+      std::printf("cuBLASLt choices: %s\n",
+                  pins.empty() ? ("none pinned (" + tpath + " " +
+                                  (warning.empty() ? "does not exist" : "not used") +
+                                  "): the heuristic's first choice; kbench tune writes the table")
+                                     .c_str()
+                               : (std::to_string(pins.size()) + " pinned in " + tpath).c_str());
+    }
     ProbeResult probed;
     auto probe_rows = run_probe_worker(cfg, dev, &probed);
     const Ceilings c = merge_ceilings(tf, probed);
@@ -489,6 +510,154 @@ int cmd_run(const Args& a) {
     }
   }
   return finish_run(a, rows);
+}
+
+// `kbench tune`: builds every point of the selected experiments (gemm and
+// the MLP by default) to learn which cuBLASLt GEMMs they plan, then for each
+// GEMM times every candidate of the heuristic, interleaved (one cold sample
+// of each candidate in turn, `--reps` rounds) exactly as the engine times
+// samples, and writes the fastest by median into the GPU's tuning table with
+// what was measured. Other sections of an existing table are kept.
+int cmd_tune(const Args& a) {
+  auto experiments = select(a.filter.empty() ? "^(gemm|mlp_layer_norm_gelu)$" : a.filter);
+  auto files = load_targets(a);
+  const int count = require_devices();
+  if (count == 0) return kExitNoDevice;
+  const int d = devices_for(a.device, count).front();
+  DeviceInfo dev = query_device(d);
+  KB_CUDA_CHECK(cudaSetDevice(d));
+  const TargetFile* tf = match_gpu(files, dev.name);
+  bool explicit_dir = false;
+  const std::string dir = targets_dir(a, &explicit_dir);
+  const std::string out = a.write.empty() ? tuning_path(dir, tf, dev.name) : a.write;
+
+  gemm::set_pinned_algos({});
+  gemm::clear_planned_keys();
+  for (const Experiment* e : experiments)
+    for (const Point& p : e->points()) {
+      if (!e->unsupported_reason(p, dev.prop).empty()) continue;
+      try {
+        e->make_case(p);  // plans its GEMMs; destroyed at once
+      } catch (const std::exception& ex) {
+        cudaGetLastError();
+        std::fprintf(stderr, "kbench tune: %s %s %s: not tuned: %s\n", e->name().c_str(),
+                     p.shape.str().c_str(), dtype_name(p.dtype), ex.what());
+      }
+    }
+  const std::vector<gemm::AlgoKey> keys = gemm::planned_keys();
+  if (keys.empty()) throw UsageError("the selected experiments plan no cuBLASLt GEMM");
+  std::printf("kbench tune: %zu cuBLASLt GEMMs on %s, up to %d candidates each, %d interleaved "
+              "cold samples per candidate\n",
+              keys.size(), dev.name.c_str(), a.candidates, a.reps);
+
+  RunInfo info;
+  EngineOptions eo;
+  Engine engine(dev, tf, eo, info);
+  int version = static_cast<int>(cublasLtGetVersion());
+  nlohmann::ordered_json entries = nlohmann::ordered_json::array();
+  for (const auto& k : keys) {
+    gemm::Options o;
+    o.input = k.input;
+    o.epilogue = k.epilogue;
+    o.candidates = a.candidates;
+    o.use_pins = false;
+    const size_t in_size = k.input == gemm::Input::bf16 ? 2 : 1;
+    DeviceBuffer<unsigned char> A(static_cast<size_t>(k.M * k.K) * in_size),
+        W(static_cast<size_t>(k.N * k.K) * in_size), D(static_cast<size_t>(k.M * k.N) * 2),
+        bias(static_cast<size_t>(k.N) * 2);
+    cudaStream_t s0 = nullptr;
+    if (k.input == gemm::Input::bf16) {
+      fill_uniform_bf16(reinterpret_cast<gemm::bf16*>(A.get()), k.M * k.K, 1, -1.f, 1.f, s0);
+      fill_uniform_bf16(reinterpret_cast<gemm::bf16*>(W.get()), k.N * k.K, 2, -1.f, 1.f, s0);
+    } else {
+      fill_uniform_fp8_e4m3(reinterpret_cast<gemm::fp8*>(A.get()), k.M * k.K, 1, -1.f, 1.f, s0);
+      fill_uniform_fp8_e4m3(reinterpret_cast<gemm::fp8*>(W.get()), k.N * k.K, 2, -1.f, 1.f, s0);
+    }
+    fill_uniform_bf16(reinterpret_cast<gemm::bf16*>(bias.get()), k.N, 3, -1.f, 1.f, s0);
+    KB_CUDA_CHECK(cudaDeviceSynchronize());
+    gemm::Gemm g(k.M, k.N, k.K, o);
+    const void* bp = gemm::has_bias(k.epilogue) ? bias.get() : nullptr;
+    auto launch = [&](cudaStream_t s) {
+      if (k.input == gemm::Input::bf16)
+        g.run(reinterpret_cast<const gemm::bf16*>(A.get()),
+              reinterpret_cast<const gemm::bf16*>(W.get()),
+              static_cast<const gemm::bf16*>(bp), reinterpret_cast<gemm::bf16*>(D.get()), s);
+      else
+        g.run(reinterpret_cast<const gemm::fp8*>(A.get()),
+              reinterpret_cast<const gemm::fp8*>(W.get()), static_cast<const gemm::bf16*>(bp),
+              reinterpret_cast<gemm::bf16*>(D.get()), s);
+    };
+    const int n = g.candidates();
+    std::vector<std::vector<double>> t(static_cast<size_t>(n));
+    std::vector<gemm::AlgoConfig> cfg(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) {  // warm-up, and each candidate's configuration
+      g.use_candidate(i);
+      cfg[i] = g.algo();
+      engine.time_cold(launch);
+    }
+    for (int r = 0; r < a.reps; ++r)
+      for (int i = 0; i < n; ++i) {
+        g.use_candidate(i);
+        t[i].push_back(engine.time_cold(launch));
+      }
+    std::vector<double> med(static_cast<size_t>(n));
+    int best = 0;
+    for (int i = 0; i < n; ++i) {
+      med[i] = median(t[i]);
+      if (med[i] < med[best]) best = i;
+    }
+    int second = -1;
+    for (int i = 0; i < n; ++i)
+      if (i != best && (second < 0 || med[i] < med[second])) second = i;
+    gemm::PinnedAlgo pin{k, cfg[best], ""};
+    nlohmann::ordered_json m;
+    m["median_us"] = std::round(med[best] * 1e8) / 100;
+    m["noise_rel"] = std::round(summarize(t[best]).noise_rel * 1e5) / 1e5;
+    m["heuristic_rank"] = best + 1;
+    m["heuristic_first_us"] = std::round(med[0] * 1e8) / 100;
+    if (second >= 0) {
+      m["runner_up"] = gemm::algo_id(cfg[second]);
+      m["runner_up_us"] = std::round(med[second] * 1e8) / 100;
+    }
+    m["candidates"] = n;
+    m["samples"] = a.reps;
+    m["date"] = utc_timestamp();
+    m["driver"] = dev.driver;
+    m["cublaslt_version"] = version;
+    entries.push_back(pin_json(pin, m));
+    std::printf("  %s M=%lld N=%lld K=%lld: %s %.2f us (heuristic's #%d; its first %.2f us%s)\n",
+                gemm::input_name(k.input), (long long)k.M, (long long)k.N, (long long)k.K,
+                gemm::algo_id(cfg[best]).c_str(), med[best] * 1e6, best + 1, med[0] * 1e6,
+                second >= 0 ? (", runner-up " + std::to_string(med[second] * 1e6) + " us").c_str()
+                            : "");
+  }
+  nlohmann::ordered_json doc;
+  {
+    std::ifstream in(out, std::ios::binary);
+    if (in) {
+      std::ostringstream ss;
+      ss << in.rdbuf();
+      try {
+        doc = parse_tuning_file(ss.str(), out).doc;
+      } catch (const TuningError& e) {
+        throw UsageError(std::string(e.what()) + ": fix or remove it; nothing was written");
+      }
+    }
+  }
+  doc["gpu"] = dev.name;
+  doc["cublaslt"] = entries;
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(out).parent_path(), ec);
+  const std::string tmp = out + ".tmp";
+  {
+    std::ofstream o(tmp);
+    if (!o || !(o << doc.dump(2) << "\n")) throw std::runtime_error(tmp + ": cannot write");
+  }
+  std::filesystem::rename(tmp, out, ec);
+  if (ec) throw std::runtime_error(out + ": cannot write: " + ec.message());
+  std::printf("tuning table written to %s (%zu cuBLASLt entries): review and commit it\n",
+              out.c_str(), keys.size());
+  return kExitOk;
 }
 
 int cmd_probe(const Args& a) {
@@ -562,12 +731,16 @@ int kbench_main(int argc, char** argv) {
     if (a.command == "list") return cmd_list();
     if (a.command == "run") return cmd_run(a);
     if (a.command == "probe") return cmd_probe(a);
+    if (a.command == "tune") return cmd_tune(a);
     throw UsageError("unknown command '" + a.command + "'");
   } catch (const UsageError& e) {
     std::fprintf(stderr, "kbench: %s\nRun 'kbench --help' for usage.\n", e.what());
     return kExitUsage;
   } catch (const TargetError& e) {
     std::fprintf(stderr, "kbench: bad target file: %s\n", e.what());
+    return kExitUsage;
+  } catch (const TuningError& e) {
+    std::fprintf(stderr, "kbench: %s\n", e.what());
     return kExitUsage;
   } catch (const SuspectsError& e) {
     std::fprintf(stderr, "kbench: %s\nNothing was measured or appended.\n", e.what());

@@ -186,6 +186,18 @@ double Engine::time_once(Case& c, bool flush, int64_t delay_cycles) {
   return ms * 1e-3;
 }
 
+double Engine::time_cold(const std::function<void(cudaStream_t)>& f) {
+  flush_l2();
+  KB_CUDA_CHECK(cudaEventRecord(start_, stream_));
+  f(stream_);
+  KB_CHECK_LAUNCH();
+  KB_CUDA_CHECK(cudaEventRecord(stop_, stream_));
+  KB_CUDA_CHECK(cudaEventSynchronize(stop_));
+  float ms = 0;
+  KB_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+  return ms * 1e-3;
+}
+
 double Engine::delay_cycles_per_s() {
   if (cycles_per_s_ > 0) return cycles_per_s_;
   // An empty launch and a spin of 2M cycles (about 1 ms), event-timed: the

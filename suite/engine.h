@@ -39,6 +39,10 @@ class Engine {
   // the ones the rooflines use.
   std::vector<Record> probe(ProbeResult* result = nullptr);
   const Ceilings& ceilings() const { return ceilings_; }
+  // One cold sample of `f` timed exactly as experiments' samples are (L2
+  // flushed, CUDA events around the work on the engine's stream): what
+  // `kbench tune` times candidates with.
+  double time_cold(const std::function<void(cudaStream_t)>& f);
   void set_ceilings(const Ceilings& c) { ceilings_ = c; }
 
   // The rows of one point, one per metric.

@@ -16,7 +16,9 @@
 #include "git_sha.h"
 #include "kernels/common/cuda_check.h"
 #include "reports/json_writer.h"
+#include "kernels/gemm/gemm.h"
 #include "suite/rows.h"
+#include "suite/tuning.h"
 
 namespace kb {
 
@@ -255,6 +257,8 @@ int worker_main(int argc, char** argv) {
     std::vector<TargetFile> files;
     if (!targets_dir.empty()) files = load_target_dir(targets_dir);
     const TargetFile* tf = match_gpu(files, dev.name);
+    if (!targets_dir.empty())  // the parent said what is wrong with the table, once
+      gemm::set_pinned_algos(load_pins(tuning_path(targets_dir, tf, dev.name), dev.name, nullptr));
     Engine engine(dev, tf, o, info);
     if (probe) {
       ProbeResult p;

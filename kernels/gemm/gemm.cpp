@@ -59,16 +59,37 @@ void get_config(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttrib
 
 }  // namespace
 
-const char* epilogue_name(Epilogue e) {
-  switch (e) {
-    case Epilogue::none:
-      return "none";
-    case Epilogue::bias:
-      return "bias";
-    case Epilogue::gelu:
-      return "gelu";
-    case Epilogue::gelu_bias:
-      return "gelu_bias";
+namespace {
+std::vector<PinnedAlgo>& pins() {
+  static std::vector<PinnedAlgo> p;
+  return p;
+}
+}  // namespace
+
+void set_pinned_algos(std::vector<PinnedAlgo> p) { pins() = std::move(p); }
+
+namespace {
+std::vector<AlgoKey>& planned() {
+  static std::vector<AlgoKey> k;
+  return k;
+}
+}  // namespace
+
+std::vector<AlgoKey> planned_keys() { return planned(); }
+void clear_planned_keys() { planned().clear(); }
+
+const PinnedAlgo* find_pinned(const AlgoKey& key) {
+  for (const auto& p : pins())
+    if (p.key == key) return &p;
+  return nullptr;
+}
+
+const char* algo_source_name(AlgoSource s) {
+  switch (s) {
+    case AlgoSource::table: return "table";
+    case AlgoSource::heuristic: return "heuristic";
+    case AlgoSource::refused: return "refused";
+    case AlgoSource::candidate: return "candidate";
   }
   return "?";
 }
@@ -82,10 +103,12 @@ struct Gemm::Impl {
   cublasLtMatmulAlgo_t algo{};
   AlgoConfig config;
   std::string id;
-  // The heuristic's usable candidates, in its order (tune() times them).
+  // The heuristic's usable candidates, in its order (kbench tune times them).
   std::vector<cublasLtMatmulHeuristicResult_t> usable;
   int chosen_index = 0;  // into `usable`
-  bool timed = false;    // chosen by tune()
+  AlgoSource source = AlgoSource::heuristic;
+  std::string note;
+  cudaDataType_t in_type = CUDA_R_16BF;
   DeviceBuffer<unsigned char> workspace;
   const void* bias_set = nullptr;  // the bias pointer the descriptor holds now
 
@@ -112,6 +135,7 @@ Gemm::Gemm(int64_t M, int64_t N, int64_t K, Options opts) : impl_(std::make_uniq
 
   g.handle = handle_for_current_device();
   const cudaDataType_t in_type = opts.input == Input::bf16 ? CUDA_R_16BF : CUDA_R_8F_E4M3;
+  g.in_type = in_type;
 
   KB_CUBLAS_CHECK(cublasLtMatmulDescCreate(&g.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
   const cublasOperation_t op_w = CUBLAS_OP_T, op_a = CUBLAS_OP_N;
@@ -165,6 +189,11 @@ Gemm::Gemm(int64_t M, int64_t N, int64_t K, Options opts) : impl_(std::make_uniq
   for (int i = 0; i < returned; ++i)
     if (results[i].state == CUBLAS_STATUS_SUCCESS && results[i].workspaceSize <= opts.max_workspace)
       g.usable.push_back(results[i]);
+  bool seen = false;
+  for (const auto& k : planned()) seen |= k == key();
+  if (!seen) planned().push_back(key());
+  const PinnedAlgo* pin = opts.use_pins ? find_pinned(key()) : nullptr;
+  if (pin && try_pinned(*pin)) return;
   if (g.usable.empty()) {
     const int st = returned > 0 ? static_cast<int>(results[0].state)
                                 : static_cast<int>(CUBLAS_STATUS_NOT_SUPPORTED);
@@ -175,6 +204,67 @@ Gemm::Gemm(int64_t M, int64_t N, int64_t K, Options opts) : impl_(std::make_uniq
                     cudaSuccess);
   }
   choose(0);
+  g.source = pin ? AlgoSource::refused : AlgoSource::heuristic;
+}
+
+bool Gemm::try_pinned(const PinnedAlgo& pin) {
+  Impl& g = *impl_;
+  const AlgoConfig& c = pin.config;
+  cublasLtMatmulAlgo_t algo{};
+  cublasLtMatmulHeuristicResult_t check{};
+  auto set = [&](cublasLtMatmulAlgoConfigAttributes_t attr, const auto& v) {
+    return cublasLtMatmulAlgoConfigSetAttribute(&algo, attr, &v, sizeof(v));
+  };
+  cublasStatus_t st = cublasLtMatmulAlgoInit(g.handle, CUBLAS_COMPUTE_32F, CUDA_R_32F, g.in_type,
+                                             g.in_type, CUDA_R_16BF, CUDA_R_16BF, c.id, &algo);
+  const char* step = "cublasLtMatmulAlgoInit";
+  if (st == CUBLAS_STATUS_SUCCESS) {
+    step = "setting its configuration";
+    cublasStatus_t s2[] = {set(CUBLASLT_ALGO_CONFIG_TILE_ID, c.tile),
+                           set(CUBLASLT_ALGO_CONFIG_STAGES_ID, c.stages),
+                           set(CUBLASLT_ALGO_CONFIG_SPLITK_NUM, c.splitk),
+                           set(CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, c.reduction),
+                           set(CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, c.swizzle),
+                           set(CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, c.custom),
+                           set(CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, c.cluster),
+                           set(CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, c.inner)};
+    for (cublasStatus_t x : s2)
+      if (x != CUBLAS_STATUS_SUCCESS && st == CUBLAS_STATUS_SUCCESS) st = x;
+  }
+  if (st == CUBLAS_STATUS_SUCCESS) {
+    step = "cublasLtMatmulAlgoCheck";
+    st = cublasLtMatmulAlgoCheck(g.handle, g.op, g.w_layout, g.a_layout, g.d_layout, g.d_layout,
+                                 &algo, &check);
+    if (st == CUBLAS_STATUS_SUCCESS && check.state != CUBLAS_STATUS_SUCCESS) st = check.state;
+  }
+  if (st == CUBLAS_STATUS_SUCCESS && check.workspaceSize > g.opts.max_workspace) {
+    g.note = "the pinned cuBLASLt algorithm " + algo_id(c) + " (" + pin.origin + ") needs " +
+             std::to_string(check.workspaceSize) + " bytes of workspace, more than the " +
+             std::to_string(g.opts.max_workspace) + " allowed: the heuristic's first choice ran";
+    return false;
+  }
+  if (st != CUBLAS_STATUS_SUCCESS) {
+    g.note = "the pinned cuBLASLt algorithm " + algo_id(c) + " (" + pin.origin +
+             ") was refused by this cuBLASLt (" + cublas_status_name(static_cast<int>(st)) +
+             " at " + step + "): the heuristic's first choice ran";
+    return false;
+  }
+  g.algo = algo;
+  g.config = AlgoConfig{};
+  g.config.workspace = check.workspaceSize;
+  get_config(g.algo, CUBLASLT_ALGO_CONFIG_ID, g.config.id);
+  get_config(g.algo, CUBLASLT_ALGO_CONFIG_TILE_ID, g.config.tile);
+  get_config(g.algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, g.config.stages);
+  get_config(g.algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, g.config.splitk);
+  get_config(g.algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, g.config.reduction);
+  get_config(g.algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, g.config.swizzle);
+  get_config(g.algo, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, g.config.custom);
+  get_config(g.algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, g.config.cluster);
+  get_config(g.algo, CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, g.config.inner);
+  g.id = algo_id(g.config);
+  g.source = AlgoSource::table;
+  g.workspace = DeviceBuffer<unsigned char>(g.config.workspace);
+  return true;
 }
 
 void Gemm::choose(int index) {
@@ -194,54 +284,21 @@ void Gemm::choose(int index) {
   get_config(g.algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, c.swizzle);
   get_config(g.algo, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, c.custom);
   get_config(g.algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, c.cluster);
-  g.id = "algo" + std::to_string(c.id) + "_tile" + std::to_string(c.tile) + "_stages" +
-         std::to_string(c.stages) + "_splitk" + std::to_string(c.splitk) +
-         (c.splitk > 1 ? "_red" + std::to_string(c.reduction) : std::string()) + "_swizzle" +
-         std::to_string(c.swizzle) + "_custom" + std::to_string(c.custom) + "_cluster" +
-         std::to_string(c.cluster);
-  if (g.timed)
-    g.id += "_timed" + std::to_string(index + 1) + "of" + std::to_string(g.usable.size());
-  // What the chosen algorithm needs (often nothing); tune() keeps the largest.
+  get_config(g.algo, CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, c.inner);
+  g.id = algo_id(c);
+  // What the chosen algorithm needs (often nothing); kbench tune keeps the largest.
   if (g.workspace.bytes() < c.workspace) g.workspace = DeviceBuffer<unsigned char>(c.workspace);
 }
 
-void Gemm::tune(const bf16* A, const bf16* W, const bf16* bias, bf16* D, cudaStream_t stream,
-                int reps) {
-  Impl& g = *impl_;
-  if (g.opts.input != Input::bf16)
-    throw std::invalid_argument("gemm: bf16 inputs given to a plan for " + describe());
-  if (reps < 1) throw std::invalid_argument("gemm: tune needs reps >= 1");
-  const int n = static_cast<int>(g.usable.size());
-  if (n <= 1) return;
-  cudaEvent_t e0 = nullptr, e1 = nullptr;
-  KB_CUDA_CHECK(cudaEventCreate(&e0));
-  KB_CUDA_CHECK(cudaEventCreate(&e1));
-  int best = 0;
-  float best_ms = 0;
-  try {
-    for (int i = 0; i < n; ++i) {
-      choose(i);
-      launch(A, W, bias, D, stream);  // warm-up
-      KB_CUDA_CHECK(cudaEventRecord(e0, stream));
-      for (int r = 0; r < reps; ++r) launch(A, W, bias, D, stream);
-      KB_CUDA_CHECK(cudaEventRecord(e1, stream));
-      KB_CUDA_CHECK(cudaEventSynchronize(e1));
-      float ms = 0;
-      KB_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
-      if (i == 0 || ms < best_ms) {
-        best = i;
-        best_ms = ms;
-      }
-    }
-  } catch (...) {
-    cudaEventDestroy(e0);
-    cudaEventDestroy(e1);
-    throw;
-  }
-  KB_CUDA_CHECK(cudaEventDestroy(e0));
-  KB_CUDA_CHECK(cudaEventDestroy(e1));
-  g.timed = true;
-  choose(best);
+int Gemm::candidates() const { return static_cast<int>(impl_->usable.size()); }
+
+void Gemm::use_candidate(int index) {
+  if (index < 0 || index >= candidates())
+    throw std::out_of_range("gemm: no candidate " + std::to_string(index) + " of " +
+                            std::to_string(candidates()) + " for " + describe());
+  choose(index);
+  impl_->source = AlgoSource::candidate;
+  impl_->note.clear();
 }
 
 Gemm::~Gemm() = default;
@@ -254,6 +311,11 @@ int64_t Gemm::K() const { return impl_->K; }
 const Options& Gemm::options() const { return impl_->opts; }
 const AlgoConfig& Gemm::algo() const { return impl_->config; }
 const std::string& Gemm::id() const { return impl_->id; }
+AlgoSource Gemm::source() const { return impl_->source; }
+const std::string& Gemm::note() const { return impl_->note; }
+AlgoKey Gemm::key() const {
+  return {impl_->M, impl_->N, impl_->K, impl_->opts.input, impl_->opts.epilogue};
+}
 
 std::string Gemm::describe() const {
   const Impl& g = *impl_;

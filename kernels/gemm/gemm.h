@@ -14,10 +14,13 @@
 // ld = K), D column-major N x M (ld = N) - the "TN" layout, the one FP8
 // requires. The bias is a vector over D's rows (N), as cuBLASLt wants it.
 //
-// A Gemm is a plan for one shape: the constructor asks cuBLASLt's heuristic
-// once for up to `candidates` algorithms within `max_workspace`, keeps the
-// first one it reports usable, allocates the workspace that algorithm needs
-// and runs every later call with it, so timed calls never re-plan. A shape
+// A Gemm is a plan for one shape: the constructor runs the algorithm pinned
+// for its key in this GPU's tuning table (set_pinned_algos; chosen by
+// `kbench tune`, which times the candidates), else asks cuBLASLt's
+// heuristic once for up to `candidates` algorithms within `max_workspace`
+// and keeps the first one it reports usable; it allocates the workspace
+// that algorithm needs and runs every later call with it, so timed calls
+// never re-plan and every night runs the same kernel. A shape
 // or type cuBLASLt refuses throws kb::CudaError naming the status
 // (CUBLAS_STATUS_NOT_SUPPORTED, ...), which the engine turns into a
 // `failed` row. Arguments the wrapper can judge itself (non-positive
@@ -35,15 +38,13 @@
 #include <string>
 #include <vector>
 
+#include "kernels/gemm/algo_config.h"
+
 namespace kb::gemm {
 
 using bf16 = __nv_bfloat16;
 using fp8 = __nv_fp8_e4m3;
 
-enum class Epilogue { none, bias, gelu, gelu_bias };
-enum class Input { bf16, fp8_e4m3 };
-
-const char* epilogue_name(Epilogue e);  // "none", "bias", "gelu", "gelu_bias"
 inline bool has_bias(Epilogue e) { return e == Epilogue::bias || e == Epilogue::gelu_bias; }
 inline bool has_gelu(Epilogue e) { return e == Epilogue::gelu || e == Epilogue::gelu_bias; }
 
@@ -55,21 +56,32 @@ struct Options {
   // is allocated.
   size_t max_workspace = size_t(32) << 20;
   int candidates = 8;  // algorithms asked of the heuristic
+  bool use_pins = true;  // false: ignore the pinned table (kbench tune)
   // The alignment in bytes the algorithm may assume of every pointer given
   // to run() (A, W, bias, D); run() refuses pointers less aligned than
   // this. cudaMalloc gives 256.
   uint32_t min_alignment = 256;
 };
 
-// The chosen algorithm's configuration (cublasLt.h enum values).
-struct AlgoConfig {
-  int32_t id = -1;
-  uint32_t tile = 0, stages = 0, reduction = 0, swizzle = 0, custom = 0;
-  int32_t splitk = 1;
-  uint16_t cluster = 0;
-  size_t workspace = 0;  // bytes the algorithm needs
-  float waves = 0;       // the heuristic's device-utilization estimate
+// The algorithms pinned for this process (the GPU's tuning table,
+// suite/tuning.h): a plan whose key is here runs that algorithm instead of
+// the heuristic's first choice, unless this cuBLASLt refuses it. Set once
+// before any plan is made (the runner's worker does).
+void set_pinned_algos(std::vector<PinnedAlgo> pins);
+const PinnedAlgo* find_pinned(const AlgoKey& key);
+// Every key planned in this process since the last clear, in order, once
+// each: `kbench tune` builds the suite's cases and tunes what they planned.
+std::vector<AlgoKey> planned_keys();
+void clear_planned_keys();
+
+// Where a plan's algorithm came from.
+enum class AlgoSource {
+  table,      // the pinned algorithm
+  heuristic,  // the heuristic's first usable choice (no pin for this key)
+  refused,    // the pin was refused by this cuBLASLt: the heuristic's first ran
+  candidate,  // one of the heuristic's candidates chosen by index (kbench tune)
 };
+const char* algo_source_name(AlgoSource s);  // "table", "heuristic", "refused", "candidate"
 
 class Gemm {
  public:
@@ -88,12 +100,11 @@ class Gemm {
   void run(const bf16* A, const bf16* W, const bf16* bias, bf16* D, cudaStream_t stream);
   void run(const fp8* A, const fp8* W, const bf16* bias, bf16* D, cudaStream_t stream);
 
-  // Times each algorithm the heuristic returned as usable (`reps` runs
-  // after one warm-up, on these buffers, on `stream`; synchronizes) and
-  // keeps the fastest; id() then ends with "_timed<i>of<n>" (the chosen
-  // one's place in the heuristic's order). bf16 plans only.
-  void tune(const bf16* A, const bf16* W, const bf16* bias, bf16* D, cudaStream_t stream,
-            int reps = 5);
+  // The heuristic's usable candidates (in its order), and running the i-th
+  // of them from now on (kbench tune times each; source() is then
+  // `candidate`). Throws std::out_of_range for a bad index.
+  int candidates() const;
+  void use_candidate(int index);
 
   int64_t M() const;
   int64_t N() const;
@@ -104,12 +115,18 @@ class Gemm {
   // "algo66_tile24_stages35_splitk1_swizzle0_custom0_cluster3" (enum values
   // of cublasLt.h; "_red<n>" follows splitk when K is split).
   const std::string& id() const;
+  AlgoSource source() const;
+  AlgoKey key() const;
+  // What a row must say about the choice ("" when nothing): the pin that
+  // this cuBLASLt refused, and why.
+  const std::string& note() const;
   // "bf16 GEMM M=3 N=72 K=40 epilogue=bias", for messages.
   std::string describe() const;
 
  private:
   struct Impl;
   void choose(int index);  // the index-th usable algorithm of the heuristic
+  bool try_pinned(const PinnedAlgo& pin);  // false (note set) when cuBLASLt refuses it
   void launch(const void* A, const void* W, const void* bias, void* D, cudaStream_t stream);
   std::unique_ptr<Impl> impl_;
 };

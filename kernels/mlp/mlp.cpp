@@ -55,18 +55,18 @@ void Mlp::run(const Params& p, const bf16* x, bf16* y, cudaStream_t s) {
                          s, lt ? p.b2 : nullptr);
 }
 
-void Mlp::tune(const Params& p, const bf16* x, cudaStream_t s) {
-  if (path_ != Path::cublaslt) return;
-  up_->tune(x, p.w1, nullptr, h_.get(), s);
-  up_->run(x, p.w1, nullptr, h_.get(), s);
-  layer_norm::layer_norm(h_.get(), p.ln1_g, p.ln1_b, g_.get(), T_, F_, kEps,
-                         layer_norm::Activation::gelu_erf, s, p.b1);
-  down_->tune(g_.get(), p.w2, nullptr, u_.get(), s);
-}
-
 std::string Mlp::detail() const {
   if (path_ != Path::cublaslt) return "";
-  return "up=" + up_->id() + ";down=" + down_->id();
+  const std::string us = gemm::algo_source_name(up_->source());
+  const std::string ds = gemm::algo_source_name(down_->source());
+  return "up=" + up_->id() + ";down=" + down_->id() + ";src=" + (us == ds ? us : us + "+" + ds);
+}
+
+std::string Mlp::note() const {
+  if (path_ != Path::cublaslt) return "";
+  const std::string& u = up_->note();
+  const std::string& d = down_->note();
+  return u.empty() ? d : d.empty() ? u : u + "; " + d;
 }
 
 void Mlp::poison_intermediates() {

@@ -8,8 +8,9 @@
 //
 // bf16 in and out, bf16 parameters, fp32 accumulation and statistics.
 // Four kernels per call, in two paths:
-//   cublaslt  both Linears are bare cuBLASLt GEMMs (kb::gemm, the fastest
-//             of the heuristic's algorithms once tune() ran); each bias is
+//   cublaslt  both Linears are bare cuBLASLt GEMMs (kb::gemm: the algorithm
+//             pinned in the GPU's tuning table, else the heuristic's first
+//             choice); each bias is
 //             fused into the LayerNorm that reads the GEMM's output (added
 //             in fp32 as the row is read: free in a memory-bound kernel,
 //             where cuBLASLt's bias epilogue made its heuristic pick slower
@@ -68,15 +69,12 @@ class Mlp {
   // y [T, D] = MLP(x [T, D]); enqueued on `stream` only.
   void run(const Params& p, const bf16* x, bf16* y, cudaStream_t stream);
 
-  // cublaslt path: times the heuristic's algorithms for both GEMMs on these
-  // inputs (gemm::Gemm::tune; runs the first Linear and the LayerNorm to
-  // give the second its input) and keeps the fastest; synchronizes. The
-  // gemv path: nothing.
-  void tune(const Params& p, const bf16* x, cudaStream_t stream);
-
   // What the row's variant should add to the path's name: the cuBLASLt
-  // algorithms ("up=<id>;down=<id>"), or "" for the gemv path.
+  // algorithms and where they came from ("up=<id>;down=<id>;src=table"),
+  // or "" for the gemv path.
   std::string detail() const;
+  // What the rows must say about the GEMMs' algorithms (a refused pin), or "".
+  std::string note() const;
   // NaN into the intermediates, so a check sees any step that wrote nothing.
   void poison_intermediates();
 

@@ -51,17 +51,16 @@ class GemmCase : public kb::Case {
 
   void run(cudaStream_t s) override { gemm_.run(a_.get(), w_.get(), nullptr, d_.get(), s); }
 
-  std::string variant() const override { return gemm_.id(); }
+  // The algorithm that ran and where it came from (the GPU's tuning table,
+  // or the heuristic where the table has no entry or this cuBLASLt refused it).
+  std::string variant() const override {
+    return gemm_.id() + ";src=" + kb::gemm::algo_source_name(gemm_.source());
+  }
+  std::string note() const override { return gemm_.note(); }
 
   kb::Check check(cudaStream_t s, uint64_t seed) override {
     fill(a_, seed + 1, s);
     fill(w_, seed + 2, s);
-    if constexpr (std::is_same_v<T, kb::gemm::bf16>) {
-      if (!tuned_) {  // once per point: the fastest of the heuristic's algorithms, then checked
-        gemm_.tune(a_.get(), w_.get(), nullptr, d_.get(), s);
-        tuned_ = true;
-      }
-    }
     d_.poison();
     // The fills ran on `s`, the poisoning (cudaMemset) on the legacy default
     // stream, which a non-blocking `s` does not wait for.
@@ -122,7 +121,6 @@ class GemmCase : public kb::Case {
   kb::DeviceBuffer<T> a_, w_;
   kb::DeviceBuffer<bf16> d_;
   kb::gemm::Gemm gemm_;
-  bool tuned_ = false;
 };
 
 }  // namespace

@@ -75,17 +75,54 @@ TEST_P(GemmTest, MatchesReference) {
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   auto again = kb::allclose(kb::to_float(dd.download()), ref, 1.0 / 128, 4e-3 * kb::rms(ref));
   EXPECT_TRUE(again.ok) << again.text();
-  // Timing the heuristic's algorithms (each runs on these buffers) and
-  // keeping the fastest: the kept one is right too.
+  // Every candidate the heuristic offers (kbench tune times each) is right.
   const kb::bf16* bp = kb::gemm::has_bias(p.ep) ? db.get() : nullptr;
-  g.tune(da.get(), dw.get(), bp, dd.get(), nullptr, 2);
-  EXPECT_EQ(g.id().rfind("algo", 0), 0u) << g.id();
+  ASSERT_GE(g.candidates(), 1);
+  for (int i = 0; i < g.candidates(); ++i) {
+    g.use_candidate(i);
+    EXPECT_EQ(g.source(), kb::gemm::AlgoSource::candidate);
+    dd.poison();
+    g.run(da.get(), dw.get(), bp, dd.get(), nullptr);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    auto c = kb::allclose(kb::to_float(dd.download()), ref, 1.0 / 128, 4e-3 * kb::rms(ref));
+    EXPECT_TRUE(c.ok) << "candidate " << i << " " << g.id() << ": " << c.text();
+  }
+  EXPECT_THROW(g.use_candidate(g.candidates()), std::out_of_range);
+
+  // Pinned: the last candidate's configuration, written into the table as
+  // kbench tune writes it, is what a new plan of this key runs.
+  g.use_candidate(g.candidates() - 1);
+  kb::gemm::PinnedAlgo pin{g.key(), g.algo(), "test table"};
+  kb::gemm::set_pinned_algos({pin});
+  kb::gemm::Gemm pinned(p.M, p.N, p.K, g.options());
+  EXPECT_EQ(pinned.source(), kb::gemm::AlgoSource::table) << pinned.note();
+  EXPECT_EQ(pinned.id(), g.id());
+  EXPECT_TRUE(pinned.note().empty());
   dd.poison();
-  g.run(da.get(), dw.get(), bp, dd.get(), nullptr);
+  pinned.run(da.get(), dw.get(), bp, dd.get(), nullptr);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  auto tuned = kb::allclose(kb::to_float(dd.download()), ref, 1.0 / 128, 4e-3 * kb::rms(ref));
-  EXPECT_TRUE(tuned.ok) << "tuned algo " << g.id() << ": " << tuned.text();
-  EXPECT_THROW(g.tune(da.get(), dw.get(), bp, dd.get(), nullptr, 0), std::invalid_argument);
+  auto pc = kb::allclose(kb::to_float(dd.download()), ref, 1.0 / 128, 4e-3 * kb::rms(ref));
+  EXPECT_TRUE(pc.ok) << "pinned " << pinned.id() << ": " << pc.text();
+  // A pin this cuBLASLt refuses (no such algorithm): the heuristic's first
+  // runs, and the plan says so.
+  pin.config.id = 99999;
+  kb::gemm::set_pinned_algos({pin});
+  kb::gemm::Gemm refused(p.M, p.N, p.K, g.options());
+  EXPECT_EQ(refused.source(), kb::gemm::AlgoSource::refused);
+  EXPECT_NE(refused.note().find("was refused by this cuBLASLt"), std::string::npos)
+      << refused.note();
+  EXPECT_NE(refused.note().find("test table"), std::string::npos) << refused.note();
+  dd.poison();
+  refused.run(da.get(), dw.get(), bp, dd.get(), nullptr);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  auto rc = kb::allclose(kb::to_float(dd.download()), ref, 1.0 / 128, 4e-3 * kb::rms(ref));
+  EXPECT_TRUE(rc.ok) << "fallback " << refused.id() << ": " << rc.text();
+  // use_pins = false ignores the table (kbench tune plans so).
+  kb::gemm::Options no_pins = g.options();
+  no_pins.use_pins = false;
+  kb::gemm::Gemm plain(p.M, p.N, p.K, no_pins);
+  EXPECT_EQ(plain.source(), kb::gemm::AlgoSource::heuristic);
+  kb::gemm::set_pinned_algos({});
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -117,10 +154,6 @@ TEST(Gemm, Fp8MatchesReference) {
   o.input = kb::gemm::Input::fp8_e4m3;
   o.epilogue = Epilogue::bias;
   kb::gemm::Gemm g(M, N, K, o);
-  {  // tune() times bf16 plans only
-    kb::DeviceBuffer<kb::bf16> x(16);
-    EXPECT_THROW(g.tune(x.get(), x.get(), nullptr, x.get(), nullptr), std::invalid_argument);
-  }
   g.run(a.get(), w.get(), bias.get(), d.get(), nullptr);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   auto out = kb::to_float(d.download());

@@ -132,8 +132,6 @@ void profile(int64_t T, int64_t D, const Args& a, Timer& timer, cudaStream_t s) 
   uint64_t seed = 11;
   for (auto* b : {&x, &w1, &b1, &g1, &be1, &w2, &b2, &g2, &be2}) fill(*b, seed++, s);
   kb::gemm::Gemm up(T, F, D), down(T, D, F);
-  up.tune(x.get(), w1.get(), nullptr, h.get(), s);
-  down.tune(h.get(), w2.get(), nullptr, u.get(), s);
   const double flops = 4.0 * T * D * F;
   auto gemm1 = [&] { up.run(x.get(), w1.get(), nullptr, h.get(), s); };
   auto gemm2 = [&] { down.run(g.get(), w2.get(), nullptr, u.get(), s); };
@@ -170,8 +168,6 @@ void profile(int64_t T, int64_t D, const Args& a, Timer& timer, cudaStream_t s) 
     }
     const int64_t Tc = T / c;
     kb::gemm::Gemm cup(Tc, F, D), cdown(Tc, D, F);
-    cup.tune(x.get(), w1.get(), nullptr, h.get(), s);
-    cdown.tune(h.get(), w2.get(), nullptr, u.get(), s);
     auto chunked = [&] {
       for (int64_t i = 0; i < c; ++i) {
         const int64_t t0 = i * Tc;

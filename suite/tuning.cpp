@@ -1,0 +1,144 @@
+#include "suite/tuning.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace kb {
+
+using nlohmann::ordered_json;
+
+namespace {
+
+[[noreturn]] void fail(const std::string& path, const std::string& where, const std::string& what) {
+  throw TuningError(path + ": " + where + ": " + what);
+}
+
+int64_t get_int(const ordered_json& obj, const char* key, const std::string& path,
+                const std::string& where, int64_t lo, int64_t hi) {
+  auto it = obj.find(key);
+  if (it == obj.end()) fail(path, where + key, "missing (expected a whole number)");
+  if (!it->is_number_integer()) fail(path, where + key, "expected a whole number");
+  const int64_t v = it->get<int64_t>();
+  if (v < lo || v > hi)
+    fail(path, where + key,
+         "expected a whole number from " + std::to_string(lo) + " to " + std::to_string(hi) +
+             ", got " + std::to_string(v));
+  return v;
+}
+
+}  // namespace
+
+TuningFile parse_tuning_file(const std::string& text, const std::string& path) {
+  TuningFile f;
+  f.path = path;
+  try {
+    f.doc = ordered_json::parse(text);
+  } catch (const ordered_json::parse_error& e) {
+    throw TuningError(path + ": not valid JSON: " + e.what());
+  }
+  if (!f.doc.is_object()) fail(path, "top level", "expected an object");
+  if (!f.doc.contains("gpu") || !f.doc["gpu"].is_string())
+    fail(path, "gpu", "missing (expected the GPU's name as the driver reports it)");
+  f.gpu = f.doc["gpu"].get<std::string>();
+  if (!f.doc.contains("cublaslt")) return f;
+  const auto& list = f.doc["cublaslt"];
+  if (!list.is_array()) fail(path, "cublaslt", "expected a list of entries");
+  const int64_t big = int64_t(1) << 40, u32 = 0xffffffffll;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const std::string where = "cublaslt[" + std::to_string(i) + "]";
+    const auto& e = list[i];
+    if (!e.is_object()) fail(path, where, "expected an object");
+    gemm::PinnedAlgo p;
+    p.origin = path + " " + where;
+    p.key.M = get_int(e, "M", path, where + ".", 1, big);
+    p.key.N = get_int(e, "N", path, where + ".", 1, big);
+    p.key.K = get_int(e, "K", path, where + ".", 1, big);
+    const std::string input = e.value("input", "bf16");
+    if (input == "bf16")
+      p.key.input = gemm::Input::bf16;
+    else if (input == "fp8_e4m3")
+      p.key.input = gemm::Input::fp8_e4m3;
+    else
+      fail(path, where + ".input", "expected \"bf16\" or \"fp8_e4m3\", got \"" + input + "\"");
+    const std::string epi = e.value("epilogue", "none");
+    bool known = false;
+    for (auto ep : {gemm::Epilogue::none, gemm::Epilogue::bias, gemm::Epilogue::gelu,
+                    gemm::Epilogue::gelu_bias})
+      if (epi == gemm::epilogue_name(ep)) {
+        p.key.epilogue = ep;
+        known = true;
+      }
+    if (!known) fail(path, where + ".epilogue", "unknown epilogue \"" + epi + "\"");
+    if (!e.contains("algo") || !e["algo"].is_object()) fail(path, where + ".algo", "missing");
+    const auto& a = e["algo"];
+    const std::string aw = where + ".algo.";
+    gemm::AlgoConfig& c = p.config;
+    c.id = static_cast<int32_t>(get_int(a, "id", path, aw, 0, 0x7fffffff));
+    c.tile = static_cast<uint32_t>(get_int(a, "tile", path, aw, 0, u32));
+    c.stages = static_cast<uint32_t>(get_int(a, "stages", path, aw, 0, u32));
+    c.splitk = static_cast<int32_t>(get_int(a, "splitk", path, aw, 1, 0x7fffffff));
+    c.reduction = static_cast<uint32_t>(get_int(a, "reduction", path, aw, 0, u32));
+    c.swizzle = static_cast<uint32_t>(get_int(a, "swizzle", path, aw, 0, u32));
+    c.custom = static_cast<uint32_t>(get_int(a, "custom", path, aw, 0, u32));
+    c.cluster = static_cast<uint16_t>(get_int(a, "cluster", path, aw, 0, 0xffff));
+    c.inner =
+        static_cast<uint16_t>(a.contains("inner") ? get_int(a, "inner", path, aw, 0, 0xffff) : 0);
+    for (const auto& q : f.cublaslt)
+      if (q.key == p.key) fail(path, where, "a second entry for the same GEMM (" + q.origin + ")");
+    f.cublaslt.push_back(p);
+  }
+  return f;
+}
+
+std::string tuning_path(const std::string& dir, const TargetFile* target,
+                        const std::string& gpu_name) {
+  const std::string name = target ? std::filesystem::path(target->path).filename().string()
+                                  : gpu_slug(gpu_name) + ".json";
+  return dir + "/tuning/" + name;
+}
+
+std::vector<gemm::PinnedAlgo> load_pins(const std::string& path, const std::string& gpu_name,
+                                        std::string* warning) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return {};
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  if (!in || !(ss << in.rdbuf())) {
+    if (warning) *warning = path + ": cannot read the tuning file; cuBLASLt's heuristic chooses";
+    return {};
+  }
+  try {
+    TuningFile f = parse_tuning_file(ss.str(), path);
+    TargetFile probe;
+    probe.gpu = f.gpu;
+    if (!match_gpu({probe}, gpu_name)) {
+      if (warning)
+        *warning = path + ": written for '" + f.gpu + "', not this GPU ('" + gpu_name +
+                   "'): not used; cuBLASLt's heuristic chooses";
+      return {};
+    }
+    return f.cublaslt;
+  } catch (const TuningError& e) {
+    if (warning)
+      *warning = std::string(e.what()) + "; the table is not used: cuBLASLt's heuristic chooses";
+    return {};
+  }
+}
+
+ordered_json pin_json(const gemm::PinnedAlgo& p, const ordered_json& measured) {
+  const gemm::AlgoConfig& c = p.config;
+  ordered_json e;
+  e["M"] = p.key.M;
+  e["N"] = p.key.N;
+  e["K"] = p.key.K;
+  e["input"] = gemm::input_name(p.key.input);
+  e["epilogue"] = gemm::epilogue_name(p.key.epilogue);
+  e["algo"] = {{"id", c.id},         {"tile", c.tile},           {"stages", c.stages},
+               {"splitk", c.splitk}, {"reduction", c.reduction}, {"swizzle", c.swizzle},
+               {"custom", c.custom}, {"cluster", c.cluster},     {"inner", c.inner}};
+  e["measured"] = measured;
+  return e;
+}
+
+}  // namespace kb

@@ -1,0 +1,58 @@
+// The GPU's tuning table: targets/tuning/<target file's name>, beside the
+// target file of the same GPU model. Choices that come from measurement
+// (which cuBLASLt algorithm each GEMM of the suite runs) are data here, with
+// the measurement that chose them, written by `kbench tune` and reviewed as
+// a commit; nightly runs only read it, so every night runs the same kernels.
+//
+//   { "gpu": "NVIDIA H100 80GB HBM3",
+//     "cublaslt": [ { "M": 4096, "N": 14336, "K": 1024, "input": "bf16", "epilogue": "none",
+//                     "algo": { "id": 66, "tile": 201, "stages": 35, "splitk": 1,
+//                               "reduction": 0, "swizzle": 0, "custom": 2, "cluster": 5,
+//                               "inner": 0 },
+//                     "measured": { "median_us": ..., "heuristic_first_us": ..., ... } } ] }
+//
+// Other sections (e.g. a GEMV table) are kept as they are when `kbench
+// tune` rewrites the file. CUDA-free: the CPU tests read and write it.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kernels/gemm/algo_config.h"
+#include "suite/targets.h"
+
+namespace kb {
+
+// A tuning file that cannot be read or is malformed; what() names the file
+// and the entry ("targets/tuning/x.json: cublaslt[2].algo.tile: expected ...").
+struct TuningError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct TuningFile {
+  std::string path;
+  std::string gpu;
+  std::vector<gemm::PinnedAlgo> cublaslt;  // origin: "<path> cublaslt[i]"
+  nlohmann::ordered_json doc;              // the whole file, for rewriting
+};
+
+TuningFile parse_tuning_file(const std::string& text, const std::string& path);
+
+// The tuning file of a GPU: <targets_dir>/tuning/<the matched target file's
+// name>, or <gpu slug>.json when no target file matches.
+std::string tuning_path(const std::string& targets_dir, const TargetFile* target,
+                        const std::string& gpu_name);
+
+// The pins for this GPU: none when the file does not exist. A malformed file,
+// or one written for another GPU, gives none and sets `warning` to one line
+// naming the file and the entry (the run goes on with the heuristic).
+std::vector<gemm::PinnedAlgo> load_pins(const std::string& path, const std::string& gpu_name,
+                                        std::string* warning);
+
+// One entry of the cublaslt section.
+nlohmann::ordered_json pin_json(const gemm::PinnedAlgo& pin,
+                                const nlohmann::ordered_json& measured);
+
+}  // namespace kb
