@@ -19,6 +19,7 @@
 #include "tools/kgate/gen_history.h"
 #include "tools/kgate/history.h"
 #include "tools/kgate/noise.h"
+#include "tools/kgate/selftest.h"
 #include "tools/kgate/simulate.h"
 #include "tools/kgate/suspects.h"
 
@@ -328,6 +329,34 @@ int cmd_noise(const Args& a) {
   return 0;
 }
 
+// Hidden: tools/gate-selftest.sh's table (docs/gate.md).
+int cmd_selftest_table(const Args& a) {
+  SelftestInput in;
+  GateOptions opt;
+  std::string targets_dir, markdown;
+  for (size_t i = 1; i < a.size(); ++i) {
+    const std::string& f = a[i];
+    if (f == "--aa") {
+      in.aa = value_of(a, i);
+    } else if (f == "--drop") {
+      double pct = parse_double(f, value_of(a, i), 0, 100);
+      in.drops.emplace_back(pct, value_of(a, i));
+    } else if (f == "--targets") {
+      targets_dir = value_of(a, i);
+    } else if (f == "--markdown") {
+      markdown = value_of(a, i);
+    } else {
+      throw UsageError("selftest-table: unknown option '" + f + "'");
+    }
+  }
+  if (in.aa.empty()) throw UsageError("selftest-table needs --aa FILE");
+  if (!targets_dir.empty()) opt.targets = load_target_dir(targets_dir);
+  std::string md = selftest_markdown(in, opt);
+  std::fputs(md.c_str(), stdout);
+  if (!markdown.empty()) write_file(markdown, md);
+  return 0;
+}
+
 // Hidden: a synthetic history for the timing in docs/gate.md.
 int cmd_gen_history(const Args& a) {
   GenOptions opt;
@@ -386,6 +415,7 @@ int kgate_main(int argc, char** argv) {
     if (cmd == "compare") return cmd_compare(a);
     if (cmd == "simulate") return cmd_simulate(a);
     if (cmd == "noise") return cmd_noise(a);
+    if (cmd == "selftest-table") return cmd_selftest_table(a);
     if (cmd == "gen-history") return cmd_gen_history(a);
     throw UsageError("unknown command '" + cmd + "'");
   } catch (const UsageError& e) {
