@@ -294,6 +294,33 @@ TEST(KgateAttempts, CliSuspectsAndNoise) {
   EXPECT_TRUE(contains(n.out, "kgate noise: 1 keys over 31 runs")) << n.out;
   EXPECT_TRUE(contains(slurp(d / "n.csv"), "\ngemv,memory_bandwidth(GB/s),bfloat16,"));
   EXPECT_EQ(kgate("noise").code, 2);
+
+  // The self-test's table: 14 A/A nights of two keys, appended night by
+  // night as nightly.sh appends them (one transient on night 13, re-measured
+  // away), then a copy with a 15th night 10% slower on both keys.
+  std::vector<double> quiet = steady(13, 1000, 1000), flat = steady(13, 500, 501);
+  quiet[12] = 960;
+  auto g = series("gemv", quiet), m = series("mlp", flat);
+  std::vector<kb::Record> aa;
+  for (size_t i = 0; i < g.size(); ++i) {
+    aa.push_back(g[i]);
+    aa.push_back(m[i]);
+    if (i == 12) aa = aa + attempts("gemv", 12, {1000, 1001, 999, 1000});
+  }
+  fs::path aaf = write(d / "aa.csv", csv(aa));
+  auto dropped = aa;
+  for (auto [name, v] : {std::pair<const char*, double>{"gemv", 900}, {"mlp", 450}}) {
+    kb::Record r = row(name, v, "r14");
+    r.timestamp = "2026-01-03T00:00:00Z";
+    r.variant = "bound=memory;inject=10%";
+    dropped.push_back(r);
+  }
+  fs::path df = write(d / "drop.csv", csv(dropped));
+  Result t = kgate("selftest-table --aa " + aaf.string() + " --drop 10 " + df.string());
+  EXPECT_EQ(t.code, 0) << t.out;
+  EXPECT_TRUE(contains(t.out, "A/A false failures: **0 of 4** nights")) << t.out;
+  EXPECT_TRUE(contains(t.out, "| 13 | r12 | pass | 1 | - |")) << t.out;
+  EXPECT_TRUE(contains(t.out, "| 10% | 100% (2/2) | - | - | - | 100% (2/2) |")) << t.out;
   EXPECT_EQ(kgate("noise --results " + (d / "missing.csv").string()).code, 2);
 }
 #endif

@@ -48,7 +48,9 @@ std::string selftest_markdown(const SelftestInput& in, const GateOptions& opt) {
     remeasured[o.run] += o.attempt == 2;
   }
   std::string out = "### A/A: " + std::to_string(aa.runs().size()) + " nightly runs\n\n";
-  out += "| night | run | verdict | keys re-measured | failing keys |\n| --- | --- | --- | --- | --- |\n";
+  out +=
+      "| night | run | verdict | keys re-measured | failing keys |\n| --- | --- | --- | --- | --- "
+      "|\n";
   int gated = 0, failing = 0;
   size_t keys = 0;
   for (size_t k = 0; k < aa.runs().size(); ++k) {
@@ -84,7 +86,8 @@ std::string selftest_markdown(const SelftestInput& in, const GateOptions& opt) {
 
   out += "### Injected slowdowns: keys failed on the first night, by A/A noise\n\n";
   out += "| drop |";
-  for (const auto& c : classes) out += " noise " + c + " (" + std::to_string(in_class[c]) + " keys) |";
+  for (const auto& c : classes)
+    out += " noise " + c + " (" + std::to_string(in_class[c]) + " keys) |";
   out += " all |\n| --- |";
   for (size_t i = 0; i <= classes.size(); ++i) out += " --- |";
   out += "\n";
