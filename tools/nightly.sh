@@ -3,10 +3,11 @@
 # (docs/gate.md "The nightly job").
 #
 #   tools/nightly.sh --history FILE --out DIR [--build DIR] [--confirm N]
-#                    [--targets DIR] [-- kbench run options...]
+#                    [--targets DIR] [--max-suspects REL] [-- kbench run options...]
 #
 # 1. kbench run --csv FILE [options]: tonight's rows appended to the history;
-# 2. kgate check (first stage): names the suspects in DIR/suspects.csv;
+# 2. kgate check (first stage): names the suspects in DIR/suspects.csv (at
+#    most --max-suspects of the keys, default 0.25: kgate's);
 # 3. if there are any: kbench run --rerun DIR/suspects.csv --repeat N
 #    (default 4) --csv FILE [options]: attempts 2..N+1 of tonight's run;
 # 4. kgate check (final): DIR/summary.md, junit.xml, report.html, and the
@@ -25,6 +26,7 @@ usage() {
 
 history="" out="" build="${KBENCH_BUILD_DIR:-$root/build}" confirm=4 targets="$root/targets"
 kbench_opts=()
+max_suspects=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --history) history="${2:-}"; shift 2 || usage ;;
@@ -32,6 +34,7 @@ while [ $# -gt 0 ]; do
     --build) build="${2:-}"; shift 2 || usage ;;
     --confirm) confirm="${2:-}"; shift 2 || usage ;;
     --targets) targets="${2:-}"; shift 2 || usage ;;
+    --max-suspects) max_suspects=(--max-suspects "${2:-}"); shift 2 || usage ;;
     --) shift; kbench_opts=("$@"); break ;;
     *) echo "nightly.sh: unknown option '$1'" >&2; usage ;;
   esac
@@ -76,7 +79,7 @@ fi
 
 # 2. First stage: who is suspect?
 "$kgate" check --results "$history" "${targets_opt[@]}" --suspects "$out/suspects.csv" \
-  > "$out/gate-first.txt" 2>&1
+  "${max_suspects[@]}" > "$out/gate-first.txt" 2>&1
 first=$?
 if [ "$first" -eq 2 ]; then
   cat "$out/gate-first.txt" >&2

@@ -150,6 +150,9 @@ TEST(KgateAttempts, SuspectsFile) {
   EXPECT_TRUE(contains(two, "\nr30,rmsnorm,")) << two;
   EXPECT_TRUE(contains(two, "\nr30,gemv,")) << two;
   EXPECT_EQ(std::count(two.begin(), two.end(), '\n'), 3);
+  // --max-suspects 1 (the self-test, every key slowed at once): no cap.
+  kb::suspects_csv(gate(csv(rows + series("rmsnorm", steady(30, 1000, 850)))), &capped, 1.0);
+  EXPECT_EQ(capped, 0u);
   // Nothing to re-measure: the header alone.
   EXPECT_EQ(kb::suspects_csv(gate(csv(series("gemv", steady(30, 1000, 1000))))),
             "run_id,name,dtype,shape,variant,metric,arch,reason\n");
@@ -294,6 +297,7 @@ TEST(KgateAttempts, CliSuspectsAndNoise) {
   EXPECT_TRUE(contains(n.out, "kgate noise: 1 keys over 31 runs")) << n.out;
   EXPECT_TRUE(contains(slurp(d / "n.csv"), "\ngemv,memory_bandwidth(GB/s),bfloat16,"));
   EXPECT_EQ(kgate("noise").code, 2);
+  EXPECT_EQ(kgate("check --results " + ok.string() + " --max-suspects 0").code, 2);
 
   // The self-test's table: 14 A/A nights of two keys, appended night by
   // night as nightly.sh appends them (one transient on night 13, re-measured

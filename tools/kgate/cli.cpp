@@ -79,6 +79,7 @@ int cmd_check(const Args& a) {
   GateOptions opt;
   std::vector<std::string> results;
   std::string targets_dir, markdown, junit, html, suspects;
+  double max_suspects = kMaxSuspectShare;
   for (size_t i = 1; i < a.size(); ++i) {
     const std::string& f = a[i];
     if (f == "--results") {
@@ -99,6 +100,8 @@ int cmd_check(const Args& a) {
       opt.strict = true;
     } else if (f == "--suspects") {
       suspects = value_of(a, i);
+    } else if (f == "--max-suspects") {
+      max_suspects = parse_double(f, value_of(a, i), 0.01, 1);
     } else if (f == "--shared-noise") {
       opt.rule.shared_noise = parse_double(f, value_of(a, i), 0, 1);
     } else if (f == "--markdown") {
@@ -129,11 +132,13 @@ int cmd_check(const Args& a) {
   if (!html.empty()) write_file(html, gate_html(rep));
   if (!suspects.empty()) {
     size_t capped = 0;
-    std::string text = suspects_csv(rep, &capped);
+    std::string text = suspects_csv(rep, &capped, max_suspects);
     write_file(suspects, text);
     size_t n = static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) - 1;
     std::printf("suspects: %zu key(s) to re-measure written to %s", n, suspects.c_str());
-    if (capped) std::printf(" (%zu more left out: at most a quarter of the keys)", capped);
+    if (capped)
+      std::printf(" (%zu more left out: at most %.0f%% of the keys, --max-suspects)", capped,
+                  max_suspects * 100);
     std::printf("\n");
   }
   return rep.exit_code();

@@ -8,7 +8,7 @@
 
 namespace kb {
 
-std::string suspects_csv(const GateReport& rep, size_t* capped) {
+std::string suspects_csv(const GateReport& rep, size_t* capped, double max_share) {
   std::vector<const GateKeyResult*> s;
   size_t gated = 0;
   for (const auto& k : rep.keys) {
@@ -19,7 +19,7 @@ std::string suspects_csv(const GateReport& rep, size_t* capped) {
   std::stable_sort(s.begin(), s.end(), [](const GateKeyResult* a, const GateKeyResult* b) {
     return a->suspect_score > b->suspect_score;
   });
-  size_t cap = std::max<size_t>(1, static_cast<size_t>(std::floor(kMaxSuspectShare * gated)));
+  size_t cap = std::max<size_t>(1, static_cast<size_t>(std::floor(max_share * gated + 1e-9)));
   if (capped) *capped = s.size() > cap ? s.size() - cap : 0;
   if (s.size() > cap) s.resize(cap);
   std::string out = "run_id,name,dtype,shape,variant,metric,arch,reason\n";
