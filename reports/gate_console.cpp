@@ -18,6 +18,18 @@ std::string percent(double rel) {
 
 }  // namespace
 
+std::string too_noisy_line(const GateReport& r) {
+  std::string keys;
+  size_t n = 0;
+  for (const auto& k : r.keys) {
+    if (k.rule != "too noisy") continue;
+    keys += (n++ ? ", " : "") + key_label(k) + " (" + percent(k.noise) + ")";
+  }
+  if (!n) return "";
+  return "inconclusive: " + std::to_string(n) + (n == 1 ? " key" : " keys") +
+         " too noisy to gate (history noise above --max-noise; quieten the measurement): " + keys;
+}
+
 std::string gate_line(const GateKeyResult& k) {
   std::string s = std::string(gate_status_name(k.status)) + " " + key_label(k) + ": ";
   if (k.value) {
@@ -49,13 +61,20 @@ std::string gate_console(const GateReport& r) {
   for (const auto& g : r.gated_runs) out += "gated " + g + "\n";
   out += "\n" + text_table(head, cells, 6, head.size() - 1);
 
-  bool any = false;
+  // One line per failure and per inconclusive key; the keys too noisy to
+  // gate say so in one line (they would say it every night), and notes
+  // (a changed variant, an injected slowdown, re-measurements) one each.
+  std::string lines;
   for (const auto& k : r.keys) {
     if (k.status != GateStatus::fail && k.status != GateStatus::inconclusive) continue;
-    if (!any) out += "\n";
-    any = true;
-    out += gate_line(k) + "\n";
+    if (k.rule == "too noisy") continue;
+    lines += gate_line(k) + "\n";
   }
+  std::string noisy = too_noisy_line(r);
+  if (!noisy.empty()) lines += noisy + "\n";
+  for (const auto& k : r.keys)
+    if (!k.note.empty()) lines += "note " + key_label(k) + ": " + k.note + "\n";
+  if (!lines.empty()) out += "\n" + lines;
   return out + "\n" + r.summary() + "\n";
 }
 

@@ -126,12 +126,14 @@ std::string gate_html(const GateReport& r) {
       "<th>baseline</th><th>change</th><th>target</th><th>why</th></tr></thead>\n<tbody>\n";
   for (const auto& k : r.keys) {
     auto o = [](const std::optional<double>& v) { return v ? show_value(*v) : std::string("-"); };
-    out += "<tr class=\"" + std::string(css_class(k.status)) + "\"><td class=\"st\">" +
-           gate_status_name(k.status) + "</td><td>" + esc(key_label(k)) + "</td><td>" +
-           sparkline(k) + "</td><td class=\"n\">" + o(k.value) + "</td><td class=\"n\">" +
-           o(k.baseline) + "</td><td class=\"n\">" + (k.change ? show_change(*k.change) : "-") +
-           "</td><td class=\"n\">" + o(k.target) + "</td><td class=\"why\">" + esc(k.why) +
-           "</td></tr>\n";
+    out +=
+        "<tr class=\"" + std::string(css_class(k.status)) + "\"><td class=\"st\">" +
+        gate_status_name(k.status) + "</td><td>" + esc(key_label(k)) + "</td><td>" + sparkline(k) +
+        "</td><td class=\"n\">" + o(k.value) + "</td><td class=\"n\">" + o(k.baseline) +
+        "</td><td class=\"n\">" + (k.change ? show_change(*k.change) : "-") +
+        "</td><td class=\"n\">" + o(k.target) + "</td><td class=\"why\">" + esc(k.why) +
+        (k.note.empty() ? std::string() : (k.why.empty() ? "" : "<br>") + esc("note: " + k.note)) +
+        "</td></tr>\n";
   }
   out += "</tbody></table>\n";
   if (!r.warnings.empty()) {

@@ -33,13 +33,19 @@ std::string gate_junit(const GateReport& r) {
            "\" time=\"0\"";
     bool as_failure =
         k.status == GateStatus::fail || (r.strict && k.status == GateStatus::inconclusive);
+    // A note (a changed variant, an injected slowdown) goes with the case.
+    std::string note =
+        k.note.empty() ? "" : "      <system-out>note: " + xml(k.note) + "</system-out>\n";
     if (as_failure) {
       std::string type = k.status == GateStatus::fail ? k.rule : "inconclusive";
       out += ">\n      <failure message=\"" + xml(k.why) + "\" type=\"" + xml(type) + "\">" +
-             xml(gate_line(k)) + "</failure>\n    </testcase>\n";
+             xml(gate_line(k)) + "</failure>\n" + note + "    </testcase>\n";
     } else if (k.status == GateStatus::inconclusive || k.status == GateStatus::skipped) {
       std::string what = k.status == GateStatus::inconclusive ? "inconclusive: " : "skipped: ";
-      out += ">\n      <skipped message=\"" + xml(what + k.why) + "\"/>\n    </testcase>\n";
+      out += ">\n      <skipped message=\"" + xml(what + k.why) + "\"/>\n" + note +
+             "    </testcase>\n";
+    } else if (!note.empty()) {
+      out += ">\n" + note + "    </testcase>\n";
     } else {
       out += "/>\n";
     }

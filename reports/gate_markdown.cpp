@@ -40,14 +40,18 @@ std::string gate_markdown(const GateReport& r) {
   for (const auto& g : r.gated_runs) out += " Gated " + cell(g) + ".";
   out += "\n\n";
 
-  size_t shown = 0;
-  for (const auto& k : r.keys)
-    shown += k.status == GateStatus::fail || k.status == GateStatus::inconclusive;
-  if (shown) {
+  size_t shown = 0, listed = 0;
+  for (const auto& k : r.keys) {
+    bool bad = k.status == GateStatus::fail || k.status == GateStatus::inconclusive;
+    shown += bad;
+    listed += bad && k.rule != "too noisy";
+  }
+  if (listed) {
     out += "| status | key | value | baseline | change | why |\n";
     out += "| --- | --- | ---: | ---: | ---: | --- |\n";
     for (const auto& k : r.keys) {
       if (k.status != GateStatus::fail && k.status != GateStatus::inconclusive) continue;
+      if (k.rule == "too noisy") continue;
       std::string st = k.status == GateStatus::fail ? "**FAIL**" : "inconclusive";
       out += "| " + st + " | " + cell(key_label(k)) + " | " + opt_value(k.value) + " | " +
              opt_value(k.baseline) + " | " + (k.change ? show_change(*k.change) : "-") + " | " +
@@ -55,6 +59,15 @@ std::string gate_markdown(const GateReport& r) {
     }
     out += "\n";
   }
+  if (std::string noisy = too_noisy_line(r); !noisy.empty()) out += cell(noisy) + "\n\n";
+  bool any_note = false;
+  for (const auto& k : r.keys) {
+    if (k.note.empty()) continue;
+    if (!any_note) out += "Notes:\n\n";
+    any_note = true;
+    out += "- " + cell(key_label(k)) + ": " + cell(k.note) + "\n";
+  }
+  if (any_note) out += "\n";
 
   size_t rest = r.keys.size() - shown;
   if (rest) {

@@ -26,6 +26,17 @@ struct GateKeyResult {
   std::optional<double> target;    // the target applied (after tolerance: no)
   double noise = 0;                // relative noise of the history window
   int history_runs = 0;            // earlier runs in the window
+  // Confirmation (docs/gate.md): the newest run's attempts of this key (1 =
+  // not re-measured; the value is then the median of attempts 2..n), and
+  // whether the first stage asks for re-measurement (`--suspects`).
+  int attempts = 1;
+  bool suspect = false;
+  double suspect_score = 0;  // ordering of the suspects: larger first
+  bool run_has_id = false;   // suspects need a run id to attach attempts to
+  // Something to know that is not a verdict: the variant changed against
+  // the history, the run was injected with a slowdown, the value is a median
+  // of re-measurements. Shown in every report.
+  std::string note;
   // Earlier measured values (oldest first, at most a few windows) and
   // their run labels, for the dashboard.
   std::vector<double> history;

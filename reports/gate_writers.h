@@ -19,6 +19,8 @@ namespace kb {
 std::string gate_console(const GateReport& r);
 // The console's per-key line: "FAIL <key>: <value> (baseline <b>, <change>): <why>".
 std::string gate_line(const GateKeyResult& k);
+// One line naming every key too noisy to gate ("" when none).
+std::string too_noisy_line(const GateReport& r);
 std::string gate_markdown(const GateReport& r);
 std::string gate_junit(const GateReport& r);
 std::string gate_html(const GateReport& r);

@@ -85,7 +85,7 @@ bool measured_status(std::string_view s) {
 struct Columns {
   int name = -1, metric = -1, target = -1, actual = -1, dtype = -1, device = -1, arch = -1,
       is_model = -1, shape = -1, variant = -1, status = -1, samples = -1, noise_rel = -1,
-      roofline = -1, roofline_fraction = -1, run_id = -1, timestamp = -1, message = -1;
+      roofline = -1, roofline_fraction = -1, run_id = -1, timestamp = -1, message = -1, min_us = -1;
 };
 
 struct Header {
@@ -105,7 +105,7 @@ Header parse_header(const std::vector<std::string_view>& fields, const std::stri
   for (auto f : fields) h.names.emplace_back(trim(f));
   auto slot = [&](const std::string& c) -> int* {
     Columns& k = h.col;
-    static const std::array<std::pair<const char*, int Columns::*>, 18> map = {{
+    static const std::array<std::pair<const char*, int Columns::*>, 19> map = {{
         {"name", &Columns::name},
         {"metric", &Columns::metric},
         {"target", &Columns::target},
@@ -124,6 +124,7 @@ Header parse_header(const std::vector<std::string_view>& fields, const std::stri
         {"run_id", &Columns::run_id},
         {"timestamp", &Columns::timestamp},
         {"message", &Columns::message},
+        {"min_us", &Columns::min_us},
     }};
     for (const auto& [n, member] : map)
       if (c == n) return &(k.*member);
@@ -341,6 +342,8 @@ ResultFileInfo parse_results(std::string_view text, const std::string& path,
       }
     }
     if (bad) continue;
+    // min_us only informs `kgate noise` (modes): never a reason to skip a row.
+    if (double m = 0; parse_number(field(f, c.min_us), m) == Num::ok && m > 0) row.min_us = m;
     if (row.target && *row.target <= 0) row.target.reset();  // gpt_fast writes 0 for "none"
     if (measured_status(row.status)) {
       if (!row.actual) {

@@ -40,7 +40,7 @@ struct ResultRow {
   std::string_view name, metric, dtype, device, arch, shape, variant, status;
   std::string_view run_id, timestamp, message;
   bool is_model = false;
-  std::optional<double> target, actual, roofline, roofline_fraction, noise_rel;
+  std::optional<double> target, actual, roofline, roofline_fraction, noise_rel, min_us;
   int64_t samples = 0;
   size_t line = 0;  // where the row begins in the file (1-based)
 };

@@ -9,6 +9,10 @@
 //   night cannot separate a 5% drop (2.5 sigma) from noise at zero false
 //   failures: no rule can; the test below shows the bound. kgate keeps the
 //   false failures at zero and catches the drop over the next nights.
+//
+// Rates are asserted over enough nights that a worse rule fails (issue 21,
+// defect 5): z = 3.5 or 2.0 fails the false-failure rates, a gate that never
+// fails fails the catch rates (docs/gate.md lists what each rule gives).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -33,12 +37,17 @@ TEST(KgateSimulation, DefaultsAreTheOnesSimulated) {
   EXPECT_EQ(d.z, 4.25);
   EXPECT_EQ(d.max_recent, 8);
   EXPECT_EQ(d.min_history, 10);
+  EXPECT_EQ(d.suspect_z, 2.0);
+  EXPECT_EQ(d.confirm_z, 3.5);
+  EXPECT_EQ(d.shared_noise, 0.5);
 }
 
 TEST(KgateSimulation, BandNoiseMeetsTheIssueOnTheFirstNight) {
+  // Here --min-gap decides (3% is 4.5 sigma): the false-failure rate that
+  // tells rules apart is the sigma = 2% one below.
   auto o = sim(0.02 / 3);
-  auto ff = kb::simulate_false_failures(o, 1000);
-  EXPECT_EQ(ff.nights, 1000);
+  auto ff = kb::simulate_false_failures(o, 20000);
+  EXPECT_EQ(ff.nights, 20000);
   EXPECT_EQ(ff.failures, 0);
   auto five = kb::simulate_detection(o, 0.05, 1000, 1);
   EXPECT_GE(five[0], 0.95);
@@ -46,18 +55,21 @@ TEST(KgateSimulation, BandNoiseMeetsTheIssueOnTheFirstNight) {
   EXPECT_EQ(ten[0], 1.0);
 }
 
-TEST(KgateSimulation, SigmaNoiseNoFalseFailuresAndDropsCaughtWithinDays) {
+TEST(KgateSimulation, SigmaNoiseFalseFailureRateAndDropsCaughtWithinDays) {
   auto o = sim(0.02);
-  auto ff = kb::simulate_false_failures(o, 1000);
-  EXPECT_EQ(ff.failures, 0);
+  // 100,000 nights (the window slides, so they are not independent; the
+  // rate is what matters): z = 4.25 fails 0.065 per 1000 nights here
+  // (docs/gate.md), z = 4.0 0.165, z = 3.5 0.885, z = 2.0 dozens.
+  auto ff = kb::simulate_false_failures(o, 100000);
+  EXPECT_LE(ff.failures, 12) << "per 100,000 nights";
   // 10% (5 sigma): most on the first two nights, every trial by the fourth.
-  auto ten = kb::simulate_detection(o, 0.10, 1000, 4);
+  auto ten = kb::simulate_detection(o, 0.10, 2000, 4);
   EXPECT_GE(ten[0], 0.5);
   EXPECT_GE(ten[1], 0.9);
   EXPECT_EQ(ten[3], 1.0);
   // 5% (2.5 sigma): three in four by the 8th night, most by the 12th.
-  auto five = kb::simulate_detection(o, 0.05, 1000, 12);
-  EXPECT_GE(five[7], 0.75);
+  auto five = kb::simulate_detection(o, 0.05, 2000, 12);
+  EXPECT_GE(five[7], 0.78);
   EXPECT_GE(five[11], 0.85);
 }
 
@@ -83,9 +95,69 @@ TEST(KgateSimulation, NoSingleNightRuleSeparates2point5SigmaAtZeroFalseFailures)
   double z_fp = 3.09;  // P(N(0,1) > 3.09) = 0.001
   double caught = 0.5 * std::erfc((z_fp - 2.5) / std::sqrt(2.0));
   EXPECT_LT(caught, 0.30);
-  // kgate, which must estimate both, catches fewer on the first night.
-  auto first = kb::simulate_detection(sim(0.02), 0.05, 1000, 1);
+  // kgate, which must estimate both, catches fewer on the first night, but
+  // not none (a gate that never fails would pass the bound).
+  auto first = kb::simulate_detection(sim(0.02), 0.05, 4000, 1);
   EXPECT_LT(first[0], caught);
+  EXPECT_GT(first[0], 0.005);
+}
+
+// Confirmation (docs/gate.md "Confirmation"): the nightly's two stages on the
+// stress model of issue 15: Student-t tails (5 degrees of freedom), a slow
+// mode (0.5% of processes 4% slow; a re-measurement stays in it 1 time in
+// 5), a history of 20 nights, 4 re-measurements of each suspect.
+kb::SimulationOptions stress(double noise, double shared) {
+  kb::SimulationOptions o = sim(noise);
+  o.rule.window = 20;
+  o.confirm = 4;
+  o.shared = shared;
+  o.tails_dof = 5;
+  o.mode_rate = 0.005;
+  return o;
+}
+
+TEST(KgateSimulation, ConfirmationMeasuresTransientsAwayOnQuietKeys) {
+  // A quiet key (0.3%): every slow mode is a 4% drop, beyond --min-gap and
+  // far beyond the noise. One attempt fails on each (issue 15's A/A nights);
+  // re-measured, only modes that stick in 3 of 4 fresh processes remain.
+  auto once = stress(0.003, 0);
+  once.confirm = 0;
+  auto today = kb::simulate_false_failures(once, 50000);
+  EXPECT_GE(today.failures, 150) << "per 50,000 nights, one attempt";
+  auto o = stress(0.003, 0);
+  auto ff = kb::simulate_false_failures(o, 50000);
+  EXPECT_LE(ff.failures, 15) << "per 50,000 nights, confirmed";  // 0.14 per 1000
+  EXPECT_LE(ff.suspects, 50000 / 50);                            // re-measured: under 2%
+  // Re-measuring 3 times keeps about four times as many: a mode that sticks
+  // in 2 of 3 processes is a majority, in 2 of 4 it is not.
+  o.confirm = 3;
+  EXPECT_GE(kb::simulate_false_failures(o, 50000).failures, 25);
+}
+
+TEST(KgateSimulation, ConfirmationCatchesDropsOnTheFirstNight) {
+  // Issue 15's acceptance: 5% on keys of noise <= 1%, 10% on keys of <= 3%
+  // (these at 2%: at 3% a 20-night history cannot do it, docs/gate.md).
+  // Without confirmation (one attempt, z = 4.25) the first night catches
+  // 5% at 1% noise in about a third of trials.
+  EXPECT_GE(kb::simulate_detection(stress(0.003, 0), 0.05, 2000, 1)[0], 0.99);
+  EXPECT_GE(kb::simulate_detection(stress(0.01, 0), 0.05, 2000, 1)[0], 0.90);
+  EXPECT_GE(kb::simulate_detection(stress(0.02, 0), 0.10, 2000, 1)[0], 0.92);
+  auto once = stress(0.01, 0);
+  once.confirm = 0;
+  EXPECT_LE(kb::simulate_detection(once, 0.05, 2000, 1)[0], 0.5);
+}
+
+TEST(KgateSimulation, ConfirmationKeepsNoisyKeysHonest) {
+  // Half the noise shared by the attempts of a night (the machine, the
+  // night): re-measuring cannot remove it, and the rule assumes as much
+  // (shared_noise 0.5). False failures stay near one attempt's rate.
+  auto o = stress(0.02, 0.5);
+  auto ff = kb::simulate_false_failures(o, 50000);
+  EXPECT_LE(ff.failures, 110) << "per 50,000 nights";  // about 1.6 per 1000
+  EXPECT_LE(ff.suspects, 50000 / 20);                  // under 5% re-measured
+  // A rule that believed re-measurements independent fails far more often.
+  o.rule.shared_noise = 0;
+  EXPECT_GE(kb::simulate_false_failures(o, 50000).failures, 200);
 }
 
 TEST(KgateSimulation, FewEarlierRunsDoNotMakeTheGateTriggerHappy) {

@@ -1,5 +1,6 @@
 #include "tools/kgate/cli.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -19,7 +20,10 @@
 #include "tools/kgate/gate.h"
 #include "tools/kgate/gen_history.h"
 #include "tools/kgate/history.h"
+#include "tools/kgate/noise.h"
+#include "tools/kgate/selftest.h"
 #include "tools/kgate/simulate.h"
+#include "tools/kgate/suspects.h"
 
 namespace kb {
 
@@ -76,7 +80,8 @@ void print_warnings(const std::vector<std::string>& warnings) {
 int cmd_check(const Args& a) {
   GateOptions opt;
   std::vector<std::string> results;
-  std::string targets_dir, markdown, junit, html;
+  std::string targets_dir, markdown, junit, html, suspects;
+  double max_suspects = kMaxSuspectShare;
   for (size_t i = 1; i < a.size(); ++i) {
     const std::string& f = a[i];
     if (f == "--results") {
@@ -95,6 +100,12 @@ int cmd_check(const Args& a) {
       opt.rule.max_noise = parse_double(f, value_of(a, i), 0, 1, true);
     } else if (f == "--strict") {
       opt.strict = true;
+    } else if (f == "--suspects") {
+      suspects = value_of(a, i);
+    } else if (f == "--max-suspects") {
+      max_suspects = parse_double(f, value_of(a, i), 0.01, 1);
+    } else if (f == "--shared-noise") {
+      opt.rule.shared_noise = parse_double(f, value_of(a, i), 0, 1);
     } else if (f == "--markdown") {
       markdown = value_of(a, i);
     } else if (f == "--junit") {
@@ -121,6 +132,17 @@ int cmd_check(const Args& a) {
   if (!markdown.empty()) write_file(markdown, gate_markdown(rep));
   if (!junit.empty()) write_file(junit, gate_junit(rep));
   if (!html.empty()) write_file(html, gate_html(rep));
+  if (!suspects.empty()) {
+    size_t capped = 0;
+    std::string text = suspects_csv(rep, &capped, max_suspects);
+    write_file(suspects, text);
+    size_t n = static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) - 1;
+    std::printf("suspects: %zu key(s) to re-measure written to %s", n, suspects.c_str());
+    if (capped)
+      std::printf(" (%zu more left out: at most %.0f%% of the keys, --max-suspects)", capped,
+                  max_suspects * 100);
+    std::printf("\n");
+  }
   return rep.exit_code();
 }
 
@@ -228,6 +250,7 @@ int cmd_simulate(const Args& a) {
   SimulationOptions opt;
   int nights = 1000, trials = 1000, horizon = 8;
   std::vector<double> drops = {0.05, 0.10};
+  bool table = false;
   for (size_t i = 1; i < a.size(); ++i) {
     const std::string& f = a[i];
     if (f == "--noise")
@@ -254,6 +277,26 @@ int cmd_simulate(const Args& a) {
       drops = {parse_double(f, value_of(a, i), 0, 1, true)};
     else if (f == "--bad-nights")
       opt.bad_nights = parse_double(f, value_of(a, i), 0, 1, true);
+    else if (f == "--confirm")
+      opt.confirm = static_cast<int>(parse_int(f, value_of(a, i), 0, 20));
+    else if (f == "--suspect-z")
+      opt.rule.suspect_z = parse_double(f, value_of(a, i), 0, 20);
+    else if (f == "--confirm-z")
+      opt.rule.confirm_z = parse_double(f, value_of(a, i), 0.5, 20);
+    else if (f == "--rule-shared")
+      opt.rule.shared_noise = parse_double(f, value_of(a, i), 0, 1);
+    else if (f == "--shared")
+      opt.shared = parse_double(f, value_of(a, i), 0, 1);
+    else if (f == "--tails")
+      opt.tails_dof = static_cast<double>(parse_int(f, value_of(a, i), 0, 100));
+    else if (f == "--mode-rate")
+      opt.mode_rate = parse_double(f, value_of(a, i), 0, 1);
+    else if (f == "--mode-size")
+      opt.mode_size = parse_double(f, value_of(a, i), 0, 1, true);
+    else if (f == "--mode-stick")
+      opt.mode_stick = parse_double(f, value_of(a, i), 0, 1);
+    else if (f == "--table")
+      table = true;
     else if (f == "--stats") {
       const std::string& v = value_of(a, i);
       if (v == "robust")
@@ -268,6 +311,7 @@ int cmd_simulate(const Args& a) {
       throw UsageError("simulate: unknown option '" + f + "'");
   }
   opt.rule.max_noise = 1;  // the simulation asks about the rule, not about the noise cap
+  if (opt.rule.min_history > opt.rule.window) opt.rule.min_history = opt.rule.window;
   std::printf(
       "kgate simulate: noise %.2f%% (relative s.d. of a night), bad nights %.1f%%, stats %s, "
       "window %d, min gap %.1f%%, z %.2f, max recent %d, seed %llu\n",
@@ -277,10 +321,42 @@ int cmd_simulate(const Args& a) {
                                            : "mean-sd",
       opt.rule.window, opt.rule.min_gap * 100, opt.rule.z, opt.rule.max_recent,
       static_cast<unsigned long long>(opt.seed));
+  if (opt.confirm > 0 || opt.shared < 1 || opt.tails_dof > 0 || opt.mode_rate > 0)
+    std::printf(
+        "  attempts: confirm %d, suspect z %.2f, confirm z %.2f, rule's shared share %.2f; "
+        "noise model: shared %.2f, tails %s, slow mode %.1f%% of attempts %.1f%% slow (sticks "
+        "%.0f%%)\n",
+        opt.confirm, opt.rule.suspect_z, opt.rule.confirm_z, opt.rule.shared_noise, opt.shared,
+        opt.tails_dof > 0 ? ("t" + std::to_string(static_cast<int>(opt.tails_dof))).c_str()
+                          : "normal",
+        opt.mode_rate * 100, opt.mode_size * 100, opt.mode_stick * 100);
+  if (table) {
+    // The table of docs/gate.md: one row per noise level.
+    std::printf(
+        "\n| noise | false failures per 1000 key-nights | suspects per 100 key-nights | "
+        "5%% caught, 1st night | 10%% caught, 1st night |\n| --- | --- | --- | --- | --- |\n");
+    for (double noise : {0.003, 0.005, 0.01, 0.015, 0.02, 0.03, 0.05}) {
+      SimulationOptions o = opt;
+      o.noise = noise;
+      FalseFailureResult ff = simulate_false_failures(o, nights);
+      double five = simulate_detection(o, 0.05, trials, 1)[0];
+      double ten = simulate_detection(o, 0.10, trials, 1)[0];
+      std::printf("| %.1f%% | %.3f | %.2f | %.1f%% | %.1f%% |\n", noise * 100,
+                  1000.0 * ff.failures / ff.nights, 100.0 * ff.suspects / ff.nights, five * 100,
+                  ten * 100);
+    }
+    return 0;
+  }
   FalseFailureResult ff = simulate_false_failures(opt, nights);
   std::printf("false failures: %d in %d nights (%.3f per 1000); inconclusive %d (%.1f%%)\n",
               ff.failures, ff.nights, 1000.0 * ff.failures / ff.nights, ff.inconclusive,
               100.0 * ff.inconclusive / ff.nights);
+  if (opt.confirm > 0)
+    std::printf(
+        "first stage: %d suspect nights (%.2f%%), %d would have failed without "
+        "confirmation (%.3f per 1000)\n",
+        ff.suspects, 100.0 * ff.suspects / ff.nights, ff.first_stage_failures,
+        1000.0 * ff.first_stage_failures / ff.nights);
   std::printf("caught by night (of %d trials):\n  drop ", trials);
   for (int j = 1; j <= horizon; ++j) std::printf(" %7d", j);
   std::printf("\n");
@@ -290,6 +366,67 @@ int cmd_simulate(const Args& a) {
     for (double x : c) std::printf(" %7.4f", x);
     std::printf("\n");
   }
+  return 0;
+}
+
+// Run-to-run noise per key over several runs (issue 24: `tools/noise-report.sh`).
+int cmd_noise(const Args& a) {
+  std::vector<std::string> results;
+  std::string markdown, csv_out;
+  for (size_t i = 1; i < a.size(); ++i) {
+    const std::string& f = a[i];
+    if (f == "--results") {
+      size_t before = results.size();
+      while (i + 1 < a.size() && a[i + 1].rfind("--", 0) != 0) results.push_back(a[++i]);
+      if (results.size() == before) throw UsageError("--results needs at least one file");
+    } else if (f == "--markdown") {
+      markdown = value_of(a, i);
+    } else if (f == "--csv") {
+      csv_out = value_of(a, i);
+    } else {
+      throw UsageError("noise: unknown option '" + f + "'");
+    }
+  }
+  if (results.empty()) throw UsageError("noise needs --results FILE...");
+  History h;
+  for (const auto& p : results) h.add_file(p);
+  h.finish();
+  std::vector<std::string> warnings;
+  for (const auto& w : h.warnings()) warnings.push_back(w.text());
+  print_warnings(warnings);
+  NoiseReport rep = noise_report(h);
+  std::fputs(noise_console(rep).c_str(), stdout);
+  std::fflush(stdout);
+  if (!markdown.empty()) write_file(markdown, noise_markdown(rep));
+  if (!csv_out.empty()) write_file(csv_out, noise_csv(rep));
+  return 0;
+}
+
+// Hidden: tools/gate-selftest.sh's table (docs/gate.md).
+int cmd_selftest_table(const Args& a) {
+  SelftestInput in;
+  GateOptions opt;
+  std::string targets_dir, markdown;
+  for (size_t i = 1; i < a.size(); ++i) {
+    const std::string& f = a[i];
+    if (f == "--aa") {
+      in.aa = value_of(a, i);
+    } else if (f == "--drop") {
+      double pct = parse_double(f, value_of(a, i), 0, 100);
+      in.drops.emplace_back(pct, value_of(a, i));
+    } else if (f == "--targets") {
+      targets_dir = value_of(a, i);
+    } else if (f == "--markdown") {
+      markdown = value_of(a, i);
+    } else {
+      throw UsageError("selftest-table: unknown option '" + f + "'");
+    }
+  }
+  if (in.aa.empty()) throw UsageError("selftest-table needs --aa FILE");
+  if (!targets_dir.empty()) opt.targets = load_target_dir(targets_dir);
+  std::string md = selftest_markdown(in, opt);
+  std::fputs(md.c_str(), stdout);
+  if (!markdown.empty()) write_file(markdown, md);
   return 0;
 }
 
@@ -357,6 +494,8 @@ int kgate_main(int argc, char** argv) {
     if (cmd == "compare") return cmd_compare(a);
     if (cmd == "dashboard") return cmd_dashboard(a);
     if (cmd == "simulate") return cmd_simulate(a);
+    if (cmd == "noise") return cmd_noise(a);
+    if (cmd == "selftest-table") return cmd_selftest_table(a);
     if (cmd == "gen-history") return cmd_gen_history(a);
     throw UsageError("unknown command '" + cmd + "'");
   } catch (const UsageError& e) {

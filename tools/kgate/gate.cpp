@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <optional>
+#include <string_view>
 
 namespace kb {
 
@@ -87,6 +89,89 @@ std::string history_why(const HistoryResult& h, const HistoryRuleOptions& r) {
 
 int status_rank(GateStatus s) { return static_cast<int>(s); }
 
+// One run of one key: its attempts (consecutive in the key's series) taken
+// together. The value is the median of the re-measurements where there are
+// any (attempt 1 is left out: it was re-measured because it was low), else
+// attempt 1's; throttled attempts count only when nothing else was measured.
+struct RunValue {
+  size_t first = 0;    // index into the series of the run's first row (its lowest attempt)
+  int attempts = 0;    // rows of this run (attempts)
+  int remeasured = 0;  // measured re-measurements behind `value`
+  bool measured = false, throttled = false;
+  double value = 0;
+  std::optional<double> first_value;  // attempt 1's, when measured
+};
+
+void group_runs(const std::vector<Observation>& obs, const std::vector<uint32_t>& series,
+                std::vector<RunValue>& out) {
+  out.clear();
+  std::vector<double> ok, hot, re_ok, re_hot;
+  for (size_t i = 0; i < series.size();) {
+    size_t j = i;
+    ok.clear();
+    hot.clear();
+    re_ok.clear();
+    re_hot.clear();
+    RunValue rv;
+    rv.first = i;
+    for (; j < series.size() && obs[series[j]].run == obs[series[i]].run; ++j) {
+      const Observation& o = obs[series[j]];
+      ++rv.attempts;
+      if (!o.measured()) continue;
+      bool hot_row = o.status == RowStatus::throttled;
+      if (o.attempt == 1) {
+        rv.first_value = o.actual;
+        (hot_row ? hot : ok).push_back(o.actual);
+      } else {
+        (hot_row ? re_hot : re_ok).push_back(o.actual);
+      }
+    }
+    const std::vector<double>* use = !re_ok.empty()    ? &re_ok
+                                     : !re_hot.empty() ? &re_hot
+                                     : !ok.empty()     ? &ok
+                                                       : &hot;
+    if (!use->empty()) {
+      rv.measured = true;
+      rv.throttled = use == &re_hot || use == &hot;
+      rv.value = median_of(*use);
+      rv.remeasured = use == &re_ok || use == &re_hot ? static_cast<int>(use->size()) : 0;
+    }
+    out.push_back(rv);
+    i = j;
+  }
+}
+
+bool injected_field(std::string_view f) { return f.rfind("inject=", 0) == 0; }
+
+// The kernel a row's variant names: the variant without `inject=` fields
+// (kbench --inject-slowdown marks its rows so; the kernel is the same).
+std::string kernel_identity(std::string_view variant) {
+  if (variant.find("inject=") == std::string_view::npos) return std::string(variant);
+  std::string out;
+  size_t start = 0;
+  while (start <= variant.size()) {
+    size_t end = variant.find(';', start);
+    if (end == std::string_view::npos) end = variant.size();
+    std::string_view f = variant.substr(start, end - start);
+    if (!injected_field(f)) out += (out.empty() ? "" : ";") + std::string(f);
+    start = end + 1;
+  }
+  return out;
+}
+
+std::string injected_part(std::string_view variant) {
+  std::string out;
+  size_t start = 0;
+  while (start <= variant.size()) {
+    size_t end = variant.find(';', start);
+    if (end == std::string_view::npos) end = variant.size();
+    std::string_view f = variant.substr(start, end - start);
+    if (injected_field(f)) out += (out.empty() ? "" : ";") + std::string(f);
+    start = end + 1;
+  }
+  return out;
+}
+
 }  // namespace
 
 GateReport run_gate(const History& hist, const GateOptions& opt) {
@@ -120,12 +205,15 @@ GateReport run_gate(const History& hist, const GateOptions& opt) {
   }
 
   const size_t keep = static_cast<size_t>(opt.rule.window + opt.rule.max_recent);
+  std::vector<RunValue> runs_of_key;
   for (uint32_t k = 0; k < keys.size(); ++k) {
     const Key& key = keys[k];
     const auto& series = hist.series(k);
     if (series.empty()) continue;
     ArchRuns& ar = arch_runs[key.arch];
-    const Observation& last = obs[series.back()];
+    group_runs(obs, series, runs_of_key);
+    const RunValue& now = runs_of_key.back();
+    const Observation& last = obs[series[now.first]];
     GateKeyResult r;
     r.name = key.name;
     r.metric = key.metric;
@@ -143,28 +231,55 @@ GateReport run_gate(const History& hist, const GateOptions& opt) {
         r.run = runs[ar.newest].label;
         r.why = "not in the newest run " + runs[ar.newest].label + " (was in " +
                 runs[ar.previous].label + ")";
-        if (last.measured()) r.value = last.actual;
+        if (now.measured) r.value = now.value;
         rep.keys.push_back(std::move(r));
       }
       continue;
     }
     ++ar.keys;
     r.run = runs[last.run].label;
+    r.run_has_id = runs[last.run].has_id;
     r.variant = std::string(last.variant);
+    r.attempts = now.attempts;
+    std::vector<std::string> notes;
+    const std::string kernel = kernel_identity(last.variant);
+    if (kernel.size() != last.variant.size())
+      notes.push_back("injected slowdown (" + injected_part(last.variant) +
+                      "): a gate self-test, not a kernel change");
 
-    // The earlier measured runs (throttled ones say more about the machine
-    // than about the code: left out of the baseline).
+    // The earlier measured runs of the same kernel (throttled ones say more
+    // about the machine than about the code: left out of the baseline).
+    // A run of another variant is another kernel: not the baseline.
     std::vector<double> values;
-    for (size_t i = series.size() - 1; i-- > 0 && values.size() < keep;) {
-      const Observation& o = obs[series[i]];
-      if (o.measured() && o.status != RowStatus::throttled) {
-        values.push_back(o.actual);
-        r.history_runs_labels.push_back(runs[o.run].label);
+    const RunValue* changed_from = nullptr;
+    for (size_t i = runs_of_key.size() - 1; i-- > 0 && values.size() < keep;) {
+      const RunValue& e = runs_of_key[i];
+      if (!e.measured || e.throttled) continue;
+      const Observation& o = obs[series[e.first]];
+      if (kernel_identity(o.variant) != kernel) {
+        if (!changed_from && values.empty()) changed_from = &e;
+        continue;
       }
+      values.push_back(e.value);
+      r.history_runs_labels.push_back(runs[o.run].label);
+    }
+    if (changed_from) {
+      const Observation& o = obs[series[changed_from->first]];
+      notes.push_back("variant changed: was '" + std::string(o.variant) + "' in run " +
+                      runs[o.run].label + ", now '" + std::string(last.variant) +
+                      "'; the baseline is the " + std::to_string(values.size()) +
+                      " earlier run(s) of this variant");
     }
     std::reverse(values.begin(), values.end());
     std::reverse(r.history_runs_labels.begin(), r.history_runs_labels.end());
     r.history = values;
+    if (now.attempts > 1 && now.measured && now.remeasured > 0)
+      notes.push_back("re-measured: median of " + std::to_string(now.remeasured) +
+                      " re-measurement(s) " + show_value(now.value) + " (the nightly's own " +
+                      (now.first_value ? show_value(*now.first_value) : std::string("-")) + ")");
+    auto add_notes = [&] {
+      for (const auto& n : notes) r.note += (r.note.empty() ? "" : "; ") + n;
+    };
 
     // Rule 1, and rows that are not gated.
     if (last.status == RowStatus::failed || last.status == RowStatus::incorrect) {
@@ -173,34 +288,38 @@ GateReport run_gate(const History& hist, const GateOptions& opt) {
       r.rule = failed ? "failed" : "incorrect";
       r.why = failed ? "the run failed" : "the output is incorrect (it failed its check)";
       if (!last.message.empty()) r.why += ": " + std::string(last.message);
+      add_notes();
       rep.keys.push_back(std::move(r));
       continue;
     }
-    if (last.status == RowStatus::skipped) {
+    if (last.status == RowStatus::skipped || !now.measured) {
       r.status = GateStatus::skipped;
       r.rule = "skipped";
       r.why = last.message.empty() ? "skipped by the run" : std::string(last.message);
+      add_notes();
       rep.keys.push_back(std::move(r));
       continue;
     }
 
-    const double value = last.actual;
+    const double value = now.value;
     r.value = value;
     std::vector<std::string> fails, doubts;
 
     // Rule 2.
     TargetCheck t = find_target(key, last, opt);
+    bool by_target = false;
     if (t.target) {
       r.target = t.target;
-      if (below_target(value, *t.target, t.tolerance, key.lower_is_better))
-        fails.push_back(target_why(value, t, key.lower_is_better));
-    } else if (last.status == RowStatus::below_target) {
+      by_target = below_target(value, *t.target, t.tolerance, key.lower_is_better);
+      if (by_target) fails.push_back(target_why(value, t, key.lower_is_better));
+    } else if (last.status == RowStatus::below_target && now.attempts == 1) {
+      by_target = true;
       fails.push_back("marked below_target by the run (no target found to check it against)");
     }
 
     // Rule 3.
     values.push_back(value);
-    HistoryResult h = history_rule(values, key.lower_is_better, opt.rule);
+    HistoryResult h = history_rule(values, key.lower_is_better, opt.rule, now.attempts);
     r.history_runs = h.history;
     r.noise = h.noise;
     if (h.history > 0) {
@@ -212,21 +331,31 @@ GateReport run_gate(const History& hist, const GateOptions& opt) {
       fails.push_back(hw);
     else if (h.outcome != HistoryOutcome::pass)
       doubts.push_back(hw);
+    if (h.outcome == HistoryOutcome::too_little_history && changed_from)
+      doubts.back() += " (the variant changed)";
+
+    // Suspects: what the first stage asks kbench to measure again. Only a
+    // key with one attempt (one that has its re-measurements is judged on
+    // them), and never a crash or a wrong result (those fail as they are).
+    if (now.attempts == 1 && (by_target || h.suspect)) {
+      r.suspect = true;
+      // Failures first, then the largest drop against what the noise explains.
+      double ratio = h.explained > 0 ? h.drop / h.explained : h.drop * 100;
+      r.suspect_score = (fails.empty() ? 0 : 1000) + ratio;
+    }
 
     auto join = [](const std::vector<std::string>& v) {
       std::string s;
       for (const auto& x : v) s += (s.empty() ? "" : "; and ") + x;
       return s;
     };
-    if (!fails.empty() && last.status == RowStatus::throttled) {
+    if (!fails.empty() && now.throttled) {
       r.status = GateStatus::inconclusive;
       r.rule = "throttled";
       r.why = "the run was throttled (SM clock low), so this may be the machine: " + join(fails) +
               "; rerun to tell";
     } else if (!fails.empty()) {
       r.status = GateStatus::fail;
-      bool by_target = !t.target ? last.status == RowStatus::below_target
-                                 : below_target(value, *t.target, t.tolerance, key.lower_is_better);
       bool by_history = h.outcome == HistoryOutcome::fail;
       r.rule = by_target && by_history ? "target+history" : by_target ? "target" : "history";
       r.why = join(fails);
@@ -237,6 +366,7 @@ GateReport run_gate(const History& hist, const GateOptions& opt) {
                                                                : "within noise";
       r.why = join(doubts);
     }
+    add_notes();
     rep.keys.push_back(std::move(r));
   }
 

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <numeric>
 
+#include "reports/attempts.h"
 #include "reports/metrics.h"
 #include "reports/record.h"
 
@@ -83,7 +84,7 @@ uint32_t History::intern_run(const ResultRow& r, uint32_t file, uint32_t key) {
     // Rows of one run come together: skip the lookup while the id repeats.
     if (last_run_ != UINT32_MAX && r.run_id == std::string_view(last_run_id_)) return last_run_;
     scratch_.assign("id\x1f");
-    scratch_.append(r.run_id);
+    scratch_.append(split_attempt(r.run_id).base);
   } else {
     // No run id: the n-th time a key appears in this file is its n-th run.
     uint32_t n = repeats_[key]++;
@@ -96,8 +97,9 @@ uint32_t History::intern_run(const ResultRow& r, uint32_t file, uint32_t key) {
   } else {
     id = static_cast<uint32_t>(runs_.size());
     Run run;
-    if (!r.run_id.empty())
-      run.label = std::string(r.run_id);
+    run.has_id = !r.run_id.empty();
+    if (run.has_id)
+      run.label = std::string(split_attempt(r.run_id).base);
     else
       run.label = base_name(files_[file]) + "#" + std::to_string(repeats_[key]);
     run.timestamp = std::string(r.timestamp);
@@ -105,6 +107,11 @@ uint32_t History::intern_run(const ResultRow& r, uint32_t file, uint32_t key) {
     runs_.push_back(std::move(run));
     run_index_.emplace(scratch_, id);
   }
+  // A run's time is when it started: its attempts come later, and may even
+  // be read first (files in any order).
+  Run& run = runs_[id];
+  if (!r.timestamp.empty() && (run.timestamp.empty() || r.timestamp < run.timestamp))
+    run.timestamp = std::string(r.timestamp);
   if (!r.run_id.empty()) {
     last_run_id_ = r.run_id;
     last_run_ = id;
@@ -130,6 +137,7 @@ void History::parse(uint32_t file) {
         o.file = file;
         o.line = static_cast<uint32_t>(r.line);
         o.seq = static_cast<uint32_t>(obs_.size());
+        o.attempt = split_attempt(r.run_id).attempt;
         o.status = row_status(r.status);
         o.is_model = r.is_model;
         o.actual = r.actual.value_or(0);
@@ -137,6 +145,7 @@ void History::parse(uint32_t file) {
         o.roofline_ = r.roofline.value_or(Observation::kNone);
         o.roofline_fraction_ = r.roofline_fraction.value_or(Observation::kNone);
         o.noise_rel_ = r.noise_rel.value_or(Observation::kNone);
+        o.min_us_ = r.min_us.value_or(Observation::kNone);
         o.samples = static_cast<uint32_t>(std::min<int64_t>(r.samples, UINT32_MAX));
         o.variant = keep(r.variant, file);
         o.message = keep(r.message, file);
@@ -171,16 +180,22 @@ void History::finish() {
   for (uint32_t i = 0; i < obs_.size(); ++i) by_key_[obs_[i].key].push_back(i);
   for (auto& v : by_key_) {
     // Rows mostly arrive in run order already: this is nearly a no-op.
-    std::stable_sort(v.begin(), v.end(),
-                     [&](uint32_t a, uint32_t b) { return obs_[a].run < obs_[b].run; });
-    // A key twice in one run: keep the first row, warn about the others.
+    std::stable_sort(v.begin(), v.end(), [&](uint32_t a, uint32_t b) {
+      if (obs_[a].run != obs_[b].run) return obs_[a].run < obs_[b].run;
+      return obs_[a].attempt < obs_[b].attempt;
+    });
+    // A key twice in one attempt of a run: keep the first row, warn about
+    // the others.
     size_t out = 0;
     for (size_t i = 0; i < v.size(); ++i) {
-      if (out > 0 && obs_[v[out - 1]].run == obs_[v[i]].run) {
+      if (out > 0 && obs_[v[out - 1]].run == obs_[v[i]].run &&
+          obs_[v[out - 1]].attempt == obs_[v[i]].attempt) {
         const Observation& first = obs_[v[out - 1]];
         const Observation& dup = obs_[v[i]];
+        std::string attempt =
+            dup.attempt == 1 ? std::string() : " (attempt " + std::to_string(dup.attempt) + ")";
         warn(dup.file, dup.line,
-             "the same key again in run " + runs_[dup.run].label + " (first at " +
+             "the same key again in run " + runs_[dup.run].label + attempt + " (first at " +
                  base_name(files_[first.file]) + ":" + std::to_string(first.line) +
                  "); row skipped");
         continue;

@@ -4,7 +4,9 @@
 // run are not duplicates of each other and each is compared with itself.
 //
 // Runs: rows with a run_id belong to that run (the same id in two files is
-// one run). Rows without one (gpt_fast files) are taken in file order, each
+// one run); rows whose id is `<id>/<N>` are attempt N of run <id>
+// (reports/attempts.h: re-measurements of suspects, appended by
+// `kbench run --rerun`). Rows without one (gpt_fast files) are taken in file order, each
 // repeat of a key in a file being the next run of that file. Runs are
 // ordered by timestamp when every run has one, else by where they first
 // appear (files in the order given, so: oldest file first).
@@ -32,6 +34,7 @@ struct Run {
   std::string label;      // run_id, or "<file>#<n>" for a file without run ids
   std::string timestamp;  // "" when the rows have none
   uint32_t first_seen = 0;
+  bool has_id = false;  // from a run_id (kbench), not from file order (gpt_fast)
 };
 
 enum class RowStatus : uint8_t { ok, below_target, throttled, incorrect, failed, skipped };
@@ -41,14 +44,16 @@ struct Observation {
   uint32_t run = 0;  // index into History::runs(), which are in run order after finish()
   uint32_t file = 0;
   uint32_t line = 0;
-  uint32_t seq = 0;  // position among all rows read
+  uint32_t seq = 0;      // position among all rows read
+  uint32_t attempt = 1;  // 1 = the run's own row; 2.. = re-measurements (reports/attempts.h)
   RowStatus status = RowStatus::ok;
   bool is_model = false;
   uint32_t samples = 0;
   double actual = 0;  // valid when measured()
   // NaN where the row has no value (a million rows: optionals would double
   // the memory); read them through the accessors.
-  double target_ = kNone, roofline_ = kNone, roofline_fraction_ = kNone, noise_rel_ = kNone;
+  double target_ = kNone, roofline_ = kNone, roofline_fraction_ = kNone, noise_rel_ = kNone,
+         min_us_ = kNone;
   std::string_view variant, message;
 
   static constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
@@ -59,6 +64,7 @@ struct Observation {
   std::optional<double> roofline() const { return opt(roofline_); }
   std::optional<double> roofline_fraction() const { return opt(roofline_fraction_); }
   std::optional<double> noise_rel() const { return opt(noise_rel_); }
+  std::optional<double> min_us() const { return opt(min_us_); }
 
   bool measured() const {
     return status == RowStatus::ok || status == RowStatus::below_target ||
@@ -81,14 +87,15 @@ class History {
   // The same for text in memory (tests); `path` names it in messages.
   void add_text(std::string text, const std::string& path);
   // Orders the runs and each key's observations; finds duplicate keys
-  // within one run (the later row is dropped with a warning).
+  // within one attempt of one run (the later row is dropped with a warning).
   void finish();
 
   const std::vector<Key>& keys() const { return keys_; }
   const std::vector<Run>& runs() const { return runs_; }
   const std::vector<std::string>& files() const { return files_; }
   const std::vector<Observation>& observations() const { return obs_; }
-  // A key's observations, oldest run first (after finish()).
+  // A key's observations, oldest run first, a run's attempts in order
+  // (after finish()).
   const std::vector<uint32_t>& series(uint32_t key) const { return by_key_[key]; }
   // Warnings in file and line order (after finish()), at most
   // kMaxWarningsPerFile per file and then one saying how many more.

@@ -94,7 +94,27 @@ double explained(const HistoryRuleOptions& opt, double noise, int k, int n) {
   return widened_z(opt.z, n) * noise * std::sqrt(recent_variance(k) + kPi / (2.0 * n));
 }
 
+// The same for the newest run of m attempts, judged on the median of its
+// m - 1 re-measurements: the shared part of the noise stays whole, the rest
+// shrinks as a median does.
+double explained_attempts(const HistoryRuleOptions& opt, double noise, int m, int n) {
+  double v = opt.shared_noise + (1 - opt.shared_noise) * median_variance(m - 1);
+  return widened_z(opt.confirm_z, n) * noise * std::sqrt(v + kPi / (2.0 * n));
+}
+
+// The first stage's eager line: a drop beyond it is re-measured.
+double suspect_line(const HistoryRuleOptions& opt, double noise, int n) {
+  return widened_z(opt.suspect_z, n) * noise * std::sqrt(1 + kPi / (2.0 * n));
+}
+
 }  // namespace
+
+double median_variance(int m) {
+  // Monte Carlo (4e6 draws) for small m; pi/(2m) beyond.
+  static const double v[] = {0, 1, 0.5, 0.449, 0.298, 0.287, 0.215, 0.210, 0.168};
+  if (m < 1) return 1;
+  return m <= 8 ? v[m] : kPi / (2.0 * m);
+}
 
 double median_of(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -154,8 +174,9 @@ double qn_scale(std::vector<double> v) {
 }
 
 HistoryResult history_rule(const std::vector<double>& series, bool lower_is_better,
-                           const HistoryRuleOptions& opt) {
+                           const HistoryRuleOptions& opt, int attempts) {
   HistoryResult r;
+  r.attempts = std::max(attempts, 1);
   if (series.empty()) return r;
   const size_t last = series.size() - 1;
   const double newest = series[last];
@@ -169,7 +190,8 @@ HistoryResult history_rule(const std::vector<double>& series, bool lower_is_bett
   r.change = (newest - w1.baseline) / w1.baseline;
   r.drop = drop_of(newest, w1.baseline, lower_is_better);
   r.noise = w1.noise;
-  r.explained = explained(opt, w1.noise, 1, w1.n);
+  r.explained = r.attempts > 1 ? explained_attempts(opt, w1.noise, r.attempts, w1.n)
+                               : explained(opt, w1.noise, 1, w1.n);
   r.recent_drop = r.drop;
   r.recent_explained = r.explained;
   if (w1.n < opt.min_history) {
@@ -195,19 +217,22 @@ HistoryResult history_rule(const std::vector<double>& series, bool lower_is_bett
     bool newest_low = drop_of(newest, wk.baseline, lower_is_better) > opt.min_gap / 2;
     if (!(d > opt.min_gap && newest_low)) continue;
     if (k > 1) wk = window_stats(series, last + 1 - k, opt);
-    double e = explained(opt, wk.noise, k, wk.n);
+    double e = k == 1 ? r.explained : explained(opt, wk.noise, k, wk.n);
     if (d > e) {
       r.outcome = HistoryOutcome::fail;
       r.recent = k;
       r.recent_drop = d;
       r.recent_explained = e;
+      r.suspect = r.attempts == 1;
       return r;
     }
   }
-  if (r.noise > opt.max_noise)
+  if (r.noise > opt.max_noise) {
     r.outcome = HistoryOutcome::too_noisy;
-  else if (r.drop > opt.min_gap)
-    r.outcome = HistoryOutcome::within_noise;
+    return r;
+  }
+  if (r.drop > opt.min_gap) r.outcome = HistoryOutcome::within_noise;
+  r.suspect = r.attempts == 1 && r.drop > opt.min_gap && r.drop > suspect_line(opt, r.noise, w1.n);
   return r;
 }
 

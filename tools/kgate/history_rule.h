@@ -18,6 +18,19 @@
 //   against the window before them (the better of two, the median of more:
 //   one bad night among them does not count), with the spread of that
 //   statistic, as long as the newest run itself is still low.
+//
+// Confirmation (docs/gate.md "Confirmation"): the newest run may hold
+// several attempts of a key (re-measurements in fresh processes of the
+// keys the first stage suspected). Its value is then the median of the
+// re-measurements (attempt 1 left out: it was re-measured because it was
+// low, so it is biased low), judged with `confirm_z` and the spread of that
+// median: the
+// share of the run-to-run noise that attempts of one run share
+// (`shared_noise`: the machine, the night) does not shrink, the rest
+// shrinks as a median of m values does. The first stage (one attempt)
+// names suspects eagerly: every drop beyond `min_gap` and `suspect_z`
+// standard deviations, so that a real drop gets its re-measurements on the
+// night it lands, and a transient is re-measured away before it fails.
 #pragma once
 
 #include <vector>
@@ -39,6 +52,10 @@ struct HistoryRuleOptions {
   int max_recent = 8;       // newest runs tested together for a sustained drop
   double z = 4.25;          // noise multiplier (before the small-history widening)
   Statistics stats = Statistics::robust;
+  // Confirmation, from the simulation (docs/gate.md, `kgate simulate --confirm`).
+  double suspect_z = 2.0;     // one attempt: re-measure a drop beyond min_gap and this
+  double confirm_z = 3.5;     // several attempts: their median fails beyond this
+  double shared_noise = 0.5;  // share of the run-to-run variance attempts of one run share
 };
 
 enum class HistoryOutcome {
@@ -63,11 +80,22 @@ struct HistoryResult {
   int recent = 1;
   double recent_drop = 0;
   double recent_explained = 0;
+  // The newest run's attempts behind its value (its median).
+  int attempts = 1;
+  // One attempt, and a drop worth re-measuring: it fails, or it is beyond
+  // min_gap and suspect_z (widened) standard deviations. Never with too
+  // little history or too much noise (a re-measurement cannot change those).
+  bool suspect = false;
 };
 
-// `series`: the key's values, oldest first, the newest run's value last.
+// `series`: the key's values, oldest first, the newest run's value last
+// (with attempts > 1: the median of its attempts 2..attempts).
 HistoryResult history_rule(const std::vector<double>& series, bool lower_is_better,
-                           const HistoryRuleOptions& opt);
+                           const HistoryRuleOptions& opt, int attempts = 1);
+
+// The variance of the median of m values of unit variance, m >= 1 (the
+// mean of the middle two for even m).
+double median_variance(int m);
 
 // The history's noise as a standard deviation: the larger of Qn and the
 // interquartile range / 1.349; 0 for fewer than 2 values.

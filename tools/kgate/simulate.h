@@ -38,12 +38,34 @@ struct SimulationOptions {
   // counted as a false failure: no gate can tell it from a regression.
   double bad_nights = 0;
   double bad_drop = 0.25;
+
+  // Confirmation (docs/gate.md "Confirmation"). With `confirm` > 0, each
+  // night runs the nightly pipeline: attempt 1 is gated; if the key is a
+  // suspect, `confirm` more attempts are measured and the night is judged
+  // on the median of all of them (and enters the history so).
+  int confirm = 0;
+  // How attempts of one night relate. A night's deviation is
+  // noise * (sqrt(shared) * e_night + sqrt(1 - shared) * e_attempt): the
+  // `shared` share of the variance (the machine, the night) is common to
+  // every attempt of the night; the rest is fresh in each process.
+  double shared = 1;
+  // Heavy tails: e is Student-t with this many degrees of freedom, scaled
+  // to unit variance (0: normal).
+  double tails_dof = 0;
+  // A slow mode of one process: an attempt is `mode_size` slow with
+  // probability `mode_rate`; a re-measurement of a night whose first
+  // attempt was slow stays slow with probability `mode_stick`.
+  double mode_rate = 0;
+  double mode_size = 0.04;
+  double mode_stick = 0.2;
 };
 
 struct FalseFailureResult {
-  int nights = 0;        // nights gated (bad nights not counted)
-  int failures = 0;      // nights the gate failed with nothing changed
-  int inconclusive = 0;  // nights it said inconclusive
+  int nights = 0;                // nights gated (bad nights not counted)
+  int failures = 0;              // nights the gate failed with nothing changed
+  int inconclusive = 0;          // nights it said inconclusive
+  int suspects = 0;              // nights the first stage re-measured (confirm > 0)
+  int first_stage_failures = 0;  // nights attempt 1 alone would have failed
 };
 
 // One key gated every night for `nights` nights, nothing ever changing
@@ -53,7 +75,9 @@ FalseFailureResult simulate_false_failures(const SimulationOptions& opt, int nig
 // `trials` regressions of `drop` (0.05 = 5% worse): in each, a fresh history
 // of `window` nights, then nights at the lower level, gated each night.
 // Element j of the result: the fraction of trials caught by night j+1 (the
-// first element is "caught on the night the drop landed").
+// first element is "caught on the night the drop landed"). The history
+// nights are measured as the nightly measures them (with confirmation when
+// confirm > 0); the drop applies to every attempt of the later nights.
 std::vector<double> simulate_detection(const SimulationOptions& opt, double drop, int trials,
                                        int horizon);
 

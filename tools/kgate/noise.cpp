@@ -1,0 +1,164 @@
+#include "tools/kgate/noise.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <set>
+
+#include "reports/console_table.h"
+#include "reports/csv_writer.h"
+#include "reports/gate_result.h"
+#include "tools/kgate/history_rule.h"
+
+namespace kb {
+
+namespace {
+
+std::string pct(double rel) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f%%", rel * 100);
+  return buf;
+}
+
+std::string without_injection(std::string_view v) {
+  std::string out;
+  size_t start = 0;
+  while (start <= v.size()) {
+    size_t end = v.find(';', start);
+    if (end == std::string_view::npos) end = v.size();
+    std::string_view f = v.substr(start, end - start);
+    if (f.rfind("inject=", 0) != 0) out += (out.empty() ? "" : ";") + std::string(f);
+    start = end + 1;
+  }
+  return out;
+}
+
+std::string label(const NoiseKey& k) {
+  std::string s = k.name;
+  if (!k.shape.empty()) s += " [" + k.shape + "]";
+  s += " " + k.dtype + " " + k.metric;
+  if (!k.device.empty() && k.device != "cuda") s += " (" + k.device + ")";
+  return s;
+}
+
+std::string modes_text(const NoiseKey& k) {
+  if (k.mode_runs.empty()) return "-";
+  std::string s = std::to_string(k.mode_runs.size()) + ":";
+  for (const auto& r : k.mode_runs) s += " " + r;
+  return s;
+}
+
+std::string class_summary(const NoiseReport& r) {
+  size_t c[4] = {0, 0, 0, 0};
+  for (const auto& k : r.keys) {
+    std::string n = noise_class(k.noise);
+    c[n == "<=0.5%" ? 0 : n == "<=1%" ? 1 : n == "<=3%" ? 2 : 3]++;
+  }
+  return std::to_string(r.keys.size()) + " keys over " + std::to_string(r.runs) +
+         " runs; noise <=0.5%: " + std::to_string(c[0]) + ", <=1%: " + std::to_string(c[1]) +
+         ", <=3%: " + std::to_string(c[2]) + ", >3%: " + std::to_string(c[3]);
+}
+
+}  // namespace
+
+const char* noise_class(double noise) {
+  return noise <= 0.005 ? "<=0.5%" : noise <= 0.01 ? "<=1%" : noise <= 0.03 ? "<=3%" : ">3%";
+}
+
+NoiseReport noise_report(const History& h) {
+  NoiseReport rep;
+  rep.runs = h.runs().size();
+  const auto& obs = h.observations();
+  for (uint32_t k = 0; k < h.keys().size(); ++k) {
+    std::vector<double> values, mins;
+    std::vector<std::string> labels;
+    std::set<std::string> variants;
+    for (uint32_t i : h.series(k)) {
+      const Observation& o = obs[i];
+      if (o.attempt != 1 || !o.measured()) continue;
+      values.push_back(o.actual);
+      mins.push_back(o.min_us() ? *o.min_us() : o.actual);
+      labels.push_back(h.runs()[o.run].label);
+      variants.insert(without_injection(o.variant));
+    }
+    if (values.empty()) continue;
+    const Key& key = h.keys()[k];
+    NoiseKey n;
+    n.name = key.name;
+    n.metric = key.metric;
+    n.dtype = key.dtype;
+    n.shape = key.shape;
+    n.arch = key.arch;
+    n.device = key.device;
+    n.runs = static_cast<int>(values.size());
+    n.median = median_of(values);
+    n.noise = n.median > 0 ? mad_scale(values) / n.median : 0;
+    n.variants = static_cast<int>(variants.size());
+    // A mode: a run whose fastest call is outside the others' range and
+    // further from their median than 5 of their robust standard deviations
+    // (and than 1%): not the tail of one distribution, another state.
+    if (mins.size() >= 4) {
+      for (size_t i = 0; i < mins.size(); ++i) {
+        std::vector<double> others;
+        for (size_t j = 0; j < mins.size(); ++j)
+          if (j != i) others.push_back(mins[j]);
+        double med = median_of(others);
+        double lo = *std::min_element(others.begin(), others.end());
+        double hi = *std::max_element(others.begin(), others.end());
+        double d = std::fabs(mins[i] - med);
+        if ((mins[i] < lo || mins[i] > hi) && d > 5 * mad_scale(others) && d > 0.01 * med)
+          n.mode_runs.push_back(labels[i]);
+      }
+    }
+    rep.keys.push_back(std::move(n));
+  }
+  std::stable_sort(rep.keys.begin(), rep.keys.end(),
+                   [](const NoiseKey& a, const NoiseKey& b) { return a.noise > b.noise; });
+  return rep;
+}
+
+std::string noise_console(const NoiseReport& r) {
+  const std::vector<std::string> head = {"noise", "runs", "median", "variants",
+                                         "modes", "key",  "arch"};
+  std::vector<std::vector<std::string>> cells;
+  for (const auto& k : r.keys)
+    cells.push_back({pct(k.noise), std::to_string(k.runs), show_value(k.median),
+                     std::to_string(k.variants), modes_text(k), label(k),
+                     k.arch.empty() ? "-" : k.arch});
+  return "kgate noise: " + class_summary(r) + "\n\n" + text_table(head, cells, 0, 3) + "\n";
+}
+
+std::string noise_markdown(const NoiseReport& r) {
+  std::string out = "## Run-to-run noise\n\n" + class_summary(r) + ".\n\n";
+  out += "| noise | runs | median | variants | modes | key | arch |\n";
+  out += "| ---: | ---: | ---: | ---: | --- | --- | --- |\n";
+  for (const auto& k : r.keys) {
+    std::string key = label(k);
+    for (auto& c : key)
+      if (c == '|') c = '/';
+    out += "| " + pct(k.noise) + " | " + std::to_string(k.runs) + " | " + show_value(k.median) +
+           " | " + std::to_string(k.variants) + " | " + modes_text(k) + " | " + key + " | " +
+           k.arch + " |\n";
+  }
+  return out;
+}
+
+std::string noise_csv(const NoiseReport& r) {
+  std::string out =
+      "name,metric,dtype,shape,arch,device,runs,median,noise_rel,noise_class,variants,modes,"
+      "mode_runs\n";
+  for (const auto& k : r.keys) {
+    std::string mr;
+    for (const auto& m : k.mode_runs) mr += (mr.empty() ? "" : " ") + m;
+    char med[64], noise[64];
+    std::snprintf(med, sizeof med, "%.9g", k.median);
+    std::snprintf(noise, sizeof noise, "%.6g", k.noise);
+    out += csv_line({k.name, k.metric, k.dtype, k.shape, k.arch, k.device, std::to_string(k.runs),
+                     med, noise, noise_class(k.noise), std::to_string(k.variants),
+                     std::to_string(k.mode_runs.size()), mr}) +
+           "\n";
+  }
+  return out;
+}
+
+}  // namespace kb

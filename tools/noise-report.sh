@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Run-to-run noise of every key: runs the suite N times back to back into
+# one CSV, then `kgate noise` (per key: runs, median, robust noise
+# 1.4826*MAD/median, distinct variants, modes; noisiest first).
+#
+#   tools/noise-report.sh N [kbench run options...]
+#
+# Writes noise/results.csv, noise/noise.md and noise/noise.csv (or under
+# $KBENCH_NOISE_DIR); the Markdown is printed.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+n="${1:-}"
+case "$n" in ''|*[!0-9]*|0) echo "usage: tools/noise-report.sh N [kbench run options...]" >&2; exit 2 ;; esac
+shift
+build="${KBENCH_BUILD_DIR:-$root/build}"
+dir="${KBENCH_NOISE_DIR:-$root/noise}"
+mkdir -p "$dir"
+csv="$dir/results.csv"
+for i in $(seq 1 "$n"); do
+  echo "noise-report: run $i of $n" >&2
+  rc=0
+  "$build/suite/kbench" run --csv "$csv" "$@" || rc=$?
+  if [ "$rc" -eq 2 ] || [ "$rc" -eq 3 ]; then
+    echo "noise-report: kbench could not run (exit $rc)" >&2
+    exit 2
+  fi
+done
+"$build/tools/kgate/kgate" noise --results "$csv" --markdown "$dir/noise.md" --csv "$dir/noise.csv" >&2
+cat "$dir/noise.md"
