@@ -16,13 +16,13 @@
 
 // kbench exits 3 where it finds no CUDA device: the test skips, naming
 // that, or fails where KBENCH_REQUIRE_GPU is set (tests/gpu/gpu_policy.h).
-#define KB_SKIP_IF_NO_GPU(result)                                                  \
-  do {                                                                             \
-    if ((result).code == 3) {                                                      \
-      if (::kb::test::gpu_required())                                              \
+#define KB_SKIP_IF_NO_GPU(result)                                                          \
+  do {                                                                                     \
+    if ((result).code == 3) {                                                              \
+      if (::kb::test::gpu_required())                                                      \
         GTEST_FAIL() << "no CUDA device, and KBENCH_REQUIRE_GPU is set: " << (result).out; \
-      GTEST_SKIP() << "no CUDA device";                                            \
-    }                                                                              \
+      GTEST_SKIP() << "no CUDA device";                                                    \
+    }                                                                                      \
   } while (0)
 
 #ifdef KBENCH_EXE

@@ -85,8 +85,8 @@ TEST(LayerNormCheck, PassesAnFp32LayerNormRoundedToBf16) {
   for (const Case& c : {Case{4096, 1024, Activation::none}, Case{64, 16384, Activation::none},
                         Case{4, 65544, Activation::none}, Case{256, 1024, Activation::gelu_erf},
                         Case{256, 1024, Activation::gelu_tanh}}) {
-    SCOPED_TRACE("rows=" + std::to_string(c.rows) + " D=" + std::to_string(c.D) + " act=" +
-                 std::to_string(static_cast<int>(c.act)));
+    SCOPED_TRACE("rows=" + std::to_string(c.rows) + " D=" + std::to_string(c.D) +
+                 " act=" + std::to_string(static_cast<int>(c.act)));
     const Data d = make(c.rows, c.D, c.act, 7);
     const auto check = kb::layer_norm::check_output(d.out, d.ref);
     EXPECT_TRUE(check.ok) << check.text();

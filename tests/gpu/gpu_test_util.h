@@ -40,25 +40,25 @@ inline bool device_capability(int& major, int& minor) {
 
 // First line of every GPU test (or its fixture's SetUp): skips without a
 // usable device, fails instead where KBENCH_REQUIRE_GPU is set.
-#define KB_REQUIRE_GPU()                                                       \
-  do {                                                                         \
-    const std::string kb_unavailable_ = ::kb::test::gpu_unavailable();         \
-    if (!kb_unavailable_.empty()) {                                            \
-      if (::kb::test::gpu_required())                                          \
-        GTEST_FAIL() << kb_unavailable_ << ", and KBENCH_REQUIRE_GPU is set";  \
-      GTEST_SKIP() << kb_unavailable_;                                         \
-    }                                                                          \
+#define KB_REQUIRE_GPU()                                                      \
+  do {                                                                        \
+    const std::string kb_unavailable_ = ::kb::test::gpu_unavailable();        \
+    if (!kb_unavailable_.empty()) {                                           \
+      if (::kb::test::gpu_required())                                         \
+        GTEST_FAIL() << kb_unavailable_ << ", and KBENCH_REQUIRE_GPU is set"; \
+      GTEST_SKIP() << kb_unavailable_;                                        \
+    }                                                                         \
   } while (0)
 
 // KB_REQUIRE_GPU, then a skip naming the capability where the current
 // device has less than major.minor (the library runs a general kernel
 // there instead of the one the test is about).
-#define KB_REQUIRE_CC(major, minor)                                                      \
-  do {                                                                                   \
-    KB_REQUIRE_GPU();                                                                    \
-    int kb_major_ = 0, kb_minor_ = 0;                                                    \
-    ASSERT_TRUE(::kb::test::device_capability(kb_major_, kb_minor_));                   \
-    if (!::kb::test::has_capability(kb_major_, kb_minor_, major, minor))                 \
-      GTEST_SKIP() << "needs compute capability " << (major) << "." << (minor)           \
+#define KB_REQUIRE_CC(major, minor)                                                    \
+  do {                                                                                 \
+    KB_REQUIRE_GPU();                                                                  \
+    int kb_major_ = 0, kb_minor_ = 0;                                                  \
+    ASSERT_TRUE(::kb::test::device_capability(kb_major_, kb_minor_));                  \
+    if (!::kb::test::has_capability(kb_major_, kb_minor_, major, minor))               \
+      GTEST_SKIP() << "needs compute capability " << (major) << "." << (minor)         \
                    << " or higher; this device has " << kb_major_ << "." << kb_minor_; \
   } while (0)

@@ -462,7 +462,7 @@ TEST(GemvBulk, ManyRowsAndRepeatedLaunches) {
 }
 
 TEST(GemvBulk, IdOutsideRangeWritesNan) {
-  KB_REQUIRE_CC(9, 0);  // below it the general kernel runs instead
+  KB_REQUIRE_CC(9, 0);              // below it the general kernel runs instead
   const int64_t N = 300, K = 2048;  // bf16, 8 warps: one vector per thread
   const int E = 4;
   const gemv::Config c = bulk_config(3, 8, 1);
@@ -788,7 +788,7 @@ void expect_scale_free(const gemv::Config& c, int64_t K) {
 }
 
 TEST(GemvMma, ScaleOfXDoesNotMatter) {
-  KB_REQUIRE_CC(8, 0);  // below it the general kernel runs instead
+  KB_REQUIRE_CC(8, 0);               // below it the general kernel runs instead
   for (bool diag : {false, true}) {  // K of partial units
     SCOPED_TRACE(diag ? "mma diagonal" : "mma kernel");
     gemv::Config c{1, 4, 8, true, false, 2};
@@ -806,7 +806,7 @@ TEST(GemvTile, ScaleOfXDoesNotMatter) {
 }
 
 TEST(GemvBulk, ScaleOfXDoesNotMatter) {
-  KB_REQUIRE_CC(9, 0);  // below it the general kernel runs instead
+  KB_REQUIRE_CC(9, 0);                          // below it the general kernel runs instead
   gemv::Config c = bulk_config(3, 8, 1, 2, 2);  // tensor-core consumers
   c.bulk_mma = true;
   expect_scale_free(c, 4096);  // K: whole vectors per thread
