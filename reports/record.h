@@ -32,7 +32,7 @@ struct Record {
   std::string message;  // why a row failed / was skipped / is flagged
 };
 
-// The statuses a row can have (DESIGN.md).
+// The statuses a row can have (docs/csv-schema.md "Statuses").
 namespace status {
 inline constexpr const char* ok = "ok";
 inline constexpr const char* below_target = "below_target";

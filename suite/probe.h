@@ -1,4 +1,4 @@
-// Measures the ceilings of the GPU a run is on (DESIGN.md "roofline"): the
+// Measures the ceilings of the GPU a run is on (docs/metrics.md "The roofline"): the
 // read-only and copy bandwidth of streaming kernels, the event-timed
 // duration of an empty kernel with a grid that can stream (4 blocks of 128
 // threads per SM) and of one such node of a captured graph, and the HBM

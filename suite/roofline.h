@@ -1,4 +1,4 @@
-// Roofline math (DESIGN.md "The CSV row"): the fastest time the hardware
+// Roofline math (docs/metrics.md "The roofline"): the fastest time the hardware
 // allows for a row's Work, and each metric's value at a given time.
 //
 //   t_min = max(bytes / bandwidth(bound), flops / peak(flop_dtype)) + t_launch

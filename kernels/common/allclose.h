@@ -1,6 +1,8 @@
-// An element-wise closeness check, to go with kb::compare's relative L2
-// error: a norm hides a handful of wrong elements (one bad tile edge in a
-// large output), a per-element bound does not.
+// Comparisons of an output with its CPU reference (no CUDA header: the CPU
+// tests use them too). kb::compare is a relative L2 error, kb::allclose an
+// element-wise bound: a norm hides a handful of wrong elements (one bad
+// tile edge in a large output), a per-element bound does not, so a check
+// that decides correctness uses allclose.
 #pragma once
 
 #include <cstddef>
@@ -8,6 +10,17 @@
 #include <vector>
 
 namespace kb {
+
+struct Compare {
+  bool ok = false;
+  double rel_l2 = 0;     // ||out - ref|| / ||ref||
+  double max_abs = 0;    // max |out - ref|
+  size_t worst = 0;      // index of max_abs
+  size_t nonfinite = 0;  // NaN/inf outputs (unwritten poisoned elements show here)
+  std::string text() const;
+};
+// ok when every output is finite and ||out - ref|| / ||ref|| <= rel_tol.
+Compare compare(const std::vector<float>& out, const std::vector<float>& ref, double rel_tol);
 
 struct AllClose {
   bool ok = false;

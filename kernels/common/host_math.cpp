@@ -1,7 +1,6 @@
 #include "kernels/common/host_math.h"
 
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 
 namespace kb {
@@ -69,38 +68,6 @@ std::vector<float> to_float(const std::vector<bf16>& v) {
   std::vector<float> f(v.size());
   for (size_t i = 0; i < v.size(); ++i) f[i] = bf16_to_float(v[i]);
   return f;
-}
-
-std::string Compare::text() const {
-  char buf[200];
-  std::snprintf(buf, sizeof buf, "rel L2 err %.3g, max abs err %.3g at [%zu], %zu non-finite",
-                rel_l2, max_abs, worst, nonfinite);
-  return buf;
-}
-
-Compare compare(const std::vector<float>& out, const std::vector<float>& ref, double rel_tol) {
-  Compare c;
-  if (out.size() != ref.size()) {
-    c.nonfinite = out.size() > ref.size() ? out.size() - ref.size() : ref.size() - out.size();
-    return c;
-  }
-  double num = 0, den = 0;
-  for (size_t i = 0; i < out.size(); ++i) {
-    if (!std::isfinite(out[i])) {
-      ++c.nonfinite;
-      continue;
-    }
-    double d = static_cast<double>(out[i]) - ref[i];
-    num += d * d;
-    den += static_cast<double>(ref[i]) * ref[i];
-    if (std::fabs(d) > c.max_abs) {
-      c.max_abs = std::fabs(d);
-      c.worst = i;
-    }
-  }
-  c.rel_l2 = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
-  c.ok = c.nonfinite == 0 && c.rel_l2 <= rel_tol;
-  return c;
 }
 
 }  // namespace kb

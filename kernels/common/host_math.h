@@ -1,5 +1,6 @@
-// Host-side helpers for CPU references and checks: bf16 conversion, seeded
-// random fills, and a relative-error comparison that fails on NaN.
+// Host-side helpers for CPU references and checks: bf16 conversion and
+// seeded random fills (the comparisons, kb::compare and kb::allclose, are in
+// kernels/common/allclose.h, which has no CUDA header).
 #pragma once
 
 #include <cuda_bf16.h>
@@ -7,6 +8,8 @@
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "kernels/common/allclose.h"
 
 namespace kb {
 
@@ -21,16 +24,5 @@ std::vector<bf16> random_bf16(size_t n, uint64_t seed, float lo = -1.f, float hi
 std::vector<int8_t> random_int8(size_t n, uint64_t seed);  // uniform in [-127, 127]
 std::vector<float> to_float(const std::vector<bf16>& v);
 std::vector<bf16> to_bf16(const std::vector<float>& v);  // round to nearest even
-
-struct Compare {
-  bool ok = false;
-  double rel_l2 = 0;     // ||out - ref|| / ||ref||
-  double max_abs = 0;    // max |out - ref|
-  size_t worst = 0;      // index of max_abs
-  size_t nonfinite = 0;  // NaN/inf outputs (unwritten poisoned elements show here)
-  std::string text() const;
-};
-// ok when every output is finite and ||out - ref|| / ||ref|| <= rel_tol.
-Compare compare(const std::vector<float>& out, const std::vector<float>& ref, double rel_tol);
 
 }  // namespace kb

@@ -16,18 +16,14 @@
 
 #include <cstdint>
 
+#include "kernels/layer_norm/layer_norm_ref.h"  // Activation, the CPU reference
+
 namespace kb::layer_norm {
 
 using bf16 = __nv_bfloat16;
 
-enum class Activation { none, gelu_tanh, gelu_erf };
-
 void layer_norm(const bf16* x, const bf16* gamma, const bf16* beta, bf16* y, int64_t rows,
                 int64_t D, float eps, Activation act, cudaStream_t stream,
                 const bf16* bias = nullptr);
-
-// CPU reference in fp32/fp64 on the same inputs.
-void layer_norm_ref(const float* x, const float* gamma, const float* beta, float* y, int64_t rows,
-                    int64_t D, float eps, Activation act, const float* bias = nullptr);
 
 }  // namespace kb::layer_norm

@@ -1,8 +1,9 @@
-// CPU reference of layer_norm: fp64 statistics (two-pass), fp32 output.
+// CPU reference of layer_norm: fp64 statistics (two-pass), fp32 output;
+// and the check of a kernel's output against it.
+#include "kernels/layer_norm/layer_norm_ref.h"
+
 #include <cmath>
 #include <vector>
-
-#include "kernels/layer_norm/layer_norm.h"
 
 namespace kb::layer_norm {
 
@@ -27,6 +28,10 @@ void layer_norm_ref(const float* x, const float* gamma, const float* beta, float
       y[r * D + i] = static_cast<float>(v);
     }
   }
+}
+
+AllClose check_output(const std::vector<float>& out, const std::vector<float>& ref) {
+  return allclose(out, ref, 1.0 / 256, 1e-4 * rms(ref));
 }
 
 }  // namespace kb::layer_norm

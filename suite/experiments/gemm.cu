@@ -89,7 +89,7 @@ class GemmCase : public kb::Case {
       for (int64_t m = 0; m < M_; ++m)
         for (int64_t c : cols) out.push_back(d[static_cast<size_t>(m * N_ + c)]);
     }
-    // bf16 output rounding (<= 2^-9 relative); the absolute term covers
+    // bf16 output rounding (<= 2^-8 relative); the absolute term covers
     // outputs near zero, where fp32 summation order shows.
     const auto rel = kb::compare(out, ref, 5e-3);
     const auto close = kb::allclose(out, ref, 1.0 / 128, 4e-3 * kb::rms(ref));

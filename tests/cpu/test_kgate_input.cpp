@@ -1,4 +1,4 @@
-// Bad input, one test each (issue 3): a clear message naming the file and
+// Bad input, one test each: a clear message naming the file and
 // the line, and either the line skipped with a warning (row-level damage) or
 // exit code 2 (file-level damage). Never a crash, never a pass because a
 // file could not be read.

@@ -1,4 +1,4 @@
-// The evidence behind the history rule's defaults (issue 3, docs/gate.md):
+// The evidence behind the history rule's defaults (docs/gate.md):
 // simulated nightly histories with 2% run-to-run noise, fixed seeds.
 //
 // "2% noise" is read two ways and both are tested:

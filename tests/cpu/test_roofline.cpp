@@ -1,4 +1,4 @@
-// Roofline math and every metric formula (DESIGN.md "Metric definitions").
+// Roofline math and every metric formula (docs/metrics.md).
 #include <gtest/gtest.h>
 
 #include "suite/roofline.h"

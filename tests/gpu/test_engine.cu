@@ -66,7 +66,7 @@ kb::Experiment copy_experiment(const char* name, size_t mib, bool wrong = false)
 
 struct EngineTest : ::testing::Test {
   void SetUp() override {
-    if (!kb::test::have_gpu()) GTEST_SKIP() << "no CUDA device";
+    KB_REQUIRE_GPU();
     dev = kb::query_device(0);
     kb::EngineOptions o;
     o.quick = true;

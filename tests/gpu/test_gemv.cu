@@ -365,7 +365,7 @@ using gemv::bulk_config;
 void expect_nan_rows_for_bad_ids_int8(const gemv::Config& c, int64_t K);  // below
 
 TEST(GemvBulk, EveryRowLengthMatchesReference) {
-  KB_REQUIRE_GPU();
+  KB_REQUIRE_CC(9, 0);
   for (bool int8 : {false, true})
     for (int warps : {8, 16})
       for (int j : {1, 2, 4}) {
@@ -400,7 +400,7 @@ TEST(GemvBulk, EveryRowLengthMatchesReference) {
 // over 1 and 2 blocks per SM, plain, in place, the three row orders, and
 // gathered over every expert; an id outside [0, E) writes NaN rows.
 TEST(GemvBulk, TensorCoreConsumersMatchReference) {
-  KB_REQUIRE_GPU();
+  KB_REQUIRE_CC(9, 0);
   for (int warps : {8, 16})
     for (int j : {1, 2, 4}) {
       const int64_t K = int64_t(j) * 32 * warps * 16;
@@ -433,7 +433,7 @@ TEST(GemvBulk, TensorCoreConsumersMatchReference) {
 // Many rows per block (over 500), and the dynamic counter used by many
 // launches in a row (each must leave it at zero for the next).
 TEST(GemvBulk, ManyRowsAndRepeatedLaunches) {
-  KB_REQUIRE_GPU();
+  KB_REQUIRE_CC(9, 0);
   int sms = 0;
   ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
   for (int order : {0, 1, 2}) {
@@ -462,7 +462,7 @@ TEST(GemvBulk, ManyRowsAndRepeatedLaunches) {
 }
 
 TEST(GemvBulk, IdOutsideRangeWritesNan) {
-  KB_REQUIRE_GPU();
+  KB_REQUIRE_CC(9, 0);
   const int64_t N = 300, K = 2048;  // bf16, 8 warps: one vector per thread
   const int E = 4;
   const gemv::Config c = bulk_config(3, 8, 1);
@@ -575,7 +575,7 @@ void expect_dependent_chain_matches(bool int8, int64_t D, int links, uint64_t ws
 // The public entries' kernels. D = 4096: the bulk kernel (bf16) and the
 // whole-tile kernel (int8); D = 1024: the one-load kernel.
 TEST(GemvPdl, DependentChainInAGraphEqualsStreamOrder) {
-  KB_REQUIRE_GPU();
+  KB_REQUIRE_CC(9, 0);  // below it launches are not programmatic (pdl is ignored)
   for (int64_t D : {int64_t{4096}, int64_t{1024}})
     for (bool int8 : {false, true}) {
       SCOPED_TRACE(std::string(int8 ? "int8" : "bf16") + " D=" + std::to_string(D));
@@ -587,7 +587,7 @@ TEST(GemvPdl, DependentChainInAGraphEqualsStreamOrder) {
 // The int8 tensor-core kernels (the mma kernel with 2 and 3 batches in
 // flight, the tile kernel in blocks of 8 warps), in place.
 TEST(GemvPdl, TensorCoreKernelsChainEqualsStreamOrder) {
-  KB_REQUIRE_GPU();
+  KB_REQUIRE_CC(9, 0);  // below it launches are not programmatic (pdl is ignored)
   gemv::Config m{1, 4, 4, true, false, 4};
   m.mma = true;
   for (int depth : {2, 3}) {
@@ -613,7 +613,7 @@ TEST(GemvPdl, TensorCoreKernelsChainEqualsStreamOrder) {
 // The bulk kernel as a programmatic dependent (in place residuals): the
 // three ways blocks take rows, int8 and bf16.
 TEST(GemvBulk, DependentChainEqualsStreamOrder) {
-  KB_REQUIRE_GPU();
+  KB_REQUIRE_CC(9, 0);
   for (bool int8 : {false, true})
     for (int order : {0, 1, 2}) {
       SCOPED_TRACE(std::string(int8 ? "int8" : "bf16") + " rows " + std::to_string(order));
@@ -699,7 +699,7 @@ void expect_nan_rows_for_bad_ids_int8(const gemv::Config& c, int64_t K) {
 // vectors), plain, with the in-place residual, and gathered over every
 // expert; an id outside [0, E) writes NaN rows.
 TEST(GemvMma, EveryConfigMatchesReference) {
-  KB_REQUIRE_GPU();
+  KB_REQUIRE_CC(8, 0);
   const std::pair<int, int> blocks[] = {{1, 1}, {4, 1}, {4, 2}, {4, 4}, {8, 2}, {8, 8}};
   for (const Problem& p : {Problem{1, 16, true}, Problem{3, 48, true}, Problem{33, 272, true},
                            Problem{129, 4112, true}, Problem{67, 11008, true},
@@ -731,7 +731,7 @@ TEST(GemvMma, EveryConfigMatchesReference) {
 // limit, units not whole), plain, in place, gathered over every expert; an
 // id outside [0, E) writes NaN rows.
 TEST(GemvTile, EveryShapeMatchesReference) {
-  KB_REQUIRE_GPU();
+  KB_REQUIRE_CC(9, 0);
   for (const Problem& p : {Problem{1, 16, true}, Problem{3, 48, true}, Problem{33, 272, true},
                            Problem{129, 4112, true}, Problem{1000, 1024, true},
                            Problem{4099, 4096, true}, Problem{21, 8192, true}})
@@ -788,19 +788,28 @@ void expect_scale_free(const gemv::Config& c, int64_t K) {
 }
 
 TEST(GemvMma, ScaleOfXDoesNotMatter) {
-  KB_REQUIRE_GPU();
-  for (int kind : {0, 1, 2}) {  // mma, its diagonal variant, tile: K of partial units
-    SCOPED_TRACE(kind == 2 ? "tile kernel" : kind == 1 ? "mma diagonal" : "mma kernel");
+  KB_REQUIRE_CC(8, 0);
+  for (bool diag : {false, true}) {  // K of partial units
+    SCOPED_TRACE(diag ? "mma diagonal" : "mma kernel");
     gemv::Config c{1, 4, 8, true, false, 2};
-    c.mma = kind < 2;
-    c.mma_diag = kind == 1;
-    c.tile = kind == 2;
+    c.mma = true;
+    c.mma_diag = diag;
     expect_scale_free(c, 4096 + 48);
   }
-  SCOPED_TRACE("bulk kernel, tensor-core consumers");  // K: whole vectors per thread
-  gemv::Config c = bulk_config(3, 8, 1, 2, 2);
+}
+
+TEST(GemvTile, ScaleOfXDoesNotMatter) {
+  KB_REQUIRE_CC(9, 0);
+  gemv::Config c{1, 4, 8, true, false, 2};
+  c.tile = true;
+  expect_scale_free(c, 4096 + 48);  // K of partial units
+}
+
+TEST(GemvBulk, ScaleOfXDoesNotMatter) {
+  KB_REQUIRE_CC(9, 0);
+  gemv::Config c = bulk_config(3, 8, 1, 2, 2);  // tensor-core consumers
   c.bulk_mma = true;
-  expect_scale_free(c, 4096);
+  expect_scale_free(c, 4096);  // K: whole vectors per thread
 }
 
 // The blocks each kernel launches (what tools/gemv_profile sizes its trace

@@ -240,7 +240,7 @@ class RefusedGemmCase : public kb::Case {
 
 struct MlpEngineTest : ::testing::Test {
   void SetUp() override {
-    if (!kb::test::have_gpu()) GTEST_SKIP() << "no CUDA device";
+    KB_REQUIRE_GPU();
     dev = kb::query_device(0);
     kb::EngineOptions o;
     o.quick = true;
