@@ -29,6 +29,7 @@
 // whole model, 47 GB; a GPU with less memory gives a `skipped` row). Its
 // bytes are those one token reads: the two chosen experts of each layer,
 // not all eight (docs/metrics.md).
+#include <cstdio>
 #include <memory>
 #include <string>
 
