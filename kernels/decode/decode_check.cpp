@@ -7,6 +7,7 @@
 
 #include "kernels/common/cuda_check.h"
 #include "kernels/common/host_math.h"
+#include "kernels/decode/moe_routing.h"
 
 namespace kb::decode {
 
@@ -52,6 +53,7 @@ DecodeCheck check_against_reference(const ModelConfig& c, WeightType t,
   dopt.capture = o.graph;
   dopt.fuse_swiglu = o.fuse_swiglu;
   dopt.pdl = o.pdl;
+  dopt.route_fault = o.route_fault;
   dopt.prompt.clear();
   for (int32_t id : o.prompt) dopt.prompt.push_back(((id % c.vocab) + c.vocab) % c.vocab);
   const int prompt_len = static_cast<int>(dopt.prompt.size());
@@ -67,17 +69,62 @@ DecodeCheck check_against_reference(const ModelConfig& c, WeightType t,
   d.reset(st.s);
   const std::string where = c.name + " " + weight_type_name(t) + (o.graph ? " graph" : " eager") +
                             (o.prefill ? " prefill" : "");
+  // MoE: the CPU step at `pos` follows the GPU's routing of that position
+  // where it is a near tie (RefDecoder::prefer_routing); afterwards the
+  // router logits of every layer must agree and no choice may be refused.
+  auto cpu_step = [&](int pos, int token, std::string* why) {
+    if (!c.moe()) return ref.step(token);
+    const std::vector<int32_t> ids = d.routed_experts(pos);
+    std::vector<std::vector<int>> per_layer(c.n_layers);
+    for (int l = 0; l < c.n_layers; ++l)
+      per_layer[l].assign(ids.begin() + size_t(l) * c.top_experts,
+                          ids.begin() + size_t(l + 1) * c.top_experts);
+    // The tie tolerance scales with the router logits' size (the GPU's at
+    // this position; at least 1).
+    const double tol = o.route_tie_tol * std::max(1.0, rms(d.router_logits(pos)));
+    ref.prefer_routing(per_layer, tol);
+    std::vector<float> logits = ref.step(token);
+    if (!ref.route_error().empty() && why->empty()) {
+      *why = "routing differs from the CPU's beyond a near tie: " + ref.route_error();
+      return logits;
+    }
+    const std::vector<float> gpu = d.router_logits(pos);
+    for (int l = 0; l < c.n_layers; ++l) {
+      const std::vector<float>& cpu = ref.router_logits(l);
+      const Compare cmp = compare(
+          std::vector<float>(gpu.begin() + size_t(l) * c.n_experts,
+                             gpu.begin() + size_t(l + 1) * c.n_experts),
+          cpu, o.logits_tol);
+      ++r.routings;
+      const Route own = route_ref(cpu, c.top_experts);
+      for (int j = 0; j < c.top_experts; ++j)
+        if (std::find(own.ids.begin(), own.ids.end(), per_layer[l][j]) == own.ids.end()) {
+          ++r.routing_ties_taken;
+          break;
+        }
+      if (!cmp.ok && why->empty())
+        *why = "router logits of layer " + std::to_string(l) + " at position " +
+               std::to_string(pos) + " differ from the CPU's: " + cmp.text();
+    }
+    return logits;
+  };
+  if (o.prefill) {  // the GPU's prompt first: the CPU's prompt steps follow its routing
+    d.prefill(st.s, !o.graph);
+    KB_CUDA_CHECK(cudaStreamSynchronize(st.s));
+  }
   for (int step = 0; step < o.steps; ++step) {
     if (o.prefill && step < prompt_len - 1) {  // inside the prefill: the CPU only
-      ref.step(dopt.prompt[step]);
+      std::string why;
+      cpu_step(step, dopt.prompt[step], &why);
+      if (!why.empty()) return fail(r, where + ", prompt step " + std::to_string(step) + ": " + why);
       continue;
     }
-    if (o.prefill && step == prompt_len - 1)
-      d.prefill(st.s, !o.graph);
-    else if (o.graph)
-      d.replay(st.s);
-    else
-      d.step(st.s);
+    if (!(o.prefill && step == prompt_len - 1)) {  // the prefill's last token: done above
+      if (o.graph)
+        d.replay(st.s);
+      else
+        d.step(st.s);
+    }
     KB_CUDA_CHECK(cudaStreamSynchronize(st.s));
     const std::vector<int32_t> tok = d.tokens();
     const int32_t pos = d.position();
@@ -85,7 +132,9 @@ DecodeCheck check_against_reference(const ModelConfig& c, WeightType t,
     if (pos != step + 1)
       return fail(
           r, at + "position " + std::to_string(pos) + ", expected " + std::to_string(step + 1));
-    const std::vector<float> cpu = ref.step(tok[step]);
+    std::string route_why;
+    const std::vector<float> cpu = cpu_step(step, tok[step], &route_why);
+    if (!route_why.empty()) return fail(r, at + route_why);
     const std::vector<float> gpu = d.logits();
     const Compare cmp = compare(gpu, cpu, o.logits_tol);
     r.worst_logits_rel = std::max(r.worst_logits_rel, cmp.rel_l2);
@@ -146,6 +195,9 @@ DecodeCheck check_against_reference(const ModelConfig& c, WeightType t,
              fmt("%.3g", r.worst_logits_rel) + ", " + std::to_string(r.token_mismatches) +
              " greedy mismatches (all near ties; " + std::to_string(r.near_ties) +
              " near ties), KV rows and residual agree";
+  if (c.moe())
+    r.detail += ", " + std::to_string(r.routings) + " routings agree (" +
+                std::to_string(r.routing_ties_taken) + " near ties taken the GPU's way)";
   return r;
 }
 

@@ -26,6 +26,10 @@ struct DecodeCheck {
   double worst_logits_rel = 0;  // largest per-step ||gpu - cpu|| / ||cpu|| of the logits
   int token_mismatches = 0;     // steps where the greedy tokens differ (each must be a near tie)
   int near_ties = 0;            // steps whose CPU top two logits are within the tolerance
+  // MoE: (layer, position) decisions checked, and those where the GPU's
+  // experts differ from the CPU's own choice (each a near tie).
+  int routings = 0;
+  int routing_ties_taken = 0;
 };
 
 struct ReferenceCheckOptions {
@@ -40,6 +44,13 @@ struct ReferenceCheckOptions {
   bool pdl = true;          // DecoderOptions::pdl
   uint64_t seed = 1;
   double logits_tol = 3e-2;  // relative L2 of the logits per step
+  // MoE: a GPU expert choice the CPU did not make passes if its CPU router
+  // logit is within route_tie_tol × (rms of the CPU's router logits) of the
+  // CPU's k-th best (a near tie, decided either way by rounding); the CPU
+  // then follows the GPU's choice. The router logits must also agree within
+  // logits_tol (relative L2 per position).
+  double route_tie_tol = 2e-2;
+  int route_fault = 0;  // DecoderOptions::route_fault (tests: the check must fail)
 };
 
 DecodeCheck check_against_reference(const ModelConfig& c, WeightType t,

@@ -443,6 +443,78 @@ __global__ void __launch_bounds__(kSiluThreads)
   reinterpret_cast<uint4*>(h)[i] = pack8(y);
 }
 
+// ---------------------------------------------------------------- MoE router
+
+constexpr int kRouteThreads = 256;
+constexpr int kMaxExperts = 64;
+
+__global__ void __launch_bounds__(kRouteThreads) route_kernel(RouteArgs a) {
+  __shared__ float s_red[32];
+  __shared__ float s_logit[kMaxExperts];
+  // The gather kernel that follows waits for this grid before reading the ids.
+  let_next_grid_launch();
+  wait_for_previous_grid();
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const float r = block_rms_scale(a.x, a.dim, a.eps, s_red);
+  const uint4* xv = reinterpret_cast<const uint4*>(a.x);
+  for (int e = warp; e < a.n_experts; e += kRouteThreads / 32) {
+    float acc = 0.f;
+    for (int i = lane; i < a.dim / 8; i += 32) {  // 8 elements
+      float xf[8], wf[8];
+      unpack8(xv[i], xf);
+      if (a.scale) {
+        const uint2 q =
+            reinterpret_cast<const uint2*>(static_cast<const int8_t*>(a.w) + int64_t(e) * a.dim)[i];
+        const uint32_t qw[2] = {q.x, q.y};
+#pragma unroll
+        for (int k = 0; k < 8; ++k)
+          wf[k] = static_cast<float>(static_cast<int8_t>((qw[k / 4] >> (8 * (k % 4))) & 0xffu));
+      } else {
+        unpack8(
+            reinterpret_cast<const uint4*>(static_cast<const bf16*>(a.w) + int64_t(e) * a.dim)[i],
+            wf);
+      }
+#pragma unroll
+      for (int k = 0; k < 8; ++k) acc = fmaf(wf[k], xf[k], acc);
+    }
+    acc = warp_sum(acc);
+    if (lane == 0) s_logit[e] = r * acc * (a.scale ? __bfloat162float(a.scale[e]) : 1.f);
+  }
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  // Ranks 0..top (one beyond the choice, for fault 1): the larger logit, the lower id on a tie.
+  int rank[3] = {-1, -1, -1};
+  const int want = min(a.top + 1, a.n_experts);
+  for (int j = 0; j < want; ++j) {
+    int best = -1;
+    for (int e = 0; e < a.n_experts; ++e) {
+      bool taken = false;
+      for (int i = 0; i < j; ++i) taken |= rank[i] == e;
+      if (!taken && (best < 0 || s_logit[e] > s_logit[best])) best = e;
+    }
+    rank[j] = best;
+  }
+  int ids[2] = {rank[0], a.top > 1 ? rank[1] : -1};
+  if (a.fault == 1 && want > a.top) ids[a.top - 1] = rank[a.top];
+  // softmax over all experts, then renormalized over the chosen = softmax over the chosen.
+  const float m = s_logit[ids[0]];
+  float p[2], sum = 0.f;
+  for (int j = 0; j < a.top; ++j) sum += (p[j] = __expf(s_logit[ids[j]] - m));
+  if (a.fault == 2) ids[0] = a.n_experts;
+  for (int j = 0; j < a.top; ++j) {
+    a.ids[j] = ids[j];
+    a.weights[j] = p[j] / sum;
+  }
+  const int pos = *a.pos;
+  if (pos >= 0 && pos < a.capacity) {
+    if (a.hist_logits)
+      for (int e = 0; e < a.n_experts; ++e)
+        a.hist_logits[int64_t(pos) * a.hist_stride + e] = s_logit[e];
+    if (a.hist_ids)
+      for (int j = 0; j < a.top; ++j) a.hist_ids[int64_t(pos) * a.hist_stride + j] = ids[j];
+  }
+}
+
 // ---------------------------------------------------------------- sample
 
 constexpr int kSampleThreads = 256;
@@ -604,6 +676,16 @@ void silu_mul(const bf16* gu, const bf16* x, int dim, float eps, bf16* h, int ff
           "silu_mul: dim and ffn must be positive multiples of 8");
   launch_maybe_pdl(pdl, silu_mul_kernel, dim3(grid_for(ffn / 8, kSiluThreads, 1 << 30)),
                    dim3(kSiluThreads), stream, gu, x, dim, eps, h, ffn);
+}
+
+void moe_route(const RouteArgs& a, cudaStream_t stream) {
+  require(a.w && a.x && a.ids && a.weights && a.pos, "moe_route: null pointer");
+  require(a.dim > 0 && a.dim % 8 == 0, "moe_route: dim must be a positive multiple of 8");
+  require(a.n_experts >= 1 && a.n_experts <= kMaxExperts, "moe_route: 1..64 experts");
+  require(a.top >= 1 && a.top <= 2 && a.top <= a.n_experts, "moe_route: top must be 1 or 2");
+  require((!a.hist_logits && !a.hist_ids) || a.hist_stride >= std::max(a.n_experts, a.top),
+          "moe_route: hist_stride below the experts");
+  launch_maybe_pdl(a.pdl, route_kernel, dim3(1), dim3(kRouteThreads), stream, a);
 }
 
 int sample_blocks(int vocab) { return (vocab + kSamplePerBlock - 1) / kSamplePerBlock; }

@@ -95,6 +95,38 @@ void attention(const AttentionArgs& a, cudaStream_t stream);
 void silu_mul(const bf16* gu, const bf16* x, int dim, float eps, bf16* h, int ffn,
               cudaStream_t stream, bool pdl = false);
 
+// ---- mixture of experts (Mixtral) ----
+// The router of one layer, one block: r = rsqrt(mean(x²) + eps); logits[e]
+// = r · scale[e] · (W[e] · x) (int8; bf16: no scale) for e < n_experts;
+// softmax, the top `top` (the larger logit first, the lower id on a tie),
+// their probabilities renormalized to sum 1: ids[j], weights[j]. The ids
+// and weights stay in device memory for the gather kernels that follow
+// (gemv::gather_gemv_swiglu, gather_gemv_combine). For the checks it also
+// keeps every position's logits and ids: hist_logits[*pos · hist_stride
+// + e], hist_ids[*pos · hist_stride + j] (skipped if *pos is outside
+// [0, capacity) or the pointers are null).
+struct RouteArgs {
+  const void* w = nullptr;      // [n_experts, dim]: int8 with `scale`, or bf16
+  const bf16* scale = nullptr;  // int8: [n_experts]; bf16: nullptr
+  const bf16* x = nullptr;      // the residual (raw)
+  int dim = 0;
+  float eps = 1e-5f;
+  int n_experts = 0;         // <= 64
+  int top = 0;               // 1 or 2
+  int32_t* ids = nullptr;    // out [top]
+  float* weights = nullptr;  // out [top]
+  const int32_t* pos = nullptr;
+  int capacity = 0;
+  float* hist_logits = nullptr;  // [capacity][hist_stride], this layer's offset applied
+  int32_t* hist_ids = nullptr;   // [capacity][hist_stride]
+  int hist_stride = 0;
+  // Tests only: 1 = a wrong but valid routing (the last choice replaced by
+  // the next-ranked expert); 2 = an id outside [0, n_experts) (E) in slot 0.
+  int fault = 0;
+  bool pdl = false;  // as AttentionArgs::pdl (reads nothing before waiting)
+};
+void moe_route(const RouteArgs& a, cudaStream_t stream);
+
 // ---- next token ----
 struct SampleArgs {
   const bf16* raw_logits = nullptr;  // Wout · x, [vocab]

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "kernels/common/host_math.h"
+#include "kernels/decode/moe_routing.h"
 #include "kernels/decode/weight_init.h"
 
 namespace kb::decode {
@@ -60,8 +61,16 @@ HostWeights make_host_weights(const ModelConfig& c, WeightType t, uint64_t seed)
     HostLayer& L = w.layers[l];
     L.qkv = host_tensor(t, c.qkv_rows(), c.dim, seed, layer_tensor(l, kQkv));
     L.wo = host_tensor(t, c.dim, c.q_size(), seed, layer_tensor(l, kWo));
-    L.gate_up = host_tensor(t, 2 * int64_t(c.ffn), c.dim, seed, layer_tensor(l, kGateUp));
-    L.down = host_tensor(t, c.dim, c.ffn, seed, layer_tensor(l, kDown));
+    if (c.moe()) {
+      const int64_t E = c.n_experts;
+      L.router = host_tensor(t, E, c.dim, seed, moe_tensor(l, kRouter));
+      L.experts_gate_up =
+          host_tensor(t, E * 2 * c.ffn, c.dim, seed, moe_tensor(l, kExpertsGateUp));
+      L.experts_down = host_tensor(t, E * c.dim, c.ffn, seed, moe_tensor(l, kExpertsDown));
+    } else {
+      L.gate_up = host_tensor(t, 2 * int64_t(c.ffn), c.dim, seed, layer_tensor(l, kGateUp));
+      L.down = host_tensor(t, c.dim, c.ffn, seed, layer_tensor(l, kDown));
+    }
   }
   w.output = host_tensor(t, c.vocab, c.dim, seed, kOutputTensor);
   return w;
@@ -151,6 +160,40 @@ RefDecoder::RefDecoder(const HostWeights& w, int max_seq)
   const size_t cache = size_t(c.n_kv_heads) * max_seq * c.head_dim;
   k_cache_.assign(c.n_layers, std::vector<float>(cache, 0.f));
   v_cache_.assign(c.n_layers, std::vector<float>(cache, 0.f));
+  router_logits_.assign(c.n_layers, std::vector<float>(std::max(c.n_experts, 0), 0.f));
+}
+
+void RefDecoder::prefer_routing(std::vector<std::vector<int>> ids, double tol) {
+  preferred_ = std::move(ids);
+  prefer_tol_ = tol;
+}
+
+// Mixtral's block: logits = Wr · xn; the top k, renormalized; for each
+// chosen expert e: x += w_e · W2[e] · (silu(W1[e] · xn) ⊙ W3[e] · xn).
+void RefDecoder::moe_block(int layer, const std::vector<float>& xn) {
+  const auto& c = w_.cfg;
+  const HostLayer& L = w_.layers[layer];
+  std::vector<float>& logits = router_logits_[layer];
+  linear_ref(L.router.data(), xn.data(), logits.data(), c.n_experts, c.dim);
+  Route route = route_ref(logits, c.top_experts);
+  if (layer < static_cast<int>(preferred_.size()) && !preferred_[layer].empty()) {
+    const std::string why = routing_mismatch(logits, preferred_[layer], c.top_experts, prefer_tol_);
+    if (why.empty())
+      route = route_with(logits, preferred_[layer]);
+    else if (route_error_.empty())
+      route_error_ = "layer " + std::to_string(layer) + ", position " + std::to_string(pos_) +
+                     ": " + why;
+  }
+  const int64_t F = c.ffn;
+  std::vector<float> gu(2 * size_t(F)), h(F), y(c.dim);
+  for (size_t j = 0; j < route.ids.size(); ++j) {
+    const int e = route.ids[j];
+    linear_ref(L.experts_gate_up.data() + size_t(e) * 2 * F * c.dim, xn.data(), gu.data(), 2 * F,
+               c.dim);
+    silu_mul_ref(gu.data(), gu.data() + F, static_cast<int>(F), h.data());
+    linear_ref(L.experts_down.data() + size_t(e) * c.dim * F, h.data(), y.data(), c.dim, F);
+    for (int i = 0; i < c.dim; ++i) x_[i] += route.weights[j] * y[i];
+  }
 }
 
 const float* RefDecoder::k_row(int layer, int kvh, int pos) const {
@@ -186,6 +229,10 @@ std::vector<float> RefDecoder::step(int token) {
     linear_ref(L.wo.data(), att.data(), proj.data(), c.dim, c.q_size());
     for (int i = 0; i < c.dim; ++i) x_[i] += proj[i];
     rmsnorm_ref(x_.data(), c.dim, c.norm_eps, xn.data());
+    if (c.moe()) {
+      moe_block(l, xn);
+      continue;
+    }
     linear_ref(L.gate_up.data(), xn.data(), gu.data(), 2 * int64_t(c.ffn), c.dim);
     silu_mul_ref(gu.data(), gu.data() + c.ffn, c.ffn, h.data());
     linear_ref(L.down.data(), h.data(), proj.data(), c.dim, c.ffn);
@@ -195,6 +242,7 @@ std::vector<float> RefDecoder::step(int token) {
   std::vector<float> logits(c.vocab);
   linear_ref(w_.output.data(), xn.data(), logits.data(), c.vocab, c.dim);
   ++pos_;
+  preferred_.clear();  // for one step only
   return logits;
 }
 

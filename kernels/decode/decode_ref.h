@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "kernels/decode/model_config.h"
@@ -17,6 +18,10 @@ struct HostLayer {
   std::vector<float> wo;       // [dim, H·hd]
   std::vector<float> gate_up;  // [2·ffn, dim], rows [gate | up]
   std::vector<float> down;     // [dim, ffn]
+  // A mixture of experts instead of gate_up and down:
+  std::vector<float> router;           // [E, dim]
+  std::vector<float> experts_gate_up;  // [E · 2·ffn, dim]: expert e's gate | up rows at e · 2·ffn
+  std::vector<float> experts_down;     // [E · dim, ffn]
 };
 
 struct HostWeights {
@@ -51,7 +56,18 @@ class RefDecoder {
  public:
   RefDecoder(const HostWeights& w, int max_seq);
   // Runs `token` at the next position; returns the logits [vocab].
+  // A MoE layer routes as route_ref, or as set by prefer_routing.
   std::vector<float> step(int token);
+  // MoE, for the next step only: per layer the ids the GPU chose. The step
+  // uses them where routing_mismatch accepts them against its own logits
+  // (tolerance `tol`: near ties go the GPU's way, so that rounding does not
+  // make the two models diverge), else its own choice, and records why in
+  // route_error().
+  void prefer_routing(std::vector<std::vector<int>> ids, double tol);
+  // The first routing the GPU's choice did not pass ("" if none).
+  const std::string& route_error() const { return route_error_; }
+  // MoE: the last step's router logits of a layer (CPU), [E].
+  const std::vector<float>& router_logits(int layer) const { return router_logits_.at(layer); }
   int position() const { return pos_; }
   // The residual after the last step's final block (before the final norm).
   const std::vector<float>& residual() const { return x_; }
@@ -64,6 +80,11 @@ class RefDecoder {
   int max_seq_, pos_ = 0;
   std::vector<float> x_;
   std::vector<std::vector<float>> k_cache_, v_cache_;  // per layer [KVH][max_seq][hd]
+  std::vector<std::vector<int>> preferred_;
+  double prefer_tol_ = 0;
+  std::string route_error_;
+  std::vector<std::vector<float>> router_logits_;           // per layer, the last step's
+  void moe_block(int layer, const std::vector<float>& xn);  // x += the experts' weighted sum
 };
 
 }  // namespace kb::decode

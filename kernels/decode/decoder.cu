@@ -52,8 +52,14 @@ size_t Decoder::layout(uint8_t* base) {
   for (auto& L : layers_) {
     L.qkv = linear_w(c.qkv_rows(), c.dim);
     L.wo = linear_w(c.dim, c.q_size());
-    L.gate_up = linear_w(2 * int64_t(c.ffn), c.dim);
-    L.down = linear_w(c.dim, c.ffn);
+    if (c.moe()) {  // experts e's rows at e · rows (gather_gemv's [E, N, K])
+      L.router = linear_w(c.n_experts, c.dim);
+      L.experts_gate_up = linear_w(int64_t(c.n_experts) * 2 * c.ffn, c.dim);
+      L.experts_down = linear_w(int64_t(c.n_experts) * c.dim, c.ffn);
+    } else {
+      L.gate_up = linear_w(2 * int64_t(c.ffn), c.dim);
+      L.down = linear_w(c.dim, c.ffn);
+    }
   }
   output_ = linear_w(c.vocab, c.dim);
   const size_t cache = size_t(c.n_layers) * c.kv_size() * opt_.max_seq * 2;
@@ -84,6 +90,14 @@ size_t Decoder::layout(uint8_t* base) {
   tokens_ = reinterpret_cast<int32_t*>(take(size_t(capacity()) * 4));
   prompt_ = reinterpret_cast<int32_t*>(take(opt_.prompt.size() * 4));
   pos_ = reinterpret_cast<int32_t*>(take(4));
+  if (c.moe()) {
+    moe_h_ = reinterpret_cast<bf16*>(take(size_t(c.top_experts) * c.ffn * 2));
+    route_ids_ = reinterpret_cast<int32_t*>(take(size_t(c.n_layers) * c.top_experts * 4));
+    route_w_ = reinterpret_cast<float*>(take(size_t(c.n_layers) * c.top_experts * 4));
+    const size_t hist = size_t(capacity()) * c.n_layers * c.n_experts;
+    hist_logits_ = reinterpret_cast<float*>(take(hist * 4));
+    hist_ids_ = reinterpret_cast<int32_t*>(take(hist * 4));
+  }
   return off;
 }
 
@@ -150,6 +164,11 @@ Decoder::Decoder(const ModelConfig& c, WeightType t, const DecoderOptions& o)
     KB_CUDA_CHECK(cudaMemsetAsync(v_cache_, 0xFF, cache, s));
     KB_CUDA_CHECK(cudaMemsetAsync(attn_counters_, 0, counters_bytes_, s));
     KB_CUDA_CHECK(cudaMemsetAsync(tokens_, 0, size_t(capacity()) * 4, s));
+    if (c.moe()) {  // positions not yet routed read as NaN logits and id -1
+      const size_t hist = size_t(capacity()) * c.n_layers * c.n_experts * 4;
+      KB_CUDA_CHECK(cudaMemsetAsync(hist_logits_, 0xFF, hist, s));
+      KB_CUDA_CHECK(cudaMemsetAsync(hist_ids_, 0xFF, hist, s));
+    }
     KB_CUDA_CHECK(cudaMemcpyAsync(prompt_, opt_.prompt.data(), opt_.prompt.size() * 4,
                                   cudaMemcpyHostToDevice, s));
     std::vector<int32_t> positions(opt_.prompt.size());
@@ -196,8 +215,14 @@ void Decoder::fill_weights(cudaStream_t s) {
   for (int i = 0; i < c.n_layers; ++i) {
     fill(layers_[i].qkv, layer_tensor(i, kQkv));
     fill(layers_[i].wo, layer_tensor(i, kWo));
-    fill(layers_[i].gate_up, layer_tensor(i, kGateUp));
-    fill(layers_[i].down, layer_tensor(i, kDown));
+    if (c.moe()) {
+      fill(layers_[i].router, moe_tensor(i, kRouter));
+      fill(layers_[i].experts_gate_up, moe_tensor(i, kExpertsGateUp));
+      fill(layers_[i].experts_down, moe_tensor(i, kExpertsDown));
+    } else {
+      fill(layers_[i].gate_up, layer_tensor(i, kGateUp));
+      fill(layers_[i].down, layer_tensor(i, kDown));
+    }
   }
   fill(output_, kOutputTensor);
 }
@@ -261,8 +286,46 @@ SampleArgs Decoder::sample_args() const {
   return sa;
 }
 
+// The MoE block of `layer` on x (after the attention's residual add):
+// route, both experts' gate/up with the SwiGLU, both experts' down with
+// the weighted sum and the residual.
 template <typename Mark>
-void Decoder::enqueue_step(cudaStream_t s, Mark&& mark) {
+void Decoder::enqueue_moe(int layer, cudaStream_t s, Mark&& mark) {
+  const auto& c = cfg_;
+  const LayerW& L = layers_[layer];
+  const bool int8 = wt_ == WeightType::int8;
+  const int k = c.top_experts;
+  RouteArgs ra;
+  ra.w = L.router.w;
+  ra.scale = L.router.scale;
+  ra.x = x_;
+  ra.dim = c.dim;
+  ra.eps = c.norm_eps;
+  ra.n_experts = c.n_experts;
+  ra.top = k;
+  ra.ids = route_ids_ + layer * k;
+  ra.weights = route_w_ + layer * k;
+  ra.pos = pos_;
+  ra.capacity = capacity();
+  ra.hist_stride = c.n_layers * c.n_experts;
+  ra.hist_logits = hist_logits_ + layer * c.n_experts;
+  ra.hist_ids = hist_ids_ + layer * c.n_experts;
+  ra.fault = opt_.route_fault;
+  ra.pdl = opt_.pdl;
+  moe_route(ra, s);
+  mark("moe_route", layer);
+  gemv::gather_gemv_swiglu(int8, L.experts_gate_up.w, L.experts_gate_up.scale, ra.ids, k,
+                           c.n_experts, x_, moe_h_, c.ffn, c.dim, c.norm_eps, s, opt_.pdl,
+                           opt_.moe_swiglu_config ? &*opt_.moe_swiglu_config : nullptr);
+  mark("gather_gate_up_swiglu", layer);
+  gemv::gather_gemv_combine(int8, L.experts_down.w, L.experts_down.scale, ra.ids, ra.weights, k,
+                            c.n_experts, moe_h_, x_, c.dim, c.ffn, x_, s, opt_.pdl,
+                            opt_.moe_down_config ? &*opt_.moe_down_config : nullptr);
+  mark("gather_down_combine_residual", layer);
+}
+
+template <typename Mark>
+void Decoder::enqueue_step(cudaStream_t s, Mark&& mark, bool lm_head) {
   const auto& c = cfg_;
   embed(embedding_, tokens_, pos_, capacity(), c.vocab, c.dim, x_, s);
   mark("embed", -1);
@@ -274,7 +337,9 @@ void Decoder::enqueue_step(cudaStream_t s, Mark&& mark) {
     mark("attention", l);
     gemv(L.wo, att_, x_, x_, s);
     mark("gemv_o_residual", l);
-    if (opt_.fuse_swiglu) {
+    if (c.moe()) {
+      enqueue_moe(l, s, mark);
+    } else if (opt_.fuse_swiglu) {
       gemv::gemv_swiglu(wt_ == WeightType::int8, L.gate_up.w, L.gate_up.scale, x_, h_, 1, c.ffn,
                         c.dim, c.norm_eps, s, opt_.pdl);
       mark("gemv_gate_up_swiglu", l);
@@ -287,8 +352,10 @@ void Decoder::enqueue_step(cudaStream_t s, Mark&& mark) {
     gemv(L.down, h_, x_, x_, s);
     mark("gemv_down_residual", l);
   }
-  gemv(output_, x_, raw_logits_, nullptr, s);
-  mark("gemv_lm_head", -1);
+  if (lm_head) {
+    gemv(output_, x_, raw_logits_, nullptr, s);
+    mark("gemv_lm_head", -1);
+  }
   sample_greedy(sample_args(), s);
   mark("sample_greedy", -1);
 }
@@ -301,6 +368,15 @@ void Decoder::enqueue_step(cudaStream_t s, Mark&& mark) {
 void Decoder::enqueue_prefill(cudaStream_t s) {
   const auto& c = cfg_;
   const int P = static_cast<int>(opt_.prompt.size());
+  if (c.moe()) {
+    // Token by token: each step's sampler feeds the next prompt token and
+    // advances pos; no LM head before the last token (its logits unused).
+    reset_state(prompt_, P, tokens_, pos_, s);
+    for (int i = 0; i < P; ++i)
+      enqueue_step(
+          s, [](const char*, int) {}, i == P - 1);
+    return;
+  }
   reset_state(prompt_, P, tokens_, pos_, s, P - 1);
   int last = 0;
   for (int c0 = 0; c0 < P; c0 += pf_rows_) {
@@ -344,6 +420,7 @@ void Decoder::enqueue_prefill(cudaStream_t s) {
 
 int Decoder::prefill_nodes(const ModelConfig& c, int prompt_len, bool fuse_swiglu) {
   const int P = prompt_len;
+  if (c.moe()) return 1 + P * (kernels_per_step(c) - 1) + 1;
   const int chunks = (P + gemv::kMaxTokens - 1) / gemv::kMaxTokens;
   // reset; per chunk: the embeds and, per layer, 4 gemvs; per token and
   // layer an attention (and a silu_mul unfused); the copy, the LM head, the sampler.
@@ -499,6 +576,12 @@ const Decoder::LinearW& Decoder::linear(Linear which, int layer) const {
       return L.gate_up;
     case Linear::down:
       return L.down;
+    case Linear::router:
+      return L.router;
+    case Linear::experts_gate_up:
+      return L.experts_gate_up;
+    case Linear::experts_down:
+      return L.experts_down;
     case Linear::output:
       break;
   }
@@ -507,6 +590,7 @@ const Decoder::LinearW& Decoder::linear(Linear which, int layer) const {
 
 std::vector<float> Decoder::linear_rows(Linear which, int layer, int64_t row0, int64_t n) const {
   const LinearW& l = linear(which, layer);
+  if (!l.w) throw std::invalid_argument("Decoder::linear_rows: this model has no such layer");
   if (row0 < 0 || n < 0 || row0 + n > l.rows)
     throw std::out_of_range("Decoder::linear_rows: rows out of range");
   sync_device();
@@ -542,11 +626,53 @@ HostWeights Decoder::host_weights() const {
   for (int l = 0; l < cfg_.n_layers; ++l) {
     w.layers[l].qkv = all(Linear::qkv, l);
     w.layers[l].wo = all(Linear::wo, l);
-    w.layers[l].gate_up = all(Linear::gate_up, l);
-    w.layers[l].down = all(Linear::down, l);
+    if (cfg_.moe()) {
+      w.layers[l].router = all(Linear::router, l);
+      w.layers[l].experts_gate_up = all(Linear::experts_gate_up, l);
+      w.layers[l].experts_down = all(Linear::experts_down, l);
+    } else {
+      w.layers[l].gate_up = all(Linear::gate_up, l);
+      w.layers[l].down = all(Linear::down, l);
+    }
   }
   w.output = all(Linear::output, -1);
   return w;
+}
+
+std::vector<float> Decoder::router_logits(int pos) const {
+  const auto& c = cfg_;
+  if (!c.moe()) throw std::logic_error("Decoder::router_logits: not a mixture of experts");
+  if (pos < 0 || pos >= capacity()) throw std::out_of_range("Decoder::router_logits: pos");
+  sync_device();
+  const size_t row = size_t(c.n_layers) * c.n_experts;
+  std::vector<float> v(row);
+  KB_CUDA_CHECK(
+      cudaMemcpy(v.data(), hist_logits_ + size_t(pos) * row, row * 4, cudaMemcpyDeviceToHost));
+  return v;
+}
+
+std::vector<int32_t> Decoder::routed_experts(int pos) const {
+  const auto& c = cfg_;
+  if (!c.moe()) throw std::logic_error("Decoder::routed_experts: not a mixture of experts");
+  if (pos < 0 || pos >= capacity()) throw std::out_of_range("Decoder::routed_experts: pos");
+  sync_device();
+  const size_t row = size_t(c.n_layers) * c.n_experts;
+  std::vector<int32_t> all(row);
+  KB_CUDA_CHECK(
+      cudaMemcpy(all.data(), hist_ids_ + size_t(pos) * row, row * 4, cudaMemcpyDeviceToHost));
+  std::vector<int32_t> v;
+  for (int l = 0; l < c.n_layers; ++l)
+    for (int j = 0; j < c.top_experts; ++j) v.push_back(all[size_t(l) * c.n_experts + j]);
+  return v;
+}
+
+std::vector<float> Decoder::routing_weights() const {
+  const auto& c = cfg_;
+  if (!c.moe()) throw std::logic_error("Decoder::routing_weights: not a mixture of experts");
+  sync_device();
+  std::vector<float> v(size_t(c.n_layers) * c.top_experts);
+  KB_CUDA_CHECK(cudaMemcpy(v.data(), route_w_, v.size() * 4, cudaMemcpyDeviceToHost));
+  return v;
 }
 
 }  // namespace kb::decode

@@ -12,6 +12,13 @@
 // gemv o (+x), gemv gate/up with the SwiGLU (gemv::gemv_swiglu), gemv down
 // (+x)], gemv lm head, sample: 5 · n_layers + 3 (if each gemv is one kernel;
 // 6 · n_layers + 3 with DecoderOptions::fuse_swiglu off, a silu_mul kernel).
+//
+// A mixture of experts (Mixtral) replaces the MLP's two gemvs with three
+// kernels: moe_route (router gemv, softmax, top-k, renormalized weights;
+// ids and weights stay in device memory), gemv::gather_gemv_swiglu (both
+// chosen experts' gate/up rows and the SwiGLU, one launch) and
+// gemv::gather_gemv_combine (both experts' down rows, the weighted sum and
+// the residual, one launch): 6 · n_layers + 3 kernels per step.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -19,6 +26,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +34,7 @@
 #include "kernels/decode/decode_kernels.h"
 #include "kernels/decode/decode_ref.h"
 #include "kernels/decode/model_config.h"
+#include "kernels/gemv/gemv.h"
 
 namespace kb::decode {
 
@@ -48,6 +57,11 @@ struct DecoderOptions {
                                    // graph of programmatic dependents the general kernel's
                                    // step measured 2742 us against 2846 (H100, Llama-2-7B
                                    // int8, docs/notes/gemv.md), though alone they are faster
+  // Mixture of experts: the gather kernels' configurations (general kernel;
+  // unset: gemv::gather_swiglu_config / combine_config), for tuning
+  // (tools/decode_profile).
+  std::optional<gemv::Config> moe_swiglu_config, moe_down_config;
+  int route_fault = 0;  // tests only: RouteArgs::fault (1 wrong routing, 2 id out of range)
 };
 
 // The kernels of one step in launch order, for the time breakdown.
@@ -57,8 +71,9 @@ struct KernelTiming {
   double us = 0;
 };
 
-// Which linear layer.
-enum class Linear { qkv, wo, gate_up, down, output };
+// Which linear layer. A MoE layer has router, experts_gate_up ([E·2·ffn,
+// dim]) and experts_down ([E·dim, ffn]) instead of gate_up and down.
+enum class Linear { qkv, wo, gate_up, down, output, router, experts_gate_up, experts_down };
 
 class Decoder {
  public:
@@ -66,7 +81,7 @@ class Decoder {
   static size_t device_bytes(const ModelConfig& c, WeightType t, int max_seq);
   // Kernels per step when every gemv is one kernel (the graph's node count then).
   static int kernels_per_step(const ModelConfig& c, bool fuse_swiglu = true) {
-    return (fuse_swiglu ? 5 : 6) * c.n_layers + 3;
+    return (c.moe() || !fuse_swiglu ? 6 : 5) * c.n_layers + 3;
   }
 
   // Allocates (after checking free memory: a model that does not fit throws
@@ -90,6 +105,9 @@ class Decoder {
   // eager launches (or always eager with `eager`).
   void prefill(cudaStream_t s, bool eager = false);
   // Kernels (and the one copy) of a prefill of `prompt_len` tokens: its graph's nodes.
+  // A MoE model's prefill runs the prompt token by token (each token routes
+  // to its own experts, as gpt-fast's MoE prefill reads them per token):
+  // reset, then per token the step's kernels, the LM head only for the last.
   static int prefill_nodes(const ModelConfig& c, int prompt_len, bool fuse_swiglu = true);
   // One step, eager (every kernel launched on `s`).
   void step(cudaStream_t s);
@@ -115,6 +133,12 @@ class Decoder {
   std::vector<float> embedding_rows(int64_t row0, int64_t n) const;
   // Every weight, dequantized, for the CPU reference (small models only).
   HostWeights host_weights() const;
+  // MoE: the router's logits [n_layers · n_experts] and chosen ids
+  // [n_layers · top_experts] of the token at position `pos` (layer-major).
+  std::vector<float> router_logits(int pos) const;
+  std::vector<int32_t> routed_experts(int pos) const;
+  // MoE: the last token's routing weights [n_layers · top_experts].
+  std::vector<float> routing_weights() const;
 
   const ModelConfig& config() const { return cfg_; }
   WeightType weight_type() const { return wt_; }
@@ -131,6 +155,7 @@ class Decoder {
   };
   struct LayerW {
     LinearW qkv, wo, gate_up, down;
+    LinearW router, experts_gate_up, experts_down;  // MoE only
   };
   struct LayoutOnly {};
   // An object that only computes the layout (device_bytes): no CUDA call.
@@ -139,8 +164,11 @@ class Decoder {
   void fill_weights(cudaStream_t s);
   void gemv(const LinearW& w, const bf16* x, bf16* y, const bf16* residual, cudaStream_t s) const;
   // The step's launches; `mark(name, layer)` is called after each (profiling).
+  // `lm_head` false: no LM head gemv (a MoE prefill's tokens before the last).
   template <typename Mark>
-  void enqueue_step(cudaStream_t s, Mark&& mark);
+  void enqueue_step(cudaStream_t s, Mark&& mark, bool lm_head = true);
+  template <typename Mark>
+  void enqueue_moe(int layer, cudaStream_t s, Mark&& mark);
   void enqueue_prefill(cudaStream_t s);
   void gemv_tokens(const LinearW& w, const bf16* x, bf16* y, int tokens, const bf16* residual,
                    cudaStream_t s) const;
@@ -174,6 +202,13 @@ class Decoder {
   bf16 *pf_x_ = nullptr, *pf_qkv_ = nullptr, *pf_att_ = nullptr, *pf_gu_ = nullptr,
        *pf_h_ = nullptr;
   int32_t* pf_pos_ = nullptr;
+  // MoE: h of the chosen experts [top][ffn]; per layer the router's ids and
+  // weights [L][top]; per position the router's logits and ids [capacity][L · E]
+  bf16* moe_h_ = nullptr;
+  int32_t* route_ids_ = nullptr;
+  float* route_w_ = nullptr;
+  float* hist_logits_ = nullptr;
+  int32_t* hist_ids_ = nullptr;
   // graphs
   cudaGraph_t graph_ = nullptr;
   cudaGraphExec_t exec_ = nullptr;

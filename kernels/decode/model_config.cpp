@@ -51,6 +51,14 @@ const std::vector<ModelConfig>& model_configs() {
     tiny.ffn = 704;
     tiny.vocab = 1000;
     v.push_back(tiny);
+
+    // The tiny model with a mixture of 4 experts, top 2 (Mixtral's block).
+    ModelConfig tiny_moe = tiny;
+    tiny_moe.name = "tiny-moe";
+    tiny_moe.n_experts = 4;
+    tiny_moe.top_experts = 2;
+    tiny_moe.rope_theta = 1000000.f;
+    v.push_back(tiny_moe);
     return v;
   }();
   return configs;
@@ -69,7 +77,10 @@ std::string unsupported_reason(const ModelConfig& c) {
   if (c.dim <= 0 || c.n_layers <= 0 || c.n_heads <= 0 || c.n_kv_heads <= 0 || c.ffn <= 0 ||
       c.vocab <= 0)
     return "every size must be positive";
-  if (c.n_experts > 0) return "mixture-of-experts decode is not implemented yet";
+  if (c.n_experts < 0 || (c.n_experts > 0 && (c.top_experts < 1 || c.top_experts > 2 ||
+                                                 c.top_experts > c.n_experts)))
+    return "a mixture of experts needs top_experts of 1 or 2 (at most n_experts)";
+  if (c.n_experts > 64) return "at most 64 experts (the router kernel)";
   if (c.head_dim != 64 && c.head_dim != 128) return "head_dim must be 64 or 128";
   if (c.n_heads % c.n_kv_heads != 0) return "n_heads must be a multiple of n_kv_heads";
   const int g = c.group();
@@ -85,16 +96,30 @@ WeightBytes weight_bytes(const ModelConfig& c, WeightType t) {
   // Output rows of each linear layer of one block and their K.
   const double qkv = double(c.qkv_rows()) * d;
   const double wo = d * c.q_size();
-  const double gate_up = 2.0 * c.ffn * d;
-  const double down = d * c.ffn;
-  const double layer_elems = qkv + wo + gate_up + down;
-  const double layer_rows = double(c.qkv_rows()) + d + 2.0 * c.ffn + d;
+  // The MLP: one, or every expert and the router (n_experts rows of dim).
+  const double mlps = c.moe() ? c.n_experts : 1;
+  const double router = c.moe() ? double(c.n_experts) * d : 0;
+  const double gate_up = mlps * 2.0 * c.ffn * d;
+  const double down = mlps * d * c.ffn;
+  const double layer_elems = qkv + wo + router + gate_up + down;
+  const double layer_rows =
+      double(c.qkv_rows()) + d + (c.moe() ? c.n_experts : 0) + mlps * (2.0 * c.ffn + d);
   WeightBytes b;
   b.linear = (c.n_layers * layer_elems + double(c.vocab) * d) * per_elem;
   b.scales = t == WeightType::int8 ? (c.n_layers * layer_rows + c.vocab) * 2.0 : 0.0;
   b.norms = (2.0 * c.n_layers + 1) * d * 2.0;
   b.embedding = double(c.vocab) * d * 2.0;
   return b;
+}
+
+double active_weight_bytes(const ModelConfig& c, WeightType t) {
+  const WeightBytes all = weight_bytes(c, t);
+  if (!c.moe()) return all.seed_model_size();
+  // Less the experts a token does not use: their weights and row scales.
+  const double per_elem = t == WeightType::int8 ? 1 : 2;
+  const double expert = 3.0 * c.ffn * c.dim * per_elem +
+                        (t == WeightType::int8 ? (2.0 * c.ffn + c.dim) * 2.0 : 0.0);
+  return all.seed_model_size() - double(c.n_layers) * (c.n_experts - c.top_experts) * expert;
 }
 
 double kv_bytes_read(const ModelConfig& c, int64_t len) {

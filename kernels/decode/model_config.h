@@ -26,17 +26,17 @@ struct ModelConfig {
   int vocab = 0;
   float rope_theta = 10000.f;
   float norm_eps = 1e-5f;
-  int n_experts = 0;  // 0: dense MLP. Mixture-of-experts is not implemented yet.
-  int top_experts = 0;
+  int n_experts = 0;    // 0: dense SwiGLU MLP; else a mixture of experts of hidden size ffn each
+  int top_experts = 0;  // experts each token uses (top-k of the router's softmax, renormalized)
 
+  bool moe() const { return n_experts > 0; }
   int group() const { return n_heads / n_kv_heads; }  // query heads per kv head
   int q_size() const { return n_heads * head_dim; }
   int kv_size() const { return n_kv_heads * head_dim; }
   int qkv_rows() const { return q_size() + 2 * kv_size(); }  // fused [q | k | v]
 };
 
-// Llama-2-7B, Llama-3-8B, Mixtral-8x7B (declared, decode not yet
-// implemented), and "tiny" for the tests.
+// Llama-2-7B, Llama-3-8B, Mixtral-8x7B, and "tiny" / "tiny-moe" for the tests.
 const std::vector<ModelConfig>& model_configs();
 // The config named `name`; throws std::invalid_argument listing the known names.
 const ModelConfig& find_config(const std::string& name);
@@ -45,7 +45,9 @@ std::string unsupported_reason(const ModelConfig& c);
 
 // Bytes of one model's parts, as stored on the GPU.
 struct WeightBytes {
-  double linear = 0;     // every linear layer's weights incl. the LM head (bf16 or int8)
+  // Every linear layer's weights incl. the LM head (bf16 or int8); a MoE
+  // model's router and all its experts.
+  double linear = 0;
   double scales = 0;     // int8 per-row scales (bf16), 0 for bf16
   double norms = 0;      // RMSNorm weights (bf16, 2 per layer + final): counted as the seed does
   double embedding = 0;  // token embedding (bf16)
@@ -53,6 +55,10 @@ struct WeightBytes {
   double seed_model_size() const { return linear + scales + norms; }
 };
 WeightBytes weight_bytes(const ModelConfig& c, WeightType t);
+// The weight bytes one decode step reads (docs/metrics.md): a dense model's
+// seed_model_size(); a MoE model's with only top_experts of each layer's
+// experts (their weights and scales), every other part as there.
+double active_weight_bytes(const ModelConfig& c, WeightType t);
 
 // KV-cache bytes read by one decode step attending over `len` positions (bf16 K and V).
 double kv_bytes_read(const ModelConfig& c, int64_t len);

@@ -32,6 +32,14 @@ constexpr uint32_t kScaleTensorOffset = 0x10000000u;
 KB_HOST_DEVICE inline uint32_t layer_tensor(int layer, TensorKind kind) {
   return static_cast<uint32_t>(layer) * kKinds + kind;
 }
+// A mixture of experts' tensors, in a range of their own (the dense ids
+// stay as they were): the router [E, dim], every expert's gate | up rows as
+// one tensor [E·2·ffn, dim], every expert's down rows [E·dim, ffn].
+enum MoeKind : uint32_t { kRouter = 0, kExpertsGateUp = 1, kExpertsDown = 2, kMoeKinds = 3 };
+constexpr uint32_t kMoeTensorBase = 0x20000000u;
+KB_HOST_DEVICE inline uint32_t moe_tensor(int layer, MoeKind kind) {
+  return kMoeTensorBase + static_cast<uint32_t>(layer) * kMoeKinds + kind;
+}
 
 // "lowbias32" (C. Wellons): a 32-bit bijective mixer with a low bias.
 KB_HOST_DEVICE inline uint32_t mix32(uint32_t x) {

@@ -185,7 +185,11 @@ struct KernelArgs {
   int bulk_rows;            // bulk kernel: Config::bulk_rows
   int rows_per_buffer;      // bulk kernel: rows per ring buffer, 1 or 2
   unsigned int* counter;    // bulk kernel, dynamic rows: [next unit, tickets], zero
+  const float* weights;     // combine (gather_gemv_combine): the n_sel slot weights; else nullptr
 };
+
+// gather_gemv_combine: the most slots one launch sums (top-2 routing).
+constexpr int kMaxCombine = 2;
 
 __device__ __forceinline__ unsigned long long global_ns() {
   unsigned long long t;
@@ -200,7 +204,12 @@ __device__ __forceinline__ unsigned long long global_ns() {
 // and up row i (R = 2) and writes y[i] = silu(r·g)·(r·u) with the RMSNorm
 // factor r = rsqrt(mean(x²) + eps) of its token, the sum of squares taken
 // from the x vectors it multiplies (every vector once per group).
-template <bool INT8, int R, int U, bool P, int T, bool S = false>
+// C (combine, gather_gemv_combine; T = 1, no SwiGLU): one grid row sums
+// the n_sel <= kMaxCombine selected experts: a warp walks slot 0's vectors
+// of its rows, then slot 1's (x = X[slot]), as one row of n_sel·K; when its
+// slot changes a lane folds its partial sums, times the slot's weight and
+// the expert's row scale, into a running total. y = total (+ residual).
+template <bool INT8, int R, int U, bool P, int T, bool S = false, bool C = false>
 __global__ void __launch_bounds__(256) gemv_kernel(const KernelArgs a) {
   using Wt = typename Traits<INT8>::W;
   const Wt* W = static_cast<const Wt*>(a.W);
@@ -211,6 +220,7 @@ __global__ void __launch_bounds__(256) gemv_kernel(const KernelArgs a) {
   const int N = a.N, K = a.K, ks = a.ks, tokens = a.tokens;
   static_assert(T * R <= 32, "a lane writes each (token, row)");
   static_assert(!S || R == 2, "SwiGLU: a warp group's rows are gate i and up i");
+  static_assert(!C || (T == 1 && !S), "combine: one token, no SwiGLU");
   constexpr int kVec = Traits<INT8>::kVec;
   __shared__ float red[8][T * R];  // k-split partial sums, one per warp, token and row
   __shared__ float red_xx[8][T];   // SwiGLU: partial sums of x², one per warp and token
@@ -225,28 +235,54 @@ __global__ void __launch_bounds__(256) gemv_kernel(const KernelArgs a) {
   const int row0 = S ? group : group * R;
   const bool live = S ? group < half : row0 < N;
   if (!live && ks == 1) return;  // with ks > 1 every warp reaches the block barrier
-  y += static_cast<int64_t>(blockIdx.y) * N;
+  // A gather's slot (blockIdx.y) writes its own rows: N of them, F = N / 2 with the SwiGLU.
+  y += static_cast<int64_t>(blockIdx.y) * (S ? half : N);
+  // combine: each slot's expert (the rows) and coefficient (weight · row scale).
+  constexpr int kSlots = C ? kMaxCombine : 1;
+  const int n_slots = C ? a.n_sel : 1;
+  const int4* rows[kSlots][R];
+  float coef[kSlots][R];
   if (a.experts) {
     // The ids may be written by the previous grid (a router): no prefetch.
     wait_for_previous_grid();
-    const int e = a.experts[blockIdx.y];
-    if (e < 0 || e >= a.E) {  // the whole block: blockIdx.y is the slot
-      if (kpart == 0 && lane < R && row0 + lane < N) y[row0 + lane] = __float2bfloat16(NAN);
+    int e[kSlots];
+    bool bad = false;
+#pragma unroll
+    for (int s = 0; s < kSlots; ++s) {
+      e[s] = s < n_slots ? a.experts[C ? s : blockIdx.y] : 0;
+      bad |= e[s] < 0 || e[s] >= a.E;
+    }
+    if (bad) {  // the whole block: every warp reads the same ids
+      if constexpr (S) {
+        if (kpart == 0 && lane == 0 && live) y[group] = __float2bfloat16(NAN);
+      } else {
+        if (kpart == 0 && lane < R && row0 + lane < N) y[row0 + lane] = __float2bfloat16(NAN);
+      }
       return;
     }
-    W += static_cast<int64_t>(e) * N * K;
-    if (scale) scale += static_cast<int64_t>(e) * N;
-  }
-  const int nvec = live ? K / kVec : 0;
-  const int first = lane + 32 * U * kpart, stride = 32 * U * ks;
-  const int4* rows[R];
 #pragma unroll
-  for (int r = 0; r < R; ++r) {
-    const int row = S ? min(group, half - 1) + r * half : min(row0 + r, N - 1);
-    rows[r] = reinterpret_cast<const int4*>(W + static_cast<int64_t>(row) * K);
+    for (int s = 0; s < kSlots; ++s)
+#pragma unroll
+      for (int r = 0; r < R; ++r) {
+        const int row = S ? min(group, half - 1) + r * half : min(row0 + r, N - 1);
+        const int64_t erow = static_cast<int64_t>(e[s]) * N + row;
+        rows[s][r] = reinterpret_cast<const int4*>(W + erow * K);
+        if constexpr (C)
+          coef[s][r] = s < n_slots ? a.weights[s] * (scale ? __bfloat162float(scale[erow]) : 1.f) : 0.f;
+      }
+    if (!C && scale) scale += static_cast<int64_t>(e[0]) * N;  // the epilogue's (slot) scales
+  } else {
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const int row = S ? min(group, half - 1) + r * half : min(row0 + r, N - 1);
+      rows[0][r] = reinterpret_cast<const int4*>(W + static_cast<int64_t>(row) * K);
+    }
   }
+  const int nvec = live ? K / kVec : 0;  // vectors per row (per slot)
+  const int nv_all = nvec * n_slots;     // combine: slot s's vectors are [s·nvec, (s+1)·nvec)
+  const int first = lane + 32 * U * kpart, stride = 32 * U * ks;
   const int4* x4 = reinterpret_cast<const int4*>(x);
-  const int x_stride = K / 8;  // int4 per token row of x (8 bf16 each)
+  const int x_stride = K / 8;  // int4 per token (combine: slot) row of x (8 bf16 each)
 
   // The epilogue's operands, read first so that their latency hides under
   // the stream (at small shapes a scale read after the reduction was a
@@ -258,7 +294,7 @@ __global__ void __launch_bounds__(256) gemv_kernel(const KernelArgs a) {
   const bool writer = kpart == 0 && live && my_t < T && (T == 1 || my_t < tokens) &&
                       (S || row0 + my_r < N);
   float my_scale = 1.f, my_scale_up = 1.f, my_res = 0.f;
-  if (writer && scale) {
+  if (!C && writer && scale) {  // combine: the scales are in coef
     my_scale = __bfloat162float(scale[S ? group : row0 + my_r]);
     if (S) my_scale_up = __bfloat162float(scale[group + half]);
   }
@@ -286,21 +322,52 @@ __global__ void __launch_bounds__(256) gemv_kernel(const KernelArgs a) {
       for (int i = 0; i < kVec; ++i) xx[t] = fmaf(xf[i], xf[i], xx[t]);
   };
 
+  // combine: the slot of vector index v (kMaxCombine = 2) and the running
+  // total; fold() adds this slot's partial sums times its coefficients.
+  auto slot_of = [&](int v) { return C && v >= nvec ? 1 : 0; };
+  int cur = 0;
+  float total[R];
+#pragma unroll
+  for (int r = 0; r < R; ++r) total[r] = 0.f;
+  auto fold = [&] {
+    if constexpr (C) {
+      for (int r = 0; r < R; ++r) {  // R <= 2, unrolled by the compiler
+        const float c = cur == 0 ? coef[0][r] : coef[kSlots - 1][r];
+        total[r] = fmaf(c, (part[0][r][0] + part[0][r][1]) + (part[0][r][2] + part[0][r][3]), total[r]);
+        for (int j = 0; j < 4; ++j) part[0][r][j] = 0.f;
+      }
+    }
+  };
+
   // A batch: U vectors of each of the R rows, from vector index `base`.
   auto load_batch = [&](int base, int4(&w)[R][U]) {
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const int v = base + u * 32;
+      const int s = slot_of(v);
 #pragma unroll
-      for (int r = 0; r < R; ++r) w[r][u] = v < nvec ? load16<kStream>(rows[r] + v) : make_int4(0, 0, 0, 0);
+      for (int r = 0; r < R; ++r) {
+        const int4* row = s == 0 ? rows[0][r] : rows[kSlots - 1][r];
+        w[r][u] = v < nv_all ? load16<kStream>(row + (v - s * nvec)) : make_int4(0, 0, 0, 0);
+      }
     }
   };
   auto use_batch = [&](int base, const int4(&w)[R][U]) {
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const int v = base + u * 32;
-      if (v >= nvec) continue;
-      if constexpr (T == 1) {
+      if (v >= nv_all) continue;
+      if constexpr (C) {
+        const int s = slot_of(v);
+        if (s != cur) {  // a lane's vectors only move forward: each slot folds once
+          fold();
+          cur = s;
+        }
+        float xf[kVec];
+        load_x<INT8>(x4 + s * x_stride, v - s * nvec, xf);
+#pragma unroll
+        for (int r = 0; r < R; ++r) dot<INT8>(w[r][u], xf, part[0][r]);
+      } else if constexpr (T == 1) {
         float xf[kVec];
         load_x<INT8>(x4, v, xf);
         add_squares(0, xf);
@@ -332,7 +399,7 @@ __global__ void __launch_bounds__(256) gemv_kernel(const KernelArgs a) {
     // for the previous grid, whose output (x, residual) is read only after.
     // Under programmatic dependent launch this overlaps the previous kernel.
     bool waited = false;
-    for (int base = first; base < nvec; base += stride) {
+    for (int base = first; base < nv_all; base += stride) {
       int4 next[R][U];
       load_batch(base + stride, next);
       if (!waited) {
@@ -353,7 +420,7 @@ __global__ void __launch_bounds__(256) gemv_kernel(const KernelArgs a) {
   } else {
     wait_for_previous_grid();
     after_wait();
-    for (int base = first; base < nvec; base += stride) {
+    for (int base = first; base < nv_all; base += stride) {
       int4 w[R][U];
       load_batch(base, w);
       use_batch(base, w);
@@ -367,9 +434,14 @@ __global__ void __launch_bounds__(256) gemv_kernel(const KernelArgs a) {
 #pragma unroll
   for (int t = 0; t < T; ++t) {
     if (T > 1 && t >= tokens) break;  // warp-uniform
+    if constexpr (C) {
+      fold();
 #pragma unroll
-    for (int r = 0; r < R; ++r) {
-      acc[t][r] = warp_sum((part[t][r][0] + part[t][r][1]) + (part[t][r][2] + part[t][r][3]));
+      for (int r = 0; r < R; ++r) acc[t][r] = warp_sum(total[r]);
+    } else {
+#pragma unroll
+      for (int r = 0; r < R; ++r)
+        acc[t][r] = warp_sum((part[t][r][0] + part[t][r][1]) + (part[t][r][2] + part[t][r][3]));
     }
     if constexpr (S) xx[t] = warp_sum(xx[t]);
   }
@@ -420,7 +492,7 @@ __global__ void __launch_bounds__(256) gemv_kernel(const KernelArgs a) {
         const int row = row0 + r;
         if (lane == t * R + r && row < N && (T == 1 || t < tokens)) {
           float v = acc[t][r];
-          if (scale) v *= my_scale;
+          if (!C && scale) v *= my_scale;
           if (residual) v += my_res;
           y[int64_t(t) * N + row] = __float2bfloat16_rn(v);
         }
@@ -1313,9 +1385,21 @@ void launch_one_load(int ks, bool pdl, dim3 grid, cudaStream_t s, const KernelAr
 
 // Launches one instantiation; with `pdl`, as a programmatic dependent of
 // the previous work on the stream (captured into graphs as such an edge).
-template <bool INT8, int R, int U, bool P, int T, bool S = false>
+template <bool INT8, int R, int U, bool P, int T, bool S = false, bool C = false>
 void launch_kernel(const Config& c, dim3 grid, dim3 block, cudaStream_t s, const KernelArgs& a) {
-  launch_maybe_pdl(c.pdl, gemv_kernel<INT8, R, U, P, T, S>, grid, block, s, a);
+  launch_maybe_pdl(c.pdl, gemv_kernel<INT8, R, U, P, T, S, C>, grid, block, s, a);
+}
+
+// gather_gemv_combine: 1 or 2 rows per warp, batches of 1 or 2 loads, pipelined or not.
+template <bool INT8, int R>
+void combine_by_unroll(const Config& c, dim3 grid, dim3 block, cudaStream_t s, const KernelArgs& a) {
+  if (c.unroll == 1)
+    return c.pipeline ? launch_kernel<INT8, R, 1, true, 1, false, true>(c, grid, block, s, a)
+                      : launch_kernel<INT8, R, 1, false, 1, false, true>(c, grid, block, s, a);
+  if (c.unroll == 2)
+    return c.pipeline ? launch_kernel<INT8, R, 2, true, 1, false, true>(c, grid, block, s, a)
+                      : launch_kernel<INT8, R, 2, false, 1, false, true>(c, grid, block, s, a);
+  throw std::invalid_argument("gather_gemv_combine: unroll must be 1 or 2");
 }
 
 template <bool INT8, int R, bool P>
@@ -1342,6 +1426,11 @@ void by_pipeline(const Config& c, dim3 grid, dim3 block, cudaStream_t s, const K
 template <bool INT8>
 void dispatch(const Config& c, dim3 grid, dim3 block, cudaStream_t s, const KernelArgs& a,
               bool swiglu) {
+  if (a.weights) {
+    if (c.rows_per_warp == 1) return combine_by_unroll<INT8, 1>(c, grid, block, s, a);
+    if (c.rows_per_warp == 2) return combine_by_unroll<INT8, 2>(c, grid, block, s, a);
+    throw std::invalid_argument("gather_gemv_combine: rows_per_warp must be 1 or 2");
+  }
   const bool u24 = c.unroll == 2 || c.unroll == 4;
   if (swiglu) {
     if (c.rows_per_warp != 2 || !u24 || !c.pipeline)
@@ -1572,14 +1661,29 @@ int64_t grid_x(bool int8, int64_t N, int64_t K, const Config& c, bool swiglu) {
 }
 
 // What launch() checks and launches, plus the SwiGLU mode (gemv_swiglu).
+// `weights` (gather_gemv_combine): the slots' weights; the general kernel only.
 void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* experts, int n_sel,
                  int E, const bf16* x, bf16* y, int64_t N, int64_t K, const bf16* residual,
-                 Config cfg, cudaStream_t stream, int tokens, bool swiglu, float eps) {
-  const char* what = experts ? "gather_gemv" : swiglu ? "gemv_swiglu" : "gemv";
+                 Config cfg, cudaStream_t stream, int tokens, bool swiglu, float eps,
+                 const float* weights = nullptr) {
+  const char* what = weights          ? "gather_gemv_combine"
+                     : experts && swiglu ? "gather_gemv_swiglu"
+                     : experts          ? "gather_gemv"
+                     : swiglu           ? "gemv_swiglu"
+                                        : "gemv";
+  if (weights) {
+    if (!experts || swiglu || tokens != 1)
+      throw std::invalid_argument("gather_gemv_combine: needs expert ids, one token, no SwiGLU");
+    if (n_sel < 1 || n_sel > kMaxCombine)
+      throw std::invalid_argument("gather_gemv_combine: n_sel must be in [1, " +
+                                  std::to_string(kMaxCombine) + "], got " + std::to_string(n_sel));
+    if (cfg.bulk_stages > 0 || cfg.tile || cfg.mma || cfg.one_load)
+      throw std::invalid_argument("gather_gemv_combine: the general kernel only");
+  }
   if (tokens < 1 || tokens > kMaxTokens)
     throw std::invalid_argument(std::string(what) + ": tokens must be in [1, " +
                                 std::to_string(kMaxTokens) + "], got " + std::to_string(tokens));
-  if (experts && tokens != 1) throw std::invalid_argument("gather_gemv: one token");
+  if (experts && tokens != 1) throw std::invalid_argument(std::string(what) + ": one token");
   const int vec = int8 ? k_multiple_int8() : k_multiple_bf16();
   if (N <= 0 || K <= 0)
     throw std::invalid_argument(std::string(what) + ": N and K must be > 0 (" + shape_text(N, K) + ")");
@@ -1598,7 +1702,7 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
     if (n_sel <= 0 || n_sel > 65535)
       throw std::invalid_argument("gather_gemv: n_sel must be in [1, 65535], got " +
                                   std::to_string(n_sel));
-    if (residual) throw std::invalid_argument("gather_gemv: no residual");
+    if (residual && !weights) throw std::invalid_argument(std::string(what) + ": no residual");
   } else {
     n_sel = 1;
   }
@@ -1657,13 +1761,13 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
     throw std::invalid_argument("gemv: k_split must be 1, 2, 4 or 8");
   if (cfg.warps_per_block % cfg.k_split != 0)
     throw std::invalid_argument("gemv: k_split must divide warps_per_block");
-  if (swiglu && (N % 2 != 0 || experts || residual))
-    throw std::invalid_argument("gemv_swiglu: 2·F rows (gate | up), no experts, no residual");
+  if (swiglu && (N % 2 != 0 || residual))
+    throw std::invalid_argument(std::string(what) + ": 2·F rows (gate | up), no residual");
   if (cfg.pdl && !device_has_pdl()) cfg.pdl = false;
   // What every kernel but the bulk one takes; a.ks is the K split (the
   // one-load kernel's follows from K, below).
   KernelArgs a{W, scale, experts, E, x, y, residual, static_cast<int>(N), static_cast<int>(K),
-               cfg.k_split, tokens, eps, cfg.trace, n_sel, 0, 0, 1, nullptr};
+               cfg.k_split, tokens, eps, cfg.trace, n_sel, 0, 0, 1, nullptr, weights};
   if (cfg.tile) {
     const int units = mma_units(K, 4);
     const size_t smem = static_cast<size_t>(16 * tile_row_stride(units) + units * 128);  // rows, x
@@ -1713,7 +1817,9 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
     return warps == 8 ? launch_one_load<false, 8>(a.ks, cfg.pdl, grid, stream, a)
                       : launch_one_load<false, 4>(a.ks, cfg.pdl, grid, stream, a);
   }
-  const dim3 grid(static_cast<unsigned>(grid_x(int8, N, K, cfg, swiglu)), static_cast<unsigned>(n_sel));
+  // combine: one grid row sums every slot.
+  const dim3 grid(static_cast<unsigned>(grid_x(int8, N, K, cfg, swiglu)),
+                  static_cast<unsigned>(weights ? 1 : n_sel));
   const dim3 block(static_cast<unsigned>(32 * cfg.warps_per_block));
   if (int8)
     dispatch<true>(cfg, grid, block, stream, a, swiglu);
@@ -1769,6 +1875,41 @@ void gemv_swiglu(bool int8, const void* W, const bf16* scale, const bf16* X, bf1
   Config c = tokens_config(int8, 2 * F, K, tokens, true);
   c.pdl = pdl;
   launch_impl(int8, W, scale, nullptr, 1, 0, X, H, 2 * F, K, nullptr, c, stream, tokens, true, eps);
+}
+
+Config gather_swiglu_config(bool int8, int64_t F, int64_t K) {
+  return tokens_config(int8, 2 * F, K, 1, true);
+}
+
+Config combine_config(bool int8, int64_t N, int64_t K) {
+  // The one-matrix choice of the general kernel at a row of n_sel·K (int8
+  // 4096x14336: 2 rows per warp, batches of 2 loads, not pipelined, K over 4 warps).
+  Config c = general_config(int8, N, K, 1);
+  c.one_load = false;
+  if (c.unroll > 2) c.unroll = 2;
+  if (c.rows_per_warp > 2) c.rows_per_warp = 2;
+  return c;
+}
+
+void gather_gemv_swiglu(bool int8, const void* W, const bf16* scale, const int32_t* experts,
+                        int n_sel, int E, const bf16* x, bf16* H, int64_t F, int64_t K, float eps,
+                        cudaStream_t stream, bool pdl, const Config* cfg) {
+  if (!experts) throw std::invalid_argument("gather_gemv_swiglu: null experts");
+  Config c = cfg ? *cfg : gather_swiglu_config(int8, F, K);
+  c.pdl = pdl;
+  launch_impl(int8, W, scale, experts, n_sel, E, x, H, 2 * F, K, nullptr, c, stream, 1, true, eps);
+}
+
+void gather_gemv_combine(bool int8, const void* W, const bf16* scale, const int32_t* experts,
+                         const float* weights, int n_sel, int E, const bf16* X, bf16* y, int64_t N,
+                         int64_t K, const bf16* residual, cudaStream_t stream, bool pdl,
+                         const Config* cfg) {
+  if (!experts || !weights)
+    throw std::invalid_argument("gather_gemv_combine: null experts or weights");
+  Config c = cfg ? *cfg : combine_config(int8, N, K);
+  c.pdl = pdl;
+  launch_impl(int8, W, scale, experts, n_sel, E, X, y, N, K, residual, c, stream, 1, false, 0.f,
+              weights);
 }
 
 void gemv_bf16(const bf16* W, const bf16* x, bf16* y, int64_t N, int64_t K, cudaStream_t stream,

@@ -70,6 +70,30 @@ void gather_gemv_int8(const int8_t* W, const bf16* scale, const int32_t* experts
 // Throws std::invalid_argument naming the first id outside [0, E).
 void check_experts(const std::vector<int32_t>& experts, int E);
 
+struct Config;
+
+// MoE at batch 1 (a Mixtral block), the ids (and weights) in device memory,
+// written by a router kernel just before; both launch the general kernel
+// and wait for the previous grid before reading the ids. An id outside
+// [0, E) makes the launch write NaN (SwiGLU: that slot's F outputs;
+// combine: every output) and read no weight.
+//
+// gather_gemv_swiglu: W [E, 2·F, K] (each expert gate | up rows, scales
+// [E, 2·F]); for each slot s < n_sel, H[s, :] = gemv_swiglu of expert
+// experts[s] for x (H [n_sel, F]; r from x as gemv_swiglu).
+void gather_gemv_swiglu(bool int8, const void* W, const bf16* scale, const int32_t* experts,
+                        int n_sel, int E, const bf16* x, bf16* H, int64_t F, int64_t K, float eps,
+                        cudaStream_t stream, bool pdl = false, const Config* cfg = nullptr);
+// gather_gemv_combine: W [E, N, K]; the weighted sum of the selected
+// experts, one launch (no per-slot output):
+//   y[n] = residual[n] + sum_{s < n_sel} weights[s] · scale[e_s, n] · (W[e_s, n] · X[s]),
+// e_s = experts[s], X [n_sel, K] (the slots' inputs, e.g. H above), n_sel
+// <= 2, weights fp32 in device memory; residual may alias y or be nullptr.
+void gather_gemv_combine(bool int8, const void* W, const bf16* scale, const int32_t* experts,
+                         const float* weights, int n_sel, int E, const bf16* X, bf16* y, int64_t N,
+                         int64_t K, const bf16* residual, cudaStream_t stream, bool pdl = false,
+                         const Config* cfg = nullptr);
+
 // CPU reference (fp64 accumulation over the same bf16/int8 inputs given as
 // floats; y in fp32). scale and residual may be nullptr.
 void gemv_ref(const float* W, const float* scale, const float* x, float* y, int64_t N, int64_t K,
@@ -164,6 +188,11 @@ int64_t grid_blocks(bool int8, int64_t N, int64_t K, const Config& cfg, int n_se
 // token's sums equal the one-token gemv's bits where its k_split and unroll
 // are the one-token configuration's.
 Config tokens_config(bool int8, int64_t N, int64_t K, int tokens, bool swiglu = false);
+// What gather_gemv_swiglu and gather_gemv_combine take without a config:
+// general-kernel configurations (rows_per_warp 2, unroll 2 or 4, pipelined
+// for the SwiGLU; rows_per_warp 1 or 2, unroll 1 or 2 for the combine).
+Config gather_swiglu_config(bool int8, int64_t F, int64_t K);
+Config combine_config(bool int8, int64_t N, int64_t K);
 // gemv (n_sel = 1, experts = nullptr) or gather_gemv with an explicit config.
 // `tokens` > 1: as gemv_tokens (rows_per_warp 1 or 2, unroll 2 or 4, pipelined only).
 void launch(bool int8, const void* W, const bf16* scale, const int32_t* experts, int n_sel, int E,

@@ -22,7 +22,16 @@
 // The roofline counts every graph node (the prefill's + 199 × a step's).
 // A model that does not fit in GPU memory becomes a `failed` row saying
 // how much it needs.
+//
+// `Mixtral-8x7B-v0.1` (int8, the seed's third model row): the same case
+// with the mixture-of-experts step (kernels/decode/decoder.h), at shapes
+// layers=16 (the seed's row: its 32 layers cut to 16) and layers=32 (the
+// whole model, 47 GB; a GPU with less memory gives a `skipped` row). Its
+// bytes are those one token reads: the two chosen experts of each layer,
+// not all eight (docs/metrics.md).
+#include <cstdio>
 #include <memory>
+#include <string>
 
 #include "kernels/common/cuda_check.h"
 #include "kernels/decode/decode_check.h"
@@ -46,6 +55,13 @@ dec::WeightType weight_type(kb::DType d) {
   throw std::invalid_argument(std::string("decode: no weights of dtype ") + kb::dtype_name(d));
 }
 
+// Device memory a model needs beside the reserve the decoder keeps free.
+std::string gb_text(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f GB", bytes / 1e9);
+  return buf;
+}
+
 dec::DecoderOptions decoder_options(const dec::ModelConfig& c) {
   dec::DecoderOptions o;
   o.max_seq = kMaxSeq;
@@ -66,6 +82,22 @@ class DecodeCase : public kb::Case {
   }
 
   kb::Check check(cudaStream_t s, uint64_t seed) override {
+    std::string tiny_detail;
+    if (cfg_.moe()) {
+      // 0. The tiny mixture of experts (4 experts, top 2) against the CPU
+      //    over 16 steps, the prompt as a prefill: the routing of every
+      //    layer and position, and the logits.
+      dec::ReferenceCheckOptions to;
+      to.prompt = kPrompt;
+      to.steps = 16;
+      to.max_seq = 32;
+      to.attn_min_chunk = 2;
+      to.seed = seed;
+      to.prefill = true;
+      const dec::DecodeCheck tiny = dec::check_against_reference(dec::find_config("tiny-moe"), wt_, to);
+      if (!tiny.ok) return kb::Check::fail("tiny-moe vs CPU: " + tiny.detail);
+      tiny_detail = tiny.detail + "; ";
+    }
     // 1. One layer at the model's own sizes (every kernel and gemv shape of
     //    the real step) against the CPU fp32 reference, on fresh weights:
     //    the prefill graph, then 4 decode steps through the step graph, with
@@ -85,7 +117,7 @@ class DecodeCase : public kb::Case {
     //    the CPU, graph replay = eager launches = prefill then steps.
     const dec::DecodeCheck full = dec::check_full_model(decoder_, 12, s);
     if (!full.ok) return kb::Check::fail(full.detail);
-    return kb::Check::pass(ref.detail + "; " + full.detail);
+    return kb::Check::pass(tiny_detail + ref.detail + "; " + full.detail);
   }
 
  private:
@@ -125,3 +157,55 @@ kb::Experiment decode_experiment(const std::string& model) {
 }  // namespace
 
 KB_EXPERIMENT(llama_2_7b_decode) { return decode_experiment("Llama-2-7b-chat-hf"); }
+
+// The config at a point's `layers` (Mixtral's shapes).
+static dec::ModelConfig with_layers(const dec::ModelConfig& c, const kb::Point& p) {
+  dec::ModelConfig l = c;
+  l.n_layers = static_cast<int>(p["layers"]);
+  return l;
+}
+
+KB_EXPERIMENT(mixtral_8x7b_decode) {
+  const dec::ModelConfig& cfg = dec::find_config("Mixtral-8x7B-v0.1");
+  return kb::Experiment(cfg.name)
+      .doc("batch-1 decode of Mixtral-8x7B-v0.1 int8 (random weights, 8 experts, top 2 routed on "
+           "the GPU), prefill and step as CUDA graphs; layers=16 is the seed's row, layers=32 the "
+           "whole model; 6-token prompt + 200 new tokens, greedy; mean of 5 after a warm-up")
+      .point(kb::Shape{{"layers", 16}})
+      .point(kb::Shape{{"layers", 32}})
+      .dtypes({kb::DType::i8})
+      .metrics({kb::Metric::token_per_sec, kb::Metric::memory_bandwidth,
+                kb::Metric::memory_bandwidth_kv, kb::Metric::compilation_time,
+                kb::Metric::latency_us})
+      .model()
+      .protocol(kb::Protocol::decode, 5)
+      .supported([cfg](const kb::Point& p, const cudaDeviceProp& prop) -> std::string {
+        const dec::ModelConfig c = with_layers(cfg, p);
+        // The decoder's arena, the one-layer check model beside it and 1 GB
+        // for the context and the engine: a smaller GPU skips the point.
+        dec::ModelConfig one = c;
+        one.n_layers = 1;
+        const double need = double(dec::Decoder::device_bytes(c, weight_type(p.dtype), kMaxSeq)) +
+                            double(dec::Decoder::device_bytes(one, weight_type(p.dtype), 32)) + 1e9;
+        if (need > double(prop.totalGlobalMem))
+          return c.name + " with " + std::to_string(c.n_layers) + " layers needs about " +
+                 gb_text(need) + " of GPU memory; this GPU has " +
+                 gb_text(double(prop.totalGlobalMem));
+        return "";
+      })
+      .work([cfg](const kb::Point& p) {
+        const dec::ModelConfig c = with_layers(cfg, p);
+        kb::Work w;
+        w.steps = kNewTokens;
+        w.bytes = dec::active_weight_bytes(c, weight_type(p.dtype)) * kNewTokens;
+        for (int pos = 0; pos < kPositions; ++pos) w.kv_bytes += dec::kv_bytes_read(c, pos + 1);
+        w.bound = kb::Bound::read;
+        w.graph = true;
+        w.launches = dec::Decoder::prefill_nodes(c, static_cast<int>(kPrompt.size())) +
+                     double(kNewTokens - 1) * dec::Decoder::kernels_per_step(c);
+        return w;
+      })
+      .make([cfg](const kb::Point& p) {
+        return std::make_unique<DecodeCase>(with_layers(cfg, p), p.dtype);
+      });
+}

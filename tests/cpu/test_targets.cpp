@@ -140,7 +140,9 @@ TEST(Targets, RepositoryFilesAreValid) {
   EXPECT_EQ(seed("mlp_layer_norm_gelu", "flops_utilization", "bfloat16", "mean"), 0.8);
   EXPECT_EQ(seed("Llama-2-7b-chat-hf", "token_per_sec", "bfloat16", ""), 94);
   EXPECT_EQ(seed("Llama-2-7b-chat-hf", "memory_bandwidth(GB/s)", "int8", ""), 957);
-  EXPECT_EQ(seed("Mixtral-8x7B-v0.1", "compilation_time(s)", "int8", ""), 133);
+  EXPECT_EQ(seed("Mixtral-8x7B-v0.1", "compilation_time(s)", "int8", "layers=16"), 133);
+  EXPECT_EQ(seed("Mixtral-8x7B-v0.1", "token_per_sec", "int8", "layers=16"), 175);
+  EXPECT_EQ(seed("Mixtral-8x7B-v0.1", "memory_bandwidth(GB/s)", "int8", "layers=16"), 1130);
   EXPECT_EQ(a100->peaks.bf16_tflops, 312);
   EXPECT_NE(kb::match_gpu(files, "NVIDIA H100 80GB HBM3"), nullptr);
 }

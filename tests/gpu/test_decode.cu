@@ -56,7 +56,8 @@ TEST(DecodeConfig, TableAndLimits) {
   EXPECT_EQ(dec::unsupported_reason(dec::find_config("Llama-2-7b-chat-hf")), "");
   EXPECT_EQ(dec::unsupported_reason(dec::find_config("Meta-Llama-3-8B")), "");
   EXPECT_EQ(dec::unsupported_reason(dec::find_config("tiny")), "");
-  EXPECT_NE(dec::unsupported_reason(dec::find_config("Mixtral-8x7B-v0.1")), "");
+  EXPECT_EQ(dec::unsupported_reason(dec::find_config("Mixtral-8x7B-v0.1")), "");
+  EXPECT_EQ(dec::unsupported_reason(dec::find_config("tiny-moe")), "");
   dec::ModelConfig c = dec::find_config("tiny");
   c.head_dim = 96;
   EXPECT_NE(dec::unsupported_reason(c), "");

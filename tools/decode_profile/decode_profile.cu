@@ -1,6 +1,13 @@
 // kbench_decode_profile: where the time of one decode step goes.
 //
-//   kbench_decode_profile [--model NAME] [--dtype bfloat16|int8] [--pos N] [--reps R] [--pdl 0|1] [--swiglu 0|1] [--tc 0|1] [--splits N] [--min-chunk N]
+//   kbench_decode_profile [--model NAME] [--layers N] [--dtype bfloat16|int8] [--pos N] [--reps R] [--pdl 0|1] [--swiglu 0|1] [--tc 0|1] [--splits N] [--min-chunk N]
+//                         [--moe-swiglu-ks N] [--moe-swiglu-unroll 2|4] [--moe-down-ks N] [--moe-down-rows 1|2] [--moe-down-unroll 1|2] [--moe-down-pipe 0|1]
+//
+// Mixtral: --model Mixtral-8x7B-v0.1 --layers 16 --dtype int8 (the seed's
+// row); the bytes are those a token reads (two experts per layer), and the
+// breakdown adds the split between attention, routing, experts and the LM
+// head. The --moe-* options set the gather kernels' configurations
+// (DecoderOptions::moe_swiglu_config / moe_down_config) for tuning.
 //
 // Builds the model as the experiment does, advances the cache to position
 // N (default 105, the middle of the seed's generation), then prints
@@ -43,13 +50,18 @@ struct Args {
   bool tc = false;       // DecoderOptions::tensor_core_gemv (its default)
   int splits = 0;     // attention splits (0: the decoder's default)
   int min_chunk = 0;  // attention positions per split at the least (0: default)
+  int layers = 0;     // 0: the model's
+  int moe_swiglu_ks = 0, moe_swiglu_unroll = 0;  // 0: the default
+  int moe_down_ks = 0, moe_down_rows = 0, moe_down_unroll = 0, moe_down_pipe = -1;
 };
 
 [[noreturn]] void usage(const std::string& why) {
   kb::tools::exit_with_usage(
       why,
       "kbench_decode_profile [--model NAME] [--dtype bfloat16|int8] [--pos N] [--reps R] "
-      "[--pdl 0|1] [--swiglu 0|1] [--tc 0|1] [--splits N] [--min-chunk N]");
+      "[--pdl 0|1] [--swiglu 0|1] [--tc 0|1] [--splits N] [--min-chunk N] [--layers N] "
+      "[--moe-swiglu-ks N] [--moe-swiglu-unroll 2|4] [--moe-down-ks N] [--moe-down-rows 1|2] "
+      "[--moe-down-unroll 1|2] [--moe-down-pipe 0|1]");
 }
 
 Args parse(int argc, char** argv) {
@@ -75,10 +87,25 @@ Args parse(int argc, char** argv) {
       a.splits = std::atoi(v.c_str());
     else if (k == "--min-chunk")
       a.min_chunk = std::atoi(v.c_str());
+    else if (k == "--layers")
+      a.layers = std::atoi(v.c_str());
+    else if (k == "--moe-swiglu-ks")
+      a.moe_swiglu_ks = std::atoi(v.c_str());
+    else if (k == "--moe-swiglu-unroll")
+      a.moe_swiglu_unroll = std::atoi(v.c_str());
+    else if (k == "--moe-down-ks")
+      a.moe_down_ks = std::atoi(v.c_str());
+    else if (k == "--moe-down-rows")
+      a.moe_down_rows = std::atoi(v.c_str());
+    else if (k == "--moe-down-unroll")
+      a.moe_down_unroll = std::atoi(v.c_str());
+    else if (k == "--moe-down-pipe")
+      a.moe_down_pipe = v != "0";
     else
       usage("unknown option " + k);
   }, usage);
   if (a.reps < 1) usage("--reps must be positive");
+  if (a.layers < 0) usage("--layers must be positive");
   return a;
 }
 
@@ -102,6 +129,10 @@ double kernel_bytes(const std::string& name, const dec::ModelConfig& c, dec::Wei
   if (name == "silu_mul") return 3.0 * c.ffn * 2;
   if (name == "sample_greedy") return c.vocab * (2.0 + 4.0);
   if (name == "embed") return 2.0 * d * 2;
+  const double k = c.top_experts;
+  if (name == "moe_route") return c.n_experts * (d * w + sc) + d * 2;
+  if (name == "gather_gate_up_swiglu") return k * (linear(2.0 * c.ffn, d) - c.ffn * 2);
+  if (name == "gather_down_combine_residual") return k * linear(d, c.ffn) + d * 2;
   return 0;
 }
 
@@ -110,8 +141,26 @@ double kernel_bytes(const std::string& name, const dec::ModelConfig& c, dec::Wei
 int main(int argc, char** argv) {
   const Args a = parse(argc, argv);
   try {
-    const dec::ModelConfig& c = dec::find_config(a.model);
+    dec::ModelConfig c = dec::find_config(a.model);
+    if (a.layers > 0) c.n_layers = a.layers;
     dec::DecoderOptions o;
+    if (c.moe()) {
+      namespace gemv = kb::gemv;
+      const bool i8 = a.type == dec::WeightType::int8;
+      gemv::Config sw = gemv::gather_swiglu_config(i8, c.ffn, c.dim);
+      if (a.moe_swiglu_ks > 0) sw.k_split = a.moe_swiglu_ks;
+      if (a.moe_swiglu_unroll > 0) sw.unroll = a.moe_swiglu_unroll;
+      o.moe_swiglu_config = sw;
+      gemv::Config dn = gemv::combine_config(i8, c.dim, c.ffn);
+      if (a.moe_down_ks > 0) dn.k_split = a.moe_down_ks;
+      if (a.moe_down_rows > 0) dn.rows_per_warp = a.moe_down_rows;
+      if (a.moe_down_unroll > 0) dn.unroll = a.moe_down_unroll;
+      if (a.moe_down_pipe >= 0) dn.pipeline = a.moe_down_pipe != 0;
+      o.moe_down_config = dn;
+      std::printf("gather swiglu: R%d U%d ks%d %s; combine: R%d U%d ks%d %s\n", sw.rows_per_warp,
+                  sw.unroll, sw.k_split, sw.pipeline ? "pipelined" : "", dn.rows_per_warp,
+                  dn.unroll, dn.k_split, dn.pipeline ? "pipelined" : "");
+    }
     o.max_seq = 256;
     o.seed = 1;
     o.pdl = a.pdl;
@@ -172,13 +221,14 @@ int main(int argc, char** argv) {
       KB_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
       gen_ms = ms;
     }
-    const auto wb = dec::weight_bytes(c, a.type);
+    // The bytes a token reads (a MoE model: two experts per layer).
+    const double model_bytes = dec::active_weight_bytes(c, a.type);
     std::printf("graph step at pos %d: %.1f us (%.0f GB/s of weights)\n", a.pos, graph_us,
-                wb.seed_model_size() / (graph_us * 1e-6) / 1e9);
+                model_bytes / (graph_us * 1e-6) / 1e9);
     std::printf("prefill of %d tokens: %.1f us (%zu graph nodes) = %.2f steps at pos %d\n", P,
                 prefill_ms * 1e3, d.prefill_graph_nodes(), prefill_ms * 1e3 / graph_us, a.pos);
     std::printf("generation (prefill + 199 steps): %.1f ms = %.1f tok/s, %.0f GB/s (seed count)\n",
-                gen_ms, 200 / (gen_ms * 1e-3), wb.seed_model_size() * 200 / (gen_ms * 1e-3) / 1e9);
+                gen_ms, 200 / (gen_ms * 1e-3), model_bytes * 200 / (gen_ms * 1e-3) / 1e9);
 
     // Eager breakdown, mean of `reps` steps all at `pos`.
     std::map<std::string, std::pair<int, double>> per;  // name -> (calls per step, total us)
@@ -196,17 +246,38 @@ int main(int argc, char** argv) {
       }
     }
     std::printf("\neager step at pos %d, mean of %d (an event between kernels):\n", a.pos, a.reps);
-    std::printf("%-20s %6s %11s %10s %7s %10s %8s\n", "kernel", "calls", "total(us)", "each(us)",
+    std::printf("%-28s %6s %11s %10s %7s %10s %8s\n", "kernel", "calls", "total(us)", "each(us)",
                 "share", "MB each", "GB/s");
     for (const auto& name : order) {
       const auto& p = per[name];
       const double each = p.second / p.first;
       const double bytes = kernel_bytes(name, c, a.type, a.pos + 1);
-      std::printf("%-20s %6d %11.1f %10.2f %6.1f%% %10.2f %8.0f\n", name.c_str(), p.first, p.second,
+      std::printf("%-28s %6d %11.1f %10.2f %6.1f%% %10.2f %8.0f\n", name.c_str(), p.first, p.second,
                   each, 100 * p.second / eager_total, bytes / 1e6, bytes / (each * 1e-6) / 1e9);
     }
-    std::printf("%-20s %6s %11.1f   (graph step: %.1f us; the difference is launch gaps)\n", "sum",
+    std::printf("%-28s %6s %11.1f   (graph step: %.1f us; the difference is launch gaps)\n", "sum",
                 "", eager_total, graph_us);
+    if (c.moe()) {
+      // Where a Mixtral step goes: attention (qkv, attention, o), routing,
+      // the experts (both gathers), the LM head (with embed and sampler).
+      auto group = [](const std::string& n) {
+        if (n == "gemv_qkv" || n == "attention" || n == "gemv_o_residual") return 0;
+        if (n == "moe_route") return 1;
+        if (n.rfind("gather_", 0) == 0) return 2;
+        return 3;
+      };
+      const char* names[] = {"attention (qkv, attention, o)", "routing", "experts",
+                             "LM head, embed, sample"};
+      double g[4] = {0, 0, 0, 0};
+      for (const auto& [name, p] : per) g[group(name)] += p.second;
+      std::printf("\nsplit of the eager step:\n");
+      for (int i = 0; i < 4; ++i)
+        std::printf("  %-32s %9.1f us %6.1f%%\n", names[i], g[i], 100 * g[i] / eager_total);
+      KB_CUDA_CHECK(cudaEventDestroy(e0));
+      KB_CUDA_CHECK(cudaEventDestroy(e1));
+      KB_CUDA_CHECK(cudaStreamDestroy(s));
+      return 0;  // the multi-token gemv table is the dense prefill's
+    }
 
     // The prefill's gemv at `P` tokens by configuration (4 weight copies in
     // turn, so that no shape is served from L2).
