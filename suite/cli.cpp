@@ -428,18 +428,28 @@ int cmd_rerun(const Args& a) {
     cfg.info.run_id = attempt_run_id(base, first + k);
     cfg.info.timestamp = utc_timestamp();
     std::map<const Experiment*, std::vector<std::vector<Record>>> per_point;
-    for (const auto& t : todo) {
-      std::printf("[attempt %d] %s %s %s ...", first + k, t.e->name().c_str(),
-                  t.e->points()[t.index].shape.str().c_str(),
-                  dtype_name(t.e->points()[t.index].dtype));
+    // One worker per experiment and attempt (a fresh process, fresh
+    // allocations), its suspect points in order: A B C, then A B C again.
+    std::vector<const Experiment*> order;
+    for (const auto& t : todo)
+      if (std::find(order.begin(), order.end(), t.e) == order.end()) order.push_back(t.e);
+    for (const Experiment* e : order) {
+      std::vector<size_t> idx;
+      for (const auto& t : todo)
+        if (t.e == e) idx.push_back(t.index);
+      std::printf("[attempt %d] %s, %zu point(s) ...", first + k, e->name().c_str(), idx.size());
       std::fflush(stdout);
       const auto t0 = std::chrono::steady_clock::now();
-      cfg.engine.inject_slowdown = injection_for(inject, t.e->name());
-      auto er = run_point_isolated(cfg, *t.e, t.index, dev, tf, probed);
+      cfg.engine.inject_slowdown = injection_for(inject, e->name());
+      auto got = run_points_isolated(cfg, *e, idx, dev, tf, probed);
+      std::vector<Record> er;
+      auto& pp = per_point[e];
+      if (pp.empty()) pp.resize(e->points().size());
+      for (size_t n = 0; n < idx.size(); ++n) {
+        pp[idx[n]] = got[n];
+        er.insert(er.end(), got[n].begin(), got[n].end());
+      }
       report_step(er, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-      auto& pp = per_point[t.e];
-      if (pp.empty()) pp.resize(t.e->points().size());
-      pp[t.index] = er;
       rows.insert(rows.end(), er.begin(), er.end());
     }
     for (const auto& m : means) {

@@ -60,6 +60,11 @@ class Case {
   // Fill the inputs with fresh random data from `seed`, run, copy the output
   // back and compare it with the CPU reference. Called before any timing.
   virtual Check check(cudaStream_t stream, uint64_t seed) = 0;
+  // Fill the inputs with fresh random data from `seed`, as check() does,
+  // without the reference: the engine's further buffer sets (timed like the
+  // first, which was checked) need valid inputs, not another CPU reference.
+  // Default: check() (correct, only slower).
+  virtual void prepare(cudaStream_t stream, uint64_t seed) { check(stream, seed); }
   // What only the built case knows about how it runs (e.g. the algorithm
   // cuBLASLt chose: "algo66_tile24_..."), `key=value` pairs joined by ';'.
   // The engine adds it to the rows' variant after the point's own variant

@@ -15,8 +15,8 @@
 
 #include "git_sha.h"
 #include "kernels/common/cuda_check.h"
-#include "reports/json_writer.h"
 #include "kernels/gemm/gemm.h"
+#include "reports/json_writer.h"
 #include "suite/rows.h"
 #include "suite/tuning.h"
 
@@ -37,8 +37,8 @@ std::string probed_arg(const ProbeResult& p) {
 ProbeResult parse_probed(const std::string& s) {
   ProbeResult p;
   double v[7] = {0, 0, 0, 0, 0, 0, 0};
-  if (std::sscanf(s.c_str(), "%lf,%lf,%lf,%lf,%lf,%lf,%lf", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
-                  &v[6]) != 7)
+  if (std::sscanf(s.c_str(), "%lf,%lf,%lf,%lf,%lf,%lf,%lf", &v[0], &v[1], &v[2], &v[3], &v[4],
+                  &v[5], &v[6]) != 7)
     throw std::invalid_argument("bad --probed '" + s + "'");
   p.read_gbps = v[0];
   p.copy_gbps = v[1];
@@ -52,10 +52,14 @@ ProbeResult parse_probed(const std::string& s) {
 
 std::vector<std::string> common_args(const WorkerConfig& cfg, const DeviceInfo& dev) {
   const EngineOptions& o = cfg.engine;
-  std::vector<std::string> a = {cfg.exe, "__worker", "--device", std::to_string(dev.index),
-                                "--label", cfg.info.device_label, "--run-id", cfg.info.run_id,
-                                "--timestamp", cfg.info.timestamp, "--max-noise", num(o.max_noise),
-                                "--max-time", num(o.max_time_s), "--seed", std::to_string(o.seed)};
+  std::vector<std::string> a = {cfg.exe,       "__worker",
+                                "--device",    std::to_string(dev.index),
+                                "--label",     cfg.info.device_label,
+                                "--run-id",    cfg.info.run_id,
+                                "--timestamp", cfg.info.timestamp,
+                                "--max-noise", num(o.max_noise),
+                                "--max-time",  num(o.max_time_s),
+                                "--seed",      std::to_string(o.seed)};
   if (o.quick) a.push_back("--quick");
   a.insert(a.end(), {"--buffer-sets", std::to_string(o.max_buffer_sets)});
   if (o.inject_slowdown > 0) a.insert(a.end(), {"--inject", num(o.inject_slowdown)});
@@ -69,7 +73,7 @@ std::vector<std::string> common_args(const WorkerConfig& cfg, const DeviceInfo& 
 struct WorkerResult {
   bool exited = false;  // exited normally (else signal or timeout)
   int code = -1;
-  std::string why;      // for a worker that did not exit 0
+  std::string why;  // for a worker that did not exit 0
   std::vector<json> lines;
 };
 
@@ -152,7 +156,8 @@ std::vector<Record> run_probe_worker(const WorkerConfig& cfg, const DeviceInfo& 
       have = true;
     }
   }
-  if (!have) throw std::runtime_error("the ceiling probe failed: " + (r.why.empty() ? "no result" : r.why));
+  if (!have)
+    throw std::runtime_error("the ceiling probe failed: " + (r.why.empty() ? "no result" : r.why));
   return rows;
 }
 
@@ -196,31 +201,42 @@ std::vector<Record> run_experiment_isolated(const WorkerConfig& cfg, const Exper
   return out;
 }
 
-std::vector<Record> run_point_isolated(const WorkerConfig& cfg, const Experiment& e,
-                                       size_t index, const DeviceInfo& dev,
-                                       const TargetFile* targets, const ProbeResult& probed) {
+std::vector<std::vector<Record>> run_points_isolated(const WorkerConfig& cfg, const Experiment& e,
+                                                     const std::vector<size_t>& indices,
+                                                     const DeviceInfo& dev,
+                                                     const TargetFile* targets,
+                                                     const ProbeResult& probed) {
   const std::vector<Point> points = e.points();
-  if (index >= points.size()) throw std::out_of_range("no point " + std::to_string(index));
+  std::string list;
+  for (size_t i : indices) {
+    if (i >= points.size()) throw std::out_of_range("no point " + std::to_string(i));
+    list += (list.empty() ? "" : ",") + std::to_string(i);
+  }
   auto args = common_args(cfg, dev);
-  args.insert(args.end(), {"--experiment", e.name(), "--from", std::to_string(index), "--to",
-                           std::to_string(index + 1), "--probed", probed_arg(probed)});
+  args.insert(args.end(),
+              {"--experiment", e.name(), "--points", list, "--probed", probed_arg(probed)});
   WorkerResult r = spawn(args, cfg.timeout_s);
-  std::vector<Record> rows;
-  for (const auto& j : r.lines)
-    if (j.contains("point") && j.contains("row") && j["point"].get<size_t>() == index)
-      rows.push_back(record_from_json(j["row"]));
-  if (rows.empty())
-    rows = status_rows(e.source(), points[index], status::failed,
-                       r.why.empty() ? "worker stopped without a result" : r.why, "", cfg.info,
-                       gpu_identity(dev), targets);
-  return rows;
+  std::vector<std::vector<Record>> out(indices.size());
+  for (const auto& j : r.lines) {
+    if (!j.contains("point") || !j.contains("row")) continue;
+    const size_t p = j["point"].get<size_t>();
+    for (size_t k = 0; k < indices.size(); ++k)
+      if (indices[k] == p) out[k].push_back(record_from_json(j["row"]));
+  }
+  for (size_t k = 0; k < indices.size(); ++k)
+    if (out[k].empty())
+      out[k] = status_rows(e.source(), points[indices[k]], status::failed,
+                           r.why.empty() ? "worker stopped without a result" : r.why, "", cfg.info,
+                           gpu_identity(dev), targets);
+  return out;
 }
 
 int worker_main(int argc, char** argv) {
   // Arguments come from the parent (common_args); a bad one is a bug.
   std::string out_path, experiment, targets_dir, probed;
   int device = 0;
-  size_t from = 0, to = SIZE_MAX;
+  size_t from = 0;
+  std::vector<size_t> only;  // --points: exactly these, in this order
   bool probe = false;
   EngineOptions o;
   RunInfo info;
@@ -229,23 +245,46 @@ int worker_main(int argc, char** argv) {
   for (int i = 2; i < argc; ++i) {
     std::string f = argv[i];
     auto v = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
-    if (f == "--out") out_path = v();
-    else if (f == "--device") device = std::atoi(v().c_str());
-    else if (f == "--label") info.device_label = v();
-    else if (f == "--run-id") info.run_id = v();
-    else if (f == "--timestamp") info.timestamp = v();
-    else if (f == "--max-noise") o.max_noise = std::atof(v().c_str());
-    else if (f == "--max-time") o.max_time_s = std::atof(v().c_str());
-    else if (f == "--seed") o.seed = std::strtoull(v().c_str(), nullptr, 10);
-    else if (f == "--quick") o.quick = true;
-    else if (f == "--targets") targets_dir = v();
-    else if (f == "--experiment") experiment = v();
-    else if (f == "--from") from = std::strtoull(v().c_str(), nullptr, 10);
-    else if (f == "--to") to = std::strtoull(v().c_str(), nullptr, 10);
-    else if (f == "--buffer-sets") o.max_buffer_sets = std::atoi(v().c_str());
-    else if (f == "--inject") o.inject_slowdown = std::atof(v().c_str());
-    else if (f == "--probed") probed = v();
-    else if (f == "--probe") probe = true;
+    if (f == "--out")
+      out_path = v();
+    else if (f == "--device")
+      device = std::atoi(v().c_str());
+    else if (f == "--label")
+      info.device_label = v();
+    else if (f == "--run-id")
+      info.run_id = v();
+    else if (f == "--timestamp")
+      info.timestamp = v();
+    else if (f == "--max-noise")
+      o.max_noise = std::atof(v().c_str());
+    else if (f == "--max-time")
+      o.max_time_s = std::atof(v().c_str());
+    else if (f == "--seed")
+      o.seed = std::strtoull(v().c_str(), nullptr, 10);
+    else if (f == "--quick")
+      o.quick = true;
+    else if (f == "--targets")
+      targets_dir = v();
+    else if (f == "--experiment")
+      experiment = v();
+    else if (f == "--from")
+      from = std::strtoull(v().c_str(), nullptr, 10);
+    else if (f == "--points") {
+      std::string list = v();
+      for (size_t pos = 0; pos < list.size();) {
+        size_t end = list.find(',', pos);
+        if (end == std::string::npos) end = list.size();
+        only.push_back(std::strtoull(list.substr(pos, end - pos).c_str(), nullptr, 10));
+        pos = end + 1;
+      }
+    } else if (f == "--buffer-sets")
+      o.max_buffer_sets = std::atoi(v().c_str());
+    else if (f == "--inject")
+      o.inject_slowdown = std::atof(v().c_str());
+    else if (f == "--probed")
+      probed = v();
+    else if (f == "--probe")
+      probe = true;
   }
   std::ofstream out(out_path, std::ios::app);
   if (!out) {
@@ -277,7 +316,11 @@ int worker_main(int argc, char** argv) {
     }
     engine.set_ceilings(merge_ceilings(tf, parse_probed(probed)));
     const auto points = e->points();
-    for (size_t i = from; i < points.size() && i < to; ++i) {
+    std::vector<size_t> todo = only;
+    if (todo.empty())
+      for (size_t i = from; i < points.size(); ++i) todo.push_back(i);
+    for (size_t i : todo) {
+      if (i >= points.size()) continue;
       for (const auto& r : engine.run_point(*e, points[i]))
         out << json{{"point", i}, {"row", record_to_json(r)}}.dump() << "\n";
       out.flush();  // rows of finished points survive a crash in the next one

@@ -42,12 +42,15 @@ std::vector<Record> run_experiment_isolated(const WorkerConfig& cfg, const Exper
                                             const DeviceInfo& dev, const TargetFile* targets,
                                             const ProbeResult& probed);
 
-// The rows of one point, measured in a worker process of its own (fresh
-// allocations: a re-measure leaves whatever state the first run was in); a
-// worker that dies gives `failed` rows with the reason.
-std::vector<Record> run_point_isolated(const WorkerConfig& cfg, const Experiment& e, size_t index,
-                                       const DeviceInfo& dev, const TargetFile* targets,
-                                       const ProbeResult& probed);
+// The rows of the given points of `e`, in that order, measured in one
+// worker process of its own (fresh allocations: a re-measure leaves whatever
+// state the first run was in); points the worker did not finish get
+// `failed` rows with the reason.
+std::vector<std::vector<Record>> run_points_isolated(const WorkerConfig& cfg, const Experiment& e,
+                                                     const std::vector<size_t>& indices,
+                                                     const DeviceInfo& dev,
+                                                     const TargetFile* targets,
+                                                     const ProbeResult& probed);
 
 // The worker's side: `kbench __worker ...`. Returns its exit code.
 int worker_main(int argc, char** argv);

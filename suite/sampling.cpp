@@ -38,8 +38,8 @@ bool stop_sampling(const EngineOptions& o, size_t taken, const std::vector<doubl
   if (taken >= static_cast<size_t>(o.max_samples)) return true;
   if (elapsed_s > o.max_time_s && taken >= 3) return true;
   const size_t n = good.size();
-  return n >= static_cast<size_t>(o.min_samples) && n % 10 == 0 &&
-         summarize(good).median_rel_err <= o.max_noise;
+  const size_t min = static_cast<size_t>(o.min_samples);
+  return n >= min && (n == min || n % 10 == 0) && summarize(good).median_rel_err <= o.max_noise;
 }
 
 int buffer_sets(size_t case_bytes, size_t free_bytes, size_t total_bytes, int max_sets) {

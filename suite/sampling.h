@@ -52,9 +52,9 @@ const std::vector<double>& samples_to_use(const std::vector<double>& good,
 
 // Whether a kernel-protocol point has sampled enough, after `taken` samples
 // of which `good` are not throttled, `elapsed_s` into sampling: the budget
-// is spent (and at least 3 samples taken), or max_samples reached, or at
-// least min_samples good ones, a multiple of 10, whose median's relative
-// standard error is under max_noise.
+// is spent (and at least 3 samples taken), or max_samples reached, or
+// min_samples good ones (then every multiple of 10 more) whose median's
+// relative standard error is under max_noise.
 bool stop_sampling(const EngineOptions& o, size_t taken, const std::vector<double>& good,
                    double elapsed_s);
 

@@ -2,7 +2,12 @@
 # The gate measured on one GPU (issue 15; docs/gate.md "Measured on the GPU"):
 #
 #   tools/gate-selftest.sh [--nights K] [--drops "3 5 10"] [--out DIR]
-#                          [--build DIR] [--confirm N] [-- kbench run options...]
+#                          [--build DIR] [--confirm N] [--resume] [--skip-table]
+#                          [-- kbench run options...]
+#
+# --resume continues an A/A history in DIR (a device call has a time limit:
+# run the nights over several calls, then the drops); --drops "" skips the
+# drops; --skip-table leaves the table for a later call.
 #
 # (a) an A/A history: K nightly runs (default 20) of tools/nightly.sh, back to
 #     back, into DIR/aa.csv;
@@ -16,6 +21,7 @@
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 nights=20 drops="3 5 10" out="$root/selftest" build="${KBENCH_BUILD_DIR:-$root/build}" confirm=4
+resume=0 table=1
 opts=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -24,6 +30,8 @@ while [ $# -gt 0 ]; do
     --out) out="$2"; shift 2 ;;
     --build) build="$2"; shift 2 ;;
     --confirm) confirm="$2"; shift 2 ;;
+    --resume) resume=1; shift ;;
+    --skip-table) table=0; shift ;;
     --) shift; opts=("$@"); break ;;
     *) echo "gate-selftest.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
@@ -31,10 +39,12 @@ done
 mkdir -p "$out"
 mkdir -p "$out/aa"
 aa="$out/aa.csv"
-[ -e "$aa" ] && { echo "gate-selftest.sh: $aa exists: use a fresh --out" >&2; exit 2; }
+[ -e "$aa" ] && [ "$resume" = 0 ] && { echo "gate-selftest.sh: $aa exists: use a fresh --out, or --resume" >&2; exit 2; }
 nightly=("$root/tools/nightly.sh" --build "$build" --confirm "$confirm")
+done_nights=0
+while [ -f "$out/aa/night-$((done_nights + 1))/exit" ]; do done_nights=$((done_nights + 1)); done
 
-for k in $(seq 1 "$nights"); do
+for k in $(seq $((done_nights + 1)) "$nights"); do
   echo "gate-selftest: A/A night $k of $nights" >&2
   "${nightly[@]}" --history "$aa" --out "$out/aa/night-$k" -- "${opts[@]}" > "$out/aa/night-$k.log" 2>&1
   rc=$?
@@ -45,14 +55,17 @@ done
 
 drop_args=()
 for p in $drops; do
+  [ -f "$out/drop-$p/exit" ] && { drop_args+=(--drop "$p" "$out/drop-$p.csv"); continue; }
   echo "gate-selftest: injected $p% slowdown" >&2
   cp "$aa" "$out/drop-$p.csv"
   # Every key is slowed at once: lift the suspects' cap so that each key is
   # re-measured and judged as it would be alone.
   "${nightly[@]}" --history "$out/drop-$p.csv" --out "$out/drop-$p" --max-suspects 1 -- "${opts[@]}" \
     --inject-slowdown ".*=$p" --allow-injected-slowdown > "$out/drop-$p.log" 2>&1
+  echo "$?" > "$out/drop-$p/exit"
   drop_args+=(--drop "$p" "$out/drop-$p.csv")
 done
+[ "$table" = 1 ] || exit 0
 
 kgate="$build/tools/kgate/kgate"
 {

@@ -58,6 +58,11 @@ class GemmCase : public kb::Case {
   }
   std::string note() const override { return gemm_.note(); }
 
+  void prepare(cudaStream_t s, uint64_t seed) override {
+    fill(a_, seed + 1, s);
+    fill(w_, seed + 2, s);
+  }
+
   kb::Check check(cudaStream_t s, uint64_t seed) override {
     fill(a_, seed + 1, s);
     fill(w_, seed + 2, s);

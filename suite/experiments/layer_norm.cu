@@ -6,6 +6,7 @@
 #include <string>
 
 #include "kernels/common/device_buffer.h"
+#include "kernels/common/device_random.h"
 #include "kernels/common/host_math.h"
 #include "kernels/layer_norm/layer_norm.h"
 #include "suite/experiment.h"
@@ -22,6 +23,14 @@ class LayerNormCase : public kb::Case {
   void run(cudaStream_t s) override {
     kb::layer_norm::layer_norm(x_.get(), g_.get(), b_.get(), y_.get(), rows_, d_, kEps,
                                kb::layer_norm::Activation::none, s);
+  }
+
+  // The timed inputs of a further buffer set: the check's ranges, filled
+  // on the GPU (the host fill and the reference are the check's cost).
+  void prepare(cudaStream_t s, uint64_t seed) override {
+    kb::fill_uniform_bf16(x_.get(), x_.size(), seed, -2.f, 4.f, s);
+    kb::fill_uniform_bf16(g_.get(), g_.size(), seed + 1, 0.5f, 1.5f, s);
+    kb::fill_uniform_bf16(b_.get(), b_.size(), seed + 2, -0.5f, 0.5f, s);
   }
 
   kb::Check check(cudaStream_t s, uint64_t seed) override {

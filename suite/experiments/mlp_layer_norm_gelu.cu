@@ -65,29 +65,11 @@ class MlpCase : public kb::Case {
   std::string variant() const override { return mlp_.detail(); }
   std::string note() const override { return mlp_.note(); }
 
+  // The timed inputs of a further buffer set (the check's fills, no reference).
+  void prepare(cudaStream_t s, uint64_t seed) override { fill(s, seed); }
+
   kb::Check check(cudaStream_t s, uint64_t seed) override {
-    // Scales that keep every stage O(1): weights U(-sqrt(3/K), sqrt(3/K))
-    // give each Linear's output about the variance of its input, and
-    // biases/LayerNorm parameters comparable to it, so that a missing bias,
-    // GELU or affine term moves the output by O(1).
-    const float s1 = std::sqrt(3.f / static_cast<float>(D_));
-    const float s2 = std::sqrt(3.f / static_cast<float>(kF));
-    kb::fill_uniform_bf16(w1_.get(), w1_.size(), seed + 1, -s1, s1, s);
-    kb::fill_uniform_bf16(w2_.get(), w2_.size(), seed + 2, -s2, s2, s);
-    kb::fill_uniform_bf16(x_.get(), x_.size(), seed + 3, -1.f, 1.f, s);
-    kb::mlp::HostParams hp;
-    hp.b1 = kb::random_bf16(kF, seed + 4, -0.5f, 0.5f);
-    hp.ln1_g = kb::random_bf16(kF, seed + 5, 0.5f, 1.5f);
-    hp.ln1_b = kb::random_bf16(kF, seed + 6, -0.5f, 0.5f);
-    hp.b2 = kb::random_bf16(D_, seed + 7, -0.5f, 0.5f);
-    hp.ln2_g = kb::random_bf16(D_, seed + 8, 0.5f, 1.5f);
-    hp.ln2_b = kb::random_bf16(D_, seed + 9, -0.5f, 0.5f);
-    b1_.upload(hp.b1);
-    ln1_g_.upload(hp.ln1_g);
-    ln1_b_.upload(hp.ln1_b);
-    b2_.upload(hp.b2);
-    ln2_g_.upload(hp.ln2_g);
-    ln2_b_.upload(hp.ln2_b);
+    kb::mlp::HostParams hp = fill(s, seed);
     y_.poison();
     mlp_.poison_intermediates();
     // The fills ran on `s`; the uploads and the poisoning (cudaMemcpy,
@@ -128,6 +110,33 @@ class MlpCase : public kb::Case {
   }
 
  private:
+  // Inputs and parameters from `seed`; returns the small host-generated ones.
+  kb::mlp::HostParams fill(cudaStream_t s, uint64_t seed) {
+    // Scales that keep every stage O(1): weights U(-sqrt(3/K), sqrt(3/K))
+    // give each Linear's output about the variance of its input, and
+    // biases/LayerNorm parameters comparable to it, so that a missing bias,
+    // GELU or affine term moves the output by O(1).
+    const float s1 = std::sqrt(3.f / static_cast<float>(D_));
+    const float s2 = std::sqrt(3.f / static_cast<float>(kF));
+    kb::fill_uniform_bf16(w1_.get(), w1_.size(), seed + 1, -s1, s1, s);
+    kb::fill_uniform_bf16(w2_.get(), w2_.size(), seed + 2, -s2, s2, s);
+    kb::fill_uniform_bf16(x_.get(), x_.size(), seed + 3, -1.f, 1.f, s);
+    kb::mlp::HostParams hp;
+    hp.b1 = kb::random_bf16(kF, seed + 4, -0.5f, 0.5f);
+    hp.ln1_g = kb::random_bf16(kF, seed + 5, 0.5f, 1.5f);
+    hp.ln1_b = kb::random_bf16(kF, seed + 6, -0.5f, 0.5f);
+    hp.b2 = kb::random_bf16(D_, seed + 7, -0.5f, 0.5f);
+    hp.ln2_g = kb::random_bf16(D_, seed + 8, 0.5f, 1.5f);
+    hp.ln2_b = kb::random_bf16(D_, seed + 9, -0.5f, 0.5f);
+    b1_.upload(hp.b1);
+    ln1_g_.upload(hp.ln1_g);
+    ln1_b_.upload(hp.ln1_b);
+    b2_.upload(hp.b2);
+    ln2_g_.upload(hp.ln2_g);
+    ln2_b_.upload(hp.ln2_b);
+    return hp;
+  }
+
   kb::mlp::Params params() const {
     kb::mlp::Params p;
     p.w1 = w1_.get();

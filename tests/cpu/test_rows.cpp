@@ -314,6 +314,14 @@ TEST(Sampling, StopRule) {
   EXPECT_FALSE(kb::stop_sampling(o, 21, steady21, 0.1));  // the noise test runs every 10 samples
   o.max_samples = 21;
   EXPECT_TRUE(kb::stop_sampling(o, 21, steady21, 0.1));
+  // --quick: the noise test first runs at its 5 samples (it waited for 10).
+  o = kb::effective_options([] {
+    kb::EngineOptions q;
+    q.quick = true;
+    return q;
+  }());
+  EXPECT_TRUE(kb::stop_sampling(o, 5, std::vector<double>(5, 1e-3), 0.01));
+  EXPECT_FALSE(kb::stop_sampling(o, 6, std::vector<double>(6, 1e-3), 0.01));
 }
 
 }  // namespace
