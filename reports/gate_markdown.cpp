@@ -37,38 +37,46 @@ std::string gate_markdown(const GateReport& r) {
   std::snprintf(gap, sizeof gap, "%.1f%%", r.min_gap * 100);
   out += "History window " + std::to_string(r.window) + " runs, min gap " + gap +
          (r.strict ? ", strict" : "") + ", " + std::to_string(r.rows) + " rows read.";
-  for (const auto& g : r.gated_runs) out += " Gated " + cell(g) + ".";
+  for (const auto& g : r.gated_runs) out += " Gated " + cell(g.describe()) + ".";
+  if (!r.provenance().empty()) out += " " + cell(r.provenance()) + ".";
   out += "\n\n";
+  if (!r.history_note().empty()) out += cell(r.history_note()) + ".\n\n";
 
+  auto listed = [&](const GateKeyResult& k) {
+    return (k.status == GateStatus::fail || k.status == GateStatus::inconclusive) && !r.folded(k);
+  };
   size_t shown = 0;
-  for (const auto& k : r.keys)
-    shown += k.status == GateStatus::fail || k.status == GateStatus::inconclusive;
+  for (const auto& k : r.keys) shown += listed(k);
   if (shown) {
     out += "| status | key | value | baseline | change | why |\n";
     out += "| --- | --- | ---: | ---: | ---: | --- |\n";
     for (const auto& k : r.keys) {
-      if (k.status != GateStatus::fail && k.status != GateStatus::inconclusive) continue;
+      if (!listed(k)) continue;
       std::string st = k.status == GateStatus::fail ? "**FAIL**" : "inconclusive";
+      std::string why = k.why;
+      if (k.last_good) why += "; " + last_good_text(k);
       out += "| " + st + " | " + cell(key_label(k)) + " | " + opt_value(k.value) + " | " +
              opt_value(k.baseline) + " | " + (k.change ? show_change(*k.change) : "-") + " | " +
-             cell(k.why) + " |\n";
+             cell(why) + " |\n";
     }
     out += "\n";
   }
 
   size_t rest = r.keys.size() - shown;
   if (rest) {
+    size_t fresh = r.count_folded();
     out += "<details><summary>" + std::to_string(r.count(GateStatus::pass)) + " passed, " +
+           (fresh ? std::to_string(fresh) + " new, " : std::string()) +
            std::to_string(r.count(GateStatus::skipped)) + " skipped</summary>\n\n";
     out += "| status | key | value | baseline | change | target |\n";
     out += "| --- | --- | ---: | ---: | ---: | ---: |\n";
     size_t n = 0;
     for (const auto& k : r.keys) {
-      if (k.status != GateStatus::pass && k.status != GateStatus::skipped) continue;
+      if (listed(k)) continue;
       if (++n > kMaxPassRows) break;
-      out += std::string("| ") + gate_status_name(k.status) + " | " + cell(key_label(k)) + " | " +
-             opt_value(k.value) + " | " + opt_value(k.baseline) + " | " +
-             (k.change ? show_change(*k.change) : "-") + " | " + opt_value(k.target) + " |\n";
+      out += "| " + shown_status(r, k) + " | " + cell(key_label(k)) + " | " + opt_value(k.value) +
+             " | " + opt_value(k.baseline) + " | " + (k.change ? show_change(*k.change) : "-") +
+             " | " + opt_value(k.target) + " |\n";
     }
     if (n > kMaxPassRows) out += "\n" + std::to_string(rest - kMaxPassRows) + " more not shown.\n";
     out += "\n</details>\n\n";

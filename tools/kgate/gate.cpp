@@ -87,6 +87,30 @@ std::string history_why(const HistoryResult& h, const HistoryRuleOptions& r) {
 
 int status_rank(GateStatus s) { return static_cast<int>(s); }
 
+RunContext context_of(const Run& run) {
+  return {run.label, run.timestamp, run.git_sha, run.driver, run.cuda};
+}
+
+// For a failing key: the newest earlier run where its row was `ok` and not
+// worse than `baseline` (when there is one) by more than the gap. The
+// reports name it, so that the commits and drivers in between are the
+// suspects.
+void find_last_good(const History& hist, const std::vector<uint32_t>& series, const Key& key,
+                    const std::optional<double>& baseline, double min_gap, GateKeyResult& r) {
+  const auto& obs = hist.observations();
+  for (size_t i = series.size() - 1; i-- > 0;) {
+    const Observation& o = obs[series[i]];
+    if (o.status != RowStatus::ok) continue;
+    if (baseline) {
+      double drop = key.lower_is_better ? o.actual / *baseline - 1 : 1 - o.actual / *baseline;
+      if (drop > min_gap) continue;
+    }
+    r.last_good = context_of(hist.runs()[o.run]);
+    r.last_good_value = o.actual;
+    return;
+  }
+}
+
 }  // namespace
 
 GateReport run_gate(const History& hist, const GateOptions& opt) {
@@ -94,6 +118,7 @@ GateReport run_gate(const History& hist, const GateOptions& opt) {
   rep.strict = opt.strict;
   rep.window = opt.rule.window;
   rep.min_gap = opt.rule.min_gap;
+  rep.min_history = opt.rule.min_history;
   rep.rows = hist.rows();
   rep.inputs = hist.files();
   for (const auto& w : hist.warnings()) rep.warnings.push_back(w.text());
@@ -151,6 +176,7 @@ GateReport run_gate(const History& hist, const GateOptions& opt) {
     ++ar.keys;
     r.run = runs[last.run].label;
     r.variant = std::string(last.variant);
+    r.throttled = last.status == RowStatus::throttled;
 
     // The earlier measured runs (throttled ones say more about the machine
     // than about the code: left out of the baseline).
@@ -173,6 +199,7 @@ GateReport run_gate(const History& hist, const GateOptions& opt) {
       r.rule = failed ? "failed" : "incorrect";
       r.why = failed ? "the run failed" : "the output is incorrect (it failed its check)";
       if (!last.message.empty()) r.why += ": " + std::string(last.message);
+      find_last_good(hist, series, key, std::nullopt, opt.rule.min_gap, r);
       rep.keys.push_back(std::move(r));
       continue;
     }
@@ -230,6 +257,7 @@ GateReport run_gate(const History& hist, const GateOptions& opt) {
       bool by_history = h.outcome == HistoryOutcome::fail;
       r.rule = by_target && by_history ? "target+history" : by_target ? "target" : "history";
       r.why = join(fails);
+      find_last_good(hist, series, key, r.baseline, opt.rule.min_gap, r);
     } else if (!doubts.empty()) {
       r.status = GateStatus::inconclusive;
       r.rule = h.outcome == HistoryOutcome::too_little_history ? "too little history"
@@ -240,12 +268,8 @@ GateReport run_gate(const History& hist, const GateOptions& opt) {
     rep.keys.push_back(std::move(r));
   }
 
-  for (const auto& [arch, a] : arch_runs) {
-    const Run& run = runs[a.newest];
-    rep.gated_runs.push_back((arch.empty() ? std::string("(no arch)") : arch) + ": run " +
-                             run.label + (run.timestamp.empty() ? "" : " (" + run.timestamp + ")") +
-                             ", " + std::to_string(a.keys) + (a.keys == 1 ? " key" : " keys"));
-  }
+  for (const auto& [arch, a] : arch_runs)
+    rep.gated_runs.push_back({arch, context_of(runs[a.newest]), a.keys});
   std::stable_sort(rep.keys.begin(), rep.keys.end(),
                    [](const GateKeyResult& a, const GateKeyResult& b) {
                      if (a.status != b.status) return status_rank(a.status) < status_rank(b.status);

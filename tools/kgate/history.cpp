@@ -101,6 +101,9 @@ uint32_t History::intern_run(const ResultRow& r, uint32_t file, uint32_t key) {
     else
       run.label = base_name(files_[file]) + "#" + std::to_string(repeats_[key]);
     run.timestamp = std::string(r.timestamp);
+    run.git_sha = std::string(r.git_sha);
+    run.driver = std::string(r.driver);
+    run.cuda = std::string(r.cuda);
     run.first_seen = static_cast<uint32_t>(obs_.size());
     runs_.push_back(std::move(run));
     run_index_.emplace(scratch_, id);

@@ -31,6 +31,9 @@ struct Key {
 struct Run {
   std::string label;      // run_id, or "<file>#<n>" for a file without run ids
   std::string timestamp;  // "" when the rows have none
+  // The run's context, from its first row ("" where the file has none):
+  // what the reports name for the gated run and for a key's last good run.
+  std::string git_sha, driver, cuda;
   uint32_t first_seen = 0;
 };
 
