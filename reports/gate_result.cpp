@@ -99,12 +99,14 @@ std::string GateReport::history_note() const {
   if (!fresh) return "";
   std::string runs =
       lo == hi ? std::to_string(lo) : std::to_string(lo) + " to " + std::to_string(hi);
-  return "history: " + runs + " earlier run" + (hi == 1 ? "" : "s") +
-         " on this GPU model, the history rule needs " + std::to_string(min_history) + "; " +
-         std::to_string(fresh) + (fresh == 1 ? " key" : " keys") +
-         " judged against their targets only: " + std::to_string(on_target) + " meet" +
-         (on_target == 1 ? "s" : "") + " their target, " + std::to_string(fresh - on_target) +
-         " ha" + (fresh - on_target == 1 ? "s" : "ve") + " none";
+  const size_t none = fresh - on_target;
+  return std::to_string(fresh) + (fresh == 1 ? " key has" : " keys have") +
+         " too little history for the history rule (" + runs + " earlier run" +
+         (hi == 1 ? "" : "s") + (fresh == 1 ? "" : " each") + "; it needs " +
+         std::to_string(min_history) + "): judged against " +
+         (fresh == 1 ? "its target" : "their targets") + " only: " + std::to_string(on_target) +
+         (on_target == 1 ? " meets its target, " : " meet their target, ") + std::to_string(none) +
+         (none == 1 ? " has none" : " have none");
 }
 
 std::string GateReport::provenance() const {

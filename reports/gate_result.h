@@ -83,9 +83,10 @@ struct GateReport {
   // where they fail and are listed as inconclusive.
   bool folded(const GateKeyResult& k) const;
   size_t count_folded() const;
-  // One line for the folded keys, "" when there are none: "history: 0
-  // earlier runs on this GPU model, the history rule needs 10; 240 keys
-  // judged against their targets only: 50 meet their target, 190 have none".
+  // One line for the folded keys, "" when there are none: "240 keys have
+  // too little history for the history rule (0 earlier runs each; it needs
+  // 10): judged against their targets only: 50 meet their target, 190 have
+  // none".
   std::string history_note() const;
   // "kgate ran on <host> at <time>", or "" when neither is known.
   std::string provenance() const;

@@ -130,9 +130,9 @@ TEST(KgateCi, FirstNightIsOneLine) {
   Result r = kgate("check --results " + f.string());
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_TRUE(contains(r.out,
-                       "history: 0 earlier runs on this GPU model, the history rule needs "
-                       "10; 3 keys judged against their targets only: 1 meets their "
-                       "target, 2 have none"))
+                       "3 keys have too little history for the history rule (0 earlier "
+                       "runs each; it needs 10): judged against their targets only: 1 meets "
+                       "its target, 2 have none"))
       << r.out;
   EXPECT_FALSE(contains(r.out, "only 0 earlier runs")) << r.out;
   EXPECT_TRUE(contains(

@@ -234,8 +234,8 @@ TEST(KgateReports, NewKeysAreOneLineNotOneEach) {
       r.summary(),
       "PASS: 0 regressions, 0 inconclusive, 0 passed, 3 new (2 on target), 0 skipped (3 keys)");
   EXPECT_EQ(r.history_note(),
-            "history: 1 earlier run on this GPU model, the history rule needs 10; 3 keys judged "
-            "against their targets only: 2 meet their target, 1 has none");
+            "3 keys have too little history for the history rule (1 earlier run each; it needs "
+            "10): judged against their targets only: 2 meet their target, 1 has none");
   std::string c = kb::gate_console(r);
   EXPECT_FALSE(contains(c, "only 1 earlier run")) << c;
   EXPECT_TRUE(contains(c, "\n" + r.history_note() + "\n")) << c;
