@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <regex>
 
 #include "kgate_test_util.h"
 #include "reports/csv_reader.h"
@@ -333,3 +334,31 @@ TEST(CiWorkflows, RunShHelpWithoutBuildingAndCmakeOptions) {
 
 }  // namespace
 #endif
+
+namespace {
+
+// The docs cite only what is in the repository: every relative link of
+// README.md and docs/*.md names a file that exists, and no page sends the
+// reader to a design file or issue tracker the repository does not hold.
+TEST(CiDocs, LinksResolveAndNothingOutsideTheRepoIsCited) {
+  std::vector<fs::path> pages = {kSource / "README.md"};
+  for (const auto& e : fs::directory_iterator(kSource / "docs"))
+    if (e.path().extension() == ".md") pages.push_back(e.path());
+  const std::regex link(R"(\]\(([^)#:]+)(#[^)]*)?\))");
+  for (const auto& page : pages) {
+    const std::string text = kgt::slurp(page);
+    for (std::sregex_iterator it(text.begin(), text.end(), link), end; it != end; ++it) {
+      const fs::path target = page.parent_path() / (*it)[1].str();
+      EXPECT_TRUE(fs::exists(target)) << page << " links to " << (*it)[1].str();
+    }
+    EXPECT_FALSE(kgt::contains(text, "DESIGN.md")) << page;
+    EXPECT_FALSE(std::regex_search(text, std::regex(R"([Ii]ssue \d)"))) << page;
+  }
+  const std::string readme = kgt::slurp(kSource / "README.md");
+  EXPECT_TRUE(kgt::contains(readme, "Apache License 2.0")) << "README names the license";
+  EXPECT_TRUE(kgt::contains(kgt::slurp(kSource / "LICENSE"), "Apache License"));
+  EXPECT_TRUE(kgt::contains(readme, "driver 580 or newer"))
+      << "README states the driver requirement";
+}
+
+}  // namespace
