@@ -119,6 +119,23 @@ TEST(KgateCi, ReportsNameTheRunAndTheLastGoodRun) {
       << cj;
 }
 
+// A throttled newest row that passes is still called throttled.
+TEST(KgateCi, ThrottledNewestRowIsCalledThrottled) {
+  fs::path d = temp_dir("ci_throttled");
+  auto rows = nights(1001);
+  rows.back().status = "throttled";
+  rows.back().message = "SM clock 1100 MHz, under 75% of max";
+  fs::path f = write(d / "h.csv", csv(rows));
+  Result r = kgate("check --results " + f.string() + " --markdown " + (d / "s.md").string());
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(
+      contains(r.out, "\nthrottled gemv [BS=4096;D=8192] bfloat16 memory_bandwidth(GB/s) @ " +
+                          std::string(kH100) + ": 1001: the run was throttled"))
+      << r.out;
+  EXPECT_TRUE(contains(r.out, "(1 key; 1 throttled)")) << r.out;
+  EXPECT_TRUE(contains(slurp(d / "s.md"), "| pass (throttled) | gemv")) << slurp(d / "s.md");
+}
+
 // The first night of a history: one line says how much history there is;
 // a key that meets its target is counted so.
 TEST(KgateCi, FirstNightIsOneLine) {
