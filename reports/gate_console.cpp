@@ -30,6 +30,14 @@ std::string too_noisy_line(const GateReport& r) {
          " too noisy to gate (history noise above --max-noise; quieten the measurement): " + keys;
 }
 
+std::string shown_status(const GateReport& r, const GateKeyResult& k) {
+  if (r.folded(k)) return "new";
+  std::string s = gate_status_name(k.status);
+  // An inconclusive throttled key already says so in its reason.
+  if (k.throttled && k.status != GateStatus::inconclusive) s += " (throttled)";
+  return s;
+}
+
 std::string gate_line(const GateKeyResult& k) {
   std::string s = std::string(gate_status_name(k.status)) + " " + key_label(k) + ": ";
   if (k.value) {
@@ -44,37 +52,56 @@ std::string gate_line(const GateKeyResult& k) {
   return s + ": " + k.why;
 }
 
-std::string gate_console(const GateReport& r) {
-  const std::vector<std::string> head = {"status", "name",  "shape",    "dtype",  "metric",
-                                         "arch",   "value", "baseline", "change", "target"};
-  std::vector<std::vector<std::string>> cells;
-  for (const auto& k : r.keys) {
-    std::string arch = k.arch;
-    if (!k.device.empty() && k.device != "cuda") arch += " (" + k.device + ")";
-    cells.push_back({gate_status_name(k.status), k.name, k.shape.empty() ? "-" : k.shape, k.dtype,
-                     k.metric, arch.empty() ? "-" : arch, opt_value(k.value), opt_value(k.baseline),
-                     k.change ? show_change(*k.change) : "-", opt_value(k.target)});
-  }
+std::string gate_console(const GateReport& r, bool all) {
   std::string out = "kgate check: " + std::to_string(r.inputs.size()) + " file(s), " +
                     std::to_string(r.rows) + " rows; window " + std::to_string(r.window) +
                     " runs, min gap " + percent(r.min_gap) + (r.strict ? ", strict" : "") + "\n";
-  for (const auto& g : r.gated_runs) out += "gated " + g + "\n";
-  out += "\n" + text_table(head, cells, 6, head.size() - 1);
+  for (const auto& g : r.gated_runs) out += "gated " + g.describe() + "\n";
+  if (!r.provenance().empty()) out += r.provenance() + "\n";
+
+  if (all) {
+    const std::vector<std::string> head = {"status", "name",  "shape",    "dtype",  "metric",
+                                           "arch",   "value", "baseline", "change", "target"};
+    std::vector<std::vector<std::string>> cells;
+    for (const auto& k : r.keys) {
+      std::string arch = k.arch;
+      if (!k.device.empty() && k.device != "cuda") arch += " (" + k.device + ")";
+      cells.push_back({shown_status(r, k), k.name, k.shape.empty() ? "-" : k.shape, k.dtype,
+                       k.metric, arch.empty() ? "-" : arch, opt_value(k.value),
+                       opt_value(k.baseline), k.change ? show_change(*k.change) : "-",
+                       opt_value(k.target)});
+    }
+    out += "\n" + text_table(head, cells, 6, head.size() - 1);
+  }
 
   // One line per failure and per inconclusive key; the keys too noisy to
-  // gate say so in one line (they would say it every night), and notes
-  // (a changed variant, an injected slowdown, re-measurements) one each.
+  // gate say so in one line (they would say it every night), notes (a
+  // changed variant, an injected slowdown, re-measurements) one each, then
+  // the throttled passes (a low value that passed may still hide a drop).
   std::string lines;
   for (const auto& k : r.keys) {
     if (k.status != GateStatus::fail && k.status != GateStatus::inconclusive) continue;
-    if (k.rule == "too noisy") continue;
+    if (r.folded(k) || k.rule == "too noisy") continue;
     lines += gate_line(k) + "\n";
+    if (k.status == GateStatus::fail && k.last_good) lines += "    " + last_good_text(k) + "\n";
   }
   std::string noisy = too_noisy_line(r);
   if (!noisy.empty()) lines += noisy + "\n";
   for (const auto& k : r.keys)
     if (!k.note.empty()) lines += "note " + key_label(k) + ": " + k.note + "\n";
+  for (const auto& k : r.keys)
+    if (k.throttled && (k.status == GateStatus::pass || r.folded(k)))
+      lines += "throttled " + key_label(k) + ": " + opt_value(k.value) +
+               ": the run was throttled (SM clock low): its value may be low\n";
   if (!lines.empty()) out += "\n" + lines;
+
+  std::string note = r.history_note();
+  size_t pass = r.count(GateStatus::pass), skipped = r.count(GateStatus::skipped);
+  if (!note.empty() || (!all && pass + skipped)) out += "\n";
+  if (!note.empty()) out += note + "\n";
+  if (!all && pass + skipped)
+    out += std::to_string(pass) + " passed, " + std::to_string(skipped) +
+           " skipped: not listed (kgate check --all lists every key)\n";
   return out + "\n" + r.summary() + "\n";
 }
 

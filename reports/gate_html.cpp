@@ -117,7 +117,10 @@ std::string gate_html(const GateReport& r) {
          std::to_string(r.inputs.size()) + " file(s):";
   for (const auto& f : r.inputs) out += " <code>" + esc(f) + "</code>";
   out += "</p>\n";
-  for (const auto& g : r.gated_runs) out += "<p class=\"meta\">Gated " + esc(g) + "</p>\n";
+  for (const auto& g : r.gated_runs)
+    out += "<p class=\"meta\">Gated " + esc(g.describe()) + "</p>\n";
+  if (!r.provenance().empty()) out += "<p class=\"meta\">" + esc(r.provenance()) + "</p>\n";
+  if (!r.history_note().empty()) out += "<p class=\"meta\">" + esc(r.history_note()) + "</p>\n";
   out +=
       "<p><label><input type=\"checkbox\" id=\"only\"> only failures and inconclusive</label>"
       " &middot; line: earlier runs; dashed: baseline; dotted: target; dot: newest run</p>\n";
@@ -126,14 +129,17 @@ std::string gate_html(const GateReport& r) {
       "<th>baseline</th><th>change</th><th>target</th><th>why</th></tr></thead>\n<tbody>\n";
   for (const auto& k : r.keys) {
     auto o = [](const std::optional<double>& v) { return v ? show_value(*v) : std::string("-"); };
-    out +=
-        "<tr class=\"" + std::string(css_class(k.status)) + "\"><td class=\"st\">" +
-        gate_status_name(k.status) + "</td><td>" + esc(key_label(k)) + "</td><td>" + sparkline(k) +
-        "</td><td class=\"n\">" + o(k.value) + "</td><td class=\"n\">" + o(k.baseline) +
-        "</td><td class=\"n\">" + (k.change ? show_change(*k.change) : "-") +
-        "</td><td class=\"n\">" + o(k.target) + "</td><td class=\"why\">" + esc(k.why) +
-        (k.note.empty() ? std::string() : (k.why.empty() ? "" : "<br>") + esc("note: " + k.note)) +
-        "</td></tr>\n";
+    std::string why = k.why;
+    if (k.last_good) why += "; " + last_good_text(k);
+    if (k.throttled && k.status == GateStatus::pass)
+      why = "the run was throttled (SM clock low): the value may be low";
+    out += "<tr class=\"" + std::string(css_class(k.status)) + "\"><td class=\"st\">" +
+           esc(shown_status(r, k)) + "</td><td>" + esc(key_label(k)) + "</td><td>" + sparkline(k) +
+           "</td><td class=\"n\">" + o(k.value) + "</td><td class=\"n\">" + o(k.baseline) +
+           "</td><td class=\"n\">" + (k.change ? show_change(*k.change) : "-") +
+           "</td><td class=\"n\">" + o(k.target) + "</td><td class=\"why\">" + esc(why) +
+           (k.note.empty() ? std::string() : (why.empty() ? "" : "<br>") + esc("note: " + k.note)) +
+           "</td></tr>\n";
   }
   out += "</tbody></table>\n";
   if (!r.warnings.empty()) {

@@ -12,40 +12,88 @@ std::string case_name(const GateKeyResult& k) {
   return label.substr(k.name.size() + 1);
 }
 
+// JUnit's timestamp is an xs:dateTime without a zone: "2026-12-01T03:00:00".
+std::string junit_time(std::string t) {
+  if (!t.empty() && t.back() == 'Z') t.pop_back();
+  return t;
+}
+
+std::string property(const std::string& name, const std::string& value) {
+  return "      <property name=\"" + xml(name) + "\" value=\"" + xml(value) + "\"/>\n";
+}
+
 }  // namespace
 
 std::string gate_junit(const GateReport& r) {
-  size_t failures = r.count(GateStatus::fail);
-  size_t skipped = r.count(GateStatus::skipped);
-  size_t inconclusive = r.count(GateStatus::inconclusive);
-  if (r.strict)
-    failures += inconclusive;
-  else
-    skipped += inconclusive;
+  size_t failures = 0, errors = 0, skipped = 0;
+  for (const auto& k : r.keys) {
+    if (k.status == GateStatus::fail)
+      (k.rule == "failed" ? errors : failures) += 1;
+    else if (k.status == GateStatus::inconclusive && r.strict)
+      ++failures;
+    else if (k.status == GateStatus::skipped ||
+             (k.status == GateStatus::inconclusive && !(r.folded(k) && k.target)))
+      ++skipped;
+  }
   std::string counts = " tests=\"" + std::to_string(r.keys.size()) + "\" failures=\"" +
-                       std::to_string(failures) + "\" errors=\"0\" skipped=\"" +
-                       std::to_string(skipped) + "\"";
+                       std::to_string(failures) + "\" errors=\"" + std::to_string(errors) +
+                       "\" skipped=\"" + std::to_string(skipped) + "\"";
+  // The suite's time: the gated run's start where known, else when kgate ran.
+  std::string when = r.generated_at;
+  if (!r.gated_runs.empty() && !r.gated_runs.front().context.timestamp.empty())
+    when = r.gated_runs.front().context.timestamp;
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   out += "<testsuites name=\"kgate\"" + counts + ">\n";
-  out += "  <testsuite name=\"kgate\"" + counts + " time=\"0\">\n";
+  out += "  <testsuite name=\"kgate\"" + counts + " time=\"0\"";
+  if (!when.empty()) out += " timestamp=\"" + xml(junit_time(when)) + "\"";
+  if (!r.host.empty()) out += " hostname=\"" + xml(r.host) + "\"";
+  out += ">\n";
+  if (!r.gated_runs.empty()) {
+    out += "    <properties>\n";
+    for (const auto& g : r.gated_runs) {
+      out += property("gated_run", g.describe());
+      const RunContext& c = g.context;
+      if (!c.git_sha.empty()) out += property("git_sha", c.git_sha);
+      if (!c.driver.empty()) out += property("driver", c.driver);
+      if (!c.cuda.empty()) out += property("cuda", c.cuda);
+    }
+    if (!r.host.empty()) out += property("kgate_host", r.host);
+    out += "    </properties>\n";
+  }
   for (const auto& k : r.keys) {
     out += "    <testcase classname=\"kgate." + xml(k.name) + "\" name=\"" + xml(case_name(k)) +
            "\" time=\"0\"";
     bool as_failure =
         k.status == GateStatus::fail || (r.strict && k.status == GateStatus::inconclusive);
-    // A note (a changed variant, an injected slowdown) goes with the case.
-    std::string note =
-        k.note.empty() ? "" : "      <system-out>note: " + xml(k.note) + "</system-out>\n";
+    std::string why = k.why;
+    if (k.last_good) why += "; " + last_good_text(k);
+    // What the case says besides its verdict, in one <system-out>: a
+    // throttled pass's warning, a note (a changed variant, an injected
+    // slowdown, re-measurements).
+    std::string said;
+    if (k.throttled && k.status == GateStatus::pass && !r.folded(k))
+      said = "throttled: the SM clock was low during the run; the value " +
+             xml(k.value ? show_value(*k.value) : "-") + " may be low";
+    if (!k.note.empty()) said += (said.empty() ? "" : "\n") + xml("note: " + k.note);
+    std::string sysout = said.empty() ? "" : "      <system-out>" + said + "</system-out>\n";
     if (as_failure) {
+      // A row that crashed or errored is an error, not a slower kernel.
+      const char* tag = k.status == GateStatus::fail && k.rule == "failed" ? "error" : "failure";
       std::string type = k.status == GateStatus::fail ? k.rule : "inconclusive";
-      out += ">\n      <failure message=\"" + xml(k.why) + "\" type=\"" + xml(type) + "\">" +
-             xml(gate_line(k)) + "</failure>\n" + note + "    </testcase>\n";
+      out += ">\n      <" + std::string(tag) + " message=\"" + xml(why) + "\" type=\"" + xml(type) +
+             "\">" + xml(gate_line(k)) + (k.last_good ? "\n" + xml(last_good_text(k)) : "") + "</" +
+             tag + ">\n" + sysout + "    </testcase>\n";
+    } else if (r.folded(k) && k.target) {
+      // New, judged against its target alone, and meets it.
+      out += sysout.empty() ? "/>\n" : ">\n" + sysout + "    </testcase>\n";
     } else if (k.status == GateStatus::inconclusive || k.status == GateStatus::skipped) {
-      std::string what = k.status == GateStatus::inconclusive ? "inconclusive: " : "skipped: ";
-      out += ">\n      <skipped message=\"" + xml(what + k.why) + "\"/>\n" + note +
+      std::string what = r.folded(k)                            ? "new, no target: "
+                         : k.status == GateStatus::inconclusive ? "inconclusive: "
+                                                                : "skipped: ";
+      out += ">\n      <skipped message=\"" + xml(what + k.why) + "\"/>\n" + sysout +
              "    </testcase>\n";
-    } else if (!note.empty()) {
-      out += ">\n" + note + "    </testcase>\n";
+    } else if (!sysout.empty()) {
+      out += ">\n" + sysout + "    </testcase>\n";
     } else {
       out += "/>\n";
     }

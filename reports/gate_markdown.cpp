@@ -37,25 +37,33 @@ std::string gate_markdown(const GateReport& r) {
   std::snprintf(gap, sizeof gap, "%.1f%%", r.min_gap * 100);
   out += "History window " + std::to_string(r.window) + " runs, min gap " + gap +
          (r.strict ? ", strict" : "") + ", " + std::to_string(r.rows) + " rows read.";
-  for (const auto& g : r.gated_runs) out += " Gated " + cell(g) + ".";
+  for (const auto& g : r.gated_runs) out += " Gated " + cell(g.describe()) + ".";
+  if (!r.provenance().empty()) out += " " + cell(r.provenance()) + ".";
   out += "\n\n";
+  if (!r.history_note().empty()) out += cell(r.history_note()) + ".\n\n";
 
-  size_t shown = 0, listed = 0;
+  // Failures and inconclusive keys in the table, except the keys too new
+  // (one line above) and too noisy (one line below) to gate; the rest folded.
+  auto shown = [&](const GateKeyResult& k) {
+    return (k.status == GateStatus::fail || k.status == GateStatus::inconclusive) && !r.folded(k);
+  };
+  auto listed = [&](const GateKeyResult& k) { return shown(k) && k.rule != "too noisy"; };
+  size_t n_shown = 0, n_listed = 0;
   for (const auto& k : r.keys) {
-    bool bad = k.status == GateStatus::fail || k.status == GateStatus::inconclusive;
-    shown += bad;
-    listed += bad && k.rule != "too noisy";
+    n_shown += shown(k);
+    n_listed += listed(k);
   }
-  if (listed) {
+  if (n_listed) {
     out += "| status | key | value | baseline | change | why |\n";
     out += "| --- | --- | ---: | ---: | ---: | --- |\n";
     for (const auto& k : r.keys) {
-      if (k.status != GateStatus::fail && k.status != GateStatus::inconclusive) continue;
-      if (k.rule == "too noisy") continue;
+      if (!listed(k)) continue;
       std::string st = k.status == GateStatus::fail ? "**FAIL**" : "inconclusive";
+      std::string why = k.why;
+      if (k.last_good) why += "; " + last_good_text(k);
       out += "| " + st + " | " + cell(key_label(k)) + " | " + opt_value(k.value) + " | " +
              opt_value(k.baseline) + " | " + (k.change ? show_change(*k.change) : "-") + " | " +
-             cell(k.why) + " |\n";
+             cell(why) + " |\n";
     }
     out += "\n";
   }
@@ -69,19 +77,21 @@ std::string gate_markdown(const GateReport& r) {
   }
   if (any_note) out += "\n";
 
-  size_t rest = r.keys.size() - shown;
+  size_t rest = r.keys.size() - n_shown;
   if (rest) {
+    size_t fresh = r.count_folded();
     out += "<details><summary>" + std::to_string(r.count(GateStatus::pass)) + " passed, " +
+           (fresh ? std::to_string(fresh) + " new, " : std::string()) +
            std::to_string(r.count(GateStatus::skipped)) + " skipped</summary>\n\n";
     out += "| status | key | value | baseline | change | target |\n";
     out += "| --- | --- | ---: | ---: | ---: | ---: |\n";
     size_t n = 0;
     for (const auto& k : r.keys) {
-      if (k.status != GateStatus::pass && k.status != GateStatus::skipped) continue;
+      if (shown(k)) continue;
       if (++n > kMaxPassRows) break;
-      out += std::string("| ") + gate_status_name(k.status) + " | " + cell(key_label(k)) + " | " +
-             opt_value(k.value) + " | " + opt_value(k.baseline) + " | " +
-             (k.change ? show_change(*k.change) : "-") + " | " + opt_value(k.target) + " |\n";
+      out += "| " + shown_status(r, k) + " | " + cell(key_label(k)) + " | " + opt_value(k.value) +
+             " | " + opt_value(k.baseline) + " | " + (k.change ? show_change(*k.change) : "-") +
+             " | " + opt_value(k.target) + " |\n";
     }
     if (n > kMaxPassRows) out += "\n" + std::to_string(rest - kMaxPassRows) + " more not shown.\n";
     out += "\n</details>\n\n";

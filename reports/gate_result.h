@@ -13,13 +13,38 @@ enum class GateStatus { fail, inconclusive, pass, skipped };
 
 const char* gate_status_name(GateStatus s);  // "FAIL", "inconclusive", "pass", "skipped"
 
+// A run as the reports name it: which commit, driver and CUDA measured it.
+// Fields are "" where the results file has no such column (gpt_fast files).
+struct RunContext {
+  std::string run, timestamp, git_sha, driver, cuda;
+};
+
+// "run r42 (2026-12-01T03:00:00Z; commit d691121bf87b, driver 580.159.04,
+// CUDA 13.0)": what is known of it.
+std::string describe_run(const RunContext& r);
+
+// The newest run of one GPU model: the run the gate judged.
+struct GatedRun {
+  std::string arch;  // "" for rows without one
+  RunContext context;
+  size_t keys = 0;
+  // "NVIDIA H100 80GB HBM3: run r42 (...), 240 keys"
+  std::string describe() const;
+};
+
 struct GateKeyResult {
   std::string name, metric, dtype, shape, arch, device, variant;
   bool lower_is_better = false;
   GateStatus status = GateStatus::pass;
-  std::string rule;  // which rule decided: "failed", "incorrect", "target", "history", ...
-  std::string why;   // one line, no key: "dropped 8.1% ... "
-  std::string run;   // the newest run's label
+  std::string rule;        // which rule decided: "failed", "incorrect", "target", "history", ...
+  std::string why;         // one line, no key: "dropped 8.1% ... "
+  std::string run;         // the newest run's label
+  bool throttled = false;  // the newest row's status is `throttled` (SM clock low)
+  // For a failing key: the newest earlier run where it was good (status ok,
+  // not worse than the baseline by more than --min-gap), and its value:
+  // what changed since (commit, driver) is the first suspect.
+  std::optional<RunContext> last_good;
+  std::optional<double> last_good_value;
   std::optional<double> value;     // the newest run's value
   std::optional<double> baseline;  // median of the history window
   std::optional<double> change;    // (value - baseline) / baseline
@@ -46,19 +71,44 @@ struct GateKeyResult {
 struct GateReport {
   std::vector<GateKeyResult> keys;  // failures first, then inconclusive, pass, skipped
   std::vector<std::string> warnings;
-  std::vector<std::string> gated_runs;  // per arch: "NVIDIA H100 ...: run <id> (<timestamp>)"
-  std::vector<std::string> inputs;      // the files read
-  size_t rows = 0;                      // rows read in all
+  std::vector<GatedRun> gated_runs;  // per arch, the newest run
+  std::vector<std::string> inputs;   // the files read
+  size_t rows = 0;                   // rows read in all
   bool strict = false;
   int window = 0;
+  int min_history = 0;
   double min_gap = 0;
+  std::string host;          // the machine kgate ran on ("" = not known)
+  std::string generated_at;  // when kgate ran, ISO-8601 UTC ("" = not known)
 
   size_t count(GateStatus s) const;
   // 0 pass, 1 regression (or inconclusive under --strict).
   int exit_code() const;
-  // "FAIL: 2 regressions, 1 inconclusive, 40 passed, 3 skipped (46 keys)"
+  // "FAIL: 2 regressions, 1 inconclusive, 40 passed, 3 skipped (46 keys)";
+  // with keys too new for the history rule (not under --strict):
+  // "PASS: 0 regressions, 0 inconclusive, 0 passed, 240 new (50 on target),
+  // 0 skipped (240 keys)"; "; 6 throttled" inside the parentheses when so.
   std::string summary() const;
+  // Keys that are inconclusive only for too little history and are folded
+  // into one line (history_note) rather than listed: none under --strict,
+  // where they fail and are listed as inconclusive.
+  bool folded(const GateKeyResult& k) const;
+  size_t count_folded() const;
+  // One line for the folded keys, "" when there are none: "240 keys have
+  // too little history for the history rule (0 earlier runs each; it needs
+  // 10): judged against their targets only: 50 meet their target, 190 have
+  // none".
+  std::string history_note() const;
+  // "kgate ran on <host> at <time>", or "" when neither is known.
+  std::string provenance() const;
 };
+
+// Inconclusive for too little history alone (the rule's "too little
+// history"), whatever --strict says.
+bool is_new_key(const GateKeyResult& k);
+
+// "last good: run r41 (...; commit ..., driver ...): 1850", or "".
+std::string last_good_text(const GateKeyResult& k);
 
 // "layer_norm [BS=4096;D=8192] bfloat16 memory_bandwidth(GB/s) @ NVIDIA H100 80GB HBM3",
 // with " (cuda:1)" when the device is not plain "cuda".

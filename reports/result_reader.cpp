@@ -85,7 +85,8 @@ bool measured_status(std::string_view s) {
 struct Columns {
   int name = -1, metric = -1, target = -1, actual = -1, dtype = -1, device = -1, arch = -1,
       is_model = -1, shape = -1, variant = -1, status = -1, samples = -1, noise_rel = -1,
-      roofline = -1, roofline_fraction = -1, run_id = -1, timestamp = -1, message = -1, min_us = -1;
+      roofline = -1, roofline_fraction = -1, run_id = -1, timestamp = -1, message = -1, min_us = -1,
+      git_sha = -1, driver = -1, cuda = -1;
 };
 
 struct Header {
@@ -105,7 +106,7 @@ Header parse_header(const std::vector<std::string_view>& fields, const std::stri
   for (auto f : fields) h.names.emplace_back(trim(f));
   auto slot = [&](const std::string& c) -> int* {
     Columns& k = h.col;
-    static const std::array<std::pair<const char*, int Columns::*>, 19> map = {{
+    static const std::array<std::pair<const char*, int Columns::*>, 22> map = {{
         {"name", &Columns::name},
         {"metric", &Columns::metric},
         {"target", &Columns::target},
@@ -125,6 +126,9 @@ Header parse_header(const std::vector<std::string_view>& fields, const std::stri
         {"timestamp", &Columns::timestamp},
         {"message", &Columns::message},
         {"min_us", &Columns::min_us},
+        {"git_sha", &Columns::git_sha},
+        {"driver", &Columns::driver},
+        {"cuda", &Columns::cuda},
     }};
     for (const auto& [n, member] : map)
       if (c == n) return &(k.*member);
@@ -287,6 +291,9 @@ ResultFileInfo parse_results(std::string_view text, const std::string& path,
     row.run_id = field(f, c.run_id);
     row.timestamp = field(f, c.timestamp);
     row.message = field(f, c.message);
+    row.git_sha = field(f, c.git_sha);
+    row.driver = field(f, c.driver);
+    row.cuda = field(f, c.cuda);
     if (row.name.empty() || row.metric.empty()) {
       skip(std::string(row.name.empty() ? "name" : "metric") + " is empty");
       continue;

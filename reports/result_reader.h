@@ -39,6 +39,7 @@ enum class ResultFormat {
 struct ResultRow {
   std::string_view name, metric, dtype, device, arch, shape, variant, status;
   std::string_view run_id, timestamp, message;
+  std::string_view git_sha, driver, cuda;  // the run's context (empty in gpt_fast files)
   bool is_model = false;
   std::optional<double> target, actual, roofline, roofline_fraction, noise_rel, min_us;
   int64_t samples = 0;

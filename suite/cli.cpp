@@ -1,5 +1,7 @@
 #include "suite/cli.h"
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -10,6 +12,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <map>
+#include <optional>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -41,6 +44,47 @@ namespace {
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
+// Each command's usage line, printed under a usage error.
+std::string usage_line(const std::string& command) {
+  if (command == "run")
+    return "kbench run [--filter REGEX] [--device N|N,M|all] [--csv FILE] [options]\n"
+           "       kbench run --rerun SUSPECTS.csv [--repeat N] [--device N] [--csv FILE] "
+           "[options]";
+  if (command == "probe") return "kbench probe [--device N] [--write FILE] [--quick]";
+  if (command == "tune")
+    return "kbench tune [--filter REGEX] [--device N] [--targets DIR] [--write FILE] [--reps N] "
+           "[--candidates N]";
+  if (command == "list") return "kbench list";
+  return "kbench list | run [options] | probe [options] | tune [options] | --help";
+}
+
+// The options each command takes (with `true`: followed by a value).
+struct OptionSpec {
+  const char* name;
+  bool takes_value;
+};
+const std::vector<OptionSpec> kRunOptions = {
+    {"--filter", true},     {"--device", true},          {"--quick", false},
+    {"--csv", true},        {"--no-csv", false},         {"--json", true},
+    {"--targets", true},    {"--max-noise", true},       {"--max-time", true},
+    {"--seed", true},       {"--timeout", true},         {"--rerun", true},
+    {"--repeat", true},     {"--inject-slowdown", true}, {"--allow-injected-slowdown", false},
+    {"--buffer-sets", true}};
+const std::vector<OptionSpec> kProbeOptions = {
+    {"--device", true}, {"--write", true}, {"--quick", false}};
+const std::vector<OptionSpec> kTuneOptions = {{"--filter", true},  {"--device", true},
+                                              {"--targets", true}, {"--write", true},
+                                              {"--reps", true},    {"--candidates", true}};
+
+const std::vector<OptionSpec>* options_of(const std::string& command) {
+  static const std::vector<OptionSpec> none;
+  if (command == "run") return &kRunOptions;
+  if (command == "probe") return &kProbeOptions;
+  if (command == "tune") return &kTuneOptions;
+  if (command == "list") return &none;
+  return nullptr;  // help, version, unknown: judged later
+}
 
 struct Args {
   std::string command;
@@ -107,38 +151,121 @@ Injection parse_injection(const std::string& spec) {
   return inj;
 }
 
+// The option as given, checked against the command: `--opt=value` is
+// `--opt value`; an option the command does not take is refused (not
+// silently ignored); a file given without its flag gets a hint.
+std::vector<std::string> normalize(const std::string& command, const std::vector<std::string>& in) {
+  const std::vector<OptionSpec>* spec = options_of(command);
+  std::vector<std::string> out;
+  for (size_t i = 0; i < in.size(); ++i) {
+    std::string f = in[i];
+    if (f == "--help" || f == "-h") {
+      out.push_back(f);
+      continue;
+    }
+    std::optional<std::string> inline_value;
+    if (size_t eq = f.find('='); f.rfind("--", 0) == 0 && eq != std::string::npos) {
+      inline_value = f.substr(eq + 1);
+      f = f.substr(0, eq);
+    }
+    if (f == "-d") f = "--device";  // nvbench's short form
+    if (!spec) {
+      out.push_back(f);
+      if (inline_value) out.push_back(*inline_value);
+      continue;
+    }
+    if (f.rfind("-", 0) != 0) {
+      std::error_code ec;
+      bool file_like = f.find(".csv") != std::string::npos ||
+                       f.find(".json") != std::string::npos || std::filesystem::exists(f, ec);
+      if (file_like && command == "run")
+        throw UsageError("run: unexpected argument '" + f +
+                         "': the results file follows --csv (kbench run --csv " + f + ")");
+      if (file_like && command == "probe")
+        throw UsageError("probe: unexpected argument '" + f +
+                         "': the target file to write follows --write (kbench probe --write " + f +
+                         ")");
+      throw UsageError(command + ": unexpected argument '" + f + "'");
+    }
+    const OptionSpec* o = nullptr;
+    for (const auto& x : *spec)
+      if (f == x.name) o = &x;
+    if (!o) {
+      bool known = false;
+      for (const auto* list : {&kRunOptions, &kProbeOptions, &kTuneOptions})
+        for (const auto& x : *list) known = known || f == x.name;
+      if (known) throw UsageError(command + " does not take " + f);
+      throw UsageError("unknown option '" + f + "'");
+    }
+    if (!o->takes_value && inline_value)
+      throw UsageError(f + " takes no value (got '" + in[i] + "')");
+    out.push_back(f);
+    if (inline_value)
+      out.push_back(*inline_value);
+    else if (o->takes_value) {
+      if (i + 1 >= in.size()) throw UsageError(f + " needs a value");
+      out.push_back(in[++i]);
+    }
+  }
+  return out;
+}
+
 Args parse(int argc, char** argv) {
   Args a;
-  std::vector<std::string> v(argv + 1, argv + argc);
-  if (v.empty()) throw UsageError("no command given");
-  a.command = v[0];
+  std::vector<std::string> raw(argv + 1, argv + argc);
+  if (raw.empty()) throw UsageError("no command given");
+  a.command = raw[0];
+  std::vector<std::string> v = {raw[0]};
+  const auto rest = normalize(a.command, std::vector<std::string>(raw.begin() + 1, raw.end()));
+  v.insert(v.end(), rest.begin(), rest.end());
   for (size_t i = 1; i < v.size(); ++i) {
     const std::string& f = v[i];
     auto value = [&]() -> std::string {
       if (i + 1 >= v.size()) throw UsageError(f + " needs a value");
       return v[++i];
     };
-    if (f == "--filter") a.filter = value();
-    else if (f == "--device") a.device = value();
-    else if (f == "--quick") a.quick = true;
-    else if (f == "--csv") a.csv = value();
-    else if (f == "--no-csv") a.no_csv = true;
-    else if (f == "--json") a.json = value();
-    else if (f == "--targets") a.targets = value();
-    else if (f == "--write") a.write = value();
-    else if (f == "--max-noise") a.engine.max_noise = parse_double(f, value());
-    else if (f == "--max-time") a.engine.max_time_s = parse_double(f, value());
-    else if (f == "--timeout") a.timeout_s = parse_double(f, value());
-    else if (f == "--seed") a.engine.seed = static_cast<uint64_t>(parse_double(f, value()));
-    else if (f == "--rerun") a.rerun = value();
-    else if (f == "--repeat") a.repeat = parse_count(f, value());
-    else if (f == "--buffer-sets") a.engine.max_buffer_sets = parse_count(f, value());
-    else if (f == "--inject-slowdown") a.inject = value();
-    else if (f == "--allow-injected-slowdown") a.allow_inject = true;
-    else if (f == "--reps") a.reps = parse_count(f, value());
-    else if (f == "--candidates") a.candidates = parse_count(f, value());
-    else if (f == "--help" || f == "-h") a.command = "help";
-    else throw UsageError("unknown option '" + f + "'");
+    if (f == "--filter")
+      a.filter = value();
+    else if (f == "--device")
+      a.device = value();
+    else if (f == "--quick")
+      a.quick = true;
+    else if (f == "--csv")
+      a.csv = value();
+    else if (f == "--no-csv")
+      a.no_csv = true;
+    else if (f == "--json")
+      a.json = value();
+    else if (f == "--targets")
+      a.targets = value();
+    else if (f == "--write")
+      a.write = value();
+    else if (f == "--max-noise")
+      a.engine.max_noise = parse_double(f, value());
+    else if (f == "--max-time")
+      a.engine.max_time_s = parse_double(f, value());
+    else if (f == "--timeout")
+      a.timeout_s = parse_double(f, value());
+    else if (f == "--seed")
+      a.engine.seed = static_cast<uint64_t>(parse_double(f, value()));
+    else if (f == "--rerun")
+      a.rerun = value();
+    else if (f == "--repeat")
+      a.repeat = parse_count(f, value());
+    else if (f == "--buffer-sets")
+      a.engine.max_buffer_sets = parse_count(f, value());
+    else if (f == "--inject-slowdown")
+      a.inject = value();
+    else if (f == "--allow-injected-slowdown")
+      a.allow_inject = true;
+    else if (f == "--reps")
+      a.reps = parse_count(f, value());
+    else if (f == "--candidates")
+      a.candidates = parse_count(f, value());
+    else if (f == "--help" || f == "-h")
+      a.command = "help";
+    else
+      throw UsageError("unknown option '" + f + "'");
   }
   a.engine.quick = a.quick;
   if (!a.inject.empty() && !a.allow_inject)
@@ -225,20 +352,44 @@ int cmd_list() {
   return kExitOk;
 }
 
-std::vector<int> devices_for(const std::string& spec, int count) {
-  if (spec == "all") {
-    std::vector<int> all;
-    for (int i = 0; i < count; ++i) all.push_back(i);
-    return all;
+// `--device N`, `N,M,...` or `all`: the indices asked for (empty for
+// all), checked for form before any device is looked for (a typo is a
+// usage error, exit 2, on any machine).
+std::vector<int> parse_device_spec(const std::string& spec) {
+  if (spec == "all") return {};
+  std::vector<int> out;
+  size_t start = 0;
+  while (true) {
+    size_t comma = spec.find(',', start);
+    std::string one =
+        spec.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    char* end = nullptr;
+    long n = std::strtol(one.c_str(), &end, 10);
+    if (one.empty() || *end != '\0' || n < 0 || n > 1023 ||
+        !std::isdigit(static_cast<unsigned char>(one[0])))
+      throw UsageError("--device needs a GPU index, a list of them (0,1) or 'all', got '" + spec +
+                       "'");
+    if (std::find(out.begin(), out.end(), static_cast<int>(n)) != out.end())
+      throw UsageError("--device " + spec + " names GPU " + one + " twice");
+    out.push_back(static_cast<int>(n));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
   }
-  char* end = nullptr;
-  long n = std::strtol(spec.c_str(), &end, 10);
-  if (spec.empty() || *end != '\0' || n < 0)
-    throw UsageError("--device needs a GPU index or 'all', got '" + spec + "'");
-  if (n >= count)
-    throw UsageError("--device " + spec + " is out of range: this machine has " +
-                     std::to_string(count) + " CUDA device(s) (0.." + std::to_string(count - 1) + ")");
-  return {static_cast<int>(n)};
+  return out;
+}
+
+std::vector<int> devices_for(const std::string& spec, int count) {
+  std::vector<int> asked = parse_device_spec(spec);
+  if (asked.empty()) {
+    for (int i = 0; i < count; ++i) asked.push_back(i);
+    return asked;
+  }
+  for (int n : asked)
+    if (n >= count)
+      throw UsageError("--device " + spec + " is out of range: this machine has " +
+                       std::to_string(count) + " CUDA device(s) (0.." + std::to_string(count - 1) +
+                       ")");
+  return asked;
 }
 
 std::string self_exe() {
@@ -252,7 +403,11 @@ int require_devices() {
   std::string why;
   int n = cuda_device_count(&why);
   if (n == 0) {
-    std::fprintf(stderr, "kbench: no CUDA device found (%s); nothing was measured\n", why.c_str());
+    // A driver missing or too old for this build's runtime reads, in CUDA's
+    // words, as cudaErrorInsufficientDriver: name which it is, and the fix.
+    std::string driver = driver_problem();
+    if (!driver.empty()) why = driver + " (" + why + ")";
+    std::fprintf(stderr, "kbench: no CUDA device found: %s; nothing was measured\n", why.c_str());
   }
   return n;
 }
@@ -466,6 +621,7 @@ int cmd_rerun(const Args& a) {
 }
 
 int cmd_run(const Args& a) {
+  parse_device_spec(a.device);  // a malformed --device is a usage error on any machine
   if (!a.rerun.empty()) return cmd_rerun(a);
   auto experiments = select(a.filter);
   auto files = load_targets(a);
@@ -480,7 +636,9 @@ int cmd_run(const Args& a) {
   std::vector<Record> rows;
   for (int d : devices) {
     DeviceInfo dev = query_device(d);
-    cfg.info.device_label = (a.device == "all" && count > 1) ? "cuda:" + std::to_string(d) : "cuda";
+    // Several GPUs in one run: each row says which (its own history key).
+    const bool several = a.device == "all" ? count > 1 : devices.size() > 1;
+    cfg.info.device_label = several ? "cuda:" + std::to_string(d) : "cuda";
     const TargetFile* tf = target_for(files, dev, a);
     std::printf("kbench %s: %s (device %d, %d SMs, %zu MB L2, driver %s, CUDA %s), targets: %s\n",
                 cfg.info.run_id.c_str(), dev.name.c_str(), d, dev.sm_count, dev.l2_bytes >> 20,
@@ -500,13 +658,14 @@ int cmd_run(const Args& a) {
     ProbeResult probed;
     auto probe_rows = run_probe_worker(cfg, dev, &probed);
     const Ceilings c = merge_ceilings(tf, probed);
-    std::printf("ceilings used: read %.0f GB/s, copy %.0f GB/s, launch %.2f us, graph node %.2f us, "
-                "HBM latency %.2f us, bf16 %.0f TFLOP/s, int8 %.0f TOP/s; measured now: read %.0f, "
-                "copy %.0f (cudaMemcpy %.0f), launch %.2f us, graph node %.2f us, HBM latency "
-                "%.2f us\n",
-                c.read_gbps, c.copy_gbps, c.launch_us, c.graph_node_us, c.mem_latency_us,
-                c.bf16_tflops, c.int8_tops, probed.read_gbps, probed.copy_gbps, probed.memcpy_gbps,
-                probed.launch_us, probed.graph_node_us, probed.mem_latency_us);
+    std::printf(
+        "ceilings used: read %.0f GB/s, copy %.0f GB/s, launch %.2f us, graph node %.2f us, "
+        "HBM latency %.2f us, bf16 %.0f TFLOP/s, int8 %.0f TOP/s; measured now: read %.0f, "
+        "copy %.0f (cudaMemcpy %.0f), launch %.2f us, graph node %.2f us, HBM latency "
+        "%.2f us\n",
+        c.read_gbps, c.copy_gbps, c.launch_us, c.graph_node_us, c.mem_latency_us, c.bf16_tflops,
+        c.int8_tops, probed.read_gbps, probed.copy_gbps, probed.memcpy_gbps, probed.launch_us,
+        probed.graph_node_us, probed.mem_latency_us);
     rows.insert(rows.end(), probe_rows.begin(), probe_rows.end());
     for (size_t i = 0; i < experiments.size(); ++i) {
       const Experiment& e = *experiments[i];
@@ -529,6 +688,7 @@ int cmd_run(const Args& a) {
 // samples, and writes the fastest by median into the GPU's tuning table with
 // what was measured. Other sections of an existing table are kept.
 int cmd_tune(const Args& a) {
+  parse_device_spec(a.device);  // a malformed --device is a usage error on any machine
   auto experiments = select(a.filter.empty() ? "^(gemm|mlp_layer_norm_gelu)$" : a.filter);
   auto files = load_targets(a);
   const int count = require_devices();
@@ -671,6 +831,8 @@ int cmd_tune(const Args& a) {
 }
 
 int cmd_probe(const Args& a) {
+  if (parse_device_spec(a.device).size() != 1)
+    throw UsageError("probe measures one GPU: --device N, got '" + a.device + "'");
   const int count = require_devices();
   if (count == 0) return kExitNoDevice;
   const int d = devices_for(a.device, count).front();
@@ -684,8 +846,9 @@ int cmd_probe(const Args& a) {
   doc["gpu"] = dev.name;
   doc["match"] = {dev.name};
   doc["peaks"] = {{"hbm_gbps", std::round(p.read_gbps)},
-                  {"source", "kbench probe: replace with the datasheet peaks (hbm_gbps, "
-                             "bf16_tflops, int8_tops, fp8_tflops)"}};
+                  {"source",
+                   "kbench probe: replace with the datasheet peaks (hbm_gbps, "
+                   "bf16_tflops, int8_tops, fp8_tflops)"}};
   doc["measured"] = {{"read_gbps", std::round(p.read_gbps)},
                      {"copy_gbps", std::round(std::max(p.copy_gbps, p.memcpy_gbps))},
                      {"launch_us", std::round(p.launch_us * 100) / 100},
@@ -704,11 +867,17 @@ int cmd_probe(const Args& a) {
         if (std::find(dtypes.begin(), dtypes.end(), dt) == dtypes.end()) dtypes.push_back(dt);
       }
       for (const auto& dt : dtypes) {
-        targets.push_back({{"name", e.name()}, {"metric", metric_csv_name(m)}, {"dtype", dt},
-                           {"shape", "*"}, {"roofline_fraction", 0.8}});
+        targets.push_back({{"name", e.name()},
+                           {"metric", metric_csv_name(m)},
+                           {"dtype", dt},
+                           {"shape", "*"},
+                           {"roofline_fraction", 0.8}});
         if (e.has_seed_mean())
-          targets.push_back({{"name", e.name()}, {"metric", metric_csv_name(m)}, {"dtype", dt},
-                             {"shape", "mean"}, {"roofline_fraction", 0.8}});
+          targets.push_back({{"name", e.name()},
+                             {"metric", metric_csv_name(m)},
+                             {"dtype", dt},
+                             {"shape", "mean"},
+                             {"roofline_fraction", 0.8}});
       }
     }
   }
@@ -744,7 +913,9 @@ int kbench_main(int argc, char** argv) {
     if (a.command == "tune") return cmd_tune(a);
     throw UsageError("unknown command '" + a.command + "'");
   } catch (const UsageError& e) {
-    std::fprintf(stderr, "kbench: %s\nRun 'kbench --help' for usage.\n", e.what());
+    std::string command = argc > 1 ? argv[1] : "";
+    std::fprintf(stderr, "kbench: %s\nusage: %s\nRun 'kbench --help' for every option.\n", e.what(),
+                 usage_line(command).c_str());
     return kExitUsage;
   } catch (const TargetError& e) {
     std::fprintf(stderr, "kbench: bad target file: %s\n", e.what());

@@ -20,6 +20,40 @@ int cuda_device_count(std::string* why) {
   return n;
 }
 
+std::string min_driver_for_cuda(int cuda_major) {
+  switch (cuda_major) {
+    case 11:
+      return "450";
+    case 12:
+      return "525";
+    case 13:
+      return "580";
+    default:
+      return "";
+  }
+}
+
+std::string driver_problem() {
+  int rt = 0, drv = 0;
+  if (cudaRuntimeGetVersion(&rt) != cudaSuccess) rt = CUDART_VERSION;
+  if (cudaDriverGetVersion(&drv) != cudaSuccess) drv = 0;
+  cudaGetLastError();
+  auto version = [](int v) {
+    return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+  };
+  const std::string floor = min_driver_for_cuda(rt / 1000);
+  const std::string needs = "kbench was built with CUDA " + version(rt) +
+                            (floor.empty() ? std::string(", which needs a newer driver")
+                                           : ", which needs NVIDIA driver " + floor + " or newer");
+  if (drv == 0) return "no NVIDIA driver is loaded (libcuda.so.1 not found); " + needs;
+  if (drv / 1000 < rt / 1000) {
+    std::string name = ClockMonitor("").driver_version().value_or("");
+    return "the NVIDIA driver" + (name.empty() ? std::string() : " " + name) +
+           " is too old: it supports CUDA " + version(drv) + "; " + needs;
+  }
+  return "";
+}
+
 DeviceInfo query_device(int index) {
   DeviceInfo d;
   d.index = index;
@@ -72,7 +106,8 @@ const Nvml& nvml() {
     n.init = reinterpret_cast<nvml_ret (*)()>(sym("nvmlInit_v2"));
     n.by_bus = reinterpret_cast<nvml_ret (*)(const char*, nvml_dev*)>(
         sym("nvmlDeviceGetHandleByPciBusId_v2"));
-    n.clock = reinterpret_cast<nvml_ret (*)(nvml_dev, int, unsigned*)>(sym("nvmlDeviceGetClockInfo"));
+    n.clock =
+        reinterpret_cast<nvml_ret (*)(nvml_dev, int, unsigned*)>(sym("nvmlDeviceGetClockInfo"));
     n.max_clock =
         reinterpret_cast<nvml_ret (*)(nvml_dev, int, unsigned*)>(sym("nvmlDeviceGetMaxClockInfo"));
     void* r = sym("nvmlDeviceGetCurrentClocksEventReasons");

@@ -16,13 +16,13 @@ namespace kb {
 
 struct DeviceInfo {
   int index = 0;
-  std::string name;        // as the driver reports it: "NVIDIA H100 80GB HBM3"
+  std::string name;  // as the driver reports it: "NVIDIA H100 80GB HBM3"
   int sm_count = 0;
   size_t l2_bytes = 0;
   size_t mem_bytes = 0;
   int cc_major = 0, cc_minor = 0;
-  std::string driver;      // "580.159.04" from NVML, else the CUDA driver API version
-  std::string cuda;        // runtime version "13.0"
+  std::string driver;  // "580.159.04" from NVML, else the CUDA driver API version
+  std::string cuda;    // runtime version "13.0"
   std::string pci_bus_id;
   cudaDeviceProp prop{};
 };
@@ -34,6 +34,15 @@ inline GpuIdentity gpu_identity(const DeviceInfo& d) { return {d.name, d.driver,
 int cuda_device_count(std::string* why);
 // Throws kb::CudaError.
 DeviceInfo query_device(int index);
+
+// Why the driver cannot serve this build's CUDA runtime, as one sentence
+// with the fix ("no NVIDIA driver is loaded ...", "the NVIDIA driver
+// 535.104 supports CUDA 12.2; kbench was built with CUDA 13.0, which needs
+// driver 580 or newer"), or "" when the driver is new enough.
+std::string driver_problem();
+// The oldest Linux driver a CUDA major version runs on (its minor-version
+// compatibility floor): 13 -> "580", 12 -> "525", 11 -> "450"; "" if unknown.
+std::string min_driver_for_cuda(int cuda_major);
 
 // Reads the SM/memory clocks and the clock-event (throttle) reasons. Every
 // method returns nullopt when NVML is not available.

@@ -42,13 +42,20 @@ fs::path temp_dir(const std::string& name) {
   return d;
 }
 
-bool contains(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
+bool contains(const std::string& s, const std::string& what) {
+  return s.find(what) != std::string::npos;
+}
 
 TEST(Cli, HelpAndList) {
   auto h = kbench("--help");
   EXPECT_EQ(h.code, 0);
   EXPECT_TRUE(contains(h.out, "kbench run")) << h.out;
   EXPECT_TRUE(contains(h.out, "--filter REGEX"));
+  // Every command and option the parser takes is in the help.
+  for (const char* o : {"kbench tune", "--rerun FILE", "--repeat N", "--inject-slowdown REGEX=PCT",
+                        "--allow-injected-slowdown", "--buffer-sets N", "--reps N",
+                        "--candidates N", "--opt=VALUE"})
+    EXPECT_TRUE(contains(h.out, o)) << o << "\n" << h.out;
   auto l = kbench("list");
   EXPECT_EQ(l.code, 0);
   EXPECT_TRUE(contains(l.out, "layer_norm"));
@@ -66,7 +73,8 @@ TEST(Cli, VersionNamesTheBuildsCommit) {
   // The source tree's commit now (the build just before the tests saw the
   // same one): a commit made after the build directory was configured must
   // show (a configure-time id did not).
-  auto git = kb::test::run_command("git", std::string("-C '") + KBENCH_SOURCE_DIR + "' rev-parse --short=12 HEAD");
+  auto git = kb::test::run_command(
+      "git", std::string("-C '") + KBENCH_SOURCE_DIR + "' rev-parse --short=12 HEAD");
   if (git.code != 0 || git.out.size() < 12) GTEST_SKIP() << "not a git checkout";
   EXPECT_TRUE(contains(v.out, "(" + git.out.substr(0, 12))) << v.out << " against " << git.out;
 }
@@ -103,7 +111,8 @@ TEST(Cli, BadTargetFilesExit2WithFileAndField) {
   EXPECT_TRUE(contains(missing.out, "/nonexistent/kb_targets")) << missing.out;
 
   auto dir = temp_dir("targets");
-  std::ofstream(dir / "broken.json") << R"J({"gpu": "X", "peaks": {"hbm_gbps": "lots"}, "targets": []})J";
+  std::ofstream(dir / "broken.json")
+      << R"J({"gpu": "X", "peaks": {"hbm_gbps": "lots"}, "targets": []})J";
   auto broken = kbench("run --filter layer_norm --no-csv --targets " + dir.string());
   EXPECT_EQ(broken.code, 2);
   EXPECT_TRUE(contains(broken.out, "broken.json")) << broken.out;
@@ -134,7 +143,107 @@ TEST(Cli, NoGpuIsOneClearLineOrDeviceOutOfRange) {
     EXPECT_TRUE(contains(r.out, "--device 999 is out of range")) << r.out;
   }
   auto bad = kbench("run --filter layer_norm --no-csv --device minus-one");
-  EXPECT_TRUE(bad.code == 2 || bad.code == 3) << bad.out;
+  EXPECT_EQ(bad.code, 2) << bad.out;
+}
+
+// Without a GPU (or driver) the one line says which of the two is missing:
+// CUDA's cudaErrorInsufficientDriver alone reads as "no device".
+TEST(Cli, NoDriverOrOldDriverIsNamed) {
+  auto r = kbench("run --filter layer_norm --no-csv");
+  if (r.code != 3) GTEST_SKIP() << "a CUDA device is present";
+  if (!contains(r.out, "cudaErrorInsufficientDriver"))
+    GTEST_SKIP() << "a driver is loaded: " << r.out;
+  EXPECT_TRUE(contains(r.out, "no NVIDIA driver is loaded") ||
+              contains(r.out, "is too old: it supports CUDA"))
+      << r.out;
+  EXPECT_TRUE(contains(r.out, "which needs NVIDIA driver")) << r.out;
+}
+
+// Command lines as nvbench and Google Benchmark users type them.
+TEST(Cli, OptEqualsValueAndDeviceLists) {
+  // --filter=REGEX is --filter REGEX: an unknown experiment is refused by name.
+  auto f = kbench("run --filter=no_such_experiment --no-csv");
+  EXPECT_EQ(f.code, 2) << f.out;
+  EXPECT_TRUE(contains(f.out, "--filter 'no_such_experiment' matches no experiment")) << f.out;
+  // A device list is accepted (then: no device here, or out of range).
+  auto d = kbench("run --filter=layer_norm --no-csv -d 0,1");
+  EXPECT_TRUE(d.code == 3 || d.code == 2 || d.code == 0 || d.code == 1) << d.out;
+  EXPECT_FALSE(contains(d.out, "needs a GPU index")) << d.out;
+  // A malformed device is bad usage (2) on any machine, before any device is looked for.
+  for (const char* bad : {"--device abc", "--device=1,x", "--device 0,0", "-d ''"}) {
+    auto r = kbench(std::string("run --filter layer_norm --no-csv ") + bad);
+    EXPECT_EQ(r.code, 2) << bad << "\n" << r.out;
+  }
+  auto flag = kbench("run --quick=1");
+  EXPECT_EQ(flag.code, 2);
+  EXPECT_TRUE(contains(flag.out, "--quick takes no value")) << flag.out;
+}
+
+TEST(Cli, UsageErrorsPrintTheUsageLine) {
+  auto r = kbench("run --fast");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(contains(r.out, "\nusage: kbench run [")) << r.out;
+  auto p = kbench("probe --bogus");
+  EXPECT_TRUE(contains(p.out, "\nusage: kbench probe [")) << p.out;
+  auto t = kbench("tune --bogus");
+  EXPECT_EQ(t.code, 2);
+  EXPECT_TRUE(contains(t.out, "\nusage: kbench tune [--filter REGEX] [--device N]")) << t.out;
+  EXPECT_TRUE(contains(t.out, "[--reps N] [--candidates N]")) << t.out;
+  // run's usage names its re-measurement form.
+  EXPECT_TRUE(contains(r.out, "kbench run --rerun SUSPECTS.csv [--repeat N]")) << r.out;
+}
+
+// main's options in the `--opt=value` form: the same rules as `--opt value`.
+TEST(Cli, RerunRepeatAndInjectionTakeEqualsValues) {
+  auto r = kbench("run --repeat=3 --no-csv");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "--repeat N needs --rerun FILE")) << r.out;
+  auto i = kbench("run --inject-slowdown=gemv=5 --no-csv");
+  EXPECT_EQ(i.code, 2) << i.out;
+  EXPECT_TRUE(contains(i.out, "needs --allow-injected-slowdown")) << i.out;
+  auto a = kbench("run --allow-injected-slowdown=yes --inject-slowdown=gemv=5 --no-csv");
+  EXPECT_EQ(a.code, 2) << a.out;
+  EXPECT_TRUE(contains(a.out, "--allow-injected-slowdown takes no value")) << a.out;
+  auto b = kbench("run --buffer-sets=0 --no-csv");
+  EXPECT_EQ(b.code, 2) << b.out;
+  EXPECT_TRUE(contains(b.out, "--buffer-sets needs a whole number from 1 to 1000")) << b.out;
+  auto t = kbench("tune --reps=0");
+  EXPECT_EQ(t.code, 2) << t.out;
+  EXPECT_TRUE(contains(t.out, "--reps needs a whole number from 1 to 1000")) << t.out;
+  // A malformed device is bad usage before tune looks for a GPU.
+  auto d = kbench("tune --device=x");
+  EXPECT_EQ(d.code, 2) << d.out;
+  EXPECT_TRUE(contains(d.out, "--device needs a GPU index")) << d.out;
+}
+
+// An option another command takes is refused, not silently ignored.
+TEST(Cli, OptionsACommandDoesNotTakeAreRefused) {
+  for (const auto& [args, what] : std::vector<std::pair<std::string, std::string>>{
+           {"run --write draft.json", "run does not take --write"},
+           {"probe --csv x.csv", "probe does not take --csv"},
+           {"probe --filter gemv", "probe does not take --filter"},
+           {"list --quick", "list does not take --quick"},
+           {"probe --device 0,1", "probe measures one GPU"},
+           {"probe --rerun s.csv", "probe does not take --rerun"},
+           {"tune --csv x.csv", "tune does not take --csv"},
+           {"tune --repeat 3", "tune does not take --repeat"},
+           {"run --reps 5", "run does not take --reps"},
+           {"run --candidates 4", "run does not take --candidates"},
+           {"probe --inject-slowdown gemv=5", "probe does not take --inject-slowdown"}}) {
+    auto r = kbench(args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
+    EXPECT_TRUE(contains(r.out, what)) << args << "\n" << r.out;
+  }
+}
+
+TEST(Cli, AFileWithoutItsFlagGetsAHint) {
+  auto r = kbench("run run14.csv");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(contains(r.out, "the results file follows --csv (kbench run --csv run14.csv)"))
+      << r.out;
+  auto p = kbench("probe h100.json");
+  EXPECT_EQ(p.code, 2);
+  EXPECT_TRUE(contains(p.out, "follows --write (kbench probe --write h100.json)")) << p.out;
 }
 
 }  // namespace

@@ -1,12 +1,16 @@
 #include "tools/kgate/cli.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
+#include <initializer_list>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -19,6 +23,7 @@
 #include "tools/kgate/dashboard.h"
 #include "tools/kgate/gate.h"
 #include "tools/kgate/gen_history.h"
+#include "tools/kgate/gpt_fast_export.h"
 #include "tools/kgate/history.h"
 #include "tools/kgate/noise.h"
 #include "tools/kgate/selftest.h"
@@ -29,15 +34,85 @@ namespace kb {
 
 namespace {
 
+// Bad usage: exit 2 with the message and the command's usage line.
 struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
+  explicit UsageError(const std::string& what, const char* usage_line = nullptr)
+      : std::runtime_error(what), usage(usage_line ? usage_line : "") {}
+  std::string usage;
 };
+
+constexpr const char* kTopUsage =
+    "kgate check|compare|dashboard|noise|gpt-fast [options]   (kgate --help)";
+constexpr const char* kCheckUsage =
+    "kgate check --results FILE... [--targets DIR] [--markdown FILE] [--junit FILE] "
+    "[--html FILE] [--suspects FILE] [--all] [options]";
+constexpr const char* kCompareUsage =
+    "kgate compare BASE.csv NEW.csv [--min-change REL] [--noise REL] [--markdown FILE]";
+constexpr const char* kDashboardUsage =
+    "kgate dashboard --results FILE... --out DIR|FILE.html [--targets DIR] [--title TEXT] "
+    "[options]";
+constexpr const char* kNoiseUsage = "kgate noise --results FILE... [--markdown FILE] [--csv FILE]";
+constexpr const char* kGptFastUsage =
+    "kgate gpt-fast --results FILE... --csv FILE [--json FILE] [--targets DIR]";
 // An output file that cannot be written: the verdict would be lost.
 struct OutputError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
 using Args = std::vector<std::string>;
+
+// `--opt=value` as `--opt value` (nvbench's and Google Benchmark's users
+// write it so). A flag that takes no value refuses one.
+Args expand_equals(const Args& in, std::initializer_list<const char*> no_value, const char* usage) {
+  Args out;
+  for (const auto& a : in) {
+    size_t eq = a.find('=');
+    if (a.rfind("--", 0) != 0 || eq == std::string::npos) {
+      out.push_back(a);
+      continue;
+    }
+    std::string flag = a.substr(0, eq);
+    for (const char* f : no_value)
+      if (flag == f) throw UsageError(flag + " takes no value (got '" + a + "')", usage);
+    out.push_back(flag);
+    out.push_back(a.substr(eq + 1));
+  }
+  return out;
+}
+
+// An argument where an option was expected: a file given without its flag
+// gets a hint.
+[[noreturn]] void unexpected(const std::string& cmd, const std::string& arg, const char* usage,
+                             const char* file_flag) {
+  if (arg.rfind("-", 0) == 0) throw UsageError(cmd + ": unknown option '" + arg + "'", usage);
+  std::error_code ec;
+  bool looks_like_file = arg.find('.') != std::string::npos || arg.find('/') != std::string::npos ||
+                         std::filesystem::exists(arg, ec);
+  if (looks_like_file && file_flag)
+    throw UsageError(cmd + ": unexpected argument '" + arg + "': files follow " + file_flag +
+                         " (kgate " + cmd + " " + file_flag + " " + arg + " ...)",
+                     usage);
+  throw UsageError(cmd + ": unexpected argument '" + arg + "'", usage);
+}
+
+// Reads every results file; the warnings of a file that is then refused
+// are printed first, so that its error can refer to them.
+void read_history(History& h, const std::vector<std::string>& files);
+
+std::string utc_now() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string host_name() {
+  char buf[256] = {0};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "";
+  return buf;
+}
 
 // Reads the value after a flag; `i` is left on it.
 const std::string& value_of(const Args& a, size_t& i) {
@@ -77,17 +152,37 @@ void print_warnings(const std::vector<std::string>& warnings) {
   for (const auto& w : warnings) std::fprintf(stderr, "kgate: warning: %s\n", w.c_str());
 }
 
-int cmd_check(const Args& a) {
+void read_history(History& h, const std::vector<std::string>& files) {
+  try {
+    for (const auto& p : files) h.add_file(p);
+  } catch (const ResultFileError&) {
+    for (const auto& w : h.warnings())
+      std::fprintf(stderr, "kgate: warning: %s\n", w.text().c_str());
+    throw;
+  }
+  h.finish();
+}
+
+// `--results FILE...`: the files up to the next option.
+void take_files(const Args& a, size_t& i, std::vector<std::string>& files, const char* usage) {
+  size_t before = files.size();
+  while (i + 1 < a.size() && a[i + 1].rfind("--", 0) != 0) files.push_back(a[++i]);
+  if (files.size() == before) throw UsageError("--results needs at least one file", usage);
+}
+
+int cmd_check(const Args& args) {
+  const Args a = expand_equals(args, {"--strict", "--all"}, kCheckUsage);
   GateOptions opt;
   std::vector<std::string> results;
   std::string targets_dir, markdown, junit, html, suspects;
   double max_suspects = kMaxSuspectShare;
+  bool all = false;
   for (size_t i = 1; i < a.size(); ++i) {
     const std::string& f = a[i];
     if (f == "--results") {
-      size_t before = results.size();
-      while (i + 1 < a.size() && a[i + 1].rfind("--", 0) != 0) results.push_back(a[++i]);
-      if (results.size() == before) throw UsageError("--results needs at least one file");
+      take_files(a, i, results, kCheckUsage);
+    } else if (f == "--all") {
+      all = true;
     } else if (f == "--targets") {
       targets_dir = value_of(a, i);
     } else if (f == "--window") {
@@ -113,21 +208,23 @@ int cmd_check(const Args& a) {
     } else if (f == "--html") {
       html = value_of(a, i);
     } else {
-      throw UsageError("check: unknown option '" + f + "'");
+      unexpected("check", f, kCheckUsage, "--results");
     }
   }
-  if (results.empty()) throw UsageError("check needs --results FILE...");
+  if (results.empty()) throw UsageError("check needs --results FILE...", kCheckUsage);
   if (opt.rule.min_history > opt.rule.window)
     throw UsageError("--min-history " + std::to_string(opt.rule.min_history) +
-                     " is larger than --window " + std::to_string(opt.rule.window));
+                         " is larger than --window " + std::to_string(opt.rule.window),
+                     kCheckUsage);
   if (!targets_dir.empty()) opt.targets = load_target_dir(targets_dir);
 
   History h;
-  for (const auto& p : results) h.add_file(p);
-  h.finish();
+  read_history(h, results);
   GateReport rep = run_gate(h, opt);
+  rep.host = host_name();
+  rep.generated_at = utc_now();
   print_warnings(rep.warnings);
-  std::fputs(gate_console(rep).c_str(), stdout);
+  std::fputs(gate_console(rep, all).c_str(), stdout);
   std::fflush(stdout);
   if (!markdown.empty()) write_file(markdown, gate_markdown(rep));
   if (!junit.empty()) write_file(junit, gate_junit(rep));
@@ -146,7 +243,8 @@ int cmd_check(const Args& a) {
   return rep.exit_code();
 }
 
-int cmd_compare(const Args& a) {
+int cmd_compare(const Args& args) {
+  const Args a = expand_equals(args, {}, kCompareUsage);
   CompareOptions opt;
   std::vector<std::string> files;
   std::string markdown;
@@ -158,19 +256,18 @@ int cmd_compare(const Args& a) {
       opt.default_noise = parse_double(f, value_of(a, i), 0, 1, true);
     else if (f == "--markdown")
       markdown = value_of(a, i);
-    else if (f.rfind("--", 0) == 0)
-      throw UsageError("compare: unknown option '" + f + "'");
+    else if (f.rfind("-", 0) == 0 && f != "-")
+      unexpected("compare", f, kCompareUsage, nullptr);
     else
       files.push_back(f);
   }
   if (files.size() != 2)
-    throw UsageError("compare needs two files, BASE.csv and NEW.csv (got " +
-                     std::to_string(files.size()) + ")");
+    throw UsageError(
+        "compare needs two files, BASE.csv and NEW.csv (got " + std::to_string(files.size()) + ")",
+        kCompareUsage);
   History base, next;
-  base.add_file(files[0]);
-  base.finish();
-  next.add_file(files[1]);
-  next.finish();
+  read_history(base, {files[0]});
+  read_history(next, {files[1]});
   CompareReport rep = compare_runs(base, next, opt);
   print_warnings(rep.warnings);
   std::fputs(compare_console(rep).c_str(), stdout);
@@ -180,16 +277,15 @@ int cmd_compare(const Args& a) {
 }
 
 // The history of every key as one self-contained HTML page (dashboard.h).
-int cmd_dashboard(const Args& a) {
+int cmd_dashboard(const Args& args) {
+  const Args a = expand_equals(args, {"--strict"}, kDashboardUsage);
   DashboardOptions opt;
   std::vector<std::string> results;
   std::string targets_dir, out;
   for (size_t i = 1; i < a.size(); ++i) {
     const std::string& f = a[i];
     if (f == "--results") {
-      size_t before = results.size();
-      while (i + 1 < a.size() && a[i + 1].rfind("--", 0) != 0) results.push_back(a[++i]);
-      if (results.size() == before) throw UsageError("--results needs at least one file");
+      take_files(a, i, results, kDashboardUsage);
     } else if (f == "--targets") {
       targets_dir = value_of(a, i);
     } else if (f == "--out") {
@@ -207,19 +303,20 @@ int cmd_dashboard(const Args& a) {
     } else if (f == "--strict") {
       opt.gate.strict = true;
     } else {
-      throw UsageError("dashboard: unknown option '" + f + "'");
+      unexpected("dashboard", f, kDashboardUsage, "--results");
     }
   }
-  if (results.empty()) throw UsageError("dashboard needs --results FILE...");
-  if (out.empty()) throw UsageError("dashboard needs --out DIR (or --out FILE.html)");
+  if (results.empty()) throw UsageError("dashboard needs --results FILE...", kDashboardUsage);
+  if (out.empty())
+    throw UsageError("dashboard needs --out DIR (or --out FILE.html)", kDashboardUsage);
   if (opt.gate.rule.min_history > opt.gate.rule.window)
     throw UsageError("--min-history " + std::to_string(opt.gate.rule.min_history) +
-                     " is larger than --window " + std::to_string(opt.gate.rule.window));
+                         " is larger than --window " + std::to_string(opt.gate.rule.window),
+                     kDashboardUsage);
   if (!targets_dir.empty()) opt.gate.targets = load_target_dir(targets_dir);
 
   History h;
-  for (const auto& p : results) h.add_file(p);
-  h.finish();
+  read_history(h, results);
   RowExtras extras;
   for (uint32_t i = 0; i < results.size(); ++i) extras.add_file(i, results[i]);
   DashboardData d = build_dashboard(h, extras, opt);
@@ -245,8 +342,47 @@ int cmd_dashboard(const Args& a) {
   return 0;
 }
 
+// The newest run as gpt_fast's CSV and JSON (tools/kgate/gpt_fast_export.h).
+int cmd_gpt_fast(const Args& args) {
+  const Args a = expand_equals(args, {}, kGptFastUsage);
+  std::vector<std::string> results;
+  std::string targets_dir, csv_out, json_out;
+  for (size_t i = 1; i < a.size(); ++i) {
+    const std::string& f = a[i];
+    if (f == "--results")
+      take_files(a, i, results, kGptFastUsage);
+    else if (f == "--targets")
+      targets_dir = value_of(a, i);
+    else if (f == "--csv")
+      csv_out = value_of(a, i);
+    else if (f == "--json")
+      json_out = value_of(a, i);
+    else
+      unexpected("gpt-fast", f, kGptFastUsage, "--results");
+  }
+  if (results.empty()) throw UsageError("gpt-fast needs --results FILE...", kGptFastUsage);
+  if (csv_out.empty() && json_out.empty())
+    throw UsageError("gpt-fast needs --csv FILE and/or --json FILE", kGptFastUsage);
+  std::vector<TargetFile> targets;
+  if (!targets_dir.empty()) targets = load_target_dir(targets_dir);
+  History h;
+  read_history(h, results);
+  for (const auto& w : h.warnings()) std::fprintf(stderr, "kgate: warning: %s\n", w.text().c_str());
+  GptFastExport ex = gpt_fast_rows(h, targets);
+  for (const auto& n : ex.notes) std::fprintf(stderr, "kgate: gpt-fast: %s\n", n.c_str());
+  if (ex.rows.empty())
+    throw ResultFileError("no row of gpt_fast's (its seed-mean and model rows) in the newest run");
+  if (!csv_out.empty()) write_file(csv_out, gpt_fast_csv(ex.rows));
+  if (!json_out.empty()) write_file(json_out, gpt_fast_json(ex.rows));
+  std::printf("kgate gpt-fast: %zu row(s) written%s%s%s%s\n", ex.rows.size(),
+              csv_out.empty() ? "" : " to ", csv_out.c_str(),
+              json_out.empty() ? "" : (csv_out.empty() ? " to " : " and "), json_out.c_str());
+  return 0;
+}
+
 // Hidden: the simulation behind the defaults (docs/gate.md).
-int cmd_simulate(const Args& a) {
+int cmd_simulate(const Args& args) {
+  const Args a = expand_equals(args, {}, nullptr);
   SimulationOptions opt;
   int nights = 1000, trials = 1000, horizon = 8;
   std::vector<double> drops = {0.05, 0.10};
@@ -370,27 +506,25 @@ int cmd_simulate(const Args& a) {
 }
 
 // Run-to-run noise per key over several runs (issue 24: `tools/noise-report.sh`).
-int cmd_noise(const Args& a) {
+int cmd_noise(const Args& args) {
+  const Args a = expand_equals(args, {}, kNoiseUsage);
   std::vector<std::string> results;
   std::string markdown, csv_out;
   for (size_t i = 1; i < a.size(); ++i) {
     const std::string& f = a[i];
     if (f == "--results") {
-      size_t before = results.size();
-      while (i + 1 < a.size() && a[i + 1].rfind("--", 0) != 0) results.push_back(a[++i]);
-      if (results.size() == before) throw UsageError("--results needs at least one file");
+      take_files(a, i, results, kNoiseUsage);
     } else if (f == "--markdown") {
       markdown = value_of(a, i);
     } else if (f == "--csv") {
       csv_out = value_of(a, i);
     } else {
-      throw UsageError("noise: unknown option '" + f + "'");
+      unexpected("noise", f, kNoiseUsage, "--results");
     }
   }
-  if (results.empty()) throw UsageError("noise needs --results FILE...");
+  if (results.empty()) throw UsageError("noise needs --results FILE...", kNoiseUsage);
   History h;
-  for (const auto& p : results) h.add_file(p);
-  h.finish();
+  read_history(h, results);
   std::vector<std::string> warnings;
   for (const auto& w : h.warnings()) warnings.push_back(w.text());
   print_warnings(warnings);
@@ -403,7 +537,8 @@ int cmd_noise(const Args& a) {
 }
 
 // Hidden: tools/gate-selftest.sh's table (docs/gate.md).
-int cmd_selftest_table(const Args& a) {
+int cmd_selftest_table(const Args& args) {
+  const Args a = expand_equals(args, {}, nullptr);
   SelftestInput in;
   GateOptions opt;
   std::string targets_dir, markdown;
@@ -431,7 +566,8 @@ int cmd_selftest_table(const Args& a) {
 }
 
 // Hidden: a synthetic history for the timing in docs/gate.md.
-int cmd_gen_history(const Args& a) {
+int cmd_gen_history(const Args& args) {
+  const Args a = expand_equals(args, {}, nullptr);
   GenOptions opt;
   std::string out;
   for (size_t i = 1; i < a.size(); ++i) {
@@ -480,7 +616,7 @@ int cmd_gen_history(const Args& a) {
 int kgate_main(int argc, char** argv) {
   Args a(argv + 1, argv + argc);
   try {
-    if (a.empty()) throw UsageError("no command given");
+    if (a.empty()) throw UsageError("no command given", kTopUsage);
     const std::string& cmd = a[0];
     if (cmd == "help" || cmd == "--help" || cmd == "-h") {
       std::fputs(kKgateHelp, stdout);
@@ -493,13 +629,29 @@ int kgate_main(int argc, char** argv) {
     if (cmd == "check") return cmd_check(a);
     if (cmd == "compare") return cmd_compare(a);
     if (cmd == "dashboard") return cmd_dashboard(a);
+    if (cmd == "gpt-fast") return cmd_gpt_fast(a);
     if (cmd == "simulate") return cmd_simulate(a);
     if (cmd == "noise") return cmd_noise(a);
     if (cmd == "selftest-table") return cmd_selftest_table(a);
     if (cmd == "gen-history") return cmd_gen_history(a);
-    throw UsageError("unknown command '" + cmd + "'");
+    std::error_code ec;
+    if (std::filesystem::exists(cmd, ec) || cmd.find(".csv") != std::string::npos)
+      throw UsageError(
+          "'" + cmd + "' is not a command; to gate a results file: kgate check --results " + cmd,
+          kTopUsage);
+    throw UsageError("unknown command '" + cmd + "'", kTopUsage);
   } catch (const UsageError& e) {
-    std::fprintf(stderr, "kgate: %s\n(kgate --help lists the commands and options)\n", e.what());
+    std::string usage = e.usage;
+    if (usage.empty() && !a.empty())
+      usage = a[0] == "check"       ? kCheckUsage
+              : a[0] == "compare"   ? kCompareUsage
+              : a[0] == "dashboard" ? kDashboardUsage
+              : a[0] == "noise"     ? kNoiseUsage
+              : a[0] == "gpt-fast"  ? kGptFastUsage
+                                    : "";
+    if (usage.empty()) usage = kTopUsage;
+    std::fprintf(stderr, "kgate: %s\nusage: %s\n(kgate --help lists the commands and options)\n",
+                 e.what(), usage.c_str());
   } catch (const ResultFileError& e) {
     std::fprintf(stderr, "kgate: error: %s\n", e.what());
   } catch (const TargetError& e) {

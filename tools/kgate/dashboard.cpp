@@ -240,7 +240,7 @@ DashboardData build_dashboard(const History& h, const RowExtras& extras,
   d.min_gap = opt.gate.rule.min_gap;
   d.strict = opt.gate.strict;
   d.gate_summary = rep.summary();
-  d.gated_runs = rep.gated_runs;
+  for (const auto& g : rep.gated_runs) d.gated_runs.push_back(g.describe());
   d.warnings = rep.warnings;
 
   const auto& keys = h.keys();

@@ -172,6 +172,34 @@ std::string injected_part(std::string_view variant) {
   return out;
 }
 
+RunContext context_of(const Run& run) {
+  return {run.label, run.timestamp, run.git_sha, run.driver, run.cuda};
+}
+
+// For a failing key: the newest earlier run where it was good (measured,
+// not throttled, its row `ok` or its re-measurements taken instead, and not
+// worse than `baseline` (when there is one) by more than the gap). The
+// reports name it, so that the commits and drivers in between are the
+// suspects. `runs_of_key` ends with the run being judged.
+void find_last_good(const History& hist, const std::vector<uint32_t>& series,
+                    const std::vector<RunValue>& runs_of_key, const Key& key,
+                    const std::optional<double>& baseline, double min_gap, GateKeyResult& r) {
+  const auto& obs = hist.observations();
+  for (size_t i = runs_of_key.size() - 1; i-- > 0;) {
+    const RunValue& e = runs_of_key[i];
+    if (!e.measured || e.throttled) continue;
+    const Observation& o = obs[series[e.first]];
+    if (o.status != RowStatus::ok && e.remeasured == 0) continue;
+    if (baseline) {
+      double drop = key.lower_is_better ? e.value / *baseline - 1 : 1 - e.value / *baseline;
+      if (drop > min_gap) continue;
+    }
+    r.last_good = context_of(hist.runs()[o.run]);
+    r.last_good_value = e.value;
+    return;
+  }
+}
+
 }  // namespace
 
 GateReport run_gate(const History& hist, const GateOptions& opt) {
@@ -179,6 +207,7 @@ GateReport run_gate(const History& hist, const GateOptions& opt) {
   rep.strict = opt.strict;
   rep.window = opt.rule.window;
   rep.min_gap = opt.rule.min_gap;
+  rep.min_history = opt.rule.min_history;
   rep.rows = hist.rows();
   rep.inputs = hist.files();
   for (const auto& w : hist.warnings()) rep.warnings.push_back(w.text());
@@ -241,6 +270,9 @@ GateReport run_gate(const History& hist, const GateOptions& opt) {
     r.run_has_id = runs[last.run].has_id;
     r.variant = std::string(last.variant);
     r.attempts = now.attempts;
+    // The value judged is throttled (a throttled row with no unthrottled
+    // re-measurement behind it): the reports call it so.
+    r.throttled = now.measured && now.throttled;
     std::vector<std::string> notes;
     const std::string kernel = kernel_identity(last.variant);
     if (kernel.size() != last.variant.size())
@@ -288,6 +320,7 @@ GateReport run_gate(const History& hist, const GateOptions& opt) {
       r.rule = failed ? "failed" : "incorrect";
       r.why = failed ? "the run failed" : "the output is incorrect (it failed its check)";
       if (!last.message.empty()) r.why += ": " + std::string(last.message);
+      find_last_good(hist, series, runs_of_key, key, std::nullopt, opt.rule.min_gap, r);
       add_notes();
       rep.keys.push_back(std::move(r));
       continue;
@@ -359,6 +392,7 @@ GateReport run_gate(const History& hist, const GateOptions& opt) {
       bool by_history = h.outcome == HistoryOutcome::fail;
       r.rule = by_target && by_history ? "target+history" : by_target ? "target" : "history";
       r.why = join(fails);
+      find_last_good(hist, series, runs_of_key, key, r.baseline, opt.rule.min_gap, r);
     } else if (!doubts.empty()) {
       r.status = GateStatus::inconclusive;
       r.rule = h.outcome == HistoryOutcome::too_little_history ? "too little history"
@@ -370,12 +404,8 @@ GateReport run_gate(const History& hist, const GateOptions& opt) {
     rep.keys.push_back(std::move(r));
   }
 
-  for (const auto& [arch, a] : arch_runs) {
-    const Run& run = runs[a.newest];
-    rep.gated_runs.push_back((arch.empty() ? std::string("(no arch)") : arch) + ": run " +
-                             run.label + (run.timestamp.empty() ? "" : " (" + run.timestamp + ")") +
-                             ", " + std::to_string(a.keys) + (a.keys == 1 ? " key" : " keys"));
-  }
+  for (const auto& [arch, a] : arch_runs)
+    rep.gated_runs.push_back({arch, context_of(runs[a.newest]), a.keys});
   std::stable_sort(rep.keys.begin(), rep.keys.end(),
                    [](const GateKeyResult& a, const GateKeyResult& b) {
                      if (a.status != b.status) return status_rank(a.status) < status_rank(b.status);

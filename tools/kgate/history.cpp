@@ -112,6 +112,15 @@ uint32_t History::intern_run(const ResultRow& r, uint32_t file, uint32_t key) {
   Run& run = runs_[id];
   if (!r.timestamp.empty() && (run.timestamp.empty() || r.timestamp < run.timestamp))
     run.timestamp = std::string(r.timestamp);
+  // Its context (commit, driver, CUDA) is the run's own, attempt 1's: a
+  // re-measurement read first gives it only until attempt 1 is read.
+  uint32_t attempt = r.run_id.empty() ? 1 : split_attempt(r.run_id).attempt;
+  if (run.context_attempt == 0 || attempt < run.context_attempt) {
+    run.git_sha = std::string(r.git_sha);
+    run.driver = std::string(r.driver);
+    run.cuda = std::string(r.cuda);
+    run.context_attempt = attempt;
+  }
   if (!r.run_id.empty()) {
     last_run_id_ = r.run_id;
     last_run_ = id;

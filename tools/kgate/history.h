@@ -33,6 +33,11 @@ struct Key {
 struct Run {
   std::string label;      // run_id, or "<file>#<n>" for a file without run ids
   std::string timestamp;  // "" when the rows have none
+  // The run's context, from its first row of its lowest attempt read (attempt
+  // 1, the run itself, when it is there; "" where the file has none): what
+  // the reports name for the gated run and for a key's last good run.
+  std::string git_sha, driver, cuda;
+  uint32_t context_attempt = 0;  // the attempt the context came from (0: none yet)
   uint32_t first_seen = 0;
   bool has_id = false;  // from a run_id (kbench), not from file order (gpt_fast)
 };
