@@ -365,6 +365,12 @@ TEST(Rows, InjectedRowsAreMarkedAndSoIsTheirMean) {
   for (size_t i = 0; i < pts.size(); ++i)
     rows[i] = kb::measured_rows(e, pts[i], "", w, t, h100ish(), {}, {}, nullptr);
   EXPECT_EQ(rows[0][0].variant, "bound=memory;inject=5%");
+  // The setup time is not in the timed window: its row is not marked.
+  kb::RowSource setup;
+  setup.name = "toy";
+  setup.metrics = {Metric::compilation_time};
+  auto st = kb::measured_rows(setup, pts[0], "", w, t, h100ish(), {}, {}, nullptr);
+  EXPECT_EQ(st[0].variant, "");
   auto means = kb::seed_mean_rows(e, pts, rows, nullptr);
   EXPECT_EQ(means[0].variant, "inject=5%");
 }
