@@ -337,9 +337,11 @@ void Decoder::enqueue_step(cudaStream_t s, Mark&& mark, bool lm_head) {
     mark("attention", l);
     gemv(L.wo, att_, x_, x_, s);
     mark("gemv_o_residual", l);
-    if (c.moe()) {
+    if (c.moe()) {  // its down projection, weighted sum and residual included
       enqueue_moe(l, s, mark);
-    } else if (opt_.fuse_swiglu) {
+      continue;
+    }
+    if (opt_.fuse_swiglu) {
       gemv::gemv_swiglu(wt_ == WeightType::int8, L.gate_up.w, L.gate_up.scale, x_, h_, 1, c.ffn,
                         c.dim, c.norm_eps, s, opt_.pdl);
       mark("gemv_gate_up_swiglu", l);
