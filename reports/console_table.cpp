@@ -21,8 +21,8 @@ std::string value(const std::optional<double>& v) {
 }  // namespace
 
 std::string console_table(const std::vector<Record>& rows) {
-  const std::vector<std::string> head = {"name", "shape", "dtype", "metric", "actual",
-                                         "target", "roofline", "status"};
+  const std::vector<std::string> head = {"name",   "shape",  "dtype",    "metric",
+                                         "actual", "target", "roofline", "status"};
   std::vector<std::vector<std::string>> cells;
   for (const auto& r : rows)
     cells.push_back({r.name, r.shape, r.dtype, r.metric, value(r.actual), value(r.target),

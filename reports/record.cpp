@@ -7,12 +7,11 @@ namespace kb {
 
 const std::vector<std::string>& csv_columns() {
   static const std::vector<std::string> cols = {
-      "name",          "metric",       "target",    "actual",    "dtype",
-      "device",        "arch",         "is_model",  "shape",     "variant",
-      "status",        "samples",      "median_us", "min_us",    "max_us",
-      "noise_rel",     "roofline",     "roofline_fraction",     "sm_clock_mhz",
-      "mem_clock_mhz", "driver",       "cuda",      "suite_version", "git_sha",
-      "run_id",        "timestamp",    "message"};
+      "name",         "metric",        "target", "actual",    "dtype",         "device",
+      "arch",         "is_model",      "shape",  "variant",   "status",        "samples",
+      "median_us",    "min_us",        "max_us", "noise_rel", "roofline",      "roofline_fraction",
+      "sm_clock_mhz", "mem_clock_mhz", "driver", "cuda",      "suite_version", "git_sha",
+      "run_id",       "timestamp",     "message"};
   return cols;
 }
 

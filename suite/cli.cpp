@@ -1,5 +1,7 @@
 #include "suite/cli.h"
 
+#include <cublasLt.h>
+
 #include <algorithm>
 #include <cctype>
 #include <chrono>
@@ -10,8 +12,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <nlohmann/json.hpp>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <regex>
 #include <sstream>
@@ -21,6 +23,9 @@
 #include "git_sha.h"
 #include "help_text.h"
 #include "kernels/common/cuda_check.h"
+#include "kernels/common/device_buffer.h"
+#include "kernels/common/device_random.h"
+#include "kernels/gemm/gemm.h"
 #include "reports/console_table.h"
 #include "reports/csv_writer.h"
 #include "reports/json_writer.h"
@@ -30,12 +35,8 @@
 #include "suite/probe.h"
 #include "suite/runner.h"
 #include "suite/suspects.h"
-#include "suite/tuning.h"
-#include "kernels/common/device_buffer.h"
-#include "kernels/common/device_random.h"
-#include "kernels/gemm/gemm.h"
-#include <cublasLt.h>
 #include "suite/targets.h"
+#include "suite/tuning.h"
 
 namespace kb {
 
@@ -98,9 +99,9 @@ struct Args {
   std::string write;
   double timeout_s = 1800;
   EngineOptions engine;
-  std::string rerun;       // suspects file to re-measure
-  int repeat = 0;          // attempts per suspect (--repeat; 0 = not given)
-  std::string inject;      // --inject-slowdown REGEX=PCT
+  std::string rerun;   // suspects file to re-measure
+  int repeat = 0;      // attempts per suspect (--repeat; 0 = not given)
+  std::string inject;  // --inject-slowdown REGEX=PCT
   bool allow_inject = false;
   int reps = 20;        // kbench tune: samples per candidate
   int candidates = 16;  // kbench tune: algorithms asked of the heuristic
@@ -145,8 +146,8 @@ Injection parse_injection(const std::string& spec) {
   try {
     inj.re = std::regex(spec.substr(0, eq), std::regex::ECMAScript);
   } catch (const std::regex_error& e) {
-    throw UsageError("--inject-slowdown: '" + spec.substr(0, eq) + "' is not a valid regex: " +
-                     e.what());
+    throw UsageError("--inject-slowdown: '" + spec.substr(0, eq) +
+                     "' is not a valid regex: " + e.what());
   }
   return inj;
 }
@@ -269,8 +270,9 @@ Args parse(int argc, char** argv) {
   }
   a.engine.quick = a.quick;
   if (!a.inject.empty() && !a.allow_inject)
-    throw UsageError("--inject-slowdown makes measured work slower on purpose, to validate the "
-                     "gate; it needs --allow-injected-slowdown as well (never in a nightly)");
+    throw UsageError(
+        "--inject-slowdown makes measured work slower on purpose, to validate the "
+        "gate; it needs --allow-injected-slowdown as well (never in a nightly)");
   if (!a.inject.empty()) parse_injection(a.inject);  // refuse a bad spec before anything runs
   if (a.allow_inject && a.inject.empty())
     throw UsageError("--allow-injected-slowdown without --inject-slowdown REGEX=PCT");
@@ -488,7 +490,8 @@ struct RerunMean {
 };
 
 bool point_matches(const Point& p, const Suspect& s) {
-  return dtype_name(p.dtype) == s.dtype && (p.variant.empty() || variant_matches(p.variant, s.variant));
+  return dtype_name(p.dtype) == s.dtype &&
+         (p.variant.empty() || variant_matches(p.variant, s.variant));
 }
 
 // `kbench run --rerun FILE --repeat N`: the suspects' points, N times,
@@ -530,8 +533,8 @@ int cmd_rerun(const Args& a) {
       if (found) {
         const auto f = s.variant.find(";inject=");
         const std::string v = s.variant.rfind("inject=", 0) == 0 ? ""
-                              : f == std::string::npos          ? s.variant
-                                                                : s.variant.substr(0, f);
+                              : f == std::string::npos           ? s.variant
+                                                                 : s.variant.substr(0, f);
         bool dup = false;
         for (const auto& m : means) dup |= m.e == e && m.dtype == s.dtype && m.variant == v;
         if (!dup) means.push_back({e, s.dtype, v});
@@ -555,8 +558,7 @@ int cmd_rerun(const Args& a) {
   const int count = require_devices();
   if (count == 0) return kExitNoDevice;
   const std::vector<int> devices = devices_for(a.device, count);
-  if (devices.size() != 1)
-    throw UsageError("--rerun measures on one GPU: give --device N");
+  if (devices.size() != 1) throw UsageError("--rerun measures on one GPU: give --device N");
   DeviceInfo dev = query_device(devices.front());
   for (const Suspect& s : sus)
     if (!s.arch.empty() && s.arch != dev.name)
@@ -573,9 +575,10 @@ int cmd_rerun(const Args& a) {
     text = ss.str();
   }
   const int first = next_attempt(text, base);
-  std::printf("kbench: re-measuring %zu point(s) of run %s, %d time(s) each, interleaved, as "
-              "attempts %d..%d on %s\n",
-              todo.size(), base.c_str(), repeat, first, first + repeat - 1, dev.name.c_str());
+  std::printf(
+      "kbench: re-measuring %zu point(s) of run %s, %d time(s) each, interleaved, as "
+      "attempts %d..%d on %s\n",
+      todo.size(), base.c_str(), repeat, first, first + repeat - 1, dev.name.c_str());
   ProbeResult probed;
   run_probe_worker(cfg, dev, &probed);
   std::vector<Record> rows;
@@ -611,8 +614,8 @@ int cmd_rerun(const Args& a) {
       for (const auto& r : seed_mean_rows(m.e->source(), m.e->points(), per_point[m.e], tf)) {
         const auto f = r.variant.find(";inject=");
         const std::string v = r.variant.rfind("inject=", 0) == 0 ? ""
-                              : f == std::string::npos          ? r.variant
-                                                                : r.variant.substr(0, f);
+                              : f == std::string::npos           ? r.variant
+                                                                 : r.variant.substr(0, f);
         if (r.dtype == m.dtype && v == m.variant) rows.push_back(r);
       }
     }
@@ -716,9 +719,10 @@ int cmd_tune(const Args& a) {
     }
   const std::vector<gemm::AlgoKey> keys = gemm::planned_keys();
   if (keys.empty()) throw UsageError("the selected experiments plan no cuBLASLt GEMM");
-  std::printf("kbench tune: %zu cuBLASLt GEMMs on %s, up to %d candidates each, %d interleaved "
-              "cold samples per candidate\n",
-              keys.size(), dev.name.c_str(), a.candidates, a.reps);
+  std::printf(
+      "kbench tune: %zu cuBLASLt GEMMs on %s, up to %d candidates each, %d interleaved "
+      "cold samples per candidate\n",
+      keys.size(), dev.name.c_str(), a.candidates, a.reps);
 
   RunInfo info;
   EngineOptions eo;
@@ -750,8 +754,8 @@ int cmd_tune(const Args& a) {
     auto launch = [&](cudaStream_t s) {
       if (k.input == gemm::Input::bf16)
         g.run(reinterpret_cast<const gemm::bf16*>(A.get()),
-              reinterpret_cast<const gemm::bf16*>(W.get()),
-              static_cast<const gemm::bf16*>(bp), reinterpret_cast<gemm::bf16*>(D.get()), s);
+              reinterpret_cast<const gemm::bf16*>(W.get()), static_cast<const gemm::bf16*>(bp),
+              reinterpret_cast<gemm::bf16*>(D.get()), s);
       else
         g.run(reinterpret_cast<const gemm::fp8*>(A.get()),
               reinterpret_cast<const gemm::fp8*>(W.get()), static_cast<const gemm::bf16*>(bp),
@@ -795,11 +799,11 @@ int cmd_tune(const Args& a) {
     m["driver"] = dev.driver;
     m["cublaslt_version"] = version;
     entries.push_back(pin_json(pin, m));
-    std::printf("  %s M=%lld N=%lld K=%lld: %s %.2f us (heuristic's #%d; its first %.2f us%s)\n",
-                gemm::input_name(k.input), (long long)k.M, (long long)k.N, (long long)k.K,
-                gemm::algo_id(cfg[best]).c_str(), med[best] * 1e6, best + 1, med[0] * 1e6,
-                second >= 0 ? (", runner-up " + std::to_string(med[second] * 1e6) + " us").c_str()
-                            : "");
+    std::printf(
+        "  %s M=%lld N=%lld K=%lld: %s %.2f us (heuristic's #%d; its first %.2f us%s)\n",
+        gemm::input_name(k.input), (long long)k.M, (long long)k.N, (long long)k.K,
+        gemm::algo_id(cfg[best]).c_str(), med[best] * 1e6, best + 1, med[0] * 1e6,
+        second >= 0 ? (", runner-up " + std::to_string(med[second] * 1e6) + " us").c_str() : "");
   }
   nlohmann::ordered_json doc;
   {

@@ -99,7 +99,8 @@ std::string Experiment::axes_text() const {
   }
   if (!extra_.empty()) t += "+" + std::to_string(extra_.size()) + " extra shapes ";
   t += "dtype={";
-  for (size_t i = 0; i < dtypes_.size(); ++i) t += std::string(i ? "," : "") + dtype_name(dtypes_[i]);
+  for (size_t i = 0; i < dtypes_.size(); ++i)
+    t += std::string(i ? "," : "") + dtype_name(dtypes_[i]);
   t += "}";
   if (variants_.size() > 1 || !variants_.front().empty()) {
     t += " variant={";

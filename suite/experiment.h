@@ -27,15 +27,15 @@
 
 #include <cuda_runtime.h>
 
-#include "suite/rows.h"
-#include "suite/types.h"
-
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "suite/rows.h"
+#include "suite/types.h"
 
 namespace kb {
 
@@ -178,7 +178,7 @@ struct Registrar {
 }  // namespace kb
 
 // Defines and registers an experiment; the body returns the kb::Experiment.
-#define KB_EXPERIMENT(id)                                              \
-  static ::kb::Experiment kb_define_##id();                            \
-  static const ::kb::Registrar kb_registrar_##id{&kb_define_##id};     \
+#define KB_EXPERIMENT(id)                                          \
+  static ::kb::Experiment kb_define_##id();                        \
+  static const ::kb::Registrar kb_registrar_##id{&kb_define_##id}; \
   static ::kb::Experiment kb_define_##id()

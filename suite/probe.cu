@@ -28,8 +28,8 @@ __global__ void spin_kernel(long long cycles) {
 // as a GEMV reads its rows. On an H100 it reads faster than the grid-stride
 // sweep above (a GEMV with this pattern measured 3181 GB/s against the
 // sweep's 3105), so the read ceiling is the faster of the two.
-__global__ void __launch_bounds__(128) read_chunks_kernel(const int4* __restrict__ p, size_t n,
-                                                          int* __restrict__ sink) {
+__global__ void __launch_bounds__(128)
+    read_chunks_kernel(const int4* __restrict__ p, size_t n, int* __restrict__ sink) {
   constexpr int kChunk = 2048, kUnroll = 8;  // vectors per block (32 KB), loads in flight
   const size_t base = static_cast<size_t>(blockIdx.x) * kChunk;
   int acc = 0;
@@ -46,8 +46,8 @@ __global__ void __launch_bounds__(128) read_chunks_kernel(const int4* __restrict
   if (acc == 0x7a3c91e5 && sink) *sink = acc;
 }
 
-__global__ void __launch_bounds__(512) copy_kernel(const int4* __restrict__ src,
-                                                   int4* __restrict__ dst, size_t n) {
+__global__ void __launch_bounds__(512)
+    copy_kernel(const int4* __restrict__ src, int4* __restrict__ dst, size_t n) {
   constexpr int kUnroll = 4;
   const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
   size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -171,7 +171,8 @@ ProbeResult probe_ceilings(cudaStream_t s, size_t mem_bytes, bool quick) {
   // offset of a each time (a different page: cold TLB too, as in a sample).
   int l2 = 0;
   KB_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
-  const size_t flush = std::min<size_t>(std::max<size_t>(size_t(l2) * 2, size_t(8) << 20), bytes) / 16 * 16;
+  const size_t flush =
+      std::min<size_t>(std::max<size_t>(size_t(l2) * 2, size_t(8) << 20), bytes) / 16 * 16;
   const double cold_read_us =
       time_median(
           s, quick ? 20 : 100,

@@ -1,28 +1,36 @@
 #include "suite/roofline.h"
 
-#include "reports/metrics.h"
-
 #include <algorithm>
 #include <stdexcept>
+
+#include "reports/metrics.h"
 
 namespace kb {
 
 double Ceilings::peak_ops(DType d) const {
   switch (d) {
-    case DType::bf16: return bf16_tflops * 1e12;
-    case DType::f16: return (f16_tflops > 0 ? f16_tflops : bf16_tflops) * 1e12;
-    case DType::f32: return f32_tflops * 1e12;
-    case DType::i8: return int8_tops * 1e12;
-    case DType::fp8_e4m3: return fp8_tflops * 1e12;
+    case DType::bf16:
+      return bf16_tflops * 1e12;
+    case DType::f16:
+      return (f16_tflops > 0 ? f16_tflops : bf16_tflops) * 1e12;
+    case DType::f32:
+      return f32_tflops * 1e12;
+    case DType::i8:
+      return int8_tops * 1e12;
+    case DType::fp8_e4m3:
+      return fp8_tflops * 1e12;
   }
   return 0;
 }
 
 const char* limiter_name(Limiter l) {
   switch (l) {
-    case Limiter::memory: return "memory";
-    case Limiter::compute: return "compute";
-    case Limiter::launch: return "launch";
+    case Limiter::memory:
+      return "memory";
+    case Limiter::compute:
+      return "compute";
+    case Limiter::launch:
+      return "launch";
   }
   return "?";
 }
@@ -41,7 +49,8 @@ Roofline roofline(const Work& w, const Ceilings& c) {
                                   " on this GPU");
     t_flop = w.flops / peak;
   }
-  double per_launch = (w.graph ? c.graph_node_us : c.launch_us) + (w.bytes > 0 ? c.mem_latency_us : 0);
+  double per_launch =
+      (w.graph ? c.graph_node_us : c.launch_us) + (w.bytes > 0 ? c.mem_latency_us : 0);
   double t_launch = w.launches * per_launch * 1e-6;
   Roofline r;
   double t_work = std::max(t_mem, t_flop);
@@ -58,17 +67,23 @@ std::optional<double> metric_value(Metric m, const Work& w, double t_s, double s
   if (m == Metric::compilation_time) return setup_s;
   if (!(t_s > 0)) return std::nullopt;
   switch (m) {
-    case Metric::memory_bandwidth: return w.bytes / t_s / 1e9;
-    case Metric::memory_bandwidth_kv: return (w.bytes + w.kv_bytes) / t_s / 1e9;
+    case Metric::memory_bandwidth:
+      return w.bytes / t_s / 1e9;
+    case Metric::memory_bandwidth_kv:
+      return (w.bytes + w.kv_bytes) / t_s / 1e9;
     case Metric::flops_utilization: {
       double peak = c.peak_ops(w.flop_dtype);
       if (peak <= 0) return std::nullopt;
       return w.flops / t_s / peak;
     }
-    case Metric::tflops: return w.flops / t_s / 1e12;
-    case Metric::token_per_sec: return w.steps / t_s;
-    case Metric::latency_us: return t_s * 1e6 / std::max(w.steps, 1.0);
-    case Metric::compilation_time: break;
+    case Metric::tflops:
+      return w.flops / t_s / 1e12;
+    case Metric::token_per_sec:
+      return w.steps / t_s;
+    case Metric::latency_us:
+      return t_s * 1e6 / std::max(w.steps, 1.0);
+    case Metric::compilation_time:
+      break;
   }
   return std::nullopt;
 }

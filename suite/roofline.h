@@ -17,16 +17,16 @@
 namespace kb {
 
 struct Ceilings {
-  double read_gbps = 0;     // read-only kernel bandwidth (GB/s, 1e9)
-  double copy_gbps = 0;     // copy bandwidth, bytes read + written
-  double bf16_tflops = 0;   // dense tensor-core peaks (TFLOP/s or TOP/s)
+  double read_gbps = 0;    // read-only kernel bandwidth (GB/s, 1e9)
+  double copy_gbps = 0;    // copy bandwidth, bytes read + written
+  double bf16_tflops = 0;  // dense tensor-core peaks (TFLOP/s or TOP/s)
   double f16_tflops = 0;
   double f32_tflops = 0;
   double int8_tops = 0;
   double fp8_tflops = 0;
-  double launch_us = 0;      // event-timed empty kernel
-  double graph_node_us = 0;  // per node of a captured graph
-  double mem_latency_us = 0; // HBM round trip on a cold L2, paid by each launch that moves bytes
+  double launch_us = 0;       // event-timed empty kernel
+  double graph_node_us = 0;   // per node of a captured graph
+  double mem_latency_us = 0;  // HBM round trip on a cold L2, paid by each launch that moves bytes
 
   double bandwidth_gbps(Bound b) const { return b == Bound::copy ? copy_gbps : read_gbps; }
   // Peak ops/s of a dtype; 0 when unknown.

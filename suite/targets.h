@@ -20,7 +20,7 @@ struct TargetError : std::runtime_error {
 
 struct TargetEntry {
   std::string name, metric, dtype;
-  std::string shape;    // "" or "*" = any shape; "mean" = the seed-mean row
+  std::string shape;  // "" or "*" = any shape; "mean" = the seed-mean row
   // "" = any variant; else `;`-separated fields that must all be among the
   // row variant's fields ("gemv" matches "gemv;bound=memory"), since rows
   // carry the case's detail and the roofline's limiter after the point's own.

@@ -8,11 +8,16 @@ namespace kb {
 
 const char* dtype_name(DType d) {
   switch (d) {
-    case DType::bf16: return "bfloat16";
-    case DType::f16: return "float16";
-    case DType::f32: return "float32";
-    case DType::i8: return "int8";
-    case DType::fp8_e4m3: return "fp8_e4m3";
+    case DType::bf16:
+      return "bfloat16";
+    case DType::f16:
+      return "float16";
+    case DType::f32:
+      return "float32";
+    case DType::i8:
+      return "int8";
+    case DType::fp8_e4m3:
+      return "fp8_e4m3";
   }
   return "unknown";
 }
@@ -20,10 +25,13 @@ const char* dtype_name(DType d) {
 int dtype_size(DType d) {
   switch (d) {
     case DType::bf16:
-    case DType::f16: return 2;
-    case DType::f32: return 4;
+    case DType::f16:
+      return 2;
+    case DType::f32:
+      return 4;
     case DType::i8:
-    case DType::fp8_e4m3: return 1;
+    case DType::fp8_e4m3:
+      return 1;
   }
   return 0;
 }
@@ -61,13 +69,20 @@ std::string Shape::str() const {
 // The names are reports/metrics.h's, the one definition the gate reads too.
 const char* metric_csv_name(Metric m) {
   switch (m) {
-    case Metric::memory_bandwidth: return metric_name::memory_bandwidth;
-    case Metric::memory_bandwidth_kv: return metric_name::memory_bandwidth_kv;
-    case Metric::flops_utilization: return metric_name::flops_utilization;
-    case Metric::tflops: return metric_name::tflops;
-    case Metric::token_per_sec: return metric_name::token_per_sec;
-    case Metric::latency_us: return metric_name::latency_us;
-    case Metric::compilation_time: return metric_name::compilation_time;
+    case Metric::memory_bandwidth:
+      return metric_name::memory_bandwidth;
+    case Metric::memory_bandwidth_kv:
+      return metric_name::memory_bandwidth_kv;
+    case Metric::flops_utilization:
+      return metric_name::flops_utilization;
+    case Metric::tflops:
+      return metric_name::tflops;
+    case Metric::token_per_sec:
+      return metric_name::token_per_sec;
+    case Metric::latency_us:
+      return metric_name::latency_us;
+    case Metric::compilation_time:
+      return metric_name::compilation_time;
   }
   return "unknown";
 }

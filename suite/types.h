@@ -35,7 +35,7 @@ class Shape {
 struct Point {
   Shape shape;
   DType dtype = DType::bf16;
-  std::string variant;     // free text for the CSV `variant` column ("" = default)
+  std::string variant;        // free text for the CSV `variant` column ("" = default)
   bool in_seed_mean = false;  // counts in the seed's `shape=mean` row
   int64_t operator[](const std::string& key) const { return shape[key]; }
 };
@@ -51,14 +51,14 @@ enum class Bound {
 //   t_min = max(bytes / bandwidth(bound), flops / peak(flop_dtype))
 //           + launches * ((graph ? graph_node_us : launch_us) + (bytes > 0 ? mem_latency_us : 0))
 struct Work {
-  double bytes = 0;            // bytes that must move (inputs read once, outputs written once)
-  double flops = 0;            // floating-point (or integer) operations
+  double bytes = 0;                // bytes that must move (inputs read once, outputs written once)
+  double flops = 0;                // floating-point (or integer) operations
   DType flop_dtype = DType::bf16;  // which tensor-core peak bounds the flops
   Bound bound = Bound::read;
-  double launches = 1;         // kernel launches (or graph nodes) in one run()
-  bool graph = false;          // run() replays a CUDA graph
-  double steps = 1;            // decode steps (tokens) in one run(): token_per_sec, latency(us)
-  double kv_bytes = 0;         // KV-cache bytes read in one run() (memory_bandwidth_kv)
+  double launches = 1;  // kernel launches (or graph nodes) in one run()
+  bool graph = false;   // run() replays a CUDA graph
+  double steps = 1;     // decode steps (tokens) in one run(): token_per_sec, latency(us)
+  double kv_bytes = 0;  // KV-cache bytes read in one run() (memory_bandwidth_kv)
 };
 
 // The metrics a point's rows report, one row each.
@@ -72,10 +72,10 @@ enum class Metric {
   compilation_time,     // setup (Case constructor) in s  "compilation_time(s)"
 };
 // Every Metric, for tests that walk them all.
-inline constexpr Metric kAllMetrics[] = {
-    Metric::memory_bandwidth, Metric::memory_bandwidth_kv, Metric::flops_utilization,
-    Metric::tflops,           Metric::token_per_sec,       Metric::latency_us,
-    Metric::compilation_time};
+inline constexpr Metric kAllMetrics[] = {Metric::memory_bandwidth,  Metric::memory_bandwidth_kv,
+                                         Metric::flops_utilization, Metric::tflops,
+                                         Metric::token_per_sec,     Metric::latency_us,
+                                         Metric::compilation_time};
 // The CSV name (reports/metrics.h's metric_name, which also gives its direction).
 const char* metric_csv_name(Metric m);
 

@@ -10,6 +10,7 @@ command -v ninja >/dev/null 2>&1 || need+=(ninja-build)
 command -v g++ >/dev/null 2>&1 || need+=(g++)
 [ -f /usr/include/nlohmann/json.hpp ] || need+=(nlohmann-json3-dev)
 [ -f /usr/include/gtest/gtest.h ] || need+=(libgtest-dev)
+command -v clang-format >/dev/null 2>&1 || need+=(clang-format)  # the format test
 # The CI files' test reads YAML through python3 (it skips without it).
 if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import yaml' >/dev/null 2>&1; then
   need+=(python3-yaml)

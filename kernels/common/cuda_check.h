@@ -11,8 +11,7 @@
 namespace kb {
 
 struct CudaError : std::runtime_error {
-  CudaError(const std::string& what, cudaError_t code)
-      : std::runtime_error(what), code(code) {}
+  CudaError(const std::string& what, cudaError_t code) : std::runtime_error(what), code(code) {}
   cudaError_t code;  // cudaSuccess for non-runtime errors (cuBLASLt)
 };
 
@@ -23,17 +22,17 @@ const char* cublas_status_name(int status);
 
 }  // namespace kb
 
-#define KB_CUDA_CHECK(call)                                                          \
-  do {                                                                               \
-    cudaError_t kb_err_ = (call);                                                    \
+#define KB_CUDA_CHECK(call)                                                                 \
+  do {                                                                                      \
+    cudaError_t kb_err_ = (call);                                                           \
     if (kb_err_ != cudaSuccess) ::kb::throw_cuda_error(kb_err_, #call, __FILE__, __LINE__); \
   } while (0)
 
 // After a kernel launch: launch-configuration errors show here.
 #define KB_CHECK_LAUNCH() KB_CUDA_CHECK(cudaGetLastError())
 
-#define KB_CUBLAS_CHECK(call)                                                              \
-  do {                                                                                     \
-    int kb_st_ = static_cast<int>(call);                                                   \
-    if (kb_st_ != 0) ::kb::throw_cublas_error(kb_st_, #call, __FILE__, __LINE__);          \
+#define KB_CUBLAS_CHECK(call)                                                     \
+  do {                                                                            \
+    int kb_st_ = static_cast<int>(call);                                          \
+    if (kb_st_ != 0) ::kb::throw_cublas_error(kb_st_, #call, __FILE__, __LINE__); \
   } while (0)

@@ -27,8 +27,8 @@ class DeviceBuffer {
         size_t free_b = 0, total_b = 0;
         cudaMemGetInfo(&free_b, &total_b);
         throw CudaError("out of GPU memory: needs " + std::to_string(count * sizeof(T)) +
-                            " bytes, " + std::to_string(free_b) + " of " +
-                            std::to_string(total_b) + " free",
+                            " bytes, " + std::to_string(free_b) + " of " + std::to_string(total_b) +
+                            " free",
                         err);
       }
       throw_cuda_error(err, "cudaMalloc", __FILE__, __LINE__);

@@ -32,8 +32,8 @@ __device__ __forceinline__ void let_next_grid_launch() {
 // programmatic dependent of the previous work on the stream when `pdl`
 // (captured into a graph as such an edge). Checked.
 template <typename... Params, typename... Args>
-void launch_maybe_pdl_smem(bool pdl, void (*kernel)(Params...), dim3 grid, dim3 block,
-                           size_t smem, cudaStream_t stream, Args&&... args) {
+void launch_maybe_pdl_smem(bool pdl, void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem,
+                           cudaStream_t stream, Args&&... args) {
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = grid;
   cfg.blockDim = block;

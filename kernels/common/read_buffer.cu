@@ -1,6 +1,5 @@
-#include "kernels/common/read_buffer.h"
-
 #include "kernels/common/cuda_check.h"
+#include "kernels/common/read_buffer.h"
 
 namespace kb {
 
@@ -9,8 +8,8 @@ namespace {
 // Reads every 16-byte vector once with 8 loads in flight per thread. The
 // xor of what was read is stored only if it equals a value it never takes,
 // so the loads cannot be dropped and nothing is written.
-__global__ void __launch_bounds__(512) read_kernel(const int4* __restrict__ p, size_t n,
-                                                   int* __restrict__ sink) {
+__global__ void __launch_bounds__(512)
+    read_kernel(const int4* __restrict__ p, size_t n, int* __restrict__ sink) {
   constexpr int kUnroll = 8;
   const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
   size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;

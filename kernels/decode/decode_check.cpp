@@ -91,10 +91,9 @@ DecodeCheck check_against_reference(const ModelConfig& c, WeightType t,
     const std::vector<float> gpu = d.router_logits(pos);
     for (int l = 0; l < c.n_layers; ++l) {
       const std::vector<float>& cpu = ref.router_logits(l);
-      const Compare cmp = compare(
-          std::vector<float>(gpu.begin() + size_t(l) * c.n_experts,
-                             gpu.begin() + size_t(l + 1) * c.n_experts),
-          cpu, o.logits_tol);
+      const Compare cmp = compare(std::vector<float>(gpu.begin() + size_t(l) * c.n_experts,
+                                                     gpu.begin() + size_t(l + 1) * c.n_experts),
+                                  cpu, o.logits_tol);
       ++r.routings;
       const Route own = route_ref(cpu, c.top_experts);
       for (int j = 0; j < c.top_experts; ++j)
@@ -116,7 +115,8 @@ DecodeCheck check_against_reference(const ModelConfig& c, WeightType t,
     if (o.prefill && step < prompt_len - 1) {  // inside the prefill: the CPU only
       std::string why;
       cpu_step(step, dopt.prompt[step], &why);
-      if (!why.empty()) return fail(r, where + ", prompt step " + std::to_string(step) + ": " + why);
+      if (!why.empty())
+        return fail(r, where + ", prompt step " + std::to_string(step) + ": " + why);
       continue;
     }
     if (!(o.prefill && step == prompt_len - 1)) {  // the prefill's last token: done above
@@ -285,8 +285,8 @@ DecodeCheck check_full_model(Decoder& d, int steps, cudaStream_t s) {
     return fail(r, where + "position " + std::to_string(pos_prefill) + " after the prefill of " +
                        std::to_string(P) + " tokens");
   if (!eq_prefill.ok)
-    return fail(r, where + "logits after the prefill differ from the prompt steps': " +
-                       eq_prefill.text());
+    return fail(
+        r, where + "logits after the prefill differ from the prompt steps': " + eq_prefill.text());
   if (next_prefill != next_steps) {
     const double margin = double(logits_steps[next_steps]) - logits_steps[next_prefill];
     if (margin > 2 * eq_prefill.max_abs)

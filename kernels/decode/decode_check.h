@@ -38,8 +38,8 @@ struct ReferenceCheckOptions {
   int max_seq = 64;
   int attn_splits = 0;  // 0: the decoder's default
   int attn_min_chunk = 16;
-  bool graph = true;  // replay the captured graph (else eager launches)
-  bool prefill = false;  // the prompt as one prefill (then only its last logits are compared)
+  bool graph = true;        // replay the captured graph (else eager launches)
+  bool prefill = false;     // the prompt as one prefill (then only its last logits are compared)
   bool fuse_swiglu = true;  // DecoderOptions::fuse_swiglu
   bool pdl = true;          // DecoderOptions::pdl
   uint64_t seed = 1;

@@ -64,8 +64,7 @@ HostWeights make_host_weights(const ModelConfig& c, WeightType t, uint64_t seed)
     if (c.moe()) {
       const int64_t E = c.n_experts;
       L.router = host_tensor(t, E, c.dim, seed, moe_tensor(l, kRouter));
-      L.experts_gate_up =
-          host_tensor(t, E * 2 * c.ffn, c.dim, seed, moe_tensor(l, kExpertsGateUp));
+      L.experts_gate_up = host_tensor(t, E * 2 * c.ffn, c.dim, seed, moe_tensor(l, kExpertsGateUp));
       L.experts_down = host_tensor(t, E * c.dim, c.ffn, seed, moe_tensor(l, kExpertsDown));
     } else {
       L.gate_up = host_tensor(t, 2 * int64_t(c.ffn), c.dim, seed, layer_tensor(l, kGateUp));
@@ -181,8 +180,8 @@ void RefDecoder::moe_block(int layer, const std::vector<float>& xn) {
     if (why.empty())
       route = route_with(logits, preferred_[layer]);
     else if (route_error_.empty())
-      route_error_ = "layer " + std::to_string(layer) + ", position " + std::to_string(pos_) +
-                     ": " + why;
+      route_error_ =
+          "layer " + std::to_string(layer) + ", position " + std::to_string(pos_) + ": " + why;
   }
   const int64_t F = c.ffn;
   std::vector<float> gu(2 * size_t(F)), h(F), y(c.dim);

@@ -77,8 +77,8 @@ std::string unsupported_reason(const ModelConfig& c) {
   if (c.dim <= 0 || c.n_layers <= 0 || c.n_heads <= 0 || c.n_kv_heads <= 0 || c.ffn <= 0 ||
       c.vocab <= 0)
     return "every size must be positive";
-  if (c.n_experts < 0 || (c.n_experts > 0 && (c.top_experts < 1 || c.top_experts > 2 ||
-                                                 c.top_experts > c.n_experts)))
+  if (c.n_experts < 0 ||
+      (c.n_experts > 0 && (c.top_experts < 1 || c.top_experts > 2 || c.top_experts > c.n_experts)))
     return "a mixture of experts needs top_experts of 1 or 2 (at most n_experts)";
   if (c.n_experts > 64) return "at most 64 experts (the router kernel)";
   if (c.head_dim != 64 && c.head_dim != 128) return "head_dim must be 64 or 128";
@@ -117,8 +117,8 @@ double active_weight_bytes(const ModelConfig& c, WeightType t) {
   if (!c.moe()) return all.seed_model_size();
   // Less the experts a token does not use: their weights and row scales.
   const double per_elem = t == WeightType::int8 ? 1 : 2;
-  const double expert = 3.0 * c.ffn * c.dim * per_elem +
-                        (t == WeightType::int8 ? (2.0 * c.ffn + c.dim) * 2.0 : 0.0);
+  const double expert =
+      3.0 * c.ffn * c.dim * per_elem + (t == WeightType::int8 ? (2.0 * c.ffn + c.dim) * 2.0 : 0.0);
   return all.seed_model_size() - double(c.n_layers) * (c.n_experts - c.top_experts) * expert;
 }
 

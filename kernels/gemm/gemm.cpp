@@ -86,10 +86,14 @@ const PinnedAlgo* find_pinned(const AlgoKey& key) {
 
 const char* algo_source_name(AlgoSource s) {
   switch (s) {
-    case AlgoSource::table: return "table";
-    case AlgoSource::heuristic: return "heuristic";
-    case AlgoSource::refused: return "refused";
-    case AlgoSource::candidate: return "candidate";
+    case AlgoSource::table:
+      return "table";
+    case AlgoSource::heuristic:
+      return "heuristic";
+    case AlgoSource::refused:
+      return "refused";
+    case AlgoSource::candidate:
+      return "candidate";
   }
   return "?";
 }

@@ -55,7 +55,7 @@ struct Options {
   // NVIDIA's recommendation for Hopper. Only what the chosen algorithm needs
   // is allocated.
   size_t max_workspace = size_t(32) << 20;
-  int candidates = 8;  // algorithms asked of the heuristic
+  int candidates = 8;    // algorithms asked of the heuristic
   bool use_pins = true;  // false: ignore the pinned table (kbench tune)
   // The alignment in bytes the algorithm may assume of every pointer given
   // to run() (A, W, bias, D); run() refuses pointers less aligned than
@@ -125,7 +125,7 @@ class Gemm {
 
  private:
   struct Impl;
-  void choose(int index);  // the index-th usable algorithm of the heuristic
+  void choose(int index);                  // the index-th usable algorithm of the heuristic
   bool try_pinned(const PinnedAlgo& pin);  // false (note set) when cuBLASLt refuses it
   void launch(const void* A, const void* W, const void* bias, void* D, cudaStream_t stream);
   std::unique_ptr<Impl> impl_;

@@ -172,20 +172,20 @@ struct KernelArgs {
   const bf16* scale;       // int8: per-row scales; bf16: nullptr
   const int32_t* experts;  // gather: the n_sel ids (blockIdx.y = slot); else nullptr
   int E;
-  const bf16* x;  // [tokens, K]
-  bf16* y;        // [tokens or n_sel, N]
+  const bf16* x;         // [tokens, K]
+  bf16* y;               // [tokens or n_sel, N]
   const bf16* residual;  // [tokens, N] or nullptr
   int N, K;
-  int ks;      // warps splitting K (Config::k_split)
-  int tokens;  // x rows, <= the instantiation's T
-  float eps;   // SwiGLU: the RMSNorm epsilon
+  int ks;                     // warps splitting K (Config::k_split)
+  int tokens;                 // x rows, <= the instantiation's T
+  float eps;                  // SwiGLU: the RMSNorm epsilon
   unsigned long long* trace;  // Config::trace (every kernel but the one-load one)
-  int n_sel;   // gather: the selected experts (bulk kernel: its rows are n_sel·N)
-  int stages;  // bulk kernel: the buffers of its shared-memory ring
-  int bulk_rows;            // bulk kernel: Config::bulk_rows
-  int rows_per_buffer;      // bulk kernel: rows per ring buffer, 1 or 2
-  unsigned int* counter;    // bulk kernel, dynamic rows: [next unit, tickets], zero
-  const float* weights;     // combine (gather_gemv_combine): the n_sel slot weights; else nullptr
+  int n_sel;                  // gather: the selected experts (bulk kernel: its rows are n_sel·N)
+  int stages;                 // bulk kernel: the buffers of its shared-memory ring
+  int bulk_rows;              // bulk kernel: Config::bulk_rows
+  int rows_per_buffer;        // bulk kernel: rows per ring buffer, 1 or 2
+  unsigned int* counter;      // bulk kernel, dynamic rows: [next unit, tickets], zero
+  const float* weights;       // combine (gather_gemv_combine): the n_sel slot weights; else nullptr
 };
 
 // gather_gemv_combine: the most slots one launch sums (top-2 routing).
@@ -268,7 +268,8 @@ __global__ void __launch_bounds__(256) gemv_kernel(const KernelArgs a) {
         const int64_t erow = static_cast<int64_t>(e[s]) * N + row;
         rows[s][r] = reinterpret_cast<const int4*>(W + erow * K);
         if constexpr (C)
-          coef[s][r] = s < n_slots ? a.weights[s] * (scale ? __bfloat162float(scale[erow]) : 1.f) : 0.f;
+          coef[s][r] =
+              s < n_slots ? a.weights[s] * (scale ? __bfloat162float(scale[erow]) : 1.f) : 0.f;
       }
     if (!C && scale) scale += static_cast<int64_t>(e[0]) * N;  // the epilogue's (slot) scales
   } else {
@@ -291,8 +292,8 @@ __global__ void __launch_bounds__(256) gemv_kernel(const KernelArgs a) {
   // the residual is read right after the wait; the output line is
   // prefetched into L2.
   const int my_t = S ? lane : lane / R, my_r = S ? 0 : lane % R;
-  const bool writer = kpart == 0 && live && my_t < T && (T == 1 || my_t < tokens) &&
-                      (S || row0 + my_r < N);
+  const bool writer =
+      kpart == 0 && live && my_t < T && (T == 1 || my_t < tokens) && (S || row0 + my_r < N);
   float my_scale = 1.f, my_scale_up = 1.f, my_res = 0.f;
   if (!C && writer && scale) {  // combine: the scales are in coef
     my_scale = __bfloat162float(scale[S ? group : row0 + my_r]);
@@ -303,7 +304,8 @@ __global__ void __launch_bounds__(256) gemv_kernel(const KernelArgs a) {
     asm volatile("prefetch.global.L2 [%0];" ::"l"(out));
   }
   auto after_wait = [&] {
-    if (!S && writer && residual) my_res = __bfloat162float(residual[int64_t(my_t) * N + row0 + my_r]);
+    if (!S && writer && residual)
+      my_res = __bfloat162float(residual[int64_t(my_t) * N + row0 + my_r]);
   };
 
   float part[T][R][4];
@@ -333,7 +335,8 @@ __global__ void __launch_bounds__(256) gemv_kernel(const KernelArgs a) {
     if constexpr (C) {
       for (int r = 0; r < R; ++r) {  // R <= 2, unrolled by the compiler
         const float c = cur == 0 ? coef[0][r] : coef[kSlots - 1][r];
-        total[r] = fmaf(c, (part[0][r][0] + part[0][r][1]) + (part[0][r][2] + part[0][r][3]), total[r]);
+        total[r] =
+            fmaf(c, (part[0][r][0] + part[0][r][1]) + (part[0][r][2] + part[0][r][3]), total[r]);
         for (int j = 0; j < 4; ++j) part[0][r][j] = 0.f;
       }
     }
@@ -534,7 +537,9 @@ __global__ void __launch_bounds__(256) gemv_one_load_kernel(const KernelArgs a) 
     W += static_cast<int64_t>(e) * N * K;
     if (scale) scale += static_cast<int64_t>(e) * N;
   }
-  if (live) w = load16<kStream>(reinterpret_cast<const int4*>(W + static_cast<int64_t>(row) * K) + part * 32 + lane);
+  if (live)
+    w = load16<kStream>(reinterpret_cast<const int4*>(W + static_cast<int64_t>(row) * K) +
+                        part * 32 + lane);
   const bool writer = live && part == 0 && lane == 0;
   float sc = 1.f, res = 0.f;
   if (writer && scale) sc = __bfloat162float(scale[row]);
@@ -584,11 +589,15 @@ __global__ void __launch_bounds__(256) gemv_one_load_kernel(const KernelArgs a) 
 //     kernel. Gathers and programmatic dependent launch as there.
 // The 16 sums of a tile equal the fp64 reference within fp32 accumulation
 // error; they are not the general kernel's bits.
-__device__ __forceinline__ float pow2(int k) { return __int_as_float((127 + k) << 23); }  // |k| <= 126
+__device__ __forceinline__ float pow2(int k) {
+  return __int_as_float((127 + k) << 23);
+}  // |k| <= 126
 
 // v · 2^e for |e| <= 252, as two exact power-of-two products (each factor
 // within a float's exponent): the sums' unscaling by 2^-e (stage_x_f16).
-__device__ __forceinline__ float times_pow2(float v, int e) { return v * pow2(e / 2) * pow2(e - e / 2); }
+__device__ __forceinline__ float times_pow2(float v, int e) {
+  return v * pow2(e / 2) * pow2(e - e / 2);
+}
 
 // The 64-byte units (unit_vec 16-byte vectors each: 4, or 32 for the
 // diagonal mma variant) that a row of K int8 spans, the last one partial.
@@ -601,7 +610,7 @@ __host__ __device__ inline int tile_row_stride(int units) { return units * 64 + 
 
 // Four int8 (a word) -> two f16x2: bytes 0, 1 and bytes 2, 3.
 __device__ __forceinline__ void int8x4_to_f16x2(uint32_t w, uint32_t& lo, uint32_t& hi) {
-  const uint32_t b = w ^ 0x80808080u;  // b + 128, unsigned
+  const uint32_t b = w ^ 0x80808080u;         // b + 128, unsigned
   lo = __byte_perm(b, 0x64646464u, 0x4140u);  // 0x64bb: 1024 + byte
   hi = __byte_perm(b, 0x64646464u, 0x4342u);
   asm("sub.f16x2 %0, %0, %1;" : "+r"(lo) : "r"(0x64806480u));  // - 1152
@@ -637,8 +646,9 @@ __device__ __forceinline__ float max_abs_bf16x8(const int4& v, float m) {
 
 // 8 bf16 (an int4) times 2^e1·2^e2 (exact) -> 8 f16 (an int4, round to nearest).
 __device__ __forceinline__ int4 bf16x8_to_f16x8(const int4& v, float f1, float f2) {
-  return make_int4(int(bf16x2_to_f16x2(uint32_t(v.x), f1, f2)), int(bf16x2_to_f16x2(uint32_t(v.y), f1, f2)),
-                   int(bf16x2_to_f16x2(uint32_t(v.z), f1, f2)), int(bf16x2_to_f16x2(uint32_t(v.w), f1, f2)));
+  return make_int4(
+      int(bf16x2_to_f16x2(uint32_t(v.x), f1, f2)), int(bf16x2_to_f16x2(uint32_t(v.y), f1, f2)),
+      int(bf16x2_to_f16x2(uint32_t(v.z), f1, f2)), int(bf16x2_to_f16x2(uint32_t(v.w), f1, f2)));
 }
 
 // The power of two e that x is staged in f16 with, from m = max|x|: the
@@ -671,7 +681,8 @@ __device__ int stage_x_f16(const bf16* x, int K, int spad, int4* xs, float* s_ma
     const int i = threadIdx.x + j * bd;
     xr[j] = i < xvec ? load16<kCoherent>(x4 + i) : make_int4(0, 0, 0, 0);
   }
-  for (int i = threadIdx.x + kXr * bd; i < xvec; i += bd) m = max_abs_bf16x8(load16<kCoherent>(x4 + i), m);
+  for (int i = threadIdx.x + kXr * bd; i < xvec; i += bd)
+    m = max_abs_bf16x8(load16<kCoherent>(x4 + i), m);
 #pragma unroll
   for (int j = 0; j < kXr; ++j) m = max_abs_bf16x8(xr[j], m);
   m = warp_max(m);
@@ -768,8 +779,10 @@ __global__ void __launch_bounds__(256) gemv_mma_kernel(const KernelArgs a) {
   }
   const int nvec = K / 16, units = mma_units(K, kUnitVec);
   const int batches = live ? (units + U - 1) / U : 0;
-  const int4* pA = reinterpret_cast<const int4*>(W + static_cast<int64_t>(min(rA, N - 1)) * K) + lane_vec;
-  const int4* pB = reinterpret_cast<const int4*>(W + static_cast<int64_t>(min(rB, N - 1)) * K) + lane_vec;
+  const int4* pA =
+      reinterpret_cast<const int4*>(W + static_cast<int64_t>(min(rA, N - 1)) * K) + lane_vec;
+  const int4* pB =
+      reinterpret_cast<const int4*>(W + static_cast<int64_t>(min(rB, N - 1)) * K) + lane_vec;
   auto load_batch = [&](int b, int4(&wa)[U], int4(&wb)[U]) {
 #pragma unroll
     for (int u = 0; u < U; ++u) {
@@ -858,7 +871,8 @@ __global__ void __launch_bounds__(256) gemv_mma_kernel(const KernelArgs a) {
 // and are written as NaN. The end: a buffer whose `full` phase carries no
 // row (`last` set).
 constexpr int kBulkSlots = 1024;  // dynamic row counters, one per launch in flight (round robin)
-__device__ unsigned int g_bulk_counters[kBulkSlots][2];  // next unit, tickets; zero between launches
+__device__ unsigned int g_bulk_counters[kBulkSlots]
+                                       [2];  // next unit, tickets; zero between launches
 
 __device__ __forceinline__ uint32_t smem_u32(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
@@ -891,11 +905,12 @@ __global__ void __launch_bounds__(32 * (WARPS + 1)) gemv_bulk_kernel(const Kerne
   using Wt = typename Traits<INT8>::W;
   constexpr int kVec = Traits<INT8>::kVec;
   constexpr int kConsumers = 32 * WARPS;  // threads; warp WARPS is the producer
-  constexpr int kMaxRs = 32 / WARPS < 2 ? 32 / WARPS : 2;  // rows per buffer the producer warp reduces
+  constexpr int kMaxRs =
+      32 / WARPS < 2 ? 32 / WARPS : 2;  // rows per buffer the producer warp reduces
   extern __shared__ __align__(128) unsigned char ring[];  // STAGES × rs × row bytes
   __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
   __shared__ float red[STAGES][kMaxRs][WARPS];
-  __shared__ int last[STAGES];  // the buffer's phase carries no rows: the end
+  __shared__ int last[STAGES];                 // the buffer's phase carries no rows: the end
   __shared__ uint32_t epi[STAGES][kMaxRs][3];  // scale and residual pairs, their halves (producer)
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int64_t N = a.N, K = a.K, total = int64_t(a.n_sel) * N;
@@ -912,7 +927,8 @@ __global__ void __launch_bounds__(32 * (WARPS + 1)) gemv_bulk_kernel(const Kerne
       asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_u32(&empty[s])), "r"(WARPS)
                    : "memory");
     }
-    asm volatile("fence.mbarrier_init.release.cluster;\n\tfence.proxy.async.shared::cta;" ::: "memory");
+    asm volatile("fence.mbarrier_init.release.cluster;\n\tfence.proxy.async.shared::cta;" ::
+                     : "memory");
   }
   __syncthreads();
 
@@ -927,7 +943,8 @@ __global__ void __launch_bounds__(32 * (WARPS + 1)) gemv_bulk_kernel(const Kerne
         if (!end) {
           mbar_wait(smem_u32(&full[s]), (base / STAGES) & 1);
           end = last[s];
-          if (!end) consume(s, reinterpret_cast<const int4*>(ring + static_cast<size_t>(s) * buf_bytes));
+          if (!end)
+            consume(s, reinterpret_cast<const int4*>(ring + static_cast<size_t>(s) * buf_bytes));
         }
       }
       if (end) break;
@@ -943,9 +960,9 @@ __global__ void __launch_bounds__(32 * (WARPS + 1)) gemv_bulk_kernel(const Kerne
     unsigned int* counter = a.counter;
     const int64_t G = gridDim.x;
     const int64_t share_begin = units * blockIdx.x / G, share_end = units * (blockIdx.x + 1) / G;
-    int64_t unit[STAGES];        // the unit in buffer s (rows unit·rs ..), -1: none
-    int it[STAGES];              // its index among the block's units (the mbarrier phase)
-    unsigned int next[STAGES];   // dynamic: the counter value for buffer s's next unit
+    int64_t unit[STAGES];       // the unit in buffer s (rows unit·rs ..), -1: none
+    int it[STAGES];             // its index among the block's units (the mbarrier phase)
+    unsigned int next[STAGES];  // dynamic: the counter value for buffer s's next unit
 #pragma unroll
     for (int s = 0; s < STAGES; ++s) {
       unit[s] = -1;
@@ -990,8 +1007,8 @@ __global__ void __launch_bounds__(32 * (WARPS + 1)) gemv_bulk_kernel(const Kerne
       asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
                    : "memory");
       asm volatile(
-          "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-              smem_u32(ring + static_cast<size_t>(s) * buf_bytes)),
+          "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, "
+          "[%3];" ::"r"(smem_u32(ring + static_cast<size_t>(s) * buf_bytes)),
           "l"(src), "r"(bytes), "r"(bar)
           : "memory");
     };
@@ -1006,7 +1023,8 @@ __global__ void __launch_bounds__(32 * (WARPS + 1)) gemv_bulk_kernel(const Kerne
     auto epilogue_pair = [&](uint32_t* dst, const bf16* base, int64_t idx, int64_t count) {
       const int64_t even = idx & ~int64_t(1);
       if (even + 1 < count) {
-        asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(smem_u32(dst)), "l"(base + even)
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(smem_u32(dst)),
+                     "l"(base + even)
                      : "memory");
       } else {  // the last element of an odd count: one plain load (once per kernel at most)
         const uint32_t v = reinterpret_cast<const unsigned short*>(base)[idx];
@@ -1119,13 +1137,14 @@ __global__ void __launch_bounds__(32 * (WARPS + 1)) gemv_bulk_kernel(const Kerne
   } else if constexpr (MMA) {  // the tensor-core consumers
     __shared__ float x_max[WARPS];
     wait_for_previous_grid();  // x may be the previous grid's output
-    int4 xr[J][2];  // x at the lane's vectors: 16 bf16 each
+    int4 xr[J][2];             // x at the lane's vectors: 16 bf16 each
     float m = 0.f;
 #pragma unroll
     for (int j = 0; j < J; ++j)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        xr[j][h] = load16<kCoherent>(reinterpret_cast<const int4*>(a.x) + 2 * (tid + j * kConsumers) + h);
+        xr[j][h] =
+            load16<kCoherent>(reinterpret_cast<const int4*>(a.x) + 2 * (tid + j * kConsumers) + h);
         m = max_abs_bf16x8(xr[j][h], m);
       }
     m = warp_max(m);
@@ -1163,11 +1182,12 @@ __global__ void __launch_bounds__(32 * (WARPS + 1)) gemv_bulk_kernel(const Kerne
         mbar_arrive(smem_u32(&empty[s]));  // release: the sums and the reads of buffer s
       }
     });
-  } else {  // the consumers
+  } else {                     // the consumers
     wait_for_previous_grid();  // x may be the previous grid's output
     float xf[J][kVec];
 #pragma unroll
-    for (int j = 0; j < J; ++j) load_x<INT8>(reinterpret_cast<const int4*>(a.x), tid + j * kConsumers, xf[j]);
+    for (int j = 0; j < J; ++j)
+      load_x<INT8>(reinterpret_cast<const int4*>(a.x), tid + j * kConsumers, xf[j]);
     const int row_vecs = static_cast<int>(row_bytes / 16);
     for_each_buffer([&](int s, const int4* buf) {
       // The rows of the buffer (a short last unit: the rest is stale
@@ -1178,7 +1198,8 @@ __global__ void __launch_bounds__(32 * (WARPS + 1)) gemv_bulk_kernel(const Kerne
         acc[r][0] = acc[r][1] = acc[r][2] = acc[r][3] = 0.f;
         if (r < rs) {
 #pragma unroll
-          for (int j = 0; j < J; ++j) dot<INT8>(buf[r * row_vecs + tid + j * kConsumers], xf[j], acc[r]);
+          for (int j = 0; j < J; ++j)
+            dot<INT8>(buf[r * row_vecs + tid + j * kConsumers], xf[j], acc[r]);
         }
       }
       float sum[kMaxRs];
@@ -1223,8 +1244,9 @@ __global__ void __launch_bounds__(WARPS * 32) gemv_tile_kernel(const KernelArgs 
   __shared__ float s_max[WARPS];
   __shared__ float s_red[WARPS][16];
   const int N = a.N, K = a.K;
-  const int units = mma_units(K, 4), stride = tile_row_stride(units);  // bytes per row in shared memory
-  unsigned char* wt = tile_smem;                              // 16 rows
+  const int units = mma_units(K, 4),
+            stride = tile_row_stride(units);                    // bytes per row in shared memory
+  unsigned char* wt = tile_smem;                                // 16 rows
   int4* xs = reinterpret_cast<int4*>(tile_smem + 16 * stride);  // x in f16
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, t = lane & 3;
   const int row0 = blockIdx.x * 16;
@@ -1248,7 +1270,8 @@ __global__ void __launch_bounds__(WARPS * 32) gemv_tile_kernel(const KernelArgs 
   const uint32_t bar = smem_u32(&full);
   if (tid == 0) {
     asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar) : "memory");
-    asm volatile("fence.mbarrier_init.release.cluster;\n\tfence.proxy.async.shared::cta;" ::: "memory");
+    asm volatile("fence.mbarrier_init.release.cluster;\n\tfence.proxy.async.shared::cta;" ::
+                     : "memory");
   }
   __syncthreads();
   if (warp == 0) {  // rows past N: the last row again (its sums are never written)
@@ -1258,8 +1281,8 @@ __global__ void __launch_bounds__(WARPS * 32) gemv_tile_kernel(const KernelArgs 
     __syncwarp();
     if (lane < 16)
       asm volatile(
-          "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-              smem_u32(wt + lane * stride)),
+          "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, "
+          "[%3];" ::"r"(smem_u32(wt + lane * stride)),
           "l"(W + static_cast<int64_t>(min(row0 + lane, N - 1)) * K), "r"(K), "r"(bar)
           : "memory");
   }
@@ -1278,8 +1301,8 @@ __global__ void __launch_bounds__(WARPS * 32) gemv_tile_kernel(const KernelArgs 
   const unsigned char* rb = ra + 8 * stride;
 #pragma unroll 2
   for (int un = warp; un < units; un += WARPS)
-    mma_unit(*reinterpret_cast<const int4*>(ra + un * 64), *reinterpret_cast<const int4*>(rb + un * 64),
-             xs + un * 8 + t * 2, c0, c1);
+    mma_unit(*reinterpret_cast<const int4*>(ra + un * 64),
+             *reinterpret_cast<const int4*>(rb + un * 64), xs + un * 8 + t * 2, c0, c1);
   if (t == 0) {
     s_red[warp][g] = c0[0] + c1[0];
     s_red[warp][g + 8] = c0[2] + c1[2];
@@ -1320,9 +1343,12 @@ void launch_bulk_stages(int stages, bool pdl, dim3 grid, size_t smem, cudaStream
     launch_maybe_pdl_smem(pdl, kernel, grid, dim3(32 * (WARPS + 1)), smem, s, a);
   };
   switch (stages) {
-    case 3: return go(gemv_bulk_kernel<INT8, WARPS, J, 3, MMA>);
-    case 4: return go(gemv_bulk_kernel<INT8, WARPS, J, 4, MMA>);
-    case 6: return go(gemv_bulk_kernel<INT8, WARPS, J, 6, MMA>);
+    case 3:
+      return go(gemv_bulk_kernel<INT8, WARPS, J, 3, MMA>);
+    case 4:
+      return go(gemv_bulk_kernel<INT8, WARPS, J, 4, MMA>);
+    case 6:
+      return go(gemv_bulk_kernel<INT8, WARPS, J, 6, MMA>);
   }
   throw std::invalid_argument("gemv: the bulk kernel has rings of 3, 4 or 6 buffers");
 }
@@ -1330,9 +1356,12 @@ void launch_bulk_stages(int stages, bool pdl, dim3 grid, size_t smem, cudaStream
 template <bool INT8, int WARPS, bool MMA = false>
 void launch_bulk_j(int J, bool pdl, dim3 grid, size_t smem, cudaStream_t s, const KernelArgs& a) {
   switch (J) {
-    case 1: return launch_bulk_stages<INT8, WARPS, 1, MMA>(a.stages, pdl, grid, smem, s, a);
-    case 2: return launch_bulk_stages<INT8, WARPS, 2, MMA>(a.stages, pdl, grid, smem, s, a);
-    case 4: return launch_bulk_stages<INT8, WARPS, 4, MMA>(a.stages, pdl, grid, smem, s, a);
+    case 1:
+      return launch_bulk_stages<INT8, WARPS, 1, MMA>(a.stages, pdl, grid, smem, s, a);
+    case 2:
+      return launch_bulk_stages<INT8, WARPS, 2, MMA>(a.stages, pdl, grid, smem, s, a);
+    case 4:
+      return launch_bulk_stages<INT8, WARPS, 4, MMA>(a.stages, pdl, grid, smem, s, a);
   }
   throw std::invalid_argument("gemv: the bulk kernel needs K of 1, 2 or 4 vectors per thread");
 }
@@ -1350,8 +1379,8 @@ void launch_tile(int warps, bool pdl, dim3 grid, size_t smem, cudaStream_t s, co
 
 // The tensor-core int8 kernel, U units per batch (shared memory over the
 // default 48 KB, K > 24576: allow_smem).
-void launch_mma(int U, int depth, bool diag, bool pdl, dim3 grid, dim3 block, size_t smem, cudaStream_t s,
-                const KernelArgs& a) {
+void launch_mma(int U, int depth, bool diag, bool pdl, dim3 grid, dim3 block, size_t smem,
+                cudaStream_t s, const KernelArgs& a) {
   auto go = [&](auto kernel) {
     allow_smem(kernel, smem);
     launch_maybe_pdl_smem(pdl, kernel, grid, block, smem, s, a);
@@ -1361,12 +1390,14 @@ void launch_mma(int U, int depth, bool diag, bool pdl, dim3 grid, dim3 block, si
       if (diag) return go(gemv_mma_kernel<1, 2, true>);
       return depth == 3 ? go(gemv_mma_kernel<1, 3, false>) : go(gemv_mma_kernel<1, 2, false>);
     case 2:
-      if (diag) return depth == 3 ? go(gemv_mma_kernel<2, 3, true>) : go(gemv_mma_kernel<2, 2, true>);
+      if (diag)
+        return depth == 3 ? go(gemv_mma_kernel<2, 3, true>) : go(gemv_mma_kernel<2, 2, true>);
       return depth == 3 ? go(gemv_mma_kernel<2, 3, false>) : go(gemv_mma_kernel<2, 2, false>);
     case 4:
       if (diag) return go(gemv_mma_kernel<4, 2, true>);
       return depth == 3 ? go(gemv_mma_kernel<4, 3, false>) : go(gemv_mma_kernel<4, 2, false>);
-    case 8: return go(gemv_mma_kernel<8, 2, false>);
+    case 8:
+      return go(gemv_mma_kernel<8, 2, false>);
   }
   throw std::invalid_argument("gemv: unroll must be 1, 2, 4 or 8");
 }
@@ -1376,9 +1407,12 @@ template <bool INT8, int WARPS>
 void launch_one_load(int ks, bool pdl, dim3 grid, cudaStream_t s, const KernelArgs& a) {
   const dim3 block(32 * WARPS);
   switch (ks) {
-    case 1: return launch_maybe_pdl(pdl, gemv_one_load_kernel<INT8, 1, WARPS>, grid, block, s, a);
-    case 2: return launch_maybe_pdl(pdl, gemv_one_load_kernel<INT8, 2, WARPS>, grid, block, s, a);
-    case 4: return launch_maybe_pdl(pdl, gemv_one_load_kernel<INT8, 4, WARPS>, grid, block, s, a);
+    case 1:
+      return launch_maybe_pdl(pdl, gemv_one_load_kernel<INT8, 1, WARPS>, grid, block, s, a);
+    case 2:
+      return launch_maybe_pdl(pdl, gemv_one_load_kernel<INT8, 2, WARPS>, grid, block, s, a);
+    case 4:
+      return launch_maybe_pdl(pdl, gemv_one_load_kernel<INT8, 4, WARPS>, grid, block, s, a);
   }
   throw std::invalid_argument("gemv: the one-load kernel covers a row with 1, 2 or 4 warps");
 }
@@ -1392,7 +1426,8 @@ void launch_kernel(const Config& c, dim3 grid, dim3 block, cudaStream_t s, const
 
 // gather_gemv_combine: 1 or 2 rows per warp, batches of 1 or 2 loads, pipelined or not.
 template <bool INT8, int R>
-void combine_by_unroll(const Config& c, dim3 grid, dim3 block, cudaStream_t s, const KernelArgs& a) {
+void combine_by_unroll(const Config& c, dim3 grid, dim3 block, cudaStream_t s,
+                       const KernelArgs& a) {
   if (c.unroll == 1)
     return c.pipeline ? launch_kernel<INT8, R, 1, true, 1, false, true>(c, grid, block, s, a)
                       : launch_kernel<INT8, R, 1, false, 1, false, true>(c, grid, block, s, a);
@@ -1405,10 +1440,14 @@ void combine_by_unroll(const Config& c, dim3 grid, dim3 block, cudaStream_t s, c
 template <bool INT8, int R, bool P>
 void by_unroll(const Config& c, dim3 grid, dim3 block, cudaStream_t s, const KernelArgs& a) {
   switch (c.unroll) {
-    case 1: return launch_kernel<INT8, R, 1, P, 1>(c, grid, block, s, a);
-    case 2: return launch_kernel<INT8, R, 2, P, 1>(c, grid, block, s, a);
-    case 4: return launch_kernel<INT8, R, 4, P, 1>(c, grid, block, s, a);
-    case 8: return launch_kernel<INT8, R, 8, P, 1>(c, grid, block, s, a);
+    case 1:
+      return launch_kernel<INT8, R, 1, P, 1>(c, grid, block, s, a);
+    case 2:
+      return launch_kernel<INT8, R, 2, P, 1>(c, grid, block, s, a);
+    case 4:
+      return launch_kernel<INT8, R, 4, P, 1>(c, grid, block, s, a);
+    case 8:
+      return launch_kernel<INT8, R, 8, P, 1>(c, grid, block, s, a);
   }
   throw std::invalid_argument("gemv: unroll must be 1, 2, 4 or 8");
 }
@@ -1436,7 +1475,8 @@ void dispatch(const Config& c, dim3 grid, dim3 block, cudaStream_t s, const Kern
     if (c.rows_per_warp != 2 || !u24 || !c.pipeline)
       throw std::invalid_argument("gemv_swiglu: needs rows_per_warp 2, unroll 2 or 4, pipelined");
     if (a.tokens == 1) return launch_kernel<INT8, 2, 2, true, 1, true>(c, grid, block, s, a);
-    if (c.unroll == 2) return launch_kernel<INT8, 2, 2, true, kMaxTokens, true>(c, grid, block, s, a);
+    if (c.unroll == 2)
+      return launch_kernel<INT8, 2, 2, true, kMaxTokens, true>(c, grid, block, s, a);
     return launch_kernel<INT8, 2, 4, true, kMaxTokens, true>(c, grid, block, s, a);
   }
   if (a.tokens > 1) {
@@ -1445,14 +1485,18 @@ void dispatch(const Config& c, dim3 grid, dim3 block, cudaStream_t s, const Kern
           "gemv: several tokens need rows_per_warp 1 or 2, unroll 2 or 4, pipelined");
     if (c.rows_per_warp == 1 && c.unroll == 2)
       return launch_kernel<INT8, 1, 2, true, kMaxTokens>(c, grid, block, s, a);
-    if (c.rows_per_warp == 1) return launch_kernel<INT8, 1, 4, true, kMaxTokens>(c, grid, block, s, a);
+    if (c.rows_per_warp == 1)
+      return launch_kernel<INT8, 1, 4, true, kMaxTokens>(c, grid, block, s, a);
     if (c.unroll == 2) return launch_kernel<INT8, 2, 2, true, kMaxTokens>(c, grid, block, s, a);
     return launch_kernel<INT8, 2, 4, true, kMaxTokens>(c, grid, block, s, a);
   }
   switch (c.rows_per_warp) {
-    case 1: return by_pipeline<INT8, 1>(c, grid, block, s, a);
-    case 2: return by_pipeline<INT8, 2>(c, grid, block, s, a);
-    case 4: return by_pipeline<INT8, 4>(c, grid, block, s, a);
+    case 1:
+      return by_pipeline<INT8, 1>(c, grid, block, s, a);
+    case 2:
+      return by_pipeline<INT8, 2>(c, grid, block, s, a);
+    case 4:
+      return by_pipeline<INT8, 4>(c, grid, block, s, a);
   }
   throw std::invalid_argument("gemv: rows_per_warp must be 1, 2 or 4");
 }
@@ -1653,7 +1697,8 @@ int64_t grid_x(bool int8, int64_t N, int64_t K, const Config& c, bool swiglu) {
   if (c.tile) return ceil_div(N, 16);
   if (c.mma) return ceil_div(ceil_div(N, c.mma_diag ? 2 : 16), c.warps_per_block / c.k_split);
   if (c.one_load) {
-    const int64_t ks = std::max<int64_t>(1, K / (int8 ? k_multiple_int8() : k_multiple_bf16()) / 32);
+    const int64_t ks =
+        std::max<int64_t>(1, K / (int8 ? k_multiple_int8() : k_multiple_bf16()) / 32);
     return ceil_div(N, (c.warps_per_block == 8 ? 8 : 4) / ks);
   }
   const int64_t groups = swiglu ? N / 2 : ceil_div(N, c.rows_per_warp);
@@ -1666,11 +1711,11 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
                  int E, const bf16* x, bf16* y, int64_t N, int64_t K, const bf16* residual,
                  Config cfg, cudaStream_t stream, int tokens, bool swiglu, float eps,
                  const float* weights = nullptr) {
-  const char* what = weights          ? "gather_gemv_combine"
+  const char* what = weights             ? "gather_gemv_combine"
                      : experts && swiglu ? "gather_gemv_swiglu"
-                     : experts          ? "gather_gemv"
-                     : swiglu           ? "gemv_swiglu"
-                                        : "gemv";
+                     : experts           ? "gather_gemv"
+                     : swiglu            ? "gemv_swiglu"
+                                         : "gemv";
   if (weights) {
     if (!experts || swiglu || tokens != 1)
       throw std::invalid_argument("gather_gemv_combine: needs expert ids, one token, no SwiGLU");
@@ -1686,17 +1731,20 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
   if (experts && tokens != 1) throw std::invalid_argument(std::string(what) + ": one token");
   const int vec = int8 ? k_multiple_int8() : k_multiple_bf16();
   if (N <= 0 || K <= 0)
-    throw std::invalid_argument(std::string(what) + ": N and K must be > 0 (" + shape_text(N, K) + ")");
+    throw std::invalid_argument(std::string(what) + ": N and K must be > 0 (" + shape_text(N, K) +
+                                ")");
   if (K % vec != 0)
     throw std::invalid_argument(std::string(what) + ": K must be a multiple of " +
                                 std::to_string(vec) + " for " + (int8 ? "int8" : "bf16") +
                                 " weights (16-byte vectors), got " + shape_text(N, K));
   if (N > 0x7fffffffLL || K > 0x7fffffffLL)
-    throw std::invalid_argument(std::string(what) + ": N and K must be < 2^31 (" + shape_text(N, K) + ")");
+    throw std::invalid_argument(std::string(what) + ": N and K must be < 2^31 (" +
+                                shape_text(N, K) + ")");
   if (!W || !x || !y) throw std::invalid_argument(std::string(what) + ": null W, x or y");
   if (!aligned16(W) || !aligned16(x))
     throw std::invalid_argument(std::string(what) + ": W and x must be 16-byte aligned");
-  if (int8 && !scale) throw std::invalid_argument(std::string(what) + ": int8 weights need a scale");
+  if (int8 && !scale)
+    throw std::invalid_argument(std::string(what) + ": int8 weights need a scale");
   if (experts) {
     if (E <= 0) throw std::invalid_argument("gather_gemv: E must be > 0, got " + std::to_string(E));
     if (n_sel <= 0 || n_sel > 65535)
@@ -1713,18 +1761,19 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
     const int rs = bulk_rows_per_buffer(cfg, int8, N, K, experts != nullptr);
     const size_t smem = static_cast<size_t>(cfg.bulk_stages) * rs * row_bytes;
     if (cfg.bulk_mma && (!int8 || rs != 2))
-      throw std::invalid_argument(std::string(what) +
-                                  ": bulk_mma needs int8 weights and 2 rows per buffer, got " +
-                                  shape_text(N, K) + (int8 ? "" : " bf16") + ", " +
-                                  std::to_string(rs) + " per buffer");
+      throw std::invalid_argument(
+          std::string(what) + ": bulk_mma needs int8 weights and 2 rows per buffer, got " +
+          shape_text(N, K) + (int8 ? "" : " bf16") + ", " + std::to_string(rs) + " per buffer");
     if (tokens != 1 || swiglu || (cfg.warps_per_block != 8 && cfg.warps_per_block != 16) ||
-        rs < 1 || rs > 2 || (rs == 2 && experts && N % 2 != 0) ||
-        (J != 1 && J != 2 && J != 4) || (cfg.bulk_stages != 3 && cfg.bulk_stages != 4 && cfg.bulk_stages != 6) ||
+        rs < 1 || rs > 2 || (rs == 2 && experts && N % 2 != 0) || (J != 1 && J != 2 && J != 4) ||
+        (cfg.bulk_stages != 3 && cfg.bulk_stages != 4 && cfg.bulk_stages != 6) ||
         cfg.bulk_blocks_per_sm < 1 || cfg.bulk_blocks_per_sm > 4 || smem > (160u << 10) ||
         cfg.bulk_rows < 0 || cfg.bulk_rows > 2)
       throw std::invalid_argument(
-          std::string(what) + ": bulk needs one token, no SwiGLU, 8 or 16 warps, K of 1, 2 or 4 "
-          "vectors per thread, 3, 4 or 6 stages of at most 160 KB in all, 1 or 2 rows per buffer (a "
+          std::string(what) +
+          ": bulk needs one token, no SwiGLU, 8 or 16 warps, K of 1, 2 or 4 "
+          "vectors per thread, 3, 4 or 6 stages of at most 160 KB in all, 1 or 2 rows per buffer "
+          "(a "
           "gather's N even for 2), 1-4 blocks per SM and rows 0-2, got " +
           shape_text(N, K) + ", " + std::to_string(cfg.warps_per_block) + " warps, " +
           std::to_string(cfg.bulk_stages) + " stages");
@@ -1739,17 +1788,36 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
       KB_CUDA_CHECK(cudaGetSymbolAddress(reinterpret_cast<void**>(&counters), g_bulk_counters));
       counter = counters + 2 * (launches.fetch_add(1) % kBulkSlots);
     }
-    KernelArgs a{W, scale, experts, E, x, y, residual, static_cast<int>(N), static_cast<int>(K), 1,
-                 1, eps, cfg.trace, n_sel, cfg.bulk_stages, cfg.bulk_rows, rs, counter};
+    KernelArgs a{W,
+                 scale,
+                 experts,
+                 E,
+                 x,
+                 y,
+                 residual,
+                 static_cast<int>(N),
+                 static_cast<int>(K),
+                 1,
+                 1,
+                 eps,
+                 cfg.trace,
+                 n_sel,
+                 cfg.bulk_stages,
+                 cfg.bulk_rows,
+                 rs,
+                 counter};
     const dim3 grid(static_cast<unsigned>(blocks));
     if (int8 && cfg.bulk_mma)
-      return cfg.warps_per_block == 16 ? launch_bulk_j<true, 16, true>(int(J), cfg.pdl, grid, smem, stream, a)
-                                       : launch_bulk_j<true, 8, true>(int(J), cfg.pdl, grid, smem, stream, a);
+      return cfg.warps_per_block == 16
+                 ? launch_bulk_j<true, 16, true>(int(J), cfg.pdl, grid, smem, stream, a)
+                 : launch_bulk_j<true, 8, true>(int(J), cfg.pdl, grid, smem, stream, a);
     if (int8)
-      return cfg.warps_per_block == 16 ? launch_bulk_j<true, 16>(int(J), cfg.pdl, grid, smem, stream, a)
-                                       : launch_bulk_j<true, 8>(int(J), cfg.pdl, grid, smem, stream, a);
-    return cfg.warps_per_block == 16 ? launch_bulk_j<false, 16>(int(J), cfg.pdl, grid, smem, stream, a)
-                                     : launch_bulk_j<false, 8>(int(J), cfg.pdl, grid, smem, stream, a);
+      return cfg.warps_per_block == 16
+                 ? launch_bulk_j<true, 16>(int(J), cfg.pdl, grid, smem, stream, a)
+                 : launch_bulk_j<true, 8>(int(J), cfg.pdl, grid, smem, stream, a);
+    return cfg.warps_per_block == 16
+               ? launch_bulk_j<false, 16>(int(J), cfg.pdl, grid, smem, stream, a)
+               : launch_bulk_j<false, 8>(int(J), cfg.pdl, grid, smem, stream, a);
   }
   if (cfg.rows_per_warp != 1 && cfg.rows_per_warp != 2 && cfg.rows_per_warp != 4)
     throw std::invalid_argument("gemv: rows_per_warp must be 1, 2 or 4");
@@ -1766,8 +1834,25 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
   if (cfg.pdl && !device_has_pdl()) cfg.pdl = false;
   // What every kernel but the bulk one takes; a.ks is the K split (the
   // one-load kernel's follows from K, below).
-  KernelArgs a{W, scale, experts, E, x, y, residual, static_cast<int>(N), static_cast<int>(K),
-               cfg.k_split, tokens, eps, cfg.trace, n_sel, 0, 0, 1, nullptr, weights};
+  KernelArgs a{W,
+               scale,
+               experts,
+               E,
+               x,
+               y,
+               residual,
+               static_cast<int>(N),
+               static_cast<int>(K),
+               cfg.k_split,
+               tokens,
+               eps,
+               cfg.trace,
+               n_sel,
+               0,
+               0,
+               1,
+               nullptr,
+               weights};
   if (cfg.tile) {
     const int units = mma_units(K, 4);
     const size_t smem = static_cast<size_t>(16 * tile_row_stride(units) + units * 128);  // rows, x
@@ -1775,30 +1860,34 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
         (cfg.warps_per_block != 4 && cfg.warps_per_block != 8))
       throw std::invalid_argument(std::string(what) +
                                   ": tile needs int8 weights, one token, no SwiGLU, K <= 8192 and "
-                                  "blocks of 4 or 8 warps, got " + shape_text(N, K) +
-                                  (int8 ? "" : " bf16") + ", " +
+                                  "blocks of 4 or 8 warps, got " +
+                                  shape_text(N, K) + (int8 ? "" : " bf16") + ", " +
                                   std::to_string(cfg.warps_per_block) + " warps");
     if (!device_has_pdl())  // compute capability < 9.0
       return launch_impl(int8, W, scale, experts, n_sel, E, x, y, N, K, residual,
                          general_fallback(cfg, int8, N, K, n_sel), stream, tokens, swiglu, eps);
-    const dim3 grid(static_cast<unsigned>(grid_x(int8, N, K, cfg, swiglu)), static_cast<unsigned>(n_sel));
+    const dim3 grid(static_cast<unsigned>(grid_x(int8, N, K, cfg, swiglu)),
+                    static_cast<unsigned>(n_sel));
     return launch_tile(cfg.warps_per_block, cfg.pdl, grid, smem, stream, a);
   }
   if (cfg.mma) {
     const int unit_vec = cfg.mma_diag ? 32 : 4;  // 16-byte vectors per unit of a row
-    const size_t smem = static_cast<size_t>(mma_units(K, unit_vec)) * unit_vec * 16 * 2;  // x in f16
+    const size_t smem =
+        static_cast<size_t>(mma_units(K, unit_vec)) * unit_vec * 16 * 2;  // x in f16
     if (!int8 || tokens != 1 || swiglu || smem > (96u << 10) || cfg.mma_depth < 2 ||
         cfg.mma_depth > 3 || (cfg.mma_depth == 3 && cfg.unroll == 8) ||
         (cfg.mma_diag && (cfg.unroll == 8 || (cfg.mma_depth == 3 && cfg.unroll != 2))))
-      throw std::invalid_argument(std::string(what) +
-                                  ": mma needs int8 weights, one token, no SwiGLU, K <= 49152 and "
-                                  "2 or 3 batches in flight (2 at unroll 8; diag: unroll 1, 2 or 4, "
-                                  "3 batches at unroll 2 only), got " +
-                                  shape_text(N, K) + (int8 ? "" : " bf16"));
+      throw std::invalid_argument(
+          std::string(what) +
+          ": mma needs int8 weights, one token, no SwiGLU, K <= 49152 and "
+          "2 or 3 batches in flight (2 at unroll 8; diag: unroll 1, 2 or 4, "
+          "3 batches at unroll 2 only), got " +
+          shape_text(N, K) + (int8 ? "" : " bf16"));
     if (device_attribute<cudaDevAttrComputeCapabilityMajor>() < 8)  // no mma.sync
       return launch_impl(int8, W, scale, experts, n_sel, E, x, y, N, K, residual,
                          general_fallback(cfg, int8, N, K, n_sel), stream, tokens, swiglu, eps);
-    const dim3 grid(static_cast<unsigned>(grid_x(int8, N, K, cfg, swiglu)), static_cast<unsigned>(n_sel));
+    const dim3 grid(static_cast<unsigned>(grid_x(int8, N, K, cfg, swiglu)),
+                    static_cast<unsigned>(n_sel));
     return launch_mma(cfg.unroll, cfg.mma_depth, cfg.mma_diag, cfg.pdl, grid,
                       dim3(32 * cfg.warps_per_block), smem, stream, a);
   }
@@ -1807,10 +1896,12 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
     if (tokens != 1 || swiglu || (vecs != 32 && vecs != 64 && vecs != 128))
       throw std::invalid_argument(std::string(what) +
                                   ": one_load needs one token, no SwiGLU and K of 32, 64 or 128 "
-                                  "16-byte vectors, got " + shape_text(N, K));
+                                  "16-byte vectors, got " +
+                                  shape_text(N, K));
     a.ks = static_cast<int>(vecs / 32);  // warps per row, from K alone
     const int warps = cfg.warps_per_block == 8 ? 8 : 4;
-    const dim3 grid(static_cast<unsigned>(grid_x(int8, N, K, cfg, swiglu)), static_cast<unsigned>(n_sel));
+    const dim3 grid(static_cast<unsigned>(grid_x(int8, N, K, cfg, swiglu)),
+                    static_cast<unsigned>(n_sel));
     if (int8)
       return warps == 8 ? launch_one_load<true, 8>(a.ks, cfg.pdl, grid, stream, a)
                         : launch_one_load<true, 4>(a.ks, cfg.pdl, grid, stream, a);
@@ -1847,7 +1938,7 @@ Config tokens_config(bool int8, int64_t N, int64_t K, int tokens, bool swiglu) {
   Config c = general_config(int8, N, K, 1);
   c.one_load = false;  // one token, no SwiGLU only
   c.pipeline = true;   // several tokens and SwiGLU: pipelined only
-  if (swiglu) {  // two rows (gate and up), batches of two loads
+  if (swiglu) {        // two rows (gate and up), batches of two loads
     c.rows_per_warp = 2;
     c.unroll = 2;
     if (int8) c.k_split = K >= 12288 ? 4 : 1;
@@ -1936,14 +2027,15 @@ void gemv_tokens(bool int8, const void* W, const bf16* scale, const bf16* X, bf1
 void gather_gemv_bf16(const bf16* W, const int32_t* experts, int n_sel, int E, const bf16* x,
                       bf16* y, int64_t N, int64_t K, cudaStream_t stream) {
   if (!experts) throw std::invalid_argument("gather_gemv: null experts");
-  launch(false, W, nullptr, experts, n_sel, E, x, y, N, K, nullptr, default_config(false, N, K, n_sel),
-         stream);
+  launch(false, W, nullptr, experts, n_sel, E, x, y, N, K, nullptr,
+         default_config(false, N, K, n_sel), stream);
 }
 
 void gather_gemv_int8(const int8_t* W, const bf16* scale, const int32_t* experts, int n_sel, int E,
                       const bf16* x, bf16* y, int64_t N, int64_t K, cudaStream_t stream) {
   if (!experts) throw std::invalid_argument("gather_gemv: null experts");
-  launch(true, W, scale, experts, n_sel, E, x, y, N, K, nullptr, default_config(true, N, K, n_sel), stream);
+  launch(true, W, scale, experts, n_sel, E, x, y, N, K, nullptr, default_config(true, N, K, n_sel),
+         stream);
 }
 
 }  // namespace kb::gemv

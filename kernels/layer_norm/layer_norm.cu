@@ -110,7 +110,6 @@ struct Args {
   Shape shape;
 };
 
-
 // Eight bf16 as floats.
 __device__ __forceinline__ void to_floats(const Vec8& in, float (&v)[kVec]) {
 #pragma unroll
@@ -199,7 +198,8 @@ __device__ __forceinline__ float block_sum(float v, float* scratch) {
 }
 
 template <int VPT, Activation ACT>
-__global__ void __launch_bounds__(512) row_in_registers(const bf16* __restrict__ x, const bf16* __restrict__ bias,
+__global__ void __launch_bounds__(512)
+    row_in_registers(const bf16* __restrict__ x, const bf16* __restrict__ bias,
                      const bf16* __restrict__ gamma, const bf16* __restrict__ beta,
                      bf16* __restrict__ y, const Shape a) {
   __shared__ float scratch[32];
@@ -241,9 +241,10 @@ __global__ void __launch_bounds__(512) row_in_registers(const bf16* __restrict__
 }
 
 template <Activation ACT>
-__global__ void __launch_bounds__(1024) row_streaming(const bf16* __restrict__ x, const bf16* __restrict__ bias,
-                     const bf16* __restrict__ gamma, const bf16* __restrict__ beta,
-                     bf16* __restrict__ y, const Shape a) {
+__global__ void __launch_bounds__(1024)
+    row_streaming(const bf16* __restrict__ x, const bf16* __restrict__ bias,
+                  const bf16* __restrict__ gamma, const bf16* __restrict__ beta,
+                  bf16* __restrict__ y, const Shape a) {
   __shared__ float scratch[32];
   const int64_t D = a.D;
   const bf16* xr = x + static_cast<int64_t>(blockIdx.x) * D;
@@ -273,9 +274,10 @@ __global__ void __launch_bounds__(1024) row_streaming(const bf16* __restrict__ x
 // wave, where one 128-thread block per row needed two waves of short-lived
 // blocks, each paying the HBM latency.
 template <int VPL, Activation ACT>
-__global__ void __launch_bounds__(256) row_per_warp(const bf16* __restrict__ x, const bf16* __restrict__ bias,
-                     const bf16* __restrict__ gamma, const bf16* __restrict__ beta,
-                     bf16* __restrict__ y, const Shape a) {
+__global__ void __launch_bounds__(256)
+    row_per_warp(const bf16* __restrict__ x, const bf16* __restrict__ bias,
+                 const bf16* __restrict__ gamma, const bf16* __restrict__ beta,
+                 bf16* __restrict__ y, const Shape a) {
   const int lane = threadIdx.x & 31;
   const int64_t row = static_cast<int64_t>(blockIdx.x) * (blockDim.x >> 5) + (threadIdx.x >> 5);
   const int64_t D = a.D;
@@ -370,15 +372,19 @@ void layer_norm(const bf16* x, const bf16* gamma, const bf16* beta, bf16* y, int
     throw std::invalid_argument("layer_norm: D must be a multiple of 8 (16-byte vectors), got D=" +
                                 std::to_string(D));
   if (rows > 0x7fffffff) throw std::invalid_argument("layer_norm: more than 2^31-1 rows");
-  for (const void* p : {static_cast<const void*>(x), static_cast<const void*>(y),
-                        static_cast<const void*>(gamma), static_cast<const void*>(beta),
-                        static_cast<const void*>(bias)})
-    if (p && !aligned16(p)) throw std::invalid_argument("layer_norm: pointers must be 16-byte aligned");
+  for (const void* p :
+       {static_cast<const void*>(x), static_cast<const void*>(y), static_cast<const void*>(gamma),
+        static_cast<const void*>(beta), static_cast<const void*>(bias)})
+    if (p && !aligned16(p))
+      throw std::invalid_argument("layer_norm: pointers must be 16-byte aligned");
   const Args a{x, bias, gamma, beta, y, Shape{rows, D, eps}};
   switch (act) {
-    case Activation::none: return launch<Activation::none>(a, stream);
-    case Activation::gelu_tanh: return launch<Activation::gelu_tanh>(a, stream);
-    case Activation::gelu_erf: return launch<Activation::gelu_erf>(a, stream);
+    case Activation::none:
+      return launch<Activation::none>(a, stream);
+    case Activation::gelu_tanh:
+      return launch<Activation::gelu_tanh>(a, stream);
+    case Activation::gelu_erf:
+      return launch<Activation::gelu_erf>(a, stream);
   }
   throw std::invalid_argument("layer_norm: unknown activation");
 }

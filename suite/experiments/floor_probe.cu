@@ -82,15 +82,34 @@ class FloorCase : public kb::Case {
   }
   void run(cudaStream_t s) override {
     switch (kind_) {
-      case 0: floor_empty<<<1, 32, 0, s>>>(); break;
-      case 1: floor_empty<<<kBlocks, kThreads, 0, s>>>(); break;
-      case 2: floor_read<<<1, 1, 0, s>>>(in_.get(), out_.get()); break;
-      case 3: floor_read<<<kBlocks, kThreads, 0, s>>>(in_.get(), out_.get()); break;
-      case 4: floor_read_shared<<<kBlocks, kThreads, 0, s>>>(in_.get(), x_.get(), out_.get()); break;
-      case 5: floor_read2<<<kBlocks / 2, kThreads, 0, s>>>(in_.get(), out_.get()); break;
-      case 6: floor_read<<<kBlocks, kThreads, 0, s>>>(in_.get(), far_.get() + (size_t(2) << 20) / sizeof(int)); break;
-      case 7: floor_read<<<2 * kBlocks, kThreads, 0, s>>>(in_.get(), out_.get()); break;
-      default: floor_read_indexed<<<kBlocks, kThreads, 0, s>>>(in_.get(), index_.get(), out_.get()); break;
+      case 0:
+        floor_empty<<<1, 32, 0, s>>>();
+        break;
+      case 1:
+        floor_empty<<<kBlocks, kThreads, 0, s>>>();
+        break;
+      case 2:
+        floor_read<<<1, 1, 0, s>>>(in_.get(), out_.get());
+        break;
+      case 3:
+        floor_read<<<kBlocks, kThreads, 0, s>>>(in_.get(), out_.get());
+        break;
+      case 4:
+        floor_read_shared<<<kBlocks, kThreads, 0, s>>>(in_.get(), x_.get(), out_.get());
+        break;
+      case 5:
+        floor_read2<<<kBlocks / 2, kThreads, 0, s>>>(in_.get(), out_.get());
+        break;
+      case 6:
+        floor_read<<<kBlocks, kThreads, 0, s>>>(in_.get(),
+                                                far_.get() + (size_t(2) << 20) / sizeof(int));
+        break;
+      case 7:
+        floor_read<<<2 * kBlocks, kThreads, 0, s>>>(in_.get(), out_.get());
+        break;
+      default:
+        floor_read_indexed<<<kBlocks, kThreads, 0, s>>>(in_.get(), index_.get(), out_.get());
+        break;
     }
     KB_CHECK_LAUNCH();
   }
@@ -110,7 +129,9 @@ class FloorCase : public kb::Case {
 
 KB_EXPERIMENT(floor_probe) {
   return kb::Experiment("_floor")
-      .doc("the smallest kernels timed as experiments are: empty and one-load, 1 block and a full grid")
+      .doc(
+          "the smallest kernels timed as experiments are: empty and one-load, 1 block and a full "
+          "grid")
       .hidden()
       .axis("case", {0, 1, 2, 3, 4, 5, 6, 7, 8})
       .dtypes({kb::DType::bf16})
@@ -118,8 +139,10 @@ KB_EXPERIMENT(floor_probe) {
       .work([](const kb::Point& p) {
         kb::Work w;
         const int64_t c = p["case"];
-        w.bytes = c == 7 ? 2.0 * kBlocks * kThreads * 16 : c >= 3 ? double(kBlocks) * kThreads * 16
-                  : c == 2 ? 16 : 0;
+        w.bytes = c == 7   ? 2.0 * kBlocks * kThreads * 16
+                  : c >= 3 ? double(kBlocks) * kThreads * 16
+                  : c == 2 ? 16
+                           : 0;
         w.bound = kb::Bound::read;
         return w;
       })

@@ -9,11 +9,11 @@ KB_EXPERIMENT(gemv) {
   return kb::Experiment("gemv")
       .doc("y = W·x, W [N,K] bf16 or int8 weight-only with per-row scale; fp32 accumulation")
       .axis("D", {1024, 4096, 8192, 16384})
-      .point(Shape{{"N", 4096}, {"K", 4096}})    // Llama-2-7B attention output
-      .point(Shape{{"N", 12288}, {"K", 4096}})   // fused QKV
-      .point(Shape{{"N", 22016}, {"K", 4096}})   // fused gate + up
-      .point(Shape{{"N", 4096}, {"K", 11008}})   // down
-      .point(Shape{{"N", 32000}, {"K", 4096}})   // LM head
+      .point(Shape{{"N", 4096}, {"K", 4096}})   // Llama-2-7B attention output
+      .point(Shape{{"N", 12288}, {"K", 4096}})  // fused QKV
+      .point(Shape{{"N", 22016}, {"K", 4096}})  // fused gate + up
+      .point(Shape{{"N", 4096}, {"K", 11008}})  // down
+      .point(Shape{{"N", 32000}, {"K", 4096}})  // LM head
       .dtypes({kb::DType::i8, kb::DType::bf16})
       .metrics({kb::Metric::memory_bandwidth})
       .seed_mean()

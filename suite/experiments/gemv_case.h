@@ -36,7 +36,8 @@ inline Work gemv_work(const Point& p, int n_sel) {
   const double N = static_cast<double>(rows_of(p)), K = static_cast<double>(cols_of(p));
   const bool int8 = p.dtype == DType::i8;
   Work w;
-  w.bytes = n_sel * N * K * dtype_size(p.dtype) + (int8 ? n_sel * N * 2 : 0) + K * 2 + n_sel * N * 2;
+  w.bytes =
+      n_sel * N * K * dtype_size(p.dtype) + (int8 ? n_sel * N * 2 : 0) + K * 2 + n_sel * N * 2;
   w.flops = 2.0 * n_sel * N * K;
   w.bound = Bound::read;
   w.launches = 1;
@@ -142,8 +143,9 @@ class GemvCase : public Case {
       }
     }
     char text[256];
-    std::snprintf(text, sizeof text, "%zu rows x %d, worst error %.3g of bound (%s), %zu non-finite",
-                  rows.size(), n_sel_, worst, where.c_str(), nonfinite);
+    std::snprintf(text, sizeof text,
+                  "%zu rows x %d, worst error %.3g of bound (%s), %zu non-finite", rows.size(),
+                  n_sel_, worst, where.c_str(), nonfinite);
     return worst <= 1.0 && nonfinite == 0 ? Check::pass(text) : Check::fail(text);
   }
 

@@ -59,8 +59,8 @@ kb::gemv::Config parse(const std::string& v, const kb::Point& p) {
     c.bulk_mma = bulk_mma;
     return c;
   }
-  if (std::sscanf(v.c_str() + (v[0] == 'G' ? 1 : 0), "M%dW%dK%dD%d", &c.unroll,
-                  &c.warps_per_block, &c.k_split, &c.mma_depth) >= 3) {
+  if (std::sscanf(v.c_str() + (v[0] == 'G' ? 1 : 0), "M%dW%dK%dD%d", &c.unroll, &c.warps_per_block,
+                  &c.k_split, &c.mma_depth) >= 3) {
     c.mma = true;
     c.mma_diag = v[0] == 'G';  // "GM...": the diagonal variant
     return c;
@@ -85,19 +85,20 @@ KB_EXPERIMENT(gemv_tune) {
       .point(Shape{{"N", 4096}, {"K", 11008}})
       .point(Shape{{"N", 22016}, {"K", 4096}})
       .point(Shape{{"N", 12288}, {"K", 4096}})
-      .point(Shape{{"N", 1024}, {"K", 14336}})   // the MLP's down projection at D=1024
+      .point(Shape{{"N", 1024}, {"K", 14336}})  // the MLP's down projection at D=1024
       .point(Shape{{"N", 14336}, {"K", 1024}})
       .point(Shape{{"N", 14336}, {"K", 16384}})  // the MLP's up projection at D=16384
       .dtypes({kb::DType::i8, kb::DType::bf16})
-      .variants({"default", "general", "R1U8W4P0K1", "R1U8W8P0K1", "R1U4W4P0K2", "R1U4W8P0K2",
+      .variants({"default",    "general",    "R1U8W4P0K1", "R1U8W8P0K1", "R1U4W4P0K2", "R1U4W8P0K2",
                  "R1U2W8P0K4", "R2U4W4P0K2", "R2U2W4P0K4", "R1U4W4P1K2", "R2U2W4P1K2", "R2U1W8P1K2",
-                 "M4W4K1", "M4W8K2", "M8W8K2", "M2W8K4", "M4W8K4", "M2W8K8", "M4W8K8",
-                 "M8W8K8", "M8W8K4", "M8W4K4", "M4W4K4", "M2W8K8D3", "M4W8K8D3", "M2W8K4D3",
-                 "M4W8K4D3", "M4W4K4D3", "M2W4K2D3", "M4W8K2D3", "T4", "T8", "R2U2W8P0K4", "R2U2W8P0K8",
-                 "R4U2W4P0K4", "R2U4W4P0K4", "R2U1W4P0K4", "R4U1W4P0K4", "R2U2W4P1K4",
-                 "R4U2W8P0K8", "R2U4W8P0K8", "R1U2W4P0K4", "R1U4W4P0K4", "R4U4W4P0K4",
-                 "R2U2W8P1K8", "R2U1W8P1K8", "GM1W8K1", "GM2W8K1", "GM4W8K1", "GM2W8K2",
-                 "GM2W4K1", "GM2W4K2", "GM2W8K4", "GM1W8K4", "GM2W8K1D3", "GM4W4K1"})
+                 "M4W4K1",     "M4W8K2",     "M8W8K2",     "M2W8K4",     "M4W8K4",     "M2W8K8",
+                 "M4W8K8",     "M8W8K8",     "M8W8K4",     "M8W4K4",     "M4W4K4",     "M2W8K8D3",
+                 "M4W8K8D3",   "M2W8K4D3",   "M4W8K4D3",   "M4W4K4D3",   "M2W4K2D3",   "M4W8K2D3",
+                 "T4",         "T8",         "R2U2W8P0K4", "R2U2W8P0K8", "R4U2W4P0K4", "R2U4W4P0K4",
+                 "R2U1W4P0K4", "R4U1W4P0K4", "R2U2W4P1K4", "R4U2W8P0K8", "R2U4W8P0K8", "R1U2W4P0K4",
+                 "R1U4W4P0K4", "R4U4W4P0K4", "R2U2W8P1K8", "R2U1W8P1K8", "GM1W8K1",    "GM2W8K1",
+                 "GM4W8K1",    "GM2W8K2",    "GM2W4K1",    "GM2W4K2",    "GM2W8K4",    "GM1W8K4",
+                 "GM2W8K1D3",  "GM4W4K1"})
       .applies(serves)
       .metrics({kb::Metric::memory_bandwidth})
       .work([](const kb::Point& p) { return kb::gemv_experiment::gemv_work(p, 1); })
@@ -123,12 +124,13 @@ KB_EXPERIMENT(gemv_tune_seed) {
       .point(Shape{{"N", 16384}, {"K", 16384}, {"E", 1}})
       .point(Shape{{"N", 16384}, {"K", 16384}, {"E", 8}})
       .dtypes({kb::DType::i8, kb::DType::bf16})
-      .variants({"default", "general", "one", "one8", "B3W8S2O2R2", "B3W8S2O1R2", "B4W16S1O2R2",
-                 "B4W16S1O2R1", "B6W16S1O2R1", "B6W16S1O2R2", "B4W8S2O2R2", "B4W8S2O2R1", "B3W16S2O2R2",
-                 "B4W16S1O1R2", "BM3W8S2O2R2", "BM4W8S1O2R2", "BM3W16S2O2R2", "BM4W16S1O2R2",
-                 "BM3W16S1O2R2", "BM3W8S2O1R2", "BM3W8S2O0R2", "M4W8K2", "M8W8K2", "M4W8K4", "M4W4K4", "M4W8K2D3",
-                 "M4W8K4D3", "M2W8K4D3", "T4", "T8", "GM2W8K1", "GM4W8K1", "GM2W8K2",
-                 "GM2W4K1"})
+      .variants({"default",     "general",      "one",          "one8",         "B3W8S2O2R2",
+                 "B3W8S2O1R2",  "B4W16S1O2R2",  "B4W16S1O2R1",  "B6W16S1O2R1",  "B6W16S1O2R2",
+                 "B4W8S2O2R2",  "B4W8S2O2R1",   "B3W16S2O2R2",  "B4W16S1O1R2",  "BM3W8S2O2R2",
+                 "BM4W8S1O2R2", "BM3W16S2O2R2", "BM4W16S1O2R2", "BM3W16S1O2R2", "BM3W8S2O1R2",
+                 "BM3W8S2O0R2", "M4W8K2",       "M8W8K2",       "M4W8K4",       "M4W4K4",
+                 "M4W8K2D3",    "M4W8K4D3",     "M2W8K4D3",     "T4",           "T8",
+                 "GM2W8K1",     "GM4W8K1",      "GM2W8K2",      "GM2W4K1"})
       .metrics({kb::Metric::memory_bandwidth})
       .applies([](const kb::Point& p) {  // here: one-load at K = 1024 only, bulk and mma not there
         if (p.variant.rfind("one", 0) == 0) return p["K"] == 1024;

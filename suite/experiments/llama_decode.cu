@@ -46,7 +46,7 @@ constexpr int kNewTokens = 200;
 // gpt-fast's benchmark prompt, "Hello, my name is" in the Llama tokenizer.
 const std::vector<int32_t> kPrompt = {1, 15043, 29892, 590, 1024, 338};
 constexpr int kPositions = 6 + kNewTokens - 1;  // attended positions: 6 in the prefill, 199 steps
-constexpr int kMaxSeq = 256;                     // >= kPositions
+constexpr int kMaxSeq = 256;                    // >= kPositions
 constexpr uint64_t kWeightSeed = 20261122;
 
 dec::WeightType weight_type(kb::DType d) {
@@ -94,7 +94,8 @@ class DecodeCase : public kb::Case {
       to.attn_min_chunk = 2;
       to.seed = seed;
       to.prefill = true;
-      const dec::DecodeCheck tiny = dec::check_against_reference(dec::find_config("tiny-moe"), wt_, to);
+      const dec::DecodeCheck tiny =
+          dec::check_against_reference(dec::find_config("tiny-moe"), wt_, to);
       if (!tiny.ok) return kb::Check::fail("tiny-moe vs CPU: " + tiny.detail);
       tiny_detail = tiny.detail + "; ";
     }
@@ -168,9 +169,10 @@ static dec::ModelConfig with_layers(const dec::ModelConfig& c, const kb::Point& 
 KB_EXPERIMENT(mixtral_8x7b_decode) {
   const dec::ModelConfig& cfg = dec::find_config("Mixtral-8x7B-v0.1");
   return kb::Experiment(cfg.name)
-      .doc("batch-1 decode of Mixtral-8x7B-v0.1 int8 (random weights, 8 experts, top 2 routed on "
-           "the GPU), prefill and step as CUDA graphs; layers=16 is the seed's row, layers=32 the "
-           "whole model; 6-token prompt + 200 new tokens, greedy; mean of 5 after a warm-up")
+      .doc(
+          "batch-1 decode of Mixtral-8x7B-v0.1 int8 (random weights, 8 experts, top 2 routed on "
+          "the GPU), prefill and step as CUDA graphs; layers=16 is the seed's row, layers=32 the "
+          "whole model; 6-token prompt + 200 new tokens, greedy; mean of 5 after a warm-up")
       .point(kb::Shape{{"layers", 16}})
       .point(kb::Shape{{"layers", 32}})
       .dtypes({kb::DType::i8})

@@ -94,7 +94,9 @@ inline std::vector<double> steady(size_t n, double level, double last) {
 using Result = kb::test::CommandResult;
 
 #ifdef KBENCH_KGATE_EXE
-inline Result kgate(const std::string& args) { return kb::test::run_command(KBENCH_KGATE_EXE, args); }
+inline Result kgate(const std::string& args) {
+  return kb::test::run_command(KBENCH_KGATE_EXE, args);
+}
 #endif
 
 inline bool contains(const std::string& s, const std::string& what) {

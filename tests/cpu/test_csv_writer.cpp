@@ -145,7 +145,8 @@ TEST(CsvWriter, RowRoundTripsThroughTheSplitter) {
 
 TEST(CsvWriter, ForeignHeaderIsLeftUntouched) {
   auto p = temp_file("foreign.csv");
-  const std::string foreign = "name,metric,target,actual,dtype,device,arch,is_model\nx,y,1,2,bf16,cuda,A100,False\n";
+  const std::string foreign =
+      "name,metric,target,actual,dtype,device,arch,is_model\nx,y,1,2,bf16,cuda,A100,False\n";
   std::ofstream(p) << foreign;
   try {
     kb::append_csv(p.string(), {sample(0)});
@@ -194,7 +195,8 @@ TEST(CsvWriter, ConcurrentProcessesLoseNoRow) {
           for (int i = 0; i < kRowsPerBatch; ++i) {
             kb::Record r = sample(i);
             r.message.clear();
-            r.run_id = "p" + std::to_string(proc) + "-b" + std::to_string(b) + "-r" + std::to_string(i);
+            r.run_id =
+                "p" + std::to_string(proc) + "-b" + std::to_string(b) + "-r" + std::to_string(i);
             r.variant = std::string(200, 'x');  // long rows make torn writes likelier
             rows.push_back(r);
           }

@@ -14,7 +14,7 @@ TEST(Stats, MedianAndQuantiles) {
 TEST(Stats, SummaryIsRobustToOneOutlier) {
   std::vector<double> v(99, 10.0);
   for (size_t i = 0; i < v.size(); ++i) v[i] += (i % 3) * 0.1;  // 10.0, 10.1, 10.2 ...
-  v.push_back(1000.0);  // one preempted launch
+  v.push_back(1000.0);                                          // one preempted launch
   auto s = kb::summarize(v);
   EXPECT_EQ(s.n, 100u);
   EXPECT_DOUBLE_EQ(s.median, 10.1);

@@ -35,8 +35,8 @@ TEST(Targets, ParsesAndPrefersMeasuredCeilings) {
   EXPECT_EQ(f.gpu, "NVIDIA A100-SXM4-40GB");
   EXPECT_EQ(f.targets.size(), 4u);
   auto c = f.ceilings();
-  EXPECT_EQ(c.read_gbps, 1400);   // measured
-  EXPECT_EQ(c.copy_gbps, 1555);   // datasheet hbm where nothing measured
+  EXPECT_EQ(c.read_gbps, 1400);  // measured
+  EXPECT_EQ(c.copy_gbps, 1555);  // datasheet hbm where nothing measured
   EXPECT_EQ(c.bf16_tflops, 312);
   EXPECT_EQ(c.launch_us, 3.5);
   EXPECT_EQ(c.mem_latency_us, 0.8);
@@ -74,21 +74,24 @@ TEST(Targets, ResolveAndBelowTarget) {
 TEST(Targets, MalformedFilesNameFileAndField) {
   EXPECT_NE(error_of("{").find("t.json: not valid JSON"), std::string::npos);
   EXPECT_NE(error_of("[]").find("t.json"), std::string::npos);
-  EXPECT_NE(error_of(R"J({"peaks": {"hbm_gbps": 1}, "targets": []})J").find("gpu"), std::string::npos);
+  EXPECT_NE(error_of(R"J({"peaks": {"hbm_gbps": 1}, "targets": []})J").find("gpu"),
+            std::string::npos);
   EXPECT_NE(error_of(R"J({"gpu": "x", "targets": []})J").find("peaks"), std::string::npos);
   EXPECT_NE(error_of(R"J({"gpu": "x", "peaks": {"hbm_gbps": "fast"}, "targets": []})J")
                 .find("peaks.hbm_gbps: expected a number"),
             std::string::npos);
   EXPECT_NE(error_of(R"J({"gpu": "x", "peaks": {"hbm_gbps": -1}, "targets": []})J").find("> 0"),
             std::string::npos);
-  EXPECT_NE(error_of(R"J({"gpu": "x", "peaks": {"hbm_gbps": 1}})J").find("targets"), std::string::npos);
+  EXPECT_NE(error_of(R"J({"gpu": "x", "peaks": {"hbm_gbps": 1}})J").find("targets"),
+            std::string::npos);
   const std::string both = R"J({"gpu": "x", "peaks": {"hbm_gbps": 1}, "targets": [
       {"name": "a", "metric": "m", "dtype": "d", "target": 1, "roofline_fraction": 0.5}]})J";
   EXPECT_NE(error_of(both).find("targets[0].target"), std::string::npos) << error_of(both);
   const std::string none = R"J({"gpu": "x", "peaks": {"hbm_gbps": 1}, "targets": [
       {"name": "a", "metric": "m", "dtype": "d"}]})J";
   EXPECT_NE(error_of(none).find("exactly one"), std::string::npos);
-  const std::string noname = R"J({"gpu": "x", "peaks": {"hbm_gbps": 1}, "targets": [{"metric": "m"}]})J";
+  const std::string noname =
+      R"J({"gpu": "x", "peaks": {"hbm_gbps": 1}, "targets": [{"metric": "m"}]})J";
   EXPECT_NE(error_of(noname).find("targets[0].name"), std::string::npos);
   const std::string frac = R"J({"gpu": "x", "peaks": {"hbm_gbps": 1}, "targets": [
       {"name": "a", "metric": "m", "dtype": "d", "roofline_fraction": 1.5}]})J";

@@ -12,7 +12,8 @@ TEST(HostMath, Bf16RoundTripAndRounding) {
   EXPECT_EQ(kb::bf16_to_float(kb::float_to_bf16(1.0f + 1.0f / 256)), 1.0f);
   // Our host conversion agrees with CUDA's for random values.
   auto v = kb::random_uniform(1000, 7, -100.f, 100.f);
-  for (float x : v) EXPECT_EQ(kb::bf16_to_float(kb::float_to_bf16(x)), __bfloat162float(__float2bfloat16(x)));
+  for (float x : v)
+    EXPECT_EQ(kb::bf16_to_float(kb::float_to_bf16(x)), __bfloat162float(__float2bfloat16(x)));
 }
 
 TEST(HostMath, CompareCatchesNaNAndError) {

@@ -516,25 +516,23 @@ TEST_P(DecodeTiny, MatchesCpuReference) {
   std::printf("  %s\n", r.detail.c_str());
 }
 
-INSTANTIATE_TEST_SUITE_P(Types, DecodeTiny,
-                         ::testing::Values(ModelParam{dec::WeightType::bf16, true, 4, 2},
-                                           ModelParam{dec::WeightType::int8, true, 4, 2},
-                                           ModelParam{dec::WeightType::bf16, false, 1, 16},
-                                           ModelParam{dec::WeightType::int8, false, 16, 1},
-                                           ModelParam{dec::WeightType::bf16, true, 4, 2, true},
-                                           ModelParam{dec::WeightType::int8, false, 1, 16, true},
-                                           ModelParam{dec::WeightType::int8, true, 4, 2, true, false},
-                                           ModelParam{dec::WeightType::bf16, false, 4, 2, false, false},
-                                           ModelParam{dec::WeightType::int8, true, 4, 2, false, true, false}),
-                         [](const ::testing::TestParamInfo<ModelParam>& i) {
-                           return std::string(i.param.type == dec::WeightType::int8 ? "int8"
-                                                                                    : "bf16") +
-                                  (i.param.graph ? "_graph" : "_eager") + "_splits" +
-                                  std::to_string(i.param.splits) +
-                                  (i.param.prefill ? "_prefill" : "") +
-                                  (i.param.fuse_swiglu ? "" : "_silu_mul") +
-                                  (i.param.pdl ? "" : "_no_pdl");
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Types, DecodeTiny,
+    ::testing::Values(ModelParam{dec::WeightType::bf16, true, 4, 2},
+                      ModelParam{dec::WeightType::int8, true, 4, 2},
+                      ModelParam{dec::WeightType::bf16, false, 1, 16},
+                      ModelParam{dec::WeightType::int8, false, 16, 1},
+                      ModelParam{dec::WeightType::bf16, true, 4, 2, true},
+                      ModelParam{dec::WeightType::int8, false, 1, 16, true},
+                      ModelParam{dec::WeightType::int8, true, 4, 2, true, false},
+                      ModelParam{dec::WeightType::bf16, false, 4, 2, false, false},
+                      ModelParam{dec::WeightType::int8, true, 4, 2, false, true, false}),
+    [](const ::testing::TestParamInfo<ModelParam>& i) {
+      return std::string(i.param.type == dec::WeightType::int8 ? "int8" : "bf16") +
+             (i.param.graph ? "_graph" : "_eager") + "_splits" + std::to_string(i.param.splits) +
+             (i.param.prefill ? "_prefill" : "") + (i.param.fuse_swiglu ? "" : "_silu_mul") +
+             (i.param.pdl ? "" : "_no_pdl");
+    });
 
 // The prompt as one prefill leaves what the same number of single-token
 // steps leaves: the same next token, logits and K rows within 1e-2 (the

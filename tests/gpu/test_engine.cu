@@ -14,7 +14,8 @@
 namespace {
 
 __global__ void copy_kernel(const float4* __restrict__ a, float4* __restrict__ b, size_t n) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
+       i += size_t(gridDim.x) * blockDim.x)
     b[i] = a[i];
 }
 
@@ -83,7 +84,8 @@ TEST_F(EngineTest, GoodExperimentGivesOkRowsAndMean) {
   auto rows = engine->run(copy_experiment("copy", 256));
   ASSERT_EQ(rows.size(), 4u);  // 2 metrics + 2 mean rows
   const auto& bw = rows[0];
-  EXPECT_EQ(bw.status == kb::status::ok || bw.status == kb::status::below_target, true) << bw.message;
+  EXPECT_EQ(bw.status == kb::status::ok || bw.status == kb::status::below_target, true)
+      << bw.message;
   ASSERT_TRUE(bw.actual && bw.roofline && bw.roofline_fraction);
   EXPECT_GT(*bw.roofline_fraction, 0.3);
   EXPECT_LT(*bw.roofline_fraction, 1.2);

@@ -5,10 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <numeric>
 #include <stdexcept>
-
-#include <cstring>
 
 #include "kernels/common/device_buffer.h"
 #include "kernels/common/fill.h"
@@ -95,7 +94,8 @@ void run_and_check(const Problem& p, const gemv::Config* cfg, bool residual, int
     gemv::gemv_int8(reinterpret_cast<const int8_t*>(w.get()), sp, x.get(), y.get(), p.N, p.K,
                     nullptr, rp);
   } else {
-    gemv::gemv_bf16(reinterpret_cast<const bf16*>(w.get()), x.get(), y.get(), p.N, p.K, nullptr, rp);
+    gemv::gemv_bf16(reinterpret_cast<const bf16*>(w.get()), x.get(), y.get(), p.N, p.K, nullptr,
+                    rp);
   }
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   const auto got = y.download();
@@ -148,17 +148,17 @@ TEST_P(GemvShapes, EveryConfigMatchesReference) {
 
 // N not a multiple of rows per warp or warps per block; K shorter than one
 // warp-wide load, not a multiple of 32 vectors, and the decode shapes' K.
-INSTANTIATE_TEST_SUITE_P(
-    Shapes, GemvShapes,
-    ::testing::Values(Problem{1, 8, false}, Problem{3, 24, false}, Problem{33, 264, false},
-                      Problem{129, 4104, false}, Problem{67, 11008, false},
-                      Problem{1000, 1024, false}, Problem{1, 16, true}, Problem{3, 48, true},
-                      Problem{33, 272, true}, Problem{129, 4112, true}, Problem{67, 11008, true},
-                      Problem{1000, 1024, true}),
-    [](const ::testing::TestParamInfo<Problem>& i) {
-      return std::string(i.param.int8 ? "int8" : "bf16") + "_N" + std::to_string(i.param.N) +
-             "_K" + std::to_string(i.param.K);
-    });
+INSTANTIATE_TEST_SUITE_P(Shapes, GemvShapes,
+                         ::testing::Values(Problem{1, 8, false}, Problem{3, 24, false},
+                                           Problem{33, 264, false}, Problem{129, 4104, false},
+                                           Problem{67, 11008, false}, Problem{1000, 1024, false},
+                                           Problem{1, 16, true}, Problem{3, 48, true},
+                                           Problem{33, 272, true}, Problem{129, 4112, true},
+                                           Problem{67, 11008, true}, Problem{1000, 1024, true}),
+                         [](const ::testing::TestParamInfo<Problem>& i) {
+                           return std::string(i.param.int8 ? "int8" : "bf16") + "_N" +
+                                  std::to_string(i.param.N) + "_K" + std::to_string(i.param.K);
+                         });
 
 // Random weights [rows, K] on the GPU and as floats on the host; int8 gets
 // per-row scales in [scale_lo, scale_hi], bf16 values in [-amp, amp].
@@ -191,10 +191,10 @@ Weights make_weights(int64_t rows, int64_t K, bool int8, uint64_t seed, float am
 // k-split choices.
 TEST(GemvTokens, MatchesReferenceAndTheSingleTokenGemv) {
   KB_REQUIRE_GPU();
-  for (const Problem& p : {Problem{33, 264, false}, Problem{129, 4104, false},
-                           Problem{67, 11008, false}, Problem{1000, 1024, false},
-                           Problem{33, 272, true}, Problem{129, 4112, true},
-                           Problem{67, 12288, true}})
+  for (const Problem& p :
+       {Problem{33, 264, false}, Problem{129, 4104, false}, Problem{67, 11008, false},
+        Problem{1000, 1024, false}, Problem{33, 272, true}, Problem{129, 4112, true},
+        Problem{67, 12288, true}})
     for (int T : {2, 6, 8}) {
       SCOPED_TRACE(std::string(p.int8 ? "int8" : "bf16") + " N=" + std::to_string(p.N) +
                    " K=" + std::to_string(p.K) + " tokens=" + std::to_string(T));
@@ -222,7 +222,8 @@ TEST(GemvTokens, MatchesReferenceAndTheSingleTokenGemv) {
           for (int64_t k = 0; k < p.K; ++k) m += std::fabs(hw[n * p.K + k] * hx[t * p.K + k]);
           mag[n] = static_cast<float>(m * (p.int8 ? hs[n] : 1.f));
         }
-        const std::vector<bf16> row(got.begin() + size_t(t) * p.N, got.begin() + size_t(t + 1) * p.N);
+        const std::vector<bf16> row(got.begin() + size_t(t) * p.N,
+                                    got.begin() + size_t(t + 1) * p.N);
         expect_close(row, ref, mag, "token " + std::to_string(t));
         // The single-token gemv of token t, same residual: the same bits.
         const gemv::Config many = gemv::tokens_config(p.int8, p.N, p.K, T),
@@ -230,7 +231,8 @@ TEST(GemvTokens, MatchesReferenceAndTheSingleTokenGemv) {
         if (many.k_split != one.k_split || many.unroll != one.unroll || one.mma || one.tile ||
             one.bulk_stages)
           continue;
-        y1.upload(std::vector<bf16>(r16.begin() + size_t(t) * p.N, r16.begin() + size_t(t + 1) * p.N));
+        y1.upload(
+            std::vector<bf16>(r16.begin() + size_t(t) * p.N, r16.begin() + size_t(t + 1) * p.N));
         if (p.int8)
           gemv::gemv_int8(reinterpret_cast<const int8_t*>(w.dev.get()), sp,
                           x.get() + size_t(t) * p.K, y1.get(), p.N, p.K, nullptr, y1.get());
@@ -239,7 +241,8 @@ TEST(GemvTokens, MatchesReferenceAndTheSingleTokenGemv) {
                           y1.get(), p.N, p.K, nullptr, y1.get());
         ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
         const auto single = y1.download();
-        ASSERT_EQ(0, std::memcmp(single.data(), row.data(), row.size() * sizeof(bf16))) << "token " << t;
+        ASSERT_EQ(0, std::memcmp(single.data(), row.data(), row.size() * sizeof(bf16)))
+            << "token " << t;
       }
     }
 }
@@ -263,7 +266,8 @@ TEST(GemvSwiglu, MatchesReferenceForOneAndSeveralTokens) {
       const uint64_t seed = 900 + p.F + p.K;
       // Rows of norm ~1, so that g and u are O(1) and silu is not saturated.
       const float rk = 1.f / std::sqrt(float(p.K));
-      const Weights w = make_weights(2 * p.F, p.K, p.int8, seed, 1.7f * rk, 0.5f / 127 * rk, rk / 127);
+      const Weights w =
+          make_weights(2 * p.F, p.K, p.int8, seed, 1.7f * rk, 0.5f / 127 * rk, rk / 127);
       const auto x16 = kb::random_bf16(size_t(T) * p.K, seed + 1, -3.f, 3.f);
       kb::DeviceBuffer<bf16> scale(w.scale.size()), x(x16.size()), h(size_t(T) * p.F), h1(p.F);
       if (p.int8) scale.upload(w.scale);
@@ -278,9 +282,9 @@ TEST(GemvSwiglu, MatchesReferenceForOneAndSeveralTokens) {
       for (int t = 0; t < T; ++t) {
         std::vector<float> ref(p.F);
         gemv::gemv_swiglu_ref(w.host.data(), p.int8 ? w.scale_host.data() : nullptr,
-                              hx.data() + size_t(t) * p.K,
-                              ref.data(), p.F, p.K, eps);
-        const std::vector<float> row(got.begin() + size_t(t) * p.F, got.begin() + size_t(t + 1) * p.F);
+                              hx.data() + size_t(t) * p.K, ref.data(), p.F, p.K, eps);
+        const std::vector<float> row(got.begin() + size_t(t) * p.F,
+                                     got.begin() + size_t(t + 1) * p.F);
         const auto cmp = kb::compare(row, ref, 1e-2);
         EXPECT_TRUE(cmp.ok) << "token " << t << ": " << cmp.text();
         float big = 0;
@@ -307,7 +311,8 @@ TEST(GatherGemv, EveryExpertIdBf16AndInt8) {
     run_and_check(Problem{37, int8 ? 208 : 200, int8}, nullptr, false, 8, ids);
     run_and_check(Problem{64, 256, int8}, nullptr, false, 8, {3, 5});  // the seed's choice
     run_and_check(Problem{64, 256, int8}, nullptr, false, 8, {6, 6});  // the same expert twice
-    gemv::Config ks{1, 2, 4, true, false, 4};  // k-split gather, N not a multiple of the block's rows
+    gemv::Config ks{1,    2,     4,
+                    true, false, 4};  // k-split gather, N not a multiple of the block's rows
     run_and_check(Problem{37, int8 ? 2048 : 1024, int8}, &ks, false, 8, {2, 7, 0});
   }
 }
@@ -377,7 +382,8 @@ TEST(GemvBulk, EveryRowLengthMatchesReference) {
           for (int order : {0, 1, 2})
             for (int rs : {1, 2}) {  // 2 rows per buffer with N odd: a short last buffer
               if (rs * K * (int8 ? 1 : 2) * stages > (160 << 10)) continue;
-              SCOPED_TRACE("rows " + std::to_string(order) + ", " + std::to_string(rs) + " per buffer");
+              SCOPED_TRACE("rows " + std::to_string(order) + ", " + std::to_string(rs) +
+                           " per buffer");
               const gemv::Config c = bulk_config(stages, warps, N == 1001 ? 2 : 1, order, rs);
               run_and_check(Problem{N, K, int8}, &c, false);
               run_and_check(Problem{N, K, int8}, &c, true);
@@ -408,8 +414,8 @@ TEST(GemvBulk, TensorCoreConsumersMatchReference) {
       for (int stages : {3, 4}) {
         if (2 * K * stages > (160 << 10)) continue;
         for (int64_t N : {int64_t{1}, int64_t{1001}, int64_t{3000}}) {
-          SCOPED_TRACE("N=" + std::to_string(N) + " K=" + std::to_string(K) + " warps=" +
-                       std::to_string(warps) + " stages=" + std::to_string(stages));
+          SCOPED_TRACE("N=" + std::to_string(N) + " K=" + std::to_string(K) +
+                       " warps=" + std::to_string(warps) + " stages=" + std::to_string(stages));
           for (int order : {0, 1, 2}) {
             SCOPED_TRACE("rows " + std::to_string(order));
             gemv::Config c = bulk_config(stages, warps, N == 1 ? 1 : 2, order, 2);
@@ -448,12 +454,14 @@ TEST(GemvBulk, ManyRowsAndRepeatedLaunches) {
     kb::fill_bf16(scale.get(), N, 4, nullptr);
     kb::fill_bf16(x.get(), K, 5, nullptr);
     const gemv::Config c = bulk_config(4, 8, 2);
-    gemv::launch(true, w.get(), scale.get(), nullptr, 1, 0, x.get(), y.get(), N, K, nullptr, c, nullptr);
+    gemv::launch(true, w.get(), scale.get(), nullptr, 1, 0, x.get(), y.get(), N, K, nullptr, c,
+                 nullptr);
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     const auto want = y.download();
     for (int k = 0; k < 1100 / 3; ++k) {
       y.poison();
-      gemv::launch(true, w.get(), scale.get(), nullptr, 1, 0, x.get(), y.get(), N, K, nullptr, c, nullptr);
+      gemv::launch(true, w.get(), scale.get(), nullptr, 1, 0, x.get(), y.get(), N, K, nullptr, c,
+                   nullptr);
     }
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     const auto got = y.download();
@@ -487,7 +495,8 @@ TEST(GatherGemv, IdOutsideRangeWritesNanAndReadsNothingElse) {
   const int64_t N = 40, K = 64;
   const int E = 4;
   std::vector<float> out;
-  ASSERT_NO_FATAL_FAILURE(gather_with_ids(N, K, E, {1, E, -1}, nullptr, out));  // one good id, two bad ones
+  ASSERT_NO_FATAL_FAILURE(
+      gather_with_ids(N, K, E, {1, E, -1}, nullptr, out));  // one good id, two bad ones
   for (int64_t n = 0; n < N; ++n) EXPECT_TRUE(std::isfinite(out[n])) << n;
   for (int64_t n = N; n < 3 * N; ++n) EXPECT_TRUE(std::isnan(out[n])) << n;
 }
@@ -525,8 +534,8 @@ void expect_dependent_chain_matches(bool int8, int64_t D, int links, uint64_t ws
       if (cfg) {
         gemv::Config c = *cfg;
         c.pdl = pdl;
-        gemv::launch(int8, w[i].get(), int8 ? scale.get() : nullptr, nullptr, 1, 0, x, y[i].get(), D,
-                     D, y[i].get(), c, s);
+        gemv::launch(int8, w[i].get(), int8 ? scale.get() : nullptr, nullptr, 1, 0, x, y[i].get(),
+                     D, D, y[i].get(), c, s);
       } else if (int8) {
         gemv::gemv_int8(reinterpret_cast<const int8_t*>(w[i].get()), scale.get(), x, y[i].get(), D,
                         D, s, r.get(), pdl);
@@ -629,20 +638,20 @@ TEST(GemvBulk, DependentChainEqualsStreamOrder) {
 // The public entries pick the bulk kernel where it measured faster only.
 TEST(GemvBulk, PickedWhereItMeasuredFaster) {
   EXPECT_EQ(gemv::default_config(false, 16384, 16384).bulk_stages, 0);
-  EXPECT_EQ(gemv::default_config(true, 1024, 16384, 8).bulk_stages, 0);    // int8: not yet
-  EXPECT_EQ(gemv::default_config(true, 16384, 16384).bulk_stages, 3);     // tensor-core consumers
+  EXPECT_EQ(gemv::default_config(true, 1024, 16384, 8).bulk_stages, 0);  // int8: not yet
+  EXPECT_EQ(gemv::default_config(true, 16384, 16384).bulk_stages, 3);    // tensor-core consumers
   EXPECT_TRUE(gemv::default_config(true, 16384, 16384).bulk_mma);
   EXPECT_EQ(gemv::default_config(true, 16384, 16384, 2).bulk_stages, 0);  // not gathers
-  EXPECT_EQ(gemv::default_config(true, 4096, 16384).bulk_stages, 0);     // nor 4096 rows
+  EXPECT_EQ(gemv::default_config(true, 4096, 16384).bulk_stages, 0);      // nor 4096 rows
   EXPECT_EQ(gemv::default_config(true, 14336, 16384).bulk_stages, 3);
   EXPECT_FALSE(gemv::default_config(false, 4096, 4096).bulk_mma);
   EXPECT_EQ(gemv::default_config(false, 4096, 4096).bulk_stages, 3);
-  EXPECT_EQ(gemv::default_config(false, 4096, 4096, 2).bulk_stages, 0);    // gather_gemv D=4096
+  EXPECT_EQ(gemv::default_config(false, 4096, 4096, 2).bulk_stages, 0);  // gather_gemv D=4096
   EXPECT_EQ(gemv::default_config(false, 12288, 4096).bulk_stages, 0);
   EXPECT_EQ(gemv::default_config(false, 32000, 4096).bulk_stages, 0);
   EXPECT_EQ(gemv::default_config(true, 4096, 4096).bulk_stages, 0);
   EXPECT_EQ(gemv::default_config(false, 4096, 11008).bulk_stages, 0);
-  EXPECT_FALSE(gemv::tokens_config(false, 4096, 4096, 4).bulk_stages);     // several tokens
+  EXPECT_FALSE(gemv::tokens_config(false, 4096, 4096, 4).bulk_stages);        // several tokens
   EXPECT_FALSE(gemv::tokens_config(false, 4096, 4096, 1, true).bulk_stages);  // SwiGLU
 }
 
@@ -661,7 +670,7 @@ TEST(GemvMma, PickedWhereItMeasuredFaster) {
   EXPECT_FALSE(gemv::default_config(true, 12288, 4096).tile);    // 48 MB
   EXPECT_FALSE(gemv::default_config(true, 1024, 1024).tile);     // the one-load kernel
   EXPECT_TRUE(gemv::default_config(true, 1024, 1024).one_load);
-  EXPECT_FALSE(gemv::default_config(false, 4096, 4096).tile);    // bf16
+  EXPECT_FALSE(gemv::default_config(false, 4096, 4096).tile);  // bf16
   EXPECT_FALSE(gemv::tokens_config(true, 4096, 4096, 1).tile);
   EXPECT_FALSE(gemv::default_config(true, 16384, 16384).mma);
   EXPECT_FALSE(gemv::default_config(true, 4096, 11008).mma);
@@ -669,7 +678,7 @@ TEST(GemvMma, PickedWhereItMeasuredFaster) {
   EXPECT_TRUE(gemv::default_config(true, 4096, 4096, 2).mma_diag);  // gathers at D = 4096
   EXPECT_FALSE(gemv::default_config(true, 1024, 1024, 2).mma);      // the one-load kernel
   EXPECT_FALSE(gemv::default_config(true, 8192, 8192, 2).mma);      // rows of 8 KB
-  EXPECT_FALSE(gemv::default_config(false, 12288, 4096).mma);    // bf16
+  EXPECT_FALSE(gemv::default_config(false, 12288, 4096).mma);       // bf16
   EXPECT_FALSE(gemv::tokens_config(true, 12288, 4096, 1).mma);
   EXPECT_FALSE(gemv::tokens_config(true, 12288, 4096, 4).mma);
 }
@@ -687,7 +696,8 @@ void expect_nan_rows_for_bad_ids_int8(const gemv::Config& c, int64_t K) {
   kb::fill_bf16(x.get(), K, 5, nullptr);
   ids.upload(std::vector<int32_t>{int32_t(E), 2, -1});
   y.poison();
-  gemv::launch(true, w.get(), scale.get(), ids.get(), 3, E, x.get(), y.get(), N, K, nullptr, c, nullptr);
+  gemv::launch(true, w.get(), scale.get(), ids.get(), 3, E, x.get(), y.get(), N, K, nullptr, c,
+               nullptr);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   const auto out = kb::to_float(y.download());
   for (int64_t n = 0; n < 3 * N; ++n) EXPECT_EQ(std::isfinite(out[n]), n >= N && n < 2 * N) << n;
@@ -705,19 +715,19 @@ TEST(GemvMma, EveryConfigMatchesReference) {
                            Problem{129, 4112, true}, Problem{67, 11008, true},
                            Problem{1000, 1024, true}, Problem{21, 16384, true}})
     for (bool diag : {false, true})
-    for (int u : {1, 2, 4, 8})
-      for (const auto& [warps, ks] : blocks) {
-        if (diag && u == 8) continue;
-        SCOPED_TRACE("N=" + std::to_string(p.N) + " K=" + std::to_string(p.K) + " U=" +
-                     std::to_string(u) + " W=" + std::to_string(warps) + " KS=" + std::to_string(ks) +
-                     (diag ? " diag" : ""));
-        gemv::Config c{1, u, warps, true, false, ks};
-        c.mma = true;
-        c.mma_diag = diag;
-        run_and_check(p, &c, false);
-        run_and_check(p, &c, true);
-        if (p.N <= 129) run_and_check(p, &c, false, 8, {5, 0, 7, 3, 1, 6, 2, 4});
-      }
+      for (int u : {1, 2, 4, 8})
+        for (const auto& [warps, ks] : blocks) {
+          if (diag && u == 8) continue;
+          SCOPED_TRACE("N=" + std::to_string(p.N) + " K=" + std::to_string(p.K) +
+                       " U=" + std::to_string(u) + " W=" + std::to_string(warps) +
+                       " KS=" + std::to_string(ks) + (diag ? " diag" : ""));
+          gemv::Config c{1, u, warps, true, false, ks};
+          c.mma = true;
+          c.mma_diag = diag;
+          run_and_check(p, &c, false);
+          run_and_check(p, &c, true);
+          if (p.N <= 129) run_and_check(p, &c, false, 8, {5, 0, 7, 3, 1, 6, 2, 4});
+        }
   gemv::Config c{1, 2, 8, true, false, 2};
   c.mma = true;
   for (bool diag : {false, true}) {
@@ -736,7 +746,8 @@ TEST(GemvTile, EveryShapeMatchesReference) {
                            Problem{129, 4112, true}, Problem{1000, 1024, true},
                            Problem{4099, 4096, true}, Problem{21, 8192, true}})
     for (int warps : {4, 8}) {
-      SCOPED_TRACE("N=" + std::to_string(p.N) + " K=" + std::to_string(p.K) + " W=" + std::to_string(warps));
+      SCOPED_TRACE("N=" + std::to_string(p.N) + " K=" + std::to_string(p.K) +
+                   " W=" + std::to_string(warps));
       gemv::Config c;
       c.tile = true;
       c.warps_per_block = warps;
@@ -767,15 +778,18 @@ void expect_scale_free(const gemv::Config& c, int64_t K) {
   const auto x16 = kb::random_bf16(K, 13);
   auto run = [&](int s) {
     std::vector<bf16> xs(K);
-    for (int64_t k = 0; k < K; ++k) xs[k] = kb::float_to_bf16(std::ldexp(kb::bf16_to_float(x16[k]), s));
+    for (int64_t k = 0; k < K; ++k)
+      xs[k] = kb::float_to_bf16(std::ldexp(kb::bf16_to_float(x16[k]), s));
     x.upload(xs);
     y.poison();
-    gemv::launch(true, w.get(), scale.get(), nullptr, 1, 0, x.get(), y.get(), N, K, nullptr, c, nullptr);
+    gemv::launch(true, w.get(), scale.get(), nullptr, 1, 0, x.get(), y.get(), N, K, nullptr, c,
+                 nullptr);
     EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     return kb::to_float(y.download());
   };
   const auto base = run(0);
-  std::vector<float> wf(w8.begin(), w8.end()), xf = kb::to_float(x16), sf = kb::to_float(sc), ref(N);
+  std::vector<float> wf(w8.begin(), w8.end()), xf = kb::to_float(x16), sf = kb::to_float(sc),
+                                               ref(N);
   gemv::gemv_ref(wf.data(), sf.data(), xf.data(), ref.data(), N, K);
   for (int64_t n = 0; n < N; ++n) ASSERT_NEAR(base[n], ref[n], std::fabs(ref[n]) / 64 + 1e-3) << n;
   for (int s : {-100, -60, 30, 100}) {
@@ -859,10 +873,12 @@ std::string refusal(F&& f) {
 TEST(GemvRefuses, KNotAMultipleOfTheVectorWidth) {
   EXPECT_NE(refusal([] { gemv::gemv_bf16(kW, kX, kY, 16, 12, nullptr); }).find("multiple of 8"),
             std::string::npos);
-  EXPECT_NE(refusal([] { gemv::gemv_int8(kW8, kS, kX, kY, 16, 24, nullptr); }).find("multiple of 16"),
-            std::string::npos);
-  EXPECT_NE(refusal([] { gemv::gather_gemv_int8(kW8, kS, kIds, 2, 8, kX, kY, 16, 8, nullptr); })
-                .find("multiple of 16"),
+  EXPECT_NE(
+      refusal([] { gemv::gemv_int8(kW8, kS, kX, kY, 16, 24, nullptr); }).find("multiple of 16"),
+      std::string::npos);
+  EXPECT_NE(refusal([] {
+              gemv::gather_gemv_int8(kW8, kS, kIds, 2, 8, kX, kY, 16, 8, nullptr);
+            }).find("multiple of 16"),
             std::string::npos);
 }
 
@@ -876,10 +892,15 @@ TEST(GemvRefuses, EmptyShapesNullAndMisalignedPointers) {
 }
 
 TEST(GemvRefuses, BadExpertCountsAndIds) {
-  EXPECT_FALSE(refusal([] { gemv::gather_gemv_bf16(kW, kIds, 0, 8, kX, kY, 16, 16, nullptr); }).empty());
-  EXPECT_FALSE(refusal([] { gemv::gather_gemv_bf16(kW, kIds, 2, 0, kX, kY, 16, 16, nullptr); }).empty());
-  EXPECT_FALSE(refusal([] { gemv::gather_gemv_bf16(kW, nullptr, 2, 8, kX, kY, 16, 16, nullptr); }).empty());
-  EXPECT_NE(refusal([] { gemv::check_experts({3, 8}, 8); }).find("expert id 8 at position 1"),
+  EXPECT_FALSE(
+      refusal([] { gemv::gather_gemv_bf16(kW, kIds, 0, 8, kX, kY, 16, 16, nullptr); }).empty());
+  EXPECT_FALSE(
+      refusal([] { gemv::gather_gemv_bf16(kW, kIds, 2, 0, kX, kY, 16, 16, nullptr); }).empty());
+  EXPECT_FALSE(
+      refusal([] { gemv::gather_gemv_bf16(kW, nullptr, 2, 8, kX, kY, 16, 16, nullptr); }).empty());
+  EXPECT_NE(refusal([] {
+              gemv::check_experts({3, 8}, 8);
+            }).find("expert id 8 at position 1"),
             std::string::npos);
   EXPECT_FALSE(refusal([] { gemv::check_experts({-1}, 8); }).empty());
   EXPECT_FALSE(refusal([] { gemv::check_experts({}, 8); }).empty());
@@ -888,15 +909,30 @@ TEST(GemvRefuses, BadExpertCountsAndIds) {
 
 TEST(GemvRefuses, BadConfig) {
   gemv::Config c{3, 4, 4, false};
-  EXPECT_FALSE(refusal([&] { gemv::launch(false, kW, nullptr, nullptr, 1, 0, kX, kY, 16, 16, nullptr, c, nullptr); }).empty());
+  EXPECT_FALSE(refusal([&] {
+                 gemv::launch(false, kW, nullptr, nullptr, 1, 0, kX, kY, 16, 16, nullptr, c,
+                              nullptr);
+               }).empty());
   c = {1, 5, 4, false};  // unroll 5
-  EXPECT_FALSE(refusal([&] { gemv::launch(false, kW, nullptr, nullptr, 1, 0, kX, kY, 16, 16, nullptr, c, nullptr); }).empty());
+  EXPECT_FALSE(refusal([&] {
+                 gemv::launch(false, kW, nullptr, nullptr, 1, 0, kX, kY, 16, 16, nullptr, c,
+                              nullptr);
+               }).empty());
   c = {1, 4, 9, false};
-  EXPECT_FALSE(refusal([&] { gemv::launch(false, kW, nullptr, nullptr, 1, 0, kX, kY, 16, 16, nullptr, c, nullptr); }).empty());
+  EXPECT_FALSE(refusal([&] {
+                 gemv::launch(false, kW, nullptr, nullptr, 1, 0, kX, kY, 16, 16, nullptr, c,
+                              nullptr);
+               }).empty());
   c = {1, 4, 4, false, false, 3};  // k_split not a power of two
-  EXPECT_FALSE(refusal([&] { gemv::launch(false, kW, nullptr, nullptr, 1, 0, kX, kY, 16, 16, nullptr, c, nullptr); }).empty());
+  EXPECT_FALSE(refusal([&] {
+                 gemv::launch(false, kW, nullptr, nullptr, 1, 0, kX, kY, 16, 16, nullptr, c,
+                              nullptr);
+               }).empty());
   c = {1, 4, 2, false, false, 4};  // k_split does not divide warps_per_block
-  EXPECT_FALSE(refusal([&] { gemv::launch(false, kW, nullptr, nullptr, 1, 0, kX, kY, 16, 16, nullptr, c, nullptr); }).empty());
+  EXPECT_FALSE(refusal([&] {
+                 gemv::launch(false, kW, nullptr, nullptr, 1, 0, kX, kY, 16, 16, nullptr, c,
+                              nullptr);
+               }).empty());
 }
 
 TEST(GemvRefuses, OneLoadOutsideItsShapes) {
@@ -904,19 +940,22 @@ TEST(GemvRefuses, OneLoadOutsideItsShapes) {
   ASSERT_TRUE(c.one_load);
   // 16 vectors per row (K = 128), 256 (K = 2048): not 32, 64 or 128.
   for (int64_t K : {128, 2048})
-    EXPECT_NE(refusal([&] { gemv::launch(false, kW, nullptr, nullptr, 1, 0, kX, kY, 16, K, nullptr, c, nullptr); })
-                  .find("one_load"),
+    EXPECT_NE(refusal([&] {
+                gemv::launch(false, kW, nullptr, nullptr, 1, 0, kX, kY, 16, K, nullptr, c, nullptr);
+              }).find("one_load"),
               std::string::npos)
         << K;
-  EXPECT_NE(refusal([&] { gemv::launch(false, kW, nullptr, nullptr, 1, 0, kX, kY, 16, 1024, nullptr, c, nullptr, 2); })
-                .find("one_load"),
+  EXPECT_NE(refusal([&] {
+              gemv::launch(false, kW, nullptr, nullptr, 1, 0, kX, kY, 16, 1024, nullptr, c, nullptr,
+                           2);
+            }).find("one_load"),
             std::string::npos);
   EXPECT_FALSE(gemv::default_config(false, 16, 2048).one_load);
-  EXPECT_FALSE(gemv::default_config(false, 14336, 1024).one_load);  // 28 MB: the general kernel
-  EXPECT_TRUE(gemv::default_config(false, 1024, 1024).one_load);       // 2 MB
-  EXPECT_TRUE(gemv::default_config(true, 1024, 1024, 2).one_load);     // an int8 gather of 2 MB
-  EXPECT_TRUE(gemv::default_config(false, 1024, 1024, 2).one_load);    // a bf16 gather of 4 MB
-  EXPECT_FALSE(gemv::default_config(false, 2048, 1024, 2).one_load);   // 8 MB
+  EXPECT_FALSE(gemv::default_config(false, 14336, 1024).one_load);    // 28 MB: the general kernel
+  EXPECT_TRUE(gemv::default_config(false, 1024, 1024).one_load);      // 2 MB
+  EXPECT_TRUE(gemv::default_config(true, 1024, 1024, 2).one_load);    // an int8 gather of 2 MB
+  EXPECT_TRUE(gemv::default_config(false, 1024, 1024, 2).one_load);   // a bf16 gather of 4 MB
+  EXPECT_FALSE(gemv::default_config(false, 2048, 1024, 2).one_load);  // 8 MB
   EXPECT_FALSE(gemv::tokens_config(false, 16, 1024, 1, true).one_load);
   EXPECT_FALSE(gemv::tokens_config(false, 16, 1024, 4).one_load);
 }
@@ -924,8 +963,8 @@ TEST(GemvRefuses, OneLoadOutsideItsShapes) {
 TEST(GemvRefuses, BulkOutsideItsShapes) {
   const auto refused = [](int64_t K, gemv::Config c, int tokens = 1) {
     return refusal([&] {
-      gemv::launch(true, kW8, kS, nullptr, 1, 0, kX, kY, 16, K, nullptr, c, nullptr, tokens);
-    }).find("bulk") != std::string::npos;
+             gemv::launch(true, kW8, kS, nullptr, 1, 0, kX, kY, 16, K, nullptr, c, nullptr, tokens);
+           }).find("bulk") != std::string::npos;
   };
   EXPECT_TRUE(refused(4096 + 16, bulk_config(4, 8, 1)));   // 257 vectors: not whole per thread
   EXPECT_TRUE(refused(3 * 4096, bulk_config(4, 8, 1)));    // 3 vectors per thread
@@ -942,12 +981,16 @@ TEST(GemvRefuses, BulkOutsideItsShapes) {
   EXPECT_TRUE(refused(4096, m));  // tensor-core consumers: 2 rows per buffer only
   m.bulk_rows_per_buffer = 2;
   EXPECT_NE(refusal([&] {  // and int8 weights only
-              gemv::launch(false, kW, nullptr, nullptr, 1, 0, kX, kY, 16, 2048, nullptr, m, nullptr);
-            }).find("bulk_mma"),
+              gemv::launch(false, kW, nullptr, nullptr, 1, 0, kX, kY, 16, 2048, nullptr, m,
+                           nullptr);
+            })
+                .find("bulk_mma"),
             std::string::npos);
   EXPECT_NE(refusal([] {  // 2 rows per buffer would straddle two experts (N odd)
-              gemv::launch(true, kW8, kS, kIds, 2, 8, kX, kY, 15, 4096, nullptr, bulk_config(4, 8, 1, 2, 2), nullptr);
-            }).find("bulk"),
+              gemv::launch(true, kW8, kS, kIds, 2, 8, kX, kY, 15, 4096, nullptr,
+                           bulk_config(4, 8, 1, 2, 2), nullptr);
+            })
+                .find("bulk"),
             std::string::npos);
 }
 
@@ -967,9 +1010,9 @@ TEST(GemvRefuses, MmaOutsideItsShapes) {
   const auto refused = [&](bool int8, int64_t K, int tokens = 1) {
     return refused_naming(c, "mma", int8, K, tokens);
   };
-  EXPECT_TRUE(refused(false, 4096));      // bf16 weights
-  EXPECT_TRUE(refused(true, 4096, 2));    // two tokens
-  EXPECT_TRUE(refused(true, 49152 + 16)); // x beyond 96 KB of shared memory
+  EXPECT_TRUE(refused(false, 4096));       // bf16 weights
+  EXPECT_TRUE(refused(true, 4096, 2));     // two tokens
+  EXPECT_TRUE(refused(true, 49152 + 16));  // x beyond 96 KB of shared memory
   c.mma_diag = true;
   c.unroll = 8;
   EXPECT_TRUE(refused(true, 4096));  // diagonal: unroll 1, 2 or 4
@@ -979,10 +1022,14 @@ TEST(GemvRefuses, MmaOutsideItsShapes) {
   c.mma_depth = 2;
   c.mma_diag = false;
   c.unroll = 3;
-  EXPECT_FALSE(refusal([&] { gemv::launch(true, kW8, kS, nullptr, 1, 0, kX, kY, 16, 4096, nullptr, c, nullptr); }).empty());
+  EXPECT_FALSE(refusal([&] {
+                 gemv::launch(true, kW8, kS, nullptr, 1, 0, kX, kY, 16, 4096, nullptr, c, nullptr);
+               }).empty());
   c.unroll = 2;
   c.k_split = 16;
-  EXPECT_FALSE(refusal([&] { gemv::launch(true, kW8, kS, nullptr, 1, 0, kX, kY, 16, 4096, nullptr, c, nullptr); }).empty());
+  EXPECT_FALSE(refusal([&] {
+                 gemv::launch(true, kW8, kS, nullptr, 1, 0, kX, kY, 16, 4096, nullptr, c, nullptr);
+               }).empty());
 }
 
 TEST(GemvRefuses, TileOutsideItsShapes) {
@@ -992,24 +1039,31 @@ TEST(GemvRefuses, TileOutsideItsShapes) {
   const auto refused = [&](bool int8, int64_t K, int tokens = 1) {
     return refused_naming(c, "tile", int8, K, tokens);
   };
-  EXPECT_TRUE(refused(false, 4096));     // bf16 weights
-  EXPECT_TRUE(refused(true, 4096, 2));   // two tokens
-  EXPECT_TRUE(refused(true, 8192 + 16)); // rows over 8 KB
+  EXPECT_TRUE(refused(false, 4096));      // bf16 weights
+  EXPECT_TRUE(refused(true, 4096, 2));    // two tokens
+  EXPECT_TRUE(refused(true, 8192 + 16));  // rows over 8 KB
   c.warps_per_block = 2;
   EXPECT_TRUE(refused(true, 4096));
 }
 
 TEST(GemvRefuses, BadTokenCounts) {
   for (int t : {0, -1, gemv::kMaxTokens + 1})
-    EXPECT_NE(refusal([&] { gemv::gemv_tokens(false, kW, nullptr, kX, kY, t, 16, 16, nullptr); })
-                  .find("tokens must be in"),
+    EXPECT_NE(refusal([&] {
+                gemv::gemv_tokens(false, kW, nullptr, kX, kY, t, 16, 16, nullptr);
+              }).find("tokens must be in"),
               std::string::npos)
         << t;
   // Several tokens: only R1/R2 U2 pipelined kernels, never a gather.
   gemv::Config c{4, 2, 4, true};
-  EXPECT_FALSE(refusal([&] { gemv::launch(false, kW, nullptr, nullptr, 1, 0, kX, kY, 16, 16, nullptr, c, nullptr, 2); }).empty());
+  EXPECT_FALSE(refusal([&] {
+                 gemv::launch(false, kW, nullptr, nullptr, 1, 0, kX, kY, 16, 16, nullptr, c,
+                              nullptr, 2);
+               }).empty());
   c = {1, 2, 4, true};
-  EXPECT_FALSE(refusal([&] { gemv::launch(false, kW, nullptr, kIds, 2, 8, kX, kY, 16, 16, nullptr, c, nullptr, 2); }).empty());
+  EXPECT_FALSE(refusal([&] {
+                 gemv::launch(false, kW, nullptr, kIds, 2, 8, kX, kY, 16, 16, nullptr, c, nullptr,
+                              2);
+               }).empty());
 }
 
 }  // namespace

@@ -64,17 +64,17 @@ TEST_P(LayerNormTest, MatchesReference) {
 
 INSTANTIATE_TEST_SUITE_P(
     Shapes, LayerNormTest,
-    ::testing::Values(Param{64, 1024, Activation::none, true}, Param{33, 4096, Activation::none, true},
-                      Param{17, 8192, Activation::none, true}, Param{9, 16384, Activation::none, true},
-                      Param{5, 24, Activation::none, true},      // fewer threads than a warp
-                      Param{7, 4104, Activation::none, false},   // not a multiple of the block
-                      Param{3, 32768, Activation::none, true},   // the largest register version
-                      Param{2, 65544, Activation::none, true},   // the streaming fallback
-                      Param{31, 4096, Activation::gelu_erf, true},
-                      Param{31, 1024, Activation::gelu_tanh, true},
-                      // warp-per-row versions: partial last block, each VPL, a partial lane tail
-                      Param{13, 512, Activation::none, true}, Param{9, 1032, Activation::none, true},
-                      Param{17, 2048, Activation::gelu_erf, false}, Param{1, 2056, Activation::none, true}),
+    ::testing::Values(
+        Param{64, 1024, Activation::none, true}, Param{33, 4096, Activation::none, true},
+        Param{17, 8192, Activation::none, true}, Param{9, 16384, Activation::none, true},
+        Param{5, 24, Activation::none, true},     // fewer threads than a warp
+        Param{7, 4104, Activation::none, false},  // not a multiple of the block
+        Param{3, 32768, Activation::none, true},  // the largest register version
+        Param{2, 65544, Activation::none, true},  // the streaming fallback
+        Param{31, 4096, Activation::gelu_erf, true}, Param{31, 1024, Activation::gelu_tanh, true},
+        // warp-per-row versions: partial last block, each VPL, a partial lane tail
+        Param{13, 512, Activation::none, true}, Param{9, 1032, Activation::none, true},
+        Param{17, 2048, Activation::gelu_erf, false}, Param{1, 2056, Activation::none, true}),
     [](const ::testing::TestParamInfo<Param>& i) {
       return "rows" + std::to_string(i.param.rows) + "_D" + std::to_string(i.param.D) + "_act" +
              std::to_string(static_cast<int>(i.param.act)) + (i.param.affine ? "_affine" : "");
@@ -126,9 +126,9 @@ TEST(LayerNorm, RefusesBadShapesBeforeLaunch) {
   EXPECT_THROW(kb::layer_norm::layer_norm(p, nullptr, nullptr, p, 4, 1000 + 1, 1e-5f,
                                           Activation::none, nullptr),
                std::invalid_argument);
-  EXPECT_THROW(kb::layer_norm::layer_norm(p, nullptr, nullptr, p, 0, 1024, 1e-5f,
-                                          Activation::none, nullptr),
-               std::invalid_argument);
+  EXPECT_THROW(
+      kb::layer_norm::layer_norm(p, nullptr, nullptr, p, 0, 1024, 1e-5f, Activation::none, nullptr),
+      std::invalid_argument);
   EXPECT_THROW(kb::layer_norm::layer_norm(p + 1, nullptr, nullptr, p, 4, 1024, 1e-5f,
                                           Activation::none, nullptr),
                std::invalid_argument);
@@ -143,7 +143,8 @@ TEST(LayerNormRef, KnownValues) {
   EXPECT_NEAR(y[3], 1.5f * s, 1e-6);
   // GELU(0) = 0, GELU(large) ~ identity.
   std::vector<float> z = {-1, 1}, w(2);
-  kb::layer_norm::layer_norm_ref(z.data(), nullptr, nullptr, w.data(), 1, 2, 0.f, Activation::gelu_erf);
+  kb::layer_norm::layer_norm_ref(z.data(), nullptr, nullptr, w.data(), 1, 2, 0.f,
+                                 Activation::gelu_erf);
   EXPECT_NEAR(w[1], 0.8413447f, 1e-5);
   // An input bias: x = 0 with bias [1, 2, 3, 4] is the first case.
   std::vector<float> zeros(4, 0.f), bias = {1, 2, 3, 4}, yb(4);

@@ -1,7 +1,9 @@
 // kbench_decode_profile: where the time of one decode step goes.
 //
-//   kbench_decode_profile [--model NAME] [--layers N] [--dtype bfloat16|int8] [--pos N] [--reps R] [--pdl 0|1] [--swiglu 0|1] [--tc 0|1] [--splits N] [--min-chunk N]
-//                         [--moe-swiglu-ks N] [--moe-swiglu-unroll 2|4] [--moe-down-ks N] [--moe-down-rows 1|2] [--moe-down-unroll 1|2] [--moe-down-pipe 0|1]
+//   kbench_decode_profile [--model NAME] [--layers N] [--dtype bfloat16|int8] [--pos N] [--reps R]
+//   [--pdl 0|1] [--swiglu 0|1] [--tc 0|1] [--splits N] [--min-chunk N]
+//                         [--moe-swiglu-ks N] [--moe-swiglu-unroll 2|4] [--moe-down-ks N]
+//                         [--moe-down-rows 1|2] [--moe-down-unroll 1|2] [--moe-down-pipe 0|1]
 //
 // Mixtral: --model Mixtral-8x7B-v0.1 --layers 16 --dtype int8 (the seed's
 // row); the bytes are those a token reads (two experts per layer), and the
@@ -45,12 +47,12 @@ struct Args {
   dec::WeightType type = dec::WeightType::bf16;
   int pos = 105;
   int reps = 20;
-  bool pdl = true;       // programmatic dependent launches (the decoder's default)
-  bool swiglu = true;    // the fused gate/up SwiGLU gemv (the decoder's default)
-  bool tc = false;       // DecoderOptions::tensor_core_gemv (its default)
-  int splits = 0;     // attention splits (0: the decoder's default)
-  int min_chunk = 0;  // attention positions per split at the least (0: default)
-  int layers = 0;     // 0: the model's
+  bool pdl = true;     // programmatic dependent launches (the decoder's default)
+  bool swiglu = true;  // the fused gate/up SwiGLU gemv (the decoder's default)
+  bool tc = false;     // DecoderOptions::tensor_core_gemv (its default)
+  int splits = 0;      // attention splits (0: the decoder's default)
+  int min_chunk = 0;   // attention positions per split at the least (0: default)
+  int layers = 0;      // 0: the model's
   int moe_swiglu_ks = 0, moe_swiglu_unroll = 0;  // 0: the default
   int moe_down_ks = 0, moe_down_rows = 0, moe_down_unroll = 0, moe_down_pipe = -1;
 };
@@ -66,44 +68,47 @@ struct Args {
 
 Args parse(int argc, char** argv) {
   Args a;
-  kb::tools::for_each_option(argc, argv, [&](const std::string& k, const std::string& v) {
-    if (k == "--model")
-      a.model = v;
-    else if (k == "--dtype")
-      a.type = v == "int8"                      ? dec::WeightType::int8
-               : v == "bfloat16" || v == "bf16" ? dec::WeightType::bf16
-                                                : (usage("--dtype: bfloat16 or int8"), a.type);
-    else if (k == "--pos")
-      a.pos = std::atoi(v.c_str());
-    else if (k == "--reps")
-      a.reps = std::atoi(v.c_str());
-    else if (k == "--pdl")
-      a.pdl = v != "0";
-    else if (k == "--swiglu")
-      a.swiglu = v != "0";
-    else if (k == "--tc")
-      a.tc = v != "0";
-    else if (k == "--splits")
-      a.splits = std::atoi(v.c_str());
-    else if (k == "--min-chunk")
-      a.min_chunk = std::atoi(v.c_str());
-    else if (k == "--layers")
-      a.layers = std::atoi(v.c_str());
-    else if (k == "--moe-swiglu-ks")
-      a.moe_swiglu_ks = std::atoi(v.c_str());
-    else if (k == "--moe-swiglu-unroll")
-      a.moe_swiglu_unroll = std::atoi(v.c_str());
-    else if (k == "--moe-down-ks")
-      a.moe_down_ks = std::atoi(v.c_str());
-    else if (k == "--moe-down-rows")
-      a.moe_down_rows = std::atoi(v.c_str());
-    else if (k == "--moe-down-unroll")
-      a.moe_down_unroll = std::atoi(v.c_str());
-    else if (k == "--moe-down-pipe")
-      a.moe_down_pipe = v != "0";
-    else
-      usage("unknown option " + k);
-  }, usage);
+  kb::tools::for_each_option(
+      argc, argv,
+      [&](const std::string& k, const std::string& v) {
+        if (k == "--model")
+          a.model = v;
+        else if (k == "--dtype")
+          a.type = v == "int8"                      ? dec::WeightType::int8
+                   : v == "bfloat16" || v == "bf16" ? dec::WeightType::bf16
+                                                    : (usage("--dtype: bfloat16 or int8"), a.type);
+        else if (k == "--pos")
+          a.pos = std::atoi(v.c_str());
+        else if (k == "--reps")
+          a.reps = std::atoi(v.c_str());
+        else if (k == "--pdl")
+          a.pdl = v != "0";
+        else if (k == "--swiglu")
+          a.swiglu = v != "0";
+        else if (k == "--tc")
+          a.tc = v != "0";
+        else if (k == "--splits")
+          a.splits = std::atoi(v.c_str());
+        else if (k == "--min-chunk")
+          a.min_chunk = std::atoi(v.c_str());
+        else if (k == "--layers")
+          a.layers = std::atoi(v.c_str());
+        else if (k == "--moe-swiglu-ks")
+          a.moe_swiglu_ks = std::atoi(v.c_str());
+        else if (k == "--moe-swiglu-unroll")
+          a.moe_swiglu_unroll = std::atoi(v.c_str());
+        else if (k == "--moe-down-ks")
+          a.moe_down_ks = std::atoi(v.c_str());
+        else if (k == "--moe-down-rows")
+          a.moe_down_rows = std::atoi(v.c_str());
+        else if (k == "--moe-down-unroll")
+          a.moe_down_unroll = std::atoi(v.c_str());
+        else if (k == "--moe-down-pipe")
+          a.moe_down_pipe = v != "0";
+        else
+          usage("unknown option " + k);
+      },
+      usage);
   if (a.reps < 1) usage("--reps must be positive");
   if (a.layers < 0) usage("--layers must be positive");
   return a;
@@ -283,16 +288,17 @@ int main(int argc, char** argv) {
     // turn, so that no shape is served from L2).
     namespace gemv = kb::gemv;
     const bool int8 = a.type == dec::WeightType::int8;
-    std::printf("\nmulti-token gemv, %d tokens, us (GB/s of weights), mean of %d; RxUy: rows per "
-                "warp, unroll; ks1: no K split (else the one-token default's):\n",
-                P, a.reps);
-    const char* variants[] = {"1 token", "R1U2", "R1U4", "R2U2", "R2U4", "R1U2ks1", "R1U4ks1",
-                              "R2U2ks1", "R2U4ks1", "swiglu"};
+    std::printf(
+        "\nmulti-token gemv, %d tokens, us (GB/s of weights), mean of %d; RxUy: rows per "
+        "warp, unroll; ks1: no K split (else the one-token default's):\n",
+        P, a.reps);
+    const char* variants[] = {"1 token", "R1U2",    "R1U4",    "R2U2",    "R2U4",
+                              "R1U2ks1", "R1U4ks1", "R2U2ks1", "R2U4ks1", "swiglu"};
     std::printf("%-12s", "N x K");
     for (const char* v : variants) std::printf(" %13s", v);
     std::printf("\n");
-    const int64_t shapes[4][2] = {{c.qkv_rows(), c.dim}, {c.dim, c.q_size()}, {2LL * c.ffn, c.dim},
-                                  {c.dim, c.ffn}};
+    const int64_t shapes[4][2] = {
+        {c.qkv_rows(), c.dim}, {c.dim, c.q_size()}, {2LL * c.ffn, c.dim}, {c.dim, c.ffn}};
     for (const auto& sh : shapes) {
       const int64_t N = sh[0], K = sh[1];
       const size_t wbytes = size_t(N) * K * (int8 ? 1 : 2);
@@ -318,11 +324,11 @@ int main(int argc, char** argv) {
         auto once = [&](int i) {
           const uint8_t* wi = w.get() + (i % 4) * wbytes;
           if (swiglu)
-            gemv::gemv_swiglu(int8, wi, int8 ? sc.get() : nullptr, x.get(), y.get(), tokens,
-                              N / 2, K, 1e-5f, s);
+            gemv::gemv_swiglu(int8, wi, int8 ? sc.get() : nullptr, x.get(), y.get(), tokens, N / 2,
+                              K, 1e-5f, s);
           else
-            gemv::launch(int8, wi, int8 ? sc.get() : nullptr, nullptr, 1, 0, x.get(), y.get(), N,
-                         K, nullptr, cfg, s, tokens);
+            gemv::launch(int8, wi, int8 ? sc.get() : nullptr, nullptr, 1, 0, x.get(), y.get(), N, K,
+                         nullptr, cfg, s, tokens);
         };
         for (int i = 0; i < 4; ++i) once(i);
         KB_CUDA_CHECK(cudaEventRecord(e0, s));

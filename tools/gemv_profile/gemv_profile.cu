@@ -37,41 +37,48 @@ struct Args {
   int64_t N = 16384, K = 16384;
   int reps = 20;
   int bulk_stages = 0, bulk_warps = 16, bulk_per_sm = 1, bulk_rows = 2, bulk_rs = 0;  // --bulk
-  bool bulk_mma = false;                                                                  // --bulk-mma
-  bool general = false;                                                                   // --general
+  bool bulk_mma = false;                                                              // --bulk-mma
+  bool general = false;                                                               // --general
 };
 
 [[noreturn]] void usage(const std::string& why) {
   kb::tools::exit_with_usage(
       why,
       "kbench_gemv_profile [--dtype int8|bfloat16] [--N N] [--K K] [--reps R] "
-      "[--bulk STAGES,WARPS,BLOCKS_PER_SM[,ROWS[,ROWS_PER_BUFFER]]] [--bulk-mma 0|1] [--general 0|1]");
+      "[--bulk STAGES,WARPS,BLOCKS_PER_SM[,ROWS[,ROWS_PER_BUFFER]]] [--bulk-mma 0|1] [--general "
+      "0|1]");
 }
 
 Args parse(int argc, char** argv) {
   Args a;
-  kb::tools::for_each_option(argc, argv, [&](const std::string& k, const std::string& v) {
-    if (k == "--dtype")
-      a.int8 = v == "int8" ? true : v == "bfloat16" || v == "bf16" ? false : (usage("--dtype: int8 or bfloat16"), true);
-    else if (k == "--N")
-      a.N = std::atoll(v.c_str());
-    else if (k == "--K")
-      a.K = std::atoll(v.c_str());
-    else if (k == "--reps")
-      a.reps = std::atoi(v.c_str());
-    else if (k == "--bulk-mma")
-      a.bulk_mma = kb::tools::flag_01(k, v, usage);
-    else if (k == "--general")
-      a.general = kb::tools::flag_01(k, v, usage);
-    else if (k == "--bulk") {
-      if (std::sscanf(v.c_str(), "%d,%d,%d,%d,%d", &a.bulk_stages, &a.bulk_warps, &a.bulk_per_sm,
-                      &a.bulk_rows, &a.bulk_rs) < 3 ||
-          a.bulk_stages < 1)
-        usage("--bulk: STAGES,WARPS,BLOCKS_PER_SM[,ROWS[,ROWS_PER_BUFFER]], e.g. 4,16,1 (Config::bulk_*)");
-    }
-    else
-      usage("unknown option " + k);
-  }, usage);
+  kb::tools::for_each_option(
+      argc, argv,
+      [&](const std::string& k, const std::string& v) {
+        if (k == "--dtype")
+          a.int8 = v == "int8"                      ? true
+                   : v == "bfloat16" || v == "bf16" ? false
+                                                    : (usage("--dtype: int8 or bfloat16"), true);
+        else if (k == "--N")
+          a.N = std::atoll(v.c_str());
+        else if (k == "--K")
+          a.K = std::atoll(v.c_str());
+        else if (k == "--reps")
+          a.reps = std::atoi(v.c_str());
+        else if (k == "--bulk-mma")
+          a.bulk_mma = kb::tools::flag_01(k, v, usage);
+        else if (k == "--general")
+          a.general = kb::tools::flag_01(k, v, usage);
+        else if (k == "--bulk") {
+          if (std::sscanf(v.c_str(), "%d,%d,%d,%d,%d", &a.bulk_stages, &a.bulk_warps,
+                          &a.bulk_per_sm, &a.bulk_rows, &a.bulk_rs) < 3 ||
+              a.bulk_stages < 1)
+            usage(
+                "--bulk: STAGES,WARPS,BLOCKS_PER_SM[,ROWS[,ROWS_PER_BUFFER]], e.g. 4,16,1 "
+                "(Config::bulk_*)");
+        } else
+          usage("unknown option " + k);
+      },
+      usage);
   if (a.reps < 1 || a.N < 1 || a.K < 1) usage("--reps, --N and --K must be positive");
   if (a.bulk_mma && a.bulk_stages == 0) usage("--bulk-mma needs --bulk");
   if (a.general && a.bulk_stages > 0) usage("--general and --bulk: one or the other");
@@ -97,7 +104,8 @@ int main(int argc, char** argv) {
       kb::fill_bf16(reinterpret_cast<kb::gemv::bf16*>(w.get()), wbytes / 2, 7, s);
     kb::fill_bf16(scale.get(), a.N, 8, s);
     kb::fill_bf16(x.get(), a.K, 9, s);
-    gemv::Config cfg = a.general ? gemv::general_config(a.int8, a.N, a.K) : gemv::default_config(a.int8, a.N, a.K);
+    gemv::Config cfg =
+        a.general ? gemv::general_config(a.int8, a.N, a.K) : gemv::default_config(a.int8, a.N, a.K);
     cfg.one_load = false;  // the general, bulk, tile and mma kernels carry the trace
     if (a.bulk_stages > 0) {
       cfg = gemv::bulk_config(a.bulk_stages, a.bulk_warps, a.bulk_per_sm, a.bulk_rows, a.bulk_rs);
@@ -129,13 +137,14 @@ int main(int argc, char** argv) {
     for (int i = 0; i < a.reps; ++i) plain.push_back(timed(false));
     char config[64];
     if (cfg.bulk_stages > 0)
-      std::snprintf(config, sizeof config, "bulk B%s%dW%dS%dO%dR%d", cfg.bulk_mma ? "M" : "", cfg.bulk_stages, cfg.warps_per_block,
-                    cfg.bulk_blocks_per_sm, cfg.bulk_rows, cfg.bulk_rows_per_buffer);
+      std::snprintf(config, sizeof config, "bulk B%s%dW%dS%dO%dR%d", cfg.bulk_mma ? "M" : "",
+                    cfg.bulk_stages, cfg.warps_per_block, cfg.bulk_blocks_per_sm, cfg.bulk_rows,
+                    cfg.bulk_rows_per_buffer);
     else if (cfg.tile)
       std::snprintf(config, sizeof config, "tile T%d", cfg.warps_per_block);
     else if (cfg.mma)
-      std::snprintf(config, sizeof config, "mma %sM%dW%dK%dD%d", cfg.mma_diag ? "G" : "", cfg.unroll,
-                    cfg.warps_per_block, cfg.k_split, cfg.mma_depth);
+      std::snprintf(config, sizeof config, "mma %sM%dW%dK%dD%d", cfg.mma_diag ? "G" : "",
+                    cfg.unroll, cfg.warps_per_block, cfg.k_split, cfg.mma_depth);
     else
       std::snprintf(config, sizeof config, "R%dU%dW%dP%dK%d", cfg.rows_per_warp, cfg.unroll,
                     cfg.warps_per_block, cfg.pipeline ? 1 : 0, cfg.k_split);
@@ -152,7 +161,8 @@ int main(int argc, char** argv) {
       runs.push_back({t, trace.download()});
       traced_us.push_back(t);
     }
-    std::sort(runs.begin(), runs.end(), [](const auto& l, const auto& r) { return l.first < r.first; });
+    std::sort(runs.begin(), runs.end(),
+              [](const auto& l, const auto& r) { return l.first < r.first; });
     const auto& [t_run, tr] = runs[runs.size() / 2];
     unsigned long long t0 = ~0ull;
     for (int64_t b = 0; b < blocks; ++b) t0 = std::min(t0, tr[2 * b]);
@@ -164,12 +174,15 @@ int main(int argc, char** argv) {
       dur.push_back((tr[2 * b + 1] - tr[2 * b]) * 1e-3);
     }
     const double last_end = kb::quantile(end, 1);
-    std::printf("  traced run (event-timed %.2f us; traced median %.2f): first start 0, last start %.2f us\n",
-                t_run, kb::quantile(traced_us, 0.5), kb::quantile(start, 1));
-    std::printf("  streams end: first %.2f, 50%% %.2f, 90%% %.2f, 99%% %.2f, last %.2f us\n", kb::quantile(end, 0),
-                kb::quantile(end, 0.5), kb::quantile(end, 0.9), kb::quantile(end, 0.99), last_end);
-    std::printf("  block stream time: min %.2f, median %.2f, max %.2f us\n", kb::quantile(dur, 0), kb::quantile(dur, 0.5),
-                kb::quantile(dur, 1));
+    std::printf(
+        "  traced run (event-timed %.2f us; traced median %.2f): first start 0, last start %.2f "
+        "us\n",
+        t_run, kb::quantile(traced_us, 0.5), kb::quantile(start, 1));
+    std::printf("  streams end: first %.2f, 50%% %.2f, 90%% %.2f, 99%% %.2f, last %.2f us\n",
+                kb::quantile(end, 0), kb::quantile(end, 0.5), kb::quantile(end, 0.9),
+                kb::quantile(end, 0.99), last_end);
+    std::printf("  block stream time: min %.2f, median %.2f, max %.2f us\n", kb::quantile(dur, 0),
+                kb::quantile(dur, 0.5), kb::quantile(dur, 1));
     std::printf("  blocks streaming at:");
     for (double f : {0.01, 0.05, 0.25, 0.5, 0.75, 0.9, 0.95, 0.98, 0.99}) {
       const double t = f * last_end;

@@ -84,8 +84,9 @@ std::string selftest_markdown(const SelftestInput& in, const GateOptions& opt) {
   std::map<std::string, int> in_class;
   for (const auto& [k, c] : cls) ++in_class[c];
 
-  out += "### Injected slowdowns: keys failed on the first night, by A/A noise\n\n"
-         "(keys whose rows carry `inject=`; the class sizes count every key of the A/A history)\n\n";
+  out +=
+      "### Injected slowdowns: keys failed on the first night, by A/A noise\n\n"
+      "(keys whose rows carry `inject=`; the class sizes count every key of the A/A history)\n\n";
   out += "| drop |";
   for (const auto& c : classes)
     out += " noise " + c + " (" + std::to_string(in_class[c]) + " keys) |";

@@ -65,18 +65,21 @@ std::vector<int64_t> list(const std::string& v) {
 
 Args parse(int argc, char** argv) {
   Args a;
-  kb::tools::for_each_option(argc, argv, [&](const std::string& k, const std::string& v) {
-    if (k == "--tokens")
-      a.tokens = std::atoll(v.c_str());
-    else if (k == "--D")
-      a.dims = list(v);
-    else if (k == "--chunks")
-      a.chunks = list(v);
-    else if (k == "--reps")
-      a.reps = std::atoi(v.c_str());
-    else
-      usage("unknown option " + k);
-  }, usage);
+  kb::tools::for_each_option(
+      argc, argv,
+      [&](const std::string& k, const std::string& v) {
+        if (k == "--tokens")
+          a.tokens = std::atoll(v.c_str());
+        else if (k == "--D")
+          a.dims = list(v);
+        else if (k == "--chunks")
+          a.chunks = list(v);
+        else if (k == "--reps")
+          a.reps = std::atoi(v.c_str());
+        else
+          usage("unknown option " + k);
+      },
+      usage);
   if (a.reps < 1 || a.tokens < 1) usage("--reps and --tokens must be positive");
   return a;
 }
@@ -127,8 +130,8 @@ void fill(kb::DeviceBuffer<bf16>& b, uint64_t seed, cudaStream_t s) {
 
 void profile(int64_t T, int64_t D, const Args& a, Timer& timer, cudaStream_t s) {
   const int64_t F = kb::mlp::kHidden;
-  kb::DeviceBuffer<bf16> x(T * D), w1(F * D), b1(F), g1(F), be1(F), w2(D * F), b2(D), g2(D),
-      be2(D), h(T * F), g(T * F), u(T * D), y(T * D);
+  kb::DeviceBuffer<bf16> x(T * D), w1(F * D), b1(F), g1(F), be1(F), w2(D * F), b2(D), g2(D), be2(D),
+      h(T * F), g(T * F), u(T * D), y(T * D);
   uint64_t seed = 11;
   for (auto* b : {&x, &w1, &b1, &g1, &be1, &w2, &b2, &g2, &be2}) fill(*b, seed++, s);
   kb::gemm::Gemm up(T, F, D), down(T, D, F);
@@ -136,9 +139,14 @@ void profile(int64_t T, int64_t D, const Args& a, Timer& timer, cudaStream_t s) 
   auto gemm1 = [&] { up.run(x.get(), w1.get(), nullptr, h.get(), s); };
   auto gemm2 = [&] { down.run(g.get(), w2.get(), nullptr, u.get(), s); };
   auto ln_h = [&](ln::Activation act) {
-    return [&, act] { ln::layer_norm(h.get(), g1.get(), be1.get(), g.get(), T, F, kb::mlp::kEps, act, s, b1.get()); };
+    return [&, act] {
+      ln::layer_norm(h.get(), g1.get(), be1.get(), g.get(), T, F, kb::mlp::kEps, act, s, b1.get());
+    };
   };
-  auto ln_u = [&] { ln::layer_norm(u.get(), g2.get(), be2.get(), y.get(), T, D, kb::mlp::kEps, ln::Activation::none, s, b2.get()); };
+  auto ln_u = [&] {
+    ln::layer_norm(u.get(), g2.get(), be2.get(), y.get(), T, D, kb::mlp::kEps, ln::Activation::none,
+                   s, b2.get());
+  };
   auto whole = [&] {
     gemm1();
     ln_h(ln::Activation::gelu_erf)();
@@ -154,13 +162,16 @@ void profile(int64_t T, int64_t D, const Args& a, Timer& timer, cudaStream_t s) 
   const double t_lnu = timer.time1(ln_u, a.reps);
   std::printf("\nT=%lld D=%lld F=%lld   up=%s   down=%s\n", (long long)T, (long long)D,
               (long long)F, up.id().c_str(), down.id().c_str());
-  std::printf("  whole call             %9.1f us  %6.1f TFLOP/s   bare GEMMs %9.1f us  ratio %.3f\n",
-              t_whole, flops / t_whole * 1e-6, t_up + t_down, (t_up + t_down) / t_whole);
+  std::printf(
+      "  whole call             %9.1f us  %6.1f TFLOP/s   bare GEMMs %9.1f us  ratio %.3f\n",
+      t_whole, flops / t_whole * 1e-6, t_up + t_down, (t_up + t_down) / t_whole);
   std::printf("  in place: up %.1f | LN+GELU %.1f | down %.1f | LN %.1f  (sum %.1f)\n", parts[0],
               parts[1], parts[2], parts[3], parts[0] + parts[1] + parts[2] + parts[3]);
   const double hb = 2.0 * T * F * 2;  // h read + g written
-  std::printf("  alone: up %.1f  down %.1f  | LN(h) none %.1f  tanh %.1f  erf %.1f us (%.0f GB/s erf) | LN(u) %.1f us\n",
-              t_up, t_down, t_none, t_tanh, t_erf, hb / t_erf * 1e-3, t_lnu);
+  std::printf(
+      "  alone: up %.1f  down %.1f  | LN(h) none %.1f  tanh %.1f  erf %.1f us (%.0f GB/s erf) | "
+      "LN(u) %.1f us\n",
+      t_up, t_down, t_none, t_tanh, t_erf, hb / t_erf * 1e-3, t_lnu);
   for (int64_t c : a.chunks) {
     if (T % c != 0) {
       std::printf("  chunks=%lld: T not divisible, skipped\n", (long long)c);
