@@ -690,6 +690,8 @@ int cmd_run(const Args& a) {
 // of each candidate in turn, `--reps` rounds) exactly as the engine times
 // samples, and writes the fastest by median into the GPU's tuning table with
 // what was measured. Other sections of an existing table are kept.
+constexpr double kTuneMinGain = 0.02;
+
 int cmd_tune(const Args& a) {
   parse_device_spec(a.device);  // a malformed --device is a usage error on any machine
   auto experiments = select(a.filter.empty() ? "^(gemm|mlp_layer_norm_gelu)$" : a.filter);
@@ -780,6 +782,12 @@ int cmd_tune(const Args& a) {
       med[i] = median(t[i]);
       if (med[i] < med[best]) best = i;
     }
+    // The heuristic's first choice stays unless another candidate beats it
+    // clearly: a win of under 2% is within what the tuning's own conditions
+    // (back-to-back samples, the GPU's power state) can shift, and on the
+    // H100 such near-ties chosen away from the first measured up to 12%
+    // slower in the suite (docs/targets.md).
+    if (best != 0 && med[0] / med[best] - 1 < kTuneMinGain) best = 0;
     int second = -1;
     for (int i = 0; i < n; ++i)
       if (i != best && (second < 0 || med[i] < med[second])) second = i;
