@@ -489,6 +489,13 @@ struct RerunMean {
   std::string dtype, variant;
 };
 
+// A row's variant without the mark of an injected slowdown (the last field).
+std::string without_inject(const std::string& v) {
+  if (v.rfind("inject=", 0) == 0) return "";
+  const auto f = v.find(";inject=");
+  return f == std::string::npos ? v : v.substr(0, f);
+}
+
 bool point_matches(const Point& p, const Suspect& s) {
   return dtype_name(p.dtype) == s.dtype &&
          (p.variant.empty() || variant_matches(p.variant, s.variant));
@@ -531,10 +538,7 @@ int cmd_rerun(const Args& a) {
           found = true;
         }
       if (found) {
-        const auto f = s.variant.find(";inject=");
-        const std::string v = s.variant.rfind("inject=", 0) == 0 ? ""
-                              : f == std::string::npos           ? s.variant
-                                                                 : s.variant.substr(0, f);
+        const std::string v = without_inject(s.variant);
         bool dup = false;
         for (const auto& m : means) dup |= m.e == e && m.dtype == s.dtype && m.variant == v;
         if (!dup) means.push_back({e, s.dtype, v});
@@ -612,10 +616,7 @@ int cmd_rerun(const Args& a) {
     }
     for (const auto& m : means) {
       for (const auto& r : seed_mean_rows(m.e->source(), m.e->points(), per_point[m.e], tf)) {
-        const auto f = r.variant.find(";inject=");
-        const std::string v = r.variant.rfind("inject=", 0) == 0 ? ""
-                              : f == std::string::npos           ? r.variant
-                                                                 : r.variant.substr(0, f);
+        const std::string v = without_inject(r.variant);
         if (r.dtype == m.dtype && v == m.variant) rows.push_back(r);
       }
     }

@@ -99,15 +99,6 @@ Args expand_equals(const Args& in, std::initializer_list<const char*> no_value, 
 // are printed first, so that its error can refer to them.
 void read_history(History& h, const std::vector<std::string>& files);
 
-std::string utc_now() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 std::string host_name() {
   char buf[256] = {0};
   if (::gethostname(buf, sizeof buf - 1) != 0) return "";

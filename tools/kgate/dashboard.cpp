@@ -61,15 +61,6 @@ std::string key_tuple(const std::string& name, const std::string& metric, const 
   return s;
 }
 
-std::string now_iso() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 std::string count_of(size_t n, const char* one, const char* many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
 }
@@ -233,7 +224,7 @@ DashboardData build_dashboard(const History& h, const RowExtras& extras,
   DashboardData d;
   GateReport rep = run_gate(h, opt.gate);
   d.title = opt.title;
-  d.generated = now_iso();
+  d.generated = utc_now();
   d.inputs = h.files();
   d.rows = h.rows();
   d.window = opt.gate.rule.window;

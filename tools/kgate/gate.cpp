@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <ctime>
 #include <map>
 #include <optional>
 #include <string_view>
@@ -201,6 +202,15 @@ void find_last_good(const History& hist, const std::vector<uint32_t>& series,
 }
 
 }  // namespace
+
+std::string utc_now() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
 
 GateReport run_gate(const History& hist, const GateOptions& opt) {
   GateReport rep;

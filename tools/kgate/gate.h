@@ -14,6 +14,7 @@
 // inconclusive too.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "reports/gate_result.h"
@@ -30,5 +31,8 @@ struct GateOptions {
 };
 
 GateReport run_gate(const History& history, const GateOptions& opt);
+
+// Now, as ISO-8601 UTC ("2026-11-25T12:00:00Z"): when a report was made.
+std::string utc_now();
 
 }  // namespace kb
