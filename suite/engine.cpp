@@ -173,21 +173,8 @@ std::vector<Record> Engine::probe(ProbeResult* result) {
   return rows;
 }
 
-double Engine::time_once(Case& c, bool flush, int64_t delay_cycles) {
+double Engine::time_window(bool flush, const std::function<void(cudaStream_t)>& f) {
   if (flush) flush_l2();
-  KB_CUDA_CHECK(cudaEventRecord(start_, stream_));
-  c.run(stream_);
-  KB_CHECK_LAUNCH();
-  if (delay_cycles >= 0) enqueue_delay(stream_, delay_cycles);
-  KB_CUDA_CHECK(cudaEventRecord(stop_, stream_));
-  KB_CUDA_CHECK(cudaEventSynchronize(stop_));
-  float ms = 0;
-  KB_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
-  return ms * 1e-3;
-}
-
-double Engine::time_cold(const std::function<void(cudaStream_t)>& f) {
-  flush_l2();
   KB_CUDA_CHECK(cudaEventRecord(start_, stream_));
   f(stream_);
   KB_CHECK_LAUNCH();
@@ -198,21 +185,25 @@ double Engine::time_cold(const std::function<void(cudaStream_t)>& f) {
   return ms * 1e-3;
 }
 
+double Engine::time_once(Case& c, bool flush, int64_t delay_cycles) {
+  return time_window(flush, [&](cudaStream_t s) {
+    c.run(s);
+    if (delay_cycles >= 0) enqueue_delay(s, delay_cycles);
+  });
+}
+
+double Engine::time_cold(const std::function<void(cudaStream_t)>& f) {
+  return time_window(true, f);
+}
+
 double Engine::delay_cycles_per_s() {
   if (cycles_per_s_ > 0) return cycles_per_s_;
   // An empty launch and a spin of 2M cycles (about 1 ms), event-timed: the
   // difference is the spin alone.
   auto timed = [&](int64_t cycles) {
     std::vector<double> v;
-    for (int i = 0; i < 7; ++i) {
-      KB_CUDA_CHECK(cudaEventRecord(start_, stream_));
-      enqueue_delay(stream_, cycles);
-      KB_CUDA_CHECK(cudaEventRecord(stop_, stream_));
-      KB_CUDA_CHECK(cudaEventSynchronize(stop_));
-      float ms = 0;
-      KB_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
-      v.push_back(ms * 1e-3);
-    }
+    for (int i = 0; i < 7; ++i)
+      v.push_back(time_window(false, [&](cudaStream_t s) { enqueue_delay(s, cycles); }));
     return median(v);
   };
   const int64_t n = 2000000;

@@ -62,6 +62,9 @@ class Engine {
   // One sample: L2 flushed first (cold), events around run() and, when
   // delay_cycles >= 0, an injected delay.
   double time_once(Case& c, bool flush, int64_t delay_cycles);
+  // The timed window every sample uses: the L2 flushed first when `flush`,
+  // CUDA events around f's work on the engine's stream; seconds.
+  double time_window(bool flush, const std::function<void(cudaStream_t)>& f);
   double delay_cycles_per_s();  // SM cycles per second of the delay kernel, measured once
   void flush_l2();
   void after_error(const std::string& what);
