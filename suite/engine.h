@@ -86,8 +86,8 @@ class Engine {
   double cycles_per_s_ = 0;
 };
 
-// The note a row gets when its buffer sets' medians differ by more than
-// 1.5% ("" otherwise).
+// The note a row gets when its buffer sets' medians spread (1.4826 MAD /
+// median) by more than 1.5% ("" otherwise; every row with KBENCH_SET_DETAIL).
 std::string set_spread_note(const std::vector<std::vector<double>>& per_set_seconds);
 
 // The ceilings the rooflines use: the target file's measured values where it

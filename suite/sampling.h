@@ -13,16 +13,18 @@
 namespace kb {
 
 struct EngineOptions {
-  bool quick = false;        // smoke run: fewer samples, shorter budget
-  double max_noise = 0.005;  // stop when the median's relative std. error is under this
-  double max_time_s = 1.0;   // sampling budget per point (wall clock)
+  bool quick = false;         // smoke run: fewer samples, shorter budget
+  double max_noise = 0.0025;  // stop when the median's relative std. error is under this
+  double max_time_s = 1.0;    // sampling budget per point (wall clock)
   int min_samples = 20;
   int max_samples = 5000;
   uint64_t seed = 0;  // 0 = derive from the clock (fresh data every run)
-  // Kernel-protocol points are sampled round-robin over up to this many
-  // independently built cases (own allocations each): a run whose buffers
-  // landed badly cannot make a whole row slow (docs/measuring.md).
-  int max_buffer_sets = 3;
+  // Kernel-protocol points are sampled round-robin over several
+  // independently built cases (own allocations each), as many as it takes
+  // to sample kSampledBytesGoal (at least 3, at most this many): where an
+  // allocation lands in HBM moves some kernels by up to 10%, and a row
+  // averages that placement over many allocations (docs/measuring.md).
+  int max_buffer_sets = 32;
   // Validation of the gate only (--inject-slowdown): every sample made this
   // fraction slower; 0 = off.
   double inject_slowdown = 0;
@@ -50,17 +52,29 @@ bool point_throttled(size_t throttled, size_t total);
 const std::vector<double>& samples_to_use(const std::vector<double>& good,
                                           const std::vector<double>& all);
 
+// Samples of at least kCoolSampleSeconds are each followed by an idle gap
+// as long as the sample: a long compute-bound kernel run back to back
+// reaches the board's power limit within a point and its clocks sag by up
+// to 10% (invisible to the SM clock read after the sample), at a different
+// sample in each run; at half duty each sample starts from the same state
+// (docs/measuring.md).
+inline constexpr double kCoolSampleSeconds = 0.5e-3;
+double cool_gap_seconds(double sample_s);
+
 // Whether a kernel-protocol point has sampled enough, after `taken` samples
-// of which `good` are not throttled, `elapsed_s` into sampling: the budget
-// is spent (and at least 3 samples taken), or max_samples reached, or
-// min_samples good ones (then every multiple of 10 more) whose median's
-// relative standard error is under max_noise.
+// (round-robin over `sets` buffer sets) of which `good` are not throttled,
+// `elapsed_s` into sampling: the budget is spent (and at least 3 samples
+// taken), or max_samples reached, or, at the end of a round (every set
+// sampled equally often), at least min_samples good ones and 3 per set whose
+// median's relative standard error is under max_noise.
 bool stop_sampling(const EngineOptions& o, size_t taken, const std::vector<double>& good,
-                   double elapsed_s);
+                   double elapsed_s, size_t sets = 1);
 
 // How many buffer sets (independently built cases) a point rotates over,
-// given what the first one took of the GPU's memory: at most `max_sets`, all
-// of them within a quarter of the GPU's memory and half of what is free.
+// given what the first one took of the GPU's memory: enough to sample
+// kSampledBytesGoal, at least 3, at most `max_sets`, all of them within a
+// quarter of the GPU's memory and half of what is free.
+inline constexpr size_t kSampledBytesGoal = size_t{4} << 30;
 int buffer_sets(size_t case_bytes, size_t free_bytes, size_t total_bytes, int max_sets);
 
 // How an injected slowdown of `fraction` is made for a point whose sample

@@ -300,7 +300,7 @@ TEST(Sampling, ThrottleClassification) {
 }
 
 TEST(Sampling, StopRule) {
-  kb::EngineOptions o;  // min 20 samples, noise 0.5%, 1 s, max 5000
+  kb::EngineOptions o;  // min 20 samples, noise 0.25%, 1 s, max 5000
   std::vector<double> steady(20, 1e-3);
   EXPECT_TRUE(kb::stop_sampling(o, 20, steady, 0.1));  // 20 quiet samples
   std::vector<double> nineteen(19, 1e-3);
@@ -310,32 +310,63 @@ TEST(Sampling, StopRule) {
   EXPECT_FALSE(kb::stop_sampling(o, 20, noisy, 0.1));        // noise above the bound
   EXPECT_TRUE(kb::stop_sampling(o, 20, noisy, 1.5));         // budget spent
   EXPECT_FALSE(kb::stop_sampling(o, 2, {1e-3, 1e-3}, 5.0));  // but at least 3 samples
-  std::vector<double> steady21(21, 1e-3);
-  EXPECT_FALSE(kb::stop_sampling(o, 21, steady21, 0.1));  // the noise test runs every 10 samples
+  // 1% spread (robust sigma) at 20 samples: a median's error of 0.28%, above
+  // 0.25%; at 40 it is 0.20%.
+  auto spread = [](size_t n) {
+    std::vector<double> v;
+    for (size_t i = 0; i < n; ++i) v.push_back(1e-3 * (i % 2 ? 1.00675 : 0.99325));
+    return v;
+  };
+  EXPECT_FALSE(kb::stop_sampling(o, 20, spread(20), 0.1));
+  EXPECT_TRUE(kb::stop_sampling(o, 40, spread(40), 0.1));
   o.max_samples = 21;
-  EXPECT_TRUE(kb::stop_sampling(o, 21, steady21, 0.1));
-  // --quick: the noise test first runs at its 5 samples (it waited for 10).
+  EXPECT_TRUE(kb::stop_sampling(o, 21, std::vector<double>(21, 1e-3), 0.1));
+  // --quick: the noise test may stop at its 5 samples.
   o = kb::effective_options([] {
     kb::EngineOptions q;
     q.quick = true;
     return q;
   }());
   EXPECT_TRUE(kb::stop_sampling(o, 5, std::vector<double>(5, 1e-3), 0.01));
-  EXPECT_FALSE(kb::stop_sampling(o, 6, std::vector<double>(6, 1e-3), 0.01));
+  EXPECT_FALSE(kb::stop_sampling(o, 4, std::vector<double>(4, 1e-3), 0.01));
+  EXPECT_EQ(o.max_buffer_sets, 3);
+}
+
+TEST(Sampling, LongSamplesAreFollowedByAnEqualIdleGap) {
+  EXPECT_EQ(kb::cool_gap_seconds(0.4e-3), 0);  // short kernels: back to back
+  EXPECT_EQ(kb::cool_gap_seconds(0.5e-3), 0.5e-3);
+  EXPECT_EQ(kb::cool_gap_seconds(5e-3), 5e-3);  // half duty
+}
+
+TEST(Sampling, StopOnlyAfterWholeRoundsOverTheBufferSets) {
+  kb::EngineOptions o;
+  const std::vector<double> quiet(64, 1e-3);
+  // 8 sets: 20 samples would leave sets unsampled; a round of 8 and 3 per set first.
+  EXPECT_FALSE(kb::stop_sampling(o, 20, std::vector<double>(20, 1e-3), 0.1, 8));
+  EXPECT_FALSE(kb::stop_sampling(o, 23, std::vector<double>(23, 1e-3), 0.1, 8));  // mid-round
+  EXPECT_TRUE(kb::stop_sampling(o, 24, std::vector<double>(24, 1e-3), 0.1, 8));
+  // 32 sets: at least 96 samples.
+  EXPECT_FALSE(kb::stop_sampling(o, 64, quiet, 0.1, 32));
+  EXPECT_TRUE(kb::stop_sampling(o, 96, std::vector<double>(96, 1e-3), 0.1, 32));
+  // The budget still ends a point mid-round.
+  EXPECT_TRUE(kb::stop_sampling(o, 23, std::vector<double>(23, 1e-3), 1.5, 8));
 }
 
 }  // namespace
 
 namespace {
 
-TEST(Sampling, BufferSetsFitInMemory) {
-  const size_t GB = size_t(1) << 30;
-  EXPECT_EQ(kb::buffer_sets(100 << 20, 70 * GB, 80 * GB, 3), 3);  // a GEMV's weights: 3 sets
-  EXPECT_EQ(kb::buffer_sets(10 * GB, 60 * GB, 80 * GB, 3), 2);    // a quarter of 80 GB holds 2
-  EXPECT_EQ(kb::buffer_sets(30 * GB, 40 * GB, 80 * GB, 3), 1);    // a model: one set
-  EXPECT_EQ(kb::buffer_sets(2 * GB, 3 * GB, 80 * GB, 3), 1);      // little free: one
-  EXPECT_EQ(kb::buffer_sets(0, 70 * GB, 80 * GB, 3), 3);          // nothing measurable allocated
-  EXPECT_EQ(kb::buffer_sets(100 << 20, 70 * GB, 80 * GB, 1), 1);  // --buffer-sets 1
+TEST(Sampling, BufferSetsSampleFourGigabytesWithinMemory) {
+  const size_t GB = size_t(1) << 30, MB = size_t(1) << 20;
+  EXPECT_EQ(kb::buffer_sets(90 * MB, 70 * GB, 80 * GB, 32), 32);  // a 90 MB GEMV: 32 (of 46 wanted)
+  EXPECT_EQ(kb::buffer_sets(512 * MB, 70 * GB, 80 * GB, 32), 8);  // 512 MB: 8 make 4 GB
+  EXPECT_EQ(kb::buffer_sets(2 * GB, 70 * GB, 80 * GB, 32), 3);    // at least 3
+  EXPECT_EQ(kb::buffer_sets(10 * GB, 60 * GB, 80 * GB, 32), 2);   // a quarter of 80 GB holds 2
+  EXPECT_EQ(kb::buffer_sets(30 * GB, 40 * GB, 80 * GB, 32), 1);   // a model: one set
+  EXPECT_EQ(kb::buffer_sets(2 * GB, 3 * GB, 80 * GB, 32), 1);     // little free: one
+  EXPECT_EQ(kb::buffer_sets(0, 70 * GB, 80 * GB, 32), 32);        // nothing measurable allocated
+  EXPECT_EQ(kb::buffer_sets(100 * MB, 70 * GB, 80 * GB, 3), 3);   // --buffer-sets 3
+  EXPECT_EQ(kb::buffer_sets(100 * MB, 70 * GB, 80 * GB, 1), 1);   // --buffer-sets 1
 }
 
 TEST(Sampling, InjectionSpinsWhereItCanAndScalesWhereItCannot) {
