@@ -3,8 +3,12 @@
 # sm_90, then each step given as an argument, each logged under $OUT:
 #   tests[=FILTER]   GPU tests (gtest filter, default all)
 #   tune             kbench tune; the table is copied to $OUT
-#   run[=N]          the whole suite N times back to back into $OUT/runs.csv
+#   run[=N]          the whole suite (or $KBENCH_RUN_FILTER) N times back to
+#                    back into $OUT/runs.csv; no new run starts after
+#                    $KBENCH_SESSION_LIMIT seconds (default 540) of the session
 #   kbench:ARGS      any kbench command (ARGS split on spaces)
+# At the end everything under $OUT is packed into $OUT/all.tgz (the device
+# tool brings back only a few files).
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 out="${OUT:-$root/out}"
@@ -13,6 +17,10 @@ export PATH="/usr/local/cuda/bin:$PATH"
 build="${KBENCH_BUILD_DIR:-$root/build-gpu}"
 cd "$root"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader
+session0=$SECONDS
+limit="${KBENCH_SESSION_LIMIT:-540}"
+filter=()
+[ -n "${KBENCH_RUN_FILTER:-}" ] && filter=(--filter "$KBENCH_RUN_FILTER")
 t0=$SECONDS
 KBENCH_BUILD_DIR="$build" tools/build.sh -DCMAKE_CUDA_ARCHITECTURES=90 > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
 echo "== build $((SECONDS - t0)) s"
@@ -28,10 +36,12 @@ for step in "$@"; do
           cp targets/tuning/*.json "$out/" 2>/dev/null ;;
     run*) n="${step#run}"; n="${n#=}"; n="${n:-1}"
           for i in $(seq 1 "$n"); do
-            s=$SECONDS; "$kb" run --csv "$out/runs.csv" > "$out/run$i.log" 2>&1; rc=$?
+            [ $((SECONDS - session0)) -lt "$limit" ] || { echo "== run $i not started: ${limit} s limit"; break; }
+            s=$SECONDS; "$kb" run "${filter[@]}" --csv "$out/runs.csv" > "$out/run$i.log" 2>&1; rc=$?
             echo "== run $i rc=$rc $((SECONDS - s)) s"; grep -E "^kbench |^cuBLASLt|failed/incorrect|warning" "$out/run$i.log" | head -8
           done ;;
     kbench:*) a="${step#kbench:}"; "$kb" $a > "$out/kbench-step.log" 2>&1; echo "== kbench $a rc=$?"; tail -30 "$out/kbench-step.log" ;;
   esac
   echo "   ($((SECONDS - t0)) s)"
 done
+(cd "$out" && tar czf /tmp/gpu-session.tgz . && rm -rf ./* && mv /tmp/gpu-session.tgz all.tgz)
