@@ -66,12 +66,12 @@ struct OptionSpec {
   bool takes_value;
 };
 const std::vector<OptionSpec> kRunOptions = {
-    {"--filter", true},     {"--device", true},          {"--quick", false},
-    {"--csv", true},        {"--no-csv", false},         {"--json", true},
-    {"--targets", true},    {"--max-noise", true},       {"--max-time", true},
-    {"--seed", true},       {"--timeout", true},         {"--rerun", true},
-    {"--repeat", true},     {"--inject-slowdown", true}, {"--allow-injected-slowdown", false},
-    {"--buffer-sets", true}};
+    {"--filter", true},      {"--device", true},          {"--quick", false},
+    {"--csv", true},         {"--no-csv", false},         {"--json", true},
+    {"--targets", true},     {"--max-noise", true},       {"--max-time", true},
+    {"--seed", true},        {"--timeout", true},         {"--rerun", true},
+    {"--repeat", true},      {"--inject-slowdown", true}, {"--allow-injected-slowdown", false},
+    {"--buffer-sets", true}, {"--buffer-mib", true}};
 const std::vector<OptionSpec> kProbeOptions = {
     {"--device", true}, {"--write", true}, {"--quick", false}};
 const std::vector<OptionSpec> kTuneOptions = {{"--filter", true},  {"--device", true},
@@ -255,6 +255,8 @@ Args parse(int argc, char** argv) {
       a.repeat = parse_count(f, value());
     else if (f == "--buffer-sets")
       a.engine.max_buffer_sets = parse_count(f, value());
+    else if (f == "--buffer-mib")
+      a.engine.sampled_bytes_goal = static_cast<size_t>(parse_count(f, value())) << 20;
     else if (f == "--inject-slowdown")
       a.inject = value();
     else if (f == "--allow-injected-slowdown")

@@ -336,8 +336,8 @@ std::vector<Record> Engine::run_point(const Experiment& e, const Point& p) {
       // simply not built.
       size_t free1 = 0;
       KB_CUDA_CHECK(cudaMemGetInfo(&free1, &total));
-      const int n =
-          buffer_sets(free0 > free1 ? free0 - free1 : 0, free1, total, opts_.max_buffer_sets);
+      const int n = buffer_sets(free0 > free1 ? free0 - free1 : 0, free1, total,
+                                opts_.max_buffer_sets, opts_.sampled_bytes_goal);
       NvtxRange r("buffer sets");
       for (int k = 1; k < n; ++k) {
         std::unique_ptr<Case> c;

@@ -62,6 +62,7 @@ std::vector<std::string> common_args(const WorkerConfig& cfg, const DeviceInfo& 
                                 "--seed",      std::to_string(o.seed)};
   if (o.quick) a.push_back("--quick");
   a.insert(a.end(), {"--buffer-sets", std::to_string(o.max_buffer_sets)});
+  a.insert(a.end(), {"--buffer-mib", std::to_string(o.sampled_bytes_goal >> 20)});
   if (o.inject_slowdown > 0) a.insert(a.end(), {"--inject", num(o.inject_slowdown)});
   if (!cfg.targets_dir.empty()) {
     a.push_back("--targets");
@@ -279,6 +280,8 @@ int worker_main(int argc, char** argv) {
       }
     } else if (f == "--buffer-sets")
       o.max_buffer_sets = std::atoi(v().c_str());
+    else if (f == "--buffer-mib")
+      o.sampled_bytes_goal = static_cast<size_t>(std::atoll(v().c_str())) << 20;
     else if (f == "--inject")
       o.inject_slowdown = std::atof(v().c_str());
     else if (f == "--probed")

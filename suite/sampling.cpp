@@ -47,10 +47,11 @@ bool stop_sampling(const EngineOptions& o, size_t taken, const std::vector<doubl
   return n >= min && summarize(good).median_rel_err <= o.max_noise;
 }
 
-int buffer_sets(size_t case_bytes, size_t free_bytes, size_t total_bytes, int max_sets) {
+int buffer_sets(size_t case_bytes, size_t free_bytes, size_t total_bytes, int max_sets,
+                size_t goal_bytes) {
   if (max_sets <= 1) return 1;
   if (case_bytes == 0) return max_sets;  // nothing measurable allocated: small
-  const size_t wanted = std::max<size_t>(3, (kSampledBytesGoal + case_bytes - 1) / case_bytes);
+  const size_t wanted = std::max<size_t>(3, (goal_bytes + case_bytes - 1) / case_bytes);
   const size_t by_total = total_bytes / 4 / case_bytes;
   const size_t by_free = 1 + free_bytes / 2 / case_bytes;  // the first set is already built
   const size_t n = std::min({static_cast<size_t>(max_sets), wanted, by_total, by_free});

@@ -12,6 +12,8 @@
 
 namespace kb {
 
+inline constexpr size_t kSampledBytesGoal = size_t{4} << 30;
+
 struct EngineOptions {
   bool quick = false;         // smoke run: fewer samples, shorter budget
   double max_noise = 0.0025;  // stop when the median's relative std. error is under this
@@ -25,6 +27,7 @@ struct EngineOptions {
   // allocation lands in HBM moves some kernels by up to 10%, and a row
   // averages that placement over many allocations (docs/measuring.md).
   int max_buffer_sets = 32;
+  size_t sampled_bytes_goal = kSampledBytesGoal;  // --buffer-mib
   // Validation of the gate only (--inject-slowdown): every sample made this
   // fraction slower; 0 = off.
   double inject_slowdown = 0;
@@ -74,8 +77,8 @@ bool stop_sampling(const EngineOptions& o, size_t taken, const std::vector<doubl
 // given what the first one took of the GPU's memory: enough to sample
 // kSampledBytesGoal, at least 3, at most `max_sets`, all of them within a
 // quarter of the GPU's memory and half of what is free.
-inline constexpr size_t kSampledBytesGoal = size_t{4} << 30;
-int buffer_sets(size_t case_bytes, size_t free_bytes, size_t total_bytes, int max_sets);
+int buffer_sets(size_t case_bytes, size_t free_bytes, size_t total_bytes, int max_sets,
+                size_t goal_bytes = kSampledBytesGoal);
 
 // How an injected slowdown of `fraction` is made for a point whose sample
 // takes `base_s`: a spin of `cycles` SM cycles inside the timed window, on
