@@ -107,11 +107,12 @@ struct Args {
   int candidates = 16;  // kbench tune: algorithms asked of the heuristic
 };
 
-int parse_count(const std::string& flag, const std::string& v) {
+int parse_count(const std::string& flag, const std::string& v, long max = 1000) {
   char* end = nullptr;
   const long n = std::strtol(v.c_str(), &end, 10);
-  if (v.empty() || *end != '\0' || n < 1 || n > 1000)
-    throw UsageError(flag + " needs a whole number from 1 to 1000, got '" + v + "'");
+  if (v.empty() || *end != '\0' || n < 1 || n > max)
+    throw UsageError(flag + " needs a whole number from 1 to " + std::to_string(max) + ", got '" +
+                     v + "'");
   return static_cast<int>(n);
 }
 
@@ -256,7 +257,7 @@ Args parse(int argc, char** argv) {
     else if (f == "--buffer-sets")
       a.engine.max_buffer_sets = parse_count(f, value());
     else if (f == "--buffer-mib")
-      a.engine.sampled_bytes_goal = static_cast<size_t>(parse_count(f, value())) << 20;
+      a.engine.sampled_bytes_goal = static_cast<size_t>(parse_count(f, value(), 1 << 20)) << 20;
     else if (f == "--inject-slowdown")
       a.inject = value();
     else if (f == "--allow-injected-slowdown")
