@@ -243,6 +243,7 @@ Measurement Engine::sample(const Experiment& e, const std::vector<Case*>& cases)
   std::optional<double> max_clock;
   if (auto m = clocks_->max_sm_clock_mhz()) max_clock = *m;
   std::vector<double> all, good, sm;
+  std::vector<double> companion_ratio;  // Case::companion's time / the sample's, per pair
   std::vector<std::vector<double>> per_set(sets);
   std::optional<unsigned> mem_clock;
   const int target_runs = decode ? (opts_.quick ? 2 : e.decode_runs()) : opts_.max_samples;
@@ -253,6 +254,9 @@ Measurement Engine::sample(const Experiment& e, const std::vector<Case*>& cases)
     const double s = time_once(*cases[set], !decode, inject.cycles) * inject.scale;
     all.push_back(s);
     per_set[set].push_back(s);
+    if (cases[set]->has_companion())
+      companion_ratio.push_back(
+          time_window(!decode, [&](cudaStream_t st) { cases[set]->companion(st); }) / s);
     std::optional<double> clk;
     if (auto c = clocks_->sm_clock_mhz()) {
       clk = *c;
@@ -271,6 +275,7 @@ Measurement Engine::sample(const Experiment& e, const std::vector<Case*>& cases)
   if (!sm.empty()) t.sm_clock_mhz = median(sm);
   if (mem_clock) t.mem_clock_mhz = *mem_clock;
   t.note = set_spread_note(per_set);
+  if (!companion_ratio.empty()) t.companion_ratio = median(companion_ratio);
   return t;
 }
 
