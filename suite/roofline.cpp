@@ -63,8 +63,14 @@ std::string ladder_problem(const Ladder& l) {
 }
 
 std::vector<double> ladder_bytes(double max_bytes) {
+  // From 1 MB on, a rung at 1.5x between the powers of two: where a copy's
+  // output outgrows the L2 its time bends upwards (convex), and a straight
+  // line between rungs far apart would lie above it, no longer a bound.
   std::vector<double> out;
-  for (double b = 4096; b <= max_bytes; b *= 2) out.push_back(b);
+  for (double b = 4096; b <= max_bytes; b *= 2) {
+    out.push_back(b);
+    if (b >= (1 << 20) && 1.5 * b <= max_bytes) out.push_back(1.5 * b);
+  }
   return out;
 }
 

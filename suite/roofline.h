@@ -48,7 +48,8 @@ struct Ladder {
 // less time: a probe keeps the faster time for the smaller count).
 std::string ladder_problem(const Ladder& l);
 
-// The byte counts a probe measures: 4 KB x 2^k up to `max_bytes`.
+// The byte counts a probe measures: 4 KB x 2^k up to `max_bytes`, and from
+// 1 MB on 1.5 x 2^k between them.
 std::vector<double> ladder_bytes(double max_bytes);
 
 // Makes each rung's time the fastest at its count or any larger one (more

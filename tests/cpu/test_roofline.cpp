@@ -193,9 +193,14 @@ TEST(Ladder, ProblemsAreNamedAndMonotoneFixesNoise) {
   EXPECT_DOUBLE_EQ(l.rungs[2].second, 4.2e-6);
   EXPECT_EQ(kb::ladder_problem(l), "");
   const auto b = kb::ladder_bytes(double(1 << 20));
-  ASSERT_EQ(b.size(), 9u);  // 4 KB .. 1 MB
+  ASSERT_EQ(b.size(), 9u);  // 4 KB .. 1 MB, powers of two
   EXPECT_DOUBLE_EQ(b.front(), 4096);
   EXPECT_DOUBLE_EQ(b.back(), double(1 << 20));
+  const auto c = kb::ladder_bytes(double(4 << 20));
+  ASSERT_EQ(c.size(), 13u);  // ..., 1 MB, 1.5 MB, 2 MB, 3 MB, 4 MB
+  EXPECT_DOUBLE_EQ(c[9], 1.5 * (1 << 20));
+  EXPECT_DOUBLE_EQ(c[11], 3.0 * (1 << 20));
+  for (size_t i = 1; i < c.size(); ++i) EXPECT_GT(c[i], c[i - 1]);
 }
 
 TEST(Ladder, MemoryTimeOfReadsAndWrites) {
