@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace kb {
 
@@ -17,6 +18,8 @@ inline constexpr const char* tflops = "tflops";
 inline constexpr const char* token_per_sec = "token_per_sec";
 inline constexpr const char* compilation_time = "compilation_time(s)";
 inline constexpr const char* latency_us = "latency(us)";
+// The bare GEMMs' time over the MLP's, sampled interleaved (a ratio: higher is better).
+inline constexpr const char* gemm_share = "gemm_share";
 inline constexpr const char* bus_bandwidth = "bus_bandwidth(GB/s)";
 inline constexpr const char* read_bandwidth = "read_bandwidth(GB/s)";
 inline constexpr const char* copy_bandwidth = "copy_bandwidth(GB/s)";
@@ -24,6 +27,17 @@ inline constexpr const char* launch_us = "launch(us)";
 inline constexpr const char* graph_node_us = "graph_node(us)";
 inline constexpr const char* mem_latency_us = "mem_latency(us)";
 }  // namespace metric_name
+
+// The message token of rows whose roofline is version 1 although the suite
+// is newer (their target file has no speed-of-light ladder).
+inline constexpr const char* kRooflineModelNote = "roofline=model";
+
+// Which roofline a row's `roofline` and `roofline_fraction` come from
+// (docs/metrics.md): 1 (bandwidth, peak and launch floor) for suites before
+// 0.2.0, rows without a readable suite version and rows whose message holds
+// kRooflineModelNote; 2 (the speed-of-light ladder) otherwise. Fractions of
+// two versions are not comparable (docs/gate.md).
+int roofline_version(std::string_view suite_version, std::string_view message);
 
 // Direction of a known metric; nullopt for a name this build does not know.
 // Rule: rates are higher-is-better; times ("(s)", "(us)", "(ms)") lower.

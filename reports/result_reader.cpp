@@ -86,7 +86,7 @@ struct Columns {
   int name = -1, metric = -1, target = -1, actual = -1, dtype = -1, device = -1, arch = -1,
       is_model = -1, shape = -1, variant = -1, status = -1, samples = -1, noise_rel = -1,
       roofline = -1, roofline_fraction = -1, run_id = -1, timestamp = -1, message = -1, min_us = -1,
-      git_sha = -1, driver = -1, cuda = -1;
+      git_sha = -1, driver = -1, cuda = -1, suite_version = -1;
 };
 
 struct Header {
@@ -106,7 +106,7 @@ Header parse_header(const std::vector<std::string_view>& fields, const std::stri
   for (auto f : fields) h.names.emplace_back(trim(f));
   auto slot = [&](const std::string& c) -> int* {
     Columns& k = h.col;
-    static const std::array<std::pair<const char*, int Columns::*>, 22> map = {{
+    static const std::array<std::pair<const char*, int Columns::*>, 23> map = {{
         {"name", &Columns::name},
         {"metric", &Columns::metric},
         {"target", &Columns::target},
@@ -129,6 +129,7 @@ Header parse_header(const std::vector<std::string_view>& fields, const std::stri
         {"git_sha", &Columns::git_sha},
         {"driver", &Columns::driver},
         {"cuda", &Columns::cuda},
+        {"suite_version", &Columns::suite_version},
     }};
     for (const auto& [n, member] : map)
       if (c == n) return &(k.*member);
@@ -294,6 +295,7 @@ ResultFileInfo parse_results(std::string_view text, const std::string& path,
     row.git_sha = field(f, c.git_sha);
     row.driver = field(f, c.driver);
     row.cuda = field(f, c.cuda);
+    row.suite_version = field(f, c.suite_version);
     if (row.name.empty() || row.metric.empty()) {
       skip(std::string(row.name.empty() ? "name" : "metric") + " is empty");
       continue;

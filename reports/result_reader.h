@@ -40,6 +40,7 @@ struct ResultRow {
   std::string_view name, metric, dtype, device, arch, shape, variant, status;
   std::string_view run_id, timestamp, message;
   std::string_view git_sha, driver, cuda;  // the run's context (empty in gpt_fast files)
+  std::string_view suite_version;          // which roofline (reports/metrics.h)
   bool is_model = false;
   std::optional<double> target, actual, roofline, roofline_fraction, noise_rel, min_us;
   int64_t samples = 0;

@@ -32,6 +32,7 @@
 #include "suite/device.h"
 #include "suite/engine.h"
 #include "suite/experiment.h"
+#include "suite/ladder_probe.h"
 #include "suite/probe.h"
 #include "suite/runner.h"
 #include "suite/suspects.h"
@@ -858,6 +859,32 @@ int cmd_probe(const Args& a) {
   KB_CUDA_CHECK(cudaStreamCreate(&s));
   ProbeResult p = probe_ceilings(s, dev.mem_bytes, a.quick);
   cudaStreamDestroy(s);
+  // The speed of light: the ideal kernels timed as the engine times samples.
+  LadderProbe lp;
+  {
+    Engine engine(dev, nullptr, EngineOptions{}, RunInfo{});
+    lp = probe_ladder(engine, dev.sm_count, dev.mem_bytes, a.quick);
+  }
+  for (const auto* rungs : {&lp.read, &lp.copy})
+    for (const auto& r : *rungs) {
+      std::fprintf(stderr, "ladder %s %.0f B:", rungs == &lp.read ? "read" : "copy", r.bytes);
+      for (const auto& [k, t] : r.median_s) std::fprintf(stderr, " %s %.3f us", k.c_str(), t * 1e6);
+      std::fprintf(stderr, "\n");
+    }
+  for (const auto& line : lp.chain_report) std::fprintf(stderr, "chain %s\n", line.c_str());
+  const std::string today = utc_timestamp().substr(0, 10);
+  if (!a.write.empty() && std::filesystem::exists(a.write)) {
+    // An existing file: only its ladder is replaced.
+    std::ifstream in(a.write);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    if (!in) throw std::runtime_error(a.write + ": cannot read");
+    const std::string text = set_ladder(ss.str(), a.write, lp.sol, today, dev.driver);
+    std::ofstream out(a.write);
+    if (!out || !(out << text)) throw std::runtime_error(a.write + ": cannot write");
+    std::printf("measured.ladder of %s replaced: review the diff and commit it\n", a.write.c_str());
+    return kExitOk;
+  }
   nlohmann::ordered_json doc;
   doc["gpu"] = dev.name;
   doc["match"] = {dev.name};
@@ -898,7 +925,8 @@ int cmd_probe(const Args& a) {
     }
   }
   doc["targets"] = targets;
-  const std::string text = doc.dump(2) + "\n";
+  const std::string text =
+      set_ladder(doc.dump(), a.write.empty() ? "(draft)" : a.write, lp.sol, today, dev.driver);
   if (a.write.empty()) {
     std::printf("%s", text.c_str());
   } else {

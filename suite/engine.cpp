@@ -253,6 +253,7 @@ Measurement Engine::sample(const Experiment& e, const std::vector<Case*>& cases)
   std::optional<double> max_clock;
   if (auto m = clocks_->max_sm_clock_mhz()) max_clock = *m;
   std::vector<double> all, good, sm;
+  std::vector<double> companion_ratio;  // Case::companion's time / the sample's, per pair
   std::vector<std::vector<double>> per_set(sets);
   std::optional<unsigned> mem_clock;
   const int target_runs = decode ? (opts_.quick ? 2 : e.decode_runs()) : opts_.max_samples;
@@ -263,8 +264,18 @@ Measurement Engine::sample(const Experiment& e, const std::vector<Case*>& cases)
     const double s = time_once(*cases[set], !decode, inject.cycles) * inject.scale;
     all.push_back(s);
     per_set[set].push_back(s);
-    if (const double gap = decode ? 0 : cool_gap_seconds(s); gap > 0)
-      std::this_thread::sleep_for(std::chrono::duration<double>(gap));
+    // Long samples are followed by an idle gap as long as they are, the
+    // companion's too: each timed window starts from the same power state.
+    auto cool = [&](double sample_s) {
+      if (const double gap = decode ? 0 : cool_gap_seconds(sample_s); gap > 0)
+        std::this_thread::sleep_for(std::chrono::duration<double>(gap));
+    };
+    cool(s);
+    if (cases[set]->has_companion()) {
+      const double c = time_window(!decode, [&](cudaStream_t st) { cases[set]->companion(st); });
+      companion_ratio.push_back(c / s);
+      cool(c);
+    }
     std::optional<double> clk;
     if (auto c = clocks_->sm_clock_mhz()) {
       clk = *c;
@@ -283,6 +294,7 @@ Measurement Engine::sample(const Experiment& e, const std::vector<Case*>& cases)
   if (!sm.empty()) t.sm_clock_mhz = median(sm);
   if (mem_clock) t.mem_clock_mhz = *mem_clock;
   t.note = set_spread_note(per_set);
+  if (!companion_ratio.empty()) t.companion_ratio = median(companion_ratio);
   return t;
 }
 

@@ -3,6 +3,7 @@
 
 #include "kernels/common/cuda_check.h"
 #include "kernels/common/device_buffer.h"
+#include "suite/ideal_kernels.h"
 #include "suite/probe.h"
 #include "suite/stats.h"
 
@@ -21,44 +22,6 @@ __global__ void spin_kernel(long long cycles) {
   const long long t0 = clock64();
   while (clock64() - t0 < cycles) {
   }
-}
-
-// The other read pattern: each block of 128 threads streams one contiguous
-// 32 KB chunk (8 loads in flight per thread), blocks scheduled as they come,
-// as a GEMV reads its rows. On an H100 it reads faster than the grid-stride
-// sweep above (a GEMV with this pattern measured 3181 GB/s against the
-// sweep's 3105), so the read ceiling is the faster of the two.
-__global__ void __launch_bounds__(128)
-    read_chunks_kernel(const int4* __restrict__ p, size_t n, int* __restrict__ sink) {
-  constexpr int kChunk = 2048, kUnroll = 8;  // vectors per block (32 KB), loads in flight
-  const size_t base = static_cast<size_t>(blockIdx.x) * kChunk;
-  int acc = 0;
-  for (int r = 0; r < kChunk; r += 128 * kUnroll) {
-    int4 v[kUnroll];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const size_t i = base + r + u * 128 + threadIdx.x;
-      v[u] = i < n ? __ldcs(p + i) : make_int4(0, 0, 0, 0);
-    }
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
-  }
-  if (acc == 0x7a3c91e5 && sink) *sink = acc;
-}
-
-__global__ void __launch_bounds__(512)
-    copy_kernel(const int4* __restrict__ src, int4* __restrict__ dst, size_t n) {
-  constexpr int kUnroll = 4;
-  const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
-  size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  for (; i + (kUnroll - 1) * stride < n; i += kUnroll * stride) {
-    int4 v[kUnroll];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) v[u] = __ldcs(src + i + u * stride);
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) __stcs(dst + i + u * stride, v[u]);
-  }
-  for (; i < n; i += stride) __stcs(dst + i, __ldcs(src + i));
 }
 
 // Event-timed median of `reps` calls of f (after 2 warm-up calls), in s.
@@ -135,24 +98,20 @@ ProbeResult probe_ceilings(cudaStream_t s, size_t mem_bytes, bool quick) {
   KB_CUDA_CHECK(cudaMemsetAsync(a.get(), 0x5a, bytes, s));
   KB_CUDA_CHECK(cudaMemsetAsync(b.get(), 0, bytes, s));
   const int reps = quick ? 5 : 20;
-  const unsigned grid = static_cast<unsigned>(sms) * 4;
 
-  double t = time_median(s, reps, [&] { read_buffer(a.get(), bytes, s, grid, sink.get()); });
+  // The faster of the two read patterns (suite/ideal_kernels.h).
+  auto ideal = [&](Ideal k, size_t moved) {
+    return time_median(s, reps,
+                       [&] { launch_ideal(k, a.get(), b.get(), moved, sms, sink.get(), s); });
+  };
+  double t = ideal(Ideal::read_sweep, bytes);
   r.read_gbps = bytes / t / 1e9;
-  t = time_median(s, reps, [&] {
-    read_chunks_kernel<<<static_cast<unsigned>((n + 2047) / 2048), 128, 0, s>>>(a.get(), n,
-                                                                                sink.get());
-    KB_CHECK_LAUNCH();
-  });
+  t = ideal(Ideal::read_chunks, bytes);
   r.read_gbps = std::max(r.read_gbps, bytes / t / 1e9);
-  t = time_median(s, reps, [&] {
-    copy_kernel<<<grid, 512, 0, s>>>(a.get(), b.get(), n);
-    KB_CHECK_LAUNCH();
-  });
+  // Copies of `bytes` from a to b: 2 * bytes moved.
+  t = ideal(Ideal::copy_sweep, 2 * bytes);
   r.copy_gbps = 2.0 * bytes / t / 1e9;
-  t = time_median(s, reps, [&] {
-    KB_CUDA_CHECK(cudaMemcpyAsync(b.get(), a.get(), bytes, cudaMemcpyDeviceToDevice, s));
-  });
+  t = ideal(Ideal::copy_memcpy, 2 * bytes);
   r.memcpy_gbps = 2.0 * bytes / t / 1e9;
 
   // The launch floor: an empty kernel with a grid that can stream (4 blocks

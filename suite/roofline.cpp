@@ -1,13 +1,14 @@
 #include "suite/roofline.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "reports/metrics.h"
 
 namespace kb {
 
-double Ceilings::peak_ops(DType d) const {
+double FlopPeaks::ops(DType d) const {
   switch (d) {
     case DType::bf16:
       return bf16_tflops * 1e12;
@@ -23,6 +24,16 @@ double Ceilings::peak_ops(DType d) const {
   return 0;
 }
 
+double Ceilings::peak_ops(DType d) const {
+  FlopPeaks p;
+  p.bf16_tflops = bf16_tflops;
+  p.f16_tflops = f16_tflops;
+  p.f32_tflops = f32_tflops;
+  p.int8_tops = int8_tops;
+  p.fp8_tflops = fp8_tflops;
+  return p.ops(d);
+}
+
 const char* limiter_name(Limiter l) {
   switch (l) {
     case Limiter::memory:
@@ -35,20 +46,104 @@ const char* limiter_name(Limiter l) {
   return "?";
 }
 
-Roofline roofline(const Work& w, const Ceilings& c) {
-  double t_mem = 0, t_flop = 0;
+std::string ladder_problem(const Ladder& l) {
+  if (l.rungs.size() < 2) return "expected at least 2 rungs, got " + std::to_string(l.rungs.size());
+  for (size_t i = 0; i < l.rungs.size(); ++i) {
+    const auto [b, t] = l.rungs[i];
+    const std::string at = "rung " + std::to_string(i) + ": ";
+    if (!std::isfinite(b) || !(b > 0)) return at + "bytes must be a finite number > 0";
+    if (!std::isfinite(t) || !(t > 0)) return at + "time must be a finite number > 0";
+    if (i == 0) continue;
+    if (!(b > l.rungs[i - 1].first))
+      return at + "bytes not above the previous rung's (the rungs must be in increasing bytes)";
+    if (t < l.rungs[i - 1].second)
+      return at + "faster than the previous, smaller rung (more bytes never take less time)";
+  }
+  return "";
+}
+
+std::vector<double> ladder_bytes(double max_bytes) {
+  // From 1 MB on, a rung at 1.5x between the powers of two: where a copy's
+  // output outgrows the L2 its time bends upwards (convex), and a straight
+  // line between rungs far apart would lie above it, no longer a bound.
+  std::vector<double> out;
+  for (double b = 4096; b <= max_bytes; b *= 2) {
+    out.push_back(b);
+    if (b >= (1 << 20) && 1.5 * b <= max_bytes) out.push_back(1.5 * b);
+  }
+  return out;
+}
+
+void make_monotone(Ladder& l) {
+  for (size_t i = l.rungs.size(); i-- > 1;)
+    l.rungs[i - 1].second = std::min(l.rungs[i - 1].second, l.rungs[i].second);
+}
+
+double Ladder::seconds(double bytes) const {
+  if (rungs.size() < 2) throw std::invalid_argument("a ladder needs at least 2 rungs");
+  // The segment that holds `bytes`, or the first/last one extended.
+  size_t hi = 1;
+  while (hi + 1 < rungs.size() && bytes > rungs[hi].first) ++hi;
+  const auto [b0, t0] = rungs[hi - 1];
+  const auto [b1, t1] = rungs[hi];
+  const double t = t0 + (t1 - t0) * (bytes - b0) / (b1 - b0);
+  return std::max(0.0, t);
+}
+
+double writes_of(const Work& w) {
+  if (w.write_bytes >= 0) return std::min(w.write_bytes, w.bytes);
+  return w.bound == Bound::copy ? w.bytes / 2 : 0;
+}
+
+double ladder_memory_seconds(const SpeedOfLight& l, double reads, double writes) {
+  reads = std::max(0.0, reads);
+  if (!(writes > 0)) return l.read.seconds(reads);
+  if (reads >= writes)
+    return l.copy.seconds(2 * writes) +
+           std::max(0.0, l.read.seconds(reads) - l.read.seconds(writes));
+  return l.copy.seconds(reads + writes);
+}
+
+namespace {
+
+double flop_seconds(const Work& w, const Ceilings& c) {
+  if (!(w.flops > 0)) return 0;
+  const double peak = c.peak_ops(w.flop_dtype);
+  if (peak <= 0)
+    throw std::invalid_argument(std::string("no peak for ") + dtype_name(w.flop_dtype) +
+                                " on this GPU");
+  return w.flops / peak;
+}
+
+// Version 2: the ideal kernels' measured times.
+Roofline ladder_roofline(const Work& w, const Ceilings& c) {
+  const SpeedOfLight& l = c.ladder;
+  const double writes = writes_of(w);
+  const double t_mem = ladder_memory_seconds(l, w.bytes - writes, writes);
+  const double t_flop = flop_seconds(w, c);
+  const double extra =
+      std::max(0.0, w.launches - 1) * (w.graph ? l.graph_node_extra_us : l.launch_extra_us) * 1e-6;
+  // The fixed part: a launch that moves (almost) nothing, and the further launches.
+  const double t_fixed = l.read.seconds(0) + extra;
+  Roofline r;
+  r.version = 2;
+  r.t_min_s = std::max(t_mem, t_flop) + extra;
+  if (t_flop > t_mem)
+    r.limiter = Limiter::compute;
+  else
+    r.limiter = t_fixed > r.t_min_s - t_fixed ? Limiter::launch : Limiter::memory;
+  return r;
+}
+
+// Version 1: bandwidth, peak and launch floor (suite 0.1).
+Roofline model_roofline(const Work& w, const Ceilings& c) {
+  double t_mem = 0;
   if (w.bytes > 0) {
     double bw = c.bandwidth_gbps(w.bound);
     if (bw <= 0) throw std::invalid_argument("no measured bandwidth ceiling for this GPU");
     t_mem = w.bytes / (bw * 1e9);
   }
-  if (w.flops > 0) {
-    double peak = c.peak_ops(w.flop_dtype);
-    if (peak <= 0)
-      throw std::invalid_argument(std::string("no peak for ") + dtype_name(w.flop_dtype) +
-                                  " on this GPU");
-    t_flop = w.flops / peak;
-  }
+  const double t_flop = flop_seconds(w, c);
   double per_launch =
       (w.graph ? c.graph_node_us : c.launch_us) + (w.bytes > 0 ? c.mem_latency_us : 0);
   double t_launch = w.launches * per_launch * 1e-6;
@@ -62,6 +157,12 @@ Roofline roofline(const Work& w, const Ceilings& c) {
   return r;
 }
 
+}  // namespace
+
+Roofline roofline(const Work& w, const Ceilings& c) {
+  return c.ladder.present() ? ladder_roofline(w, c) : model_roofline(w, c);
+}
+
 std::optional<double> metric_value(Metric m, const Work& w, double t_s, double setup_s,
                                    const Ceilings& c) {
   if (m == Metric::compilation_time) return setup_s;
@@ -72,7 +173,9 @@ std::optional<double> metric_value(Metric m, const Work& w, double t_s, double s
     case Metric::memory_bandwidth_kv:
       return (w.bytes + w.kv_bytes) / t_s / 1e9;
     case Metric::flops_utilization: {
-      double peak = c.peak_ops(w.flop_dtype);
+      // The datasheet's dense peak of the dtype, as MFU and the seed's 312
+      // mean it; the roofline's (measured) peak is only its ceiling.
+      double peak = c.datasheet.ops(w.flop_dtype);
       if (peak <= 0) return std::nullopt;
       return w.flops / t_s / peak;
     }
@@ -83,15 +186,17 @@ std::optional<double> metric_value(Metric m, const Work& w, double t_s, double s
     case Metric::latency_us:
       return t_s * 1e6 / std::max(w.steps, 1.0);
     case Metric::compilation_time:
+    case Metric::gemm_share:
       break;
   }
   return std::nullopt;
 }
 
 std::optional<double> roofline_value(Metric m, const Work& w, const Ceilings& c) {
-  if (m == Metric::compilation_time) return std::nullopt;
+  if (m == Metric::compilation_time || m == Metric::gemm_share) return std::nullopt;
   Work wk = w;
-  if (m == Metric::memory_bandwidth_kv) wk.bytes = w.bytes + w.kv_bytes;
+  if (m == Metric::memory_bandwidth_kv) wk.bytes = w.bytes + w.kv_bytes;  // read
+  if (wk.write_bytes < 0) wk.write_bytes = writes_of(w);
   return metric_value(m, w, roofline(wk, c).t_min_s, 0, c);
 }
 

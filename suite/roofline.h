@@ -1,25 +1,82 @@
 // Roofline math (docs/metrics.md "The roofline"): the fastest time the hardware
 // allows for a row's Work, and each metric's value at a given time.
 //
+// Two models. Where the GPU's target file has a speed-of-light ladder
+// (`measured.ladder`: the probe's ideal read and copy kernels timed as
+// experiments are, cold, over a ladder of byte counts), the roofline is built
+// from it (version 2, the default since suite 0.2.0):
+//
+//   t_min = max(t_mem(reads, writes), flops / peak(flop_dtype)) + (launches - 1) * t_extra
+//
+// t_mem interpolates the ladders (one launch, its launch floor, first HBM
+// round trip and, for outputs smaller than L2, the write-back that lands
+// after the timed window all included, as the ideal kernels paid them);
+// t_extra is what each further launch (or graph node) of ideal kernels
+// measured. Without a ladder, the model of suite 0.1 (version 1):
+//
 //   t_min = max(bytes / bandwidth(bound), flops / peak(flop_dtype)) + t_launch
 //
-// with the measured ceilings of the GPU's target file. The launch floor is
-// the event-timed duration of an empty kernel (or of one graph node for
-// graph-launched work) plus, for work that moves bytes, one HBM round trip
-// (no kernel gets its first byte sooner), times the launches in one run.
+// with the launch floor the event-timed duration of an empty kernel (or one
+// graph node) plus, for work that moves bytes, one HBM round trip, times the
+// launches in one run.
 #pragma once
 
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "suite/types.h"
 
 namespace kb {
 
+// The time one launch of an ideal kernel took, by bytes moved: rungs of
+// (bytes, seconds), bytes strictly increasing, seconds non-decreasing.
+struct Ladder {
+  std::vector<std::pair<double, double>> rungs;
+  bool empty() const { return rungs.empty(); }
+  // Piecewise linear in bytes between rungs; below the first rung the first
+  // segment extended (floored at 0), above the last the last segment
+  // extended (its slope is the bandwidth of the largest transfers).
+  // Needs at least two rungs (ladder_problem() == "").
+  double seconds(double bytes) const;
+};
+
+// "" for a usable ladder, else what is wrong: "rung 3: bytes 4096 not above
+// the previous rung's 8192". At least two rungs, every value finite and > 0,
+// bytes strictly increasing, seconds non-decreasing (more bytes never take
+// less time: a probe keeps the faster time for the smaller count).
+std::string ladder_problem(const Ladder& l);
+
+// The byte counts a probe measures: 4 KB x 2^k up to `max_bytes`, and from
+// 1 MB on 1.5 x 2^k between them.
+std::vector<double> ladder_bytes(double max_bytes);
+
+// Makes each rung's time the fastest at its count or any larger one (more
+// bytes never take less time: the smaller count could have been moved as
+// fast), so that a ladder stays a bound where noise makes it dip.
+void make_monotone(Ladder& l);
+
+// The empirical speed of light (`measured.ladder` of a target file).
+struct SpeedOfLight {
+  Ladder read;                     // the ideal read-only kernel; bytes read
+  Ladder copy;                     // the ideal copy kernel; bytes read + written (half each)
+  double launch_extra_us = 0;      // each further kernel launch in one run()
+  double graph_node_extra_us = 0;  // each further node of a replayed graph
+  bool present() const { return !read.empty() && !copy.empty(); }
+};
+
+// Dense tensor-core peaks of a datasheet (TFLOP/s or TOP/s).
+struct FlopPeaks {
+  double bf16_tflops = 0, f16_tflops = 0, f32_tflops = 0, int8_tops = 0, fp8_tflops = 0;
+  // ops/s of a dtype (f16 falls back to bf16); 0 when unknown.
+  double ops(DType d) const;
+};
+
 struct Ceilings {
   double read_gbps = 0;    // read-only kernel bandwidth (GB/s, 1e9)
   double copy_gbps = 0;    // copy bandwidth, bytes read + written
-  double bf16_tflops = 0;  // dense tensor-core peaks (TFLOP/s or TOP/s)
+  double bf16_tflops = 0;  // dense tensor-core peaks the roofline uses (measured where known)
   double f16_tflops = 0;
   double f32_tflops = 0;
   double int8_tops = 0;
@@ -27,9 +84,11 @@ struct Ceilings {
   double launch_us = 0;       // event-timed empty kernel
   double graph_node_us = 0;   // per node of a captured graph
   double mem_latency_us = 0;  // HBM round trip on a cold L2, paid by each launch that moves bytes
+  FlopPeaks datasheet;        // what flops_utilization divides by (the MFU convention)
+  SpeedOfLight ladder;        // roofline version 2 where present
 
   double bandwidth_gbps(Bound b) const { return b == Bound::copy ? copy_gbps : read_gbps; }
-  // Peak ops/s of a dtype; 0 when unknown.
+  // Peak ops/s of a dtype for the roofline; 0 when unknown.
   double peak_ops(DType d) const;
 };
 
@@ -39,19 +98,31 @@ const char* limiter_name(Limiter l);  // "memory", "compute", "launch"
 struct Roofline {
   double t_min_s = 0;
   Limiter limiter = Limiter::memory;
+  int version = 1;  // 2: built from the ladder; 1: the model of suite 0.1
 };
+
+// The bytes of `w` that are writes: `write_bytes` where declared, else half
+// the bytes for Bound::copy and none for Bound::read.
+double writes_of(const Work& w);
+
+// The ladder's time for `reads` bytes read and `writes` bytes written by one
+// launch: the read ladder when nothing is written; the copy of the written
+// bytes plus what the further reads add on the read ladder when reads >=
+// writes; the copy ladder at reads + writes otherwise.
+double ladder_memory_seconds(const SpeedOfLight& l, double reads, double writes);
 
 // Throws std::invalid_argument when the ceilings this work needs are zero.
 Roofline roofline(const Work& w, const Ceilings& c);
 
 // The value of `metric` for one run() that took `t_s` seconds; `setup_s` is
 // the case's setup time (compilation_time). nullopt when undefined (e.g.
-// flops_utilization without a peak for the dtype).
+// flops_utilization without a datasheet peak for the dtype). The companion
+// ratio (gemm_share) is not a function of one time: see gemm_share_value.
 std::optional<double> metric_value(Metric m, const Work& w, double t_s, double setup_s,
                                    const Ceilings& c);
 
 // The attainable value of `metric` (the metric at t_min); nullopt for
-// metrics that have no roofline (compilation_time).
+// metrics that have no roofline (compilation_time, gemm_share).
 std::optional<double> roofline_value(Metric m, const Work& w, const Ceilings& c);
 
 bool lower_is_better(Metric m);

@@ -15,6 +15,14 @@ std::string join_variant(const std::string& a, const std::string& b) {
   return a + ";" + b;
 }
 
+namespace {
+std::string join_message(const std::string& a, const std::string& b) {
+  if (a.empty()) return b;
+  if (b.empty()) return a;
+  return a + "; " + b;
+}
+}  // namespace
+
 Record make_record(const RowSource& e, const Point& p, Metric m, const RunInfo& info,
                    const GpuIdentity& gpu) {
   Record r;
@@ -84,33 +92,44 @@ std::vector<Record> measured_rows(const RowSource& e, const Point& p, const std:
     r.noise_rel = t.summary.noise_rel;
     r.sm_clock_mhz = t.sm_clock_mhz;
     r.mem_clock_mhz = t.mem_clock_mhz;
-    r.actual = metric_value(m, w, t.value_s, t.setup_s, ceilings);
+    r.actual = m == Metric::gemm_share ? t.companion_ratio
+                                       : metric_value(m, w, t.value_s, t.setup_s, ceilings);
     r.status = status::ok;
-    try {
-      r.roofline = roofline_value(m, w, ceilings);
-      if (m != Metric::compilation_time)
-        r.variant = join_variant(
-            r.variant, std::string("bound=") + limiter_name(roofline(w, ceilings).limiter));
-    } catch (const std::invalid_argument& ex) {
-      r.message = std::string("no roofline: ") + ex.what();
+    const bool has_roofline = m != Metric::compilation_time && m != Metric::gemm_share;
+    if (has_roofline) {
+      try {
+        r.roofline = roofline_value(m, w, ceilings);
+        const Roofline roof = roofline(w, ceilings);
+        r.variant = join_variant(r.variant, std::string("bound=") + limiter_name(roof.limiter));
+        // Which roofline: the rows of a target file without a ladder say so.
+        if (roof.version == 1)
+          r.message = std::string(kRooflineModelNote) + " (no measured.ladder in " +
+                      (targets ? targets->path : std::string("a target file")) + ")";
+      } catch (const std::invalid_argument& ex) {
+        r.message = std::string("no roofline: ") + ex.what();
+      }
     }
     if (r.actual && r.roofline) r.roofline_fraction = roofline_fraction(m, *r.actual, *r.roofline);
     if (r.roofline_fraction && *r.roofline_fraction > 1.0)
-      r.message = "above the roofline: check the declared bytes/flops or the ceilings";
+      r.message = join_message(
+          r.message, "above the roofline: check the declared bytes/flops or the ceilings");
     if (!r.actual) {
       r.status = status::failed;
-      r.message = "metric undefined for this GPU (no peak for the dtype)";
+      r.message = m == Metric::gemm_share
+                      ? "metric undefined: no companion was timed"
+                      : "metric undefined for this GPU (no peak for the dtype in the datasheet)";
     }
     if (throttled && r.status == status::ok) {
       r.status = status::throttled;
-      r.message = std::to_string(t.throttled) + " of " + std::to_string(t.total) +
-                  " samples under " + std::to_string(int(kThrottleClockFraction * 100)) +
-                  "% of the max SM clock";
+      r.message = join_message(
+          std::to_string(t.throttled) + " of " + std::to_string(t.total) + " samples under " +
+              std::to_string(int(kThrottleClockFraction * 100)) + "% of the max SM clock",
+          r.message);
     }
     // Last: the mark of a validation run, on the rows it slowed (the setup
     // time is not in the timed window).
     if (m != Metric::compilation_time) r.variant = join_variant(r.variant, t.inject);
-    if (!t.note.empty()) r.message = r.message.empty() ? t.note : r.message + "; " + t.note;
+    r.message = join_message(r.message, t.note);
     apply_target(r, m, targets);
     rows.push_back(r);
   }
@@ -181,6 +200,10 @@ std::vector<Record> seed_mean_rows(const RowSource& e, const std::vector<Point>&
       // code: it is throttled too, so the gate keeps it out of baselines.
       r.status = a.throttled > 0 ? status::throttled : status::ok;
       if (a.throttled > 0) r.message = std::to_string(a.throttled) + of_n + " were throttled";
+      // The version of the rooflines averaged (kgate reads it from here).
+      const auto model = a.first->message.find(kRooflineModelNote);
+      if (have_roof && model != std::string::npos)
+        r.message = join_message(r.message, kRooflineModelNote);
     }
     apply_target(r, m, targets);
     out.push_back(r);

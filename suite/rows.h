@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "reports/metrics.h"  // kRooflineModelNote
 #include "reports/record.h"
 #include "suite/roofline.h"
 #include "suite/stats.h"
@@ -46,6 +47,9 @@ struct Measurement {
   double setup_s = 0;  // the Case's construction (compilation_time)
   std::string inject;  // "inject=5%": the variant field of an injected slowdown ("" = none)
   std::string note;    // for the rows' message (how it ran, e.g. the buffer sets' spread)
+  // Case::companion timed right after each sample: the median over the
+  // sample pairs of companion time / case time (the gemm_share metric).
+  std::optional<double> companion_ratio;
 };
 
 // Fallback when no target file matches the GPU: every rate row's target is

@@ -11,6 +11,7 @@
 namespace kb {
 
 using nlohmann::json;
+using nlohmann::ordered_json;
 
 namespace {
 
@@ -59,6 +60,42 @@ Ceilings parse_ceilings(const json& obj, const std::string& path, const std::str
   return c;
 }
 
+// `measured.ladder`: {"read": [[bytes, us], ...], "copy": [[bytes, us], ...],
+// "launch_extra_us": x, "graph_node_extra_us": y}. Every field required.
+Ladder parse_rungs(const json& obj, const char* key, const std::string& path,
+                   const std::string& where) {
+  const std::string field = where + key;
+  auto it = obj.find(key);
+  if (it == obj.end()) fail(path, field, "missing (expected an array of [bytes, us] rungs)");
+  if (!it->is_array()) fail(path, field, "expected an array of [bytes, us] rungs");
+  Ladder l;
+  for (size_t i = 0; i < it->size(); ++i) {
+    const json& r = (*it)[i];
+    if (!r.is_array() || r.size() != 2 || !r[0].is_number() || !r[1].is_number())
+      fail(path, field + "[" + std::to_string(i) + "]", "expected [bytes, us], two numbers");
+    l.rungs.push_back({r[0].get<double>(), r[1].get<double>() * 1e-6});
+  }
+  if (std::string why = ladder_problem(l); !why.empty()) fail(path, field, why);
+  return l;
+}
+
+SpeedOfLight parse_ladder(const json& obj, const std::string& path, const std::string& where) {
+  if (!obj.is_object()) fail(path, where, "expected an object");
+  SpeedOfLight s;
+  s.read = parse_rungs(obj, "read", path, where + ".");
+  s.copy = parse_rungs(obj, "copy", path, where + ".");
+  auto extra = [&](const char* key) {
+    auto it = obj.find(key);
+    if (it == obj.end() || !it->is_number() || !std::isfinite(it->get<double>()) ||
+        it->get<double>() < 0)
+      fail(path, where + "." + key, "expected a finite number >= 0 (us)");
+    return it->get<double>();
+  };
+  s.launch_extra_us = extra("launch_extra_us");
+  s.graph_node_extra_us = extra("graph_node_extra_us");
+  return s;
+}
+
 std::string lower(std::string s) {
   for (auto& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   return s;
@@ -80,6 +117,14 @@ Ceilings TargetFile::ceilings() const {
   c.launch_us = pick(measured.launch_us, peaks.launch_us);
   c.graph_node_us = pick(measured.graph_node_us, peaks.graph_node_us);
   c.mem_latency_us = pick(measured.mem_latency_us, peaks.mem_latency_us);
+  // flops_utilization divides by the datasheet (the MFU convention); the
+  // measured peaks above are the roofline's ceilings.
+  c.datasheet.bf16_tflops = peaks.bf16_tflops;
+  c.datasheet.f16_tflops = peaks.f16_tflops;
+  c.datasheet.f32_tflops = peaks.f32_tflops;
+  c.datasheet.int8_tops = peaks.int8_tops;
+  c.datasheet.fp8_tflops = peaks.fp8_tflops;
+  c.ladder = measured.ladder;
   return c;
 }
 
@@ -155,6 +200,8 @@ TargetFile parse_target_file(const std::string& text, const std::string& path) {
     f.measured = parse_ceilings(*ms, path, "measured");
     f.measured_date = get_string(*ms, "date", path, "measured.", false);
     f.measured_driver = get_string(*ms, "driver", path, "measured.", false);
+    if (auto l = ms->find("ladder"); l != ms->end() && !l->is_null())
+      f.measured.ladder = parse_ladder(*l, path, "measured.ladder");
   }
   double default_tol = 0.05;
   if (auto t = get_number(doc, "tolerance", path, "")) default_tol = *t;
@@ -232,6 +279,87 @@ std::string gpu_slug(const std::string& gpu_name) {
   }
   while (!s.empty() && s.back() == '-') s.pop_back();
   return s.empty() ? "unknown-gpu" : s;
+}
+
+namespace {
+
+// Rungs as [bytes, us], us rounded to 0.001.
+ordered_json rungs_json(const Ladder& l) {
+  ordered_json a = ordered_json::array();
+  for (const auto& [b, t] : l.rungs)
+    a.push_back({static_cast<long long>(b), std::round(t * 1e9) / 1e3});
+  return a;
+}
+
+// Top-level keys one a line, `measured` one field a line, `targets` one
+// entry a line: diffs of a re-probe stay readable.
+std::string layout(const ordered_json& doc) {
+  std::string out = "{\n";
+  bool first = true;
+  for (const auto& [key, v] : doc.items()) {
+    out += first ? "" : ",\n";
+    first = false;
+    out += "  " + ordered_json(key).dump() + ": ";
+    if ((key == "targets" && v.is_array()) || (key == "measured" && v.is_object())) {
+      const bool arr = v.is_array();
+      out += arr ? "[\n" : "{\n";
+      bool f2 = true;
+      for (const auto& [k2, v2] : v.items()) {
+        out += f2 ? "" : ",\n";
+        f2 = false;
+        out += "    " + (arr ? std::string() : ordered_json(k2).dump() + ": ");
+        if (!arr && k2 == "ladder" && v2.is_object()) {
+          out += "{\n";
+          bool f3 = true;
+          for (const auto& [k3, v3] : v2.items()) {
+            out += (f3 ? "" : ",\n") + std::string("      ") + ordered_json(k3).dump() + ": " +
+                   v3.dump();
+            f3 = false;
+          }
+          out += "\n    }";
+        } else {
+          out += v2.dump();
+        }
+      }
+      out += arr ? "\n  ]" : "\n  }";
+    } else {
+      out += v.dump();
+    }
+  }
+  return out + "\n}\n";
+}
+
+}  // namespace
+
+std::string set_ladder(const std::string& text, const std::string& path, const SpeedOfLight& sol,
+                       const std::string& date, const std::string& driver) {
+  for (const Ladder* l : {&sol.read, &sol.copy})
+    if (std::string why = ladder_problem(*l); !why.empty())
+      throw TargetError(path + ": measured.ladder: " + why);
+  ordered_json doc;
+  try {
+    doc = ordered_json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw TargetError(path + ": not valid JSON: " + e.what());
+  }
+  if (!doc.is_object()) fail(path, "(top level)", "expected an object");
+  if (!doc.contains("measured") || doc["measured"].is_null())
+    doc["measured"] = ordered_json::object();
+  if (!doc["measured"].is_object()) fail(path, "measured", "expected an object");
+  doc["measured"]["ladder"] = {
+      {"read", rungs_json(sol.read)},
+      {"copy", rungs_json(sol.copy)},
+      {"launch_extra_us", std::round(sol.launch_extra_us * 1000) / 1000},
+      {"graph_node_extra_us", std::round(sol.graph_node_extra_us * 1000) / 1000},
+      {"date", date},
+      {"driver", driver},
+      {"source",
+       "kbench probe: the ideal kernels (suite/ideal_kernels.h) timed cold as experiments are, "
+       "the fastest median per byte count [bytes, us]; copy bytes = read + written; extra: "
+       "chains of 8 ideal reads"}};
+  const std::string out = layout(doc);
+  parse_target_file(out, path);  // what was written must read back
+  return out;
 }
 
 std::optional<double> resolve_target(const TargetEntry& e, std::optional<double> roofline,

@@ -61,6 +61,14 @@ const TargetFile* match_gpu(const std::vector<TargetFile>& files, const std::str
 // "NVIDIA H100 80GB HBM3" -> "nvidia-h100-80gb-hbm3" (for a new file's name).
 std::string gpu_slug(const std::string& gpu_name);
 
+// `kbench probe --write`: the target file text `json_text` (an existing
+// file, or a draft) with `measured.ladder` set to `sol` (times in us, with
+// the date and driver of the measurement), everything else kept, laid out
+// one target entry per line. Throws TargetError (naming `path`) when the text
+// is not a target file or the ladder is not usable.
+std::string set_ladder(const std::string& json_text, const std::string& path,
+                       const SpeedOfLight& sol, const std::string& date, const std::string& driver);
+
 // The target value of a row: the absolute target, or the roofline scaled by
 // the fraction (x fraction for rates, / fraction for times); nullopt when the
 // entry is relative and no roofline is known.

@@ -83,6 +83,8 @@ const char* metric_csv_name(Metric m) {
       return metric_name::latency_us;
     case Metric::compilation_time:
       return metric_name::compilation_time;
+    case Metric::gemm_share:
+      return metric_name::gemm_share;
   }
   return "unknown";
 }

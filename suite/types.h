@@ -48,10 +48,11 @@ enum class Bound {
 
 // What one timed call of Case::run must do, at the least. The engine turns
 // this into metrics and the roofline:
-//   t_min = max(bytes / bandwidth(bound), flops / peak(flop_dtype))
-//           + launches * ((graph ? graph_node_us : launch_us) + (bytes > 0 ? mem_latency_us : 0))
+// (suite/roofline.h: from the target file's speed-of-light ladder for the
+// reads and writes, else from the bandwidth of `bound`).
 struct Work {
   double bytes = 0;                // bytes that must move (inputs read once, outputs written once)
+  double write_bytes = -1;         // of `bytes`, those written; < 0: from `bound` (copy: half)
   double flops = 0;                // floating-point (or integer) operations
   DType flop_dtype = DType::bf16;  // which tensor-core peak bounds the flops
   Bound bound = Bound::read;
@@ -70,12 +71,13 @@ enum class Metric {
   token_per_sec,        // steps / t                      "token_per_sec"
   latency_us,           // t / steps, in µs               "latency(us)"
   compilation_time,     // setup (Case constructor) in s  "compilation_time(s)"
+  gemm_share,           // companion time / case time     "gemm_share" (Case::companion)
 };
 // Every Metric, for tests that walk them all.
 inline constexpr Metric kAllMetrics[] = {Metric::memory_bandwidth,  Metric::memory_bandwidth_kv,
                                          Metric::flops_utilization, Metric::tflops,
                                          Metric::token_per_sec,     Metric::latency_us,
-                                         Metric::compilation_time};
+                                         Metric::compilation_time,  Metric::gemm_share};
 // The CSV name (reports/metrics.h's metric_name, which also gives its direction).
 const char* metric_csv_name(Metric m);
 

@@ -55,6 +55,16 @@ void Mlp::run(const Params& p, const bf16* x, bf16* y, cudaStream_t s) {
                          s, lt ? p.b2 : nullptr);
 }
 
+void Mlp::run_gemms(const Params& p, const bf16* x, cudaStream_t s) {
+  if (path_ == Path::cublaslt) {
+    up_->run(x, p.w1, nullptr, h_.get(), s);
+    down_->run(g_.get(), p.w2, nullptr, u_.get(), s);
+  } else {
+    gemv::gemv_bf16(p.w1, x, h_.get(), F_, D_, s, p.b1);
+    gemv::gemv_bf16(p.w2, g_.get(), u_.get(), D_, F_, s, p.b2);
+  }
+}
+
 std::string Mlp::detail() const {
   if (path_ != Path::cublaslt) return "";
   const std::string us = gemm::algo_source_name(up_->source());

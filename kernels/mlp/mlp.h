@@ -69,6 +69,12 @@ class Mlp {
   // y [T, D] = MLP(x [T, D]); enqueued on `stream` only.
   void run(const Params& p, const bf16* x, bf16* y, cudaStream_t stream);
 
+  // The two Linears of run() alone, as run() launches them, without the
+  // LayerNorms (cublaslt: the bare GEMMs x·W1^T -> h, g·W2^T -> u; gemv: the
+  // two GEMVs with their bias): what the MLP would take if everything
+  // around its GEMMs were free (the `gemm_share` metric). Writes h and u.
+  void run_gemms(const Params& p, const bf16* x, cudaStream_t stream);
+
   // What the row's variant should add to the path's name: the cuBLASLt
   // algorithms and where they came from ("up=<id>;down=<id>;src=table"),
   // or "" for the gemv path.

@@ -156,6 +156,7 @@ KB_EXPERIMENT(gemm) {
         const double writes = M * N * 2;  // bf16 out
         w.bytes = (M * K + N * K) * in + writes;
         w.bound = writes * 4 >= w.bytes ? kb::Bound::copy : kb::Bound::read;
+        w.write_bytes = writes;
         return w;
       })
       .make([](const kb::Point& p) -> std::unique_ptr<kb::Case> {

@@ -19,7 +19,14 @@
 //           (3·(F + D)·2) + x read and y written (2·T·D·2) + the
 //           intermediates each written once and read once: h and g
 //           (2·2·T·F·2) and u (2·T·D·2). At one token the weights are
-//           99.6% of it (D=1024) or more.
+//           99.6% of it (D=1024) or more. Of it, written: h, g, u, y.
+//
+// gemm_share = the time of the MLP's two GEMMs alone (Mlp::run_gemms: the
+// bare cuBLASLt GEMMs, or the two GEMVs at one token) / the time of the
+// whole MLP, both sampled in one loop, alternating, each after an L2 flush
+// (Case::companion): the fusion cost, free of the GPU's power state. Issue
+// 5: at D=1024 and 4096 tokens the LayerNorm needs whole 14336-wide rows
+// of h, >= 78 us of extra HBM traffic, so the share is bound by 0.78 there.
 #include <cmath>
 #include <memory>
 
@@ -61,6 +68,10 @@ class MlpCase : public kb::Case {
         mlp_(T_, D_, kF, p.variant == "gemv" ? Path::gemv : Path::cublaslt) {}
 
   void run(cudaStream_t s) override { mlp_.run(params(), x_.get(), y_.get(), s); }
+  // gemm_share: its two GEMMs alone, timed by the engine right after each
+  // sample of the whole MLP (one loop, alternating, both cold).
+  bool has_companion() const override { return true; }
+  void companion(cudaStream_t s) override { mlp_.run_gemms(params(), x_.get(), s); }
 
   std::string variant() const override { return mlp_.detail(); }
   std::string note() const override { return mlp_.note(); }
@@ -171,7 +182,8 @@ KB_EXPERIMENT(mlp_layer_norm_gelu) {
       .variants({"gemv", "cublaslt"})
       // One path per shape: gemv serves one token, cuBLASLt the rest.
       .applies([](const kb::Point& p) { return (p.variant == "gemv") == (p["tokens"] == 1); })
-      .metrics({kb::Metric::flops_utilization, kb::Metric::tflops, kb::Metric::memory_bandwidth})
+      .metrics({kb::Metric::flops_utilization, kb::Metric::tflops, kb::Metric::memory_bandwidth,
+                kb::Metric::gemm_share})
       .seed_mean()
       .work([](const kb::Point& p) {
         const double T = p["tokens"], D = p["D"], F = kF, b = 2;  // bf16 bytes
@@ -186,6 +198,7 @@ KB_EXPERIMENT(mlp_layer_norm_gelu) {
         // Weight streaming at few tokens; at 4096 the intermediates' writes
         // are a third of the traffic, which the copy ceiling describes.
         w.bound = writes * 4 >= w.bytes ? kb::Bound::copy : kb::Bound::read;
+        w.write_bytes = writes;
         w.launches = kb::mlp::kLaunches;
         return w;
       })

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "kgate_test_util.h"
+#include "reports/metrics.h"
 #include "tools/kgate/compare.h"
 
 namespace {
@@ -101,6 +102,44 @@ TEST(KgateCompare, AcrossGpuModelsComparesRooflineFractions) {
   std::string text = kb::compare_console(r);
   EXPECT_TRUE(contains(text, "The GPU models differ: comparing roofline_fraction")) << text;
   EXPECT_TRUE(contains(text, "roofline_fraction of memory_bandwidth(GB/s)")) << text;
+}
+
+// Suite 0.1's roofline (bandwidth, peak, launch floor) and 0.2's ladder are
+// different rooflines: their fractions are compared only like with like.
+TEST(KgateCompare, RooflineFractionsOnlyWithinOneRooflineVersion) {
+  auto pair = [](const std::string& name, const std::string& base_version,
+                 const std::string& new_version, const std::string& new_message = "") {
+    // One run a version (one binary wrote each run).
+    kb::Record b = row(name, 1300, "x" + name, kA100), n = row(name, 2600, "y" + name, kH100);
+    b.roofline_fraction = 0.84;
+    n.roofline_fraction = 0.80;
+    b.suite_version = base_version;
+    n.suite_version = new_version;
+    n.message = new_message;
+    return std::pair{b, n};
+  };
+  auto [b1, n1] = pair("old_vs_new", "0.1.0", "0.2.0");
+  auto [b2, n2] = pair("new_vs_new", "0.2.0", "0.2.1");
+  auto [b3, n3] = pair("old_vs_model", "0.1.0", "0.2.0", "roofline=model (no measured.ladder)");
+  auto r = cmp(csv({b1, b2, b3}), csv({n1, n2, n3}));
+  ASSERT_TRUE(r.cross_arch);
+  EXPECT_EQ(find(r, "old_vs_new").verdict, kb::CompareVerdict::not_compared);
+  EXPECT_EQ(find(r, "old_vs_new").note,
+            "roofline versions differ (BASE v1, NEW v2): fractions not compared");
+  EXPECT_EQ(find(r, "new_vs_new").verdict, kb::CompareVerdict::slower);
+  EXPECT_EQ(find(r, "old_vs_model").verdict, kb::CompareVerdict::slower);  // both version 1
+  EXPECT_EQ(r.compared, 2u);
+}
+
+TEST(KgateCompare, RooflineVersionOfARow) {
+  EXPECT_EQ(kb::roofline_version("0.1.0", ""), 1);
+  EXPECT_EQ(kb::roofline_version("0.2.0", ""), 2);
+  EXPECT_EQ(kb::roofline_version("0.10.3", ""), 2);
+  EXPECT_EQ(kb::roofline_version("1.0.0", ""), 2);
+  EXPECT_EQ(kb::roofline_version("0.2.0", "x; roofline=model (no measured.ladder in t.json)"), 1);
+  EXPECT_EQ(kb::roofline_version("", ""), 1);           // gpt_fast rows: no suite version
+  EXPECT_EQ(kb::roofline_version("synthetic", ""), 1);  // not a version
+  EXPECT_EQ(kb::roofline_version("0", ""), 1);
 }
 
 TEST(KgateCompare, KeysOnOneSideOrFailedAreNotCompared) {

@@ -1,6 +1,8 @@
 // Roofline math and every metric formula (docs/metrics.md).
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "suite/roofline.h"
 
 namespace {
@@ -13,6 +15,8 @@ kb::Ceilings h100() {
   c.int8_tops = 1600;
   c.launch_us = 5;
   c.graph_node_us = 1;
+  c.datasheet.bf16_tflops = 1000;  // what flops_utilization divides by
+  c.datasheet.int8_tops = 2000;
   return c;
 }
 
@@ -87,7 +91,8 @@ TEST(Metrics, Formulas) {
   EXPECT_DOUBLE_EQ(*kb::metric_value(kb::Metric::memory_bandwidth, w, t, 0, c), 200.0);
   EXPECT_DOUBLE_EQ(*kb::metric_value(kb::Metric::memory_bandwidth_kv, w, t, 0, c), 300.0);
   EXPECT_DOUBLE_EQ(*kb::metric_value(kb::Metric::tflops, w, t, 0, c), 400.0);
-  EXPECT_DOUBLE_EQ(*kb::metric_value(kb::Metric::flops_utilization, w, t, 0, c), 0.5);
+  // Of the datasheet's 1000, not the roofline's (measured) 800.
+  EXPECT_DOUBLE_EQ(*kb::metric_value(kb::Metric::flops_utilization, w, t, 0, c), 0.4);
   EXPECT_DOUBLE_EQ(*kb::metric_value(kb::Metric::token_per_sec, w, t, 0, c), 20000.0);
   EXPECT_DOUBLE_EQ(*kb::metric_value(kb::Metric::latency_us, w, t, 0, c), 50.0);
   EXPECT_DOUBLE_EQ(*kb::metric_value(kb::Metric::compilation_time, w, t, 3.5, c), 3.5);
@@ -122,7 +127,7 @@ TEST(Metrics, SeedFlopsUtilizationIsInvertedOursIsNot) {
   EXPECT_GT(seed_formula(slow_us), seed_formula(fast_us));  // the defect
 
   kb::Ceilings a100;
-  a100.bf16_tflops = 312;
+  a100.datasheet.bf16_tflops = 312;
   kb::Work w;
   w.flops = flops;
   auto ours = [&](double us) {
@@ -133,3 +138,138 @@ TEST(Metrics, SeedFlopsUtilizationIsInvertedOursIsNot) {
 }
 
 }  // namespace
+
+// ---- Version 2: the speed-of-light ladder --------------------------------
+
+namespace {
+
+// A toy ladder: 4 us floor, then 1000 GB/s reads; copies of small outputs
+// as fast as reads (write-back after the window), of large ones at 800 GB/s.
+kb::Ceilings with_ladder() {
+  kb::Ceilings c = h100();
+  c.ladder.read.rungs = {{4096, 4e-6}, {1e6, 5e-6}, {1e9, 1.004e-3}};
+  c.ladder.copy.rungs = {{4096, 4e-6}, {2e6, 6e-6}, {2e9, 2.504e-3}};
+  c.ladder.launch_extra_us = 2;
+  c.ladder.graph_node_extra_us = 0.5;
+  return c;
+}
+
+}  // namespace
+
+TEST(Ladder, InterpolatesBetweenRungsAndExtendsTheEndSegments) {
+  kb::Ladder l;
+  l.rungs = {{1000, 2e-6}, {3000, 4e-6}, {7000, 12e-6}};
+  EXPECT_DOUBLE_EQ(l.seconds(1000), 2e-6);
+  EXPECT_DOUBLE_EQ(l.seconds(2000), 3e-6);    // halfway along the first segment
+  EXPECT_DOUBLE_EQ(l.seconds(3000), 4e-6);    // a rung
+  EXPECT_DOUBLE_EQ(l.seconds(5000), 8e-6);    // second segment
+  EXPECT_DOUBLE_EQ(l.seconds(11000), 20e-6);  // beyond: the last segment's slope
+  EXPECT_DOUBLE_EQ(l.seconds(0), 1e-6);       // below: the first segment extended
+  kb::Ladder steep;
+  steep.rungs = {{1000, 1e-6}, {2000, 10e-6}};
+  EXPECT_DOUBLE_EQ(steep.seconds(0), 0.0);  // floored at 0, never negative
+  kb::Ladder one;
+  one.rungs = {{1000, 1e-6}};
+  EXPECT_THROW(one.seconds(10), std::invalid_argument);
+}
+
+TEST(Ladder, ProblemsAreNamedAndMonotoneFixesNoise) {
+  kb::Ladder l;
+  EXPECT_NE(kb::ladder_problem(l).find("at least 2 rungs"), std::string::npos);
+  l.rungs = {{4096, 4e-6}, {8192, 5e-6}};
+  EXPECT_EQ(kb::ladder_problem(l), "");
+  l.rungs = {{4096, 4e-6}, {4096, 5e-6}};
+  EXPECT_NE(kb::ladder_problem(l).find("rung 1: bytes not above"), std::string::npos);
+  l.rungs = {{4096, 4e-6}, {8192, 3e-6}};
+  EXPECT_NE(kb::ladder_problem(l).find("rung 1: faster than the previous"), std::string::npos);
+  l.rungs = {{0, 4e-6}, {8192, 5e-6}};
+  EXPECT_NE(kb::ladder_problem(l).find("rung 0: bytes"), std::string::npos);
+  l.rungs = {{4096, NAN}, {8192, 5e-6}};
+  EXPECT_NE(kb::ladder_problem(l).find("rung 0: time"), std::string::npos);
+  // A dip from noise: the smaller count takes the larger count's faster time.
+  l.rungs = {{4096, 4.1e-6}, {8192, 4.0e-6}, {16384, 4.2e-6}};
+  kb::make_monotone(l);
+  EXPECT_DOUBLE_EQ(l.rungs[0].second, 4.0e-6);
+  EXPECT_DOUBLE_EQ(l.rungs[2].second, 4.2e-6);
+  EXPECT_EQ(kb::ladder_problem(l), "");
+  const auto b = kb::ladder_bytes(double(1 << 20));
+  ASSERT_EQ(b.size(), 9u);  // 4 KB .. 1 MB, powers of two
+  EXPECT_DOUBLE_EQ(b.front(), 4096);
+  EXPECT_DOUBLE_EQ(b.back(), double(1 << 20));
+  const auto c = kb::ladder_bytes(double(4 << 20));
+  ASSERT_EQ(c.size(), 13u);  // ..., 1 MB, 1.5 MB, 2 MB, 3 MB, 4 MB
+  EXPECT_DOUBLE_EQ(c[9], 1.5 * (1 << 20));
+  EXPECT_DOUBLE_EQ(c[11], 3.0 * (1 << 20));
+  for (size_t i = 1; i < c.size(); ++i) EXPECT_GT(c[i], c[i - 1]);
+}
+
+TEST(Ladder, MemoryTimeOfReadsAndWrites) {
+  const auto c = with_ladder();
+  const auto& l = c.ladder;
+  // Reads only: the read ladder.
+  EXPECT_DOUBLE_EQ(kb::ladder_memory_seconds(l, 1e6, 0), 5e-6);
+  // Reads = writes: the copy ladder at their sum.
+  EXPECT_DOUBLE_EQ(kb::ladder_memory_seconds(l, 1e6, 1e6), 6e-6);
+  // More reads than writes: the copy of the writes, plus what the further
+  // reads add on the read ladder (1e6 -> 1e9 read: +999 us).
+  EXPECT_NEAR(kb::ladder_memory_seconds(l, 1e9, 1e6), 6e-6 + 999e-6, 1e-15);
+  // More writes than reads: the copy ladder at their sum.
+  EXPECT_DOUBLE_EQ(kb::ladder_memory_seconds(l, 0.5e6, 1.5e6), 6e-6);
+}
+
+TEST(Ladder, RooflineIsVersionTwoAndBounds) {
+  const auto c = with_ladder();
+  kb::Work w;
+  w.bytes = 1e9;  // reads
+  auto r = kb::roofline(w, c);
+  EXPECT_EQ(r.version, 2);
+  EXPECT_EQ(r.limiter, kb::Limiter::memory);
+  EXPECT_DOUBLE_EQ(r.t_min_s, 1.004e-3);  // the ladder itself: no launch floor added on top
+  // Bound::copy without write_bytes: half of the bytes are writes.
+  w.bound = kb::Bound::copy;
+  w.bytes = 2e6;
+  EXPECT_DOUBLE_EQ(kb::roofline(w, c).t_min_s, 6e-6);
+  // Declared writes win over the bound.
+  w.write_bytes = 0;
+  EXPECT_DOUBLE_EQ(kb::roofline(w, c).t_min_s, c.ladder.read.seconds(2e6));
+  // Further launches and graph nodes add their measured extra cost.
+  kb::Work chain;
+  chain.bytes = 1e9;
+  chain.launches = 8;
+  EXPECT_NEAR(kb::roofline(chain, c).t_min_s, 1.004e-3 + 7 * 2e-6, 1e-15);
+  chain.graph = true;
+  EXPECT_NEAR(kb::roofline(chain, c).t_min_s, 1.004e-3 + 7 * 0.5e-6, 1e-15);
+  // Small work: the floor dominates: launch-bound.
+  kb::Work tiny;
+  tiny.bytes = 8192;
+  EXPECT_EQ(kb::roofline(tiny, c).limiter, kb::Limiter::launch);
+  // Compute: the flops at the roofline's (measured) peak, no launch floor.
+  kb::Work gemm;
+  gemm.bytes = 1e6;
+  gemm.flops = 8e12;  // 10 ms at 800
+  auto g = kb::roofline(gemm, c);
+  EXPECT_EQ(g.limiter, kb::Limiter::compute);
+  EXPECT_DOUBLE_EQ(g.t_min_s, 10e-3);
+  // The fraction of a kernel as fast as the ladder's own kernel is 1.0.
+  auto roof = kb::roofline_value(kb::Metric::memory_bandwidth, w, c);
+  auto ideal = kb::metric_value(kb::Metric::memory_bandwidth, w, c.ladder.read.seconds(2e6), 0, c);
+  EXPECT_NEAR(*kb::roofline_fraction(kb::Metric::memory_bandwidth, *ideal, *roof), 1.0, 1e-12);
+}
+
+TEST(Ladder, WithoutALadderTheModelOfVersionOne) {
+  kb::Ceilings c = with_ladder();
+  c.ladder.copy.rungs.clear();  // half a ladder is no ladder
+  kb::Work w;
+  w.bytes = 3e9;
+  auto r = kb::roofline(w, c);
+  EXPECT_EQ(r.version, 1);
+  EXPECT_NEAR(r.t_min_s, 1e-3 + 5e-6, 1e-12);  // today's model
+}
+
+TEST(Metrics, GemmShareHasNoRooflineAndNoFormulaOfOneTime) {
+  kb::Work w;
+  w.bytes = 1e6;
+  EXPECT_FALSE(kb::metric_value(kb::Metric::gemm_share, w, 1e-3, 0, h100()));
+  EXPECT_FALSE(kb::roofline_value(kb::Metric::gemm_share, w, h100()));
+  EXPECT_FALSE(kb::lower_is_better(kb::Metric::gemm_share));
+}

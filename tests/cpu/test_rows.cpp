@@ -407,3 +407,66 @@ TEST(Rows, InjectedRowsAreMarkedAndSoIsTheirMean) {
 }
 
 }  // namespace
+
+namespace {
+kb::Ceilings laddered() {
+  kb::Ceilings c = h100ish();
+  c.ladder.read.rungs = {{4096, 4e-6}, {1e9, 1.004e-3}};
+  c.ladder.copy.rungs = {{4096, 4e-6}, {2e9, 2.504e-3}};
+  return c;
+}
+}  // namespace
+
+TEST(Rows, TheRooflineVersionIsInTheMessageOfModelRowsOnly) {
+  kb::RowSource e;
+  e.name = "toy";
+  e.metrics = {Metric::memory_bandwidth, Metric::compilation_time};
+  kb::Work w;
+  w.bytes = 1e9;
+  kb::TargetFile file;
+  file.path = "targets/toy.json";
+  auto v1 = kb::measured_rows(e, point(1, DType::bf16, false), "", w, timing(2e-3), h100ish(), {},
+                              {}, &file);
+  EXPECT_EQ(v1[0].message, "roofline=model (no measured.ladder in targets/toy.json)");
+  EXPECT_EQ(v1[1].message, "");  // compilation_time has no roofline
+  auto v2 = kb::measured_rows(e, point(1, DType::bf16, false), "", w, timing(2e-3), laddered(), {},
+                              {}, &file);
+  EXPECT_EQ(v2[0].message, "");
+  EXPECT_NEAR(*v2[0].roofline_fraction, 1.004e-3 / 2e-3, 1e-12);
+  // Throttled rows keep the version too (kgate reads it).
+  auto hot = kb::measured_rows(e, point(1, DType::bf16, false), "", w, timing(2e-3, 10, 8),
+                               h100ish(), {}, {}, &file);
+  EXPECT_EQ(hot[0].status, "throttled");
+  EXPECT_NE(hot[0].message.find("roofline=model"), std::string::npos) << hot[0].message;
+  // The seed-mean row of model rows says so as well.
+  std::vector<kb::Point> pts = {point(1, DType::bf16, true)};
+  e.seed_mean = true;
+  auto mean = kb::seed_mean_rows(e, pts, {v1}, &file);
+  ASSERT_FALSE(mean.empty());
+  EXPECT_NE(mean[0].message.find("roofline=model"), std::string::npos);
+}
+
+TEST(Rows, GemmShareIsTheCompanionRatioWithoutARoofline) {
+  kb::RowSource e;
+  e.name = "mlp";
+  e.metrics = {Metric::tflops, Metric::gemm_share};
+  kb::Work w;
+  w.flops = 8e9;
+  kb::Measurement t = timing(2e-3);
+  t.companion_ratio = 0.81;
+  auto rows =
+      kb::measured_rows(e, point(1, DType::bf16, false), "", w, t, laddered(), {}, {}, nullptr);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[1].metric, "gemm_share");
+  EXPECT_DOUBLE_EQ(*rows[1].actual, 0.81);
+  EXPECT_FALSE(rows[1].roofline);
+  EXPECT_FALSE(rows[1].roofline_fraction);
+  EXPECT_EQ(rows[1].variant, "");  // no bound= either
+  EXPECT_EQ(rows[1].status, "ok");
+  // No companion timed: a failed row that says why, never a made-up ratio.
+  t.companion_ratio.reset();
+  auto none =
+      kb::measured_rows(e, point(1, DType::bf16, false), "", w, t, laddered(), {}, {}, nullptr);
+  EXPECT_EQ(none[1].status, "failed");
+  EXPECT_NE(none[1].message.find("no companion"), std::string::npos);
+}

@@ -151,3 +151,84 @@ TEST(Targets, RepositoryFilesAreValid) {
 }
 
 }  // namespace
+
+namespace {
+std::string file_with_ladder(const std::string& ladder) {
+  return R"J({"gpu": "Toy GPU", "peaks": {"hbm_gbps": 3000, "bf16_tflops": 989},
+    "measured": {"read_gbps": 2900, "bf16_tflops": 800, "ladder": )J" +
+         ladder + R"J(}, "targets": []})J";
+}
+const char* kGoodLadder =
+    R"J({"read": [[4096, 4.0], [1048576, 4.5]], "copy": [[4096, 4.1], [2097152, 5.5]],
+         "launch_extra_us": 1.5, "graph_node_extra_us": 0.7})J";
+}  // namespace
+
+TEST(TargetsLadder, ParsedIntoTheCeilingsWithTheDatasheetPeaks) {
+  auto f = kb::parse_target_file(file_with_ladder(kGoodLadder), "targets/toy.json");
+  const kb::Ceilings c = f.ceilings();
+  ASSERT_TRUE(c.ladder.present());
+  EXPECT_DOUBLE_EQ(c.ladder.read.rungs[1].second, 4.5e-6);  // us in the file, s inside
+  EXPECT_DOUBLE_EQ(c.ladder.copy.rungs[1].first, 2097152);
+  EXPECT_DOUBLE_EQ(c.ladder.launch_extra_us, 1.5);
+  EXPECT_DOUBLE_EQ(c.ladder.graph_node_extra_us, 0.7);
+  EXPECT_DOUBLE_EQ(c.bf16_tflops, 800);            // the roofline: measured
+  EXPECT_DOUBLE_EQ(c.datasheet.bf16_tflops, 989);  // flops_utilization: datasheet
+  // No ladder: version 1 (today's model).
+  auto old = kb::parse_target_file(
+      R"J({"gpu": "Toy GPU", "peaks": {"hbm_gbps": 3000}, "measured": {"read_gbps": 2900},
+          "targets": []})J",
+      "targets/old.json");
+  EXPECT_FALSE(old.ceilings().ladder.present());
+}
+
+TEST(TargetsLadder, MalformedLaddersAreOneMessageNamingFileAndField) {
+  auto err = [](const std::string& ladder) {
+    try {
+      kb::parse_target_file(file_with_ladder(ladder), "targets/toy.json");
+    } catch (const kb::TargetError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(err(R"J({"copy": [[4096, 4.1], [8192, 5]], "launch_extra_us": 1,
+                     "graph_node_extra_us": 1})J"),
+            "targets/toy.json: measured.ladder.read: missing (expected an array of [bytes, us] "
+            "rungs)");
+  EXPECT_EQ(err(R"J({"read": [[4096, 4.0], [8192]], "copy": [[4096, 4.1], [8192, 5]],
+                     "launch_extra_us": 1, "graph_node_extra_us": 1})J"),
+            "targets/toy.json: measured.ladder.read[1]: expected [bytes, us], two numbers");
+  EXPECT_EQ(err(R"J({"read": [[4096, 4.0], [8192, 3.9]], "copy": [[4096, 4.1], [8192, 5]],
+                     "launch_extra_us": 1, "graph_node_extra_us": 1})J"),
+            "targets/toy.json: measured.ladder.read: rung 1: faster than the previous, smaller "
+            "rung (more bytes never take less time)");
+  EXPECT_EQ(err(R"J({"read": [[4096, 4.0], [8192, 5]], "copy": [[4096, 4.1]],
+                     "launch_extra_us": 1, "graph_node_extra_us": 1})J"),
+            "targets/toy.json: measured.ladder.copy: expected at least 2 rungs, got 1");
+  EXPECT_EQ(err(R"J({"read": [[4096, 4.0], [8192, 5]], "copy": [[4096, 4.1], [8192, 5]],
+                     "launch_extra_us": -1, "graph_node_extra_us": 1})J"),
+            "targets/toy.json: measured.ladder.launch_extra_us: expected a finite number >= 0 "
+            "(us)");
+  EXPECT_EQ(err(R"J([1, 2])J"), "targets/toy.json: measured.ladder: expected an object");
+}
+
+TEST(TargetsLadder, ProbeWriteReplacesOnlyTheLadderAndReadsBack) {
+  const std::string before = file_with_ladder(kGoodLadder);
+  kb::SpeedOfLight sol;
+  sol.read.rungs = {{4096, 3.5e-6}, {8192, 3.6e-6}};
+  sol.copy.rungs = {{4096, 3.7e-6}, {8192, 3.9e-6}};
+  sol.launch_extra_us = 1.25;
+  sol.graph_node_extra_us = 0.5;
+  const std::string text = kb::set_ladder(before, "targets/toy.json", sol, "2026-11-26", "580.1");
+  auto f = kb::parse_target_file(text, "targets/toy.json");
+  EXPECT_EQ(f.gpu, "Toy GPU");
+  EXPECT_DOUBLE_EQ(f.measured.read_gbps, 2900);  // kept
+  EXPECT_DOUBLE_EQ(f.measured.ladder.read.rungs[0].second, 3.5e-6);
+  EXPECT_DOUBLE_EQ(f.measured.ladder.launch_extra_us, 1.25);
+  EXPECT_NE(text.find("\"date\": \"2026-11-26\""), std::string::npos);
+  // A file without `measured` gets one; an unusable ladder is refused.
+  const std::string bare = R"J({"gpu": "G", "peaks": {"hbm_gbps": 1}, "targets": []})J";
+  EXPECT_TRUE(kb::parse_target_file(kb::set_ladder(bare, "x.json", sol, "d", "v"), "x.json")
+                  .measured.ladder.present());
+  sol.copy.rungs.pop_back();
+  EXPECT_THROW(kb::set_ladder(bare, "x.json", sol, "d", "v"), kb::TargetError);
+}

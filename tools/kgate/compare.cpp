@@ -6,6 +6,7 @@
 #include <set>
 #include <tuple>
 
+#include "reports/metrics.h"
 #include "tools/kgate/history_rule.h"
 
 namespace kb {
@@ -17,7 +18,8 @@ using CompareKey = std::tuple<std::string, std::string, std::string, std::string
 struct Side {
   std::vector<double> values, noise_rel;
   std::vector<double> samples;
-  std::string problem;  // why there is no value: "failed: ...", "no roofline_fraction"
+  std::string problem;              // why there is no value: "failed: ...", "no roofline_fraction"
+  std::set<int> roofline_versions;  // of the values, when they are roofline fractions
 };
 
 struct SideValue {
@@ -56,6 +58,7 @@ std::map<CompareKey, Side> collect(const History& h, bool cross_arch,
         continue;
       }
       v = *o.roofline_fraction();
+      s.roofline_versions.insert(roofline_version(h.runs()[o.run].suite_version, o.message));
     }
     s.values.push_back(v);
     if (o.noise_rel() && o.samples > 0) {
@@ -124,6 +127,23 @@ CompareReport compare_runs(const History& base, const History& next, const Compa
       row.note = !has_b && !has_n ? "BASE: " + why(b, bs) + ", NEW: " + why(n, ns)
                  : !has_b         ? "BASE: " + why(b, bs)
                                   : "NEW: " + why(n, ns);
+      rep.rows.push_back(std::move(row));
+      continue;
+    }
+    // Fractions of two rooflines (suite 0.1's model, the 0.2 ladder) are
+    // different quantities: not compared (docs/gate.md).
+    const auto& vb = b->second.roofline_versions;
+    const auto& vn = n->second.roofline_versions;
+    if (rep.cross_arch && (vb != vn || vb.size() > 1)) {
+      auto names = [](const std::set<int>& v) {
+        std::string s;
+        for (int x : v) s += (s.empty() ? "v" : "+v") + std::to_string(x);
+        return s;
+      };
+      row.base = median_of(b->second.values);
+      row.next = median_of(n->second.values);
+      row.note = "roofline versions differ (BASE " + names(vb) + ", NEW " + names(vn) +
+                 "): fractions not compared";
       rep.rows.push_back(std::move(row));
       continue;
     }

@@ -119,6 +119,7 @@ uint32_t History::intern_run(const ResultRow& r, uint32_t file, uint32_t key) {
     run.git_sha = std::string(r.git_sha);
     run.driver = std::string(r.driver);
     run.cuda = std::string(r.cuda);
+    run.suite_version = std::string(r.suite_version);
     run.context_attempt = attempt;
   }
   if (!r.run_id.empty()) {

@@ -37,6 +37,7 @@ struct Run {
   // 1, the run itself, when it is there; "" where the file has none): what
   // the reports name for the gated run and for a key's last good run.
   std::string git_sha, driver, cuda;
+  std::string suite_version;     // which roofline its fractions are of (reports/metrics.h)
   uint32_t context_attempt = 0;  // the attempt the context came from (0: none yet)
   uint32_t first_seen = 0;
   bool has_id = false;  // from a run_id (kbench), not from file order (gpt_fast)

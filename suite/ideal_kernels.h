@@ -1,0 +1,58 @@
+// The probe's ideal kernels: the simplest kernels that stream bytes, which
+// define the speed of light of memory-bound work (docs/metrics.md "The
+// roofline"). `kbench probe` times each over a ladder of byte counts, cold
+// and as experiments are timed, and keeps the fastest per count (the
+// target file's `measured.ladder`); the experiment `roofline_ideal` times
+// them again in every run, as rows, so that each run shows the roofline is
+// attained (>= 0.97) by a kernel of ours.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+
+namespace kb {
+
+enum class Ideal {
+  read_sweep,   // grid-stride read, 4 blocks of 512 threads per SM, 8 loads in flight
+  read_chunks,  // one contiguous 32 KB chunk per block of 128 threads, 8 loads in flight
+  copy_sweep,   // grid-stride copy, 4 blocks of 512 threads per SM, 4 vectors in flight
+  copy_chunks,  // one contiguous 32 KB chunk per block of 128 threads, 8 vectors in flight
+  copy_memcpy,  // cudaMemcpyAsync device to device (not ours: the copy ladder's check)
+};
+inline constexpr Ideal kIdealReads[] = {Ideal::read_sweep, Ideal::read_chunks};
+inline constexpr Ideal kIdealCopies[] = {Ideal::copy_sweep, Ideal::copy_chunks, Ideal::copy_memcpy};
+
+const char* ideal_name(Ideal k);  // "read_sweep", ...
+bool ideal_writes(Ideal k);       // a copy
+
+// One launch that moves `bytes` (a multiple of 32): a read of `bytes` at
+// `src`, or a copy of bytes / 2 from `src` to `dst` (bytes read + written).
+// `sms` sizes the sweeps' grids; `sink` (one int) keeps reads from being
+// dropped. Enqueued on `stream` only. Throws kb::CudaError.
+void launch_ideal(Ideal k, const void* src, void* dst, size_t bytes, int sms, int* sink,
+                  cudaStream_t stream);
+
+// `links` launches of read_chunks, each reading the next bytes / links of
+// `src` (bytes / links a multiple of 16): the chain that measures what each
+// further launch costs.
+void launch_ideal_chain(const void* src, size_t bytes, int links, int sms, int* sink,
+                        cudaStream_t stream);
+
+// The same chain captured once as a CUDA graph, replayed by launch().
+class IdealChainGraph {
+ public:
+  IdealChainGraph(const void* src, size_t bytes, int links, int sms, int* sink);
+  ~IdealChainGraph();
+  IdealChainGraph(const IdealChainGraph&) = delete;
+  IdealChainGraph& operator=(const IdealChainGraph&) = delete;
+  void launch(cudaStream_t stream);
+
+ private:
+  void release();
+  cudaStream_t cap_ = nullptr;
+  cudaGraph_t graph_ = nullptr;
+  cudaGraphExec_t exec_ = nullptr;
+};
+
+}  // namespace kb

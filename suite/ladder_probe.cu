@@ -1,0 +1,110 @@
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+
+#include "kernels/common/cuda_check.h"
+#include "kernels/common/device_buffer.h"
+#include "suite/ideal_kernels.h"
+#include "suite/ladder_probe.h"
+#include "suite/stats.h"
+
+namespace kb {
+
+namespace {
+
+constexpr int kSets = 3;        // buffer sets, round-robin, as the engine samples
+constexpr int kChainLinks = 8;  // kernels in a chain
+
+std::string us(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f us", s * 1e6);
+  return buf;
+}
+
+}  // namespace
+
+LadderProbe probe_ladder(Engine& engine, int sms, size_t mem_bytes, bool quick) {
+  // Each set holds the largest rung (2 GB, or less where three of them and
+  // the flush would take more than 3/16 of the memory).
+  double max_bytes = 4096;
+  while (max_bytes * 2 <= std::min<double>(double(size_t(2) << 30), mem_bytes / 16.0))
+    max_bytes *= 2;
+  const size_t cap = static_cast<size_t>(max_bytes);
+  std::vector<DeviceBuffer<char>> sets;
+  for (int i = 0; i < kSets; ++i) {
+    sets.emplace_back(cap);
+    KB_CUDA_CHECK(cudaMemset(sets.back().get(), 0x5a, cap));
+  }
+  DeviceBuffer<int> sink(1);
+  KB_CUDA_CHECK(cudaDeviceSynchronize());
+  const int reps = quick ? 5 : 15;
+
+  LadderProbe out;
+  auto measure = [&](const Ideal* kernels, size_t n_kernels, std::vector<LadderRung>& rungs,
+                     Ladder& ladder) {
+    for (double b : ladder_bytes(max_bytes)) {
+      const size_t bytes = static_cast<size_t>(b);
+      auto launch = [&](Ideal k, int set, cudaStream_t s) {
+        char* p = sets[set].get();
+        launch_ideal(k, p, p + bytes / 2, bytes, sms, sink.get(), s);
+      };
+      std::vector<std::vector<double>> t(n_kernels);
+      for (size_t k = 0; k < n_kernels; ++k)
+        engine.time_cold([&](cudaStream_t s) { launch(kernels[k], 0, s); });  // warm-up
+      // One sample of each kernel in turn, the sets round-robin.
+      for (int r = 0; r < reps; ++r)
+        for (int set = 0; set < kSets; ++set)
+          for (size_t k = 0; k < n_kernels; ++k)
+            t[k].push_back(engine.time_cold([&](cudaStream_t s) { launch(kernels[k], set, s); }));
+      LadderRung rung;
+      rung.bytes = b;
+      double best = 0;
+      for (size_t k = 0; k < n_kernels; ++k) {
+        const double m = median(t[k]);
+        rung.median_s.push_back({ideal_name(kernels[k]), m});
+        best = k == 0 ? m : std::min(best, m);
+      }
+      rungs.push_back(rung);
+      ladder.rungs.push_back({b, best});
+    }
+    make_monotone(ladder);
+  };
+  measure(kIdealReads, std::size(kIdealReads), out.read, out.sol.read);
+  measure(kIdealCopies, std::size(kIdealCopies), out.copy, out.sol.copy);
+
+  // Each further launch: chains of 8 ideal reads of bytes / 8, stream
+  // launches and one replayed graph, against the ladder's one launch of
+  // the same bytes. The smallest cost over the sizes (a bound).
+  double stream_extra = -1, graph_extra = -1;
+  for (double b : {8.0 * (1 << 20), 64.0 * (1 << 20), 512.0 * (1 << 20)}) {
+    if (b > max_bytes) break;
+    const size_t bytes = static_cast<size_t>(b);
+    std::vector<std::unique_ptr<IdealChainGraph>> graphs;
+    for (int set = 0; set < kSets; ++set)
+      graphs.push_back(
+          std::make_unique<IdealChainGraph>(sets[set].get(), bytes, kChainLinks, sms, sink.get()));
+    std::vector<double> ts, tg;
+    for (int r = 0; r < reps; ++r)
+      for (int set = 0; set < kSets; ++set) {
+        ts.push_back(engine.time_cold([&](cudaStream_t s) {
+          launch_ideal_chain(sets[set].get(), bytes, kChainLinks, sms, sink.get(), s);
+        }));
+        tg.push_back(engine.time_cold([&](cudaStream_t s) { graphs[set]->launch(s); }));
+      }
+    const double one = out.sol.read.seconds(b);
+    const double es = std::max(0.0, (median(ts) - one) / (kChainLinks - 1));
+    const double eg = std::max(0.0, (median(tg) - one) / (kChainLinks - 1));
+    stream_extra = stream_extra < 0 ? es : std::min(stream_extra, es);
+    graph_extra = graph_extra < 0 ? eg : std::min(graph_extra, eg);
+    const std::string mb = std::to_string(bytes >> 20) + " MB";
+    out.chain_report.push_back("stream x8 " + mb + ": " + us(median(ts)) + " (one launch " +
+                               us(one) + "): +" + us(es) + " a launch");
+    out.chain_report.push_back("graph x8 " + mb + ": " + us(median(tg)) + " (one launch " +
+                               us(one) + "): +" + us(eg) + " a node");
+  }
+  out.sol.launch_extra_us = std::max(0.0, stream_extra) * 1e6;
+  out.sol.graph_node_extra_us = std::max(0.0, graph_extra) * 1e6;
+  return out;
+}
+
+}  // namespace kb

@@ -1,0 +1,134 @@
+// The speed-of-light ladder on a real GPU (suite/ladder_probe.h): a usable,
+// monotone ladder from the probe; the ideal copy kernels copy; a kernel timed
+// by the engine reads about 1.0 of the roofline its own ladder defines (it
+// bounds and is attained); and a Case's companion gives the gemm_share ratio.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "kernels/common/device_buffer.h"
+#include "suite/device.h"
+#include "suite/engine.h"
+#include "suite/ideal_kernels.h"
+#include "suite/ladder_probe.h"
+#include "tests/gpu/gpu_test_util.h"
+
+namespace {
+
+struct LadderTest : ::testing::Test {
+  void SetUp() override {
+    KB_REQUIRE_GPU();
+    dev = kb::query_device(0);
+    kb::EngineOptions o;
+    o.quick = true;
+    engine = std::make_unique<kb::Engine>(dev, nullptr, o, kb::RunInfo{});
+  }
+  kb::DeviceInfo dev;
+  std::unique_ptr<kb::Engine> engine;
+};
+
+TEST_F(LadderTest, IdealCopiesCopy) {
+  const size_t bytes = size_t(6) << 20;  // 3 MB copied
+  kb::DeviceBuffer<char> buf(bytes);
+  kb::DeviceBuffer<int> sink(1);
+  for (kb::Ideal k : kb::kIdealCopies) {
+    std::vector<char> src(bytes / 2);
+    for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<char>(i * 7 + 3);
+    KB_CUDA_CHECK(cudaMemcpy(buf.get(), src.data(), src.size(), cudaMemcpyHostToDevice));
+    KB_CUDA_CHECK(cudaMemset(buf.get() + bytes / 2, 0, bytes / 2));
+    kb::launch_ideal(k, buf.get(), buf.get() + bytes / 2, bytes, dev.sm_count, sink.get(), 0);
+    KB_CUDA_CHECK(cudaDeviceSynchronize());
+    std::vector<char> out(bytes / 2);
+    KB_CUDA_CHECK(
+        cudaMemcpy(out.data(), buf.get() + bytes / 2, out.size(), cudaMemcpyDeviceToHost));
+    EXPECT_EQ(out, src) << kb::ideal_name(k);
+  }
+}
+
+TEST_F(LadderTest, ProbeGivesAMonotoneLadderThatBoundsAndIsAttained) {
+  const kb::LadderProbe lp = kb::probe_ladder(*engine, dev.sm_count, dev.mem_bytes, true);
+  EXPECT_EQ(kb::ladder_problem(lp.sol.read), "");
+  EXPECT_EQ(kb::ladder_problem(lp.sol.copy), "");
+  EXPECT_GE(lp.sol.launch_extra_us, 0);
+  EXPECT_GE(lp.sol.graph_node_extra_us, 0);
+  EXPECT_EQ(lp.read.size(), lp.sol.read.rungs.size());
+  EXPECT_FALSE(lp.chain_report.empty());
+  // Large reads: the last rungs' slope is an HBM bandwidth (100 GB/s .. 20 TB/s).
+  const auto& r = lp.sol.read.rungs;
+  const double gbps =
+      (r.back().first - r[r.size() - 2].first) / (r.back().second - r[r.size() - 2].second) / 1e9;
+  EXPECT_GT(gbps, 100);
+  EXPECT_LT(gbps, 20000);
+
+  // The ideal read kernel of 64 MB, timed again cold, against the ladder.
+  kb::Ceilings c;
+  c.ladder = lp.sol;
+  kb::Work w;
+  w.bytes = 64.0 * (1 << 20);
+  ASSERT_EQ(kb::roofline(w, c).version, 2);
+  kb::DeviceBuffer<char> buf(size_t(64) << 20);
+  kb::DeviceBuffer<int> sink(1);
+  std::vector<double> t;
+  for (int i = 0; i < 30; ++i)
+    t.push_back(engine->time_cold([&](cudaStream_t s) {
+      kb::launch_ideal(kb::Ideal::read_chunks, buf.get(), nullptr, size_t(64) << 20, dev.sm_count,
+                       sink.get(), s);
+    }));
+  std::sort(t.begin(), t.end());
+  const double fraction = kb::roofline(w, c).t_min_s / t[t.size() / 2];
+  EXPECT_GT(fraction, 0.9) << "the ideal kernel far from its own ladder";
+  EXPECT_LT(fraction, 1.1) << "the ideal kernel far beyond its own ladder";
+}
+
+// A case whose companion is the same copy twice: gemm_share about 2.
+__global__ void touch(int4* p, size_t n) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
+       i += size_t(gridDim.x) * blockDim.x)
+    p[i].x += 1;
+}
+
+class TwiceCase : public kb::Case {
+ public:
+  TwiceCase() : buf_(size_t(4) << 20) {}
+  void run(cudaStream_t s) override {
+    touch<<<512, 256, 0, s>>>(buf_.get(), buf_.size());
+    KB_CHECK_LAUNCH();
+  }
+  bool has_companion() const override { return true; }
+  void companion(cudaStream_t s) override {
+    run(s);
+    run(s);
+  }
+  kb::Check check(cudaStream_t s, uint64_t) override {
+    KB_CUDA_CHECK(cudaMemsetAsync(buf_.get(), 0, buf_.size() * sizeof(int4), s));
+    run(s);
+    KB_CUDA_CHECK(cudaStreamSynchronize(s));
+    return kb::Check::pass("touched");
+  }
+
+ private:
+  kb::DeviceBuffer<int4> buf_;
+};
+
+TEST_F(LadderTest, CompanionGivesTheRatioOfItsTimeToTheSample) {
+  auto e = kb::Experiment("twice")
+               .axis("x", {1})
+               .metrics({kb::Metric::latency_us, kb::Metric::gemm_share})
+               .work([](const kb::Point&) {
+                 kb::Work w;
+                 w.bytes = 2.0 * (size_t(4) << 20) * 16;
+                 return w;
+               })
+               .make([](const kb::Point&) { return std::make_unique<TwiceCase>(); });
+  engine->probe();
+  auto rows = engine->run(e);
+  ASSERT_EQ(rows.size(), 2u);
+  ASSERT_TRUE(rows[1].actual) << rows[1].message;
+  EXPECT_EQ(rows[1].metric, "gemm_share");
+  EXPECT_GT(*rows[1].actual, 1.5);  // two launches against one (the flush outside both)
+  EXPECT_LT(*rows[1].actual, 2.5);
+  EXPECT_FALSE(rows[1].roofline);
+}
+
+}  // namespace
