@@ -18,6 +18,10 @@ inline constexpr const char* token_per_sec = "token_per_sec";
 inline constexpr const char* compilation_time = "compilation_time(s)";
 inline constexpr const char* latency_us = "latency(us)";
 inline constexpr const char* bus_bandwidth = "bus_bandwidth(GB/s)";
+// A collective's bytes / time, as nccl-tests' algbw (bus_bandwidth is its busbw).
+inline constexpr const char* algorithm_bandwidth = "algorithm_bandwidth(GB/s)";
+// The GPU-to-GPU ring's bandwidth per GPU (roofline_probe): a collective's busbw ceiling.
+inline constexpr const char* link_bandwidth = "link_bandwidth(GB/s)";
 inline constexpr const char* read_bandwidth = "read_bandwidth(GB/s)";
 inline constexpr const char* copy_bandwidth = "copy_bandwidth(GB/s)";
 inline constexpr const char* launch_us = "launch(us)";
