@@ -345,6 +345,23 @@ TEST(Siblings, AFailedRowOnOneGpuFailsTheKeyNamingTheGpu) {
   EXPECT_TRUE(contains(rep.keys[0].why, "signal 11")) << rep.keys[0].why;
 }
 
+TEST(Siblings, ACollectivesRowIsNotASibling) {
+  std::string text = four_gpu_history(1, kNames, [](int, int, size_t) { return 1000.0; });
+  kb::Record c = row("nccl_all_reduce", 350, "night0");
+  c.metric = "bus_bandwidth(GB/s)";
+  c.shape = "bytes=1073741824;ranks=4";
+  c.gpu_index = "0,1,2,3";  // the host's GPUs together: no UUID
+  c.host = "node07";
+  c.timestamp = "2026-01-01T03:00:00Z";
+  kb::History h;
+  h.add_text(text + kb::csv_line(kb::record_fields(c)) + "\n", "h.csv");
+  h.finish();
+  auto reps = kb::sibling_check(h);
+  ASSERT_EQ(reps.size(), 1u);
+  EXPECT_EQ(reps[0].siblings, 4u);
+  EXPECT_EQ(reps[0].gpus.size(), 4u);
+}
+
 TEST(Siblings, OneGpuRunsHaveNoSiblingTable) {
   kb::History h;
   h.add_text(csv(series("gemv", steady(5, 1000, 1000))), "h.csv");

@@ -52,7 +52,7 @@ std::vector<SiblingReport> sibling_check(const History& h, const SiblingOptions&
       std::map<uint32_t, double> by_gpu;
     };
     std::map<std::string, Cell> cells;
-    std::map<uint32_t, size_t> gpus;  // gpu -> rows
+    std::map<uint32_t, size_t> gpus;  // gpu -> rows with siblings
     for (uint32_t k = 0; k < keys.size(); ++k) {
       const Key& key = keys[k];
       if (key.arch != arch) continue;
@@ -62,9 +62,13 @@ std::vector<SiblingReport> sibling_check(const History& h, const SiblingOptions&
         const std::string id = key.name + " [" + key.shape + "] " + key.dtype + " " + key.metric;
         Cell& c = cells.try_emplace(id, Cell{&key, {}}).first->second;
         c.by_gpu.emplace(o.gpu, o.actual);
-        ++gpus[o.gpu];
       }
     }
+    // The GPUs that have siblings on some row (a collective's rows, of the
+    // host's GPUs together, have none).
+    for (const auto& [id, c] : cells)
+      if (c.by_gpu.size() >= 2)
+        for (const auto& [g, v] : c.by_gpu) ++gpus[g];
     if (gpus.size() < 2) continue;
     SiblingReport rep;
     rep.arch = arch;
