@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -55,9 +56,44 @@ void write_all(int fd, const std::string& data, const std::string& path) {
   }
 }
 
+// The schema of the last header line in the file (a line that is exactly
+// the v1 or v2 header), scanning back from the end in chunks; `first` when
+// the first line is the only one.
+size_t last_header_columns(int fd, off_t size, size_t first, const std::string& path) {
+  const std::string v1 = "\n" + csv_header_v1() + "\n", v2 = "\n" + csv_header() + "\n";
+  const size_t overlap = v2.size();
+  const off_t chunk = off_t(1) << 22;
+  std::string buf;
+  for (off_t end = size; end > 0;) {
+    const off_t begin = end > chunk ? end - chunk : 0;
+    const size_t n = static_cast<size_t>(end - begin);
+    buf.resize(n);
+    ssize_t got = ::pread(fd, buf.data(), n, begin);
+    if (got != static_cast<ssize_t>(n)) throw CsvError(path + ": cannot read: " + errno_text());
+    // The header's own line ends at the chunk's end only at end of file.
+    if (end == size && (buf.empty() || buf.back() != '\n')) buf += '\n';
+    const size_t a = buf.rfind(v1), b = buf.rfind(v2);
+    if (a != std::string::npos || b != std::string::npos) {
+      if (a == std::string::npos) return csv_columns().size();
+      if (b == std::string::npos) return csv_columns_v1();
+      return a > b ? csv_columns_v1() : csv_columns().size();
+    }
+    if (begin == 0) break;
+    end = begin + static_cast<off_t>(std::min<size_t>(overlap, n));
+    if (end >= size) break;
+  }
+  return first;
+}
+
 }  // namespace
 
-void append_csv(const std::string& path, const std::vector<Record>& rows) {
+size_t schema_columns(const std::string& line) {
+  if (line == csv_header()) return csv_columns().size();
+  if (line == csv_header_v1()) return csv_columns_v1();
+  return 0;
+}
+
+size_t append_csv(const std::string& path, const std::vector<Record>& rows) {
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::path parent = fs::path(path).parent_path();
@@ -78,6 +114,7 @@ void append_csv(const std::string& path, const std::vector<Record>& rows) {
   if (::fstat(f.fd, &st) != 0) throw CsvError(path + ": cannot stat: " + errno_text());
   const std::string header = csv_header();
   std::string out;
+  size_t columns = csv_columns().size();
   if (st.st_size == 0) {
     out = header + "\n";
   } else {
@@ -89,19 +126,24 @@ void append_csv(const std::string& path, const std::vector<Record>& rows) {
     std::string line = first.substr(0, eol);
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);
-    if (eol == std::string::npos || line != header) {
+    columns = eol == std::string::npos ? 0 : schema_columns(line);
+    // Files concatenated (a v1 history, then v2 shard files with their
+    // headers): the rows at the end take the columns of the last header.
+    if (columns != 0) columns = last_header_columns(f.fd, st.st_size, columns, path);
+    if (columns == 0) {
       throw CsvError(path +
-                     ": its header is not kbench's CSV schema v1; the file was left untouched. "
-                     "Write to another file with --csv FILE (expected header: " +
+                     ": its header is not kbench's CSV schema (v2, or v1 before it); the file was "
+                     "left untouched. Write to another file with --csv FILE (expected header: " +
                      header + ")");
     }
     // A file cut short by a crash must not glue our first row onto its last.
     char last = '\n';
     if (::pread(f.fd, &last, 1, st.st_size - 1) == 1 && last != '\n') out += '\n';
   }
-  for (const auto& r : rows) out += csv_line(record_fields(r)) + "\n";
+  for (const auto& r : rows) out += csv_line(record_fields(r, columns)) + "\n";
   write_all(f.fd, out, path);  // one append under the lock: no torn or interleaved rows
   if (::fsync(f.fd) != 0) throw CsvError(path + ": fsync failed: " + errno_text());
+  return columns;
 }
 
 }  // namespace kb

@@ -94,6 +94,11 @@ std::string gate_console(const GateReport& r, bool all) {
       lines += "throttled " + key_label(k) + ": " + opt_value(k.value) +
                ": the run was throttled (SM clock low): its value may be low\n";
   if (!lines.empty()) out += "\n" + lines;
+  if (!r.gpu_findings.empty()) {
+    out += "\nGPU findings (a board behind its siblings, not a code regression):\n";
+    for (const auto& g : r.gpu_findings)
+      out += "slow GPU " + g.gpu + " (" + g.arch + "): " + g.why + "\n";
+  }
 
   std::string note = r.history_note();
   size_t pass = r.count(GateStatus::pass), skipped = r.count(GateStatus::skipped);

@@ -97,6 +97,15 @@ std::string gate_markdown(const GateReport& r) {
     out += "\n</details>\n\n";
   }
 
+  if (!r.gpu_findings.empty()) {
+    out +=
+        "**GPU findings** (a board behind its siblings of the same model in the run; not a "
+        "code regression):\n\n";
+    for (const auto& g : r.gpu_findings)
+      out += "- slow GPU **" + cell(g.gpu) + "** (" + cell(g.arch) + "): " + cell(g.why) + "\n";
+    out += "\n";
+  }
+
   if (!r.warnings.empty()) {
     out += "<details><summary>" + std::to_string(r.warnings.size()) +
            " input warning(s)</summary>\n\n";

@@ -68,8 +68,16 @@ struct GateKeyResult {
   std::vector<std::string> history_runs_labels;
 };
 
+// A GPU behind its siblings of the same model in the newest run (kgate's
+// sibling check): a finding about that board, reported on its own; it does
+// not change the gate's exit code, which is about the code.
+struct GpuFinding {
+  std::string arch, run, gpu, why;
+};
+
 struct GateReport {
   std::vector<GateKeyResult> keys;  // failures first, then inconclusive, pass, skipped
+  std::vector<GpuFinding> gpu_findings;
   std::vector<std::string> warnings;
   std::vector<GatedRun> gated_runs;  // per arch, the newest run
   std::vector<std::string> inputs;   // the files read

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <utility>
 
 namespace kb {
 
@@ -42,7 +43,11 @@ nlohmann::json record_to_json(const Record& r) {
           {"git_sha", r.git_sha},
           {"run_id", r.run_id},
           {"timestamp", r.timestamp},
-          {"message", r.message}};
+          {"message", r.message},
+          {"gpu_index", r.gpu_index},
+          {"gpu_uuid", r.gpu_uuid},
+          {"gpu_bus_id", r.gpu_bus_id},
+          {"host", r.host}};
 }
 
 namespace {
@@ -82,6 +87,11 @@ Record record_from_json(const nlohmann::json& j) {
   r.run_id = j.at("run_id").get<std::string>();
   r.timestamp = j.at("timestamp").get<std::string>();
   r.message = j.at("message").get<std::string>();
+  // Schema v2's GPU identity: absent from JSON written before it.
+  for (auto [key, field] :
+       {std::pair{"gpu_index", &r.gpu_index}, std::pair{"gpu_uuid", &r.gpu_uuid},
+        std::pair{"gpu_bus_id", &r.gpu_bus_id}, std::pair{"host", &r.host}})
+    if (j.contains(key) && j[key].is_string()) *field = j[key].get<std::string>();
   return r;
 }
 

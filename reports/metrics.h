@@ -21,6 +21,10 @@ inline constexpr const char* latency_us = "latency(us)";
 // The bare GEMMs' time over the MLP's, sampled interleaved (a ratio: higher is better).
 inline constexpr const char* gemm_share = "gemm_share";
 inline constexpr const char* bus_bandwidth = "bus_bandwidth(GB/s)";
+// A collective's bytes / time, as nccl-tests' algbw (bus_bandwidth is its busbw).
+inline constexpr const char* algorithm_bandwidth = "algorithm_bandwidth(GB/s)";
+// The GPU-to-GPU ring's bandwidth per GPU (roofline_probe): a collective's busbw ceiling.
+inline constexpr const char* link_bandwidth = "link_bandwidth(GB/s)";
 inline constexpr const char* read_bandwidth = "read_bandwidth(GB/s)";
 inline constexpr const char* copy_bandwidth = "copy_bandwidth(GB/s)";
 inline constexpr const char* launch_us = "launch(us)";

@@ -7,22 +7,29 @@ namespace kb {
 
 const std::vector<std::string>& csv_columns() {
   static const std::vector<std::string> cols = {
-      "name",         "metric",        "target", "actual",    "dtype",         "device",
-      "arch",         "is_model",      "shape",  "variant",   "status",        "samples",
-      "median_us",    "min_us",        "max_us", "noise_rel", "roofline",      "roofline_fraction",
-      "sm_clock_mhz", "mem_clock_mhz", "driver", "cuda",      "suite_version", "git_sha",
-      "run_id",       "timestamp",     "message"};
+      "name",         "metric",        "target",  "actual",    "dtype",         "device",
+      "arch",         "is_model",      "shape",   "variant",   "status",        "samples",
+      "median_us",    "min_us",        "max_us",  "noise_rel", "roofline",      "roofline_fraction",
+      "sm_clock_mhz", "mem_clock_mhz", "driver",  "cuda",      "suite_version", "git_sha",
+      "run_id",       "timestamp",     "message", "gpu_index", "gpu_uuid",      "gpu_bus_id",
+      "host"};
   return cols;
 }
 
-std::string csv_header() {
+size_t csv_columns_v1() { return 27; }
+
+static std::string header_of(size_t n) {
   std::string h;
-  for (const auto& c : csv_columns()) {
+  for (size_t i = 0; i < n; ++i) {
     if (!h.empty()) h += ',';
-    h += c;
+    h += csv_columns()[i];
   }
   return h;
 }
+
+std::string csv_header() { return header_of(csv_columns().size()); }
+
+std::string csv_header_v1() { return header_of(csv_columns_v1()); }
 
 std::string format_number(double v) {
   if (std::isnan(v)) return "nan";
@@ -63,7 +70,17 @@ std::vector<std::string> record_fields(const Record& r) {
           r.git_sha,
           r.run_id,
           r.timestamp,
-          r.message};
+          r.message,
+          r.gpu_index,
+          r.gpu_uuid,
+          r.gpu_bus_id,
+          r.host};
+}
+
+std::vector<std::string> record_fields(const Record& r, size_t columns) {
+  std::vector<std::string> f = record_fields(r);
+  if (columns < f.size()) f.resize(columns);
+  return f;
 }
 
 }  // namespace kb

@@ -1,6 +1,7 @@
 // One result row: the plain record every reporter formats (CSV, JSON,
 // console). The measurement engine fills it; reporters only read it.
-// Field order and names are the CSV schema v1 (docs/csv-schema.md).
+// Field order and names are the CSV schema v2 (docs/csv-schema.md): v1's
+// 27 columns, then the GPU's identity.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +31,12 @@ struct Record {
   std::optional<double> sm_clock_mhz, mem_clock_mhz;
   std::string driver, cuda, suite_version, git_sha, run_id, timestamp;
   std::string message;  // why a row failed / was skipped / is flagged
+  // Schema v2: which GPU of which host measured the row ("" where unknown,
+  // e.g. a row read from a v1 file). gpu_index is the CUDA device index as
+  // this process saw it (CUDA_VISIBLE_DEVICES renumbers); the UUID
+  // ("GPU-xxxxxxxx-...", as nvidia-smi -L prints it) and the PCI bus id
+  // name the board itself.
+  std::string gpu_index, gpu_uuid, gpu_bus_id, host;
 };
 
 // The statuses a row can have (docs/csv-schema.md "Statuses").
@@ -42,12 +49,18 @@ inline constexpr const char* skipped = "skipped";
 inline constexpr const char* throttled = "throttled";
 }  // namespace status
 
-// Column names of schema v1, in order.
+// Column names of the current schema (v2), in order.
 const std::vector<std::string>& csv_columns();
 // The header line (no newline).
 std::string csv_header();
-// The row's fields as text, in column order (numbers in shortest round-trip form).
+// Schema v1: the first 27 columns of v2 (name .. message). History files
+// written before v2 keep this header; kbench appends v1 rows to them.
+size_t csv_columns_v1();
+std::string csv_header_v1();
+// The row's fields as text, in column order (numbers in shortest round-trip
+// form); `columns` = csv_columns_v1() gives a v1 row.
 std::vector<std::string> record_fields(const Record& r);
+std::vector<std::string> record_fields(const Record& r, size_t columns);
 
 // Shortest text that parses back to exactly `v` ("1208.12", "3e-05").
 std::string format_number(double v);

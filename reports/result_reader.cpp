@@ -86,7 +86,8 @@ struct Columns {
   int name = -1, metric = -1, target = -1, actual = -1, dtype = -1, device = -1, arch = -1,
       is_model = -1, shape = -1, variant = -1, status = -1, samples = -1, noise_rel = -1,
       roofline = -1, roofline_fraction = -1, run_id = -1, timestamp = -1, message = -1, min_us = -1,
-      git_sha = -1, driver = -1, cuda = -1, suite_version = -1;
+      git_sha = -1, driver = -1, cuda = -1, suite_version = -1, gpu_index = -1, gpu_uuid = -1,
+      gpu_bus_id = -1, host = -1;
 };
 
 struct Header {
@@ -106,7 +107,7 @@ Header parse_header(const std::vector<std::string_view>& fields, const std::stri
   for (auto f : fields) h.names.emplace_back(trim(f));
   auto slot = [&](const std::string& c) -> int* {
     Columns& k = h.col;
-    static const std::array<std::pair<const char*, int Columns::*>, 23> map = {{
+    static const std::array<std::pair<const char*, int Columns::*>, 27> map = {{
         {"name", &Columns::name},
         {"metric", &Columns::metric},
         {"target", &Columns::target},
@@ -130,6 +131,10 @@ Header parse_header(const std::vector<std::string_view>& fields, const std::stri
         {"driver", &Columns::driver},
         {"cuda", &Columns::cuda},
         {"suite_version", &Columns::suite_version},
+        {"gpu_index", &Columns::gpu_index},
+        {"gpu_uuid", &Columns::gpu_uuid},
+        {"gpu_bus_id", &Columns::gpu_bus_id},
+        {"host", &Columns::host},
     }};
     for (const auto& [n, member] : map)
       if (c == n) return &(k.*member);
@@ -239,7 +244,7 @@ ResultFileInfo parse_results(std::string_view text, const std::string& path,
   CsvReader csv(text);
   std::vector<std::string_view> f;
   if (!csv.next(f)) file_error(path, 0, "empty file (expected a header line, then rows)");
-  const size_t header_line = csv.line();
+  size_t header_line = csv.line();
   Header h = parse_header(f, path, header_line, on_warning);
   const Columns& c = h.col;
   ResultFileInfo info;
@@ -264,11 +269,24 @@ ResultFileInfo parse_results(std::string_view text, const std::string& path,
         trim(f[c.metric]) == "metric") {
       bool same = f.size() == h.names.size();
       for (size_t i = 0; same && i < f.size(); ++i) same = trim(f[i]) == h.names[i];
-      if (!same)
+      if (!same) {
+        // Our schema v1 and v2 files concatenated (a history begun before
+        // v2, then a v2 file): the rows below are read with its columns.
+        bool ours = false;
+        for (auto x : f) ours = ours || trim(x) == "status";
+        if (h.format == ResultFormat::kbench && ours) {
+          Header next = parse_header(f, path, last_line, on_warning);
+          if (next.format == ResultFormat::kbench) {
+            h = std::move(next);
+            header_line = last_line;
+            continue;
+          }
+        }
         file_error(path, last_line,
                    "a second header, different from line " + std::to_string(header_line) +
                        "'s (files of different formats concatenated?): give them as separate "
                        "files");
+      }
       ++info.skipped;
       on_warning(last_line, "a second header (files concatenated?): line skipped");
       continue;
@@ -296,6 +314,10 @@ ResultFileInfo parse_results(std::string_view text, const std::string& path,
     row.driver = field(f, c.driver);
     row.cuda = field(f, c.cuda);
     row.suite_version = field(f, c.suite_version);
+    row.gpu_index = field(f, c.gpu_index);
+    row.gpu_uuid = field(f, c.gpu_uuid);
+    row.gpu_bus_id = field(f, c.gpu_bus_id);
+    row.host = field(f, c.host);
     if (row.name.empty() || row.metric.empty()) {
       skip(std::string(row.name.empty() ? "name" : "metric") + " is empty");
       continue;

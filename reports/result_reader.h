@@ -1,7 +1,9 @@
 // Reads a results CSV as the gate needs it: ours (schema v1) or PyTorch
 // benchmarks/gpt_fast's (`name,metric,target,actual,dtype,device,arch,is_model`,
 // and its older forms without `arch`, or without `arch` and `is_model`).
-// Columns are taken by name from the header, so either order works.
+// Columns are taken by name from the header, so either order works. Our
+// schema v1 and v2 files may be concatenated (a v2 header in the middle):
+// the rows below a header are read with its columns.
 //
 // Damage is sorted in two kinds (docs/gate.md):
 // - file-level (cannot be read, no header, a required column missing, a
@@ -41,6 +43,8 @@ struct ResultRow {
   std::string_view run_id, timestamp, message;
   std::string_view git_sha, driver, cuda;  // the run's context (empty in gpt_fast files)
   std::string_view suite_version;          // which roofline (reports/metrics.h)
+  // Which GPU (schema v2; empty in v1 and gpt_fast files).
+  std::string_view gpu_index, gpu_uuid, gpu_bus_id, host;
   bool is_model = false;
   std::optional<double> target, actual, roofline, roofline_fraction, noise_rel, min_us;
   int64_t samples = 0;

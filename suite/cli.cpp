@@ -13,11 +13,13 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <regex>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "git_sha.h"
@@ -33,8 +35,10 @@
 #include "suite/engine.h"
 #include "suite/experiment.h"
 #include "suite/ladder_probe.h"
+#include "suite/nccl_bench.h"
 #include "suite/probe.h"
 #include "suite/runner.h"
+#include "suite/shard.h"
 #include "suite/suspects.h"
 #include "suite/targets.h"
 #include "suite/tuning.h"
@@ -50,14 +54,15 @@ struct UsageError : std::runtime_error {
 // Each command's usage line, printed under a usage error.
 std::string usage_line(const std::string& command) {
   if (command == "run")
-    return "kbench run [--filter REGEX] [--device N|N,M|all] [--csv FILE] [options]\n"
+    return "kbench run [--filter REGEX] [--device N|N,M|all] [--shard I/N] [--csv FILE] "
+           "[options]\n"
            "       kbench run --rerun SUSPECTS.csv [--repeat N] [--device N] [--csv FILE] "
            "[options]";
   if (command == "probe") return "kbench probe [--device N] [--write FILE] [--quick]";
   if (command == "tune")
     return "kbench tune [--filter REGEX] [--device N] [--targets DIR] [--write FILE] [--reps N] "
            "[--candidates N]";
-  if (command == "list") return "kbench list";
+  if (command == "list") return "kbench list [--points [--filter REGEX] [--shard I/N]]";
   return "kbench list | run [options] | probe [options] | tune [options] | --help";
 }
 
@@ -72,7 +77,10 @@ const std::vector<OptionSpec> kRunOptions = {
     {"--targets", true},     {"--max-noise", true},       {"--max-time", true},
     {"--seed", true},        {"--timeout", true},         {"--rerun", true},
     {"--repeat", true},      {"--inject-slowdown", true}, {"--allow-injected-slowdown", false},
-    {"--buffer-sets", true}, {"--buffer-mib", true}};
+    {"--buffer-sets", true}, {"--buffer-mib", true},      {"--shard", true},
+    {"--run-id", true}};
+const std::vector<OptionSpec> kListOptions = {
+    {"--points", false}, {"--filter", true}, {"--shard", true}};
 const std::vector<OptionSpec> kProbeOptions = {
     {"--device", true}, {"--write", true}, {"--quick", false}};
 const std::vector<OptionSpec> kTuneOptions = {{"--filter", true},  {"--device", true},
@@ -80,11 +88,10 @@ const std::vector<OptionSpec> kTuneOptions = {{"--filter", true},  {"--device", 
                                               {"--reps", true},    {"--candidates", true}};
 
 const std::vector<OptionSpec>* options_of(const std::string& command) {
-  static const std::vector<OptionSpec> none;
   if (command == "run") return &kRunOptions;
   if (command == "probe") return &kProbeOptions;
   if (command == "tune") return &kTuneOptions;
-  if (command == "list") return &none;
+  if (command == "list") return &kListOptions;
   return nullptr;  // help, version, unknown: judged later
 }
 
@@ -106,7 +113,24 @@ struct Args {
   bool allow_inject = false;
   int reps = 20;        // kbench tune: samples per candidate
   int candidates = 16;  // kbench tune: algorithms asked of the heuristic
+  ShardSpec shard;      // --shard i/n (1/1: the whole suite)
+  std::string run_id;   // --run-id: one id shared by the shards of a job array
+  bool points = false;  // kbench list --points
 };
+
+// --run-id: what a scheduler gives every task of one job (Slurm's array job
+// id, a Kubernetes Job's name), so that the shards' rows are one run. No
+// '/': that would read as an attempt (<run>/<N>, docs/csv-schema.md).
+std::string check_run_id(const std::string& id) {
+  bool ok = !id.empty() && id.size() <= 128;
+  for (char c : id)
+    ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' ||
+                c == ':' || c == '+');
+  if (!ok)
+    throw UsageError("--run-id needs 1 to 128 characters of A-Z a-z 0-9 - _ . : + (no '/'), got '" +
+                     id + "'");
+  return id;
+}
 
 int parse_count(const std::string& flag, const std::string& v, long max = 1000) {
   char* end = nullptr;
@@ -195,7 +219,7 @@ std::vector<std::string> normalize(const std::string& command, const std::vector
       if (f == x.name) o = &x;
     if (!o) {
       bool known = false;
-      for (const auto* list : {&kRunOptions, &kProbeOptions, &kTuneOptions})
+      for (const auto* list : {&kRunOptions, &kProbeOptions, &kTuneOptions, &kListOptions})
         for (const auto& x : *list) known = known || f == x.name;
       if (known) throw UsageError(command + " does not take " + f);
       throw UsageError("unknown option '" + f + "'");
@@ -267,6 +291,16 @@ Args parse(int argc, char** argv) {
       a.reps = parse_count(f, value());
     else if (f == "--candidates")
       a.candidates = parse_count(f, value());
+    else if (f == "--shard") {
+      try {
+        a.shard = parse_shard(value());
+      } catch (const ShardError& e) {
+        throw UsageError(e.what());
+      }
+    } else if (f == "--run-id")
+      a.run_id = check_run_id(value());
+    else if (f == "--points")
+      a.points = true;
     else if (f == "--help" || f == "-h")
       a.command = "help";
     else
@@ -282,6 +316,10 @@ Args parse(int argc, char** argv) {
     throw UsageError("--allow-injected-slowdown without --inject-slowdown REGEX=PCT");
   if (a.repeat > 0 && a.rerun.empty())
     throw UsageError("--repeat N needs --rerun FILE (the suspects to measure N times)");
+  if (!a.rerun.empty() && !a.shard.whole())
+    throw UsageError("--rerun measures the suspects it is given: it takes no --shard");
+  if (!a.rerun.empty() && !a.run_id.empty())
+    throw UsageError("--rerun appends attempts of the suspects' own run: it takes no --run-id");
   return a;
 }
 
@@ -289,6 +327,7 @@ std::string experiment_names() {
   std::string s;
   for (const auto& e : Registry::instance().all())
     if (!e.is_hidden()) s += "  " + e.name() + "\n";
+  for (const auto& c : collective_names()) s += "  " + c + "\n";
   return s;
 }
 
@@ -306,7 +345,7 @@ std::vector<const Experiment*> select(const std::string& filter) {
                                      : std::regex_search(e.name(), re);
     if (match) out.push_back(&e);
   }
-  if (out.empty())
+  if (out.empty() && collectives_matching(filter).empty())
     throw UsageError("--filter '" + filter + "' matches no experiment. Experiments:\n" +
                      experiment_names());
   return out;
@@ -342,18 +381,83 @@ void precheck_csv(const std::string& path) {
   if (!std::getline(in, line)) return;  // empty file
   if (!line.empty() && line.back() == '\r') line.pop_back();
   if (line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);
-  if (line != csv_header())
+  if (schema_columns(line) == 0)
     throw CsvError(path +
-                   ": its header is not kbench's CSV schema v1; the file was left untouched. "
-                   "Write to another file with --csv FILE");
+                   ": its header is not kbench's CSV schema (v2, or v1 before it); the file was "
+                   "left untouched. Write to another file with --csv FILE");
 }
 
-int cmd_list() {
-  std::printf("%-22s  %s\n", "experiment", "axes");
-  for (const auto& e : Registry::instance().all()) {
-    if (e.is_hidden()) continue;
-    std::printf("%-22s  %s\n", e.name().c_str(), e.axes_text().c_str());
-    if (!e.description().empty()) std::printf("%-22s  %s\n", "", e.description().c_str());
+// What one run measures, in order: each selected experiment with its points
+// (all of them, or this shard's share), then each selected collective
+// (NCCL; all its sizes, across the run's GPUs, once per run).
+struct Step {
+  const Experiment* e = nullptr;
+  std::vector<size_t> indices;  // e's points in this run, ascending
+  std::string collective;       // or a collective's name
+};
+
+std::vector<Step> plan_steps(const std::vector<const Experiment*>& experiments,
+                             const std::vector<std::string>& collectives, const ShardSpec& shard) {
+  // The same list on every node: the registry's order, each point in
+  // order; collectives last (one unit each: they need every GPU of a host).
+  std::vector<ShardItem> items;
+  std::vector<std::pair<size_t, size_t>> where;  // (step, point) of each item
+  std::vector<Step> all;
+  for (const Experiment* e : experiments) {
+    const auto points = e->points();
+    for (size_t i = 0; i < points.size(); ++i) {
+      items.push_back({e->name(), points[i].in_seed_mean,
+                       std::string(dtype_name(points[i].dtype)) + ";" + points[i].variant});
+      where.emplace_back(all.size(), i);
+    }
+    all.push_back({e, {}, ""});
+  }
+  for (const auto& c : collectives) {
+    items.push_back({c, false, ""});
+    where.emplace_back(all.size(), 0);
+    all.push_back({nullptr, {}, c});
+  }
+  const std::vector<int> dealt = deal_shards(items, shard.count);
+  std::vector<char> keep(all.size(), 0);
+  for (size_t k = 0; k < items.size(); ++k) {
+    if (dealt[k] != shard.index) continue;
+    Step& st = all[where[k].first];
+    keep[where[k].first] = 1;
+    if (st.e) st.indices.push_back(where[k].second);
+  }
+  std::vector<Step> out;
+  for (size_t i = 0; i < all.size(); ++i)
+    if (keep[i]) out.push_back(std::move(all[i]));
+  return out;
+}
+
+// `kbench list`: the experiments and their axes; `--points`: every point a
+// run would measure (with --filter and --shard as `kbench run` takes them),
+// one per line: experiment, shape, dtype, variant (tab-separated). Needs no GPU.
+int cmd_list(const Args& a) {
+  if (!a.points) {
+    if (!a.filter.empty() || !a.shard.whole())
+      throw UsageError("--filter and --shard go with --points (the points a run would measure)");
+    std::printf("%-22s  %s\n", "experiment", "axes");
+    for (const auto& e : Registry::instance().all()) {
+      if (e.is_hidden()) continue;
+      std::printf("%-22s  %s\n", e.name().c_str(), e.axes_text().c_str());
+      if (!e.description().empty()) std::printf("%-22s  %s\n", "", e.description().c_str());
+    }
+    for (const auto& c : collective_names())
+      std::printf("%-22s  %s\n", c.c_str(), collective_axes_text().c_str());
+    return kExitOk;
+  }
+  for (const Step& st : plan_steps(select(a.filter), collectives_matching(a.filter), a.shard)) {
+    if (st.e) {
+      const auto points = st.e->points();
+      for (size_t i : st.indices)
+        std::printf("%s\t%s\t%s\t%s\n", st.e->name().c_str(), points[i].shape.str().c_str(),
+                    dtype_name(points[i].dtype), points[i].variant.c_str());
+    } else {
+      for (const auto& p : collective_points(st.collective))
+        std::printf("%s\t%s\t%s\t%s\n", st.collective.c_str(), p.shape.c_str(), "bfloat16", "");
+    }
   }
   return kExitOk;
 }
@@ -446,7 +550,7 @@ WorkerConfig worker_config(const Args& a) {
     cfg.engine.seed = static_cast<uint64_t>(
         std::chrono::system_clock::now().time_since_epoch().count() & 0x7fffffffffffull);
   cfg.timeout_s = a.timeout_s;
-  cfg.info.run_id = new_run_id();
+  cfg.info.run_id = a.run_id.empty() ? new_run_id() : a.run_id;
   cfg.info.timestamp = utc_timestamp();
   cfg.info.suite_version = KBENCH_VERSION;
   cfg.info.git_sha = KBENCH_GIT_SHA;
@@ -474,14 +578,21 @@ size_t report_step(const std::vector<Record>& er, double seconds) {
 int finish_run(const Args& a, const std::vector<Record>& rows) {
   std::printf("\n%s", console_table(rows).c_str());
   if (!a.no_csv) {
-    append_csv(a.csv, rows);
+    const size_t columns = append_csv(a.csv, rows);
     std::printf("%zu rows appended to %s\n", rows.size(), a.csv.c_str());
+    if (columns == csv_columns_v1())
+      std::printf(
+          "note: %s has CSV schema v1: its rows were written in v1, without the GPU identity "
+          "columns (gpu_index, gpu_uuid, gpu_bus_id, host; docs/csv-schema.md, schema v2)\n",
+          a.csv.c_str());
   }
   if (!a.json.empty()) write_json(a.json, rows);
   for (const auto& r : rows)
     if (r.status == status::failed || r.status == status::incorrect) return kExitRowsFailed;
   return kExitOk;
 }
+
+void stamp_gpu(std::vector<Record>& rows, const DeviceInfo& dev, const std::string& host);
 
 // One point to measure again, and the seed-mean groups to recompute.
 struct RerunPoint {
@@ -589,6 +700,7 @@ int cmd_rerun(const Args& a) {
       todo.size(), base.c_str(), repeat, first, first + repeat - 1, dev.name.c_str());
   ProbeResult probed;
   run_probe_worker(cfg, dev, &probed);
+  const std::string host = host_name();
   std::vector<Record> rows;
   for (int k = 0; k < repeat; ++k) {
     cfg.info.run_id = attempt_run_id(base, first + k);
@@ -625,13 +737,175 @@ int cmd_rerun(const Args& a) {
       }
     }
   }
+  stamp_gpu(rows, dev, host);
   return finish_run(a, rows);
+}
+
+// Console lines of several GPUs' chains at once: each line written whole,
+// prefixed with its GPU when there are several.
+class Console {
+ public:
+  explicit Console(bool prefixed) : prefixed_(prefixed) {}
+  void line(int device, const std::string& text) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (prefixed_)
+      std::printf("[gpu %d] %s\n", device, text.c_str());
+    else
+      std::printf("%s\n", text.c_str());
+    std::fflush(stdout);
+  }
+
+ private:
+  bool prefixed_;
+  std::mutex mu_;
+};
+
+// The step's line ("12 rows, 3.4 s, 1 failed/incorrect") and its failed rows.
+std::string step_text(const std::vector<Record>& er, double seconds) {
+  size_t bad = 0;
+  for (const auto& r : er)
+    if (r.status == status::failed || r.status == status::incorrect) ++bad;
+  char head[96];
+  std::snprintf(head, sizeof head, "%zu rows, %.1f s", er.size(), seconds);
+  std::string s = head;
+  if (bad) s += ", " + std::to_string(bad) + " failed/incorrect";
+  for (const auto& r : er)
+    if (r.status == status::failed || r.status == status::incorrect)
+      s += "\n    " + r.shape + " " + r.dtype + " " + r.metric + ": " + r.status + ": " + r.message;
+  return s;
+}
+
+// Every row names the GPU and host that measured it (schema v2).
+void stamp_gpu(std::vector<Record>& rows, const DeviceInfo& dev, const std::string& host) {
+  for (auto& r : rows) {
+    if (r.gpu_index.empty()) r.gpu_index = std::to_string(dev.index);
+    if (r.gpu_uuid.empty()) r.gpu_uuid = dev.uuid;
+    if (r.gpu_bus_id.empty()) r.gpu_bus_id = dev.pci_bus_id;
+    if (r.host.empty()) r.host = host;
+  }
+}
+
+// The rows of steps that could not run on a GPU (its ceiling probe failed,
+// it vanished): `failed`, with the reason, so that the night shows them.
+std::vector<Record> failed_steps(const std::vector<Step>& steps, const std::string& why,
+                                 const WorkerConfig& cfg, const GpuIdentity& gpu,
+                                 const TargetFile* tf) {
+  std::vector<Record> rows;
+  for (const Step& st : steps) {
+    if (!st.e) continue;
+    const auto points = st.e->points();
+    std::vector<Point> ps;
+    std::vector<std::vector<Record>> per;
+    for (size_t i : st.indices) {
+      ps.push_back(points[i]);
+      per.push_back(
+          status_rows(st.e->source(), points[i], status::failed, why, "", cfg.info, gpu, tf));
+      rows.insert(rows.end(), per.back().begin(), per.back().end());
+    }
+    auto means = seed_mean_rows(st.e->source(), ps, per, tf);
+    rows.insert(rows.end(), means.begin(), means.end());
+  }
+  return rows;
+}
+
+// One GPU's chain: its ceiling probe, then each step in order, every one in
+// worker processes of its own pinned to this GPU. Chains of several GPUs
+// run at once (one thread each, waiting on its workers): the references and
+// checks run in the workers, so no GPU waits on another's CPU work. Whatever
+// goes wrong becomes this GPU's failed rows; it never stops the others.
+std::vector<Record> run_chain(const Args& a, WorkerConfig cfg, int d,
+                              const std::vector<Step>& steps, const std::vector<TargetFile>& files,
+                              const Injection& inject, const std::string& host, Console& con) {
+  DeviceInfo dev;
+  try {
+    dev = query_device(d);
+  } catch (const std::exception& ex) {
+    dev.index = d;
+    dev.name = "unknown";
+    auto rows =
+        failed_steps(steps, std::string("cannot query GPU ") + std::to_string(d) + ": " + ex.what(),
+                     cfg, gpu_identity(dev), nullptr);
+    stamp_gpu(rows, dev, host);
+    return rows;
+  }
+  const TargetFile* tf = target_for(files, dev, a);
+  char head[512];
+  std::snprintf(head, sizeof head,
+                "kbench %s: %s (device %d, %s, %s, %d SMs, %zu MB L2, driver %s, CUDA %s), "
+                "targets: %s",
+                cfg.info.run_id.c_str(), dev.name.c_str(), d, dev.pci_bus_id.c_str(),
+                dev.uuid.c_str(), dev.sm_count, dev.l2_bytes >> 20, dev.driver.c_str(),
+                dev.cuda.c_str(), tf ? tf->path.c_str() : "roofline fallback");
+  con.line(d, head);
+  if (!cfg.targets_dir.empty()) {
+    const std::string tpath = tuning_path(cfg.targets_dir, tf, dev.name);
+    std::string warning;
+    const auto pins = load_pins(tpath, dev.name, &warning);
+    if (!warning.empty()) std::fprintf(stderr, "kbench: warning: %s\n", warning.c_str());
+    con.line(d, "cuBLASLt choices: " +
+                    (pins.empty() ? "none pinned (" + tpath + " " +
+                                        (warning.empty() ? "does not exist" : "not used") +
+                                        "): the heuristic's first choice; kbench tune writes the "
+                                        "table"
+                                  : std::to_string(pins.size()) + " pinned in " + tpath));
+  }
+  std::vector<Record> rows;
+  ProbeResult probed;
+  try {
+    auto probe_rows = run_probe_worker(cfg, dev, &probed);
+    rows.insert(rows.end(), probe_rows.begin(), probe_rows.end());
+  } catch (const std::exception& ex) {
+    con.line(
+        d, std::string("the ceiling probe failed: ") + ex.what() + ": this GPU's rows are failed");
+    auto failed =
+        failed_steps(steps, std::string("the ceiling probe failed on this GPU: ") + ex.what(), cfg,
+                     gpu_identity(dev), tf);
+    rows.insert(rows.end(), failed.begin(), failed.end());
+    stamp_gpu(rows, dev, host);
+    return rows;
+  }
+  const Ceilings c = merge_ceilings(tf, probed);
+  char line[640];
+  std::snprintf(
+      line, sizeof line,
+      "ceilings used: read %.0f GB/s, copy %.0f GB/s, launch %.2f us, graph node %.2f us, "
+      "HBM latency %.2f us, bf16 %.0f TFLOP/s, int8 %.0f TOP/s; measured now: read %.0f, "
+      "copy %.0f (cudaMemcpy %.0f), launch %.2f us, graph node %.2f us, HBM latency %.2f us",
+      c.read_gbps, c.copy_gbps, c.launch_us, c.graph_node_us, c.mem_latency_us, c.bf16_tflops,
+      c.int8_tops, probed.read_gbps, probed.copy_gbps, probed.memcpy_gbps, probed.launch_us,
+      probed.graph_node_us, probed.mem_latency_us);
+  con.line(d, line);
+  size_t n = 0, total = 0;
+  for (const Step& st : steps) total += st.e ? 1 : 0;
+  for (const Step& st : steps) {
+    if (!st.e) continue;
+    const Experiment& e = *st.e;
+    ++n;
+    auto t0 = std::chrono::steady_clock::now();
+    cfg.engine.inject_slowdown = injection_for(inject, e.name());
+    std::vector<Record> er;
+    try {
+      er = run_experiment_isolated(cfg, e, dev, tf, probed, st.indices);
+    } catch (const std::exception& ex) {
+      er = failed_steps({st}, ex.what(), cfg, gpu_identity(dev), tf);
+    }
+    con.line(
+        d,
+        "[" + std::to_string(n) + "/" + std::to_string(total) + "] " + e.name() + ": " +
+            step_text(
+                er, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()));
+    rows.insert(rows.end(), er.begin(), er.end());
+  }
+  stamp_gpu(rows, dev, host);
+  return rows;
 }
 
 int cmd_run(const Args& a) {
   parse_device_spec(a.device);  // a malformed --device is a usage error on any machine
   if (!a.rerun.empty()) return cmd_rerun(a);
   auto experiments = select(a.filter);
+  const auto collectives = collectives_matching(a.filter);
+  const std::vector<Step> steps = plan_steps(experiments, collectives, a.shard);
   auto files = load_targets(a);
   if (!a.no_csv) precheck_csv(a.csv);
   const int count = require_devices();
@@ -640,51 +914,50 @@ int cmd_run(const Args& a) {
 
   WorkerConfig cfg = worker_config(a);
   const Injection inject = a.inject.empty() ? Injection{} : parse_injection(a.inject);
+  // Several GPUs in one run: each row says which (cuda:N); the gate takes
+  // them as attempts of one key (docs/gate.md).
+  const bool several = devices.size() > 1;
+  cfg.info.device_label = "cuda";
+  const std::string host = host_name();
+  if (!a.shard.whole()) {
+    size_t points = 0;
+    for (const Step& st : steps) points += st.e ? st.indices.size() : 1;
+    std::printf("kbench: shard %d/%d: %zu step(s), %zu point(s) of the suite\n", a.shard.index,
+                a.shard.count, steps.size(), points);
+  }
+  if (several)
+    std::printf("kbench: %zu GPUs at once, one chain of worker processes each\n", devices.size());
 
+  Console con(several);
+  std::vector<std::vector<Record>> per_gpu(devices.size());
+  std::vector<std::thread> threads;
+  for (size_t k = 0; k < devices.size(); ++k) {
+    WorkerConfig c = cfg;
+    if (several) c.info.device_label = "cuda:" + std::to_string(devices[k]);
+    threads.emplace_back([&, c, k] {
+      try {
+        per_gpu[k] = run_chain(a, c, devices[k], steps, files, inject, host, con);
+      } catch (const std::exception& ex) {  // run_chain turns errors into rows; this is a bug
+        con.line(devices[k], std::string("kbench: this GPU's chain stopped: ") + ex.what());
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
   std::vector<Record> rows;
-  for (int d : devices) {
-    DeviceInfo dev = query_device(d);
-    // Several GPUs in one run: each row says which (its own history key).
-    const bool several = a.device == "all" ? count > 1 : devices.size() > 1;
-    cfg.info.device_label = several ? "cuda:" + std::to_string(d) : "cuda";
-    const TargetFile* tf = target_for(files, dev, a);
-    std::printf("kbench %s: %s (device %d, %d SMs, %zu MB L2, driver %s, CUDA %s), targets: %s\n",
-                cfg.info.run_id.c_str(), dev.name.c_str(), d, dev.sm_count, dev.l2_bytes >> 20,
-                dev.driver.c_str(), dev.cuda.c_str(), tf ? tf->path.c_str() : "roofline fallback");
-    if (!cfg.targets_dir.empty()) {
-      const std::string tpath = tuning_path(cfg.targets_dir, tf, dev.name);
-      std::string warning;
-      const auto pins = load_pins(tpath, dev.name, &warning);
-      if (!warning.empty()) std::fprintf(stderr, "kbench: warning: %s\n", warning.c_str());
-      std::printf("cuBLASLt choices: %s\n",
-                  pins.empty() ? ("none pinned (" + tpath + " " +
-                                  (warning.empty() ? "does not exist" : "not used") +
-                                  "): the heuristic's first choice; kbench tune writes the table")
-                                     .c_str()
-                               : (std::to_string(pins.size()) + " pinned in " + tpath).c_str());
-    }
-    ProbeResult probed;
-    auto probe_rows = run_probe_worker(cfg, dev, &probed);
-    const Ceilings c = merge_ceilings(tf, probed);
+  for (auto& r : per_gpu) rows.insert(rows.end(), r.begin(), r.end());
+
+  // Collectives last, with every GPU of the run idle: one worker across them.
+  for (const Step& st : steps) {
+    if (st.e) continue;
+    std::printf("%s across %zu GPU(s) ...", st.collective.c_str(), devices.size());
+    std::fflush(stdout);
+    const auto t0 = std::chrono::steady_clock::now();
+    auto cr = run_collective_isolated(cfg, st.collective, devices, host);
     std::printf(
-        "ceilings used: read %.0f GB/s, copy %.0f GB/s, launch %.2f us, graph node %.2f us, "
-        "HBM latency %.2f us, bf16 %.0f TFLOP/s, int8 %.0f TOP/s; measured now: read %.0f, "
-        "copy %.0f (cudaMemcpy %.0f), launch %.2f us, graph node %.2f us, HBM latency "
-        "%.2f us\n",
-        c.read_gbps, c.copy_gbps, c.launch_us, c.graph_node_us, c.mem_latency_us, c.bf16_tflops,
-        c.int8_tops, probed.read_gbps, probed.copy_gbps, probed.memcpy_gbps, probed.launch_us,
-        probed.graph_node_us, probed.mem_latency_us);
-    rows.insert(rows.end(), probe_rows.begin(), probe_rows.end());
-    for (size_t i = 0; i < experiments.size(); ++i) {
-      const Experiment& e = *experiments[i];
-      std::printf("[%zu/%zu] %s ...", i + 1, experiments.size(), e.name().c_str());
-      std::fflush(stdout);
-      auto t0 = std::chrono::steady_clock::now();
-      cfg.engine.inject_slowdown = injection_for(inject, e.name());
-      auto er = run_experiment_isolated(cfg, e, dev, tf, probed);
-      report_step(er, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-      rows.insert(rows.end(), er.begin(), er.end());
-    }
+        " %s\n",
+        step_text(cr, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count())
+            .c_str());
+    rows.insert(rows.end(), cr.begin(), cr.end());
   }
   return finish_run(a, rows);
 }
@@ -940,6 +1213,10 @@ int cmd_probe(const Args& a) {
 }  // namespace
 
 int kbench_main(int argc, char** argv) {
+  // NVLink multicast (NVLS) stays off in every process the suite starts:
+  // set here, before any NCCL call, and inherited by every worker. On the
+  // shared hosts, a program that uses it can put GPUs out of service.
+  ::setenv("NCCL_NVLS_ENABLE", "0", 1);
   if (argc > 1 && std::string(argv[1]) == "__worker") return worker_main(argc, argv);
   try {
     Args a = parse(argc, argv);
@@ -951,7 +1228,7 @@ int kbench_main(int argc, char** argv) {
       std::printf("kbench %s (%s)\n", KBENCH_VERSION, KBENCH_GIT_SHA);
       return kExitOk;
     }
-    if (a.command == "list") return cmd_list();
+    if (a.command == "list") return cmd_list(a);
     if (a.command == "run") return cmd_run(a);
     if (a.command == "probe") return cmd_probe(a);
     if (a.command == "tune") return cmd_tune(a);

@@ -1,7 +1,9 @@
 #include "suite/device.h"
 
 #include <dlfcn.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <mutex>
 
 #include "kernels/common/cuda_check.h"
@@ -54,6 +56,21 @@ std::string driver_problem() {
   return "";
 }
 
+std::string format_gpu_uuid(const unsigned char b[16]) {
+  char s[64];
+  std::snprintf(s, sizeof s,
+                "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+                b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+                b[14], b[15]);
+  return s;
+}
+
+std::string host_name() {
+  char buf[256] = {0};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "";
+  return buf;
+}
+
 DeviceInfo query_device(int index) {
   DeviceInfo d;
   d.index = index;
@@ -67,6 +84,7 @@ DeviceInfo query_device(int index) {
   char bus[64] = {0};
   KB_CUDA_CHECK(cudaDeviceGetPCIBusId(bus, sizeof bus, index));
   d.pci_bus_id = bus;
+  d.uuid = format_gpu_uuid(reinterpret_cast<const unsigned char*>(d.prop.uuid.bytes));
   int rt = 0, drv = 0;
   KB_CUDA_CHECK(cudaRuntimeGetVersion(&rt));
   KB_CUDA_CHECK(cudaDriverGetVersion(&drv));

@@ -24,8 +24,14 @@ struct DeviceInfo {
   std::string driver;  // "580.159.04" from NVML, else the CUDA driver API version
   std::string cuda;    // runtime version "13.0"
   std::string pci_bus_id;
+  std::string uuid;  // "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", as nvidia-smi -L prints it
   cudaDeviceProp prop{};
 };
+
+// The board's UUID in nvidia-smi's spelling, from the 16 bytes CUDA gives.
+std::string format_gpu_uuid(const unsigned char bytes[16]);
+// This machine's host name ("" if it cannot be read).
+std::string host_name();
 
 // The GPU as rows name it.
 inline GpuIdentity gpu_identity(const DeviceInfo& d) { return {d.name, d.driver, d.cuda}; }

@@ -1,5 +1,6 @@
 #include "suite/runner.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,6 +18,7 @@
 #include "kernels/common/cuda_check.h"
 #include "kernels/gemm/gemm.h"
 #include "reports/json_writer.h"
+#include "suite/nccl_bench.h"
 #include "suite/rows.h"
 #include "suite/tuning.h"
 
@@ -83,7 +85,8 @@ struct WorkerResult {
 WorkerResult spawn(std::vector<std::string> args, double timeout_s) {
   WorkerResult res;
   char path[] = "/tmp/kbench-worker-XXXXXX";
-  int fd = ::mkstemp(path);
+  // O_CLOEXEC: a worker forked by another GPU's thread must not inherit it.
+  int fd = ::mkostemp(path, O_CLOEXEC);
   if (fd < 0) throw std::runtime_error("cannot create a temporary file for the worker's rows");
   ::close(fd);
   args.push_back("--out");
@@ -100,7 +103,11 @@ WorkerResult spawn(std::vector<std::string> args, double timeout_s) {
   }
   if (pid == 0) {
     ::execv(argv[0], argv.data());
-    std::fprintf(stderr, "kbench: cannot start worker %s: %s\n", argv[0], std::strerror(errno));
+    // Only async-signal-safe calls here: the parent may have other threads
+    // (one per GPU) holding stdio's locks at the moment of the fork.
+    static const char msg[] = "kbench: cannot start a worker process (execv failed)\n";
+    ssize_t ignored = ::write(2, msg, sizeof msg - 1);
+    (void)ignored;
     ::_exit(127);
   }
   const auto t0 = std::chrono::steady_clock::now();
@@ -164,30 +171,42 @@ std::vector<Record> run_probe_worker(const WorkerConfig& cfg, const DeviceInfo& 
 
 std::vector<Record> run_experiment_isolated(const WorkerConfig& cfg, const Experiment& e,
                                             const DeviceInfo& dev, const TargetFile* targets,
-                                            const ProbeResult& probed) {
+                                            const ProbeResult& probed,
+                                            const std::vector<size_t>& indices) {
   const std::vector<Point> points = e.points();
-  std::vector<std::vector<Record>> per_point(points.size());
-  size_t next = 0;
-  while (next < points.size()) {
+  std::vector<size_t> todo = indices;
+  if (todo.empty())
+    for (size_t i = 0; i < points.size(); ++i) todo.push_back(i);
+  std::vector<std::vector<Record>> per_point(todo.size());  // per entry of `todo`
+  size_t next = 0;                                          // into todo
+  while (next < todo.size()) {
     auto args = common_args(cfg, dev);
-    args.insert(args.end(), {"--experiment", e.name(), "--from", std::to_string(next), "--probed",
-                             probed_arg(probed)});
+    if (indices.empty()) {
+      args.insert(args.end(), {"--experiment", e.name(), "--from", std::to_string(todo[next])});
+    } else {
+      std::string list;
+      for (size_t k = next; k < todo.size(); ++k)
+        list += (list.empty() ? "" : ",") + std::to_string(todo[k]);
+      args.insert(args.end(), {"--experiment", e.name(), "--points", list});
+    }
+    args.insert(args.end(), {"--probed", probed_arg(probed)});
     WorkerResult r = spawn(args, cfg.timeout_s);
     for (const auto& j : r.lines) {
       if (!j.contains("point") || !j.contains("row")) continue;
-      size_t i = j["point"].get<size_t>();
-      if (i < per_point.size()) per_point[i].push_back(record_from_json(j["row"]));
+      const size_t i = j["point"].get<size_t>();
+      for (size_t k = next; k < todo.size(); ++k)
+        if (todo[k] == i) per_point[k].push_back(record_from_json(j["row"]));
     }
     size_t done = next;
-    while (done < points.size() && !per_point[done].empty()) ++done;
-    if (r.exited && r.code == 0 && done == points.size()) break;
+    while (done < todo.size() && !per_point[done].empty()) ++done;
+    if (r.exited && r.code == 0 && done == todo.size()) break;
     if (r.exited && r.code == kWorkerContextLost) {
       next = done;  // the faulting point's rows were written; go on after it
       continue;
     }
-    if (done < points.size()) {
+    if (done < todo.size()) {
       // The worker died in the middle of point `done`.
-      per_point[done] = status_rows(e.source(), points[done], status::failed,
+      per_point[done] = status_rows(e.source(), points[todo[done]], status::failed,
                                     r.why.empty() ? "worker stopped without a result" : r.why, "",
                                     cfg.info, gpu_identity(dev), targets);
       next = done + 1;
@@ -197,7 +216,9 @@ std::vector<Record> run_experiment_isolated(const WorkerConfig& cfg, const Exper
   }
   std::vector<Record> out;
   for (const auto& rows : per_point) out.insert(out.end(), rows.begin(), rows.end());
-  auto means = seed_mean_rows(e.source(), points, per_point, targets);
+  std::vector<Point> measured;
+  for (size_t i : todo) measured.push_back(points[i]);
+  auto means = seed_mean_rows(e.source(), measured, per_point, targets);
   out.insert(out.end(), means.begin(), means.end());
   return out;
 }
@@ -232,9 +253,64 @@ std::vector<std::vector<Record>> run_points_isolated(const WorkerConfig& cfg, co
   return out;
 }
 
+// Each wait of a collective (init, one operation, finalize) gives up after
+// this long and aborts the communicators; the parent's --timeout still
+// bounds the whole worker.
+constexpr double kCollectiveWaitS = 120;
+
+std::vector<Record> run_collective_isolated(const WorkerConfig& cfg, const std::string& name,
+                                            const std::vector<int>& devices,
+                                            const std::string& host) {
+  DeviceInfo d0 = query_device(devices.front());
+  const GpuIdentity gpu = gpu_identity(d0);
+  const int ranks = static_cast<int>(devices.size());
+  std::string list;
+  for (int d : devices) list += (list.empty() ? "" : ",") + std::to_string(d);
+  auto stamp = [&](std::vector<Record> rows) {
+    for (auto& r : rows) {
+      r.gpu_index = list;  // the GPUs together: no one UUID
+      r.host = host;
+    }
+    return rows;
+  };
+  std::string why;
+  if (ranks < 2)
+    return stamp(collective_status_rows(
+        name, ranks, status::skipped,
+        "a collective needs 2 or more GPUs; this run has 1 (--device all on a host with "
+        "several, or --device 0,1,...)",
+        cfg.info, gpu));
+  if (!nccl_built(&why))
+    return stamp(collective_status_rows(name, ranks, status::skipped, why, cfg.info, gpu));
+  auto args = common_args(cfg, d0);
+  args.insert(args.end(), {"--collective", name, "--devices", list});
+  WorkerResult r = spawn(args, cfg.timeout_s);
+  std::vector<Record> rows;
+  for (const auto& j : r.lines)
+    if (j.contains("row")) rows.push_back(record_from_json(j["row"]));
+  if (r.exited && r.code == 0 && !rows.empty()) return stamp(rows);
+  // What the worker did not finish: failed, with its reason.
+  std::string reason = r.why.empty() ? "worker stopped without a result" : r.why;
+  for (const auto& j : r.lines)
+    if (j.contains("error")) reason = j["error"].get<std::string>();
+  std::vector<Record> out;
+  for (auto& want : collective_status_rows(name, ranks, status::failed, reason, cfg.info, gpu)) {
+    bool have = false;
+    for (const auto& got : rows)
+      if (got.name == want.name && got.metric == want.metric && got.shape == want.shape) {
+        out.push_back(got);
+        have = true;
+      }
+    if (!have) out.push_back(want);
+  }
+  for (const auto& got : rows)
+    if (got.name != name) out.push_back(got);  // the link probe's row
+  return stamp(out);
+}
+
 int worker_main(int argc, char** argv) {
   // Arguments come from the parent (common_args); a bad one is a bug.
-  std::string out_path, experiment, targets_dir, probed;
+  std::string out_path, experiment, targets_dir, probed, collective, devices;
   int device = 0;
   size_t from = 0;
   std::vector<size_t> only;  // --points: exactly these, in this order
@@ -288,11 +364,36 @@ int worker_main(int argc, char** argv) {
       probed = v();
     else if (f == "--probe")
       probe = true;
+    else if (f == "--collective")
+      collective = v();
+    else if (f == "--devices")
+      devices = v();
   }
   std::ofstream out(out_path, std::ios::app);
   if (!out) {
     std::fprintf(stderr, "kbench worker: cannot write %s\n", out_path.c_str());
     return 2;
+  }
+  if (!collective.empty()) {
+    std::vector<int> devs;
+    for (size_t pos = 0; pos < devices.size();) {
+      size_t end = devices.find(',', pos);
+      if (end == std::string::npos) end = devices.size();
+      devs.push_back(std::atoi(devices.substr(pos, end - pos).c_str()));
+      pos = end + 1;
+    }
+    try {
+      // The rows are written together: a collective's rows are only whole.
+      for (const auto& r : measure_collective(collective, devs, info, kCollectiveWaitS, o.quick))
+        out << json{{"row", record_to_json(r)}}.dump() << "\n";
+      out.flush();
+      return 0;
+    } catch (const std::exception& ex) {
+      out << json{{"error", std::string(ex.what())}}.dump() << "\n";
+      out.flush();
+      std::fprintf(stderr, "kbench worker: %s: %s\n", collective.c_str(), ex.what());
+      return 1;
+    }
   }
   try {
     DeviceInfo dev = query_device(device);

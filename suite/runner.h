@@ -37,10 +37,13 @@ inline constexpr int kWorkerContextLost = 4;
 std::vector<Record> run_probe_worker(const WorkerConfig& cfg, const DeviceInfo& dev,
                                      ProbeResult* probed);
 
-// Every row of `e` on `dev` (points in order, then the seed-mean rows).
+// Every row of `e` on `dev` (points in order, then the seed-mean rows);
+// with `indices` (ascending), only those points, and the seed-mean rows of
+// the seed points among them (--shard keeps a seed-mean group whole).
 std::vector<Record> run_experiment_isolated(const WorkerConfig& cfg, const Experiment& e,
                                             const DeviceInfo& dev, const TargetFile* targets,
-                                            const ProbeResult& probed);
+                                            const ProbeResult& probed,
+                                            const std::vector<size_t>& indices = {});
 
 // The rows of the given points of `e`, in that order, measured in one
 // worker process of its own (fresh allocations: a re-measure leaves whatever
@@ -51,6 +54,14 @@ std::vector<std::vector<Record>> run_points_isolated(const WorkerConfig& cfg, co
                                                      const DeviceInfo& dev,
                                                      const TargetFile* targets,
                                                      const ProbeResult& probed);
+
+// The rows of one NCCL collective across `devices` (suite/nccl_bench.h),
+// measured in one worker process driving them all: `skipped` with one GPU
+// or without NCCL in this build, `failed` for points the worker did not
+// finish (it died, or a collective timed out and was aborted).
+std::vector<Record> run_collective_isolated(const WorkerConfig& cfg, const std::string& name,
+                                            const std::vector<int>& devices,
+                                            const std::string& host);
 
 // The worker's side: `kbench __worker ...`. Returns its exit code.
 int worker_main(int argc, char** argv);

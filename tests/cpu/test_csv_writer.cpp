@@ -139,8 +139,9 @@ TEST(CsvWriter, RowRoundTripsThroughTheSplitter) {
   EXPECT_EQ(f[7], "False");
   EXPECT_EQ(f[8], r.shape);
   EXPECT_EQ(std::stod(f[12]), *r.median_us);
-  EXPECT_EQ(f[13], "");  // min_us unset: empty field
-  EXPECT_EQ(f.back(), r.message);
+  EXPECT_EQ(f[13], "");         // min_us unset: empty field
+  EXPECT_EQ(f[26], r.message);  // schema v1's last column; v2's GPU identity follows
+  EXPECT_EQ(f.back(), r.host);
 }
 
 TEST(CsvWriter, ForeignHeaderIsLeftUntouched) {

@@ -9,6 +9,8 @@
 
 namespace {
 
+const size_t kCols = kb::csv_columns().size();  // the header good_rows() writes
+
 using namespace kgt;
 
 // Reads `text` as file `name`; returns the error ("" if none) and fills `h`.
@@ -78,9 +80,11 @@ TEST(KgateInput, RowWithExtraOrMissingFieldsIsSkipped) {
   kb::History h;
   EXPECT_EQ(load(h, text), "");
   EXPECT_EQ(h.rows(), 2u);
-  EXPECT_EQ(warnings(h),
-            (std::vector<std::string>{"r.csv:4: 28 field(s) where the header has 27; row skipped",
-                                      "r.csv:5: 2 field(s) where the header has 27; row skipped"}));
+  EXPECT_EQ(warnings(h), (std::vector<std::string>{"r.csv:4: " + std::to_string(kCols + 1) +
+                                                       " field(s) where the header has " +
+                                                       std::to_string(kCols) + "; row skipped",
+                                                   "r.csv:5: 2 field(s) where the header has " +
+                                                       std::to_string(kCols) + "; row skipped"}));
 }
 
 TEST(KgateInput, BadActualIsSkippedWithItsLine) {
@@ -184,6 +188,7 @@ TEST(KgateInput, TruncatedLastLine) {
   // Cut inside a quoted message.
   kb::Record q = row("gather_gemv", 700, "r1");
   q.message = "a message, long";
+  q.host = "a host, long";  // the last column, quoted: the cut falls inside it
   std::string line = kb::csv_line(kb::record_fields(q));
   kb::History h2;
   EXPECT_EQ(load(h2, good_rows() + line.substr(0, line.size() - 3)), "");
@@ -289,7 +294,8 @@ TEST(KgateInput, BinaryWarnsOnRowLevelDamageAndGoesOn) {
   Result r = kgate("check --results " + f.string());
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_TRUE(contains(r.out, "kgate: warning: " + f.string() +
-                                  ":4: 2 field(s) where the header has 27; row skipped"))
+                                  ":4: 2 field(s) where the header has " + std::to_string(kCols) +
+                                  "; row skipped"))
       << r.out;
 }
 

@@ -42,7 +42,7 @@ struct UsageError : std::runtime_error {
 };
 
 constexpr const char* kTopUsage =
-    "kgate check|compare|dashboard|noise|gpt-fast [options]   (kgate --help)";
+    "kgate check|compare|dashboard|noise|siblings|gpt-fast [options]   (kgate --help)";
 constexpr const char* kCheckUsage =
     "kgate check --results FILE... [--targets DIR] [--markdown FILE] [--junit FILE] "
     "[--html FILE] [--suspects FILE] [--all] [options]";
@@ -52,6 +52,8 @@ constexpr const char* kDashboardUsage =
     "kgate dashboard --results FILE... --out DIR|FILE.html [--targets DIR] [--title TEXT] "
     "[options]";
 constexpr const char* kNoiseUsage = "kgate noise --results FILE... [--markdown FILE] [--csv FILE]";
+constexpr const char* kSiblingsUsage =
+    "kgate siblings --results FILE... [--threshold REL] [--min-rows N] [--markdown FILE]";
 constexpr const char* kGptFastUsage =
     "kgate gpt-fast --results FILE... --csv FILE [--json FILE] [--targets DIR]";
 // An output file that cannot be written: the verdict would be lost.
@@ -527,6 +529,44 @@ int cmd_noise(const Args& args) {
   return 0;
 }
 
+// The sibling check of the newest run (bring-up of a host with several
+// GPUs): each GPU against the median of its siblings. Exit 1 when a GPU is
+// named, so that a bring-up script can stop on it.
+int cmd_siblings(const Args& args) {
+  const Args a = expand_equals(args, {}, kSiblingsUsage);
+  std::vector<std::string> results;
+  std::string markdown;
+  SiblingOptions opt;
+  for (size_t i = 1; i < a.size(); ++i) {
+    const std::string& f = a[i];
+    if (f == "--results") {
+      take_files(a, i, results, kSiblingsUsage);
+    } else if (f == "--threshold") {
+      opt.threshold = parse_double(f, value_of(a, i), 0.001, 0.9);
+    } else if (f == "--min-rows") {
+      opt.min_rows = static_cast<size_t>(parse_int(f, value_of(a, i), 1, 100000));
+    } else if (f == "--markdown") {
+      markdown = value_of(a, i);
+    } else {
+      unexpected("siblings", f, kSiblingsUsage, "--results");
+    }
+  }
+  if (results.empty()) throw UsageError("siblings needs --results FILE...", kSiblingsUsage);
+  History h;
+  read_history(h, results);
+  std::vector<std::string> warnings;
+  for (const auto& w : h.warnings()) warnings.push_back(w.text());
+  print_warnings(warnings);
+  const auto reps = sibling_check(h, opt);
+  std::fputs(sibling_text(reps, false).c_str(), stdout);
+  std::fflush(stdout);
+  if (!markdown.empty()) write_file(markdown, sibling_text(reps, true));
+  for (const auto& r : reps)
+    for (const auto& g : r.gpus)
+      if (g.named) return 1;
+  return 0;
+}
+
 // Hidden: tools/gate-selftest.sh's table (docs/gate.md).
 int cmd_selftest_table(const Args& args) {
   const Args a = expand_equals(args, {}, nullptr);
@@ -623,6 +663,7 @@ int kgate_main(int argc, char** argv) {
     if (cmd == "gpt-fast") return cmd_gpt_fast(a);
     if (cmd == "simulate") return cmd_simulate(a);
     if (cmd == "noise") return cmd_noise(a);
+    if (cmd == "siblings") return cmd_siblings(a);
     if (cmd == "selftest-table") return cmd_selftest_table(a);
     if (cmd == "gen-history") return cmd_gen_history(a);
     std::error_code ec;
@@ -638,6 +679,7 @@ int kgate_main(int argc, char** argv) {
               : a[0] == "compare"   ? kCompareUsage
               : a[0] == "dashboard" ? kDashboardUsage
               : a[0] == "noise"     ? kNoiseUsage
+              : a[0] == "siblings"  ? kSiblingsUsage
               : a[0] == "gpt-fast"  ? kGptFastUsage
                                     : "";
     if (usage.empty()) usage = kTopUsage;

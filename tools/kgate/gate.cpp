@@ -7,6 +7,8 @@
 #include <optional>
 #include <string_view>
 
+#include "tools/kgate/siblings.h"
+
 namespace kb {
 
 namespace {
@@ -95,7 +97,10 @@ int status_rank(GateStatus s) { return static_cast<int>(s); }
 // any (attempt 1 is left out: it was re-measured because it was low), else
 // attempt 1's; throttled attempts count only when nothing else was measured.
 struct RunValue {
-  size_t first = 0;    // index into the series of the run's first row (its lowest attempt)
+  size_t first = 0;  // index into the series of the run's first row (its lowest attempt)
+  // The first failed or incorrect row of the run's own measurement (attempt
+  // 1, on any of its GPUs), SIZE_MAX if none: a crash on one GPU is a crash.
+  size_t bad = SIZE_MAX;
   int attempts = 0;    // rows of this run (attempts)
   int remeasured = 0;  // measured re-measurements behind `value`
   bool measured = false, throttled = false;
@@ -118,10 +123,12 @@ void group_runs(const std::vector<Observation>& obs, const std::vector<uint32_t>
     for (; j < series.size() && obs[series[j]].run == obs[series[i]].run; ++j) {
       const Observation& o = obs[series[j]];
       ++rv.attempts;
+      if (o.attempt == 1 && rv.bad == SIZE_MAX &&
+          (o.status == RowStatus::failed || o.status == RowStatus::incorrect))
+        rv.bad = j;
       if (!o.measured()) continue;
       bool hot_row = o.status == RowStatus::throttled;
       if (o.attempt == 1) {
-        rv.first_value = o.actual;
         (hot_row ? hot : ok).push_back(o.actual);
       } else {
         (hot_row ? re_hot : re_ok).push_back(o.actual);
@@ -131,6 +138,11 @@ void group_runs(const std::vector<Observation>& obs, const std::vector<uint32_t>
                                      : !re_hot.empty() ? &re_hot
                                      : !ok.empty()     ? &ok
                                                        : &hot;
+    // The run's own value: its GPUs' median (one GPU: its row).
+    if (!ok.empty())
+      rv.first_value = median_of(ok);
+    else if (!hot.empty())
+      rv.first_value = median_of(hot);
     if (!use->empty()) {
       rv.measured = true;
       rv.throttled = use == &re_hot || use == &hot;
@@ -243,16 +255,45 @@ GateReport run_gate(const History& hist, const GateOptions& opt) {
     }
   }
 
+  // The GPUs of one kind in one run are attempts of one key: the keys that
+  // differ only in their device label (cuda:0, cuda:1, ...) are judged as
+  // one, their rows merged in run and attempt order.
+  std::vector<std::vector<uint32_t>> groups;
+  {
+    std::map<std::string, size_t> at;
+    for (uint32_t k = 0; k < keys.size(); ++k) {
+      const Key& key = keys[k];
+      const std::string g = key.name + '\x1f' + key.metric + '\x1f' + key.dtype + '\x1f' +
+                            key.shape + '\x1f' + key.arch + '\x1f' + gate_key_device(key.device);
+      auto [it, fresh] = at.try_emplace(g, groups.size());
+      if (fresh) groups.emplace_back();
+      groups[it->second].push_back(k);
+    }
+  }
   const size_t keep = static_cast<size_t>(opt.rule.window + opt.rule.max_recent);
   std::vector<RunValue> runs_of_key;
-  for (uint32_t k = 0; k < keys.size(); ++k) {
-    const Key& key = keys[k];
-    const auto& series = hist.series(k);
+  std::vector<uint32_t> merged;
+  for (const auto& group : groups) {
+    Key key = keys[group.front()];
+    key.device = gate_key_device(key.device);
+    if (group.size() == 1) {
+      merged = hist.series(group.front());
+    } else {
+      merged.clear();
+      for (uint32_t k : group)
+        merged.insert(merged.end(), hist.series(k).begin(), hist.series(k).end());
+      std::stable_sort(merged.begin(), merged.end(), [&](uint32_t a, uint32_t b) {
+        if (obs[a].run != obs[b].run) return obs[a].run < obs[b].run;
+        if (obs[a].attempt != obs[b].attempt) return obs[a].attempt < obs[b].attempt;
+        return obs[a].seq < obs[b].seq;
+      });
+    }
+    const auto& series = merged;
     if (series.empty()) continue;
     ArchRuns& ar = arch_runs[key.arch];
     group_runs(obs, series, runs_of_key);
     const RunValue& now = runs_of_key.back();
-    const Observation& last = obs[series[now.first]];
+    const Observation& last = obs[series[now.bad != SIZE_MAX ? now.bad : now.first]];
     GateKeyResult r;
     r.name = key.name;
     r.metric = key.metric;
@@ -329,6 +370,7 @@ GateReport run_gate(const History& hist, const GateOptions& opt) {
       bool failed = last.status == RowStatus::failed;
       r.rule = failed ? "failed" : "incorrect";
       r.why = failed ? "the run failed" : "the output is incorrect (it failed its check)";
+      if (now.attempts > 1) r.why += " on " + hist.gpus()[last.gpu].label();
       if (!last.message.empty()) r.why += ": " + std::string(last.message);
       find_last_good(hist, series, runs_of_key, key, std::nullopt, opt.rule.min_gap, r);
       add_notes();
@@ -416,6 +458,11 @@ GateReport run_gate(const History& hist, const GateOptions& opt) {
 
   for (const auto& [arch, a] : arch_runs)
     rep.gated_runs.push_back({arch, context_of(runs[a.newest]), a.keys});
+  // A GPU behind its siblings of the newest run: a finding about that GPU,
+  // not a regression of the code (tools/kgate/siblings.h).
+  for (const SiblingReport& s : sibling_check(hist, opt.sibling))
+    for (const SiblingGpu& g : s.gpus)
+      if (g.named) rep.gpu_findings.push_back({s.arch, s.run, g.gpu, g.why});
   std::stable_sort(rep.keys.begin(), rep.keys.end(),
                    [](const GateKeyResult& a, const GateKeyResult& b) {
                      if (a.status != b.status) return status_rank(a.status) < status_rank(b.status);

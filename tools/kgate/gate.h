@@ -21,6 +21,7 @@
 #include "suite/targets.h"
 #include "tools/kgate/history.h"
 #include "tools/kgate/history_rule.h"
+#include "tools/kgate/siblings.h"
 
 namespace kb {
 
@@ -28,6 +29,7 @@ struct GateOptions {
   HistoryRuleOptions rule;
   bool strict = false;
   std::vector<TargetFile> targets;  // empty: only the rows' own targets
+  SiblingOptions sibling;           // GPUs behind their siblings (findings, not failures)
 };
 
 GateReport run_gate(const History& history, const GateOptions& opt);

@@ -28,6 +28,39 @@ std::string base_name(const std::string& path) {
 
 }  // namespace
 
+std::string gate_key_device(const std::string& device) {
+  if (device.rfind("cuda:", 0) == 0 && device.size() > 5 &&
+      device.find_first_not_of("0123456789", 5) == std::string::npos)
+    return "cuda";
+  return device;
+}
+
+std::string GpuId::label() const {
+  std::string s = device.empty() ? (index.empty() ? "cuda" : "gpu " + index) : device;
+  if (!uuid.empty()) s += " " + uuid.substr(0, std::min<size_t>(uuid.size(), 12));
+  if (!host.empty()) s += " on " + host;
+  return s;
+}
+
+uint32_t History::intern_gpu(const ResultRow& r) {
+  // The board (UUID) where the row names it; else the host's device label.
+  scratch_.assign(r.gpu_uuid.empty() ? "dev\x1f" : "uuid\x1f");
+  if (r.gpu_uuid.empty()) {
+    scratch_.append(r.host);
+    scratch_ += '\x1f';
+    scratch_.append(r.device);
+  } else {
+    scratch_.append(r.gpu_uuid);
+  }
+  auto it = gpu_index_.find(scratch_);
+  if (it != gpu_index_.end()) return it->second;
+  const uint32_t id = static_cast<uint32_t>(gpus_.size());
+  gpus_.push_back({std::string(r.device), std::string(r.gpu_index), std::string(r.gpu_uuid),
+                   std::string(r.gpu_bus_id), std::string(r.host)});
+  gpu_index_.emplace(scratch_, id);
+  return id;
+}
+
 std::string Warning::text() const {
   bool has_line = line != 0 && line != SIZE_MAX;
   return path + (has_line ? ":" + std::to_string(line) : std::string()) + ": " + what;
@@ -148,6 +181,7 @@ void History::parse(uint32_t file) {
         o.line = static_cast<uint32_t>(r.line);
         o.seq = static_cast<uint32_t>(obs_.size());
         o.attempt = split_attempt(r.run_id).attempt;
+        o.gpu = intern_gpu(r);
         o.status = row_status(r.status);
         o.is_model = r.is_model;
         o.actual = r.actual.value_or(0);
@@ -192,15 +226,22 @@ void History::finish() {
     // Rows mostly arrive in run order already: this is nearly a no-op.
     std::stable_sort(v.begin(), v.end(), [&](uint32_t a, uint32_t b) {
       if (obs_[a].run != obs_[b].run) return obs_[a].run < obs_[b].run;
-      return obs_[a].attempt < obs_[b].attempt;
+      if (obs_[a].attempt != obs_[b].attempt) return obs_[a].attempt < obs_[b].attempt;
+      return obs_[a].gpu < obs_[b].gpu;
     });
-    // A key twice in one attempt of a run: keep the first row, warn about
-    // the others.
+    // A key twice in one attempt of a run on one GPU: keep the first row,
+    // warn about the others. (Rows of other GPUs of the run are further
+    // attempts: a fleet's nodes under one --run-id.)
     size_t out = 0;
     for (size_t i = 0; i < v.size(); ++i) {
-      if (out > 0 && obs_[v[out - 1]].run == obs_[v[i]].run &&
-          obs_[v[out - 1]].attempt == obs_[v[i]].attempt) {
-        const Observation& first = obs_[v[out - 1]];
+      const Observation* same = nullptr;
+      for (size_t k = out; k-- > 0;) {
+        const Observation& o = obs_[v[k]];
+        if (o.run != obs_[v[i]].run || o.attempt != obs_[v[i]].attempt) break;
+        if (o.gpu == obs_[v[i]].gpu) same = &o;
+      }
+      if (same) {
+        const Observation& first = *same;
         const Observation& dup = obs_[v[i]];
         std::string attempt =
             dup.attempt == 1 ? std::string() : " (attempt " + std::to_string(dup.attempt) + ")";

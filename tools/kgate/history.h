@@ -2,6 +2,12 @@
 // one series per key. A key is (name, metric, dtype, shape, arch, device):
 // DESIGN.md's key plus the device, so that the GPUs of one `--device all`
 // run are not duplicates of each other and each is compared with itself.
+// The gate takes the GPUs of one kind in one run together, as attempts of
+// one key (gate_key_device: cuda:N is cuda); the dashboard shows each.
+//
+// Each row also names the GPU that measured it (schema v2's UUID and host;
+// the device label in v1 files): two rows of one key, run and attempt are
+// duplicates only on the same GPU.
 //
 // Runs: rows with a run_id belong to that run (the same id in two files is
 // one run); rows whose id is `<id>/<N>` are attempt N of run <id>
@@ -30,6 +36,17 @@ struct Key {
   bool lower_is_better = false;
 };
 
+// The gate's device for a key's device: "cuda:N" (one GPU of a run of
+// several) is "cuda", so that the GPUs of one kind are attempts of one key.
+std::string gate_key_device(const std::string& device);
+
+// The GPU a row names.
+struct GpuId {
+  std::string device, index, uuid, bus_id, host;  // "" where the file has none
+  // "cuda:1 GPU-5c1e... on node07", as short as the row allows.
+  std::string label() const;
+};
+
 struct Run {
   std::string label;      // run_id, or "<file>#<n>" for a file without run ids
   std::string timestamp;  // "" when the rows have none
@@ -52,6 +69,7 @@ struct Observation {
   uint32_t line = 0;
   uint32_t seq = 0;      // position among all rows read
   uint32_t attempt = 1;  // 1 = the run's own row; 2.. = re-measurements (reports/attempts.h)
+  uint32_t gpu = 0;      // index into History::gpus()
   RowStatus status = RowStatus::ok;
   bool is_model = false;
   uint32_t samples = 0;
@@ -100,6 +118,7 @@ class History {
   const std::vector<Run>& runs() const { return runs_; }
   const std::vector<std::string>& files() const { return files_; }
   const std::vector<Observation>& observations() const { return obs_; }
+  const std::vector<GpuId>& gpus() const { return gpus_; }
   // A key's observations, oldest run first, a run's attempts in order
   // (after finish()).
   const std::vector<uint32_t>& series(uint32_t key) const { return by_key_[key]; }
@@ -115,11 +134,14 @@ class History {
   std::string_view keep(std::string_view v, uint32_t file);
   uint32_t intern_key(const ResultRow& r);
   uint32_t intern_run(const ResultRow& r, uint32_t file, uint32_t key);
+  uint32_t intern_gpu(const ResultRow& r);
 
   std::vector<std::string> files_;
   std::deque<FileText> texts_;    // the rows' views point into these
   std::deque<std::string> kept_;  // or into these, where the text had escapes
   std::vector<Key> keys_;
+  std::vector<GpuId> gpus_;
+  std::unordered_map<std::string, uint32_t> gpu_index_;
   std::unordered_map<std::string, uint32_t> key_index_;
   std::vector<Run> runs_;
   std::unordered_map<std::string, uint32_t> run_index_;
