@@ -75,7 +75,13 @@ struct Config {
   unsigned long long* trace = nullptr;
 
   Config() = default;
-  Config(Kernel k) : kernel(k) {}  // NOLINT: a kernel is a config with default launch options
+  // A kernel (or one family's parameters) is a configuration with the default launch options.
+  Config(Kernel k) : kernel(k) {}   // NOLINT(google-explicit-constructor)
+  Config(General k) : kernel(k) {}  // NOLINT(google-explicit-constructor)
+  Config(OneLoad k) : kernel(k) {}  // NOLINT(google-explicit-constructor)
+  Config(Tile k) : kernel(k) {}     // NOLINT(google-explicit-constructor)
+  Config(Mma k) : kernel(k) {}      // NOLINT(google-explicit-constructor)
+  Config(Bulk k) : kernel(k) {}     // NOLINT(google-explicit-constructor)
   template <typename F>
   bool is() const {
     return std::holds_alternative<F>(kernel);

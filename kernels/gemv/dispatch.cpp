@@ -24,7 +24,7 @@ overloaded(Fs...) -> overloaded<Fs...>;
 
 }  // namespace
 
-// Chosen with the hidden gemv_tune experiment on an H100 80GB HBM3
+// Chosen with the hidden gemv_tune experiment (now kbench tune gemv) on an H100 80GB HBM3
 // (2026-11-22, docs/notes/gemv.md): software-pipelined batches of 2 loads
 // per row (int8 2869 vs 2731 GB/s at 16384² against 4-8 loads unpipelined);
 // 4 warps per block. K split over 4 warps of a block once K is long (bf16

@@ -255,13 +255,15 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
     const int unit_vec = mma->diag ? 32 : 4;  // 16-byte vectors per unit of a row
     const size_t smem =
         static_cast<size_t>(detail::mma_units(K, unit_vec)) * unit_vec * 16 * 2;  // x in f16
-    if (!int8 || tokens != 1 || swiglu || smem > (96u << 10) || mma->depth < 2 || mma->depth > 3 ||
-        (mma->depth == 3 && mma->unroll == 8) ||
+    const bool built_unroll = mma->diag ? mma->unroll == 1 || mma->unroll == 2 || mma->unroll == 4
+                                        : mma->unroll == 2 || mma->unroll == 4 || mma->unroll == 8;
+    if (!int8 || tokens != 1 || swiglu || smem > (96u << 10) || !built_unroll || mma->depth < 2 ||
+        mma->depth > 3 || (mma->depth == 3 && mma->unroll == 8) ||
         (mma->diag && (mma->unroll == 8 || (mma->depth == 3 && mma->unroll != 2))) ||
         mma->warps < 1 || mma->warps > 8 || mma->k_split < 1 || mma->warps % mma->k_split != 0)
       throw std::invalid_argument(
           std::string(what) +
-          ": mma needs int8 weights, one token, no SwiGLU, K <= 49152, "
+          ": mma needs int8 weights, one token, no SwiGLU, K <= 49152, unroll 2, 4 or 8, "
           "2 or 3 batches in flight (2 at unroll 8; diag: unroll 1, 2 or 4, "
           "3 batches at unroll 2 only) and k_split dividing 1-8 warps, got " +
           shape_text(N, K) + (int8 ? "" : " bf16"));

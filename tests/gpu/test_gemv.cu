@@ -1063,12 +1063,12 @@ TEST(GemvRefuses, BadTokenCounts) {
               std::string::npos)
         << t;
   // Several tokens: only R1/R2 U2 pipelined kernels, never a gather.
-  gemv::Config c{4, 2, 4, true};
+  gemv::Config c = gemv::General{4, 2, 4, true, 1};
   EXPECT_FALSE(refusal([&] {
                  launch_with(false, kW, nullptr, nullptr, 1, 0, kX, kY, 16, 16, nullptr, c, nullptr,
                              2);
                }).empty());
-  c = {1, 2, 4, true};
+  c = gemv::General{1, 2, 4, true, 1};
   EXPECT_FALSE(refusal([&] {
                  launch_with(false, kW, nullptr, kIds, 2, 8, kX, kY, 16, 16, nullptr, c, nullptr,
                              2);
