@@ -34,6 +34,7 @@
 #include "suite/device.h"
 #include "suite/engine.h"
 #include "suite/experiment.h"
+#include "suite/gemv_tune_run.h"
 #include "suite/ladder_probe.h"
 #include "suite/nccl_bench.h"
 #include "suite/probe.h"
@@ -61,7 +62,8 @@ std::string usage_line(const std::string& command) {
   if (command == "probe") return "kbench probe [--device N] [--write FILE] [--quick]";
   if (command == "tune")
     return "kbench tune [--filter REGEX] [--device N] [--targets DIR] [--write FILE] [--reps N] "
-           "[--candidates N]";
+           "[--candidates N]\n"
+           "       kbench tune gemv [--device N] [--targets DIR] [--write FILE] [--reps N]";
   if (command == "list") return "kbench list [--points [--filter REGEX] [--shard I/N]]";
   return "kbench list | run [options] | probe [options] | tune [options] | --help";
 }
@@ -111,11 +113,12 @@ struct Args {
   int repeat = 0;      // attempts per suspect (--repeat; 0 = not given)
   std::string inject;  // --inject-slowdown REGEX=PCT
   bool allow_inject = false;
-  int reps = 20;        // kbench tune: samples per candidate
-  int candidates = 16;  // kbench tune: algorithms asked of the heuristic
-  ShardSpec shard;      // --shard i/n (1/1: the whole suite)
-  std::string run_id;   // --run-id: one id shared by the shards of a job array
-  bool points = false;  // kbench list --points
+  int reps = 20;           // kbench tune: samples per candidate
+  int candidates = 16;     // kbench tune: algorithms asked of the heuristic
+  ShardSpec shard;         // --shard i/n (1/1: the whole suite)
+  std::string run_id;      // --run-id: one id shared by the shards of a job array
+  bool points = false;     // kbench list --points
+  bool tune_gemv = false;  // kbench tune gemv: the GEMV table instead of cuBLASLt's
 };
 
 // --run-id: what a scheduler gives every task of one job (Slurm's array job
@@ -243,7 +246,12 @@ Args parse(int argc, char** argv) {
   if (raw.empty()) throw UsageError("no command given");
   a.command = raw[0];
   std::vector<std::string> v = {raw[0]};
-  const auto rest = normalize(a.command, std::vector<std::string>(raw.begin() + 1, raw.end()));
+  size_t first = 1;
+  if (a.command == "tune" && raw.size() > 1 && raw[1] == "gemv") {  // kbench tune gemv
+    a.tune_gemv = true;
+    first = 2;
+  }
+  const auto rest = normalize(a.command, std::vector<std::string>(raw.begin() + first, raw.end()));
   v.insert(v.end(), rest.begin(), rest.end());
   for (size_t i = 1; i < v.size(); ++i) {
     const std::string& f = v[i];
@@ -848,6 +856,14 @@ std::vector<Record> run_chain(const Args& a, WorkerConfig cfg, int d,
                                         "): the heuristic's first choice; kbench tune writes the "
                                         "table"
                                   : std::to_string(pins.size()) + " pinned in " + tpath));
+    std::string gemv_warning;
+    const auto table = load_gemv_table(tpath, dev.name, &gemv_warning);
+    if (!gemv_warning.empty()) std::fprintf(stderr, "kbench: warning: %s\n", gemv_warning.c_str());
+    con.line(d, "GEMV choices: " + (table.empty() ? "the generic rule (no gemv table in " + tpath +
+                                                        (gemv_warning.empty() ? "" : ": not used") +
+                                                        "; kbench tune gemv writes it)"
+                                                  : std::to_string(table.size()) + " buckets in " +
+                                                        tpath + ", the generic rule elsewhere"));
   }
   std::vector<Record> rows;
   ProbeResult probed;
@@ -970,7 +986,36 @@ int cmd_run(const Args& a) {
 // what was measured. Other sections of an existing table are kept.
 constexpr double kTuneMinGain = 0.02;
 
+// `kbench tune gemv`: the GEMV dispatch table (suite/gemv_tune.h).
+int cmd_tune_gemv(const Args& a) {
+  if (!a.filter.empty() || a.candidates != 16)
+    throw UsageError(
+        "tune gemv takes no --filter or --candidates: it times the suite's GEMV shapes");
+  parse_device_spec(a.device);
+  auto files = load_targets(a);
+  const int count = require_devices();
+  if (count == 0) return kExitNoDevice;
+  const int d = devices_for(a.device, count).front();
+  DeviceInfo dev = query_device(d);
+  KB_CUDA_CHECK(cudaSetDevice(d));
+  const TargetFile* tf = match_gpu(files, dev.name);
+  bool explicit_dir = false;
+  const std::string dir = targets_dir(a, &explicit_dir);
+  const std::string out = a.write.empty() ? tuning_path(dir, tf, dev.name) : a.write;
+  const auto shapes = gemv_tuning_shapes();
+  std::printf(
+      "kbench tune gemv: %zu GEMV shapes on %s, %d interleaved cold samples per candidate\n",
+      shapes.size(), dev.name.c_str(), a.reps);
+  try {
+    tune_gemv_table(dev, tf, out, a.reps, shapes);
+  } catch (const TuningError& e) {
+    throw UsageError(std::string(e.what()) + ": fix or remove it; nothing was written");
+  }
+  return kExitOk;
+}
+
 int cmd_tune(const Args& a) {
+  if (a.tune_gemv) return cmd_tune_gemv(a);
   parse_device_spec(a.device);  // a malformed --device is a usage error on any machine
   auto experiments = select(a.filter.empty() ? "^(gemm|mlp_layer_norm_gelu)$" : a.filter);
   auto files = load_targets(a);

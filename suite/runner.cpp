@@ -400,8 +400,11 @@ int worker_main(int argc, char** argv) {
     std::vector<TargetFile> files;
     if (!targets_dir.empty()) files = load_target_dir(targets_dir);
     const TargetFile* tf = match_gpu(files, dev.name);
-    if (!targets_dir.empty())  // the parent said what is wrong with the table, once
-      gemm::set_pinned_algos(load_pins(tuning_path(targets_dir, tf, dev.name), dev.name, nullptr));
+    if (!targets_dir.empty()) {  // the parent said what is wrong with the table, once
+      const std::string tpath = tuning_path(targets_dir, tf, dev.name);
+      gemm::set_pinned_algos(load_pins(tpath, dev.name, nullptr));
+      gemv::set_table(load_gemv_table(tpath, dev.name, nullptr), tpath);
+    }
     Engine engine(dev, tf, o, info);
     if (probe) {
       ProbeResult p;

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 namespace kb {
@@ -96,6 +97,136 @@ std::string tuning_path(const std::string& dir, const TargetFile* target,
   const std::string name = target ? std::filesystem::path(target->path).filename().string()
                                   : gpu_slug(gpu_name) + ".json";
   return dir + "/tuning/" + name;
+}
+
+namespace {
+
+// [min, max] of a bucket: two whole numbers >= 1, max null for no bound.
+void get_range(const ordered_json& e, const char* key, const std::string& path,
+               const std::string& where, int64_t& lo, int64_t& hi) {
+  const std::string w = where + "." + key;
+  auto it = e.find(key);
+  if (it == e.end()) return;  // the whole range
+  if (!it->is_array() || it->size() != 2)
+    fail(path, w, "expected [min, max] (max null for no bound)");
+  const auto& a = *it;
+  if (!a[0].is_number_integer() || a[0].get<int64_t>() < 1)
+    fail(path, w, "expected a whole number >= 1 as min");
+  lo = a[0].get<int64_t>();
+  if (a[1].is_null()) {
+    hi = std::numeric_limits<int64_t>::max();
+  } else {
+    if (!a[1].is_number_integer()) fail(path, w, "expected a whole number or null as max");
+    hi = a[1].get<int64_t>();
+    if (hi < lo) fail(path, w, "max below min: the bucket holds no shape");
+  }
+}
+
+std::string get_string(const ordered_json& e, const char* key, const std::string& path,
+                       const std::string& where, const char* dflt) {
+  auto it = e.find(key);
+  if (it == e.end()) {
+    if (dflt) return dflt;
+    fail(path, where + "." + key, "missing");
+  }
+  if (!it->is_string()) fail(path, where + "." + key, "expected a string");
+  return it->get<std::string>();
+}
+
+std::string read_file(const std::string& path, bool* ok) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  *ok = in && (ss << in.rdbuf());
+  return ss.str();
+}
+
+}  // namespace
+
+std::vector<gemv::TableEntry> parse_gemv_table(const ordered_json& doc, const std::string& path) {
+  std::vector<gemv::TableEntry> out;
+  if (!doc.is_object() || !doc.contains("gemv")) return out;
+  const auto& list = doc["gemv"];
+  if (!list.is_array()) fail(path, "gemv", "expected a list of entries");
+  for (size_t i = 0; i < list.size(); ++i) {
+    const std::string where = "gemv[" + std::to_string(i) + "]";
+    const auto& e = list[i];
+    if (!e.is_object()) fail(path, where, "expected an object");
+    gemv::TableEntry t;
+    t.origin = path + " " + where;
+    const std::string dtype = get_string(e, "dtype", path, where, nullptr);
+    if (dtype == "int8")
+      t.bucket.int8 = true;
+    else if (dtype == "bfloat16" || dtype == "bf16")
+      t.bucket.int8 = false;
+    else
+      fail(path, where + ".dtype", "expected \"int8\" or \"bfloat16\", got \"" + dtype + "\"");
+    const std::string experts = get_string(e, "experts", path, where, "one");
+    if (experts != "one" && experts != "gather")
+      fail(path, where + ".experts", "expected \"one\" or \"gather\", got \"" + experts + "\"");
+    t.bucket.gather = experts == "gather";
+    const std::string use = get_string(e, "use", path, where, "standalone");
+    if (use != "standalone" && use != "decode")
+      fail(path, where + ".use", "expected \"standalone\" or \"decode\", got \"" + use + "\"");
+    t.bucket.use = use == "decode" ? gemv::Use::decode : gemv::Use::standalone;
+    get_range(e, "rows", path, where, t.bucket.rows_min, t.bucket.rows_max);
+    get_range(e, "row_bytes", path, where, t.bucket.row_bytes_min, t.bucket.row_bytes_max);
+    if (e.contains("max_bytes"))
+      t.bucket.max_bytes = get_int(e, "max_bytes", path, where + ".", 1, int64_t(1) << 50);
+    const std::string name = get_string(e, "kernel", path, where, nullptr);
+    const auto k = gemv::parse_kernel(name);
+    if (!k)
+      fail(path, where + ".kernel",
+           "unknown kernel '" + name +
+               "' (names: R2U1W4P1K2, one8, T4, GM4W4K1, M4W8K2D3, B3W8S3O2R0, BM3W8S2O2R2; "
+               "kernels/gemv/config.h)");
+    t.kernel = *k;
+    out.push_back(t);
+  }
+  return out;
+}
+
+std::vector<gemv::TableEntry> load_gemv_table(const std::string& path, const std::string& gpu_name,
+                                              std::string* warning) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return {};
+  bool ok = false;
+  const std::string text = read_file(path, &ok);
+  const char* fallback = "; the GEMV table is not used: the generic rule chooses";
+  if (!ok) {
+    if (warning) *warning = path + ": cannot read the tuning file" + fallback;
+    return {};
+  }
+  try {
+    const TuningFile f = parse_tuning_file(text, path);
+    TargetFile probe;
+    probe.gpu = f.gpu;
+    if (!match_gpu({probe}, gpu_name)) {
+      if (warning)
+        *warning =
+            path + ": written for '" + f.gpu + "', not this GPU ('" + gpu_name + "')" + fallback;
+      return {};
+    }
+    return parse_gemv_table(f.doc, path);
+  } catch (const TuningError& e) {
+    if (warning) *warning = std::string(e.what()) + fallback;
+    return {};
+  }
+}
+
+ordered_json gemv_entry_json(const gemv::TableEntry& t, const ordered_json& measured) {
+  const auto bound = [](int64_t v) {
+    return v == std::numeric_limits<int64_t>::max() ? ordered_json(nullptr) : ordered_json(v);
+  };
+  ordered_json e;
+  e["dtype"] = t.bucket.int8 ? "int8" : "bfloat16";
+  e["experts"] = t.bucket.gather ? "gather" : "one";
+  if (t.bucket.use == gemv::Use::decode) e["use"] = "decode";
+  e["rows"] = {t.bucket.rows_min, bound(t.bucket.rows_max)};
+  e["row_bytes"] = {t.bucket.row_bytes_min, bound(t.bucket.row_bytes_max)};
+  if (t.bucket.max_bytes > 0) e["max_bytes"] = t.bucket.max_bytes;
+  e["kernel"] = gemv::kernel_name(t.kernel);
+  if (!measured.is_null()) e["measured"] = measured;
+  return e;
 }
 
 std::vector<gemm::PinnedAlgo> load_pins(const std::string& path, const std::string& gpu_name,

@@ -11,8 +11,17 @@
 //                               "inner": 0 },
 //                     "measured": { "median_us": ..., "heuristic_first_us": ..., ... } } ] }
 //
-// Other sections (e.g. a GEMV table) are kept as they are when `kbench
-// tune` rewrites the file. CUDA-free: the CPU tests read and write it.
+// The `gemv` section is the GPU's GEMV dispatch table (kernels/gemv/dispatch.h),
+// written by `kbench tune gemv`: one entry per bucket of shapes, first match wins:
+//
+//     "gemv": [ { "dtype": "int8", "experts": "one", "rows": [8192, null],
+//                 "row_bytes": [1024, 4096], "kernel": "GM4W4K1",
+//                 "measured": { "median_us": ..., "runner_up": ..., ... } } ]
+//
+// ("experts": "one" or "gather"; "rows"/"row_bytes": [min, max], null: no
+// bound; optional "max_bytes" over the selected experts and "use":
+// "decode" for the decode step's GEMVs). Each command rewrites only its own
+// section and keeps the others. CUDA-free: the CPU tests read and write it.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -21,6 +30,7 @@
 #include <vector>
 
 #include "kernels/gemm/algo_config.h"
+#include "kernels/gemv/dispatch.h"
 #include "suite/targets.h"
 
 namespace kb {
@@ -50,6 +60,23 @@ std::string tuning_path(const std::string& targets_dir, const TargetFile* target
 // naming the file and the entry (the run goes on with the heuristic).
 std::vector<gemm::PinnedAlgo> load_pins(const std::string& path, const std::string& gpu_name,
                                         std::string* warning);
+
+// The gemv section of a parsed tuning file (empty when it has none).
+// Throws TuningError naming the file and the entry ("...: gemv[2].kernel:
+// unknown kernel 'X9'").
+std::vector<gemv::TableEntry> parse_gemv_table(const nlohmann::ordered_json& doc,
+                                               const std::string& path);
+
+// The GEMV table for this GPU: none when the file or its section does not
+// exist. A malformed section, or a file written for another GPU, gives none
+// and sets `warning` to one line naming the file and the entry (the run
+// goes on with the generic rule, and the rows say `generic`).
+std::vector<gemv::TableEntry> load_gemv_table(const std::string& path, const std::string& gpu_name,
+                                              std::string* warning);
+
+// One entry of the gemv section.
+nlohmann::ordered_json gemv_entry_json(const gemv::TableEntry& e,
+                                       const nlohmann::ordered_json& measured);
 
 // One entry of the cublaslt section.
 nlohmann::ordered_json pin_json(const gemm::PinnedAlgo& pin,

@@ -230,10 +230,20 @@ void Decoder::fill_weights(cudaStream_t s) {
 void Decoder::gemv(const LinearW& w, const bf16* x, bf16* y, const bf16* residual,
                    cudaStream_t s) const {
   const bool int8 = wt_ == WeightType::int8;
-  gemv::Config c = opt_.tensor_core_gemv ? gemv::default_config(int8, w.rows, w.cols)
-                                         : gemv::general_config(int8, w.rows, w.cols);
+  gemv::Config c = gemv::choose(int8, w.rows, w.cols, 1,
+                                opt_.tensor_core_gemv ? gemv::Use::standalone : gemv::Use::decode)
+                       .config;
   c.pdl = opt_.pdl;
-  gemv::launch(int8, w.w, w.scale, nullptr, 1, 0, x, y, w.rows, w.cols, residual, c, s);
+  gemv::Operands op;
+  op.int8 = int8;
+  op.W = w.w;
+  op.scale = w.scale;
+  op.x = x;
+  op.y = y;
+  op.N = w.rows;
+  op.K = w.cols;
+  op.residual = residual;
+  gemv::launch(op, c, s);
 }
 
 void Decoder::gemv_tokens(const LinearW& w, const bf16* x, bf16* y, int tokens,

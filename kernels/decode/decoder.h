@@ -51,9 +51,10 @@ struct DecoderOptions {
                                    // start at once
   bool fuse_swiglu = true;         // gate/up gemv writes h = silu(r·gate)·(r·up) itself
                                    // (gemv::gemv_swiglu): no silu_mul kernel
-  bool tensor_core_gemv = false;   // int8 gemvs on the tensor-core kernels where
-                                   // gemv::default_config picks them (true), or on the
-                                   // general kernel (gemv::general_config). Off: in the
+  bool tensor_core_gemv = false;   // the gemvs as chosen for a GEMV alone (true: the
+                                   // tensor-core kernels where they win there), or for the
+                                   // decode step (gemv::Use::decode: the general kernel
+                                   // unless the GPU's table says otherwise). Off: in the
                                    // graph of programmatic dependents the general kernel's
                                    // step measured 2742 us against 2846 (H100, Llama-2-7B
                                    // int8, docs/notes/gemv.md), though alone they are faster

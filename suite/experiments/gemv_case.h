@@ -46,10 +46,15 @@ inline Work gemv_work(const Point& p, int n_sel) {
 
 class GemvCase : public Case {
  public:
-  // E = 1, n_sel = 1: plain gemv (no expert ids). `cfg` empty: the kernel's
-  // own choice (what the decode step uses).
+  // E = 1, n_sel = 1: plain gemv (no expert ids). `cfg` empty: the
+  // dispatch's choice (the GPU's table, else the generic rule), which the
+  // rows' variant names ("GM4W4K1", "...;generic" where no table entry
+  // chose it). `decode_shape`: a decode step runs this GEMV too; where the
+  // decoder's choice differs (gemv::Use::decode), the variant says which
+  // kernel the decode runs ("...;decode=R2U1W4P1K2"): the row times the GEMV
+  // alone, as gemv_int8 runs it.
   GemvCase(const Point& p, int E, int n_sel, std::vector<int32_t> timed_experts,
-           const gemv::Config* cfg = nullptr)
+           const gemv::Config* cfg = nullptr, bool decode_shape = false)
       : int8_(p.dtype == DType::i8),
         gather_(!timed_experts.empty()),
         N_(rows_of(p)),
@@ -57,7 +62,7 @@ class GemvCase : public Case {
         E_(E),
         n_sel_(n_sel),
         timed_(std::move(timed_experts)),
-        cfg_(cfg ? *cfg : gemv::default_config(int8_, N_, K_, n_sel)),
+        choice_(cfg ? gemv::Choice{*cfg, "given"} : gemv::choose(int8_, N_, K_, n_sel)),
         w_(static_cast<size_t>(E) * N_ * K_ * (int8_ ? 1 : 2)),
         scale_(int8_ ? static_cast<size_t>(E) * N_ : 0),
         x_(K_),
@@ -67,11 +72,30 @@ class GemvCase : public Case {
       gemv::check_experts(timed_, E_);
       ids_.upload(timed_);
     }
+    variant_ = gemv::kernel_name(choice_.config.kernel);
+    if (!cfg && !choice_.from_table()) variant_ += ";generic";
+    if (decode_shape) {
+      const gemv::Config d = gemv::choose(int8_, N_, K_, 1, gemv::Use::decode).config;
+      if (gemv::kernel_name(d.kernel) != gemv::kernel_name(choice_.config.kernel))
+        variant_ += ";decode=" + gemv::kernel_name(d.kernel);
+    }
   }
 
+  std::string variant() const override { return variant_; }
+
   void run(cudaStream_t s) override {
-    gemv::launch(int8_, w_.get(), int8_ ? scale_.get() : nullptr, gather_ ? ids_.get() : nullptr,
-                 n_sel_, E_, x_.get(), y_.get(), N_, K_, nullptr, cfg_, s);
+    gemv::Operands op;
+    op.int8 = int8_;
+    op.W = w_.get();
+    op.scale = int8_ ? scale_.get() : nullptr;
+    op.experts = gather_ ? ids_.get() : nullptr;
+    op.n_sel = n_sel_;
+    op.E = E_;
+    op.x = x_.get();
+    op.y = y_.get();
+    op.N = N_;
+    op.K = K_;
+    gemv::launch(op, choice_.config, s);
   }
 
   Check check(cudaStream_t s, uint64_t seed) override {
@@ -154,7 +178,8 @@ class GemvCase : public Case {
   int64_t N_, K_;
   int E_, n_sel_;
   std::vector<int32_t> timed_;
-  gemv::Config cfg_;
+  gemv::Choice choice_;
+  std::string variant_;
   DeviceBuffer<uint8_t> w_;
   DeviceBuffer<bf16> scale_, x_, y_;
   DeviceBuffer<int32_t> ids_;

@@ -152,16 +152,16 @@ int main(int argc, char** argv) {
     if (c.moe()) {
       namespace gemv = kb::gemv;
       const bool i8 = a.type == dec::WeightType::int8;
-      gemv::Config sw = gemv::gather_swiglu_config(i8, c.ffn, c.dim);
+      gemv::General sw = *gemv::gather_swiglu_config(i8, c.ffn, c.dim).get<gemv::General>();
       if (a.moe_swiglu_ks > 0) sw.k_split = a.moe_swiglu_ks;
       if (a.moe_swiglu_unroll > 0) sw.unroll = a.moe_swiglu_unroll;
-      o.moe_swiglu_config = sw;
-      gemv::Config dn = gemv::combine_config(i8, c.dim, c.ffn);
+      o.moe_swiglu_config = gemv::Config(sw);
+      gemv::General dn = *gemv::combine_config(i8, c.dim, c.ffn).get<gemv::General>();
       if (a.moe_down_ks > 0) dn.k_split = a.moe_down_ks;
       if (a.moe_down_rows > 0) dn.rows_per_warp = a.moe_down_rows;
       if (a.moe_down_unroll > 0) dn.unroll = a.moe_down_unroll;
       if (a.moe_down_pipe >= 0) dn.pipeline = a.moe_down_pipe != 0;
-      o.moe_down_config = dn;
+      o.moe_down_config = gemv::Config(dn);
       std::printf("gather swiglu: R%d U%d ks%d %s; combine: R%d U%d ks%d %s\n", sw.rows_per_warp,
                   sw.unroll, sw.k_split, sw.pipeline ? "pipelined" : "", dn.rows_per_warp,
                   dn.unroll, dn.k_split, dn.pipeline ? "pipelined" : "");
@@ -311,10 +311,13 @@ int main(int argc, char** argv) {
       for (const std::string v : variants) {
         gemv::Config cfg = gemv::default_config(int8, N, K);
         const int tokens = v == "1 token" ? 1 : P;
-        if (v[0] == 'R') {
-          cfg.rows_per_warp = v[1] - '0';
-          cfg.unroll = v[3] - '0';
-          if (v.size() > 4) cfg.k_split = 1;
+        if (v[0] == 'R') {  // the general kernel (several tokens: pipelined)
+          gemv::General g = gemv::general_kernel(int8, N, K);
+          g.pipeline = true;
+          g.rows_per_warp = v[1] - '0';
+          g.unroll = v[3] - '0';
+          if (v.size() > 4) g.k_split = 1;
+          cfg = gemv::Config(g);
         }
         const bool swiglu = v == "swiglu";
         if (swiglu && N != 2LL * c.ffn) {
@@ -326,9 +329,18 @@ int main(int argc, char** argv) {
           if (swiglu)
             gemv::gemv_swiglu(int8, wi, int8 ? sc.get() : nullptr, x.get(), y.get(), tokens, N / 2,
                               K, 1e-5f, s);
-          else
-            gemv::launch(int8, wi, int8 ? sc.get() : nullptr, nullptr, 1, 0, x.get(), y.get(), N, K,
-                         nullptr, cfg, s, tokens);
+          else {
+            gemv::Operands op;
+            op.int8 = int8;
+            op.W = wi;
+            op.scale = int8 ? sc.get() : nullptr;
+            op.x = x.get();
+            op.y = y.get();
+            op.N = N;
+            op.K = K;
+            op.tokens = tokens;
+            gemv::launch(op, cfg, s);
+          }
         };
         for (int i = 0; i < 4; ++i) once(i);
         KB_CUDA_CHECK(cudaEventRecord(e0, s));

@@ -74,7 +74,7 @@ Args parse(int argc, char** argv) {
               a.bulk_stages < 1)
             usage(
                 "--bulk: STAGES,WARPS,BLOCKS_PER_SM[,ROWS[,ROWS_PER_BUFFER]], e.g. 4,16,1 "
-                "(Config::bulk_*)");
+                "(gemv::Bulk)");
         } else
           usage("unknown option " + k);
       },
@@ -106,10 +106,11 @@ int main(int argc, char** argv) {
     kb::fill_bf16(x.get(), a.K, 9, s);
     gemv::Config cfg =
         a.general ? gemv::general_config(a.int8, a.N, a.K) : gemv::default_config(a.int8, a.N, a.K);
-    cfg.one_load = false;  // the general, bulk, tile and mma kernels carry the trace
+    if (cfg.is<gemv::OneLoad>())  // the general, bulk, tile and mma kernels carry the trace
+      cfg = gemv::Config(gemv::general_kernel(a.int8, a.N, a.K));
     if (a.bulk_stages > 0) {
       cfg = gemv::bulk_config(a.bulk_stages, a.bulk_warps, a.bulk_per_sm, a.bulk_rows, a.bulk_rs);
-      cfg.bulk_mma = a.bulk_mma;
+      cfg.get<gemv::Bulk>()->mma = a.bulk_mma;
     }
     const int64_t blocks = gemv::grid_blocks(a.int8, a.N, a.K, cfg);
     kb::DeviceBuffer<unsigned long long> trace(2 * blocks);
@@ -119,8 +120,15 @@ int main(int argc, char** argv) {
     auto run = [&](bool traced) {
       gemv::Config c = cfg;
       if (traced) c.trace = trace.get();
-      gemv::launch(a.int8, w.get(), a.int8 ? scale.get() : nullptr, nullptr, 1, 0, x.get(), y.get(),
-                   a.N, a.K, nullptr, c, s);
+      gemv::Operands op;
+      op.int8 = a.int8;
+      op.W = w.get();
+      op.scale = a.int8 ? scale.get() : nullptr;
+      op.x = x.get();
+      op.y = y.get();
+      op.N = a.N;
+      op.K = a.K;
+      gemv::launch(op, c, s);
     };
     auto timed = [&](bool traced) {
       kb::read_buffer(flush.get(), flush.bytes(), s);
@@ -135,22 +143,16 @@ int main(int argc, char** argv) {
     timed(false);
     std::vector<double> plain, traced_us;
     for (int i = 0; i < a.reps; ++i) plain.push_back(timed(false));
-    char config[64];
-    if (cfg.bulk_stages > 0)
-      std::snprintf(config, sizeof config, "bulk B%s%dW%dS%dO%dR%d", cfg.bulk_mma ? "M" : "",
-                    cfg.bulk_stages, cfg.warps_per_block, cfg.bulk_blocks_per_sm, cfg.bulk_rows,
-                    cfg.bulk_rows_per_buffer);
-    else if (cfg.tile)
-      std::snprintf(config, sizeof config, "tile T%d", cfg.warps_per_block);
-    else if (cfg.mma)
-      std::snprintf(config, sizeof config, "mma %sM%dW%dK%dD%d", cfg.mma_diag ? "G" : "",
-                    cfg.unroll, cfg.warps_per_block, cfg.k_split, cfg.mma_depth);
-    else
-      std::snprintf(config, sizeof config, "R%dU%dW%dP%dK%d", cfg.rows_per_warp, cfg.unroll,
-                    cfg.warps_per_block, cfg.pipeline ? 1 : 0, cfg.k_split);
+    const std::string config =
+        std::string(gemv::family_name(cfg.kernel)) + " " + gemv::kernel_name(cfg.kernel);
+    int threads = 0;  // per block
+    if (const auto* g = cfg.get<gemv::General>()) threads = 32 * g->warps;
+    if (const auto* t = cfg.get<gemv::Tile>()) threads = 32 * t->warps;
+    if (const auto* m = cfg.get<gemv::Mma>()) threads = 32 * m->warps;
+    if (const auto* b = cfg.get<gemv::Bulk>()) threads = 32 * (b->warps + 1);  // + the producer
     std::printf("%s gemv N=%lld K=%lld on %s: config %s, %lld blocks of %d threads\n",
-                a.int8 ? "int8" : "bf16", (long long)a.N, (long long)a.K, prop.name, config,
-                (long long)blocks, 32 * cfg.warps_per_block);
+                a.int8 ? "int8" : "bf16", (long long)a.N, (long long)a.K, prop.name, config.c_str(),
+                (long long)blocks, threads);
     const double med = kb::quantile(plain, 0.5);
     std::printf("  event-timed: median %.2f us (%.0f GB/s of weights), min %.2f, max %.2f\n", med,
                 wbytes / med * 1e-3, kb::quantile(plain, 0), kb::quantile(plain, 1));

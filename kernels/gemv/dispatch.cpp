@@ -1,0 +1,300 @@
+// The generic rule, the installed table and choose() (dispatch.h). The
+// measurements behind each bucket: docs/notes/gemv.md ("Current state").
+#include "kernels/gemv/dispatch.h"
+
+#include <algorithm>
+#include <mutex>
+#include <utility>
+
+namespace kb::gemv {
+
+namespace {
+
+// Elements per 16-byte weight vector (gemv.h's k_multiple_*).
+int64_t vec_elems(bool int8) { return int8 ? 16 : 8; }
+int64_t item_bytes(bool int8) { return int8 ? 1 : 2; }
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+template <class... Fs>
+struct overloaded : Fs... {
+  using Fs::operator()...;
+};
+template <class... Fs>
+overloaded(Fs...) -> overloaded<Fs...>;
+
+}  // namespace
+
+// Chosen with the hidden gemv_tune experiment (now kbench tune gemv) on an H100 80GB HBM3
+// (2026-11-22, docs/notes/gemv.md): software-pipelined batches of 2 loads
+// per row (int8 2869 vs 2731 GB/s at 16384² against 4-8 loads unpipelined);
+// 4 warps per block. K split over 4 warps of a block once K is long (bf16
+// 16384²: 3063 vs 2913 GB/s; 1024x14336: 2111 vs 1382) and, for bf16, over
+// 2-4 warps at K >= 8192 or N >= 16384 (4096x11008: 2589 vs 2466; 22016x4096:
+// 2917 vs 2827). Elsewhere one warp per row for bf16: splitting cost up to
+// 10% at 4096². int8 (second evening tune): batches of one load, two rows
+// per warp and K split over 2 warps up to N = 16384 at K >= 4096 (4096²:
+// 1662 vs 1531; 12288x4096: 2267 vs 2192; 4096x11008: 2287 vs 2230;
+// 16384²: 2907 vs 2871; not 22016x4096: 2522 vs 2585), one row per warp and
+// the same split for short rows (1024²: 226 vs 215).
+General general_kernel(bool int8, int64_t N, int64_t K, int n_sel) {
+  General c;
+  c.warps = 4;
+  c.unroll = 2;
+  c.pipeline = true;
+  c.rows_per_warp = 1;
+  if (int8 && K >= 12288 && n_sel == 1) {
+    // Long int8 rows (2026-11-23, four gemv_tune runs, GB/s): batches of 2
+    // loads, not pipelined, 2 rows per warp, K over 4 warps (16384²:
+    // 2920-2923 against 2898-2909; 14336x16384: 2887-2895 against
+    // 2764-2832; 1024x14336: 1455-1464 against 1167-1190).
+    c.rows_per_warp = 2;
+    c.pipeline = false;
+    c.k_split = 4;
+  } else if (int8 && K >= 4096 && N <= 16384) {
+    c.unroll = 1;
+    c.rows_per_warp = 2;
+    c.k_split = 2;
+  } else if (int8 && K <= 2048 && N <= 2048) {
+    c.unroll = 1;
+    c.k_split = 2;
+  } else if (K >= 12288) {
+    c.k_split = 4;
+  } else if (!int8 && N >= 12288 && K >= 4096) {  // 12288x4096: 2736 vs 2659; not 14336x1024
+    c.k_split = 4;
+  } else if (!int8 && (K >= 8192 || N <= 2048)) {  // few rows: 1024² 429 vs 409 GB/s
+    c.k_split = 2;
+  }
+  return c;
+}
+
+Config general_config(bool int8, int64_t N, int64_t K, int n_sel) {
+  // Up to 4 MB in all with rows of 32, 64 or 128 vectors: the one-load
+  // kernel in blocks of 8 warps (the seed's D = 1024, H100, us: int8 4.29
+  // against 4.64-4.74 for the general kernel, bf16 4.51-4.61 against
+  // 5.14-5.28, gathers of 2 experts int8 4.70-4.77 against 5.31-5.41 and
+  // bf16 5.25-5.44 against 5.63-5.76; blocks of 4 warps: 4.29-4.34,
+  // 4.83-5.25, 4.99-5.02, 6.22-6.34).
+  const int64_t vecs = K / vec_elems(int8);
+  if ((vecs == 32 || vecs == 64 || vecs == 128) &&
+      n_sel * N * K * item_bytes(int8) <= (int64_t(4) << 20))
+    return Config(OneLoad{8});
+  return Config(general_kernel(int8, N, K, n_sel));
+}
+
+Config bulk_config(int stages, int warps, int blocks_per_sm, int rows, int rows_per_buffer) {
+  Bulk b;
+  b.stages = stages;
+  b.warps = warps;
+  b.blocks_per_sm = blocks_per_sm;
+  b.rows = rows;
+  b.rows_per_buffer = rows_per_buffer;
+  return Config(b);
+}
+
+// Several tokens (measured on an H100 at Llama-2-7B's shapes and 6 tokens,
+// tools/decode_profile, docs/notes/gemv.md): the kernel is then bound by
+// its x reads and FMAs, not by HBM. Batches of two loads. int8: two rows
+// per warp (each token's x vector serves both; 12288x4096: 47 vs 58 us),
+// K split only at K >= 12288. The SwiGLU keeps the split it measured with
+// (int8 as several tokens).
+// bf16: one row per warp (two for the SwiGLU, whose rows pair), no K split
+// below K = 8192 (12288x4096: 61 vs 73 us; 22016x4096 with 2 rows: 96 vs
+// 207 us), the one-token split above (4096x11008: 62 vs 90 us).
+Config tokens_config(bool int8, int64_t N, int64_t K, int tokens, bool swiglu) {
+  General c = general_kernel(int8, N, K, 1);  // not the one-load kernel: one token, no SwiGLU only
+  c.pipeline = true;                          // several tokens and SwiGLU: pipelined only
+  if (swiglu) {                               // two rows (gate and up), batches of two loads
+    c.rows_per_warp = 2;
+    c.unroll = 2;
+    if (int8) c.k_split = K >= 12288 ? 4 : 1;
+  }
+  if (tokens <= 1) return Config(c);
+  c.unroll = 2;
+  if (int8) {
+    c.rows_per_warp = 2;
+    c.k_split = K >= 12288 ? 4 : 1;
+  } else if (K < 8192) {
+    c.k_split = 1;
+  }
+  return Config(c);
+}
+
+Config gather_swiglu_config(bool int8, int64_t F, int64_t K) {
+  return tokens_config(int8, 2 * F, K, 1, true);
+}
+
+Config combine_config(bool int8, int64_t N, int64_t K) {
+  // The one-matrix choice of the general kernel at a row of n_sel·K (int8
+  // 4096x14336: 2 rows per warp, batches of 2 loads, not pipelined, K over 4 warps).
+  General c = general_kernel(int8, N, K, 1);
+  if (c.unroll > 2) c.unroll = 2;
+  if (c.rows_per_warp > 2) c.rows_per_warp = 2;
+  return Config(c);
+}
+
+int bulk_rows_per_buffer(const Bulk& k, bool int8, int64_t N, int64_t K, bool gather) {
+  if (k.rows_per_buffer != 0) return k.rows_per_buffer;
+  return K * item_bytes(int8) <= (16 << 10) && (!gather || N % 2 == 0) ? 2 : 1;
+}
+
+std::string refusal(const Kernel& kernel, bool int8, int64_t N, int64_t K, int n_sel) {
+  if (N <= 0 || K <= 0 || n_sel <= 0) return "empty shape";
+  if (K % vec_elems(int8) != 0) return "K not a multiple of the 16-byte vector";
+  const int64_t vecs = K / vec_elems(int8);
+  const bool gather = n_sel > 1;
+  return std::visit(
+      overloaded{
+          [&](const General& c) -> std::string {
+            const auto in = [](int v, std::initializer_list<int> ok) {
+              return std::find(ok.begin(), ok.end(), v) != ok.end();
+            };
+            if (!in(c.rows_per_warp, {1, 2, 4}) || !in(c.unroll, {1, 2, 4, 8}) || c.warps < 1 ||
+                c.warps > 8 || !in(c.k_split, {1, 2, 4, 8}) || c.warps % c.k_split != 0)
+              return "not a configuration of the general kernel";
+            return "";
+          },
+          [&](const OneLoad& c) -> std::string {
+            if (c.warps != 4 && c.warps != 8)
+              return "the one-load kernel has blocks of 4 or 8 warps";
+            if (vecs != 32 && vecs != 64 && vecs != 128)
+              return "the one-load kernel needs rows of 32, 64 or 128 16-byte vectors";
+            return "";
+          },
+          [&](const Tile& c) -> std::string {
+            if (!int8 || K > 8192) return "the tile kernel needs int8 rows of at most 8 KB";
+            if (c.warps != 4 && c.warps != 8) return "the tile kernel has blocks of 4 or 8 warps";
+            return "";
+          },
+          [&](const Mma& c) -> std::string {
+            const int64_t unit_vec = c.diag ? 32 : 4;
+            const int64_t smem = ceil_div(K / 16, unit_vec) * unit_vec * 16 * 2;
+            if (!int8 || smem > (96 << 10)) return "the mma kernel needs int8 and K <= 49152";
+            const bool ok = c.diag ? (c.unroll == 1 || c.unroll == 2 || c.unroll == 4) &&
+                                         (c.depth == 2 || (c.depth == 3 && c.unroll == 2))
+                                   : (c.unroll == 2 || c.unroll == 4 || c.unroll == 8) &&
+                                         (c.depth == 2 || (c.depth == 3 && c.unroll != 8));
+            if (!ok || c.warps < 1 || c.warps > 8 || c.k_split < 1 || c.warps % c.k_split != 0)
+              return "not a configuration of the mma kernel";
+            return "";
+          },
+          [&](const Bulk& c) -> std::string {
+            const int64_t threads = 32 * int64_t(c.warps);
+            const int64_t J = vecs % threads == 0 ? vecs / threads : 0;
+            const int rs = bulk_rows_per_buffer(c, int8, N, K, gather);
+            const int64_t smem = int64_t(c.stages) * rs * K * item_bytes(int8);
+            if (c.mma && (!int8 || rs != 2))
+              return "bulk_mma needs int8 weights and 2 rows per buffer";
+            if ((c.warps != 8 && c.warps != 16) || rs < 1 || rs > 2 ||
+                (rs == 2 && gather && N % 2 != 0) || (J != 1 && J != 2 && J != 4) ||
+                (c.stages != 3 && c.stages != 4 && c.stages != 6) || c.blocks_per_sm < 1 ||
+                c.blocks_per_sm > 4 || smem > (160 << 10) || c.rows < 0 || c.rows > 2)
+              return "the bulk kernel cannot serve this row length so configured";
+            return "";
+          }},
+      kernel);
+}
+
+bool Bucket::holds(bool i8, int64_t N, int64_t K, int n_sel, Use u) const {
+  const int64_t row_bytes = K * item_bytes(i8);
+  return i8 == int8 && (n_sel > 1) == gather && u == use && N >= rows_min && N <= rows_max &&
+         row_bytes >= row_bytes_min && row_bytes <= row_bytes_max &&
+         (max_bytes == 0 || n_sel * N * row_bytes <= max_bytes);
+}
+
+namespace {
+
+TableEntry entry(bool int8, bool gather, int64_t rows_min, int64_t rows_max, int64_t rb_min,
+                 int64_t rb_max, int64_t max_bytes, Kernel k, const char* why) {
+  TableEntry e;
+  e.bucket.int8 = int8;
+  e.bucket.gather = gather;
+  e.bucket.rows_min = rows_min;
+  e.bucket.rows_max = rows_max;
+  e.bucket.row_bytes_min = rb_min;
+  e.bucket.row_bytes_max = rb_max;
+  e.bucket.max_bytes = max_bytes;
+  e.kernel = k;
+  e.origin = std::string("generic rule: ") + why;
+  return e;
+}
+
+constexpr int64_t kAny = std::numeric_limits<int64_t>::max();
+constexpr int64_t kMB = int64_t(1) << 20;
+
+struct Installed {
+  std::mutex mutex;
+  std::vector<TableEntry> entries;
+  std::string name;
+};
+Installed& installed() {
+  static Installed t;
+  return t;
+}
+
+}  // namespace
+
+// The kernel families where they measured faster than the general kernel
+// (H100 80GB HBM3, 2026-11-23, docs/notes/gemv.md "Current state"); the
+// first bucket holding a shape whose kernel serves it wins.
+const std::vector<TableEntry>& generic_table() {
+  static const std::vector<TableEntry> t = {
+      // Up to 4 MB with rows of 32, 64 or 128 vectors (the seed's D = 1024):
+      // the launch and the first HBM round trip are most of the time.
+      entry(false, false, 1, kAny, 512, 2048, 4 * kMB, OneLoad{8}, "one-load, small"),
+      entry(false, true, 1, kAny, 512, 2048, 4 * kMB, OneLoad{8}, "one-load, small"),
+      entry(true, false, 1, kAny, 512, 2048, 4 * kMB, OneLoad{8}, "one-load, small"),
+      entry(true, true, 1, kAny, 512, 2048, 4 * kMB, OneLoad{8}, "one-load, small"),
+      // bf16 rows of 8 KB up to 4096 rows: the bulk-copy kernel (4096²:
+      // 2543 against 2128 GB/s; not at 12288 rows or more, nor gathers).
+      entry(false, false, 1024, 4096, 8192, 8192, 0, Bulk{3, 8, 3, 2, 0, false},
+            "bulk, bf16 rows of 8 KB"),
+      // int8 rows of 16 KB, 14336 rows or more: bulk with tensor-core
+      // consumers (16384²: 2963-2975 against 2920-2926).
+      entry(true, false, 14336, kAny, 16384, 16384, 0, Bulk{3, 8, 2, 2, 2, true},
+            "bulk-mma, int8 rows of 16 KB"),
+      // int8 rows of 1-4 KB up to 32 MB: the whole-tile kernel (4096²:
+      // 1923-1927 against 1601-1611).
+      entry(true, false, 1, kAny, 1024, 4096, 32 * kMB, Tile{4}, "tile, int8 rows of 1-4 KB"),
+      // larger, 8192 rows or more: the mma kernel's diagonal variant
+      // (12288x4096: 2436 against 2205 for the general kernel).
+      entry(true, false, 8192, kAny, 1024, 4096, 0, Mma{4, 4, 1, 2, true},
+            "mma-diag, int8 rows of 1-4 KB"),
+      // gathers of int8 rows of 2-4 KB (D = 4096, 2 experts: 2087 against 2019-2023).
+      entry(true, true, 1, kAny, 2048, 4096, 0, Mma{4, 8, 1, 2, true},
+            "mma-diag, int8 gathers of 2-4 KB rows"),
+  };
+  return t;
+}
+
+void set_table(std::vector<TableEntry> entries, std::string name) {
+  Installed& t = installed();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  t.entries = std::move(entries);
+  t.name = std::move(name);
+}
+
+const std::vector<TableEntry>& installed_table() { return installed().entries; }
+
+Choice choose_in(const std::vector<TableEntry>& table, bool int8, int64_t N, int64_t K, int n_sel,
+                 Use use) {
+  for (const TableEntry& e : table)
+    if (e.bucket.holds(int8, N, K, n_sel, use) && refusal(e.kernel, int8, N, K, n_sel).empty())
+      return {Config(e.kernel), e.origin};
+  if (use == Use::standalone)
+    for (const TableEntry& e : generic_table())
+      if (e.bucket.holds(int8, N, K, n_sel, use) && refusal(e.kernel, int8, N, K, n_sel).empty())
+        return {Config(e.kernel), "generic"};
+  return {general_config(int8, N, K, n_sel), "generic"};
+}
+
+Choice choose(bool int8, int64_t N, int64_t K, int n_sel, Use use) {
+  Installed& t = installed();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  return choose_in(t.entries, int8, N, K, n_sel, use);
+}
+
+Config default_config(bool int8, int64_t N, int64_t K, int n_sel) {
+  return choose(int8, N, K, n_sel).config;
+}
+
+}  // namespace kb::gemv

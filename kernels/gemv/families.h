@@ -1,0 +1,40 @@
+// The launchers of the kernel families (one .cu file each), for gemv.cu's
+// launch: each instantiates its kernel's templates and launches the one a
+// configuration names, or throws std::invalid_argument for one it does not
+// build. Internal to kernels/gemv.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "kernels/gemv/common.cuh"
+
+namespace kb::gemv::detail {
+
+// Lets `kernel` use `smem` bytes of dynamic shared memory (once per kernel,
+// device and larger size).
+void allow_smem(void (*kernel)(KernelArgs), size_t smem);
+
+// general.cu. `swiglu`: gemv_swiglu's mode; a.weights: gather_gemv_combine;
+// a.tokens > 1: several tokens.
+struct GeneralLaunch {
+  int rows_per_warp, unroll;
+  bool pipeline, pdl;
+};
+void launch_general(bool int8, const GeneralLaunch& c, bool swiglu, dim3 grid, dim3 block,
+                    cudaStream_t s, const KernelArgs& a);
+// one_load.cu: a row of 32·ks vectors, blocks of `warps` (4 or 8) warps.
+void launch_one_load(bool int8, int warps, int ks, bool pdl, dim3 grid, cudaStream_t s,
+                     const KernelArgs& a);
+// mma.cu: U units per batch, `depth` batches in flight, the diagonal variant or not.
+void launch_mma(int U, int depth, bool diag, bool pdl, dim3 grid, dim3 block, size_t smem,
+                cudaStream_t s, const KernelArgs& a);
+// tile.cu: blocks of 4 or 8 warps.
+void launch_tile(int warps, bool pdl, dim3 grid, size_t smem, cudaStream_t s, const KernelArgs& a);
+// bulk.cu: `warps` (8 or 16) consumer warps, J vectors per thread and row,
+// a.stages buffers; `mma`: tensor-core consumers (int8).
+void launch_bulk(bool int8, bool mma, int warps, int J, bool pdl, dim3 grid, size_t smem,
+                 cudaStream_t s, const KernelArgs& a);
+// bulk.cu: the next of the dynamic row counters (round robin over 1024).
+unsigned int* next_bulk_counter();
+
+}  // namespace kb::gemv::detail

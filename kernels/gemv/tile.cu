@@ -1,0 +1,127 @@
+// The whole-tile int8 GEMV kernel (compute capability 9.0). It wins for
+// int8 rows of 1-4 KB in matrices up to 32 MB beyond the one-load kernel's
+// 4 MB (4096² on an H100: 1923-1927 GB/s against 1601-1611 for the general
+// kernel): every block copies its 16 rows at once, so at such sizes every
+// byte is requested within the first microsecond, which the register
+// kernels' ramp-up cannot match.
+#include <cmath>
+#include <stdexcept>
+
+#include "kernels/gemv/families.h"
+#include "kernels/gemv/mma.cuh"
+#include "kernels/gemv/tma.cuh"
+
+namespace kb::gemv::detail {
+
+namespace {
+
+// The whole-tile int8 GEMV (Tile, compute capability 9.0+): a block
+// per tile of 16 rows. Lanes 0-15 of warp 0 copy the tile's rows into
+// shared memory with one cp.async.bulk each (the TMA engine; rows 64 bytes
+// apart beyond their length so that the MMA's loads meet no bank conflict),
+// all on one mbarrier, first thing; meanwhile the block stages x as f16
+// (stage_x_f16) and reads the scales and residuals. Then warp w multiplies
+// units w, w + WARPS, ... of the tile (mma_unit, from shared memory), the
+// warps' sums meet in shared memory, and threads 0-15 write the 16 rows.
+// Nothing is pipelined within a block: a GPU holds 2-3 tiles of rows up to
+// 4 KB per SM, so at a 4096-row GEMV every byte of the matrix is requested
+// within the first microsecond, and the blocks co-resident on an SM overlap
+// each other's copies and arithmetic at larger N. For int8 rows of at most
+// 8192 bytes (Tile); a gather's blocks read their expert id first.
+template <int WARPS>
+__global__ void __launch_bounds__(WARPS * 32) gemv_tile_kernel(const KernelArgs a) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  extern __shared__ __align__(128) unsigned char tile_smem[];
+  __shared__ __align__(8) uint64_t full;
+  __shared__ float s_max[WARPS];
+  __shared__ float s_red[WARPS][16];
+  const int N = a.N, K = a.K;
+  const int units = mma_units(K, 4),
+            stride = tile_row_stride(units);                    // bytes per row in shared memory
+  unsigned char* wt = tile_smem;                                // 16 rows
+  int4* xs = reinterpret_cast<int4*>(tile_smem + 16 * stride);  // x in f16
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, t = lane & 3;
+  const int row0 = blockIdx.x * 16;
+  const int64_t block_id = int64_t(blockIdx.y) * gridDim.x + blockIdx.x;
+  if (a.trace && tid == 0) a.trace[2 * block_id] = global_ns();
+  const int8_t* W = static_cast<const int8_t*>(a.W);
+  const bf16* scale = a.scale;
+  bf16* y = a.y + static_cast<int64_t>(blockIdx.y) * N;
+  const bool writer = tid < 16 && row0 + tid < N;
+  if (a.experts) {
+    // The ids may be written by the previous grid (a router): no prefetch.
+    wait_for_previous_grid();
+    const int e = a.experts[blockIdx.y];
+    if (e < 0 || e >= a.E) {  // the whole block: blockIdx.y is the slot
+      if (writer) y[row0 + tid] = __float2bfloat16(NAN);
+      return;
+    }
+    W += static_cast<int64_t>(e) * N * K;
+    scale += static_cast<int64_t>(e) * N;
+  }
+  const uint32_t bar = smem_u32(&full);
+  if (tid == 0) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar) : "memory");
+    asm volatile("fence.mbarrier_init.release.cluster;\n\tfence.proxy.async.shared::cta;" ::
+                     : "memory");
+  }
+  __syncthreads();
+  if (warp == 0) {  // rows past N: the last row again (its sums are never written)
+    if (lane == 0)
+      asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(16 * K)
+                   : "memory");
+    __syncwarp();
+    if (lane < 16)
+      asm volatile(
+          "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, "
+          "[%3];" ::"r"(smem_u32(wt + lane * stride)),
+          "l"(W + static_cast<int64_t>(min(row0 + lane, N - 1)) * K), "r"(K), "r"(bar)
+          : "memory");
+  }
+  float sc = 1.f, res = 0.f;
+  if (writer) sc = __bfloat162float(scale[row0 + tid]);
+  if (!a.experts) wait_for_previous_grid();
+  if (writer && a.residual) res = __bfloat162float(a.residual[row0 + tid]);
+  const int e = stage_x_f16(a.x, K, units * 8, xs, s_max);  // every warp: two barriers
+  mbar_wait(bar, 0);
+  let_next_grid_launch();
+  if (a.trace && tid == 0) a.trace[2 * block_id + 1] = global_ns();
+  // Bytes of a row past K (to the unit's end) were never copied: whatever
+  // they hold converts to a finite value, and x is zero there.
+  float c0[4] = {0.f, 0.f, 0.f, 0.f}, c1[4] = {0.f, 0.f, 0.f, 0.f};
+  const unsigned char* ra = wt + g * stride + 16 * t;
+  const unsigned char* rb = ra + 8 * stride;
+#pragma unroll 2
+  for (int un = warp; un < units; un += WARPS)
+    mma_unit(*reinterpret_cast<const int4*>(ra + un * 64),
+             *reinterpret_cast<const int4*>(rb + un * 64), xs + un * 8 + t * 2, c0, c1);
+  if (t == 0) {
+    s_red[warp][g] = c0[0] + c1[0];
+    s_red[warp][g + 8] = c0[2] + c1[2];
+  }
+  __syncthreads();
+  if (writer) {
+    float sum = 0.f;
+#pragma unroll
+    for (int w = 0; w < WARPS; ++w) sum += s_red[w][tid];
+    y[row0 + tid] = __float2bfloat16_rn(times_pow2(sum, -e) * sc + res);
+  }
+#else
+  __trap();  // launched only on compute capability 9.0+ (launch_impl)
+#endif
+}
+
+}  // namespace
+
+// The whole-tile kernel in blocks of 4 or 8 warps.
+void launch_tile(int warps, bool pdl, dim3 grid, size_t smem, cudaStream_t s, const KernelArgs& a) {
+  auto go = [&](auto kernel, int threads) {
+    allow_smem(kernel, smem);
+    launch_maybe_pdl_smem(pdl, kernel, grid, dim3(threads), smem, s, a);
+  };
+  if (warps == 8) return go(gemv_tile_kernel<8>, 256);
+  if (warps == 4) return go(gemv_tile_kernel<4>, 128);
+  throw std::invalid_argument("gemv: the tile kernel has blocks of 4 or 8 warps");
+}
+
+}  // namespace kb::gemv::detail

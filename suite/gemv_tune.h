@@ -1,0 +1,60 @@
+// `kbench tune gemv`: the GEMV dispatch table of this GPU, measured. For
+// every one-token GEMV shape the suite runs (gemv, gather_gemv, the MLP at
+// one token, the decoders' GEMVs alone), every candidate configuration that
+// serves it is timed as the engine times samples (L2 flushed, CUDA events,
+// candidates interleaved, `reps` rounds); the fastest by median wins unless
+// it beats the generic rule's choice by less than 2% (then the generic
+// choice stays: within what the tuning's own conditions shift). The winners
+// become buckets (tune_buckets) written as the `gemv` section of
+// targets/tuning/<gpu>.json, with what was measured.
+//
+// This header is CUDA-free (the CPU tests check the shapes, candidates and
+// buckets); the timing is suite/gemv_tune_run.cpp.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/gemv/dispatch.h"
+
+namespace kb {
+
+struct GemvShape {
+  bool int8 = false;
+  int64_t N = 0, K = 0;
+  int n_sel = 1;     // 2: a gather (the suite's top-2 of 8)
+  std::string from;  // which experiment runs it
+};
+
+// The one-token GEMV shapes of the suite and the decoders, both dtypes.
+std::vector<GemvShape> gemv_tuning_shapes();
+
+// The candidates that serve this shape (refusal() empty): the general
+// kernel's knobs, the one-load, tile, mma and bulk kernels' configurations
+// measured in docs/notes/gemv.md, and the generic rule's choice.
+std::vector<gemv::Kernel> gemv_candidates(const GemvShape& s);
+
+// One shape's measurement.
+struct GemvTuned {
+  GemvShape shape;
+  gemv::Kernel best;
+  double best_us = 0;
+  std::string runner_up;  // "" with one candidate
+  double runner_up_us = 0;
+  std::string generic;  // the generic rule's choice
+  double generic_us = 0;
+  double noise_rel = 0;
+  int candidates = 0, samples = 0;
+};
+
+// The kept choice: the fastest unless the generic choice is within 2% of it.
+constexpr double kGemvTuneMinGain = 0.02;
+
+// The table the measurements make: per (dtype, one or gather, row bytes),
+// shapes sorted by rows; each winner's bucket runs from the previous
+// measured row count + 1 (the first from 1) to its own (the last without
+// bound); neighbours with the same kernel merge. Origins: "kbench tune gemv".
+std::vector<gemv::TableEntry> tune_buckets(const std::vector<GemvTuned>& tuned);
+
+}  // namespace kb

@@ -1,0 +1,267 @@
+// The GEMV dispatch (kernels/gemv/dispatch.h), the `gemv` section of the
+// tuning table (suite/tuning.h) and the tuner's buckets (suite/gemv_tune.h),
+// without a GPU. The golden file tests/data/gemv_choices_golden.txt holds
+// what the rules picked before dispatch became data (commit d5ff324): the
+// H100's table and the generic rule must both reproduce it exactly.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "kernels/gemv/dispatch.h"
+#include "suite/gemv_tune.h"
+#include "suite/tuning.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace gemv = kb::gemv;
+
+const std::string kSource = KBENCH_SOURCE_DIR;
+const std::string kH100 = "NVIDIA H100 80GB HBM3";
+
+std::vector<gemv::TableEntry> h100_table() {
+  std::string warning;
+  auto t = kb::load_gemv_table(kSource + "/targets/tuning/h100-sxm5-80gb.json", kH100, &warning);
+  EXPECT_EQ(warning, "");
+  EXPECT_FALSE(t.empty());
+  return t;
+}
+
+// The choice for one golden line's use.
+std::string chosen(const std::vector<gemv::TableEntry>& table, const std::string& use, bool int8,
+                   int64_t N, int64_t K, int n_sel, int tokens) {
+  gemv::Config c;
+  if (use == "gemv")
+    c = gemv::choose_in(table, int8, N, K, n_sel).config;
+  else if (use == "decode")
+    c = gemv::choose_in(table, int8, N, K, n_sel, gemv::Use::decode).config;
+  else if (use == "tokens")
+    c = gemv::tokens_config(int8, N, K, tokens, false);
+  else if (use == "swiglu")
+    c = gemv::tokens_config(int8, N, K, tokens, true);
+  else if (use == "gswiglu")
+    c = gemv::gather_swiglu_config(int8, N / 2, K);
+  else if (use == "combine")
+    c = gemv::combine_config(int8, N, K);
+  else
+    ADD_FAILURE() << "unknown use " << use;
+  return gemv::kernel_name(c.kernel);
+}
+
+class GoldenChoices : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(GoldenChoices, EveryShapeOfTheSuiteAndTheDecodersAsBefore) {
+  const bool h100 = std::string(GetParam()) == "h100";
+  const auto table = h100 ? h100_table() : std::vector<gemv::TableEntry>{};
+  std::ifstream in(kSource + "/tests/data/gemv_choices_golden.txt");
+  ASSERT_TRUE(in) << "tests/data/gemv_choices_golden.txt";
+  std::string line;
+  int checked = 0;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream ss(line);
+    std::string use, dtype, want;
+    int64_t N = 0, K = 0;
+    int n_sel = 0, tokens = 0;
+    ASSERT_TRUE(ss >> use >> dtype >> N >> K >> n_sel >> tokens >> want) << line;
+    EXPECT_EQ(chosen(table, use, dtype == "int8", N, K, n_sel, tokens), want) << line;
+    ++checked;
+  }
+  EXPECT_GT(checked, 60);
+}
+
+INSTANTIATE_TEST_SUITE_P(Tables, GoldenChoices, ::testing::Values("h100", "generic"));
+
+TEST(GemvDispatch, TheH100TableChoosesWhereItHasBuckets) {
+  const auto t = h100_table();
+  const auto c = gemv::choose_in(t, true, 12288, 4096);
+  EXPECT_EQ(gemv::kernel_name(c.config.kernel), "GM4W4K1");
+  EXPECT_TRUE(c.from_table());
+  EXPECT_NE(c.source.find("h100-sxm5-80gb.json gemv["), std::string::npos) << c.source;
+  const auto g = gemv::choose_in(t, false, 12288, 4096);  // bf16: the general kernel's rule
+  EXPECT_EQ(g.source, "generic");
+  EXPECT_EQ(gemv::kernel_name(g.config.kernel), "R1U2W4P1K4");
+}
+
+TEST(GemvDispatch, AnEntryThatCannotServeAShapeFallsBackToTheGenericRule) {
+  gemv::TableEntry e;  // every int8 one-matrix shape: the tile kernel (rows of at most 8 KB)
+  e.bucket.int8 = true;
+  e.kernel = gemv::Tile{4};
+  e.origin = "t.json gemv[0]";
+  const auto c = gemv::choose_in({e}, true, 16384, 16384);
+  EXPECT_EQ(c.source, "generic");
+  EXPECT_EQ(gemv::kernel_name(c.config.kernel), "BM3W8S2O2R2");
+  EXPECT_EQ(gemv::choose_in({e}, true, 4096, 4096).source, "t.json gemv[0]");
+}
+
+TEST(GemvDispatch, EveryShapeGetsAConfigurationThatServesIt) {
+  for (bool int8 : {false, true})
+    for (int64_t N : {1, 7, 1000, 4096, 14336, 100000})
+      for (int64_t K : {16, 256, 1024, 1040, 4096, 11008, 16384, 32768, 65536})
+        for (int n_sel : {1, 2, 3}) {
+          if (K % (int8 ? 16 : 8) != 0) continue;
+          const auto c = gemv::choose_in({}, int8, N, K, n_sel);
+          EXPECT_EQ(gemv::refusal(c.config.kernel, int8, N, K, n_sel), "")
+              << gemv::kernel_name(c.config.kernel) << " N=" << N << " K=" << K;
+        }
+}
+
+TEST(GemvConfig, NamesReadBack) {
+  for (const auto& s : kb::gemv_tuning_shapes())
+    for (const auto& k : kb::gemv_candidates(s)) {
+      const auto back = gemv::parse_kernel(gemv::kernel_name(k));
+      ASSERT_TRUE(back.has_value()) << gemv::kernel_name(k);
+      EXPECT_EQ(gemv::kernel_name(*back), gemv::kernel_name(k));
+    }
+  EXPECT_EQ(gemv::kernel_name(*gemv::parse_kernel("B3W8S3")), "B3W8S3O2R0");
+  EXPECT_EQ(gemv::kernel_name(*gemv::parse_kernel("one")), "one4");
+  for (const char* bad : {"", "X", "R1U2W4P2K1", "R1U2W4P1", "T", "B3W8", "GM4W4K1x", "M4W4",
+                          "one9x", "BM3W8S2O2R2 "})
+    EXPECT_FALSE(gemv::parse_kernel(bad).has_value()) << bad;
+}
+
+TEST(GemvTune, CandidatesServeTheirShapeAndStartWithTheGenericChoice) {
+  const auto shapes = kb::gemv_tuning_shapes();
+  EXPECT_GE(shapes.size(), 30u);
+  for (const auto& s : shapes) {
+    const auto c = kb::gemv_candidates(s);
+    ASSERT_FALSE(c.empty());
+    EXPECT_EQ(gemv::kernel_name(c[0]),
+              gemv::kernel_name(gemv::choose_in({}, s.int8, s.N, s.K, s.n_sel).config.kernel));
+    for (const auto& k : c) EXPECT_EQ(gemv::refusal(k, s.int8, s.N, s.K, s.n_sel), "");
+  }
+}
+
+TEST(GemvTune, BucketsCoverEveryRowCountAndMergeNeighbours) {
+  auto tuned = [](int64_t N, const char* k) {
+    kb::GemvTuned t;
+    t.shape = {true, N, 4096, 1, ""};
+    t.best = *gemv::parse_kernel(k);
+    return t;
+  };
+  const auto b = kb::tune_buckets(
+      {tuned(22016, "GM4W4K1"), tuned(4096, "T4"), tuned(12288, "GM4W4K1"), tuned(32000, "T8")});
+  ASSERT_EQ(b.size(), 3u);
+  EXPECT_EQ(b[0].bucket.rows_min, 1);
+  EXPECT_EQ(b[0].bucket.rows_max, 4096);
+  EXPECT_EQ(gemv::kernel_name(b[1].kernel), "GM4W4K1");
+  EXPECT_EQ(b[1].bucket.rows_min, 4097);
+  EXPECT_EQ(b[1].bucket.rows_max, 22016);
+  EXPECT_EQ(b[2].bucket.rows_min, 22017);
+  EXPECT_EQ(b[2].bucket.rows_max, std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(b[2].bucket.row_bytes_min, 4096);
+  EXPECT_EQ(gemv::kernel_name(gemv::choose_in(b, true, 16000, 4096).config.kernel), "GM4W4K1");
+  EXPECT_EQ(gemv::choose_in(b, true, 16000, 8192).source, "generic");  // rows of 8 KB: not tuned
+}
+
+// --- the gemv section of a tuning file ---
+
+std::string gemv_text(const nlohmann::ordered_json& entries) {
+  nlohmann::ordered_json doc;
+  doc["gpu"] = kH100;
+  doc["gemv"] = entries;
+  return doc.dump(2);
+}
+
+std::string parse_error(const std::string& text) {
+  try {
+    const auto f = kb::parse_tuning_file(text, "x.json");
+    kb::parse_gemv_table(f.doc, "x.json");
+  } catch (const kb::TuningError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(GemvTable, WhatTheTunerWritesReadsBack) {
+  gemv::TableEntry e;
+  e.bucket.int8 = true;
+  e.bucket.gather = true;
+  e.bucket.rows_min = 2048;
+  e.bucket.row_bytes_min = e.bucket.row_bytes_max = 4096;
+  e.bucket.max_bytes = 1 << 25;
+  e.kernel = gemv::Mma{4, 8, 1, 2, true};
+  const auto f = kb::parse_tuning_file(
+      gemv_text(nlohmann::ordered_json::array({kb::gemv_entry_json(e, {{"median_us", 16.2}})})),
+      "x.json");
+  const auto t = kb::parse_gemv_table(f.doc, "x.json");
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_EQ(gemv::kernel_name(t[0].kernel), "GM4W8K1");
+  EXPECT_TRUE(t[0].bucket.int8 && t[0].bucket.gather);
+  EXPECT_EQ(t[0].bucket.rows_min, 2048);
+  EXPECT_EQ(t[0].bucket.rows_max, std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(t[0].bucket.row_bytes_max, 4096);
+  EXPECT_EQ(t[0].bucket.max_bytes, 1 << 25);
+  EXPECT_EQ(t[0].origin, "x.json gemv[0]");
+}
+
+TEST(GemvTable, BadEntriesAreNamedByFileAndEntry) {
+  using J = nlohmann::ordered_json;
+  const J good = {{"dtype", "int8"}, {"rows", {1, nullptr}}, {"kernel", "T4"}};
+  auto with = [&](const char* key, J v) {
+    J e = good;
+    e[key] = v;
+    return gemv_text(J::array({good, e}));
+  };
+  EXPECT_EQ(parse_error(gemv_text(J::array({good}))), "");
+  EXPECT_NE(parse_error(with("kernel", "Z9")).find("x.json: gemv[1].kernel: unknown kernel 'Z9'"),
+            std::string::npos);
+  EXPECT_NE(parse_error(with("dtype", "fp4")).find("x.json: gemv[1].dtype"), std::string::npos);
+  EXPECT_NE(parse_error(with("rows", J{4096, 1024})).find("gemv[1].rows: max below min"),
+            std::string::npos);
+  EXPECT_NE(parse_error(with("row_bytes", J{0, 1024})).find("gemv[1].row_bytes"),
+            std::string::npos);
+  EXPECT_NE(parse_error(with("experts", "three")).find("gemv[1].experts"), std::string::npos);
+  EXPECT_NE(parse_error(with("use", "prefill")).find("gemv[1].use"), std::string::npos);
+  EXPECT_NE(parse_error(gemv_text(J::array({1}))).find("gemv[0]: expected an object"),
+            std::string::npos);
+  EXPECT_NE(parse_error(gemv_text(J::object())).find("gemv: expected a list"), std::string::npos);
+  J no_kernel = good;
+  no_kernel.erase("kernel");
+  EXPECT_NE(parse_error(gemv_text(J::array({no_kernel}))).find("gemv[0].kernel: missing"),
+            std::string::npos);
+}
+
+struct TempFile {
+  std::string path =
+      (fs::temp_directory_path() / ("kbench_gemv_" + std::to_string(getpid()) + ".json")).string();
+  explicit TempFile(const std::string& text) { std::ofstream(path) << text; }
+  ~TempFile() { fs::remove(path); }
+};
+
+TEST(GemvTable, ABadSectionIsNotUsedAndTheWarningSaysWhy) {
+  TempFile f(gemv_text(nlohmann::ordered_json::array({{{"dtype", "int8"}, {"kernel", "Q"}}})));
+  std::string warning;
+  EXPECT_TRUE(kb::load_gemv_table(f.path, kH100, &warning).empty());
+  EXPECT_NE(warning.find(f.path + ": gemv[0].kernel: unknown kernel 'Q'"), std::string::npos)
+      << warning;
+  EXPECT_NE(warning.find("the generic rule chooses"), std::string::npos) << warning;
+  // The cuBLASLt pins of the same file are not affected.
+  std::string pin_warning;
+  kb::load_pins(f.path, kH100, &pin_warning);
+  EXPECT_EQ(pin_warning, "");
+}
+
+TEST(GemvTable, MalformedFileOrAnotherGpusTableIsNotUsed) {
+  {
+    TempFile f("{ not json");
+    std::string warning;
+    EXPECT_TRUE(kb::load_gemv_table(f.path, kH100, &warning).empty());
+    EXPECT_NE(warning.find(f.path + ": not valid JSON"), std::string::npos) << warning;
+  }
+  {
+    TempFile f(gemv_text(nlohmann::ordered_json::array({{{"dtype", "int8"}, {"kernel", "T4"}}})));
+    std::string warning;
+    EXPECT_TRUE(kb::load_gemv_table(f.path, "NVIDIA H200", &warning).empty());
+    EXPECT_NE(warning.find("not this GPU"), std::string::npos) << warning;
+    EXPECT_EQ(kb::load_gemv_table(f.path, kH100, &warning).size(), 1u);
+  }
+  std::string warning;
+  EXPECT_TRUE(kb::load_gemv_table("/nonexistent/t.json", kH100, &warning).empty());
+  EXPECT_EQ(warning, "");
+}
+
+}  // namespace
