@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <memory>
 
@@ -6,13 +7,13 @@
 #include "kernels/common/device_buffer.h"
 #include "suite/ideal_kernels.h"
 #include "suite/ladder_probe.h"
+#include "suite/sampling.h"
 #include "suite/stats.h"
 
 namespace kb {
 
 namespace {
 
-constexpr int kSets = 3;        // buffer sets, round-robin, as the engine samples
 constexpr int kChainLinks = 8;  // kernels in a chain
 
 std::string us(double s) {
@@ -21,30 +22,60 @@ std::string us(double s) {
   return buf;
 }
 
+// The buffer sets one rung rotates over, as the engine builds them for an
+// experiment's point of the same bytes (buffer_sets, suite/sampling.h): as
+// many independent allocations as sample 4 GiB, at least 3, at most 32, so
+// the ladder pays what a row pays for where its buffers landed and for
+// translating their addresses.
+std::vector<DeviceBuffer<char>> rung_sets(size_t bytes) {
+  size_t free_b = 0, total = 0;
+  KB_CUDA_CHECK(cudaMemGetInfo(&free_b, &total));
+  const int n = buffer_sets(bytes, free_b, total, 32);
+  std::vector<DeviceBuffer<char>> sets;
+  for (int i = 0; i < n; ++i) {
+    sets.emplace_back(bytes);
+    KB_CUDA_CHECK(cudaMemset(sets.back().get(), 0x5a, bytes));
+  }
+  KB_CUDA_CHECK(cudaDeviceSynchronize());
+  return sets;
+}
+
+// Rounds over the sets: at least `reps` samples of each kernel, and 3 a set.
+int rounds(int reps, size_t sets) {
+  return std::max<int>(3, (reps + static_cast<int>(sets) - 1) / static_cast<int>(sets));
+}
+
 }  // namespace
 
 LadderProbe probe_ladder(Engine& engine, int sms, size_t mem_bytes, bool quick) {
-  // Each set holds the largest rung (2 GB, or less where three of them and
-  // the flush would take more than 3/16 of the memory).
+  // The largest rung: 2 GB, or less where three of them and the flush would
+  // take more than 3/16 of the memory.
   double max_bytes = 4096;
   while (max_bytes * 2 <= std::min<double>(double(size_t(2) << 30), mem_bytes / 16.0))
     max_bytes *= 2;
-  const size_t cap = static_cast<size_t>(max_bytes);
-  std::vector<DeviceBuffer<char>> sets;
-  for (int i = 0; i < kSets; ++i) {
-    sets.emplace_back(cap);
-    KB_CUDA_CHECK(cudaMemset(sets.back().get(), 0x5a, cap));
-  }
   DeviceBuffer<int> sink(1);
-  KB_CUDA_CHECK(cudaDeviceSynchronize());
   const int reps = quick ? 5 : 15;
+  // The GPU leaves its idle state first: half a second of back-to-back
+  // reads (the first rungs of an idle GPU measured up to 8% slow).
+  {
+    const size_t warm_bytes = static_cast<size_t>(std::min(max_bytes, 256.0 * (1 << 20)));
+    DeviceBuffer<char> warm(warm_bytes);
+    KB_CUDA_CHECK(cudaMemset(warm.get(), 0, warm_bytes));
+    const auto t0 = std::chrono::steady_clock::now();
+    while (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() <
+           (quick ? 0.1 : 0.5))
+      engine.time_cold([&](cudaStream_t s) {
+        launch_ideal(kIdealReads[0], warm.get(), warm.get(), warm_bytes, sms, sink.get(), s);
+      });
+  }
 
   LadderProbe out;
   auto measure = [&](const Ideal* kernels, size_t n_kernels, std::vector<LadderRung>& rungs,
                      Ladder& ladder) {
     for (double b : ladder_bytes(max_bytes)) {
       const size_t bytes = static_cast<size_t>(b);
-      auto launch = [&](Ideal k, int set, cudaStream_t s) {
+      auto sets = rung_sets(bytes);
+      auto launch = [&](Ideal k, size_t set, cudaStream_t s) {
         char* p = sets[set].get();
         launch_ideal(k, p, p + bytes / 2, bytes, sms, sink.get(), s);
       };
@@ -52,8 +83,8 @@ LadderProbe probe_ladder(Engine& engine, int sms, size_t mem_bytes, bool quick) 
       for (size_t k = 0; k < n_kernels; ++k)
         engine.time_cold([&](cudaStream_t s) { launch(kernels[k], 0, s); });  // warm-up
       // One sample of each kernel in turn, the sets round-robin.
-      for (int r = 0; r < reps; ++r)
-        for (int set = 0; set < kSets; ++set)
+      for (int r = 0, n = rounds(reps, sets.size()); r < n; ++r)
+        for (size_t set = 0; set < sets.size(); ++set)
           for (size_t k = 0; k < n_kernels; ++k)
             t[k].push_back(engine.time_cold([&](cudaStream_t s) { launch(kernels[k], set, s); }));
       LadderRung rung;
@@ -79,13 +110,14 @@ LadderProbe probe_ladder(Engine& engine, int sms, size_t mem_bytes, bool quick) 
   for (double b : {8.0 * (1 << 20), 64.0 * (1 << 20), 512.0 * (1 << 20)}) {
     if (b > max_bytes) break;
     const size_t bytes = static_cast<size_t>(b);
+    auto sets = rung_sets(bytes);
     std::vector<std::unique_ptr<IdealChainGraph>> graphs;
-    for (int set = 0; set < kSets; ++set)
+    for (auto& set : sets)
       graphs.push_back(
-          std::make_unique<IdealChainGraph>(sets[set].get(), bytes, kChainLinks, sms, sink.get()));
+          std::make_unique<IdealChainGraph>(set.get(), bytes, kChainLinks, sms, sink.get()));
     std::vector<double> ts, tg;
-    for (int r = 0; r < reps; ++r)
-      for (int set = 0; set < kSets; ++set) {
+    for (int r = 0, n = rounds(reps, sets.size()); r < n; ++r)
+      for (size_t set = 0; set < sets.size(); ++set) {
         ts.push_back(engine.time_cold([&](cudaStream_t s) {
           launch_ideal_chain(sets[set].get(), bytes, kChainLinks, sms, sink.get(), s);
         }));

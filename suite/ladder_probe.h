@@ -2,10 +2,11 @@
 // ideal kernels (suite/ideal_kernels.h) timed exactly as experiments' samples
 // are (Engine::time_cold: L2 flushed, CUDA events around the launch on the
 // engine's stream), over a ladder of byte counts from 4 KB to 2 GB (ladder_bytes), round-
-// robin over three buffer sets as the engine samples; per count the fastest
-// kernel's median. Then chains of 8 ideal reads (stream launches, and one
-// replayed graph) give what each further launch or node costs. `kbench probe`
-// writes it as the target file's `measured.ladder`.
+// robin over as many buffer sets as the engine builds for a point of those
+// bytes (buffer_sets), after half a second that takes the GPU out of its idle
+// state; per count the fastest kernel's median. Then chains of 8 ideal reads (stream launches, and
+// one replayed graph) give what each further launch or node costs. `kbench probe` writes it as the
+// target file's `measured.ladder`.
 #pragma once
 
 #include <string>
