@@ -145,7 +145,8 @@ std::string tuning_pointer(const std::string& e, const std::string& variant) {
 
 std::string tuning_pointer(const std::string& e) {
   if (e == "gemv" || e == "gather_gemv" || e == "Llama-2-7b-chat-hf" || e == "Mixtral-8x7B-v0.1")
-    return "GEMV configuration: the tuning table's `gemv` section (issue 20); "
+    return "GEMV configuration: the tuning table's `gemv` section (per-GPU GEMV kernel choices, "
+           "beside `cublaslt`); "
            "`kbench run --quick --filter gemv_tune` compares the configurations";
   if (e == "gemm" || e == "mlp_layer_norm_gelu")
     return "cuBLASLt algorithms: `kbench tune` writes the tuning table's `cublaslt` section";
