@@ -31,6 +31,7 @@
 #include "reports/console_table.h"
 #include "reports/csv_writer.h"
 #include "reports/json_writer.h"
+#include "suite/datasheets.h"
 #include "suite/device.h"
 #include "suite/engine.h"
 #include "suite/experiment.h"
@@ -59,7 +60,8 @@ std::string usage_line(const std::string& command) {
            "[options]\n"
            "       kbench run --rerun SUSPECTS.csv [--repeat N] [--device N] [--csv FILE] "
            "[options]";
-  if (command == "probe") return "kbench probe [--device N] [--write FILE] [--quick]";
+  if (command == "probe")
+    return "kbench probe [--device N] [--write FILE] [--targets DIR] [--quick]";
   if (command == "tune")
     return "kbench tune [--filter REGEX] [--device N] [--targets DIR] [--write FILE] [--reps N] "
            "[--candidates N]\n"
@@ -84,7 +86,7 @@ const std::vector<OptionSpec> kRunOptions = {
 const std::vector<OptionSpec> kListOptions = {
     {"--points", false}, {"--filter", true}, {"--shard", true}};
 const std::vector<OptionSpec> kProbeOptions = {
-    {"--device", true}, {"--write", true}, {"--quick", false}};
+    {"--device", true}, {"--write", true}, {"--targets", true}, {"--quick", false}};
 const std::vector<OptionSpec> kTuneOptions = {{"--filter", true},  {"--device", true},
                                               {"--targets", true}, {"--write", true},
                                               {"--reps", true},    {"--candidates", true}};
@@ -1203,13 +1205,25 @@ int cmd_probe(const Args& a) {
     std::printf("measured.ladder of %s replaced: review the diff and commit it\n", a.write.c_str());
     return kExitOk;
   }
+  // Peaks from the datasheet table where the GPU is in it; the measured
+  // figures go to `measured` (the roofline's ceilings), never to `peaks`.
+  bool explicit_dir = false;
+  const std::string table = datasheets_path(targets_dir(a, &explicit_dir));
+  std::string peaks_message;
+  std::optional<DatasheetTable> sheets;
+  try {
+    sheets = load_datasheets(table);
+  } catch (const DatasheetError& e) {
+    peaks_message = e.what();
+  }
+  const Datasheet* sheet = sheets ? find_datasheet(*sheets, dev.name) : nullptr;
+  std::string draft_message;
+  nlohmann::ordered_json peaks = draft_peaks(sheet, table, dev.name, p.read_gbps, &draft_message);
+  if (!draft_message.empty()) peaks_message += (peaks_message.empty() ? "" : "; ") + draft_message;
   nlohmann::ordered_json doc;
   doc["gpu"] = dev.name;
   doc["match"] = {dev.name};
-  doc["peaks"] = {{"hbm_gbps", std::round(p.read_gbps)},
-                  {"source",
-                   "kbench probe: replace with the datasheet peaks (hbm_gbps, "
-                   "bf16_tflops, int8_tops, fp8_tflops)"}};
+  doc["peaks"] = peaks;
   doc["measured"] = {{"read_gbps", std::round(p.read_gbps)},
                      {"copy_gbps", std::round(std::max(p.copy_gbps, p.memcpy_gbps))},
                      {"launch_us", std::round(p.launch_us * 100) / 100},
@@ -1250,8 +1264,11 @@ int cmd_probe(const Args& a) {
   } else {
     std::ofstream out(a.write);
     if (!out || !(out << text)) throw std::runtime_error(a.write + ": cannot write");
-    std::printf("draft target file written to %s: fill in the datasheet peaks\n", a.write.c_str());
+    std::printf("draft target file written to %s%s\n", a.write.c_str(),
+                sheet ? (": peaks from " + table + " (" + sheet->gpu + ")").c_str()
+                      : ": fill in the datasheet peaks");
   }
+  if (!peaks_message.empty()) std::fprintf(stderr, "kbench: probe: %s\n", peaks_message.c_str());
   return kExitOk;
 }
 

@@ -188,6 +188,27 @@ def main():
         check(st["errors"] == "0", "a key with one run draws")
         b.screenshot(os.path.join(a.out, "bad-input.png"))
         check(not b.errors, "no console error or exception: %s" % b.errors[:3])
+
+        # The bring-up report (kgate bringup) of the recorded H200 run
+        # against the recorded H100 run: a page with no script at all.
+        rec = os.path.join(HERE, "..", "data")
+        bring = os.path.join(a.out, "bringup")
+        kgate(a.kgate, "bringup", "--results", os.path.join(rec, "h200-2026-11-24.csv"),
+              "--reference", os.path.join(rec, "h100-2026-11-24.csv"), "--targets", a.targets,
+              "--out", bring)
+        page = os.path.join(bring, "bringup.html")
+        print("bring-up report: %s" % page)
+        b.errors.clear()
+        b.open("file://" + page, "document.readyState === 'complete'")
+        check(b.eval("document.scripts.length") == 0, "bring-up: no script in the page")
+        check(b.eval("document.querySelectorAll('table').length") == 3,
+              "bring-up: ceilings, rows and A100 tables")
+        cand = b.eval("document.querySelectorAll('tr.cand').length")
+        check(cand > 0, "bring-up: %d tuning candidates marked" % cand)
+        check("NVIDIA H200" in b.eval("document.querySelector('h1').textContent"),
+              "bring-up: the title names the GPU")
+        b.screenshot(os.path.join(a.out, "bringup.png"))
+        check(not b.errors, "bring-up: no console error or exception: %s" % b.errors[:3])
     finally:
         b.close()
     print("screenshots in " + a.out)

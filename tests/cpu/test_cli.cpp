@@ -304,6 +304,16 @@ TEST(Cli, ProbeWithoutGpuOrDraftsATargetFile) {
   EXPECT_GT(j["measured"]["read_gbps"].get<double>(), 100);
   EXPECT_GT(j["measured"]["launch_us"].get<double>(), 0);
   EXPECT_FALSE(j["targets"].empty());
+  // Peaks from the datasheet table where the GPU is in it (H100, H200 ...),
+  // never the measured read bandwidth passed off as a datasheet figure.
+  const std::string source = j["peaks"]["source"].get<std::string>();
+  if (contains(source, "NOT A DATASHEET FIGURE")) {
+    EXPECT_TRUE(contains(r.out, "is not in the datasheet table")) << r.out;
+  } else {
+    EXPECT_TRUE(contains(source, "datasheets/nvidia.json")) << source;
+    EXPECT_NE(j["peaks"]["hbm_gbps"].get<double>(), j["measured"]["read_gbps"].get<double>());
+    EXPECT_GT(j["peaks"]["bf16_tflops"].get<double>(), 0);
+  }
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include "reports/gate_writers.h"
 #include "reports/result_reader.h"
 #include "suite/targets.h"
+#include "tools/kgate/bringup.h"
 #include "tools/kgate/compare.h"
 #include "tools/kgate/dashboard.h"
 #include "tools/kgate/gate.h"
@@ -42,7 +43,7 @@ struct UsageError : std::runtime_error {
 };
 
 constexpr const char* kTopUsage =
-    "kgate check|compare|dashboard|noise|siblings|gpt-fast [options]   (kgate --help)";
+    "kgate check|compare|dashboard|noise|siblings|gpt-fast|bringup [options]   (kgate --help)";
 constexpr const char* kCheckUsage =
     "kgate check --results FILE... [--targets DIR] [--markdown FILE] [--junit FILE] "
     "[--html FILE] [--suspects FILE] [--all] [options]";
@@ -54,6 +55,9 @@ constexpr const char* kDashboardUsage =
 constexpr const char* kNoiseUsage = "kgate noise --results FILE... [--markdown FILE] [--csv FILE]";
 constexpr const char* kSiblingsUsage =
     "kgate siblings --results FILE... [--threshold REL] [--min-rows N] [--markdown FILE]";
+constexpr const char* kBringupUsage =
+    "kgate bringup --results FILE... --out DIR [--reference GPU|FILE.csv] [--reference-gpu NAME] "
+    "[--gpu NAME] [--targets DIR] [--datasheets FILE] [--threshold REL]";
 constexpr const char* kGptFastUsage =
     "kgate gpt-fast --results FILE... --csv FILE [--json FILE] [--targets DIR]";
 // An output file that cannot be written: the verdict would be lost.
@@ -373,6 +377,110 @@ int cmd_gpt_fast(const Args& args) {
   return 0;
 }
 
+// The bring-up report of a new GPU (tools/kgate/bringup.h, docs/bringup.md).
+// Problems of the input are lines of the report (and of stderr): the report
+// is still written where it can be, and the exit code is 2.
+int cmd_bringup(const Args& args) {
+  const Args a = expand_equals(args, {}, kBringupUsage);
+  std::vector<std::string> results;
+  std::string out, datasheets;
+  BringupInputs in;
+  in.reference = "H100";
+  bool targets_given = false;
+  for (size_t i = 1; i < a.size(); ++i) {
+    const std::string& f = a[i];
+    if (f == "--results") {
+      take_files(a, i, results, kBringupUsage);
+    } else if (f == "--out") {
+      out = value_of(a, i);
+    } else if (f == "--reference") {
+      in.reference = value_of(a, i);
+    } else if (f == "--reference-gpu") {
+      in.reference_gpu = value_of(a, i);
+    } else if (f == "--gpu") {
+      in.gpu = value_of(a, i);
+    } else if (f == "--targets") {
+      in.targets_dir = value_of(a, i);
+      targets_given = true;
+    } else if (f == "--datasheets") {
+      datasheets = value_of(a, i);
+    } else if (f == "--threshold") {
+      in.threshold = parse_double(f, value_of(a, i), 0.01, 0.9);
+    } else {
+      unexpected("bringup", f, kBringupUsage, "--results");
+    }
+  }
+  if (results.empty()) throw UsageError("bringup needs --results FILE...", kBringupUsage);
+  if (out.empty()) throw UsageError("bringup needs --out DIR", kBringupUsage);
+  if (in.reference.empty())
+    throw UsageError("--reference needs a GPU name or a file", kBringupUsage);
+  std::error_code ec;
+  if (!targets_given && std::filesystem::is_directory("targets", ec)) in.targets_dir = "targets";
+  if (!in.targets_dir.empty()) {
+    in.targets = load_target_dir(in.targets_dir);  // a malformed file is an error, as elsewhere
+    in.tuning_dir = in.targets_dir + "/tuning";
+  }
+  in.datasheets_path = !datasheets.empty()       ? datasheets
+                       : !in.targets_dir.empty() ? datasheets_path(in.targets_dir)
+                                                 : "";
+  if (in.datasheets_path.empty()) {
+    in.datasheets_problem =
+        "no datasheet table: give --targets DIR (its datasheets/nvidia.json) "
+        "or --datasheets FILE";
+  } else {
+    try {
+      in.datasheets = load_datasheets(in.datasheets_path);
+    } catch (const DatasheetError& e) {
+      in.datasheets_problem = e.what();
+    }
+  }
+  for (const auto& r : results) in.results_names += (in.results_names.empty() ? "" : ", ") + r;
+
+  History h;
+  read_history(h, results);
+  print_warnings([&] {
+    std::vector<std::string> w;
+    for (const auto& x : h.warnings()) w.push_back(x.text());
+    return w;
+  }());
+  // --reference: a results file when it names one (or looks like one), else a GPU name.
+  History ref;
+  bool ref_is_file = std::filesystem::exists(in.reference, ec) ||
+                     in.reference.find(".csv") != std::string::npos ||
+                     in.reference.find('/') != std::string::npos;
+  if (ref_is_file) {
+    try {
+      ref.add_file(in.reference);
+      ref.finish();
+    } catch (const ResultFileError& e) {
+      in.reference_problem = std::string("--reference ") + in.reference + ": " + e.what() +
+                             ": the comparison with a reference is left out";
+    }
+  }
+  BringupReport rep =
+      build_bringup(h, ref_is_file && in.reference_problem.empty() ? &ref : nullptr, in);
+
+  std::filesystem::create_directories(out, ec);
+  if (ec) throw OutputError("cannot make the folder " + out + ": " + ec.message());
+  const std::string draft = (std::filesystem::path(out) / rep.draft_path).string();
+  rep.draft_path = draft;
+  write_file(draft, rep.draft_json);
+  const std::string md = (std::filesystem::path(out) / "bringup.md").string();
+  const std::string html = (std::filesystem::path(out) / "bringup.html").string();
+  write_file(md, bringup_markdown(rep));
+  write_file(html, bringup_html(rep));
+  std::printf(
+      "kgate bringup: %s, run %s%s: %zu of %zu points %.0f%% or more behind the reference\n",
+      rep.gpu.c_str(), rep.run_id.c_str(),
+      rep.reference_gpu.empty() ? " (no reference)" : (" against " + rep.reference_gpu).c_str(),
+      rep.candidates, rep.rows.size(), rep.threshold * 100);
+  std::printf("  report: %s, %s\n  drafted target file: %s\n", md.c_str(), html.c_str(),
+              draft.c_str());
+  for (const auto& n : rep.notes) std::printf("  note: %s\n", n.c_str());
+  for (const auto& p : rep.problems) std::fprintf(stderr, "kgate: bringup: %s\n", p.c_str());
+  return rep.problems.empty() ? 0 : 2;
+}
+
 // Hidden: the simulation behind the defaults (docs/gate.md).
 int cmd_simulate(const Args& args) {
   const Args a = expand_equals(args, {}, nullptr);
@@ -664,6 +772,7 @@ int kgate_main(int argc, char** argv) {
     if (cmd == "simulate") return cmd_simulate(a);
     if (cmd == "noise") return cmd_noise(a);
     if (cmd == "siblings") return cmd_siblings(a);
+    if (cmd == "bringup") return cmd_bringup(a);
     if (cmd == "selftest-table") return cmd_selftest_table(a);
     if (cmd == "gen-history") return cmd_gen_history(a);
     std::error_code ec;
@@ -681,6 +790,7 @@ int kgate_main(int argc, char** argv) {
               : a[0] == "noise"     ? kNoiseUsage
               : a[0] == "siblings"  ? kSiblingsUsage
               : a[0] == "gpt-fast"  ? kGptFastUsage
+              : a[0] == "bringup"   ? kBringupUsage
                                     : "";
     if (usage.empty()) usage = kTopUsage;
     std::fprintf(stderr, "kgate: %s\nusage: %s\n(kgate --help lists the commands and options)\n",
@@ -689,6 +799,8 @@ int kgate_main(int argc, char** argv) {
     std::fprintf(stderr, "kgate: error: %s\n", e.what());
   } catch (const TargetError& e) {
     std::fprintf(stderr, "kgate: error: %s\n", e.what());
+  } catch (const BringupError& e) {
+    std::fprintf(stderr, "kgate: bringup: %s; nothing was written\n", e.what());
   } catch (const OutputError& e) {
     std::fprintf(stderr, "kgate: error: %s\n", e.what());
   } catch (const std::exception& e) {

@@ -1,0 +1,271 @@
+// The bring-up report as Markdown and as one self-contained HTML page. Both
+// are rendered from one list of sections (title, paragraphs, a table), so
+// that the two say the same thing.
+#include <cmath>
+#include <cstdio>
+#include <optional>
+
+#include "reports/bringup_report.h"
+#include "reports/gate_writers.h"
+
+namespace kb {
+
+namespace {
+
+struct Table {
+  std::vector<std::string> head;
+  std::vector<std::vector<std::string>> rows;
+  std::vector<bool> marked;  // rows shown as tuning candidates
+};
+
+struct Section {
+  std::string title;
+  std::vector<std::string> paragraphs;
+  std::vector<std::string> bullets;
+  Table table;
+  std::string code;  // a preformatted block (the drafted target file)
+};
+
+std::string show(std::optional<double> v) {
+  if (!v) return "—";
+  char buf[32];
+  const double a = std::fabs(*v);
+  if (a >= 100)
+    std::snprintf(buf, sizeof buf, "%.0f", *v);
+  else if (a >= 10)
+    std::snprintf(buf, sizeof buf, "%.1f", *v);
+  else if (a >= 0.1)
+    std::snprintf(buf, sizeof buf, "%.2f", *v);
+  else
+    std::snprintf(buf, sizeof buf, "%.3g", *v);
+  return buf;
+}
+
+std::string frac(std::optional<double> v) {
+  if (!v) return "—";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", *v);
+  return buf;
+}
+
+std::string pct(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0f%%", v * 100);
+  return buf;
+}
+
+std::vector<Section> sections(const BringupReport& r) {
+  std::vector<Section> out;
+  const std::string ref = r.reference_gpu.empty() ? "reference" : r.reference_gpu;
+  {
+    Section s;
+    s.paragraphs.push_back("Run " + r.run_id + " (" + (r.git_sha.empty() ? "?" : r.git_sha) +
+                           ", driver " + (r.driver.empty() ? "?" : r.driver) + ", " +
+                           (r.timestamp.empty() ? "no timestamp" : r.timestamp) + ").");
+    s.bullets.push_back("Datasheet: " +
+                        (r.datasheet_gpu.empty()
+                             ? std::string("not in the table (") + r.datasheet_path + ")"
+                             : r.datasheet_gpu + " — " + r.datasheet_source));
+    s.bullets.push_back("Target file: " + (r.target_file.empty()
+                                               ? std::string("none (roofline-relative targets)")
+                                               : r.target_file));
+    s.bullets.push_back("Reference: " + (r.reference_gpu.empty()
+                                             ? std::string("none (see the problems below)")
+                                             : r.reference_gpu + ", run " + r.reference_run +
+                                                   " (from " + r.reference_from + ")"));
+    out.push_back(s);
+  }
+  if (!r.problems.empty()) {
+    Section s;
+    s.title = "Problems with the input";
+    for (const auto& p : r.problems) s.bullets.push_back(p);
+    out.push_back(s);
+  }
+  if (!r.notes.empty()) {
+    Section s;
+    s.title = "Notes";
+    for (const auto& p : r.notes) s.bullets.push_back(p);
+    out.push_back(s);
+  }
+  {
+    Section s;
+    s.title = "Ceilings against the datasheet";
+    s.paragraphs.push_back(
+        "What the probe at the start of the run and the suite's fastest GEMMs reached, as a "
+        "share of the datasheet figure (bandwidths: of the HBM figure; copy counts bytes read "
+        "and written), beside the same for the " +
+        ref + ".");
+    s.table.head = {"ceiling",         "here",      "datasheet", "share",
+                    ref + " measured", "datasheet", "share",     "how"};
+    for (const auto& c : r.ceilings) {
+      s.table.rows.push_back({c.name, show(c.measured), show(c.datasheet), frac(c.share),
+                              show(c.ref_measured), show(c.ref_datasheet), frac(c.ref_share),
+                              c.note});
+      s.table.marked.push_back(false);
+    }
+    out.push_back(s);
+  }
+  {
+    Section s;
+    s.title = "Every row against the " + ref;
+    if (r.reference_gpu.empty()) {
+      s.paragraphs.push_back("No reference run: this GPU's roofline fractions alone.");
+    } else {
+      s.paragraphs.push_back(
+          "Each point's roofline fraction here and on the " + ref +
+          " (the metrics of one point share one time, so each point is shown once). A point " +
+          pct(r.threshold) + " or more behind the reference (here / there <= " +
+          frac(1 - r.threshold) + ") uses this GPU less well than our kernels use the " + ref +
+          ": a tuning candidate, listed first. " + std::to_string(r.candidates) + " of " +
+          std::to_string(r.rows.size()) + " points are.");
+    }
+    for (const auto& t : r.tuning) s.bullets.push_back(t);
+    s.table.head = {"experiment", "dtype", "shape",    "metric",       "here",
+                    "fraction",   ref,     "fraction", "here / there", "tune"};
+    for (const auto& row : r.rows) {
+      s.table.rows.push_back(
+          {row.name, row.dtype, row.shape, row.metric, show(row.actual), frac(row.here),
+           show(row.ref_actual), frac(row.there), frac(row.ratio),
+           row.candidate && !row.note.empty() ? row.tuning + " (" + row.note + ")"
+           : row.candidate                    ? row.tuning
+                                              : row.note});
+      s.table.marked.push_back(row.candidate);
+    }
+    out.push_back(s);
+  }
+  {
+    Section s;
+    s.title = "Against the A100 (the seed's targets)";
+    if (r.a100_file.empty()) {
+      s.paragraphs.push_back("Left out: no A100 target file (see the problems above).");
+    } else {
+      s.paragraphs.push_back(
+          "Each row the seed (PyTorch gpt_fast) measured on an A100-40GB, from " + r.a100_file +
+          ": this GPU's value beside the seed's A100 target. Measured ratio: here / A100 "
+          "target (for times: target / here). Spec ratio: this GPU's datasheet / the A100's (" +
+          r.a100_datasheet +
+          ") for the row's limiter; a measured ratio below the spec ratio "
+          "means this GPU delivers less of its promise than the seed's A100 did.");
+      for (const auto& n : r.a100_notes) s.bullets.push_back(n);
+      s.table.head = {"experiment",    "metric",        "dtype",          "shape",
+                      "here",          "A100 target",   "measured ratio", "spec ratio",
+                      "roofline here", "fraction here", "A100 roofline",  "A100 target / roofline",
+                      "note"};
+      for (const auto& a : r.a100) {
+        s.table.rows.push_back({a.name, a.metric, a.dtype, a.shape, show(a.actual),
+                                show(a.a100_target), frac(a.measured_ratio),
+                                a.spec_ratio ? frac(a.spec_ratio) + " (" + a.bound + ")" : "—",
+                                show(a.roofline), frac(a.fraction), show(a.a100_roofline),
+                                frac(a.a100_fraction), a.note});
+        s.table.marked.push_back(false);
+      }
+    }
+    out.push_back(s);
+  }
+  {
+    Section s;
+    s.title = "Drafted target file";
+    s.paragraphs.push_back(
+        (r.draft_path.empty() ? std::string("Not written.") : "Written to " + r.draft_path + ".") +
+        " Datasheet peaks in `peaks`, the run's measured ceilings in `measured`, a relative "
+        "target of 0.8 for every experiment, metric and dtype of the run. Review it, tighten "
+        "the targets to what this GPU reaches, and commit it under targets/.");
+    s.code = r.draft_json;
+    out.push_back(s);
+  }
+  return out;
+}
+
+// A Markdown table cell: | and line ends would break the row.
+std::string md_cell(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '|')
+      o += "\\|";
+    else if (c == '\n' || c == '\r')
+      o += ' ';
+    else
+      o += c;
+  }
+  return o;
+}
+
+std::string esc(const std::string& s) { return escape_markup(s, Markup::html); }
+
+}  // namespace
+
+std::string bringup_markdown(const BringupReport& r) {
+  std::string o = "# Bring-up report: " + r.gpu + "\n\n";
+  for (const auto& s : sections(r)) {
+    if (!s.title.empty()) o += "## " + s.title + "\n\n";
+    for (const auto& p : s.paragraphs) o += p + "\n\n";
+    for (const auto& b : s.bullets) o += "- " + md_cell(b) + "\n";
+    if (!s.bullets.empty()) o += "\n";
+    if (!s.table.head.empty() && !s.table.rows.empty()) {
+      o += "|";
+      for (const auto& h : s.table.head) o += " " + md_cell(h) + " |";
+      o += "\n|";
+      for (size_t i = 0; i < s.table.head.size(); ++i) o += " --- |";
+      o += "\n";
+      for (size_t i = 0; i < s.table.rows.size(); ++i) {
+        o += "|";
+        for (size_t c = 0; c < s.table.rows[i].size(); ++c) {
+          std::string cell = md_cell(s.table.rows[i][c]);
+          if (c == 0 && s.table.marked[i]) cell = "**" + cell + "**";
+          o += " " + cell + " |";
+        }
+        o += "\n";
+      }
+      o += "\n";
+    }
+    if (!s.code.empty()) o += "```json\n" + s.code + "```\n\n";
+  }
+  return o;
+}
+
+std::string bringup_html(const BringupReport& r) {
+  std::string o =
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+      "<title>Bring-up report: " +
+      esc(r.gpu) +
+      "</title>\n<style>\n"
+      "body{font:14px/1.45 system-ui,sans-serif;margin:1.5em auto;max-width:1400px;"
+      "padding:0 1em;color:#1b1b1b}\n"
+      "table{border-collapse:collapse;margin:.6em 0 1.4em;font-size:13px}\n"
+      "th,td{border:1px solid #ccc;padding:3px 7px;text-align:left;vertical-align:top}\n"
+      "th{background:#f0f0f0;position:sticky;top:0}\n"
+      "tr.cand td{background:#fff3cd}\n"
+      "section.problems li{color:#8a1c1c}\n"
+      "pre{background:#f6f8fa;padding:.8em;overflow:auto;font-size:12px}\n"
+      "</style></head>\n<body>\n<h1>Bring-up report: " +
+      esc(r.gpu) + "</h1>\n";
+  for (const auto& s : sections(r)) {
+    const bool problems = s.title == "Problems with the input";
+    o += std::string("<section") + (problems ? " class=\"problems\"" : "") + ">\n";
+    if (!s.title.empty()) o += "<h2>" + esc(s.title) + "</h2>\n";
+    for (const auto& p : s.paragraphs) o += "<p>" + esc(p) + "</p>\n";
+    if (!s.bullets.empty()) {
+      o += "<ul>\n";
+      for (const auto& b : s.bullets) o += "<li>" + esc(b) + "</li>\n";
+      o += "</ul>\n";
+    }
+    if (!s.table.head.empty() && !s.table.rows.empty()) {
+      o += "<table>\n<thead><tr>";
+      for (const auto& h : s.table.head) o += "<th>" + esc(h) + "</th>";
+      o += "</tr></thead>\n<tbody>\n";
+      for (size_t i = 0; i < s.table.rows.size(); ++i) {
+        o += s.table.marked[i] ? "<tr class=\"cand\">" : "<tr>";
+        for (const auto& c : s.table.rows[i]) o += "<td>" + esc(c) + "</td>";
+        o += "</tr>\n";
+      }
+      o += "</tbody></table>\n";
+    }
+    if (!s.code.empty()) o += "<pre>" + esc(s.code) + "</pre>\n";
+    o += "</section>\n";
+  }
+  o += "</body></html>\n";
+  return o;
+}
+
+}  // namespace kb

@@ -1,0 +1,179 @@
+#include "suite/datasheets.h"
+
+#include <cctype>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+namespace kb {
+
+using nlohmann::json;
+
+namespace {
+
+[[noreturn]] void fail(const std::string& path, const std::string& field, const std::string& what) {
+  throw DatasheetError(path + ": " + field + ": " + what);
+}
+
+std::string lower(std::string s) {
+  for (auto& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return s;
+}
+
+std::vector<std::string> strings(const json& obj, const char* key, const std::string& path,
+                                 const std::string& where) {
+  std::vector<std::string> out;
+  auto it = obj.find(key);
+  if (it == obj.end()) return out;
+  if (!it->is_array()) fail(path, where + key, "expected an array of strings");
+  for (size_t i = 0; i < it->size(); ++i) {
+    if (!(*it)[i].is_string() || (*it)[i].get<std::string>().empty())
+      fail(path, where + key + "[" + std::to_string(i) + "]", "expected a non-empty string");
+    out.push_back((*it)[i].get<std::string>());
+  }
+  return out;
+}
+
+// A rounded figure for a drafted file (datasheet figures keep their digits).
+double round_to(double v, double step) { return std::round(v / step) * step; }
+
+}  // namespace
+
+const std::vector<DatasheetField>& datasheet_fields() {
+  static const std::vector<DatasheetField> f = {{"hbm_gbps", &Datasheet::hbm_gbps},
+                                                {"bf16_tflops", &Datasheet::bf16_tflops},
+                                                {"f16_tflops", &Datasheet::f16_tflops},
+                                                {"tf32_tflops", &Datasheet::tf32_tflops},
+                                                {"fp32_tflops", &Datasheet::fp32_tflops},
+                                                {"fp8_tflops", &Datasheet::fp8_tflops},
+                                                {"int8_tops", &Datasheet::int8_tops},
+                                                {"sm_count", &Datasheet::sm_count},
+                                                {"l2_mb", &Datasheet::l2_mb}};
+  return f;
+}
+
+DatasheetTable parse_datasheets(const std::string& text, const std::string& path) {
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw DatasheetError(path + ": not valid JSON: " + e.what());
+  }
+  if (!doc.is_object()) fail(path, "(top level)", "expected an object with \"gpus\": [...]");
+  auto g = doc.find("gpus");
+  if (g == doc.end() || !g->is_array()) fail(path, "gpus", "missing (expected an array)");
+  DatasheetTable t;
+  t.path = path;
+  for (size_t i = 0; i < g->size(); ++i) {
+    const json& e = (*g)[i];
+    const std::string where = "gpus[" + std::to_string(i) + "].";
+    if (!e.is_object()) fail(path, "gpus[" + std::to_string(i) + "]", "expected an object");
+    Datasheet d;
+    auto gpu = e.find("gpu");
+    if (gpu == e.end() || !gpu->is_string() || gpu->get<std::string>().empty())
+      fail(path, where + "gpu", "missing (expected the model's name)");
+    d.gpu = gpu->get<std::string>();
+    d.driver_names = strings(e, "driver_names", path, where);
+    d.match = strings(e, "match", path, where);
+    if (d.driver_names.empty() && d.match.empty())
+      fail(path, where + "match", "give driver_names or match: nothing would find this entry");
+    for (const auto& f : datasheet_fields()) {
+      auto it = e.find(f.key);
+      DatasheetFigure& fig = d.*(f.figure);
+      if (it == e.end()) continue;
+      fig.present = true;
+      if (it->is_null()) continue;
+      if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() <= 0)
+        fail(path, where + f.key, "expected a number > 0, or null (none, or not published)");
+      fig.value = it->get<double>();
+    }
+    auto src = e.find("source");
+    if (src == e.end() || !src->is_string() || src->get<std::string>().empty())
+      fail(path, where + "source",
+           "missing: name the datasheet or whitepaper the figures are from");
+    d.source = src->get<std::string>();
+    if (auto n = e.find("note"); n != e.end() && n->is_string()) d.note = n->get<std::string>();
+    t.gpus.push_back(std::move(d));
+  }
+  return t;
+}
+
+DatasheetTable load_datasheets(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw DatasheetError(path + ": cannot read the datasheet table");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_datasheets(ss.str(), path);
+}
+
+std::string datasheets_path(const std::string& targets_dir) {
+  return targets_dir + "/datasheets/nvidia.json";
+}
+
+const Datasheet* find_datasheet(const DatasheetTable& t, const std::string& gpu_name) {
+  const std::string name = lower(gpu_name);
+  for (const auto& d : t.gpus)
+    for (const auto& n : d.driver_names)
+      if (lower(n) == name) return &d;
+  const Datasheet* best = nullptr;
+  size_t best_len = 0;
+  for (const auto& d : t.gpus)
+    for (const auto& m : d.match)
+      if (m.size() > best_len && name.find(lower(m)) != std::string::npos) {
+        best = &d;
+        best_len = m.size();
+      }
+  return best;
+}
+
+std::vector<std::string> missing_figures(const Datasheet& d, const std::string& path) {
+  std::vector<std::string> out;
+  for (const auto& f : datasheet_fields())
+    if (!(d.*(f.figure)).present)
+      out.push_back(path + ": " + d.gpu + " has no " + f.key +
+                    ": add it from the datasheet (or null where the model has none)");
+  return out;
+}
+
+nlohmann::ordered_json draft_peaks(const Datasheet* d, const std::string& table_path,
+                                   const std::string& gpu_name, double measured_read_gbps,
+                                   std::string* message) {
+  nlohmann::ordered_json p;
+  if (d && d->hbm_gbps.value) {
+    // The target file's names: f32_tflops is the non-tensor FP32 peak.
+    const std::pair<const char*, const DatasheetFigure*> keys[] = {
+        {"hbm_gbps", &d->hbm_gbps},       {"bf16_tflops", &d->bf16_tflops},
+        {"f16_tflops", &d->f16_tflops},   {"f32_tflops", &d->fp32_tflops},
+        {"tf32_tflops", &d->tf32_tflops}, {"int8_tops", &d->int8_tops},
+        {"fp8_tflops", &d->fp8_tflops}};
+    std::string absent;
+    for (const auto& [key, fig] : keys) {
+      if (fig->value)
+        p[key] = *fig->value;
+      else if (!fig->present)
+        absent += std::string(absent.empty() ? "" : ", ") + key;
+    }
+    p["source"] = d->source + ", dense (" + table_path + ")";
+    if (message)
+      *message = absent.empty() ? ""
+                                : table_path + ": " + d->gpu + " has no " + absent +
+                                      ": those peaks are left out of the draft; add them from "
+                                      "the datasheet";
+    return p;
+  }
+  p["hbm_gbps"] = round_to(measured_read_gbps, 1);
+  p["source"] =
+      "NOT A DATASHEET FIGURE: hbm_gbps is the read bandwidth kbench measured, a placeholder. "
+      "Replace it with the datasheet's HBM bandwidth and add bf16_tflops, int8_tops, "
+      "fp8_tflops (dense), and add the GPU to " +
+      table_path;
+  if (message)
+    *message = d ? table_path + ": " + d->gpu + " has no hbm_gbps: add it from the datasheet"
+                 : "GPU '" + gpu_name + "' is not in the datasheet table " + table_path +
+                       ": its peaks are unknown. Add an entry (gpu, driver_names, hbm_gbps, "
+                       "bf16_tflops, f16_tflops, tf32_tflops, fp32_tflops, fp8_tflops, "
+                       "int8_tops, sm_count, l2_mb, source) from NVIDIA's datasheet";
+  return p;
+}
+
+}  // namespace kb
