@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# A development session's acceptance call on whichever GPU the device tool
+# lends (not the nightly): build for sm_90, then
+#   H200: the speed-of-light ladder into its target file, kbench tune gemv,
+#         the bring-up command (probe, whole suite, report against the
+#         recorded H100 run), and bring-up with its target file hidden;
+#   other: the ladder into its target file, the whole suite, the roofline
+#         report (tools/roofline_report.py).
+# Everything under $OUT, packed into $OUT/all.tgz.
+set -uo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+out="${OUT:-$root/out}"
+mkdir -p "$out"
+cd "$root"
+export PATH="/usr/local/cuda/bin:$PATH"
+b="$root/build-gpu"
+kb="$b/suite/kbench"
+gpu="$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"
+echo "== $gpu"
+t0=$SECONDS
+KBENCH_BUILD_DIR="$b" tools/build.sh -DCMAKE_CUDA_ARCHITECTURES=90 > "$out/build.log" 2>&1 || { tail -30 "$out/build.log"; exit 1; }
+echo "== build $((SECONDS - t0)) s"
+step() { local s=$SECONDS; "$@"; echo "== $1 ${2:-} rc=$? $((SECONDS - s)) s"; }
+case "$gpu" in
+  *H200*)
+    step timeout 60 "$kb" probe --write targets/h200-sxm-141gb.json > "$out/probe.log" 2>&1
+    step timeout 150 "$kb" tune gemv > "$out/tune-gemv.log" 2>&1
+    cp targets/h200-sxm-141gb.json targets/tuning/h200*.json "$out/" 2>/dev/null
+    KBENCH_BUILD_DIR="$b" step timeout 200 tools/bringup.sh --no-build --out "$out/bringup" > "$out/bringup.log" 2>&1
+    mkdir -p /tmp/t-hidden && cp -r targets/a100-sxm4-40gb.json targets/h100-sxm5-80gb.json targets/datasheets targets/tuning /tmp/t-hidden/
+    KBENCH_BUILD_DIR="$b" step timeout 60 tools/bringup.sh --no-build --quick --filter '^(gemv|layer_norm)$' --targets /tmp/t-hidden --out "$out/hidden" > "$out/hidden.log" 2>&1
+    ;;
+  *)
+    step timeout 60 "$kb" probe --write targets/h100-sxm5-80gb.json > "$out/probe.log" 2>&1
+    cp targets/h100-sxm5-80gb.json "$out/"
+    step timeout 240 "$kb" run --csv "$out/full.csv" > "$out/full.log" 2>&1
+    python3 tools/roofline_report.py "$out/full.csv" > "$out/roofline.txt" 2>&1; tail -45 "$out/roofline.txt"
+    ;;
+esac
+(cd "$out" && tar czf /tmp/accept.tgz . && rm -rf ./* && mv /tmp/accept.tgz all.tgz)
