@@ -20,7 +20,8 @@ echo "== $gpu"
 t0=$SECONDS
 KBENCH_BUILD_DIR="$b" tools/build.sh -DCMAKE_CUDA_ARCHITECTURES=90 > "$out/build.log" 2>&1 || { tail -30 "$out/build.log"; exit 1; }
 echo "== build $((SECONDS - t0)) s"
-step() { local s=$SECONDS; "$@"; echo "== $1 ${2:-} rc=$? $((SECONDS - s)) s"; }
+exec 3>&1
+step() { local s=$SECONDS rc; "$@"; rc=$?; echo "== ${*:1:4} rc=$rc $((SECONDS - s)) s" >&3; }
 case "$gpu" in
   *H200*)
     step timeout 60 "$kb" probe --write targets/h200-sxm-141gb.json > "$out/probe.log" 2>&1
