@@ -1,6 +1,7 @@
 #include "suite/sampling.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "suite/stats.h"
@@ -68,6 +69,11 @@ InjectPlan plan_injection(double fraction, double base_s, double overhead_s, dou
     p.scale = 1 + fraction;
   }
   return p;
+}
+
+bool injection_on_target(double fraction, double base_s, double with_spin_s) {
+  const double want = fraction * base_s, got = with_spin_s - base_s;
+  return std::abs(got - want) <= 0.25 * want;
 }
 
 std::string inject_field(double fraction, const InjectPlan& plan) {

@@ -91,6 +91,10 @@ struct InjectPlan {
 };
 InjectPlan plan_injection(double fraction, double base_s, double overhead_s, double cycles_per_s);
 
+// Whether a planned spin made samples of `base_s` take `with_spin_s`, within
+// a quarter of the slowdown asked for (else the engine scales instead).
+bool injection_on_target(double fraction, double base_s, double with_spin_s);
+
 // The variant field that marks an injected row: "inject=5%" (scaled:
 // "inject=5%scaled").
 std::string inject_field(double fraction, const InjectPlan& plan);

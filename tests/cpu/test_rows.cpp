@@ -332,6 +332,13 @@ TEST(Sampling, StopRule) {
   EXPECT_EQ(o.max_buffer_sets, 3);
 }
 
+TEST(Sampling, AnInjectionThatMissesItsSizeIsScaledInstead) {
+  EXPECT_TRUE(kb::injection_on_target(0.08, 100e-6, 108e-6));
+  EXPECT_TRUE(kb::injection_on_target(0.08, 100e-6, 109.9e-6));   // within a quarter of 8 us
+  EXPECT_FALSE(kb::injection_on_target(0.08, 12e-6, 15e-6));      // 25% for 8% asked
+  EXPECT_FALSE(kb::injection_on_target(0.08, 100e-6, 100.5e-6));  // hardly slower
+}
+
 TEST(Sampling, LongSamplesAreFollowedByAnEqualIdleGap) {
   EXPECT_EQ(kb::cool_gap_seconds(0.4e-3), 0);  // short kernels: back to back
   EXPECT_EQ(kb::cool_gap_seconds(0.5e-3), 0.5e-3);
