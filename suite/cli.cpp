@@ -988,6 +988,26 @@ int cmd_run(const Args& a) {
 // what was measured. Other sections of an existing table are kept.
 constexpr double kTuneMinGain = 0.02;
 
+// What both tuning commands tune: the one GPU of --device (made current),
+// its target file and the tuning table to write. None without a GPU.
+struct TuneTarget {
+  DeviceInfo dev;
+  const TargetFile* tf;
+  std::string out;
+};
+std::optional<TuneTarget> tune_target(const Args& a, const std::vector<TargetFile>& files) {
+  parse_device_spec(a.device);
+  const int count = require_devices();
+  if (count == 0) return std::nullopt;
+  const int d = devices_for(a.device, count).front();
+  TuneTarget t{query_device(d), nullptr, ""};
+  KB_CUDA_CHECK(cudaSetDevice(d));
+  t.tf = match_gpu(files, t.dev.name);
+  bool explicit_dir = false;
+  t.out = a.write.empty() ? tuning_path(targets_dir(a, &explicit_dir), t.tf, t.dev.name) : a.write;
+  return t;
+}
+
 // `kbench tune gemv`: the GEMV dispatch table (suite/gemv_tune.h).
 int cmd_tune_gemv(const Args& a) {
   if (!a.filter.empty() || a.candidates != 16)
@@ -995,15 +1015,9 @@ int cmd_tune_gemv(const Args& a) {
         "tune gemv takes no --filter or --candidates: it times the suite's GEMV shapes");
   parse_device_spec(a.device);
   auto files = load_targets(a);
-  const int count = require_devices();
-  if (count == 0) return kExitNoDevice;
-  const int d = devices_for(a.device, count).front();
-  DeviceInfo dev = query_device(d);
-  KB_CUDA_CHECK(cudaSetDevice(d));
-  const TargetFile* tf = match_gpu(files, dev.name);
-  bool explicit_dir = false;
-  const std::string dir = targets_dir(a, &explicit_dir);
-  const std::string out = a.write.empty() ? tuning_path(dir, tf, dev.name) : a.write;
+  const auto t = tune_target(a, files);
+  if (!t) return kExitNoDevice;
+  const auto& [dev, tf, out] = *t;
   const auto shapes = gemv_tuning_shapes();
   std::printf(
       "kbench tune gemv: %zu GEMV shapes on %s, %d interleaved cold samples per candidate\n",
@@ -1021,15 +1035,9 @@ int cmd_tune(const Args& a) {
   parse_device_spec(a.device);  // a malformed --device is a usage error on any machine
   auto experiments = select(a.filter.empty() ? "^(gemm|mlp_layer_norm_gelu)$" : a.filter);
   auto files = load_targets(a);
-  const int count = require_devices();
-  if (count == 0) return kExitNoDevice;
-  const int d = devices_for(a.device, count).front();
-  DeviceInfo dev = query_device(d);
-  KB_CUDA_CHECK(cudaSetDevice(d));
-  const TargetFile* tf = match_gpu(files, dev.name);
-  bool explicit_dir = false;
-  const std::string dir = targets_dir(a, &explicit_dir);
-  const std::string out = a.write.empty() ? tuning_path(dir, tf, dev.name) : a.write;
+  const auto t = tune_target(a, files);
+  if (!t) return kExitNoDevice;
+  const auto& [dev, tf, out] = *t;
 
   gemm::set_pinned_algos({});
   gemm::clear_planned_keys();
@@ -1139,29 +1147,14 @@ int cmd_tune(const Args& a) {
         second >= 0 ? (", runner-up " + std::to_string(med[second] * 1e6) + " us").c_str() : "");
   }
   nlohmann::ordered_json doc;
-  {
-    std::ifstream in(out, std::ios::binary);
-    if (in) {
-      std::ostringstream ss;
-      ss << in.rdbuf();
-      try {
-        doc = parse_tuning_file(ss.str(), out).doc;
-      } catch (const TuningError& e) {
-        throw UsageError(std::string(e.what()) + ": fix or remove it; nothing was written");
-      }
-    }
+  try {
+    doc = read_tuning_doc(out);
+  } catch (const TuningError& e) {
+    throw UsageError(std::string(e.what()) + ": fix or remove it; nothing was written");
   }
   doc["gpu"] = dev.name;
   doc["cublaslt"] = entries;
-  std::error_code ec;
-  std::filesystem::create_directories(std::filesystem::path(out).parent_path(), ec);
-  const std::string tmp = out + ".tmp";
-  {
-    std::ofstream o(tmp);
-    if (!o || !(o << doc.dump(2) << "\n")) throw std::runtime_error(tmp + ": cannot write");
-  }
-  std::filesystem::rename(tmp, out, ec);
-  if (ec) throw std::runtime_error(out + ": cannot write: " + ec.message());
+  write_tuning_doc(doc, out);
   std::printf("tuning table written to %s (%zu cuBLASLt entries): review and commit it\n",
               out.c_str(), keys.size());
   return kExitOk;

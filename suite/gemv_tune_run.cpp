@@ -96,15 +96,8 @@ std::vector<GemvTuned> measure_gemv(Engine& engine, const std::vector<GemvShape>
 std::vector<GemvTuned> tune_gemv_table(const DeviceInfo& dev, const TargetFile* tf,
                                        const std::string& out, int reps,
                                        const std::vector<GemvShape>& shapes) {
-  nlohmann::ordered_json doc;  // read first: a broken file is refused before anything is timed
-  {
-    std::ifstream in(out, std::ios::binary);
-    if (in) {
-      std::ostringstream ss;
-      ss << in.rdbuf();
-      doc = parse_tuning_file(ss.str(), out).doc;
-    }
-  }
+  // Read first: a broken file is refused before anything is timed.
+  nlohmann::ordered_json doc = read_tuning_doc(out);
   RunInfo info;
   EngineOptions eo;
   Engine engine(dev, tf, eo, info);
@@ -146,15 +139,7 @@ std::vector<GemvTuned> tune_gemv_table(const DeviceInfo& dev, const TargetFile* 
   }
   doc["gpu"] = dev.name;
   doc["gemv"] = list;
-  std::error_code ec;
-  std::filesystem::create_directories(std::filesystem::path(out).parent_path(), ec);
-  const std::string tmp = out + ".tmp";
-  {
-    std::ofstream o(tmp);
-    if (!o || !(o << doc.dump(2) << "\n")) throw std::runtime_error(tmp + ": cannot write");
-  }
-  std::filesystem::rename(tmp, out, ec);
-  if (ec) throw std::runtime_error(out + ": cannot write: " + ec.message());
+  write_tuning_doc(doc, out);
   std::printf("GEMV table written to %s (%zu buckets from %zu shapes): review and commit it\n",
               out.c_str(), entries.size(), tuned.size());
   return tuned;

@@ -92,6 +92,26 @@ TuningFile parse_tuning_file(const std::string& text, const std::string& path) {
   return f;
 }
 
+ordered_json read_tuning_doc(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return ordered_json();
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return parse_tuning_file(ss.str(), path).doc;
+}
+
+void write_tuning_doc(const ordered_json& doc, const std::string& path) {
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream o(tmp);
+    if (!o || !(o << doc.dump(2) << "\n")) throw std::runtime_error(tmp + ": cannot write");
+  }
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) throw std::runtime_error(path + ": cannot write: " + ec.message());
+}
+
 std::string tuning_path(const std::string& dir, const TargetFile* target,
                         const std::string& gpu_name) {
   const std::string name = target ? std::filesystem::path(target->path).filename().string()

@@ -50,6 +50,14 @@ struct TuningFile {
 
 TuningFile parse_tuning_file(const std::string& text, const std::string& path);
 
+// The whole tuning file at `path` for rewriting (kbench tune, kbench tune
+// gemv): an empty document when it does not exist; throws TuningError when
+// it is malformed, so nothing is overwritten.
+nlohmann::ordered_json read_tuning_doc(const std::string& path);
+// Writes `doc` to `path` (its folder created) through a temporary file and a
+// rename, so a failed write never leaves half a table. Throws std::runtime_error.
+void write_tuning_doc(const nlohmann::ordered_json& doc, const std::string& path);
+
 // The tuning file of a GPU: <targets_dir>/tuning/<the matched target file's
 // name>, or <gpu slug>.json when no target file matches.
 std::string tuning_path(const std::string& targets_dir, const TargetFile* target,
