@@ -160,16 +160,10 @@ std::vector<Record> Engine::probe(ProbeResult* result) {
     r.actual = v;
     r.dtype = "int8";  // raw bytes
     r.device = info_.device_label;
-    r.arch = dev_.name;
     r.shape = "bytes=" + std::to_string(static_cast<long long>(p.bytes));
     r.variant = variant;
     r.status = status::ok;
-    r.driver = dev_.driver;
-    r.cuda = dev_.cuda;
-    r.suite_version = info_.suite_version;
-    r.git_sha = info_.git_sha;
-    r.run_id = info_.run_id;
-    r.timestamp = info_.timestamp;
+    stamp_run(r, info_, gpu_identity(dev_));
     rows.push_back(r);
   };
   row(metric_name::read_bandwidth, "read_kernel", p.read_gbps);

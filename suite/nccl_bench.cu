@@ -42,14 +42,8 @@ Record base_row(const std::string& name, const CollectivePoint& p, const char* m
   r.metric = metric;
   r.dtype = "bfloat16";
   r.device = "cuda";  // the host's GPUs together, not one of them
-  r.arch = gpu.name;
   r.shape = p.shape + ";ranks=" + std::to_string(ranks);
-  r.driver = gpu.driver;
-  r.cuda = gpu.cuda;
-  r.suite_version = info.suite_version;
-  r.git_sha = info.git_sha;
-  r.run_id = info.run_id;
-  r.timestamp = info.timestamp;
+  stamp_run(r, info, gpu);
   return r;
 }
 
@@ -383,16 +377,10 @@ std::vector<Record> measure_collective(const std::string& name, const std::vecto
     r.metric = metric_name::link_bandwidth;
     r.dtype = "int8";
     r.device = "cuda";
-    r.arch = gpu.name;
     r.shape =
         "bytes=" + std::to_string(link_bytes) + ";ranks=" + std::to_string(n) + ";for=" + name;
     r.variant = "ring_peer_write";
-    r.driver = gpu.driver;
-    r.cuda = gpu.cuda;
-    r.suite_version = info.suite_version;
-    r.git_sha = info.git_sha;
-    r.run_id = info.run_id;
-    r.timestamp = info.timestamp;
+    stamp_run(r, info, gpu);
     if (link > 0) {
       r.actual = link;
     } else {

@@ -23,6 +23,16 @@ std::string join_message(const std::string& a, const std::string& b) {
 }
 }  // namespace
 
+void stamp_run(Record& r, const RunInfo& info, const GpuIdentity& gpu) {
+  r.arch = gpu.name;
+  r.driver = gpu.driver;
+  r.cuda = gpu.cuda;
+  r.suite_version = info.suite_version;
+  r.git_sha = info.git_sha;
+  r.run_id = info.run_id;
+  r.timestamp = info.timestamp;
+}
+
 Record make_record(const RowSource& e, const Point& p, Metric m, const RunInfo& info,
                    const GpuIdentity& gpu) {
   Record r;
@@ -30,16 +40,10 @@ Record make_record(const RowSource& e, const Point& p, Metric m, const RunInfo& 
   r.metric = metric_csv_name(m);
   r.dtype = dtype_name(p.dtype);
   r.device = info.device_label;
-  r.arch = gpu.name;
   r.is_model = e.is_model;
   r.shape = p.shape.str();
   r.variant = p.variant;
-  r.driver = gpu.driver;
-  r.cuda = gpu.cuda;
-  r.suite_version = info.suite_version;
-  r.git_sha = info.git_sha;
-  r.run_id = info.run_id;
-  r.timestamp = info.timestamp;
+  stamp_run(r, info, gpu);
   return r;
 }
 

@@ -59,6 +59,10 @@ inline constexpr double kFallbackRooflineFraction = 0.7;
 // "a;b", or the one that is not empty.
 std::string join_variant(const std::string& a, const std::string& b);
 
+// The columns every row of one run shares: the GPU's name, driver and CUDA,
+// the suite's version and commit, the run id and its timestamp.
+void stamp_run(Record& r, const RunInfo& info, const GpuIdentity& gpu);
+
 Record make_record(const RowSource& e, const Point& p, Metric m, const RunInfo& info,
                    const GpuIdentity& gpu);
 
