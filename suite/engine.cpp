@@ -260,6 +260,12 @@ Measurement Engine::sample(const Experiment& e, const std::vector<Case*>& cases)
   std::vector<std::vector<double>> per_set(sets);
   std::optional<unsigned> mem_clock;
   const int target_runs = decode ? (opts_.quick ? 2 : e.decode_runs()) : opts_.max_samples;
+  // Long samples are followed by an idle gap as long as they are, the
+  // companion's too: each timed window starts from the same power state.
+  auto cool = [&](double sample_s) {
+    if (const double gap = decode ? 0 : cool_gap_seconds(sample_s); gap > 0)
+      std::this_thread::sleep_for(std::chrono::duration<double>(gap));
+  };
   NvtxRange r("samples");
   const auto t0 = Clock::now();
   while (static_cast<int>(all.size()) < target_runs) {
@@ -267,12 +273,6 @@ Measurement Engine::sample(const Experiment& e, const std::vector<Case*>& cases)
     const double s = time_once(*cases[set], !decode, inject.cycles) * inject.scale;
     all.push_back(s);
     per_set[set].push_back(s);
-    // Long samples are followed by an idle gap as long as they are, the
-    // companion's too: each timed window starts from the same power state.
-    auto cool = [&](double sample_s) {
-      if (const double gap = decode ? 0 : cool_gap_seconds(sample_s); gap > 0)
-        std::this_thread::sleep_for(std::chrono::duration<double>(gap));
-    };
     cool(s);
     if (cases[set]->has_companion()) {
       const double c = time_window(!decode, [&](cudaStream_t st) { cases[set]->companion(st); });

@@ -30,7 +30,8 @@ std::string us(double s) {
 std::vector<DeviceBuffer<char>> rung_sets(size_t bytes) {
   size_t free_b = 0, total = 0;
   KB_CUDA_CHECK(cudaMemGetInfo(&free_b, &total));
-  const int n = buffer_sets(bytes, free_b, total, 32);
+  const EngineOptions o;  // the engine's defaults: what `kbench run` builds
+  const int n = buffer_sets(bytes, free_b, total, o.max_buffer_sets, o.sampled_bytes_goal);
   std::vector<DeviceBuffer<char>> sets;
   for (int i = 0; i < n; ++i) {
     sets.emplace_back(bytes);
