@@ -149,12 +149,15 @@ void print_warnings(const std::vector<std::string>& warnings) {
   for (const auto& w : warnings) std::fprintf(stderr, "kgate: warning: %s\n", w.c_str());
 }
 
+void print_history_warnings(const History& h) {
+  for (const auto& w : h.warnings()) std::fprintf(stderr, "kgate: warning: %s\n", w.text().c_str());
+}
+
 void read_history(History& h, const std::vector<std::string>& files) {
   try {
     for (const auto& p : files) h.add_file(p);
   } catch (const ResultFileError&) {
-    for (const auto& w : h.warnings())
-      std::fprintf(stderr, "kgate: warning: %s\n", w.text().c_str());
+    print_history_warnings(h);
     throw;
   }
   h.finish();
@@ -364,7 +367,7 @@ int cmd_gpt_fast(const Args& args) {
   if (!targets_dir.empty()) targets = load_target_dir(targets_dir);
   History h;
   read_history(h, results);
-  for (const auto& w : h.warnings()) std::fprintf(stderr, "kgate: warning: %s\n", w.text().c_str());
+  print_history_warnings(h);
   GptFastExport ex = gpt_fast_rows(h, targets);
   for (const auto& n : ex.notes) std::fprintf(stderr, "kgate: gpt-fast: %s\n", n.c_str());
   if (ex.rows.empty())
@@ -438,11 +441,7 @@ int cmd_bringup(const Args& args) {
 
   History h;
   read_history(h, results);
-  print_warnings([&] {
-    std::vector<std::string> w;
-    for (const auto& x : h.warnings()) w.push_back(x.text());
-    return w;
-  }());
+  print_history_warnings(h);
   // --reference: a results file when it names one (or looks like one), else a GPU name.
   History ref;
   bool ref_is_file = std::filesystem::exists(in.reference, ec) ||
@@ -626,9 +625,7 @@ int cmd_noise(const Args& args) {
   if (results.empty()) throw UsageError("noise needs --results FILE...", kNoiseUsage);
   History h;
   read_history(h, results);
-  std::vector<std::string> warnings;
-  for (const auto& w : h.warnings()) warnings.push_back(w.text());
-  print_warnings(warnings);
+  print_history_warnings(h);
   NoiseReport rep = noise_report(h);
   std::fputs(noise_console(rep).c_str(), stdout);
   std::fflush(stdout);
@@ -662,9 +659,7 @@ int cmd_siblings(const Args& args) {
   if (results.empty()) throw UsageError("siblings needs --results FILE...", kSiblingsUsage);
   History h;
   read_history(h, results);
-  std::vector<std::string> warnings;
-  for (const auto& w : h.warnings()) warnings.push_back(w.text());
-  print_warnings(warnings);
+  print_history_warnings(h);
   const auto reps = sibling_check(h, opt);
   std::fputs(sibling_text(reps, false).c_str(), stdout);
   std::fflush(stdout);
