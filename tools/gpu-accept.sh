@@ -18,8 +18,13 @@ kb="$b/suite/kbench"
 gpu="$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"
 echo "== $gpu"
 t0=$SECONDS
-KBENCH_BUILD_DIR="$b" tools/build.sh -DCMAKE_CUDA_ARCHITECTURES=90 > "$out/build.log" 2>&1 || { tail -30 "$out/build.log"; exit 1; }
-echo "== build $((SECONDS - t0)) s"
+# KBENCH_PREBUILT=DIR: carried binaries, used when they start here (gpu-session.sh).
+if [ -n "${KBENCH_PREBUILT:-}" ] && "$KBENCH_PREBUILT/suite/kbench" list > "$out/prebuilt.log" 2>&1; then
+  b="$KBENCH_PREBUILT"; kb="$b/suite/kbench"; echo "== prebuilt binaries from $b"
+else
+  KBENCH_BUILD_DIR="$b" tools/build.sh -DCMAKE_CUDA_ARCHITECTURES=90 > "$out/build.log" 2>&1 || { tail -30 "$out/build.log"; exit 1; }
+  echo "== build $((SECONDS - t0)) s"
+fi
 exec 3>&1
 step() { local s=$SECONDS rc; "$@"; rc=$?; echo "== ${*:1:4} rc=$rc $((SECONDS - s)) s" >&3; }
 case "$gpu" in

@@ -22,8 +22,16 @@ limit="${KBENCH_SESSION_LIMIT:-540}"
 filter=()
 [ -n "${KBENCH_RUN_FILTER:-}" ] && filter=(--filter "$KBENCH_RUN_FILTER")
 t0=$SECONDS
-KBENCH_BUILD_DIR="$build" tools/build.sh -DCMAKE_CUDA_ARCHITECTURES=90 > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
-echo "== build $((SECONDS - t0)) s"
+# KBENCH_PREBUILT=DIR: binaries built on the development machine and carried
+# (suite/kbench, tools/kgate/kgate, tests/kbench_gpu_tests); used when they
+# start on this machine's image, else built here.
+if [ -n "${KBENCH_PREBUILT:-}" ] && "$KBENCH_PREBUILT/suite/kbench" list > "$out/prebuilt.log" 2>&1; then
+  build="$KBENCH_PREBUILT"; echo "== prebuilt binaries from $build"
+else
+  [ -n "${KBENCH_PREBUILT:-}" ] && { echo "== prebuilt binaries do not start here:"; tail -3 "$out/prebuilt.log"; }
+  KBENCH_BUILD_DIR="$build" tools/build.sh -DCMAKE_CUDA_ARCHITECTURES=90 > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
+  echo "== build $((SECONDS - t0)) s"
+fi
 kb="$build/suite/kbench"
 for step in "$@"; do
   t0=$SECONDS
