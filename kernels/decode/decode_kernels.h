@@ -123,7 +123,9 @@ struct RouteArgs {
   // Tests only: 1 = a wrong but valid routing (the last choice replaced by
   // the next-ranked expert); 2 = an id outside [0, n_experts) (E) in slot 0.
   int fault = 0;
-  bool pdl = false;  // as AttentionArgs::pdl (reads nothing before waiting)
+  // as AttentionArgs::pdl; before waiting it only prefetches its own
+  // weights into L2 (they do not depend on the kernel before it)
+  bool pdl = false;
 };
 void moe_route(const RouteArgs& a, cudaStream_t stream);
 

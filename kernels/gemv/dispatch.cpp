@@ -124,11 +124,25 @@ Config gather_swiglu_config(bool int8, int64_t F, int64_t K) {
 }
 
 Config combine_config(bool int8, int64_t N, int64_t K) {
-  // The one-matrix choice of the general kernel at a row of n_sel·K (int8
-  // 4096x14336: 2 rows per warp, batches of 2 loads, not pipelined, K over 4 warps).
+  // The one-matrix choice of the general kernel at a row of n_sel·K, at
+  // most 2 rows per warp and batches of 2 loads. int8 (Mixtral's down
+  // projection, 4096x14336 per expert, two experts): 2 rows per warp, one
+  // load in flight, not pipelined, K over 2 warps. Measured on an H100
+  // (2026-11-25, tools/decode_profile --moe-down-*, 8 layers, all 24 of
+  // rows 1|2 x unroll 1|2 x pipelined or not x K split 1|2|4): 45.9 us a
+  // layer (2559 GB/s) against 50.8 us (2312 GB/s) for the one-matrix choice
+  // (2 rows, unroll 2, K over 4 warps); the graph step 1335 vs 1377 us.
+  // The next best were within 1 us (1 row, unroll 2, pipelined, no split:
+  // 46.4 us). bf16 keeps the one-matrix choice (not measured).
   General c = general_kernel(int8, N, K, 1);
   if (c.unroll > 2) c.unroll = 2;
   if (c.rows_per_warp > 2) c.rows_per_warp = 2;
+  if (int8) {
+    c.rows_per_warp = 2;
+    c.unroll = 1;
+    c.pipeline = false;
+    c.k_split = 2;
+  }
   return Config(c);
 }
 

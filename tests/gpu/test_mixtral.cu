@@ -261,6 +261,76 @@ TEST(MixtralKernels, RouterPicksTheTopTwo) {
   }
 }
 
+// The router's logits against the CPU at expert counts that split the block's
+// 32 warps evenly, unevenly and not at all (one warp an expert, two experts a
+// warp), at a dim that leaves a partial round of loads; int8 with scales and
+// bf16. The logits must also be bit-identical from call to call (a fixed
+// order of the partial sums: a near tie must not flip between runs).
+TEST(MixtralKernels, RouterLogitsMatchCpuAtAnyExpertCount) {
+  KB_REQUIRE_GPU();
+  auto bf16r = [](float v) { return kb::bf16_to_float(kb::float_to_bf16(v)); };
+  for (const bool int8 : {true, false}) {
+    for (const int E : {1, 3, 8, 40, 64}) {
+      for (const int D : {136, 4096}) {
+        SCOPED_TRACE(::testing::Message() << (int8 ? "int8" : "bf16") << " E=" << E << " D=" << D);
+        uint32_t seed = 12345u + E * 7u + D;
+        auto next = [&] { return (seed = seed * 1664525u + 1013904223u) >> 8; };
+        std::vector<float> x(D), w(size_t(E) * D), scale(E, 1.f);
+        for (auto& v : x) v = bf16r(float(next() % 2001) / 1000.f - 1.f);
+        std::vector<int8_t> q(w.size());
+        for (size_t i = 0; i < w.size(); ++i) {
+          q[i] = int8_t(int(next() % 255) - 127);
+          w[i] = int8 ? float(q[i]) : bf16r(float(q[i]) / 127.f);
+        }
+        for (auto& s : scale) s = int8 ? bf16r(0.001f * float(1 + next() % 9)) : 1.f;
+        kb::DeviceBuffer<int8_t> d_q(q.size());
+        kb::DeviceBuffer<bf16> d_wb(w.size()), d_x(D), d_s(E);
+        const auto xb = kb::to_bf16(x), wb = kb::to_bf16(w), sb = kb::to_bf16(scale);
+        KB_CUDA_CHECK(cudaMemcpy(d_x.get(), xb.data(), D * 2, cudaMemcpyHostToDevice));
+        KB_CUDA_CHECK(cudaMemcpy(d_q.get(), q.data(), q.size(), cudaMemcpyHostToDevice));
+        KB_CUDA_CHECK(cudaMemcpy(d_wb.get(), wb.data(), wb.size() * 2, cudaMemcpyHostToDevice));
+        KB_CUDA_CHECK(cudaMemcpy(d_s.get(), sb.data(), E * 2, cudaMemcpyHostToDevice));
+        kb::DeviceBuffer<int32_t> d_ids(2), d_pos(1);
+        kb::DeviceBuffer<float> d_wts(2), d_hlog{static_cast<size_t>(E)};
+        const int32_t pos = 0;
+        KB_CUDA_CHECK(cudaMemcpy(d_pos.get(), &pos, 4, cudaMemcpyHostToDevice));
+        dec::RouteArgs a;
+        a.w = int8 ? static_cast<const void*>(d_q.get()) : d_wb.get();
+        a.scale = int8 ? d_s.get() : nullptr;
+        a.x = d_x.get();
+        a.dim = D;
+        a.n_experts = E;
+        a.top = E > 1 ? 2 : 1;
+        a.ids = d_ids.get();
+        a.weights = d_wts.get();
+        a.pos = d_pos.get();
+        a.capacity = 1;
+        a.hist_logits = d_hlog.get();
+        a.hist_stride = E;
+        std::vector<float> first(E), again(E);
+        for (auto* out : {&first, &again}) {
+          dec::moe_route(a, nullptr);
+          KB_CUDA_CHECK(cudaDeviceSynchronize());
+          KB_CUDA_CHECK(cudaMemcpy(out->data(), d_hlog.get(), E * 4, cudaMemcpyDeviceToHost));
+        }
+        double ss = 0;
+        for (float v : x) ss += double(v) * v;
+        const double r = 1.0 / std::sqrt(ss / D + 1e-5);
+        for (int e = 0; e < E; ++e) {
+          double dot = 0, mag = 0;
+          for (int k = 0; k < D; ++k) {
+            dot += double(w[size_t(e) * D + k]) * x[k];
+            mag += std::fabs(double(w[size_t(e) * D + k]) * x[k]);
+          }
+          const double want = r * scale[e] * dot;
+          EXPECT_NEAR(first[e], want, 1e-4 * r * scale[e] * mag + 1e-6) << "expert " << e;
+          EXPECT_EQ(first[e], again[e]) << "expert " << e << ": not the same bits twice";
+        }
+      }
+    }
+  }
+}
+
 // ------------------------------------------------------------ the model
 
 struct MoeParam {
