@@ -48,7 +48,8 @@ struct ReferenceCheckOptions {
   // logit is within route_tie_tol × (rms of the CPU's router logits) of the
   // CPU's k-th best (a near tie, decided either way by rounding); the CPU
   // then follows the GPU's choice. The router logits must also agree within
-  // logits_tol (relative L2 per position).
+  // logits_tol (L2 per layer and position, relative to their norm but never
+  // to an rms below 1: router_logits_mismatch).
   double route_tie_tol = 2e-2;
   int route_fault = 0;  // DecoderOptions::route_fault (tests: the check must fail)
 };

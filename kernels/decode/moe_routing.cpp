@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <stdexcept>
 
 namespace kb::decode {
@@ -58,6 +59,29 @@ std::string routing_mismatch(const std::vector<float>& cpu_logits, const std::ve
     }
   }
   return "";
+}
+
+std::string router_logits_mismatch(const std::vector<float>& gpu, const std::vector<float>& cpu,
+                                   double tol) {
+  if (gpu.size() != cpu.size() || cpu.empty())
+    return std::to_string(gpu.size()) + " GPU logits against " + std::to_string(cpu.size());
+  double err = 0, ref = 0, max_abs = 0;
+  size_t worst = 0;
+  for (size_t i = 0; i < cpu.size(); ++i) {
+    if (!std::isfinite(gpu[i])) return "logit " + std::to_string(i) + " is not finite";
+    const double d = double(gpu[i]) - cpu[i];
+    err += d * d;
+    ref += double(cpu[i]) * cpu[i];
+    if (std::fabs(d) > max_abs) max_abs = std::fabs(d), worst = i;
+  }
+  const double scale = std::max(std::sqrt(ref), std::sqrt(double(cpu.size())));
+  if (std::sqrt(err) <= tol * scale) return "";
+  char buf[192];
+  std::snprintf(buf, sizeof buf,
+                "L2 error %.3g of a scale %.3g (the logits' norm, at least sqrt(E)): %.2f%%, "
+                "tolerance %.2f%%; max abs error %.3g at [%zu]",
+                std::sqrt(err), scale, 100 * std::sqrt(err) / scale, 100 * tol, max_abs, worst);
+  return buf;
 }
 
 }  // namespace kb::decode

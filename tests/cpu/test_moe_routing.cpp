@@ -51,4 +51,28 @@ TEST(MoeRouting, WeightsOfAGivenChoice) {
   EXPECT_NEAR(r.weights[1], 1.0 - r.weights[0], 1e-6);
 }
 
+// Router logits: relative to their norm, with the rms floor of 1. The
+// tiny-moe case (rms 0.3, one error of 0.019) passes; the same error on
+// logits of rms 3 is 0.3% and passes; an error the routing could feel fails
+// at either size, and so does a NaN.
+TEST(MoeRouting, RouterLogitsAgreeRelativeToAtLeastRmsOne) {
+  const std::vector<float> small = {0.3f, -0.25f, 0.35f, -0.3f};
+  std::vector<float> g = small;
+  g[1] += 0.019f;
+  EXPECT_EQ(dec::router_logits_mismatch(g, small, 3e-2), "");
+  g[1] = small[1] + 0.2f;  // 0.2 / 2 = 10%: fails
+  EXPECT_NE(dec::router_logits_mismatch(g, small, 3e-2), "");
+  const std::vector<float> big = {3.f, -2.5f, 3.5f, -3.f};
+  g = big;
+  g[2] += 0.019f;
+  EXPECT_EQ(dec::router_logits_mismatch(g, big, 3e-2), "");
+  g[2] = big[2] + 0.4f;  // 0.4 / 6.1 = 6.5%: fails
+  const std::string why = dec::router_logits_mismatch(g, big, 3e-2);
+  EXPECT_NE(why.find("max abs error 0.4 at [2]"), std::string::npos) << why;
+  g = big;
+  g[0] = std::nanf("");
+  EXPECT_NE(dec::router_logits_mismatch(g, big, 3e-2), "");
+  EXPECT_NE(dec::router_logits_mismatch({1.f}, big, 3e-2), "");
+}
+
 }  // namespace
