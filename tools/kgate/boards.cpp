@@ -101,16 +101,14 @@ std::string short_board(const std::string& uuid) {
 }
 
 std::string board_note(const BoardPlan& p, const std::string& uuid, const BoardOptions& opt) {
-  std::string s = "first runs on board " + short_board(uuid) + " (" +
-                  runs_text(p.same_runs) + " earlier on it): judged against " +
-                  runs_text(p.other_runs);
+  std::string s = "first runs on board " + short_board(uuid) + " (" + runs_text(p.same_runs) +
+                  " earlier on it): judged against " + runs_text(p.other_runs);
   const int single = p.other_runs - p.several_runs;
   if (single > 0)
     s += (p.several_runs ? ", " + std::to_string(single) : std::string()) + " on " +
          std::to_string(p.other_boards) + " other board" + (p.other_boards == 1 ? "" : "s");
   if (p.several_runs)
-    s += (single ? " and " + std::to_string(p.several_runs) : std::string()) +
-         " on several GPUs";
+    s += (single ? " and " + std::to_string(p.several_runs) : std::string()) + " on several GPUs";
   if (p.observed)
     s += "; on this key the medians of its " + std::to_string(p.spread_boards) +
          " boards differ by up to " + pct(p.spread) + ": a drop within " +

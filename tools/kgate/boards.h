@@ -66,7 +66,7 @@ struct BoardPlan {
   // new_board: the window's runs on other boards (one board each), the
   // distinct boards among them, and its runs on several GPUs.
   int other_runs = 0, other_boards = 0, several_runs = 0;
-  double allowance = 0;  // the drop the boards explain (relative)
+  double allowance = 0;   // the drop the boards explain (relative)
   bool observed = false;  // allowance = kSpreadFactor x the key's own spread (else --board-gap)
   double spread = 0;      // observed: the largest relative difference of two boards' medians
   int spread_boards = 0;  // observed: boards with >= kMinRunsPerBoard runs in the window

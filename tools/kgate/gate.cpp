@@ -98,8 +98,7 @@ std::string new_board_why(const HistoryResult& h, const BoardPlan& p, const Hist
          pct(h.explained) + "), but the newest run is on a board new to this key, and boards " +
          "differ by up to " + pct(p.allowance) +
          (p.observed ? " on it (twice the spread of its boards)" : " (--board-gap)") +
-         ": judged against that board itself from " + std::to_string(r.min_history) +
-         " runs on it";
+         ": judged against that board itself from " + std::to_string(r.min_history) + " runs on it";
 }
 
 int status_rank(GateStatus s) { return static_cast<int>(s); }
@@ -451,8 +450,8 @@ GateReport run_gate(const History& hist, const GateOptions& opt) {
     std::string hw = history_why(h, opt.rule);
     // A board new to the key: a drop within what boards differ by is
     // inconclusive, not a failure; beyond it, it fails as before.
-    const bool new_board = boards_plan.mode == BoardMode::new_board &&
-                           h.outcome == HistoryOutcome::fail;
+    const bool new_board =
+        boards_plan.mode == BoardMode::new_board && h.outcome == HistoryOutcome::fail;
     const bool board_explains = new_board && h.drop <= boards_plan.allowance;
     if (new_board) {
       notes.push_back(board_note(boards_plan, hist.gpus()[board].uuid, opt.board) +
@@ -500,8 +499,8 @@ GateReport run_gate(const History& hist, const GateOptions& opt) {
       r.status = GateStatus::inconclusive;
       r.rule = board_explains                                    ? "new board"
                : h.outcome == HistoryOutcome::too_little_history ? "too little history"
-               : h.outcome == HistoryOutcome::too_noisy        ? "too noisy"
-                                                               : "within noise";
+               : h.outcome == HistoryOutcome::too_noisy          ? "too noisy"
+                                                                 : "within noise";
       r.why = join(doubts);
     }
     add_notes();
