@@ -116,6 +116,13 @@ TEST(KgateBoards, ANightOnANewBoardWithinTheBoardGapIsInconclusiveWithANote) {
   EXPECT_TRUE(contains(kb::gate_html(rep), "note: first runs on board GPU-bbbbbbbb"));
   EXPECT_EQ(kb::suspects_csv(rep), "run_id,name,dtype,shape,variant,metric,arch,reason\n");
 
+  // Below its target as well: that fails, and only that.
+  auto below = rows;
+  below.back().target = 820;  // 5.9% short, tolerance 5%
+  const auto& b = only(gate(below));
+  EXPECT_EQ(b.status, kb::GateStatus::fail) << b.why;
+  EXPECT_EQ(b.rule, "target");
+
   // A smaller --board-gap lets the same drop fail.
   kb::GateOptions tight;
   tight.board.board_gap = 0.03;

@@ -490,7 +490,7 @@ GateReport run_gate(const History& hist, const GateOptions& opt) {
               "; rerun to tell";
     } else if (!fails.empty()) {
       r.status = GateStatus::fail;
-      bool by_history = h.outcome == HistoryOutcome::fail;
+      bool by_history = h.outcome == HistoryOutcome::fail && !board_explains;
       r.rule = by_target && by_history ? "target+history" : by_target ? "target" : "history";
       r.why = join(fails);
       find_last_good(hist, series, runs_of_key, key, r.baseline, opt.rule.min_gap, r,
