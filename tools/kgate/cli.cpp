@@ -193,6 +193,8 @@ int cmd_check(const Args& args) {
       opt.rule.min_history = static_cast<int>(parse_int(f, value_of(a, i), 3, 500));
     } else if (f == "--max-noise") {
       opt.rule.max_noise = parse_double(f, value_of(a, i), 0, 1, true);
+    } else if (f == "--board-gap") {
+      opt.board.board_gap = parse_double(f, value_of(a, i), 0, 1, true);
     } else if (f == "--strict") {
       opt.strict = true;
     } else if (f == "--suspects") {
@@ -300,6 +302,8 @@ int cmd_dashboard(const Args& args) {
       opt.gate.rule.min_history = static_cast<int>(parse_int(f, value_of(a, i), 3, 500));
     } else if (f == "--max-noise") {
       opt.gate.rule.max_noise = parse_double(f, value_of(a, i), 0, 1, true);
+    } else if (f == "--board-gap") {
+      opt.gate.board.board_gap = parse_double(f, value_of(a, i), 0, 1, true);
     } else if (f == "--strict") {
       opt.gate.strict = true;
     } else {

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string_view>
 
+#include "tools/kgate/boards.h"
 #include "tools/kgate/siblings.h"
 
 namespace kb {
@@ -88,6 +89,16 @@ std::string history_why(const HistoryResult& h, const HistoryRuleOptions& r) {
       break;
   }
   return "";
+}
+
+// A failing drop on a board new to the key that the boards' spread explains.
+std::string new_board_why(const HistoryResult& h, const BoardPlan& p, const HistoryRuleOptions& r) {
+  return pct(h.drop) + " worse than the median of the last " + std::to_string(h.history) +
+         " runs, beyond --min-gap " + pct(r.min_gap) + " and the history's noise (up to " +
+         pct(h.explained) + "), but the newest run is on a board new to this key, and boards " +
+         "differ by up to " + pct(p.allowance) +
+         (p.observed ? " on it (twice the spread of its boards)" : " (--board-gap)") +
+         ": judged against that board itself from " + std::to_string(r.min_history) + " runs on it";
 }
 
 int status_rank(GateStatus s) { return static_cast<int>(s); }
@@ -194,13 +205,17 @@ RunContext context_of(const Run& run) {
 // worse than `baseline` (when there is one) by more than the gap). The
 // reports name it, so that the commits and drivers in between are the
 // suspects. `runs_of_key` ends with the run being judged.
+// With `board` (>= 0; boards.h), only runs on that board: the baseline was
+// that board's.
 void find_last_good(const History& hist, const std::vector<uint32_t>& series,
                     const std::vector<RunValue>& runs_of_key, const Key& key,
-                    const std::optional<double>& baseline, double min_gap, GateKeyResult& r) {
+                    const std::optional<double>& baseline, double min_gap, GateKeyResult& r,
+                    int64_t board = kUnknownBoard) {
   const auto& obs = hist.observations();
   for (size_t i = runs_of_key.size() - 1; i-- > 0;) {
     const RunValue& e = runs_of_key[i];
     if (!e.measured || e.throttled) continue;
+    if (board >= 0 && board_of_rows(hist, &series[e.first], e.attempts) != board) continue;
     const Observation& o = obs[series[e.first]];
     if (o.status != RowStatus::ok && e.remeasured == 0) continue;
     if (baseline) {
@@ -334,6 +349,7 @@ GateReport run_gate(const History& hist, const GateOptions& opt) {
     // about the machine than about the code: left out of the baseline).
     // A run of another variant is another kernel: not the baseline.
     std::vector<double> values;
+    std::vector<int64_t> boards;  // each value's board (boards.h)
     const RunValue* changed_from = nullptr;
     for (size_t i = runs_of_key.size() - 1; i-- > 0 && values.size() < keep;) {
       const RunValue& e = runs_of_key[i];
@@ -344,6 +360,7 @@ GateReport run_gate(const History& hist, const GateOptions& opt) {
         continue;
       }
       values.push_back(e.value);
+      boards.push_back(board_of_rows(hist, &series[e.first], e.attempts));
       r.history_runs_labels.push_back(runs[o.run].label);
     }
     if (changed_from) {
@@ -354,7 +371,26 @@ GateReport run_gate(const History& hist, const GateOptions& opt) {
                       " earlier run(s) of this variant");
     }
     std::reverse(values.begin(), values.end());
+    std::reverse(boards.begin(), boards.end());
     std::reverse(r.history_runs_labels.begin(), r.history_runs_labels.end());
+    // Boards (boards.h): with enough runs on the newest run's board, those
+    // runs are its baseline; on a board new to the key, the boards' spread
+    // may explain a drop.
+    const int64_t board = board_of_rows(hist, &series[now.first], now.attempts);
+    const BoardPlan boards_plan =
+        plan_boards(values, boards, board, key.lower_is_better, opt.rule, opt.board);
+    if (boards_plan.mode == BoardMode::same_board) {
+      std::vector<double> same;
+      std::vector<std::string> labels;
+      for (size_t i : boards_plan.same) {
+        same.push_back(values[i]);
+        labels.push_back(r.history_runs_labels[i]);
+      }
+      values = std::move(same);
+      r.history_runs_labels = std::move(labels);
+    }
+    const int64_t last_good_board =
+        boards_plan.mode == BoardMode::same_board ? board : kUnknownBoard;
     r.history = values;
     if (now.attempts > 1 && now.measured && now.remeasured > 0)
       notes.push_back("re-measured: median of " + std::to_string(now.remeasured) +
@@ -412,7 +448,20 @@ GateReport run_gate(const History& hist, const GateOptions& opt) {
       r.change = h.change;
     }
     std::string hw = history_why(h, opt.rule);
-    if (h.outcome == HistoryOutcome::fail)
+    // A board new to the key: a drop within what boards differ by is
+    // inconclusive, not a failure; beyond it, it fails as before.
+    const bool new_board =
+        boards_plan.mode == BoardMode::new_board && h.outcome == HistoryOutcome::fail;
+    const bool board_explains = new_board && h.drop <= boards_plan.allowance;
+    if (new_board) {
+      notes.push_back(board_note(boards_plan, hist.gpus()[board].uuid, opt.board) +
+                      (board_explains ? "" : "; this drop (" + pct(h.drop) + ") is beyond it"));
+    }
+    if (board_explains) {
+      doubts.push_back(new_board_why(h, boards_plan, opt.rule));
+      // Measuring again on the same board cannot tell the board from the code.
+      h.suspect = false;
+    } else if (h.outcome == HistoryOutcome::fail)
       fails.push_back(hw);
     else if (h.outcome != HistoryOutcome::pass)
       doubts.push_back(hw);
@@ -441,15 +490,17 @@ GateReport run_gate(const History& hist, const GateOptions& opt) {
               "; rerun to tell";
     } else if (!fails.empty()) {
       r.status = GateStatus::fail;
-      bool by_history = h.outcome == HistoryOutcome::fail;
+      bool by_history = h.outcome == HistoryOutcome::fail && !board_explains;
       r.rule = by_target && by_history ? "target+history" : by_target ? "target" : "history";
       r.why = join(fails);
-      find_last_good(hist, series, runs_of_key, key, r.baseline, opt.rule.min_gap, r);
+      find_last_good(hist, series, runs_of_key, key, r.baseline, opt.rule.min_gap, r,
+                     last_good_board);
     } else if (!doubts.empty()) {
       r.status = GateStatus::inconclusive;
-      r.rule = h.outcome == HistoryOutcome::too_little_history ? "too little history"
-               : h.outcome == HistoryOutcome::too_noisy        ? "too noisy"
-                                                               : "within noise";
+      r.rule = board_explains                                    ? "new board"
+               : h.outcome == HistoryOutcome::too_little_history ? "too little history"
+               : h.outcome == HistoryOutcome::too_noisy          ? "too noisy"
+                                                                 : "within noise";
       r.why = join(doubts);
     }
     add_notes();

@@ -7,7 +7,10 @@
 // 3. a drop against the key's earlier runs on the same arch fails when it
 //    is larger than both --min-gap and what the history's noise explains
 //    (history_rule.h); too little history or too much noise is
-//    inconclusive, which fails only with --strict.
+//    inconclusive, which fails only with --strict. Boards (boards.h): with
+//    enough runs on the newest run's board, the baseline is those runs; on
+//    a board new to the key, a drop the boards' spread explains is
+//    inconclusive.
 // `skipped` rows are not gated. A `throttled` row that would fail rule 2 or
 // 3 is inconclusive instead: a hot GPU is not a code regression. A key that
 // was in the arch's previous run but is missing from its newest one is
@@ -19,6 +22,7 @@
 
 #include "reports/gate_result.h"
 #include "suite/targets.h"
+#include "tools/kgate/boards.h"
 #include "tools/kgate/history.h"
 #include "tools/kgate/history_rule.h"
 #include "tools/kgate/siblings.h"
@@ -27,6 +31,7 @@ namespace kb {
 
 struct GateOptions {
   HistoryRuleOptions rule;
+  BoardOptions board;  // boards of one model differ (boards.h)
   bool strict = false;
   std::vector<TargetFile> targets;  // empty: only the rows' own targets
   SiblingOptions sibling;           // GPUs behind their siblings (findings, not failures)

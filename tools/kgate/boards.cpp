@@ -1,0 +1,124 @@
+#include "tools/kgate/boards.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+namespace kb {
+
+namespace {
+
+std::string pct(double rel) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", rel * 100);
+  return buf;
+}
+
+std::string runs_text(int n) { return std::to_string(n) + (n == 1 ? " run" : " runs"); }
+
+}  // namespace
+
+int64_t board_of_rows(const History& h, const uint32_t* rows, size_t n) {
+  const auto& obs = h.observations();
+  int64_t board = kUnknownBoard;
+  for (size_t k = 0; k < n; ++k) {
+    const uint32_t gpu = obs[rows[k]].gpu;
+    if (h.gpus()[gpu].uuid.empty()) return kUnknownBoard;
+    if (board == kUnknownBoard)
+      board = gpu;
+    else if (board != gpu)
+      board = kSeveralBoards;  // and stays so, unless a later row has no UUID
+  }
+  return board;
+}
+
+BoardPlan plan_boards(const std::vector<double>& values, const std::vector<int64_t>& boards,
+                      int64_t newest, bool lower_is_better, const HistoryRuleOptions& rule,
+                      const BoardOptions& opt) {
+  BoardPlan p;
+  if (newest < 0 || values.empty()) return p;
+  bool other = false;
+  for (size_t i = 0; i < boards.size(); ++i) {
+    if (boards[i] == newest)
+      p.same.push_back(i);
+    else
+      other = true;
+  }
+  p.same_runs = static_cast<int>(p.same.size());
+  // Every earlier run on this board: the runs are the same as pooled.
+  if (!other) return p;
+  if (p.same_runs >= rule.min_history) {
+    p.mode = BoardMode::same_board;
+    return p;
+  }
+  p.same.clear();
+
+  // A board new to the key, judged against the window (the history rule's
+  // baseline): only where every run of it names its board. A run without a
+  // UUID may have been on this very board; nothing says the board is new.
+  const size_t begin =
+      values.size() > static_cast<size_t>(rule.window) ? values.size() - rule.window : 0;
+  std::map<int64_t, std::vector<double>> by_board;
+  for (size_t i = begin; i < values.size(); ++i) {
+    if (boards[i] == kUnknownBoard) return p;
+    if (boards[i] == newest) continue;
+    ++p.other_runs;
+    if (boards[i] == kSeveralBoards)
+      ++p.several_runs;
+    else
+      by_board[boards[i]];
+  }
+  if (p.other_runs == 0) return p;
+  p.other_boards = static_cast<int>(by_board.size());
+  p.mode = BoardMode::new_board;
+
+  // The key's own spread between boards, where the window shows two boards
+  // well enough (the new board's own earlier runs count too).
+  for (size_t i = begin; i < values.size(); ++i)
+    if (boards[i] >= 0) by_board[boards[i]].push_back(values[i]);
+  std::vector<double> medians;
+  for (auto& [board, v] : by_board)
+    if (static_cast<int>(v.size()) >= kMinRunsPerBoard) medians.push_back(median_of(v));
+  if (medians.size() >= 2) {
+    auto [lo, hi] = std::minmax_element(medians.begin(), medians.end());
+    // Relative to the better of the two: how far the worse board is behind it.
+    const double better = lower_is_better ? *lo : *hi;
+    if (better > 0) {
+      p.observed = true;
+      p.spread_boards = static_cast<int>(medians.size());
+      p.spread = (*hi - *lo) / better;
+      p.allowance = kSpreadFactor * p.spread;
+      return p;
+    }
+  }
+  p.allowance = opt.board_gap;
+  return p;
+}
+
+std::string short_board(const std::string& uuid) {
+  const size_t n = 12;  // "GPU-" and 8 hex digits: unique enough to tell boards apart
+  return uuid.size() <= n ? uuid : uuid.substr(0, n) + "\u2026";
+}
+
+std::string board_note(const BoardPlan& p, const std::string& uuid, const BoardOptions& opt) {
+  std::string s = "first runs on board " + short_board(uuid) + " (" + runs_text(p.same_runs) +
+                  " earlier on it): judged against " + runs_text(p.other_runs);
+  const int single = p.other_runs - p.several_runs;
+  if (single > 0)
+    s += (p.several_runs ? ", " + std::to_string(single) : std::string()) + " on " +
+         std::to_string(p.other_boards) + " other board" + (p.other_boards == 1 ? "" : "s");
+  if (p.several_runs)
+    s += (single ? " and " + std::to_string(p.several_runs) : std::string()) + " on several GPUs";
+  if (p.observed)
+    s += "; on this key the medians of its " + std::to_string(p.spread_boards) +
+         " boards differ by up to " + pct(p.spread) + ": a drop within " +
+         std::to_string(static_cast<int>(kSpreadFactor)) + " x that, " + pct(p.allowance) +
+         ", is inconclusive";
+  else
+    s += "; boards of one model differ by up to 3.4% on compute-bound rows (H100, measured): a "
+         "drop within --board-gap " +
+         pct(opt.board_gap) + " is inconclusive";
+  return s;
+}
+
+}  // namespace kb

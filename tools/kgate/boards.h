@@ -1,0 +1,94 @@
+// The board rule of the history rule (docs/gate.md "Boards"): boards of one
+// GPU model differ. Measured on two H100 80GB HBM3 boards (2026-11-25), one
+// build: compute-bound rows 2-3.4% apart, memory-bound rows within 0.3%,
+// while run-to-run noise on one board is 0.05-0.35%. A nightly whose runner
+// pool moves to another board of the same model would read that as a drop.
+//
+// So, for a key whose newest run is on one board (CSV schema v2's
+// gpu_uuid):
+// - same board: with at least --min-history earlier runs of the key on that
+//   board, the baseline and the noise are those runs only (like with like,
+//   as the variant rule does);
+// - a board new to the key: fewer runs on it than that, and the rest of the
+//   window on other named boards: the baseline pools them as before, and a
+//   drop the boards' spread can explain is inconclusive, not a failure.
+//   The spread is the key's own (the largest relative difference between
+//   the medians of boards with >= 3 runs in the window, times
+//   kSpreadFactor) where the window holds two such boards, else
+//   --board-gap.
+// A run on several GPUs (--device all, a fleet under one run id), a row
+// without a UUID (schema v1) anywhere in the window, or a window all on
+// the newest board: the history rule as before.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tools/kgate/history.h"
+#include "tools/kgate/history_rule.h"
+
+namespace kb {
+
+// A run's board: an index into History::gpus() when all its rows (every
+// attempt) are on one GPU that names its UUID; else one of these.
+constexpr int64_t kUnknownBoard = -1;   // a row without a UUID (schema v1, gpt_fast)
+constexpr int64_t kSeveralBoards = -2;  // rows on two or more GPUs
+
+struct BoardOptions {
+  // The drop a board new to a key may show against other boards where the
+  // key's own window cannot tell: 3.4% measured between two H100 boards on
+  // the MLP at D = 16384, rounded up.
+  double board_gap = 0.04;
+};
+
+// Why 2: the range of the medians of a few boards underestimates how far
+// the next board may lie. With board offsets drawn from one normal
+// distribution, a new board lies further below a known one than 2 x the
+// range of the known boards in 14% of cases for 2 known boards, 4.5% for
+// 3, 1.7% for 4 (1 x the range: 25%, 15%, 10%; 3 x: 9%, 2%, 0.5%); 3 would
+// also hide a 10% real drop behind the 3.4% the H100 boards differ by.
+constexpr double kSpreadFactor = 2.0;
+constexpr int kMinRunsPerBoard = 3;  // a board's median counts in the spread from this many runs
+
+enum class BoardMode {
+  pooled,      // the history rule as before
+  same_board,  // judged against the runs on the newest run's board only
+  new_board,   // a board new to the key: pooled, a drop within `allowance` is inconclusive
+};
+
+struct BoardPlan {
+  BoardMode mode = BoardMode::pooled;
+  // same_board: the indices into the earlier values of the runs on that
+  // board, oldest first.
+  std::vector<size_t> same;
+  int same_runs = 0;  // earlier runs on the newest run's board
+  // new_board: the window's runs on other boards (one board each), the
+  // distinct boards among them, and its runs on several GPUs.
+  int other_runs = 0, other_boards = 0, several_runs = 0;
+  double allowance = 0;   // the drop the boards explain (relative)
+  bool observed = false;  // allowance = kSpreadFactor x the key's own spread (else --board-gap)
+  double spread = 0;      // observed: the largest relative difference of two boards' medians
+  int spread_boards = 0;  // observed: boards with >= kMinRunsPerBoard runs in the window
+};
+
+// The board of a run whose rows are rows[0..n) (indices into the
+// history's observations).
+int64_t board_of_rows(const History& h, const uint32_t* rows, size_t n);
+
+// `boards[i]` is the board of earlier run i (`values[i]`, oldest first);
+// `newest` the newest run's board. The window is the last `rule.window` of
+// them (as the history rule's baseline).
+BoardPlan plan_boards(const std::vector<double>& values, const std::vector<int64_t>& boards,
+                      int64_t newest, bool lower_is_better, const HistoryRuleOptions& rule,
+                      const BoardOptions& opt);
+
+// "GPU-5c1e1a2b…": a board's UUID, short.
+std::string short_board(const std::string& uuid);
+
+// The note a new board's key carries in every report: "first runs on board
+// GPU-5c1e… (2 earlier runs on it): judged against 20 runs on 1 other
+// board; ...".
+std::string board_note(const BoardPlan& p, const std::string& uuid, const BoardOptions& opt);
+
+}  // namespace kb
