@@ -41,6 +41,26 @@ std::vector<DeviceBuffer<char>> rung_sets(size_t bytes) {
   return sets;
 }
 
+// The engine's warm-up, for one kernel over `sets` buffer sets: round-robin,
+// every set at least once, then until warmup_done (20 ms, at most 50 runs).
+// The probe once warmed each kernel on its first set only; the ideal kernels
+// it measured read 2-5% faster as rows of `roofline_ideal` (which the engine
+// warms so) than in the ladder: 64 MB chains of 8 graph nodes 36.8 vs 38.5 us
+// (H100, 2026-11-25, 5 runs and 3 probes), so the ladder did not bound them.
+template <typename Run>
+void warm_up(Engine& engine, size_t sets, Run&& run) {
+  const auto t0 = std::chrono::steady_clock::now();
+  int runs = 0;
+  do {
+    const size_t set = static_cast<size_t>(runs) % sets;
+    engine.time_cold([&](cudaStream_t s) { run(set, s); });
+    ++runs;
+  } while (runs < static_cast<int>(sets) ||
+           !warmup_done(
+               runs, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+               false));
+}
+
 // Rounds over the sets: at least `reps` samples of each kernel, and 3 a set.
 int rounds(int reps, size_t sets) {
   return std::max<int>(3, (reps + static_cast<int>(sets) - 1) / static_cast<int>(sets));
@@ -82,7 +102,8 @@ LadderProbe probe_ladder(Engine& engine, int sms, size_t mem_bytes, bool quick) 
       };
       std::vector<std::vector<double>> t(n_kernels);
       for (size_t k = 0; k < n_kernels; ++k)
-        engine.time_cold([&](cudaStream_t s) { launch(kernels[k], 0, s); });  // warm-up
+        warm_up(engine, sets.size(),
+                [&](size_t set, cudaStream_t s) { launch(kernels[k], set, s); });
       // Each kernel as the engine samples a point: its samples round-robin
       // over the sets (A B C ... A B C). Not the kernels in turn on one set:
       // copies that rewrote the same output back to back measured 8-13%
@@ -109,9 +130,10 @@ LadderProbe probe_ladder(Engine& engine, int sms, size_t mem_bytes, bool quick) 
 
   // Each further launch: chains of 8 ideal reads of bytes / 8, stream
   // launches and one replayed graph, against the ladder's one launch of
-  // the same bytes. The smallest cost over the sizes (a bound).
+  // the same bytes; by the link's bytes (the roofline_ideal chains' sizes
+  // among them), and the smallest over the sizes.
   double stream_extra = -1, graph_extra = -1;
-  for (double b : {8.0 * (1 << 20), 64.0 * (1 << 20), 512.0 * (1 << 20)}) {
+  for (double b : {8.0 * (1 << 20), 16.0 * (1 << 20), 64.0 * (1 << 20), 512.0 * (1 << 20)}) {
     if (b > max_bytes) break;
     const size_t bytes = static_cast<size_t>(b);
     auto sets = rung_sets(bytes);
@@ -119,19 +141,26 @@ LadderProbe probe_ladder(Engine& engine, int sms, size_t mem_bytes, bool quick) 
     for (auto& set : sets)
       graphs.push_back(
           std::make_unique<IdealChainGraph>(set.get(), bytes, kChainLinks, sms, sink.get()));
+    // Each kind as the engine samples a point: warmed over the sets, then its
+    // samples round-robin over them; the stream chains first, then the graphs.
     std::vector<double> ts, tg;
-    for (int r = 0, n = rounds(reps, sets.size()); r < n; ++r)
-      for (size_t set = 0; set < sets.size(); ++set) {
-        ts.push_back(engine.time_cold([&](cudaStream_t s) {
-          launch_ideal_chain(sets[set].get(), bytes, kChainLinks, sms, sink.get(), s);
-        }));
-        tg.push_back(engine.time_cold([&](cudaStream_t s) { graphs[set]->launch(s); }));
-      }
+    auto sample = [&](std::vector<double>& t, auto&& run) {
+      warm_up(engine, sets.size(), run);
+      for (int r = 0, n = rounds(reps, sets.size()); r < n; ++r)
+        for (size_t set = 0; set < sets.size(); ++set)
+          t.push_back(engine.time_cold([&](cudaStream_t s) { run(set, s); }));
+    };
+    sample(ts, [&](size_t set, cudaStream_t s) {
+      launch_ideal_chain(sets[set].get(), bytes, kChainLinks, sms, sink.get(), s);
+    });
+    sample(tg, [&](size_t set, cudaStream_t s) { graphs[set]->launch(s); });
     const double one = out.sol.read.seconds(b);
     const double es = std::max(0.0, (median(ts) - one) / (kChainLinks - 1));
     const double eg = std::max(0.0, (median(tg) - one) / (kChainLinks - 1));
     stream_extra = stream_extra < 0 ? es : std::min(stream_extra, es);
     graph_extra = graph_extra < 0 ? eg : std::min(graph_extra, eg);
+    out.sol.launch_extra_by_link.push_back({b / kChainLinks, es * 1e6});
+    out.sol.graph_node_extra_by_link.push_back({b / kChainLinks, eg * 1e6});
     const std::string mb = std::to_string(bytes >> 20) + " MB";
     out.chain_report.push_back("stream x8 " + mb + ": " + us(median(ts)) + " (one launch " +
                                us(one) + "): +" + us(es) + " a launch");

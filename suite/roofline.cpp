@@ -104,6 +104,17 @@ double ladder_memory_seconds(const SpeedOfLight& l, double reads, double writes)
   return l.copy.seconds(reads + writes);
 }
 
+double further_launch_us(const SpeedOfLight& l, bool graph, double link_bytes) {
+  const auto& t = graph ? l.graph_node_extra_by_link : l.launch_extra_by_link;
+  if (t.empty()) return graph ? l.graph_node_extra_us : l.launch_extra_us;
+  double envelope = t.front().second;
+  for (const auto& [bytes, us] : t) {
+    envelope = std::min(envelope, us);
+    if (bytes >= link_bytes) return envelope;
+  }
+  return envelope;
+}
+
 namespace {
 
 double flop_seconds(const Work& w, const Ceilings& c) {
@@ -121,8 +132,9 @@ Roofline ladder_roofline(const Work& w, const Ceilings& c) {
   const double writes = writes_of(w);
   const double t_mem = ladder_memory_seconds(l, w.bytes - writes, writes);
   const double t_flop = flop_seconds(w, c);
+  const double links = std::max(1.0, w.launches);
   const double extra =
-      std::max(0.0, w.launches - 1) * (w.graph ? l.graph_node_extra_us : l.launch_extra_us) * 1e-6;
+      std::max(0.0, w.launches - 1) * further_launch_us(l, w.graph, w.bytes / links) * 1e-6;
   // The fixed part: a launch that moves (almost) nothing, and the further launches.
   const double t_fixed = l.read.seconds(0) + extra;
   Roofline r;

@@ -61,10 +61,24 @@ void make_monotone(Ladder& l);
 struct SpeedOfLight {
   Ladder read;                     // the ideal read-only kernel; bytes read
   Ladder copy;                     // the ideal copy kernel; bytes read + written (half each)
-  double launch_extra_us = 0;      // each further kernel launch in one run()
-  double graph_node_extra_us = 0;  // each further node of a replayed graph
+  double launch_extra_us = 0;      // each further kernel launch in one run() (the smallest)
+  double graph_node_extra_us = 0;  // each further node of a replayed graph (the smallest)
+  // The same by the bytes of one link of the chain ([link bytes, us], bytes
+  // increasing; optional: a file of suite 0.2.0 has only the scalars): a
+  // further launch costs more the less its kernel moves (H100: +3.7 us a
+  // stream launch at 1 MB links, +2.9 at 8-64 MB).
+  std::vector<std::pair<double, double>> launch_extra_by_link, graph_node_extra_by_link;
   bool present() const { return !read.empty() && !copy.empty(); }
 };
+
+// The cost of each further launch (graph node with `graph`) of a chain whose
+// kernels move `link_bytes` each, in us. Without a table, the scalar. With
+// one: its values made non-increasing with the bytes (each the smallest at
+// its link size or any smaller one), then the first entry at or above
+// `link_bytes` (the last entry beyond them). A bound where the cost does not
+// grow with the bytes a link moves; equal to the measurement at a measured size
+// that is not above a smaller size's.
+double further_launch_us(const SpeedOfLight& l, bool graph, double link_bytes);
 
 // Dense tensor-core peaks of a datasheet (TFLOP/s or TOP/s).
 struct FlopPeaks {

@@ -93,6 +93,28 @@ SpeedOfLight parse_ladder(const json& obj, const std::string& path, const std::s
   };
   s.launch_extra_us = extra("launch_extra_us");
   s.graph_node_extra_us = extra("graph_node_extra_us");
+  // Optional (suite 0.2.1): the same by the bytes of one link.
+  auto table = [&](const char* key) {
+    std::vector<std::pair<double, double>> t;
+    auto it = obj.find(key);
+    if (it == obj.end()) return t;
+    const std::string field = where + "." + key;
+    if (!it->is_array()) fail(path, field, "expected an array of [link bytes, us]");
+    for (size_t i = 0; i < it->size(); ++i) {
+      const json& r = (*it)[i];
+      const std::string at = field + "[" + std::to_string(i) + "]";
+      if (!r.is_array() || r.size() != 2 || !r[0].is_number() || !r[1].is_number())
+        fail(path, at, "expected [link bytes, us], two numbers");
+      const double b = r[0].get<double>(), us = r[1].get<double>();
+      if (!std::isfinite(b) || b <= 0 || (!t.empty() && b <= t.back().first))
+        fail(path, at, "link bytes must be > 0 and increasing");
+      if (!std::isfinite(us) || us < 0) fail(path, at, "expected us >= 0");
+      t.push_back({b, us});
+    }
+    return t;
+  };
+  s.launch_extra_by_link = table("launch_extra_by_link");
+  s.graph_node_extra_by_link = table("graph_node_extra_by_link");
   return s;
 }
 
@@ -331,6 +353,14 @@ std::string layout(const ordered_json& doc) {
 
 }  // namespace
 
+namespace {
+ordered_json extras_json(const std::vector<std::pair<double, double>>& t) {
+  ordered_json a = ordered_json::array();
+  for (const auto& [bytes, us] : t) a.push_back({bytes, std::round(us * 1000) / 1000});
+  return a;
+}
+}  // namespace
+
 std::string set_ladder(const std::string& text, const std::string& path, const SpeedOfLight& sol,
                        const std::string& date, const std::string& driver) {
   for (const Ladder* l : {&sol.read, &sol.copy})
@@ -351,12 +381,14 @@ std::string set_ladder(const std::string& text, const std::string& path, const S
       {"copy", rungs_json(sol.copy)},
       {"launch_extra_us", std::round(sol.launch_extra_us * 1000) / 1000},
       {"graph_node_extra_us", std::round(sol.graph_node_extra_us * 1000) / 1000},
+      {"launch_extra_by_link", extras_json(sol.launch_extra_by_link)},
+      {"graph_node_extra_by_link", extras_json(sol.graph_node_extra_by_link)},
       {"date", date},
       {"driver", driver},
       {"source",
        "kbench probe: the ideal kernels (suite/ideal_kernels.h) timed cold as experiments are, "
        "the fastest median per byte count [bytes, us]; copy bytes = read + written; extra: "
-       "chains of 8 ideal reads"}};
+       "chains of 8 ideal reads, the smallest, and by the bytes of one link"}};
   const std::string out = layout(doc);
   parse_target_file(out, path);  // what was written must read back
   return out;

@@ -156,6 +156,37 @@ kb::Ceilings with_ladder() {
 
 }  // namespace
 
+// Further launches by the link's bytes: the table made non-increasing, the
+// first entry at or above the link, the last beyond; the scalar without one.
+TEST(Ladder, FurtherLaunchCostByTheLinksBytes) {
+  kb::SpeedOfLight l;
+  l.launch_extra_us = 2.9;
+  l.graph_node_extra_us = 1.9;
+  EXPECT_DOUBLE_EQ(kb::further_launch_us(l, false, 1e6), 2.9);  // no table
+  EXPECT_DOUBLE_EQ(kb::further_launch_us(l, true, 1e6), 1.9);
+  // H100-like: +3.7 at 1 MB links, 3.4 at 2 MB, 2.9 at 8 MB, 3.0 at 64 MB.
+  l.launch_extra_by_link = {{1 << 20, 3.7}, {2 << 20, 3.4}, {8 << 20, 2.9}, {64 << 20, 3.0}};
+  EXPECT_DOUBLE_EQ(kb::further_launch_us(l, false, 64 << 10), 3.7);         // below the first
+  EXPECT_DOUBLE_EQ(kb::further_launch_us(l, false, 1 << 20), 3.7);          // measured
+  EXPECT_DOUBLE_EQ(kb::further_launch_us(l, false, 1.5 * (1 << 20)), 3.4);  // the next size up
+  EXPECT_DOUBLE_EQ(kb::further_launch_us(l, false, 2 << 20), 3.4);
+  EXPECT_DOUBLE_EQ(kb::further_launch_us(l, false, 8 << 20), 2.9);
+  // 64 MB measured 3.0, more than 8 MB's 2.9: the envelope keeps 2.9 (a bound).
+  EXPECT_DOUBLE_EQ(kb::further_launch_us(l, false, 64 << 20), 2.9);
+  EXPECT_DOUBLE_EQ(kb::further_launch_us(l, false, 1e12), 2.9);    // beyond the last
+  EXPECT_DOUBLE_EQ(kb::further_launch_us(l, true, 1 << 20), 1.9);  // no graph table
+  // In the roofline: a chain of 8 launches of 2 MB pays 7 x 3.4 us.
+  kb::Ceilings c = with_ladder();
+  c.ladder.launch_extra_by_link = l.launch_extra_by_link;
+  kb::Work w;
+  w.bytes = 16 << 20;
+  w.launches = 8;
+  const double base = c.ladder.read.seconds(16 << 20);
+  EXPECT_NEAR(kb::roofline(w, c).t_min_s, base + 7 * 3.4e-6, 1e-12);
+  c.ladder.launch_extra_by_link.clear();
+  EXPECT_NEAR(kb::roofline(w, c).t_min_s, base + 7 * 2e-6, 1e-12);  // the toy's scalar
+}
+
 TEST(Ladder, InterpolatesBetweenRungsAndExtendsTheEndSegments) {
   kb::Ladder l;
   l.rungs = {{1000, 2e-6}, {3000, 4e-6}, {7000, 12e-6}};

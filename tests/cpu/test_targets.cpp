@@ -209,6 +209,20 @@ TEST(TargetsLadder, MalformedLaddersAreOneMessageNamingFileAndField) {
             "targets/toy.json: measured.ladder.launch_extra_us: expected a finite number >= 0 "
             "(us)");
   EXPECT_EQ(err(R"J([1, 2])J"), "targets/toy.json: measured.ladder: expected an object");
+  EXPECT_EQ(err(R"J({"read": [[4096, 4.0], [8192, 5]], "copy": [[4096, 4.1], [8192, 5]],
+                     "launch_extra_us": 1, "graph_node_extra_us": 1,
+                     "launch_extra_by_link": [[2097152, 3], [1048576, 3]]})J"),
+            "targets/toy.json: measured.ladder.launch_extra_by_link[1]: link bytes must be > 0 "
+            "and increasing");
+  EXPECT_EQ(err(R"J({"read": [[4096, 4.0], [8192, 5]], "copy": [[4096, 4.1], [8192, 5]],
+                     "launch_extra_us": 1, "graph_node_extra_us": 1,
+                     "graph_node_extra_by_link": [[1048576, -1]]})J"),
+            "targets/toy.json: measured.ladder.graph_node_extra_by_link[0]: expected us >= 0");
+  EXPECT_EQ(err(R"J({"read": [[4096, 4.0], [8192, 5]], "copy": [[4096, 4.1], [8192, 5]],
+                     "launch_extra_us": 1, "graph_node_extra_us": 1,
+                     "launch_extra_by_link": 3})J"),
+            "targets/toy.json: measured.ladder.launch_extra_by_link: expected an array of [link "
+            "bytes, us]");
 }
 
 TEST(TargetsLadder, ProbeWriteReplacesOnlyTheLadderAndReadsBack) {
@@ -218,7 +232,14 @@ TEST(TargetsLadder, ProbeWriteReplacesOnlyTheLadderAndReadsBack) {
   sol.copy.rungs = {{4096, 3.7e-6}, {8192, 3.9e-6}};
   sol.launch_extra_us = 1.25;
   sol.graph_node_extra_us = 0.5;
+  sol.launch_extra_by_link = {{1048576, 3.7}, {8388608, 2.9}};
+  sol.graph_node_extra_by_link = {{1048576, 2.7}, {8388608, 1.9}};
   const std::string text = kb::set_ladder(before, "targets/toy.json", sol, "2026-11-26", "580.1");
+  {
+    auto g = kb::parse_target_file(text, "targets/toy.json");
+    EXPECT_EQ(g.measured.ladder.launch_extra_by_link, sol.launch_extra_by_link);
+    EXPECT_EQ(g.measured.ladder.graph_node_extra_by_link, sol.graph_node_extra_by_link);
+  }
   auto f = kb::parse_target_file(text, "targets/toy.json");
   EXPECT_EQ(f.gpu, "Toy GPU");
   EXPECT_DOUBLE_EQ(f.measured.read_gbps, 2900);  // kept
