@@ -43,6 +43,12 @@ class Engine {
   // flushed, CUDA events around the work on the engine's stream): what
   // `kbench tune` times candidates with.
   double time_cold(const std::function<void(cudaStream_t)>& f);
+  // time_cold followed by what sample() does after each sample (the SM
+  // clock read through NVML, a pause of some tens of us with the GPU idle),
+  // so that a probe's samples see the GPU as an experiment's do: without it
+  // the ladder probe timed launch-bound kernels and chains 2-8% slower than
+  // the same kernels as `roofline_ideal` rows (H100, 2026-11-25).
+  double time_as_sample(const std::function<void(cudaStream_t)>& f);
   void set_ceilings(const Ceilings& c) { ceilings_ = c; }
 
   // The rows of one point, one per metric.

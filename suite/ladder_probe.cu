@@ -53,7 +53,7 @@ void warm_up(Engine& engine, size_t sets, Run&& run) {
   int runs = 0;
   do {
     const size_t set = static_cast<size_t>(runs) % sets;
-    engine.time_cold([&](cudaStream_t s) { run(set, s); });
+    engine.time_as_sample([&](cudaStream_t s) { run(set, s); });
     ++runs;
   } while (runs < static_cast<int>(sets) ||
            !warmup_done(
@@ -111,7 +111,8 @@ LadderProbe probe_ladder(Engine& engine, int sms, size_t mem_bytes, bool quick) 
       for (size_t k = 0; k < n_kernels; ++k)
         for (int r = 0, n = rounds(reps, sets.size()); r < n; ++r)
           for (size_t set = 0; set < sets.size(); ++set)
-            t[k].push_back(engine.time_cold([&](cudaStream_t s) { launch(kernels[k], set, s); }));
+            t[k].push_back(
+                engine.time_as_sample([&](cudaStream_t s) { launch(kernels[k], set, s); }));
       LadderRung rung;
       rung.bytes = b;
       double best = 0;
@@ -148,7 +149,7 @@ LadderProbe probe_ladder(Engine& engine, int sms, size_t mem_bytes, bool quick) 
       warm_up(engine, sets.size(), run);
       for (int r = 0, n = rounds(reps, sets.size()); r < n; ++r)
         for (size_t set = 0; set < sets.size(); ++set)
-          t.push_back(engine.time_cold([&](cudaStream_t s) { run(set, s); }));
+          t.push_back(engine.time_as_sample([&](cudaStream_t s) { run(set, s); }));
     };
     sample(ts, [&](size_t set, cudaStream_t s) {
       launch_ideal_chain(sets[set].get(), bytes, kChainLinks, sms, sink.get(), s);

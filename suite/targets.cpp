@@ -356,7 +356,8 @@ std::string layout(const ordered_json& doc) {
 namespace {
 ordered_json extras_json(const std::vector<std::pair<double, double>>& t) {
   ordered_json a = ordered_json::array();
-  for (const auto& [bytes, us] : t) a.push_back({bytes, std::round(us * 1000) / 1000});
+  for (const auto& [bytes, us] : t)
+    a.push_back({static_cast<long long>(bytes), std::round(us * 1000) / 1000});
   return a;
 }
 }  // namespace
