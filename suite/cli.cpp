@@ -85,8 +85,11 @@ const std::vector<OptionSpec> kRunOptions = {
     {"--run-id", true}};
 const std::vector<OptionSpec> kListOptions = {
     {"--points", false}, {"--filter", true}, {"--shard", true}};
-const std::vector<OptionSpec> kProbeOptions = {
-    {"--device", true}, {"--write", true}, {"--targets", true}, {"--quick", false}};
+const std::vector<OptionSpec> kProbeOptions = {{"--device", true},
+                                               {"--write", true},
+                                               {"--targets", true},
+                                               {"--quick", false},
+                                               {"--replace", false}};
 const std::vector<OptionSpec> kTuneOptions = {{"--filter", true},  {"--device", true},
                                               {"--targets", true}, {"--write", true},
                                               {"--reps", true},    {"--candidates", true}};
@@ -101,6 +104,7 @@ const std::vector<OptionSpec>* options_of(const std::string& command) {
 
 struct Args {
   std::string command;
+  bool replace = false;  // probe --write: the new ladder alone, not the faster of both
   std::string filter;
   std::string device = "0";
   bool quick = false;
@@ -311,6 +315,8 @@ Args parse(int argc, char** argv) {
       a.run_id = check_run_id(value());
     else if (f == "--points")
       a.points = true;
+    else if (f == "--replace")
+      a.replace = true;
     else if (f == "--help" || f == "-h")
       a.command = "help";
     else
@@ -1192,10 +1198,30 @@ int cmd_probe(const Args& a) {
     std::stringstream ss;
     ss << in.rdbuf();
     if (!in) throw std::runtime_error(a.write + ": cannot read");
-    const std::string text = set_ladder(ss.str(), a.write, lp.sol, today, dev.driver);
+    // The file's own ladder, where it has one and --replace is not given:
+    // the faster of both per rung (a bound must hold for every probe).
+    SpeedOfLight sol = lp.sol;
+    int kept = 0;
+    bool merged = false;
+    if (!a.replace) {
+      const TargetFile before = parse_target_file(ss.str(), a.write);
+      if (before.measured.ladder.present()) {
+        sol = faster_of(before.measured.ladder, lp.sol, &kept);
+        merged = true;
+      }
+    }
+    const std::string text = set_ladder(ss.str(), a.write, sol, today, dev.driver);
     std::ofstream out(a.write);
     if (!out || !(out << text)) throw std::runtime_error(a.write + ": cannot write");
-    std::printf("measured.ladder of %s replaced: review the diff and commit it\n", a.write.c_str());
+    if (merged)
+      std::printf(
+          "measured.ladder of %s: the faster of the file's and this probe's (%d rungs and "
+          "entries kept from the file; --replace writes this probe's alone): review the diff "
+          "and commit it\n",
+          a.write.c_str(), kept);
+    else
+      std::printf("measured.ladder of %s replaced: review the diff and commit it\n",
+                  a.write.c_str());
     return kExitOk;
   }
   // Peaks from the datasheet table where the GPU is in it; the measured

@@ -395,6 +395,34 @@ std::string set_ladder(const std::string& text, const std::string& path, const S
   return out;
 }
 
+SpeedOfLight faster_of(const SpeedOfLight& before, const SpeedOfLight& now, int* kept) {
+  int k = 0;
+  SpeedOfLight out = now;
+  auto rungs = [&](const Ladder& b, Ladder& o) {
+    if (b.rungs.size() != o.rungs.size()) return;
+    for (size_t i = 0; i < b.rungs.size(); ++i)
+      if (b.rungs[i].first != o.rungs[i].first) return;
+    for (size_t i = 0; i < b.rungs.size(); ++i)
+      if (b.rungs[i].second < o.rungs[i].second) o.rungs[i].second = b.rungs[i].second, ++k;
+  };
+  rungs(before.read, out.read);
+  rungs(before.copy, out.copy);
+  auto table = [&](const std::vector<std::pair<double, double>>& b,
+                   std::vector<std::pair<double, double>>& o) {
+    for (auto& [bytes, us] : o)
+      for (const auto& [bb, bu] : b)
+        if (bb == bytes && bu < us) us = bu, ++k;
+  };
+  table(before.launch_extra_by_link, out.launch_extra_by_link);
+  table(before.graph_node_extra_by_link, out.graph_node_extra_by_link);
+  if (before.present()) {
+    out.launch_extra_us = std::min(out.launch_extra_us, before.launch_extra_us);
+    out.graph_node_extra_us = std::min(out.graph_node_extra_us, before.graph_node_extra_us);
+  }
+  if (kept) *kept = k;
+  return out;
+}
+
 std::optional<double> resolve_target(const TargetEntry& e, std::optional<double> roofline,
                                      bool lower_is_better) {
   if (e.target) return e.target;

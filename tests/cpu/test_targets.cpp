@@ -225,6 +225,42 @@ TEST(TargetsLadder, MalformedLaddersAreOneMessageNamingFileAndField) {
             "bytes, us]");
 }
 
+// probe --write into a file with a ladder: per rung the faster of both
+// probes (same byte counts), the smaller scalars and per-link costs; a
+// ladder of other byte counts is not mixed in.
+TEST(TargetsLadder, TheFasterOfTwoProbesPerRung) {
+  kb::SpeedOfLight before, now;
+  before.read.rungs = {{4096, 3.6e-6}, {8192, 3.7e-6}, {1e9, 330e-6}};
+  now.read.rungs = {{4096, 3.8e-6}, {8192, 3.65e-6}, {1e9, 331e-6}};
+  before.copy.rungs = {{4096, 3.3e-6}, {8192, 3.4e-6}};
+  now.copy.rungs = {{4096, 3.2e-6}, {16384, 3.5e-6}};  // another grid: now's alone
+  before.launch_extra_us = 2.8;
+  now.launch_extra_us = 2.9;
+  before.graph_node_extra_us = 1.95;
+  now.graph_node_extra_us = 1.9;
+  before.launch_extra_by_link = {{1 << 20, 3.5}, {8 << 20, 3.0}};
+  now.launch_extra_by_link = {{1 << 20, 3.6}, {2 << 20, 3.4}, {8 << 20, 2.9}};
+  int kept = -1;
+  const kb::SpeedOfLight m = kb::faster_of(before, now, &kept);
+  EXPECT_DOUBLE_EQ(m.read.rungs[0].second, 3.6e-6);   // before's
+  EXPECT_DOUBLE_EQ(m.read.rungs[1].second, 3.65e-6);  // now's
+  EXPECT_DOUBLE_EQ(m.read.rungs[2].second, 330e-6);
+  EXPECT_EQ(m.copy.rungs, now.copy.rungs);
+  EXPECT_DOUBLE_EQ(m.launch_extra_us, 2.8);
+  EXPECT_DOUBLE_EQ(m.graph_node_extra_us, 1.9);
+  ASSERT_EQ(m.launch_extra_by_link.size(), 3u);
+  EXPECT_DOUBLE_EQ(m.launch_extra_by_link[0].second, 3.5);  // before's
+  EXPECT_DOUBLE_EQ(m.launch_extra_by_link[1].second, 3.4);  // only now has 2 MB
+  EXPECT_DOUBLE_EQ(m.launch_extra_by_link[2].second, 2.9);  // now's
+  EXPECT_EQ(kept, 3);  // two read rungs and one table entry from before
+  EXPECT_EQ(kb::ladder_problem(m.read), "");
+  // No earlier ladder: now's, unchanged.
+  const kb::SpeedOfLight alone = kb::faster_of(kb::SpeedOfLight{}, now, &kept);
+  EXPECT_EQ(alone.read.rungs, now.read.rungs);
+  EXPECT_DOUBLE_EQ(alone.launch_extra_us, 2.9);
+  EXPECT_EQ(kept, 0);
+}
+
 TEST(TargetsLadder, ProbeWriteReplacesOnlyTheLadderAndReadsBack) {
   const std::string before = file_with_ladder(kGoodLadder);
   kb::SpeedOfLight sol;
