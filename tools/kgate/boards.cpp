@@ -4,15 +4,11 @@
 #include <cstdio>
 #include <map>
 
+#include "tools/kgate/percent.h"
+
 namespace kb {
 
 namespace {
-
-std::string pct(double rel) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f%%", rel * 100);
-  return buf;
-}
 
 std::string runs_text(int n) { return std::to_string(n) + (n == 1 ? " run" : " runs"); }
 
@@ -111,13 +107,13 @@ std::string board_note(const BoardPlan& p, const std::string& uuid, const BoardO
     s += (single ? " and " + std::to_string(p.several_runs) : std::string()) + " on several GPUs";
   if (p.observed)
     s += "; on this key the medians of its " + std::to_string(p.spread_boards) +
-         " boards differ by up to " + pct(p.spread) + ": a drop within " +
-         std::to_string(static_cast<int>(kSpreadFactor)) + " x that, " + pct(p.allowance) +
+         " boards differ by up to " + percent(p.spread) + ": a drop within " +
+         std::to_string(static_cast<int>(kSpreadFactor)) + " x that, " + percent(p.allowance) +
          ", is inconclusive";
   else
     s += "; boards of one model differ by up to 3.4% on compute-bound rows (H100, measured): a "
          "drop within --board-gap " +
-         pct(opt.board_gap) + " is inconclusive";
+         percent(opt.board_gap) + " is inconclusive";
   return s;
 }
 

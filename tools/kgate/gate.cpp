@@ -8,17 +8,12 @@
 #include <string_view>
 
 #include "tools/kgate/boards.h"
+#include "tools/kgate/percent.h"
 #include "tools/kgate/siblings.h"
 
 namespace kb {
 
 namespace {
-
-std::string pct(double rel) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f%%", rel * 100);
-  return buf;
-}
 
 // The newest and the one before it, per arch.
 struct ArchRuns {
@@ -58,8 +53,8 @@ TargetCheck find_target(const Key& key, const Observation& o, const GateOptions&
 std::string target_why(double value, const TargetCheck& t, bool lower) {
   double miss = lower ? value / *t.target - 1 : 1 - value / *t.target;
   return std::string(lower ? "above" : "below") + " target: " + show_value(value) + " vs " +
-         show_value(*t.target) + " (" + pct(miss) + " worse, tolerance " + pct(t.tolerance) + "; " +
-         t.source + ")";
+         show_value(*t.target) + " (" + percent(miss) + " worse, tolerance " +
+         percent(t.tolerance) + "; " + t.source + ")";
 }
 
 std::string history_why(const HistoryResult& h, const HistoryRuleOptions& r) {
@@ -67,24 +62,25 @@ std::string history_why(const HistoryResult& h, const HistoryRuleOptions& r) {
   switch (h.outcome) {
     case HistoryOutcome::fail:
       if (h.recent == 1)
-        return pct(h.drop) + " worse than the " + base + ": more than --min-gap " + pct(r.min_gap) +
-               " and than the history's noise explains (noise " + pct(h.noise) + ": up to " +
-               pct(h.explained) + ")";
-      return "the last " + std::to_string(h.recent) + " runs are " + pct(h.recent_drop) +
+        return percent(h.drop) + " worse than the " + base + ": more than --min-gap " +
+               percent(r.min_gap) + " and than the history's noise explains (noise " +
+               percent(h.noise) + ": up to " + percent(h.explained) + ")";
+      return "the last " + std::to_string(h.recent) + " runs are " + percent(h.recent_drop) +
              " worse (" + (h.recent == 2 ? "the better of the two" : "their median") +
-             ") than the median of the runs before them: more than --min-gap " + pct(r.min_gap) +
-             " and than the noise explains for " + std::to_string(h.recent) + " runs (up to " +
-             pct(h.recent_explained) + "); the newest is " + pct(h.drop) + " worse than the " +
-             base;
+             ") than the median of the runs before them: more than --min-gap " +
+             percent(r.min_gap) + " and than the noise explains for " + std::to_string(h.recent) +
+             " runs (up to " + percent(h.recent_explained) + "); the newest is " + percent(h.drop) +
+             " worse than the " + base;
     case HistoryOutcome::too_little_history:
       return "only " + std::to_string(h.history) + " earlier run" + (h.history == 1 ? "" : "s") +
              " on this GPU: the history rule needs " + std::to_string(r.min_history);
     case HistoryOutcome::too_noisy:
-      return "history too noisy to gate: noise " + pct(h.noise) + " is above " + pct(r.max_noise) +
-             " (a drop would have to exceed " + pct(h.explained) + " to be seen)";
+      return "history too noisy to gate: noise " + percent(h.noise) + " is above " +
+             percent(r.max_noise) + " (a drop would have to exceed " + percent(h.explained) +
+             " to be seen)";
     case HistoryOutcome::within_noise:
-      return pct(h.drop) + " worse than the " + base + ", but the history's noise (" +
-             pct(h.noise) + ") explains up to " + pct(h.explained);
+      return percent(h.drop) + " worse than the " + base + ", but the history's noise (" +
+             percent(h.noise) + ") explains up to " + percent(h.explained);
     case HistoryOutcome::pass:
       break;
   }
@@ -93,10 +89,10 @@ std::string history_why(const HistoryResult& h, const HistoryRuleOptions& r) {
 
 // A failing drop on a board new to the key that the boards' spread explains.
 std::string new_board_why(const HistoryResult& h, const BoardPlan& p, const HistoryRuleOptions& r) {
-  return pct(h.drop) + " worse than the median of the last " + std::to_string(h.history) +
-         " runs, beyond --min-gap " + pct(r.min_gap) + " and the history's noise (up to " +
-         pct(h.explained) + "), but the newest run is on a board new to this key, and boards " +
-         "differ by up to " + pct(p.allowance) +
+  return percent(h.drop) + " worse than the median of the last " + std::to_string(h.history) +
+         " runs, beyond --min-gap " + percent(r.min_gap) + " and the history's noise (up to " +
+         percent(h.explained) + "), but the newest run is on a board new to this key, and boards " +
+         "differ by up to " + percent(p.allowance) +
          (p.observed ? " on it (twice the spread of its boards)" : " (--board-gap)") +
          ": judged against that board itself from " + std::to_string(r.min_history) + " runs on it";
 }
@@ -455,7 +451,7 @@ GateReport run_gate(const History& hist, const GateOptions& opt) {
     const bool board_explains = new_board && h.drop <= boards_plan.allowance;
     if (new_board) {
       notes.push_back(board_note(boards_plan, hist.gpus()[board].uuid, opt.board) +
-                      (board_explains ? "" : "; this drop (" + pct(h.drop) + ") is beyond it"));
+                      (board_explains ? "" : "; this drop (" + percent(h.drop) + ") is beyond it"));
     }
     if (board_explains) {
       doubts.push_back(new_board_why(h, boards_plan, opt.rule));

@@ -9,16 +9,11 @@
 #include "reports/csv_writer.h"
 #include "reports/gate_result.h"
 #include "tools/kgate/history_rule.h"
+#include "tools/kgate/percent.h"
 
 namespace kb {
 
 namespace {
-
-std::string pct(double rel) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f%%", rel * 100);
-  return buf;
-}
 
 std::string without_injection(std::string_view v) {
   std::string out;
@@ -122,7 +117,7 @@ std::string noise_console(const NoiseReport& r) {
                                          "modes", "key",  "arch"};
   std::vector<std::vector<std::string>> cells;
   for (const auto& k : r.keys)
-    cells.push_back({pct(k.noise), std::to_string(k.runs), show_value(k.median),
+    cells.push_back({percent(k.noise, 2), std::to_string(k.runs), show_value(k.median),
                      std::to_string(k.variants), modes_text(k), label(k),
                      k.arch.empty() ? "-" : k.arch});
   return "kgate noise: " + class_summary(r) + "\n\n" + text_table(head, cells, 0, 3) + "\n";
@@ -136,9 +131,9 @@ std::string noise_markdown(const NoiseReport& r) {
     std::string key = label(k);
     for (auto& c : key)
       if (c == '|') c = '/';
-    out += "| " + pct(k.noise) + " | " + std::to_string(k.runs) + " | " + show_value(k.median) +
-           " | " + std::to_string(k.variants) + " | " + modes_text(k) + " | " + key + " | " +
-           k.arch + " |\n";
+    out += "| " + percent(k.noise, 2) + " | " + std::to_string(k.runs) + " | " +
+           show_value(k.median) + " | " + std::to_string(k.variants) + " | " + modes_text(k) +
+           " | " + key + " | " + k.arch + " |\n";
   }
   return out;
 }

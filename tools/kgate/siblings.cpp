@@ -5,6 +5,7 @@
 #include <map>
 
 #include "reports/metrics.h"
+#include "tools/kgate/percent.h"
 
 namespace kb {
 
@@ -20,12 +21,6 @@ double median_of_copy(std::vector<double> v) {
 // Its times (launch, graph node, memory latency) are the host's as much as
 // the board's, and a few percent noisy: counted as rows.
 bool is_ceiling(const Key& k) { return k.name == "roofline_probe" && !k.lower_is_better; }
-
-std::string pct(double v) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.1f%%", v * 100);
-  return b;
-}
 
 std::string num(double v) {
   char b[32];
@@ -105,12 +100,12 @@ std::vector<SiblingReport> sibling_check(const History& h, const SiblingOptions&
         if (b.ceiling) {
           ++ceilings;
           which += (which.empty() ? "" : ", ") + b.key + " " + num(b.value) + " vs " +
-                   num(b.siblings_median) + " (" + pct(b.behind) + ")";
+                   num(b.siblings_median) + " (" + percent(b.behind) + ")";
         }
       s.named = ceilings > 0 || s.rows_behind >= opt.min_rows;
       if (s.named) {
         s.why = "behind its " + std::to_string(rep.siblings - 1) + " sibling(s) in run " + rep.run +
-                " by " + pct(opt.threshold) + " or more on";
+                " by " + percent(opt.threshold) + " or more on";
         if (ceilings) s.why += " " + std::to_string(ceilings) + " ceiling(s) (" + which + ")";
         if (ceilings && s.rows_behind) s.why += " and";
         if (s.rows_behind) {
@@ -119,7 +114,7 @@ std::vector<SiblingReport> sibling_check(const History& h, const SiblingOptions&
           size_t shown = 0;
           for (const auto& b : s.behind)
             if (!b.ceiling && shown++ < 3)
-              s.why += (shown > 1 ? ", " : "") + b.key + " " + pct(b.behind);
+              s.why += (shown > 1 ? ", " : "") + b.key + " " + percent(b.behind);
           s.why += ")";
         }
         s.why +=
@@ -149,7 +144,8 @@ std::string sibling_text(const std::vector<SiblingReport>& reps, bool markdown) 
           markdown ? "| %s | %zu | %zu | %s | %s |\n"
                    : "  %-44s %5zu rows, %3zu behind, median %7s  %s\n",
           g.gpu.c_str(), g.compared, g.rows_behind,
-          (g.median_behind > 0 ? "-" + pct(g.median_behind) : "+" + pct(-g.median_behind)).c_str(),
+          (g.median_behind > 0 ? "-" + percent(g.median_behind) : "+" + percent(-g.median_behind))
+              .c_str(),
           g.named ? "NAMED" : "ok");
       s += line;
     }
