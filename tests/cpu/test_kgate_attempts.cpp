@@ -263,12 +263,50 @@ TEST(KgateAttempts, NoiseReport) {
   std::string c = kb::noise_csv(rep);
   EXPECT_EQ(c.substr(0, c.find('\n')),
             "name,metric,dtype,shape,arch,device,runs,median,noise_rel,noise_class,variants,"
-            "modes,mode_runs");
-  EXPECT_TRUE(contains(c, ",12,1001,0.00148112,<=0.5%,2,1,r7\n")) << c;
+            "modes,mode_runs,boards,board_spread,noise_all_boards");
+  EXPECT_TRUE(contains(c, ",12,1001,0.00148112,<=0.5%,2,1,r7,1,0,0.00148112\n")) << c;
   EXPECT_TRUE(contains(c, "\nmlp,")) << c;
   EXPECT_TRUE(contains(kb::noise_markdown(rep), "| 2.97% | 12 |")) << kb::noise_markdown(rep);
   EXPECT_STREQ(kb::noise_class(0.01), "<=1%");
   EXPECT_STREQ(kb::noise_class(0.0301), ">3%");
+}
+
+// Two boards 3% apart, 11 runs each, each quiet (+-0.1%): the noise is each board's own
+// (a nightly runs on one), the spread between them beside it; a run on one
+// board is not a mode because the other board's runs are faster. Without
+// UUIDs, the same runs are one board: the noise is the pooled one.
+TEST(KgateAttempts, NoiseReportPerBoard) {
+  auto rows_of = [](bool uuids) {
+    std::vector<kb::Record> rows;
+    for (int i = 0; i < 22; ++i) {
+      const bool b = i >= 11;
+      kb::Record g =
+          row("mlp", (b ? 970 : 1000) * (1 + 0.001 * ((i % 3) - 1)), "r" + std::to_string(i));
+      g.min_us = (b ? 103 : 100) * (1 + 0.001 * (i % 3));
+      if (uuids) g.gpu_uuid = b ? "GPU-bbbb" : "GPU-aaaa";
+      rows.push_back(g);
+    }
+    return rows;
+  };
+  kb::History h;
+  h.add_text(csv(rows_of(true)), "b.csv");
+  h.finish();
+  const kb::NoiseReport rep = kb::noise_report(h);
+  ASSERT_EQ(rep.keys.size(), 1u);
+  const kb::NoiseKey& k = rep.keys[0];
+  EXPECT_EQ(k.boards, 2);
+  EXPECT_NEAR(k.noise, 0.001 * 1.4826, 1e-4);
+  EXPECT_NEAR(k.board_spread, 30.0 / k.median, 1e-3);
+  EXPECT_GT(k.noise_all, 0.01);
+  EXPECT_TRUE(k.mode_runs.empty());
+  EXPECT_TRUE(contains(kb::noise_console(rep), " apart, all ")) << kb::noise_console(rep);
+  kb::History one;
+  one.add_text(csv(rows_of(false)), "v1.csv");
+  one.finish();
+  const kb::NoiseKey& p = kb::noise_report(one).keys[0];
+  EXPECT_EQ(p.boards, 1);
+  EXPECT_DOUBLE_EQ(p.noise, p.noise_all);
+  EXPECT_GT(p.noise, 0.01);
 }
 
 #ifdef KBENCH_KGATE_EXE

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <set>
 
 #include "reports/console_table.h"
@@ -36,6 +37,12 @@ std::string label(const NoiseKey& k) {
   return s;
 }
 
+std::string boards_text(const NoiseKey& k) {
+  if (k.boards < 2) return "-";
+  return std::to_string(k.boards) + ": " + percent(k.board_spread, 2) + " apart, all " +
+         percent(k.noise_all, 2);
+}
+
 std::string modes_text(const NoiseKey& k) {
   if (k.mode_runs.empty()) return "-";
   std::string s = std::to_string(k.mode_runs.size()) + ":";
@@ -66,8 +73,9 @@ NoiseReport noise_report(const History& h) {
   const auto& obs = h.observations();
   for (uint32_t k = 0; k < h.keys().size(); ++k) {
     std::vector<double> values, mins;
-    std::vector<std::string> labels;
+    std::vector<std::string> labels, boards;
     std::set<std::string> variants;
+    bool all_named = true;
     for (uint32_t i : h.series(k)) {
       const Observation& o = obs[i];
       if (o.attempt != 1 || !o.measured()) continue;
@@ -75,8 +83,11 @@ NoiseReport noise_report(const History& h) {
       mins.push_back(o.min_us() ? *o.min_us() : o.actual);
       labels.push_back(h.runs()[o.run].label);
       variants.insert(without_injection(o.variant));
+      boards.push_back(h.gpus()[o.gpu].uuid);
+      all_named = all_named && !boards.back().empty();
     }
     if (values.empty()) continue;
+    if (!all_named) std::fill(boards.begin(), boards.end(), std::string());
     const Key& key = h.keys()[k];
     NoiseKey n;
     n.name = key.name;
@@ -87,15 +98,34 @@ NoiseReport noise_report(const History& h) {
     n.device = key.device;
     n.runs = static_cast<int>(values.size());
     n.median = median_of(values);
-    n.noise = n.median > 0 ? mad_scale(values) / n.median : 0;
+    n.noise_all = n.median > 0 ? mad_scale(values) / n.median : 0;
     n.variants = static_cast<int>(variants.size());
-    // A mode: a run whose fastest call is outside the others' range and
-    // further from their median than 5 of their robust standard deviations
-    // (and than 1%): not the tail of one distribution, another state.
-    if (mins.size() >= 4) {
-      for (size_t i = 0; i < mins.size(); ++i) {
+    // Each run against its own board's median.
+    std::map<std::string, std::vector<size_t>> by_board;
+    for (size_t i = 0; i < values.size(); ++i) by_board[boards[i]].push_back(i);
+    n.boards = static_cast<int>(by_board.size());
+    std::vector<double> dev;
+    std::vector<double> board_medians;
+    for (const auto& [b, idx] : by_board) {
+      std::vector<double> v;
+      for (size_t i : idx) v.push_back(values[i]);
+      const double m = median_of(v);
+      for (double x : v) dev.push_back(m > 0 ? x / m - 1 : 0);
+      if (idx.size() >= 3) board_medians.push_back(m);
+    }
+    n.noise = n.boards > 1 ? mad_scale(dev) : n.noise_all;
+    if (board_medians.size() >= 2 && n.median > 0)
+      n.board_spread = (*std::max_element(board_medians.begin(), board_medians.end()) -
+                        *std::min_element(board_medians.begin(), board_medians.end())) /
+                       n.median;
+    // A mode: a run whose fastest call is outside the others' range (on its
+    // board) and further from their median than 5 of their robust standard
+    // deviations (and than 1%): not the tail of one distribution, another state.
+    for (const auto& [b, idx] : by_board) {
+      if (idx.size() < 4) continue;
+      for (size_t i : idx) {
         std::vector<double> others;
-        for (size_t j = 0; j < mins.size(); ++j)
+        for (size_t j : idx)
           if (j != i) others.push_back(mins[j]);
         double med = median_of(others);
         double lo = *std::min_element(others.begin(), others.end());
@@ -113,27 +143,27 @@ NoiseReport noise_report(const History& h) {
 }
 
 std::string noise_console(const NoiseReport& r) {
-  const std::vector<std::string> head = {"noise", "runs", "median", "variants",
-                                         "modes", "key",  "arch"};
+  const std::vector<std::string> head = {"noise", "runs",   "median", "variants",
+                                         "modes", "boards", "key",    "arch"};
   std::vector<std::vector<std::string>> cells;
   for (const auto& k : r.keys)
     cells.push_back({percent(k.noise, 2), std::to_string(k.runs), show_value(k.median),
-                     std::to_string(k.variants), modes_text(k), label(k),
+                     std::to_string(k.variants), modes_text(k), boards_text(k), label(k),
                      k.arch.empty() ? "-" : k.arch});
   return "kgate noise: " + class_summary(r) + "\n\n" + text_table(head, cells, 0, 3) + "\n";
 }
 
 std::string noise_markdown(const NoiseReport& r) {
   std::string out = "## Run-to-run noise\n\n" + class_summary(r) + ".\n\n";
-  out += "| noise | runs | median | variants | modes | key | arch |\n";
-  out += "| ---: | ---: | ---: | ---: | --- | --- | --- |\n";
+  out += "| noise | runs | median | variants | modes | boards | key | arch |\n";
+  out += "| ---: | ---: | ---: | ---: | --- | --- | --- | --- |\n";
   for (const auto& k : r.keys) {
     std::string key = label(k);
     for (auto& c : key)
       if (c == '|') c = '/';
     out += "| " + percent(k.noise, 2) + " | " + std::to_string(k.runs) + " | " +
            show_value(k.median) + " | " + std::to_string(k.variants) + " | " + modes_text(k) +
-           " | " + key + " | " + k.arch + " |\n";
+           " | " + boards_text(k) + " | " + key + " | " + k.arch + " |\n";
   }
   return out;
 }
@@ -141,17 +171,20 @@ std::string noise_markdown(const NoiseReport& r) {
 std::string noise_csv(const NoiseReport& r) {
   std::string out =
       "name,metric,dtype,shape,arch,device,runs,median,noise_rel,noise_class,variants,modes,"
-      "mode_runs\n";
+      "mode_runs,boards,board_spread,noise_all_boards\n";
   for (const auto& k : r.keys) {
     std::string mr;
     for (const auto& m : k.mode_runs) mr += (mr.empty() ? "" : " ") + m;
-    char med[64], noise[64];
+    char med[64], noise[64], spread[64], all[64];
     std::snprintf(med, sizeof med, "%.9g", k.median);
     std::snprintf(noise, sizeof noise, "%.6g", k.noise);
-    out += csv_line({k.name, k.metric, k.dtype, k.shape, k.arch, k.device, std::to_string(k.runs),
-                     med, noise, noise_class(k.noise), std::to_string(k.variants),
-                     std::to_string(k.mode_runs.size()), mr}) +
-           "\n";
+    std::snprintf(spread, sizeof spread, "%.6g", k.board_spread);
+    std::snprintf(all, sizeof all, "%.6g", k.noise_all);
+    out +=
+        csv_line({k.name, k.metric, k.dtype, k.shape, k.arch, k.device, std::to_string(k.runs), med,
+                  noise, noise_class(k.noise), std::to_string(k.variants),
+                  std::to_string(k.mode_runs.size()), mr, std::to_string(k.boards), spread, all}) +
+        "\n";
   }
   return out;
 }

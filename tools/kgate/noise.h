@@ -14,12 +14,22 @@
 
 namespace kb {
 
+// Boards (CSV schema v2's gpu_uuid): where a key's runs are on two or more
+// boards, boards of one model differ (H100, 2026-11-25: compute-bound rows
+// 2-3.4% apart, each board's own noise 0.05-0.35%), and a nightly's noise is
+// that of one board. So the noise is then each run against its own board's
+// median, pooled; the modes are looked for within each board; and the
+// spread between the boards' medians is reported beside it. Runs without a
+// UUID (schema v1) make one board of all.
 struct NoiseKey {
   std::string name, metric, dtype, shape, arch, device;
   int runs = 0;
   double median = 0;
-  double noise = 0;  // relative: 1.4826 * MAD / median over the runs' values
-  int variants = 0;  // distinct variants (an `inject=` field does not count)
+  double noise = 0;         // relative: 1.4826 * MAD of each run against its board's median
+  double noise_all = 0;     // the same against the median of all runs (= noise on one board)
+  int boards = 1;           // distinct boards the runs were on
+  double board_spread = 0;  // (largest - smallest board median) / median, boards of >= 3 runs
+  int variants = 0;         // distinct variants (an `inject=` field does not count)
   std::vector<std::string> mode_runs;
 };
 
@@ -38,7 +48,8 @@ const char* noise_class(double noise);
 
 std::string noise_console(const NoiseReport& r);
 std::string noise_markdown(const NoiseReport& r);
-// name,metric,dtype,shape,arch,device,runs,median,noise_rel,noise_class,variants,modes,mode_runs
+// name,metric,dtype,shape,arch,device,runs,median,noise_rel,noise_class,variants,modes,mode_runs,
+// boards,board_spread,noise_all_boards
 std::string noise_csv(const NoiseReport& r);
 
 }  // namespace kb
