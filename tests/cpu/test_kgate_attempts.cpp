@@ -260,6 +260,8 @@ TEST(KgateAttempts, NoiseReport) {
   EXPECT_EQ(rep.keys[1].variants, 2);
   ASSERT_EQ(rep.keys[1].mode_runs.size(), 1u);
   EXPECT_EQ(rep.keys[1].mode_runs[0], "r7");
+  EXPECT_TRUE(rep.keys[1].mode_slow[0]);  // its fastest call took 5% longer
+  EXPECT_TRUE(contains(kb::noise_console(rep), "1: r7 (slow)")) << kb::noise_console(rep);
   std::string c = kb::noise_csv(rep);
   EXPECT_EQ(c.substr(0, c.find('\n')),
             "name,metric,dtype,shape,arch,device,runs,median,noise_rel,noise_class,variants,"

@@ -46,7 +46,8 @@ std::string boards_text(const NoiseKey& k) {
 std::string modes_text(const NoiseKey& k) {
   if (k.mode_runs.empty()) return "-";
   std::string s = std::to_string(k.mode_runs.size()) + ":";
-  for (const auto& r : k.mode_runs) s += " " + r;
+  for (size_t i = 0; i < k.mode_runs.size(); ++i)
+    s += " " + k.mode_runs[i] + (k.mode_slow[i] ? " (slow)" : " (fast)");
   return s;
 }
 
@@ -80,7 +81,12 @@ NoiseReport noise_report(const History& h) {
       const Observation& o = obs[i];
       if (o.attempt != 1 || !o.measured()) continue;
       values.push_back(o.actual);
-      mins.push_back(o.min_us() ? *o.min_us() : o.actual);
+      // The fastest call's time where the row has one, else the value
+      // (a time, or a rate counted as its reciprocal: faster is smaller).
+      mins.push_back(o.min_us()                    ? *o.min_us()
+                     : h.keys()[k].lower_is_better ? o.actual
+                     : o.actual > 0                ? 1 / o.actual
+                                                   : 0);
       labels.push_back(h.runs()[o.run].label);
       variants.insert(without_injection(o.variant));
       boards.push_back(h.gpus()[o.gpu].uuid);
@@ -132,7 +138,7 @@ NoiseReport noise_report(const History& h) {
         double hi = *std::max_element(others.begin(), others.end());
         double d = std::fabs(mins[i] - med);
         if ((mins[i] < lo || mins[i] > hi) && d > 5 * mad_scale(others) && d > 0.01 * med)
-          n.mode_runs.push_back(labels[i]);
+          n.mode_runs.push_back(labels[i]), n.mode_slow.push_back(mins[i] > med);
       }
     }
     rep.keys.push_back(std::move(n));

@@ -4,7 +4,8 @@
 // (what docs/gate.md calls a key's noise), how many distinct variants ran
 // (a changing kernel choice is an event, not noise), and the modes: runs
 // whose fastest call (min_us; the value where a row has none) lies beyond
-// the other runs' range by more than their own noise explains.
+// the other runs' range by more than their own noise explains, each marked
+// slow or fast (a lone fast sample is a state too, but not a slow night).
 #pragma once
 
 #include <string>
@@ -31,6 +32,7 @@ struct NoiseKey {
   double board_spread = 0;  // (largest - smallest board median) / median, boards of >= 3 runs
   int variants = 0;         // distinct variants (an `inject=` field does not count)
   std::vector<std::string> mode_runs;
+  std::vector<bool> mode_slow;  // per mode run: slower than the others (else faster)
 };
 
 struct NoiseReport {
