@@ -220,7 +220,8 @@ def main():
             newest = "GPU-51eb0d65" if marks else "GPU-ee41fd8f"
             check("board " + newest in tip, "the newest point's tooltip names %s" % newest)
             if marks:
-                title = b.eval("document.querySelector('#view g.board-change title').textContent")
+                title = b.eval("(document.querySelector('#view g.board-change title') || {})"
+                               ".textContent || ''")
                 check(title.startswith("board GPU-51eb0d65") and " from run " in title,
                       "the marker's title: %s" % title)
                 check("F" not in pdata["keys"][key]["ve"],
