@@ -53,6 +53,10 @@ struct DashboardPoint {
   // --min-gap and the drop the history's noise explains for one run. A
   // value beyond it on the worse side fails rule 3 (with enough history).
   double band = kNone;
+  // The board that measured it: an index into DashboardData::boards; -1 when
+  // its row names no UUID (schema v1). judge_series leaves the History's GPU
+  // index here (boards.h's board_of_rows); build_dashboard maps it.
+  int32_t board = -1;
 };
 
 // A re-measurement of a point (CSV column `attempt` > 1, or a second row of
@@ -88,6 +92,9 @@ struct DashboardData {
   std::string gate_summary;             // GateReport::summary()
   std::vector<std::string> gated_runs;  // per GPU model: its newest run
   std::vector<DashboardGpu> gpus;
+  // The boards (GPUs by UUID) the points name, as the gate labels them
+  // ("GPU-51eb0d65…"); empty when no row names one.
+  std::vector<std::string> boards;
   std::vector<DashboardRun> runs;  // oldest first
   std::vector<DashboardKey> keys;
   std::vector<std::string> warnings;  // the input's row-level damage

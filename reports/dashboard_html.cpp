@@ -2,6 +2,7 @@
 // summary, the gated runs, what is missing), the data as JSON in a
 // <script type="application/json"> element, and the page's own CSS and
 // script (reports/dashboard/, compiled in), which draw the views.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -125,6 +126,14 @@ void put_key(std::string& out, const DashboardKey& k) {
   put_steps(out, k.points, [](const DashboardPoint& p) { return p.roofline; });
   out += ",\"tg\":";
   put_steps(out, k.points, [](const DashboardPoint& p) { return p.target; });
+  // Boards as steps, only for a key whose rows name one (schema v2).
+  if (std::any_of(k.points.begin(), k.points.end(),
+                  [](const DashboardPoint& p) { return p.board >= 0; })) {
+    out += ",\"bd\":";
+    put_steps(out, k.points, [](const DashboardPoint& p) {
+      return p.board >= 0 ? static_cast<double>(p.board) : DashboardPoint::kNone;
+    });
+  }
   out += ",\"at\":[";
   for (size_t i = 0; i < k.attempts.size(); ++i) {
     const DashboardAttempt& a = k.attempts[i];
@@ -167,7 +176,9 @@ std::string data_json(const DashboardData& d) {
     put_str(out, d.gpus[i].device);
     out += ']';
   }
-  out += "],\"runs\":[";
+  out += "],\"boards\":";
+  put_strs(out, d.boards);
+  out += ",\"runs\":[";
   for (size_t i = 0; i < d.runs.size(); ++i) {
     const DashboardRun& r = d.runs[i];
     if (i) out += ",\n";

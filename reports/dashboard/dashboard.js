@@ -97,7 +97,7 @@
     }
     var att = {};
     for (var a = 0; a < k.at.length; a++) (att[k.at[a][0]] = att[k.at[a][0]] || []).push(k.at[a]);
-    k.dec = { n: n, run: r, x: x, roof: expand(k.rf, n), target: expand(k.tg, n), att: att };
+    k.dec = { n: n, run: r, x: x, roof: expand(k.rf, n), target: expand(k.tg, n), att: att, board: expand(k.bd || [], n) };
     return k.dec;
   }
   // A value on the chosen axis: the metric itself, or its fraction of the
@@ -241,7 +241,8 @@
     d.appendChild(document.createTextNode(
       ' \u00b7 dashed: baseline (median of the last ' + D.window + ' runs), shaded: the band a single run may ' +
       'move before rule 3 fails it (the larger of ' + pct(D.minGap) + ' and what the noise explains), ' +
-      'dotted: target, ticks on top: a new git_sha, \u00d7: failed or incorrect row.'));
+      'dotted: target, ticks on top: a new git_sha, \u00d7: failed or incorrect row' +
+      (D.boards && D.boards.length ? ', thin dashed vertical line: the key\'s runs moved to another board (GPU), judged by the gate\'s board rule.' : '.')));
     return d;
   }
 
@@ -539,6 +540,19 @@
     });
     over.addEventListener('mouseleave', function () { xh.setAttribute('visibility', 'hidden'); hideTip(); });
     svg.appendChild(over);
+
+    // Board changes: where a point's board (its GPU's UUID) is not the
+    // previous point's. Above the hover area, so that their title shows.
+    for (i = Math.max(first, 1); i < n; i++) {
+      var bd0 = dec.board[i - 1], bd1 = dec.board[i];
+      if (!isFinite(bd0) || !isFinite(bd1) || bd0 === bd1) continue;
+      var bx = X(dec.x[i]).toFixed(1);
+      var mark = svg.appendChild(sv('g', { 'class': 'board-change' }));
+      mark.appendChild(sv('title', null, 'board ' + D.boards[bd1] + ' from run ' + runs[dec.run[i]][0] +
+        ' (was ' + D.boards[bd0] + ')'));
+      mark.appendChild(sv('line', { x1: bx, x2: bx, y1: T, y2: T + ph, 'class': 'bc' }));
+      mark.appendChild(sv('line', { x1: bx, x2: bx, y1: T, y2: T + ph, 'class': 'bc-hit' }));
+    }
     return svg;
   }
 
@@ -548,6 +562,7 @@
       'git_sha ' + (run[3] || '(none)'),
       k.m + ': ' + show(k.v[i]) + '   roofline fraction ' + pct(onAxis(k, k.v[i], dec.roof[i], true)),
       'row ' + STATUS_NAME[k.st.charAt(i)] + ', gate ' + VERDICT_NAME[vd]];
+    if (isFinite(dec.board[i])) lines.push('board ' + D.boards[dec.board[i]]);
     if (k.b[i] !== null) lines.push('baseline ' + show(k.b[i]) + ' \u00b1 ' + pct(k.e[i]));
     if (isFinite(dec.target[i])) lines.push('target ' + show(dec.target[i]));
     (dec.att[i] || []).forEach(function (a) {

@@ -8,6 +8,7 @@ its filter box must narrow the table. Screenshots go to --out.
 Exit 0 pass, 1 fail, 77 skipped (no Chromium: ctest's SKIP_RETURN_CODE)."""
 
 import argparse
+import csv
 import json
 import os
 import subprocess
@@ -20,6 +21,8 @@ from cdp import Browser, find_chromium  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 READY = "document.getElementById('kb-status').getAttribute('data-state') === 'ready'"
 STATUS = "Object.assign({}, document.getElementById('kb-status').dataset)"
+BOARD_MARKS = "document.querySelectorAll('#view svg.kb-chart g.board-change').length"
+TWO_BOARDS = os.path.join(HERE, "..", "..", "docs", "data", "h100-two-boards-2026-11-25.csv")
 
 failures = []
 
@@ -82,6 +85,25 @@ def bad_input(d):
     return kb, gf
 
 
+def page_data(path):
+    return json.loads(open(path).read().split('id="kb-data">', 1)[1].split("</script>", 1)[0])
+
+
+def first_board(d):
+    """The two-board history's runs on its first board only."""
+    out = os.path.join(d, "one-board.csv")
+    with open(TWO_BOARDS, newline="") as f, open(out, "w", newline="") as g:
+        rows = csv.reader(f)
+        w = csv.writer(g)
+        header = next(rows)
+        w.writerow(header)
+        uuid = header.index("gpu_uuid")
+        for r in rows:
+            if r[uuid].startswith("GPU-ee41fd8f"):
+                w.writerow(r)
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kgate", required=True)
@@ -108,6 +130,12 @@ def main():
     data = json.loads(open(page).read().split('id="kb-data">', 1)[1].split("</script>", 1)[0])
     bad = os.path.join(a.out, "bad-input.html")
     kgate(a.kgate, "dashboard", "--results", *bad_input(a.out), "--out", bad)
+    two_boards = os.path.join(a.out, "two-boards.html")
+    kgate(a.kgate, "dashboard", "--results", TWO_BOARDS, "--targets", a.targets, "--out",
+          two_boards)
+    one_board = os.path.join(a.out, "one-board.html")
+    kgate(a.kgate, "dashboard", "--results", first_board(a.out), "--targets", a.targets, "--out",
+          one_board)
 
     b = Browser(exe)
     try:
@@ -161,9 +189,46 @@ def main():
         check(b.eval("document.querySelectorAll('#view svg.kb-chart path.att').length") > 0,
               "attempts drawn as extra markers")
 
+        check(b.eval(BOARD_MARKS) == 0, "no board-change marker without UUIDs")
+
         st = goto(b, "#runs")
         check(int(st["rows"]) == len(data["runs"]), "runs view: %s runs listed" % st["rows"])
         check(not b.errors, "no console error or exception: %s" % b.errors[:3])
+
+        # Boards: the real two-board H100 history (14 runs on GPU-ee41fd8f,
+        # then 10 on GPU-51eb0d65), and its first board alone.
+        for path, marks in ((two_boards, 1), (one_board, 0)):
+            b.errors.clear()
+            pdata = page_data(path)
+            key = next(i for i, k in enumerate(pdata["keys"]) if k["n"] == "mlp_layer_norm_gelu"
+                       and k["s"] == "tokens=4096;D=16384" and k["d"] == "bfloat16"
+                       and k["m"] == "tflops")
+            print("boards %s: %s" % (pdata["boards"], path))
+            b.open("file://" + path, READY)
+            st = goto(b, "#key/%d" % key)
+            check(st["errors"] == "0" and st["chartsWithPoints"] == "1",
+                  "%d board(s): the MLP D=16384 chart draws" % len(pdata["boards"]))
+            check(b.eval(BOARD_MARKS) == marks, "%d board(s): %d board-change marker(s) (%d)" %
+                  (len(pdata["boards"]), marks, b.eval(BOARD_MARKS)))
+            # The newest point's tooltip names its board.
+            tip = b.eval("(function () { var o = document.querySelector("
+                         "'#view svg.kb-chart rect[fill=transparent]'), "
+                         "r = o.getBoundingClientRect(); "
+                         "o.dispatchEvent(new MouseEvent('mousemove', "
+                         "{clientX: r.right - 1, clientY: r.top + 20, bubbles: true})); "
+                         "return document.getElementById('tip').textContent; })()")
+            newest = "GPU-51eb0d65" if marks else "GPU-ee41fd8f"
+            check("board " + newest in tip, "the newest point's tooltip names %s" % newest)
+            if marks:
+                title = b.eval("(document.querySelector('#view g.board-change title') || {})"
+                               ".textContent || ''")
+                check(title.startswith("board GPU-51eb0d65") and " from run " in title,
+                      "the marker's title: %s" % title)
+                check("F" not in pdata["keys"][key]["ve"],
+                      "the gate's board rule: no FAIL where the key moves board (%s)"
+                      % pdata["keys"][key]["ve"])
+                b.screenshot(os.path.join(a.out, "board-change.png"))
+            check(not b.errors, "no console error or exception: %s" % b.errors[:3])
 
         print("bad input: %s" % bad)
         b.errors.clear()

@@ -109,6 +109,149 @@ TEST(KgateDashboard, EarlierPointsAreJudgedOnTheirOwnNight) {
   EXPECT_NE(pts[0].baseline, pts[0].baseline);  // NaN: no earlier run
 }
 
+// Boards (docs/gate.md "Boards"): the MLP at D = 16384 on two H100 boards,
+// B 3.4% below A. Runs r0, r1, ...; `boards[i]` names run i's board ("" =
+// a schema v1 row).
+const char* kBoardA = "GPU-aaaaaaaa-1111-2222-3333-444444444444";
+const char* kBoardB = "GPU-bbbbbbbb-1111-2222-3333-444444444444";
+
+std::vector<kb::Record> on_boards(const std::vector<double>& values,
+                                  const std::vector<const char*>& boards) {
+  std::vector<kb::Record> rows = series("mlp_layer_norm_gelu", values);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    rows[i].metric = "tflops";
+    rows[i].shape = "tokens=4096;D=16384";
+    rows[i].variant = "";
+    rows[i].gpu_uuid = boards[i];
+    if (*boards[i]) {
+      rows[i].gpu_index = "0";
+      rows[i].host = "runner";
+    }
+  }
+  return rows;
+}
+
+// n nights around `level` within +-0.3% (one board's run-to-run noise).
+std::vector<double> nights(size_t n, double level) {
+  const double wobble[] = {0.003, -0.003, 0.0015, -0.0015, 0};
+  std::vector<double> v;
+  for (size_t i = 0; i < n; ++i) v.push_back(level * (1 + wobble[i % 5]));
+  return v;
+}
+
+// 14 nights on A at 800, then B at 3.4% less (as the real H100 boards),
+// then `tail` on B.
+std::vector<kb::Record> two_boards(size_t on_b, const std::vector<double>& tail = {}) {
+  std::vector<double> v = nights(14, 800);
+  for (double x : nights(on_b, 800 * (1 - 0.034))) v.push_back(x);
+  v.insert(v.end(), tail.begin(), tail.end());
+  std::vector<const char*> b(v.size(), kBoardB);
+  std::fill(b.begin(), b.begin() + 14, kBoardA);
+  return on_boards(v, b);
+}
+
+std::vector<kb::Record> without_boards(std::vector<kb::Record> rows) {
+  for (auto& r : rows) {
+    r.gpu_uuid.clear();
+    r.gpu_index.clear();
+    r.host.clear();
+  }
+  return rows;
+}
+
+// Every night of `rows` (one key), judged by run_gate on the history up
+// to that night, has the verdict and baseline its dashboard point shows.
+void expect_every_night_matches_gate(const std::vector<kb::Record>& rows) {
+  auto b = build({csv(rows)});
+  ASSERT_EQ(b->d.keys.size(), 1u);
+  const auto& pts = b->d.keys[0].points;
+  ASSERT_EQ(pts.size(), rows.size());
+  for (size_t n = 1; n <= rows.size(); ++n) {
+    kb::History h;
+    h.add_text(csv({rows.begin(), rows.begin() + n}), "f.csv");
+    h.finish();
+    const kb::GateReport rep = kb::run_gate(h, {});
+    ASSERT_EQ(rep.keys.size(), 1u);
+    const auto& g = rep.keys[0];
+    EXPECT_EQ(pts[n - 1].verdict, g.status) << "night " << n - 1 << ": " << g.why;
+    if (g.baseline) EXPECT_NEAR(pts[n - 1].baseline, *g.baseline, 1e-9) << "night " << n - 1;
+  }
+}
+
+TEST(KgateDashboard, BoardSwitchWithinTheBoardsSpreadIsInconclusiveNotFail) {
+  auto rows = two_boards(10);
+  auto b = build({csv(rows)});
+  const auto& pts = b->d.keys.at(0).points;
+  ASSERT_EQ(pts.size(), 24u);
+  // The first night on B: 3.4% below A, within --board-gap 4%.
+  EXPECT_EQ(pts[14].verdict, kb::GateStatus::inconclusive);
+  EXPECT_NEAR(pts[14].baseline, 800, 1);
+  for (size_t i = 14; i < 24; ++i) EXPECT_NE(pts[i].verdict, kb::GateStatus::fail) << i;
+  for (size_t i = 10; i < 14; ++i) EXPECT_EQ(pts[i].verdict, kb::GateStatus::pass) << i;
+  expect_every_night_matches_gate(rows);
+
+  // Pooled, as without UUIDs, the same nights fail.
+  auto plain = build({csv(without_boards(rows))});
+  EXPECT_EQ(plain->d.keys.at(0).points[14].verdict, kb::GateStatus::fail);
+
+  // Boards: the gate's labels, one index per point.
+  ASSERT_EQ(b->d.boards.size(), 2u);
+  EXPECT_EQ(b->d.boards[0], "GPU-aaaaaaaa\u2026");
+  EXPECT_EQ(b->d.boards[1], "GPU-bbbbbbbb\u2026");
+  EXPECT_EQ(pts[13].board, 0);
+  EXPECT_EQ(pts[14].board, 1);
+  const std::string html = kb::dashboard_html(b->d);
+  EXPECT_TRUE(contains(html, "\"boards\":[\"GPU-aaaaaaaa\u2026\",\"GPU-bbbbbbbb\u2026\"]"));
+  EXPECT_TRUE(contains(html, "\"bd\":[[0,0],[14,1]]"));
+}
+
+TEST(KgateDashboard, ADropOnTheNewBoardFails) {
+  // The first night on B 10% below A: beyond what boards differ by.
+  auto first = two_boards(0, {720});
+  auto a = build({csv(first)});
+  EXPECT_EQ(a->d.keys.at(0).points.back().verdict, kb::GateStatus::fail);
+  expect_every_night_matches_gate(first);
+
+  // B with --min-history runs of its own, then 10% below them: judged
+  // against B only (its baseline is B's, not the pool's).
+  auto later = two_boards(12, {772.8 * 0.9});
+  auto b = build({csv(later)});
+  const auto& pts = b->d.keys.at(0).points;
+  EXPECT_EQ(pts.back().verdict, kb::GateStatus::fail);
+  EXPECT_NEAR(pts.back().baseline, 772.8, 1);
+  EXPECT_EQ(pts[pts.size() - 2].verdict, kb::GateStatus::pass);
+  EXPECT_NEAR(pts[pts.size() - 2].baseline, 772.8, 1);  // pooled it would be A's 800
+  expect_every_night_matches_gate(later);
+}
+
+TEST(KgateDashboard, OneBoardOrNoUuidGivesTheSamePoints) {
+  for (const auto& rows : {two_boards(10), two_boards(12, {772.8 * 0.9})}) {
+    auto plain = without_boards(rows);
+    auto one = plain;
+    for (auto& r : one) {
+      r.gpu_uuid = kBoardA;
+      r.gpu_index = "0";
+      r.host = "runner";
+    }
+    auto p = build({csv(plain)}), o = build({csv(one)});
+    const auto &pp = p->d.keys.at(0).points, &op = o->d.keys.at(0).points;
+    ASSERT_EQ(pp.size(), op.size());
+    for (size_t i = 0; i < pp.size(); ++i) {
+      EXPECT_EQ(pp[i].verdict, op[i].verdict) << i;
+      EXPECT_EQ(pp[i].baseline == pp[i].baseline, op[i].baseline == op[i].baseline) << i;
+      if (pp[i].baseline == pp[i].baseline) {
+        EXPECT_EQ(pp[i].baseline, op[i].baseline) << i;
+        EXPECT_EQ(pp[i].band, op[i].band) << i;
+      }
+      EXPECT_EQ(pp[i].board, -1);
+      EXPECT_EQ(op[i].board, 0);
+    }
+    EXPECT_TRUE(p->d.boards.empty());
+    EXPECT_EQ(o->d.boards.size(), 1u);
+    EXPECT_FALSE(contains(kb::dashboard_html(p->d), "\"bd\":"));
+  }
+}
+
 TEST(KgateDashboard, RunsCarryCommitDriverCudaAndCounts) {
   auto rows = series("gemv", steady(12, 2000, 2000));
   for (size_t i = 0; i < rows.size(); ++i) {

@@ -11,6 +11,7 @@
 
 #include "reports/csv_reader.h"
 #include "reports/result_reader.h"
+#include "tools/kgate/boards.h"
 #include "tools/kgate/history_rule.h"
 
 namespace kb {
@@ -162,7 +163,9 @@ std::vector<DashboardPoint> judge_series(const History& h, uint32_t k, const Gat
   // As run_gate: the earlier measured, unthrottled values, at most this many.
   const size_t keep = static_cast<size_t>(opt.rule.window + opt.rule.max_recent);
   std::deque<double> earlier;
+  std::deque<int64_t> earlier_boards;  // each earlier value's board (boards.h)
   std::vector<double> values;
+  std::vector<int64_t> boards;
   std::vector<DashboardPoint> out;
   out.reserve(h.series(k).size());
   for (uint32_t idx : h.series(k)) {
@@ -172,6 +175,8 @@ std::vector<DashboardPoint> judge_series(const History& h, uint32_t k, const Gat
     p.status = status_letter(o.status);
     if (o.roofline()) p.roofline = *o.roofline();
     if (o.measured()) p.value = o.actual;
+    const int64_t board = board_of_rows(h, &idx, 1);
+    p.board = board >= 0 ? static_cast<int32_t>(board) : -1;
 
     // Rule 2's target, found as run_gate finds it: the target file's entry
     // for this row, else the row's own column.
@@ -196,22 +201,38 @@ std::vector<DashboardPoint> judge_series(const History& h, uint32_t k, const Gat
       p.verdict = GateStatus::skipped;
     } else {
       values.assign(earlier.begin(), earlier.end());
+      boards.assign(earlier_boards.begin(), earlier_boards.end());
+      // The gate's board rule (boards.h): enough earlier runs on this
+      // point's board are its baseline; on a board new to the key, a drop
+      // the boards' spread explains is inconclusive.
+      const BoardPlan plan = plan_boards(values, boards, board, lower, opt.rule, opt.board);
+      if (plan.mode == BoardMode::same_board) {
+        std::vector<double> same;
+        for (size_t i : plan.same) same.push_back(values[i]);
+        values = std::move(same);
+      }
       values.push_back(o.actual);
       HistoryResult r = history_rule(values, lower, opt.rule);
       if (r.history > 0 && r.baseline > 0) {
         p.baseline = r.baseline;
         p.band = std::max(opt.rule.min_gap, r.explained);
       }
+      const bool board_explains = plan.mode == BoardMode::new_board &&
+                                  r.outcome == HistoryOutcome::fail && r.drop <= plan.allowance;
       bool fails = target ? below_target(o.actual, *target, tolerance, lower)
                           : o.status == RowStatus::below_target;
-      fails = fails || r.outcome == HistoryOutcome::fail;
+      fails = fails || (r.outcome == HistoryOutcome::fail && !board_explains);
       if (fails)
         p.verdict = o.status == RowStatus::throttled ? GateStatus::inconclusive : GateStatus::fail;
       else
         p.verdict = r.outcome == HistoryOutcome::pass ? GateStatus::pass : GateStatus::inconclusive;
       if (o.status != RowStatus::throttled) {
         earlier.push_back(o.actual);
-        if (earlier.size() > keep) earlier.pop_front();
+        earlier_boards.push_back(board);
+        if (earlier.size() > keep) {
+          earlier.pop_front();
+          earlier_boards.pop_front();
+        }
       }
     }
     out.push_back(p);
@@ -289,6 +310,24 @@ DashboardData build_dashboard(const History& h, const RowExtras& extras,
     for (unsigned t = 1; t < n && keys.size() > 64; ++t) pool.emplace_back(work);
     work();
     for (auto& t : pool) t.join();
+  }
+  // Boards: the History's GPUs that name a UUID, one entry per UUID, in the
+  // order the points first name them.
+  {
+    std::vector<int32_t> board_of_gpu(h.gpus().size(), -1);
+    std::map<std::string, int32_t> by_uuid;
+    for (DashboardKey& dk : d.keys)
+      for (DashboardPoint& p : dk.points) {
+        if (p.board < 0) continue;
+        int32_t& b = board_of_gpu[static_cast<size_t>(p.board)];
+        if (b < 0) {
+          const std::string& uuid = h.gpus()[static_cast<size_t>(p.board)].uuid;
+          auto [it, fresh] = by_uuid.try_emplace(uuid, static_cast<int32_t>(d.boards.size()));
+          if (fresh) d.boards.push_back(short_board(uuid));
+          b = it->second;
+        }
+        p.board = b;
+      }
   }
   std::vector<std::vector<uint32_t>> gpu_runs(d.gpus.size());
   for (uint32_t k = 0; k < keys.size(); ++k) {
