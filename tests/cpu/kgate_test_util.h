@@ -81,6 +81,44 @@ inline std::vector<kb::Record> series(const std::string& name, const std::vector
   return out;
 }
 
+// n nights around `level` within +-0.3% (a compute-bound row on one
+// board); for n = 4, 12, 20 their median is `level` exactly.
+inline std::vector<double> nights(size_t n, double level) {
+  const double wobble[] = {0.003, -0.003, 0.0015, -0.0015, 0};
+  std::vector<double> v;
+  for (size_t i = 0; i < n; ++i) v.push_back(level * (1 + wobble[i % 5]));
+  return v;
+}
+
+// The same rows as a schema v1 history: no board named.
+inline std::vector<kb::Record> without_boards(std::vector<kb::Record> rows) {
+  for (auto& r : rows) {
+    r.gpu_uuid.clear();
+    r.gpu_index.clear();
+    r.host.clear();
+  }
+  return rows;
+}
+
+// The MLP's tflops key (tokens=4096;D=16384, a compute-bound row whose level
+// differs by board), one row per value, each on the board beside it ("" =
+// no UUID, a schema v1 row).
+inline std::vector<kb::Record> mlp_rows_on_boards(const std::vector<double>& values,
+                                                  const std::vector<const char*>& boards) {
+  std::vector<kb::Record> rows = series("mlp_layer_norm_gelu", values);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    rows[i].metric = "tflops";
+    rows[i].shape = "tokens=4096;D=16384";
+    rows[i].variant = "";
+    rows[i].gpu_uuid = boards[i];
+    if (*boards[i]) {
+      rows[i].gpu_index = "0";
+      rows[i].host = "runner";
+    }
+  }
+  return rows;
+}
+
 // A history of n nights around `level` with a small deterministic wobble
 // (±0.5%), then `last` as the newest run.
 inline std::vector<double> steady(size_t n, double level, double last) {

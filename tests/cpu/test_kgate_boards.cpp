@@ -32,15 +32,6 @@ kb::GateKeyResult only(const kb::GateReport& r) {
   return r.keys.at(0);
 }
 
-// n nights around `level` within ±0.3% (a compute-bound row on one board);
-// for n = 4, 12, 20 their median is `level` exactly.
-std::vector<double> nights(size_t n, double level) {
-  const double wobble[] = {0.003, -0.003, 0.0015, -0.0015, 0};
-  std::vector<double> v;
-  for (size_t i = 0; i < n; ++i) v.push_back(level * (1 + wobble[i % 5]));
-  return v;
-}
-
 // A piece of history: `values` measured on `board` ("" = a schema v1 row).
 struct Stretch {
   std::vector<double> values;
@@ -56,28 +47,7 @@ std::vector<kb::Record> history(const std::vector<Stretch>& stretches) {
       all.push_back(v);
       boards.push_back(s.board);
     }
-  std::vector<kb::Record> rows = series("mlp_layer_norm_gelu", all);
-  for (size_t i = 0; i < rows.size(); ++i) {
-    rows[i].metric = "tflops";
-    rows[i].shape = "tokens=4096;D=16384";
-    rows[i].variant = "";
-    rows[i].gpu_uuid = boards[i];
-    if (*boards[i]) {
-      rows[i].gpu_index = "0";
-      rows[i].host = "runner";
-    }
-  }
-  return rows;
-}
-
-// The same rows as a schema v1 history: no board named.
-std::vector<kb::Record> without_boards(std::vector<kb::Record> rows) {
-  for (auto& r : rows) {
-    r.gpu_uuid.clear();
-    r.gpu_index.clear();
-    r.host.clear();
-  }
-  return rows;
+  return mlp_rows_on_boards(all, boards);
 }
 
 const std::string kDefaultNote =

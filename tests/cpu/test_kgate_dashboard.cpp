@@ -117,26 +117,7 @@ const char* kBoardB = "GPU-bbbbbbbb-1111-2222-3333-444444444444";
 
 std::vector<kb::Record> on_boards(const std::vector<double>& values,
                                   const std::vector<const char*>& boards) {
-  std::vector<kb::Record> rows = series("mlp_layer_norm_gelu", values);
-  for (size_t i = 0; i < rows.size(); ++i) {
-    rows[i].metric = "tflops";
-    rows[i].shape = "tokens=4096;D=16384";
-    rows[i].variant = "";
-    rows[i].gpu_uuid = boards[i];
-    if (*boards[i]) {
-      rows[i].gpu_index = "0";
-      rows[i].host = "runner";
-    }
-  }
-  return rows;
-}
-
-// n nights around `level` within +-0.3% (one board's run-to-run noise).
-std::vector<double> nights(size_t n, double level) {
-  const double wobble[] = {0.003, -0.003, 0.0015, -0.0015, 0};
-  std::vector<double> v;
-  for (size_t i = 0; i < n; ++i) v.push_back(level * (1 + wobble[i % 5]));
-  return v;
+  return mlp_rows_on_boards(values, boards);
 }
 
 // 14 nights on A at 800, then B at 3.4% less (as the real H100 boards),
@@ -148,15 +129,6 @@ std::vector<kb::Record> two_boards(size_t on_b, const std::vector<double>& tail 
   std::vector<const char*> b(v.size(), kBoardB);
   std::fill(b.begin(), b.begin() + 14, kBoardA);
   return on_boards(v, b);
-}
-
-std::vector<kb::Record> without_boards(std::vector<kb::Record> rows) {
-  for (auto& r : rows) {
-    r.gpu_uuid.clear();
-    r.gpu_index.clear();
-    r.host.clear();
-  }
-  return rows;
 }
 
 // Every night of `rows` (one key), judged by run_gate on the history up
