@@ -62,6 +62,21 @@ Ceilings parse_ceilings(const json& obj, const std::string& path, const std::str
 
 // `measured.ladder`: {"read": [[bytes, us], ...], "copy": [[bytes, us], ...],
 // "launch_extra_us": x, "graph_node_extra_us": y}. Every field required.
+// The [x, us] pairs of the array `a` at `field` ("expected [<x>, us], two
+// numbers" naming the element otherwise).
+std::vector<std::pair<double, double>> parse_pairs(const json& a, const std::string& path,
+                                                   const std::string& field, const char* x) {
+  std::vector<std::pair<double, double>> out;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const json& r = a[i];
+    if (!r.is_array() || r.size() != 2 || !r[0].is_number() || !r[1].is_number())
+      fail(path, field + "[" + std::to_string(i) + "]",
+           std::string("expected [") + x + ", us], two numbers");
+    out.push_back({r[0].get<double>(), r[1].get<double>()});
+  }
+  return out;
+}
+
 Ladder parse_rungs(const json& obj, const char* key, const std::string& path,
                    const std::string& where) {
   const std::string field = where + key;
@@ -69,12 +84,8 @@ Ladder parse_rungs(const json& obj, const char* key, const std::string& path,
   if (it == obj.end()) fail(path, field, "missing (expected an array of [bytes, us] rungs)");
   if (!it->is_array()) fail(path, field, "expected an array of [bytes, us] rungs");
   Ladder l;
-  for (size_t i = 0; i < it->size(); ++i) {
-    const json& r = (*it)[i];
-    if (!r.is_array() || r.size() != 2 || !r[0].is_number() || !r[1].is_number())
-      fail(path, field + "[" + std::to_string(i) + "]", "expected [bytes, us], two numbers");
-    l.rungs.push_back({r[0].get<double>(), r[1].get<double>() * 1e-6});
-  }
+  for (const auto& [bytes, us] : parse_pairs(*it, path, field, "bytes"))
+    l.rungs.push_back({bytes, us * 1e-6});
   if (std::string why = ladder_problem(l); !why.empty()) fail(path, field, why);
   return l;
 }
@@ -100,16 +111,13 @@ SpeedOfLight parse_ladder(const json& obj, const std::string& path, const std::s
     if (it == obj.end()) return t;
     const std::string field = where + "." + key;
     if (!it->is_array()) fail(path, field, "expected an array of [link bytes, us]");
-    for (size_t i = 0; i < it->size(); ++i) {
-      const json& r = (*it)[i];
+    t = parse_pairs(*it, path, field, "link bytes");
+    for (size_t i = 0; i < t.size(); ++i) {
       const std::string at = field + "[" + std::to_string(i) + "]";
-      if (!r.is_array() || r.size() != 2 || !r[0].is_number() || !r[1].is_number())
-        fail(path, at, "expected [link bytes, us], two numbers");
-      const double b = r[0].get<double>(), us = r[1].get<double>();
-      if (!std::isfinite(b) || b <= 0 || (!t.empty() && b <= t.back().first))
+      const auto [b, us] = t[i];
+      if (!std::isfinite(b) || b <= 0 || (i > 0 && b <= t[i - 1].first))
         fail(path, at, "link bytes must be > 0 and increasing");
       if (!std::isfinite(us) || us < 0) fail(path, at, "expected us >= 0");
-      t.push_back({b, us});
     }
     return t;
   };
@@ -306,6 +314,13 @@ std::string gpu_slug(const std::string& gpu_name) {
 namespace {
 
 // Rungs as [bytes, us], us rounded to 0.001.
+ordered_json extras_json(const std::vector<std::pair<double, double>>& t) {
+  ordered_json a = ordered_json::array();
+  for (const auto& [bytes, us] : t)
+    a.push_back({static_cast<long long>(bytes), std::round(us * 1000) / 1000});
+  return a;
+}
+
 ordered_json rungs_json(const Ladder& l) {
   ordered_json a = ordered_json::array();
   for (const auto& [b, t] : l.rungs)
@@ -351,15 +366,6 @@ std::string layout(const ordered_json& doc) {
   return out + "\n}\n";
 }
 
-}  // namespace
-
-namespace {
-ordered_json extras_json(const std::vector<std::pair<double, double>>& t) {
-  ordered_json a = ordered_json::array();
-  for (const auto& [bytes, us] : t)
-    a.push_back({static_cast<long long>(bytes), std::round(us * 1000) / 1000});
-  return a;
-}
 }  // namespace
 
 std::string set_ladder(const std::string& text, const std::string& path, const SpeedOfLight& sol,

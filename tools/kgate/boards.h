@@ -83,6 +83,24 @@ BoardPlan plan_boards(const std::vector<double>& values, const std::vector<int64
                       int64_t newest, bool lower_is_better, const HistoryRuleOptions& rule,
                       const BoardOptions& opt);
 
+// The earlier values the history rule judges against under `p`: the runs on
+// the newest run's board (same_board), else all of them. `v` is any per-run
+// vector of the earlier runs (values, labels).
+template <typename T>
+std::vector<T> baseline_runs(const BoardPlan& p, const std::vector<T>& v) {
+  if (p.mode != BoardMode::same_board) return v;
+  std::vector<T> out;
+  for (size_t i : p.same) out.push_back(v[i]);
+  return out;
+}
+
+// Whether a history-rule failure is a drop the boards' spread explains: on a
+// board new to the key and within the allowance (then inconclusive).
+inline bool board_explains(const BoardPlan& p, const HistoryResult& h) {
+  return p.mode == BoardMode::new_board && h.outcome == HistoryOutcome::fail &&
+         h.drop <= p.allowance;
+}
+
 // "GPU-5c1e1a2b…": a board's UUID, short.
 std::string short_board(const std::string& uuid);
 

@@ -206,22 +206,17 @@ std::vector<DashboardPoint> judge_series(const History& h, uint32_t k, const Gat
       // point's board are its baseline; on a board new to the key, a drop
       // the boards' spread explains is inconclusive.
       const BoardPlan plan = plan_boards(values, boards, board, lower, opt.rule, opt.board);
-      if (plan.mode == BoardMode::same_board) {
-        std::vector<double> same;
-        for (size_t i : plan.same) same.push_back(values[i]);
-        values = std::move(same);
-      }
+      values = baseline_runs(plan, values);
       values.push_back(o.actual);
       HistoryResult r = history_rule(values, lower, opt.rule);
       if (r.history > 0 && r.baseline > 0) {
         p.baseline = r.baseline;
         p.band = std::max(opt.rule.min_gap, r.explained);
       }
-      const bool board_explains = plan.mode == BoardMode::new_board &&
-                                  r.outcome == HistoryOutcome::fail && r.drop <= plan.allowance;
+      const bool explained = board_explains(plan, r);
       bool fails = target ? below_target(o.actual, *target, tolerance, lower)
                           : o.status == RowStatus::below_target;
-      fails = fails || (r.outcome == HistoryOutcome::fail && !board_explains);
+      fails = fails || (r.outcome == HistoryOutcome::fail && !explained);
       if (fails)
         p.verdict = o.status == RowStatus::throttled ? GateStatus::inconclusive : GateStatus::fail;
       else

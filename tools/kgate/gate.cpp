@@ -375,16 +375,8 @@ GateReport run_gate(const History& hist, const GateOptions& opt) {
     const int64_t board = board_of_rows(hist, &series[now.first], now.attempts);
     const BoardPlan boards_plan =
         plan_boards(values, boards, board, key.lower_is_better, opt.rule, opt.board);
-    if (boards_plan.mode == BoardMode::same_board) {
-      std::vector<double> same;
-      std::vector<std::string> labels;
-      for (size_t i : boards_plan.same) {
-        same.push_back(values[i]);
-        labels.push_back(r.history_runs_labels[i]);
-      }
-      values = std::move(same);
-      r.history_runs_labels = std::move(labels);
-    }
+    values = baseline_runs(boards_plan, values);
+    r.history_runs_labels = baseline_runs(boards_plan, r.history_runs_labels);
     const int64_t last_good_board =
         boards_plan.mode == BoardMode::same_board ? board : kUnknownBoard;
     r.history = values;
@@ -448,12 +440,12 @@ GateReport run_gate(const History& hist, const GateOptions& opt) {
     // inconclusive, not a failure; beyond it, it fails as before.
     const bool new_board =
         boards_plan.mode == BoardMode::new_board && h.outcome == HistoryOutcome::fail;
-    const bool board_explains = new_board && h.drop <= boards_plan.allowance;
+    const bool explained = board_explains(boards_plan, h);
     if (new_board) {
       notes.push_back(board_note(boards_plan, hist.gpus()[board].uuid, opt.board) +
-                      (board_explains ? "" : "; this drop (" + percent(h.drop) + ") is beyond it"));
+                      (explained ? "" : "; this drop (" + percent(h.drop) + ") is beyond it"));
     }
-    if (board_explains) {
+    if (explained) {
       doubts.push_back(new_board_why(h, boards_plan, opt.rule));
       // Measuring again on the same board cannot tell the board from the code.
       h.suspect = false;
@@ -486,14 +478,14 @@ GateReport run_gate(const History& hist, const GateOptions& opt) {
               "; rerun to tell";
     } else if (!fails.empty()) {
       r.status = GateStatus::fail;
-      bool by_history = h.outcome == HistoryOutcome::fail && !board_explains;
+      bool by_history = h.outcome == HistoryOutcome::fail && !explained;
       r.rule = by_target && by_history ? "target+history" : by_target ? "target" : "history";
       r.why = join(fails);
       find_last_good(hist, series, runs_of_key, key, r.baseline, opt.rule.min_gap, r,
                      last_good_board);
     } else if (!doubts.empty()) {
       r.status = GateStatus::inconclusive;
-      r.rule = board_explains                                    ? "new board"
+      r.rule = explained                                         ? "new board"
                : h.outcome == HistoryOutcome::too_little_history ? "too little history"
                : h.outcome == HistoryOutcome::too_noisy          ? "too noisy"
                                                                  : "within noise";
