@@ -274,11 +274,21 @@ Measurement Engine::sample(const Experiment& e, const std::vector<Case*>& cases)
   std::vector<double> companion_ratio;  // Case::companion's time / the sample's, per pair
   std::vector<std::vector<double>> per_set(sets);
   std::optional<unsigned> mem_clock;
+  static const bool detail = std::getenv("KBENCH_SET_DETAIL") != nullptr;
+  size_t capped = 0;  // with KBENCH_SET_DETAIL: samples after which NVML named a slowdown reason
+  uint64_t reasons = 0;
   const int target_runs = decode ? (opts_.quick ? 2 : e.decode_runs()) : opts_.max_samples;
-  // Long samples are followed by an idle gap as long as they are, the
-  // companion's too: each timed window starts from the same power state.
+  // Samples of 100 us or more are followed by an idle gap as long as they
+  // are, the companion's too: each timed window starts from the same power
+  // state.
+  // KBENCH_COOL_FROM_US (a diagnostic, docs/measuring.md): only samples of
+  // at least that many microseconds get the gap.
+  static const double cool_from = [] {
+    const char* v = std::getenv("KBENCH_COOL_FROM_US");
+    return v && *v ? std::atof(v) * 1e-6 : kCoolSampleSeconds;
+  }();
   auto cool = [&](double sample_s) {
-    if (const double gap = decode ? 0 : cool_gap_seconds(sample_s); gap > 0)
+    if (const double gap = decode ? 0 : cool_gap_seconds(sample_s, cool_from); gap > 0)
       std::this_thread::sleep_for(std::chrono::duration<double>(gap));
   };
   NvtxRange r("samples");
@@ -300,6 +310,11 @@ Measurement Engine::sample(const Experiment& e, const std::vector<Case*>& cases)
       sm.push_back(*c);
     }
     if (!mem_clock) mem_clock = clocks_->mem_clock_mhz();
+    if (detail)
+      if (auto r = clocks_->slowdown_reasons(); r && *r) {
+        ++capped;
+        reasons |= *r;
+      }
     if (sample_throttled(clk, max_clock))
       ++t.throttled;
     else
@@ -312,6 +327,13 @@ Measurement Engine::sample(const Experiment& e, const std::vector<Case*>& cases)
   if (!sm.empty()) t.sm_clock_mhz = median(sm);
   if (mem_clock) t.mem_clock_mhz = *mem_clock;
   t.note = set_spread_note(per_set);
+  if (detail && capped) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "%sslowdown reasons 0x%llx after %zu of %zu samples",
+                  t.note.empty() ? "" : "; ", static_cast<unsigned long long>(reasons), capped,
+                  all.size());
+    t.note += buf;
+  }
   if (!companion_ratio.empty()) t.companion_ratio = median(companion_ratio);
   return t;
 }

@@ -35,7 +35,9 @@ const std::vector<double>& samples_to_use(const std::vector<double>& good,
   return !good.empty() && good.size() * 2 >= all.size() ? good : all;
 }
 
-double cool_gap_seconds(double sample_s) { return sample_s >= kCoolSampleSeconds ? sample_s : 0; }
+double cool_gap_seconds(double sample_s, double from_s) {
+  return sample_s >= from_s ? sample_s : 0;
+}
 
 bool stop_sampling(const EngineOptions& o, size_t taken, const std::vector<double>& good,
                    double elapsed_s, size_t sets) {

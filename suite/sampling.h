@@ -55,14 +55,19 @@ bool point_throttled(size_t throttled, size_t total);
 const std::vector<double>& samples_to_use(const std::vector<double>& good,
                                           const std::vector<double>& all);
 
-// Samples of at least kCoolSampleSeconds are each followed by an idle gap
-// as long as the sample: a long compute-bound kernel run back to back
-// reaches the board's power limit within a point and its clocks sag by up
+// Samples of at least `from_s` (kCoolSampleSeconds) are each followed by an
+// idle gap as long as the sample: compute-bound kernels run back to back
+// reach the board's power limit within a point and their clocks sag by up
 // to 10% (invisible to the SM clock read after the sample), at a different
-// sample in each run; at half duty each sample starts from the same state
-// (docs/measuring.md).
-inline constexpr double kCoolSampleSeconds = 0.5e-3;
-double cool_gap_seconds(double sample_s);
+// sample in each run; at half duty each sample starts from the same state.
+// The threshold was 0.5 ms until the 0.4 ms `mlp tokens=4096;D=1024` (with
+// its 0.3 ms companion) showed the same whole-point slow states (H100,
+// 2026-11-25, 12 runs each way on one board: run-to-run noise 0.72% back to
+// back, 0.35% with the gap). Shorter samples stay back to back: a gap after
+// every sample moved no GEMV row's noise below its back-to-back one
+// (docs/measuring.md, "Power").
+inline constexpr double kCoolSampleSeconds = 100e-6;
+double cool_gap_seconds(double sample_s, double from_s = kCoolSampleSeconds);
 
 // Whether a kernel-protocol point has sampled enough, after `taken` samples
 // (round-robin over `sets` buffer sets) of which `good` are not throttled,

@@ -19,6 +19,7 @@
 #include <string>
 
 #include "kernels/common/cuda_check.h"
+#include "kernels/common/pdl.cuh"
 #include "kernels/common/warp.cuh"
 #include "kernels/layer_norm/layer_norm.h"
 
@@ -108,6 +109,7 @@ struct Args {
   const bf16* beta;
   bf16* y;
   Shape shape;
+  bool pdl;  // launched as a programmatic dependent (layer_norm.h)
 };
 
 // Eight bf16 as floats.
@@ -203,6 +205,8 @@ __global__ void __launch_bounds__(512)
                      const bf16* __restrict__ gamma, const bf16* __restrict__ beta,
                      bf16* __restrict__ y, const Shape a) {
   __shared__ float scratch[32];
+  kb::wait_for_previous_grid();
+  kb::let_next_grid_launch();
   const int64_t row = blockIdx.x, D = a.D;
   const int nvec = static_cast<int>(D / kVec);
   const bf16* xr = x + row * D;
@@ -246,6 +250,8 @@ __global__ void __launch_bounds__(1024)
                   const bf16* __restrict__ gamma, const bf16* __restrict__ beta,
                   bf16* __restrict__ y, const Shape a) {
   __shared__ float scratch[32];
+  kb::wait_for_previous_grid();
+  kb::let_next_grid_launch();
   const int64_t D = a.D;
   const bf16* xr = x + static_cast<int64_t>(blockIdx.x) * D;
   bf16* yr = y + static_cast<int64_t>(blockIdx.x) * D;
@@ -278,6 +284,8 @@ __global__ void __launch_bounds__(256)
     row_per_warp(const bf16* __restrict__ x, const bf16* __restrict__ bias,
                  const bf16* __restrict__ gamma, const bf16* __restrict__ beta,
                  bf16* __restrict__ y, const Shape a) {
+  kb::wait_for_previous_grid();
+  kb::let_next_grid_launch();
   const int lane = threadIdx.x & 31;
   const int64_t row = static_cast<int64_t>(blockIdx.x) * (blockDim.x >> 5) + (threadIdx.x >> 5);
   const int64_t D = a.D;
@@ -320,9 +328,8 @@ template <int VPL, Activation ACT>
 void launch_warp_rows(const Args& a, cudaStream_t s) {
   constexpr int kWarps = 8;
   const int64_t blocks = (a.shape.rows + kWarps - 1) / kWarps;
-  row_per_warp<VPL, ACT><<<static_cast<unsigned>(blocks), 32 * kWarps, 0, s>>>(
-      a.x, a.bias, a.gamma, a.beta, a.y, a.shape);
-  KB_CHECK_LAUNCH();
+  kb::launch_maybe_pdl(a.pdl, row_per_warp<VPL, ACT>, dim3(static_cast<unsigned>(blocks)),
+                       dim3(32 * kWarps), s, a.x, a.bias, a.gamma, a.beta, a.y, a.shape);
 }
 
 template <int VPT, Activation ACT>
@@ -330,9 +337,8 @@ void launch_registers(const Args& a, cudaStream_t s) {
   const int64_t nvec = a.shape.D / kVec;
   int threads = static_cast<int>((nvec + VPT - 1) / VPT);
   threads = (threads + 31) / 32 * 32;
-  row_in_registers<VPT, ACT><<<static_cast<unsigned>(a.shape.rows), threads, 0, s>>>(
-      a.x, a.bias, a.gamma, a.beta, a.y, a.shape);
-  KB_CHECK_LAUNCH();
+  kb::launch_maybe_pdl(a.pdl, row_in_registers<VPT, ACT>, dim3(static_cast<unsigned>(a.shape.rows)),
+                       dim3(threads), s, a.x, a.bias, a.gamma, a.beta, a.y, a.shape);
 }
 
 // The version for the row length, with the activation compiled in (a
@@ -354,9 +360,8 @@ void launch(const Args& a, cudaStream_t stream) {
   if (vpt <= 2) return launch_registers<2, ACT>(a, stream);
   if (vpt <= 4) return launch_registers<4, ACT>(a, stream);
   if (vpt <= 8) return launch_registers<8, ACT>(a, stream);
-  row_streaming<ACT><<<static_cast<unsigned>(a.shape.rows), 1024, 0, stream>>>(
-      a.x, a.bias, a.gamma, a.beta, a.y, a.shape);
-  KB_CHECK_LAUNCH();
+  kb::launch_maybe_pdl(a.pdl, row_streaming<ACT>, dim3(static_cast<unsigned>(a.shape.rows)),
+                       dim3(1024), stream, a.x, a.bias, a.gamma, a.beta, a.y, a.shape);
 }
 
 bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
@@ -364,7 +369,8 @@ bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) ==
 }  // namespace
 
 void layer_norm(const bf16* x, const bf16* gamma, const bf16* beta, bf16* y, int64_t rows,
-                int64_t D, float eps, Activation act, cudaStream_t stream, const bf16* bias) {
+                int64_t D, float eps, Activation act, cudaStream_t stream, const bf16* bias,
+                bool pdl) {
   if (rows <= 0 || D <= 0)
     throw std::invalid_argument("layer_norm: rows and D must be > 0 (got rows=" +
                                 std::to_string(rows) + ", D=" + std::to_string(D) + ")");
@@ -377,7 +383,7 @@ void layer_norm(const bf16* x, const bf16* gamma, const bf16* beta, bf16* y, int
         static_cast<const void*>(beta), static_cast<const void*>(bias)})
     if (p && !aligned16(p))
       throw std::invalid_argument("layer_norm: pointers must be 16-byte aligned");
-  const Args a{x, bias, gamma, beta, y, Shape{rows, D, eps}};
+  const Args a{x, bias, gamma, beta, y, Shape{rows, D, eps}, pdl};
   switch (act) {
     case Activation::none:
       return launch<Activation::none>(a, stream);

@@ -9,6 +9,12 @@
 //
 // gamma/beta may be nullptr (no affine). D must be a multiple of 8 (16-byte
 // vectors) and rows, D > 0; otherwise std::invalid_argument before launch.
+//
+// `pdl`: launch as a programmatic dependent of the previous work on the
+// stream (kernels/common/pdl.cuh; compute capability 9.0+, else ignored):
+// the kernel waits for that work before it reads anything, and lets the next
+// grid launch at once (a GEMV after it then streams its weights while the
+// LayerNorm runs; the next kernel must wait before it reads y).
 #pragma once
 
 #include <cuda_bf16.h>
@@ -24,6 +30,6 @@ using bf16 = __nv_bfloat16;
 
 void layer_norm(const bf16* x, const bf16* gamma, const bf16* beta, bf16* y, int64_t rows,
                 int64_t D, float eps, Activation act, cudaStream_t stream,
-                const bf16* bias = nullptr);
+                const bf16* bias = nullptr, bool pdl = false);
 
 }  // namespace kb::layer_norm

@@ -39,29 +39,35 @@ Mlp::Mlp(int64_t tokens, int64_t D, int64_t F, Path path) : T_(tokens), D_(D), F
 
 void Mlp::run(const Params& p, const bf16* x, bf16* y, cudaStream_t s) {
   // cublaslt: bare GEMMs, the biases added by the LayerNorms; gemv: the
-  // biases as the gemv's residual.
+  // biases as the gemv's residual. Every kernel after the first is a
+  // programmatic dependent of the one before (kernels/common/pdl.cuh): it
+  // launches while that one runs and waits for it before reading its output;
+  // the second GEMV streams its weights during the LayerNorm. (cuBLASLt's
+  // kernels take no such launch: the LayerNorm after one still launches
+  // early, the GEMM after one launches as usual.)
   const bool lt = path_ == Path::cublaslt;
   if (lt)
     up_->run(x, p.w1, nullptr, h_.get(), s);
   else
     gemv::gemv_bf16(p.w1, x, h_.get(), F_, D_, s, p.b1);
   layer_norm::layer_norm(h_.get(), p.ln1_g, p.ln1_b, g_.get(), T_, F_, kEps,
-                         layer_norm::Activation::gelu_erf, s, lt ? p.b1 : nullptr);
+                         layer_norm::Activation::gelu_erf, s, lt ? p.b1 : nullptr, true);
   if (lt)
     down_->run(g_.get(), p.w2, nullptr, u_.get(), s);
   else
-    gemv::gemv_bf16(p.w2, g_.get(), u_.get(), D_, F_, s, p.b2);
+    gemv::gemv_bf16(p.w2, g_.get(), u_.get(), D_, F_, s, p.b2, true);
   layer_norm::layer_norm(u_.get(), p.ln2_g, p.ln2_b, y, T_, D_, kEps, layer_norm::Activation::none,
-                         s, lt ? p.b2 : nullptr);
+                         s, lt ? p.b2 : nullptr, true);
 }
 
 void Mlp::run_gemms(const Params& p, const bf16* x, cudaStream_t s) {
+  // Launched as in run(): the second GEMV a programmatic dependent.
   if (path_ == Path::cublaslt) {
     up_->run(x, p.w1, nullptr, h_.get(), s);
     down_->run(g_.get(), p.w2, nullptr, u_.get(), s);
   } else {
     gemv::gemv_bf16(p.w1, x, h_.get(), F_, D_, s, p.b1);
-    gemv::gemv_bf16(p.w2, g_.get(), u_.get(), D_, F_, s, p.b2);
+    gemv::gemv_bf16(p.w2, g_.get(), u_.get(), D_, F_, s, p.b2, true);
   }
 }
 

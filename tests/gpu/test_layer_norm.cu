@@ -120,6 +120,50 @@ TEST(LayerNorm, GeluErfElementwiseOverItsRange) {
   }
 }
 
+// Writes dst from src after spinning `cycles`: a producer still running
+// when a programmatic dependent launched behind it starts.
+__global__ void slow_copy(const kb::bf16* src, kb::bf16* dst, int64_t n, long long cycles) {
+  const long long t0 = clock64();
+  while (clock64() - t0 < cycles) {
+  }
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{gridDim.x} * blockDim.x)
+    dst[i] = src[i];
+}
+
+// With pdl the LayerNorm launches while the kernel before it runs: it must
+// still read that kernel's output (each of its three kernel versions), not
+// the poison under it.
+TEST(LayerNorm, WithPdlWaitsForTheKernelBeforeIt) {
+  KB_REQUIRE_GPU();
+  struct Shape {
+    int64_t rows, D;
+  };
+  for (Shape sh : {Shape{64, 1024}, Shape{1, 14336}, Shape{2, 65544}}) {
+    SCOPED_TRACE("rows=" + std::to_string(sh.rows) + " D=" + std::to_string(sh.D));
+    auto xh = kb::random_bf16(sh.rows * sh.D, 99 + sh.D, -3.f, 5.f);
+    kb::DeviceBuffer<kb::bf16> src(xh.size()), x(xh.size()), y(xh.size());
+    src.upload(xh);
+    x.poison();
+    y.poison();
+    cudaStream_t s;
+    ASSERT_EQ(cudaStreamCreate(&s), cudaSuccess);
+    slow_copy<<<64, 256, 0, s>>>(src.get(), x.get(), sh.rows * sh.D, 2000000);  // about 1 ms
+    ASSERT_EQ(cudaGetLastError(), cudaSuccess);
+    kb::layer_norm::layer_norm(x.get(), nullptr, nullptr, y.get(), sh.rows, sh.D, 1e-5f,
+                               Activation::gelu_erf, s, nullptr, /*pdl=*/true);
+    ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+    ASSERT_EQ(cudaStreamDestroy(s), cudaSuccess);
+    const auto out = kb::to_float(y.download());
+    const auto xf = kb::to_float(xh);
+    std::vector<float> ref(out.size());
+    kb::layer_norm::layer_norm_ref(xf.data(), nullptr, nullptr, ref.data(), sh.rows, sh.D, 1e-5f,
+                                   Activation::gelu_erf);
+    const auto c = kb::layer_norm::check_output(out, ref);
+    EXPECT_TRUE(c.ok) << c.text();
+  }
+}
+
 TEST(LayerNorm, RefusesBadShapesBeforeLaunch) {
   // No GPU needed: the checks run on the host before any launch.
   kb::bf16* p = reinterpret_cast<kb::bf16*>(uintptr_t(256));
