@@ -86,8 +86,8 @@ struct Columns {
   int name = -1, metric = -1, target = -1, actual = -1, dtype = -1, device = -1, arch = -1,
       is_model = -1, shape = -1, variant = -1, status = -1, samples = -1, noise_rel = -1,
       roofline = -1, roofline_fraction = -1, run_id = -1, timestamp = -1, message = -1, min_us = -1,
-      git_sha = -1, driver = -1, cuda = -1, suite_version = -1, gpu_index = -1, gpu_uuid = -1,
-      gpu_bus_id = -1, host = -1;
+      median_us = -1, git_sha = -1, driver = -1, cuda = -1, suite_version = -1, gpu_index = -1,
+      gpu_uuid = -1, gpu_bus_id = -1, host = -1;
 };
 
 struct Header {
@@ -107,7 +107,7 @@ Header parse_header(const std::vector<std::string_view>& fields, const std::stri
   for (auto f : fields) h.names.emplace_back(trim(f));
   auto slot = [&](const std::string& c) -> int* {
     Columns& k = h.col;
-    static const std::array<std::pair<const char*, int Columns::*>, 27> map = {{
+    static const std::array<std::pair<const char*, int Columns::*>, 28> map = {{
         {"name", &Columns::name},
         {"metric", &Columns::metric},
         {"target", &Columns::target},
@@ -127,6 +127,7 @@ Header parse_header(const std::vector<std::string_view>& fields, const std::stri
         {"timestamp", &Columns::timestamp},
         {"message", &Columns::message},
         {"min_us", &Columns::min_us},
+        {"median_us", &Columns::median_us},
         {"git_sha", &Columns::git_sha},
         {"driver", &Columns::driver},
         {"cuda", &Columns::cuda},
@@ -373,8 +374,10 @@ ResultFileInfo parse_results(std::string_view text, const std::string& path,
       }
     }
     if (bad) continue;
-    // min_us only informs `kgate noise` (modes): never a reason to skip a row.
+    // min_us and median_us only inform `kgate noise` (modes; the timed work
+    // that picks a key's noise bar): never a reason to skip a row.
     if (double m = 0; parse_number(field(f, c.min_us), m) == Num::ok && m > 0) row.min_us = m;
+    if (double m = 0; parse_number(field(f, c.median_us), m) == Num::ok && m > 0) row.median_us = m;
     if (row.target && *row.target <= 0) row.target.reset();  // gpt_fast writes 0 for "none"
     if (measured_status(row.status)) {
       if (!row.actual) {

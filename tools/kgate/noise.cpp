@@ -9,6 +9,7 @@
 #include "reports/console_table.h"
 #include "reports/csv_writer.h"
 #include "reports/gate_result.h"
+#include "reports/metrics.h"
 #include "tools/kgate/history_rule.h"
 #include "tools/kgate/percent.h"
 
@@ -51,18 +52,33 @@ std::string modes_text(const NoiseKey& k) {
   return s;
 }
 
+std::string timed_text(const NoiseKey& k) { return k.timed_us ? show_value(*k.timed_us) : "-"; }
+
+// "0.5% ok", "1.5% OVER", "0.5% few runs" (under kMinRunsForBar), "-" (no bar).
+std::string bar_text(const NoiseKey& k) {
+  if (k.bar <= 0) return "-";
+  return percent(k.bar, 1) + (k.runs < kMinRunsForBar ? " few runs"
+                              : k.meets_bar           ? " ok"
+                                                      : " OVER");
+}
+
 std::string class_summary(const NoiseReport& r) {
   size_t c[4] = {0, 0, 0, 0};
+  size_t barred = 0, meeting = 0;
   for (const auto& k : r.keys) {
     std::string n = noise_class(k.noise);
     c[n == "<=0.5%" ? 0 : n == "<=1%" ? 1 : n == "<=3%" ? 2 : 3]++;
+    if (k.bar > 0) ++barred, meeting += k.meets_bar;
   }
   return std::to_string(r.keys.size()) + " keys over " + std::to_string(r.runs) +
          " runs; noise <=0.5%: " + std::to_string(c[0]) + ", <=1%: " + std::to_string(c[1]) +
-         ", <=3%: " + std::to_string(c[2]) + ", >3%: " + std::to_string(c[3]);
+         ", <=3%: " + std::to_string(c[2]) + ", >3%: " + std::to_string(c[3]) + "; " +
+         std::to_string(meeting) + " of " + std::to_string(barred) + " rate keys meet their bar";
 }
 
 }  // namespace
+
+double noise_bar(double timed_us) { return timed_us >= kBarBoundaryUs ? 0.005 : 0.015; }
 
 const char* noise_class(double noise) {
   return noise <= 0.005 ? "<=0.5%" : noise <= 0.01 ? "<=1%" : noise <= 0.03 ? "<=3%" : ">3%";
@@ -73,7 +89,7 @@ NoiseReport noise_report(const History& h) {
   rep.runs = h.runs().size();
   const auto& obs = h.observations();
   for (uint32_t k = 0; k < h.keys().size(); ++k) {
-    std::vector<double> values, mins;
+    std::vector<double> values, mins, timed;
     std::vector<std::string> labels, boards;
     std::set<std::string> variants;
     bool all_named = true;
@@ -87,6 +103,7 @@ NoiseReport noise_report(const History& h) {
                      : h.keys()[k].lower_is_better ? o.actual
                      : o.actual > 0                ? 1 / o.actual
                                                    : 0);
+      if (o.median_us()) timed.push_back(*o.median_us());
       labels.push_back(h.runs()[o.run].label);
       variants.insert(without_injection(o.variant));
       boards.push_back(h.gpus()[o.gpu].uuid);
@@ -124,6 +141,13 @@ NoiseReport noise_report(const History& h) {
       n.board_spread = (*std::max_element(board_medians.begin(), board_medians.end()) -
                         *std::min_element(board_medians.begin(), board_medians.end())) /
                        n.median;
+    // Issue 24's bar: rate keys only, judged on the noise the table shows
+    // (each board's own where there are several).
+    if (!timed.empty()) n.timed_us = median_of(timed);
+    if (n.timed_us && metric_direction(key.metric) == Direction::higher_is_better) {
+      n.bar = noise_bar(*n.timed_us);
+      n.meets_bar = n.runs >= kMinRunsForBar && n.noise <= n.bar;
+    }
     // A mode: a run whose fastest call is outside the others' range (on its
     // board) and further from their median than 5 of their robust standard
     // deviations (and than 1%): not the tail of one distribution, another state.
@@ -149,27 +173,28 @@ NoiseReport noise_report(const History& h) {
 }
 
 std::string noise_console(const NoiseReport& r) {
-  const std::vector<std::string> head = {"noise", "runs",   "median", "variants",
-                                         "modes", "boards", "key",    "arch"};
+  const std::vector<std::string> head = {"noise",    "bar",   "timed_us", "runs", "median",
+                                         "variants", "modes", "boards",   "key",  "arch"};
   std::vector<std::vector<std::string>> cells;
   for (const auto& k : r.keys)
-    cells.push_back({percent(k.noise, 2), std::to_string(k.runs), show_value(k.median),
-                     std::to_string(k.variants), modes_text(k), boards_text(k), label(k),
-                     k.arch.empty() ? "-" : k.arch});
-  return "kgate noise: " + class_summary(r) + "\n\n" + text_table(head, cells, 0, 3) + "\n";
+    cells.push_back({percent(k.noise, 2), bar_text(k), timed_text(k), std::to_string(k.runs),
+                     show_value(k.median), std::to_string(k.variants), modes_text(k),
+                     boards_text(k), label(k), k.arch.empty() ? "-" : k.arch});
+  return "kgate noise: " + class_summary(r) + "\n\n" + text_table(head, cells, 0, 5) + "\n";
 }
 
 std::string noise_markdown(const NoiseReport& r) {
   std::string out = "## Run-to-run noise\n\n" + class_summary(r) + ".\n\n";
-  out += "| noise | runs | median | variants | modes | boards | key | arch |\n";
-  out += "| ---: | ---: | ---: | ---: | --- | --- | --- | --- |\n";
+  out += "| noise | bar | timed_us | runs | median | variants | modes | boards | key | arch |\n";
+  out += "| ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- | --- |\n";
   for (const auto& k : r.keys) {
     std::string key = label(k);
     for (auto& c : key)
       if (c == '|') c = '/';
-    out += "| " + percent(k.noise, 2) + " | " + std::to_string(k.runs) + " | " +
-           show_value(k.median) + " | " + std::to_string(k.variants) + " | " + modes_text(k) +
-           " | " + boards_text(k) + " | " + key + " | " + k.arch + " |\n";
+    out += "| " + percent(k.noise, 2) + " | " + bar_text(k) + " | " + timed_text(k) + " | " +
+           std::to_string(k.runs) + " | " + show_value(k.median) + " | " +
+           std::to_string(k.variants) + " | " + modes_text(k) + " | " + boards_text(k) + " | " +
+           key + " | " + k.arch + " |\n";
   }
   return out;
 }
@@ -177,20 +202,25 @@ std::string noise_markdown(const NoiseReport& r) {
 std::string noise_csv(const NoiseReport& r) {
   std::string out =
       "name,metric,dtype,shape,arch,device,runs,median,noise_rel,noise_class,variants,modes,"
-      "mode_runs,boards,board_spread,noise_all_boards\n";
+      "mode_runs,boards,board_spread,noise_all_boards,timed_us,bar,meets_bar\n";
   for (const auto& k : r.keys) {
     std::string mr;
     for (const auto& m : k.mode_runs) mr += (mr.empty() ? "" : " ") + m;
-    char med[64], noise[64], spread[64], all[64];
+    char med[64], noise[64], spread[64], all[64], timed[64] = "", bar[64] = "";
     std::snprintf(med, sizeof med, "%.9g", k.median);
     std::snprintf(noise, sizeof noise, "%.6g", k.noise);
     std::snprintf(spread, sizeof spread, "%.6g", k.board_spread);
     std::snprintf(all, sizeof all, "%.6g", k.noise_all);
-    out +=
-        csv_line({k.name, k.metric, k.dtype, k.shape, k.arch, k.device, std::to_string(k.runs), med,
-                  noise, noise_class(k.noise), std::to_string(k.variants),
-                  std::to_string(k.mode_runs.size()), mr, std::to_string(k.boards), spread, all}) +
-        "\n";
+    // Empty where the key has none; meets_bar: yes / no (also on too few
+    // runs) / empty without a bar.
+    if (k.timed_us) std::snprintf(timed, sizeof timed, "%.6g", *k.timed_us);
+    if (k.bar > 0) std::snprintf(bar, sizeof bar, "%.6g", k.bar);
+    const char* meets = k.bar <= 0 ? "" : k.meets_bar ? "yes" : "no";
+    out += csv_line({k.name, k.metric, k.dtype, k.shape, k.arch, k.device, std::to_string(k.runs),
+                     med, noise, noise_class(k.noise), std::to_string(k.variants),
+                     std::to_string(k.mode_runs.size()), mr, std::to_string(k.boards), spread, all,
+                     timed, bar, meets}) +
+           "\n";
   }
   return out;
 }
