@@ -32,6 +32,14 @@ struct NvtxRange {
   ~NvtxRange() { nvtxRangePop(); }
 };
 
+// KBENCH_SET_DETAIL=1 (a diagnostic, docs/measuring.md): every row names
+// each set's median, not only the rows whose sets spread, and the NVML
+// slowdown reasons seen after its samples.
+bool set_detail() {
+  static const bool on = std::getenv("KBENCH_SET_DETAIL") != nullptr;
+  return on;
+}
+
 }  // namespace
 
 // "32 buffer sets' medians 35.46-38.94 us, spread 2.6%" when the sets'
@@ -45,9 +53,7 @@ std::string set_spread_note(const std::vector<std::vector<double>>& per_set) {
     med.push_back(median(v));
   }
   const Summary m = summarize(med);
-  // KBENCH_SET_DETAIL=1 (a diagnostic, docs/measuring.md): every row names
-  // each set's median, not only the rows whose sets spread.
-  static const bool detail = std::getenv("KBENCH_SET_DETAIL") != nullptr;
+  const bool detail = set_detail();
   if (!(m.min > 0) || (!detail && m.noise_rel <= 0.015)) return "";
   char buf[96];
   std::snprintf(buf, sizeof buf, "%zu buffer sets' medians %.2f-%.2f us, spread %.1f%%", med.size(),
@@ -274,7 +280,7 @@ Measurement Engine::sample(const Experiment& e, const std::vector<Case*>& cases)
   std::vector<double> companion_ratio;  // Case::companion's time / the sample's, per pair
   std::vector<std::vector<double>> per_set(sets);
   std::optional<unsigned> mem_clock;
-  static const bool detail = std::getenv("KBENCH_SET_DETAIL") != nullptr;
+  const bool detail = set_detail();
   size_t capped = 0;  // with KBENCH_SET_DETAIL: samples after which NVML named a slowdown reason
   uint64_t reasons = 0;
   const int target_runs = decode ? (opts_.quick ? 2 : e.decode_runs()) : opts_.max_samples;
