@@ -64,8 +64,8 @@ const std::vector<double>& samples_to_use(const std::vector<double>& good,
 // its 0.3 ms companion) showed the same whole-point slow states (H100,
 // 2026-11-25, 12 runs each way on one board: run-to-run noise 0.72% back to
 // back, 0.35% with the gap). Shorter samples stay back to back: a gap after
-// every sample moved no GEMV row's noise below its back-to-back one
-// (docs/measuring.md, "Power").
+// every sample left the 18 gemv keys no quieter on the whole (quieter on 5,
+// noisier on 9; docs/measuring.md, "Power").
 inline constexpr double kCoolSampleSeconds = 100e-6;
 double cool_gap_seconds(double sample_s, double from_s = kCoolSampleSeconds);
 
