@@ -62,6 +62,24 @@ std::string bar_text(const NoiseKey& k) {
                                                       : " OVER");
 }
 
+// The report's columns, the console's and the Markdown's alike.
+const std::vector<std::string> kColumns = {"noise",    "bar",   "timed_us", "runs", "median",
+                                           "variants", "modes", "boards",   "key",  "arch"};
+constexpr size_t kKeyColumn = 8;  // then arch
+
+std::vector<std::string> cells_of(const NoiseKey& k) {
+  return {percent(k.noise, 2),
+          bar_text(k),
+          timed_text(k),
+          std::to_string(k.runs),
+          show_value(k.median),
+          std::to_string(k.variants),
+          modes_text(k),
+          boards_text(k),
+          label(k),
+          k.arch.empty() ? "-" : k.arch};
+}
+
 std::string class_summary(const NoiseReport& r) {
   size_t c[4] = {0, 0, 0, 0};
   size_t barred = 0, meeting = 0;
@@ -173,28 +191,23 @@ NoiseReport noise_report(const History& h) {
 }
 
 std::string noise_console(const NoiseReport& r) {
-  const std::vector<std::string> head = {"noise",    "bar",   "timed_us", "runs", "median",
-                                         "variants", "modes", "boards",   "key",  "arch"};
   std::vector<std::vector<std::string>> cells;
-  for (const auto& k : r.keys)
-    cells.push_back({percent(k.noise, 2), bar_text(k), timed_text(k), std::to_string(k.runs),
-                     show_value(k.median), std::to_string(k.variants), modes_text(k),
-                     boards_text(k), label(k), k.arch.empty() ? "-" : k.arch});
-  return "kgate noise: " + class_summary(r) + "\n\n" + text_table(head, cells, 0, 5) + "\n";
+  for (const auto& k : r.keys) cells.push_back(cells_of(k));
+  return "kgate noise: " + class_summary(r) + "\n\n" + text_table(kColumns, cells, 0, 5) + "\n";
 }
 
 std::string noise_markdown(const NoiseReport& r) {
-  std::string out = "## Run-to-run noise\n\n" + class_summary(r) + ".\n\n";
-  out += "| noise | bar | timed_us | runs | median | variants | modes | boards | key | arch |\n";
-  out += "| ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- | --- |\n";
+  std::string out = "## Run-to-run noise\n\n" + class_summary(r) + ".\n\n|";
+  for (const auto& c : kColumns) out += " " + c + " |";
+  out += "\n| ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- | --- |\n";
   for (const auto& k : r.keys) {
-    std::string key = label(k);
-    for (auto& c : key)
-      if (c == '|') c = '/';
-    out += "| " + percent(k.noise, 2) + " | " + bar_text(k) + " | " + timed_text(k) + " | " +
-           std::to_string(k.runs) + " | " + show_value(k.median) + " | " +
-           std::to_string(k.variants) + " | " + modes_text(k) + " | " + boards_text(k) + " | " +
-           key + " | " + k.arch + " |\n";
+    std::vector<std::string> c = cells_of(k);
+    for (auto& ch : c[kKeyColumn])
+      if (ch == '|') ch = '/';
+    c[kKeyColumn + 1] = k.arch;  // empty stays empty in a Markdown cell
+    out += "|";
+    for (const auto& cell : c) out += " " + cell + " |";
+    out += "\n";
   }
   return out;
 }
