@@ -28,21 +28,22 @@ fi
 exec 3>&1
 step() { local s=$SECONDS rc; "$@"; rc=$?; echo "== ${*:1:4} rc=$rc $((SECONDS - s)) s" >&3; }
 case "$gpu" in
+  *H200*) tf=targets/h200-sxm-141gb.json ;;
+  *) tf=targets/h100-sxm5-80gb.json ;;
+esac
+# Three probes in three processes: the file keeps the fastest per rung
+# (launch-bound rungs move 2-4% from process to process).
+for i in 1 2 3; do step timeout 60 "$kb" probe --write "$tf" > "$out/probe$i.log" 2>&1; done
+cp "$tf" "$out/"
+case "$gpu" in
   *H200*)
-    # Three probes in three processes: the file keeps the fastest per rung
-    # (launch-bound rungs move 2-4% from process to process).
-    for i in 1 2 3; do step timeout 60 "$kb" probe --write targets/h200-sxm-141gb.json > "$out/probe$i.log" 2>&1; done
     step timeout 150 "$kb" tune gemv > "$out/tune-gemv.log" 2>&1
-    cp targets/h200-sxm-141gb.json targets/tuning/h200*.json "$out/" 2>/dev/null
+    cp targets/tuning/h200*.json "$out/" 2>/dev/null
     KBENCH_BUILD_DIR="$b" step timeout 200 tools/bringup.sh --no-build --out "$out/bringup" > "$out/bringup.log" 2>&1
     mkdir -p /tmp/t-hidden && cp -r targets/a100-sxm4-40gb.json targets/h100-sxm5-80gb.json targets/datasheets targets/tuning /tmp/t-hidden/
     KBENCH_BUILD_DIR="$b" step timeout 60 tools/bringup.sh --no-build --quick --filter '^(gemv|layer_norm)$' --targets /tmp/t-hidden --out "$out/hidden" > "$out/hidden.log" 2>&1
     ;;
   *)
-    # Three probes in three processes: the file keeps the fastest per rung
-    # (launch-bound rungs move 2-4% from process to process).
-    for i in 1 2 3; do step timeout 60 "$kb" probe --write targets/h100-sxm5-80gb.json > "$out/probe$i.log" 2>&1; done
-    cp targets/h100-sxm5-80gb.json "$out/"
     step timeout 240 "$kb" run --csv "$out/full.csv" > "$out/full.log" 2>&1
     python3 tools/roofline_report.py "$out/full.csv" > "$out/roofline.txt" 2>&1; tail -45 "$out/roofline.txt"
     ;;
