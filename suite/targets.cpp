@@ -60,8 +60,6 @@ Ceilings parse_ceilings(const json& obj, const std::string& path, const std::str
   return c;
 }
 
-// `measured.ladder`: {"read": [[bytes, us], ...], "copy": [[bytes, us], ...],
-// "launch_extra_us": x, "graph_node_extra_us": y}. Every field required.
 // The [x, us] pairs of the array `a` at `field` ("expected [<x>, us], two
 // numbers" naming the element otherwise).
 std::vector<std::pair<double, double>> parse_pairs(const json& a, const std::string& path,
@@ -90,6 +88,10 @@ Ladder parse_rungs(const json& obj, const char* key, const std::string& path,
   return l;
 }
 
+// `measured.ladder`: {"read": [[bytes, us], ...], "copy": [[bytes, us], ...],
+// "launch_extra_us": x, "graph_node_extra_us": y} required;
+// "launch_extra_by_link", "graph_node_extra_by_link": [[link bytes, us], ...]
+// optional.
 SpeedOfLight parse_ladder(const json& obj, const std::string& path, const std::string& where) {
   if (!obj.is_object()) fail(path, where, "expected an object");
   SpeedOfLight s;
@@ -104,7 +106,8 @@ SpeedOfLight parse_ladder(const json& obj, const std::string& path, const std::s
   };
   s.launch_extra_us = extra("launch_extra_us");
   s.graph_node_extra_us = extra("graph_node_extra_us");
-  // Optional (suite 0.2.1): the same by the bytes of one link.
+  // Optional (files probed before 2026-11-25 lack them): the same by the
+  // bytes of one link.
   auto table = [&](const char* key) {
     std::vector<std::pair<double, double>> t;
     auto it = obj.find(key);
@@ -313,7 +316,7 @@ std::string gpu_slug(const std::string& gpu_name) {
 
 namespace {
 
-// Rungs as [bytes, us], us rounded to 0.001.
+// A per-link table as [link bytes, us], us rounded to 0.001.
 ordered_json extras_json(const std::vector<std::pair<double, double>>& t) {
   ordered_json a = ordered_json::array();
   for (const auto& [bytes, us] : t)
@@ -321,6 +324,7 @@ ordered_json extras_json(const std::vector<std::pair<double, double>>& t) {
   return a;
 }
 
+// Rungs as [bytes, us], us rounded to 0.001.
 ordered_json rungs_json(const Ladder& l) {
   ordered_json a = ordered_json::array();
   for (const auto& [b, t] : l.rungs)
