@@ -344,9 +344,86 @@ Measurement Engine::sample(const Experiment& e, const std::vector<Case*>& cases)
   return t;
 }
 
+namespace {
+
+std::string point_label(const Experiment& e, const Point& p) {
+  return e.name() + " " + p.shape.str() + " " + dtype_name(p.dtype) +
+         (p.variant.empty() ? "" : " " + p.variant);
+}
+
+}  // namespace
+
+std::optional<Measurement> Engine::measure(const Experiment& e, const Point& p,
+                                           const std::string& label, std::string& detail,
+                                           Check& chk) {
+  std::vector<std::unique_ptr<Case>> cases;
+  double setup_s = 0;
+  size_t free0 = 0, total = 0;
+  KB_CUDA_CHECK(cudaMemGetInfo(&free0, &total));
+  {
+    NvtxRange r("setup");
+    const auto t0 = Clock::now();
+    cases.push_back(e.make_case(p));
+    KB_CUDA_CHECK(cudaDeviceSynchronize());
+    setup_s = seconds_since(t0);
+  }
+  detail = cases[0]->variant();
+  const uint64_t seed = seed_ ^ std::hash<std::string>{}(label);
+  {
+    NvtxRange r("check");
+    chk = cases[0]->check(stream_, seed);
+    KB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+  detail = cases[0]->variant();  // again: a check may settle it
+  const std::string note = cases[0]->note();
+  if (!chk.ok) return std::nullopt;
+  if (e.sampling() == Protocol::kernel) {
+    // More buffer sets, each built like the first and given inputs
+    // (Case::prepare; the first was checked); a set that does not fit is
+    // simply not built.
+    size_t free1 = 0;
+    KB_CUDA_CHECK(cudaMemGetInfo(&free1, &total));
+    const int n = buffer_sets(free0 > free1 ? free0 - free1 : 0, free1, total,
+                              opts_.max_buffer_sets, opts_.sampled_bytes_goal);
+    NvtxRange r("buffer sets");
+    for (int k = 1; k < n; ++k) {
+      std::unique_ptr<Case> c;
+      try {
+        c = e.make_case(p);
+      } catch (const CudaError& ex) {
+        if (ex.code != cudaErrorMemoryAllocation) throw;
+        cudaGetLastError();
+        break;
+      }
+      c->prepare(stream_, seed + 0x9e3779b97f4a7c15ull * static_cast<uint64_t>(k));
+      KB_CUDA_CHECK(cudaDeviceSynchronize());
+      if (c->variant() != detail)
+        throw std::runtime_error("buffer set " + std::to_string(k + 1) + " runs '" + c->variant() +
+                                 "', the first '" + detail +
+                                 "': the choice of kernel must not depend on the buffers");
+      cases.push_back(std::move(c));
+    }
+  }
+  std::vector<Case*> use;
+  for (auto& c : cases) use.push_back(c.get());
+  Measurement t = sample(e, use);
+  t.setup_s = setup_s;
+  if (!note.empty()) t.note = t.note.empty() ? note : note + "; " + t.note;
+  return t;
+}
+
+Measurement Engine::measure_point(const Experiment& e, const Point& p) {
+  const std::string label = point_label(e, p);
+  NvtxRange range(label);
+  std::string detail;
+  Check chk;
+  std::optional<Measurement> t = measure(e, p, label, detail, chk);
+  if (!t) throw std::runtime_error(label + ": output check failed: " + chk.detail);
+  return *t;
+}
+
 std::vector<Record> Engine::run_point(const Experiment& e, const Point& p) {
-  const std::string label = e.name() + " " + p.shape.str() + " " + dtype_name(p.dtype) +
-                            (p.variant.empty() ? "" : " " + p.variant);
+  const std::string label = point_label(e, p);
   NvtxRange range(label);
   const RowSource src = e.source();
   const GpuIdentity gpu = gpu_identity(dev_);
@@ -363,63 +440,12 @@ std::vector<Record> Engine::run_point(const Experiment& e, const Point& p) {
 
   Work w;
   Measurement t;
-  std::string note;
   try {
     w = e.work_for(p);
-    std::vector<std::unique_ptr<Case>> cases;
-    double setup_s = 0;
-    size_t free0 = 0, total = 0;
-    KB_CUDA_CHECK(cudaMemGetInfo(&free0, &total));
-    {
-      NvtxRange r("setup");
-      const auto t0 = Clock::now();
-      cases.push_back(e.make_case(p));
-      KB_CUDA_CHECK(cudaDeviceSynchronize());
-      setup_s = seconds_since(t0);
-    }
-    detail = cases[0]->variant();
     Check chk;
-    const uint64_t seed = seed_ ^ std::hash<std::string>{}(label);
-    {
-      NvtxRange r("check");
-      chk = cases[0]->check(stream_, seed);
-      KB_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    }
-    detail = cases[0]->variant();  // again: a check may settle it
-    note = cases[0]->note();
-    if (!chk.ok) return all_rows(status::incorrect, "output check failed: " + chk.detail);
-    if (e.sampling() == Protocol::kernel) {
-      // More buffer sets, each built like the first and given inputs
-      // (Case::prepare; the first was checked); a set that does not fit is
-      // simply not built.
-      size_t free1 = 0;
-      KB_CUDA_CHECK(cudaMemGetInfo(&free1, &total));
-      const int n = buffer_sets(free0 > free1 ? free0 - free1 : 0, free1, total,
-                                opts_.max_buffer_sets, opts_.sampled_bytes_goal);
-      NvtxRange r("buffer sets");
-      for (int k = 1; k < n; ++k) {
-        std::unique_ptr<Case> c;
-        try {
-          c = e.make_case(p);
-        } catch (const CudaError& ex) {
-          if (ex.code != cudaErrorMemoryAllocation) throw;
-          cudaGetLastError();
-          break;
-        }
-        c->prepare(stream_, seed + 0x9e3779b97f4a7c15ull * static_cast<uint64_t>(k));
-        KB_CUDA_CHECK(cudaDeviceSynchronize());
-        if (c->variant() != detail)
-          throw std::runtime_error("buffer set " + std::to_string(k + 1) + " runs '" +
-                                   c->variant() + "', the first '" + detail +
-                                   "': the choice of kernel must not depend on the buffers");
-        cases.push_back(std::move(c));
-      }
-    }
-    std::vector<Case*> use;
-    for (auto& c : cases) use.push_back(c.get());
-    t = sample(e, use);
-    t.setup_s = setup_s;
-    if (!note.empty()) t.note = t.note.empty() ? note : note + "; " + t.note;
+    std::optional<Measurement> m = measure(e, p, label, detail, chk);
+    if (!m) return all_rows(status::incorrect, "output check failed: " + chk.detail);
+    t = std::move(*m);
   } catch (const std::exception& ex) {
     after_error(ex.what());
     return all_rows(status::failed, ex.what());

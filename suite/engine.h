@@ -53,6 +53,12 @@ class Engine {
 
   // The rows of one point, one per metric.
   std::vector<Record> run_point(const Experiment& e, const Point& p);
+  // The measurement behind run_point's rows, taken by the same code (the
+  // point's cases built and checked, its buffer sets, warm-up, samples),
+  // without rows: the ladder probe times roofline_ideal's chain points with
+  // it, so that the further-launch cost is the rows' own time. Throws on a
+  // CUDA error or a failed check.
+  Measurement measure_point(const Experiment& e, const Point& p);
   // All rows of one experiment in this process (points in order, then the
   // seed-mean rows). After a lost context the remaining points fail.
   std::vector<Record> run(const Experiment& e);
@@ -63,6 +69,12 @@ class Engine {
   bool context_lost() const { return context_lost_; }
 
  private:
+  // run_point's measurement: the first case made (timed as setup) and
+  // checked, then (kernel protocol) the further buffer sets, then the
+  // samples. `detail` gets the first case's variant() as soon as it is
+  // known; a failed check returns nullopt with `chk` saying why.
+  std::optional<Measurement> measure(const Experiment& e, const Point& p, const std::string& label,
+                                     std::string& detail, Check& chk);
   // Samples round-robin over `cases` (the point's buffer sets).
   Measurement sample(const Experiment& e, const std::vector<Case*>& cases);
   // One sample: L2 flushed first (cold), events around run() and, when

@@ -5,8 +5,9 @@
 // robin over as many buffer sets as the engine builds for a point of those
 // bytes (buffer_sets), after half a second that takes the GPU out of its idle
 // state; per count the fastest kernel's median. Then chains of 8 ideal reads (stream launches, and
-// one replayed graph) give what each further launch or node costs. `kbench probe` writes it as the
-// target file's `measured.ladder`.
+// one replayed graph), measured as the rows of `roofline_ideal` are (Engine::measure_point on that
+// experiment's chain points), give what each further launch or node costs. `kbench probe` writes it
+// as the target file's `measured.ladder`.
 #pragma once
 
 #include <string>

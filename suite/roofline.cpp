@@ -115,6 +115,14 @@ double further_launch_us(const SpeedOfLight& l, bool graph, double link_bytes) {
   return envelope;
 }
 
+double further_launch_seconds(double chain_s, double one_s, int links) {
+  if (links < 2)
+    throw std::invalid_argument("a chain needs at least 2 links, got " + std::to_string(links));
+  if (!(chain_s > 0) || !(one_s > 0) || !std::isfinite(chain_s) || !std::isfinite(one_s))
+    throw std::invalid_argument("chain and one-launch times must be finite and > 0");
+  return std::max(0.0, (chain_s - one_s) / (links - 1));
+}
+
 namespace {
 
 double flop_seconds(const Work& w, const Ceilings& c) {

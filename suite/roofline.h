@@ -80,6 +80,16 @@ struct SpeedOfLight {
 // that is not above a smaller size's.
 double further_launch_us(const SpeedOfLight& l, bool graph, double link_bytes);
 
+// What each further launch (graph node) of a chain of `links` costs, from
+// the chain's measured time and the ladder's one launch of the chain's
+// bytes: (chain_s - one_s) / (links - 1), never below 0. It is measured so
+// that the row of that very chain gets t_min = one_s + (links - 1) * extra
+// = chain_s: at a measured link size the bound is the probe's median of the
+// chain, so the probe must time the chain exactly as the row is timed (the
+// ladder probe samples roofline_ideal's own chain points). Throws
+// std::invalid_argument for fewer than 2 links or a time that is not > 0.
+double further_launch_seconds(double chain_s, double one_s, int links);
+
 // Dense tensor-core peaks of a datasheet (TFLOP/s or TOP/s).
 struct FlopPeaks {
   double bf16_tflops = 0, f16_tflops = 0, f32_tflops = 0, int8_tops = 0, fp8_tflops = 0;

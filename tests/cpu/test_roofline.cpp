@@ -187,6 +187,50 @@ TEST(Ladder, FurtherLaunchCostByTheLinksBytes) {
   EXPECT_NEAR(kb::roofline(w, c).t_min_s, base + 7 * 2e-6, 1e-12);  // the toy's scalar
 }
 
+// The further-launch cost from a chain's time: (chain - one launch) / 7 for
+// 8 links, never below 0; a row of the same chain then gets t_min = the
+// chain's time at every measured link size (the bound is the probe's chain
+// median, which is why the probe times the rows' own chain points), and a
+// bound at sizes whose cost the envelope lowers.
+TEST(Ladder, FurtherLaunchFromAChainGivesTheChainBackAsTMin) {
+  EXPECT_DOUBLE_EQ(kb::further_launch_seconds(38.2e-6, 24.9e-6, 8), 1.9e-6);
+  EXPECT_DOUBLE_EQ(kb::further_launch_seconds(20e-6, 24.9e-6, 8), 0.0);  // never below 0
+  EXPECT_DOUBLE_EQ(kb::further_launch_seconds(3e-6, 1e-6, 2), 2e-6);
+  EXPECT_THROW(kb::further_launch_seconds(3e-6, 1e-6, 1), std::invalid_argument);
+  EXPECT_THROW(kb::further_launch_seconds(0, 1e-6, 8), std::invalid_argument);
+  EXPECT_THROW(kb::further_launch_seconds(3e-6, -1, 8), std::invalid_argument);
+  // H100-like: one launch of 8/16/64/512 MB (the committed rungs) and graph
+  // chains of 8 nodes as the rows measured them.
+  const double mb = 1 << 20;
+  const double sizes[] = {8 * mb, 16 * mb, 64 * mb, 512 * mb};
+  const double one[] = {6.432e-6, 9.056e-6, 24.992e-6, 173.584e-6};
+  const double chain[] = {24.912e-6, 24.92e-6, 36.70e-6, 185.5e-6};
+  kb::Ceilings c = h100();
+  c.ladder.copy.rungs = {{4096, 4e-6}, {2e9, 2.504e-3}};
+  for (int i = 0; i < 4; ++i) {
+    c.ladder.read.rungs.push_back({sizes[i], one[i]});
+    c.ladder.graph_node_extra_by_link.push_back(
+        {sizes[i] / 8, kb::further_launch_seconds(chain[i], one[i], 8) * 1e6});
+  }
+  ASSERT_EQ(kb::ladder_problem(c.ladder.read), "");
+  for (int i = 0; i < 4; ++i) {
+    kb::Work w;
+    w.bytes = sizes[i];
+    w.bound = kb::Bound::read;
+    w.launches = 8;
+    w.graph = true;
+    const double t_min = kb::roofline(w, c).t_min_s;
+    if (i < 3) {
+      EXPECT_NEAR(t_min, chain[i], 1e-12) << sizes[i] / mb << " MB";
+    } else {
+      // 512 MB's +1.702 us a node is above 64 MB's +1.673: the envelope
+      // keeps 1.673, a bound below the chain.
+      EXPECT_NEAR(t_min, one[i] + 7 * (chain[2] - one[2]) / 7, 1e-12);
+      EXPECT_LT(t_min, chain[i]);
+    }
+  }
+}
+
 TEST(Ladder, InterpolatesBetweenRungsAndExtendsTheEndSegments) {
   kb::Ladder l;
   l.rungs = {{1000, 2e-6}, {3000, 4e-6}, {7000, 12e-6}};
