@@ -40,6 +40,24 @@ bool set_detail() {
   return on;
 }
 
+// KBENCH_SAMPLES_FILE=PATH (a diagnostic, docs/measuring.md): every sample of
+// every point appended to PATH as `run_id,point,index,set,us` (no header), so
+// that statistics and stopping rules can be compared offline on real samples.
+void append_samples(const RunInfo& info, const std::string& label, const Measurement& t) {
+  static const char* path = std::getenv("KBENCH_SAMPLES_FILE");
+  if (!path || !*path) return;
+  FILE* f = std::fopen(path, "a");
+  if (!f) {
+    std::fprintf(stderr, "kbench: KBENCH_SAMPLES_FILE=%s cannot be opened; samples not kept\n",
+                 path);
+    return;
+  }
+  for (size_t i = 0; i < t.samples_s.size(); ++i)
+    std::fprintf(f, "%s,%s,%zu,%d,%.4f\n", info.run_id.c_str(), label.c_str(), i,
+                 i < t.sample_set.size() ? t.sample_set[i] : -1, t.samples_s[i] * 1e6);
+  std::fclose(f);
+}
+
 }  // namespace
 
 // "32 buffer sets' medians 35.46-38.94 us, spread 2.6%" when the sets'
@@ -304,6 +322,7 @@ Measurement Engine::sample(const Experiment& e, const std::vector<Case*>& cases)
     const double s = time_once(*cases[set], !decode, inject.cycles) * inject.scale;
     all.push_back(s);
     per_set[set].push_back(s);
+    t.sample_set.push_back(static_cast<int>(set));
     cool(s);
     if (cases[set]->has_companion()) {
       const double c = time_window(!decode, [&](cudaStream_t st) { cases[set]->companion(st); });
@@ -328,6 +347,7 @@ Measurement Engine::sample(const Experiment& e, const std::vector<Case*>& cases)
     if (!decode && stop_sampling(opts_, all.size(), good, seconds_since(t0), sets)) break;
   }
   t.total = all.size();
+  t.samples_s = all;
   t.summary = summarize(samples_to_use(good, all));
   t.value_s = decode ? t.summary.mean : t.summary.median;
   if (!sm.empty()) t.sm_clock_mhz = median(sm);
@@ -407,6 +427,7 @@ std::optional<Measurement> Engine::measure(const Experiment& e, const Point& p,
   std::vector<Case*> use;
   for (auto& c : cases) use.push_back(c.get());
   Measurement t = sample(e, use);
+  append_samples(info_, label, t);
   t.setup_s = setup_s;
   if (!note.empty()) t.note = t.note.empty() ? note : note + "; " + t.note;
   return t;
