@@ -2,8 +2,15 @@
 // with a sane roofline fraction; an out-of-memory and a failing check give a
 // `failed` and an `incorrect` row, and the engine goes on.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
 
 #include "kernels/common/device_buffer.h"
 #include "kernels/common/host_math.h"
@@ -114,6 +121,34 @@ TEST_F(EngineTest, FailedCheckIsIncorrectNeverATiming) {
   EXPECT_FALSE(rows[0].actual.has_value());
   EXPECT_FALSE(rows[0].median_us.has_value());
   EXPECT_NE(rows[0].message.find("output check failed"), std::string::npos);
+}
+
+TEST_F(EngineTest, SamplesFileHoldsEverySampleOfThePoint) {
+  char path[] = "/tmp/kbench-samples-XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  setenv("KBENCH_SAMPLES_FILE", path, 1);
+  auto rows = engine->run(copy_experiment("copy", 64));
+  unsetenv("KBENCH_SAMPLES_FILE");
+  ASSERT_TRUE(rows[0].actual.has_value()) << rows[0].message;
+  std::ifstream in(path);
+  std::string line;
+  int n = 0;
+  std::vector<double> us;
+  while (std::getline(in, line)) {
+    // run_id,point,index,set,us
+    EXPECT_EQ(line.rfind("test,copy MiB=64 float32,", 0), 0u) << line;
+    EXPECT_NE(line.find("," + std::to_string(n) + ","), std::string::npos) << line;
+    us.push_back(std::stod(line.substr(line.rfind(',') + 1)));
+    ++n;
+  }
+  std::remove(path);
+  EXPECT_GE(n,
+            rows[0].samples);  // the row's count leaves throttled samples out; the file keeps them
+  ASSERT_FALSE(us.empty());
+  std::sort(us.begin(), us.end());
+  EXPECT_NEAR(us[us.size() / 2], *rows[0].median_us, 0.05 * *rows[0].median_us);
 }
 
 // A kernel fault poisons the process's CUDA context for good, so it cannot
