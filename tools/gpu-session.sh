@@ -5,7 +5,11 @@
 #   tune             kbench tune; the table is copied to $OUT
 #   run[=N]          the whole suite (or $KBENCH_RUN_FILTER) N times back to
 #                    back into $OUT/runs.csv; no new run starts after
-#                    $KBENCH_SESSION_LIMIT seconds (default 540) of the session
+#                    $KBENCH_SESSION_LIMIT seconds (default 540) of the session,
+#                    counted from $KBENCH_SESSION_T0 (epoch seconds) where set:
+#                    export it once when one device call runs this script
+#                    twice, or the second one's limit starts late and the call
+#                    is killed before it packs its results (2026-11-25)
 #   kbench:ARGS      any kbench command (ARGS split on spaces)
 # At the end everything under $OUT is packed into $OUT/all.tgz (the device
 # tool brings back only a few files).
@@ -17,7 +21,7 @@ export PATH="/usr/local/cuda/bin:$PATH"
 build="${KBENCH_BUILD_DIR:-$root/build-gpu}"
 cd "$root"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader
-session0=$SECONDS
+session0="${KBENCH_SESSION_T0:-$(date +%s)}"
 limit="${KBENCH_SESSION_LIMIT:-540}"
 filter=()
 [ -n "${KBENCH_RUN_FILTER:-}" ] && filter=(--filter "$KBENCH_RUN_FILTER")
@@ -44,7 +48,7 @@ for step in "$@"; do
           cp targets/tuning/*.json "$out/" 2>/dev/null ;;
     run*) n="${step#run}"; n="${n#=}"; n="${n:-1}"
           for i in $(seq 1 "$n"); do
-            [ $((SECONDS - session0)) -lt "$limit" ] || { echo "== run $i not started: ${limit} s limit"; break; }
+            [ $(($(date +%s) - session0)) -lt "$limit" ] || { echo "== run $i not started: ${limit} s limit"; break; }
             s=$SECONDS; "$kb" run "${filter[@]}" --csv "$out/runs.csv" > "$out/run$i.log" 2>&1; rc=$?
             echo "== run $i rc=$rc $((SECONDS - s)) s"; grep -E "^kbench |^cuBLASLt|failed/incorrect|warning" "$out/run$i.log" | head -8
           done ;;
