@@ -1181,7 +1181,11 @@ int cmd_probe(const Args& a) {
   // The speed of light: the ideal kernels timed as the engine times samples.
   LadderProbe lp;
   {
-    Engine engine(dev, nullptr, EngineOptions{}, RunInfo{});
+    // The options of a run (the chains are measured as its rows are), quick
+    // with --quick.
+    EngineOptions eo;
+    eo.quick = a.quick;
+    Engine engine(dev, nullptr, eo, RunInfo{});
     lp = probe_ladder(engine, dev.sm_count, dev.mem_bytes, a.quick);
   }
   for (const auto* rungs : {&lp.read, &lp.copy})
