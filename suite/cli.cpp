@@ -61,7 +61,7 @@ std::string usage_line(const std::string& command) {
            "       kbench run --rerun SUSPECTS.csv [--repeat N] [--device N] [--csv FILE] "
            "[options]";
   if (command == "probe")
-    return "kbench probe [--device N] [--write FILE] [--targets DIR] [--quick]";
+    return "kbench probe [--device N] [--write FILE] [--targets DIR] [--quick] [--replace]";
   if (command == "tune")
     return "kbench tune [--filter REGEX] [--device N] [--targets DIR] [--write FILE] [--reps N] "
            "[--candidates N]\n"

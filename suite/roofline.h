@@ -65,7 +65,7 @@ struct SpeedOfLight {
   double graph_node_extra_us = 0;  // each further node of a replayed graph (the smallest)
   // The same by the bytes of one link of the chain ([link bytes, us], bytes
   // increasing; optional: files probed before 2026-11-25 have only the scalars): a
-  // further launch costs more the less its kernel moves (H100: +3.7 us a
+  // further launch costs more the less its kernel moves (H100: +3.6 us a
   // stream launch at 1 MB links, +2.9 at 8-64 MB).
   std::vector<std::pair<double, double>> launch_extra_by_link, graph_node_extra_by_link;
   bool present() const { return !read.empty() && !copy.empty(); }

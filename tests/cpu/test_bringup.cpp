@@ -255,6 +255,9 @@ TEST(Bringup, EveryPointAgainstTheReferenceCandidatesFirst) {
   EXPECT_FALSE(g->candidate);
   // The MLP's one-token rows run the GEMV kernel: its tuning, not cuBLASLt's.
   EXPECT_TRUE(contains(kb::tuning_pointer("mlp_layer_norm_gelu", "gemv;bound=memory"), "gemv"));
+  // The command it names exists (the gemv_tune experiment it once named is gone).
+  EXPECT_TRUE(contains(kb::tuning_pointer("gemv"), "`kbench tune gemv`"));
+  EXPECT_FALSE(contains(kb::tuning_pointer("gemv"), "--filter gemv_tune"));
   EXPECT_TRUE(contains(kb::tuning_pointer("mlp_layer_norm_gelu", "cublaslt;up=a;bound=compute"),
                        "kbench tune"));
   EXPECT_TRUE(any_contains(r.tuning, "h200-sxm-141gb.json: absent"));

@@ -185,6 +185,7 @@ TEST(Cli, UsageErrorsPrintTheUsageLine) {
   EXPECT_TRUE(contains(r.out, "\nusage: kbench run [")) << r.out;
   auto p = kbench("probe --bogus");
   EXPECT_TRUE(contains(p.out, "\nusage: kbench probe [")) << p.out;
+  EXPECT_TRUE(contains(p.out, "[--quick] [--replace]")) << p.out;  // as --help says
   auto t = kbench("tune --bogus");
   EXPECT_EQ(t.code, 2);
   EXPECT_TRUE(contains(t.out, "\nusage: kbench tune [--filter REGEX] [--device N]")) << t.out;

@@ -147,7 +147,7 @@ std::string tuning_pointer(const std::string& e) {
   if (e == "gemv" || e == "gather_gemv" || e == "Llama-2-7b-chat-hf" || e == "Mixtral-8x7B-v0.1")
     return "GEMV configuration: the tuning table's `gemv` section (per-GPU GEMV kernel choices, "
            "beside `cublaslt`); "
-           "`kbench run --quick --filter gemv_tune` compares the configurations";
+           "`kbench tune gemv` times the configurations and writes it";
   if (e == "gemm" || e == "mlp_layer_norm_gelu")
     return "cuBLASLt algorithms: `kbench tune` writes the tuning table's `cublaslt` section";
   if (e == "layer_norm") return "the kernel itself (kernels/layer_norm): no per-GPU table";
