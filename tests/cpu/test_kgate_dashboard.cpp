@@ -276,6 +276,60 @@ TEST(KgateDashboard, AttemptsAreMarkersOfTheirRun) {
   EXPECT_EQ(plain->d.keys[0].points.size(), 13u);
 }
 
+// The nightly's re-measurements (`<run>/<N>` rows of the suspects): a night
+// the re-measurements cleared reads as the gate judged it, one point per
+// night whose value is the re-measurements' median, the re-measurements
+// drawn as markers of that night, and the next nights' baseline built from
+// that value, not from the low first row nor from each attempt as a night.
+TEST(KgateDashboard, ReMeasuredNightIsOnePointJudgedAsTheGateJudgedIt) {
+  std::vector<kb::Record> rows = series("gemv", nights(14, 2000));
+  kb::Record low = row("gemv", 1880, "r14");  // -6%: a suspect
+  low.timestamp = "2026-01-01T00:14:00Z";
+  rows.push_back(low);
+  for (int a = 2; a <= 4; ++a) {
+    kb::Record again = low;
+    again.run_id = "r14/" + std::to_string(a);
+    again.actual = 2000 + (a - 3);  // 1999, 2000, 2001
+    rows.push_back(again);
+  }
+  for (int n = 15; n < 18; ++n) {
+    kb::Record r = row("gemv", 2000, "r" + std::to_string(n));
+    char ts[32];
+    std::snprintf(ts, sizeof ts, "2026-01-01T00:%02d:00Z", n);
+    r.timestamp = ts;
+    rows.push_back(r);
+  }
+  auto b = build({csv(rows)});
+  ASSERT_EQ(b->d.keys.size(), 1u);
+  const auto& k = b->d.keys[0];
+  ASSERT_EQ(k.points.size(), 18u);  // one per night, not per row
+  EXPECT_EQ(k.points[14].verdict, kb::GateStatus::pass);
+  EXPECT_DOUBLE_EQ(k.points[14].value, 2000);  // the re-measurements' median
+  ASSERT_EQ(k.attempts.size(), 3u);
+  for (int a = 0; a < 3; ++a) {
+    EXPECT_EQ(k.attempts[a].point, 14u);
+    EXPECT_EQ(k.attempts[a].attempt, a + 2);
+    EXPECT_DOUBLE_EQ(k.attempts[a].value, 1999 + a);
+  }
+  // Every night as run_gate judges it on the history up to that night.
+  const std::vector<size_t> rows_until = {1,  2,  3,  4,  5,  6,  7,  8,  9,
+                                          10, 11, 12, 13, 14, 18, 19, 20, 21};
+  for (size_t n = 0; n < rows_until.size(); ++n) {
+    kb::History h;
+    h.add_text(csv({rows.begin(), rows.begin() + static_cast<long>(rows_until[n])}), "f.csv");
+    h.finish();
+    const kb::GateReport rep = kb::run_gate(h, {});
+    ASSERT_EQ(rep.keys.size(), 1u);
+    const auto& g = rep.keys[0];
+    EXPECT_EQ(k.points[n].verdict, g.status) << "night " << n << ": " << g.why;
+    if (g.baseline) EXPECT_NEAR(k.points[n].baseline, *g.baseline, 1e-9) << "night " << n;
+  }
+  // Without the re-measurements the low night fails, as the gate's first
+  // stage would have it before measuring again.
+  auto first = build({csv({rows.begin(), rows.begin() + 15})});
+  EXPECT_EQ(first->d.keys[0].points.back().verdict, kb::GateStatus::fail);
+}
+
 TEST(KgateDashboard, SaysWhatIsMissing) {
   // One run, no target, no git_sha; and a gpt_fast file without arch or run ids.
   auto one = build({csv({row("gemv", 2000, "r1")})});

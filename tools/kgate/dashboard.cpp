@@ -158,24 +158,31 @@ const RowExtras::Extra* RowExtras::find(uint32_t file, uint32_t line) const {
 std::vector<DashboardPoint> judge_series(const History& h, uint32_t k, const GateOptions& opt) {
   const Key& key = h.keys()[k];
   const auto& obs = h.observations();
+  const auto& series = h.series(k);
   const bool lower = key.lower_is_better;
   const TargetFile* tf = key.arch.empty() ? nullptr : match_gpu(opt.targets, key.arch);
-  // As run_gate: the earlier measured, unthrottled values, at most this many.
+  // As run_gate: the earlier measured, unthrottled runs, at most this many.
   const size_t keep = static_cast<size_t>(opt.rule.window + opt.rule.max_recent);
   std::deque<double> earlier;
   std::deque<int64_t> earlier_boards;  // each earlier value's board (boards.h)
   std::vector<double> values;
   std::vector<int64_t> boards;
+  // One point per run, its attempts taken together as the gate takes them
+  // (group_runs: the median of the re-measurements where a suspect was
+  // measured again, else the night's own row), so a night the nightly
+  // cleared by re-measuring reads as the gate judged it.
+  std::vector<RunValue> runs;
+  group_runs(obs, series, runs);
   std::vector<DashboardPoint> out;
-  out.reserve(h.series(k).size());
-  for (uint32_t idx : h.series(k)) {
-    const Observation& o = obs[idx];
+  out.reserve(runs.size());
+  for (const RunValue& rv : runs) {
+    const Observation& o = obs[series[rv.bad != SIZE_MAX ? rv.bad : rv.first]];
     DashboardPoint p;
     p.run = o.run;
     p.status = status_letter(o.status);
     if (o.roofline()) p.roofline = *o.roofline();
-    if (o.measured()) p.value = o.actual;
-    const int64_t board = board_of_rows(h, &idx, 1);
+    if (rv.measured) p.value = rv.value;
+    const int64_t board = board_of_rows(h, &series[rv.first], static_cast<size_t>(rv.attempts));
     p.board = board >= 0 ? static_cast<int32_t>(board) : -1;
 
     // Rule 2's target, found as run_gate finds it: the target file's entry
@@ -197,7 +204,7 @@ std::vector<DashboardPoint> judge_series(const History& h, uint32_t k, const Gat
 
     if (o.status == RowStatus::failed || o.status == RowStatus::incorrect) {
       p.verdict = GateStatus::fail;
-    } else if (o.status == RowStatus::skipped) {
+    } else if (o.status == RowStatus::skipped || !rv.measured) {
       p.verdict = GateStatus::skipped;
     } else {
       values.assign(earlier.begin(), earlier.end());
@@ -207,22 +214,22 @@ std::vector<DashboardPoint> judge_series(const History& h, uint32_t k, const Gat
       // the boards' spread explains is inconclusive.
       const BoardPlan plan = plan_boards(values, boards, board, lower, opt.rule, opt.board);
       values = baseline_runs(plan, values);
-      values.push_back(o.actual);
-      HistoryResult r = history_rule(values, lower, opt.rule);
+      values.push_back(rv.value);
+      HistoryResult r = history_rule(values, lower, opt.rule, rv.attempts);
       if (r.history > 0 && r.baseline > 0) {
         p.baseline = r.baseline;
         p.band = std::max(opt.rule.min_gap, r.explained);
       }
       const bool explained = board_explains(plan, r);
-      bool fails = target ? below_target(o.actual, *target, tolerance, lower)
-                          : o.status == RowStatus::below_target;
+      bool fails = target ? below_target(rv.value, *target, tolerance, lower)
+                          : o.status == RowStatus::below_target && rv.attempts == 1;
       fails = fails || (r.outcome == HistoryOutcome::fail && !explained);
       if (fails)
-        p.verdict = o.status == RowStatus::throttled ? GateStatus::inconclusive : GateStatus::fail;
+        p.verdict = rv.throttled ? GateStatus::inconclusive : GateStatus::fail;
       else
         p.verdict = r.outcome == HistoryOutcome::pass ? GateStatus::pass : GateStatus::inconclusive;
-      if (o.status != RowStatus::throttled) {
-        earlier.push_back(o.actual);
+      if (!rv.throttled) {
+        earlier.push_back(rv.value);
         earlier_boards.push_back(board);
         if (earlier.size() > keep) {
           earlier.pop_front();
@@ -234,6 +241,32 @@ std::vector<DashboardPoint> judge_series(const History& h, uint32_t k, const Gat
   }
   return out;
 }
+
+namespace {
+
+// The re-measurements (`<run>/<N>` rows, attempt >= 2) of a key's runs, as
+// markers of their run's point.
+std::vector<DashboardAttempt> remeasurements(const History& h, uint32_t k,
+                                             const std::vector<DashboardPoint>& points) {
+  std::vector<DashboardAttempt> out;
+  const auto& obs = h.observations();
+  for (uint32_t i : h.series(k)) {
+    const Observation& o = obs[i];
+    if (o.attempt < 2) continue;
+    auto p = std::lower_bound(points.begin(), points.end(), o.run,
+                              [](const DashboardPoint& pt, uint32_t run) { return pt.run < run; });
+    if (p == points.end() || p->run != o.run) continue;
+    DashboardAttempt a;
+    a.point = static_cast<uint32_t>(p - points.begin());
+    a.attempt = static_cast<int>(o.attempt);
+    a.status = status_letter(o.status);
+    if (o.measured()) a.value = o.actual;
+    out.push_back(a);
+  }
+  return out;
+}
+
+}  // namespace
 
 DashboardData build_dashboard(const History& h, const RowExtras& extras,
                               const DashboardOptions& opt) {
@@ -298,7 +331,10 @@ DashboardData build_dashboard(const History& h, const RowExtras& extras,
   {
     std::atomic<uint32_t> next{0};
     auto work = [&] {
-      for (uint32_t k; (k = next++) < keys.size();) d.keys[k].points = judge_series(h, k, opt.gate);
+      for (uint32_t k; (k = next++) < keys.size();) {
+        d.keys[k].points = judge_series(h, k, opt.gate);
+        d.keys[k].attempts = remeasurements(h, k, d.keys[k].points);
+      }
     };
     unsigned n = std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
     std::vector<std::thread> pool;

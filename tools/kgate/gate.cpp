@@ -99,68 +99,6 @@ std::string new_board_why(const HistoryResult& h, const BoardPlan& p, const Hist
 
 int status_rank(GateStatus s) { return static_cast<int>(s); }
 
-// One run of one key: its attempts (consecutive in the key's series) taken
-// together. The value is the median of the re-measurements where there are
-// any (attempt 1 is left out: it was re-measured because it was low), else
-// attempt 1's; throttled attempts count only when nothing else was measured.
-struct RunValue {
-  size_t first = 0;  // index into the series of the run's first row (its lowest attempt)
-  // The first failed or incorrect row of the run's own measurement (attempt
-  // 1, on any of its GPUs), SIZE_MAX if none: a crash on one GPU is a crash.
-  size_t bad = SIZE_MAX;
-  int attempts = 0;    // rows of this run (attempts)
-  int remeasured = 0;  // measured re-measurements behind `value`
-  bool measured = false, throttled = false;
-  double value = 0;
-  std::optional<double> first_value;  // attempt 1's, when measured
-};
-
-void group_runs(const std::vector<Observation>& obs, const std::vector<uint32_t>& series,
-                std::vector<RunValue>& out) {
-  out.clear();
-  std::vector<double> ok, hot, re_ok, re_hot;
-  for (size_t i = 0; i < series.size();) {
-    size_t j = i;
-    ok.clear();
-    hot.clear();
-    re_ok.clear();
-    re_hot.clear();
-    RunValue rv;
-    rv.first = i;
-    for (; j < series.size() && obs[series[j]].run == obs[series[i]].run; ++j) {
-      const Observation& o = obs[series[j]];
-      ++rv.attempts;
-      if (o.attempt == 1 && rv.bad == SIZE_MAX &&
-          (o.status == RowStatus::failed || o.status == RowStatus::incorrect))
-        rv.bad = j;
-      if (!o.measured()) continue;
-      bool hot_row = o.status == RowStatus::throttled;
-      if (o.attempt == 1) {
-        (hot_row ? hot : ok).push_back(o.actual);
-      } else {
-        (hot_row ? re_hot : re_ok).push_back(o.actual);
-      }
-    }
-    const std::vector<double>* use = !re_ok.empty()    ? &re_ok
-                                     : !re_hot.empty() ? &re_hot
-                                     : !ok.empty()     ? &ok
-                                                       : &hot;
-    // The run's own value: its GPUs' median (one GPU: its row).
-    if (!ok.empty())
-      rv.first_value = median_of(ok);
-    else if (!hot.empty())
-      rv.first_value = median_of(hot);
-    if (!use->empty()) {
-      rv.measured = true;
-      rv.throttled = use == &re_hot || use == &hot;
-      rv.value = median_of(*use);
-      rv.remeasured = use == &re_ok || use == &re_hot ? static_cast<int>(use->size()) : 0;
-    }
-    out.push_back(rv);
-    i = j;
-  }
-}
-
 bool injected_field(std::string_view f) { return f.rfind("inject=", 0) == 0; }
 
 // The kernel a row's variant names: the variant without `inject=` fields
@@ -225,6 +163,52 @@ void find_last_good(const History& hist, const std::vector<uint32_t>& series,
 }
 
 }  // namespace
+
+void group_runs(const std::vector<Observation>& obs, const std::vector<uint32_t>& series,
+                std::vector<RunValue>& out) {
+  out.clear();
+  std::vector<double> ok, hot, re_ok, re_hot;
+  for (size_t i = 0; i < series.size();) {
+    size_t j = i;
+    ok.clear();
+    hot.clear();
+    re_ok.clear();
+    re_hot.clear();
+    RunValue rv;
+    rv.first = i;
+    for (; j < series.size() && obs[series[j]].run == obs[series[i]].run; ++j) {
+      const Observation& o = obs[series[j]];
+      ++rv.attempts;
+      if (o.attempt == 1 && rv.bad == SIZE_MAX &&
+          (o.status == RowStatus::failed || o.status == RowStatus::incorrect))
+        rv.bad = j;
+      if (!o.measured()) continue;
+      bool hot_row = o.status == RowStatus::throttled;
+      if (o.attempt == 1) {
+        (hot_row ? hot : ok).push_back(o.actual);
+      } else {
+        (hot_row ? re_hot : re_ok).push_back(o.actual);
+      }
+    }
+    const std::vector<double>* use = !re_ok.empty()    ? &re_ok
+                                     : !re_hot.empty() ? &re_hot
+                                     : !ok.empty()     ? &ok
+                                                       : &hot;
+    // The run's own value: its GPUs' median (one GPU: its row).
+    if (!ok.empty())
+      rv.first_value = median_of(ok);
+    else if (!hot.empty())
+      rv.first_value = median_of(hot);
+    if (!use->empty()) {
+      rv.measured = true;
+      rv.throttled = use == &re_hot || use == &hot;
+      rv.value = median_of(*use);
+      rv.remeasured = use == &re_ok || use == &re_hot ? static_cast<int>(use->size()) : 0;
+    }
+    out.push_back(rv);
+    i = j;
+  }
+}
 
 std::string utc_now() {
   std::time_t t = std::time(nullptr);

@@ -17,6 +17,9 @@
 // inconclusive too.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +39,27 @@ struct GateOptions {
   std::vector<TargetFile> targets;  // empty: only the rows' own targets
   SiblingOptions sibling;           // GPUs behind their siblings (findings, not failures)
 };
+
+// One run of one key: its attempts (consecutive in the key's series) taken
+// together. The value is the median of the re-measurements where there are
+// any (attempt 1 is left out: it was re-measured because it was low), else
+// attempt 1's; throttled attempts count only when nothing else was measured.
+struct RunValue {
+  size_t first = 0;  // index into the series of the run's first row (its lowest attempt)
+  // The first failed or incorrect row of the run's own measurement (attempt
+  // 1, on any of its GPUs), SIZE_MAX if none: a crash on one GPU is a crash.
+  size_t bad = SIZE_MAX;
+  int attempts = 0;    // rows of this run (attempts)
+  int remeasured = 0;  // measured re-measurements behind `value`
+  bool measured = false, throttled = false;
+  double value = 0;
+  std::optional<double> first_value;  // attempt 1's, when measured
+};
+
+// A key's series (oldest first, a run's attempts consecutive) as one
+// RunValue per run. The dashboard judges its past nights through this too.
+void group_runs(const std::vector<Observation>& obs, const std::vector<uint32_t>& series,
+                std::vector<RunValue>& out);
 
 GateReport run_gate(const History& history, const GateOptions& opt);
 
