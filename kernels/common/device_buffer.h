@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/common/alloc_page.h"
 #include "kernels/common/cuda_check.h"
 
 namespace kb {
@@ -19,7 +20,8 @@ class DeviceBuffer {
   DeviceBuffer() = default;
   explicit DeviceBuffer(size_t count) : count_(count) {
     if (count == 0) return;
-    cudaError_t err = cudaMalloc(reinterpret_cast<void**>(&ptr_), count * sizeof(T));
+    cudaError_t err =
+        cudaMalloc(reinterpret_cast<void**>(&ptr_), allocation_bytes(count * sizeof(T)));
     if (err != cudaSuccess) {
       cudaGetLastError();  // clear the (non-sticky) allocation error
       ptr_ = nullptr;
