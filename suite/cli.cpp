@@ -649,9 +649,7 @@ int cmd_rerun(const Args& a) {
     if (s.run_id != base)
       throw SuspectsError(at + "suspects of two runs (" + base + ", " + s.run_id +
                           "): re-measure one run at a time");
-    const Experiment* e = nullptr;
-    for (const auto& x : Registry::instance().all())
-      if (x.name() == s.name) e = &x;
+    const Experiment* e = Registry::instance().find(s.name);
     if (!e)
       throw SuspectsError(at + "no experiment '" + s.name + "' in this build. Experiments:\n" +
                           experiment_names());

@@ -115,12 +115,16 @@ Registry& Registry::instance() {
   return r;
 }
 
+const Experiment* Registry::find(const std::string& name) const {
+  for (const auto& x : experiments_)
+    if (x.name() == name) return &x;
+  return nullptr;
+}
+
 void Registry::add(Experiment e) {
   if (!e.work_for_defined() || !e.make_defined())
     throw std::logic_error("experiment '" + e.name() + "' lacks work() or make()");
-  for (const auto& x : experiments_)
-    if (x.name() == e.name())
-      throw std::logic_error("experiment '" + e.name() + "' registered twice");
+  if (find(e.name())) throw std::logic_error("experiment '" + e.name() + "' registered twice");
   experiments_.push_back(std::move(e));
   std::sort(experiments_.begin(), experiments_.end(),
             [](const Experiment& a, const Experiment& b) { return a.name() < b.name(); });

@@ -174,6 +174,8 @@ class Registry {
   static Registry& instance();
   void add(Experiment e);
   const std::vector<Experiment>& all() const { return experiments_; }
+  // The experiment of that name, nullptr if none.
+  const Experiment* find(const std::string& name) const;
 
  private:
   std::vector<Experiment> experiments_;

@@ -142,9 +142,7 @@ LadderProbe probe_ladder(Engine& engine, int sms, size_t mem_bytes, bool quick) 
   // sink for all, warmed with the L2 flushed, three samples a set), graph
   // chains read 1.3 us slower than the same chains as rows at 16 and 64 MB
   // (H100, 2026-11-25): those rows read 1.054 and 1.041 of their bound.
-  const Experiment* ideal = nullptr;
-  for (const Experiment& e : Registry::instance().all())
-    if (e.name() == "roofline_ideal") ideal = &e;
+  const Experiment* ideal = Registry::instance().find("roofline_ideal");
   if (!ideal)
     throw std::runtime_error(
         "the ladder probe measures the chains of the experiment roofline_ideal, which this "

@@ -414,9 +414,7 @@ int worker_main(int argc, char** argv) {
       out.flush();
       return 0;
     }
-    const Experiment* e = nullptr;
-    for (const auto& x : Registry::instance().all())
-      if (x.name() == experiment) e = &x;
+    const Experiment* e = Registry::instance().find(experiment);
     if (!e) {
       std::fprintf(stderr, "kbench worker: no experiment '%s'\n", experiment.c_str());
       return 2;
