@@ -53,8 +53,8 @@ void append_samples(const RunInfo& info, const std::string& label, const Measure
     return;
   }
   for (size_t i = 0; i < t.samples_s.size(); ++i)
-    std::fprintf(f, "%s,%s,%zu,%d,%.4f\n", info.run_id.c_str(), label.c_str(), i,
-                 i < t.sample_set.size() ? t.sample_set[i] : -1, t.samples_s[i] * 1e6);
+    std::fprintf(f, "%s,%s,%zu,%zu,%.4f\n", info.run_id.c_str(), label.c_str(), i,
+                 i % t.buffer_sets, t.samples_s[i] * 1e6);
   std::fclose(f);
 }
 
@@ -322,7 +322,6 @@ Measurement Engine::sample(const Experiment& e, const std::vector<Case*>& cases)
     const double s = time_once(*cases[set], !decode, inject.cycles) * inject.scale;
     all.push_back(s);
     per_set[set].push_back(s);
-    t.sample_set.push_back(static_cast<int>(set));
     cool(s);
     if (cases[set]->has_companion()) {
       const double c = time_window(!decode, [&](cudaStream_t st) { cases[set]->companion(st); });
@@ -347,7 +346,6 @@ Measurement Engine::sample(const Experiment& e, const std::vector<Case*>& cases)
     if (!decode && stop_sampling(opts_, all.size(), good, seconds_since(t0), sets)) break;
   }
   t.total = all.size();
-  t.samples_s = all;
   t.summary = summarize(samples_to_use(good, all));
   t.value_s = decode ? t.summary.mean : t.summary.median;
   if (!sm.empty()) t.sm_clock_mhz = median(sm);
@@ -361,6 +359,8 @@ Measurement Engine::sample(const Experiment& e, const std::vector<Case*>& cases)
     t.note += buf;
   }
   if (!companion_ratio.empty()) t.companion_ratio = median(companion_ratio);
+  t.samples_s = std::move(all);
+  t.buffer_sets = sets;
   return t;
 }
 

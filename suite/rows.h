@@ -50,10 +50,11 @@ struct Measurement {
   // Case::companion timed right after each sample: the median over the
   // sample pairs of companion time / case time (the gemm_share metric).
   std::optional<double> companion_ratio;
-  // Every sample in the order taken (seconds, and the buffer set it ran
-  // on), throttled ones too: for KBENCH_SAMPLES_FILE (docs/measuring.md).
+  // Every sample in the order taken (seconds), throttled ones too, for
+  // KBENCH_SAMPLES_FILE (docs/measuring.md); samples go round-robin over the
+  // buffer sets, so sample i ran on set i % buffer_sets.
   std::vector<double> samples_s;
-  std::vector<int> sample_set;
+  size_t buffer_sets = 1;
 };
 
 // Fallback when no target file matches the GPU: every rate row's target is
