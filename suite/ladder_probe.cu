@@ -138,10 +138,10 @@ LadderProbe probe_ladder(Engine& engine, int sms, size_t mem_bytes, bool quick) 
   // `roofline_ideal` (its chain variants, the row's own cases), through the
   // engine's own measurement (Engine::measure_point: the cases built and
   // checked, the buffer sets, the warm-up and the sampling of run_point).
-  // Timed by a loop of their own (the graphs built after all buffers, one
-  // sink for all, warmed with the L2 flushed, three samples a set), graph
-  // chains read 1.3 us slower than the same chains as rows at 16 and 64 MB
-  // (H100, 2026-11-25): those rows read 1.054 and 1.041 of their bound.
+  // (Timed by a loop of their own before, graph chains read 1.3 us slower
+  // than the same chains as rows at 16 and 64 MB, H100, 2026-11-25; timed
+  // so, they still do: the gap is the process, not this code, and those
+  // rows still read 1.050 and 1.037 of their bound. docs/metrics.md.)
   const Experiment* ideal = Registry::instance().find("roofline_ideal");
   if (!ideal)
     throw std::runtime_error(
