@@ -21,18 +21,18 @@ for i in $(seq 1 "$rounds"); do
     --csv "$out/rows.csv" > "$out/run$i.log" 2>&1
   echo "== run $i rc=$?"
 done
-python3 - "$out" "$rounds" <<'EOF'
-import csv, statistics, sys
+python3 - "$out" "$rounds" "$root/tools" <<'EOF'
+import statistics, sys
 out, rounds = sys.argv[1], int(sys.argv[2])
+sys.path.insert(0, sys.argv[3])
+from samples_stats import load  # the samples file's one reader
 def medians(path):
-    by = {}
     try:
-        for run, point, _, _, us in csv.reader(open(path)):
-            if "_x8_" in point:
-                by.setdefault(point, []).append(float(us))
-    except OSError:
+        points = load(path)
+    except (OSError, ValueError):
         return {}
-    return {p: statistics.median(v) for p, v in by.items()}
+    return {p: statistics.median(t for v in runs.values() for t in v)
+            for p, runs in points.items() if "_x8_" in p}
 sides = [(f"{kind}{i}", medians(f"{out}/{kind}{i}-samples.csv"))
          for i in range(1, rounds + 1) for kind in ("probe", "run")]
 points = sorted({p for _, m in sides for p in m})
