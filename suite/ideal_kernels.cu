@@ -1,3 +1,6 @@
+#include <stdexcept>
+#include <string>
+
 #include "kernels/common/cuda_check.h"
 #include "kernels/common/read_buffer.h"
 #include "suite/ideal_kernels.h"
@@ -64,6 +67,83 @@ __global__ void __launch_bounds__(512)
   for (; i < n; i += stride) __stcs(dst + i, __ldcs(src + i));
 }
 
+// copy_wave: for small and mid-size copies (64 KB .. a few MB moved), where
+// a copy's time is the launch, the grid's dispatch and its HBM round trips,
+// not bandwidth. There cudaMemcpy D2D (itself a kernel) set the ladder: on an
+// H100 3.31 us at 4 KB and 3.46 at 64 KB, an empty launch (2.98-3.31) plus
+// about one round trip (0.35-0.45), while our copies read 0.87-0.90 of it at
+// 64 KB and 0.95-0.96 at 1 MB (2026-11-25). copy_chunks at 64 KB is one
+// 128-thread block whose second 8 loads a thread issue only once the first 8
+// have come back and been stored (two round trips); copy_sweep dispatches
+// 528 blocks of 512 threads that mostly have nothing to copy. So here every
+// thread makes exactly one round trip: it issues all of its V 16-byte loads
+// (__ldcs: read once) before its first store, each store waiting only for
+// its own load; no loop, no grid stride, and just enough blocks of 128
+// threads: V is the fewest of 1, 2, 4, 8 vectors a thread that keeps the
+// grid within 4 blocks per SM (the grid of the probe's launch floor, 3.31
+// us empty; _floor read 1 MB in 4.00 us by 512 blocks of one load a lane,
+// in 4.18 by 256 blocks of two, and 2 MB by 1024 blocks 0.25 us over the
+// model: blocks are cheap up to 4 per SM and not beyond). 64 KB: 16 blocks
+// of 1 vector a thread; 1 MB: 256 blocks, 1; 4 MB: 512 blocks, 2; 16 MB:
+// 512 blocks, 8 (so up to 17 MB moved on 132 SMs); beyond, more blocks of
+// 16 KB, as they come. Default stores: below L2 the output stays there
+// (written back after the window), as for every kernel of ours.
+constexpr int kWaveThreads = 128;
+constexpr int kWaveBlocksPerSm = 4;
+
+template <int T, int V, bool kStreamingStores>
+__global__ void __launch_bounds__(T)
+    copy_wave_kernel(const int4* __restrict__ src, int4* __restrict__ dst, size_t n) {
+  const size_t base = static_cast<size_t>(blockIdx.x) * (T * V) + threadIdx.x;
+  int4 v[V];
+#pragma unroll
+  for (int u = 0; u < V; ++u)
+    if (base + u * T < n) v[u] = __ldcs(src + base + u * T);
+#pragma unroll
+  for (int u = 0; u < V; ++u)
+    if (base + u * T < n) {
+      if (kStreamingStores)
+        __stcs(dst + base + u * T, v[u]);
+      else
+        dst[base + u * T] = v[u];
+    }
+}
+
+template <int T, int V>
+void launch_wave(const int4* in, int4* out, size_t n, bool streaming, cudaStream_t s) {
+  const size_t blocks = (n + T * V - 1) / (T * V);
+  if (blocks == 0) return;
+  if (streaming)
+    copy_wave_kernel<T, V, true><<<static_cast<unsigned>(blocks), T, 0, s>>>(in, out, n);
+  else
+    copy_wave_kernel<T, V, false><<<static_cast<unsigned>(blocks), T, 0, s>>>(in, out, n);
+  KB_CHECK_LAUNCH();
+}
+
+template <int T>
+void launch_wave_v(const int4* in, int4* out, size_t n, int v, bool streaming, cudaStream_t s) {
+  switch (v) {
+    case 1:
+      return launch_wave<T, 1>(in, out, n, streaming, s);
+    case 2:
+      return launch_wave<T, 2>(in, out, n, streaming, s);
+    case 4:
+      return launch_wave<T, 4>(in, out, n, streaming, s);
+    case 8:
+      return launch_wave<T, 8>(in, out, n, streaming, s);
+  }
+  throw std::invalid_argument("copy_wave: vectors a thread must be 1, 2, 4 or 8, got " +
+                              std::to_string(v));
+}
+
+// copy_wave's vectors a thread for `n` vectors on `sms` SMs (above).
+int wave_vectors(size_t n, int sms) {
+  const size_t max_blocks = static_cast<size_t>(sms > 0 ? sms : 1) * kWaveBlocksPerSm;
+  for (int v : {1, 2, 4})
+    if ((n + size_t(kWaveThreads) * v - 1) / (size_t(kWaveThreads) * v) <= max_blocks) return v;
+  return 8;
+}
+
 unsigned chunks(size_t vectors) {
   return static_cast<unsigned>((vectors + kChunkVectors - 1) / kChunkVectors);
 }
@@ -80,6 +160,8 @@ const char* ideal_name(Ideal k) {
       return "copy_sweep";
     case Ideal::copy_chunks:
       return "copy_chunks";
+    case Ideal::copy_wave:
+      return "copy_wave";
     case Ideal::copy_memcpy:
       return "copy_memcpy";
   }
@@ -111,10 +193,32 @@ void launch_ideal(Ideal k, const void* src, void* dst, size_t bytes, int sms, in
       copy_chunks_kernel<<<chunks(half), 128, 0, s>>>(in, out, half);
       KB_CHECK_LAUNCH();
       return;
+    case Ideal::copy_wave:
+      launch_wave_v<kWaveThreads>(in, out, half, wave_vectors(half, sms), false, s);
+      return;
     case Ideal::copy_memcpy:
       KB_CUDA_CHECK(cudaMemcpyAsync(dst, src, half * sizeof(int4), cudaMemcpyDeviceToDevice, s));
       return;
   }
+}
+
+void launch_copy_wave(const void* src, void* dst, size_t bytes, int threads, int vectors,
+                      bool streaming_stores, cudaStream_t s) {
+  const auto* in = static_cast<const int4*>(src);
+  auto* out = static_cast<int4*>(dst);
+  const size_t n = bytes / sizeof(int4);
+  switch (threads) {
+    case 64:
+      return launch_wave_v<64>(in, out, n, vectors, streaming_stores, s);
+    case 128:
+      return launch_wave_v<128>(in, out, n, vectors, streaming_stores, s);
+    case 256:
+      return launch_wave_v<256>(in, out, n, vectors, streaming_stores, s);
+    case 512:
+      return launch_wave_v<512>(in, out, n, vectors, streaming_stores, s);
+  }
+  throw std::invalid_argument("copy_wave: threads a block must be 64, 128, 256 or 512, got " +
+                              std::to_string(threads));
 }
 
 void launch_ideal_chain(const void* src, size_t bytes, int links, int sms, int* sink,

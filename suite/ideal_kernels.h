@@ -18,10 +18,13 @@ enum class Ideal {
   read_chunks,  // one contiguous 32 KB chunk per block of 128 threads, 8 loads in flight
   copy_sweep,   // grid-stride copy, 4 blocks of 512 threads per SM, 4 vectors in flight
   copy_chunks,  // one contiguous 32 KB chunk per block of 128 threads, 8 vectors in flight
+  copy_wave,    // one round trip a thread: all its 1-8 vectors loaded, then stored; <= 4 blocks
+                // of 128 threads per SM up to 17 MB moved (small and mid-size copies)
   copy_memcpy,  // cudaMemcpyAsync device to device (not ours: the copy ladder's check)
 };
 inline constexpr Ideal kIdealReads[] = {Ideal::read_sweep, Ideal::read_chunks};
-inline constexpr Ideal kIdealCopies[] = {Ideal::copy_sweep, Ideal::copy_chunks, Ideal::copy_memcpy};
+inline constexpr Ideal kIdealCopies[] = {Ideal::copy_sweep, Ideal::copy_chunks, Ideal::copy_wave,
+                                         Ideal::copy_memcpy};
 
 const char* ideal_name(Ideal k);  // "read_sweep", ...
 bool ideal_writes(Ideal k);       // a copy
@@ -32,6 +35,16 @@ bool ideal_writes(Ideal k);       // a copy
 // dropped. Enqueued on `stream` only. Throws kb::CudaError.
 void launch_ideal(Ideal k, const void* src, void* dst, size_t bytes, int sms, int* sink,
                   cudaStream_t stream);
+
+// copy_wave's kernel in any of its configurations (copy_wave itself: 128
+// threads, vectors by its rule, default stores): a copy of `bytes` (a
+// multiple of 16) from `src` to `dst` by blocks of `threads` (64, 128, 256
+// or 512), each thread loading all of its `vectors` (1, 2, 4 or 8) 16-byte
+// vectors before it stores them, with st.global.cs stores if
+// `streaming_stores`, else default ones. Throws std::invalid_argument for
+// another configuration, kb::CudaError.
+void launch_copy_wave(const void* src, void* dst, size_t bytes, int threads, int vectors,
+                      bool streaming_stores, cudaStream_t stream);
 
 // `links` launches of read_chunks, each reading the next bytes / links of
 // `src` (bytes / links a multiple of 16): the chain that measures what each

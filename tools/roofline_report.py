@@ -65,7 +65,8 @@ def main():
 
     ideal = [r for r in rows if r["name"] == "roofline_ideal" and frac(r) is not None]
     print("\nroofline_ideal: the probe's ideal kernels (best of ours per kind: >= 0.97)")
-    kinds = {"read": ["read_sweep", "read_chunks"], "copy": ["copy_sweep", "copy_chunks"],
+    kinds = {"read": ["read_sweep", "read_chunks"],
+             "copy": ["copy_sweep", "copy_chunks", "copy_wave"],
              "x8_stream": ["read_chunks_x8_stream"], "x8_graph": ["read_chunks_x8_graph"]}
     by = {(r["variant"].split(";")[0], r["shape"]): frac(r) for r in ideal}
     shapes = sorted({r["shape"] for r in ideal}, key=lambda s: int(s.split("=")[1]))

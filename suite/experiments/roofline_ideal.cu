@@ -10,6 +10,10 @@
 //                                  output fits in L2 and its write-back lands
 //                                  after the timed window, as it does for
 //                                  layer_norm at D <= 8192
+//   copy_wave                      read + write in one round trip a thread,
+//                                  one wave to 17 MB: small and mid-size
+//                                  copies, where the two above stayed 4-13%
+//                                  behind cudaMemcpy (64 KB-1 MB)
 //   copy_memcpy                    cudaMemcpy (not ours: shows the gap)
 //   read_chunks_x8_stream / _graph eight launches (graph nodes) of
 //                                  read_chunks, bytes / 8 each
@@ -34,7 +38,7 @@ bool is_chain(const std::string& v) { return v.find("_x8_") != std::string::npos
 
 kb::Ideal kernel_of(const std::string& v) {
   for (kb::Ideal k : {kb::Ideal::read_sweep, kb::Ideal::read_chunks, kb::Ideal::copy_sweep,
-                      kb::Ideal::copy_chunks, kb::Ideal::copy_memcpy})
+                      kb::Ideal::copy_chunks, kb::Ideal::copy_wave, kb::Ideal::copy_memcpy})
     if (v == kb::ideal_name(k)) return k;
   return kb::Ideal::read_chunks;  // the chains
 }
@@ -116,8 +120,8 @@ KB_EXPERIMENT(roofline_ideal) {
                       int64_t(40) << 20, int64_t(64) << 20, int64_t(112) << 20, int64_t(512) << 20,
                       int64_t(1280) << 20})
       .dtypes({kb::DType::i8})
-      .variants({"read_sweep", "read_chunks", "copy_sweep", "copy_chunks", "copy_memcpy",
-                 "read_chunks_x8_stream", "read_chunks_x8_graph"})
+      .variants({"read_sweep", "read_chunks", "copy_sweep", "copy_chunks", "copy_wave",
+                 "copy_memcpy", "read_chunks_x8_stream", "read_chunks_x8_graph"})
       // The chains at three sizes: 8 launches of 64 KB / 8 say nothing new.
       .applies([](const kb::Point& p) {
         const int64_t b = p["bytes"];

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
+#include <stdexcept>
 #include <vector>
 
 #include "kernels/common/device_buffer.h"
@@ -44,6 +46,49 @@ TEST_F(LadderTest, IdealCopiesCopy) {
         cudaMemcpy(out.data(), buf.get() + bytes / 2, out.size(), cudaMemcpyDeviceToHost));
     EXPECT_EQ(out, src) << kb::ideal_name(k);
   }
+}
+
+// copy_wave at sizes that take each of its vectors a thread (1, 2, 4, 8 on
+// an H100; 8 also past 4 blocks per SM) and end in a partial block, and
+// launch_copy_wave in every configuration: the copy equals its source (a
+// pattern that differs from byte to byte) and nothing past its end is written.
+TEST_F(LadderTest, CopyWaveCopiesAtEverySizeAndConfiguration) {
+  const size_t guard = 4096;
+  auto copies = [&](size_t copied, const std::function<void(const char*, char*)>& launch) {
+    kb::DeviceBuffer<char> buf(2 * copied + guard);
+    std::vector<char> src(copied);
+    for (size_t i = 0; i < copied; ++i) src[i] = static_cast<char>(i * 131 + i / 4093 + 5);
+    KB_CUDA_CHECK(cudaMemcpy(buf.get(), src.data(), copied, cudaMemcpyHostToDevice));
+    KB_CUDA_CHECK(cudaMemset(buf.get() + copied, 0xff, copied + guard));
+    launch(buf.get(), buf.get() + copied);
+    KB_CUDA_CHECK(cudaDeviceSynchronize());
+    std::vector<char> out(copied + guard);
+    KB_CUDA_CHECK(cudaMemcpy(out.data(), buf.get() + copied, out.size(), cudaMemcpyDeviceToHost));
+    const bool tail_kept =
+        std::all_of(out.begin() + copied, out.end(), [](char c) { return c == char(0xff); });
+    out.resize(copied);
+    return out == src && tail_kept;
+  };
+  kb::DeviceBuffer<int> sink(1);
+  for (size_t copied : {size_t(16), size_t(32) << 10, (size_t(512) << 10) + 48, size_t(2) << 20,
+                        (size_t(5) << 19) + 16, (size_t(9) << 20) + 16})
+    EXPECT_TRUE(copies(copied,
+                       [&](const char* src, char* dst) {
+                         kb::launch_ideal(kb::Ideal::copy_wave, src, dst, 2 * copied, dev.sm_count,
+                                          sink.get(), 0);
+                       }))
+        << "copy_wave of " << copied << " bytes";
+  const size_t copied = (size_t(1) << 20) + 16;
+  for (int threads : {64, 128, 256, 512})
+    for (int vectors : {1, 2, 4, 8})
+      for (bool cs : {false, true})
+        EXPECT_TRUE(copies(copied,
+                           [&](const char* src, char* dst) {
+                             kb::launch_copy_wave(src, dst, copied, threads, vectors, cs, 0);
+                           }))
+            << threads << " threads x " << vectors << " vectors, cs stores " << cs;
+  EXPECT_THROW(kb::launch_copy_wave(nullptr, nullptr, 16, 96, 1, false, 0), std::invalid_argument);
+  EXPECT_THROW(kb::launch_copy_wave(nullptr, nullptr, 16, 128, 3, false, 0), std::invalid_argument);
 }
 
 TEST_F(LadderTest, ProbeGivesAMonotoneLadderThatBoundsAndIsAttained) {
