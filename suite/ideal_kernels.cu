@@ -87,7 +87,9 @@ __global__ void __launch_bounds__(512)
 // of 1 vector a thread; 1 MB: 256 blocks, 1; 4 MB: 512 blocks, 2; 16 MB:
 // 512 blocks, 8 (so up to 17 MB moved on 132 SMs); beyond, more blocks of
 // 16 KB, as they come. Default stores: below L2 the output stays there
-// (written back after the window), as for every kernel of ours.
+// (written back after the window), as for every kernel of ours. The hidden
+// experiment _copy_wave times the other block sizes, vectors a thread and
+// store policies (launch_copy_wave).
 constexpr int kWaveThreads = 128;
 constexpr int kWaveBlocksPerSm = 4;
 
