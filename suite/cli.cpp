@@ -31,6 +31,7 @@
 #include "reports/console_table.h"
 #include "reports/csv_writer.h"
 #include "reports/json_writer.h"
+#include "suite/chain_probe.h"
 #include "suite/datasheets.h"
 #include "suite/device.h"
 #include "suite/engine.h"
@@ -61,7 +62,8 @@ std::string usage_line(const std::string& command) {
            "       kbench run --rerun SUSPECTS.csv [--repeat N] [--device N] [--csv FILE] "
            "[options]";
   if (command == "probe")
-    return "kbench probe [--device N] [--write FILE] [--targets DIR] [--quick] [--replace]";
+    return "kbench probe [--device N] [--write FILE] [--targets DIR] [--quick] [--replace] "
+           "[--chains-in-process]";
   if (command == "tune")
     return "kbench tune [--filter REGEX] [--device N] [--targets DIR] [--write FILE] [--reps N] "
            "[--candidates N]\n"
@@ -85,11 +87,9 @@ const std::vector<OptionSpec> kRunOptions = {
     {"--run-id", true}};
 const std::vector<OptionSpec> kListOptions = {
     {"--points", false}, {"--filter", true}, {"--shard", true}};
-const std::vector<OptionSpec> kProbeOptions = {{"--device", true},
-                                               {"--write", true},
-                                               {"--targets", true},
-                                               {"--quick", false},
-                                               {"--replace", false}};
+const std::vector<OptionSpec> kProbeOptions = {
+    {"--device", true}, {"--write", true},    {"--targets", true},
+    {"--quick", false}, {"--replace", false}, {"--chains-in-process", false}};
 const std::vector<OptionSpec> kTuneOptions = {{"--filter", true},  {"--device", true},
                                               {"--targets", true}, {"--write", true},
                                               {"--reps", true},    {"--candidates", true}};
@@ -104,7 +104,8 @@ const std::vector<OptionSpec>* options_of(const std::string& command) {
 
 struct Args {
   std::string command;
-  bool replace = false;  // probe --write: the new ladder alone, not the faster of both
+  bool replace = false;            // probe --write: the new ladder alone, not the faster of both
+  bool chains_in_process = false;  // probe: the chains in the probe's process, not a worker
   std::string filter;
   std::string device = "0";
   bool quick = false;
@@ -317,6 +318,8 @@ Args parse(int argc, char** argv) {
       a.points = true;
     else if (f == "--replace")
       a.replace = true;
+    else if (f == "--chains-in-process")
+      a.chains_in_process = true;
     else if (f == "--help" || f == "-h")
       a.command = "help";
     else
@@ -1164,6 +1167,40 @@ int cmd_tune(const Args& a) {
   return kExitOk;
 }
 
+// The ladder probe's chains (suite/chain_probe.h), measured as a `kbench
+// run` measures roofline_ideal's rows: in a worker process of their own
+// (measure_points_isolated: the same worker, engine and measurement). A row
+// of a chain is bounded by the probe's median of that very chain, and timed
+// in the probe's own process, after the ladder, the graph chains read 1.3
+// us slower than as rows (H100, 2026-11-25: rows at 1.050 and 1.037 of
+// their bound; docs/metrics.md). This process's CUDA context goes first, so
+// that the worker is alone on the GPU as a run's workers are (a run's
+// parent never makes one); the caller makes no CUDA call after this. Where
+// the worker fails, the probe fails with the reason and writes nothing:
+// in-process chains would give a bound the rows are known to beat, so they
+// are only ever asked for (--chains-in-process), never a silent fallback.
+std::vector<PointTime> chains_in_worker(const Args& a, const DeviceInfo& dev,
+                                        const std::vector<Point>& chains) {
+  const Experiment& e = chain_experiment();
+  KB_CUDA_CHECK(cudaDeviceReset());
+  WorkerConfig cfg = worker_config(a);
+  cfg.info.device_label = "cuda";
+  // No target files: times without rows need no ceilings, and the ideal
+  // kernels no cuBLASLt or GEMV choices; a target file the probe is about
+  // to write (or fix) must not stop it.
+  cfg.targets_dir.clear();
+  try {
+    return measure_points_isolated(cfg, e, chains, dev);
+  } catch (const std::exception& ex) {
+    throw std::runtime_error(
+        std::string("the ladder probe's chains, measured in a worker process as rows are, "
+                    "failed: ") +
+        ex.what() +
+        "; nothing was written (kbench probe --chains-in-process measures them in this "
+        "process instead, whose graph chains read slower than the rows: docs/metrics.md)");
+  }
+}
+
 int cmd_probe(const Args& a) {
   if (parse_device_spec(a.device).size() != 1)
     throw UsageError("probe measures one GPU: --device N, got '" + a.device + "'");
@@ -1178,6 +1215,8 @@ int cmd_probe(const Args& a) {
   cudaStreamDestroy(s);
   // The speed of light: the ideal kernels timed as the engine times samples.
   LadderProbe lp;
+  std::vector<Point> chains;
+  std::vector<PointTime> chain_t;
   {
     // The options of a run (the chains are measured as its rows are), quick
     // with --quick.
@@ -1185,7 +1224,17 @@ int cmd_probe(const Args& a) {
     eo.quick = a.quick;
     Engine engine(dev, nullptr, eo, RunInfo{});
     lp = probe_ladder(engine, dev.sm_count, dev.mem_bytes, a.quick);
+    chains = chain_points(lp.max_bytes);
+    if (a.chains_in_process) chain_t = time_chains_in_process(engine, chains);
   }
+  if (!a.chains_in_process) chain_t = chains_in_worker(a, dev, chains);
+  std::vector<double> chain_s;
+  for (const PointTime& t : chain_t) chain_s.push_back(t.value_s);
+  lp.chain_report = set_further_launches(lp.sol, chains, chain_s);
+  std::fprintf(stderr, "chains: roofline_ideal's chain points measured %s\n",
+               a.chains_in_process
+                   ? "in this process, after the ladder (--chains-in-process)"
+                   : "in a worker process of their own (kbench __worker, as a run's rows are)");
   for (const auto* rungs : {&lp.read, &lp.copy})
     for (const auto& r : *rungs) {
       std::fprintf(stderr, "ladder %s %.0f B:", rungs == &lp.read ? "read" : "copy", r.bytes);

@@ -5,6 +5,7 @@
 
 #include "kernels/common/cuda_check.h"
 #include "kernels/common/device_buffer.h"
+#include "suite/chain_probe.h"
 #include "suite/experiment.h"
 #include "suite/ideal_kernels.h"
 #include "suite/ladder_probe.h"
@@ -14,14 +15,6 @@
 namespace kb {
 
 namespace {
-
-constexpr int kChainLinks = 8;  // kernels in a chain: roofline_ideal's read_chunks_x8_*
-
-std::string us(double s) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f us", s * 1e6);
-  return buf;
-}
 
 // The buffer sets one rung rotates over, as the engine builds them for an
 // experiment's point of the same bytes (buffer_sets, suite/sampling.h): as
@@ -92,6 +85,7 @@ LadderProbe probe_ladder(Engine& engine, int sms, size_t mem_bytes, bool quick) 
   }
 
   LadderProbe out;
+  out.max_bytes = max_bytes;
   auto measure = [&](const Ideal* kernels, size_t n_kernels, std::vector<LadderRung>& rungs,
                      Ladder& ladder) {
     for (double b : ladder_bytes(max_bytes)) {
@@ -130,50 +124,30 @@ LadderProbe probe_ladder(Engine& engine, int sms, size_t mem_bytes, bool quick) 
   measure(kIdealReads, std::size(kIdealReads), out.read, out.sol.read);
   measure(kIdealCopies, std::size(kIdealCopies), out.copy, out.sol.copy);
 
-  // Each further launch: chains of 8 ideal reads of bytes / 8, stream
-  // launches and one replayed graph, against the ladder's one launch of
-  // the same bytes (further_launch_seconds); by the link's bytes, and the
-  // smallest over the sizes. A row of such a chain gets t_min = the chain's
-  // time measured here, so the chains are measured as rows: the points of
-  // `roofline_ideal` (its chain variants, the row's own cases), through the
-  // engine's own measurement (Engine::measure_point: the cases built and
-  // checked, the buffer sets, the warm-up and the sampling of run_point).
-  // (Timed by a loop of their own before, graph chains read 1.3 us slower
-  // than the same chains as rows at 16 and 64 MB, H100, 2026-11-25; timed
-  // so, they still do: the gap is the process, not this code, and those
-  // rows still read 1.050 and 1.037 of their bound. docs/metrics.md.)
-  const Experiment* ideal = Registry::instance().find("roofline_ideal");
-  if (!ideal)
+  return out;
+}
+
+const Experiment& chain_experiment() {
+  const Experiment* e = Registry::instance().find(kChainExperiment);
+  if (!e)
     throw std::runtime_error(
-        "the ladder probe measures the chains of the experiment roofline_ideal, which this "
-        "kbench does not have (suite/experiments/roofline_ideal.cu)");
-  double stream_extra = -1, graph_extra = -1;
-  for (double b : {8.0 * (1 << 20), 16.0 * (1 << 20), 64.0 * (1 << 20), 512.0 * (1 << 20)}) {
-    if (b > max_bytes) break;
-    auto chain_s = [&](const char* variant) {
-      Point p;
-      p.shape = Shape{{"bytes", static_cast<int64_t>(b)}};
-      p.dtype = DType::i8;
-      p.variant = variant;
-      return engine.measure_point(*ideal, p).value_s;
-    };
-    const double ts = chain_s("read_chunks_x8_stream");
-    const double tg = chain_s("read_chunks_x8_graph");
-    const double one = out.sol.read.seconds(b);
-    const double es = further_launch_seconds(ts, one, kChainLinks);
-    const double eg = further_launch_seconds(tg, one, kChainLinks);
-    stream_extra = stream_extra < 0 ? es : std::min(stream_extra, es);
-    graph_extra = graph_extra < 0 ? eg : std::min(graph_extra, eg);
-    out.sol.launch_extra_by_link.push_back({b / kChainLinks, es * 1e6});
-    out.sol.graph_node_extra_by_link.push_back({b / kChainLinks, eg * 1e6});
-    const std::string mb = std::to_string(static_cast<size_t>(b) >> 20) + " MB";
-    out.chain_report.push_back("stream x8 " + mb + ": " + us(ts) + " (one launch " + us(one) +
-                               "): +" + us(es) + " a launch");
-    out.chain_report.push_back("graph x8 " + mb + ": " + us(tg) + " (one launch " + us(one) +
-                               "): +" + us(eg) + " a node");
+        std::string("the ladder probe measures the chains of the experiment ") + kChainExperiment +
+        ", which this kbench does not have (suite/experiments/roofline_ideal.cu)");
+  for (const char* v : {kStreamChain, kGraphChain}) {
+    bool have = false;
+    for (const Point& p : e->points()) have = have || p.variant == v;
+    if (!have)
+      throw std::runtime_error(std::string("the ladder probe measures the chains ") + v +
+                               " of the experiment " + kChainExperiment +
+                               ", which has no such variant");
   }
-  out.sol.launch_extra_us = std::max(0.0, stream_extra) * 1e6;
-  out.sol.graph_node_extra_us = std::max(0.0, graph_extra) * 1e6;
+  return *e;
+}
+
+std::vector<PointTime> time_chains_in_process(Engine& engine, const std::vector<Point>& points) {
+  const Experiment& e = chain_experiment();
+  std::vector<PointTime> out;
+  for (const Point& p : points) out.push_back(point_time_of(engine.measure_point(e, p)));
   return out;
 }
 

@@ -4,16 +4,20 @@
 // engine's stream), over a ladder of byte counts from 4 KB to 2 GB (ladder_bytes), round-
 // robin over as many buffer sets as the engine builds for a point of those
 // bytes (buffer_sets), after half a second that takes the GPU out of its idle
-// state; per count the fastest kernel's median. Then chains of 8 ideal reads (stream launches, and
-// one replayed graph), measured as the rows of `roofline_ideal` are (Engine::measure_point on that
-// experiment's chain points), give what each further launch or node costs. `kbench probe` writes it
-// as the target file's `measured.ladder`.
+// state; per count the fastest kernel's median. `kbench probe` writes it as
+// the target file's `measured.ladder`. What each further launch or graph
+// node costs comes from chains of 8 ideal reads, measured as the rows of
+// `roofline_ideal` are (suite/chain_probe.h): by default in a worker process
+// (suite/runner.h's measure_points_isolated), with --chains-in-process here
+// (time_chains_in_process).
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "suite/engine.h"
+#include "suite/experiment.h"
+#include "suite/point_wire.h"
 #include "suite/roofline.h"
 
 namespace kb {
@@ -25,13 +29,30 @@ struct LadderRung {
 };
 
 struct LadderProbe {
-  SpeedOfLight sol;  // monotone (each rung's time the fastest at its count or above)
+  // The ladders, monotone (each rung's time the fastest at its count or
+  // above); the further-launch tables are set_further_launches' (suite/chain_probe.h).
+  SpeedOfLight sol;
   std::vector<LadderRung> read, copy;
-  std::vector<std::string> chain_report;  // "stream x8 64 MB: 31.2 us (ladder 25.0 us): +0.89 us"
+  double max_bytes = 0;  // the largest rung: chain_points(max_bytes) are the chains
+  // set_further_launches' lines: "stream x8 64 MB: 31.2 us (one launch 25.0 us): +0.89 us a launch"
+  std::vector<std::string> chain_report;
 };
 
-// Measures on the engine's device (`sms` streaming multiprocessors, `mem_bytes`
-// of memory). `quick`: 5 samples a kernel a rung instead of 15. Throws kb::CudaError.
+// Measures the read and copy ladders on the engine's device (`sms`
+// streaming multiprocessors, `mem_bytes` of memory); not the chains.
+// `quick`: 5 samples a kernel a rung instead of 15. Throws kb::CudaError.
 LadderProbe probe_ladder(Engine& engine, int sms, size_t mem_bytes, bool quick);
+
+// The experiment whose points the chains are (roofline_ideal), checked to
+// have both chain variants. Throws std::runtime_error naming what is missing.
+const Experiment& chain_experiment();
+
+// The chains' times (value_s, the median a row's metric uses), in the order
+// of `points`, measured in this process through Engine::measure_point: the
+// code behind every row, but in the probe's process, after the ladder
+// (`kbench probe --chains-in-process`: there graph chains read 1.3 us slower
+// than as rows on an H100, docs/metrics.md). Throws on a CUDA error or a
+// failed check.
+std::vector<PointTime> time_chains_in_process(Engine& engine, const std::vector<Point>& points);
 
 }  // namespace kb

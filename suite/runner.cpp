@@ -253,6 +253,16 @@ std::vector<std::vector<Record>> run_points_isolated(const WorkerConfig& cfg, co
   return out;
 }
 
+std::vector<PointTime> measure_points_isolated(const WorkerConfig& cfg, const Experiment& e,
+                                               const std::vector<Point>& points,
+                                               const DeviceInfo& dev) {
+  if (points.empty()) return {};
+  auto args = common_args(cfg, dev);
+  args.insert(args.end(), {"--experiment", e.name(), "--measure", points_arg(points)});
+  WorkerResult r = spawn(args, cfg.timeout_s);
+  return point_times_from_lines(r.lines, e.name(), points, r.why);
+}
+
 // Each wait of a collective (init, one operation, finalize) gives up after
 // this long and aborts the communicators; the parent's --timeout still
 // bounds the whole worker.
@@ -310,7 +320,7 @@ std::vector<Record> run_collective_isolated(const WorkerConfig& cfg, const std::
 
 int worker_main(int argc, char** argv) {
   // Arguments come from the parent (common_args); a bad one is a bug.
-  std::string out_path, experiment, targets_dir, probed, collective, devices;
+  std::string out_path, experiment, targets_dir, probed, collective, devices, measure;
   int device = 0;
   size_t from = 0;
   std::vector<size_t> only;  // --points: exactly these, in this order
@@ -368,6 +378,8 @@ int worker_main(int argc, char** argv) {
       collective = v();
     else if (f == "--devices")
       devices = v();
+    else if (f == "--measure")
+      measure = v();
   }
   std::ofstream out(out_path, std::ios::app);
   if (!out) {
@@ -418,6 +430,24 @@ int worker_main(int argc, char** argv) {
     if (!e) {
       std::fprintf(stderr, "kbench worker: no experiment '%s'\n", experiment.c_str());
       return 2;
+    }
+    if (!measure.empty()) {
+      // --measure: these points' times, no rows (measure_points_isolated).
+      // The first that fails ends the worker: its line says why.
+      const std::vector<Point> points = parse_points_arg(measure);
+      for (size_t i = 0; i < points.size(); ++i) {
+        try {
+          out << point_time_line(i, engine.measure_point(*e, points[i])).dump() << "\n";
+          out.flush();
+        } catch (const std::exception& ex) {
+          out << point_error_line(i, ex.what()).dump() << "\n";
+          out.flush();
+          std::fprintf(stderr, "kbench worker: %s: %s\n", point_text(e->name(), points[i]).c_str(),
+                       ex.what());
+          return 1;
+        }
+      }
+      return 0;
     }
     engine.set_ceilings(merge_ceilings(tf, parse_probed(probed)));
     const auto points = e->points();

@@ -5,7 +5,9 @@
 // context for good (CUDA has no recovery short of a new process), a hang
 // never returns, a crash takes the process down: in each case the parent
 // makes that point's rows `failed` with the reason and starts a new worker
-// at the next point, so the run goes on.
+// at the next point, so the run goes on. The same worker measures given
+// points without rows for the ladder probe (measure_points_isolated), so
+// that its chains are timed in a process like a row's.
 #pragma once
 
 #include <string>
@@ -15,6 +17,7 @@
 #include "suite/device.h"
 #include "suite/engine.h"
 #include "suite/experiment.h"
+#include "suite/point_wire.h"
 #include "suite/probe.h"
 #include "suite/targets.h"
 
@@ -54,6 +57,18 @@ std::vector<std::vector<Record>> run_points_isolated(const WorkerConfig& cfg, co
                                                      const DeviceInfo& dev,
                                                      const TargetFile* targets,
                                                      const ProbeResult& probed);
+
+// The times of the given points of `e` (any points of its axes: they need
+// not be among e.points()), without rows, measured in one worker process of
+// their own, in that order, as a row's worker measures a point
+// (Engine::measure_point: the cases built and checked, the buffer sets, the
+// warm-up and the sampling of run_point; `kbench __worker --measure`). The
+// ladder probe times roofline_ideal's chains so (suite/chain_probe.h).
+// Throws std::runtime_error naming the first point without a time and why
+// (its error, or how the worker ended).
+std::vector<PointTime> measure_points_isolated(const WorkerConfig& cfg, const Experiment& e,
+                                               const std::vector<Point>& points,
+                                               const DeviceInfo& dev);
 
 // The rows of one NCCL collective across `devices` (suite/nccl_bench.h),
 // measured in one worker process driving them all: `skipped` with one GPU

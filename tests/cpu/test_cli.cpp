@@ -54,7 +54,7 @@ TEST(Cli, HelpAndList) {
   // Every command and option the parser takes is in the help.
   for (const char* o : {"kbench tune", "--rerun FILE", "--repeat N", "--inject-slowdown REGEX=PCT",
                         "--allow-injected-slowdown", "--buffer-sets N", "--reps N",
-                        "--candidates N", "--opt=VALUE"})
+                        "--candidates N", "--opt=VALUE", "--chains-in-process"})
     EXPECT_TRUE(contains(h.out, o)) << o << "\n" << h.out;
   auto l = kbench("list");
   EXPECT_EQ(l.code, 0);
@@ -185,7 +185,7 @@ TEST(Cli, UsageErrorsPrintTheUsageLine) {
   EXPECT_TRUE(contains(r.out, "\nusage: kbench run [")) << r.out;
   auto p = kbench("probe --bogus");
   EXPECT_TRUE(contains(p.out, "\nusage: kbench probe [")) << p.out;
-  EXPECT_TRUE(contains(p.out, "[--quick] [--replace]")) << p.out;  // as --help says
+  EXPECT_TRUE(contains(p.out, "[--quick] [--replace] [--chains-in-process]")) << p.out;
   auto t = kbench("tune --bogus");
   EXPECT_EQ(t.code, 2);
   EXPECT_TRUE(contains(t.out, "\nusage: kbench tune [--filter REGEX] [--device N]")) << t.out;
@@ -208,6 +208,9 @@ TEST(Cli, RerunRepeatAndInjectionTakeEqualsValues) {
   auto b = kbench("run --buffer-sets=0 --no-csv");
   EXPECT_EQ(b.code, 2) << b.out;
   EXPECT_TRUE(contains(b.out, "--buffer-sets needs a whole number from 1 to 1000")) << b.out;
+  auto c = kbench("probe --chains-in-process=yes");
+  EXPECT_EQ(c.code, 2) << c.out;
+  EXPECT_TRUE(contains(c.out, "--chains-in-process takes no value")) << c.out;
   auto t = kbench("tune --reps=0");
   EXPECT_EQ(t.code, 2) << t.out;
   EXPECT_TRUE(contains(t.out, "--reps needs a whole number from 1 to 1000")) << t.out;
@@ -230,7 +233,8 @@ TEST(Cli, OptionsACommandDoesNotTakeAreRefused) {
            {"tune --repeat 3", "tune does not take --repeat"},
            {"run --reps 5", "run does not take --reps"},
            {"run --candidates 4", "run does not take --candidates"},
-           {"probe --inject-slowdown gemv=5", "probe does not take --inject-slowdown"}}) {
+           {"probe --inject-slowdown gemv=5", "probe does not take --inject-slowdown"},
+           {"run --chains-in-process", "run does not take --chains-in-process"}}) {
     auto r = kbench(args);
     EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
     EXPECT_TRUE(contains(r.out, what)) << args << "\n" << r.out;
@@ -305,6 +309,13 @@ TEST(Cli, ProbeWithoutGpuOrDraftsATargetFile) {
   EXPECT_GT(j["measured"]["read_gbps"].get<double>(), 100);
   EXPECT_GT(j["measured"]["launch_us"].get<double>(), 0);
   EXPECT_FALSE(j["targets"].empty());
+  // The chains, measured in a worker process as rows are: a further-launch
+  // cost per chain size (8 MB and up, to the ladder's largest rung).
+  EXPECT_TRUE(contains(r.out, "in a worker process of their own")) << r.out;
+  EXPECT_TRUE(contains(r.out, "chain graph x8 8 MB: ")) << r.out;
+  const auto& ladder = j["measured"]["ladder"];
+  EXPECT_GE(ladder.at("graph_node_extra_by_link").size(), 1u) << ladder.dump();
+  EXPECT_EQ(ladder.at("launch_extra_by_link").size(), ladder.at("graph_node_extra_by_link").size());
   // Peaks from the datasheet table where the GPU is in it (H100, H200 ...),
   // never the measured read bandwidth passed off as a datasheet figure.
   const std::string source = j["peaks"]["source"].get<std::string>();

@@ -1,7 +1,8 @@
 // The speed-of-light ladder on a real GPU (suite/ladder_probe.h): a usable,
-// monotone ladder from the probe; the ideal copy kernels copy; a kernel timed
-// by the engine reads about 1.0 of the roofline its own ladder defines (it
-// bounds and is attained); and a Case's companion gives the gemm_share ratio.
+// monotone ladder from the probe (its chains: test_cli.cpp's kbench probe);
+// the ideal copy kernels copy; a kernel timed by the engine reads about 1.0
+// of the roofline its own ladder defines (it bounds and is attained); and a
+// Case's companion gives the gemm_share ratio.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -95,10 +96,12 @@ TEST_F(LadderTest, ProbeGivesAMonotoneLadderThatBoundsAndIsAttained) {
   const kb::LadderProbe lp = kb::probe_ladder(*engine, dev.sm_count, dev.mem_bytes, true);
   EXPECT_EQ(kb::ladder_problem(lp.sol.read), "");
   EXPECT_EQ(kb::ladder_problem(lp.sol.copy), "");
-  EXPECT_GE(lp.sol.launch_extra_us, 0);
-  EXPECT_GE(lp.sol.graph_node_extra_us, 0);
   EXPECT_EQ(lp.read.size(), lp.sol.read.rungs.size());
-  EXPECT_FALSE(lp.chain_report.empty());
+  EXPECT_EQ(lp.max_bytes, lp.sol.read.rungs.back().first);
+  // The chains are not the ladder's: the probe measures them as rows, in a
+  // worker (tests/cpu/test_cli.cpp runs `kbench probe`; suite/chain_probe.h).
+  EXPECT_TRUE(lp.chain_report.empty());
+  EXPECT_TRUE(lp.sol.launch_extra_by_link.empty());
   // Large reads: the last rungs' slope is an HBM bandwidth (100 GB/s .. 20 TB/s).
   const auto& r = lp.sol.read.rungs;
   const double gbps =

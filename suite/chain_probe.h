@@ -1,0 +1,52 @@
+// The further-launch part of the speed-of-light ladder (docs/metrics.md "The
+// roofline"): which chains `kbench probe` measures, and how their times
+// become the target file's launch_extra_by_link / graph_node_extra_by_link.
+// The chains are points of the experiment roofline_ideal (8 ideal reads of
+// bytes / 8: stream launches, or one replayed graph of 8 nodes), measured as
+// that experiment's rows are: by default in a worker process of their own
+// (`kbench __worker --measure`, suite/runner.h's measure_points_isolated),
+// with `kbench probe --chains-in-process` in the probe's own process. A row
+// of such a chain gets t_min = the probe's median of that very chain, so
+// the bound is only as good as that median is the row's.
+// No CUDA here: the CPU tests use it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "suite/roofline.h"
+#include "suite/types.h"
+
+namespace kb {
+
+inline constexpr int kChainLinks = 8;  // kernels in a chain: roofline_ideal's read_chunks_x8_*
+inline constexpr const char kChainExperiment[] = "roofline_ideal";
+inline constexpr const char kStreamChain[] = "read_chunks_x8_stream";
+inline constexpr const char kGraphChain[] = "read_chunks_x8_graph";
+
+// The chains' bytes: 8, 16, 64 and 512 MB (links of 1, 2, 8 and 64 MB), those
+// not above `max_bytes` (the ladder's largest rung), ascending.
+std::vector<double> chain_bytes(double max_bytes);
+
+// roofline_ideal's chain points at chain_bytes(max_bytes) (dtype int8), in
+// the order a `kbench run` worker measures that experiment's chains (its
+// variants outermost): every stream chain, smallest first, then every graph
+// chain. Not all are points of the experiment (it has no 8 MB chain): the
+// worker measures whatever points it is given.
+std::vector<Point> chain_points(double max_bytes);
+
+// From each chain's measured time (`seconds`, in the order of `points`,
+// as chain_points gives them or any other order) and the read ladder's one
+// launch of the same bytes (sol.read, at least two rungs): per chain size,
+// what each further launch and graph node costs (further_launch_seconds),
+// as sol's launch_extra_by_link / graph_node_extra_by_link ([link bytes,
+// us], ascending) and, the smallest over the sizes, launch_extra_us /
+// graph_node_extra_us (0 with no chain). Returns the report's lines, per
+// size the stream then the graph chain ("stream x8 16 MB: 32.35 us (one
+// launch 9.60 us): +3.25 us a launch"). Throws std::invalid_argument when
+// the counts differ, a point is not one of the two chains, or a size lacks
+// one of them or has it twice.
+std::vector<std::string> set_further_launches(SpeedOfLight& sol, const std::vector<Point>& points,
+                                              const std::vector<double>& seconds);
+
+}  // namespace kb

@@ -1,0 +1,121 @@
+#include "suite/point_wire.h"
+
+#include <stdexcept>
+
+namespace kb {
+
+namespace {
+
+using nlohmann::json;
+
+const DType kDTypes[] = {DType::bf16, DType::f16, DType::f32, DType::i8, DType::fp8_e4m3};
+
+DType dtype_of(const std::string& name) {
+  for (DType d : kDTypes)
+    if (name == dtype_name(d)) return d;
+  throw std::invalid_argument("unknown dtype '" + name + "'");
+}
+
+}  // namespace
+
+PointTime point_time_of(const Measurement& t) {
+  PointTime p;
+  p.value_s = t.value_s;
+  p.median_s = t.summary.median;
+  p.noise_rel = t.summary.noise_rel;
+  p.samples = t.summary.n;
+  p.buffer_sets = t.buffer_sets;
+  return p;
+}
+
+std::string points_arg(const std::vector<Point>& points) {
+  json a = json::array();
+  for (const Point& p : points) {
+    json shape = json::array();
+    for (const auto& [k, v] : p.shape.items()) shape.push_back({k, v});
+    a.push_back({{"shape", shape}, {"dtype", dtype_name(p.dtype)}, {"variant", p.variant}});
+  }
+  return a.dump();
+}
+
+std::vector<Point> parse_points_arg(const std::string& arg) {
+  std::vector<Point> out;
+  try {
+    const json a = json::parse(arg);
+    if (!a.is_array()) throw std::invalid_argument("not an array");
+    for (const json& j : a) {
+      Point p;
+      for (const json& kv : j.at("shape")) {
+        if (!kv.is_array() || kv.size() != 2) throw std::invalid_argument("a shape item");
+        p.shape.set(kv.at(0).get<std::string>(), kv.at(1).get<int64_t>());
+      }
+      p.dtype = dtype_of(j.at("dtype").get<std::string>());
+      p.variant = j.at("variant").get<std::string>();
+      out.push_back(p);
+    }
+  } catch (const json::exception& e) {
+    throw std::invalid_argument("bad --measure points '" + arg + "': " + e.what());
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument("bad --measure points '" + arg + "': " + e.what());
+  }
+  return out;
+}
+
+json point_time_line(size_t index, const Measurement& t) {
+  const PointTime p = point_time_of(t);
+  return {{"measured", index},        {"value_s", p.value_s}, {"median_s", p.median_s},
+          {"noise_rel", p.noise_rel}, {"samples", p.samples}, {"buffer_sets", p.buffer_sets}};
+}
+
+json point_error_line(size_t index, const std::string& what) {
+  return {{"measured", index}, {"error", what}};
+}
+
+std::string point_text(const std::string& experiment, const Point& p) {
+  return experiment + " " + p.shape.str() + " " + dtype_name(p.dtype) +
+         (p.variant.empty() ? "" : " " + p.variant);
+}
+
+std::vector<PointTime> point_times_from_lines(const std::vector<json>& lines,
+                                              const std::string& experiment,
+                                              const std::vector<Point>& points,
+                                              const std::string& worker_why) {
+  std::vector<PointTime> out(points.size());
+  std::vector<char> have(points.size(), 0);
+  std::vector<std::string> error(points.size());
+  for (const json& j : lines) {
+    if (!j.is_object() || !j.contains("measured") || !j["measured"].is_number_unsigned()) continue;
+    const size_t i = j["measured"].get<size_t>();
+    if (i >= points.size()) continue;
+    if (j.contains("error")) {
+      error[i] = j["error"].is_string() ? j["error"].get<std::string>() : j["error"].dump();
+      continue;
+    }
+    try {
+      PointTime t;
+      t.value_s = j.at("value_s").get<double>();
+      t.median_s = j.at("median_s").get<double>();
+      t.noise_rel = j.at("noise_rel").get<double>();
+      t.samples = j.at("samples").get<size_t>();
+      t.buffer_sets = j.at("buffer_sets").get<size_t>();
+      if (!(t.value_s > 0)) {
+        error[i] = "a time that is not > 0 (" + std::to_string(t.value_s) + " s)";
+        continue;
+      }
+      out[i] = t;
+      have[i] = 1;
+    } catch (const json::exception& e) {
+      error[i] = std::string("an unreadable result line: ") + e.what();
+    }
+  }
+  for (size_t i = 0; i < points.size(); ++i)
+    if (!have[i])
+      throw std::runtime_error(point_text(experiment, points[i]) + ": " +
+                               (!error[i].empty()
+                                    ? error[i]
+                                    : (worker_why.empty() ? "the worker stopped without its time"
+                                                          : worker_why + ", without its time")));
+  return out;
+}
+
+}  // namespace kb
