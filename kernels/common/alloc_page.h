@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 
 namespace kb {
@@ -15,8 +16,11 @@ namespace kb {
 inline constexpr size_t kAllocPage = size_t(2) << 20;
 
 // `bytes` rounded up to whole pages when `page`, else as asked.
+// A count so large that rounding it up would wrap around stays as asked
+// (cudaMalloc then refuses it: out of memory, never a small buffer).
 inline size_t allocation_bytes(size_t bytes, bool page) {
-  return page ? (bytes + kAllocPage - 1) / kAllocPage * kAllocPage : bytes;
+  if (!page || bytes > SIZE_MAX - (kAllocPage - 1)) return bytes;
+  return (bytes + kAllocPage - 1) / kAllocPage * kAllocPage;
 }
 
 // As above, `page` from KBENCH_ALLOC_PAGE (set and not "0"), read per call:

@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,6 +21,14 @@ class DeviceBuffer {
   DeviceBuffer() = default;
   explicit DeviceBuffer(size_t count) : count_(count) {
     if (count == 0) return;
+    // count · sizeof(T) past SIZE_MAX would wrap to a small allocation that
+    // kernels then overrun: refused as out of memory, with the count.
+    if (count > SIZE_MAX / sizeof(T)) {
+      count_ = 0;
+      throw CudaError("out of GPU memory: needs " + std::to_string(count) + " elements of " +
+                          std::to_string(sizeof(T)) + " bytes, more than the address space",
+                      cudaErrorMemoryAllocation);
+    }
     cudaError_t err =
         cudaMalloc(reinterpret_cast<void**>(&ptr_), allocation_bytes(count * sizeof(T)));
     if (err != cudaSuccess) {

@@ -27,3 +27,14 @@ TEST(AllocPage, ReadsTheVariableEachCall) {
   EXPECT_EQ(kb::allocation_bytes(100), 100u);
   unsetenv("KBENCH_ALLOC_PAGE");
 }
+
+TEST(AllocPage, ACountPastTheLastPageStaysAsAskedInsteadOfWrapping) {
+  // Rounded up it would wrap to 0 and cudaMalloc would hand back nothing to
+  // a caller that asked for everything; as asked, cudaMalloc refuses it.
+  EXPECT_EQ(kb::allocation_bytes(SIZE_MAX, true), SIZE_MAX);
+  EXPECT_EQ(kb::allocation_bytes(SIZE_MAX - 5, true), SIZE_MAX - 5);
+  constexpr size_t kPage = size_t(2) << 20;
+  const size_t last = SIZE_MAX / kPage * kPage;  // the largest whole-page count
+  EXPECT_EQ(kb::allocation_bytes(last, true), last);
+  EXPECT_EQ(kb::allocation_bytes(last - kPage + 1, true), last);
+}

@@ -41,6 +41,18 @@ TEST(DeviceBuffer, UploadDownloadPoison) {
   EXPECT_TRUE(std::isnan(poisoned[0]));
 }
 
+// No GPU needed: the count is refused before any CUDA call. count · 8
+// bytes wraps past SIZE_MAX to 8 bytes; allocated, kernels would overrun it.
+TEST(DeviceBuffer, ACountWhoseBytesWrapIsOutOfMemoryNotASmallBuffer) {
+  try {
+    kb::DeviceBuffer<uint64_t> wraps(SIZE_MAX / 8 + 2);
+    FAIL() << "a count of " << SIZE_MAX / 8 + 2 << " eight-byte elements was allocated";
+  } catch (const kb::CudaError& e) {
+    EXPECT_EQ(e.code, cudaErrorMemoryAllocation);
+    EXPECT_NE(std::string(e.what()).find("out of GPU memory"), std::string::npos) << e.what();
+  }
+}
+
 TEST(DeviceBuffer, OutOfMemoryThrowsWithSize) {
   KB_REQUIRE_GPU();
   try {
