@@ -54,6 +54,7 @@ DecodeCheck check_against_reference(const ModelConfig& c, WeightType t,
   dopt.fuse_swiglu = o.fuse_swiglu;
   dopt.pdl = o.pdl;
   dopt.route_fault = o.route_fault;
+  dopt.moe_combine_early = o.moe_combine_early;
   dopt.prompt.clear();
   for (int32_t id : o.prompt) dopt.prompt.push_back(((id % c.vocab) + c.vocab) % c.vocab);
   const int prompt_len = static_cast<int>(dopt.prompt.size());
@@ -68,7 +69,8 @@ DecodeCheck check_against_reference(const ModelConfig& c, WeightType t,
   Stream st;
   d.reset(st.s);
   const std::string where = c.name + " " + weight_type_name(t) + (o.graph ? " graph" : " eager") +
-                            (o.prefill ? " prefill" : "");
+                            (o.prefill ? " prefill" : "") +
+                            (c.moe() && !o.moe_combine_early ? " combine-waits" : "");
   // MoE: the CPU step at `pos` follows the GPU's routing of that position
   // where it is a near tie (RefDecoder::prefer_routing); afterwards the
   // router logits of every layer must agree and no choice may be refused.

@@ -168,6 +168,10 @@ Decoder::Decoder(const ModelConfig& c, WeightType t, const DecoderOptions& o)
       const size_t hist = size_t(capacity()) * c.n_layers * c.n_experts * 4;
       KB_CUDA_CHECK(cudaMemsetAsync(hist_logits_, 0xFF, hist, s));
       KB_CUDA_CHECK(cudaMemsetAsync(hist_ids_, 0xFF, hist, s));
+      // Likewise a layer not yet routed: ids -1 (the gathers write NaN), weights NaN.
+      const size_t routes = size_t(c.n_layers) * c.top_experts * 4;
+      KB_CUDA_CHECK(cudaMemsetAsync(route_ids_, 0xFF, routes, s));
+      KB_CUDA_CHECK(cudaMemsetAsync(route_w_, 0xFF, routes, s));
     }
     KB_CUDA_CHECK(cudaMemcpyAsync(prompt_, opt_.prompt.data(), opt_.prompt.size() * 4,
                                   cudaMemcpyHostToDevice, s));
@@ -320,17 +324,25 @@ void Decoder::enqueue_moe(int layer, cudaStream_t s, Mark&& mark) {
   ra.hist_stride = c.n_layers * c.n_experts;
   ra.hist_logits = hist_logits_ + layer * c.n_experts;
   ra.hist_ids = hist_ids_ + layer * c.n_experts;
-  ra.fault = opt_.route_fault;
+  ra.fault = opt_.route_fault == 3 ? 0 : opt_.route_fault;
   ra.pdl = opt_.pdl;
   moe_route(ra, s);
   mark("moe_route", layer);
+  // The router is the only writer of this layer's ids and weights; the
+  // gather reads them, and waits for the router (griddepcontrol.wait, its
+  // ids not ready) before it lets the combine launch. So when the combine
+  // can launch they are complete: it may read them before its own wait
+  // (moe_combine_early), and stream its first weights during the gather's
+  // tail.
   gemv::gather_gemv_swiglu(int8, L.experts_gate_up.w, L.experts_gate_up.scale, ra.ids, k,
                            c.n_experts, x_, moe_h_, c.ffn, c.dim, c.norm_eps, s, opt_.pdl,
                            opt_.moe_swiglu_config ? &*opt_.moe_swiglu_config : nullptr);
   mark("gather_gate_up_swiglu", layer);
-  gemv::gather_gemv_combine(int8, L.experts_down.w, L.experts_down.scale, ra.ids, ra.weights, k,
-                            c.n_experts, moe_h_, x_, c.dim, c.ffn, x_, s, opt_.pdl,
-                            opt_.moe_down_config ? &*opt_.moe_down_config : nullptr);
+  const int combine_layer = opt_.route_fault == 3 ? (layer + 1) % c.n_layers : layer;
+  gemv::gather_gemv_combine(
+      int8, L.experts_down.w, L.experts_down.scale, route_ids_ + combine_layer * k,
+      route_w_ + combine_layer * k, k, c.n_experts, moe_h_, x_, c.dim, c.ffn, x_, s, opt_.pdl,
+      opt_.moe_down_config ? &*opt_.moe_down_config : nullptr, opt_.moe_combine_early);
   mark("gather_down_combine_residual", layer);
 }
 

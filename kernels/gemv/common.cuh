@@ -143,6 +143,10 @@ struct KernelArgs {
   int rows_per_buffer;        // bulk kernel: rows per ring buffer, 1 or 2
   unsigned int* counter;      // bulk kernel, dynamic rows: [next unit, tickets], zero
   const float* weights;       // combine (gather_gemv_combine): the n_sel slot weights; else nullptr
+  // combine: the ids and weights were complete before this grid could
+  // launch, so they are read before griddepcontrol.wait
+  // (gather_gemv_combine's experts_ready); false: read after it.
+  bool experts_ready;
 };
 
 // gather_gemv_combine: the most slots one launch sums (top-2 routing).

@@ -99,11 +99,12 @@ int64_t grid_x(bool int8, int64_t N, int64_t K, const Config& c, bool swiglu) {
 }
 
 // What launch() checks and launches, plus the SwiGLU mode (gemv_swiglu).
-// `weights` (gather_gemv_combine): the slots' weights; the general kernel only.
+// `weights` (gather_gemv_combine): the slots' weights; the general kernel
+// only; `experts_ready`: its KernelArgs::experts_ready.
 void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* experts, int n_sel,
                  int E, const bf16* x, bf16* y, int64_t N, int64_t K, const bf16* residual,
                  Config cfg, cudaStream_t stream, int tokens, bool swiglu, float eps,
-                 const float* weights = nullptr) {
+                 const float* weights = nullptr, bool experts_ready = false) {
   const char* what = weights             ? "gather_gemv_combine"
                      : experts && swiglu ? "gather_gemv_swiglu"
                      : experts           ? "gather_gemv"
@@ -118,6 +119,8 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
     if (!cfg.is<General>())
       throw std::invalid_argument("gather_gemv_combine: the general kernel only");
   }
+  if (experts_ready && !weights)
+    throw std::invalid_argument(std::string(what) + ": experts_ready is the combine's only");
   if (tokens < 1 || tokens > kMaxTokens)
     throw std::invalid_argument(std::string(what) + ": tokens must be in [1, " +
                                 std::to_string(kMaxTokens) + "], got " + std::to_string(tokens));
@@ -233,7 +236,8 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
                0,
                1,
                nullptr,
-               weights};
+               weights,
+               experts_ready};
   if (const Tile* t = cfg.get<Tile>()) {
     const int units = detail::mma_units(K, 4);
     const size_t smem =
@@ -338,13 +342,13 @@ void gather_gemv_swiglu(bool int8, const void* W, const bf16* scale, const int32
 void gather_gemv_combine(bool int8, const void* W, const bf16* scale, const int32_t* experts,
                          const float* weights, int n_sel, int E, const bf16* X, bf16* y, int64_t N,
                          int64_t K, const bf16* residual, cudaStream_t stream, bool pdl,
-                         const Config* cfg) {
+                         const Config* cfg, bool experts_ready) {
   if (!experts || !weights)
     throw std::invalid_argument("gather_gemv_combine: null experts or weights");
   Config c = cfg ? *cfg : combine_config(int8, N, K);
   c.pdl = pdl;
   launch_impl(int8, W, scale, experts, n_sel, E, X, y, N, K, residual, c, stream, 1, false, 0.f,
-              weights);
+              weights, experts_ready);
 }
 
 void gemv_bf16(const bf16* W, const bf16* x, bf16* y, int64_t N, int64_t K, cudaStream_t stream,

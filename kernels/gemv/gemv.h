@@ -75,9 +75,10 @@ void check_experts(const std::vector<int32_t>& experts, int E);
 
 // MoE at batch 1 (a Mixtral block), the ids (and weights) in device memory,
 // written by a router kernel just before; both launch the general kernel
-// and wait for the previous grid before reading the ids. An id outside
-// [0, E) makes the launch write NaN (SwiGLU: that slot's F outputs;
-// combine: every output) and read no weight.
+// and wait for the previous grid before reading the ids (so no weight
+// streams before that wait), unless the combine's `experts_ready` says
+// otherwise. An id outside [0, E) makes the launch write NaN (SwiGLU: that
+// slot's F outputs; combine: every output) and read no weight.
 //
 // gather_gemv_swiglu: W [E, 2·F, K] (each expert gate | up rows, scales
 // [E, 2·F]); for each slot s < n_sel, H[s, :] = gemv_swiglu of expert
@@ -90,10 +91,21 @@ void gather_gemv_swiglu(bool int8, const void* W, const bf16* scale, const int32
 //   y[n] = residual[n] + sum_{s < n_sel} weights[s] · scale[e_s, n] · (W[e_s, n] · X[s]),
 // e_s = experts[s], X [n_sel, K] (the slots' inputs, e.g. H above), n_sel
 // <= 2, weights fp32 in device memory; residual may alias y or be nullptr.
+//
+// `experts_ready` (with `pdl`): the ids and weights are complete before
+// this grid can launch, so the kernel reads them before waiting for the
+// previous grid and streams its first weights during that grid's tail (X
+// and residual still only after the wait). True only where the grid just
+// before does not write them and lets this one launch only after it has
+// itself waited for their writer: the decoder's router -> gather SwiGLU ->
+// combine, the gather waiting (griddepcontrol.wait) before it lets the
+// combine launch, which the general kernel always does. A kernel that lets
+// its dependent launch before waiting (the router, attention) between
+// writer and combine breaks it. False: the ids are read after the wait.
 void gather_gemv_combine(bool int8, const void* W, const bf16* scale, const int32_t* experts,
                          const float* weights, int n_sel, int E, const bf16* X, bf16* y, int64_t N,
                          int64_t K, const bf16* residual, cudaStream_t stream, bool pdl = false,
-                         const Config* cfg = nullptr);
+                         const Config* cfg = nullptr, bool experts_ready = false);
 
 // CPU reference (fp64 accumulation over the same bf16/int8 inputs given as
 // floats; y in fp32). scale and residual may be nullptr.

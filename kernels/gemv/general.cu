@@ -30,7 +30,10 @@
 //     silu(r·g)·(r·u), r the RMSNorm factor of x from the squares it reads.
 // gather_gemv is the same kernel with blockIdx.y = the selected slot: the
 // block reads its expert id from device memory, and an id outside [0, E)
-// makes the block write NaN rows and read nothing.
+// makes the block write NaN rows and read nothing. The ids are read after
+// griddepcontrol.wait (a router just before writes them); the combine's
+// with experts_ready before it, its first weights streaming before the
+// wait as a dense gemv's do.
 #include <cmath>
 #include <stdexcept>
 
@@ -85,17 +88,31 @@ __global__ void __launch_bounds__(256) gemv_kernel(const KernelArgs a) {
   const int n_slots = C ? a.n_sel : 1;
   const int4* rows[kSlots][R];
   float coef[kSlots][R];
+  // combine with experts_ready (gather_gemv_combine, gemv.h): the ids and
+  // weights were complete before this grid could launch. (Only the combine
+  // takes it: the other instantiations' code stays as it was.)
+  const bool ids_early = C && a.experts_ready;
   if (a.experts) {
-    // The ids may be written by the previous grid (a router): no prefetch.
-    wait_for_previous_grid();
+    // The ids (and the combine's weights) are a router's output. The
+    // previous grid may be that router: wait for it before reading them,
+    // and no weight streams before the wait. With ids_early they are read
+    // at once, so that the first weights below stream before the wait,
+    // during the previous grid's tail, and through L2 (__ldcg): a line an
+    // earlier kernel left in this SM's L1 may be stale, and no wait has
+    // made the writer's stores visible to this grid's L1.
+    if (!ids_early) wait_for_previous_grid();
+    auto load_routing = [&](const auto* p) { return ids_early ? __ldcg(p) : *p; };
     int e[kSlots];
     bool bad = false;
 #pragma unroll
     for (int s = 0; s < kSlots; ++s) {
-      e[s] = s < n_slots ? a.experts[C ? s : blockIdx.y] : 0;
+      e[s] = s < n_slots ? load_routing(a.experts + (C ? s : blockIdx.y)) : 0;
       bad |= e[s] < 0 || e[s] >= a.E;
     }
     if (bad) {  // the whole block: every warp reads the same ids
+      // y may be what the previous grid reads (the decoder's x): written
+      // only once that grid is complete.
+      if (ids_early) wait_for_previous_grid();
       if constexpr (S) {
         if (kpart == 0 && lane == 0 && live) y[group] = __float2bfloat16(NAN);
       } else {
@@ -111,8 +128,9 @@ __global__ void __launch_bounds__(256) gemv_kernel(const KernelArgs a) {
         const int64_t erow = static_cast<int64_t>(e[s]) * N + row;
         rows[s][r] = reinterpret_cast<const int4*>(W + erow * K);
         if constexpr (C)
-          coef[s][r] =
-              s < n_slots ? a.weights[s] * (scale ? __bfloat162float(scale[erow]) : 1.f) : 0.f;
+          coef[s][r] = s < n_slots ? load_routing(a.weights + s) *
+                                         (scale ? __bfloat162float(scale[erow]) : 1.f)
+                                   : 0.f;
       }
     if (!C && scale) scale += static_cast<int64_t>(e[0]) * N;  // the epilogue's (slot) scales
   } else {
@@ -264,9 +282,24 @@ __global__ void __launch_bounds__(256) gemv_kernel(const KernelArgs a) {
       after_wait();
     }
   } else {
-    wait_for_previous_grid();
-    after_wait();
-    for (int base = first; base < nv_all; base += stride) {
+    // One batch in flight. A combine whose ids were read early loads its
+    // first batch before the wait, as above (a warp with no vectors loads
+    // none: load_batch and use_batch skip indices past nv_all); the dense
+    // gemv waits first, as before (reading early there would be a change
+    // of its own to measure), and any other gather has waited already.
+    int base = first;
+    if (ids_early) {
+      int4 w[R][U];
+      load_batch(base, w);
+      wait_for_previous_grid();
+      after_wait();
+      use_batch(base, w);
+      base += stride;
+    } else {
+      wait_for_previous_grid();
+      after_wait();
+    }
+    for (; base < nv_all; base += stride) {
       int4 w[R][U];
       load_batch(base, w);
       use_batch(base, w);

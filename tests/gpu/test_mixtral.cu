@@ -1,17 +1,23 @@
 // Mixtral's mixture-of-experts decode: the gather kernels it adds
 // (gather_gemv_swiglu, gather_gemv_combine) against their references, the
-// router kernel, the tiny MoE model and one full-size Mixtral layer against
-// the CPU fp32 reference, and the checks failing on a wrong routing and on
-// an expert id out of range. Byte counts run without a GPU.
+// combine reading its ids before its wait (experts_ready) in the decoder's
+// chain of dependent launches, the router kernel, the tiny MoE model and
+// one full-size Mixtral layer against the CPU fp32 reference, and the
+// checks failing on a wrong routing, on a wrong read of the ids and on an
+// expert id out of range. Byte counts run without a GPU.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <string>
 #include <tuple>
+#include <vector>
 
 #include "kernels/common/cuda_check.h"
 #include "kernels/common/device_buffer.h"
 #include "kernels/common/host_math.h"
+#include "kernels/common/pdl.cuh"
 #include "kernels/decode/decode_check.h"
 #include "kernels/decode/decode_kernels.h"
 #include "kernels/decode/decoder.h"
@@ -105,6 +111,58 @@ std::vector<float> download(const kb::DeviceBuffer<bf16>& d, size_t n) {
   return kb::to_float(h);
 }
 
+// The bf16 outputs as their bits (bit-identical comparisons, NaN included).
+std::vector<uint16_t> download_bits(const kb::DeviceBuffer<bf16>& d, size_t n) {
+  std::vector<uint16_t> h(n);
+  KB_CUDA_CHECK(cudaMemcpy(h.data(), d.get(), n * 2, cudaMemcpyDeviceToHost));
+  return h;
+}
+
+// "" when a and b hold the same bits, else how many elements differ and the first.
+std::string bit_differences(const std::vector<uint16_t>& a, const std::vector<uint16_t>& b) {
+  if (a.size() != b.size()) return "sizes differ";
+  size_t n = 0, first = 0;
+  for (size_t i = a.size(); i-- > 0;)
+    if (a[i] != b[i]) {
+      ++n;
+      first = i;
+    }
+  if (n == 0) return "";
+  char buf[128];
+  std::snprintf(buf, sizeof buf, "%zu of %zu differ, the first at %zu (0x%04x vs 0x%04x)", n,
+                a.size(), first, unsigned(a[first]), unsigned(b[first]));
+  return buf;
+}
+
+// Expert e's gate/up rows and SwiGLU of m.x on the CPU: F values.
+std::vector<float> reference_h(const MoeData& m, int e) {
+  const int64_t F = m.F, D = m.D;
+  const std::vector<int8_t> q13(m.w13.begin() + e * 2 * F * D, m.w13.begin() + (e + 1) * 2 * F * D);
+  const std::vector<float> sc13(m.s13.begin() + e * 2 * F, m.s13.begin() + (e + 1) * 2 * F);
+  const std::vector<float> w13 = dequant(q13, std::vector<float>(2 * F, 1.f), D);
+  std::vector<float> h(F);
+  kb::gemv::gemv_swiglu_ref(w13.data(), sc13.data(), m.x.data(), h.data(), F, D, 1e-5f);
+  return h;
+}
+
+// The combine on the CPU, on the GPU's own h ([2, F], bf16): m.x + sum over
+// the two slots of wts[s] · (expert ids[s]'s scaled down rows · h[s]).
+std::vector<float> reference_combine(const MoeData& m, const std::vector<int32_t>& ids,
+                                     const std::vector<float>& wts, const std::vector<float>& h) {
+  const int64_t F = m.F, D = m.D;
+  std::vector<float> y = m.x;
+  for (int s = 0; s < 2; ++s) {
+    const int64_t e = ids[s];
+    const std::vector<int8_t> q2(m.w2.begin() + e * D * F, m.w2.begin() + (e + 1) * D * F);
+    const std::vector<float> w2 = dequant(q2, std::vector<float>(D, 1.f), F);
+    const std::vector<float> sc2(m.s2.begin() + e * D, m.s2.begin() + (e + 1) * D);
+    std::vector<float> out(D);
+    kb::gemv::gemv_ref(w2.data(), sc2.data(), h.data() + s * F, out.data(), D, F);
+    for (int i = 0; i < D; ++i) y[i] += wts[s] * out[i];
+  }
+  return y;
+}
+
 // Both experts' gate/up and SwiGLU in one launch, then their down rows,
 // weighted sum and residual in one launch, against the references; at the
 // tiny shape and at Mixtral's (14336 x 4096), with programmatic launch on.
@@ -128,30 +186,14 @@ TEST(MixtralKernels, GatherSwigluAndCombineMatchReference) {
     KB_CUDA_CHECK(cudaDeviceSynchronize());
     const std::vector<float> h = download(d_h, size_t(2) * F);
     const std::vector<float> y = download(d_y, D);
-    std::vector<float> want_y = m.x;
     for (int s = 0; s < 2; ++s) {
-      const int e = ids[s];
-      const std::vector<int8_t> q13(m.w13.begin() + size_t(e) * 2 * F * D,
-                                    m.w13.begin() + size_t(e + 1) * 2 * F * D);
-      const std::vector<float> sc13(m.s13.begin() + size_t(e) * 2 * F,
-                                    m.s13.begin() + size_t(e + 1) * 2 * F);
-      const std::vector<float> w13 = dequant(q13, std::vector<float>(2 * F, 1.f), D);
-      std::vector<float> want_h(F);
-      kb::gemv::gemv_swiglu_ref(w13.data(), sc13.data(), m.x.data(), want_h.data(), F, D, 1e-5f);
       const kb::Compare ch =
           kb::compare(std::vector<float>(h.begin() + size_t(s) * F, h.begin() + size_t(s + 1) * F),
-                      want_h, 1e-2);
+                      reference_h(m, ids[s]), 1e-2);
       EXPECT_TRUE(ch.ok) << "E " << E << " slot " << s << " h: " << ch.text();
-      // The down rows of expert e on the GPU's own h (bf16), scaled and weighted.
-      const std::vector<int8_t> q2(m.w2.begin() + size_t(e) * D * F,
-                                   m.w2.begin() + size_t(e + 1) * D * F);
-      const std::vector<float> w2 = dequant(q2, std::vector<float>(D, 1.f), F);
-      const std::vector<float> sc2(m.s2.begin() + size_t(e) * D, m.s2.begin() + size_t(e + 1) * D);
-      std::vector<float> out(D);
-      kb::gemv::gemv_ref(w2.data(), sc2.data(), h.data() + size_t(s) * F, out.data(), D, F);
-      for (int i = 0; i < D; ++i) want_y[i] += wts[s] * out[i];
     }
-    const kb::Compare cy = kb::compare(y, want_y, 1e-2);
+    // The down rows on the GPU's own h (bf16), scaled and weighted.
+    const kb::Compare cy = kb::compare(y, reference_combine(m, ids, wts, h), 1e-2);
     EXPECT_TRUE(cy.ok) << "E " << E << " y: " << cy.text();
   }
 }
@@ -194,6 +236,194 @@ TEST(MixtralKernels, BadExpertIdGivesNaN) {
   EXPECT_THROW(kb::gemv::gather_gemv_combine(true, m.d_w2.get(), m.d_s2.get(), d_ids.get(), nullptr,
                                              2, E, d_h.get(), d_y.get(), D, F, nullptr, nullptr),
                std::invalid_argument);
+}
+
+// ------------------------------------------------- the combine's early ids
+
+// The router's place in the decoder's chain, for the tests: lets the next
+// grid launch at once (as moe_route does), waits for the previous grid,
+// spins `spin` clock cycles, then writes round `round`'s two ids and
+// weights from the tables. A grid that read the ids before this one
+// completed would read the previous round's.
+__global__ void write_routing(const int32_t* table_ids, const float* table_w, int round,
+                              long long spin, int32_t* ids, float* w) {
+  kb::let_next_grid_launch();
+  kb::wait_for_previous_grid();
+  for (const long long t0 = clock64(); clock64() - t0 < spin;) {
+  }
+  if (threadIdx.x < 2) {
+    ids[threadIdx.x] = table_ids[2 * round + threadIdx.x];
+    w[threadIdx.x] = table_w[2 * round + threadIdx.x];
+  }
+}
+
+// About 1 ms at an H100's clock: far longer than a dependent grid takes to
+// start, so a read of the ids before the writer completes cannot miss it.
+constexpr long long kWriterSpin = 2'000'000;
+
+// Rounds of the decoder's MoE chain on one stream, every launch a
+// programmatic dependent of the one before: the router (write_routing),
+// the gate/up gather (ids read after its wait) into H[r], the combine into
+// Y[r] (residual m.x), on the chain's own stream `s`. Round 2 routes to an
+// id out of range.
+struct RoutingChain {
+  static constexpr int kRounds = 5;
+  const MoeData& m;
+  cudaStream_t s = nullptr;
+  std::vector<int32_t> ids;  // [kRounds][2]
+  std::vector<float> wts;    // [kRounds][2]
+  kb::DeviceBuffer<int32_t> d_table_ids{2 * kRounds}, d_ids{2};
+  kb::DeviceBuffer<float> d_table_w{2 * kRounds}, d_wts{2};
+  std::vector<kb::DeviceBuffer<bf16>> H, Y;
+  explicit RoutingChain(const MoeData& md) : m(md) {
+    // A blocking stream: ordered after the uploads (cudaMemcpy) of MoeData and below.
+    KB_CUDA_CHECK(cudaStreamCreate(&s));
+    const int E = m.E;
+    ids = {E - 1, 1, 0, 2, 1, E, 2, E - 1, 1, 0};
+    wts = {0.625f, 0.375f, 0.25f, 0.75f, 0.5f, 0.5f, 0.875f, 0.125f, 0.5f, 0.5f};
+    KB_CUDA_CHECK(
+        cudaMemcpy(d_table_ids.get(), ids.data(), ids.size() * 4, cudaMemcpyHostToDevice));
+    KB_CUDA_CHECK(cudaMemcpy(d_table_w.get(), wts.data(), wts.size() * 4, cudaMemcpyHostToDevice));
+    for (int r = 0; r < kRounds; ++r) {
+      H.emplace_back(size_t(2) * m.F);
+      Y.emplace_back(size_t(m.D));
+    }
+  }
+  ~RoutingChain() { cudaStreamDestroy(s); }
+  RoutingChain(const RoutingChain&) = delete;
+  RoutingChain& operator=(const RoutingChain&) = delete;
+  std::vector<int32_t> round_ids(int r) const { return {ids[2 * r], ids[2 * r + 1]}; }
+  std::vector<float> round_wts(int r) const { return {wts[2 * r], wts[2 * r + 1]}; }
+  bool round_valid(int r) const {
+    for (int32_t e : round_ids(r))
+      if (e < 0 || e >= m.E) return false;
+    return true;
+  }
+  void write(int r) {
+    kb::launch_maybe_pdl(true, write_routing, dim3(1), dim3(32), s, d_table_ids.get(),
+                         d_table_w.get(), r, kWriterSpin, d_ids.get(), d_wts.get());
+  }
+  void combine(const kb::DeviceBuffer<bf16>& h, kb::DeviceBuffer<bf16>& y,
+               const kb::gemv::Config& cfg, bool experts_ready) {
+    kb::gemv::gather_gemv_combine(true, m.d_w2.get(), m.d_s2.get(), d_ids.get(), d_wts.get(), 2,
+                                  m.E, h.get(), y.get(), m.D, m.F, m.d_x.get(), s, true, &cfg,
+                                  experts_ready);
+  }
+  // Every round; returns Y[r]'s bits per round (poisoned with NaN first).
+  std::vector<std::vector<uint16_t>> run(const kb::gemv::Config& cfg, bool experts_ready) {
+    for (auto& y : Y) KB_CUDA_CHECK(cudaMemsetAsync(y.get(), 0xFF, size_t(m.D) * 2, s));
+    for (int r = 0; r < kRounds; ++r) {
+      write(r);
+      kb::gemv::gather_gemv_swiglu(true, m.d_w13.get(), m.d_s13.get(), d_ids.get(), 2, m.E,
+                                   m.d_x.get(), H[r].get(), m.F, m.D, 1e-5f, s, true);
+      combine(H[r], Y[r], cfg, experts_ready);
+    }
+    KB_CUDA_CHECK(cudaStreamSynchronize(s));
+    std::vector<std::vector<uint16_t>> out;
+    for (const auto& y : Y) out.push_back(download_bits(y, m.D));
+    return out;
+  }
+};
+
+// Every configuration of the int8 combine kernel: rows per warp 1|2,
+// unroll 1|2, pipelined or not, K over 1|2 warps.
+std::vector<kb::gemv::Config> combine_configs(int64_t N, int64_t K) {
+  std::vector<kb::gemv::Config> v;
+  const kb::gemv::General base = *kb::gemv::combine_config(true, N, K).get<kb::gemv::General>();
+  for (int rows : {1, 2})
+    for (int unroll : {1, 2})
+      for (bool pipeline : {false, true})
+        for (int ks : {1, 2}) {
+          kb::gemv::General g = base;
+          g.rows_per_warp = rows;
+          g.unroll = unroll;
+          g.pipeline = pipeline;
+          g.k_split = ks;
+          if (g.warps % ks == 0) v.push_back(kb::gemv::Config(g));
+        }
+  return v;
+}
+
+std::string config_text(const kb::gemv::Config& c) {
+  const kb::gemv::General& g = *c.get<kb::gemv::General>();
+  return "R" + std::to_string(g.rows_per_warp) + " U" + std::to_string(g.unroll) + " ks" +
+         std::to_string(g.k_split) + (g.pipeline ? " pipelined" : "");
+}
+
+// The combine reading its ids and weights before its wait (experts_ready),
+// as the decoder launches it (router -> gate/up gather -> combine, each a
+// programmatic dependent), gives the same bits as reading them after: in
+// every configuration at the tiny shape and in the default one at
+// Mixtral's, over rounds whose ids change (so a read of the previous
+// round's ids, e.g. a stale line, shows) and one with an id out of range
+// (NaN everywhere, and the next round right again).
+TEST(MixtralKernels, CombineReadingIdsEarlyIsBitIdentical) {
+  KB_REQUIRE_GPU();
+  for (auto [E, F, D] : {std::tuple{4, 704, 256}, std::tuple{8, 14336, 4096}}) {
+    MoeData m(E, F, D);
+    RoutingChain chain(m);
+    std::vector<kb::gemv::Config> configs = combine_configs(D, F);
+    if (E == 8) configs = {kb::gemv::combine_config(true, D, F)};
+    for (const kb::gemv::Config& cfg : configs) {
+      SCOPED_TRACE(::testing::Message()
+                   << "E " << E << " F " << F << " D " << D << ", " << config_text(cfg));
+      const auto waits = chain.run(cfg, false);
+      std::vector<std::vector<float>> h(RoutingChain::kRounds);
+      for (int r = 0; r < RoutingChain::kRounds; ++r) h[r] = download(chain.H[r], size_t(2) * F);
+      const auto early = chain.run(cfg, true);
+      std::vector<float> previous;
+      for (int r = 0; r < RoutingChain::kRounds; ++r) {
+        EXPECT_EQ(bit_differences(early[r], waits[r]), "") << "round " << r;
+        const std::vector<float> y =
+            kb::to_float(std::vector<bf16>(reinterpret_cast<const bf16*>(early[r].data()),
+                                           reinterpret_cast<const bf16*>(early[r].data()) + D));
+        if (!chain.round_valid(r)) {
+          for (int i = 0; i < D; ++i)
+            ASSERT_TRUE(std::isnan(y[i])) << "round " << r << " (id out of range), y[" << i << "]";
+          previous.clear();
+          continue;
+        }
+        const std::vector<float> want =
+            reference_combine(m, chain.round_ids(r), chain.round_wts(r), h[r]);
+        const kb::Compare c = kb::compare(y, want, 1e-2);
+        EXPECT_TRUE(c.ok) << "round " << r << ": " << c.text();
+        // The test must be able to fail: the previous round's ids would
+        // give an output this check refuses.
+        if (!previous.empty())
+          ASSERT_FALSE(kb::compare(previous, want, 1e-2).ok)
+              << "rounds " << r - 1 << " and " << r << " are too alike to show a stale read";
+        previous = want;
+      }
+    }
+  }
+}
+
+// The window the test above relies on exists: a combine told experts_ready
+// but launched right after the grid that writes its ids (a misuse: no grid
+// between them waits for the writer) reads the previous round's ids, and
+// gives the previous round's output. So the decoder's order, where the
+// gate/up gather waits for the router before the combine can launch, is
+// what makes the early read right, and the chain test would see it wrong.
+TEST(MixtralKernels, EarlyReadRightAfterTheWriterSeesTheOldIds) {
+  KB_REQUIRE_CC(9, 0);  // programmatic dependent launch: without it nothing overlaps
+  const int E = 4, F = 704, D = 256;
+  MoeData m(E, F, D);
+  RoutingChain chain(m);
+  const kb::gemv::Config cfg = kb::gemv::combine_config(true, D, F);
+  chain.run(cfg, false);  // rounds 0..4: the ids and weights in place are round 4's
+  const int last = RoutingChain::kRounds - 1;
+  const std::vector<uint16_t> last_y = download_bits(chain.Y[last], D);
+  kb::DeviceBuffer<bf16> misuse(D), right(D);
+  chain.write(0);  // round 0's routing, after a 1 ms spin
+  chain.combine(chain.H[last], misuse, cfg, true);
+  chain.write(0);
+  chain.combine(chain.H[last], right, cfg, false);
+  KB_CUDA_CHECK(cudaStreamSynchronize(chain.s));
+  const std::vector<uint16_t> got = download_bits(misuse, D);
+  EXPECT_NE(bit_differences(got, download_bits(right, D)), "")
+      << "the misused early read saw the new ids";
+  EXPECT_EQ(bit_differences(got, last_y), "")
+      << "the misused early read did not see exactly the old ids";
 }
 
 // The router kernel: logits, the top 2 (ties -> lower id), renormalized
@@ -336,12 +566,14 @@ TEST(MixtralKernels, RouterLogitsMatchCpuAtAnyExpertCount) {
 struct MoeParam {
   dec::WeightType type;
   bool graph, prefill, pdl;
+  bool combine_early = true;  // DecoderOptions::moe_combine_early
 };
 class MixtralTiny : public ::testing::TestWithParam<MoeParam> {};
 
 // The tiny MoE model (4 experts, top 2) against the CPU over 24 steps: the
 // routing of every layer and position (near ties may go the GPU's way),
-// router logits, logits, tokens, KV rows, residual.
+// router logits, logits, tokens, KV rows, residual; the combine reading
+// its ids before its wait (the default) and after.
 TEST_P(MixtralTiny, MatchesCpuReference) {
   KB_REQUIRE_GPU();
   const MoeParam p = GetParam();
@@ -353,6 +585,7 @@ TEST_P(MixtralTiny, MatchesCpuReference) {
   o.graph = p.graph;
   o.prefill = p.prefill;
   o.pdl = p.pdl;
+  o.moe_combine_early = p.combine_early;
   o.seed = 5;
   const auto r = dec::check_against_reference(dec::find_config("tiny-moe"), p.type, o);
   EXPECT_TRUE(r.ok) << r.detail;
@@ -360,22 +593,26 @@ TEST_P(MixtralTiny, MatchesCpuReference) {
   std::printf("  %s\n", r.detail.c_str());
 }
 
-INSTANTIATE_TEST_SUITE_P(Types, MixtralTiny,
-                         ::testing::Values(MoeParam{dec::WeightType::int8, true, true, true},
-                                           MoeParam{dec::WeightType::int8, true, false, true},
-                                           MoeParam{dec::WeightType::int8, false, true, false},
-                                           MoeParam{dec::WeightType::bf16, true, true, true}),
-                         [](const ::testing::TestParamInfo<MoeParam>& i) {
-                           return std::string(i.param.type == dec::WeightType::int8 ? "int8"
-                                                                                    : "bf16") +
-                                  (i.param.graph ? "_graph" : "_eager") +
-                                  (i.param.prefill ? "_prefill" : "") +
-                                  (i.param.pdl ? "" : "_no_pdl");
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Types, MixtralTiny,
+    ::testing::Values(MoeParam{dec::WeightType::int8, true, true, true},
+                      MoeParam{dec::WeightType::int8, true, false, true},
+                      MoeParam{dec::WeightType::int8, false, true, false},
+                      MoeParam{dec::WeightType::bf16, true, true, true},
+                      MoeParam{dec::WeightType::int8, true, true, true, false},
+                      MoeParam{dec::WeightType::int8, true, false, true, false},
+                      MoeParam{dec::WeightType::bf16, true, true, true, false}),
+    [](const ::testing::TestParamInfo<MoeParam>& i) {
+      return std::string(i.param.type == dec::WeightType::int8 ? "int8" : "bf16") +
+             (i.param.graph ? "_graph" : "_eager") + (i.param.prefill ? "_prefill" : "") +
+             (i.param.pdl ? "" : "_no_pdl") + (i.param.combine_early ? "" : "_combine_waits");
+    });
 
 // A wrong routing (the second expert replaced by the third-ranked, a valid
 // id) fails the check as a routing beyond a near tie; an id out of range
-// fails it too (NaN rows, never a stray read).
+// fails it too (NaN rows, never a stray read); so does a right routing that
+// the combine reads wrong (the other layer's ids and weights, as a stale
+// early read would be), with its early read on and off.
 TEST(MixtralModel, WrongRoutingFailsTheCheck) {
   KB_REQUIRE_GPU();
   dec::ReferenceCheckOptions o;
@@ -392,6 +629,14 @@ TEST(MixtralModel, WrongRoutingFailsTheCheck) {
       dec::check_against_reference(dec::find_config("tiny-moe"), dec::WeightType::int8, o);
   EXPECT_FALSE(bad.ok);
   std::printf("  %s\n  %s\n", wrong.detail.c_str(), bad.detail.c_str());
+  o.route_fault = 3;
+  for (bool early : {true, false}) {
+    o.moe_combine_early = early;
+    const auto misread =
+        dec::check_against_reference(dec::find_config("tiny-moe"), dec::WeightType::int8, o);
+    EXPECT_FALSE(misread.ok) << "combine early " << early;
+    std::printf("  %s\n", misread.detail.c_str());
+  }
 }
 
 TEST(MixtralModel, GraphHasOneNodePerKernel) {

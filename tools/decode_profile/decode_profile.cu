@@ -4,12 +4,19 @@
 //   [--pdl 0|1] [--swiglu 0|1] [--tc 0|1] [--splits N] [--min-chunk N]
 //                         [--moe-swiglu-ks N] [--moe-swiglu-unroll 2|4] [--moe-down-ks N]
 //                         [--moe-down-rows 1|2] [--moe-down-unroll 1|2] [--moe-down-pipe 0|1]
+//                         [--moe-early 0|1|0,1] [--ab-rounds N]
 //
 // Mixtral: --model Mixtral-8x7B-v0.1 --layers 16 --dtype int8 (the seed's
 // row); the bytes are those a token reads (two experts per layer), and the
 // breakdown adds the split between attention, routing, experts and the LM
 // head. The --moe-* options set the gather kernels' configurations
 // (DecoderOptions::moe_swiglu_config / moe_down_config) for tuning.
+// --moe-early sets DecoderOptions::moe_combine_early (the combine reads
+// its ids before its wait; default 1); with two values (0,1) it builds a
+// decoder for each (the same weights; both must fit: 16 layers of int8 do
+// on an 80 GB GPU), reports each, then times their graph steps
+// interleaved, --ab-rounds rounds of R replays each (default 7): the A/B
+// of one process.
 //
 // Builds the model as the experiment does, advances the cache to position
 // N (default 105, the middle of the seed's generation), then prints
@@ -24,10 +31,12 @@
 // graph removes; the per-kernel times are what the next tuning step reads.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -36,6 +45,7 @@
 #include "kernels/common/fill.h"
 #include "kernels/decode/decoder.h"
 #include "kernels/gemv/gemv.h"
+#include "suite/stats.h"
 #include "tools/common/options.h"
 
 namespace {
@@ -55,6 +65,8 @@ struct Args {
   int layers = 0;      // 0: the model's
   int moe_swiglu_ks = 0, moe_swiglu_unroll = 0;  // 0: the default
   int moe_down_ks = 0, moe_down_rows = 0, moe_down_unroll = 0, moe_down_pipe = -1;
+  std::vector<bool> moe_early;  // empty: the decoder's default; two values: an A/B
+  int ab_rounds = 7;
 };
 
 [[noreturn]] void usage(const std::string& why) {
@@ -63,7 +75,7 @@ struct Args {
       "kbench_decode_profile [--model NAME] [--dtype bfloat16|int8] [--pos N] [--reps R] "
       "[--pdl 0|1] [--swiglu 0|1] [--tc 0|1] [--splits N] [--min-chunk N] [--layers N] "
       "[--moe-swiglu-ks N] [--moe-swiglu-unroll 2|4] [--moe-down-ks N] [--moe-down-rows 1|2] "
-      "[--moe-down-unroll 1|2] [--moe-down-pipe 0|1]");
+      "[--moe-down-unroll 1|2] [--moe-down-pipe 0|1] [--moe-early 0|1|0,1] [--ab-rounds N]");
 }
 
 Args parse(int argc, char** argv) {
@@ -105,12 +117,23 @@ Args parse(int argc, char** argv) {
           a.moe_down_unroll = std::atoi(v.c_str());
         else if (k == "--moe-down-pipe")
           a.moe_down_pipe = v != "0";
+        else if (k == "--moe-early") {
+          a.moe_early.clear();
+          for (size_t at = 0; at <= v.size();) {
+            const size_t comma = std::min(v.find(',', at), v.size());
+            a.moe_early.push_back(kb::tools::flag_01(k, v.substr(at, comma - at), usage));
+            at = comma + 1;
+          }
+          if (a.moe_early.size() > 2) usage("--moe-early: one value or two (0,1)");
+        } else if (k == "--ab-rounds")
+          a.ab_rounds = std::atoi(v.c_str());
         else
           usage("unknown option " + k);
       },
       usage);
   if (a.reps < 1) usage("--reps must be positive");
   if (a.layers < 0) usage("--layers must be positive");
+  if (a.ab_rounds < 1) usage("--ab-rounds must be positive");
   return a;
 }
 
@@ -182,102 +205,153 @@ int main(int argc, char** argv) {
     KB_CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
     std::printf("%s %s on %s\n", c.name.c_str(), dec::weight_type_name(a.type), prop.name);
 
-    dec::Decoder d(c, a.type, o);
+    // One decoder per --moe-early value (one, or two for the A/B).
+    const std::vector<bool> early =
+        a.moe_early.empty() ? std::vector<bool>{o.moe_combine_early} : a.moe_early;
+    if (early.size() > 1 && !c.moe()) usage("--moe-early with two values: a MoE model only");
+    std::vector<std::unique_ptr<dec::Decoder>> ds;
+    for (const bool e : early) {
+      o.moe_combine_early = e;
+      ds.push_back(std::make_unique<dec::Decoder>(c, a.type, o));
+    }
+    // The lines of decoder i start with its --moe-early value when there are two.
+    auto label = [&](size_t i) {
+      return ds.size() > 1 ? std::string("[moe-early ") + (early[i] ? "1" : "0") + "] "
+                           : std::string();
+    };
+    if (c.moe() && ds.size() == 1)
+      std::printf("combine reads its ids before its wait (--moe-early): %d\n", int(early[0]));
     std::printf(
         "graph: %zu nodes per step (%d expected with one kernel per gemv), %d attention "
         "splits\n",
-        d.graph_nodes(), dec::Decoder::kernels_per_step(c, a.swiglu), d.attention_splits());
+        ds[0]->graph_nodes(), dec::Decoder::kernels_per_step(c, a.swiglu),
+        ds[0]->attention_splits());
     cudaStream_t s;
     KB_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     cudaEvent_t e0, e1;
     KB_CUDA_CHECK(cudaEventCreate(&e0));
     KB_CUDA_CHECK(cudaEventCreate(&e1));
-    auto advance_to = [&](int pos) {
+    auto advance_to = [&](dec::Decoder& d, int pos) {
       d.reset(s);
       for (int i = 0; i < pos; ++i) d.replay(s);
     };
-
-    // Graph step time at `pos`.
-    advance_to(a.pos);
-    KB_CUDA_CHECK(cudaEventRecord(e0, s));
-    for (int i = 0; i < a.reps; ++i) d.replay(s);
-    KB_CUDA_CHECK(cudaEventRecord(e1, s));
-    KB_CUDA_CHECK(cudaEventSynchronize(e1));
-    float ms = 0;
-    KB_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
-    const double graph_us = ms * 1e3 / a.reps;
-
-    // The prefill graph alone, and a generation as the experiment measures
-    // it (the prefill + 199 steps, after one warm-up).
+    // Graph step time at `pos` (R replays).
+    auto graph_step_us = [&](dec::Decoder& d) {
+      advance_to(d, a.pos);
+      KB_CUDA_CHECK(cudaEventRecord(e0, s));
+      for (int i = 0; i < a.reps; ++i) d.replay(s);
+      KB_CUDA_CHECK(cudaEventRecord(e1, s));
+      KB_CUDA_CHECK(cudaEventSynchronize(e1));
+      float ms = 0;
+      KB_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+      return ms * 1e3 / a.reps;
+    };
     const int P = int(o.prompt.size());
-    double prefill_ms = 0, gen_ms = 0;
-    for (int rep = 0; rep < 2; ++rep) {
-      KB_CUDA_CHECK(cudaEventRecord(e0, s));
-      d.prefill(s);
-      KB_CUDA_CHECK(cudaEventRecord(e1, s));
-      KB_CUDA_CHECK(cudaEventSynchronize(e1));
-      KB_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
-      prefill_ms = ms;
-      KB_CUDA_CHECK(cudaEventRecord(e0, s));
-      d.prefill(s);
-      for (int i = 1; i < 200; ++i) d.replay(s);
-      KB_CUDA_CHECK(cudaEventRecord(e1, s));
-      KB_CUDA_CHECK(cudaEventSynchronize(e1));
-      KB_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
-      gen_ms = ms;
-    }
     // The bytes a token reads (a MoE model: two experts per layer).
     const double model_bytes = dec::active_weight_bytes(c, a.type);
-    std::printf("graph step at pos %d: %.1f us (%.0f GB/s of weights)\n", a.pos, graph_us,
-                model_bytes / (graph_us * 1e-6) / 1e9);
-    std::printf("prefill of %d tokens: %.1f us (%zu graph nodes) = %.2f steps at pos %d\n", P,
-                prefill_ms * 1e3, d.prefill_graph_nodes(), prefill_ms * 1e3 / graph_us, a.pos);
-    std::printf("generation (prefill + 199 steps): %.1f ms = %.1f tok/s, %.0f GB/s (seed count)\n",
-                gen_ms, 200 / (gen_ms * 1e-3), model_bytes * 200 / (gen_ms * 1e-3) / 1e9);
 
-    // Eager breakdown, mean of `reps` steps all at `pos`.
-    std::map<std::string, std::pair<int, double>> per;  // name -> (calls per step, total us)
-    std::vector<std::string> order;
-    double eager_total = 0;
-    for (int rep = 0; rep < a.reps; ++rep) {
-      advance_to(a.pos);
-      const auto t = d.profile_step(s);
-      for (const auto& k : t) {
-        if (!per.count(k.name)) order.push_back(k.name);
-        auto& p = per[k.name];
-        if (rep == 0) ++p.first;
-        p.second += k.us / a.reps;
-        eager_total += k.us / a.reps;
+    for (size_t di = 0; di < ds.size(); ++di) {
+      dec::Decoder& d = *ds[di];
+      const std::string lb = label(di);
+      if (di > 0) std::printf("\n");
+      const double graph_us = graph_step_us(d);
+
+      // The prefill graph alone, and a generation as the experiment measures
+      // it (the prefill + 199 steps, after one warm-up).
+      double prefill_ms = 0, gen_ms = 0;
+      float ms = 0;
+      for (int rep = 0; rep < 2; ++rep) {
+        KB_CUDA_CHECK(cudaEventRecord(e0, s));
+        d.prefill(s);
+        KB_CUDA_CHECK(cudaEventRecord(e1, s));
+        KB_CUDA_CHECK(cudaEventSynchronize(e1));
+        KB_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+        prefill_ms = ms;
+        KB_CUDA_CHECK(cudaEventRecord(e0, s));
+        d.prefill(s);
+        for (int i = 1; i < 200; ++i) d.replay(s);
+        KB_CUDA_CHECK(cudaEventRecord(e1, s));
+        KB_CUDA_CHECK(cudaEventSynchronize(e1));
+        KB_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+        gen_ms = ms;
+      }
+      std::printf("%sgraph step at pos %d: %.1f us (%.0f GB/s of weights)\n", lb.c_str(), a.pos,
+                  graph_us, model_bytes / (graph_us * 1e-6) / 1e9);
+      std::printf("%sprefill of %d tokens: %.1f us (%zu graph nodes) = %.2f steps at pos %d\n",
+                  lb.c_str(), P, prefill_ms * 1e3, d.prefill_graph_nodes(),
+                  prefill_ms * 1e3 / graph_us, a.pos);
+      std::printf(
+          "%sgeneration (prefill + 199 steps): %.1f ms = %.1f tok/s, %.0f GB/s (seed count)\n",
+          lb.c_str(), gen_ms, 200 / (gen_ms * 1e-3), model_bytes * 200 / (gen_ms * 1e-3) / 1e9);
+
+      // Eager breakdown, mean of `reps` steps all at `pos`.
+      std::map<std::string, std::pair<int, double>> per;  // name -> (calls per step, total us)
+      std::vector<std::string> order;
+      double eager_total = 0;
+      for (int rep = 0; rep < a.reps; ++rep) {
+        advance_to(d, a.pos);
+        const auto t = d.profile_step(s);
+        for (const auto& k : t) {
+          if (!per.count(k.name)) order.push_back(k.name);
+          auto& p = per[k.name];
+          if (rep == 0) ++p.first;
+          p.second += k.us / a.reps;
+          eager_total += k.us / a.reps;
+        }
+      }
+      std::printf("\n%seager step at pos %d, mean of %d (an event between kernels):\n", lb.c_str(),
+                  a.pos, a.reps);
+      std::printf("%-28s %6s %11s %10s %7s %10s %8s\n", "kernel", "calls", "total(us)", "each(us)",
+                  "share", "MB each", "GB/s");
+      for (const auto& name : order) {
+        const auto& p = per[name];
+        const double each = p.second / p.first;
+        const double bytes = kernel_bytes(name, c, a.type, a.pos + 1);
+        std::printf("%-28s %6d %11.1f %10.2f %6.1f%% %10.2f %8.0f\n", name.c_str(), p.first,
+                    p.second, each, 100 * p.second / eager_total, bytes / 1e6,
+                    bytes / (each * 1e-6) / 1e9);
+      }
+      std::printf("%-28s %6s %11.1f   (graph step: %.1f us; the difference is launch gaps)\n",
+                  "sum", "", eager_total, graph_us);
+      if (c.moe()) {
+        // Where a Mixtral step goes: attention (qkv, attention, o), routing,
+        // the experts (both gathers), the LM head (with embed and sampler).
+        auto group = [](const std::string& n) {
+          if (n == "gemv_qkv" || n == "attention" || n == "gemv_o_residual") return 0;
+          if (n == "moe_route") return 1;
+          if (n.rfind("gather_", 0) == 0) return 2;
+          return 3;
+        };
+        const char* names[] = {"attention (qkv, attention, o)", "routing", "experts",
+                               "LM head, embed, sample"};
+        double g[4] = {0, 0, 0, 0};
+        for (const auto& [name, p] : per) g[group(name)] += p.second;
+        std::printf("\n%ssplit of the eager step:\n", lb.c_str());
+        for (int i = 0; i < 4; ++i)
+          std::printf("  %-32s %9.1f us %6.1f%%\n", names[i], g[i], 100 * g[i] / eager_total);
       }
     }
-    std::printf("\neager step at pos %d, mean of %d (an event between kernels):\n", a.pos, a.reps);
-    std::printf("%-28s %6s %11s %10s %7s %10s %8s\n", "kernel", "calls", "total(us)", "each(us)",
-                "share", "MB each", "GB/s");
-    for (const auto& name : order) {
-      const auto& p = per[name];
-      const double each = p.second / p.first;
-      const double bytes = kernel_bytes(name, c, a.type, a.pos + 1);
-      std::printf("%-28s %6d %11.1f %10.2f %6.1f%% %10.2f %8.0f\n", name.c_str(), p.first, p.second,
-                  each, 100 * p.second / eager_total, bytes / 1e6, bytes / (each * 1e-6) / 1e9);
+
+    if (ds.size() > 1) {
+      // The A/B: both decoders' graph steps in turn, the order alternating
+      // from round to round so that a drift (clocks, heat) falls on both.
+      std::vector<std::vector<double>> us(ds.size());
+      for (int round = 0; round < a.ab_rounds; ++round)
+        for (size_t k = 0; k < ds.size(); ++k) {
+          const size_t di = round % 2 == 0 ? k : ds.size() - 1 - k;
+          us[di].push_back(graph_step_us(*ds[di]));
+        }
+      std::printf("\ngraph step A/B at pos %d, %d rounds of %d replays, interleaved:\n", a.pos,
+                  a.ab_rounds, a.reps);
+      for (size_t di = 0; di < ds.size(); ++di)
+        std::printf("  moe-early %d: median %.1f us (min %.1f, max %.1f) = %.1f tok/s\n",
+                    int(early[di]), kb::quantile(us[di], 0.5), kb::quantile(us[di], 0),
+                    kb::quantile(us[di], 1), 1e6 / kb::quantile(us[di], 0.5));
+      const double m0 = kb::quantile(us[0], 0.5), m1 = kb::quantile(us[1], 0.5);
+      std::printf("  median difference (second - first): %+.1f us (%+.2f%%)\n", m1 - m0,
+                  100 * (m1 - m0) / m0);
     }
-    std::printf("%-28s %6s %11.1f   (graph step: %.1f us; the difference is launch gaps)\n", "sum",
-                "", eager_total, graph_us);
     if (c.moe()) {
-      // Where a Mixtral step goes: attention (qkv, attention, o), routing,
-      // the experts (both gathers), the LM head (with embed and sampler).
-      auto group = [](const std::string& n) {
-        if (n == "gemv_qkv" || n == "attention" || n == "gemv_o_residual") return 0;
-        if (n == "moe_route") return 1;
-        if (n.rfind("gather_", 0) == 0) return 2;
-        return 3;
-      };
-      const char* names[] = {"attention (qkv, attention, o)", "routing", "experts",
-                             "LM head, embed, sample"};
-      double g[4] = {0, 0, 0, 0};
-      for (const auto& [name, p] : per) g[group(name)] += p.second;
-      std::printf("\nsplit of the eager step:\n");
-      for (int i = 0; i < 4; ++i)
-        std::printf("  %-32s %9.1f us %6.1f%%\n", names[i], g[i], 100 * g[i] / eager_total);
       KB_CUDA_CHECK(cudaEventDestroy(e0));
       KB_CUDA_CHECK(cudaEventDestroy(e1));
       KB_CUDA_CHECK(cudaStreamDestroy(s));
@@ -288,6 +362,7 @@ int main(int argc, char** argv) {
     // turn, so that no shape is served from L2).
     namespace gemv = kb::gemv;
     const bool int8 = a.type == dec::WeightType::int8;
+    float ms = 0;
     std::printf(
         "\nmulti-token gemv, %d tokens, us (GB/s of weights), mean of %d; RxUy: rows per "
         "warp, unroll; ks1: no K split (else the one-token default's):\n",
