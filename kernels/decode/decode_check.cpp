@@ -70,7 +70,7 @@ DecodeCheck check_against_reference(const ModelConfig& c, WeightType t,
   d.reset(st.s);
   const std::string where = c.name + " " + weight_type_name(t) + (o.graph ? " graph" : " eager") +
                             (o.prefill ? " prefill" : "") +
-                            (c.moe() && !o.moe_combine_early ? " combine-waits" : "");
+                            (c.moe() && o.moe_combine_early ? " combine-early" : "");
   // MoE: the CPU step at `pos` follows the GPU's routing of that position
   // where it is a near tie (RefDecoder::prefer_routing); afterwards the
   // router logits of every layer must agree and no choice may be refused.

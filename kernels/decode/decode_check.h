@@ -51,8 +51,8 @@ struct ReferenceCheckOptions {
   // logits_tol (L2 per layer and position, relative to their norm but never
   // to an rms below 1: router_logits_mismatch).
   double route_tie_tol = 2e-2;
-  int route_fault = 0;            // DecoderOptions::route_fault (tests: the check must fail)
-  bool moe_combine_early = true;  // DecoderOptions::moe_combine_early
+  int route_fault = 0;             // DecoderOptions::route_fault (tests: the check must fail)
+  bool moe_combine_early = false;  // DecoderOptions::moe_combine_early
 };
 
 DecodeCheck check_against_reference(const ModelConfig& c, WeightType t,

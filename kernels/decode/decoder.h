@@ -62,12 +62,13 @@ struct DecoderOptions {
   // unset: gemv::gather_swiglu_config / combine_config), for tuning
   // (tools/decode_profile).
   std::optional<gemv::Config> moe_swiglu_config, moe_down_config;
-  bool moe_combine_early = true;  // the combine reads the ids and weights before its
-                                  // griddepcontrol.wait and streams its first weights during
-                                  // the gate/up gather's tail (gather_gemv_combine's
-                                  // experts_ready): the router two launches back wrote them,
-                                  // and the gather waits for it before it lets the combine
-                                  // launch. Off: the combine waits first (docs/notes/decode.md)
+  // On: the combine reads the ids and weights before its griddepcontrol.wait
+  // and streams its first weights during the gate/up gather's tail
+  // (gather_gemv_combine's experts_ready; correct because the router two
+  // launches back wrote them and the gather waits for it before it lets
+  // the combine launch). Off by measurement: on, the graph step was 0.6%
+  // slower (H100, 2026-11-26, docs/notes/decode.md).
+  bool moe_combine_early = false;
   // Tests only: 1 wrong routing, 2 id out of range (RouteArgs::fault); 3 the
   // combine reads the next layer's ids and weights (a wrong read of a right
   // routing, as a stale early read would be; no fault with one layer).

@@ -566,14 +566,14 @@ TEST(MixtralKernels, RouterLogitsMatchCpuAtAnyExpertCount) {
 struct MoeParam {
   dec::WeightType type;
   bool graph, prefill, pdl;
-  bool combine_early = true;  // DecoderOptions::moe_combine_early
+  bool combine_early = false;  // DecoderOptions::moe_combine_early (default off)
 };
 class MixtralTiny : public ::testing::TestWithParam<MoeParam> {};
 
 // The tiny MoE model (4 experts, top 2) against the CPU over 24 steps: the
 // routing of every layer and position (near ties may go the GPU's way),
 // router logits, logits, tokens, KV rows, residual; the combine reading
-// its ids before its wait (the default) and after.
+// its ids after its wait (the default) and before.
 TEST_P(MixtralTiny, MatchesCpuReference) {
   KB_REQUIRE_GPU();
   const MoeParam p = GetParam();
@@ -593,20 +593,22 @@ TEST_P(MixtralTiny, MatchesCpuReference) {
   std::printf("  %s\n", r.detail.c_str());
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Types, MixtralTiny,
-    ::testing::Values(MoeParam{dec::WeightType::int8, true, true, true},
-                      MoeParam{dec::WeightType::int8, true, false, true},
-                      MoeParam{dec::WeightType::int8, false, true, false},
-                      MoeParam{dec::WeightType::bf16, true, true, true},
-                      MoeParam{dec::WeightType::int8, true, true, true, false},
-                      MoeParam{dec::WeightType::int8, true, false, true, false},
-                      MoeParam{dec::WeightType::bf16, true, true, true, false}),
-    [](const ::testing::TestParamInfo<MoeParam>& i) {
-      return std::string(i.param.type == dec::WeightType::int8 ? "int8" : "bf16") +
-             (i.param.graph ? "_graph" : "_eager") + (i.param.prefill ? "_prefill" : "") +
-             (i.param.pdl ? "" : "_no_pdl") + (i.param.combine_early ? "" : "_combine_waits");
-    });
+INSTANTIATE_TEST_SUITE_P(Types, MixtralTiny,
+                         ::testing::Values(MoeParam{dec::WeightType::int8, true, true, true},
+                                           MoeParam{dec::WeightType::int8, true, false, true},
+                                           MoeParam{dec::WeightType::int8, false, true, false},
+                                           MoeParam{dec::WeightType::bf16, true, true, true},
+                                           MoeParam{dec::WeightType::int8, true, true, true, true},
+                                           MoeParam{dec::WeightType::int8, true, false, true, true},
+                                           MoeParam{dec::WeightType::bf16, true, true, true, true}),
+                         [](const ::testing::TestParamInfo<MoeParam>& i) {
+                           return std::string(i.param.type == dec::WeightType::int8 ? "int8"
+                                                                                    : "bf16") +
+                                  (i.param.graph ? "_graph" : "_eager") +
+                                  (i.param.prefill ? "_prefill" : "") +
+                                  (i.param.pdl ? "" : "_no_pdl") +
+                                  (i.param.combine_early ? "_combine_early" : "");
+                         });
 
 // A wrong routing (the second expert replaced by the third-ranked, a valid
 // id) fails the check as a routing beyond a near tie; an id out of range
