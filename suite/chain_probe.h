@@ -35,6 +35,20 @@ std::vector<double> chain_bytes(double max_bytes);
 // worker measures whatever points it is given.
 std::vector<Point> chain_points(double max_bytes);
 
+// Worker processes the probe measures the chains in, a median taken per
+// point: a stream launch's cost is a state of the process (H100 GPU-e14b6be3,
+// 2026-11-26, the 16 MB stream chain in three probes' workers: 31.31, 32.74,
+// 32.83 us; as rows of five runs on three boards 32.83-33.10 us), so one
+// process's time, or the fastest of several, gives a bound the rows do not
+// attain (0.948), while the median of three sits where the rows are.
+inline constexpr int kChainProcesses = 3;
+
+// Per point, the median over the processes of its times (`per_process[i]`
+// holds process i's times, every process the same points in the same
+// order; an even count takes the mean of the middle two). Throws
+// std::invalid_argument with no process or when the counts differ.
+std::vector<double> median_over_processes(const std::vector<std::vector<double>>& per_process);
+
 // From each chain's measured time (`seconds`, in the order of `points`,
 // as chain_points gives them or any other order) and the read ladder's one
 // launch of the same bytes (sol.read, at least two rungs): per chain size,

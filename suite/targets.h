@@ -71,11 +71,12 @@ std::string set_ladder(const std::string& json_text, const std::string& path,
 
 // The faster of two measurements of one GPU model's speed of light: per
 // rung the smaller time where both ladders have the same byte counts (else
-// `now` alone), the smaller scalars, per link size the smaller further-launch
-// cost (where `now` has no table, its scalars and `before`'s tables are not
-// mixed: `now` alone). A bound must hold for every probe: launch-bound rungs
+// `now` alone): a bound must hold for every probe, and launch-bound rungs
 // move 2-4% from process to process and board to board (H100, 2026-11-25).
-// `*kept` (optional): how many rungs and entries came from `before`.
+// The further-launch tables and scalars are `now`'s alone (each a median
+// over worker processes; the fastest over probes was a lucky process that
+// rows did not attain: H100, 2026-11-26, docs/metrics.md).
+// `*kept` (optional): how many rungs came from `before`.
 SpeedOfLight faster_of(const SpeedOfLight& before, const SpeedOfLight& now, int* kept = nullptr);
 
 // The target value of a row: the absolute target, or the roofline scaled by
