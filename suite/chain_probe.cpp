@@ -110,4 +110,20 @@ std::vector<double> median_over_processes(const std::vector<std::vector<double>>
   return out;
 }
 
+std::vector<Point> chain_worker_points(const std::vector<Point>& experiment,
+                                       const std::vector<Point>& chains, std::vector<size_t>* at) {
+  auto same = [](const Point& a, const Point& b) {
+    return a.variant == b.variant && a.dtype == b.dtype && a.shape.items() == b.shape.items();
+  };
+  std::vector<Point> out = experiment;
+  at->clear();
+  for (const Point& c : chains) {
+    size_t i = 0;
+    while (i < out.size() && !same(out[i], c)) ++i;
+    if (i == out.size()) out.push_back(c);
+    at->push_back(i);
+  }
+  return out;
+}
+
 }  // namespace kb

@@ -35,6 +35,17 @@ std::vector<double> chain_bytes(double max_bytes);
 // worker measures whatever points it is given.
 std::vector<Point> chain_points(double max_bytes);
 
+// What a chain worker measures: `experiment` (roofline_ideal's points that
+// this GPU runs, in the experiment's order: what a `kbench run` worker of
+// that experiment measures before and around its chains), then the chains
+// that are not among them (the 8 MB ones); `*at` gets each chain's index in
+// the result. The chains are measured as rows are, and in the same
+// process history: measured alone, fresh, the 16 MB stream chain read
+// faster than the rows of the run that followed (H100, 2026-11-26: a
+// median of three such workers 31.54 us, the row 32.8-33.1 us).
+std::vector<Point> chain_worker_points(const std::vector<Point>& experiment,
+                                       const std::vector<Point>& chains, std::vector<size_t>* at);
+
 // Worker processes the probe measures the chains in, a median taken per
 // point: a stream launch's cost is a state of the process (H100 GPU-e14b6be3,
 // 2026-11-26, the 16 MB stream chain in three probes' workers: 31.31, 32.74,

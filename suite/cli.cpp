@@ -1193,14 +1193,22 @@ std::vector<PointTime> chains_in_worker(const Args& a, const DeviceInfo& dev,
   try {
     // kChainProcesses workers, one after the other; per point the median of
     // their times (a launch's cost is a state of the process: chain_probe.h).
+    // Each worker measures the experiment's points as a run's worker does,
+    // the chains among them (chain_worker_points).
+    std::vector<Point> runs_points;
+    for (const Point& p : e.points())
+      if (e.unsupported_reason(p, dev.prop).empty()) runs_points.push_back(p);
+    std::vector<size_t> at;
+    const std::vector<Point> points = chain_worker_points(runs_points, chains, &at);
     std::vector<std::vector<double>> per_process;
     std::vector<PointTime> first;
     for (int i = 0; i < kChainProcesses; ++i) {
-      std::vector<PointTime> t = measure_points_isolated(cfg, e, chains, dev);
+      const std::vector<PointTime> t = measure_points_isolated(cfg, e, points, dev);
       std::vector<double> v;
-      for (const PointTime& pt : t) v.push_back(pt.value_s);
+      for (size_t k : at) v.push_back(t.at(k).value_s);
       per_process.push_back(std::move(v));
-      if (i == 0) first = std::move(t);
+      if (i == 0)
+        for (size_t k : at) first.push_back(t.at(k));
     }
     const std::vector<double> med = median_over_processes(per_process);
     for (size_t i = 0; i < first.size(); ++i) first[i].value_s = med[i];
@@ -1248,8 +1256,8 @@ int cmd_probe(const Args& a) {
   std::fprintf(stderr, "chains: roofline_ideal's chain points measured %s\n",
                a.chains_in_process
                    ? "in this process, after the ladder (--chains-in-process)"
-                   : "in worker processes of their own (kbench __worker, as a run's rows are; "
-                     "the median of 3)");
+                   : "in worker processes of their own (kbench __worker, each measuring "
+                     "roofline_ideal's points as a run's worker does; the median of 3)");
   for (const auto* rungs : {&lp.read, &lp.copy})
     for (const auto& r : *rungs) {
       std::fprintf(stderr, "ladder %s %.0f B:", rungs == &lp.read ? "read" : "copy", r.bytes);

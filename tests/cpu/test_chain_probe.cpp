@@ -138,6 +138,42 @@ TEST(ChainProbe, MedianOverProcessesPerPoint) {
   EXPECT_THROW(kb::median_over_processes({{1.0, 2.0}, {1.0}}), std::invalid_argument);
 }
 
+// A chain worker measures the experiment's points in order, as a run's
+// worker does, then the chains the experiment lacks; each chain's index
+// points at its own time.
+TEST(ChainProbe, WorkerPointsAreTheRunsThenTheMissingChains) {
+  auto pt = [](const char* variant, int64_t bytes) {
+    kb::Point p;
+    p.shape = kb::Shape{{"bytes", bytes}};
+    p.dtype = kb::DType::i8;
+    p.variant = variant;
+    return p;
+  };
+  const std::vector<kb::Point> run = {
+      pt("read_sweep", 1 << 20), pt(kb::kStreamChain, int64_t(16) << 20), pt("copy_wave", 1 << 20),
+      pt(kb::kGraphChain, int64_t(16) << 20)};
+  const std::vector<kb::Point> chains = {
+      pt(kb::kStreamChain, int64_t(8) << 20), pt(kb::kStreamChain, int64_t(16) << 20),
+      pt(kb::kGraphChain, int64_t(8) << 20), pt(kb::kGraphChain, int64_t(16) << 20)};
+  std::vector<size_t> at;
+  const auto all = kb::chain_worker_points(run, chains, &at);
+  ASSERT_EQ(all.size(), 6u);  // the run's four, then the two 8 MB chains
+  EXPECT_EQ(all[0].variant, "read_sweep");
+  EXPECT_EQ(all[4].variant, kb::kStreamChain);
+  EXPECT_EQ(all[4]["bytes"], int64_t(8) << 20);
+  EXPECT_EQ(all[5].variant, kb::kGraphChain);
+  EXPECT_EQ(at, (std::vector<size_t>{4, 1, 5, 3}));
+  for (size_t i = 0; i < chains.size(); ++i) {
+    EXPECT_EQ(all[at[i]].variant, chains[i].variant);
+    EXPECT_EQ(all[at[i]]["bytes"], chains[i]["bytes"]);
+  }
+  // Another dtype is another point.
+  kb::Point bf = pt(kb::kStreamChain, int64_t(16) << 20);
+  bf.dtype = kb::DType::bf16;
+  EXPECT_EQ(kb::chain_worker_points(run, {bf}, &at).size(), 5u);
+  EXPECT_EQ(at, (std::vector<size_t>{4}));
+}
+
 TEST(PointWire, PointsRoundTripThroughTheArgument) {
   std::vector<kb::Point> points = kb::chain_points(512 * MB);
   kb::Point two;
