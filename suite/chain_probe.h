@@ -3,8 +3,10 @@
 // become the target file's launch_extra_by_link / graph_node_extra_by_link.
 // The chains are points of the experiment roofline_ideal (8 ideal reads of
 // bytes / 8: stream launches, or one replayed graph of 8 nodes), measured as
-// that experiment's rows are: by default in a worker process of their own
+// that experiment's rows are: by default in worker processes of their own
 // (`kbench __worker --measure`, suite/runner.h's measure_points_isolated),
+// each measuring the whole experiment as a run's worker does, three of them
+// and the median per chain,
 // with `kbench probe --chains-in-process` in the probe's own process. A row
 // of such a chain gets t_min = the probe's median of that very chain, so
 // the bound is only as good as that median is the row's.

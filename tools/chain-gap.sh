@@ -2,7 +2,7 @@
 # Issue 17's graph-chain gap in one device call (docs/metrics.md, the
 # ladder): roofline_ideal's chains timed by `kbench probe --chains-in-process`
 # (in the probe's own process, after its ladder: the old way), by `kbench
-# probe` (in a worker process of their own, as rows are: the new way; both
+# probe` (in worker processes of their own, as rows are: the new way; both
 # through Engine::measure_point, no --write) and as `kbench run` rows,
 # alternating, every sample kept (KBENCH_SAMPLES_FILE), then each chain
 # point's median per side and round, and per side over the rounds with its
