@@ -30,6 +30,12 @@
 
 namespace kb {
 
+// How far above 1.0 a row's roofline_fraction may read and still be noise
+// (docs/metrics.md: no row above it; the ideal kernels' process-to-process
+// spread, e.g. a 64 KB cudaMemcpy at 0.99-1.02 of its own rung). A row
+// above it says so in its message; one at 1.0-1.02 is at the bound.
+inline constexpr double kRooflineNoise = 1.02;
+
 // The time one launch of an ideal kernel took, by bytes moved: rungs of
 // (bytes, seconds), bytes strictly increasing, seconds non-decreasing.
 struct Ladder {

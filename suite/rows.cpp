@@ -114,9 +114,11 @@ std::vector<Record> measured_rows(const RowSource& e, const Point& p, const std:
       }
     }
     if (r.actual && r.roofline) r.roofline_fraction = roofline_fraction(m, *r.actual, *r.roofline);
-    if (r.roofline_fraction && *r.roofline_fraction > 1.0)
+    if (r.roofline_fraction && *r.roofline_fraction > kRooflineNoise)
       r.message = join_message(
-          r.message, "above the roofline: check the declared bytes/flops or the ceilings");
+          r.message,
+          "above the roofline by more than its noise (1.02): check the declared bytes/flops or "
+          "the ceilings");
     if (!r.actual) {
       r.status = status::failed;
       r.message = m == Metric::gemm_share

@@ -211,10 +211,19 @@ TEST(Rows, MeasuredRowsValuesRooflineAndStatuses) {
   EXPECT_EQ(rows[0].samples, 100);
   EXPECT_DOUBLE_EQ(*rows[0].median_us, 2000);
 
-  // Faster than the roofline allows: said in the message.
+  // Faster than the roofline allows, beyond its noise (1.02): said in the
+  // message; within it (1.01), nothing is said: that is at the bound.
   auto fast = kb::measured_rows(e, point(1, DType::bf16, false), "", w, timing(0.5e-3), h100ish(),
                                 {}, {}, nullptr);
   EXPECT_NE(fast[0].message.find("above the roofline"), std::string::npos);
+  auto beyond = kb::measured_rows(e, point(1, DType::bf16, false), "", w, timing(1.002e-3 / 1.03),
+                                  h100ish(), {}, {}, nullptr);
+  EXPECT_NEAR(*beyond[0].roofline_fraction, 1.03, 1e-9);
+  EXPECT_NE(beyond[0].message.find("above the roofline"), std::string::npos);
+  auto at = kb::measured_rows(e, point(1, DType::bf16, false), "", w, timing(1.002e-3 / 1.01),
+                              h100ish(), {}, {}, nullptr);
+  EXPECT_NEAR(*at[0].roofline_fraction, 1.01, 1e-9);
+  EXPECT_EQ(at[0].message.find("above the roofline"), std::string::npos) << at[0].message;
 
   // No fp8 peak in these ceilings: utilization is undefined here, a failed
   // row that says so (never a made-up number).
