@@ -1167,21 +1167,24 @@ int cmd_tune(const Args& a) {
   return kExitOk;
 }
 
-// The ladder probe's chains (suite/chain_probe.h), measured as a `kbench
-// run` measures roofline_ideal's rows: in worker processes of their own
-// (kChainProcesses of them, one after the other, the median per point)
-// (measure_points_isolated: the same worker, engine and measurement). A row
-// of a chain is bounded by the probe's median of that very chain, and timed
-// in the probe's own process, after the ladder, the graph chains read 1.3
-// us slower than as rows (H100, 2026-11-25: rows at 1.050 and 1.037 of
-// their bound; docs/metrics.md). This process's CUDA context goes first, so
-// that the worker is alone on the GPU as a run's workers are (a run's
-// parent never makes one); the caller makes no CUDA call after this. Where
-// the worker fails, the probe fails with the reason and writes nothing:
+// The ladder probe's chains (suite/chain_probe.h), in seconds in the order
+// of `chains`, measured as a `kbench run` measures roofline_ideal's rows:
+// in kChainProcesses worker processes of their own, one after the other
+// (measure_points_isolated: the same worker, engine and measurement), each
+// measuring the experiment's points as a run's worker does, the chains
+// among them (chain_worker_points); per chain the median over the
+// processes (a launch's cost is a state of the process). A row of a chain
+// is bounded by the probe's median of that very chain, and timed in the
+// probe's own process, after the ladder, the graph chains read 1.3 us
+// slower than as rows (H100, 2026-11-25: rows at 1.050 and 1.037 of their
+// bound; docs/metrics.md). This process's CUDA context goes first, so that
+// the workers are alone on the GPU as a run's workers are (a run's parent
+// never makes one); the caller makes no CUDA call after this. Where a
+// worker fails, the probe fails with the reason and writes nothing:
 // in-process chains would give a bound the rows are known to beat, so they
 // are only ever asked for (--chains-in-process), never a silent fallback.
-std::vector<PointTime> chains_in_worker(const Args& a, const DeviceInfo& dev,
-                                        const std::vector<Point>& chains) {
+std::vector<double> chains_in_workers(const Args& a, const DeviceInfo& dev,
+                                      const std::vector<Point>& chains) {
   const Experiment& e = chain_experiment();
   KB_CUDA_CHECK(cudaDeviceReset());
   WorkerConfig cfg = worker_config(a);
@@ -1191,31 +1194,22 @@ std::vector<PointTime> chains_in_worker(const Args& a, const DeviceInfo& dev,
   // to write (or fix) must not stop it.
   cfg.targets_dir.clear();
   try {
-    // kChainProcesses workers, one after the other; per point the median of
-    // their times (a launch's cost is a state of the process: chain_probe.h).
-    // Each worker measures the experiment's points as a run's worker does,
-    // the chains among them (chain_worker_points).
     std::vector<Point> runs_points;
     for (const Point& p : e.points())
       if (e.unsupported_reason(p, dev.prop).empty()) runs_points.push_back(p);
     std::vector<size_t> at;
     const std::vector<Point> points = chain_worker_points(runs_points, chains, &at);
     std::vector<std::vector<double>> per_process;
-    std::vector<PointTime> first;
     for (int i = 0; i < kChainProcesses; ++i) {
       const std::vector<PointTime> t = measure_points_isolated(cfg, e, points, dev);
       std::vector<double> v;
       for (size_t k : at) v.push_back(t.at(k).value_s);
       per_process.push_back(std::move(v));
-      if (i == 0)
-        for (size_t k : at) first.push_back(t.at(k));
     }
-    const std::vector<double> med = median_over_processes(per_process);
-    for (size_t i = 0; i < first.size(); ++i) first[i].value_s = med[i];
-    return first;
+    return median_over_processes(per_process);
   } catch (const std::exception& ex) {
     throw std::runtime_error(
-        std::string("the ladder probe's chains, measured in a worker process as rows are, "
+        std::string("the ladder probe's chains, measured in worker processes as rows are, "
                     "failed: ") +
         ex.what() +
         "; nothing was written (kbench probe --chains-in-process measures them in this "
@@ -1238,7 +1232,7 @@ int cmd_probe(const Args& a) {
   // The speed of light: the ideal kernels timed as the engine times samples.
   LadderProbe lp;
   std::vector<Point> chains;
-  std::vector<PointTime> chain_t;
+  std::vector<double> chain_s;
   {
     // The options of a run (the chains are measured as its rows are), quick
     // with --quick.
@@ -1247,11 +1241,9 @@ int cmd_probe(const Args& a) {
     Engine engine(dev, nullptr, eo, RunInfo{});
     lp = probe_ladder(engine, dev.sm_count, dev.mem_bytes, a.quick);
     chains = chain_points(lp.max_bytes);
-    if (a.chains_in_process) chain_t = time_chains_in_process(engine, chains);
+    if (a.chains_in_process) chain_s = time_chains_in_process(engine, chains);
   }
-  if (!a.chains_in_process) chain_t = chains_in_worker(a, dev, chains);
-  std::vector<double> chain_s;
-  for (const PointTime& t : chain_t) chain_s.push_back(t.value_s);
+  if (!a.chains_in_process) chain_s = chains_in_workers(a, dev, chains);
   lp.chain_report = set_further_launches(lp.sol, chains, chain_s);
   std::fprintf(stderr, "chains: roofline_ideal's chain points measured %s\n",
                a.chains_in_process

@@ -144,10 +144,10 @@ const Experiment& chain_experiment() {
   return *e;
 }
 
-std::vector<PointTime> time_chains_in_process(Engine& engine, const std::vector<Point>& points) {
+std::vector<double> time_chains_in_process(Engine& engine, const std::vector<Point>& points) {
   const Experiment& e = chain_experiment();
-  std::vector<PointTime> out;
-  for (const Point& p : points) out.push_back(point_time_of(engine.measure_point(e, p)));
+  std::vector<double> out;
+  for (const Point& p : points) out.push_back(engine.measure_point(e, p).value_s);
   return out;
 }
 

@@ -17,7 +17,6 @@
 
 #include "suite/engine.h"
 #include "suite/experiment.h"
-#include "suite/point_wire.h"
 #include "suite/roofline.h"
 
 namespace kb {
@@ -47,12 +46,12 @@ LadderProbe probe_ladder(Engine& engine, int sms, size_t mem_bytes, bool quick);
 // have both chain variants. Throws std::runtime_error naming what is missing.
 const Experiment& chain_experiment();
 
-// The chains' times (value_s, the median a row's metric uses), in the order
-// of `points`, measured in this process through Engine::measure_point: the
-// code behind every row, but in the probe's process, after the ladder
+// The chains' times in seconds (Measurement::value_s, the median a row's
+// metric uses), in the order of `points`, measured in this process through Engine::measure_point:
+// the code behind every row, but in the probe's process, after the ladder
 // (`kbench probe --chains-in-process`: there graph chains read 1.3 us slower
 // than as rows on an H100, docs/metrics.md). Throws on a CUDA error or a
 // failed check.
-std::vector<PointTime> time_chains_in_process(Engine& engine, const std::vector<Point>& points);
+std::vector<double> time_chains_in_process(Engine& engine, const std::vector<Point>& points);
 
 }  // namespace kb
