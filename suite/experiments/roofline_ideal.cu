@@ -36,9 +36,12 @@ constexpr int kLinks = 8;
 
 bool is_chain(const std::string& v) { return v.find("_x8_") != std::string::npos; }
 
+// The ideal kernel a variant names (the probe's lists: a kernel added there
+// is known here); the chains are read_chunks.
 kb::Ideal kernel_of(const std::string& v) {
-  for (kb::Ideal k : {kb::Ideal::read_sweep, kb::Ideal::read_chunks, kb::Ideal::copy_sweep,
-                      kb::Ideal::copy_chunks, kb::Ideal::copy_wave, kb::Ideal::copy_memcpy})
+  for (kb::Ideal k : kb::kIdealReads)
+    if (v == kb::ideal_name(k)) return k;
+  for (kb::Ideal k : kb::kIdealCopies)
     if (v == kb::ideal_name(k)) return k;
   return kb::Ideal::read_chunks;  // the chains
 }

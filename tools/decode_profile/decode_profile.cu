@@ -12,7 +12,7 @@
 // head. The --moe-* options set the gather kernels' configurations
 // (DecoderOptions::moe_swiglu_config / moe_down_config) for tuning.
 // --moe-early sets DecoderOptions::moe_combine_early (the combine reads
-// its ids before its wait; default 1); with two values (0,1) it builds a
+// its ids before its wait; default 0, by measurement); with two values (0,1) it builds a
 // decoder for each (the same weights; both must fit: 16 layers of int8 do
 // on an 80 GB GPU), reports each, then times their graph steps
 // interleaved, --ab-rounds rounds of R replays each (default 7): the A/B
