@@ -84,7 +84,7 @@ const std::vector<OptionSpec> kRunOptions = {
     {"--seed", true},        {"--timeout", true},         {"--rerun", true},
     {"--repeat", true},      {"--inject-slowdown", true}, {"--allow-injected-slowdown", false},
     {"--buffer-sets", true}, {"--buffer-mib", true},      {"--shard", true},
-    {"--run-id", true}};
+    {"--run-id", true},      {"--processes", true}};
 const std::vector<OptionSpec> kListOptions = {
     {"--points", false}, {"--filter", true}, {"--shard", true}};
 const std::vector<OptionSpec> kProbeOptions = {
@@ -118,6 +118,7 @@ struct Args {
   EngineOptions engine;
   std::string rerun;   // suspects file to re-measure
   int repeat = 0;      // attempts per suspect (--repeat; 0 = not given)
+  int processes = 0;   // worker processes per kernel point (--processes; 0 = the default)
   std::string inject;  // --inject-slowdown REGEX=PCT
   bool allow_inject = false;
   int reps = 20;           // kbench tune: samples per candidate
@@ -294,6 +295,8 @@ Args parse(int argc, char** argv) {
       a.rerun = value();
     else if (f == "--repeat")
       a.repeat = parse_count(f, value());
+    else if (f == "--processes")
+      a.processes = parse_count(f, value(), kMaxProcesses);
     else if (f == "--buffer-sets")
       a.engine.max_buffer_sets = parse_count(f, value());
     else if (f == "--buffer-mib")
@@ -569,6 +572,7 @@ WorkerConfig worker_config(const Args& a) {
     cfg.engine.seed = static_cast<uint64_t>(
         std::chrono::system_clock::now().time_since_epoch().count() & 0x7fffffffffffull);
   cfg.timeout_s = a.timeout_s;
+  cfg.processes = a.processes > 0 ? a.processes : (a.quick ? 1 : kDefaultProcesses);
   cfg.info.run_id = a.run_id.empty() ? new_run_id() : a.run_id;
   cfg.info.timestamp = utc_timestamp();
   cfg.info.suite_version = KBENCH_VERSION;

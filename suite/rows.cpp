@@ -1,6 +1,8 @@
 #include "suite/rows.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <stdexcept>
 #include <tuple>
@@ -213,6 +215,52 @@ std::vector<Record> seed_mean_rows(const RowSource& e, const std::vector<Point>&
     }
     apply_target(r, m, targets);
     out.push_back(r);
+  }
+  return out;
+}
+
+}  // namespace kb
+
+namespace kb {
+
+bool point_measured(const std::vector<Record>& rows) {
+  if (rows.empty()) return false;
+  for (const Record& r : rows)
+    if (r.status == status::failed || r.status == status::incorrect ||
+        r.status == status::skipped || !r.median_us)
+      return false;
+  return true;
+}
+
+std::vector<Record> median_process_rows(const std::vector<std::vector<Record>>& passes) {
+  std::vector<const std::vector<Record>*> have;
+  for (const auto& p : passes)
+    if (!p.empty()) have.push_back(&p);
+  if (have.empty()) return {};
+  for (const auto* p : have)
+    if (!point_measured(*p)) return *p;
+  if (have.size() == 1) return *have.front();
+  std::vector<size_t> order(have.size());
+  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+  auto time = [&](size_t k) { return *have[k]->front().median_us; };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return time(a) < time(b); });
+  const size_t mid = order[(order.size() - 1) / 2];
+  std::vector<Record> out = *have[mid];
+  const double lo = time(order.front()), hi = time(order.back()), med = time(mid);
+  if (med > 0 && (hi - lo) / med > 0.01) {
+    std::string times;
+    for (size_t k = 0; k < have.size(); ++k) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%s%.2f", k ? ", " : "", time(k));
+      times += buf;
+    }
+    char spread[64];
+    std::snprintf(spread, sizeof spread, " us, spread %.1f%%: the median process's row",
+                  100 * (hi - lo) / med);
+    const std::string note =
+        std::to_string(have.size()) + " worker processes' medians " + times + spread;
+    for (Record& r : out) r.message = join_message(r.message, note);
   }
   return out;
 }

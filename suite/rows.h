@@ -102,3 +102,24 @@ std::vector<Record> seed_mean_rows(const RowSource& e, const std::vector<Point>&
                                    const TargetFile* targets);
 
 }  // namespace kb
+
+namespace kb {
+
+// A point was measured (its rows carry a time): ok, below_target or
+// throttled, not failed, incorrect or skipped.
+bool point_measured(const std::vector<Record>& rows);
+
+// One point measured in several worker processes (`kbench run --processes
+// N`, docs/measuring.md "Worker processes"): `passes[k]` are the point's rows
+// from process k. Returns the rows of the process whose time (the first row's
+// median_us) is the median of the processes' (for an even count, the faster
+// of the middle two), so every column still comes from one measurement; a
+// state of one process (where its allocations landed, docs/measuring.md)
+// then moves the row only when it holds in most of them. Where the
+// processes' times spread by more than 1% ((max - min) / median), the rows'
+// message says so with each time. A pass with no rows is ignored; where
+// some pass did not measure the point, the rows of the first such pass (its
+// failure is the point's).
+std::vector<Record> median_process_rows(const std::vector<std::vector<Record>>& passes);
+
+}  // namespace kb

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -169,19 +170,23 @@ std::vector<Record> run_probe_worker(const WorkerConfig& cfg, const DeviceInfo& 
   return rows;
 }
 
-std::vector<Record> run_experiment_isolated(const WorkerConfig& cfg, const Experiment& e,
-                                            const DeviceInfo& dev, const TargetFile* targets,
-                                            const ProbeResult& probed,
-                                            const std::vector<size_t>& indices) {
+namespace {
+
+// One worker pass over `todo` (points of `e`, ascending unless `listed`):
+// the rows of each, in that order. A worker that dies in a point leaves that
+// point `failed` and a new worker goes on at the next; `listed` = false
+// starts a worker at a point and lets it run to the end (--from), true names
+// the points (--points).
+std::vector<std::vector<Record>> run_pass(const WorkerConfig& cfg, const Experiment& e,
+                                          const DeviceInfo& dev, const TargetFile* targets,
+                                          const ProbeResult& probed,
+                                          const std::vector<size_t>& todo, bool listed) {
   const std::vector<Point> points = e.points();
-  std::vector<size_t> todo = indices;
-  if (todo.empty())
-    for (size_t i = 0; i < points.size(); ++i) todo.push_back(i);
   std::vector<std::vector<Record>> per_point(todo.size());  // per entry of `todo`
   size_t next = 0;                                          // into todo
   while (next < todo.size()) {
     auto args = common_args(cfg, dev);
-    if (indices.empty()) {
+    if (!listed) {
       args.insert(args.end(), {"--experiment", e.name(), "--from", std::to_string(todo[next])});
     } else {
       std::string list;
@@ -214,6 +219,49 @@ std::vector<Record> run_experiment_isolated(const WorkerConfig& cfg, const Exper
       next = done;
     }
   }
+  return per_point;
+}
+
+// The first pass's rows of `todo`, then (kernel protocol, cfg.processes > 1)
+// more passes, each a fresh worker over the points the first one measured,
+// and per point the median process's rows (median_process_rows). Passes go
+// one after another, so a point's processes are an experiment's length apart
+// in time.
+std::vector<std::vector<Record>> run_passes(const WorkerConfig& cfg, const Experiment& e,
+                                            const DeviceInfo& dev, const TargetFile* targets,
+                                            const ProbeResult& probed,
+                                            const std::vector<size_t>& todo, bool listed) {
+  std::vector<std::vector<Record>> first = run_pass(cfg, e, dev, targets, probed, todo, listed);
+  const int passes = e.sampling() == Protocol::kernel ? std::max(1, cfg.processes) : 1;
+  if (passes == 1) return first;
+  std::vector<size_t> again, at;  // points measured by the first pass; their index in todo
+  for (size_t k = 0; k < todo.size(); ++k)
+    if (point_measured(first[k])) {
+      again.push_back(todo[k]);
+      at.push_back(k);
+    }
+  if (again.empty()) return first;
+  std::vector<std::vector<std::vector<Record>>> per(again.size());  // [point][pass]
+  for (size_t n = 0; n < again.size(); ++n) per[n].push_back(first[at[n]]);
+  for (int p = 1; p < passes; ++p) {
+    auto more = run_pass(cfg, e, dev, targets, probed, again, true);
+    for (size_t n = 0; n < again.size(); ++n) per[n].push_back(std::move(more[n]));
+  }
+  for (size_t n = 0; n < again.size(); ++n) first[at[n]] = median_process_rows(per[n]);
+  return first;
+}
+
+}  // namespace
+
+std::vector<Record> run_experiment_isolated(const WorkerConfig& cfg, const Experiment& e,
+                                            const DeviceInfo& dev, const TargetFile* targets,
+                                            const ProbeResult& probed,
+                                            const std::vector<size_t>& indices) {
+  const std::vector<Point> points = e.points();
+  std::vector<size_t> todo = indices;
+  if (todo.empty())
+    for (size_t i = 0; i < points.size(); ++i) todo.push_back(i);
+  const auto per_point = run_passes(cfg, e, dev, targets, probed, todo, !indices.empty());
   std::vector<Record> out;
   for (const auto& rows : per_point) out.insert(out.end(), rows.begin(), rows.end());
   std::vector<Point> measured;
@@ -229,28 +277,9 @@ std::vector<std::vector<Record>> run_points_isolated(const WorkerConfig& cfg, co
                                                      const TargetFile* targets,
                                                      const ProbeResult& probed) {
   const std::vector<Point> points = e.points();
-  std::string list;
-  for (size_t i : indices) {
+  for (size_t i : indices)
     if (i >= points.size()) throw std::out_of_range("no point " + std::to_string(i));
-    list += (list.empty() ? "" : ",") + std::to_string(i);
-  }
-  auto args = common_args(cfg, dev);
-  args.insert(args.end(),
-              {"--experiment", e.name(), "--points", list, "--probed", probed_arg(probed)});
-  WorkerResult r = spawn(args, cfg.timeout_s);
-  std::vector<std::vector<Record>> out(indices.size());
-  for (const auto& j : r.lines) {
-    if (!j.contains("point") || !j.contains("row")) continue;
-    const size_t p = j["point"].get<size_t>();
-    for (size_t k = 0; k < indices.size(); ++k)
-      if (indices[k] == p) out[k].push_back(record_from_json(j["row"]));
-  }
-  for (size_t k = 0; k < indices.size(); ++k)
-    if (out[k].empty())
-      out[k] = status_rows(e.source(), points[indices[k]], status::failed,
-                           r.why.empty() ? "worker stopped without a result" : r.why, "", cfg.info,
-                           gpu_identity(dev), targets);
-  return out;
+  return run_passes(cfg, e, dev, targets, probed, indices, true);
 }
 
 std::vector<PointTime> measure_points_isolated(const WorkerConfig& cfg, const Experiment& e,

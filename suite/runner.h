@@ -29,7 +29,16 @@ struct WorkerConfig {
   EngineOptions engine;
   RunInfo info;
   double timeout_s = 1800;  // per worker process
+  // Worker processes that measure each kernel-protocol point, one pass
+  // after another; the row is the median process's (median_process_rows,
+  // docs/measuring.md "Worker processes"). Decode points: always 1.
+  int processes = 1;
 };
+
+// `kbench run`'s default for WorkerConfig::processes (--quick: 1), and the
+// most --processes takes.
+inline constexpr int kDefaultProcesses = 3;
+inline constexpr int kMaxProcesses = 9;
 
 // Exit code of a worker whose context was lost after it wrote the rows of
 // the faulting point: the parent restarts at the next point.
@@ -40,7 +49,9 @@ inline constexpr int kWorkerContextLost = 4;
 std::vector<Record> run_probe_worker(const WorkerConfig& cfg, const DeviceInfo& dev,
                                      ProbeResult* probed);
 
-// Every row of `e` on `dev` (points in order, then the seed-mean rows);
+// Every row of `e` on `dev` (points in order, then the seed-mean rows),
+// each kernel-protocol point measured in cfg.processes workers, pass after
+// pass (the points the first pass measured), its rows the median process's;
 // with `indices` (ascending), only those points, and the seed-mean rows of
 // the seed points among them (--shard keeps a seed-mean group whole).
 std::vector<Record> run_experiment_isolated(const WorkerConfig& cfg, const Experiment& e,
@@ -48,10 +59,11 @@ std::vector<Record> run_experiment_isolated(const WorkerConfig& cfg, const Exper
                                             const ProbeResult& probed,
                                             const std::vector<size_t>& indices = {});
 
-// The rows of the given points of `e`, in that order, measured in one
-// worker process of its own (fresh allocations: a re-measure leaves whatever
-// state the first run was in); points the worker did not finish get
-// `failed` rows with the reason.
+// The rows of the given points of `e`, in that order, measured as
+// run_experiment_isolated measures them, in worker processes of their own
+// (fresh allocations: a re-measure leaves whatever state the first run was
+// in); a point a worker died in gets `failed` rows with the reason, and a new
+// worker goes on at the next.
 std::vector<std::vector<Record>> run_points_isolated(const WorkerConfig& cfg, const Experiment& e,
                                                      const std::vector<size_t>& indices,
                                                      const DeviceInfo& dev,

@@ -53,7 +53,7 @@ TEST(Cli, HelpAndList) {
   EXPECT_TRUE(contains(h.out, "--filter REGEX"));
   // Every command and option the parser takes is in the help.
   for (const char* o : {"kbench tune", "--rerun FILE", "--repeat N", "--inject-slowdown REGEX=PCT",
-                        "--allow-injected-slowdown", "--buffer-sets N", "--reps N",
+                        "--allow-injected-slowdown", "--buffer-sets N", "--processes N", "--reps N",
                         "--candidates N", "--opt=VALUE", "--chains-in-process"})
     EXPECT_TRUE(contains(h.out, o)) << o << "\n" << h.out;
   auto l = kbench("list");
@@ -208,6 +208,11 @@ TEST(Cli, RerunRepeatAndInjectionTakeEqualsValues) {
   auto b = kbench("run --buffer-sets=0 --no-csv");
   EXPECT_EQ(b.code, 2) << b.out;
   EXPECT_TRUE(contains(b.out, "--buffer-sets needs a whole number from 1 to 1000")) << b.out;
+  for (const char* bad : {"0", "10", "three"}) {
+    auto p = kbench(std::string("run --processes=") + bad + " --no-csv");
+    EXPECT_EQ(p.code, 2) << p.out;
+    EXPECT_TRUE(contains(p.out, "--processes needs a whole number from 1 to 9")) << p.out;
+  }
   auto c = kbench("probe --chains-in-process=yes");
   EXPECT_EQ(c.code, 2) << c.out;
   EXPECT_TRUE(contains(c.out, "--chains-in-process takes no value")) << c.out;

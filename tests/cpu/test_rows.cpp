@@ -490,3 +490,76 @@ TEST(Rows, GemmShareIsTheCompanionRatioWithoutARoofline) {
   EXPECT_EQ(none[1].status, "failed");
   EXPECT_NE(none[1].message.find("no companion"), std::string::npos);
 }
+
+// A point measured in several worker processes (kbench run --processes).
+namespace {
+
+std::vector<kb::Record> point_rows(double us, const std::string& status = kb::status::ok,
+                                   int64_t samples = 20) {
+  std::vector<kb::Record> rows(2);
+  rows[0].metric = "memory_bandwidth(GB/s)";
+  rows[1].metric = "latency(us)";
+  for (auto& r : rows) {
+    r.status = status;
+    if (status != kb::status::failed && status != kb::status::incorrect &&
+        status != kb::status::skipped) {
+      r.median_us = us;
+      r.actual = r.metric == "latency(us)" ? us : 1000.0 / us;
+    }
+    r.samples = samples;
+  }
+  return rows;
+}
+
+}  // namespace
+
+TEST(ProcessRows, TheMedianProcessGivesEveryColumn) {
+  // One slow process of three (a state of its allocations) does not move the row.
+  auto got = kb::median_process_rows({point_rows(50.0, kb::status::ok, 21),
+                                      point_rows(51.5, kb::status::ok, 22),
+                                      point_rows(50.2, kb::status::ok, 23)});
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_DOUBLE_EQ(*got[0].median_us, 50.2);
+  EXPECT_EQ(got[0].samples, 23);  // that process's samples, not a pool
+  EXPECT_DOUBLE_EQ(*got[1].actual, 50.2);
+  // The processes spread by 3.0% (1.5 of 50.2): said, with each time.
+  EXPECT_NE(got[0].message.find("3 worker processes' medians 50.00, 51.50, 50.20 us, spread 3.0%"),
+            std::string::npos)
+      << got[0].message;
+  // Two slow of three move it: the median, not the fastest.
+  got = kb::median_process_rows(
+      {point_rows(50.0), point_rows(51.5), point_rows(51.6)});
+  EXPECT_DOUBLE_EQ(*got[0].median_us, 51.5);
+}
+
+TEST(ProcessRows, CloseProcessesAreNotNoted) {
+  auto got = kb::median_process_rows({point_rows(50.0), point_rows(50.3), point_rows(50.1)});
+  EXPECT_DOUBLE_EQ(*got[0].median_us, 50.1);
+  EXPECT_TRUE(got[0].message.empty()) << got[0].message;
+  // An even count takes the faster of the middle two.
+  got = kb::median_process_rows({point_rows(52.0), point_rows(50.0)});
+  EXPECT_DOUBLE_EQ(*got[0].median_us, 50.0);
+  EXPECT_NE(got[0].message.find("spread 4.0%"), std::string::npos) << got[0].message;
+}
+
+TEST(ProcessRows, AProcessThatDidNotMeasureIsThePointsResult) {
+  auto bad = point_rows(0, kb::status::failed);
+  bad[0].message = bad[1].message = "worker died of signal 11";
+  auto got = kb::median_process_rows({point_rows(50.0), bad, point_rows(50.1)});
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].status, kb::status::failed);
+  EXPECT_EQ(got[0].message, "worker died of signal 11");
+  got = kb::median_process_rows({point_rows(50.0), point_rows(0, kb::status::incorrect)});
+  EXPECT_EQ(got[0].status, kb::status::incorrect);
+  // Measured statuses other than ok still count as measured.
+  got = kb::median_process_rows({point_rows(50.0, kb::status::below_target),
+                                 point_rows(60.0, kb::status::throttled), point_rows(55.0)});
+  EXPECT_DOUBLE_EQ(*got[0].median_us, 55.0);
+  EXPECT_EQ(got[0].status, kb::status::ok);
+  // One process alone is its own row; no process, no rows.
+  got = kb::median_process_rows({point_rows(50.0)});
+  EXPECT_DOUBLE_EQ(*got[0].median_us, 50.0);
+  EXPECT_TRUE(got[0].message.empty());
+  EXPECT_TRUE(kb::median_process_rows({}).empty());
+  EXPECT_TRUE(kb::median_process_rows({{}, {}}).empty());
+}
