@@ -67,6 +67,7 @@ std::vector<std::string> common_args(const WorkerConfig& cfg, const DeviceInfo& 
   a.insert(a.end(), {"--buffer-sets", std::to_string(o.max_buffer_sets)});
   a.insert(a.end(), {"--buffer-mib", std::to_string(o.sampled_bytes_goal >> 20)});
   if (o.inject_slowdown > 0) a.insert(a.end(), {"--inject", num(o.inject_slowdown)});
+  if (!o.check) a.push_back("--no-check");
   if (!cfg.targets_dir.empty()) {
     a.push_back("--targets");
     a.push_back(cfg.targets_dir);
@@ -223,17 +224,23 @@ std::vector<std::vector<Record>> run_pass(const WorkerConfig& cfg, const Experim
 }
 
 // The first pass's rows of `todo`, then (kernel protocol, cfg.processes > 1)
-// more passes, each a fresh worker over the points the first one measured,
-// and per point the median process's rows (median_process_rows). Passes go
-// one after another, so a point's processes are an experiment's length apart
-// in time.
+// more passes, each a fresh worker over the points the first one measured
+// (and checked), and per point the median process's rows
+// (median_process_rows). Passes go one after another, so a point's
+// processes are an experiment's length apart in time.
 std::vector<std::vector<Record>> run_passes(const WorkerConfig& cfg, const Experiment& e,
                                             const DeviceInfo& dev, const TargetFile* targets,
                                             const ProbeResult& probed,
                                             const std::vector<size_t>& todo, bool listed) {
-  std::vector<std::vector<Record>> first = run_pass(cfg, e, dev, targets, probed, todo, listed);
   const int passes = e.sampling() == Protocol::kernel ? std::max(1, cfg.processes) : 1;
+  // Each process samples its share of the buffer-set bytes (at least 3
+  // sets still), so a point spans as many allocations as one process
+  // would; only the first checks the output.
+  WorkerConfig each = cfg;
+  each.engine.sampled_bytes_goal = std::max<size_t>(cfg.engine.sampled_bytes_goal / passes, 1);
+  std::vector<std::vector<Record>> first = run_pass(each, e, dev, targets, probed, todo, listed);
   if (passes == 1) return first;
+  each.engine.check = false;
   std::vector<size_t> again, at;  // points measured by the first pass; their index in todo
   for (size_t k = 0; k < todo.size(); ++k)
     if (point_measured(first[k])) {
@@ -244,7 +251,7 @@ std::vector<std::vector<Record>> run_passes(const WorkerConfig& cfg, const Exper
   std::vector<std::vector<std::vector<Record>>> per(again.size());  // [point][pass]
   for (size_t n = 0; n < again.size(); ++n) per[n].push_back(first[at[n]]);
   for (int p = 1; p < passes; ++p) {
-    auto more = run_pass(cfg, e, dev, targets, probed, again, true);
+    auto more = run_pass(each, e, dev, targets, probed, again, true);
     for (size_t n = 0; n < again.size(); ++n) per[n].push_back(std::move(more[n]));
   }
   for (size_t n = 0; n < again.size(); ++n) first[at[n]] = median_process_rows(per[n]);
@@ -397,6 +404,8 @@ int worker_main(int argc, char** argv) {
       o.max_buffer_sets = std::atoi(v().c_str());
     else if (f == "--buffer-mib")
       o.sampled_bytes_goal = static_cast<size_t>(std::atoll(v().c_str())) << 20;
+    else if (f == "--no-check")
+      o.check = false;
     else if (f == "--inject")
       o.inject_slowdown = std::atof(v().c_str());
     else if (f == "--probed")

@@ -28,6 +28,10 @@ struct EngineOptions {
   // averages that placement over many allocations (docs/measuring.md).
   int max_buffer_sets = 32;
   size_t sampled_bytes_goal = kSampledBytesGoal;  // --buffer-mib
+  // Check the first buffer set against the CPU before sampling. Off only
+  // in the further worker processes of a point the run's first process
+  // checked (kbench run --processes, suite/runner.h).
+  bool check = true;
   // Validation of the gate only (--inject-slowdown): every sample made this
   // fraction slower; 0 = off.
   double inject_slowdown = 0;
