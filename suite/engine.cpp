@@ -450,7 +450,8 @@ Measurement Engine::measure_point(const Experiment& e, const Point& p) {
   return *t;
 }
 
-std::vector<Record> Engine::run_point(const Experiment& e, const Point& p) {
+std::vector<Record> Engine::run_point(const Experiment& e, const Point& p,
+                                      MeasuredPoint* measured) {
   const std::string label = point_label(e, p);
   NvtxRange range(label);
   const RowSource src = e.source();
@@ -478,6 +479,7 @@ std::vector<Record> Engine::run_point(const Experiment& e, const Point& p) {
     after_error(ex.what());
     return all_rows(status::failed, ex.what());
   }
+  if (measured) *measured = {detail, t};
   return measured_rows(src, p, detail, w, t, ceilings_, info_, gpu, targets_);
 }
 

@@ -51,8 +51,10 @@ class Engine {
   double time_as_sample(const std::function<void(cudaStream_t)>& f);
   void set_ceilings(const Ceilings& c) { ceilings_ = c; }
 
-  // The rows of one point, one per metric.
-  std::vector<Record> run_point(const Experiment& e, const Point& p);
+  // The rows of one point, one per metric; where it was measured and
+  // `measured` is given, also what its rows were built from.
+  std::vector<Record> run_point(const Experiment& e, const Point& p,
+                                MeasuredPoint* measured = nullptr);
   // The measurement behind run_point's rows, taken by the same code (the
   // point's cases built and checked, its buffer sets, warm-up, samples),
   // without rows: the ladder probe times roofline_ideal's chain points with

@@ -39,6 +39,12 @@ std::vector<Point> parse_points_arg(const std::string& arg);
 nlohmann::json point_time_line(size_t index, const Measurement& t);
 nlohmann::json point_error_line(size_t index, const std::string& what);
 
+// A MeasuredPoint (suite/rows.h) as the worker's line and back, but for
+// its samples (KBENCH_SAMPLES_FILE has them).
+nlohmann::json measured_point_to_json(const MeasuredPoint& p);
+// Throws std::invalid_argument on a line that is not one.
+MeasuredPoint measured_point_from_json(const nlohmann::json& j);
+
 // "roofline_ideal bytes=16777216 int8 read_chunks_x8_graph"
 std::string point_text(const std::string& experiment, const Point& p);
 

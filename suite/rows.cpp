@@ -232,37 +232,52 @@ bool point_measured(const std::vector<Record>& rows) {
   return true;
 }
 
-std::vector<Record> median_process_rows(const std::vector<std::vector<Record>>& passes) {
-  std::vector<const std::vector<Record>*> have;
-  for (const auto& p : passes)
-    if (!p.empty()) have.push_back(&p);
-  if (have.empty()) return {};
-  for (const auto* p : have)
-    if (!point_measured(*p)) return *p;
-  if (have.size() == 1) return *have.front();
-  std::vector<size_t> order(have.size());
-  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
-  auto time = [&](size_t k) { return *have[k]->front().median_us; };
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return time(a) < time(b); });
-  const size_t mid = order[(order.size() - 1) / 2];
-  std::vector<Record> out = *have[mid];
-  const double lo = time(order.front()), hi = time(order.back()), med = time(mid);
-  if (med > 0 && (hi - lo) / med > 0.01) {
+Measurement combine_process_measurements(const std::vector<Measurement>& each) {
+  if (each.empty()) throw std::invalid_argument("no worker process measured the point");
+  const double n = static_cast<double>(each.size());
+  Measurement t = each.front();
+  if (each.size() == 1) return t;
+  t.value_s = t.summary.median = t.summary.mean = 0;
+  t.summary.noise_rel = t.summary.median_rel_err = t.summary.mad = 0;
+  t.summary.n = t.throttled = t.total = t.buffer_sets = 0;
+  t.samples_s.clear();
+  double clock = 0, ratio = 0, err2 = 0;
+  size_t clocks = 0, ratios = 0;
+  double lo = each.front().value_s, hi = lo;
+  for (const Measurement& m : each) {
+    t.value_s += m.value_s / n;
+    t.summary.mean += m.summary.mean / n;
+    t.summary.noise_rel += m.summary.noise_rel / n;
+    t.summary.mad += m.summary.mad / n;
+    err2 += m.summary.median_rel_err * m.summary.median_rel_err;
+    t.summary.min = std::min(t.summary.min, m.summary.min);
+    t.summary.max = std::max(t.summary.max, m.summary.max);
+    t.summary.n += m.summary.n;
+    t.throttled += m.throttled;
+    t.total += m.total;
+    t.buffer_sets += m.buffer_sets;
+    if (m.sm_clock_mhz) clock += *m.sm_clock_mhz, ++clocks;
+    if (m.companion_ratio) ratio += *m.companion_ratio, ++ratios;
+    lo = std::min(lo, m.value_s);
+    hi = std::max(hi, m.value_s);
+  }
+  t.summary.median = t.value_s;
+  t.summary.median_rel_err = std::sqrt(err2) / n;
+  t.sm_clock_mhz = clocks ? std::optional<double>(clock / clocks) : std::nullopt;
+  t.companion_ratio = ratios ? std::optional<double>(ratio / ratios) : std::nullopt;
+  if (t.value_s > 0 && (hi - lo) / t.value_s > 0.01) {
     std::string times;
-    for (size_t k = 0; k < have.size(); ++k) {
+    for (size_t k = 0; k < each.size(); ++k) {
       char buf[32];
-      std::snprintf(buf, sizeof buf, "%s%.2f", k ? ", " : "", time(k));
+      std::snprintf(buf, sizeof buf, "%s%.2f", k ? ", " : "", each[k].value_s * 1e6);
       times += buf;
     }
-    char spread[64];
-    std::snprintf(spread, sizeof spread, " us, spread %.1f%%: the median process's row",
-                  100 * (hi - lo) / med);
-    const std::string note =
-        std::to_string(have.size()) + " worker processes' medians " + times + spread;
-    for (Record& r : out) r.message = join_message(r.message, note);
+    char spread[32];
+    std::snprintf(spread, sizeof spread, " us (spread %.1f%%)", 100 * (hi - lo) / t.value_s);
+    t.note = join_message(t.note, "the mean of " + std::to_string(each.size()) +
+                                      " worker processes' medians " + times + spread);
   }
-  return out;
+  return t;
 }
 
 }  // namespace kb

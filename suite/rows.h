@@ -57,6 +57,15 @@ struct Measurement {
   size_t buffer_sets = 1;
 };
 
+// A measured point as a row's worker measured it: the case's own variant
+// text and the Measurement. The parent of several worker processes builds
+// the point's rows from theirs (kbench run --processes;
+// combine_process_measurements).
+struct MeasuredPoint {
+  std::string detail;
+  Measurement m;
+};
+
 // Fallback when no target file matches the GPU: every rate row's target is
 // this fraction of its roofline.
 inline constexpr double kFallbackRooflineFraction = 0.7;
@@ -110,16 +119,17 @@ namespace kb {
 bool point_measured(const std::vector<Record>& rows);
 
 // One point measured in several worker processes (`kbench run --processes
-// N`, docs/measuring.md "Worker processes"): `passes[k]` are the point's rows
-// from process k. Returns the rows of the process whose time (the first row's
-// median_us) is the median of the processes' (for an even count, the faster
-// of the middle two), so every column still comes from one measurement; a
-// state of one process (where its allocations landed, docs/measuring.md)
-// then moves the row only when it holds in most of them. Where the
-// processes' times spread by more than 1% ((max - min) / median), the rows'
-// message says so with each time. A pass with no rows is ignored; where
-// some pass did not measure the point, the rows of the first such pass (its
-// failure is the point's).
-std::vector<Record> median_process_rows(const std::vector<std::vector<Record>>& passes);
+// N`, docs/measuring.md "Worker processes"), as one Measurement whose rows
+// measured_rows builds: its time (value_s, and the median column) the mean
+// of the processes' (each its samples' median), min and max over all their
+// samples, the samples, throttled samples and buffer sets summed, noise_rel
+// the mean of theirs (the sample noise within a process), the SM clock and
+// gemm_share's companion ratio their means, the setup time and note the
+// first's. Why the mean: where a process lands in a slow state (about half
+// of them for some keys on some boards, docs/measuring.md), the mean of N
+// moves by the share of slow ones, the median by the whole gap. Where the
+// processes' times spread by more than 1% ((max - min) / mean) the note
+// says so with each. Throws std::invalid_argument for no measurements.
+Measurement combine_process_measurements(const std::vector<Measurement>& each);
 
 }  // namespace kb

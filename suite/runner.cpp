@@ -13,6 +13,7 @@
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 
 #include "git_sha.h"
@@ -178,12 +179,19 @@ namespace {
 // point `failed` and a new worker goes on at the next; `listed` = false
 // starts a worker at a point and lets it run to the end (--from), true names
 // the points (--points).
-std::vector<std::vector<Record>> run_pass(const WorkerConfig& cfg, const Experiment& e,
-                                          const DeviceInfo& dev, const TargetFile* targets,
-                                          const ProbeResult& probed,
-                                          const std::vector<size_t>& todo, bool listed) {
+struct Pass {
+  std::vector<std::vector<Record>> rows;          // per entry of `todo`
+  std::vector<std::optional<MeasuredPoint>> measured;  // what a measured point's rows came from
+};
+
+Pass run_pass(const WorkerConfig& cfg, const Experiment& e, const DeviceInfo& dev,
+              const TargetFile* targets, const ProbeResult& probed,
+              const std::vector<size_t>& todo, bool listed) {
   const std::vector<Point> points = e.points();
-  std::vector<std::vector<Record>> per_point(todo.size());  // per entry of `todo`
+  Pass pass;
+  pass.measured.resize(todo.size());
+  std::vector<std::vector<Record>>& per_point = pass.rows;
+  per_point.resize(todo.size());
   size_t next = 0;                                          // into todo
   while (next < todo.size()) {
     auto args = common_args(cfg, dev);
@@ -198,10 +206,13 @@ std::vector<std::vector<Record>> run_pass(const WorkerConfig& cfg, const Experim
     args.insert(args.end(), {"--probed", probed_arg(probed)});
     WorkerResult r = spawn(args, cfg.timeout_s);
     for (const auto& j : r.lines) {
-      if (!j.contains("point") || !j.contains("row")) continue;
+      if (!j.contains("point")) continue;
       const size_t i = j["point"].get<size_t>();
-      for (size_t k = next; k < todo.size(); ++k)
-        if (todo[k] == i) per_point[k].push_back(record_from_json(j["row"]));
+      for (size_t k = next; k < todo.size(); ++k) {
+        if (todo[k] != i) continue;
+        if (j.contains("row")) per_point[k].push_back(record_from_json(j["row"]));
+        if (j.contains("measured")) pass.measured[k] = measured_point_from_json(j["measured"]);
+      }
     }
     size_t done = next;
     while (done < todo.size() && !per_point[done].empty()) ++done;
@@ -220,14 +231,14 @@ std::vector<std::vector<Record>> run_pass(const WorkerConfig& cfg, const Experim
       next = done;
     }
   }
-  return per_point;
+  return pass;
 }
 
 // The first pass's rows of `todo`, then (kernel protocol, cfg.processes > 1)
 // more passes, each a fresh worker over the points the first one measured
-// (and checked), and per point the median process's rows
-// (median_process_rows). Passes go one after another, so a point's
-// processes are an experiment's length apart in time.
+// (and checked), and per point the rows of the processes' measurements
+// together (combine_process_measurements). Passes go one after another, so
+// a point's processes are an experiment's length apart in time.
 std::vector<std::vector<Record>> run_passes(const WorkerConfig& cfg, const Experiment& e,
                                             const DeviceInfo& dev, const TargetFile* targets,
                                             const ProbeResult& probed,
@@ -238,24 +249,52 @@ std::vector<std::vector<Record>> run_passes(const WorkerConfig& cfg, const Exper
   // would; only the first checks the output.
   WorkerConfig each = cfg;
   each.engine.sampled_bytes_goal = std::max<size_t>(cfg.engine.sampled_bytes_goal / passes, 1);
-  std::vector<std::vector<Record>> first = run_pass(each, e, dev, targets, probed, todo, listed);
-  if (passes == 1) return first;
+  Pass first = run_pass(each, e, dev, targets, probed, todo, listed);
+  if (passes == 1) return first.rows;
   each.engine.check = false;
-  std::vector<size_t> again, at;  // points measured by the first pass; their index in todo
+  std::vector<size_t> again, at;  // points the first pass measured; their index in todo
   for (size_t k = 0; k < todo.size(); ++k)
-    if (point_measured(first[k])) {
+    if (point_measured(first.rows[k]) && first.measured[k]) {
       again.push_back(todo[k]);
       at.push_back(k);
     }
-  if (again.empty()) return first;
-  std::vector<std::vector<std::vector<Record>>> per(again.size());  // [point][pass]
-  for (size_t n = 0; n < again.size(); ++n) per[n].push_back(first[at[n]]);
-  for (int p = 1; p < passes; ++p) {
-    auto more = run_pass(each, e, dev, targets, probed, again, true);
-    for (size_t n = 0; n < again.size(); ++n) per[n].push_back(std::move(more[n]));
+  if (again.empty()) return first.rows;
+  std::vector<Pass> more;
+  for (int p = 1; p < passes; ++p)
+    more.push_back(run_pass(each, e, dev, targets, probed, again, true));
+  const std::vector<Point> points = e.points();
+  const Ceilings ceilings = merge_ceilings(targets, probed);
+  for (size_t n = 0; n < again.size(); ++n) {
+    std::vector<Record>& rows = first.rows[at[n]];
+    const MeasuredPoint& m0 = *first.measured[at[n]];
+    std::vector<Measurement> ms = {m0.m};
+    std::string why;  // a process that did not measure the point makes it fail
+    for (const Pass& p : more) {
+      if (!point_measured(p.rows[n]) || !p.measured[n]) {
+        why = p.rows[n].empty() ? "no rows" : p.rows[n].front().message;
+        rows = p.rows[n].empty() ? rows : p.rows[n];
+        break;
+      }
+      if (p.measured[n]->detail != m0.detail) {
+        why = "worker processes of one run ran different kernels ('" + m0.detail + "', '" +
+              p.measured[n]->detail + "')";
+        break;
+      }
+      ms.push_back(p.measured[n]->m);
+    }
+    const Point& pt = points[again[n]];
+    if (!why.empty()) {
+      if (point_measured(rows))
+        rows = status_rows(e.source(), pt, status::failed,
+                           "a further worker process of this point: " + why, m0.detail, cfg.info,
+                           gpu_identity(dev), targets);
+      continue;
+    }
+    rows = measured_rows(e.source(), pt, m0.detail, e.work_for(pt),
+                         combine_process_measurements(ms), ceilings, cfg.info, gpu_identity(dev),
+                         targets);
   }
-  for (size_t n = 0; n < again.size(); ++n) first[at[n]] = median_process_rows(per[n]);
-  return first;
+  return first.rows;
 }
 
 }  // namespace
@@ -494,7 +533,11 @@ int worker_main(int argc, char** argv) {
       for (size_t i = from; i < points.size(); ++i) todo.push_back(i);
     for (size_t i : todo) {
       if (i >= points.size()) continue;
-      for (const auto& r : engine.run_point(*e, points[i]))
+      MeasuredPoint measured;
+      const auto rows = engine.run_point(*e, points[i], &measured);
+      if (point_measured(rows))  // for a parent of several processes (run_passes)
+        out << json{{"point", i}, {"measured", measured_point_to_json(measured)}}.dump() << "\n";
+      for (const auto& r : rows)
         out << json{{"point", i}, {"row", record_to_json(r)}}.dump() << "\n";
       out.flush();  // rows of finished points survive a crash in the next one
       if (engine.context_lost()) return kWorkerContextLost;

@@ -265,3 +265,56 @@ TEST(PointWire, AMissingTimeNamesThePointAndWhy) {
 }
 
 }  // namespace
+
+// The worker's "measured" line (kbench run --processes): what the parent
+// builds the rows of several processes from, read back as written.
+TEST(PointWire, AMeasuredPointRoundTrips) {
+  kb::MeasuredPoint p;
+  p.detail = "R2U1W4P1K2;generic";
+  kb::Measurement& t = p.m;
+  t.summary.n = 24;
+  t.summary.median = 50.125e-6;
+  t.summary.mean = 50.3e-6;
+  t.summary.min = 49.6e-6;
+  t.summary.max = 51.9e-6;
+  t.summary.mad = 0.1e-6;
+  t.summary.noise_rel = 0.00296;
+  t.summary.median_rel_err = 0.0007;
+  t.value_s = 50.125e-6;
+  t.throttled = 1;
+  t.total = 25;
+  t.setup_s = 0.25;
+  t.inject = "inject=5%scaled";
+  t.note = "8 buffer sets' medians 49.9-51.2 us, spread 1.6%";
+  t.buffer_sets = 8;
+  t.sm_clock_mhz = 1980;
+  t.companion_ratio = 0.9123;
+  t.samples_s = {1e-6, 2e-6};  // not sent
+  const kb::MeasuredPoint b =
+      kb::measured_point_from_json(nlohmann::json::parse(kb::measured_point_to_json(p).dump()));
+  EXPECT_EQ(b.detail, p.detail);
+  EXPECT_EQ(b.m.summary.n, 24u);
+  EXPECT_DOUBLE_EQ(b.m.summary.median, 50.125e-6);
+  EXPECT_DOUBLE_EQ(b.m.summary.mean, 50.3e-6);
+  EXPECT_DOUBLE_EQ(b.m.summary.min, 49.6e-6);
+  EXPECT_DOUBLE_EQ(b.m.summary.max, 51.9e-6);
+  EXPECT_DOUBLE_EQ(b.m.summary.mad, 0.1e-6);
+  EXPECT_DOUBLE_EQ(b.m.summary.noise_rel, 0.00296);
+  EXPECT_DOUBLE_EQ(b.m.summary.median_rel_err, 0.0007);
+  EXPECT_DOUBLE_EQ(b.m.value_s, 50.125e-6);
+  EXPECT_EQ(b.m.throttled, 1u);
+  EXPECT_EQ(b.m.total, 25u);
+  EXPECT_DOUBLE_EQ(b.m.setup_s, 0.25);
+  EXPECT_EQ(b.m.inject, t.inject);
+  EXPECT_EQ(b.m.note, t.note);
+  EXPECT_EQ(b.m.buffer_sets, 8u);
+  ASSERT_TRUE(b.m.sm_clock_mhz);
+  EXPECT_DOUBLE_EQ(*b.m.sm_clock_mhz, 1980);
+  EXPECT_FALSE(b.m.mem_clock_mhz);
+  ASSERT_TRUE(b.m.companion_ratio);
+  EXPECT_DOUBLE_EQ(*b.m.companion_ratio, 0.9123);
+  EXPECT_TRUE(b.m.samples_s.empty());
+  EXPECT_THROW(kb::measured_point_from_json(nlohmann::json{{"detail", "x"}}),
+               std::invalid_argument);
+  EXPECT_THROW(kb::measured_point_from_json(nlohmann::json::parse("[1,2]")), std::invalid_argument);
+}

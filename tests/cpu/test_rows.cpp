@@ -494,72 +494,84 @@ TEST(Rows, GemmShareIsTheCompanionRatioWithoutARoofline) {
 // A point measured in several worker processes (kbench run --processes).
 namespace {
 
-std::vector<kb::Record> point_rows(double us, const std::string& status = kb::status::ok,
-                                   int64_t samples = 20) {
-  std::vector<kb::Record> rows(2);
-  rows[0].metric = "memory_bandwidth(GB/s)";
-  rows[1].metric = "latency(us)";
-  for (auto& r : rows) {
-    r.status = status;
-    if (status != kb::status::failed && status != kb::status::incorrect &&
-        status != kb::status::skipped) {
-      r.median_us = us;
-      r.actual = r.metric == "latency(us)" ? us : 1000.0 / us;
-    }
-    r.samples = samples;
-  }
-  return rows;
+kb::Measurement process(double median_us, double min_us, double max_us, size_t n,
+                        double noise = 0.002) {
+  kb::Measurement t;
+  t.summary.n = n;
+  t.summary.median = t.summary.mean = t.value_s = median_us * 1e-6;
+  t.summary.min = min_us * 1e-6;
+  t.summary.max = max_us * 1e-6;
+  t.summary.noise_rel = noise;
+  t.summary.median_rel_err = 0.001;
+  t.total = n;
+  t.buffer_sets = 3;
+  t.sm_clock_mhz = 1980;
+  t.setup_s = 0.5;
+  return t;
 }
 
 }  // namespace
 
-TEST(ProcessRows, TheMedianProcessGivesEveryColumn) {
-  // One slow process of three (a state of its allocations) does not move the row.
-  auto got = kb::median_process_rows({point_rows(50.0, kb::status::ok, 21),
-                                      point_rows(51.5, kb::status::ok, 22),
-                                      point_rows(50.2, kb::status::ok, 23)});
-  ASSERT_EQ(got.size(), 2u);
-  EXPECT_DOUBLE_EQ(*got[0].median_us, 50.2);
-  EXPECT_EQ(got[0].samples, 23);  // that process's samples, not a pool
-  EXPECT_DOUBLE_EQ(*got[1].actual, 50.2);
-  // The processes spread by 3.0% (1.5 of 50.2): said, with each time.
-  EXPECT_NE(got[0].message.find("3 worker processes' medians 50.00, 51.50, 50.20 us, spread 3.0%"),
+TEST(ProcessRows, TheMeanOfTheProcessesMedians) {
+  // Two processes in a slow state of three: the mean moves by their share
+  // of the gap, not by all of it (the median would read 50.90).
+  auto a = process(50.0, 49.5, 51.0, 21, 0.002), b = process(50.9, 50.4, 52.0, 30, 0.004),
+       c = process(50.8, 50.3, 51.5, 24, 0.003);
+  b.throttled = 2;
+  c.companion_ratio = 0.9;
+  a.companion_ratio = 0.8;
+  a.note = "32 buffer sets' medians ...";
+  const kb::Measurement t = kb::combine_process_measurements({a, b, c});
+  EXPECT_NEAR(t.value_s * 1e6, 50.5667, 1e-3);
+  EXPECT_DOUBLE_EQ(t.summary.median, t.value_s);  // the row's median_us column
+  EXPECT_NEAR(t.summary.min * 1e6, 49.5, 1e-9);
+  EXPECT_NEAR(t.summary.max * 1e6, 52.0, 1e-9);
+  EXPECT_EQ(t.summary.n, 75u);
+  EXPECT_EQ(t.total, 75u);
+  EXPECT_EQ(t.throttled, 2u);
+  EXPECT_EQ(t.buffer_sets, 9u);
+  EXPECT_NEAR(t.summary.noise_rel, 0.003, 1e-12);
+  EXPECT_NEAR(t.summary.median_rel_err, std::sqrt(3.0) * 0.001 / 3, 1e-12);
+  ASSERT_TRUE(t.companion_ratio);
+  EXPECT_NEAR(*t.companion_ratio, 0.85, 1e-12);  // of those that timed one
+  EXPECT_DOUBLE_EQ(*t.sm_clock_mhz, 1980);
+  EXPECT_DOUBLE_EQ(t.setup_s, 0.5);
+  // The spread (1.8%) said with each process's time, after the first's note.
+  EXPECT_EQ(t.note,
+            "32 buffer sets' medians ...; the mean of 3 worker processes' medians 50.00, 50.90, "
+            "50.80 us (spread 1.8%)");
+}
+
+TEST(ProcessRows, CloseProcessesAreNotNotedAndOneIsItself) {
+  const kb::Measurement t =
+      kb::combine_process_measurements({process(50.0, 49, 51, 20), process(50.3, 49, 51, 20)});
+  EXPECT_NEAR(t.value_s * 1e6, 50.15, 1e-9);
+  EXPECT_TRUE(t.note.empty()) << t.note;
+  const kb::Measurement one = kb::combine_process_measurements({process(50.0, 49, 51, 20)});
+  EXPECT_DOUBLE_EQ(one.value_s, 50e-6);
+  EXPECT_EQ(one.summary.n, 20u);
+  EXPECT_THROW(kb::combine_process_measurements({}), std::invalid_argument);
+}
+
+TEST(ProcessRows, RowsOfTheCombinedMeasurementAreRowsOfItsTime) {
+  // measured_rows on the combined measurement: the rate from the mean time.
+  kb::RowSource src;
+  src.name = "toy";
+  src.metrics = {Metric::memory_bandwidth, Metric::latency_us};
+  kb::Work w;
+  w.bytes = 50e-6 * 1e9 * 1000;  // 1000 GB/s at 50 us
+  kb::Ceilings c;
+  c.read_gbps = 3000;
+  const auto t =
+      kb::combine_process_measurements({process(49.0, 48, 50, 20), process(51.0, 50, 52, 20)});
+  const auto rows = kb::measured_rows(src, point(1024, DType::bf16, false), "K2", w, t, c, {}, {},
+                                      nullptr);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_NEAR(*rows[0].actual, 1000, 1e-6);
+  EXPECT_NEAR(*rows[0].median_us, 50, 1e-9);
+  EXPECT_NEAR(*rows[1].actual, 50, 1e-9);
+  EXPECT_EQ(rows[0].samples, 40);
+  EXPECT_NE(rows[0].message.find("the mean of 2 worker processes' medians 49.00, 51.00 us"),
             std::string::npos)
-      << got[0].message;
-  // Two slow of three move it: the median, not the fastest.
-  got = kb::median_process_rows(
-      {point_rows(50.0), point_rows(51.5), point_rows(51.6)});
-  EXPECT_DOUBLE_EQ(*got[0].median_us, 51.5);
-}
-
-TEST(ProcessRows, CloseProcessesAreNotNoted) {
-  auto got = kb::median_process_rows({point_rows(50.0), point_rows(50.3), point_rows(50.1)});
-  EXPECT_DOUBLE_EQ(*got[0].median_us, 50.1);
-  EXPECT_TRUE(got[0].message.empty()) << got[0].message;
-  // An even count takes the faster of the middle two.
-  got = kb::median_process_rows({point_rows(52.0), point_rows(50.0)});
-  EXPECT_DOUBLE_EQ(*got[0].median_us, 50.0);
-  EXPECT_NE(got[0].message.find("spread 4.0%"), std::string::npos) << got[0].message;
-}
-
-TEST(ProcessRows, AProcessThatDidNotMeasureIsThePointsResult) {
-  auto bad = point_rows(0, kb::status::failed);
-  bad[0].message = bad[1].message = "worker died of signal 11";
-  auto got = kb::median_process_rows({point_rows(50.0), bad, point_rows(50.1)});
-  ASSERT_EQ(got.size(), 2u);
-  EXPECT_EQ(got[0].status, kb::status::failed);
-  EXPECT_EQ(got[0].message, "worker died of signal 11");
-  got = kb::median_process_rows({point_rows(50.0), point_rows(0, kb::status::incorrect)});
-  EXPECT_EQ(got[0].status, kb::status::incorrect);
-  // Measured statuses other than ok still count as measured.
-  got = kb::median_process_rows({point_rows(50.0, kb::status::below_target),
-                                 point_rows(60.0, kb::status::throttled), point_rows(55.0)});
-  EXPECT_DOUBLE_EQ(*got[0].median_us, 55.0);
-  EXPECT_EQ(got[0].status, kb::status::ok);
-  // One process alone is its own row; no process, no rows.
-  got = kb::median_process_rows({point_rows(50.0)});
-  EXPECT_DOUBLE_EQ(*got[0].median_us, 50.0);
-  EXPECT_TRUE(got[0].message.empty());
-  EXPECT_TRUE(kb::median_process_rows({}).empty());
-  EXPECT_TRUE(kb::median_process_rows({{}, {}}).empty());
+      << rows[0].message;
 }
