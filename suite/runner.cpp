@@ -180,19 +180,19 @@ namespace {
 // starts a worker at a point and lets it run to the end (--from), true names
 // the points (--points).
 struct Pass {
-  std::vector<std::vector<Record>> rows;          // per entry of `todo`
+  std::vector<std::vector<Record>> rows;               // per entry of `todo`
   std::vector<std::optional<MeasuredPoint>> measured;  // what a measured point's rows came from
 };
 
 Pass run_pass(const WorkerConfig& cfg, const Experiment& e, const DeviceInfo& dev,
-              const TargetFile* targets, const ProbeResult& probed,
-              const std::vector<size_t>& todo, bool listed) {
+              const TargetFile* targets, const ProbeResult& probed, const std::vector<size_t>& todo,
+              bool listed) {
   const std::vector<Point> points = e.points();
   Pass pass;
   pass.measured.resize(todo.size());
   std::vector<std::vector<Record>>& per_point = pass.rows;
   per_point.resize(todo.size());
-  size_t next = 0;                                          // into todo
+  size_t next = 0;  // into todo
   while (next < todo.size()) {
     auto args = common_args(cfg, dev);
     if (!listed) {
@@ -290,9 +290,9 @@ std::vector<std::vector<Record>> run_passes(const WorkerConfig& cfg, const Exper
                            gpu_identity(dev), targets);
       continue;
     }
-    rows = measured_rows(e.source(), pt, m0.detail, e.work_for(pt),
-                         combine_process_measurements(ms), ceilings, cfg.info, gpu_identity(dev),
-                         targets);
+    rows =
+        measured_rows(e.source(), pt, m0.detail, e.work_for(pt), combine_process_measurements(ms),
+                      ceilings, cfg.info, gpu_identity(dev), targets);
   }
   return first.rows;
 }

@@ -564,8 +564,8 @@ TEST(ProcessRows, RowsOfTheCombinedMeasurementAreRowsOfItsTime) {
   c.read_gbps = 3000;
   const auto t =
       kb::combine_process_measurements({process(49.0, 48, 50, 20), process(51.0, 50, 52, 20)});
-  const auto rows = kb::measured_rows(src, point(1024, DType::bf16, false), "K2", w, t, c, {}, {},
-                                      nullptr);
+  const auto rows =
+      kb::measured_rows(src, point(1024, DType::bf16, false), "K2", w, t, c, {}, {}, nullptr);
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_NEAR(*rows[0].actual, 1000, 1e-6);
   EXPECT_NEAR(*rows[0].median_us, 50, 1e-9);
