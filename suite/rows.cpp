@@ -226,9 +226,7 @@ namespace kb {
 bool point_measured(const std::vector<Record>& rows) {
   if (rows.empty()) return false;
   for (const Record& r : rows)
-    if (r.status == status::failed || r.status == status::incorrect ||
-        r.status == status::skipped || !r.median_us)
-      return false;
+    if (!r.median_us || r.status == status::incorrect || r.status == status::skipped) return false;
   return true;
 }
 
@@ -278,6 +276,30 @@ Measurement combine_process_measurements(const std::vector<Measurement>& each) {
                                       " worker processes' medians " + times + spread);
   }
   return t;
+}
+
+std::vector<Record> point_rows_of_processes(
+    const MeasuredPoint& first, const std::vector<ProcessResult>& further,
+    const std::function<std::vector<Record>(const Measurement&)>& rows_of,
+    const std::function<std::vector<Record>(const std::string& why)>& failed_rows) {
+  std::vector<Measurement> ms = {first.m};
+  const std::string of = " of " + std::to_string(further.size() + 1) + " of this point: ";
+  for (size_t k = 0; k < further.size(); ++k) {
+    const ProcessResult& p = further[k];
+    const std::string in = "in worker process " + std::to_string(k + 2) + of;
+    if (!point_measured(p.rows)) {
+      if (p.rows.empty()) return failed_rows(in + "no rows");
+      std::vector<Record> rows = p.rows;  // its failure is the point's
+      for (Record& r : rows) r.message = in + r.message;
+      return rows;
+    }
+    if (!p.measured) return failed_rows(in + "rows without their measurement");
+    if (p.measured->detail != first.detail)
+      return failed_rows("the worker processes of this point ran different kernels ('" +
+                         first.detail + "', '" + p.measured->detail + "')");
+    ms.push_back(p.measured->m);
+  }
+  return rows_of(combine_process_measurements(ms));
 }
 
 }  // namespace kb

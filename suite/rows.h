@@ -6,6 +6,7 @@
 // them.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -114,8 +115,9 @@ std::vector<Record> seed_mean_rows(const RowSource& e, const std::vector<Point>&
 
 namespace kb {
 
-// A point was measured (its rows carry a time): ok, below_target or
-// throttled, not failed, incorrect or skipped.
+// A point was measured: every row carries its time (measured_rows' rows do,
+// a metric undefined on this GPU too; status_rows' failed, incorrect and
+// skipped rows do not).
 bool point_measured(const std::vector<Record>& rows);
 
 // One point measured in several worker processes (`kbench run --processes
@@ -131,5 +133,24 @@ bool point_measured(const std::vector<Record>& rows);
 // processes' times spread by more than 1% ((max - min) / mean) the note
 // says so with each. Throws std::invalid_argument for no measurements.
 Measurement combine_process_measurements(const std::vector<Measurement>& each);
+
+// What a further worker process gave for a point: its rows, and what they
+// were built from (none where it did not measure it).
+struct ProcessResult {
+  std::vector<Record> rows;
+  std::optional<MeasuredPoint> measured;
+};
+
+// The rows of a point the first worker process measured (`first`) and the
+// further processes measured again: `rows_of` of their measurements
+// together (combine_process_measurements). A further process that did not
+// measure it makes it fail: its own failed rows (a crash, a CUDA error),
+// their message saying which process, or `failed_rows(why)` where it gave
+// none or its rows came without a measurement; as does a process that ran
+// another kernel (`detail`) than the first.
+std::vector<Record> point_rows_of_processes(
+    const MeasuredPoint& first, const std::vector<ProcessResult>& further,
+    const std::function<std::vector<Record>(const Measurement&)>& rows_of,
+    const std::function<std::vector<Record>(const std::string& why)>& failed_rows);
 
 }  // namespace kb

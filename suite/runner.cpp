@@ -265,34 +265,19 @@ std::vector<std::vector<Record>> run_passes(const WorkerConfig& cfg, const Exper
   const std::vector<Point> points = e.points();
   const Ceilings ceilings = merge_ceilings(targets, probed);
   for (size_t n = 0; n < again.size(); ++n) {
-    std::vector<Record>& rows = first.rows[at[n]];
-    const MeasuredPoint& m0 = *first.measured[at[n]];
-    std::vector<Measurement> ms = {m0.m};
-    std::string why;  // a process that did not measure the point makes it fail
-    for (const Pass& p : more) {
-      if (!point_measured(p.rows[n]) || !p.measured[n]) {
-        why = p.rows[n].empty() ? "no rows" : p.rows[n].front().message;
-        rows = p.rows[n].empty() ? rows : p.rows[n];
-        break;
-      }
-      if (p.measured[n]->detail != m0.detail) {
-        why = "worker processes of one run ran different kernels ('" + m0.detail + "', '" +
-              p.measured[n]->detail + "')";
-        break;
-      }
-      ms.push_back(p.measured[n]->m);
-    }
     const Point& pt = points[again[n]];
-    if (!why.empty()) {
-      if (point_measured(rows))
-        rows = status_rows(e.source(), pt, status::failed,
-                           "a further worker process of this point: " + why, m0.detail, cfg.info,
-                           gpu_identity(dev), targets);
-      continue;
-    }
-    rows =
-        measured_rows(e.source(), pt, m0.detail, e.work_for(pt), combine_process_measurements(ms),
-                      ceilings, cfg.info, gpu_identity(dev), targets);
+    std::vector<ProcessResult> further;
+    for (const Pass& p : more) further.push_back({p.rows[n], p.measured[n]});
+    first.rows[at[n]] = point_rows_of_processes(
+        *first.measured[at[n]], further,
+        [&](const Measurement& m) {
+          return measured_rows(e.source(), pt, first.measured[at[n]]->detail, e.work_for(pt), m,
+                               ceilings, cfg.info, gpu_identity(dev), targets);
+        },
+        [&](const std::string& why) {
+          return status_rows(e.source(), pt, status::failed, why, first.measured[at[n]]->detail,
+                             cfg.info, gpu_identity(dev), targets);
+        });
   }
   return first.rows;
 }

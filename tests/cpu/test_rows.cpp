@@ -510,6 +510,18 @@ kb::Measurement process(double median_us, double min_us, double max_us, size_t n
   return t;
 }
 
+// A measured point's rows at `us` (two metrics).
+std::vector<kb::Record> point_rows_of(double us) {
+  std::vector<kb::Record> rows(2);
+  rows[0].metric = "memory_bandwidth(GB/s)";
+  rows[1].metric = "latency(us)";
+  for (auto& r : rows) {
+    r.median_us = us;
+    r.actual = us;
+  }
+  return rows;
+}
+
 }  // namespace
 
 TEST(ProcessRows, TheMeanOfTheProcessesMedians) {
@@ -574,4 +586,79 @@ TEST(ProcessRows, RowsOfTheCombinedMeasurementAreRowsOfItsTime) {
   EXPECT_NE(rows[0].message.find("the mean of 2 worker processes' medians 49.00, 51.00 us"),
             std::string::npos)
       << rows[0].message;
+}
+
+TEST(ProcessRows, AMeasuredPointIsOneWhoseRowsAllHaveATime) {
+  kb::RowSource src;
+  src.name = "toy";
+  src.metrics = {Metric::memory_bandwidth, Metric::flops_utilization};
+  kb::Work w;
+  w.bytes = 1e6;
+  w.flops = 1e6;
+  w.flop_dtype = DType::fp8_e4m3;  // no datasheet peak in these ceilings: that row fails
+  kb::Ceilings c;
+  c.read_gbps = 3000;
+  const auto rows = kb::measured_rows(src, point(1024, DType::bf16, false), "", w,
+                                      process(50.0, 49, 51, 20), c, {}, {}, nullptr);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[1].status, kb::status::failed);  // measured all the same
+  EXPECT_TRUE(kb::point_measured(rows));
+  for (const char* st : {kb::status::failed, kb::status::incorrect, kb::status::skipped})
+    EXPECT_FALSE(kb::point_measured(
+        kb::status_rows(src, point(1024, DType::bf16, false), st, "why", "", {}, {}, nullptr)))
+        << st;
+  EXPECT_FALSE(kb::point_measured({}));
+}
+
+TEST(ProcessRows, AFurtherProcessThatDidNotMeasureFailsThePoint) {
+  kb::MeasuredPoint first{"K2", process(50.0, 49, 51, 20)};
+  auto measured = [](double us, const std::string& detail = "K2") {
+    kb::ProcessResult r;
+    r.rows = point_rows_of(us);
+    r.measured = kb::MeasuredPoint{detail, process(us, us - 1, us + 1, 20)};
+    return r;
+  };
+  std::vector<double> times;  // what rows_of was given
+  auto rows_of = [&](const kb::Measurement& m) {
+    times.push_back(m.value_s * 1e6);
+    return point_rows_of(m.value_s * 1e6);
+  };
+  auto failed = [](const std::string& why) {
+    auto r = point_rows_of(0);
+    for (auto& x : r) {
+      x.status = kb::status::failed;
+      x.median_us.reset();
+      x.message = why;
+    }
+    return r;
+  };
+  // All measured: the rows of the mean.
+  auto got = kb::point_rows_of_processes(first, {measured(51.0), measured(52.0)}, rows_of, failed);
+  ASSERT_EQ(times.size(), 1u);
+  EXPECT_NEAR(times[0], 51.0, 1e-9);
+  EXPECT_NEAR(*got[0].median_us, 51.0, 1e-9);
+  // A crash in process 3: its failed rows, saying which process.
+  kb::ProcessResult crashed;
+  crashed.rows = failed("worker died of signal 11 (Segmentation fault)");
+  got = kb::point_rows_of_processes(first, {measured(51.0), crashed}, rows_of, failed);
+  EXPECT_EQ(got[0].status, kb::status::failed);
+  EXPECT_EQ(got[0].message,
+            "in worker process 3 of 3 of this point: worker died of signal 11 (Segmentation "
+            "fault)");
+  // No rows, rows without a measurement, another kernel: failed, with why.
+  got = kb::point_rows_of_processes(first, {kb::ProcessResult{}}, rows_of, failed);
+  EXPECT_EQ(got[0].message, "in worker process 2 of 2 of this point: no rows");
+  kb::ProcessResult bare = measured(51.0);
+  bare.measured.reset();
+  got = kb::point_rows_of_processes(first, {bare}, rows_of, failed);
+  EXPECT_EQ(got[0].message,
+            "in worker process 2 of 2 of this point: rows without their measurement");
+  got = kb::point_rows_of_processes(first, {measured(51.0, "K4")}, rows_of, failed);
+  EXPECT_EQ(got[0].status, kb::status::failed);
+  EXPECT_EQ(got[0].message,
+            "the worker processes of this point ran different kernels ('K2', 'K4')");
+  EXPECT_EQ(times.size(), 1u);  // none of those built rows of a time
+  // No further process: the first alone.
+  got = kb::point_rows_of_processes(first, {}, rows_of, failed);
+  EXPECT_NEAR(*got[0].median_us, 50.0, 1e-9);
 }
