@@ -230,10 +230,31 @@ bool point_measured(const std::vector<Record>& rows) {
   return true;
 }
 
-Measurement combine_process_measurements(const std::vector<Measurement>& each) {
-  if (each.empty()) throw std::invalid_argument("no worker process measured the point");
+Measurement combine_process_measurements(const std::vector<Measurement>& all) {
+  if (all.empty()) throw std::invalid_argument("no worker process measured the point");
+  // A process whose samples were mostly throttled (its statistics then over
+  // all of them) stays out where another was not: its median is a clock's.
+  std::vector<Measurement> each;
+  std::string left_out;
+  for (size_t k = 0; k < all.size(); ++k) {
+    if (!point_throttled(all[k].throttled, all[k].total)) {
+      each.push_back(all[k]);
+      continue;
+    }
+    left_out += (left_out.empty() ? "" : ", ") + std::to_string(k + 1) + " (" +
+                std::to_string(all[k].throttled) + " of " + std::to_string(all[k].total) + ")";
+  }
+  if (each.empty()) {
+    each = all;  // all throttled: the row is, with all of them
+    left_out.clear();
+  }
   const double n = static_cast<double>(each.size());
   Measurement t = each.front();
+  t.note = all.front().note;
+  t.setup_s = all.front().setup_s;
+  if (!left_out.empty())
+    t.note = join_message(t.note, "left out of the mean: worker process " + left_out +
+                                      " samples under the throttle clock");
   if (each.size() == 1) return t;
   t.value_s = t.summary.median = t.summary.mean = 0;
   t.summary.noise_rel = t.summary.median_rel_err = t.summary.mad = 0;

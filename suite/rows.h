@@ -131,7 +131,10 @@ bool point_measured(const std::vector<Record>& rows);
 // of them for some keys on some boards, docs/measuring.md), the mean of N
 // moves by the share of slow ones, the median by the whole gap. Where the
 // processes' times spread by more than 1% ((max - min) / mean) the note
-// says so with each. Throws std::invalid_argument for no measurements.
+// says so with each. A process most of whose samples were throttled
+// (point_throttled) is left out where another was not, and the note says
+// so; where all were, all count, and the rows are `throttled`. Throws
+// std::invalid_argument for no measurements.
 Measurement combine_process_measurements(const std::vector<Measurement>& each);
 
 // What a further worker process gave for a point: its rows, and what they

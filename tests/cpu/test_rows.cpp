@@ -662,3 +662,30 @@ TEST(ProcessRows, AFurtherProcessThatDidNotMeasureFailsThePoint) {
   got = kb::point_rows_of_processes(first, {}, rows_of, failed);
   EXPECT_NEAR(*got[0].median_us, 50.0, 1e-9);
 }
+
+TEST(ProcessRows, AThrottledProcessStaysOutOfTheMean) {
+  auto a = process(50.0, 49, 51, 20), b = process(80.0, 60, 90, 20), c = process(50.4, 49, 51, 20);
+  b.throttled = 15;  // most of its samples under the throttle clock
+  kb::Measurement t = kb::combine_process_measurements({a, b, c});
+  EXPECT_NEAR(t.value_s * 1e6, 50.2, 1e-9);
+  EXPECT_EQ(t.summary.n, 40u);
+  EXPECT_EQ(t.throttled, 0u);
+  EXPECT_NEAR(t.summary.max * 1e6, 51, 1e-9);
+  EXPECT_EQ(t.note,
+            "left out of the mean: worker process 2 (15 of 20) samples under the throttle clock");
+  // All throttled: all count, and the point is throttled.
+  a.throttled = c.throttled = 20;
+  t = kb::combine_process_measurements({a, b, c});
+  EXPECT_NEAR(t.value_s * 1e6, (50.0 + 80.0 + 50.4) / 3, 1e-9);
+  EXPECT_TRUE(kb::point_throttled(t.throttled, t.total));
+  // The first process's note and setup time stay even where it is left out.
+  a = process(50.0, 49, 51, 20);
+  a.throttled = 11;
+  a.note = "32 buffer sets' medians ...";
+  t = kb::combine_process_measurements({a, process(50.4, 49, 51, 20)});
+  EXPECT_NEAR(t.value_s * 1e6, 50.4, 1e-9);
+  EXPECT_EQ(t.note.rfind("32 buffer sets' medians ...; left out of the mean: worker process 1", 0),
+            0u)
+      << t.note;
+  EXPECT_DOUBLE_EQ(t.setup_s, 0.5);
+}
