@@ -90,22 +90,19 @@ std::vector<std::string> set_further_launches(SpeedOfLight& sol, const std::vect
   return report;
 }
 
-std::vector<double> median_over_processes(const std::vector<std::vector<double>>& per_process) {
+std::vector<double> mean_over_processes(const std::vector<std::vector<double>>& per_process) {
   if (per_process.empty())
-    throw std::invalid_argument("median_over_processes: no process measured the chains");
+    throw std::invalid_argument("mean_over_processes: no process measured the chains");
   const size_t n = per_process.front().size();
   for (const auto& p : per_process)
     if (p.size() != n)
-      throw std::invalid_argument("median_over_processes: processes measured " +
+      throw std::invalid_argument("mean_over_processes: processes measured " +
                                   std::to_string(per_process.front().size()) + " and " +
                                   std::to_string(p.size()) + " points");
-  std::vector<double> out(n);
+  std::vector<double> out(n, 0.0);
   for (size_t i = 0; i < n; ++i) {
-    std::vector<double> t;
-    for (const auto& p : per_process) t.push_back(p[i]);
-    std::sort(t.begin(), t.end());
-    const size_t m = t.size() / 2;
-    out[i] = t.size() % 2 ? t[m] : (t[m - 1] + t[m]) / 2;
+    for (const auto& p : per_process) out[i] += p[i];
+    out[i] /= static_cast<double>(per_process.size());
   }
   return out;
 }

@@ -6,7 +6,7 @@
 // that experiment's rows are: by default in worker processes of their own
 // (`kbench __worker --measure`, suite/runner.h's measure_points_isolated),
 // each measuring the whole experiment as a run's worker does, three of them
-// and the median per chain,
+// and the mean per chain (as a row's time is the mean of its processes'),
 // with `kbench probe --chains-in-process` in the probe's own process. A row
 // of such a chain gets t_min = the probe's median of that very chain, so
 // the bound is only as good as that median is the row's.
@@ -48,19 +48,21 @@ std::vector<Point> chain_points(double max_bytes);
 std::vector<Point> chain_worker_points(const std::vector<Point>& experiment,
                                        const std::vector<Point>& chains, std::vector<size_t>* at);
 
-// Worker processes the probe measures the chains in, a median taken per
-// point: a stream launch's cost is a state of the process (H100 GPU-e14b6be3,
-// 2026-11-26, the 16 MB stream chain in three probes' workers: 31.31, 32.74,
-// 32.83 us; as rows of five runs on three boards 32.83-33.10 us), so one
-// process's time, or the fastest of several, gives a bound the rows do not
-// attain (0.948), while the median of three sits where the rows are.
+// Worker processes the probe measures the chains in, as many as a `kbench
+// run` measures each row in (--processes' default, suite/runner.h), and the
+// mean over them per point, as a row's time is: a stream launch's cost is a
+// state of the process (H100 GPU-e14b6be3, 2026-11-26, the 16 MB stream
+// chain in three probes' workers: 31.31, 32.74, 32.83 us; as rows of five
+// runs on three boards 32.83-33.10 us), so one process's time, or the
+// fastest of several, gives a bound the rows do not attain (0.948). Until
+// 2026-11-26 (late) rows were one process and the bound the median of three.
 inline constexpr int kChainProcesses = 3;
 
-// Per point, the median over the processes of its times (`per_process[i]`
+// Per point, the mean over the processes of its times (`per_process[i]`
 // holds process i's times, every process the same points in the same
-// order; an even count takes the mean of the middle two). Throws
-// std::invalid_argument with no process or when the counts differ.
-std::vector<double> median_over_processes(const std::vector<std::vector<double>>& per_process);
+// order). Throws std::invalid_argument with no process or when the counts
+// differ.
+std::vector<double> mean_over_processes(const std::vector<std::vector<double>>& per_process);
 
 // From each chain's measured time (`seconds`, in the order of `points`,
 // as chain_points gives them or any other order) and the read ladder's one

@@ -1176,9 +1176,10 @@ int cmd_tune(const Args& a) {
 // in kChainProcesses worker processes of their own, one after the other
 // (measure_points_isolated: the same worker, engine and measurement), each
 // measuring the experiment's points as a run's worker does, the chains
-// among them (chain_worker_points); per chain the median over the
-// processes (a launch's cost is a state of the process). A row of a chain
-// is bounded by the probe's median of that very chain, and timed in the
+// among them (chain_worker_points), each with its share of the buffer-set
+// bytes; per chain the mean over the processes, as a row's time is (a
+// launch's cost is a state of the process). A row of a chain is bounded by
+// the probe's time of that very chain, and timed in the
 // probe's own process, after the ladder, the graph chains read 1.3 us
 // slower than as rows (H100, 2026-11-25: rows at 1.050 and 1.037 of their
 // bound; docs/metrics.md). This process's CUDA context goes first, so that
@@ -1197,6 +1198,9 @@ std::vector<double> chains_in_workers(const Args& a, const DeviceInfo& dev,
   // kernels no cuBLASLt or GEMV choices; a target file the probe is about
   // to write (or fix) must not stop it.
   cfg.targets_dir.clear();
+  static_assert(kChainProcesses == kDefaultProcesses, "the chains are measured as rows are");
+  cfg.engine.sampled_bytes_goal =
+      std::max<size_t>(cfg.engine.sampled_bytes_goal / kChainProcesses, 1);
   try {
     std::vector<Point> runs_points;
     for (const Point& p : e.points())
@@ -1210,7 +1214,7 @@ std::vector<double> chains_in_workers(const Args& a, const DeviceInfo& dev,
       for (size_t k : at) v.push_back(t.at(k).value_s);
       per_process.push_back(std::move(v));
     }
-    return median_over_processes(per_process);
+    return mean_over_processes(per_process);
   } catch (const std::exception& ex) {
     throw std::runtime_error(
         std::string("the ladder probe's chains, measured in worker processes as rows are, "
@@ -1253,7 +1257,7 @@ int cmd_probe(const Args& a) {
                a.chains_in_process
                    ? "in this process, after the ladder (--chains-in-process)"
                    : "in worker processes of their own (kbench __worker, each measuring "
-                     "roofline_ideal's points as a run's worker does; the median of 3)");
+                     "roofline_ideal's points as a run's worker does; the mean of 3, as a row's)");
   for (const auto* rungs : {&lp.read, &lp.copy})
     for (const auto& r : *rungs) {
       std::fprintf(stderr, "ladder %s %.0f B:", rungs == &lp.read ? "read" : "copy", r.bytes);
