@@ -389,6 +389,7 @@ std::optional<Measurement> Engine::measure(const Experiment& e, const Point& p,
   }
   detail = cases[0]->variant();
   const uint64_t seed = seed_ ^ std::hash<std::string>{}(label);
+  const auto t_check = Clock::now();
   if (opts_.check) {
     NvtxRange r("check");
     chk = cases[0]->check(stream_, seed);
@@ -404,6 +405,8 @@ std::optional<Measurement> Engine::measure(const Experiment& e, const Point& p,
   detail = cases[0]->variant();  // again: a check may settle it
   const std::string note = cases[0]->note();
   if (!chk.ok) return std::nullopt;
+  const double check_s = seconds_since(t_check);
+  const auto t_sets = Clock::now();
   if (e.sampling() == Protocol::kernel) {
     // More buffer sets, each built like the first and given inputs
     // (Case::prepare; the first was checked); a set that does not fit is
@@ -433,7 +436,18 @@ std::optional<Measurement> Engine::measure(const Experiment& e, const Point& p,
   }
   std::vector<Case*> use;
   for (auto& c : cases) use.push_back(c.get());
+  const double sets_s = seconds_since(t_sets);
+  const auto t_sample = Clock::now();
   Measurement t = sample(e, use);
+  // KBENCH_PHASE_TIMES=1 (a diagnostic, docs/measuring.md): where a
+  // point's wall time goes, on the worker's stderr (the run's log).
+  static const bool phases = std::getenv("KBENCH_PHASE_TIMES") != nullptr;
+  if (phases)
+    std::fprintf(stderr,
+                 "kbench phases: %s: setup %.3f s, %s %.3f s, %zu more buffer set(s) %.3f s, "
+                 "warm-up and %zu samples %.3f s\n",
+                 label.c_str(), setup_s, opts_.check ? "check" : "prepare", check_s,
+                 cases.size() - 1, sets_s, t.total, seconds_since(t_sample));
   append_samples(info_, label, t);
   t.setup_s = setup_s;
   if (!note.empty()) t.note = t.note.empty() ? note : note + "; " + t.note;
