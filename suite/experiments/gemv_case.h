@@ -98,19 +98,20 @@ class GemvCase : public Case {
     gemv::launch(op, choice_.config, s);
   }
 
+  // A further buffer set: the check's inputs, without its run and CPU
+  // reference (the default prepare runs the whole check, whose reference
+  // over up to 2^25 weights a set was most of a gemv run's time); the
+  // expert ids stay the timed ones.
+  void prepare(cudaStream_t s, uint64_t seed) override {
+    std::vector<bf16> scale_h, x_h;
+    fill_inputs(s, seed, scale_h, x_h);
+    KB_CUDA_CHECK(cudaStreamSynchronize(s));  // the weight fill, as the check waits for it
+  }
+
   Check check(cudaStream_t s, uint64_t seed) override {
     const uint64_t wseed = seed | 1;
-    if (int8_)
-      fill_int8(reinterpret_cast<int8_t*>(w_.get()), w_.size(), wseed, s);
-    else
-      fill_bf16(reinterpret_cast<bf16*>(w_.get()), w_.size() / 2, wseed, s);
-    std::vector<bf16> scale_h;
-    if (int8_) {
-      scale_h = random_bf16(scale_.size(), seed + 1, 0.002f, 0.02f);
-      scale_.upload(scale_h);
-    }
-    const auto x_h = random_bf16(K_, seed + 2, -1.f, 1.f);
-    x_.upload(x_h);
+    std::vector<bf16> scale_h, x_h;
+    fill_inputs(s, seed, scale_h, x_h);
     // Every expert id once across the checks of a gather (a fresh random
     // selection each time), then back to the timed ids.
     std::vector<int32_t> ids = timed_;
@@ -174,6 +175,24 @@ class GemvCase : public Case {
   }
 
  private:
+  // The weights (on the GPU, from seed | 1), the int8 scales and x (on the
+  // host, from seed + 1 and seed + 2, uploaded; their host copies returned
+  // for the reference).
+  void fill_inputs(cudaStream_t s, uint64_t seed, std::vector<bf16>& scale_h,
+                   std::vector<bf16>& x_h) {
+    const uint64_t wseed = seed | 1;
+    if (int8_)
+      fill_int8(reinterpret_cast<int8_t*>(w_.get()), w_.size(), wseed, s);
+    else
+      fill_bf16(reinterpret_cast<bf16*>(w_.get()), w_.size() / 2, wseed, s);
+    if (int8_) {
+      scale_h = random_bf16(scale_.size(), seed + 1, 0.002f, 0.02f);
+      scale_.upload(scale_h);
+    }
+    x_h = random_bf16(K_, seed + 2, -1.f, 1.f);
+    x_.upload(x_h);
+  }
+
   bool int8_, gather_;
   int64_t N_, K_;
   int E_, n_sel_;
