@@ -40,7 +40,9 @@ def main(paths):
     for path in paths:
         boards = collections.defaultdict(lambda: collections.defaultdict(dict))
         timed = {}
-        for r in csv.DictReader(open(path)):
+        with open(path, newline="") as f:
+            rows = list(csv.DictReader(f))
+        for r in rows:
             if r["status"] not in ("ok", "below_target") or not r["actual"]:
                 continue
             if r["shape"] == "mean" or r["name"] == "roofline_probe":
@@ -72,5 +74,11 @@ def main(paths):
 
 if __name__ == "__main__":
     if len(sys.argv) < 2:
-        sys.exit("usage: tools/process_stat_sim.py HISTORY.csv ...")
-    main(sys.argv[1:])
+        print("usage: tools/process_stat_sim.py HISTORY.csv ...", file=sys.stderr)
+        sys.exit(2)
+    try:
+        main(sys.argv[1:])
+    except (OSError, KeyError, ValueError) as e:
+        what = f"missing column {e}" if isinstance(e, KeyError) else str(e)
+        print(f"process_stat_sim: {what} (a kbench results CSV is expected)", file=sys.stderr)
+        sys.exit(2)
