@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <stdexcept>
 #include <tuple>
@@ -230,7 +231,7 @@ bool point_measured(const std::vector<Record>& rows) {
   return true;
 }
 
-Measurement combine_process_measurements(const std::vector<Measurement>& all) {
+Measurement combine_process_measurements(const std::vector<Measurement>& all, bool list_always) {
   if (all.empty()) throw std::invalid_argument("no worker process measured the point");
   // A process whose samples were mostly throttled (its statistics then over
   // all of them) stays out where another was not: its median is a clock's.
@@ -284,7 +285,7 @@ Measurement combine_process_measurements(const std::vector<Measurement>& all) {
   t.summary.median_rel_err = std::sqrt(err2) / n;
   t.sm_clock_mhz = clocks ? std::optional<double>(clock / clocks) : std::nullopt;
   t.companion_ratio = ratios ? std::optional<double>(ratio / ratios) : std::nullopt;
-  if (t.value_s > 0 && (hi - lo) / t.value_s > 0.01) {
+  if (t.value_s > 0 && (list_always || (hi - lo) / t.value_s > 0.01)) {
     std::string times;
     for (size_t k = 0; k < each.size(); ++k) {
       char buf[32];
@@ -320,7 +321,8 @@ std::vector<Record> point_rows_of_processes(
                          first.detail + "', '" + p.measured->detail + "')");
     ms.push_back(p.measured->m);
   }
-  return rows_of(combine_process_measurements(ms));
+  static const bool detail = std::getenv("KBENCH_SET_DETAIL") != nullptr;
+  return rows_of(combine_process_measurements(ms, detail));
 }
 
 }  // namespace kb

@@ -133,9 +133,11 @@ bool point_measured(const std::vector<Record>& rows);
 // processes' times spread by more than 1% ((max - min) / mean) the note
 // says so with each. A process most of whose samples were throttled
 // (point_throttled) is left out where another was not, and the note says
-// so; where all were, all count, and the rows are `throttled`. Throws
-// std::invalid_argument for no measurements.
-Measurement combine_process_measurements(const std::vector<Measurement>& each);
+// so; where all were, all count, and the rows are `throttled`. With
+// `list_always` (KBENCH_SET_DETAIL) the note lists the processes' medians
+// whatever their spread. Throws std::invalid_argument for no measurements.
+Measurement combine_process_measurements(const std::vector<Measurement>& each,
+                                         bool list_always = false);
 
 // What a further worker process gave for a point: its rows, and what they
 // were built from (none where it did not measure it).

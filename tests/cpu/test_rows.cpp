@@ -559,6 +559,11 @@ TEST(ProcessRows, CloseProcessesAreNotNotedAndOneIsItself) {
       kb::combine_process_measurements({process(50.0, 49, 51, 20), process(50.3, 49, 51, 20)});
   EXPECT_NEAR(t.value_s * 1e6, 50.15, 1e-9);
   EXPECT_TRUE(t.note.empty()) << t.note;
+  // KBENCH_SET_DETAIL: listed whatever the spread.
+  EXPECT_EQ(
+      kb::combine_process_measurements({process(50.0, 49, 51, 20), process(50.3, 49, 51, 20)}, true)
+          .note,
+      "the mean of 2 worker processes' medians 50.00, 50.30 us (spread 0.6%)");
   const kb::Measurement one = kb::combine_process_measurements({process(50.0, 49, 51, 20)});
   EXPECT_DOUBLE_EQ(one.value_s, 50e-6);
   EXPECT_EQ(one.summary.n, 20u);
