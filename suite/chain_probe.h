@@ -8,8 +8,8 @@
 // each measuring the whole experiment as a run's worker does, three of them
 // and the mean per chain (as a row's time is the mean of its processes'),
 // with `kbench probe --chains-in-process` in the probe's own process. A row
-// of such a chain gets t_min = the probe's median of that very chain, so
-// the bound is only as good as that median is the row's.
+// of such a chain gets t_min = the probe's time of that very chain, so
+// the bound is only as good as that time is the row's.
 // No CUDA here: the CPU tests use it.
 #pragma once
 

@@ -174,16 +174,16 @@ std::vector<Record> run_probe_worker(const WorkerConfig& cfg, const DeviceInfo& 
 
 namespace {
 
-// One worker pass over `todo` (points of `e`, ascending unless `listed`):
-// the rows of each, in that order. A worker that dies in a point leaves that
-// point `failed` and a new worker goes on at the next; `listed` = false
-// starts a worker at a point and lets it run to the end (--from), true names
-// the points (--points).
 struct Pass {
   std::vector<std::vector<Record>> rows;               // per entry of `todo`
   std::vector<std::optional<MeasuredPoint>> measured;  // what a measured point's rows came from
 };
 
+// One worker pass over `todo` (points of `e`, ascending unless `listed`):
+// the rows of each, in that order. A worker that dies in a point leaves that
+// point `failed` and a new worker goes on at the next; `listed` = false
+// starts a worker at a point and lets it run to the end (--from), true names
+// the points (--points).
 Pass run_pass(const WorkerConfig& cfg, const Experiment& e, const DeviceInfo& dev,
               const TargetFile* targets, const ProbeResult& probed, const std::vector<size_t>& todo,
               bool listed) {

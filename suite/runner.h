@@ -30,8 +30,9 @@ struct WorkerConfig {
   RunInfo info;
   double timeout_s = 1800;  // per worker process
   // Worker processes that measure each kernel-protocol point, one pass
-  // after another; the row is the median process's (median_process_rows,
-  // docs/measuring.md "Worker processes"). Decode points: always 1.
+  // after another; the rows are built from their measurements together
+  // (point_rows_of_processes, docs/measuring.md "Worker processes"). Decode
+  // points: always 1.
   int processes = 1;
 };
 
@@ -51,7 +52,7 @@ std::vector<Record> run_probe_worker(const WorkerConfig& cfg, const DeviceInfo& 
 
 // Every row of `e` on `dev` (points in order, then the seed-mean rows),
 // each kernel-protocol point measured in cfg.processes workers, pass after
-// pass (the points the first pass measured), its rows the median process's;
+// pass (the points the first pass measured), its time the mean of theirs;
 // with `indices` (ascending), only those points, and the seed-mean rows of
 // the seed points among them (--shard keeps a seed-mean group whole).
 std::vector<Record> run_experiment_isolated(const WorkerConfig& cfg, const Experiment& e,
