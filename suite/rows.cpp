@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <map>
 #include <stdexcept>
 #include <tuple>
@@ -220,10 +219,6 @@ std::vector<Record> seed_mean_rows(const RowSource& e, const std::vector<Point>&
   return out;
 }
 
-}  // namespace kb
-
-namespace kb {
-
 bool point_measured(const std::vector<Record>& rows) {
   if (rows.empty()) return false;
   for (const Record& r : rows)
@@ -303,7 +298,8 @@ Measurement combine_process_measurements(const std::vector<Measurement>& all, bo
 std::vector<Record> point_rows_of_processes(
     const MeasuredPoint& first, const std::vector<ProcessResult>& further,
     const std::function<std::vector<Record>(const Measurement&)>& rows_of,
-    const std::function<std::vector<Record>(const std::string& why)>& failed_rows) {
+    const std::function<std::vector<Record>(const std::string& why)>& failed_rows,
+    bool list_always) {
   std::vector<Measurement> ms = {first.m};
   const std::string of = " of " + std::to_string(further.size() + 1) + " of this point: ";
   for (size_t k = 0; k < further.size(); ++k) {
@@ -321,8 +317,7 @@ std::vector<Record> point_rows_of_processes(
                          first.detail + "', '" + p.measured->detail + "')");
     ms.push_back(p.measured->m);
   }
-  static const bool detail = std::getenv("KBENCH_SET_DETAIL") != nullptr;
-  return rows_of(combine_process_measurements(ms, detail));
+  return rows_of(combine_process_measurements(ms, list_always));
 }
 
 }  // namespace kb

@@ -111,10 +111,6 @@ std::vector<Record> seed_mean_rows(const RowSource& e, const std::vector<Point>&
                                    const std::vector<std::vector<Record>>& rows,
                                    const TargetFile* targets);
 
-}  // namespace kb
-
-namespace kb {
-
 // A point was measured: every row carries its time (measured_rows' rows do,
 // a metric undefined on this GPU too; status_rows' failed, incorrect and
 // skipped rows do not).
@@ -152,10 +148,12 @@ struct ProcessResult {
 // measure it makes it fail: its own failed rows (a crash, a CUDA error),
 // their message saying which process, or `failed_rows(why)` where it gave
 // none or its rows came without a measurement; as does a process that ran
-// another kernel (`detail`) than the first.
+// another kernel (`detail`) than the first. `list_always`: as
+// combine_process_measurements'.
 std::vector<Record> point_rows_of_processes(
     const MeasuredPoint& first, const std::vector<ProcessResult>& further,
     const std::function<std::vector<Record>(const Measurement&)>& rows_of,
-    const std::function<std::vector<Record>(const std::string& why)>& failed_rows);
+    const std::function<std::vector<Record>(const std::string& why)>& failed_rows,
+    bool list_always = false);
 
 }  // namespace kb

@@ -264,6 +264,8 @@ std::vector<std::vector<Record>> run_passes(const WorkerConfig& cfg, const Exper
     more.push_back(run_pass(each, e, dev, targets, probed, again, true));
   const std::vector<Point> points = e.points();
   const Ceilings ceilings = merge_ceilings(targets, probed);
+  // KBENCH_SET_DETAIL (docs/measuring.md): every point lists its processes.
+  static const bool list_always = std::getenv("KBENCH_SET_DETAIL") != nullptr;
   for (size_t n = 0; n < again.size(); ++n) {
     const Point& pt = points[again[n]];
     std::vector<ProcessResult> further;
@@ -277,7 +279,8 @@ std::vector<std::vector<Record>> run_passes(const WorkerConfig& cfg, const Exper
         [&](const std::string& why) {
           return status_rows(e.source(), pt, status::failed, why, first.measured[at[n]]->detail,
                              cfg.info, gpu_identity(dev), targets);
-        });
+        },
+        list_always);
   }
   return first.rows;
 }
