@@ -15,6 +15,7 @@
 #include "kernels/common/cuda_check.h"
 #include "kernels/common/delay.h"
 #include "reports/metrics.h"
+#include "suite/point_wire.h"
 #include "suite/stats.h"
 
 namespace kb {
@@ -364,15 +365,6 @@ Measurement Engine::sample(const Experiment& e, const std::vector<Case*>& cases)
   return t;
 }
 
-namespace {
-
-std::string point_label(const Experiment& e, const Point& p) {
-  return e.name() + " " + p.shape.str() + " " + dtype_name(p.dtype) +
-         (p.variant.empty() ? "" : " " + p.variant);
-}
-
-}  // namespace
-
 std::optional<Measurement> Engine::measure(const Experiment& e, const Point& p,
                                            const std::string& label, std::string& detail,
                                            Check& chk) {
@@ -455,7 +447,7 @@ std::optional<Measurement> Engine::measure(const Experiment& e, const Point& p,
 }
 
 Measurement Engine::measure_point(const Experiment& e, const Point& p) {
-  const std::string label = point_label(e, p);
+  const std::string label = point_text(e.name(), p);
   NvtxRange range(label);
   std::string detail;
   Check chk;
@@ -466,7 +458,7 @@ Measurement Engine::measure_point(const Experiment& e, const Point& p) {
 
 std::vector<Record> Engine::run_point(const Experiment& e, const Point& p,
                                       MeasuredPoint* measured) {
-  const std::string label = point_label(e, p);
+  const std::string label = point_text(e.name(), p);
   NvtxRange range(label);
   const RowSource src = e.source();
   const GpuIdentity gpu = gpu_identity(dev_);
