@@ -119,9 +119,7 @@ std::vector<Point> parse_points_arg(const std::string& arg) {
 }
 
 json point_time_line(size_t index, const Measurement& t) {
-  const PointTime p = point_time_of(t);
-  return {{"measured", index},        {"value_s", p.value_s}, {"median_s", p.median_s},
-          {"noise_rel", p.noise_rel}, {"samples", p.samples}, {"buffer_sets", p.buffer_sets}};
+  return {{"measured", index}, {"measurement", measured_point_to_json({"", t})}};
 }
 
 json point_error_line(size_t index, const std::string& what) {
@@ -149,12 +147,7 @@ std::vector<PointTime> point_times_from_lines(const std::vector<json>& lines,
       continue;
     }
     try {
-      PointTime t;
-      t.value_s = j.at("value_s").get<double>();
-      t.median_s = j.at("median_s").get<double>();
-      t.noise_rel = j.at("noise_rel").get<double>();
-      t.samples = j.at("samples").get<size_t>();
-      t.buffer_sets = j.at("buffer_sets").get<size_t>();
+      const PointTime t = point_time_of(measured_point_from_json(j.at("measurement")).m);
       if (!(t.value_s > 0)) {
         error[i] = "a time that is not > 0 (" + std::to_string(t.value_s) + " s)";
         continue;
@@ -162,6 +155,8 @@ std::vector<PointTime> point_times_from_lines(const std::vector<json>& lines,
       out[i] = t;
       have[i] = 1;
     } catch (const json::exception& e) {
+      error[i] = std::string("an unreadable result line: ") + e.what();
+    } catch (const std::invalid_argument& e) {
       error[i] = std::string("an unreadable result line: ") + e.what();
     }
   }

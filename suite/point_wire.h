@@ -34,13 +34,14 @@ PointTime point_time_of(const Measurement& t);
 std::string points_arg(const std::vector<Point>& points);
 std::vector<Point> parse_points_arg(const std::string& arg);
 
-// The worker's line for the point at `index` of its argument: its time, or
-// why it has none.
+// The worker's line for the point at `index` of its argument: its
+// measurement (as measured_point_to_json writes it), or why it has none.
 nlohmann::json point_time_line(size_t index, const Measurement& t);
 nlohmann::json point_error_line(size_t index, const std::string& what);
 
-// A MeasuredPoint (suite/rows.h) as the worker's line and back, but for
-// its samples (KBENCH_SAMPLES_FILE has them).
+// A MeasuredPoint (suite/rows.h) as JSON and back, but for its samples
+// (KBENCH_SAMPLES_FILE has them): a `kbench run` worker's "measurement" of
+// a point beside its rows, and a --measure worker's point_time_line.
 nlohmann::json measured_point_to_json(const MeasuredPoint& p);
 // Throws std::invalid_argument on a line that is not one.
 MeasuredPoint measured_point_from_json(const nlohmann::json& j);

@@ -211,7 +211,8 @@ Pass run_pass(const WorkerConfig& cfg, const Experiment& e, const DeviceInfo& de
       for (size_t k = next; k < todo.size(); ++k) {
         if (todo[k] != i) continue;
         if (j.contains("row")) per_point[k].push_back(record_from_json(j["row"]));
-        if (j.contains("measured")) pass.measured[k] = measured_point_from_json(j["measured"]);
+        if (j.contains("measurement"))
+          pass.measured[k] = measured_point_from_json(j["measurement"]);
       }
     }
     size_t done = next;
@@ -524,7 +525,7 @@ int worker_main(int argc, char** argv) {
       MeasuredPoint measured;
       const auto rows = engine.run_point(*e, points[i], &measured);
       if (point_measured(rows))  // for a parent of several processes (run_passes)
-        out << json{{"point", i}, {"measured", measured_point_to_json(measured)}}.dump() << "\n";
+        out << json{{"point", i}, {"measurement", measured_point_to_json(measured)}}.dump() << "\n";
       for (const auto& r : rows)
         out << json{{"point", i}, {"row", record_to_json(r)}}.dump() << "\n";
       out.flush();  // rows of finished points survive a crash in the next one

@@ -266,7 +266,7 @@ TEST(PointWire, AMissingTimeNamesThePointAndWhy) {
 
 }  // namespace
 
-// The worker's "measured" line (kbench run --processes): what the parent
+// The worker's "measurement" of a point (kbench run --processes): what the parent
 // builds the rows of several processes from, read back as written.
 TEST(PointWire, AMeasuredPointRoundTrips) {
   kb::MeasuredPoint p;
