@@ -123,4 +123,35 @@ std::vector<Point> chain_worker_points(const std::vector<Point>& experiment,
   return out;
 }
 
+std::vector<std::string> fold_worker_rungs(SpeedOfLight& sol, const std::vector<Point>& points,
+                                           const std::vector<double>& seconds,
+                                           const std::vector<std::string>& read_kernels,
+                                           const std::vector<std::string>& copy_kernels) {
+  if (points.size() != seconds.size())
+    throw std::invalid_argument("fold_worker_rungs: " + std::to_string(points.size()) +
+                                " points, " + std::to_string(seconds.size()) + " times");
+  auto named = [](const std::vector<std::string>& names, const std::string& v) {
+    return std::find(names.begin(), names.end(), v) != names.end();
+  };
+  std::vector<std::string> report;
+  for (size_t i = 0; i < points.size(); ++i) {
+    const Point& p = points[i];
+    const bool read = named(read_kernels, p.variant), copy = named(copy_kernels, p.variant);
+    if ((!read && !copy) || !(seconds[i] > 0)) continue;
+    Ladder& l = read ? sol.read : sol.copy;
+    const double b = static_cast<double>(p["bytes"]);
+    for (auto& [bytes, t] : l.rungs) {
+      if (bytes != b || seconds[i] >= t) continue;
+      char line[160];
+      std::snprintf(line, sizeof line, "%s %.0f B: %.3f -> %.3f us (%s, workers)",
+                    read ? "read" : "copy", b, t * 1e6, seconds[i] * 1e6, p.variant.c_str());
+      report.push_back(line);
+      t = seconds[i];
+    }
+  }
+  make_monotone(sol.read);
+  make_monotone(sol.copy);
+  return report;
+}
+
 }  // namespace kb

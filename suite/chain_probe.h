@@ -78,4 +78,22 @@ std::vector<double> mean_over_processes(const std::vector<std::vector<double>>& 
 std::vector<std::string> set_further_launches(SpeedOfLight& sol, const std::vector<Point>& points,
                                               const std::vector<double>& seconds);
 
+// The single-launch rungs measured as rows are. The chain workers measure
+// every point of roofline_ideal, its single launches too; where they timed
+// one of the ladder's kernels (`read_kernels` / `copy_kernels`: the probe's
+// ideal kernel names) at exactly a rung's bytes faster than the probe's own
+// process timed that rung, the rung takes the workers' time (`seconds`, in
+// the order of `points`), and the ladder is made monotone again. A bound
+// must hold for the rows, and a launch-bound rung timed in the probe's
+// process is that process's launch cost: H100 GPU-c585ce05, 2026-11-27,
+// cudaMemcpy of 64 KB read 3.456 us in three probes and 3.28-3.39 us in the
+// rows' worker processes (rows at 1.037 of their bound). Points that are
+// chains, other kernels or off-rung sizes are left alone. Returns a line per
+// rung changed ("copy 65536 B: 3.456 -> 3.330 us (copy_memcpy, workers)").
+// Throws std::invalid_argument when the counts differ.
+std::vector<std::string> fold_worker_rungs(SpeedOfLight& sol, const std::vector<Point>& points,
+                                           const std::vector<double>& seconds,
+                                           const std::vector<std::string>& read_kernels,
+                                           const std::vector<std::string>& copy_kernels);
+
 }  // namespace kb

@@ -37,6 +37,7 @@
 #include "suite/engine.h"
 #include "suite/experiment.h"
 #include "suite/gemv_tune_run.h"
+#include "suite/ideal_kernels.h"
 #include "suite/ladder_probe.h"
 #include "suite/nccl_bench.h"
 #include "suite/probe.h"
@@ -1189,7 +1190,9 @@ int cmd_tune(const Args& a) {
 // in-process chains would give a bound the rows are known to beat, so they
 // are only ever asked for (--chains-in-process), never a silent fallback.
 std::vector<double> chains_in_workers(const Args& a, const DeviceInfo& dev,
-                                      const std::vector<Point>& chains) {
+                                      const std::vector<Point>& chains,
+                                      std::vector<Point>* all_points,
+                                      std::vector<double>* all_seconds) {
   const Experiment& e = chain_experiment();
   KB_CUDA_CHECK(cudaDeviceReset());
   WorkerConfig cfg = worker_config(a);
@@ -1211,10 +1214,16 @@ std::vector<double> chains_in_workers(const Args& a, const DeviceInfo& dev,
     for (int i = 0; i < kChainProcesses; ++i) {
       const std::vector<PointTime> t = measure_points_isolated(cfg, e, points, dev);
       std::vector<double> v;
-      for (size_t k : at) v.push_back(t.at(k).value_s);
+      for (const PointTime& pt : t) v.push_back(pt.value_s);
       per_process.push_back(std::move(v));
     }
-    return mean_over_processes(per_process);
+    // Every point's mean (the single launches fold into the rungs:
+    // fold_worker_rungs), the chains' in the order of `chains`.
+    *all_seconds = mean_over_processes(per_process);
+    *all_points = points;
+    std::vector<double> out;
+    for (size_t k : at) out.push_back(all_seconds->at(k));
+    return out;
   } catch (const std::exception& ex) {
     throw std::runtime_error(
         std::string("the ladder probe's chains, measured in worker processes as rows are, "
@@ -1251,7 +1260,16 @@ int cmd_probe(const Args& a) {
     chains = chain_points(lp.max_bytes);
     if (a.chains_in_process) chain_s = time_chains_in_process(engine, chains);
   }
-  if (!a.chains_in_process) chain_s = chains_in_workers(a, dev, chains);
+  std::vector<std::string> folded;
+  if (!a.chains_in_process) {
+    std::vector<Point> worker_points;
+    std::vector<double> worker_s;
+    chain_s = chains_in_workers(a, dev, chains, &worker_points, &worker_s);
+    std::vector<std::string> reads, copies;
+    for (Ideal k : kIdealReads) reads.push_back(ideal_name(k));
+    for (Ideal k : kIdealCopies) copies.push_back(ideal_name(k));
+    folded = fold_worker_rungs(lp.sol, worker_points, worker_s, reads, copies);
+  }
   lp.chain_report = set_further_launches(lp.sol, chains, chain_s);
   std::fprintf(stderr, "chains: roofline_ideal's chain points measured %s\n",
                a.chains_in_process
@@ -1264,6 +1282,8 @@ int cmd_probe(const Args& a) {
       for (const auto& [k, t] : r.median_s) std::fprintf(stderr, " %s %.3f us", k.c_str(), t * 1e6);
       std::fprintf(stderr, "\n");
     }
+  for (const auto& line : folded)
+    std::fprintf(stderr, "rung measured as rows are, faster than this process: %s\n", line.c_str());
   for (const auto& line : lp.chain_report) std::fprintf(stderr, "chain %s\n", line.c_str());
   const std::string today = utc_timestamp().substr(0, 10);
   if (!a.write.empty() && std::filesystem::exists(a.write)) {

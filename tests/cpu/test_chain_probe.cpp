@@ -77,6 +77,46 @@ TEST(ChainProbe, FurtherLaunchesPerLinkAndTheSmallest) {
   EXPECT_NE(report[3].find("+1.30 us a node"), std::string::npos) << report[3];
 }
 
+kb::Point ideal_point(const std::string& variant, double bytes) {
+  kb::Point p;
+  p.shape = kb::Shape{{"bytes", static_cast<int64_t>(bytes)}};
+  p.dtype = kb::DType::i8;
+  p.variant = variant;
+  return p;
+}
+
+TEST(ChainProbe, WorkersSingleLaunchesFasterThanTheProbesRungsBecomeTheRungs) {
+  // Rungs at 64 KB, 1 MB, 16 MB (read and copy alike).
+  kb::SpeedOfLight sol;
+  for (double b : {0.0625 * MB, 1 * MB, 16 * MB}) sol.read.rungs.push_back({b, one_launch(b)});
+  sol.copy = sol.read;
+  const std::vector<std::string> reads{"read_sweep", "read_chunks"},
+      copies{"copy_wave", "copy_memcpy"};
+  const double memcpy_64k = one_launch(0.0625 * MB) - 0.12e-6;  // the rows' workers: faster
+  const std::vector<kb::Point> points{
+      ideal_point("copy_memcpy", 0.0625 * MB),        // faster than the copy rung: taken
+      ideal_point("read_sweep", 1 * MB),              // slower than the read rung: kept
+      ideal_point("copy_wave", 5 * MB),               // off-rung: left alone
+      ideal_point("read_chunks_x8_stream", 16 * MB),  // a chain: left alone
+      ideal_point("someone_elses_kernel", 16 * MB)};  // not a ladder kernel: left alone
+  const std::vector<double> t{memcpy_64k, one_launch(1 * MB) + 0.2e-6, 1e-9, 1e-9, 1e-9};
+  const auto report = kb::fold_worker_rungs(sol, points, t, reads, copies);
+  ASSERT_EQ(report.size(), 1u);
+  EXPECT_EQ(report[0].rfind("copy 65536 B: ", 0), 0u) << report[0];
+  EXPECT_NE(report[0].find("copy_memcpy, workers"), std::string::npos) << report[0];
+  EXPECT_DOUBLE_EQ(sol.copy.rungs[0].second, memcpy_64k);
+  EXPECT_DOUBLE_EQ(sol.read.rungs[0].second, one_launch(0.0625 * MB));
+  EXPECT_DOUBLE_EQ(sol.read.rungs[1].second, one_launch(1 * MB));
+  EXPECT_DOUBLE_EQ(sol.copy.rungs[2].second, one_launch(16 * MB));
+  // A rung taken faster than a smaller one makes the ladder monotone again.
+  kb::SpeedOfLight mono = sol;
+  kb::fold_worker_rungs(mono, {ideal_point("read_chunks", 1 * MB)},
+                        {one_launch(0.0625 * MB) - 1e-7}, reads, copies);
+  EXPECT_DOUBLE_EQ(mono.read.rungs[0].second, one_launch(0.0625 * MB) - 1e-7);
+  EXPECT_DOUBLE_EQ(mono.read.rungs[1].second, one_launch(0.0625 * MB) - 1e-7);
+  EXPECT_THROW(kb::fold_worker_rungs(sol, points, {1e-6}, reads, copies), std::invalid_argument);
+}
+
 TEST(ChainProbe, AnyOrderGivesTheSameTables) {
   const auto points = kb::chain_points(64 * MB);
   std::vector<double> t;
