@@ -85,7 +85,7 @@ const std::vector<OptionSpec> kRunOptions = {
     {"--seed", true},        {"--timeout", true},         {"--rerun", true},
     {"--repeat", true},      {"--inject-slowdown", true}, {"--allow-injected-slowdown", false},
     {"--buffer-sets", true}, {"--buffer-mib", true},      {"--shard", true},
-    {"--run-id", true},      {"--processes", true}};
+    {"--run-id", true},      {"--processes", true},       {"--short-processes", true}};
 const std::vector<OptionSpec> kListOptions = {
     {"--points", false}, {"--filter", true}, {"--shard", true}};
 const std::vector<OptionSpec> kProbeOptions = {
@@ -117,10 +117,11 @@ struct Args {
   std::string write;
   double timeout_s = 1800;
   EngineOptions engine;
-  std::string rerun;   // suspects file to re-measure
-  int repeat = 0;      // attempts per suspect (--repeat; 0 = not given)
-  int processes = 0;   // worker processes per kernel point (--processes; 0 = the default)
-  std::string inject;  // --inject-slowdown REGEX=PCT
+  std::string rerun;        // suspects file to re-measure
+  int repeat = 0;           // attempts per suspect (--repeat; 0 = not given)
+  int processes = 0;        // worker processes per kernel point (--processes; 0 = the default)
+  int short_processes = 0;  // ... per point under 20 us (--short-processes; 0 = the default)
+  std::string inject;       // --inject-slowdown REGEX=PCT
   bool allow_inject = false;
   int reps = 20;           // kbench tune: samples per candidate
   int candidates = 16;     // kbench tune: algorithms asked of the heuristic
@@ -298,6 +299,8 @@ Args parse(int argc, char** argv) {
       a.repeat = parse_count(f, value());
     else if (f == "--processes")
       a.processes = parse_count(f, value(), kMaxProcesses);
+    else if (f == "--short-processes")
+      a.short_processes = parse_count(f, value(), kMaxProcesses);
     else if (f == "--buffer-sets")
       a.engine.max_buffer_sets = parse_count(f, value());
     else if (f == "--buffer-mib")
@@ -574,6 +577,11 @@ WorkerConfig worker_config(const Args& a) {
         std::chrono::system_clock::now().time_since_epoch().count() & 0x7fffffffffffull);
   cfg.timeout_s = a.timeout_s;
   cfg.processes = a.processes > 0 ? a.processes : (a.quick ? 1 : kDefaultProcesses);
+  // Short points: more processes where there are several (--processes 1 or
+  // --quick: one), never fewer than --processes.
+  cfg.short_processes = std::max(cfg.processes, a.short_processes > 0 ? a.short_processes
+                                                : cfg.processes > 1   ? kDefaultShortProcesses
+                                                                      : 1);
   cfg.info.run_id = a.run_id.empty() ? new_run_id() : a.run_id;
   cfg.info.timestamp = utc_timestamp();
   cfg.info.suite_version = KBENCH_VERSION;

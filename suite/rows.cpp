@@ -320,4 +320,9 @@ std::vector<Record> point_rows_of_processes(
   return rows_of(combine_process_measurements(ms, list_always));
 }
 
+int processes_for(double first_median_s, int processes, int short_processes) {
+  const bool short_point = first_median_s > 0 && first_median_s < kShortPointUs * 1e-6;
+  return short_point ? std::max(processes, short_processes) : processes;
+}
+
 }  // namespace kb

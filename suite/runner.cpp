@@ -237,21 +237,23 @@ Pass run_pass(const WorkerConfig& cfg, const Experiment& e, const DeviceInfo& de
 
 // The first pass's rows of `todo`, then (kernel protocol, cfg.processes > 1)
 // more passes, each a fresh worker over the points the first one measured
-// (and checked), and per point the rows of the processes' measurements
-// together (combine_process_measurements). Passes go one after another, so
-// a point's processes are an experiment's length apart in time.
+// (and checked), up to cfg.short_processes passes for the points whose
+// first timed call was short (processes_for), and per point the rows of
+// its processes' measurements together (combine_process_measurements). Passes go one after another,
+// so a point's processes are an experiment's length apart in time.
 std::vector<std::vector<Record>> run_passes(const WorkerConfig& cfg, const Experiment& e,
                                             const DeviceInfo& dev, const TargetFile* targets,
                                             const ProbeResult& probed,
                                             const std::vector<size_t>& todo, bool listed) {
   const int passes = e.sampling() == Protocol::kernel ? std::max(1, cfg.processes) : 1;
+  const int most = e.sampling() == Protocol::kernel ? std::max(passes, cfg.short_processes) : 1;
   // Each process samples its share of the buffer-set bytes (at least 3
   // sets still), so a point spans as many allocations as one process
   // would; only the first checks the output.
   WorkerConfig each = cfg;
   each.engine.sampled_bytes_goal = std::max<size_t>(cfg.engine.sampled_bytes_goal / passes, 1);
   Pass first = run_pass(each, e, dev, targets, probed, todo, listed);
-  if (passes == 1) return first.rows;
+  if (most == 1) return first.rows;
   each.engine.check = false;
   std::vector<size_t> again, at;  // points the first pass measured; their index in todo
   for (size_t k = 0; k < todo.size(); ++k)
@@ -260,9 +262,26 @@ std::vector<std::vector<Record>> run_passes(const WorkerConfig& cfg, const Exper
       at.push_back(k);
     }
   if (again.empty()) return first.rows;
+  // Passes 2..processes measure every point again; passes up to
+  // short_processes only the short ones (processes_for). more[p] holds pass
+  // p + 2's results, its points `in_pass[p]` (indices into `again`).
+  std::vector<int> wanted;  // per point of `again`: its processes
+  for (size_t k : at)
+    wanted.push_back(
+        processes_for(first.measured[k]->m.summary.median, passes, cfg.short_processes));
   std::vector<Pass> more;
-  for (int p = 1; p < passes; ++p)
-    more.push_back(run_pass(each, e, dev, targets, probed, again, true));
+  std::vector<std::vector<size_t>> in_pass;
+  for (int p = 1;; ++p) {
+    std::vector<size_t> points_n, todo_p;
+    for (size_t n = 0; n < again.size(); ++n)
+      if (wanted[n] > p) {
+        points_n.push_back(n);
+        todo_p.push_back(again[n]);
+      }
+    if (todo_p.empty()) break;
+    more.push_back(run_pass(each, e, dev, targets, probed, todo_p, true));
+    in_pass.push_back(std::move(points_n));
+  }
   const std::vector<Point> points = e.points();
   const Ceilings ceilings = merge_ceilings(targets, probed);
   // KBENCH_SET_DETAIL (docs/measuring.md): every point lists its processes.
@@ -270,7 +289,13 @@ std::vector<std::vector<Record>> run_passes(const WorkerConfig& cfg, const Exper
   for (size_t n = 0; n < again.size(); ++n) {
     const Point& pt = points[again[n]];
     std::vector<ProcessResult> further;
-    for (const Pass& p : more) further.push_back({p.rows[n], p.measured[n]});
+    for (size_t p = 0; p < more.size(); ++p) {
+      const auto& has = in_pass[p];
+      const auto it = std::find(has.begin(), has.end(), n);
+      if (it == has.end()) continue;
+      const size_t j = static_cast<size_t>(it - has.begin());
+      further.push_back({more[p].rows[j], more[p].measured[j]});
+    }
     first.rows[at[n]] = point_rows_of_processes(
         *first.measured[at[n]], further,
         [&](const Measurement& m) {

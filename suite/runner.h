@@ -34,12 +34,23 @@ struct WorkerConfig {
   // (point_rows_of_processes, docs/measuring.md "Worker processes"). Decode
   // points: always 1.
   int processes = 1;
+  // Processes for a point whose timed call took under kShortPointUs in the
+  // first pass (processes_for, suite/rows.h); at least `processes`.
+  int short_processes = 1;
 };
 
 // `kbench run`'s default for WorkerConfig::processes (--quick: 1), and the
 // most --processes takes.
 inline constexpr int kDefaultProcesses = 3;
 inline constexpr int kMaxProcesses = 9;
+// `kbench run`'s default for WorkerConfig::short_processes where
+// --processes is above 1 (--short-processes). A launch-bound point of a few
+// us has process states far apart (H100, 2026-11-27: `gather_gemv D=1024
+// bfloat16`'s process medians 5.50-5.70 us or 5.95-6.08 us, a third to a
+// half of the processes slow), which the mean of 3 leaves at 2-2.6%
+// run-to-run against the 1.5% bar; the mean of 9 about 1.0% (resampled;
+// docs/measuring.md "Short points: nine processes").
+inline constexpr int kDefaultShortProcesses = 9;
 
 // Exit code of a worker whose context was lost after it wrote the rows of
 // the faulting point: the parent restarts at the next point.
@@ -51,7 +62,8 @@ std::vector<Record> run_probe_worker(const WorkerConfig& cfg, const DeviceInfo& 
                                      ProbeResult* probed);
 
 // Every row of `e` on `dev` (points in order, then the seed-mean rows),
-// each kernel-protocol point measured in cfg.processes workers, pass after
+// each kernel-protocol point measured in cfg.processes workers (a short
+// one in cfg.short_processes), pass after
 // pass (the points the first pass measured), its time the mean of theirs;
 // with `indices` (ascending), only those points, and the seed-mean rows of
 // the seed points among them (--shard keeps a seed-mean group whole).

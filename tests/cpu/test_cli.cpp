@@ -52,9 +52,10 @@ TEST(Cli, HelpAndList) {
   EXPECT_TRUE(contains(h.out, "kbench run")) << h.out;
   EXPECT_TRUE(contains(h.out, "--filter REGEX"));
   // Every command and option the parser takes is in the help.
-  for (const char* o : {"kbench tune", "--rerun FILE", "--repeat N", "--inject-slowdown REGEX=PCT",
-                        "--allow-injected-slowdown", "--buffer-sets N", "--processes N", "--reps N",
-                        "--candidates N", "--opt=VALUE", "--chains-in-process"})
+  for (const char* o :
+       {"kbench tune", "--rerun FILE", "--repeat N", "--inject-slowdown REGEX=PCT",
+        "--allow-injected-slowdown", "--buffer-sets N", "--processes N", "--short-processes N",
+        "--reps N", "--candidates N", "--opt=VALUE", "--chains-in-process"})
     EXPECT_TRUE(contains(h.out, o)) << o << "\n" << h.out;
   auto l = kbench("list");
   EXPECT_EQ(l.code, 0);
@@ -212,6 +213,9 @@ TEST(Cli, RerunRepeatAndInjectionTakeEqualsValues) {
     auto p = kbench(std::string("run --processes=") + bad + " --no-csv");
     EXPECT_EQ(p.code, 2) << p.out;
     EXPECT_TRUE(contains(p.out, "--processes needs a whole number from 1 to 9")) << p.out;
+    auto q = kbench(std::string("run --short-processes=") + bad + " --no-csv");
+    EXPECT_EQ(q.code, 2) << q.out;
+    EXPECT_TRUE(contains(q.out, "--short-processes needs a whole number from 1 to 9")) << q.out;
   }
   auto c = kbench("probe --chains-in-process=yes");
   EXPECT_EQ(c.code, 2) << c.out;

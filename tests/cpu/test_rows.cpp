@@ -524,6 +524,18 @@ std::vector<kb::Record> point_rows_of(double us) {
 
 }  // namespace
 
+TEST(ProcessRows, ShortPointsGetTheirOwnProcessCount) {
+  // Under 20 us in the first process: short_processes, never fewer than processes.
+  EXPECT_EQ(kb::processes_for(5.7e-6, 3, 9), 9);
+  EXPECT_EQ(kb::processes_for(19.9e-6, 3, 9), 9);
+  EXPECT_EQ(kb::processes_for(20e-6, 3, 9), 3);
+  EXPECT_EQ(kb::processes_for(1.3e-3, 3, 9), 3);
+  EXPECT_EQ(kb::processes_for(5.7e-6, 3, 1), 3);
+  EXPECT_EQ(kb::processes_for(5.7e-6, 1, 1), 1);
+  // No time (a point without a median): as any other point.
+  EXPECT_EQ(kb::processes_for(0, 3, 9), 3);
+}
+
 TEST(ProcessRows, TheMeanOfTheProcessesMedians) {
   // Two processes in a slow state of three: the mean moves by their share
   // of the gap, not by all of it (the median would read 50.90).
