@@ -197,6 +197,12 @@ std::vector<Record> Engine::probe(ProbeResult* result) {
   row(metric_name::launch_us, "empty_kernel", p.launch_us);
   row(metric_name::graph_node_us, "empty_graph_node", p.graph_node_us);
   row(metric_name::mem_latency_us, "cold_read_minus_empty_kernel", p.mem_latency_us);
+  const std::string why = unresolved_latency(p.cold_read_us, p.one_block_us);
+  if (!why.empty()) {  // no number rather than a round trip of 0 us
+    rows.back().status = status::skipped;
+    rows.back().actual.reset();
+    rows.back().message = why;
+  }
   // The two copy rows share (name, metric, dtype, shape): give them distinct shapes.
   rows[2].shape += ";memcpy=1";
   return rows;

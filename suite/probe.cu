@@ -142,6 +142,8 @@ ProbeResult probe_ceilings(cudaStream_t s, size_t mem_bytes, bool quick) {
           [&](int) { read_buffer(b.get(), flush, s); }) *
       1e6;
   r.mem_latency_us = std::max(0.0, cold_read_us - one_block_us);  // both one block
+  r.cold_read_us = cold_read_us;
+  r.one_block_us = one_block_us;
 
   // One graph of 100 empty nodes, replayed: the per-node cost.
   constexpr int kNodes = 100;

@@ -17,8 +17,9 @@ namespace kb {
 struct ProbeResult {
   double read_gbps = 0, copy_gbps = 0, memcpy_gbps = 0;
   double launch_us = 0, graph_node_us = 0;
-  double mem_latency_us = 0;  // cold one-vector read minus a one-block empty kernel
-  double bytes = 0;           // buffer size used for the bandwidth probes
+  double mem_latency_us = 0;                  // cold one-vector read minus a one-block empty kernel
+  double cold_read_us = 0, one_block_us = 0;  // its two medians (not sent to workers)
+  double bytes = 0;                           // buffer size used for the bandwidth probes
 };
 
 // `quick` uses fewer repetitions. Throws kb::CudaError.

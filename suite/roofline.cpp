@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <stdexcept>
 
 #include "reports/metrics.h"
@@ -228,6 +229,17 @@ bool lower_is_better(Metric m) {
 std::optional<double> roofline_fraction(Metric m, double actual, double roof) {
   if (!(actual > 0) || !(roof > 0)) return std::nullopt;
   return lower_is_better(m) ? roof / actual : actual / roof;
+}
+
+std::string unresolved_latency(double cold_read_us, double one_block_us) {
+  if (cold_read_us > one_block_us) return "";
+  char buf[320];
+  std::snprintf(buf, sizeof buf,
+                "not resolved this run: the cold one-vector read (%.3f us) was not slower than an "
+                "empty one-block kernel (%.3f us); the roofline takes the target file's "
+                "measured.mem_latency_us, else none",
+                cold_read_us, one_block_us);
+  return buf;
 }
 
 }  // namespace kb

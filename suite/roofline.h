@@ -96,6 +96,13 @@ double further_launch_us(const SpeedOfLight& l, bool graph, double link_bytes);
 // std::invalid_argument for fewer than 2 links or a time that is not > 0.
 double further_launch_seconds(double chain_s, double one_s, int links);
 
+// The probe's HBM round trip is a difference of two event-timed medians (a
+// one-vector read on a cold L2 minus an empty one-block kernel, each ~3 us
+// in 32 ns event steps); where the read was not slower it was not resolved
+// (H100, 2026-11-27: 0 us in 1 of 20 runs, 0.25-0.45 in the others). ""
+// when `cold_read_us` > `one_block_us`, else why the figure is missing.
+std::string unresolved_latency(double cold_read_us, double one_block_us);
+
 // Dense tensor-core peaks of a datasheet (TFLOP/s or TOP/s).
 struct FlopPeaks {
   double bf16_tflops = 0, f16_tflops = 0, f32_tflops = 0, int8_tops = 0, fp8_tflops = 0;

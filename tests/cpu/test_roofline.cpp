@@ -348,3 +348,11 @@ TEST(Metrics, GemmShareHasNoRooflineAndNoFormulaOfOneTime) {
   EXPECT_FALSE(kb::roofline_value(kb::Metric::gemm_share, w, h100()));
   EXPECT_FALSE(kb::lower_is_better(kb::Metric::gemm_share));
 }
+
+TEST(Probe, AnUnresolvedRoundTripIsSaidNotWrittenAsZero) {
+  EXPECT_EQ(kb::unresolved_latency(3.456, 3.104), "");
+  const std::string same = kb::unresolved_latency(3.104, 3.104);
+  EXPECT_NE(same.find("not resolved this run"), std::string::npos) << same;
+  EXPECT_NE(same.find("3.104 us"), std::string::npos) << same;
+  EXPECT_NE(kb::unresolved_latency(3.072, 3.104), "");
+}
