@@ -135,17 +135,19 @@ bool point_measured(const std::vector<Record>& rows);
 Measurement combine_process_measurements(const std::vector<Measurement>& each,
                                          bool list_always = false);
 
-// What a further worker process gave for a point: its rows, and what they
-// were built from (none where it did not measure it).
 // A point is short where its timed call is under this (the gate's noise
 // bar moves from 0.5% to 1.5% there: kgate's kBarBoundaryUs).
 inline constexpr double kShortPointUs = 20;
 
 // How many worker processes measure a point whose first process's median
 // timed call took `first_median_s`: `short_processes` (never fewer than
-// `processes`) where that is under kShortPointUs, else `processes`.
+// `processes`) where that is under kShortPointUs, else `processes`. A
+// point near the boundary may get either from run to run (the same
+// statistic, with less or more noise).
 int processes_for(double first_median_s, int processes, int short_processes);
 
+// What a further worker process gave for a point: its rows, and what they
+// were built from (none where it did not measure it).
 struct ProcessResult {
   std::vector<Record> rows;
   std::optional<MeasuredPoint> measured;

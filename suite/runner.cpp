@@ -239,8 +239,9 @@ Pass run_pass(const WorkerConfig& cfg, const Experiment& e, const DeviceInfo& de
 // more passes, each a fresh worker over the points the first one measured
 // (and checked), up to cfg.short_processes passes for the points whose
 // first timed call was short (processes_for), and per point the rows of
-// its processes' measurements together (combine_process_measurements). Passes go one after another,
-// so a point's processes are an experiment's length apart in time.
+// its processes' measurements together (combine_process_measurements).
+// Passes go one after another, so a point's processes are an experiment's
+// length apart in time.
 std::vector<std::vector<Record>> run_passes(const WorkerConfig& cfg, const Experiment& e,
                                             const DeviceInfo& dev, const TargetFile* targets,
                                             const ProbeResult& probed,
