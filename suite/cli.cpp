@@ -79,13 +79,14 @@ struct OptionSpec {
   bool takes_value;
 };
 const std::vector<OptionSpec> kRunOptions = {
-    {"--filter", true},      {"--device", true},          {"--quick", false},
-    {"--csv", true},         {"--no-csv", false},         {"--json", true},
-    {"--targets", true},     {"--max-noise", true},       {"--max-time", true},
-    {"--seed", true},        {"--timeout", true},         {"--rerun", true},
-    {"--repeat", true},      {"--inject-slowdown", true}, {"--allow-injected-slowdown", false},
-    {"--buffer-sets", true}, {"--buffer-mib", true},      {"--shard", true},
-    {"--run-id", true},      {"--processes", true},       {"--short-processes", true}};
+    {"--filter", true},       {"--device", true},          {"--quick", false},
+    {"--csv", true},          {"--no-csv", false},         {"--json", true},
+    {"--targets", true},      {"--max-noise", true},       {"--max-time", true},
+    {"--seed", true},         {"--timeout", true},         {"--rerun", true},
+    {"--repeat", true},       {"--inject-slowdown", true}, {"--allow-injected-slowdown", false},
+    {"--buffer-sets", true},  {"--buffer-mib", true},      {"--shard", true},
+    {"--run-id", true},       {"--processes", true},       {"--short-processes", true},
+    {"--extend-spread", true}};
 const std::vector<OptionSpec> kListOptions = {
     {"--points", false}, {"--filter", true}, {"--shard", true}};
 const std::vector<OptionSpec> kProbeOptions = {
@@ -117,11 +118,12 @@ struct Args {
   std::string write;
   double timeout_s = 1800;
   EngineOptions engine;
-  std::string rerun;        // suspects file to re-measure
-  int repeat = 0;           // attempts per suspect (--repeat; 0 = not given)
-  int processes = 0;        // worker processes per kernel point (--processes; 0 = the default)
-  int short_processes = 0;  // ... per point under 20 us (--short-processes; 0 = the default)
-  std::string inject;       // --inject-slowdown REGEX=PCT
+  std::string rerun;         // suspects file to re-measure
+  int repeat = 0;            // attempts per suspect (--repeat; 0 = not given)
+  int processes = 0;         // worker processes per kernel point (--processes; 0 = the default)
+  int short_processes = 0;   // ... per point under 20 us (--short-processes; 0 = the default)
+  double extend_spread = 0;  // --extend-spread PCT, as a fraction (0 = off)
+  std::string inject;        // --inject-slowdown REGEX=PCT
   bool allow_inject = false;
   int reps = 20;           // kbench tune: samples per candidate
   int candidates = 16;     // kbench tune: algorithms asked of the heuristic
@@ -301,6 +303,8 @@ Args parse(int argc, char** argv) {
       a.processes = parse_count(f, value(), kMaxProcesses);
     else if (f == "--short-processes")
       a.short_processes = parse_count(f, value(), kMaxProcesses);
+    else if (f == "--extend-spread")
+      a.extend_spread = parse_double(f, value()) / 100;
     else if (f == "--buffer-sets")
       a.engine.max_buffer_sets = parse_count(f, value());
     else if (f == "--buffer-mib")
@@ -582,6 +586,7 @@ WorkerConfig worker_config(const Args& a) {
   cfg.short_processes = std::max(cfg.processes, a.short_processes > 0 ? a.short_processes
                                                 : cfg.processes > 1   ? kDefaultShortProcesses
                                                                       : 1);
+  cfg.spread_extend = a.extend_spread;
   cfg.info.run_id = a.run_id.empty() ? new_run_id() : a.run_id;
   cfg.info.timestamp = utc_timestamp();
   cfg.info.suite_version = KBENCH_VERSION;

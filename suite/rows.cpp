@@ -325,4 +325,15 @@ int processes_for(double first_median_s, int processes, int short_processes) {
   return short_point ? std::max(processes, short_processes) : processes;
 }
 
+int processes_after(const std::vector<double>& medians_s, int processes, int short_processes,
+                    double spread_extend) {
+  if (spread_extend <= 0 || medians_s.size() < 2) return processes;
+  const auto [lo, hi] = std::minmax_element(medians_s.begin(), medians_s.end());
+  double sum = 0;
+  for (double m : medians_s) sum += m;
+  const double mean = sum / static_cast<double>(medians_s.size());
+  if (!(mean > 0)) return processes;
+  return (*hi - *lo) / mean > spread_extend ? std::max(processes, short_processes) : processes;
+}
+
 }  // namespace kb

@@ -146,6 +146,17 @@ inline constexpr double kShortPointUs = 20;
 // statistic, with less or more noise).
 int processes_for(double first_median_s, int processes, int short_processes);
 
+// With `spread_extend` > 0 (a fraction; kbench run --extend-spread, off by
+// default): how many processes a point gets once its first `processes`
+// gave `medians_s` (those that measured it): `short_processes` (never
+// fewer than `processes`) where they spread, (max - min) / mean, by more
+// than `spread_extend`, else `processes`. Resampled on two H100 histories
+// (docs/measuring.md "Short points: nine processes"), 1% took the keys of
+// 20 us or more whose p90 noise was over 0.5% from 6 of 62 to 0, at 3.6
+// processes a point; not yet run as a nightly on a GPU.
+int processes_after(const std::vector<double>& medians_s, int processes, int short_processes,
+                    double spread_extend);
+
 // What a further worker process gave for a point: its rows, and what they
 // were built from (none where it did not measure it).
 struct ProcessResult {

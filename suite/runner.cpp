@@ -264,15 +264,33 @@ std::vector<std::vector<Record>> run_passes(const WorkerConfig& cfg, const Exper
     }
   if (again.empty()) return first.rows;
   // Passes 2..processes measure every point again; passes up to
-  // short_processes only the short ones (processes_for). more[p] holds pass
-  // p + 2's results, its points `in_pass[p]` (indices into `again`).
+  // short_processes only the short ones (processes_for) and, with
+  // cfg.spread_extend, those whose first `processes` disagree
+  // (processes_after). more[p] holds pass p + 2's results, its points
+  // `in_pass[p]` (indices into `again`).
   std::vector<int> wanted;  // per point of `again`: its processes
   for (size_t k : at)
     wanted.push_back(
         processes_for(first.measured[k]->m.summary.median, passes, cfg.short_processes));
   std::vector<Pass> more;
   std::vector<std::vector<size_t>> in_pass;
+  // Where point n's result is in further pass p (none where it skipped it).
+  auto index_in = [&](size_t p, size_t n) -> std::optional<size_t> {
+    const auto& has = in_pass[p];
+    const auto it = std::find(has.begin(), has.end(), n);
+    if (it == has.end()) return std::nullopt;
+    return static_cast<size_t>(it - has.begin());
+  };
   for (int p = 1;; ++p) {
+    if (p == passes && cfg.spread_extend > 0)
+      for (size_t n = 0; n < again.size(); ++n) {
+        std::vector<double> medians{first.measured[at[n]]->m.summary.median};
+        for (size_t q = 0; q < more.size(); ++q)
+          if (const auto j = index_in(q, n); j && more[q].measured[*j])
+            medians.push_back(more[q].measured[*j]->m.summary.median);
+        wanted[n] = std::max(
+            wanted[n], processes_after(medians, passes, cfg.short_processes, cfg.spread_extend));
+      }
     std::vector<size_t> points_n, todo_p;
     for (size_t n = 0; n < again.size(); ++n)
       if (wanted[n] > p) {
@@ -290,13 +308,9 @@ std::vector<std::vector<Record>> run_passes(const WorkerConfig& cfg, const Exper
   for (size_t n = 0; n < again.size(); ++n) {
     const Point& pt = points[again[n]];
     std::vector<ProcessResult> further;
-    for (size_t p = 0; p < more.size(); ++p) {
-      const auto& has = in_pass[p];
-      const auto it = std::find(has.begin(), has.end(), n);
-      if (it == has.end()) continue;
-      const size_t j = static_cast<size_t>(it - has.begin());
-      further.push_back({more[p].rows[j], more[p].measured[j]});
-    }
+    for (size_t p = 0; p < more.size(); ++p)
+      if (const auto j = index_in(p, n))
+        further.push_back({more[p].rows[*j], more[p].measured[*j]});
     first.rows[at[n]] = point_rows_of_processes(
         *first.measured[at[n]], further,
         [&](const Measurement& m) {

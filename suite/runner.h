@@ -37,6 +37,10 @@ struct WorkerConfig {
   // Processes for a point whose timed call took under kShortPointUs in the
   // first pass (processes_for, suite/rows.h); at least `processes`.
   int short_processes = 1;
+  // > 0: a point whose first `processes` medians spread by more than this
+  // (a fraction) gets short_processes too (processes_after, suite/rows.h;
+  // --extend-spread PCT; 0 = off).
+  double spread_extend = 0;
 };
 
 // `kbench run`'s default for WorkerConfig::processes (--quick: 1), and the

@@ -536,6 +536,18 @@ TEST(ProcessRows, ShortPointsGetTheirOwnProcessCount) {
   EXPECT_EQ(kb::processes_for(0, 3, 9), 3);
 }
 
+TEST(ProcessRows, PointsWhoseProcessesDisagreeGetMoreWhenAsked) {
+  const std::vector<double> close{51.0e-6, 51.2e-6, 51.1e-6},  // 0.4% apart
+      apart{50.7e-6, 51.9e-6, 51.2e-6};                        // 2.3% apart
+  EXPECT_EQ(kb::processes_after(apart, 3, 9, 0.01), 9);
+  EXPECT_EQ(kb::processes_after(close, 3, 9, 0.01), 3);
+  EXPECT_EQ(kb::processes_after(close, 3, 9, 0.003), 9);
+  // Off, one process, or nothing to extend to.
+  EXPECT_EQ(kb::processes_after(apart, 3, 9, 0), 3);
+  EXPECT_EQ(kb::processes_after({51e-6}, 1, 9, 0.01), 1);
+  EXPECT_EQ(kb::processes_after(apart, 3, 1, 0.01), 3);
+}
+
 TEST(ProcessRows, TheMeanOfTheProcessesMedians) {
   // Two processes in a slow state of three: the mean moves by their share
   // of the gap, not by all of it (the median would read 50.90).
