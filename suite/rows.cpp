@@ -258,7 +258,7 @@ Measurement combine_process_measurements(const std::vector<Measurement>& all, bo
   t.samples_s.clear();
   double clock = 0, ratio = 0, err2 = 0;
   size_t clocks = 0, ratios = 0;
-  double lo = each.front().value_s, hi = lo;
+  std::vector<double> times_s;
   for (const Measurement& m : each) {
     t.value_s += m.value_s / n;
     t.summary.mean += m.summary.mean / n;
@@ -273,24 +273,24 @@ Measurement combine_process_measurements(const std::vector<Measurement>& all, bo
     t.buffer_sets += m.buffer_sets;
     if (m.sm_clock_mhz) clock += *m.sm_clock_mhz, ++clocks;
     if (m.companion_ratio) ratio += *m.companion_ratio, ++ratios;
-    lo = std::min(lo, m.value_s);
-    hi = std::max(hi, m.value_s);
+    times_s.push_back(m.value_s);
   }
   t.summary.median = t.value_s;
   t.summary.median_rel_err = std::sqrt(err2) / n;
   t.sm_clock_mhz = clocks ? std::optional<double>(clock / clocks) : std::nullopt;
   t.companion_ratio = ratios ? std::optional<double>(ratio / ratios) : std::nullopt;
-  if (t.value_s > 0 && (list_always || (hi - lo) / t.value_s > 0.01)) {
+  const double spread = relative_spread(times_s);
+  if (t.value_s > 0 && (list_always || spread > 0.01)) {
     std::string times;
     for (size_t k = 0; k < each.size(); ++k) {
       char buf[32];
       std::snprintf(buf, sizeof buf, "%s%.2f", k ? ", " : "", each[k].value_s * 1e6);
       times += buf;
     }
-    char spread[32];
-    std::snprintf(spread, sizeof spread, " us (spread %.1f%%)", 100 * (hi - lo) / t.value_s);
+    char spread_text[32];
+    std::snprintf(spread_text, sizeof spread_text, " us (spread %.1f%%)", 100 * spread);
     t.note = join_message(t.note, "the mean of " + std::to_string(each.size()) +
-                                      " worker processes' medians " + times + spread);
+                                      " worker processes' medians " + times + spread_text);
   }
   return t;
 }
@@ -325,15 +325,20 @@ int processes_for(double first_median_s, int processes, int short_processes) {
   return short_point ? std::max(processes, short_processes) : processes;
 }
 
+double relative_spread(const std::vector<double>& times_s) {
+  if (times_s.size() < 2) return 0;
+  const auto [lo, hi] = std::minmax_element(times_s.begin(), times_s.end());
+  double sum = 0;
+  for (double t : times_s) sum += t;
+  const double mean = sum / static_cast<double>(times_s.size());
+  return mean > 0 ? (*hi - *lo) / mean : 0;
+}
+
 int processes_after(const std::vector<double>& medians_s, int processes, int short_processes,
                     double spread_extend) {
-  if (spread_extend <= 0 || medians_s.size() < 2) return processes;
-  const auto [lo, hi] = std::minmax_element(medians_s.begin(), medians_s.end());
-  double sum = 0;
-  for (double m : medians_s) sum += m;
-  const double mean = sum / static_cast<double>(medians_s.size());
-  if (!(mean > 0)) return processes;
-  return (*hi - *lo) / mean > spread_extend ? std::max(processes, short_processes) : processes;
+  if (spread_extend <= 0) return processes;
+  return relative_spread(medians_s) > spread_extend ? std::max(processes, short_processes)
+                                                    : processes;
 }
 
 }  // namespace kb

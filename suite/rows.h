@@ -135,6 +135,11 @@ bool point_measured(const std::vector<Record>& rows);
 Measurement combine_process_measurements(const std::vector<Measurement>& each,
                                          bool list_always = false);
 
+// The processes' times' spread: (max - min) / mean (0 for fewer than two
+// or a mean not > 0). The note of combine_process_measurements and the
+// rule of processes_after read the same figure.
+double relative_spread(const std::vector<double>& times_s);
+
 // A point is short where its timed call is under this (the gate's noise
 // bar moves from 0.5% to 1.5% there: kgate's kBarBoundaryUs).
 inline constexpr double kShortPointUs = 20;

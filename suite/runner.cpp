@@ -270,8 +270,7 @@ std::vector<std::vector<Record>> run_passes(const WorkerConfig& cfg, const Exper
   // `in_pass[p]` (indices into `again`).
   std::vector<int> wanted;  // per point of `again`: its processes
   for (size_t k : at)
-    wanted.push_back(
-        processes_for(first.measured[k]->m.summary.median, passes, cfg.short_processes));
+    wanted.push_back(processes_for(first.measured[k]->m.value_s, passes, cfg.short_processes));
   std::vector<Pass> more;
   std::vector<std::vector<size_t>> in_pass;
   // Where point n's result is in further pass p (none where it skipped it).
@@ -284,10 +283,10 @@ std::vector<std::vector<Record>> run_passes(const WorkerConfig& cfg, const Exper
   for (int p = 1;; ++p) {
     if (p == passes && cfg.spread_extend > 0)
       for (size_t n = 0; n < again.size(); ++n) {
-        std::vector<double> medians{first.measured[at[n]]->m.summary.median};
+        std::vector<double> medians{first.measured[at[n]]->m.value_s};
         for (size_t q = 0; q < more.size(); ++q)
           if (const auto j = index_in(q, n); j && more[q].measured[*j])
-            medians.push_back(more[q].measured[*j]->m.summary.median);
+            medians.push_back(more[q].measured[*j]->m.value_s);
         wanted[n] = std::max(
             wanted[n], processes_after(medians, passes, cfg.short_processes, cfg.spread_extend));
       }

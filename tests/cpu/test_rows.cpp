@@ -546,6 +546,9 @@ TEST(ProcessRows, PointsWhoseProcessesDisagreeGetMoreWhenAsked) {
   EXPECT_EQ(kb::processes_after(apart, 3, 9, 0), 3);
   EXPECT_EQ(kb::processes_after({51e-6}, 1, 9, 0.01), 1);
   EXPECT_EQ(kb::processes_after(apart, 3, 1, 0.01), 3);
+  // The figure the rows' note prints as "spread".
+  EXPECT_NEAR(kb::relative_spread(apart), 1.2 / 51.2666666, 1e-6);
+  EXPECT_EQ(kb::relative_spread({51e-6}), 0);
 }
 
 TEST(ProcessRows, TheMeanOfTheProcessesMedians) {
