@@ -158,6 +158,32 @@ TEST(KgateAttempts, SuspectsFile) {
             "run_id,name,dtype,shape,variant,metric,arch,reason\n");
 }
 
+TEST(KgateAttempts, AProbeCeilingThatMovesIsReportedNotFailedNorReMeasured) {
+  // The graph node's cost, 0.98 us for 30 nights, then 1.04 (+6.1%): beyond
+  // --min-gap and the noise. kbench cannot re-measure the probe, so it is
+  // no suspect, and the night does not fail on it; a kernel row still does.
+  std::vector<double> node = steady(30, 0.98, 1.04);
+  auto probe = series("roofline_probe", node);
+  for (auto& r : probe) {
+    r.metric = "graph_node(us)";
+    r.shape = "bytes=2147483648";
+    r.variant = "empty_graph_node";
+    r.dtype = "int8";
+  }
+  auto rows = probe + series("gemv", steady(30, 1000, 1000));
+  auto rep = gate(csv(rows));
+  const auto& k = key(rep, "roofline_probe");
+  EXPECT_EQ(k.status, kb::GateStatus::inconclusive) << k.why;
+  EXPECT_EQ(k.rule, "ceiling");
+  EXPECT_TRUE(contains(k.why, "not gated")) << k.why;
+  EXPECT_FALSE(k.suspect);
+  EXPECT_EQ(kb::suspects_csv(rep), "run_id,name,dtype,shape,variant,metric,arch,reason\n");
+  // A kernel row's drop in the same night still fails and is a suspect.
+  auto bad = gate(csv(probe + series("gemv", steady(30, 1000, 900))));
+  EXPECT_EQ(key(bad, "gemv").status, kb::GateStatus::fail);
+  EXPECT_TRUE(key(bad, "gemv").suspect);
+}
+
 TEST(KgateAttempts, GptFastHistoriesHaveNoSuspects) {
   std::string f = "name,metric,target,actual,dtype,device,arch,is_model\n";
   for (double v : steady(20, 1000, 900))
