@@ -326,62 +326,64 @@ void Decoder::enqueue_moe(int layer, cudaStream_t s, Mark&& mark) {
   ra.hist_ids = hist_ids_ + layer * c.n_experts;
   ra.fault = opt_.route_fault == 3 ? 0 : opt_.route_fault;
   ra.pdl = opt_.pdl;
-  moe_route(ra, s);
-  mark("moe_route", layer);
+  if (!omitted("moe_route")) {
+    moe_route(ra, s);
+    mark("moe_route", layer);
+  }
   // The router is the only writer of this layer's ids and weights; the
   // gather reads them, and waits for the router (griddepcontrol.wait, its
   // ids not ready) before it lets the combine launch. So when the combine
   // can launch they are complete: it may read them before its own wait
   // (moe_combine_early), and stream its first weights during the gather's
   // tail.
-  gemv::gather_gemv_swiglu(int8, L.experts_gate_up.w, L.experts_gate_up.scale, ra.ids, k,
-                           c.n_experts, x_, moe_h_, c.ffn, c.dim, c.norm_eps, s, opt_.pdl,
-                           opt_.moe_swiglu_config ? &*opt_.moe_swiglu_config : nullptr);
-  mark("gather_gate_up_swiglu", layer);
+  if (!omitted("gather_gate_up_swiglu")) {
+    gemv::gather_gemv_swiglu(int8, L.experts_gate_up.w, L.experts_gate_up.scale, ra.ids, k,
+                             c.n_experts, x_, moe_h_, c.ffn, c.dim, c.norm_eps, s, opt_.pdl,
+                             opt_.moe_swiglu_config ? &*opt_.moe_swiglu_config : nullptr);
+    mark("gather_gate_up_swiglu", layer);
+  }
   const int combine_layer = opt_.route_fault == 3 ? (layer + 1) % c.n_layers : layer;
-  gemv::gather_gemv_combine(
-      int8, L.experts_down.w, L.experts_down.scale, route_ids_ + combine_layer * k,
-      route_w_ + combine_layer * k, k, c.n_experts, moe_h_, x_, c.dim, c.ffn, x_, s, opt_.pdl,
-      opt_.moe_down_config ? &*opt_.moe_down_config : nullptr, opt_.moe_combine_early);
-  mark("gather_down_combine_residual", layer);
+  if (!omitted("gather_down_combine_residual")) {
+    gemv::gather_gemv_combine(
+        int8, L.experts_down.w, L.experts_down.scale, route_ids_ + combine_layer * k,
+        route_w_ + combine_layer * k, k, c.n_experts, moe_h_, x_, c.dim, c.ffn, x_, s, opt_.pdl,
+        opt_.moe_down_config ? &*opt_.moe_down_config : nullptr, opt_.moe_combine_early);
+    mark("gather_down_combine_residual", layer);
+  }
 }
 
 template <typename Mark>
 void Decoder::enqueue_step(cudaStream_t s, Mark&& mark, bool lm_head) {
   const auto& c = cfg_;
-  embed(embedding_, tokens_, pos_, capacity(), c.vocab, c.dim, x_, s);
-  mark("embed", -1);
+  // Launches one kernel and marks it, unless capture_step_without leaves it out.
+  auto run = [&](const char* name, int layer, auto&& launch) {
+    if (omitted(name)) return;
+    launch();
+    mark(name, layer);
+  };
+  run("embed", -1, [&] { embed(embedding_, tokens_, pos_, capacity(), c.vocab, c.dim, x_, s); });
   for (int l = 0; l < c.n_layers; ++l) {
     const LayerW& L = layers_[l];
-    gemv(L.qkv, x_, qkv_, nullptr, s);
-    mark("gemv_qkv", l);
-    attention(attention_args(l), s);
-    mark("attention", l);
-    gemv(L.wo, att_, x_, x_, s);
-    mark("gemv_o_residual", l);
+    run("gemv_qkv", l, [&] { gemv(L.qkv, x_, qkv_, nullptr, s); });
+    run("attention", l, [&] { attention(attention_args(l), s); });
+    run("gemv_o_residual", l, [&] { gemv(L.wo, att_, x_, x_, s); });
     if (c.moe()) {  // its down projection, weighted sum and residual included
       enqueue_moe(l, s, mark);
       continue;
     }
     if (opt_.fuse_swiglu) {
-      gemv::gemv_swiglu(wt_ == WeightType::int8, L.gate_up.w, L.gate_up.scale, x_, h_, 1, c.ffn,
-                        c.dim, c.norm_eps, s, opt_.pdl);
-      mark("gemv_gate_up_swiglu", l);
+      run("gemv_gate_up_swiglu", l, [&] {
+        gemv::gemv_swiglu(wt_ == WeightType::int8, L.gate_up.w, L.gate_up.scale, x_, h_, 1, c.ffn,
+                          c.dim, c.norm_eps, s, opt_.pdl);
+      });
     } else {
-      gemv(L.gate_up, x_, gu_, nullptr, s);
-      mark("gemv_gate_up", l);
-      silu_mul(gu_, x_, c.dim, c.norm_eps, h_, c.ffn, s, opt_.pdl);
-      mark("silu_mul", l);
+      run("gemv_gate_up", l, [&] { gemv(L.gate_up, x_, gu_, nullptr, s); });
+      run("silu_mul", l, [&] { silu_mul(gu_, x_, c.dim, c.norm_eps, h_, c.ffn, s, opt_.pdl); });
     }
-    gemv(L.down, h_, x_, x_, s);
-    mark("gemv_down_residual", l);
+    run("gemv_down_residual", l, [&] { gemv(L.down, h_, x_, x_, s); });
   }
-  if (lm_head) {
-    gemv(output_, x_, raw_logits_, nullptr, s);
-    mark("gemv_lm_head", -1);
-  }
-  sample_greedy(sample_args(), s);
-  mark("sample_greedy", -1);
+  if (lm_head) run("gemv_lm_head", -1, [&] { gemv(output_, x_, raw_logits_, nullptr, s); });
+  run("sample_greedy", -1, [&] { sample_greedy(sample_args(), s); });
 }
 
 // Chunks of up to pf_rows_ prompt tokens; within a chunk, token i has
@@ -512,6 +514,26 @@ void Decoder::capture() {
   KB_CUDA_CHECK(cudaGraphGetNodes(graph_, nullptr, &graph_nodes_));
   capture_graph([this](cudaStream_t s) { enqueue_prefill(s); }, &pf_graph_, &pf_exec_);
   KB_CUDA_CHECK(cudaGraphGetNodes(pf_graph_, nullptr, &prefill_graph_nodes_));
+}
+
+bool Decoder::omitted(const char* name) const {
+  return std::find(omit_.begin(), omit_.end(), name) != omit_.end();
+}
+
+Decoder::GraphExec Decoder::capture_step_without(const std::vector<std::string>& omit) {
+  omit_ = omit;
+  cudaGraph_t g = nullptr;
+  cudaGraphExec_t e = nullptr;
+  try {
+    capture_graph([this](cudaStream_t s) { step(s); }, &g, &e);
+  } catch (...) {
+    omit_.clear();
+    if (g) cudaGraphDestroy(g);
+    throw;
+  }
+  omit_.clear();
+  KB_CUDA_CHECK(cudaGraphDestroy(g));
+  return GraphExec(e, [](cudaGraphExec_t x) { cudaGraphExecDestroy(x); });
 }
 
 std::vector<KernelTiming> Decoder::profile_step(cudaStream_t s) {

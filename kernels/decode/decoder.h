@@ -28,6 +28,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/common/device_buffer.h"
@@ -131,6 +132,13 @@ class Decoder {
   size_t prefill_graph_nodes() const { return prefill_graph_nodes_; }
   // One eager step with an event between kernels; synchronizes.
   std::vector<KernelTiming> profile_step(cudaStream_t s);
+  // Profiling only: the step graph with every kernel whose KernelTiming name
+  // is in `omit` left out. What it computes is then wrong (the kernels after
+  // read stale inputs); its replay time against replay()'s is what those
+  // kernels cost inside the graph, their dependency waits and tails
+  // included, which an eager step's events cannot show.
+  using GraphExec = std::shared_ptr<std::remove_pointer_t<cudaGraphExec_t>>;
+  GraphExec capture_step_without(const std::vector<std::string>& omit);
 
   // ---- host views (each synchronizes the device first) ----
   std::vector<float> logits() const;    // fp32 logits of the last step (after the final norm)
@@ -187,6 +195,9 @@ class Decoder {
   SampleArgs sample_args() const;
   const LinearW& linear(Linear which, int layer) const;
 
+  // capture_step_without: the kernels enqueue_step leaves out.
+  bool omitted(const char* name) const;
+  std::vector<std::string> omit_;
   ModelConfig cfg_;
   WeightType wt_;
   DecoderOptions opt_;

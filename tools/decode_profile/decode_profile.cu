@@ -4,7 +4,7 @@
 //   [--pdl 0|1] [--swiglu 0|1] [--tc 0|1] [--splits N] [--min-chunk N]
 //                         [--moe-swiglu-ks N] [--moe-swiglu-unroll 2|4] [--moe-down-ks N]
 //                         [--moe-down-rows 1|2] [--moe-down-unroll 1|2] [--moe-down-pipe 0|1]
-//                         [--moe-early 0|1|0,1] [--ab-rounds N]
+//                         [--moe-early 0|1|0,1] [--ab-rounds N] [--omit-each 0|1]
 //
 // Mixtral: --model Mixtral-8x7B-v0.1 --layers 16 --dtype int8 (the seed's
 // row); the bytes are those a token reads (two experts per layer), and the
@@ -29,6 +29,12 @@
 //     by configuration (rows per warp, K split), against one token.
 // The eager sum is larger than the graph step by the launch gaps that the
 // graph removes; the per-kernel times are what the next tuning step reads.
+// --omit-each: what each kernel costs inside the graph. For each kernel of
+// the step (and a few groups) a step graph without it
+// (Decoder::capture_step_without: wrong results, stale inputs), its
+// replays timed interleaved with the whole step's over --ab-rounds rounds;
+// the difference of the medians, per step and per kernel launch, is that
+// kernel's cost there (its dependency wait and tail included).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -67,6 +73,7 @@ struct Args {
   int moe_down_ks = 0, moe_down_rows = 0, moe_down_unroll = 0, moe_down_pipe = -1;
   std::vector<bool> moe_early;  // empty: the decoder's default; two values: an A/B
   int ab_rounds = 7;
+  bool omit_each = false;  // the in-graph cost of each kernel (steps without it)
 };
 
 [[noreturn]] void usage(const std::string& why) {
@@ -75,7 +82,8 @@ struct Args {
       "kbench_decode_profile [--model NAME] [--dtype bfloat16|int8] [--pos N] [--reps R] "
       "[--pdl 0|1] [--swiglu 0|1] [--tc 0|1] [--splits N] [--min-chunk N] [--layers N] "
       "[--moe-swiglu-ks N] [--moe-swiglu-unroll 2|4] [--moe-down-ks N] [--moe-down-rows 1|2] "
-      "[--moe-down-unroll 1|2] [--moe-down-pipe 0|1] [--moe-early 0|1|0,1] [--ab-rounds N]");
+      "[--moe-down-unroll 1|2] [--moe-down-pipe 0|1] [--moe-early 0|1|0,1] [--ab-rounds N] "
+      "[--omit-each 0|1]");
 }
 
 Args parse(int argc, char** argv) {
@@ -127,6 +135,8 @@ Args parse(int argc, char** argv) {
           if (a.moe_early.size() > 2) usage("--moe-early: one value or two (0,1)");
         } else if (k == "--ab-rounds")
           a.ab_rounds = std::atoi(v.c_str());
+        else if (k == "--omit-each")
+          a.omit_each = kb::tools::flag_01(k, v, usage);
         else
           usage("unknown option " + k);
       },
@@ -350,6 +360,64 @@ int main(int argc, char** argv) {
       const double m0 = kb::quantile(us[0], 0.5), m1 = kb::quantile(us[1], 0.5);
       std::printf("  median difference (second - first): %+.1f us (%+.2f%%)\n", m1 - m0,
                   100 * (m1 - m0) / m0);
+    }
+    if (a.omit_each) {
+      // What each kernel costs inside the graph: steps without it, timed
+      // interleaved with the whole step (the full graph advances the cache
+      // to --pos before each timing, so every variant runs at the same length).
+      dec::Decoder& d = *ds[0];
+      std::vector<std::pair<std::string, std::vector<std::string>>> variants;
+      std::vector<std::string> kinds;
+      for (const auto& k : d.profile_step(s))
+        if (k.name != "sample_greedy" &&  // it advances the position
+            std::find(kinds.begin(), kinds.end(), k.name) == kinds.end())
+          kinds.push_back(k.name);
+      for (const auto& k : kinds) variants.push_back({k, {k}});
+      variants.push_back({"qkv+attention+o", {"gemv_qkv", "attention", "gemv_o_residual"}});
+      if (c.moe()) {
+        variants.push_back({"route+qkv+attention+o",
+                            {"moe_route", "gemv_qkv", "attention", "gemv_o_residual"}});
+        variants.push_back({"both gathers", {"gather_gate_up_swiglu",
+                                             "gather_down_combine_residual"}});
+      }
+      std::vector<dec::Decoder::GraphExec> graphs;
+      for (const auto& v : variants) graphs.push_back(d.capture_step_without(v.second));
+      auto time_graph = [&](cudaGraphExec_t g) {
+        advance_to(d, a.pos);
+        KB_CUDA_CHECK(cudaEventRecord(e0, s));
+        for (int i = 0; i < a.reps; ++i) KB_CUDA_CHECK(cudaGraphLaunch(g, s));
+        KB_CUDA_CHECK(cudaEventRecord(e1, s));
+        KB_CUDA_CHECK(cudaEventSynchronize(e1));
+        float ms = 0;
+        KB_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+        return ms * 1e3 / a.reps;
+      };
+      std::vector<double> full;
+      std::vector<std::vector<double>> us(variants.size());
+      for (int round = 0; round < a.ab_rounds; ++round) {
+        full.push_back(graph_step_us(d));
+        for (size_t i = 0; i < variants.size(); ++i) us[i].push_back(time_graph(graphs[i].get()));
+      }
+      const double f = kb::quantile(full, 0.5);
+      std::printf(
+          "\nin-graph cost at pos %d (step without the kernel vs the whole step, medians of %d "
+          "rounds of %d replays, interleaved): whole step %.1f us (%.1f-%.1f)\n",
+          a.pos, a.ab_rounds, a.reps, f, kb::quantile(full, 0), kb::quantile(full, 1));
+      std::printf("%-28s %6s %12s %12s %10s %8s\n", "left out", "calls", "step(us)", "saves(us)",
+                  "each(us)", "GB/s");
+      std::map<std::string, int> calls;
+      for (const auto& k : d.profile_step(s)) ++calls[k.name];
+      for (size_t i = 0; i < variants.size(); ++i) {
+        int n = 0;
+        double bytes = 0;
+        for (const auto& k : variants[i].second) {
+          n += calls[k];
+          bytes += calls[k] * kernel_bytes(k, c, a.type, a.pos + 1);
+        }
+        const double m = kb::quantile(us[i], 0.5), saved = f - m;
+        std::printf("%-28s %6d %12.1f %12.1f %10.2f %8.0f\n", variants[i].first.c_str(), n, m,
+                    saved, n ? saved / n : 0.0, saved > 0 ? bytes / (saved * 1e-6) / 1e9 : 0.0);
+      }
     }
     if (c.moe()) {
       KB_CUDA_CHECK(cudaEventDestroy(e0));
