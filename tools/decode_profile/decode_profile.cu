@@ -375,10 +375,10 @@ int main(int argc, char** argv) {
       for (const auto& k : kinds) variants.push_back({k, {k}});
       variants.push_back({"qkv+attention+o", {"gemv_qkv", "attention", "gemv_o_residual"}});
       if (c.moe()) {
-        variants.push_back({"route+qkv+attention+o",
-                            {"moe_route", "gemv_qkv", "attention", "gemv_o_residual"}});
-        variants.push_back({"both gathers", {"gather_gate_up_swiglu",
-                                             "gather_down_combine_residual"}});
+        variants.push_back(
+            {"route+qkv+attention+o", {"moe_route", "gemv_qkv", "attention", "gemv_o_residual"}});
+        variants.push_back(
+            {"both gathers", {"gather_gate_up_swiglu", "gather_down_combine_residual"}});
       }
       std::vector<dec::Decoder::GraphExec> graphs;
       for (const auto& v : variants) graphs.push_back(d.capture_step_without(v.second));
