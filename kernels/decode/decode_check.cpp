@@ -50,6 +50,7 @@ DecodeCheck check_against_reference(const ModelConfig& c, WeightType t,
   dopt.seed = o.seed;
   dopt.attn_splits = o.attn_splits;
   dopt.attn_min_chunk = o.attn_min_chunk;
+  dopt.attn_cluster = o.attn_cluster;
   dopt.capture = o.graph;
   dopt.fuse_swiglu = o.fuse_swiglu;
   dopt.pdl = o.pdl;

@@ -38,10 +38,11 @@ struct ReferenceCheckOptions {
   int max_seq = 64;
   int attn_splits = 0;  // 0: the decoder's default
   int attn_min_chunk = 16;
-  bool graph = true;        // replay the captured graph (else eager launches)
-  bool prefill = false;     // the prompt as one prefill (then only its last logits are compared)
-  bool fuse_swiglu = true;  // DecoderOptions::fuse_swiglu
-  bool pdl = true;          // DecoderOptions::pdl
+  bool attn_cluster = true;  // DecoderOptions::attn_cluster
+  bool graph = true;         // replay the captured graph (else eager launches)
+  bool prefill = false;      // the prompt as one prefill (then only its last logits are compared)
+  bool fuse_swiglu = true;   // DecoderOptions::fuse_swiglu
+  bool pdl = true;           // DecoderOptions::pdl
   uint64_t seed = 1;
   double logits_tol = 3e-2;  // relative L2 of the logits per step
   // MoE: a GPU expert choice the CPU did not make passes if its CPU router

@@ -1,4 +1,6 @@
 // The decode step's own kernels; see decode_kernels.h for what each computes.
+#include <cooperative_groups.h>
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -67,13 +69,16 @@ __device__ __forceinline__ void store_bf16(bf16* p, const float f[N]) {
 // r = rsqrt(mean(x²) + eps) over `dim` bf16 (dim % 8 == 0), computed by the
 // whole block; every thread returns it. All threads of the block must call.
 // `red` holds 32 floats of shared memory.
+// `cg`: x through L2 only (read before the wait for the previous grid: no
+// wait has made its writer's stores visible to this SM's L1).
+template <bool cg = false>
 __device__ __forceinline__ float block_rms_scale(const bf16* x, int dim, float eps, float* red) {
   float ss = 0.f;
   const uint4* xv = reinterpret_cast<const uint4*>(x);
 #pragma unroll 4
   for (int i = threadIdx.x; i < dim / 8; i += blockDim.x) {
     float f[8];
-    unpack8(xv[i], f);
+    unpack8(cg ? __ldcg(xv + i) : xv[i], f);
 #pragma unroll
     for (int k = 0; k < 8; ++k) ss = fmaf(f[k], f[k], ss);
   }
@@ -156,6 +161,9 @@ __global__ void embed_kernel(const bf16* emb, const int32_t* tokens, const int32
 constexpr int kAttnThreads = 128;
 constexpr int kAttnWarps = kAttnThreads / 32;
 constexpr int kAttnRound = 4;  // cache positions per warp whose loads are in flight together
+// AttentionArgs::cluster: 8 warps a block, so that 8 splits load 256
+// positions in one round.
+constexpr int kAttnClusterWarps = 8;
 
 // One block = one kv head x one chunk of the sequence, for the G query heads
 // that share the kv head (K and V are read once per group). Each warp runs an
@@ -170,14 +178,21 @@ constexpr int kAttnRound = 4;  // cache positions per warp whose loads are in fl
 // shared memory; with several splits each block leaves (o, m, l) in
 // `partial` and the last block of the kv head to finish combines them.
 // Scores are kept in the log2 domain (q pre-scaled by log2(e)/sqrt(hd)).
-template <int HD, int G>
-__global__ void __launch_bounds__(kAttnThreads) attention_kernel(AttentionArgs a) {
+// CL (AttentionArgs::cluster; compute capability 9.0): the splits of a kv
+// head are one thread-block cluster of W = kAttnClusterWarps warps a block.
+// Every split runs (one past the length holds no positions), chunk =
+// ceil(len / n_splits); each block merges its warps in shared memory, then
+// the blocks merge through distributed shared memory, each writing a share
+// of the outputs: no workspace, no counters, no last block.
+template <int HD, int G, int W, bool CL>
+__global__ void __launch_bounds__(W * 32) attention_kernel(AttentionArgs a) {
   constexpr int EPL = HD / 32;
-  constexpr int W = kAttnWarps;
   constexpr int U = kAttnRound;
   __shared__ float s_red[32];
   __shared__ float s_m[W][G], s_l[W][G];
   __shared__ float s_o[W][G][HD];
+  __shared__ float s_bm[G], s_bl[G];       // CL: this block's merged (m, l)
+  __shared__ float s_bo[CL ? G * HD : 1];  // CL: and o
   __shared__ int s_last;
 
   const int kvh = blockIdx.x, split = blockIdx.y;
@@ -196,9 +211,10 @@ __global__ void __launch_bounds__(kAttnThreads) attention_kernel(AttentionArgs a
     return;
   }
   const int len = pos + 1;
-  const int chunk = max(a.min_chunk, (len + a.n_splits - 1) / a.n_splits);
+  const int chunk = CL ? (len + a.n_splits - 1) / a.n_splits
+                       : max(a.min_chunk, (len + a.n_splits - 1) / a.n_splits);
   const int active = (len + chunk - 1) / chunk;  // the last active split holds `pos`
-  if (split >= active) return;
+  if (!CL && split >= active) return;            // CL: an idle split still takes part in the merge
   const int begin = split * chunk, end = min(len, begin + chunk);
   const bool owner = split == active - 1;  // block-uniform
 
@@ -226,6 +242,16 @@ __global__ void __launch_bounds__(kAttnThreads) attention_kernel(AttentionArgs a
     }
   };
   load_round(first);
+  // RoPE of this lane's EPL/2 interleaved pairs (x[2i], x[2i+1]) at `pos`:
+  // the angles need only the position, so before the wait.
+  float cs[EPL / 2], sn[EPL / 2];
+#pragma unroll
+  for (int p = 0; p < EPL / 2; ++p) {
+    const float inv_freq = powf(a.rope_theta, -float(d0 + 2 * p) / float(HD));
+    sincosf(float(pos) * inv_freq, &sn[p], &cs[p]);
+  }
+  // r before the wait where x was complete before this grid could launch.
+  float r = a.x_ready ? block_rms_scale<true>(a.x, a.dim, a.eps, s_red) : 0.f;
   wait_for_previous_grid();
   float q[G][EPL];
 #pragma unroll
@@ -235,16 +261,8 @@ __global__ void __launch_bounds__(kAttnThreads) attention_kernel(AttentionArgs a
     load_bf16<EPL, false>(a.qkv + size_t(H) * HD + size_t(kvh) * HD + d0, kn);
     load_bf16<EPL, false>(a.qkv + size_t(H + KVH) * HD + size_t(kvh) * HD + d0, vn);
   }
+  if (!a.x_ready) r = block_rms_scale(a.x, a.dim, a.eps, s_red);
 
-  const float r = block_rms_scale(a.x, a.dim, a.eps, s_red);
-
-  // RoPE of this lane's EPL/2 interleaved pairs (x[2i], x[2i+1]) at `pos`.
-  float cs[EPL / 2], sn[EPL / 2];
-#pragma unroll
-  for (int p = 0; p < EPL / 2; ++p) {
-    const float inv_freq = powf(a.rope_theta, -float(d0 + 2 * p) / float(HD));
-    sincosf(float(pos) * inv_freq, &sn[p], &cs[p]);
-  }
   auto rope = [&](float f[EPL]) {
 #pragma unroll
     for (int p = 0; p < EPL / 2; ++p) {
@@ -333,7 +351,8 @@ __global__ void __launch_bounds__(kAttnThreads) attention_kernel(AttentionArgs a
   }
 
   // Merge the warps. A warp without positions has m = -inf and weighs 0;
-  // warp 0 always has one (begin < end), so the block maximum is finite.
+  // warp 0 always has one (begin < end), so the block maximum is finite
+  // (but in CL's idle split, which has none: it leaves m = -inf, l = 0).
 #pragma unroll
   for (int g = 0; g < G; ++g) {
 #pragma unroll
@@ -350,13 +369,21 @@ __global__ void __launch_bounds__(kAttnThreads) attention_kernel(AttentionArgs a
 #pragma unroll
     for (int w = 0; w < W; ++w) M = fmaxf(M, s_m[w][g]);
     float L = 0.f, O = 0.f;
+    if (!CL || M != -INFINITY) {
 #pragma unroll
-    for (int w = 0; w < W; ++w) {
-      const float f = exp2f(s_m[w][g] - M);
-      L += f * s_l[w][g];
-      O += f * s_o[w][g][d];
+      for (int w = 0; w < W; ++w) {
+        const float f = exp2f(s_m[w][g] - M);
+        L += f * s_l[w][g];
+        O += f * s_o[w][g][d];
+      }
     }
-    if (active == 1) {
+    if constexpr (CL) {
+      s_bo[t] = O;
+      if (d == 0) {
+        s_bm[g] = M;
+        s_bl[g] = L;
+      }
+    } else if (active == 1) {
       out[t] = __float2bfloat16_rn(O / L);
     } else {
       float* pp = a.partial + ((size_t(kvh) * a.n_splits + split) * G + g) * (HD + 2);
@@ -366,6 +393,34 @@ __global__ void __launch_bounds__(kAttnThreads) attention_kernel(AttentionArgs a
         pp[HD + 1] = L;
       }
     }
+  }
+  if constexpr (CL) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    // Every block's (o, m, l) in its shared memory, visible to the cluster
+    // after the barrier; block rank s is split s. Outputs are shared out
+    // over the cluster's threads; the second barrier keeps each block's
+    // shared memory alive until the others have read it.
+    namespace cgr = cooperative_groups;
+    cgr::cluster_group cl = cgr::this_cluster();
+    cl.sync();
+    const int S = a.n_splits;
+    for (int t = int(cl.block_rank()) * blockDim.x + threadIdx.x; t < G * HD; t += S * blockDim.x) {
+      const int g = t / HD;
+      float M = -INFINITY;
+      for (int s = 0; s < S; ++s) M = fmaxf(M, *cl.map_shared_rank(&s_bm[g], s));
+      float L = 0.f, O = 0.f;
+      for (int s = 0; s < S; ++s) {
+        const float f = exp2f(*cl.map_shared_rank(&s_bm[g], s) - M);  // 0 for an idle split
+        L += f * *cl.map_shared_rank(&s_bl[g], s);
+        O += f * *cl.map_shared_rank(&s_bo[t], s);
+      }
+      out[t] = __float2bfloat16_rn(O / L);
+    }
+    cl.sync();
+#else
+    __trap();  // launched only on compute capability 9.0 and later (attention())
+#endif
+    return;
   }
   if (active == 1) return;
 
@@ -395,22 +450,41 @@ __global__ void __launch_bounds__(kAttnThreads) attention_kernel(AttentionArgs a
   if (threadIdx.x == 0) a.counters[kvh] = 0;  // ready for the next layer / step
 }
 
+template <int HD, int G>
+void launch_attention_g(const AttentionArgs& a, dim3 grid, cudaStream_t stream) {
+  if (!a.cluster) {
+    launch_maybe_pdl(a.pdl, attention_kernel<HD, G, kAttnWarps, false>, grid, dim3(kAttnThreads),
+                     stream, a);
+    return;
+  }
+  // The splits of a kv head as one cluster (1, n_splits, 1).
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = grid;
+  cfg.blockDim = dim3(kAttnClusterWarps * 32);
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[2];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = 1;
+  attr[0].val.clusterDim.y = a.n_splits;
+  attr[0].val.clusterDim.z = 1;
+  attr[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[1].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = a.pdl ? 2 : 1;
+  KB_CUDA_CHECK(cudaLaunchKernelEx(&cfg, attention_kernel<HD, G, kAttnClusterWarps, true>, a));
+}
+
 template <int HD>
 void launch_attention_hd(const AttentionArgs& a, dim3 grid, cudaStream_t stream) {
-  const dim3 block(kAttnThreads);
   switch (a.n_heads / a.n_kv_heads) {
     case 1:
-      launch_maybe_pdl(a.pdl, attention_kernel<HD, 1>, grid, block, stream, a);
-      break;
+      return launch_attention_g<HD, 1>(a, grid, stream);
     case 2:
-      launch_maybe_pdl(a.pdl, attention_kernel<HD, 2>, grid, block, stream, a);
-      break;
+      return launch_attention_g<HD, 2>(a, grid, stream);
     case 4:
-      launch_maybe_pdl(a.pdl, attention_kernel<HD, 4>, grid, block, stream, a);
-      break;
+      return launch_attention_g<HD, 4>(a, grid, stream);
     case 8:
-      launch_maybe_pdl(a.pdl, attention_kernel<HD, 8>, grid, block, stream, a);
-      break;
+      return launch_attention_g<HD, 8>(a, grid, stream);
     default:
       throw std::invalid_argument("attention: n_heads / n_kv_heads must be 1, 2, 4 or 8");
   }
@@ -708,8 +782,16 @@ void attention(const AttentionArgs& a, cudaStream_t stream) {
   require(a.dim > 0 && a.dim % 8 == 0, "attention: dim must be a positive multiple of 8");
   require(a.max_seq > 0 && a.n_splits >= 1 && a.n_splits <= 65535 && a.min_chunk >= 1,
           "attention: bad max_seq, n_splits or min_chunk");
-  require(a.n_splits == 1 || (a.partial && a.counters),
+  require(a.cluster || a.n_splits == 1 || (a.partial && a.counters),
           "attention: several splits need the partial workspace and counters");
+  if (a.cluster) {
+    require(a.n_splits <= kMaxAttentionClusterSplits,
+            "attention: a cluster holds at most 8 splits");
+    int dev = 0, major = 0;
+    KB_CUDA_CHECK(cudaGetDevice(&dev));
+    KB_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+    require(major >= 9, "attention: clusters need compute capability 9.0");
+  }
   const dim3 grid(a.n_kv_heads, a.n_splits);
   if (a.head_dim == 128)
     launch_attention_hd<128>(a, grid, stream);

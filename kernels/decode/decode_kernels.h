@@ -82,7 +82,18 @@ struct AttentionArgs {
   // the cache rows before it: the previous kernel must wait for its own
   // predecessors before it lets this one launch (the gemv does).
   bool pdl = false;
+  // x is complete when this grid can launch (as it is in the decode step:
+  // x's writer precedes the qkv gemv, which waits for it before it lets
+  // this grid launch; or without pdl). r is then computed before the wait,
+  // during the qkv gemv's tail, through L2. False: after the wait.
+  bool x_ready = false;
+  // The splits of a kv head as one thread-block cluster (compute capability
+  // 9.0, n_splits <= kMaxAttentionClusterSplits): merged through distributed
+  // shared memory; `partial` and `counters` unused, min_chunk ignored (every
+  // split gets ceil(len / n_splits) positions).
+  bool cluster = false;
 };
+constexpr int kMaxAttentionClusterSplits = 8;  // the portable cluster size
 // Floats of AttentionArgs::partial for a config and split count.
 int64_t attention_workspace_floats(const ModelConfig& c, int n_splits);
 // The split count the decoder uses on a GPU with `sm_count` SMs.

@@ -136,7 +136,13 @@ Decoder::Decoder(const ModelConfig& c, WeightType t, const DecoderOptions& o)
   int dev = 0, sms = 1;
   KB_CUDA_CHECK(cudaGetDevice(&dev));
   KB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  splits_ = o.attn_splits > 0 ? o.attn_splits : default_attention_splits(c, sms, o.max_seq);
+  int major = 0;
+  KB_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+  cluster_ = o.attn_cluster && major >= 9;
+  splits_ = cluster_ ? std::min(o.attn_splits > 0 ? o.attn_splits : kMaxAttentionClusterSplits,
+                                kMaxAttentionClusterSplits)
+            : o.attn_splits > 0 ? o.attn_splits
+                                : default_attention_splits(c, sms, o.max_seq);
 
   const size_t need = layout(nullptr);
   size_t free_b = 0, total_b = 0;
@@ -278,6 +284,11 @@ AttentionArgs Decoder::attention_args(int layer) const {
   a.partial = attn_partial_;
   a.counters = attn_counters_;
   a.pdl = opt_.pdl;
+  // x (the residual) is written by the kernel before the qkv gemv (embed,
+  // the combine or down gemv), and every gemv family waits for its
+  // predecessor before it lets the next grid launch.
+  a.x_ready = true;
+  a.cluster = cluster_;
   return a;
 }
 

@@ -44,21 +44,25 @@ struct DecoderOptions {
   uint64_t seed = 1;               // of the weights
   std::vector<int32_t> prompt{1};  // token ids, each in [0, vocab)
   int attn_splits = 0;             // 0: default_attention_splits() for this GPU
-  int attn_min_chunk = 16;         // positions per split at the least
-  bool capture = true;             // capture the step graph in the constructor
-  bool pdl = true;                 // every kernel after the first as a programmatic dependent
-                                   // (gemv.h): each gemv starts streaming its weights during the
-                                   // previous kernel; attention and silu_mul let the next gemv
-                                   // start at once
-  bool fuse_swiglu = true;         // gate/up gemv writes h = silu(r·gate)·(r·up) itself
-                                   // (gemv::gemv_swiglu): no silu_mul kernel
-  bool tensor_core_gemv = false;   // the gemvs as chosen for a GEMV alone (true: the
-                                   // tensor-core kernels where they win there), or for the
-                                   // decode step (gemv::Use::decode: the general kernel
-                                   // unless the GPU's table says otherwise). Off: in the
-                                   // graph of programmatic dependents the general kernel's
-                                   // step measured 2742 us against 2846 (H100, Llama-2-7B
-                                   // int8, docs/notes/gemv.md), though alone they are faster
+  int attn_min_chunk = 16;         // positions per split at the least (not with attn_cluster)
+  // Compute capability 9.0: the attention splits of a kv head as one
+  // thread-block cluster, merged in distributed shared memory (at most 8
+  // splits: a larger attn_splits is taken as 8; 8 by default).
+  bool attn_cluster = true;
+  bool capture = true;            // capture the step graph in the constructor
+  bool pdl = true;                // every kernel after the first as a programmatic dependent
+                                  // (gemv.h): each gemv starts streaming its weights during the
+                                  // previous kernel; attention and silu_mul let the next gemv
+                                  // start at once
+  bool fuse_swiglu = true;        // gate/up gemv writes h = silu(r·gate)·(r·up) itself
+                                  // (gemv::gemv_swiglu): no silu_mul kernel
+  bool tensor_core_gemv = false;  // the gemvs as chosen for a GEMV alone (true: the
+                                  // tensor-core kernels where they win there), or for the
+                                  // decode step (gemv::Use::decode: the general kernel
+                                  // unless the GPU's table says otherwise). Off: in the
+                                  // graph of programmatic dependents the general kernel's
+                                  // step measured 2742 us against 2846 (H100, Llama-2-7B
+                                  // int8, docs/notes/gemv.md), though alone they are faster
   // Mixture of experts: the gather kernels' configurations (general kernel;
   // unset: gemv::gather_swiglu_config / combine_config), for tuning
   // (tools/decode_profile).
@@ -165,6 +169,7 @@ class Decoder {
   int max_seq() const { return opt_.max_seq; }
   const std::vector<int32_t>& prompt() const { return opt_.prompt; }
   int attention_splits() const { return splits_; }
+  bool attention_cluster() const { return cluster_; }
 
  private:
   struct LinearW {
@@ -202,6 +207,7 @@ class Decoder {
   WeightType wt_;
   DecoderOptions opt_;
   int splits_ = 1;
+  bool cluster_ = false;  // attention as clusters (DecoderOptions::attn_cluster on a 9.0 GPU)
   DeviceBuffer<uint8_t> arena_;
   // weights
   bf16* embedding_ = nullptr;

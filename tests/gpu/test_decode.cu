@@ -201,10 +201,11 @@ TEST(DecodeKernels, EmbedReadsTheTokenAtPos) {
 
 struct AttnParam {
   int head_dim, group, n_kv_heads, len, n_splits, min_chunk;
+  bool cluster = false;  // AttentionArgs::cluster (and x_ready: r before the wait)
 };
 void PrintTo(const AttnParam& p, std::ostream* os) {
   *os << "hd" << p.head_dim << " G" << p.group << " KVH" << p.n_kv_heads << " len" << p.len
-      << " splits" << p.n_splits << " min_chunk" << p.min_chunk;
+      << " splits" << p.n_splits << " min_chunk" << p.min_chunk << (p.cluster ? " cluster" : "");
 }
 
 class DecodeAttention : public ::testing::TestWithParam<AttnParam> {};
@@ -213,8 +214,11 @@ class DecodeAttention : public ::testing::TestWithParam<AttnParam> {};
 // attention over 0..pos, against the same steps on the CPU (with the
 // appended row rounded to bf16 as the cache stores it).
 TEST_P(DecodeAttention, MatchesReference) {
-  KB_REQUIRE_GPU();
   const AttnParam p = GetParam();
+  if (p.cluster)
+    KB_REQUIRE_CC(9, 0);
+  else
+    KB_REQUIRE_GPU();
   const int hd = p.head_dim, KVH = p.n_kv_heads, H = KVH * p.group, dim = 512;
   const int max_seq = p.len + 3, pos = p.len - 1;
   const float eps = 1e-5f, theta = 10000.f;
@@ -262,8 +266,10 @@ TEST_P(DecodeAttention, MatchesReference) {
   a.out = out.get();
   a.n_splits = p.n_splits;
   a.min_chunk = p.min_chunk;
-  a.partial = partial.get();
-  a.counters = counters.get();
+  a.partial = p.cluster ? nullptr : partial.get();  // a cluster needs neither
+  a.counters = p.cluster ? nullptr : counters.get();
+  a.cluster = p.cluster;
+  a.x_ready = p.cluster;
 
   // CPU: r, q and the new k/v, the appended rows (bf16 as stored), attention.
   const auto xf = kb::to_float(xh), qkvf = kb::to_float(qkvh);
@@ -330,12 +336,22 @@ INSTANTIATE_TEST_SUITE_P(
                       AttnParam{128, 1, 2, 20, 64, 1},    // more splits than positions
                       AttnParam{64, 2, 2, 37, 4, 1},      // the tiny config's shape
                       AttnParam{64, 1, 2, 1000, 7, 16},   // long: chunks of 143, odd warps' share
-                      AttnParam{64, 8, 2, 9, 3, 3}),      // a full last chunk
+                      AttnParam{64, 8, 2, 9, 3, 3},       // a full last chunk
+                      // clusters: every split runs, chunk = ceil(len / splits)
+                      AttnParam{128, 1, 4, 1, 8, 1, true},     // one position, 7 idle splits
+                      AttnParam{128, 4, 8, 106, 8, 1, true},   // Mixtral mid-generation
+                      AttnParam{128, 1, 32, 206, 8, 1, true},  // Llama-2-7B at the end
+                      AttnParam{128, 4, 2, 256, 8, 1, true},   // a full round in every warp
+                      AttnParam{128, 8, 1, 77, 5, 1, true},    // GQA 8, 5 splits
+                      AttnParam{128, 1, 2, 3, 8, 1, true},     // fewer positions than splits
+                      AttnParam{64, 2, 2, 37, 1, 1, true},     // a cluster of one
+                      AttnParam{64, 1, 2, 1000, 7, 1, true}),  // long: several rounds
     [](const ::testing::TestParamInfo<AttnParam>& i) {
       const auto& p = i.param;
       return "hd" + std::to_string(p.head_dim) + "_G" + std::to_string(p.group) + "_KVH" +
              std::to_string(p.n_kv_heads) + "_len" + std::to_string(p.len) + "_splits" +
-             std::to_string(p.n_splits) + "_chunk" + std::to_string(p.min_chunk);
+             std::to_string(p.n_splits) + "_chunk" + std::to_string(p.min_chunk) +
+             (p.cluster ? "_cluster" : "");
     });
 
 TEST(DecodeKernels, AttentionPastTheCacheGivesNaN) {
@@ -485,11 +501,13 @@ struct ModelParam {
   bool prefill = false;
   bool fuse_swiglu = true;
   bool pdl = true;
+  bool cluster = true;  // DecoderOptions::attn_cluster (a 9.0 GPU; else the last-block merge)
 };
 void PrintTo(const ModelParam& p, std::ostream* os) {
   *os << dec::weight_type_name(p.type) << (p.graph ? " graph" : " eager") << " splits " << p.splits
       << " min_chunk " << p.min_chunk << (p.prefill ? " prefill" : "")
-      << (p.fuse_swiglu ? "" : " silu_mul") << (p.pdl ? "" : " no-pdl");
+      << (p.fuse_swiglu ? "" : " silu_mul") << (p.pdl ? "" : " no-pdl")
+      << (p.cluster ? "" : " no-cluster");
 }
 
 class DecodeTiny : public ::testing::TestWithParam<ModelParam> {};
@@ -509,6 +527,7 @@ TEST_P(DecodeTiny, MatchesCpuReference) {
   o.prefill = p.prefill;
   o.fuse_swiglu = p.fuse_swiglu;
   o.pdl = p.pdl;
+  o.attn_cluster = p.cluster;
   o.seed = 11;
   const auto r = dec::check_against_reference(dec::find_config("tiny"), p.type, o);
   EXPECT_TRUE(r.ok) << r.detail;
@@ -526,12 +545,14 @@ INSTANTIATE_TEST_SUITE_P(
                       ModelParam{dec::WeightType::int8, false, 1, 16, true},
                       ModelParam{dec::WeightType::int8, true, 4, 2, true, false},
                       ModelParam{dec::WeightType::bf16, false, 4, 2, false, false},
-                      ModelParam{dec::WeightType::int8, true, 4, 2, false, true, false}),
+                      ModelParam{dec::WeightType::int8, true, 4, 2, false, true, false},
+                      ModelParam{dec::WeightType::int8, true, 4, 2, false, true, true, false},
+                      ModelParam{dec::WeightType::bf16, false, 16, 1, true, true, true, false}),
     [](const ::testing::TestParamInfo<ModelParam>& i) {
       return std::string(i.param.type == dec::WeightType::int8 ? "int8" : "bf16") +
              (i.param.graph ? "_graph" : "_eager") + "_splits" + std::to_string(i.param.splits) +
              (i.param.prefill ? "_prefill" : "") + (i.param.fuse_swiglu ? "" : "_silu_mul") +
-             (i.param.pdl ? "" : "_no_pdl");
+             (i.param.pdl ? "" : "_no_pdl") + (i.param.cluster ? "" : "_no_cluster");
     });
 
 // The prompt as one prefill leaves what the same number of single-token

@@ -4,7 +4,8 @@
 //   [--pdl 0|1] [--swiglu 0|1] [--tc 0|1] [--splits N] [--min-chunk N]
 //                         [--moe-swiglu-ks N] [--moe-swiglu-unroll 2|4] [--moe-down-ks N]
 //                         [--moe-down-rows 1|2] [--moe-down-unroll 1|2] [--moe-down-pipe 0|1]
-//                         [--moe-early 0|1|0,1] [--ab-rounds N] [--omit-each 0|1]
+//                         [--moe-early 0|1|0,1] [--attn-cluster 0|1|0,1] [--ab-rounds N]
+//                         [--omit-each 0|1]
 //
 // Mixtral: --model Mixtral-8x7B-v0.1 --layers 16 --dtype int8 (the seed's
 // row); the bytes are those a token reads (two experts per layer), and the
@@ -12,11 +13,12 @@
 // head. The --moe-* options set the gather kernels' configurations
 // (DecoderOptions::moe_swiglu_config / moe_down_config) for tuning.
 // --moe-early sets DecoderOptions::moe_combine_early (the combine reads
-// its ids before its wait; default 0, by measurement); with two values (0,1) it builds a
-// decoder for each (the same weights; both must fit: 16 layers of int8 do
-// on an 80 GB GPU), reports each, then times their graph steps
-// interleaved, --ab-rounds rounds of R replays each (default 7): the A/B
-// of one process.
+// its ids before its wait; default 0, by measurement), --attn-cluster
+// DecoderOptions::attn_cluster (default 1); with two values (0,1) either
+// builds a decoder for each combination (the same weights; all must fit:
+// four of 16 layers of int8 do on an 80 GB GPU), reports each, then times
+// their graph steps interleaved, --ab-rounds rounds of R replays each
+// (default 7): the A/B of one process.
 //
 // Builds the model as the experiment does, advances the cache to position
 // N (default 105, the middle of the seed's generation), then prints
@@ -71,7 +73,9 @@ struct Args {
   int layers = 0;      // 0: the model's
   int moe_swiglu_ks = 0, moe_swiglu_unroll = 0;  // 0: the default
   int moe_down_ks = 0, moe_down_rows = 0, moe_down_unroll = 0, moe_down_pipe = -1;
-  std::vector<bool> moe_early;  // empty: the decoder's default; two values: an A/B
+  // Empty: the decoder's default; two values (0,1): an A/B (a decoder for
+  // each combination of the options given two values).
+  std::vector<bool> moe_early, attn_cluster;
   int ab_rounds = 7;
   bool omit_each = false;  // the in-graph cost of each kernel (steps without it)
 };
@@ -82,8 +86,21 @@ struct Args {
       "kbench_decode_profile [--model NAME] [--dtype bfloat16|int8] [--pos N] [--reps R] "
       "[--pdl 0|1] [--swiglu 0|1] [--tc 0|1] [--splits N] [--min-chunk N] [--layers N] "
       "[--moe-swiglu-ks N] [--moe-swiglu-unroll 2|4] [--moe-down-ks N] [--moe-down-rows 1|2] "
-      "[--moe-down-unroll 1|2] [--moe-down-pipe 0|1] [--moe-early 0|1|0,1] [--ab-rounds N] "
+      "[--moe-down-unroll 1|2] [--moe-down-pipe 0|1] [--moe-early 0|1|0,1] "
+      "[--attn-cluster 0|1|0,1] [--ab-rounds N] "
       "[--omit-each 0|1]");
+}
+
+// "0", "1" or "0,1".
+std::vector<bool> flags(const std::string& k, const std::string& v) {
+  std::vector<bool> out;
+  for (size_t at = 0; at <= v.size();) {
+    const size_t comma = std::min(v.find(',', at), v.size());
+    out.push_back(kb::tools::flag_01(k, v.substr(at, comma - at), usage));
+    at = comma + 1;
+  }
+  if (out.size() > 2) usage(k + ": one value or two (0,1)");
+  return out;
 }
 
 Args parse(int argc, char** argv) {
@@ -125,14 +142,10 @@ Args parse(int argc, char** argv) {
           a.moe_down_unroll = std::atoi(v.c_str());
         else if (k == "--moe-down-pipe")
           a.moe_down_pipe = v != "0";
-        else if (k == "--moe-early") {
-          a.moe_early.clear();
-          for (size_t at = 0; at <= v.size();) {
-            const size_t comma = std::min(v.find(',', at), v.size());
-            a.moe_early.push_back(kb::tools::flag_01(k, v.substr(at, comma - at), usage));
-            at = comma + 1;
-          }
-          if (a.moe_early.size() > 2) usage("--moe-early: one value or two (0,1)");
+        else if (k == "--moe-early")
+          a.moe_early = flags(k, v);
+        else if (k == "--attn-cluster") {
+          a.attn_cluster = flags(k, v);
         } else if (k == "--ab-rounds")
           a.ab_rounds = std::atoi(v.c_str());
         else if (k == "--omit-each")
@@ -215,27 +228,41 @@ int main(int argc, char** argv) {
     KB_CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
     std::printf("%s %s on %s\n", c.name.c_str(), dec::weight_type_name(a.type), prop.name);
 
-    // One decoder per --moe-early value (one, or two for the A/B).
+    // One decoder per combination of the --moe-early and --attn-cluster values.
+    struct Variant {
+      bool early, cluster;
+    };
+    std::vector<Variant> vs;
     const std::vector<bool> early =
         a.moe_early.empty() ? std::vector<bool>{o.moe_combine_early} : a.moe_early;
+    const std::vector<bool> cluster =
+        a.attn_cluster.empty() ? std::vector<bool>{o.attn_cluster} : a.attn_cluster;
     if (early.size() > 1 && !c.moe()) usage("--moe-early with two values: a MoE model only");
+    for (const bool e : early)
+      for (const bool cl : cluster) vs.push_back({e, cl});
     std::vector<std::unique_ptr<dec::Decoder>> ds;
-    for (const bool e : early) {
-      o.moe_combine_early = e;
+    for (const auto& v : vs) {
+      o.moe_combine_early = v.early;
+      o.attn_cluster = v.cluster;
       ds.push_back(std::make_unique<dec::Decoder>(c, a.type, o));
     }
-    // The lines of decoder i start with its --moe-early value when there are two.
-    auto label = [&](size_t i) {
-      return ds.size() > 1 ? std::string("[moe-early ") + (early[i] ? "1" : "0") + "] "
-                           : std::string();
+    // The lines of decoder i start with its options when there are several.
+    auto name = [&](size_t i) {
+      std::string n;
+      if (early.size() > 1) n += std::string("moe-early ") + (vs[i].early ? "1" : "0");
+      if (cluster.size() > 1)
+        n += std::string(n.empty() ? "" : " ") + "attn-cluster " + (vs[i].cluster ? "1" : "0");
+      return n;
     };
+    auto label = [&](size_t i) { return ds.size() > 1 ? "[" + name(i) + "] " : std::string(); };
     if (c.moe() && ds.size() == 1)
       std::printf("combine reads its ids before its wait (--moe-early): %d\n", int(early[0]));
-    std::printf(
-        "graph: %zu nodes per step (%d expected with one kernel per gemv), %d attention "
-        "splits\n",
-        ds[0]->graph_nodes(), dec::Decoder::kernels_per_step(c, a.swiglu),
-        ds[0]->attention_splits());
+    for (size_t i = 0; i < ds.size(); ++i)
+      std::printf(
+          "%sattention: %d splits, %s\n", label(i).c_str(), ds[i]->attention_splits(),
+          ds[i]->attention_cluster() ? "one cluster a kv head" : "merged by the last block");
+    std::printf("graph: %zu nodes per step (%d expected with one kernel per gemv)\n",
+                ds[0]->graph_nodes(), dec::Decoder::kernels_per_step(c, a.swiglu));
     cudaStream_t s;
     KB_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     cudaEvent_t e0, e1;
@@ -354,12 +381,15 @@ int main(int argc, char** argv) {
       std::printf("\ngraph step A/B at pos %d, %d rounds of %d replays, interleaved:\n", a.pos,
                   a.ab_rounds, a.reps);
       for (size_t di = 0; di < ds.size(); ++di)
-        std::printf("  moe-early %d: median %.1f us (min %.1f, max %.1f) = %.1f tok/s\n",
-                    int(early[di]), kb::quantile(us[di], 0.5), kb::quantile(us[di], 0),
-                    kb::quantile(us[di], 1), 1e6 / kb::quantile(us[di], 0.5));
-      const double m0 = kb::quantile(us[0], 0.5), m1 = kb::quantile(us[1], 0.5);
-      std::printf("  median difference (second - first): %+.1f us (%+.2f%%)\n", m1 - m0,
-                  100 * (m1 - m0) / m0);
+        std::printf("  %s: median %.1f us (min %.1f, max %.1f) = %.1f tok/s\n", name(di).c_str(),
+                    kb::quantile(us[di], 0.5), kb::quantile(us[di], 0), kb::quantile(us[di], 1),
+                    1e6 / kb::quantile(us[di], 0.5));
+      const double m0 = kb::quantile(us[0], 0.5);
+      for (size_t di = 1; di < ds.size(); ++di) {
+        const double m1 = kb::quantile(us[di], 0.5);
+        std::printf("  median difference (%s - %s): %+.1f us (%+.2f%%)\n", name(di).c_str(),
+                    name(0).c_str(), m1 - m0, 100 * (m1 - m0) / m0);
+      }
     }
     if (a.omit_each) {
       // What each kernel costs inside the graph: steps without it, timed
