@@ -56,7 +56,6 @@ DecodeCheck check_against_reference(const ModelConfig& c, WeightType t,
   dopt.pdl = o.pdl;
   dopt.route_fault = o.route_fault;
   dopt.moe_combine_early = o.moe_combine_early;
-  dopt.fold_router = o.fold_router;
   dopt.prompt.clear();
   for (int32_t id : o.prompt) dopt.prompt.push_back(((id % c.vocab) + c.vocab) % c.vocab);
   const int prompt_len = static_cast<int>(dopt.prompt.size());
@@ -72,7 +71,6 @@ DecodeCheck check_against_reference(const ModelConfig& c, WeightType t,
   d.reset(st.s);
   const std::string where = c.name + " " + weight_type_name(t) + (o.graph ? " graph" : " eager") +
                             (o.prefill ? " prefill" : "") +
-                            (Decoder::folds_router(c, o.fold_router) ? " folded-router" : "") +
                             (c.moe() && o.moe_combine_early ? " combine-early" : "");
   // MoE: the CPU step at `pos` follows the GPU's routing of that position
   // where it is a near tie (RefDecoder::prefer_routing); afterwards the

@@ -54,7 +54,6 @@ struct ReferenceCheckOptions {
   double route_tie_tol = 2e-2;
   int route_fault = 0;             // DecoderOptions::route_fault (tests: the check must fail)
   bool moe_combine_early = false;  // DecoderOptions::moe_combine_early
-  bool fold_router = true;         // DecoderOptions::fold_router
 };
 
 DecodeCheck check_against_reference(const ModelConfig& c, WeightType t,

@@ -141,9 +141,8 @@ __global__ void reset_kernel(const int32_t* prompt, int prompt_len, int32_t* tok
 }
 
 __global__ void embed_kernel(const bf16* emb, const int32_t* tokens, const int32_t* pos,
-                             int capacity, int vocab, int dim, bf16* x, double* zero, int n_zero) {
+                             int capacity, int vocab, int dim, bf16* x) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;  // 8-element vector index
-  for (int z = i; z < n_zero; z += gridDim.x * blockDim.x) zero[z] = 0.0;
   if (i >= dim / 8) return;
   const int p = *pos;
   const int token = (p >= 0 && p < capacity) ? tokens[p] : -1;
@@ -756,11 +755,10 @@ void reset_state(const int32_t* prompt, int prompt_len, int32_t* tokens, int32_t
 }
 
 void embed(const bf16* embedding, const int32_t* tokens, const int32_t* pos, int capacity,
-           int vocab, int dim, bf16* x, cudaStream_t stream, double* zero, int n_zero) {
+           int vocab, int dim, bf16* x, cudaStream_t stream) {
   require(dim > 0 && dim % 8 == 0, "embed: dim must be a positive multiple of 8");
-  require(n_zero >= 0 && (n_zero == 0 || zero), "embed: null zero");
   embed_kernel<<<grid_for(dim / 8, 256), 256, 0, stream>>>(embedding, tokens, pos, capacity, vocab,
-                                                           dim, x, zero, n_zero);
+                                                           dim, x);
   KB_CHECK_LAUNCH();
 }
 

@@ -53,11 +53,8 @@ void reset_state(const int32_t* prompt, int prompt_len, int32_t* tokens, int32_t
 
 // x = embedding[tokens[*pos]]; a position outside [0, capacity) or a token id
 // outside [0, vocab) gives a NaN x (and so NaN logits), never a stray read.
-// `zero`: n_zero doubles set to 0 as well (the decoder's folded router
-// sums, gemv::RouterSums: the step's first kernel clears them).
 void embed(const bf16* embedding, const int32_t* tokens, const int32_t* pos, int capacity,
-           int vocab, int dim, bf16* x, cudaStream_t stream, double* zero = nullptr,
-           int n_zero = 0);
+           int vocab, int dim, bf16* x, cudaStream_t stream);
 
 // ---- attention ----
 struct AttentionArgs {

@@ -92,8 +92,6 @@ size_t Decoder::layout(uint8_t* base) {
   pos_ = reinterpret_cast<int32_t*>(take(4));
   if (c.moe()) {
     moe_h_ = reinterpret_cast<bf16*>(take(size_t(c.top_experts) * c.ffn * 2));
-    route_sums_n_ = c.n_layers * (c.n_experts + 1) * gemv::kRouterSumStride;
-    route_sums_ = reinterpret_cast<double*>(take(size_t(route_sums_n_) * 8));
     route_ids_ = reinterpret_cast<int32_t*>(take(size_t(c.n_layers) * c.top_experts * 4));
     route_w_ = reinterpret_cast<float*>(take(size_t(c.n_layers) * c.top_experts * 4));
     const size_t hist = size_t(capacity()) * c.n_layers * c.n_experts;
@@ -141,7 +139,6 @@ Decoder::Decoder(const ModelConfig& c, WeightType t, const DecoderOptions& o)
   int major = 0;
   KB_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
   cluster_ = o.attn_cluster && major >= 9;
-  fold_ = folds_router(c, o.fold_router);
   splits_ = cluster_ ? std::min(o.attn_splits > 0 ? o.attn_splits : kMaxAttentionClusterSplits,
                                 kMaxAttentionClusterSplits)
             : o.attn_splits > 0 ? o.attn_splits
@@ -240,14 +237,12 @@ void Decoder::fill_weights(cudaStream_t s) {
   fill(output_, kOutputTensor);
 }
 
-void Decoder::gemv(const LinearW& w, const bf16* x, bf16* y, const bf16* residual, cudaStream_t s,
-                   const gemv::RouterSums* router) const {
+void Decoder::gemv(const LinearW& w, const bf16* x, bf16* y, const bf16* residual,
+                   cudaStream_t s) const {
   const bool int8 = wt_ == WeightType::int8;
   gemv::Config c = gemv::choose(int8, w.rows, w.cols, 1,
                                 opt_.tensor_core_gemv ? gemv::Use::standalone : gemv::Use::decode)
                        .config;
-  if (router && !c.is<gemv::General>())
-    c = gemv::Config(gemv::general_kernel(int8, w.rows, w.cols));
   c.pdl = opt_.pdl;
   gemv::Operands op;
   op.int8 = int8;
@@ -258,7 +253,6 @@ void Decoder::gemv(const LinearW& w, const bf16* x, bf16* y, const bf16* residua
   op.N = w.rows;
   op.K = w.cols;
   op.residual = residual;
-  op.router = router;
   gemv::launch(op, c, s);
 }
 
@@ -343,24 +337,7 @@ void Decoder::enqueue_moe(int layer, cudaStream_t s, Mark&& mark) {
   ra.hist_ids = hist_ids_ + layer * c.n_experts;
   ra.fault = opt_.route_fault == 3 ? 0 : opt_.route_fault;
   ra.pdl = opt_.pdl;
-  // Folded: the o projection has added the sums; the gather picks.
-  gemv::RouterPick pick;
-  if (fold_) {
-    pick.sums = route_sums_ + size_t(layer) * (c.n_experts + 1) * gemv::kRouterSumStride;
-    pick.scale = L.router.scale;
-    pick.E = c.n_experts;
-    pick.top = k;
-    pick.dim = c.dim;
-    pick.eps = c.norm_eps;
-    pick.fault = ra.fault;
-    pick.ids = ra.ids;
-    pick.weights = ra.weights;
-    pick.pos = pos_;
-    pick.capacity = capacity();
-    pick.hist_stride = ra.hist_stride;
-    pick.hist_logits = ra.hist_logits;
-    pick.hist_ids = ra.hist_ids;
-  } else if (!omitted("moe_route")) {
+  if (!omitted("moe_route")) {
     moe_route(ra, s);
     mark("moe_route", layer);
   }
@@ -373,8 +350,7 @@ void Decoder::enqueue_moe(int layer, cudaStream_t s, Mark&& mark) {
   if (!omitted("gather_gate_up_swiglu")) {
     gemv::gather_gemv_swiglu(int8, L.experts_gate_up.w, L.experts_gate_up.scale, ra.ids, k,
                              c.n_experts, x_, moe_h_, c.ffn, c.dim, c.norm_eps, s, opt_.pdl,
-                             opt_.moe_swiglu_config ? &*opt_.moe_swiglu_config : nullptr,
-                             fold_ ? &pick : nullptr);
+                             opt_.moe_swiglu_config ? &*opt_.moe_swiglu_config : nullptr);
     mark("gather_gate_up_swiglu", layer);
   }
   const int combine_layer = opt_.route_fault == 3 ? (layer + 1) % c.n_layers : layer;
@@ -382,7 +358,7 @@ void Decoder::enqueue_moe(int layer, cudaStream_t s, Mark&& mark) {
     gemv::gather_gemv_combine(
         int8, L.experts_down.w, L.experts_down.scale, route_ids_ + combine_layer * k,
         route_w_ + combine_layer * k, k, c.n_experts, moe_h_, x_, c.dim, c.ffn, x_, s, opt_.pdl,
-        opt_.moe_down_config ? &*opt_.moe_down_config : nullptr, opt_.moe_combine_early && !fold_);
+        opt_.moe_down_config ? &*opt_.moe_down_config : nullptr, opt_.moe_combine_early);
     mark("gather_down_combine_residual", layer);
   }
 }
@@ -396,22 +372,12 @@ void Decoder::enqueue_step(cudaStream_t s, Mark&& mark, bool lm_head) {
     launch();
     mark(name, layer);
   };
-  run("embed", -1, [&] {
-    embed(embedding_, tokens_, pos_, capacity(), c.vocab, c.dim, x_, s, route_sums_,
-          fold_ ? route_sums_n_ : 0);
-  });
+  run("embed", -1, [&] { embed(embedding_, tokens_, pos_, capacity(), c.vocab, c.dim, x_, s); });
   for (int l = 0; l < c.n_layers; ++l) {
     const LayerW& L = layers_[l];
     run("gemv_qkv", l, [&] { gemv(L.qkv, x_, qkv_, nullptr, s); });
     run("attention", l, [&] { attention(attention_args(l), s); });
-    gemv::RouterSums sums;  // folded: the router's input is the x this gemv writes
-    if (fold_) {
-      sums.w = L.router.w;
-      sums.int8 = wt_ == WeightType::int8;
-      sums.E = c.n_experts;
-      sums.sums = route_sums_ + size_t(l) * (c.n_experts + 1) * gemv::kRouterSumStride;
-    }
-    run("gemv_o_residual", l, [&] { gemv(L.wo, att_, x_, x_, s, fold_ ? &sums : nullptr); });
+    run("gemv_o_residual", l, [&] { gemv(L.wo, att_, x_, x_, s); });
     if (c.moe()) {  // its down projection, weighted sum and residual included
       enqueue_moe(l, s, mark);
       continue;
@@ -489,10 +455,9 @@ void Decoder::enqueue_prefill(cudaStream_t s) {
   sample_greedy(sample_args(), s);
 }
 
-int Decoder::prefill_nodes(const ModelConfig& c, int prompt_len, bool fuse_swiglu,
-                           bool fold_router) {
+int Decoder::prefill_nodes(const ModelConfig& c, int prompt_len, bool fuse_swiglu) {
   const int P = prompt_len;
-  if (c.moe()) return 1 + P * (kernels_per_step(c, fuse_swiglu, fold_router) - 1) + 1;
+  if (c.moe()) return 1 + P * (kernels_per_step(c) - 1) + 1;
   const int chunks = (P + gemv::kMaxTokens - 1) / gemv::kMaxTokens;
   // reset; per chunk: the embeds and, per layer, 4 gemvs; per token and
   // layer an attention (and a silu_mul unfused); the copy, the LM head, the sampler.

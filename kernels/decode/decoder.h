@@ -74,14 +74,6 @@ struct DecoderOptions {
   // the combine launch). Off by measurement: on, the graph step was 0.6%
   // slower (H100, 2026-11-26, docs/notes/decode.md).
   bool moe_combine_early = false;
-  // The router folded into the kernels around it (gemv::RouterSums /
-  // RouterPick): the o projection adds the router's sums as it writes x,
-  // and the gate/up gather picks the experts itself after its wait: no
-  // router kernel (5 kernels a MoE layer, not 6). Where the model allows
-  // (at most gemv::kMaxFoldExperts experts, top 1 or 2); the combine then
-  // reads the ids after its wait (moe_combine_early applies to the router
-  // kernel only).
-  bool fold_router = true;
   // Tests only: 1 wrong routing, 2 id out of range (RouteArgs::fault); 3 the
   // combine reads the next layer's ids and weights (a wrong read of a right
   // routing, as a stale early read would be; no fault with one layer).
@@ -104,14 +96,8 @@ class Decoder {
   // Device bytes a decoder needs: weights + KV cache + step buffers.
   static size_t device_bytes(const ModelConfig& c, WeightType t, int max_seq);
   // Kernels per step when every gemv is one kernel (the graph's node count then).
-  static int kernels_per_step(const ModelConfig& c, bool fuse_swiglu = true,
-                              bool fold_router = true) {
-    if (c.moe()) return (folds_router(c, fold_router) ? 5 : 6) * c.n_layers + 3;
-    return (fuse_swiglu ? 5 : 6) * c.n_layers + 3;
-  }
-  // Whether DecoderOptions::fold_router applies to this model.
-  static bool folds_router(const ModelConfig& c, bool fold_router = true) {
-    return fold_router && c.moe() && c.n_experts <= gemv::kMaxFoldExperts && c.top_experts <= 2;
+  static int kernels_per_step(const ModelConfig& c, bool fuse_swiglu = true) {
+    return (c.moe() || !fuse_swiglu ? 6 : 5) * c.n_layers + 3;
   }
 
   // Allocates (after checking free memory: a model that does not fit throws
@@ -138,8 +124,7 @@ class Decoder {
   // A MoE model's prefill runs the prompt token by token (each token routes
   // to its own experts, as gpt-fast's MoE prefill reads them per token):
   // reset, then per token the step's kernels, the LM head only for the last.
-  static int prefill_nodes(const ModelConfig& c, int prompt_len, bool fuse_swiglu = true,
-                           bool fold_router = true);
+  static int prefill_nodes(const ModelConfig& c, int prompt_len, bool fuse_swiglu = true);
   // One step, eager (every kernel launched on `s`).
   void step(cudaStream_t s);
   // One step, as a replay of the captured graph.
@@ -201,9 +186,7 @@ class Decoder {
   Decoder(LayoutOnly, const ModelConfig& c, WeightType t, const DecoderOptions& o, int splits);
   size_t layout(uint8_t* base);  // assigns every pointer from `base`; returns the bytes
   void fill_weights(cudaStream_t s);
-  // `router`: the folded router's sums (the general kernel then).
-  void gemv(const LinearW& w, const bf16* x, bf16* y, const bf16* residual, cudaStream_t s,
-            const gemv::RouterSums* router = nullptr) const;
+  void gemv(const LinearW& w, const bf16* x, bf16* y, const bf16* residual, cudaStream_t s) const;
   // The step's launches; `mark(name, layer)` is called after each (profiling).
   // `lm_head` false: no LM head gemv (a MoE prefill's tokens before the last).
   template <typename Mark>
@@ -250,9 +233,6 @@ class Decoder {
   // MoE: h of the chosen experts [top][ffn]; per layer the router's ids and
   // weights [L][top]; per position the router's logits and ids [capacity][L · E]
   bf16* moe_h_ = nullptr;
-  bool fold_ = false;             // DecoderOptions::fold_router, where the model allows
-  double* route_sums_ = nullptr;  // [L][(E + 1) · gemv::kRouterSumStride]
-  int route_sums_n_ = 0;          // doubles, zeroed by each step's embed
   int32_t* route_ids_ = nullptr;
   float* route_w_ = nullptr;
   float* hist_logits_ = nullptr;

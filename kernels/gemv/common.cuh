@@ -147,8 +147,6 @@ struct KernelArgs {
   // launch, so they are read before griddepcontrol.wait
   // (gather_gemv_combine's experts_ready); false: read after it.
   bool experts_ready;
-  RouterSums rsum;  // Operands::router (rsum.sums null: none)
-  RouterPick pick;  // gather_gemv_swiglu's pick (pick.sums null: none)
 };
 
 // gather_gemv_combine: the most slots one launch sums (top-2 routing).

@@ -104,8 +104,7 @@ int64_t grid_x(bool int8, int64_t N, int64_t K, const Config& c, bool swiglu) {
 void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* experts, int n_sel,
                  int E, const bf16* x, bf16* y, int64_t N, int64_t K, const bf16* residual,
                  Config cfg, cudaStream_t stream, int tokens, bool swiglu, float eps,
-                 const float* weights = nullptr, bool experts_ready = false,
-                 const RouterSums* rsum = nullptr, const RouterPick* pick = nullptr) {
+                 const float* weights = nullptr, bool experts_ready = false) {
   const char* what = weights             ? "gather_gemv_combine"
                      : experts && swiglu ? "gather_gemv_swiglu"
                      : experts           ? "gather_gemv"
@@ -122,19 +121,6 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
   }
   if (experts_ready && !weights)
     throw std::invalid_argument(std::string(what) + ": experts_ready is the combine's only");
-  if (rsum && (!rsum->sums || !rsum->w || rsum->E < 1 || rsum->E > kMaxFoldExperts ||
-               rsum->int8 != int8 || experts || swiglu || tokens != 1 || !cfg.is<General>()))
-    throw std::invalid_argument(std::string(what) +
-                                ": the router's sums fold into a dense one-token general-kernel "
-                                "gemv of the same weight type, 1.." +
-                                std::to_string(kMaxFoldExperts) + " experts");
-  if (pick && (!pick->sums || !pick->ids || !pick->weights || !experts || !swiglu || pick->E != E ||
-               pick->top != n_sel || n_sel > kMaxCombine || pick->dim <= 0 || E > kMaxFoldExperts ||
-               !cfg.is<General>()))
-    throw std::invalid_argument(std::string(what) +
-                                ": a pick needs the gather SwiGLU on the general kernel, its E, "
-                                "top = n_sel <= 2 and E <= " +
-                                std::to_string(kMaxFoldExperts));
   if (tokens < 1 || tokens > kMaxTokens)
     throw std::invalid_argument(std::string(what) + ": tokens must be in [1, " +
                                 std::to_string(kMaxTokens) + "], got " + std::to_string(tokens));
@@ -252,8 +238,6 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
                nullptr,
                weights,
                experts_ready};
-  if (rsum) a.rsum = *rsum;
-  if (pick) a.pick = *pick;
   if (const Tile* t = cfg.get<Tile>()) {
     const int units = detail::mma_units(K, 4);
     const size_t smem =
@@ -336,7 +320,7 @@ int64_t grid_blocks(bool int8, int64_t N, int64_t K, const Config& cfg, int n_se
 
 void launch(const Operands& op, const Config& cfg, cudaStream_t stream) {
   launch_impl(op.int8, op.W, op.scale, op.experts, op.n_sel, op.E, op.x, op.y, op.N, op.K,
-              op.residual, cfg, stream, op.tokens, false, 0.f, nullptr, false, op.router);
+              op.residual, cfg, stream, op.tokens, false, 0.f);
 }
 
 void gemv_swiglu(bool int8, const void* W, const bf16* scale, const bf16* X, bf16* H, int tokens,
@@ -348,13 +332,11 @@ void gemv_swiglu(bool int8, const void* W, const bf16* scale, const bf16* X, bf1
 
 void gather_gemv_swiglu(bool int8, const void* W, const bf16* scale, const int32_t* experts,
                         int n_sel, int E, const bf16* x, bf16* H, int64_t F, int64_t K, float eps,
-                        cudaStream_t stream, bool pdl, const Config* cfg, const RouterPick* pick) {
-  if (pick) experts = pick->ids;
+                        cudaStream_t stream, bool pdl, const Config* cfg) {
   if (!experts) throw std::invalid_argument("gather_gemv_swiglu: null experts");
   Config c = cfg ? *cfg : gather_swiglu_config(int8, F, K);
   c.pdl = pdl;
-  launch_impl(int8, W, scale, experts, n_sel, E, x, H, 2 * F, K, nullptr, c, stream, 1, true, eps,
-              nullptr, false, nullptr, pick);
+  launch_impl(int8, W, scale, experts, n_sel, E, x, H, 2 * F, K, nullptr, c, stream, 1, true, eps);
 }
 
 void gather_gemv_combine(bool int8, const void* W, const bf16* scale, const int32_t* experts,

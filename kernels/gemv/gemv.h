@@ -32,46 +32,6 @@ namespace kb::gemv {
 
 using bf16 = __nv_bfloat16;
 
-// The MoE router folded into the gemvs around it (the decoder's
-// DecoderOptions::fold_router): no router kernel between the dense gemv
-// that writes the router's input x (the attention's o projection with its
-// residual) and the gate/up gather.
-//  - RouterSums (Operands::router, a dense one-token general-kernel gemv
-//    y of N rows): each row n adds W_r[e, n]·y[n] for every expert e, and
-//    y[n]², y as stored (bf16), to sums[e · kRouterSumStride] and
-//    sums[E · kRouterSumStride] (fp64 atomics; the products are exact, so
-//    the sums are the same whatever the order while they span under 53
-//    bits). The sums must be zero before that gemv.
-//  - RouterPick (gather_gemv_swiglu's `pick`): every block, after its
-//    wait, takes logits[e] = r · scale[e] · sums[e], r = rsqrt(sums[E] / dim
-//    + eps), the top `top` (ties: the lower id) and the softmax over them,
-//    as the router kernel (decode::moe_route) does; its slot's expert is
-//    its choice. Block 0 writes ids and weights (for the combine, which
-//    must read them after its wait) and, at *pos < capacity, the logits
-//    and ids to the history, as the router kernel does.
-constexpr int kMaxFoldExperts = 8;
-constexpr int kRouterSumStride = 16;  // doubles: one 128-byte line a sum (spread atomics)
-struct RouterSums {
-  const void* w = nullptr;  // [E, N]: int8 (int8 == true) or bf16
-  bool int8 = false;
-  int E = 0;               // 1..kMaxFoldExperts
-  double* sums = nullptr;  // [(E + 1) · kRouterSumStride], zero before the launch
-};
-struct RouterPick {
-  const double* sums = nullptr;  // RouterSums::sums of the gemv before
-  const bf16* scale = nullptr;   // the router's row scales [E] (int8) or nullptr
-  int E = 0, top = 0, dim = 0;   // top = the gather's n_sel (1 or 2); dim = the sums' rows
-  float eps = 1e-5f;
-  int fault = 0;  // tests: as RouteArgs::fault (1: second choice replaced, 2: id out of range)
-  int32_t* ids = nullptr;        // [top], written by block 0
-  float* weights = nullptr;      // [top]
-  const int32_t* pos = nullptr;  // the history: at *pos (when in [0, capacity))
-  int capacity = 0;
-  int64_t hist_stride = 0;
-  float* hist_logits = nullptr;  // [E] at pos · hist_stride, or nullptr
-  int32_t* hist_ids = nullptr;   // [top] at pos · hist_stride, or nullptr
-};
-
 // The vector width in elements that K must be a multiple of (16 bytes).
 int k_multiple_bf16();
 int k_multiple_int8();
@@ -123,12 +83,9 @@ void check_experts(const std::vector<int32_t>& experts, int E);
 // gather_gemv_swiglu: W [E, 2·F, K] (each expert gate | up rows, scales
 // [E, 2·F]); for each slot s < n_sel, H[s, :] = gemv_swiglu of expert
 // experts[s] for x (H [n_sel, F]; r from x as gemv_swiglu).
-// With `pick` the block takes its expert from the folded router sums
-// (RouterPick) instead of `experts` (then pick->ids, which it writes).
 void gather_gemv_swiglu(bool int8, const void* W, const bf16* scale, const int32_t* experts,
                         int n_sel, int E, const bf16* x, bf16* H, int64_t F, int64_t K, float eps,
-                        cudaStream_t stream, bool pdl = false, const Config* cfg = nullptr,
-                        const RouterPick* pick = nullptr);
+                        cudaStream_t stream, bool pdl = false, const Config* cfg = nullptr);
 // gather_gemv_combine: W [E, N, K]; the weighted sum of the selected
 // experts, one launch (no per-slot output):
 //   y[n] = residual[n] + sum_{s < n_sel} weights[s] · scale[e_s, n] · (W[e_s, n] · X[s]),
@@ -183,7 +140,6 @@ struct Operands {
   const bf16* residual = nullptr;
   int tokens = 1;  // > 1: as gemv_tokens (the general kernel: rows_per_warp 1 or 2, unroll 2 or 4,
                    // pipelined)
-  const RouterSums* router = nullptr;  // a dense one-token general-kernel gemv: fold the router
 };
 // A launch with an explicit configuration (the tuner, the tests, the decoder).
 void launch(const Operands& op, const Config& cfg, cudaStream_t stream);

@@ -43,80 +43,6 @@ namespace kb::gemv::detail {
 
 namespace {
 
-// The folded router's choice (RouterPick, gemv.h) from the sums the gemv
-// before added: every thread computes the same; `record` (one thread of
-// the grid) writes ids, weights and the history. Returns slot `slot`'s
-// expert. The same rules as the router kernel (decode::moe_route): the
-// larger logit first, the lower id on a tie, softmax over the chosen.
-__device__ __noinline__ int pick_expert(const RouterPick& p, int slot, bool record) {
-  const float r = rsqrtf(float(__ldcg(p.sums + p.E * kRouterSumStride)) / p.dim + p.eps);
-  auto logit = [&](int e) {
-    return r * float(__ldcg(p.sums + e * kRouterSumStride)) *
-           (p.scale ? __bfloat162float(p.scale[e]) : 1.f);
-  };
-  float lg[3] = {-INFINITY, -INFINITY, -INFINITY};
-  int id[3] = {-1, -1, -1};
-  for (int e = 0; e < p.E; ++e) {
-    const float l = logit(e);
-    if (id[0] < 0 || l > lg[0]) {
-      lg[2] = lg[1], id[2] = id[1];
-      lg[1] = lg[0], id[1] = id[0];
-      lg[0] = l, id[0] = e;
-    } else if (id[1] < 0 || l > lg[1]) {
-      lg[2] = lg[1], id[2] = id[1];
-      lg[1] = l, id[1] = e;
-    } else if (id[2] < 0 || l > lg[2]) {
-      lg[2] = l, id[2] = e;
-    }
-  }
-  int rank[2] = {0, 1};  // which of the ranked the slots take
-  if (p.fault == 1 && p.E > p.top) rank[p.top - 1] = p.top;
-  int ids[2];
-  float w[2], sum = 0.f;
-  for (int j = 0; j < p.top; ++j) {
-    ids[j] = id[rank[j]];
-    sum += (w[j] = __expf(lg[rank[j]] - lg[rank[0]]));
-  }
-  if (p.fault == 2) ids[0] = p.E;
-  if (record) {
-    for (int j = 0; j < p.top; ++j) {
-      p.ids[j] = ids[j];
-      p.weights[j] = w[j] / sum;
-    }
-    const int pos = *p.pos;
-    if (pos >= 0 && pos < p.capacity) {
-      if (p.hist_logits)
-        for (int e = 0; e < p.E; ++e) p.hist_logits[int64_t(pos) * p.hist_stride + e] = logit(e);
-      if (p.hist_ids)
-        for (int j = 0; j < p.top; ++j) p.hist_ids[int64_t(pos) * p.hist_stride + j] = ids[j];
-    }
-  }
-  return ids[slot];
-}
-
-// The folded router's sums (RouterSums, gemv.h): lane r < R of the warp
-// holds row `row0 + r` as stored (y, 0 past N); the warp adds its rows'
-// W_r[e, row]·y and y² with one atomic per sum (lane 0).
-template <int R>
-__device__ __forceinline__ void add_router_sums(const RouterSums& f, int N, int row0, int lane,
-                                                float y) {
-  const int row = row0 + lane;
-  const bool has = lane < R && row < N;
-  for (int e = 0; e <= f.E; ++e) {  // E: the squares
-    double c = 0.0;
-    if (has) {
-      const float w = e == f.E ? y
-                      : f.int8
-                          ? float(static_cast<const int8_t*>(f.w)[int64_t(e) * N + row])
-                          : __bfloat162float(static_cast<const bf16*>(f.w)[int64_t(e) * N + row]);
-      c = double(w) * double(y);
-    }
-#pragma unroll
-    for (int off = R / 2; off > 0; off >>= 1) c += __shfl_xor_sync(0xffffffffu, c, off);
-    if (lane == 0) atomicAdd(f.sums + e * kRouterSumStride, c);
-  }
-}
-
 // T: the most tokens (x rows) the instantiation serves, 1 or kMaxTokens;
 // `tokens` <= T of them are used. Each weight vector is loaded once and
 // multiplied with every token's x.
@@ -180,13 +106,7 @@ __global__ void __launch_bounds__(256) gemv_kernel(const KernelArgs a) {
     bool bad = false;
 #pragma unroll
     for (int s = 0; s < kSlots; ++s) {
-      if constexpr (S) {  // one slot: blockIdx.y
-        e[s] = a.pick.sums ? pick_expert(a.pick, blockIdx.y,
-                                         blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0)
-                           : load_routing(a.experts + blockIdx.y);
-      } else {
-        e[s] = s < n_slots ? load_routing(a.experts + (C ? s : blockIdx.y)) : 0;
-      }
+      e[s] = s < n_slots ? load_routing(a.experts + (C ? s : blockIdx.y)) : 0;
       bad |= e[s] < 0 || e[s] >= a.E;
     }
     if (bad) {  // the whole block: every warp reads the same ids
@@ -243,14 +163,6 @@ __global__ void __launch_bounds__(256) gemv_kernel(const KernelArgs a) {
   if (writer && lane == 0) {
     const bf16* out = S ? y + group : y + row0;
     asm volatile("prefetch.global.L2 [%0];" ::"l"(out));
-  }
-  if constexpr (T == 1 && !S && !C) {
-    // The folded router's weights of these rows, into L2 for the epilogue.
-    if (a.rsum.sums && kpart == 0 && lane < a.rsum.E && live) {
-      const char* w =
-          static_cast<const char*>(a.rsum.w) + (int64_t(lane) * N + row0) * (a.rsum.int8 ? 1 : 2);
-      asm volatile("prefetch.global.L2 [%0];" ::"l"(w));
-    }
   }
   auto after_wait = [&] {
     if (!S && writer && residual)
@@ -452,7 +364,6 @@ __global__ void __launch_bounds__(256) gemv_kernel(const KernelArgs a) {
   } else {
     // Lane t·R + r writes row row0 + r of token t (every lane holds every
     // sum after the xor reduction).
-    float stored = 0.f;  // T = 1: this lane's row as stored (the folded router reads it)
 #pragma unroll
     for (int t = 0; t < T; ++t)
 #pragma unroll
@@ -462,13 +373,9 @@ __global__ void __launch_bounds__(256) gemv_kernel(const KernelArgs a) {
           float v = acc[t][r];
           if (!C && scale) v *= my_scale;
           if (residual) v += my_res;
-          const bf16 out = __float2bfloat16_rn(v);
-          y[int64_t(t) * N + row] = out;
-          stored = __bfloat162float(out);
+          y[int64_t(t) * N + row] = __float2bfloat16_rn(v);
         }
       }
-    if constexpr (T == 1 && !C)
-      if (a.rsum.sums) add_router_sums<R>(a.rsum, N, row0, lane, stored);
   }
 }
 

@@ -48,8 +48,7 @@ TEST(MixtralConfig, ActiveBytesMatchTheAnchor) {
   const auto& l = dec::find_config("Llama-2-7b-chat-hf");
   EXPECT_DOUBLE_EQ(dec::active_weight_bytes(l, dec::WeightType::int8),
                    dec::weight_bytes(l, dec::WeightType::int8).seed_model_size());
-  EXPECT_EQ(dec::Decoder::kernels_per_step(c), 5 * 32 + 3);  // the router folded
-  EXPECT_EQ(dec::Decoder::kernels_per_step(c, true, false), 6 * 32 + 3);
+  EXPECT_EQ(dec::Decoder::kernels_per_step(c), 6 * 32 + 3);
 }
 
 // ------------------------------------------------------------ kernels
@@ -568,7 +567,6 @@ struct MoeParam {
   dec::WeightType type;
   bool graph, prefill, pdl;
   bool combine_early = false;  // DecoderOptions::moe_combine_early (default off)
-  bool fold = true;            // DecoderOptions::fold_router (default on)
 };
 class MixtralTiny : public ::testing::TestWithParam<MoeParam> {};
 
@@ -588,7 +586,6 @@ TEST_P(MixtralTiny, MatchesCpuReference) {
   o.prefill = p.prefill;
   o.pdl = p.pdl;
   o.moe_combine_early = p.combine_early;
-  o.fold_router = p.fold;
   o.seed = 5;
   const auto r = dec::check_against_reference(dec::find_config("tiny-moe"), p.type, o);
   EXPECT_TRUE(r.ok) << r.detail;
@@ -596,24 +593,22 @@ TEST_P(MixtralTiny, MatchesCpuReference) {
   std::printf("  %s\n", r.detail.c_str());
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Types, MixtralTiny,
-    ::testing::Values(MoeParam{dec::WeightType::int8, true, true, true},
-                      MoeParam{dec::WeightType::int8, true, false, true},
-                      MoeParam{dec::WeightType::int8, false, true, false},
-                      MoeParam{dec::WeightType::bf16, true, true, true},
-                      MoeParam{dec::WeightType::int8, true, true, true, false, false},
-                      MoeParam{dec::WeightType::int8, false, false, true, false, false},
-                      MoeParam{dec::WeightType::bf16, true, false, true, false, false},
-                      MoeParam{dec::WeightType::int8, true, true, true, true, false},
-                      MoeParam{dec::WeightType::int8, true, false, true, true, false},
-                      MoeParam{dec::WeightType::bf16, true, true, true, true, false}),
-    [](const ::testing::TestParamInfo<MoeParam>& i) {
-      return std::string(i.param.type == dec::WeightType::int8 ? "int8" : "bf16") +
-             (i.param.graph ? "_graph" : "_eager") + (i.param.prefill ? "_prefill" : "") +
-             (i.param.pdl ? "" : "_no_pdl") + (i.param.fold ? "" : "_router_kernel") +
-             (i.param.combine_early ? "_combine_early" : "");
-    });
+INSTANTIATE_TEST_SUITE_P(Types, MixtralTiny,
+                         ::testing::Values(MoeParam{dec::WeightType::int8, true, true, true},
+                                           MoeParam{dec::WeightType::int8, true, false, true},
+                                           MoeParam{dec::WeightType::int8, false, true, false},
+                                           MoeParam{dec::WeightType::bf16, true, true, true},
+                                           MoeParam{dec::WeightType::int8, true, true, true, true},
+                                           MoeParam{dec::WeightType::int8, true, false, true, true},
+                                           MoeParam{dec::WeightType::bf16, true, true, true, true}),
+                         [](const ::testing::TestParamInfo<MoeParam>& i) {
+                           return std::string(i.param.type == dec::WeightType::int8 ? "int8"
+                                                                                    : "bf16") +
+                                  (i.param.graph ? "_graph" : "_eager") +
+                                  (i.param.prefill ? "_prefill" : "") +
+                                  (i.param.pdl ? "" : "_no_pdl") +
+                                  (i.param.combine_early ? "_combine_early" : "");
+                         });
 
 // A wrong routing (the second expert replaced by the third-ranked, a valid
 // id) fails the check as a routing beyond a near tie; an id out of range
@@ -626,28 +621,23 @@ TEST(MixtralModel, WrongRoutingFailsTheCheck) {
   o.prompt = {1, 2, 3};
   o.steps = 12;
   o.max_seq = 16;
-  for (bool fold : {true, false}) {  // the folded router and the router kernel
-    o.fold_router = fold;
-    o.route_fault = 1;
-    const auto wrong =
+  o.route_fault = 1;
+  const auto wrong =
+      dec::check_against_reference(dec::find_config("tiny-moe"), dec::WeightType::int8, o);
+  EXPECT_FALSE(wrong.ok);
+  EXPECT_NE(wrong.detail.find("routing differs"), std::string::npos) << wrong.detail;
+  o.route_fault = 2;
+  const auto bad =
+      dec::check_against_reference(dec::find_config("tiny-moe"), dec::WeightType::int8, o);
+  EXPECT_FALSE(bad.ok);
+  std::printf("  %s\n  %s\n", wrong.detail.c_str(), bad.detail.c_str());
+  o.route_fault = 3;
+  for (bool early : {true, false}) {
+    o.moe_combine_early = early;
+    const auto misread =
         dec::check_against_reference(dec::find_config("tiny-moe"), dec::WeightType::int8, o);
-    EXPECT_FALSE(wrong.ok) << "fold " << fold;
-    EXPECT_NE(wrong.detail.find("routing differs"), std::string::npos) << wrong.detail;
-    o.route_fault = 2;
-    const auto bad =
-        dec::check_against_reference(dec::find_config("tiny-moe"), dec::WeightType::int8, o);
-    EXPECT_FALSE(bad.ok) << "fold " << fold;
-    std::printf("  %s\n  %s\n", wrong.detail.c_str(), bad.detail.c_str());
-    o.route_fault = 3;
-    for (bool early : {true, false}) {
-      if (early && fold) continue;  // the early read is the router kernel's
-      o.moe_combine_early = early;
-      const auto misread =
-          dec::check_against_reference(dec::find_config("tiny-moe"), dec::WeightType::int8, o);
-      EXPECT_FALSE(misread.ok) << "fold " << fold << " combine early " << early;
-      std::printf("  %s\n", misread.detail.c_str());
-    }
-    o.moe_combine_early = false;
+    EXPECT_FALSE(misread.ok) << "combine early " << early;
+    std::printf("  %s\n", misread.detail.c_str());
   }
 }
 
@@ -657,12 +647,9 @@ TEST(MixtralModel, GraphHasOneNodePerKernel) {
   dec::DecoderOptions o;
   o.max_seq = 16;
   o.prompt = {1, 2, 3, 4};
-  for (bool fold : {true, false}) {
-    o.fold_router = fold;
-    dec::Decoder d(c, dec::WeightType::int8, o);
-    EXPECT_EQ(d.graph_nodes(), size_t(dec::Decoder::kernels_per_step(c, true, fold)));
-    EXPECT_EQ(d.prefill_graph_nodes(), size_t(dec::Decoder::prefill_nodes(c, 4, true, fold)));
-  }
+  dec::Decoder d(c, dec::WeightType::int8, o);
+  EXPECT_EQ(d.graph_nodes(), size_t(dec::Decoder::kernels_per_step(c)));
+  EXPECT_EQ(d.prefill_graph_nodes(), size_t(dec::Decoder::prefill_nodes(c, 4)));
 }
 
 // One full-size Mixtral layer (8 experts of 14336 x 4096, int8) against the

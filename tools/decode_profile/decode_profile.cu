@@ -4,8 +4,7 @@
 //   [--pdl 0|1] [--swiglu 0|1] [--tc 0|1] [--splits N] [--min-chunk N]
 //                         [--moe-swiglu-ks N] [--moe-swiglu-unroll 2|4] [--moe-down-ks N]
 //                         [--moe-down-rows 1|2] [--moe-down-unroll 1|2] [--moe-down-pipe 0|1]
-//                         [--moe-early 0|1|0,1] [--attn-cluster 0|1|0,1]
-//                         [--fold-router 0|1|0,1] [--ab-rounds N]
+//                         [--moe-early 0|1|0,1] [--attn-cluster 0|1|0,1] [--ab-rounds N]
 //                         [--omit-each 0|1]
 //
 // Mixtral: --model Mixtral-8x7B-v0.1 --layers 16 --dtype int8 (the seed's
@@ -15,8 +14,7 @@
 // (DecoderOptions::moe_swiglu_config / moe_down_config) for tuning.
 // --moe-early sets DecoderOptions::moe_combine_early (the combine reads
 // its ids before its wait; default 0, by measurement), --attn-cluster
-// DecoderOptions::attn_cluster (default 1), --fold-router
-// DecoderOptions::fold_router (default 1); with two values (0,1) each
+// DecoderOptions::attn_cluster (default 1); with two values (0,1) either
 // builds a decoder for each combination (the same weights; all must fit:
 // four of 16 layers of int8 do on an 80 GB GPU), reports each, then times
 // their graph steps interleaved, --ab-rounds rounds of R replays each
@@ -77,7 +75,7 @@ struct Args {
   int moe_down_ks = 0, moe_down_rows = 0, moe_down_unroll = 0, moe_down_pipe = -1;
   // Empty: the decoder's default; two values (0,1): an A/B (a decoder for
   // each combination of the options given two values).
-  std::vector<bool> moe_early, attn_cluster, fold_router;
+  std::vector<bool> moe_early, attn_cluster;
   int ab_rounds = 7;
   bool omit_each = false;  // the in-graph cost of each kernel (steps without it)
 };
@@ -89,7 +87,7 @@ struct Args {
       "[--pdl 0|1] [--swiglu 0|1] [--tc 0|1] [--splits N] [--min-chunk N] [--layers N] "
       "[--moe-swiglu-ks N] [--moe-swiglu-unroll 2|4] [--moe-down-ks N] [--moe-down-rows 1|2] "
       "[--moe-down-unroll 1|2] [--moe-down-pipe 0|1] [--moe-early 0|1|0,1] "
-      "[--attn-cluster 0|1|0,1] [--fold-router 0|1|0,1] [--ab-rounds N] "
+      "[--attn-cluster 0|1|0,1] [--ab-rounds N] "
       "[--omit-each 0|1]");
 }
 
@@ -146,8 +144,6 @@ Args parse(int argc, char** argv) {
           a.moe_down_pipe = v != "0";
         else if (k == "--moe-early")
           a.moe_early = flags(k, v);
-        else if (k == "--fold-router")
-          a.fold_router = flags(k, v);
         else if (k == "--attn-cluster") {
           a.attn_cluster = flags(k, v);
         } else if (k == "--ab-rounds")
@@ -234,25 +230,20 @@ int main(int argc, char** argv) {
 
     // One decoder per combination of the --moe-early and --attn-cluster values.
     struct Variant {
-      bool early, cluster, fold;
+      bool early, cluster;
     };
     std::vector<Variant> vs;
     const std::vector<bool> early =
         a.moe_early.empty() ? std::vector<bool>{o.moe_combine_early} : a.moe_early;
     const std::vector<bool> cluster =
         a.attn_cluster.empty() ? std::vector<bool>{o.attn_cluster} : a.attn_cluster;
-    const std::vector<bool> fold =
-        a.fold_router.empty() ? std::vector<bool>{o.fold_router} : a.fold_router;
-    if ((early.size() > 1 || fold.size() > 1) && !c.moe())
-      usage("--moe-early or --fold-router with two values: a MoE model only");
+    if (early.size() > 1 && !c.moe()) usage("--moe-early with two values: a MoE model only");
     for (const bool e : early)
-      for (const bool cl : cluster)
-        for (const bool f : fold) vs.push_back({e, cl, f});
+      for (const bool cl : cluster) vs.push_back({e, cl});
     std::vector<std::unique_ptr<dec::Decoder>> ds;
     for (const auto& v : vs) {
       o.moe_combine_early = v.early;
       o.attn_cluster = v.cluster;
-      o.fold_router = v.fold;
       ds.push_back(std::make_unique<dec::Decoder>(c, a.type, o));
     }
     // The lines of decoder i start with its options when there are several.
@@ -261,8 +252,6 @@ int main(int argc, char** argv) {
       if (early.size() > 1) n += std::string("moe-early ") + (vs[i].early ? "1" : "0");
       if (cluster.size() > 1)
         n += std::string(n.empty() ? "" : " ") + "attn-cluster " + (vs[i].cluster ? "1" : "0");
-      if (fold.size() > 1)
-        n += std::string(n.empty() ? "" : " ") + "fold-router " + (vs[i].fold ? "1" : "0");
       return n;
     };
     auto label = [&](size_t i) { return ds.size() > 1 ? "[" + name(i) + "] " : std::string(); };
@@ -273,7 +262,7 @@ int main(int argc, char** argv) {
           "%sattention: %d splits, %s\n", label(i).c_str(), ds[i]->attention_splits(),
           ds[i]->attention_cluster() ? "one cluster a kv head" : "merged by the last block");
     std::printf("graph: %zu nodes per step (%d expected with one kernel per gemv)\n",
-                ds[0]->graph_nodes(), dec::Decoder::kernels_per_step(c, a.swiglu, vs[0].fold));
+                ds[0]->graph_nodes(), dec::Decoder::kernels_per_step(c, a.swiglu));
     cudaStream_t s;
     KB_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     cudaEvent_t e0, e1;
