@@ -30,21 +30,39 @@ __device__ __forceinline__ void let_next_grid_launch() {
 
 // Launches kernel<<<grid, block, smem, stream>>>(args...), as a
 // programmatic dependent of the previous work on the stream when `pdl`
-// (captured into a graph as such an edge). Checked.
+// (captured into a graph as such an edge), in thread-block clusters of
+// shape `cluster` when cluster.x > 0 (compute capability 9.0). Checked.
 template <typename... Params, typename... Args>
-void launch_maybe_pdl_smem(bool pdl, void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem,
-                           cudaStream_t stream, Args&&... args) {
+void launch_maybe_pdl_cluster(bool pdl, void (*kernel)(Params...), dim3 grid, dim3 block,
+                              size_t smem, dim3 cluster, cudaStream_t stream, Args&&... args) {
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = grid;
   cfg.blockDim = block;
   cfg.dynamicSmemBytes = smem;
   cfg.stream = stream;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchAttribute attr[2];
+  unsigned n = 0;
+  if (pdl) {
+    attr[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[n++].val.programmaticStreamSerializationAllowed = 1;
+  }
+  if (cluster.x > 0) {
+    attr[n].id = cudaLaunchAttributeClusterDimension;
+    attr[n].val.clusterDim.x = cluster.x;
+    attr[n].val.clusterDim.y = cluster.y;
+    attr[n++].val.clusterDim.z = cluster.z;
+  }
   cfg.attrs = attr;
-  cfg.numAttrs = pdl ? 1 : 0;
+  cfg.numAttrs = n;
   KB_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...));
+}
+
+// The same without clusters.
+template <typename... Params, typename... Args>
+void launch_maybe_pdl_smem(bool pdl, void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem,
+                           cudaStream_t stream, Args&&... args) {
+  launch_maybe_pdl_cluster(pdl, kernel, grid, block, smem, dim3(0), stream,
+                           std::forward<Args>(args)...);
 }
 
 // The same without dynamic shared memory.

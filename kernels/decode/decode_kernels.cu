@@ -458,20 +458,8 @@ void launch_attention_g(const AttentionArgs& a, dim3 grid, cudaStream_t stream) 
     return;
   }
   // The splits of a kv head as one cluster (1, n_splits, 1).
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = grid;
-  cfg.blockDim = dim3(kAttnClusterWarps * 32);
-  cfg.stream = stream;
-  cudaLaunchAttribute attr[2];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = 1;
-  attr[0].val.clusterDim.y = a.n_splits;
-  attr[0].val.clusterDim.z = 1;
-  attr[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr[1].val.programmaticStreamSerializationAllowed = 1;
-  cfg.attrs = attr;
-  cfg.numAttrs = a.pdl ? 2 : 1;
-  KB_CUDA_CHECK(cudaLaunchKernelEx(&cfg, attention_kernel<HD, G, kAttnClusterWarps, true>, a));
+  launch_maybe_pdl_cluster(a.pdl, attention_kernel<HD, G, kAttnClusterWarps, true>, grid,
+                           dim3(kAttnClusterWarps * 32), 0, dim3(1, a.n_splits, 1), stream, a);
 }
 
 template <int HD>

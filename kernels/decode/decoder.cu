@@ -337,64 +337,55 @@ void Decoder::enqueue_moe(int layer, cudaStream_t s, Mark&& mark) {
   ra.hist_ids = hist_ids_ + layer * c.n_experts;
   ra.fault = opt_.route_fault == 3 ? 0 : opt_.route_fault;
   ra.pdl = opt_.pdl;
-  if (!omitted("moe_route")) {
-    moe_route(ra, s);
-    mark("moe_route", layer);
-  }
+  run("moe_route", layer, mark, [&] { moe_route(ra, s); });
   // The router is the only writer of this layer's ids and weights; the
   // gather reads them, and waits for the router (griddepcontrol.wait, its
   // ids not ready) before it lets the combine launch. So when the combine
   // can launch they are complete: it may read them before its own wait
   // (moe_combine_early), and stream its first weights during the gather's
   // tail.
-  if (!omitted("gather_gate_up_swiglu")) {
+  run("gather_gate_up_swiglu", layer, mark, [&] {
     gemv::gather_gemv_swiglu(int8, L.experts_gate_up.w, L.experts_gate_up.scale, ra.ids, k,
                              c.n_experts, x_, moe_h_, c.ffn, c.dim, c.norm_eps, s, opt_.pdl,
                              opt_.moe_swiglu_config ? &*opt_.moe_swiglu_config : nullptr);
-    mark("gather_gate_up_swiglu", layer);
-  }
+  });
   const int combine_layer = opt_.route_fault == 3 ? (layer + 1) % c.n_layers : layer;
-  if (!omitted("gather_down_combine_residual")) {
+  run("gather_down_combine_residual", layer, mark, [&] {
     gemv::gather_gemv_combine(
         int8, L.experts_down.w, L.experts_down.scale, route_ids_ + combine_layer * k,
         route_w_ + combine_layer * k, k, c.n_experts, moe_h_, x_, c.dim, c.ffn, x_, s, opt_.pdl,
         opt_.moe_down_config ? &*opt_.moe_down_config : nullptr, opt_.moe_combine_early);
-    mark("gather_down_combine_residual", layer);
-  }
+  });
 }
 
 template <typename Mark>
 void Decoder::enqueue_step(cudaStream_t s, Mark&& mark, bool lm_head) {
   const auto& c = cfg_;
-  // Launches one kernel and marks it, unless capture_step_without leaves it out.
-  auto run = [&](const char* name, int layer, auto&& launch) {
-    if (omitted(name)) return;
-    launch();
-    mark(name, layer);
-  };
-  run("embed", -1, [&] { embed(embedding_, tokens_, pos_, capacity(), c.vocab, c.dim, x_, s); });
+  run("embed", -1, mark,
+      [&] { embed(embedding_, tokens_, pos_, capacity(), c.vocab, c.dim, x_, s); });
   for (int l = 0; l < c.n_layers; ++l) {
     const LayerW& L = layers_[l];
-    run("gemv_qkv", l, [&] { gemv(L.qkv, x_, qkv_, nullptr, s); });
-    run("attention", l, [&] { attention(attention_args(l), s); });
-    run("gemv_o_residual", l, [&] { gemv(L.wo, att_, x_, x_, s); });
+    run("gemv_qkv", l, mark, [&] { gemv(L.qkv, x_, qkv_, nullptr, s); });
+    run("attention", l, mark, [&] { attention(attention_args(l), s); });
+    run("gemv_o_residual", l, mark, [&] { gemv(L.wo, att_, x_, x_, s); });
     if (c.moe()) {  // its down projection, weighted sum and residual included
       enqueue_moe(l, s, mark);
       continue;
     }
     if (opt_.fuse_swiglu) {
-      run("gemv_gate_up_swiglu", l, [&] {
+      run("gemv_gate_up_swiglu", l, mark, [&] {
         gemv::gemv_swiglu(wt_ == WeightType::int8, L.gate_up.w, L.gate_up.scale, x_, h_, 1, c.ffn,
                           c.dim, c.norm_eps, s, opt_.pdl);
       });
     } else {
-      run("gemv_gate_up", l, [&] { gemv(L.gate_up, x_, gu_, nullptr, s); });
-      run("silu_mul", l, [&] { silu_mul(gu_, x_, c.dim, c.norm_eps, h_, c.ffn, s, opt_.pdl); });
+      run("gemv_gate_up", l, mark, [&] { gemv(L.gate_up, x_, gu_, nullptr, s); });
+      run("silu_mul", l, mark,
+          [&] { silu_mul(gu_, x_, c.dim, c.norm_eps, h_, c.ffn, s, opt_.pdl); });
     }
-    run("gemv_down_residual", l, [&] { gemv(L.down, h_, x_, x_, s); });
+    run("gemv_down_residual", l, mark, [&] { gemv(L.down, h_, x_, x_, s); });
   }
-  if (lm_head) run("gemv_lm_head", -1, [&] { gemv(output_, x_, raw_logits_, nullptr, s); });
-  run("sample_greedy", -1, [&] { sample_greedy(sample_args(), s); });
+  if (lm_head) run("gemv_lm_head", -1, mark, [&] { gemv(output_, x_, raw_logits_, nullptr, s); });
+  run("sample_greedy", -1, mark, [&] { sample_greedy(sample_args(), s); });
 }
 
 // Chunks of up to pf_rows_ prompt tokens; within a chunk, token i has

@@ -202,6 +202,13 @@ class Decoder {
 
   // capture_step_without: the kernels enqueue_step leaves out.
   bool omitted(const char* name) const;
+  // One kernel of the step: launch() then mark(name, layer), unless omitted.
+  template <typename Mark, typename Launch>
+  void run(const char* name, int layer, Mark& mark, Launch&& launch) const {
+    if (omitted(name)) return;
+    launch();
+    mark(name, layer);
+  }
   std::vector<std::string> omit_;
   ModelConfig cfg_;
   WeightType wt_;

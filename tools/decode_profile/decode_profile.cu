@@ -272,11 +272,17 @@ int main(int argc, char** argv) {
       d.reset(s);
       for (int i = 0; i < pos; ++i) d.replay(s);
     };
-    // Graph step time at `pos` (R replays).
-    auto graph_step_us = [&](dec::Decoder& d) {
+    // Time of one of R replays from `pos` of a step graph (the decoder's own
+    // when `g` is null; the cache is advanced by the decoder's own).
+    auto graph_step_us = [&](dec::Decoder& d, cudaGraphExec_t g = nullptr) {
       advance_to(d, a.pos);
       KB_CUDA_CHECK(cudaEventRecord(e0, s));
-      for (int i = 0; i < a.reps; ++i) d.replay(s);
+      for (int i = 0; i < a.reps; ++i) {
+        if (g)
+          KB_CUDA_CHECK(cudaGraphLaunch(g, s));
+        else
+          d.replay(s);
+      }
       KB_CUDA_CHECK(cudaEventRecord(e1, s));
       KB_CUDA_CHECK(cudaEventSynchronize(e1));
       float ms = 0;
@@ -397,11 +403,14 @@ int main(int argc, char** argv) {
       // to --pos before each timing, so every variant runs at the same length).
       dec::Decoder& d = *ds[0];
       std::vector<std::pair<std::string, std::vector<std::string>>> variants;
-      std::vector<std::string> kinds;
-      for (const auto& k : d.profile_step(s))
+      std::vector<std::string> kinds;  // in launch order
+      std::map<std::string, int> calls;
+      for (const auto& k : d.profile_step(s)) {
         if (k.name != "sample_greedy" &&  // it advances the position
-            std::find(kinds.begin(), kinds.end(), k.name) == kinds.end())
+            calls[k.name] == 0)
           kinds.push_back(k.name);
+        ++calls[k.name];
+      }
       for (const auto& k : kinds) variants.push_back({k, {k}});
       variants.push_back({"qkv+attention+o", {"gemv_qkv", "attention", "gemv_o_residual"}});
       if (c.moe()) {
@@ -412,21 +421,12 @@ int main(int argc, char** argv) {
       }
       std::vector<dec::Decoder::GraphExec> graphs;
       for (const auto& v : variants) graphs.push_back(d.capture_step_without(v.second));
-      auto time_graph = [&](cudaGraphExec_t g) {
-        advance_to(d, a.pos);
-        KB_CUDA_CHECK(cudaEventRecord(e0, s));
-        for (int i = 0; i < a.reps; ++i) KB_CUDA_CHECK(cudaGraphLaunch(g, s));
-        KB_CUDA_CHECK(cudaEventRecord(e1, s));
-        KB_CUDA_CHECK(cudaEventSynchronize(e1));
-        float ms = 0;
-        KB_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
-        return ms * 1e3 / a.reps;
-      };
       std::vector<double> full;
       std::vector<std::vector<double>> us(variants.size());
       for (int round = 0; round < a.ab_rounds; ++round) {
         full.push_back(graph_step_us(d));
-        for (size_t i = 0; i < variants.size(); ++i) us[i].push_back(time_graph(graphs[i].get()));
+        for (size_t i = 0; i < variants.size(); ++i)
+          us[i].push_back(graph_step_us(d, graphs[i].get()));
       }
       const double f = kb::quantile(full, 0.5);
       std::printf(
@@ -435,8 +435,6 @@ int main(int argc, char** argv) {
           a.pos, a.ab_rounds, a.reps, f, kb::quantile(full, 0), kb::quantile(full, 1));
       std::printf("%-28s %6s %12s %12s %10s %8s\n", "left out", "calls", "step(us)", "saves(us)",
                   "each(us)", "GB/s");
-      std::map<std::string, int> calls;
-      for (const auto& k : d.profile_step(s)) ++calls[k.name];
       for (size_t i = 0; i < variants.size(); ++i) {
         int n = 0;
         double bytes = 0;
