@@ -5,6 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "kernels/common/cuda_check.h"
 #include "kernels/common/pdl.cuh"
@@ -512,87 +513,127 @@ constexpr int kRouteWarps = kRouteThreads / 32;
 constexpr int kMaxExperts = 64;
 constexpr int kRouteUnroll = 4;
 
-// One (expert, warp-slice) partial dot product: the warp's lanes take every
-// `stride`-th group of 8 weights from `first`, kRouteUnroll groups in flight.
+// kRouteUnroll groups of 8 weights of expert e, from group `i0` every
+// `stride`-th, as loaded (int8: 8 bytes a group; bf16: 16); past the row: zero.
 template <bool kInt8>
-__device__ __forceinline__ float route_dot(const void* w, int e, int dim, const uint4* xv,
-                                           int first, int stride) {
-  const int groups = dim / 8;
+using RouteRaw = std::conditional_t<kInt8, uint2, uint4>;
+template <bool kInt8>
+__device__ __forceinline__ void route_load(const void* w, int e, int dim, int i0, int stride,
+                                           RouteRaw<kInt8> (&raw)[kRouteUnroll]) {
+  const RouteRaw<kInt8>* row = reinterpret_cast<const RouteRaw<kInt8>*>(
+      static_cast<const char*>(w) + int64_t(e) * dim * (kInt8 ? 1 : 2));
+#pragma unroll
+  for (int u = 0; u < kRouteUnroll; ++u) {
+    const int idx = i0 + u * stride;
+    raw[u] = idx < dim / 8 ? row[idx] : RouteRaw<kInt8>{};
+  }
+}
+
+// The partial dot product of those groups with x; `squares`: also adds
+// their x² to xx (the lanes of one expert visit every group of x once).
+template <bool kInt8>
+__device__ __forceinline__ float route_use(const RouteRaw<kInt8> (&raw)[kRouteUnroll],
+                                           const uint4* xv, int dim, int i0, int stride,
+                                           bool squares, float& xx) {
   float acc = 0.f;
-  for (int i0 = first; i0 < groups; i0 += kRouteUnroll * stride) {
-    float wf[kRouteUnroll][8];
-    int idx[kRouteUnroll];
 #pragma unroll
-    for (int u = 0; u < kRouteUnroll; ++u) {  // all loads first, then the math
-      idx[u] = i0 + u * stride;
-      if (idx[u] >= groups) continue;
-      if constexpr (kInt8) {
-        const uint2 q = reinterpret_cast<const uint2*>(static_cast<const int8_t*>(w) +
-                                                       int64_t(e) * dim)[idx[u]];
-        const uint32_t qw[2] = {q.x, q.y};
+  for (int u = 0; u < kRouteUnroll; ++u) {
+    const int idx = i0 + u * stride;
+    if (idx >= dim / 8) continue;
+    float wf[8], xf[8];
+    if constexpr (kInt8) {
+      const uint32_t qw[2] = {raw[u].x, raw[u].y};
 #pragma unroll
-        for (int k = 0; k < 8; ++k)
-          wf[u][k] = static_cast<float>(static_cast<int8_t>((qw[k / 4] >> (8 * (k % 4))) & 0xffu));
-      } else {
-        unpack8(
-            reinterpret_cast<const uint4*>(static_cast<const bf16*>(w) + int64_t(e) * dim)[idx[u]],
-            wf[u]);
-      }
+      for (int k = 0; k < 8; ++k)
+        wf[k] = static_cast<float>(static_cast<int8_t>((qw[k / 4] >> (8 * (k % 4))) & 0xffu));
+    } else {
+      unpack8(raw[u], wf);
     }
+    unpack8(xv[idx], xf);
 #pragma unroll
-    for (int u = 0; u < kRouteUnroll; ++u) {
-      if (idx[u] >= groups) continue;
-      float xf[8];
-      unpack8(xv[idx[u]], xf);
+    for (int k = 0; k < 8; ++k) acc = fmaf(wf[k], xf[k], acc);
+    if (squares)
 #pragma unroll
-      for (int k = 0; k < 8; ++k) acc = fmaf(wf[u][k], xf[k], acc);
-    }
+      for (int k = 0; k < 8; ++k) xx = fmaf(xf[k], xf[k], xx);
   }
   return acc;
 }
 
-// The router of one token: one block of 1024 threads. Its weights (E x dim,
-// 32 KB int8 for Mixtral) do not depend on the kernel before it, so they are
-// prefetched into L2 before the wait for that kernel; each expert's dot
-// product is then split over kRouteWarps / E warps with kRouteUnroll loads
-// in flight per lane (the first version, a warp per expert and one load at a
-// time, took 13.6 us a layer on the H100: 16 dependent round trips). The
-// partial sums are added in a fixed order, so the logits, and with them the
-// choice on a near tie, are the same on every run.
+__device__ void route_pick(const float* logit, const RouteArgs& a);
+
+// The router of one token: one block of 1024 threads; each expert's dot
+// product split over kRouteWarps / E warps (g), kRouteUnroll loads in
+// flight per lane. Its weights (E x dim, 32 KB int8 for Mixtral) do not
+// depend on the kernel before it: each lane's first kRouteUnroll groups
+// (all of them for Mixtral) are loaded into registers before the wait for
+// that kernel, the rest prefetched into L2. After the wait one read of x
+// serves the dot products and, in the first expert's warps, the sum of
+// squares for r (no pass of its own): the router measured 7.9 us a layer
+// inside the Mixtral graph with its weights read after the wait and r in
+// a pass before the dot products (H100, docs/notes/decode.md). The
+// partial sums are added in a fixed order, so the logits, and with them
+// the choice on a near tie, are the same on every run.
+template <bool kInt8>
 __global__ void __launch_bounds__(kRouteThreads) route_kernel(RouteArgs a) {
-  __shared__ float s_red[32];
   __shared__ float s_part[kMaxExperts > kRouteWarps ? kMaxExperts : kRouteWarps];
+  __shared__ float s_xx[kRouteWarps];
   __shared__ float s_logit[kMaxExperts];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  // Warps per expert (g) and experts in flight at once (kRouteWarps / g).
+  const int g = a.n_experts >= kRouteWarps ? 1 : kRouteWarps / a.n_experts;
+  const int slot = warp / g, sub = warp % g, slots = kRouteWarps / g;
+  const int first = sub * 32 + lane, stride = g * 32;
+  RouteRaw<kInt8> pre[kRouteUnroll];
+  const bool has_pre = slot < slots && slot < a.n_experts;
+  if (has_pre) route_load<kInt8>(a.w, slot, a.dim, first, stride, pre);
   {
-    const int64_t bytes = int64_t(a.n_experts) * a.dim * (a.scale ? 1 : 2);
-    const char* wb = static_cast<const char*>(a.w);
-    for (int64_t off = int64_t(threadIdx.x) * 128; off < bytes; off += int64_t(kRouteThreads) * 128)
-      asm volatile("prefetch.global.L2 [%0];" ::"l"(wb + off));
+    const int64_t bytes = int64_t(a.n_experts) * a.dim * (kInt8 ? 1 : 2);
+    const int64_t in_regs = int64_t(slots) * stride * kRouteUnroll * (kInt8 ? 8 : 16);
+    if (bytes > in_regs) {  // more than the registers hold: the rest into L2
+      const char* wb = static_cast<const char*>(a.w);
+      for (int64_t off = int64_t(threadIdx.x) * 128; off < bytes;
+           off += int64_t(kRouteThreads) * 128)
+        asm volatile("prefetch.global.L2 [%0];" ::"l"(wb + off));
+    }
   }
   // The gather kernel that follows waits for this grid before reading the ids.
   let_next_grid_launch();
   wait_for_previous_grid();
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const float r = block_rms_scale(a.x, a.dim, a.eps, s_red);
   const uint4* xv = reinterpret_cast<const uint4*>(a.x);
-  // Warps per expert (g) and experts in flight at once (kRouteWarps / g).
-  const int g = a.n_experts >= kRouteWarps ? 1 : kRouteWarps / a.n_experts;
-  const int slot = warp / g, sub = warp % g, slots = kRouteWarps / g;
+  float xx = 0.f;
   for (int e = slot; e < a.n_experts && slot < slots; e += slots) {
-    float acc = a.scale ? route_dot<true>(a.w, e, a.dim, xv, sub * 32 + lane, g * 32)
-                        : route_dot<false>(a.w, e, a.dim, xv, sub * 32 + lane, g * 32);
+    float acc = 0.f;
+    for (int i0 = first; i0 < a.dim / 8; i0 += kRouteUnroll * stride) {
+      RouteRaw<kInt8> raw[kRouteUnroll];
+      if (e == slot && i0 == first) {
+#pragma unroll
+        for (int u = 0; u < kRouteUnroll; ++u) raw[u] = pre[u];
+      } else {
+        route_load<kInt8>(a.w, e, a.dim, i0, stride, raw);
+      }
+      acc += route_use<kInt8>(raw, xv, a.dim, i0, stride, e == 0, xx);
+    }
     acc = warp_sum(acc);
     if (lane == 0) s_part[e * g + sub] = acc;
   }
+  xx = warp_sum(xx);
+  if (lane == 0) s_xx[warp] = xx;
   __syncthreads();
   if (threadIdx.x < a.n_experts) {
     const int e = threadIdx.x;
-    float acc = 0.f;
+    float ss = 0.f, acc = 0.f;
+    for (int w = 0; w < kRouteWarps; ++w) ss += s_xx[w];   // fixed order
     for (int k = 0; k < g; ++k) acc += s_part[e * g + k];  // fixed order
-    s_logit[e] = r * acc * (a.scale ? __bfloat162float(a.scale[e]) : 1.f);
+    const float r = rsqrtf(ss / a.dim + a.eps);
+    s_logit[e] = r * acc * (kInt8 ? __bfloat162float(a.scale[e]) : 1.f);
   }
   __syncthreads();
-  if (threadIdx.x != 0) return;
+  if (threadIdx.x == 0) route_pick(s_logit, a);
+}
+
+// Thread 0 of the router's block: the top `a.top` of `logit`, their
+// renormalized softmax weights, the history (RouteArgs).
+__device__ void route_pick(const float* s_logit, const RouteArgs& a) {
   // Ranks 0..top (one beyond the choice, for fault 1): the larger logit, the lower id on a tie.
   int rank[3] = {-1, -1, -1};
   const int want = min(a.top + 1, a.n_experts);
@@ -804,7 +845,10 @@ void moe_route(const RouteArgs& a, cudaStream_t stream) {
   require(a.top >= 1 && a.top <= 2 && a.top <= a.n_experts, "moe_route: top must be 1 or 2");
   require((!a.hist_logits && !a.hist_ids) || a.hist_stride >= std::max(a.n_experts, a.top),
           "moe_route: hist_stride below the experts");
-  launch_maybe_pdl(a.pdl, route_kernel, dim3(1), dim3(kRouteThreads), stream, a);
+  if (a.scale)
+    launch_maybe_pdl(a.pdl, route_kernel<true>, dim3(1), dim3(kRouteThreads), stream, a);
+  else
+    launch_maybe_pdl(a.pdl, route_kernel<false>, dim3(1), dim3(kRouteThreads), stream, a);
 }
 
 int sample_blocks(int vocab) { return (vocab + kSamplePerBlock - 1) / kSamplePerBlock; }

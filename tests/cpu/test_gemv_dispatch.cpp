@@ -67,6 +67,9 @@ TEST_P(GoldenChoices, EveryShapeOfTheSuiteAndTheDecodersAsBefore) {
     int64_t N = 0, K = 0;
     int n_sel = 0, tokens = 0;
     ASSERT_TRUE(ss >> use >> dtype >> N >> K >> n_sel >> tokens >> want) << line;
+    // "GENERIC|h100:KERNEL": the H100 table's measured choice differs.
+    if (const size_t bar = want.find("|h100:"); bar != std::string::npos)
+      want = h100 ? want.substr(bar + 6) : want.substr(0, bar);
     EXPECT_EQ(chosen(table, use, dtype == "int8", N, K, n_sel, tokens), want) << line;
     ++checked;
   }

@@ -6,6 +6,8 @@
 //                         [--moe-down-rows 1|2] [--moe-down-unroll 1|2] [--moe-down-pipe 0|1]
 //                         [--moe-early 0|1|0,1] [--attn-cluster 0|1|0,1] [--ab-rounds N]
 //                         [--omit-each 0|1]
+//                         [--qkv-kernels NAME,NAME,...] [--o-kernels NAME,NAME,...]
+//                         [--tuning targets/tuning/GPU.json]
 //
 // Mixtral: --model Mixtral-8x7B-v0.1 --layers 16 --dtype int8 (the seed's
 // row); the bytes are those a token reads (two experts per layer), and the
@@ -37,6 +39,12 @@
 // replays timed interleaved with the whole step's over --ab-rounds rounds;
 // the difference of the medians, per step and per kernel launch, is that
 // kernel's cost there (its dependency wait and tail included).
+// --qkv-kernels (--o-kernels): the step graph again with the qkv (o)
+// projection run by each named gemv configuration (a decode-table entry
+// for its shape, e.g. R2U1W4P1K2, R4U1W4P1K2, R2U1W8P1K2), timed
+// interleaved with the step as the decoder chooses it. --tuning: the gemv
+// table of a tuning file installed first, as `kbench run` installs the
+// GPU's (else the generic rule alone).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -54,6 +62,7 @@
 #include "kernels/decode/decoder.h"
 #include "kernels/gemv/gemv.h"
 #include "suite/stats.h"
+#include "suite/tuning.h"
 #include "tools/common/options.h"
 
 namespace {
@@ -76,6 +85,8 @@ struct Args {
   // Empty: the decoder's default; two values (0,1): an A/B (a decoder for
   // each combination of the options given two values).
   std::vector<bool> moe_early, attn_cluster;
+  std::vector<std::string> qkv_kernels, o_kernels;
+  std::string tuning;  // a tuning file whose gemv table to install (as kbench run does)
   int ab_rounds = 7;
   bool omit_each = false;  // the in-graph cost of each kernel (steps without it)
 };
@@ -88,7 +99,7 @@ struct Args {
       "[--moe-swiglu-ks N] [--moe-swiglu-unroll 2|4] [--moe-down-ks N] [--moe-down-rows 1|2] "
       "[--moe-down-unroll 1|2] [--moe-down-pipe 0|1] [--moe-early 0|1|0,1] "
       "[--attn-cluster 0|1|0,1] [--ab-rounds N] "
-      "[--omit-each 0|1]");
+      "[--omit-each 0|1] [--qkv-kernels NAME,...] [--o-kernels NAME,...] [--tuning FILE]");
 }
 
 // "0", "1" or "0,1".
@@ -146,6 +157,16 @@ Args parse(int argc, char** argv) {
           a.moe_early = flags(k, v);
         else if (k == "--attn-cluster") {
           a.attn_cluster = flags(k, v);
+        } else if (k == "--qkv-kernels" || k == "--o-kernels") {
+          for (size_t at = 0; at <= v.size();) {
+            const size_t comma = std::min(v.find(',', at), v.size());
+            const std::string name = v.substr(at, comma - at);
+            if (!kb::gemv::parse_kernel(name)) usage(k + ": no kernel named " + name);
+            (k == "--qkv-kernels" ? a.qkv_kernels : a.o_kernels).push_back(name);
+            at = comma + 1;
+          }
+        } else if (k == "--tuning") {
+          a.tuning = v;
         } else if (k == "--ab-rounds")
           a.ab_rounds = std::atoi(v.c_str());
         else if (k == "--omit-each")
@@ -227,6 +248,13 @@ int main(int argc, char** argv) {
     KB_CUDA_CHECK(cudaGetDevice(&dev));
     KB_CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
     std::printf("%s %s on %s\n", c.name.c_str(), dec::weight_type_name(a.type), prop.name);
+    if (!a.tuning.empty()) {
+      std::string warning;
+      auto table = kb::load_gemv_table(a.tuning, prop.name, &warning);
+      if (!warning.empty()) std::printf("--tuning: %s\n", warning.c_str());
+      std::printf("gemv table: %zu entries from %s\n", table.size(), a.tuning.c_str());
+      kb::gemv::set_table(std::move(table), a.tuning);
+    }
 
     // One decoder per combination of the --moe-early and --attn-cluster values.
     struct Variant {
@@ -447,6 +475,51 @@ int main(int argc, char** argv) {
                     saved, n ? saved / n : 0.0, saved > 0 ? bytes / (saved * 1e-6) / 1e9 : 0.0);
       }
     }
+    // A projection run by each named configuration: a decode-table entry
+    // for its shape alone while the step is captured again.
+    auto by_kernel = [&](const char* what, int64_t rows, int64_t cols,
+                         const std::vector<std::string>& names) {
+      namespace gemv = kb::gemv;
+      dec::Decoder& d = *ds[0];
+      const bool i8 = a.type == dec::WeightType::int8;
+      const std::vector<gemv::TableEntry> saved = gemv::installed_table();
+      const gemv::Choice base = gemv::choose(i8, rows, cols, 1, gemv::Use::decode);
+      std::vector<dec::Decoder::GraphExec> graphs;
+      for (const auto& name : names) {
+        gemv::TableEntry e;
+        e.bucket.int8 = i8;
+        e.bucket.use = gemv::Use::decode;
+        e.bucket.rows_min = e.bucket.rows_max = rows;
+        e.bucket.row_bytes_min = e.bucket.row_bytes_max = cols * (i8 ? 1 : 2);
+        e.kernel = *gemv::parse_kernel(name);
+        e.origin = "--qkv-kernels / --o-kernels";
+        std::vector<gemv::TableEntry> t = saved;
+        t.insert(t.begin(), e);
+        gemv::set_table(t, e.origin);
+        graphs.push_back(d.capture_step_without({}));
+      }
+      gemv::set_table(saved);
+      std::vector<double> full;
+      std::vector<std::vector<double>> us(graphs.size());
+      for (int round = 0; round < a.ab_rounds; ++round) {
+        full.push_back(graph_step_us(d));
+        for (size_t i = 0; i < graphs.size(); ++i)
+          us[i].push_back(graph_step_us(d, graphs[i].get()));
+      }
+      const double f = kb::quantile(full, 0.5);
+      std::printf(
+          "\n%s projection (%lldx%lld) by configuration, step medians of %d rounds of %d "
+          "replays, interleaved; the decoder's own (%s): %.1f us\n",
+          what, (long long)rows, (long long)cols, a.ab_rounds, a.reps,
+          gemv::kernel_name(base.config.kernel).c_str(), f);
+      for (size_t i = 0; i < graphs.size(); ++i) {
+        const double m = kb::quantile(us[i], 0.5);
+        std::printf("  %-14s %8.1f us (%+.1f us, %+.2f%%)\n", names[i].c_str(), m, m - f,
+                    100 * (m - f) / f);
+      }
+    };
+    if (!a.qkv_kernels.empty()) by_kernel("qkv", c.qkv_rows(), c.dim, a.qkv_kernels);
+    if (!a.o_kernels.empty()) by_kernel("o", c.dim, c.q_size(), a.o_kernels);
     if (c.moe()) {
       KB_CUDA_CHECK(cudaEventDestroy(e0));
       KB_CUDA_CHECK(cudaEventDestroy(e1));
