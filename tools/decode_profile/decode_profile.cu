@@ -425,6 +425,18 @@ int main(int argc, char** argv) {
                     name(0).c_str(), m1 - m0, 100 * (m1 - m0) / m0);
       }
     }
+    // Step graphs of decoder d timed against its own step, interleaved:
+    // --ab-rounds rounds of the whole step (into `full`), then each graph.
+    auto against_the_step = [&](dec::Decoder& d, const std::vector<dec::Decoder::GraphExec>& graphs,
+                                std::vector<double>& full) {
+      std::vector<std::vector<double>> us(graphs.size());
+      for (int round = 0; round < a.ab_rounds; ++round) {
+        full.push_back(graph_step_us(d));
+        for (size_t i = 0; i < graphs.size(); ++i)
+          us[i].push_back(graph_step_us(d, graphs[i].get()));
+      }
+      return us;
+    };
     if (a.omit_each) {
       // What each kernel costs inside the graph: steps without it, timed
       // interleaved with the whole step (the full graph advances the cache
@@ -450,12 +462,7 @@ int main(int argc, char** argv) {
       std::vector<dec::Decoder::GraphExec> graphs;
       for (const auto& v : variants) graphs.push_back(d.capture_step_without(v.second));
       std::vector<double> full;
-      std::vector<std::vector<double>> us(variants.size());
-      for (int round = 0; round < a.ab_rounds; ++round) {
-        full.push_back(graph_step_us(d));
-        for (size_t i = 0; i < variants.size(); ++i)
-          us[i].push_back(graph_step_us(d, graphs[i].get()));
-      }
+      const auto us = against_the_step(d, graphs, full);
       const double f = kb::quantile(full, 0.5);
       std::printf(
           "\nin-graph cost at pos %d (step without the kernel vs the whole step, medians of %d "
@@ -498,14 +505,9 @@ int main(int argc, char** argv) {
         gemv::set_table(t, e.origin);
         graphs.push_back(d.capture_step_without({}));
       }
-      gemv::set_table(saved);
+      gemv::set_table(saved, a.tuning);
       std::vector<double> full;
-      std::vector<std::vector<double>> us(graphs.size());
-      for (int round = 0; round < a.ab_rounds; ++round) {
-        full.push_back(graph_step_us(d));
-        for (size_t i = 0; i < graphs.size(); ++i)
-          us[i].push_back(graph_step_us(d, graphs[i].get()));
-      }
+      const auto us = against_the_step(d, graphs, full);
       const double f = kb::quantile(full, 0.5);
       std::printf(
           "\n%s projection (%lldx%lld) by configuration, step medians of %d rounds of %d "
