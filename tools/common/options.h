@@ -1,9 +1,11 @@
 // The profilers' command lines: "--key value" pairs, one loop for all.
 #pragma once
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 namespace kb::tools {
 
@@ -25,6 +27,18 @@ template <typename Usage>
 bool flag_01(const std::string& key, const std::string& value, Usage usage) {
   if (value != "0" && value != "1") usage(key + ": 0 or 1");
   return value == "1";
+}
+
+// The items of a comma-separated value, in order; an empty item (a stray
+// comma) is kept, so that the caller refuses it.
+inline std::vector<std::string> comma_items(const std::string& value) {
+  std::vector<std::string> out;
+  for (size_t at = 0; at <= value.size();) {
+    const size_t comma = std::min(value.find(',', at), value.size());
+    out.push_back(value.substr(at, comma - at));
+    at = comma + 1;
+  }
+  return out;
 }
 
 // Prints `why`, then "usage: " and the usage line, to stderr and exits with

@@ -105,11 +105,8 @@ struct Args {
 // "0", "1" or "0,1".
 std::vector<bool> flags(const std::string& k, const std::string& v) {
   std::vector<bool> out;
-  for (size_t at = 0; at <= v.size();) {
-    const size_t comma = std::min(v.find(',', at), v.size());
-    out.push_back(kb::tools::flag_01(k, v.substr(at, comma - at), usage));
-    at = comma + 1;
-  }
+  for (const std::string& item : kb::tools::comma_items(v))
+    out.push_back(kb::tools::flag_01(k, item, usage));
   if (out.size() > 2) usage(k + ": one value or two (0,1)");
   return out;
 }
@@ -158,12 +155,9 @@ Args parse(int argc, char** argv) {
         else if (k == "--attn-cluster") {
           a.attn_cluster = flags(k, v);
         } else if (k == "--qkv-kernels" || k == "--o-kernels") {
-          for (size_t at = 0; at <= v.size();) {
-            const size_t comma = std::min(v.find(',', at), v.size());
-            const std::string name = v.substr(at, comma - at);
+          for (const std::string& name : kb::tools::comma_items(v)) {
             if (!kb::gemv::parse_kernel(name)) usage(k + ": no kernel named " + name);
             (k == "--qkv-kernels" ? a.qkv_kernels : a.o_kernels).push_back(name);
-            at = comma + 1;
           }
         } else if (k == "--tuning") {
           a.tuning = v;
