@@ -586,15 +586,13 @@ __global__ void __launch_bounds__(kRouteThreads) route_kernel(RouteArgs a) {
   RouteRaw<kInt8> pre[kRouteUnroll];
   const bool has_pre = slot < slots && slot < a.n_experts;
   if (has_pre) route_load<kInt8>(a.w, slot, a.dim, first, stride, pre);
-  {
+  // The registers hold every weight where each expert has a slot of its own
+  // and a row is one pass of its lanes; else the weights also go into L2.
+  if (a.n_experts > slots || a.dim / 8 > kRouteUnroll * stride) {
     const int64_t bytes = int64_t(a.n_experts) * a.dim * (kInt8 ? 1 : 2);
-    const int64_t in_regs = int64_t(slots) * stride * kRouteUnroll * (kInt8 ? 8 : 16);
-    if (bytes > in_regs) {  // more than the registers hold: the rest into L2
-      const char* wb = static_cast<const char*>(a.w);
-      for (int64_t off = int64_t(threadIdx.x) * 128; off < bytes;
-           off += int64_t(kRouteThreads) * 128)
-        asm volatile("prefetch.global.L2 [%0];" ::"l"(wb + off));
-    }
+    const char* wb = static_cast<const char*>(a.w);
+    for (int64_t off = int64_t(threadIdx.x) * 128; off < bytes; off += int64_t(kRouteThreads) * 128)
+      asm volatile("prefetch.global.L2 [%0];" ::"l"(wb + off));
   }
   // The gather kernel that follows waits for this grid before reading the ids.
   let_next_grid_launch();
