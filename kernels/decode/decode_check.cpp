@@ -56,6 +56,7 @@ DecodeCheck check_against_reference(const ModelConfig& c, WeightType t,
   dopt.pdl = o.pdl;
   dopt.route_fault = o.route_fault;
   dopt.moe_combine_early = o.moe_combine_early;
+  dopt.moe_route_parallel = o.moe_route_parallel;
   dopt.prompt.clear();
   for (int32_t id : o.prompt) dopt.prompt.push_back(((id % c.vocab) + c.vocab) % c.vocab);
   const int prompt_len = static_cast<int>(dopt.prompt.size());
@@ -71,7 +72,8 @@ DecodeCheck check_against_reference(const ModelConfig& c, WeightType t,
   d.reset(st.s);
   const std::string where = c.name + " " + weight_type_name(t) + (o.graph ? " graph" : " eager") +
                             (o.prefill ? " prefill" : "") +
-                            (c.moe() && o.moe_combine_early ? " combine-early" : "");
+                            (c.moe() && o.moe_combine_early ? " combine-early" : "") +
+                            (c.moe() && !o.moe_route_parallel ? " router-in-chain" : "");
   // MoE: the CPU step at `pos` follows the GPU's routing of that position
   // where it is a near tie (RefDecoder::prefer_routing); afterwards the
   // router logits of every layer must agree and no choice may be refused.

@@ -54,6 +54,7 @@ struct ReferenceCheckOptions {
   double route_tie_tol = 2e-2;
   int route_fault = 0;             // DecoderOptions::route_fault (tests: the check must fail)
   bool moe_combine_early = false;  // DecoderOptions::moe_combine_early
+  bool moe_route_parallel = true;  // DecoderOptions::moe_route_parallel
 };
 
 DecodeCheck check_against_reference(const ModelConfig& c, WeightType t,

@@ -9,6 +9,7 @@
 
 #include "kernels/common/cuda_check.h"
 #include "kernels/common/pdl.cuh"
+#include "kernels/common/route_choice.cuh"
 #include "kernels/common/warp.cuh"
 #include "kernels/decode/decode_kernels.h"
 #include "kernels/decode/weight_init.h"
@@ -629,40 +630,84 @@ __global__ void __launch_bounds__(kRouteThreads) route_kernel(RouteArgs a) {
   if (threadIdx.x == 0) route_pick(s_logit, a);
 }
 
+// Softmax over all experts, renormalized over the chosen = softmax over the
+// chosen of r·logit.
+__device__ void route_weights(const float (&chosen)[2], int top, float r, float* weights) {
+  float p[2], sum = 0.f;
+  for (int j = 0; j < top; ++j) sum += (p[j] = __expf(r * (chosen[j] - chosen[0])));
+  for (int j = 0; j < top; ++j) weights[j] = p[j] / sum;
+}
+
 // Thread 0 of the router's block: the top `a.top` of `logit`, their
 // renormalized softmax weights, the history (RouteArgs).
 __device__ void route_pick(const float* s_logit, const RouteArgs& a) {
-  // Ranks 0..top (one beyond the choice, for fault 1): the larger logit, the lower id on a tie.
-  int rank[3] = {-1, -1, -1};
-  const int want = min(a.top + 1, a.n_experts);
-  for (int j = 0; j < want; ++j) {
-    int best = -1;
-    for (int e = 0; e < a.n_experts; ++e) {
-      bool taken = false;
-      for (int i = 0; i < j; ++i) taken |= rank[i] == e;
-      if (!taken && (best < 0 || s_logit[e] > s_logit[best])) best = e;
-    }
-    rank[j] = best;
-  }
-  int ids[2] = {rank[0], a.top > 1 ? rank[1] : -1};
-  if (a.fault == 1 && want > a.top) ids[a.top - 1] = rank[a.top];
-  // softmax over all experts, then renormalized over the chosen = softmax over the chosen.
-  const float m = s_logit[ids[0]];
-  float p[2], sum = 0.f;
-  for (int j = 0; j < a.top; ++j) sum += (p[j] = __expf(s_logit[ids[j]] - m));
-  if (a.fault == 2) ids[0] = a.n_experts;
-  for (int j = 0; j < a.top; ++j) {
-    a.ids[j] = ids[j];
-    a.weights[j] = p[j] / sum;
-  }
+  const RouteChoice c = route_choose(s_logit, a.n_experts, a.top, a.fault);
+  for (int j = 0; j < a.top; ++j) a.ids[j] = c.ids[j];
+  route_weights(c.chosen, a.top, 1.f, a.weights);
   const int pos = *a.pos;
   if (pos >= 0 && pos < a.capacity) {
     if (a.hist_logits)
       for (int e = 0; e < a.n_experts; ++e)
         a.hist_logits[int64_t(pos) * a.hist_stride + e] = s_logit[e];
     if (a.hist_ids)
-      for (int j = 0; j < a.top; ++j) a.hist_ids[int64_t(pos) * a.hist_stride + j] = ids[j];
+      for (int j = 0; j < a.top; ++j) a.hist_ids[int64_t(pos) * a.hist_stride + j] = c.ids[j];
   }
+}
+
+// ---------------------------------------------------------------- the router beside o
+
+// F[e, k] = sum_n W[e, n] · so[n] · Wo[n, k] (fp32, n in order): thread k of
+// block (k / 256, e). A setup kernel (once per layer).
+template <bool kInt8>
+__global__ void __launch_bounds__(256)
+    route_fold_kernel(const void* w, const void* wo, const bf16* so, int dim, int q, float* fold) {
+  const int k = blockIdx.x * blockDim.x + threadIdx.x, e = blockIdx.y;
+  if (k >= q) return;
+  using T = std::conditional_t<kInt8, int8_t, bf16>;
+  const T* wr = static_cast<const T*>(w) + int64_t(e) * dim;
+  const T* wc = static_cast<const T*>(wo) + k;
+  auto f = [](T v) {
+    if constexpr (kInt8)
+      return static_cast<float>(v);
+    else
+      return __bfloat162float(v);
+  };
+  float acc = 0.f;
+#pragma unroll 8
+  for (int n = 0; n < dim; ++n)
+    acc = fmaf(f(wr[n]) * (so ? __bfloat162float(so[n]) : 1.f), f(wc[int64_t(n) * q]), acc);
+  fold[int64_t(e) * q + k] = acc;
+}
+
+// moe_route_finish: r from y (256 threads, the squares added in a fixed
+// order), the weights of the chosen, r·l into the history.
+constexpr int kFinishThreads = 256;
+__global__ void __launch_bounds__(kFinishThreads) route_finish_kernel(RouteFinishArgs a) {
+  __shared__ float s_ss[kFinishThreads / 32];
+  __shared__ float s_r;
+  const uint4* yv = reinterpret_cast<const uint4*>(a.y);
+  float ss = 0.f;
+  for (int i = threadIdx.x; i < a.dim / 8; i += kFinishThreads) {
+    float f[8];
+    unpack8(yv[i], f);
+#pragma unroll
+    for (int k = 0; k < 8; ++k) ss = fmaf(f[k], f[k], ss);
+  }
+  ss = warp_sum(ss);
+  if (threadIdx.x % 32 == 0) s_ss[threadIdx.x / 32] = ss;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    float t = 0.f;
+    for (int w = 0; w < kFinishThreads / 32; ++w) t += s_ss[w];  // fixed order
+    const float r = rsqrtf(t / a.dim + a.eps);
+    s_r = r;
+    const float chosen[2] = {a.logits[a.n_experts], a.top > 1 ? a.logits[a.n_experts + 1] : 0.f};
+    route_weights(chosen, a.top, r, a.weights);
+  }
+  __syncthreads();
+  const int pos = *a.pos;
+  if (a.hist_logits && threadIdx.x < a.n_experts && pos >= 0 && pos < a.capacity)
+    a.hist_logits[int64_t(pos) * a.hist_stride + threadIdx.x] = s_r * a.logits[threadIdx.x];
 }
 
 // ---------------------------------------------------------------- sample
@@ -847,6 +892,31 @@ void moe_route(const RouteArgs& a, cudaStream_t stream) {
     launch_maybe_pdl(a.pdl, route_kernel<true>, dim3(1), dim3(kRouteThreads), stream, a);
   else
     launch_maybe_pdl(a.pdl, route_kernel<false>, dim3(1), dim3(kRouteThreads), stream, a);
+}
+
+void moe_route_fold(bool int8, const void* w, const void* wo, const bf16* wo_scale, int n_experts,
+                    int dim, int q_size, float* fold, cudaStream_t stream) {
+  require(w && wo && fold, "moe_route_fold: null pointer");
+  require(n_experts >= 1 && n_experts <= kMaxExperts && dim > 0 && q_size > 0,
+          "moe_route_fold: bad shape");
+  const dim3 grid((q_size + 255) / 256, n_experts);
+  if (int8)
+    route_fold_kernel<true><<<grid, 256, 0, stream>>>(w, wo, wo_scale, dim, q_size, fold);
+  else
+    route_fold_kernel<false><<<grid, 256, 0, stream>>>(w, wo, nullptr, dim, q_size, fold);
+  KB_CHECK_LAUNCH();
+}
+
+void moe_route_finish(const RouteFinishArgs& a, cudaStream_t stream) {
+  require(a.y && a.logits && a.weights && a.pos, "moe_route_finish: null pointer");
+  require(a.dim > 0 && a.dim % 8 == 0, "moe_route_finish: dim must be a positive multiple of 8");
+  require(a.n_experts >= 1 && a.n_experts <= kMaxExperts && a.top >= 1 && a.top <= 2 &&
+              a.top <= a.n_experts,
+          "moe_route_finish: 1..64 experts, top 1 or 2");
+  require(!a.hist_logits || a.hist_stride >= a.n_experts,
+          "moe_route_finish: hist_stride below the experts");
+  route_finish_kernel<<<1, kFinishThreads, 0, stream>>>(a);
+  KB_CHECK_LAUNCH();
 }
 
 int sample_blocks(int vocab) { return (vocab + kSamplePerBlock - 1) / kSamplePerBlock; }

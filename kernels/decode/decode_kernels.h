@@ -140,6 +140,42 @@ struct RouteArgs {
 };
 void moe_route(const RouteArgs& a, cudaStream_t stream);
 
+// ---- the router beside the o projection (DecoderOptions::moe_route_parallel) ----
+// The router needs y = x + Wo·a (the o projection's output, with the int8
+// row scales so: y = x + so ⊙ (Wo·a)), but only linearly:
+//   W[e]·y = W[e]·x + F[e]·a,   F = W · diag(so) · Wo   ([n_experts, q_size], fp32),
+// and the RMSNorm factor r = rsqrt(mean(y²) + eps) > 0 scales every logit
+// alike, so the choice of experts does not depend on it. The o projection's
+// grid therefore carries router blocks (gemv::RouteBlocks) that pick the
+// experts from x (the layer's input) and a (the attention's output, the o
+// projection's own input) while its other blocks stream Wo, and
+// moe_route_finish, once y exists, takes r for the weights and the logits
+// the checks keep. (The logits differ from the router's on y only by y's
+// rounding to bf16 and the order of the sums: the checks' near-tie rule.)
+//
+// moe_route_fold: F = W · diag(so) · Wo for one layer (setup): W [n_experts,
+// dim] (int8 or bf16 as stored), so [dim] (int8: Wo's row scales; bf16:
+// nullptr = 1), Wo [dim, q_size] as stored, F fp32 out.
+void moe_route_fold(bool int8, const void* w, const void* wo, const bf16* wo_scale, int n_experts,
+                    int dim, int q_size, float* fold, cudaStream_t stream);
+
+// moe_route_finish: one block beside the gate/up gather; `logits` are the
+// router blocks' (gemv::RouteBlocks::logits: [n_experts] without r, then the
+// chosen ones').
+struct RouteFinishArgs {
+  const bf16* y = nullptr;  // the o projection's output (the MoE block's input)
+  int dim = 0;
+  float eps = 1e-5f;
+  int n_experts = 0, top = 0;
+  const float* logits = nullptr;  // the router blocks' [n_experts + top]
+  float* weights = nullptr;       // out [top]: softmax of r·l over the chosen
+  const int32_t* pos = nullptr;
+  int capacity = 0;
+  float* hist_logits = nullptr;  // r·l, as RouteArgs
+  int hist_stride = 0;
+};
+void moe_route_finish(const RouteFinishArgs& a, cudaStream_t stream);
+
 // ---- next token ----
 struct SampleArgs {
   const bf16* raw_logits = nullptr;  // Wout · x, [vocab]

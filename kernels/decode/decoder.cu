@@ -56,6 +56,7 @@ size_t Decoder::layout(uint8_t* base) {
       L.router = linear_w(c.n_experts, c.dim);
       L.experts_gate_up = linear_w(int64_t(c.n_experts) * 2 * c.ffn, c.dim);
       L.experts_down = linear_w(int64_t(c.n_experts) * c.dim, c.ffn);
+      L.route_fold = reinterpret_cast<float*>(take(size_t(c.n_experts) * c.q_size() * 4));
     } else {
       L.gate_up = linear_w(2 * int64_t(c.ffn), c.dim);
       L.down = linear_w(c.dim, c.ffn);
@@ -97,6 +98,12 @@ size_t Decoder::layout(uint8_t* base) {
     const size_t hist = size_t(capacity()) * c.n_layers * c.n_experts;
     hist_logits_ = reinterpret_cast<float*>(take(hist * 4));
     hist_ids_ = reinterpret_cast<int32_t*>(take(hist * 4));
+    xm_ = reinterpret_cast<bf16*>(take(size_t(c.dim) * 2));
+    route_l_ =
+        reinterpret_cast<float*>(take(size_t(c.n_layers) * (c.n_experts + c.top_experts) * 4));
+    route_partial_ = reinterpret_cast<float*>(
+        take(size_t(gemv::route_blocks(c.dim, c.q_size())) * c.n_experts * 4));
+    route_counter_ = reinterpret_cast<unsigned int*>(take(4));
   }
   return off;
 }
@@ -160,6 +167,14 @@ Decoder::Decoder(const ModelConfig& c, WeightType t, const DecoderOptions& o)
   arena_ = DeviceBuffer<uint8_t>(need);
   layout(arena_.get());
 
+  // The router beside the o projection needs the general kernel there.
+  parallel_ =
+      c.moe() && o.moe_route_parallel && gemv::carries_route_blocks(step_config(t, c.dim, c.q_size()));
+  if (parallel_) {
+    KB_CUDA_CHECK(cudaStreamCreateWithFlags(&side_, cudaStreamNonBlocking));
+    for (cudaEvent_t* e : {&ev_o_, &ev_finish_})
+      KB_CUDA_CHECK(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
+  }
   cudaStream_t s = nullptr;
   KB_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   try {
@@ -178,6 +193,7 @@ Decoder::Decoder(const ModelConfig& c, WeightType t, const DecoderOptions& o)
       const size_t routes = size_t(c.n_layers) * c.top_experts * 4;
       KB_CUDA_CHECK(cudaMemsetAsync(route_ids_, 0xFF, routes, s));
       KB_CUDA_CHECK(cudaMemsetAsync(route_w_, 0xFF, routes, s));
+      KB_CUDA_CHECK(cudaMemsetAsync(route_counter_, 0, 4, s));
     }
     KB_CUDA_CHECK(cudaMemcpyAsync(prompt_, opt_.prompt.data(), opt_.prompt.size() * 4,
                                   cudaMemcpyHostToDevice, s));
@@ -207,6 +223,9 @@ Decoder::~Decoder() {
   if (graph_) cudaGraphDestroy(graph_);
   if (pf_exec_) cudaGraphExecDestroy(pf_exec_);
   if (pf_graph_) cudaGraphDestroy(pf_graph_);
+  for (cudaEvent_t e : {ev_o_, ev_finish_})
+    if (e) cudaEventDestroy(e);
+  if (side_) cudaStreamDestroy(side_);
 }
 
 void Decoder::fill_weights(cudaStream_t s) {
@@ -229,6 +248,9 @@ void Decoder::fill_weights(cudaStream_t s) {
       fill(layers_[i].router, moe_tensor(i, kRouter));
       fill(layers_[i].experts_gate_up, moe_tensor(i, kExpertsGateUp));
       fill(layers_[i].experts_down, moe_tensor(i, kExpertsDown));
+      const LayerW& L = layers_[i];
+      moe_route_fold(wt_ == WeightType::int8, L.router.w, L.wo.w, L.wo.scale, c.n_experts, c.dim,
+                     c.q_size(), L.route_fold, s);
     } else {
       fill(layers_[i].gate_up, layer_tensor(i, kGateUp));
       fill(layers_[i].down, layer_tensor(i, kDown));
@@ -237,12 +259,16 @@ void Decoder::fill_weights(cudaStream_t s) {
   fill(output_, kOutputTensor);
 }
 
-void Decoder::gemv(const LinearW& w, const bf16* x, bf16* y, const bf16* residual,
-                   cudaStream_t s) const {
+gemv::Config Decoder::step_config(WeightType t, int64_t rows, int64_t cols) const {
+  return gemv::choose(t == WeightType::int8, rows, cols, 1,
+                      opt_.tensor_core_gemv ? gemv::Use::standalone : gemv::Use::decode)
+      .config;
+}
+
+void Decoder::gemv(const LinearW& w, const bf16* x, bf16* y, const bf16* residual, cudaStream_t s,
+                   const gemv::RouteBlocks* route) const {
   const bool int8 = wt_ == WeightType::int8;
-  gemv::Config c = gemv::choose(int8, w.rows, w.cols, 1,
-                                opt_.tensor_core_gemv ? gemv::Use::standalone : gemv::Use::decode)
-                       .config;
+  gemv::Config c = step_config(wt_, w.rows, w.cols);
   c.pdl = opt_.pdl;
   gemv::Operands op;
   op.int8 = int8;
@@ -253,6 +279,7 @@ void Decoder::gemv(const LinearW& w, const bf16* x, bf16* y, const bf16* residua
   op.N = w.rows;
   op.K = w.cols;
   op.residual = residual;
+  op.route = route;
   gemv::launch(op, c, s);
 }
 
@@ -313,49 +340,106 @@ SampleArgs Decoder::sample_args() const {
 
 // The MoE block of `layer` on x (after the attention's residual add):
 // route, both experts' gate/up with the SwiGLU, both experts' down with
-// the weighted sum and the residual.
+// the weighted sum and the residual. With moe_route_parallel the o
+// projection's grid picked the experts (enqueue_o_and_route) and `xin`, its
+// output, is this block's input; else xin is x_ and the router runs here.
 template <typename Mark>
 void Decoder::enqueue_moe(int layer, cudaStream_t s, Mark&& mark) {
   const auto& c = cfg_;
   const LayerW& L = layers_[layer];
   const bool int8 = wt_ == WeightType::int8;
   const int k = c.top_experts;
-  RouteArgs ra;
-  ra.w = L.router.w;
-  ra.scale = L.router.scale;
-  ra.x = x_;
-  ra.dim = c.dim;
-  ra.eps = c.norm_eps;
-  ra.n_experts = c.n_experts;
-  ra.top = k;
-  ra.ids = route_ids_ + layer * k;
-  ra.weights = route_w_ + layer * k;
-  ra.pos = pos_;
-  ra.capacity = capacity();
-  ra.hist_stride = c.n_layers * c.n_experts;
-  ra.hist_logits = hist_logits_ + layer * c.n_experts;
-  ra.hist_ids = hist_ids_ + layer * c.n_experts;
-  ra.fault = opt_.route_fault == 3 ? 0 : opt_.route_fault;
-  ra.pdl = opt_.pdl;
-  run("moe_route", layer, mark, [&] { moe_route(ra, s); });
+  const bool parallel = parallel_route();
+  const bf16* xin = parallel ? xm_ : x_;
+  if (!parallel) {
+    RouteArgs ra;
+    ra.w = L.router.w;
+    ra.scale = L.router.scale;
+    ra.x = x_;
+    ra.dim = c.dim;
+    ra.eps = c.norm_eps;
+    ra.n_experts = c.n_experts;
+    ra.top = k;
+    ra.ids = route_ids_ + layer * k;
+    ra.weights = route_w_ + layer * k;
+    ra.pos = pos_;
+    ra.capacity = capacity();
+    ra.hist_stride = c.n_layers * c.n_experts;
+    ra.hist_logits = hist_logits_ + layer * c.n_experts;
+    ra.hist_ids = hist_ids_ + layer * c.n_experts;
+    ra.fault = opt_.route_fault == 3 ? 0 : opt_.route_fault;
+    ra.pdl = opt_.pdl;
+    run("moe_route", layer, mark, [&] { moe_route(ra, s); });
+  }
   // The router is the only writer of this layer's ids and weights; the
   // gather reads them, and waits for the router (griddepcontrol.wait, its
   // ids not ready) before it lets the combine launch. So when the combine
   // can launch they are complete: it may read them before its own wait
   // (moe_combine_early), and stream its first weights during the gather's
-  // tail.
+  // tail. (Not so with moe_route_parallel: route_finish writes the weights
+  // beside the gather.)
   run("gather_gate_up_swiglu", layer, mark, [&] {
-    gemv::gather_gemv_swiglu(int8, L.experts_gate_up.w, L.experts_gate_up.scale, ra.ids, k,
-                             c.n_experts, x_, moe_h_, c.ffn, c.dim, c.norm_eps, s, opt_.pdl,
+    gemv::gather_gemv_swiglu(int8, L.experts_gate_up.w, L.experts_gate_up.scale,
+                             route_ids_ + layer * k, k, c.n_experts, xin, moe_h_, c.ffn, c.dim,
+                             c.norm_eps, s, opt_.pdl,
                              opt_.moe_swiglu_config ? &*opt_.moe_swiglu_config : nullptr);
   });
+  if (parallel) KB_CUDA_CHECK(cudaStreamWaitEvent(s, ev_finish_, 0));  // the weights
   const int combine_layer = opt_.route_fault == 3 ? (layer + 1) % c.n_layers : layer;
   run("gather_down_combine_residual", layer, mark, [&] {
-    gemv::gather_gemv_combine(
-        int8, L.experts_down.w, L.experts_down.scale, route_ids_ + combine_layer * k,
-        route_w_ + combine_layer * k, k, c.n_experts, moe_h_, x_, c.dim, c.ffn, x_, s, opt_.pdl,
-        opt_.moe_down_config ? &*opt_.moe_down_config : nullptr, opt_.moe_combine_early);
+    gemv::gather_gemv_combine(int8, L.experts_down.w, L.experts_down.scale,
+                              route_ids_ + combine_layer * k, route_w_ + combine_layer * k, k,
+                              c.n_experts, moe_h_, x_, c.dim, c.ffn, xin, s, opt_.pdl,
+                              opt_.moe_down_config ? &*opt_.moe_down_config : nullptr,
+                              opt_.moe_combine_early && !parallel);
   });
+}
+
+// moe_route_parallel: the o projection of `layer` (into xm_) carrying the
+// router blocks (gemv::RouteBlocks: the ids from x_, the layer's input, and
+// att_), then moe_route_finish on side_ once it is complete (r from xm_, the
+// weights, the history's logits); enqueue_moe waits for it before the
+// combine.
+template <typename Mark>
+void Decoder::enqueue_o_and_route(int layer, cudaStream_t s, Mark&& mark) {
+  const auto& c = cfg_;
+  const LayerW& L = layers_[layer];
+  const int k = c.top_experts;
+  gemv::RouteBlocks rb;
+  rb.w = L.router.w;
+  rb.scale = L.router.scale;
+  rb.x = x_;
+  rb.fold = L.route_fold;
+  rb.dim = c.dim;
+  rb.q = c.q_size();
+  rb.E = c.n_experts;
+  rb.top = k;
+  rb.ids = route_ids_ + layer * k;
+  rb.logits = route_l_ + layer * (c.n_experts + k);
+  rb.partial = route_partial_;
+  rb.counter = route_counter_;
+  rb.pos = pos_;
+  rb.capacity = capacity();
+  rb.hist_ids = hist_ids_ + layer * c.n_experts;
+  rb.hist_stride = c.n_layers * c.n_experts;
+  rb.fault = opt_.route_fault == 3 ? 0 : opt_.route_fault;
+  run("gemv_o_residual", layer, mark, [&] { gemv(L.wo, att_, xm_, x_, s, &rb); });
+  KB_CUDA_CHECK(cudaEventRecord(ev_o_, s));
+  KB_CUDA_CHECK(cudaStreamWaitEvent(side_, ev_o_, 0));
+  RouteFinishArgs fa;
+  fa.y = xm_;
+  fa.dim = c.dim;
+  fa.eps = c.norm_eps;
+  fa.n_experts = c.n_experts;
+  fa.top = k;
+  fa.logits = rb.logits;
+  fa.weights = route_w_ + layer * k;
+  fa.pos = pos_;
+  fa.capacity = capacity();
+  fa.hist_logits = hist_logits_ + layer * c.n_experts;
+  fa.hist_stride = c.n_layers * c.n_experts;
+  run("moe_route_finish", layer, mark, [&] { moe_route_finish(fa, side_); });
+  KB_CUDA_CHECK(cudaEventRecord(ev_finish_, side_));
 }
 
 template <typename Mark>
@@ -367,7 +451,10 @@ void Decoder::enqueue_step(cudaStream_t s, Mark&& mark, bool lm_head) {
     const LayerW& L = layers_[l];
     run("gemv_qkv", l, mark, [&] { gemv(L.qkv, x_, qkv_, nullptr, s); });
     run("attention", l, mark, [&] { attention(attention_args(l), s); });
-    run("gemv_o_residual", l, mark, [&] { gemv(L.wo, att_, x_, x_, s); });
+    if (parallel_route())
+      enqueue_o_and_route(l, s, mark);
+    else
+      run("gemv_o_residual", l, mark, [&] { gemv(L.wo, att_, x_, x_, s); });
     if (c.moe()) {  // its down projection, weighted sum and residual included
       enqueue_moe(l, s, mark);
       continue;
@@ -448,11 +535,17 @@ void Decoder::enqueue_prefill(cudaStream_t s) {
 
 int Decoder::prefill_nodes(const ModelConfig& c, int prompt_len, bool fuse_swiglu) {
   const int P = prompt_len;
-  if (c.moe()) return 1 + P * (kernels_per_step(c) - 1) + 1;
+  if (c.moe()) return 1 + P * (kernels_per_step(c, fuse_swiglu) - 1) + 1;
   const int chunks = (P + gemv::kMaxTokens - 1) / gemv::kMaxTokens;
   // reset; per chunk: the embeds and, per layer, 4 gemvs; per token and
   // layer an attention (and a silu_mul unfused); the copy, the LM head, the sampler.
   return 1 + P + chunks * 4 * c.n_layers + (fuse_swiglu ? 1 : 2) * P * c.n_layers + 3;
+}
+
+int Decoder::prefill_chain_nodes(const ModelConfig& c, int prompt_len, bool fuse_swiglu,
+                                 bool moe_parallel) {
+  const int side = c.moe() && moe_parallel ? c.n_layers * prompt_len : 0;
+  return prefill_nodes(c, prompt_len, fuse_swiglu) - side;
 }
 
 void Decoder::prefill(cudaStream_t s, bool eager) {

@@ -74,6 +74,16 @@ struct DecoderOptions {
   // the combine launch). Off by measurement: on, the graph step was 0.6%
   // slower (H100, 2026-11-26, docs/notes/decode.md).
   bool moe_combine_early = false;
+  // On: the router runs beside the o projection (moe_route_early, from the
+  // layer's input and the attention's output through the fold F = Wr ·
+  // diag(so) · Wo, decode_kernels.h) and moe_route_finish takes r and the
+  // weights beside the gate/up gather: neither is on the chain of kernels
+  // that each wait for the one before (5 a layer instead of 6). The o
+  // projection then writes the MoE block's input to a buffer of its own.
+  // The combine reads its weights after its wait (moe_combine_early is
+  // ignored: route_finish writes them beside the gather). Measured in
+  // docs/notes/decode.md.
+  bool moe_route_parallel = true;
   // Tests only: 1 wrong routing, 2 id out of range (RouteArgs::fault); 3 the
   // combine reads the next layer's ids and weights (a wrong read of a right
   // routing, as a stale early read would be; no fault with one layer).
@@ -96,8 +106,16 @@ class Decoder {
   // Device bytes a decoder needs: weights + KV cache + step buffers.
   static size_t device_bytes(const ModelConfig& c, WeightType t, int max_seq);
   // Kernels per step when every gemv is one kernel (the graph's node count then).
+  // (A MoE layer: 6 either way; with moe_route_parallel the router is the
+  // o projection's router blocks and moe_route_finish runs beside the chain.)
   static int kernels_per_step(const ModelConfig& c, bool fuse_swiglu = true) {
     return (c.moe() || !fuse_swiglu ? 6 : 5) * c.n_layers + 3;
+  }
+  // Of those, the kernels that each wait for the one before (the roofline's
+  // launches): all but moe_route_finish beside the chain (moe_route_parallel).
+  static int chain_kernels_per_step(const ModelConfig& c, bool fuse_swiglu = true,
+                                    bool moe_parallel = true) {
+    return kernels_per_step(c, fuse_swiglu) - (c.moe() && moe_parallel ? c.n_layers : 0);
   }
 
   // Allocates (after checking free memory: a model that does not fit throws
@@ -125,6 +143,9 @@ class Decoder {
   // to its own experts, as gpt-fast's MoE prefill reads them per token):
   // reset, then per token the step's kernels, the LM head only for the last.
   static int prefill_nodes(const ModelConfig& c, int prompt_len, bool fuse_swiglu = true);
+  // Of those, the kernels on the chain (chain_kernels_per_step).
+  static int prefill_chain_nodes(const ModelConfig& c, int prompt_len, bool fuse_swiglu = true,
+                                 bool moe_parallel = true);
   // One step, eager (every kernel launched on `s`).
   void step(cudaStream_t s);
   // One step, as a replay of the captured graph.
@@ -170,6 +191,9 @@ class Decoder {
   const std::vector<int32_t>& prompt() const { return opt_.prompt; }
   int attention_splits() const { return splits_; }
   bool attention_cluster() const { return cluster_; }
+  // The router beside the o projection (DecoderOptions::moe_route_parallel,
+  // where the o projection's kernel carries router blocks).
+  bool route_parallel() const { return parallel_; }
 
  private:
   struct LinearW {
@@ -180,19 +204,25 @@ class Decoder {
   struct LayerW {
     LinearW qkv, wo, gate_up, down;
     LinearW router, experts_gate_up, experts_down;  // MoE only
+    float* route_fold = nullptr;  // MoE: F = Wr · diag(so) · Wo [n_experts, q_size] (fp32)
   };
   struct LayoutOnly {};
   // An object that only computes the layout (device_bytes): no CUDA call.
   Decoder(LayoutOnly, const ModelConfig& c, WeightType t, const DecoderOptions& o, int splits);
   size_t layout(uint8_t* base);  // assigns every pointer from `base`; returns the bytes
   void fill_weights(cudaStream_t s);
-  void gemv(const LinearW& w, const bf16* x, bf16* y, const bf16* residual, cudaStream_t s) const;
+  void gemv(const LinearW& w, const bf16* x, bf16* y, const bf16* residual, cudaStream_t s,
+            const gemv::RouteBlocks* route = nullptr) const;
+  // The configuration a one-token gemv of rows x cols runs with in the step.
+  gemv::Config step_config(WeightType t, int64_t rows, int64_t cols) const;
   // The step's launches; `mark(name, layer)` is called after each (profiling).
   // `lm_head` false: no LM head gemv (a MoE prefill's tokens before the last).
   template <typename Mark>
   void enqueue_step(cudaStream_t s, Mark&& mark, bool lm_head = true);
   template <typename Mark>
   void enqueue_moe(int layer, cudaStream_t s, Mark&& mark);
+  template <typename Mark>
+  void enqueue_o_and_route(int layer, cudaStream_t s, Mark&& mark);
   void enqueue_prefill(cudaStream_t s);
   void gemv_tokens(const LinearW& w, const bf16* x, bf16* y, int tokens, const bf16* residual,
                    cudaStream_t s) const;
@@ -244,6 +274,20 @@ class Decoder {
   float* route_w_ = nullptr;
   float* hist_logits_ = nullptr;
   int32_t* hist_ids_ = nullptr;
+  // moe_route_parallel (parallel_: on, and the o projection runs the
+  // general kernel, which carries the router blocks): the MoE block's input
+  // (the o projection's output), per layer the router blocks' logits
+  // [L][E + top], their workspace and ticket, the stream beside the chain
+  // for route_finish and its fork/join events (after the o projection,
+  // after route_finish).
+  bool parallel_ = false;
+  bf16* xm_ = nullptr;
+  float* route_l_ = nullptr;
+  float* route_partial_ = nullptr;
+  unsigned int* route_counter_ = nullptr;
+  cudaStream_t side_ = nullptr;
+  cudaEvent_t ev_o_ = nullptr, ev_finish_ = nullptr;
+  bool parallel_route() const { return parallel_; }
   // graphs
   cudaGraph_t graph_ = nullptr;
   cudaGraphExec_t exec_ = nullptr;

@@ -147,6 +147,10 @@ struct KernelArgs {
   // launch, so they are read before griddepcontrol.wait
   // (gather_gemv_combine's experts_ready); false: read after it.
   bool experts_ready;
+  // Router blocks (Operands::route): the grid's first `route_blocks` blocks
+  // run route_block (route_blocks.cuh); 0: none.
+  RouteBlocks route;
+  int route_blocks;
 };
 
 // gather_gemv_combine: the most slots one launch sums (top-2 routing).

@@ -104,7 +104,8 @@ int64_t grid_x(bool int8, int64_t N, int64_t K, const Config& c, bool swiglu) {
 void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* experts, int n_sel,
                  int E, const bf16* x, bf16* y, int64_t N, int64_t K, const bf16* residual,
                  Config cfg, cudaStream_t stream, int tokens, bool swiglu, float eps,
-                 const float* weights = nullptr, bool experts_ready = false) {
+                 const float* weights = nullptr, bool experts_ready = false,
+                 const RouteBlocks* route = nullptr) {
   const char* what = weights             ? "gather_gemv_combine"
                      : experts && swiglu ? "gather_gemv_swiglu"
                      : experts           ? "gather_gemv"
@@ -121,6 +122,25 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
   }
   if (experts_ready && !weights)
     throw std::invalid_argument(std::string(what) + ": experts_ready is the combine's only");
+  if (route) {
+    const RouteBlocks& r = *route;
+    if (experts || swiglu || weights || tokens != 1)
+      throw std::invalid_argument("gemv with router blocks: a dense one-token gemv only");
+    if (!carries_route_blocks(cfg))
+      throw std::invalid_argument(
+          "gemv with router blocks: the general kernel with 1 or 2 rows per warp and batches of "
+          "1 or 2 only");
+    if (!r.w || !r.x || !r.fold || !r.ids || !r.logits || !r.partial || !r.counter || !r.pos ||
+        (int8 && !r.scale))
+      throw std::invalid_argument("gemv with router blocks: null pointer");
+    if (r.E < 1 || r.E > 64 || r.top < 1 || r.top > 2 || r.top > r.E || r.dim <= 0 ||
+        r.dim % 8 != 0 || r.q != K || (r.hist_ids && r.hist_stride < r.E))
+      throw std::invalid_argument(
+          "gemv with router blocks: 1..64 experts, top 1 or 2, dim a multiple of 8, q = K, "
+          "hist_stride >= E");
+    if (!aligned16(r.x) || !aligned16(r.fold) || !aligned16(r.w) || !aligned16(x))
+      throw std::invalid_argument("gemv with router blocks: x, a, F and W 16-byte aligned");
+  }
   if (tokens < 1 || tokens > kMaxTokens)
     throw std::invalid_argument(std::string(what) + ": tokens must be in [1, " +
                                 std::to_string(kMaxTokens) + "], got " + std::to_string(tokens));
@@ -237,7 +257,9 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
                1,
                nullptr,
                weights,
-               experts_ready};
+               experts_ready,
+               route ? *route : RouteBlocks{},
+               route ? route_blocks(route->dim, route->q) : 0};
   if (const Tile* t = cfg.get<Tile>()) {
     const int units = detail::mma_units(K, 4);
     const size_t smem =
@@ -292,8 +314,8 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
                     static_cast<unsigned>(n_sel));
     return detail::launch_one_load(int8, warps, a.ks, cfg.pdl, grid, stream, a);
   }
-  // combine: one grid row sums every slot.
-  const dim3 grid(static_cast<unsigned>(grid_x(int8, N, K, cfg, swiglu)),
+  // combine: one grid row sums every slot; router blocks come first.
+  const dim3 grid(static_cast<unsigned>(grid_x(int8, N, K, cfg, swiglu) + a.route_blocks),
                   static_cast<unsigned>(weights ? 1 : n_sel));
   const dim3 block(static_cast<unsigned>(32 * g->warps));
   detail::launch_general(int8, {g->rows_per_warp, g->unroll, g->pipeline, cfg.pdl}, swiglu, grid,
@@ -320,7 +342,13 @@ int64_t grid_blocks(bool int8, int64_t N, int64_t K, const Config& cfg, int n_se
 
 void launch(const Operands& op, const Config& cfg, cudaStream_t stream) {
   launch_impl(op.int8, op.W, op.scale, op.experts, op.n_sel, op.E, op.x, op.y, op.N, op.K,
-              op.residual, cfg, stream, op.tokens, false, 0.f);
+              op.residual, cfg, stream, op.tokens, false, 0.f, nullptr, false, op.route);
+}
+
+bool carries_route_blocks(const Config& cfg) {
+  const General* g = cfg.get<General>();
+  return g && (g->rows_per_warp == 1 || g->rows_per_warp == 2) &&
+         (g->unroll == 1 || g->unroll == 2);
 }
 
 void gemv_swiglu(bool int8, const void* W, const bf16* scale, const bf16* X, bf16* H, int tokens,

@@ -22,6 +22,7 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -126,6 +127,43 @@ int64_t bulk_blocks(bool int8, int64_t N, int64_t K, const Config& cfg, int n_se
 int64_t grid_blocks(bool int8, int64_t N, int64_t K, const Config& cfg, int n_sel = 1,
                     bool gather = false);
 
+// Router blocks a one-token general-kernel gemv can carry (the decoder's
+// o projection with DecoderOptions::moe_route_parallel; decode_kernels.h
+// says why the router may run there): the grid's first route_blocks(dim,
+// q) blocks compute, each for a slice of 128 of dim and of q, every
+// expert's part of l[e] = scale[e]·(W[e]·x + F[e]·a), a being the gemv's own
+// x (the attention's output, read after the wait; W, F and x before it, as
+// weights), add their parts into `partial` (one line a block, no atomics on
+// the sums), and the last of them (a ticket on `counter`, left at zero)
+// adds the parts in block order and picks the top `top` (kb::route_choose):
+// ids, logits (l then the chosen ones' l), hist_ids[*pos · hist_stride + j].
+// Their blocks never stream the gemv's rows; the gemv's result is the same
+// as without them.
+struct RouteBlocks {
+  const void* w = nullptr;          // the router [E, dim], the gemv's weight type
+  const bf16* scale = nullptr;      // int8: [E]; bf16: nullptr
+  const bf16* x = nullptr;          // the layer's input [dim] (not written by this gemv)
+  const float* fold = nullptr;      // F [E, q], fp32
+  int dim = 0, q = 0;               // q: the gemv's K
+  int E = 0, top = 0;               // E <= 64, top 1 or 2
+  int32_t* ids = nullptr;           // out [top]
+  float* logits = nullptr;          // out [E + top]
+  float* partial = nullptr;         // workspace [route_blocks(dim, q), E]
+  unsigned int* counter = nullptr;  // zero; left at zero
+  const int32_t* pos = nullptr;
+  int capacity = 0;
+  int32_t* hist_ids = nullptr;  // [capacity][hist_stride] or nullptr
+  int hist_stride = 0;
+  int fault = 0;  // tests: as decode::RouteArgs::fault
+};
+constexpr int kRouteSlice = 128;  // elements of dim and of q a router block takes
+inline int route_blocks(int dim, int q) {
+  return (std::max(dim, q) + kRouteSlice - 1) / kRouteSlice;
+}
+// Whether cfg's kernel can carry router blocks (the general kernel at one
+// token, 1 or 2 rows per warp, batches of 1 or 2 vectors).
+bool carries_route_blocks(const Config& cfg);
+
 // The operands of one launch (gemv, or gather_gemv with `experts`).
 struct Operands {
   bool int8 = false;
@@ -140,6 +178,7 @@ struct Operands {
   const bf16* residual = nullptr;
   int tokens = 1;  // > 1: as gemv_tokens (the general kernel: rows_per_warp 1 or 2, unroll 2 or 4,
                    // pipelined)
+  const RouteBlocks* route = nullptr;  // router blocks beside the gemv (carries_route_blocks)
 };
 // A launch with an explicit configuration (the tuner, the tests, the decoder).
 void launch(const Operands& op, const Config& cfg, cudaStream_t stream);

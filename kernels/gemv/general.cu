@@ -38,6 +38,7 @@
 #include <stdexcept>
 
 #include "kernels/gemv/families.h"
+#include "kernels/gemv/route_blocks.cuh"
 
 namespace kb::gemv::detail {
 
@@ -55,7 +56,9 @@ namespace {
 // of its rows, then slot 1's (x = X[slot]), as one row of n_sel·K; when its
 // slot changes a lane folds its partial sums, times the slot's weight and
 // the expert's row scale, into a running total. y = total (+ residual).
-template <bool INT8, int R, int U, bool P, int T, bool S = false, bool C = false>
+// X (router blocks, KernelArgs::route; T = 1, a dense gemv): the grid's
+// first a.route_blocks blocks run route_block, the rest are the gemv's.
+template <bool INT8, int R, int U, bool P, int T, bool S = false, bool C = false, bool X = false>
 __global__ void __launch_bounds__(256) gemv_kernel(const KernelArgs a) {
   using Wt = typename Traits<INT8>::W;
   const Wt* W = static_cast<const Wt*>(a.W);
@@ -67,16 +70,24 @@ __global__ void __launch_bounds__(256) gemv_kernel(const KernelArgs a) {
   static_assert(T * R <= 32, "a lane writes each (token, row)");
   static_assert(!S || R == 2, "SwiGLU: a warp group's rows are gate i and up i");
   static_assert(!C || (T == 1 && !S), "combine: one token, no SwiGLU");
+  static_assert(!X || (T == 1 && !S && !C), "router blocks: beside a dense one-token gemv");
+  if constexpr (X) {
+    if (int(blockIdx.x) < a.route_blocks) {
+      route_block<INT8>(a.route, a.x, blockIdx.x, a.route_blocks);
+      return;
+    }
+  }
+  const int bx = X ? int(blockIdx.x) - a.route_blocks : int(blockIdx.x);  // the gemv's block
   constexpr int kVec = Traits<INT8>::kVec;
   __shared__ float red[8][T * R];  // k-split partial sums, one per warp, token and row
   __shared__ float red_xx[8][T];   // SwiGLU: partial sums of x², one per warp and token
   const int lane = threadIdx.x & 31;
-  const int64_t block_id = int64_t(blockIdx.y) * gridDim.x + blockIdx.x;
+  const int64_t block_id = int64_t(blockIdx.y) * (gridDim.x - (X ? a.route_blocks : 0)) + bx;
   if (a.trace && threadIdx.x == 0) a.trace[2 * block_id] = global_ns();
   // `ks` consecutive warps of the block share R rows and split K between
   // them (batch b of the row goes to warp b % ks); ks = 1: a warp per R rows.
   const int wib = threadIdx.x >> 5, kpart = wib % ks;
-  const int group = blockIdx.x * ((blockDim.x >> 5) / ks) + wib / ks;
+  const int group = bx * ((blockDim.x >> 5) / ks) + wib / ks;
   const int half = N / 2;  // SwiGLU: F, the gate rows
   const int row0 = S ? group : group * R;
   const bool live = S ? group < half : row0 < N;
@@ -381,10 +392,26 @@ __global__ void __launch_bounds__(256) gemv_kernel(const KernelArgs a) {
 
 // Launches one instantiation; with `pdl`, as a programmatic dependent of
 // the previous work on the stream (captured into graphs as such an edge).
-template <bool INT8, int R, int U, bool P, int T, bool S = false, bool C = false>
+template <bool INT8, int R, int U, bool P, int T, bool S = false, bool C = false, bool X = false>
 void launch_kernel(const GeneralLaunch& c, dim3 grid, dim3 block, cudaStream_t s,
                    const KernelArgs& a) {
-  launch_maybe_pdl(c.pdl, gemv_kernel<INT8, R, U, P, T, S, C>, grid, block, s, a);
+  launch_maybe_pdl(c.pdl, gemv_kernel<INT8, R, U, P, T, S, C, X>, grid, block, s, a);
+}
+
+// A dense one-token gemv with router blocks (carries_route_blocks): 1 or 2
+// rows per warp, batches of 1 or 2, pipelined or not; grid.x counts them.
+template <bool INT8, int R>
+void route_by_unroll(const GeneralLaunch& c, dim3 grid, dim3 block, cudaStream_t s,
+                     const KernelArgs& a) {
+  if (c.unroll == 1)
+    return c.pipeline
+               ? launch_kernel<INT8, R, 1, true, 1, false, false, true>(c, grid, block, s, a)
+               : launch_kernel<INT8, R, 1, false, 1, false, false, true>(c, grid, block, s, a);
+  if (c.unroll == 2)
+    return c.pipeline
+               ? launch_kernel<INT8, R, 2, true, 1, false, false, true>(c, grid, block, s, a)
+               : launch_kernel<INT8, R, 2, false, 1, false, false, true>(c, grid, block, s, a);
+  throw std::invalid_argument("gemv with router blocks: unroll must be 1 or 2");
 }
 
 // gather_gemv_combine: 1 or 2 rows per warp, batches of 1 or 2 loads, pipelined or not.
@@ -429,6 +456,13 @@ void by_pipeline(const GeneralLaunch& c, dim3 grid, dim3 block, cudaStream_t s,
 template <bool INT8>
 void dispatch_t(const GeneralLaunch& c, dim3 grid, dim3 block, cudaStream_t s, const KernelArgs& a,
                 bool swiglu) {
+  if (a.route_blocks > 0) {
+    if (swiglu || a.tokens != 1 || a.experts)
+      throw std::invalid_argument("gemv with router blocks: a dense one-token gemv only");
+    if (c.rows_per_warp == 1) return route_by_unroll<INT8, 1>(c, grid, block, s, a);
+    if (c.rows_per_warp == 2) return route_by_unroll<INT8, 2>(c, grid, block, s, a);
+    throw std::invalid_argument("gemv with router blocks: rows_per_warp must be 1 or 2");
+  }
   if (a.weights) {
     if (c.rows_per_warp == 1) return combine_by_unroll<INT8, 1>(c, grid, block, s, a);
     if (c.rows_per_warp == 2) return combine_by_unroll<INT8, 2>(c, grid, block, s, a);

@@ -203,8 +203,10 @@ KB_EXPERIMENT(mixtral_8x7b_decode) {
         for (int pos = 0; pos < kPositions; ++pos) w.kv_bytes += dec::kv_bytes_read(c, pos + 1);
         w.bound = kb::Bound::read;
         w.graph = true;
-        w.launches = dec::Decoder::prefill_nodes(c, static_cast<int>(kPrompt.size())) +
-                     double(kNewTokens - 1) * dec::Decoder::kernels_per_step(c);
+        // The roofline counts the kernels that wait for each other: not
+        // the router's two beside the chain (DecoderOptions::moe_route_parallel).
+        w.launches = dec::Decoder::prefill_chain_nodes(c, static_cast<int>(kPrompt.size())) +
+                     double(kNewTokens - 1) * dec::Decoder::chain_kernels_per_step(c);
         return w;
       })
       .make([cfg](const kb::Point& p) {

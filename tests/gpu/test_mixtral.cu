@@ -7,6 +7,7 @@
 // expert id out of range. Byte counts run without a GPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -48,7 +49,12 @@ TEST(MixtralConfig, ActiveBytesMatchTheAnchor) {
   const auto& l = dec::find_config("Llama-2-7b-chat-hf");
   EXPECT_DOUBLE_EQ(dec::active_weight_bytes(l, dec::WeightType::int8),
                    dec::weight_bytes(l, dec::WeightType::int8).seed_model_size());
+  // 6 kernels a layer; with the router beside the o projection (the
+  // default) 5 of them on the chain (moe_route_finish beside it), else 6.
   EXPECT_EQ(dec::Decoder::kernels_per_step(c), 6 * 32 + 3);
+  EXPECT_EQ(dec::Decoder::chain_kernels_per_step(c), 5 * 32 + 3);
+  EXPECT_EQ(dec::Decoder::chain_kernels_per_step(c, true, false), 6 * 32 + 3);
+  EXPECT_EQ(dec::Decoder::prefill_chain_nodes(c, 6), dec::Decoder::prefill_nodes(c, 6) - 6 * 32);
 }
 
 // ------------------------------------------------------------ kernels
@@ -561,12 +567,212 @@ TEST(MixtralKernels, RouterLogitsMatchCpuAtAnyExpertCount) {
   }
 }
 
+// The router beside the o projection: an o projection carrying router
+// blocks (gemv::RouteBlocks, through moe_route_fold's F) and moe_route_finish
+// on its output, against the router kernel (moe_route, checked against the
+// CPU above) on the plain o projection's output: y bit for bit, the same
+// experts (or a near tie), logits and weights within the rounding of y to
+// bf16, the faults as the router's, the ticket left at zero (a second
+// launch gives the same bits). Mixtral's shape (32 router blocks) and a
+// small one (2), int8 and bf16, in each configuration that carries them.
+TEST(MixtralKernels, RouterBesideTheOProjectionMatchesTheRouter) {
+  KB_REQUIRE_GPU();
+  auto bf16r = [](float v) { return kb::bf16_to_float(kb::float_to_bf16(v)); };
+  struct Shape {
+    int E, D, Q;
+  };
+  for (const bool int8 : {true, false}) {
+    for (const Shape sh : {Shape{8, 4096, 4096}, Shape{3, 136, 80}}) {
+      const int E = sh.E, D = sh.D, Q = sh.Q;
+      SCOPED_TRACE(::testing::Message()
+                   << (int8 ? "int8" : "bf16") << " E=" << E << " D=" << D << " Q=" << Q);
+      uint32_t seed = 777u + E + D;
+      auto next = [&] { return (seed = seed * 1664525u + 1013904223u) >> 8; };
+      auto uniform = [&] { return float(next() % 2001) / 1000.f - 1.f; };
+      // Weights as stored (int8 values, or bf16) and their scales.
+      auto weights = [&](int64_t rows, int64_t cols, std::vector<int8_t>& q, std::vector<float>& w,
+                         std::vector<float>& sc, float amp) {
+        q.resize(size_t(rows * cols));
+        w.resize(q.size());
+        sc.assign(size_t(rows), 1.f);
+        for (size_t i = 0; i < q.size(); ++i) {
+          q[i] = int8_t(int(next() % 255) - 127);
+          w[i] = int8 ? float(q[i]) : bf16r(float(q[i]) / 127.f * amp);
+        }
+        if (int8)
+          for (auto& v : sc) v = bf16r(amp / 127.f * float(1 + next() % 9) / 5.f);
+      };
+      std::vector<int8_t> qr, qo;
+      std::vector<float> wr, wo, sr, so;
+      weights(E, D, qr, wr, sr, 1.f / std::sqrt(float(D)));
+      weights(D, Q, qo, wo, so, 1.f / std::sqrt(float(Q)));
+      std::vector<float> x(D), att(Q);
+      for (auto& v : x) v = bf16r(uniform());
+      for (auto& v : att) v = bf16r(uniform());
+      auto upload_w = [&](const std::vector<int8_t>& q, const std::vector<float>& w) {
+        kb::DeviceBuffer<uint8_t> d(int8 ? q.size() : w.size() * 2);
+        if (int8) {
+          KB_CUDA_CHECK(cudaMemcpy(d.get(), q.data(), q.size(), cudaMemcpyHostToDevice));
+        } else {
+          const auto b = kb::to_bf16(w);
+          KB_CUDA_CHECK(cudaMemcpy(d.get(), b.data(), b.size() * 2, cudaMemcpyHostToDevice));
+        }
+        return d;
+      };
+      auto upload_bf16 = [](const std::vector<float>& v) {
+        kb::DeviceBuffer<bf16> d(v.size());
+        const auto b = kb::to_bf16(v);
+        KB_CUDA_CHECK(cudaMemcpy(d.get(), b.data(), b.size() * 2, cudaMemcpyHostToDevice));
+        return d;
+      };
+      auto get_f = [](const float* d, size_t n) {
+        std::vector<float> v(n);
+        KB_CUDA_CHECK(cudaMemcpy(v.data(), d, n * 4, cudaMemcpyDeviceToHost));
+        return v;
+      };
+      auto get_i = [](const int32_t* d, size_t n) {
+        std::vector<int32_t> v(n);
+        KB_CUDA_CHECK(cudaMemcpy(v.data(), d, n * 4, cudaMemcpyDeviceToHost));
+        return v;
+      };
+      auto get_bf16 = [](const bf16* d, size_t n) {
+        std::vector<bf16> v(n);
+        KB_CUDA_CHECK(cudaMemcpy(v.data(), d, n * 2, cudaMemcpyDeviceToHost));
+        return kb::to_float(v);
+      };
+      auto d_wr = upload_w(qr, wr), d_wo = upload_w(qo, wo);
+      auto d_sr = upload_bf16(sr), d_so = upload_bf16(so);
+      auto d_x = upload_bf16(x), d_att = upload_bf16(att);
+      const int nb = kb::gemv::route_blocks(D, Q);
+      kb::DeviceBuffer<bf16> d_y1{size_t(D)}, d_y2{size_t(D)};
+      kb::DeviceBuffer<float> d_fold(size_t(E) * Q), d_l(size_t(E) + 2), d_w1(2), d_w2(2);
+      kb::DeviceBuffer<float> d_h1{size_t(E)}, d_h2{size_t(E)}, d_part(size_t(nb) * E);
+      kb::DeviceBuffer<int32_t> d_ids1(2), d_ids2(2), d_hid1{size_t(E)}, d_hid2{size_t(E)},
+          d_pos(1);
+      kb::DeviceBuffer<unsigned int> d_counter(1);
+      KB_CUDA_CHECK(cudaMemset(d_counter.get(), 0, 4));
+      const int32_t pos = 0;
+      KB_CUDA_CHECK(cudaMemcpy(d_pos.get(), &pos, 4, cudaMemcpyHostToDevice));
+      dec::moe_route_fold(int8, d_wr.get(), d_wo.get(), int8 ? d_so.get() : nullptr, E, D, Q,
+                          d_fold.get(), nullptr);
+      kb::gemv::Operands op;
+      op.int8 = int8;
+      op.W = d_wo.get();
+      op.scale = int8 ? d_so.get() : nullptr;
+      op.x = d_att.get();
+      op.N = D;
+      op.K = Q;
+      op.residual = d_x.get();
+      for (const char* kernel : {"R2U1W4P1K2", "R1U2W8P0K1", "R2U2W4P1K1"}) {
+        const auto parsed = kb::gemv::parse_kernel(kernel);
+        ASSERT_TRUE(parsed.has_value()) << kernel;
+        kb::gemv::Config cfg;
+        cfg.kernel = *parsed;
+        ASSERT_TRUE(kb::gemv::carries_route_blocks(cfg)) << kernel;
+        for (int fault : {0, 1, 2}) {
+          SCOPED_TRACE(::testing::Message() << kernel << " fault " << fault);
+          // The plain o projection and the router on its output.
+          op.y = d_y1.get();
+          op.route = nullptr;
+          kb::gemv::launch(op, cfg, nullptr);
+          dec::RouteArgs ra;
+          ra.w = d_wr.get();
+          ra.scale = int8 ? d_sr.get() : nullptr;
+          ra.x = d_y1.get();
+          ra.dim = D;
+          ra.n_experts = E;
+          ra.top = 2;
+          ra.ids = d_ids1.get();
+          ra.weights = d_w1.get();
+          ra.pos = d_pos.get();
+          ra.capacity = 1;
+          ra.hist_logits = d_h1.get();
+          ra.hist_ids = d_hid1.get();
+          ra.hist_stride = E;
+          ra.fault = fault;
+          dec::moe_route(ra, nullptr);
+          // The o projection with router blocks, twice, and route_finish.
+          kb::gemv::RouteBlocks rb;
+          rb.w = d_wr.get();
+          rb.scale = int8 ? d_sr.get() : nullptr;
+          rb.x = d_x.get();
+          rb.fold = d_fold.get();
+          rb.dim = D;
+          rb.q = Q;
+          rb.E = E;
+          rb.top = 2;
+          rb.ids = d_ids2.get();
+          rb.logits = d_l.get();
+          rb.partial = d_part.get();
+          rb.counter = d_counter.get();
+          rb.pos = d_pos.get();
+          rb.capacity = 1;
+          rb.hist_ids = d_hid2.get();
+          rb.hist_stride = E;
+          rb.fault = fault;
+          op.y = d_y2.get();
+          op.route = &rb;
+          std::vector<float> first;
+          for (int run = 0; run < 2; ++run) {
+            kb::gemv::launch(op, cfg, nullptr);
+            KB_CUDA_CHECK(cudaDeviceSynchronize());
+            const auto l = get_f(d_l.get(), E + 2);
+            if (run == 0) first = l;
+            EXPECT_EQ(l, first) << "run " << run << ": not the same bits";
+          }
+          unsigned int counter = 1;
+          KB_CUDA_CHECK(cudaMemcpy(&counter, d_counter.get(), 4, cudaMemcpyDeviceToHost));
+          EXPECT_EQ(counter, 0u) << "the ticket is left at zero";
+          dec::RouteFinishArgs fa;
+          fa.y = d_y2.get();
+          fa.dim = D;
+          fa.n_experts = E;
+          fa.top = 2;
+          fa.logits = d_l.get();
+          fa.weights = d_w2.get();
+          fa.pos = d_pos.get();
+          fa.capacity = 1;
+          fa.hist_logits = d_h2.get();
+          fa.hist_stride = E;
+          dec::moe_route_finish(fa, nullptr);
+          KB_CUDA_CHECK(cudaDeviceSynchronize());
+          EXPECT_EQ(get_bf16(d_y2.get(), D), get_bf16(d_y1.get(), D))
+              << "the router blocks changed the gemv";
+          const auto l1 = get_f(d_h1.get(), E), l2 = get_f(d_h2.get(), E);
+          const auto w1 = get_f(d_w1.get(), 2), w2 = get_f(d_w2.get(), 2);
+          const auto i1 = get_i(d_ids1.get(), 2), i2 = get_i(d_ids2.get(), 2);
+          const auto h1 = get_i(d_hid1.get(), 2), h2 = get_i(d_hid2.get(), 2);
+          double rms = 0;
+          for (float v : l1) rms += double(v) * v;
+          rms = std::sqrt(rms / E);
+          ASSERT_GT(rms, 0.1);
+          // y's rounding to bf16 moves a logit by about 1e-3 of their rms.
+          for (int e = 0; e < E; ++e) EXPECT_NEAR(l2[e], l1[e], 1e-2 * rms) << "expert " << e;
+          // The same choice unless the two logits at a boundary are a near tie.
+          std::vector<float> sorted = l1;
+          std::sort(sorted.rbegin(), sorted.rend());
+          bool tie = std::fabs(sorted[0] - sorted[1]) < 1e-2 * rms;
+          if (E > 2) tie |= std::fabs(sorted[1] - sorted[2]) < 1e-2 * rms;
+          if (E > 3) tie |= std::fabs(sorted[2] - sorted[3]) < 1e-2 * rms;
+          if (!tie) {
+            EXPECT_EQ(i2, i1);
+            EXPECT_EQ(h2, h1);
+            for (int j = 0; j < 2; ++j) EXPECT_NEAR(w2[j], w1[j], 5e-3) << "weight " << j;
+          }
+          if (fault == 2) EXPECT_EQ(i2[0], E);
+        }
+      }
+    }
+  }
+}
+
 // ------------------------------------------------------------ the model
 
 struct MoeParam {
   dec::WeightType type;
   bool graph, prefill, pdl;
   bool combine_early = false;  // DecoderOptions::moe_combine_early (default off)
+  bool parallel = true;        // DecoderOptions::moe_route_parallel (default on)
 };
 class MixtralTiny : public ::testing::TestWithParam<MoeParam> {};
 
@@ -586,6 +792,7 @@ TEST_P(MixtralTiny, MatchesCpuReference) {
   o.prefill = p.prefill;
   o.pdl = p.pdl;
   o.moe_combine_early = p.combine_early;
+  o.moe_route_parallel = p.parallel;
   o.seed = 5;
   const auto r = dec::check_against_reference(dec::find_config("tiny-moe"), p.type, o);
   EXPECT_TRUE(r.ok) << r.detail;
@@ -593,22 +800,24 @@ TEST_P(MixtralTiny, MatchesCpuReference) {
   std::printf("  %s\n", r.detail.c_str());
 }
 
-INSTANTIATE_TEST_SUITE_P(Types, MixtralTiny,
-                         ::testing::Values(MoeParam{dec::WeightType::int8, true, true, true},
-                                           MoeParam{dec::WeightType::int8, true, false, true},
-                                           MoeParam{dec::WeightType::int8, false, true, false},
-                                           MoeParam{dec::WeightType::bf16, true, true, true},
-                                           MoeParam{dec::WeightType::int8, true, true, true, true},
-                                           MoeParam{dec::WeightType::int8, true, false, true, true},
-                                           MoeParam{dec::WeightType::bf16, true, true, true, true}),
-                         [](const ::testing::TestParamInfo<MoeParam>& i) {
-                           return std::string(i.param.type == dec::WeightType::int8 ? "int8"
-                                                                                    : "bf16") +
-                                  (i.param.graph ? "_graph" : "_eager") +
-                                  (i.param.prefill ? "_prefill" : "") +
-                                  (i.param.pdl ? "" : "_no_pdl") +
-                                  (i.param.combine_early ? "_combine_early" : "");
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Types, MixtralTiny,
+    ::testing::Values(MoeParam{dec::WeightType::int8, true, true, true},
+                      MoeParam{dec::WeightType::int8, true, false, true},
+                      MoeParam{dec::WeightType::int8, false, true, false},
+                      MoeParam{dec::WeightType::bf16, true, true, true},
+                      MoeParam{dec::WeightType::int8, true, true, true, false, false},
+                      MoeParam{dec::WeightType::int8, false, true, false, false, false},
+                      MoeParam{dec::WeightType::bf16, true, true, true, false, false},
+                      MoeParam{dec::WeightType::int8, true, true, true, true, false},
+                      MoeParam{dec::WeightType::int8, true, false, true, true, false},
+                      MoeParam{dec::WeightType::bf16, true, true, true, true, false}),
+    [](const ::testing::TestParamInfo<MoeParam>& i) {
+      return std::string(i.param.type == dec::WeightType::int8 ? "int8" : "bf16") +
+             (i.param.graph ? "_graph" : "_eager") + (i.param.prefill ? "_prefill" : "") +
+             (i.param.pdl ? "" : "_no_pdl") + (i.param.combine_early ? "_combine_early" : "") +
+             (i.param.parallel ? "" : "_router_in_chain");
+    });
 
 // A wrong routing (the second expert replaced by the third-ranked, a valid
 // id) fails the check as a routing beyond a near tie; an id out of range
@@ -617,39 +826,47 @@ INSTANTIATE_TEST_SUITE_P(Types, MixtralTiny,
 // early read would be), with its early read on and off.
 TEST(MixtralModel, WrongRoutingFailsTheCheck) {
   KB_REQUIRE_GPU();
-  dec::ReferenceCheckOptions o;
-  o.prompt = {1, 2, 3};
-  o.steps = 12;
-  o.max_seq = 16;
-  o.route_fault = 1;
-  const auto wrong =
-      dec::check_against_reference(dec::find_config("tiny-moe"), dec::WeightType::int8, o);
-  EXPECT_FALSE(wrong.ok);
-  EXPECT_NE(wrong.detail.find("routing differs"), std::string::npos) << wrong.detail;
-  o.route_fault = 2;
-  const auto bad =
-      dec::check_against_reference(dec::find_config("tiny-moe"), dec::WeightType::int8, o);
-  EXPECT_FALSE(bad.ok);
-  std::printf("  %s\n  %s\n", wrong.detail.c_str(), bad.detail.c_str());
-  o.route_fault = 3;
-  for (bool early : {true, false}) {
-    o.moe_combine_early = early;
-    const auto misread =
+  for (const bool parallel : {true, false}) {
+    SCOPED_TRACE(parallel ? "router beside o" : "router in the chain");
+    dec::ReferenceCheckOptions o;
+    o.prompt = {1, 2, 3};
+    o.steps = 12;
+    o.max_seq = 16;
+    o.moe_route_parallel = parallel;
+    o.route_fault = 1;
+    const auto wrong =
         dec::check_against_reference(dec::find_config("tiny-moe"), dec::WeightType::int8, o);
-    EXPECT_FALSE(misread.ok) << "combine early " << early;
-    std::printf("  %s\n", misread.detail.c_str());
+    EXPECT_FALSE(wrong.ok);
+    EXPECT_NE(wrong.detail.find("routing differs"), std::string::npos) << wrong.detail;
+    o.route_fault = 2;
+    const auto bad =
+        dec::check_against_reference(dec::find_config("tiny-moe"), dec::WeightType::int8, o);
+    EXPECT_FALSE(bad.ok);
+    std::printf("  %s\n  %s\n", wrong.detail.c_str(), bad.detail.c_str());
+    o.route_fault = 3;
+    for (bool early : {true, false}) {
+      o.moe_combine_early = early;
+      const auto misread =
+          dec::check_against_reference(dec::find_config("tiny-moe"), dec::WeightType::int8, o);
+      EXPECT_FALSE(misread.ok) << "combine early " << early;
+      std::printf("  %s\n", misread.detail.c_str());
+    }
   }
 }
 
 TEST(MixtralModel, GraphHasOneNodePerKernel) {
   KB_REQUIRE_GPU();
   const auto& c = dec::find_config("tiny-moe");
-  dec::DecoderOptions o;
-  o.max_seq = 16;
-  o.prompt = {1, 2, 3, 4};
-  dec::Decoder d(c, dec::WeightType::int8, o);
-  EXPECT_EQ(d.graph_nodes(), size_t(dec::Decoder::kernels_per_step(c)));
-  EXPECT_EQ(d.prefill_graph_nodes(), size_t(dec::Decoder::prefill_nodes(c, 4)));
+  for (const bool parallel : {true, false}) {
+    dec::DecoderOptions o;
+    o.max_seq = 16;
+    o.prompt = {1, 2, 3, 4};
+    o.moe_route_parallel = parallel;
+    dec::Decoder d(c, dec::WeightType::int8, o);
+    EXPECT_EQ(d.route_parallel(), parallel);
+    EXPECT_EQ(d.graph_nodes(), size_t(dec::Decoder::kernels_per_step(c)));
+    EXPECT_EQ(d.prefill_graph_nodes(), size_t(dec::Decoder::prefill_nodes(c, 4)));
+  }
 }
 
 // One full-size Mixtral layer (8 experts of 14336 x 4096, int8) against the

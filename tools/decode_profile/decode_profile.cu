@@ -4,7 +4,8 @@
 //   [--pdl 0|1] [--swiglu 0|1] [--tc 0|1] [--splits N] [--min-chunk N]
 //                         [--moe-swiglu-ks N] [--moe-swiglu-unroll 2|4] [--moe-down-ks N]
 //                         [--moe-down-rows 1|2] [--moe-down-unroll 1|2] [--moe-down-pipe 0|1]
-//                         [--moe-early 0|1|0,1] [--attn-cluster 0|1|0,1] [--ab-rounds N]
+//                         [--moe-early 0|1|0,1] [--moe-parallel 0|1|0,1]
+//                         [--attn-cluster 0|1|0,1] [--ab-rounds N]
 //                         [--omit-each 0|1]
 //                         [--qkv-kernels NAME,NAME,...] [--o-kernels NAME,NAME,...]
 //                         [--tuning targets/tuning/GPU.json]
@@ -15,8 +16,10 @@
 // head. The --moe-* options set the gather kernels' configurations
 // (DecoderOptions::moe_swiglu_config / moe_down_config) for tuning.
 // --moe-early sets DecoderOptions::moe_combine_early (the combine reads
-// its ids before its wait; default 0, by measurement), --attn-cluster
-// DecoderOptions::attn_cluster (default 1); with two values (0,1) either
+// its ids before its wait; default 0, by measurement), --moe-parallel
+// DecoderOptions::moe_route_parallel (the router beside the o projection;
+// default 1), --attn-cluster DecoderOptions::attn_cluster (default 1); with
+// two values (0,1) each
 // builds a decoder for each combination (the same weights; all must fit:
 // four of 16 layers of int8 do on an 80 GB GPU), reports each, then times
 // their graph steps interleaved, --ab-rounds rounds of R replays each
@@ -84,7 +87,7 @@ struct Args {
   int moe_down_ks = 0, moe_down_rows = 0, moe_down_unroll = 0, moe_down_pipe = -1;
   // Empty: the decoder's default; two values (0,1): an A/B (a decoder for
   // each combination of the options given two values).
-  std::vector<bool> moe_early, attn_cluster;
+  std::vector<bool> moe_early, moe_parallel, attn_cluster;
   std::vector<std::string> qkv_kernels, o_kernels;
   std::string tuning;  // a tuning file whose gemv table to install (as kbench run does)
   int ab_rounds = 7;
@@ -98,6 +101,7 @@ struct Args {
       "[--pdl 0|1] [--swiglu 0|1] [--tc 0|1] [--splits N] [--min-chunk N] [--layers N] "
       "[--moe-swiglu-ks N] [--moe-swiglu-unroll 2|4] [--moe-down-ks N] [--moe-down-rows 1|2] "
       "[--moe-down-unroll 1|2] [--moe-down-pipe 0|1] [--moe-early 0|1|0,1] "
+      "[--moe-parallel 0|1|0,1] "
       "[--attn-cluster 0|1|0,1] [--ab-rounds N] "
       "[--omit-each 0|1] [--qkv-kernels NAME,...] [--o-kernels NAME,...] [--tuning FILE]");
 }
@@ -152,6 +156,8 @@ Args parse(int argc, char** argv) {
           a.moe_down_pipe = v != "0";
         else if (k == "--moe-early")
           a.moe_early = flags(k, v);
+        else if (k == "--moe-parallel")
+          a.moe_parallel = flags(k, v);
         else if (k == "--attn-cluster") {
           a.attn_cluster = flags(k, v);
         } else if (k == "--qkv-kernels" || k == "--o-kernels") {
@@ -197,6 +203,9 @@ double kernel_bytes(const std::string& name, const dec::ModelConfig& c, dec::Wei
   if (name == "embed") return 2.0 * d * 2;
   const double k = c.top_experts;
   if (name == "moe_route") return c.n_experts * (d * w + sc) + d * 2;
+  // beside the chain (moe_route_parallel): y; the o projection's router
+  // blocks read the router's weights, x and the fold F (counted in neither)
+  if (name == "moe_route_finish") return d * 2;
   if (name == "gather_gate_up_swiglu") return k * (linear(2.0 * c.ffn, d) - c.ffn * 2);
   if (name == "gather_down_combine_residual") return k * linear(d, c.ffn) + d * 2;
   return 0;
@@ -250,21 +259,27 @@ int main(int argc, char** argv) {
       kb::gemv::set_table(std::move(table), a.tuning);
     }
 
-    // One decoder per combination of the --moe-early and --attn-cluster values.
+    // One decoder per combination of the --moe-early, --moe-parallel and
+    // --attn-cluster values.
     struct Variant {
-      bool early, cluster;
+      bool early, parallel, cluster;
     };
     std::vector<Variant> vs;
     const std::vector<bool> early =
         a.moe_early.empty() ? std::vector<bool>{o.moe_combine_early} : a.moe_early;
     const std::vector<bool> cluster =
         a.attn_cluster.empty() ? std::vector<bool>{o.attn_cluster} : a.attn_cluster;
-    if (early.size() > 1 && !c.moe()) usage("--moe-early with two values: a MoE model only");
+    const std::vector<bool> parallel =
+        a.moe_parallel.empty() ? std::vector<bool>{o.moe_route_parallel} : a.moe_parallel;
+    if ((early.size() > 1 || parallel.size() > 1) && !c.moe())
+      usage("--moe-early or --moe-parallel with two values: a MoE model only");
     for (const bool e : early)
-      for (const bool cl : cluster) vs.push_back({e, cl});
+      for (const bool pa : parallel)
+        for (const bool cl : cluster) vs.push_back({e, pa, cl});
     std::vector<std::unique_ptr<dec::Decoder>> ds;
     for (const auto& v : vs) {
       o.moe_combine_early = v.early;
+      o.moe_route_parallel = v.parallel;
       o.attn_cluster = v.cluster;
       ds.push_back(std::make_unique<dec::Decoder>(c, a.type, o));
     }
@@ -272,19 +287,28 @@ int main(int argc, char** argv) {
     auto name = [&](size_t i) {
       std::string n;
       if (early.size() > 1) n += std::string("moe-early ") + (vs[i].early ? "1" : "0");
+      if (parallel.size() > 1)
+        n += std::string(n.empty() ? "" : " ") + "moe-parallel " + (vs[i].parallel ? "1" : "0");
       if (cluster.size() > 1)
         n += std::string(n.empty() ? "" : " ") + "attn-cluster " + (vs[i].cluster ? "1" : "0");
       return n;
     };
     auto label = [&](size_t i) { return ds.size() > 1 ? "[" + name(i) + "] " : std::string(); };
     if (c.moe() && ds.size() == 1)
-      std::printf("combine reads its ids before its wait (--moe-early): %d\n", int(early[0]));
+      std::printf(
+          "combine reads its ids before its wait (--moe-early): %d; router beside the o "
+          "projection (--moe-parallel): %d\n",
+          int(early[0]), int(parallel[0]));
     for (size_t i = 0; i < ds.size(); ++i)
       std::printf(
           "%sattention: %d splits, %s\n", label(i).c_str(), ds[i]->attention_splits(),
           ds[i]->attention_cluster() ? "one cluster a kv head" : "merged by the last block");
-    std::printf("graph: %zu nodes per step (%d expected with one kernel per gemv)\n",
-                ds[0]->graph_nodes(), dec::Decoder::kernels_per_step(c, a.swiglu));
+    for (size_t i = 0; i < ds.size(); ++i)
+      std::printf(
+          "%sgraph: %zu nodes per step (%d expected with one kernel per gemv; %d on the "
+          "chain)\n",
+          label(i).c_str(), ds[i]->graph_nodes(), dec::Decoder::kernels_per_step(c, a.swiglu),
+          dec::Decoder::chain_kernels_per_step(c, a.swiglu, ds[i]->route_parallel()));
     cudaStream_t s;
     KB_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     cudaEvent_t e0, e1;
@@ -383,7 +407,7 @@ int main(int argc, char** argv) {
         // the experts (both gathers), the LM head (with embed and sampler).
         auto group = [](const std::string& n) {
           if (n == "gemv_qkv" || n == "attention" || n == "gemv_o_residual") return 0;
-          if (n == "moe_route") return 1;
+          if (n.rfind("moe_route", 0) == 0) return 1;
           if (n.rfind("gather_", 0) == 0) return 2;
           return 3;
         };
@@ -448,8 +472,12 @@ int main(int argc, char** argv) {
       for (const auto& k : kinds) variants.push_back({k, {k}});
       variants.push_back({"qkv+attention+o", {"gemv_qkv", "attention", "gemv_o_residual"}});
       if (c.moe()) {
-        variants.push_back(
-            {"route+qkv+attention+o", {"moe_route", "gemv_qkv", "attention", "gemv_o_residual"}});
+        if (std::find(kinds.begin(), kinds.end(), "moe_route") != kinds.end())
+          variants.push_back(
+              {"route+qkv+attention+o", {"moe_route", "gemv_qkv", "attention", "gemv_o_residual"}});
+        else
+          variants.push_back({"qkv+attention+o(+router)",
+                              {"gemv_qkv", "attention", "gemv_o_residual", "moe_route_finish"}});
         variants.push_back(
             {"both gathers", {"gather_gate_up_swiglu", "gather_down_combine_residual"}});
       }

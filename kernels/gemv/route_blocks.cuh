@@ -1,0 +1,112 @@
+// The router blocks the general kernel runs beside the decoder's o
+// projection (gemv.h RouteBlocks; why: kernels/decode/decode_kernels.h).
+// Included by general.cu only.
+#pragma once
+
+#include "kernels/common/route_choice.cuh"
+#include "kernels/gemv/common.cuh"
+
+namespace kb::gemv::detail {
+
+// Router block b of nb (b < nb; att: a, the gemv's x): items (expert e, chunk c of 8 elements),
+// 16 chunks = the block's slice of 128 of dim and of q; 16 lanes hold one
+// expert's chunks and fold them with shuffles in a fixed order. The
+// router's weights, F and x are loaded before the wait (none is written by
+// the grids before: x is the layer's input, complete before the previous
+// grid could launch, read through L2); a, the previous grid's output,
+// after it.
+template <bool INT8>
+__device__ void route_block(const RouteBlocks& rb, const bf16* att, int b, int nb) {
+  __shared__ float s_logit[64];
+  __shared__ bool s_last;
+  constexpr int kChunks = kRouteSlice / 8;
+  const int d0 = b * kRouteSlice;  // this block's slice of dim and of q
+  let_next_grid_launch();          // nothing of the next grid depends on these blocks' start
+  for (int p0 = 0; p0 < rb.E * kChunks; p0 += blockDim.x) {
+    const int p = p0 + threadIdx.x;
+    const int e = p / kChunks, c = p % kChunks;
+    const bool live = e < rb.E;
+    const int k = d0 + 8 * c;  // the chunk's first element (of dim, and of q)
+    float wf[8], xf[8], ff[8];
+    bool in_d = live && k < rb.dim, in_q = live && k < rb.q;
+    if (in_d) {
+      if constexpr (INT8) {
+        const uint2 w = *reinterpret_cast<const uint2*>(static_cast<const int8_t*>(rb.w) +
+                                                        int64_t(e) * rb.dim + k);
+        const uint32_t q[2] = {w.x, w.y};
+#pragma unroll
+        for (int i = 0; i < 8; ++i)
+          wf[i] = static_cast<float>(static_cast<int8_t>((q[i / 4] >> (8 * (i % 4))) & 0xffu));
+      } else {
+        const uint4 w = *reinterpret_cast<const uint4*>(static_cast<const bf16*>(rb.w) +
+                                                        int64_t(e) * rb.dim + k);
+        const uint32_t u[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          wf[2 * i] = bf16_lo(u[i]);
+          wf[2 * i + 1] = bf16_hi(u[i]);
+        }
+      }
+      const uint4 xv = __ldcg(reinterpret_cast<const uint4*>(rb.x + k));
+      const uint32_t u[4] = {xv.x, xv.y, xv.z, xv.w};
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        xf[2 * i] = bf16_lo(u[i]);
+        xf[2 * i + 1] = bf16_hi(u[i]);
+      }
+    }
+    if (in_q) {
+      const float4* f = reinterpret_cast<const float4*>(rb.fold + int64_t(e) * rb.q + k);
+      const float4 f0 = f[0], f1 = f[1];
+      ff[0] = f0.x, ff[1] = f0.y, ff[2] = f0.z, ff[3] = f0.w;
+      ff[4] = f1.x, ff[5] = f1.y, ff[6] = f1.z, ff[7] = f1.w;
+    }
+    if (p0 == 0) wait_for_previous_grid();
+    float acc = 0.f;
+    if (in_d)
+#pragma unroll
+      for (int i = 0; i < 8; ++i) acc = fmaf(wf[i], xf[i], acc);
+    if (in_q) {
+      // a: the gemv's x, the attention's output (the previous grid's)
+      const uint4 av = __ldcg(reinterpret_cast<const uint4*>(att + k));
+      const uint32_t u[4] = {av.x, av.y, av.z, av.w};
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        acc = fmaf(ff[2 * i], bf16_lo(u[i]), acc);
+        acc = fmaf(ff[2 * i + 1], bf16_hi(u[i]), acc);
+      }
+    }
+#pragma unroll
+    for (int o = kChunks / 2; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
+    if (live && c == 0) rb.partial[int64_t(b) * rb.E + e] = acc;
+  }
+  // The last block to finish adds every block's parts and picks.
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) s_last = atomicAdd(rb.counter, 1u) == unsigned(nb - 1);
+  __syncthreads();
+  if (!s_last) return;
+  __threadfence();
+  if (threadIdx.x < rb.E) {
+    float l = 0.f;
+#pragma unroll 8
+    for (int i = 0; i < nb; ++i) l += __ldcg(rb.partial + int64_t(i) * rb.E + threadIdx.x);
+    l *= rb.scale ? __bfloat162float(rb.scale[threadIdx.x]) : 1.f;
+    s_logit[threadIdx.x] = l;
+    rb.logits[threadIdx.x] = l;
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    const RouteChoice ch = route_choose(s_logit, rb.E, rb.top, rb.fault);
+    for (int j = 0; j < rb.top; ++j) {
+      rb.ids[j] = ch.ids[j];
+      rb.logits[rb.E + j] = ch.chosen[j];
+    }
+    const int pos = *rb.pos;
+    if (rb.hist_ids && pos >= 0 && pos < rb.capacity)
+      for (int j = 0; j < rb.top; ++j) rb.hist_ids[int64_t(pos) * rb.hist_stride + j] = ch.ids[j];
+    *rb.counter = 0;
+  }
+}
+
+}  // namespace kb::gemv::detail
