@@ -18,9 +18,8 @@
 // --moe-early sets DecoderOptions::moe_combine_early (the combine reads
 // its ids before its wait; default 0, by measurement), --moe-parallel
 // DecoderOptions::moe_route_parallel (the router beside the o projection;
-// default 1), --attn-cluster DecoderOptions::attn_cluster (default 1); with
-// two values (0,1) each
-// builds a decoder for each combination (the same weights; all must fit:
+// default 1), --attn-cluster DecoderOptions::attn_cluster (default 1);
+// with two values (0,1) each builds a decoder for each combination (the same weights; all must fit:
 // four of 16 layers of int8 do on an 80 GB GPU), reports each, then times
 // their graph steps interleaved, --ab-rounds rounds of R replays each
 // (default 7): the A/B of one process.
@@ -158,9 +157,9 @@ Args parse(int argc, char** argv) {
           a.moe_early = flags(k, v);
         else if (k == "--moe-parallel")
           a.moe_parallel = flags(k, v);
-        else if (k == "--attn-cluster") {
+        else if (k == "--attn-cluster")
           a.attn_cluster = flags(k, v);
-        } else if (k == "--qkv-kernels" || k == "--o-kernels") {
+        else if (k == "--qkv-kernels" || k == "--o-kernels") {
           for (const std::string& name : kb::tools::comma_items(v)) {
             if (!kb::gemv::parse_kernel(name)) usage(k + ": no kernel named " + name);
             (k == "--qkv-kernels" ? a.qkv_kernels : a.o_kernels).push_back(name);
@@ -259,46 +258,56 @@ int main(int argc, char** argv) {
       kb::gemv::set_table(std::move(table), a.tuning);
     }
 
-    // One decoder per combination of the --moe-early, --moe-parallel and
-    // --attn-cluster values.
-    struct Variant {
-      bool early, parallel, cluster;
+    // One decoder per combination of the two-valued options (the A/B axes):
+    // each axis is a flag, its values and the DecoderOptions field it sets.
+    struct Axis {
+      const char* flag;
+      std::vector<bool> values;
+      bool dec::DecoderOptions::*field;
+      bool moe_only;
     };
-    std::vector<Variant> vs;
-    const std::vector<bool> early =
-        a.moe_early.empty() ? std::vector<bool>{o.moe_combine_early} : a.moe_early;
-    const std::vector<bool> cluster =
-        a.attn_cluster.empty() ? std::vector<bool>{o.attn_cluster} : a.attn_cluster;
-    const std::vector<bool> parallel =
-        a.moe_parallel.empty() ? std::vector<bool>{o.moe_route_parallel} : a.moe_parallel;
-    if ((early.size() > 1 || parallel.size() > 1) && !c.moe())
-      usage("--moe-early or --moe-parallel with two values: a MoE model only");
-    for (const bool e : early)
-      for (const bool pa : parallel)
-        for (const bool cl : cluster) vs.push_back({e, pa, cl});
+    std::vector<Axis> axes = {
+        {"moe-early", a.moe_early, &dec::DecoderOptions::moe_combine_early, true},
+        {"moe-parallel", a.moe_parallel, &dec::DecoderOptions::moe_route_parallel, true},
+        {"attn-cluster", a.attn_cluster, &dec::DecoderOptions::attn_cluster, false},
+    };
+    for (Axis& x : axes) {
+      if (x.values.empty()) x.values = {o.*x.field};
+      if (x.values.size() > 1 && x.moe_only && !c.moe())
+        usage(std::string("--") + x.flag + " with two values: a MoE model only");
+    }
+    std::vector<std::vector<bool>> vs = {{}};  // every combination, the first axis slowest
+    for (const Axis& x : axes) {
+      std::vector<std::vector<bool>> next;
+      for (const auto& v : vs)
+        for (const bool b : x.values) {
+          next.push_back(v);
+          next.back().push_back(b);
+        }
+      vs = std::move(next);
+    }
     std::vector<std::unique_ptr<dec::Decoder>> ds;
     for (const auto& v : vs) {
-      o.moe_combine_early = v.early;
-      o.moe_route_parallel = v.parallel;
-      o.attn_cluster = v.cluster;
+      for (size_t k = 0; k < axes.size(); ++k) o.*axes[k].field = v[k];
       ds.push_back(std::make_unique<dec::Decoder>(c, a.type, o));
     }
     // The lines of decoder i start with its options when there are several.
     auto name = [&](size_t i) {
       std::string n;
-      if (early.size() > 1) n += std::string("moe-early ") + (vs[i].early ? "1" : "0");
-      if (parallel.size() > 1)
-        n += std::string(n.empty() ? "" : " ") + "moe-parallel " + (vs[i].parallel ? "1" : "0");
-      if (cluster.size() > 1)
-        n += std::string(n.empty() ? "" : " ") + "attn-cluster " + (vs[i].cluster ? "1" : "0");
+      for (size_t k = 0; k < axes.size(); ++k)
+        if (axes[k].values.size() > 1)
+          n += std::string(n.empty() ? "" : " ") + axes[k].flag + (vs[i][k] ? " 1" : " 0");
       return n;
     };
     auto label = [&](size_t i) { return ds.size() > 1 ? "[" + name(i) + "] " : std::string(); };
-    if (c.moe() && ds.size() == 1)
-      std::printf(
-          "combine reads its ids before its wait (--moe-early): %d; router beside the o "
-          "projection (--moe-parallel): %d\n",
-          int(early[0]), int(parallel[0]));
+    if (ds.size() == 1) {
+      std::string opts;
+      for (const Axis& x : axes)
+        if (!x.moe_only || c.moe())
+          opts += std::string(opts.empty() ? "" : ", ") + "--" + x.flag + " " +
+                  (x.values[0] ? "1" : "0");
+      std::printf("options: %s\n", opts.c_str());
+    }
     for (size_t i = 0; i < ds.size(); ++i)
       std::printf(
           "%sattention: %d splits, %s\n", label(i).c_str(), ds[i]->attention_splits(),
