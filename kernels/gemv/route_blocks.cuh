@@ -17,11 +17,17 @@ namespace kb::gemv::detail {
 // after it.
 template <bool INT8>
 __device__ void route_block(const RouteBlocks& rb, const bf16* att, int b, int nb) {
-  __shared__ float s_logit[64];
+  constexpr int kStage = 256;  // parts the last block reads at once (one L2 round trip)
+  __shared__ float s_logit[64], s_part[kStage];
   __shared__ bool s_last;
   constexpr int kChunks = kRouteSlice / 8;
   const int d0 = b * kRouteSlice;  // this block's slice of dim and of q
   let_next_grid_launch();          // nothing of the next grid depends on these blocks' start
+  // The last block's operands that no grid before writes, read now: the
+  // expert's scale, the position (the sampler's, steps ago; through L2).
+  const float my_scale =
+      threadIdx.x < rb.E && rb.scale ? __bfloat162float(rb.scale[threadIdx.x]) : 1.f;
+  const int pos = __ldcg(rb.pos);
   for (int p0 = 0; p0 < rb.E * kChunks; p0 += blockDim.x) {
     const int p = p0 + threadIdx.x;
     const int e = p / kChunks, c = p % kChunks;
@@ -87,11 +93,21 @@ __device__ void route_block(const RouteBlocks& rb, const bf16* att, int b, int n
   __syncthreads();
   if (!s_last) return;
   __threadfence();
+  // Every block's parts into shared memory, kStage at a time (whole blocks),
+  // then thread e adds expert e's in block order.
+  const int per = kStage / rb.E;
+  float l = 0.f;
+  for (int b0 = 0; b0 < nb; b0 += per) {
+    const int n = min(per, nb - b0) * rb.E;
+    for (int i = threadIdx.x; i < n; i += blockDim.x)
+      s_part[i] = __ldcg(rb.partial + int64_t(b0) * rb.E + i);
+    __syncthreads();
+    if (threadIdx.x < rb.E)
+      for (int i = threadIdx.x; i < n; i += rb.E) l += s_part[i];
+    __syncthreads();
+  }
   if (threadIdx.x < rb.E) {
-    float l = 0.f;
-#pragma unroll 8
-    for (int i = 0; i < nb; ++i) l += __ldcg(rb.partial + int64_t(i) * rb.E + threadIdx.x);
-    l *= rb.scale ? __bfloat162float(rb.scale[threadIdx.x]) : 1.f;
+    l *= my_scale;
     s_logit[threadIdx.x] = l;
     rb.logits[threadIdx.x] = l;
   }
@@ -102,7 +118,6 @@ __device__ void route_block(const RouteBlocks& rb, const bf16* att, int b, int n
       rb.ids[j] = ch.ids[j];
       rb.logits[rb.E + j] = ch.chosen[j];
     }
-    const int pos = *rb.pos;
     if (rb.hist_ids && pos >= 0 && pos < rb.capacity)
       for (int j = 0; j < rb.top; ++j) rb.hist_ids[int64_t(pos) * rb.hist_stride + j] = ch.ids[j];
     *rb.counter = 0;
