@@ -14,11 +14,14 @@
 // 6 · n_layers + 3 with DecoderOptions::fuse_swiglu off, a silu_mul kernel).
 //
 // A mixture of experts (Mixtral) replaces the MLP's two gemvs with three
-// kernels: moe_route (router gemv, softmax, top-k, renormalized weights;
-// ids and weights stay in device memory), gemv::gather_gemv_swiglu (both
-// chosen experts' gate/up rows and the SwiGLU, one launch) and
-// gemv::gather_gemv_combine (both experts' down rows, the weighted sum and
-// the residual, one launch): 6 · n_layers + 3 kernels per step.
+// kernels: the router, gemv::gather_gemv_swiglu (both chosen experts'
+// gate/up rows and the SwiGLU, one launch) and gemv::gather_gemv_combine
+// (both experts' down rows, the weighted sum and the residual, one launch):
+// 6 · n_layers + 3 kernels per step. The router (ids and weights stay in
+// device memory): by default router blocks in the o projection's grid pick
+// the experts (gemv::RouteBlocks) and moe_route_finish takes the weights
+// beside the gate/up gather, so 5 kernels a layer are on the chain
+// (DecoderOptions::moe_route_parallel); else moe_route, on the chain.
 #pragma once
 
 #include <cuda_bf16.h>
