@@ -168,8 +168,8 @@ Decoder::Decoder(const ModelConfig& c, WeightType t, const DecoderOptions& o)
   layout(arena_.get());
 
   // The router beside the o projection needs the general kernel there.
-  parallel_ =
-      c.moe() && o.moe_route_parallel && gemv::carries_route_blocks(step_config(t, c.dim, c.q_size()));
+  parallel_ = c.moe() && o.moe_route_parallel &&
+              gemv::carries_route_blocks(step_config(t, c.dim, c.q_size()));
   if (parallel_) {
     KB_CUDA_CHECK(cudaStreamCreateWithFlags(&side_, cudaStreamNonBlocking));
     for (cudaEvent_t* e : {&ev_o_, &ev_finish_})
