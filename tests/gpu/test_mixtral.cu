@@ -59,6 +59,30 @@ TEST(MixtralConfig, ActiveBytesMatchTheAnchor) {
 
 // ------------------------------------------------------------ kernels
 
+// The router's arguments for one token: W [E, D] (int8 with `scale`, or
+// bf16), top 2 (1 with one expert), outputs and the history at *pos
+// (stride E; hist_ids may be null).
+dec::RouteArgs route_args(const void* w, const bf16* scale, const bf16* x, int D, int E,
+                          int32_t* ids, float* weights, const int32_t* pos, int capacity,
+                          float* hist_logits, int32_t* hist_ids, int fault = 0) {
+  dec::RouteArgs a;
+  a.w = w;
+  a.scale = scale;
+  a.x = x;
+  a.dim = D;
+  a.n_experts = E;
+  a.top = E > 1 ? 2 : 1;
+  a.ids = ids;
+  a.weights = weights;
+  a.pos = pos;
+  a.capacity = capacity;
+  a.hist_logits = hist_logits;
+  a.hist_ids = hist_ids;
+  a.hist_stride = E;
+  a.fault = fault;
+  return a;
+}
+
 std::vector<float> dequant(const std::vector<int8_t>& q, const std::vector<float>& sc, int64_t K) {
   std::vector<float> w(q.size());
   for (size_t i = 0; i < q.size(); ++i) w[i] = sc[i / K] * q[i];
@@ -453,21 +477,9 @@ TEST(MixtralKernels, RouterPicksTheTopTwo) {
   const int32_t pos = 3;
   KB_CUDA_CHECK(cudaMemcpy(d_pos.get(), &pos, 4, cudaMemcpyHostToDevice));
   for (int fault : {0, 1, 2}) {
-    dec::RouteArgs a;
-    a.w = d_w.get();
-    a.x = d_x.get();
-    a.dim = D;
-    a.n_experts = E;
-    a.top = 2;
-    a.ids = d_ids.get();
-    a.weights = d_wts.get();
-    a.pos = d_pos.get();
-    a.capacity = 4;
-    a.hist_logits = d_hlog.get();
-    a.hist_ids = d_hids.get();
-    a.hist_stride = E;
-    a.fault = fault;
-    dec::moe_route(a, nullptr);
+    dec::moe_route(route_args(d_w.get(), nullptr, d_x.get(), D, E, d_ids.get(), d_wts.get(),
+                              d_pos.get(), 4, d_hlog.get(), d_hids.get(), fault),
+                   nullptr);
     KB_CUDA_CHECK(cudaDeviceSynchronize());
     int32_t ids[2];
     float wts[2];
@@ -530,19 +542,9 @@ TEST(MixtralKernels, RouterLogitsMatchCpuAtAnyExpertCount) {
         kb::DeviceBuffer<float> d_wts(2), d_hlog{static_cast<size_t>(E)};
         const int32_t pos = 0;
         KB_CUDA_CHECK(cudaMemcpy(d_pos.get(), &pos, 4, cudaMemcpyHostToDevice));
-        dec::RouteArgs a;
-        a.w = int8 ? static_cast<const void*>(d_q.get()) : d_wb.get();
-        a.scale = int8 ? d_s.get() : nullptr;
-        a.x = d_x.get();
-        a.dim = D;
-        a.n_experts = E;
-        a.top = E > 1 ? 2 : 1;
-        a.ids = d_ids.get();
-        a.weights = d_wts.get();
-        a.pos = d_pos.get();
-        a.capacity = 1;
-        a.hist_logits = d_hlog.get();
-        a.hist_stride = E;
+        const dec::RouteArgs a = route_args(
+            int8 ? static_cast<const void*>(d_q.get()) : d_wb.get(), int8 ? d_s.get() : nullptr,
+            d_x.get(), D, E, d_ids.get(), d_wts.get(), d_pos.get(), 1, d_hlog.get(), nullptr);
         std::vector<float> first(E), again(E);
         for (auto* out : {&first, &again}) {
           dec::moe_route(a, nullptr);
@@ -675,22 +677,10 @@ TEST(MixtralKernels, RouterBesideTheOProjectionMatchesTheRouter) {
           op.y = d_y1.get();
           op.route = nullptr;
           kb::gemv::launch(op, cfg, nullptr);
-          dec::RouteArgs ra;
-          ra.w = d_wr.get();
-          ra.scale = int8 ? d_sr.get() : nullptr;
-          ra.x = d_y1.get();
-          ra.dim = D;
-          ra.n_experts = E;
-          ra.top = 2;
-          ra.ids = d_ids1.get();
-          ra.weights = d_w1.get();
-          ra.pos = d_pos.get();
-          ra.capacity = 1;
-          ra.hist_logits = d_h1.get();
-          ra.hist_ids = d_hid1.get();
-          ra.hist_stride = E;
-          ra.fault = fault;
-          dec::moe_route(ra, nullptr);
+          dec::moe_route(
+              route_args(d_wr.get(), int8 ? d_sr.get() : nullptr, d_y1.get(), D, E, d_ids1.get(),
+                         d_w1.get(), d_pos.get(), 1, d_h1.get(), d_hid1.get(), fault),
+              nullptr);
           // The o projection with router blocks, twice, and route_finish.
           kb::gemv::RouteBlocks rb;
           rb.w = d_wr.get();
