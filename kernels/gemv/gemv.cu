@@ -140,6 +140,8 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
           "hist_stride >= E");
     if (!aligned16(r.x) || !aligned16(r.fold) || !aligned16(r.w) || !aligned16(x))
       throw std::invalid_argument("gemv with router blocks: x, a, F and W 16-byte aligned");
+    if (r.x == y)  // the router blocks read x while the gemv's blocks write y
+      throw std::invalid_argument("gemv with router blocks: y must not be the router's x");
   }
   if (tokens < 1 || tokens > kMaxTokens)
     throw std::invalid_argument(std::string(what) + ": tokens must be in [1, " +
