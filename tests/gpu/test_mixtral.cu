@@ -57,6 +57,61 @@ TEST(MixtralConfig, ActiveBytesMatchTheAnchor) {
   EXPECT_EQ(dec::Decoder::prefill_chain_nodes(c, 6), dec::Decoder::prefill_nodes(c, 6) - 6 * 32);
 }
 
+// A gemv carrying router blocks refuses what it cannot run, before any
+// CUDA call: the router's x as the gemv's output, a configuration without
+// them, q other than K, more than 64 experts, a missing pointer.
+TEST(MixtralConfig, RouterBlocksRefuseBadArguments) {
+  auto fake = [](uintptr_t p) { return reinterpret_cast<void*>(p); };
+  kb::gemv::RouteBlocks rb;
+  rb.w = fake(0x10000);
+  rb.scale = static_cast<const bf16*>(fake(0x20000));
+  rb.x = static_cast<const bf16*>(fake(0x30000));
+  rb.fold = static_cast<const float*>(fake(0x40000));
+  rb.dim = 4096;
+  rb.q = 4096;
+  rb.E = 8;
+  rb.top = 2;
+  rb.ids = static_cast<int32_t*>(fake(0x50000));
+  rb.logits = static_cast<float*>(fake(0x60000));
+  rb.partial = static_cast<float*>(fake(0x70000));
+  rb.counter = static_cast<unsigned int*>(fake(0x80000));
+  rb.pos = static_cast<const int32_t*>(fake(0x90000));
+  kb::gemv::Operands op;
+  op.int8 = true;
+  op.W = fake(0xa0000);
+  op.scale = static_cast<const bf16*>(fake(0xb0000));
+  op.x = static_cast<const bf16*>(fake(0xc0000));
+  op.y = static_cast<bf16*>(fake(0xd0000));
+  op.N = 4096;
+  op.K = 4096;
+  op.route = &rb;
+  const kb::gemv::Config ok(*kb::gemv::parse_kernel("R2U1W4P1K2"));
+  auto refused = [&](const kb::gemv::Config& cfg, const char* what) {
+    try {
+      kb::gemv::launch(op, cfg, nullptr);
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+      return;
+    }
+    ADD_FAILURE() << "not refused: " << what;
+  };
+  op.y = const_cast<bf16*>(rb.x);
+  refused(ok, "must not be the router's x");
+  op.y = static_cast<bf16*>(fake(0xd0000));
+  refused(kb::gemv::Config(*kb::gemv::parse_kernel("R4U1W4P1K2")), "1 or 2 rows per warp");
+  EXPECT_FALSE(
+      kb::gemv::carries_route_blocks(kb::gemv::Config(*kb::gemv::parse_kernel("R2U4W4P1K2"))));
+  EXPECT_TRUE(kb::gemv::carries_route_blocks(ok));
+  rb.q = 2048;
+  refused(ok, "q = K");
+  rb.q = 4096;
+  rb.E = 65;
+  refused(ok, "1..64 experts");
+  rb.E = 8;
+  rb.fold = nullptr;
+  refused(ok, "null pointer");
+}
+
 // ------------------------------------------------------------ kernels
 
 // The router's arguments for one token: W [E, D] (int8 with `scale`, or
