@@ -420,8 +420,13 @@ int main(int argc, char** argv) {
           if (n.rfind("gather_", 0) == 0) return 2;
           return 3;
         };
-        const char* names[] = {"attention (qkv, attention, o)", "routing", "experts",
-                               "LM head, embed, sample"};
+        // With the router beside the o projection the choice is made in the o
+        // projection's grid (counted with it) and route_finish runs beside
+        // the chain (its eager time here is only the gap it leaves on it).
+        const char* names[] = {d.route_parallel() ? "attention (qkv, attention, o+router)"
+                                                  : "attention (qkv, attention, o)",
+                               d.route_parallel() ? "routing (route_finish, beside)" : "routing",
+                               "experts", "LM head, embed, sample"};
         double g[4] = {0, 0, 0, 0};
         for (const auto& [name, p] : per) g[group(name)] += p.second;
         std::printf("\n%ssplit of the eager step:\n", lb.c_str());
