@@ -142,6 +142,8 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
       throw std::invalid_argument("gemv with router blocks: x, a, F and W 16-byte aligned");
     if (r.x == y)  // the router blocks read x while the gemv's blocks write y
       throw std::invalid_argument("gemv with router blocks: y must not be the router's x");
+    if (32 * cfg.get<General>()->warps < r.E)  // the last block adds expert e's parts in thread e
+      throw std::invalid_argument("gemv with router blocks: a block needs a thread per expert");
   }
   if (tokens < 1 || tokens > kMaxTokens)
     throw std::invalid_argument(std::string(what) + ": tokens must be in [1, " +

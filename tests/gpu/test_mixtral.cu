@@ -59,7 +59,8 @@ TEST(MixtralConfig, ActiveBytesMatchTheAnchor) {
 
 // A gemv carrying router blocks refuses what it cannot run, before any
 // CUDA call: the router's x as the gemv's output, a configuration without
-// them, q other than K, more than 64 experts, a missing pointer.
+// them, q other than K, more than 64 experts, more experts than a block
+// has threads, a missing pointer.
 TEST(MixtralConfig, RouterBlocksRefuseBadArguments) {
   auto fake = [](uintptr_t p) { return reinterpret_cast<void*>(p); };
   kb::gemv::RouteBlocks rb;
@@ -107,6 +108,8 @@ TEST(MixtralConfig, RouterBlocksRefuseBadArguments) {
   rb.q = 4096;
   rb.E = 65;
   refused(ok, "1..64 experts");
+  rb.E = 64;  // the last block adds expert e's parts in thread e: 64 experts need 2 warps
+  refused(kb::gemv::Config(*kb::gemv::parse_kernel("R2U1W1P1K1")), "a thread per expert");
   rb.E = 8;
   rb.fold = nullptr;
   refused(ok, "null pointer");
