@@ -168,8 +168,8 @@ Decoder::Decoder(const ModelConfig& c, WeightType t, const DecoderOptions& o)
   layout(arena_.get());
 
   // The router beside the o projection needs the general kernel there.
-  parallel_ = c.moe() && o.moe_route_parallel &&
-              gemv::carries_route_blocks(step_config(t, c.dim, c.q_size()));
+  parallel_ =
+      c.moe() && o.moe_route_parallel && gemv::carries_route_blocks(step_config(c.dim, c.q_size()));
   if (parallel_) {
     KB_CUDA_CHECK(cudaStreamCreateWithFlags(&side_, cudaStreamNonBlocking));
     for (cudaEvent_t* e : {&ev_o_, &ev_finish_})
@@ -259,8 +259,8 @@ void Decoder::fill_weights(cudaStream_t s) {
   fill(output_, kOutputTensor);
 }
 
-gemv::Config Decoder::step_config(WeightType t, int64_t rows, int64_t cols) const {
-  return gemv::choose(t == WeightType::int8, rows, cols, 1,
+gemv::Config Decoder::step_config(int64_t rows, int64_t cols) const {
+  return gemv::choose(wt_ == WeightType::int8, rows, cols, 1,
                       opt_.tensor_core_gemv ? gemv::Use::standalone : gemv::Use::decode)
       .config;
 }
@@ -268,7 +268,7 @@ gemv::Config Decoder::step_config(WeightType t, int64_t rows, int64_t cols) cons
 void Decoder::gemv(const LinearW& w, const bf16* x, bf16* y, const bf16* residual, cudaStream_t s,
                    const gemv::RouteBlocks* route) const {
   const bool int8 = wt_ == WeightType::int8;
-  gemv::Config c = step_config(wt_, w.rows, w.cols);
+  gemv::Config c = step_config(w.rows, w.cols);
   c.pdl = opt_.pdl;
   gemv::Operands op;
   op.int8 = int8;
@@ -349,7 +349,7 @@ void Decoder::enqueue_moe(int layer, cudaStream_t s, Mark&& mark) {
   const LayerW& L = layers_[layer];
   const bool int8 = wt_ == WeightType::int8;
   const int k = c.top_experts;
-  const bool parallel = parallel_route();
+  const bool parallel = parallel_;
   const bf16* xin = parallel ? xm_ : x_;
   if (!parallel) {
     RouteArgs ra;
@@ -451,7 +451,7 @@ void Decoder::enqueue_step(cudaStream_t s, Mark&& mark, bool lm_head) {
     const LayerW& L = layers_[l];
     run("gemv_qkv", l, mark, [&] { gemv(L.qkv, x_, qkv_, nullptr, s); });
     run("attention", l, mark, [&] { attention(attention_args(l), s); });
-    if (parallel_route())
+    if (parallel_)
       enqueue_o_and_route(l, s, mark);
     else
       run("gemv_o_residual", l, mark, [&] { gemv(L.wo, att_, x_, x_, s); });

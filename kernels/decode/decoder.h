@@ -77,11 +77,12 @@ struct DecoderOptions {
   // the combine launch). Off by measurement: on, the graph step was 0.6%
   // slower (H100, 2026-11-26, docs/notes/decode.md).
   bool moe_combine_early = false;
-  // On: the router runs beside the o projection (moe_route_early, from the
-  // layer's input and the attention's output through the fold F = Wr ·
-  // diag(so) · Wo, decode_kernels.h) and moe_route_finish takes r and the
-  // weights beside the gate/up gather: neither is on the chain of kernels
-  // that each wait for the one before (5 a layer instead of 6). The o
+  // On: the router runs beside the o projection (router blocks in its grid,
+  // gemv::RouteBlocks, pick the experts from the layer's input and the
+  // attention's output through the fold F = Wr · diag(so) · Wo,
+  // decode_kernels.h) and moe_route_finish takes r and the weights beside
+  // the gate/up gather on a side stream: 5 kernels a layer on the chain of
+  // kernels that each wait for the one before instead of 6. The o
   // projection then writes the MoE block's input to a buffer of its own.
   // The combine reads its weights after its wait (moe_combine_early is
   // ignored: route_finish writes them beside the gather). Measured in
@@ -217,7 +218,7 @@ class Decoder {
   void gemv(const LinearW& w, const bf16* x, bf16* y, const bf16* residual, cudaStream_t s,
             const gemv::RouteBlocks* route = nullptr) const;
   // The configuration a one-token gemv of rows x cols runs with in the step.
-  gemv::Config step_config(WeightType t, int64_t rows, int64_t cols) const;
+  gemv::Config step_config(int64_t rows, int64_t cols) const;
   // The step's launches; `mark(name, layer)` is called after each (profiling).
   // `lm_head` false: no LM head gemv (a MoE prefill's tokens before the last).
   template <typename Mark>
@@ -290,7 +291,6 @@ class Decoder {
   unsigned int* route_counter_ = nullptr;
   cudaStream_t side_ = nullptr;
   cudaEvent_t ev_o_ = nullptr, ev_finish_ = nullptr;
-  bool parallel_route() const { return parallel_; }
   // graphs
   cudaGraph_t graph_ = nullptr;
   cudaGraphExec_t exec_ = nullptr;

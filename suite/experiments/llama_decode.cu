@@ -204,7 +204,7 @@ KB_EXPERIMENT(mixtral_8x7b_decode) {
         w.bound = kb::Bound::read;
         w.graph = true;
         // The roofline counts the kernels that wait for each other: not
-        // the router's two beside the chain (DecoderOptions::moe_route_parallel).
+        // moe_route_finish beside the chain (DecoderOptions::moe_route_parallel).
         w.launches = dec::Decoder::prefill_chain_nodes(c, static_cast<int>(kPrompt.size())) +
                      double(kNewTokens - 1) * dec::Decoder::chain_kernels_per_step(c);
         return w;
