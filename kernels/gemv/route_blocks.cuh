@@ -36,30 +36,23 @@ __device__ void route_block(const RouteBlocks& rb, const bf16* att, int b, int n
     float wf[8], xf[8], ff[8];
     bool in_d = live && k < rb.dim, in_q = live && k < rb.q;
     if (in_d) {
-      if constexpr (INT8) {
+      if constexpr (INT8) {  // 8 int8 weights, exactly (int8_at, as the gemv converts them)
         const uint2 w = *reinterpret_cast<const uint2*>(static_cast<const int8_t*>(rb.w) +
                                                         int64_t(e) * rb.dim + k);
-        const uint32_t q[2] = {w.x, w.y};
+        const uint32_t q[2] = {w.x ^ 0x80808080u, w.y ^ 0x80808080u};
 #pragma unroll
-        for (int i = 0; i < 8; ++i)
-          wf[i] = static_cast<float>(static_cast<int8_t>((q[i / 4] >> (8 * (i % 4))) & 0xffu));
-      } else {
-        const uint4 w = *reinterpret_cast<const uint4*>(static_cast<const bf16*>(rb.w) +
-                                                        int64_t(e) * rb.dim + k);
-        const uint32_t u[4] = {w.x, w.y, w.z, w.w};
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          wf[2 * i] = bf16_lo(u[i]);
-          wf[2 * i + 1] = bf16_hi(u[i]);
+        for (int j = 0; j < 2; ++j) {
+          wf[4 * j + 0] = int8_at<0>(q[j]);
+          wf[4 * j + 1] = int8_at<1>(q[j]);
+          wf[4 * j + 2] = int8_at<2>(q[j]);
+          wf[4 * j + 3] = int8_at<3>(q[j]);
         }
+      } else {
+        convert<false>(*reinterpret_cast<const int4*>(static_cast<const bf16*>(rb.w) +
+                                                      int64_t(e) * rb.dim + k),
+                       wf);
       }
-      const uint4 xv = __ldcg(reinterpret_cast<const uint4*>(rb.x + k));
-      const uint32_t u[4] = {xv.x, xv.y, xv.z, xv.w};
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        xf[2 * i] = bf16_lo(u[i]);
-        xf[2 * i + 1] = bf16_hi(u[i]);
-      }
+      convert<false>(__ldcg(reinterpret_cast<const int4*>(rb.x + k)), xf);
     }
     if (in_q) {
       const float4* f = reinterpret_cast<const float4*>(rb.fold + int64_t(e) * rb.q + k);
@@ -74,13 +67,10 @@ __device__ void route_block(const RouteBlocks& rb, const bf16* att, int b, int n
       for (int i = 0; i < 8; ++i) acc = fmaf(wf[i], xf[i], acc);
     if (in_q) {
       // a: the gemv's x, the attention's output (the previous grid's)
-      const uint4 av = __ldcg(reinterpret_cast<const uint4*>(att + k));
-      const uint32_t u[4] = {av.x, av.y, av.z, av.w};
+      float af[8];
+      convert<false>(__ldcg(reinterpret_cast<const int4*>(att + k)), af);
 #pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        acc = fmaf(ff[2 * i], bf16_lo(u[i]), acc);
-        acc = fmaf(ff[2 * i + 1], bf16_hi(u[i]), acc);
-      }
+      for (int i = 0; i < 8; ++i) acc = fmaf(ff[i], af[i], acc);
     }
 #pragma unroll
     for (int o = kChunks / 2; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
