@@ -631,6 +631,23 @@ Decoder::GraphExec Decoder::capture_step_without(const std::vector<std::string>&
   return GraphExec(e, [](cudaGraphExec_t x) { cudaGraphExecDestroy(x); });
 }
 
+Decoder::GraphExec Decoder::capture_step_with_moe(const std::optional<gemv::Config>& swiglu,
+                                                  const std::optional<gemv::Config>& down) {
+  const auto saved_swiglu = opt_.moe_swiglu_config, saved_down = opt_.moe_down_config;
+  if (swiglu) opt_.moe_swiglu_config = swiglu;
+  if (down) opt_.moe_down_config = down;
+  try {
+    GraphExec g = capture_step_without({});
+    opt_.moe_swiglu_config = saved_swiglu;
+    opt_.moe_down_config = saved_down;
+    return g;
+  } catch (...) {
+    opt_.moe_swiglu_config = saved_swiglu;
+    opt_.moe_down_config = saved_down;
+    throw;
+  }
+}
+
 std::vector<KernelTiming> Decoder::profile_step(cudaStream_t s) {
   std::vector<KernelTiming> out;
   std::vector<cudaEvent_t> events;

@@ -168,6 +168,11 @@ class Decoder {
   // included, which an eager step's events cannot show.
   using GraphExec = std::shared_ptr<std::remove_pointer_t<cudaGraphExec_t>>;
   GraphExec capture_step_without(const std::vector<std::string>& omit);
+  // Profiling only: the step graph with a MoE model's gathers run by other
+  // configurations (as DecoderOptions::moe_swiglu_config / moe_down_config;
+  // unset: the decoder's own), for an in-graph comparison of configurations.
+  GraphExec capture_step_with_moe(const std::optional<gemv::Config>& swiglu,
+                                  const std::optional<gemv::Config>& down);
 
   // ---- host views (each synchronizes the device first) ----
   std::vector<float> logits() const;    // fp32 logits of the last step (after the final norm)

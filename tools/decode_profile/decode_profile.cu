@@ -8,6 +8,7 @@
 //                         [--attn-cluster 0|1|0,1] [--ab-rounds N]
 //                         [--omit-each 0|1]
 //                         [--qkv-kernels NAME,NAME,...] [--o-kernels NAME,NAME,...]
+//                         [--gate-kernels NAME,...] [--down-kernels NAME,...]
 //                         [--tuning targets/tuning/GPU.json]
 //
 // Mixtral: --model Mixtral-8x7B-v0.1 --layers 16 --dtype int8 (the seed's
@@ -44,7 +45,11 @@
 // --qkv-kernels (--o-kernels): the step graph again with the qkv (o)
 // projection run by each named gemv configuration (a decode-table entry
 // for its shape, e.g. R2U1W4P1K2, R4U1W4P1K2, R2U1W8P1K2), timed
-// interleaved with the step as the decoder chooses it. --tuning: the gemv
+// interleaved with the step as the decoder chooses it. --gate-kernels
+// (--down-kernels), a MoE model: the same for the gate/up gather with the
+// SwiGLU (the combine) by general-kernel configurations (RxUyWzPpKk; the
+// gate/up gather needs R2, U2 or U4 and P1, and runs U2 at one token):
+// Decoder::capture_step_with_moe. --tuning: the gemv
 // table of a tuning file installed first, as `kbench run` installs the
 // GPU's (else the generic rule alone).
 #include <cuda_runtime.h>
@@ -55,7 +60,9 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "kernels/common/cuda_check.h"
@@ -87,7 +94,7 @@ struct Args {
   // Empty: the decoder's default; two values (0,1): an A/B (a decoder for
   // each combination of the options given two values).
   std::vector<bool> moe_early, moe_parallel, attn_cluster;
-  std::vector<std::string> qkv_kernels, o_kernels;
+  std::vector<std::string> qkv_kernels, o_kernels, gate_kernels, down_kernels;
   std::string tuning;  // a tuning file whose gemv table to install (as kbench run does)
   int ab_rounds = 7;
   bool omit_each = false;  // the in-graph cost of each kernel (steps without it)
@@ -102,7 +109,8 @@ struct Args {
       "[--moe-down-unroll 1|2] [--moe-down-pipe 0|1] [--moe-early 0|1|0,1] "
       "[--moe-parallel 0|1|0,1] "
       "[--attn-cluster 0|1|0,1] [--ab-rounds N] "
-      "[--omit-each 0|1] [--qkv-kernels NAME,...] [--o-kernels NAME,...] [--tuning FILE]");
+      "[--omit-each 0|1] [--qkv-kernels NAME,...] [--o-kernels NAME,...] "
+      "[--gate-kernels NAME,...] [--down-kernels NAME,...] [--tuning FILE]");
 }
 
 // "0", "1" or "0,1".
@@ -163,6 +171,13 @@ Args parse(int argc, char** argv) {
           for (const std::string& name : kb::tools::comma_items(v)) {
             if (!kb::gemv::parse_kernel(name)) usage(k + ": no kernel named " + name);
             (k == "--qkv-kernels" ? a.qkv_kernels : a.o_kernels).push_back(name);
+          }
+        } else if (k == "--gate-kernels" || k == "--down-kernels") {
+          for (const std::string& name : kb::tools::comma_items(v)) {
+            const auto kernel = kb::gemv::parse_kernel(name);
+            if (!kernel || !std::holds_alternative<kb::gemv::General>(*kernel))
+              usage(k + ": no general-kernel configuration named " + name);
+            (k == "--gate-kernels" ? a.gate_kernels : a.down_kernels).push_back(name);
           }
         } else if (k == "--tuning") {
           a.tuning = v;
@@ -518,6 +533,21 @@ int main(int argc, char** argv) {
                     saved, n ? saved / n : 0.0, saved > 0 ? bytes / (saved * 1e-6) / 1e9 : 0.0);
       }
     }
+    // Step graphs, one per named configuration, timed against the decoder's
+    // own step (interleaved) and printed under `title`.
+    auto by_configuration = [&](const std::string& title, const std::vector<std::string>& names,
+                                const std::vector<dec::Decoder::GraphExec>& graphs) {
+      std::vector<double> full;
+      const auto us = against_the_step(*ds[0], graphs, full);
+      const double f = kb::quantile(full, 0.5);
+      std::printf("\n%s, step medians of %d rounds of %d replays, interleaved: %.1f us\n",
+                  title.c_str(), a.ab_rounds, a.reps, f);
+      for (size_t i = 0; i < graphs.size(); ++i) {
+        const double m = kb::quantile(us[i], 0.5);
+        std::printf("  %-14s %8.1f us (%+.1f us, %+.2f%%)\n", names[i].c_str(), m, m - f,
+                    100 * (m - f) / f);
+      }
+    };
     // A projection run by each named configuration: a decode-table entry
     // for its shape alone while the step is captured again.
     auto by_kernel = [&](const char* what, int64_t rows, int64_t cols,
@@ -542,22 +572,32 @@ int main(int argc, char** argv) {
         graphs.push_back(d.capture_step_without({}));
       }
       gemv::set_table(saved, a.tuning);
-      std::vector<double> full;
-      const auto us = against_the_step(d, graphs, full);
-      const double f = kb::quantile(full, 0.5);
-      std::printf(
-          "\n%s projection (%lldx%lld) by configuration, step medians of %d rounds of %d "
-          "replays, interleaved; the decoder's own (%s): %.1f us\n",
-          what, (long long)rows, (long long)cols, a.ab_rounds, a.reps,
-          gemv::kernel_name(base.config.kernel).c_str(), f);
-      for (size_t i = 0; i < graphs.size(); ++i) {
-        const double m = kb::quantile(us[i], 0.5);
-        std::printf("  %-14s %8.1f us (%+.1f us, %+.2f%%)\n", names[i].c_str(), m, m - f,
-                    100 * (m - f) / f);
-      }
+      by_configuration(std::string(what) + " projection (" + std::to_string(rows) + "x" +
+                           std::to_string(cols) + ") by configuration; the decoder's own (" +
+                           gemv::kernel_name(base.config.kernel) + ")",
+                       names, graphs);
     };
     if (!a.qkv_kernels.empty()) by_kernel("qkv", c.qkv_rows(), c.dim, a.qkv_kernels);
     if (!a.o_kernels.empty()) by_kernel("o", c.dim, c.q_size(), a.o_kernels);
+    // A MoE gather run by each named general-kernel configuration.
+    auto by_moe_kernel = [&](bool gate, const std::vector<std::string>& names) {
+      namespace gemv = kb::gemv;
+      if (!c.moe()) usage("--gate-kernels / --down-kernels: a MoE model only");
+      std::vector<dec::Decoder::GraphExec> graphs;
+      for (const auto& name : names) {
+        const gemv::Config k(*gemv::parse_kernel(name));
+        graphs.push_back(gate ? ds[0]->capture_step_with_moe(k, std::nullopt)
+                              : ds[0]->capture_step_with_moe(std::nullopt, k));
+      }
+      const auto& own = gate ? o.moe_swiglu_config : o.moe_down_config;
+      by_configuration(std::string(gate ? "gate/up gather" : "combine") +
+                           " by configuration; the decoder's own (" +
+                           (own ? kb::gemv::kernel_name(own->kernel) : std::string("default")) +
+                           ")",
+                       names, graphs);
+    };
+    if (!a.gate_kernels.empty()) by_moe_kernel(true, a.gate_kernels);
+    if (!a.down_kernels.empty()) by_moe_kernel(false, a.down_kernels);
     if (c.moe()) {
       KB_CUDA_CHECK(cudaEventDestroy(e0));
       KB_CUDA_CHECK(cudaEventDestroy(e1));
