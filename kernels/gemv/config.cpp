@@ -1,6 +1,7 @@
 #include "kernels/gemv/config.h"
 
 #include <cstdio>
+#include <cstring>
 
 namespace kb::gemv {
 
@@ -35,6 +36,9 @@ std::string kernel_name(const Kernel& k) {
   std::visit(overloaded{[&](const General& c) {
                           std::snprintf(b, sizeof b, "R%dU%dW%dP%dK%d", c.rows_per_warp, c.unroll,
                                         c.warps, c.pipeline ? 1 : 0, c.k_split);
+                          if (c.min_blocks > 0)
+                            std::snprintf(b + std::strlen(b), sizeof b - std::strlen(b), "B%d",
+                                          c.min_blocks);
                         },
                         [&](const OneLoad& c) { std::snprintf(b, sizeof b, "one%d", c.warps); },
                         [&](const Tile& c) { std::snprintf(b, sizeof b, "T%d", c.warps); },
@@ -93,6 +97,9 @@ std::optional<Kernel> parse_kernel(const std::string& name) {
     }
     return std::nullopt;
   }
+  int f = 0;
+  if (scan_all(s, "R%dU%dW%dP%dK%dB%d", 6, &a, &b, &c, &d, &e, &f) && (d == 0 || d == 1) && f > 0)
+    return General{a, b, c, d == 1, e, f};
   if (scan_all(s, "R%dU%dW%dP%dK%d", 5, &a, &b, &c, &d, &e) && (d == 0 || d == 1))
     return General{a, b, c, d == 1, e};
   return std::nullopt;

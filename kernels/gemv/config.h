@@ -31,6 +31,11 @@ struct General {
   int warps = 4;          // 1..8 warps per block
   bool pipeline = true;   // load the next batch while using this one
   int k_split = 1;        // 1, 2, 4 or 8 warps share rows and split K (divides warps)
+  // 0: the compiler's register choice; else blocks of 128 threads an SM the
+  // kernel is compiled for (__launch_bounds__(128, min_blocks): at most
+  // 65536 / (128 · min_blocks) registers a thread). int8 one-token gathers
+  // only (the SwiGLU at 7 or 8, the combine at 8), blocks of at most 4 warps.
+  int min_blocks = 0;
 };
 
 // The one-load kernel (one_load.cu): rows of 32, 64 or 128 16-byte vectors, one token.

@@ -19,6 +19,7 @@ void allow_smem(void (*kernel)(KernelArgs), size_t smem);
 struct GeneralLaunch {
   int rows_per_warp, unroll;
   bool pipeline, pdl;
+  int min_blocks;  // General::min_blocks
 };
 void launch_general(bool int8, const GeneralLaunch& c, bool swiglu, dim3 grid, dim3 block,
                     cudaStream_t s, const KernelArgs& a);

@@ -322,8 +322,8 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
   const dim3 grid(static_cast<unsigned>(grid_x(int8, N, K, cfg, swiglu) + a.route_blocks),
                   static_cast<unsigned>(weights ? 1 : n_sel));
   const dim3 block(static_cast<unsigned>(32 * g->warps));
-  detail::launch_general(int8, {g->rows_per_warp, g->unroll, g->pipeline, cfg.pdl}, swiglu, grid,
-                         block, stream, a);
+  detail::launch_general(int8, {g->rows_per_warp, g->unroll, g->pipeline, cfg.pdl, g->min_blocks},
+                         swiglu, grid, block, stream, a);
 }
 
 }  // namespace

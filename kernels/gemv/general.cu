@@ -59,7 +59,7 @@ namespace {
 // X (router blocks, KernelArgs::route; T = 1, a dense gemv): the grid's
 // first a.route_blocks blocks run route_block, the rest are the gemv's.
 template <bool INT8, int R, int U, bool P, int T, bool S = false, bool C = false, bool X = false>
-__global__ void __launch_bounds__(256) gemv_kernel(const KernelArgs a) {
+__device__ __forceinline__ void gemv_body(const KernelArgs& a) {
   using Wt = typename Traits<INT8>::W;
   const Wt* W = static_cast<const Wt*>(a.W);
   const bf16* scale = a.scale;
@@ -390,11 +390,41 @@ __global__ void __launch_bounds__(256) gemv_kernel(const KernelArgs a) {
   }
 }
 
+template <bool INT8, int R, int U, bool P, int T, bool S = false, bool C = false, bool X = false>
+__global__ void __launch_bounds__(256) gemv_kernel(const KernelArgs a) {
+  gemv_body<INT8, R, U, P, T, S, C, X>(a);
+}
+// General::min_blocks: the same body compiled for MB blocks of 128
+// threads an SM (a register cap; the compiler's own choice can leave a
+// one-wave grid a second wave, docs/notes/decode.md).
+template <int MB, bool INT8, int R, int U, bool P, int T, bool S, bool C>
+__global__ void __launch_bounds__(128, MB) gemv_kernel_capped(const KernelArgs a) {
+  gemv_body<INT8, R, U, P, T, S, C, false>(a);
+}
+
 // Launches one instantiation; with `pdl`, as a programmatic dependent of
 // the previous work on the stream (captured into graphs as such an edge).
 template <bool INT8, int R, int U, bool P, int T, bool S = false, bool C = false, bool X = false>
 void launch_kernel(const GeneralLaunch& c, dim3 grid, dim3 block, cudaStream_t s,
                    const KernelArgs& a) {
+  if constexpr (INT8 && T == 1 && !X && (S || C) && (S || R == 2)) {
+    if (c.min_blocks > 0) {
+      if (block.x > 128)
+        throw std::invalid_argument("gemv: min_blocks needs blocks of at most 4 warps");
+      if (c.min_blocks == 8)
+        return launch_maybe_pdl(c.pdl, gemv_kernel_capped<8, INT8, R, U, P, T, S, C>, grid, block,
+                                s, a);
+      if constexpr (S)
+        if (c.min_blocks == 7)
+          return launch_maybe_pdl(c.pdl, gemv_kernel_capped<7, INT8, R, U, P, T, S, C>, grid, block,
+                                  s, a);
+      throw std::invalid_argument("gemv: min_blocks 8 (the SwiGLU: 7 or 8) only");
+    }
+  }
+  if (c.min_blocks > 0)
+    throw std::invalid_argument(
+        "gemv: min_blocks is the int8 one-token SwiGLU gather's and the combine's (2 rows a "
+        "warp) only");
   launch_maybe_pdl(c.pdl, gemv_kernel<INT8, R, U, P, T, S, C, X>, grid, block, s, a);
 }
 

@@ -121,8 +121,11 @@ TEST(GemvConfig, NamesReadBack) {
     }
   EXPECT_EQ(gemv::kernel_name(*gemv::parse_kernel("B3W8S3")), "B3W8S3O2R0");
   EXPECT_EQ(gemv::kernel_name(*gemv::parse_kernel("one")), "one4");
+  EXPECT_EQ(gemv::kernel_name(*gemv::parse_kernel("R2U2W4P0K2B8")), "R2U2W4P0K2B8");
+  EXPECT_EQ(gemv::parse_kernel("R2U2W4P0K2B8")->index(), 0u);  // General
+  EXPECT_EQ(std::get<gemv::General>(*gemv::parse_kernel("R2U2W4P1K1B7")).min_blocks, 7);
   for (const char* bad : {"", "X", "R1U2W4P2K1", "R1U2W4P1", "T", "B3W8", "GM4W4K1x", "M4W4",
-                          "one9x", "BM3W8S2O2R2 "})
+                          "one9x", "BM3W8S2O2R2 ", "R2U2W4P0K2B0", "R2U2W4P0K2B", "R2U2W4P0K2B8x"})
     EXPECT_FALSE(gemv::parse_kernel(bad).has_value()) << bad;
 }
 

@@ -286,6 +286,54 @@ TEST(MixtralKernels, GatherSwigluAndCombineMatchReference) {
   }
 }
 
+// The gathers compiled for a number of blocks an SM (General::min_blocks:
+// the same code under a register cap) give the same bits as without it, at
+// Mixtral's shape; the launcher refuses it where it is not built.
+TEST(MixtralKernels, CappedGathersMatchTheirUncappedTwins) {
+  KB_REQUIRE_GPU();
+  const int E = 8, F = 14336, D = 4096;
+  MoeData m(E, F, D);
+  const std::vector<int32_t> ids = {E - 1, 2};
+  const std::vector<float> wts = {0.625f, 0.375f};
+  kb::DeviceBuffer<int32_t> d_ids(2);
+  kb::DeviceBuffer<float> d_wts(2);
+  kb::DeviceBuffer<bf16> d_h(size_t(2) * F), d_y(D);
+  KB_CUDA_CHECK(cudaMemcpy(d_ids.get(), ids.data(), 8, cudaMemcpyHostToDevice));
+  KB_CUDA_CHECK(cudaMemcpy(d_wts.get(), wts.data(), 8, cudaMemcpyHostToDevice));
+  auto cfg = [](const char* name) { return kb::gemv::Config(*kb::gemv::parse_kernel(name)); };
+  auto swiglu = [&](const char* name) {
+    const kb::gemv::Config c = cfg(name);
+    kb::gemv::gather_gemv_swiglu(true, m.d_w13.get(), m.d_s13.get(), d_ids.get(), 2, E, m.d_x.get(),
+                                 d_h.get(), F, D, 1e-5f, nullptr, true, &c);
+    KB_CUDA_CHECK(cudaDeviceSynchronize());
+    return download(d_h, size_t(2) * F);
+  };
+  const std::vector<float> h = swiglu("R2U2W4P1K1");
+  const kb::Compare ch =
+      kb::compare(std::vector<float>(h.begin(), h.begin() + F), reference_h(m, ids[0]), 1e-2);
+  EXPECT_TRUE(ch.ok) << ch.text();
+  for (const char* capped : {"R2U2W4P1K1B7", "R2U2W4P1K1B8"})
+    EXPECT_EQ(swiglu(capped), h) << capped;
+  auto combine = [&](const char* name) {
+    const kb::gemv::Config c = cfg(name);
+    kb::gemv::gather_gemv_combine(true, m.d_w2.get(), m.d_s2.get(), d_ids.get(), d_wts.get(), 2, E,
+                                  d_h.get(), d_y.get(), D, F, m.d_x.get(), nullptr, true, &c);
+    KB_CUDA_CHECK(cudaDeviceSynchronize());
+    return download(d_y, D);
+  };
+  const kb::Compare cy =
+      kb::compare(combine("R2U1W4P0K2"), reference_combine(m, ids, wts, h), 1e-2);
+  EXPECT_TRUE(cy.ok) << cy.text();
+  for (const char* plain : {"R2U1W4P0K2", "R2U2W4P0K2", "R2U1W4P1K2", "R2U2W4P0K4"}) {
+    const std::string capped = std::string(plain) + "B8";
+    EXPECT_EQ(combine(capped.c_str()), combine(plain)) << capped;
+  }
+  EXPECT_THROW(combine("R2U1W8P0K2B8"), std::invalid_argument);  // 8 warps: more than 128 threads
+  EXPECT_THROW(combine("R2U1W4P0K2B7"), std::invalid_argument);  // the combine: 8 only
+  EXPECT_THROW(combine("R1U2W4P0K2B8"), std::invalid_argument);  // 2 rows a warp only
+  EXPECT_THROW(swiglu("R2U2W4P1K1B6"), std::invalid_argument);
+}
+
 // An id outside [0, E) reads no weight: NaN rows, which a check catches.
 TEST(MixtralKernels, BadExpertIdGivesNaN) {
   KB_REQUIRE_GPU();
