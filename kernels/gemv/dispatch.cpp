@@ -134,14 +134,22 @@ Config combine_config(bool int8, int64_t N, int64_t K) {
   // (2 rows, unroll 2, K over 4 warps); the graph step 1335 vs 1377 us.
   // The next best were within 1 us (1 row, unroll 2, pipelined, no split:
   // 46.4 us). bf16 keeps the one-matrix choice (not measured).
+  // Then in the graph step (2026-11-27, H100 GPU-47237454, tools/decode_profile
+  // --down-kernels, 7 interleaved rounds, Mixtral 16 layers; docs/notes/decode.md):
+  // batches of 2 loads compiled for 8 blocks an SM (min_blocks 8: 64
+  // registers, no spill; unconstrained the compiler takes 72 and the
+  // 1024-block grid no longer fits one wave, +11%): step 2433.1 against
+  // 2449.1 us (-0.65%); unroll 1 at 8 blocks -0.16%, pipelined -0.41%.
   General c = general_kernel(int8, N, K, 1);
   if (c.unroll > 2) c.unroll = 2;
   if (c.rows_per_warp > 2) c.rows_per_warp = 2;
   if (int8) {
     c.rows_per_warp = 2;
-    c.unroll = 1;
+    c.unroll = 2;
     c.pipeline = false;
     c.k_split = 2;
+    c.warps = 4;
+    c.min_blocks = 8;
   }
   return Config(c);
 }

@@ -462,7 +462,8 @@ struct RoutingChain {
 };
 
 // Every configuration of the int8 combine kernel: rows per warp 1|2,
-// unroll 1|2, pipelined or not, K over 1|2 warps.
+// unroll 1|2, pipelined or not, K over 1|2 warps (the compiler's
+// registers), and the default (8 blocks an SM, General::min_blocks).
 std::vector<kb::gemv::Config> combine_configs(int64_t N, int64_t K) {
   std::vector<kb::gemv::Config> v;
   const kb::gemv::General base = *kb::gemv::combine_config(true, N, K).get<kb::gemv::General>();
@@ -475,15 +476,18 @@ std::vector<kb::gemv::Config> combine_configs(int64_t N, int64_t K) {
           g.unroll = unroll;
           g.pipeline = pipeline;
           g.k_split = ks;
+          g.min_blocks = 0;
           if (g.warps % ks == 0) v.push_back(kb::gemv::Config(g));
         }
+  v.push_back(kb::gemv::combine_config(true, N, K));
   return v;
 }
 
 std::string config_text(const kb::gemv::Config& c) {
   const kb::gemv::General& g = *c.get<kb::gemv::General>();
   return "R" + std::to_string(g.rows_per_warp) + " U" + std::to_string(g.unroll) + " ks" +
-         std::to_string(g.k_split) + (g.pipeline ? " pipelined" : "");
+         std::to_string(g.k_split) + (g.pipeline ? " pipelined" : "") +
+         (g.min_blocks ? " B" + std::to_string(g.min_blocks) : "");
 }
 
 // The combine reading its ids and weights before its wait (experts_ready),

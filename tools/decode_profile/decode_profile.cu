@@ -245,10 +245,10 @@ int main(int argc, char** argv) {
       if (a.moe_down_rows > 0) dn.rows_per_warp = a.moe_down_rows;
       if (a.moe_down_unroll > 0) dn.unroll = a.moe_down_unroll;
       if (a.moe_down_pipe >= 0) dn.pipeline = a.moe_down_pipe != 0;
+      if (dn.rows_per_warp != 2) dn.min_blocks = 0;  // min_blocks: 2 rows a warp only
       o.moe_down_config = gemv::Config(dn);
-      std::printf("gather swiglu: R%d U%d ks%d %s; combine: R%d U%d ks%d %s\n", sw.rows_per_warp,
-                  sw.unroll, sw.k_split, sw.pipeline ? "pipelined" : "", dn.rows_per_warp,
-                  dn.unroll, dn.k_split, dn.pipeline ? "pipelined" : "");
+      std::printf("gather swiglu: %s; combine: %s\n", gemv::kernel_name(sw).c_str(),
+                  gemv::kernel_name(dn).c_str());
     }
     o.max_seq = 256;
     o.seed = 1;
