@@ -251,6 +251,16 @@ std::vector<float> reference_combine(const MoeData& m, const std::vector<int32_t
   return y;
 }
 
+// Two slots' expert ids and weights in device memory.
+struct DeviceRouting {
+  kb::DeviceBuffer<int32_t> ids{2};
+  kb::DeviceBuffer<float> wts{2};
+  DeviceRouting(const std::vector<int32_t>& i, const std::vector<float>& w) {
+    KB_CUDA_CHECK(cudaMemcpy(ids.get(), i.data(), 8, cudaMemcpyHostToDevice));
+    KB_CUDA_CHECK(cudaMemcpy(wts.get(), w.data(), 8, cudaMemcpyHostToDevice));
+  }
+};
+
 // Both experts' gate/up and SwiGLU in one launch, then their down rows,
 // weighted sum and residual in one launch, against the references; at the
 // tiny shape and at Mixtral's (14336 x 4096), with programmatic launch on.
@@ -260,16 +270,13 @@ TEST(MixtralKernels, GatherSwigluAndCombineMatchReference) {
     MoeData m(E, F, D);
     const std::vector<int32_t> ids = {E - 1, 1};
     const std::vector<float> wts = {0.625f, 0.375f};
-    kb::DeviceBuffer<int32_t> d_ids(2);
-    kb::DeviceBuffer<float> d_wts(2);
+    const DeviceRouting r(ids, wts);
     kb::DeviceBuffer<bf16> d_h(size_t(2) * F), d_y(D);
-    KB_CUDA_CHECK(cudaMemcpy(d_ids.get(), ids.data(), 8, cudaMemcpyHostToDevice));
-    KB_CUDA_CHECK(cudaMemcpy(d_wts.get(), wts.data(), 8, cudaMemcpyHostToDevice));
     KB_CUDA_CHECK(cudaMemcpy(d_y.get(), m.d_x.get(), size_t(D) * 2, cudaMemcpyDeviceToDevice));
-    kb::gemv::gather_gemv_swiglu(true, m.d_w13.get(), m.d_s13.get(), d_ids.get(), 2, E, m.d_x.get(),
+    kb::gemv::gather_gemv_swiglu(true, m.d_w13.get(), m.d_s13.get(), r.ids.get(), 2, E, m.d_x.get(),
                                  d_h.get(), F, D, 1e-5f, nullptr, true);
     // residual aliases y (as in the decoder: x += ...)
-    kb::gemv::gather_gemv_combine(true, m.d_w2.get(), m.d_s2.get(), d_ids.get(), d_wts.get(), 2, E,
+    kb::gemv::gather_gemv_combine(true, m.d_w2.get(), m.d_s2.get(), r.ids.get(), r.wts.get(), 2, E,
                                   d_h.get(), d_y.get(), D, F, d_y.get(), nullptr, true);
     KB_CUDA_CHECK(cudaDeviceSynchronize());
     const std::vector<float> h = download(d_h, size_t(2) * F);
@@ -295,15 +302,12 @@ TEST(MixtralKernels, CappedGathersMatchTheirUncappedTwins) {
   MoeData m(E, F, D);
   const std::vector<int32_t> ids = {E - 1, 2};
   const std::vector<float> wts = {0.625f, 0.375f};
-  kb::DeviceBuffer<int32_t> d_ids(2);
-  kb::DeviceBuffer<float> d_wts(2);
+  const DeviceRouting r(ids, wts);
   kb::DeviceBuffer<bf16> d_h(size_t(2) * F), d_y(D);
-  KB_CUDA_CHECK(cudaMemcpy(d_ids.get(), ids.data(), 8, cudaMemcpyHostToDevice));
-  KB_CUDA_CHECK(cudaMemcpy(d_wts.get(), wts.data(), 8, cudaMemcpyHostToDevice));
   auto cfg = [](const char* name) { return kb::gemv::Config(*kb::gemv::parse_kernel(name)); };
   auto swiglu = [&](const char* name) {
     const kb::gemv::Config c = cfg(name);
-    kb::gemv::gather_gemv_swiglu(true, m.d_w13.get(), m.d_s13.get(), d_ids.get(), 2, E, m.d_x.get(),
+    kb::gemv::gather_gemv_swiglu(true, m.d_w13.get(), m.d_s13.get(), r.ids.get(), 2, E, m.d_x.get(),
                                  d_h.get(), F, D, 1e-5f, nullptr, true, &c);
     KB_CUDA_CHECK(cudaDeviceSynchronize());
     return download(d_h, size_t(2) * F);
@@ -316,7 +320,7 @@ TEST(MixtralKernels, CappedGathersMatchTheirUncappedTwins) {
     EXPECT_EQ(swiglu(capped), h) << capped;
   auto combine = [&](const char* name) {
     const kb::gemv::Config c = cfg(name);
-    kb::gemv::gather_gemv_combine(true, m.d_w2.get(), m.d_s2.get(), d_ids.get(), d_wts.get(), 2, E,
+    kb::gemv::gather_gemv_combine(true, m.d_w2.get(), m.d_s2.get(), r.ids.get(), r.wts.get(), 2, E,
                                   d_h.get(), d_y.get(), D, F, m.d_x.get(), nullptr, true, &c);
     KB_CUDA_CHECK(cudaDeviceSynchronize());
     return download(d_y, D);
