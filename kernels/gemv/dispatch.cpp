@@ -119,8 +119,16 @@ Config tokens_config(bool int8, int64_t N, int64_t K, int tokens, bool swiglu) {
   return Config(c);
 }
 
+// int8: compiled for 7 blocks an SM (min_blocks 7: 72 registers, no spill,
+// against the compiler's 78 and 6 blocks). In the graph step (Mixtral 16
+// layers, tools/decode_profile --gate-kernels, 2026-11-27; docs/notes/decode.md):
+// H200 GPU-6308ea44 1995.9 against 2021.7 us (-1.30%, 9 interleaved rounds),
+// H100 GPU-47237454 -0.19% (7 rounds); at 8 blocks (64 registers, 36 bytes
+// spilled) +2.27% and +0.78%.
 Config gather_swiglu_config(bool int8, int64_t F, int64_t K) {
-  return tokens_config(int8, 2 * F, K, 1, true);
+  Config c = tokens_config(int8, 2 * F, K, 1, true);
+  if (int8) std::get<General>(c.kernel).min_blocks = 7;
+  return c;
 }
 
 Config combine_config(bool int8, int64_t N, int64_t K) {
