@@ -679,35 +679,20 @@ __global__ void __launch_bounds__(256)
   fold[int64_t(e) * q + k] = acc;
 }
 
-// moe_route_finish: r from y (256 threads, the squares added in a fixed
-// order), the weights of the chosen, r·l into the history.
+// moe_route_finish: r from y (block_rms_scale: y is complete, the o
+// projection's, a full dependency of this launch), the weights of the
+// chosen, r·l into the history.
 constexpr int kFinishThreads = 256;
 __global__ void __launch_bounds__(kFinishThreads) route_finish_kernel(RouteFinishArgs a) {
-  __shared__ float s_ss[kFinishThreads / 32];
-  __shared__ float s_r;
-  const uint4* yv = reinterpret_cast<const uint4*>(a.y);
-  float ss = 0.f;
-  for (int i = threadIdx.x; i < a.dim / 8; i += kFinishThreads) {
-    float f[8];
-    unpack8(yv[i], f);
-#pragma unroll
-    for (int k = 0; k < 8; ++k) ss = fmaf(f[k], f[k], ss);
-  }
-  ss = warp_sum(ss);
-  if (threadIdx.x % 32 == 0) s_ss[threadIdx.x / 32] = ss;
-  __syncthreads();
+  __shared__ float s_red[32];
+  const float r = block_rms_scale(a.y, a.dim, a.eps, s_red);
   if (threadIdx.x == 0) {
-    float t = 0.f;
-    for (int w = 0; w < kFinishThreads / 32; ++w) t += s_ss[w];  // fixed order
-    const float r = rsqrtf(t / a.dim + a.eps);
-    s_r = r;
     const float chosen[2] = {a.logits[a.n_experts], a.top > 1 ? a.logits[a.n_experts + 1] : 0.f};
     route_weights(chosen, a.top, r, a.weights);
   }
-  __syncthreads();
   const int pos = *a.pos;
   if (a.hist_logits && threadIdx.x < a.n_experts && pos >= 0 && pos < a.capacity)
-    a.hist_logits[int64_t(pos) * a.hist_stride + threadIdx.x] = s_r * a.logits[threadIdx.x];
+    a.hist_logits[int64_t(pos) * a.hist_stride + threadIdx.x] = r * a.logits[threadIdx.x];
 }
 
 // ---------------------------------------------------------------- sample
