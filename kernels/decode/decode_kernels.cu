@@ -405,16 +405,34 @@ __global__ void __launch_bounds__(W * 32) attention_kernel(AttentionArgs a) {
     namespace cgr = cooperative_groups;
     cgr::cluster_group cl = cgr::this_cluster();
     cl.sync();
+    // Each output's 3·S remote reads are issued together (one round trip of
+    // distributed shared memory, not 3·S in a row), then added in split
+    // order as before.
+    constexpr int kMaxSplits = 8;  // attention() refuses more
     const int S = a.n_splits;
     for (int t = int(cl.block_rank()) * blockDim.x + threadIdx.x; t < G * HD; t += S * blockDim.x) {
       const int g = t / HD;
+      float bm[kMaxSplits], bl[kMaxSplits], bo[kMaxSplits];
+#pragma unroll
+      for (int s = 0; s < kMaxSplits; ++s) {
+        if (s < S) {
+          bm[s] = *cl.map_shared_rank(&s_bm[g], s);
+          bl[s] = *cl.map_shared_rank(&s_bl[g], s);
+          bo[s] = *cl.map_shared_rank(&s_bo[t], s);
+        }
+      }
       float M = -INFINITY;
-      for (int s = 0; s < S; ++s) M = fmaxf(M, *cl.map_shared_rank(&s_bm[g], s));
+#pragma unroll
+      for (int s = 0; s < kMaxSplits; ++s)
+        if (s < S) M = fmaxf(M, bm[s]);
       float L = 0.f, O = 0.f;
-      for (int s = 0; s < S; ++s) {
-        const float f = exp2f(*cl.map_shared_rank(&s_bm[g], s) - M);  // 0 for an idle split
-        L += f * *cl.map_shared_rank(&s_bl[g], s);
-        O += f * *cl.map_shared_rank(&s_bo[t], s);
+#pragma unroll
+      for (int s = 0; s < kMaxSplits; ++s) {
+        if (s < S) {
+          const float f = exp2f(bm[s] - M);  // 0 for an idle split
+          L += f * bl[s];
+          O += f * bo[s];
+        }
       }
       out[t] = __float2bfloat16_rn(O / L);
     }
