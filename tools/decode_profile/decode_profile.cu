@@ -36,6 +36,11 @@
 //     by configuration (rows per warp, K split), against one token.
 // The eager sum is larger than the graph step by the launch gaps that the
 // graph removes; the per-kernel times are what the next tuning step reads.
+// --ideal-chain: the step's chain of dependent kernels as pure reads of
+// each kernel's bytes (under 1 MB: an empty kernel that only waits), as
+// programmatic dependents in one graph, timed interleaved with the step,
+// and the same chain all empty: what this GPU allows that many dependent
+// kernels and bytes without arithmetic (the bound the step is read against).
 // --omit-each: what each kernel costs inside the graph. For each kernel of
 // the step (and a few groups) a step graph without it
 // (Decoder::capture_step_without: wrong results, stale inputs), its
@@ -68,6 +73,7 @@
 #include "kernels/common/cuda_check.h"
 #include "kernels/common/device_buffer.h"
 #include "kernels/common/fill.h"
+#include "kernels/common/pdl.cuh"
 #include "kernels/decode/decoder.h"
 #include "kernels/gemv/gemv.h"
 #include "suite/stats.h"
@@ -97,7 +103,8 @@ struct Args {
   std::vector<std::string> qkv_kernels, o_kernels, gate_kernels, down_kernels;
   std::string tuning;  // a tuning file whose gemv table to install (as kbench run does)
   int ab_rounds = 7;
-  bool omit_each = false;  // the in-graph cost of each kernel (steps without it)
+  bool omit_each = false;    // the in-graph cost of each kernel (steps without it)
+  bool ideal_chain = false;  // the step's chain as pure reads of its kernels' bytes
 };
 
 [[noreturn]] void usage(const std::string& why) {
@@ -109,7 +116,7 @@ struct Args {
       "[--moe-down-unroll 1|2] [--moe-down-pipe 0|1] [--moe-early 0|1|0,1] "
       "[--moe-parallel 0|1|0,1] "
       "[--attn-cluster 0|1|0,1] [--ab-rounds N] "
-      "[--omit-each 0|1] [--qkv-kernels NAME,...] [--o-kernels NAME,...] "
+      "[--omit-each 0|1] [--ideal-chain 0|1] [--qkv-kernels NAME,...] [--o-kernels NAME,...] "
       "[--gate-kernels NAME,...] [--down-kernels NAME,...] [--tuning FILE]");
 }
 
@@ -185,6 +192,8 @@ Args parse(int argc, char** argv) {
           a.ab_rounds = std::atoi(v.c_str());
         else if (k == "--omit-each")
           a.omit_each = kb::tools::flag_01(k, v, usage);
+        else if (k == "--ideal-chain")
+          a.ideal_chain = kb::tools::flag_01(k, v, usage);
         else
           usage("unknown option " + k);
       },
@@ -223,6 +232,35 @@ double kernel_bytes(const std::string& name, const dec::ModelConfig& c, dec::Wei
   if (name == "gather_gate_up_swiglu") return k * (linear(2.0 * c.ffn, d) - c.ffn * 2);
   if (name == "gather_down_combine_residual") return k * linear(d, c.ffn) + d * 2;
   return 0;
+}
+
+// --ideal-chain: one kernel of the ideal chain. Reads `n` 16-byte vectors at
+// p (none: an empty kernel that only waits), grid-stride, 8 loads in flight
+// a thread, the first ones issued before the dependency wait as the gemvs'
+// are; lets the next grid launch once its loads are issued. Nothing is
+// written unless the xor of what it read hits a value it never takes.
+__global__ void __launch_bounds__(512) ideal_read_kernel(const int4* p, size_t n, int* sink) {
+  constexpr int kFlight = 8;
+  const size_t stride = size_t(gridDim.x) * blockDim.x;
+  int acc = 0;
+  bool waited = false;
+  for (size_t i0 = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i0 < n; i0 += kFlight * stride) {
+    int4 v[kFlight];
+#pragma unroll
+    for (int u = 0; u < kFlight; ++u) {
+      const size_t i = i0 + u * stride;
+      v[u] = i < n ? __ldcs(p + i) : make_int4(0, 0, 0, 0);
+    }
+    if (!waited) {
+      kb::wait_for_previous_grid();
+      waited = true;
+    }
+#pragma unroll
+    for (int u = 0; u < kFlight; ++u) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+  }
+  if (!waited) kb::wait_for_previous_grid();
+  kb::let_next_grid_launch();
+  if (acc == 0x7fffffff && sink) *sink = acc;
 }
 
 }  // namespace
@@ -484,6 +522,66 @@ int main(int argc, char** argv) {
       }
       return us;
     };
+    if (a.ideal_chain) {
+      // The step's chain of dependent kernels (the eager step's order, the
+      // kernels beside the chain left out) as pure reads of each kernel's
+      // bytes (kernel_bytes) from a region of its own, or, under 1 MB (the
+      // attention, embed, sampler), as empty kernels that only wait: a graph
+      // of programmatic dependents as the step's. What this GPU allows a
+      // chain of that many dependent kernels and bytes without arithmetic,
+      // timed interleaved with the step; and the same chain all empty.
+      dec::Decoder& d = *ds[0];
+      advance_to(d, a.pos);
+      const auto kernels = d.profile_step(s);
+      std::vector<double> bytes;
+      for (const auto& k : kernels)
+        if (k.name != "moe_route_finish")
+          bytes.push_back(kernel_bytes(k.name, c, a.type, a.pos + 1));
+      std::vector<size_t> vecs, first;
+      size_t total = 0;
+      for (const double b : bytes) {
+        const size_t v = b < (1 << 20) ? 0 : size_t(b / 16);
+        first.push_back(total);
+        vecs.push_back(v);
+        total += v;
+      }
+      kb::DeviceBuffer<int4> buf(std::max<size_t>(total, 1));
+      KB_CUDA_CHECK(cudaMemset(buf.get(), 0, std::max<size_t>(total, 1) * 16));
+      kb::DeviceBuffer<int> sink(1);
+      int sms = 0;
+      KB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+      int per_sm = 0;  // one wave of the grid-stride blocks
+      KB_CUDA_CHECK(
+          cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, ideal_read_kernel, 512, 0));
+      auto capture = [&](bool empty) {
+        cudaGraph_t g;
+        KB_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+        for (size_t i = 0; i < vecs.size(); ++i)
+          kb::launch_maybe_pdl(i > 0, ideal_read_kernel, dim3(per_sm * sms), dim3(512), s,
+                               buf.get() + first[i], empty ? size_t(0) : vecs[i], sink.get());
+        KB_CUDA_CHECK(cudaStreamEndCapture(s, &g));
+        cudaGraphExec_t e;
+        KB_CUDA_CHECK(cudaGraphInstantiate(&e, g, 0));
+        KB_CUDA_CHECK(cudaGraphDestroy(g));
+        return dec::Decoder::GraphExec(e, cudaGraphExecDestroy);
+      };
+      std::vector<dec::Decoder::GraphExec> graphs;
+      graphs.push_back(capture(false));
+      graphs.push_back(capture(true));
+      std::vector<double> full;
+      const auto us = against_the_step(d, graphs, full);
+      size_t reading = 0;
+      for (const size_t v : vecs) reading += v > 0;
+      const double step = kb::quantile(full, 0.5), ideal = kb::quantile(us[0], 0.5),
+                   empty = kb::quantile(us[1], 0.5);
+      std::printf(
+          "\nideal chain at pos %d (medians of %d rounds of %d replays, interleaved with the "
+          "step):\n  %zu dependent kernels, %zu of them reading %.3f GB (the rest empty)\n"
+          "  step %.1f us; ideal chain %.1f us (%.0f GB/s; the step at %.3f of it); "
+          "all empty %.1f us (%.2f us a kernel)\n",
+          a.pos, a.ab_rounds, a.reps, vecs.size(), reading, total * 16e-9, step, ideal,
+          total * 16 / (ideal * 1e-6) / 1e9, ideal / step, empty, empty / vecs.size());
+    }
     if (a.omit_each) {
       // What each kernel costs inside the graph: steps without it, timed
       // interleaved with the whole step (the full graph advances the cache
