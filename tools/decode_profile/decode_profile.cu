@@ -237,8 +237,9 @@ double kernel_bytes(const std::string& name, const dec::ModelConfig& c, dec::Wei
 // --ideal-chain: one kernel of the ideal chain. Reads `n` 16-byte vectors at
 // p (none: an empty kernel that only waits), grid-stride, 8 loads in flight
 // a thread, the first ones issued before the dependency wait as the gemvs'
-// are; lets the next grid launch once its loads are issued. Nothing is
-// written unless the xor of what it read hits a value it never takes.
+// are; lets the next grid launch once it has read its bytes, as they do.
+// Nothing is written unless the xor of what it read hits a value it never
+// takes.
 __global__ void __launch_bounds__(512) ideal_read_kernel(const int4* p, size_t n, int* sink) {
   constexpr int kFlight = 8;
   const size_t stride = size_t(gridDim.x) * blockDim.x;
