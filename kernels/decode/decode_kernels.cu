@@ -408,7 +408,7 @@ __global__ void __launch_bounds__(W * 32) attention_kernel(AttentionArgs a) {
     // Each output's 3·S remote reads are issued together (one round trip of
     // distributed shared memory, not 3·S in a row), then added in split
     // order as before.
-    constexpr int kMaxSplits = 8;  // attention() refuses more
+    constexpr int kMaxSplits = kMaxAttentionClusterSplits;  // attention() refuses more
     const int S = a.n_splits;
     for (int t = int(cl.block_rank()) * blockDim.x + threadIdx.x; t < G * HD; t += S * blockDim.x) {
       const int g = t / HD;
