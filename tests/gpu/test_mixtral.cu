@@ -487,13 +487,6 @@ std::vector<kb::gemv::Config> combine_configs(int64_t N, int64_t K) {
   return v;
 }
 
-std::string config_text(const kb::gemv::Config& c) {
-  const kb::gemv::General& g = *c.get<kb::gemv::General>();
-  return "R" + std::to_string(g.rows_per_warp) + " U" + std::to_string(g.unroll) + " ks" +
-         std::to_string(g.k_split) + (g.pipeline ? " pipelined" : "") +
-         (g.min_blocks ? " B" + std::to_string(g.min_blocks) : "");
-}
-
 // The combine reading its ids and weights before its wait (experts_ready),
 // as the decoder launches it (router -> gate/up gather -> combine, each a
 // programmatic dependent), gives the same bits as reading them after: in
@@ -509,8 +502,8 @@ TEST(MixtralKernels, CombineReadingIdsEarlyIsBitIdentical) {
     std::vector<kb::gemv::Config> configs = combine_configs(D, F);
     if (E == 8) configs = {kb::gemv::combine_config(true, D, F)};
     for (const kb::gemv::Config& cfg : configs) {
-      SCOPED_TRACE(::testing::Message()
-                   << "E " << E << " F " << F << " D " << D << ", " << config_text(cfg));
+      SCOPED_TRACE(::testing::Message() << "E " << E << " F " << F << " D " << D << ", "
+                                        << kb::gemv::kernel_name(cfg.kernel));
       const auto waits = chain.run(cfg, false);
       std::vector<std::vector<float>> h(RoutingChain::kRounds);
       for (int r = 0; r < RoutingChain::kRounds; ++r) h[r] = download(chain.H[r], size_t(2) * F);
