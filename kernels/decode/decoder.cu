@@ -633,19 +633,18 @@ Decoder::GraphExec Decoder::capture_step_without(const std::vector<std::string>&
 
 Decoder::GraphExec Decoder::capture_step_with_moe(const std::optional<gemv::Config>& swiglu,
                                                   const std::optional<gemv::Config>& down) {
-  const auto saved_swiglu = opt_.moe_swiglu_config, saved_down = opt_.moe_down_config;
+  // The decoder's own options back on every way out, a throw included.
+  struct Restore {
+    DecoderOptions& o;
+    const DecoderOptions saved;
+    ~Restore() {
+      o.moe_swiglu_config = saved.moe_swiglu_config;
+      o.moe_down_config = saved.moe_down_config;
+    }
+  } restore{opt_, opt_};
   if (swiglu) opt_.moe_swiglu_config = swiglu;
   if (down) opt_.moe_down_config = down;
-  try {
-    GraphExec g = capture_step_without({});
-    opt_.moe_swiglu_config = saved_swiglu;
-    opt_.moe_down_config = saved_down;
-    return g;
-  } catch (...) {
-    opt_.moe_swiglu_config = saved_swiglu;
-    opt_.moe_down_config = saved_down;
-    throw;
-  }
+  return capture_step_without({});
 }
 
 std::vector<KernelTiming> Decoder::profile_step(cudaStream_t s) {
