@@ -533,18 +533,16 @@ int main(int argc, char** argv) {
       // timed interleaved with the step; and the same chain all empty.
       dec::Decoder& d = *ds[0];
       advance_to(d, a.pos);
-      const auto kernels = d.profile_step(s);
-      std::vector<double> bytes;
-      for (const auto& k : kernels)
-        if (k.name != "moe_route_finish")
-          bytes.push_back(kernel_bytes(k.name, c, a.type, a.pos + 1));
-      std::vector<size_t> vecs, first;
-      size_t total = 0;
-      for (const double b : bytes) {
+      std::vector<size_t> vecs, first;  // each chain kernel's 16-byte vectors and first one
+      size_t total = 0, reading = 0;
+      for (const auto& k : d.profile_step(s)) {
+        if (k.name == "moe_route_finish") continue;
+        const double b = kernel_bytes(k.name, c, a.type, a.pos + 1);
         const size_t v = b < (1 << 20) ? 0 : size_t(b / 16);
         first.push_back(total);
         vecs.push_back(v);
         total += v;
+        reading += v > 0;
       }
       kb::DeviceBuffer<int4> buf(std::max<size_t>(total, 1));
       KB_CUDA_CHECK(cudaMemset(buf.get(), 0, std::max<size_t>(total, 1) * 16));
@@ -571,8 +569,6 @@ int main(int argc, char** argv) {
       graphs.push_back(capture(true));
       std::vector<double> full;
       const auto us = against_the_step(d, graphs, full);
-      size_t reading = 0;
-      for (const size_t v : vecs) reading += v > 0;
       const double step = kb::quantile(full, 0.5), ideal = kb::quantile(us[0], 0.5),
                    empty = kb::quantile(us[1], 0.5);
       std::printf(
