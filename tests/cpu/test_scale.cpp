@@ -14,6 +14,7 @@
 #include "kgate_test_util.h"
 #include "reports/csv_reader.h"
 #include "reports/gate_writers.h"
+#include "reports/metrics.h"
 #include "suite/shard.h"
 #include "tools/kgate/gate.h"
 #include "tools/kgate/siblings.h"
@@ -274,7 +275,9 @@ TEST(Siblings, OneSlowGpuIsAFindingAboutItNotARegression) {
   ASSERT_EQ(rep.gpu_findings.size(), 1u) << kb::gate_console(rep, true);
   EXPECT_TRUE(contains(rep.gpu_findings[0].gpu, "cuda:2")) << rep.gpu_findings[0].gpu;
   EXPECT_TRUE(contains(rep.gpu_findings[0].gpu, "GPU-00000002")) << rep.gpu_findings[0].gpu;
-  EXPECT_TRUE(contains(rep.gpu_findings[0].why, "5 of 6 rows")) << rep.gpu_findings[0].why;
+  // Five measured points; the probe's read bandwidth is a ceiling, counted apart.
+  EXPECT_TRUE(contains(rep.gpu_findings[0].why, "5 of 5 measured points"))
+      << rep.gpu_findings[0].why;
   EXPECT_TRUE(contains(kb::gate_console(rep, false), "slow GPU cuda:2"));
   EXPECT_TRUE(contains(kb::gate_markdown(rep), "GPU findings"));
 }
@@ -293,7 +296,7 @@ TEST(Siblings, EveryGpuSlowIsARegressionOfTheCode) {
   EXPECT_TRUE(gemv_failed) << kb::gate_console(rep, true);
 }
 
-TEST(Siblings, ACeilingNamesAGpuTwoRowsDoNotThreeDo) {
+TEST(Siblings, ACeilingNamesAGpuTwoPointsDoNotThreeDo) {
   auto check = [](auto value) {
     kb::History h;
     h.add_text(four_gpu_history(1, kNames, value), "h.csv");
@@ -313,7 +316,7 @@ TEST(Siblings, ACeilingNamesAGpuTwoRowsDoNotThreeDo) {
   // 4.9% behind on the ceiling: not.
   EXPECT_TRUE(
       check([](int, int g, size_t k) { return g == 1 && k == 0 ? 951.0 : 1000.0; }).empty());
-  // Two rows 10% behind: not named; three: named.
+  // Two points (a row each) 10% behind: not named; three: named.
   EXPECT_TRUE(check([](int, int g, size_t k) {
                 return g == 3 && (k == 1 || k == 2) ? 900.0 : 1000.0;
               }).empty());
@@ -323,6 +326,167 @@ TEST(Siblings, ACeilingNamesAGpuTwoRowsDoNotThreeDo) {
   EXPECT_TRUE(contains(three[0], "cuda:3"));
   // A faster GPU is never "behind".
   EXPECT_TRUE(check([](int, int g, size_t) { return g == 0 ? 1100.0 : 1000.0; }).empty());
+}
+
+// One run of a 4-GPU host as `kbench run --device all` writes it: the
+// probe (ceilings and times), GEMMs with three metrics of one timing, a
+// decode point with its GPU-measured latency and its compilation time.
+struct RunRow {
+  std::string name, metric, shape, dtype;
+};
+const std::vector<RunRow> kRun = {
+    {"roofline_probe", kb::metric_name::read_bandwidth, "bytes=2147483648", "int8"},
+    {"roofline_probe", kb::metric_name::copy_bandwidth, "bytes=2147483648", "int8"},
+    {"roofline_probe", kb::metric_name::launch_us, "bytes=2147483648", "int8"},
+    {"roofline_probe", kb::metric_name::graph_node_us, "bytes=2147483648", "int8"},
+    {"roofline_probe", kb::metric_name::mem_latency_us, "bytes=2147483648", "int8"},
+    {"gemm", kb::metric_name::tflops, "M=4096;N=4096;K=14336", "bfloat16"},  // 5: one point
+    {"gemm", kb::metric_name::flops_utilization, "M=4096;N=4096;K=14336", "bfloat16"},
+    {"gemm", kb::metric_name::memory_bandwidth, "M=4096;N=4096;K=14336", "bfloat16"},
+    {"gemm", kb::metric_name::tflops, "M=4096;N=14336;K=16384", "bfloat16"},  // 8: another
+    {"gemm", kb::metric_name::flops_utilization, "M=4096;N=14336;K=16384", "bfloat16"},
+    {"gemm", kb::metric_name::memory_bandwidth, "M=4096;N=14336;K=16384", "bfloat16"},
+    {"gemv", kb::metric_name::memory_bandwidth, "N=4096;K=4096", "int8"},  // 11
+    {"layer_norm", kb::metric_name::memory_bandwidth, "BS=4096;D=8192", "bfloat16"},
+    {"Llama-2-7b-chat-hf", kb::metric_name::latency_us, "BS=1;prompt=6;new_tokens=200", "int8"},
+    {"Llama-2-7b-chat-hf", kb::metric_name::token_per_sec, "BS=1;prompt=6;new_tokens=200", "int8"},
+    {"Llama-2-7b-chat-hf", kb::metric_name::compilation_time, "BS=1;prompt=6;new_tokens=200",
+     "int8"},                                                                       // 15
+    {"Mixtral-8x7B-v0.1", kb::metric_name::compilation_time, "layers=16", "int8"},  // 16
+};
+constexpr double kBase = 1000;
+
+// `worse(gpu, row)`: how much worse than its siblings' value the row is on
+// that GPU (0.2 = 20%), in the metric's own direction.
+template <class F>
+kb::History four_gpu_run(F worse) {
+  std::string s = kb::csv_header() + "\n";
+  for (int g = 0; g < 4; ++g)
+    for (size_t k = 0; k < kRun.size(); ++k) {
+      const bool lower = kb::metric_direction(kRun[k].metric) == kb::Direction::lower_is_better;
+      const double w = worse(g, k);
+      kb::Record r = gpu_row(kRun[k].name, lower ? kBase * (1 + w) : kBase * (1 - w), "night0", g);
+      r.metric = kRun[k].metric;
+      r.shape = kRun[k].shape;
+      r.dtype = kRun[k].dtype;
+      r.timestamp = "2026-01-01T03:00:00Z";
+      s += kb::csv_line(kb::record_fields(r)) + "\n";
+    }
+  kb::History h;
+  h.add_text(s, "run.csv");
+  h.finish();
+  EXPECT_TRUE(h.warnings().empty()) << h.warnings()[0].text();
+  return h;
+}
+
+const kb::SiblingGpu& sibling(const std::vector<kb::SiblingReport>& reps, int gpu) {
+  EXPECT_EQ(reps.size(), 1u);
+  EXPECT_EQ(reps.at(0).gpus.size(), 4u);
+  return reps.at(0).gpus.at(static_cast<size_t>(gpu));
+}
+
+size_t named(const std::vector<kb::SiblingReport>& reps) {
+  size_t n = 0;
+  for (const auto& r : reps)
+    for (const auto& g : r.gpus) n += g.named;
+  return n;
+}
+
+// 4x H100, 2026-11-27: a healthy GPU was named on compilation_time (the
+// host's CPU, contended by four chains) and the probe's memory latency.
+TEST(Siblings, CompilationTimeAndTheProbesTimesAreNotTheBoards) {
+  const kb::History h = four_gpu_run([](int g, size_t k) {
+    const std::string& m = kRun[k].metric;
+    const bool host = m == kb::metric_name::compilation_time || m == kb::metric_name::launch_us ||
+                      m == kb::metric_name::graph_node_us || m == kb::metric_name::mem_latency_us;
+    return g == 1 && host ? 0.2 : 0.0;
+  });
+  const auto reps = kb::sibling_check(h);
+  EXPECT_EQ(named(reps), 0u) << kb::sibling_text(reps, false);
+  const kb::SiblingGpu& g1 = sibling(reps, 1);
+  EXPECT_TRUE(g1.points_behind.empty());
+  EXPECT_TRUE(g1.ceilings_behind.empty());
+  // gemm x2, gemv, layer_norm, Llama (latency and tokens/s; not its compilation).
+  EXPECT_EQ(g1.points_compared, 5u);
+  EXPECT_EQ(g1.ceilings_compared, 2u);
+  // 2 compilation_time and 3 probe-time rows on each of 4 GPUs.
+  EXPECT_EQ(reps[0].rows_not_compared, 20u);
+  const std::string text = kb::sibling_text(reps, false);
+  EXPECT_TRUE(contains(text, "not compared: 20 rows of compilation_time(s)")) << text;
+  EXPECT_FALSE(contains(text, "NAMED")) << text;
+  // `kgate check` reports no GPU finding either (the same function).
+  EXPECT_TRUE(kb::run_gate(h, {}).gpu_findings.empty());
+  for (const auto& r : kRun) {
+    const kb::Key k{r.name,
+                    r.metric,
+                    r.dtype,
+                    r.shape,
+                    kH100,
+                    "cuda",
+                    kb::metric_direction(r.metric) == kb::Direction::lower_is_better};
+    const bool host = r.metric == kb::metric_name::compilation_time ||
+                      (r.name == "roofline_probe" && k.lower_is_better);
+    EXPECT_EQ(kb::sibling_role(k) == kb::SiblingRole::not_the_board, host) << r.metric;
+  }
+  // A decode step's latency is timed on the GPU: a row of its point.
+  EXPECT_EQ(kb::sibling_role(
+                {"Llama-2-7b-chat-hf", kb::metric_name::latency_us, "int8", "", "", "", true}),
+            kb::SiblingRole::point_metric);
+}
+
+TEST(Siblings, OnePointsMetricsAreOnePieceOfEvidence) {
+  // GPU 3's one GEMM shape 8% slow: its tflops, flops_utilization and
+  // memory_bandwidth are one timing, one point, not three rows.
+  const kb::History h =
+      four_gpu_run([](int g, size_t k) { return g == 3 && k >= 5 && k <= 7 ? 0.08 : 0.0; });
+  const auto reps = kb::sibling_check(h);
+  EXPECT_EQ(named(reps), 0u) << kb::sibling_text(reps, false);
+  const kb::SiblingGpu& g3 = sibling(reps, 3);
+  ASSERT_EQ(g3.points_behind.size(), 1u);
+  EXPECT_EQ(g3.points_behind[0].point, "gemm [M=4096;N=4096;K=14336] bfloat16");
+  EXPECT_EQ(g3.points_behind[0].rows.size(), 3u);
+  EXPECT_NEAR(g3.points_behind[0].behind, 0.08, 1e-9);
+  EXPECT_TRUE(kb::run_gate(h, {}).gpu_findings.empty());
+  // With --min-points 1 that point names it.
+  kb::SiblingOptions one;
+  one.min_points = 1;
+  EXPECT_EQ(named(kb::sibling_check(h, one)), 1u);
+}
+
+TEST(Siblings, ThreeSlowPointsNameTheGpu) {
+  // Three different points 8% slow on GPU 2: a GEMM shape (its three
+  // metrics), gemv, and the decode step's latency alone.
+  const kb::History h = four_gpu_run([](int g, size_t k) {
+    return g == 2 && ((k >= 8 && k <= 10) || k == 11 || k == 13) ? 0.08 : 0.0;
+  });
+  const auto reps = kb::sibling_check(h);
+  ASSERT_EQ(named(reps), 1u) << kb::sibling_text(reps, false);
+  const kb::SiblingGpu& g2 = sibling(reps, 2);
+  EXPECT_TRUE(g2.named);
+  EXPECT_TRUE(contains(g2.gpu, "cuda:2")) << g2.gpu;
+  EXPECT_EQ(g2.points_behind.size(), 3u);
+  EXPECT_TRUE(contains(g2.why, "3 of 5 measured points")) << g2.why;
+  EXPECT_TRUE(contains(g2.why, "gemm [M=4096;N=14336;K=16384] bfloat16 8.0% (")) << g2.why;
+  EXPECT_TRUE(contains(g2.why, "latency(us)")) << g2.why;
+  const auto gate = kb::run_gate(h, {});
+  ASSERT_EQ(gate.gpu_findings.size(), 1u);
+  EXPECT_EQ(gate.gpu_findings[0].why, g2.why);
+}
+
+TEST(Siblings, AReadBandwidthCeilingSixPercentLowStillNamesTheGpu) {
+  const kb::History h = four_gpu_run([](int g, size_t k) { return g == 0 && k == 0 ? 0.06 : 0.0; });
+  const auto reps = kb::sibling_check(h);
+  ASSERT_EQ(named(reps), 1u) << kb::sibling_text(reps, false);
+  const kb::SiblingGpu& g0 = sibling(reps, 0);
+  EXPECT_TRUE(g0.named);
+  EXPECT_TRUE(g0.points_behind.empty());
+  ASSERT_EQ(g0.ceilings_behind.size(), 1u);
+  EXPECT_TRUE(contains(g0.why,
+                       "1 ceiling(s) (roofline_probe [bytes=2147483648] int8 "
+                       "read_bandwidth(GB/s) 940 vs 1000 (6.0%))"))
+      << g0.why;
+  EXPECT_TRUE(contains(kb::sibling_text(reps, false), "ceilings   1/2 behind"));
+  EXPECT_EQ(kb::run_gate(h, {}).gpu_findings.size(), 1u);
 }
 
 TEST(Siblings, AFailedRowOnOneGpuFailsTheKeyNamingTheGpu) {
@@ -387,6 +551,14 @@ TEST(Siblings, KgateSiblingsPrintsTheTableAndExits1OnANamedGpu) {
   EXPECT_EQ(ok.code, 0) << ok.out;
   Result bad = kgate("siblings --results " + even.string() + " --threshold 2");
   EXPECT_EQ(bad.code, 2) << bad.out;
+  // Two points 10% behind: named with --min-points 2, not with the default 3.
+  fs::path two = write(d / "two.csv", four_gpu_history(1, kNames, [](int, int g, size_t k) {
+                         return g == 3 && (k == 1 || k == 2) ? 900.0 : 1000.0;
+                       }));
+  EXPECT_EQ(kgate("siblings --results " + two.string()).code, 0);
+  Result two_named = kgate("siblings --results " + two.string() + " --min-points 2");
+  EXPECT_EQ(two_named.code, 1) << two_named.out;
+  EXPECT_TRUE(contains(two_named.out, "2 of 5 measured points")) << two_named.out;
 }
 #endif
 

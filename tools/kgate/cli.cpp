@@ -54,7 +54,7 @@ constexpr const char* kDashboardUsage =
     "[options]";
 constexpr const char* kNoiseUsage = "kgate noise --results FILE... [--markdown FILE] [--csv FILE]";
 constexpr const char* kSiblingsUsage =
-    "kgate siblings --results FILE... [--threshold REL] [--min-rows N] [--markdown FILE]";
+    "kgate siblings --results FILE... [--threshold REL] [--min-points N] [--markdown FILE]";
 constexpr const char* kBringupUsage =
     "kgate bringup --results FILE... --out DIR [--reference GPU|FILE.csv] [--reference-gpu NAME] "
     "[--gpu NAME] [--targets DIR] [--datasheets FILE] [--threshold REL]";
@@ -652,8 +652,8 @@ int cmd_siblings(const Args& args) {
       take_files(a, i, results, kSiblingsUsage);
     } else if (f == "--threshold") {
       opt.threshold = parse_double(f, value_of(a, i), 0.001, 0.9);
-    } else if (f == "--min-rows") {
-      opt.min_rows = static_cast<size_t>(parse_int(f, value_of(a, i), 1, 100000));
+    } else if (f == "--min-points" || f == "--min-rows") {  // --min-rows: its first name
+      opt.min_points = static_cast<size_t>(parse_int(f, value_of(a, i), 1, 100000));
     } else if (f == "--markdown") {
       markdown = value_of(a, i);
     } else {

@@ -3,9 +3,18 @@
 // median of the same rows on its siblings (the other GPUs of that model in
 // the run). A GPU is named when it is behind by at least `threshold` on a
 // ceiling (a roofline_probe bandwidth or throughput: read, copy, ...) or on
-// at least `min_rows` rows: a board that is slow is a finding about the
-// board (clocks, power, HBM, PCIe/NVLink), as DCGM's diagnostics would
-// report, not a regression of the code. The gate reports it on its own.
+// at least `min_points` measured points: a board that is slow is a finding
+// about the board (clocks, power, HBM, PCIe/NVLink), as DCGM's diagnostics
+// would report, not a regression of the code. The gate reports it on its
+// own.
+//
+// Only what the board decides is compared (docs/gate.md, "Several GPUs,
+// siblings and shards"): not compilation_time(s) (our setup time on the
+// host's CPU, contended by the other GPUs' chains) nor the probe's times
+// (launch, graph node, memory latency: the host's and the driver's as much
+// as the board's). And a point's metrics (a GEMM's tflops,
+// flops_utilization and memory_bandwidth: one timing) are one piece of
+// evidence, so the rule counts points, not rows.
 #pragma once
 
 #include <string>
@@ -17,29 +26,47 @@ namespace kb {
 
 struct SiblingOptions {
   double threshold = 0.05;  // behind the siblings' median by this much
-  size_t min_rows = 3;      // rows behind that name a GPU (one ceiling suffices)
+  size_t min_points = 3;    // measured points behind that name a GPU (one ceiling suffices)
 };
+
+// What a row of the run is to the sibling check.
+enum class SiblingRole {
+  not_the_board,  // not compared: compilation_time(s), the probe's times
+  ceiling,        // the probe's bandwidths and throughputs: one behind names the GPU
+  point_metric,   // a metric of a measured point (its name, shape and dtype)
+};
+SiblingRole sibling_role(const Key& k);
 
 struct SiblingRow {
   std::string key;  // "gemv [N=4096;K=4096] int8 memory_bandwidth(GB/s)"
   double value = 0, siblings_median = 0;
   double behind = 0;  // 0.07 = 7% worse than the siblings' median
-  bool ceiling = false;
+};
+
+// A measured point (one name, shape and dtype of the run: one timing,
+// whatever metrics its rows carry) behind its siblings on some metric.
+struct SiblingPoint {
+  std::string point;             // "gemm [M=4096;N=4096;K=14336] bfloat16"
+  double behind = 0;             // its worst row's
+  std::vector<SiblingRow> rows;  // its rows behind by >= threshold, worst first
 };
 
 struct SiblingGpu {
-  std::string gpu;                 // GpuId::label()
-  size_t compared = 0;             // rows compared with siblings
-  size_t rows_behind = 0;          // rows (not ceilings) behind by >= threshold
-  std::vector<SiblingRow> behind;  // every row or ceiling behind, worst first
-  double median_behind = 0;        // over every compared row (its typical standing)
+  std::string gpu;                          // GpuId::label()
+  size_t points_compared = 0;               // measured points with siblings (ceilings apart)
+  size_t ceilings_compared = 0;             // ceiling rows with siblings
+  std::vector<SiblingPoint> points_behind;  // points behind by >= threshold, worst first
+  std::vector<SiblingRow> ceilings_behind;  // ceilings behind by >= threshold, worst first
+  double median_behind = 0;  // over its compared points (each its rows' median): typical standing
   bool named = false;
-  std::string why;  // for a named GPU: "behind its 3 siblings on 1 ceiling (...) and 4 rows"
+  // For a named GPU: "behind its 3 sibling(s) ... on 1 ceiling(s) (...) and 4 of 250 points ..."
+  std::string why;
 };
 
 struct SiblingReport {
   std::string arch, run;
-  size_t siblings = 0;  // GPUs of this model in the run
+  size_t siblings = 0;           // GPUs of this model in the run
+  size_t rows_not_compared = 0;  // rows of those GPUs that are not the board's (SiblingRole)
   std::vector<SiblingGpu> gpus;
 };
 
