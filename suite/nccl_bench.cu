@@ -273,6 +273,25 @@ class Comms {
   bool aborted_ = false;
 };
 
+// The timed loop of one size: every rank's `iters` collectives captured
+// once into a CUDA graph of that rank's stream, each sample a launch of
+// every rank's graph. So the times are the GPUs' (as a decode step replays
+// its graph; nccl-tests -G), not the host's enqueue rate: a nonblocking
+// communicator's ncclGroupEnd hands each launch to a thread of NCCL's,
+// which made eager back-to-back calls measure 122-170 us at 8-128 KiB on
+// 4x H100 (2026-11-27) against PyTorch's 40-50 us.
+struct Graphs {
+  std::vector<int> devices;
+  std::vector<cudaGraphExec_t> exec;
+  ~Graphs() {
+    for (size_t r = 0; r < exec.size(); ++r)
+      if (exec[r]) {
+        cudaSetDevice(devices[r]);
+        cudaGraphExecDestroy(exec[r]);
+      }
+  }
+};
+
 struct Buffers {
   std::vector<void*> send, recv;
   std::vector<cudaStream_t> streams;
@@ -451,20 +470,59 @@ std::vector<Record> measure_collective(const std::string& name, const std::vecto
       }
       continue;
     }
-    // nccl-tests' way: `iters` back to back per sample, time / iters.
-    const int iters = p.small ? 50 : 1;
+    // nccl-tests' way: `iters` back to back per sample, time / iters; the
+    // `iters` are one graph a rank (Graphs), launched on every rank per
+    // sample (the ranks' launches, one thread after another, start a few
+    // us apart: amortized over the iters).
+    const int iters = p.small ? 50 : 20;
     const int samples = quick ? 5 : p.small ? 20 : 10;
-    enqueue(bytes, 5 * iters);  // warm-up
+    Graphs g;
+    g.devices = devices;
+    g.exec.assign(n, nullptr);
+    for (int r = 0; r < n; ++r) {
+      KB_CUDA_CHECK(cudaSetDevice(devices[r]));
+      // Relaxed: NCCL may enqueue from a thread of its own (nonblocking group end).
+      KB_CUDA_CHECK(cudaStreamBeginCapture(b.streams[r], cudaStreamCaptureModeRelaxed));
+    }
+    std::string capture_error;
+    try {
+      enqueue(bytes, iters);
+    } catch (const std::exception& ex) {
+      capture_error = ex.what();
+    }
+    for (int r = 0; r < n; ++r) {  // every capture ends, also after an error
+      KB_CUDA_CHECK(cudaSetDevice(devices[r]));
+      cudaGraph_t graph = nullptr;
+      const cudaError_t e = cudaStreamEndCapture(b.streams[r], &graph);
+      if (e != cudaSuccess && capture_error.empty())
+        capture_error = std::string("cudaStreamEndCapture: ") + cudaGetErrorString(e);
+      if (graph) {
+        if (capture_error.empty()) {
+          const cudaError_t ie = cudaGraphInstantiate(&g.exec[r], graph, 0);
+          if (ie != cudaSuccess)
+            capture_error = std::string("cudaGraphInstantiate: ") + cudaGetErrorString(ie);
+        }
+        cudaGraphDestroy(graph);
+      }
+    }
+    if (!capture_error.empty()) {
+      cudaGetLastError();
+      throw NcclError("capturing the timed collectives into CUDA graphs: " + capture_error);
+    }
+    auto launch_all = [&] {
+      for (int r = 0; r < n; ++r) {
+        KB_CUDA_CHECK(cudaSetDevice(devices[r]));
+        KB_CUDA_CHECK(cudaGraphLaunch(g.exec[r], b.streams[r]));
+      }
+    };
+    for (int w = 0; w < 5; ++w) launch_all();  // warm-up
     comms.wait_streams(b.streams, "the warm-up");
     std::vector<double> t;
     for (int s = 0; s < samples; ++s) {
       for (int r = 0; r < n; ++r) {
         KB_CUDA_CHECK(cudaSetDevice(devices[r]));
         KB_CUDA_CHECK(cudaEventRecord(b.start[r], b.streams[r]));
-      }
-      enqueue(bytes, iters);
-      for (int r = 0; r < n; ++r) {
-        KB_CUDA_CHECK(cudaSetDevice(devices[r]));
+        KB_CUDA_CHECK(cudaGraphLaunch(g.exec[r], b.streams[r]));
         KB_CUDA_CHECK(cudaEventRecord(b.stop[r], b.streams[r]));
       }
       comms.wait_streams(b.streams, "a timed collective");
@@ -482,7 +540,7 @@ std::vector<Record> measure_collective(const std::string& name, const std::vecto
     for (const char* m : metrics) {
       Record r = base_row(name, p, m, n, info, gpu);
       r.variant = "nccl=" + std::to_string(NCCL_MAJOR) + "." + std::to_string(NCCL_MINOR) + "." +
-                  std::to_string(NCCL_PATCH) + ";nvls=0";
+                  std::to_string(NCCL_PATCH) + ";nvls=0;graph";
       r.samples = static_cast<int64_t>(t.size());
       r.median_us = sum.median * 1e6;
       r.min_us = sum.min * 1e6;

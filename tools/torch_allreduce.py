@@ -3,13 +3,18 @@
 kbench's nccl_all_reduce / nccl_all_gather rows are (docs/scale.md): bf16,
 hidden 4096 x 1..16 tokens (8-128 KiB, latency in us) and 256 MiB, 1 GiB
 (algbw and busbw as nccl-tests defines them), the median of timed samples
-of back-to-back calls, the slowest rank's time. Run it in the same session
-as `kbench run --device all --filter nccl` to compare the two.
+of back-to-back calls (50 a sample at 8-128 KiB, 20 at the large sizes),
+the slowest rank's time. Each sample's calls run eagerly (mode eager: each
+call launched from Python) and captured once in a CUDA graph replayed per
+sample (mode graph: as kbench times its rows, and as a decode step that
+replays its graph pays). Run it in the same session as `kbench run
+--device all --filter nccl` to compare the two.
 
 NVLink multicast stays off: NCCL_NVLS_ENABLE=0 is set before torch is
 imported, in this process and in the ranks it starts.
 
-  python3 tools/torch_allreduce.py [--gpus N] [--op all_reduce|all_gather|both] [--csv FILE]
+  python3 tools/torch_allreduce.py [--gpus N] [--op all_reduce|all_gather|both]
+                                   [--mode eager|graph|both] [--csv FILE]
 """
 import os
 
@@ -29,7 +34,7 @@ def bus_factor(op, n):
     return 2.0 * (n - 1) / n if op == "all_reduce" else (n - 1) / n
 
 
-def worker(rank, n, port, ops, out_path):
+def worker(rank, n, port, ops, modes, out_path):
     import torch
     import torch.distributed as dist
 
@@ -55,43 +60,57 @@ def worker(rank, n, port, ops, out_path):
                 src = torch.full((per,), float(rank + 1), dtype=torch.bfloat16, device="cuda")
                 dst = torch.empty((per * n,), dtype=torch.bfloat16, device="cuda")
                 run = lambda: dist.all_gather_into_tensor(dst, src)
-            iters = 50 if small else 1
+            iters = 50 if small else 20  # as kbench: calls per sample
             samples = 20 if small else 10
             for _ in range(5 * iters):
                 run()
             torch.cuda.synchronize()
-            times = []
-            for _ in range(samples):
-                start = torch.cuda.Event(enable_timing=True)
-                stop = torch.cuda.Event(enable_timing=True)
-                dist.barrier()
+            for mode in modes:
+                if mode == "graph":  # the iters captured once, one replay a sample (as kbench)
+                    graph = torch.cuda.CUDAGraph()
+                    with torch.cuda.graph(graph):
+                        for _ in range(iters):
+                            run()
+                    sample = graph.replay
+                else:
+                    def sample():
+                        for _ in range(iters):
+                            run()
+                for _ in range(3):
+                    sample()
                 torch.cuda.synchronize()
-                start.record()
-                for _ in range(iters):
-                    run()
-                stop.record()
-                torch.cuda.synchronize()
-                t = torch.tensor([start.elapsed_time(stop) / 1e3 / iters], device="cuda")
-                dist.all_reduce(t, op=dist.ReduceOp.MAX)  # the slowest rank's time
-                times.append(t.item())
-            med = statistics.median(times)
-            algbw = size / med / 1e9
-            rows.append(
-                {
-                    "op": op,
-                    "bytes": size,
-                    "ranks": n,
-                    "time_us": med * 1e6,
-                    "algbw_gbps": algbw,
-                    "busbw_gbps": algbw * bus_factor(op, n),
-                }
-            )
+                times = []
+                for _ in range(samples):
+                    start = torch.cuda.Event(enable_timing=True)
+                    stop = torch.cuda.Event(enable_timing=True)
+                    dist.barrier()
+                    torch.cuda.synchronize()
+                    start.record()
+                    sample()
+                    stop.record()
+                    torch.cuda.synchronize()
+                    t = torch.tensor([start.elapsed_time(stop) / 1e3 / iters], device="cuda")
+                    dist.all_reduce(t, op=dist.ReduceOp.MAX)  # the slowest rank's time
+                    times.append(t.item())
+                med = statistics.median(times)
+                algbw = size / med / 1e9
+                rows.append(
+                    {
+                        "op": op,
+                        "mode": mode,
+                        "bytes": size,
+                        "ranks": n,
+                        "time_us": med * 1e6,
+                        "algbw_gbps": algbw,
+                        "busbw_gbps": algbw * bus_factor(op, n),
+                    }
+                )
     if rank == 0:
         print(f"torch {torch.__version__}, NCCL {'.'.join(map(str, torch.cuda.nccl.version()))}, "
               f"{n} x {torch.cuda.get_device_name(0)}, NCCL_NVLS_ENABLE={os.environ['NCCL_NVLS_ENABLE']}")
-        print(f"{'op':>10} {'bytes':>12} {'time(us)':>10} {'algbw(GB/s)':>12} {'busbw(GB/s)':>12}")
+        print(f"{'op':>10} {'mode':>6} {'bytes':>12} {'time(us)':>10} {'algbw(GB/s)':>12} {'busbw(GB/s)':>12}")
         for r in rows:
-            print(f"{r['op']:>10} {r['bytes']:>12} {r['time_us']:>10.2f} {r['algbw_gbps']:>12.2f} "
+            print(f"{r['op']:>10} {r['mode']:>6} {r['bytes']:>12} {r['time_us']:>10.2f} {r['algbw_gbps']:>12.2f} "
                   f"{r['busbw_gbps']:>12.2f}")
         if out_path:
             with open(out_path, "w", newline="") as f:
@@ -105,6 +124,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--gpus", type=int, default=0, help="ranks (default: every GPU)")
     ap.add_argument("--op", choices=["all_reduce", "all_gather", "both"], default="both")
+    ap.add_argument("--mode", choices=["eager", "graph", "both"], default="both",
+                    help="eager calls, or the calls of a sample captured in a CUDA graph (as kbench times them)")
     ap.add_argument("--csv", default="", help="also write the table as CSV")
     ap.add_argument("--port", type=int, default=29533)
     a = ap.parse_args()
@@ -116,7 +137,8 @@ def main():
         print(f"torch_allreduce: needs 2 or more GPUs, found {torch.cuda.device_count()}", file=sys.stderr)
         return 2
     ops = ["all_reduce", "all_gather"] if a.op == "both" else [a.op]
-    mp.spawn(worker, args=(n, a.port, ops, a.csv), nprocs=n, join=True)
+    modes = ["eager", "graph"] if a.mode == "both" else [a.mode]
+    mp.spawn(worker, args=(n, a.port, ops, modes, a.csv), nprocs=n, join=True)
     return 0
 
 
