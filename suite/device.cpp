@@ -16,7 +16,8 @@ namespace kb {
 DeviceFilesHeld::DeviceFilesHeld() {
   if (const char* e = std::getenv("KBENCH_HOLD_DEVICES"); e && std::string(e) == "0") return;
   std::error_code ec;
-  for (std::filesystem::directory_iterator it("/dev", ec), end; !ec && it != end; it.increment(ec)) {
+  for (std::filesystem::directory_iterator it("/dev", ec), end; !ec && it != end;
+       it.increment(ec)) {
     const std::string name = it->path().filename().string();
     if (name.size() <= 6 || name.compare(0, 6, "nvidia") != 0) continue;
     if (name.find_first_not_of("0123456789", 6) != std::string::npos) continue;  // nvidiactl, ...
