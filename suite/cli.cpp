@@ -713,7 +713,6 @@ int cmd_rerun(const Args& a) {
   if (count == 0) return kExitNoDevice;
   const std::vector<int> devices = devices_for(a.device, count);
   if (devices.size() != 1) throw UsageError("--rerun measures on one GPU: give --device N");
-  const DeviceFilesHeld held;  // the GPU stays set up between worker processes
   DeviceInfo dev = query_device(devices.front());
   for (const Suspect& s : sus)
     if (!s.arch.empty() && s.arch != dev.name)
@@ -955,7 +954,6 @@ int cmd_run(const Args& a) {
   const int count = require_devices();
   if (count == 0) return kExitNoDevice;
   const std::vector<int> devices = devices_for(a.device, count);
-  const DeviceFilesHeld held;  // the GPUs stay set up between worker processes
 
   WorkerConfig cfg = worker_config(a);
   const Injection inject = a.inject.empty() ? Injection{} : parse_injection(a.inject);

@@ -1,34 +1,14 @@
 #include "suite/device.h"
 
 #include <dlfcn.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <cstdio>
-#include <cstdlib>
-#include <filesystem>
 #include <mutex>
 
 #include "kernels/common/cuda_check.h"
 
 namespace kb {
-
-DeviceFilesHeld::DeviceFilesHeld() {
-  if (const char* e = std::getenv("KBENCH_HOLD_DEVICES"); e && std::string(e) == "0") return;
-  std::error_code ec;
-  for (std::filesystem::directory_iterator it("/dev", ec), end; !ec && it != end;
-       it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    if (name.size() <= 6 || name.compare(0, 6, "nvidia") != 0) continue;
-    if (name.find_first_not_of("0123456789", 6) != std::string::npos) continue;  // nvidiactl, ...
-    const int fd = ::open(it->path().c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) fds_.push_back(fd);  // one that cannot be opened is simply not held
-  }
-}
-
-DeviceFilesHeld::~DeviceFilesHeld() {
-  for (int fd : fds_) ::close(fd);
-}
 
 int cuda_device_count(std::string* why) {
   int n = 0;

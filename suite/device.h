@@ -9,7 +9,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <vector>
 
 #include "suite/rows.h"
 
@@ -36,25 +35,6 @@ std::string host_name();
 
 // The GPU as rows name it.
 inline GpuIdentity gpu_identity(const DeviceInfo& d) { return {d.name, d.driver, d.cuda}; }
-
-// Keeps the NVIDIA device files (/dev/nvidia0, /dev/nvidia1, ...) open for
-// its life, without a CUDA context. Without persistence mode the driver
-// sets a GPU up when the first process opens its file and tears it down
-// when the last one closes it; a run's worker processes come one after
-// another, so each would pay the set-up (docs/measuring.md "Worker
-// processes"). `kbench run` and `kbench probe` hold them in the parent;
-// KBENCH_HOLD_DEVICES=0 does not (an A/B). Changes no setting of the GPU.
-class DeviceFilesHeld {
- public:
-  DeviceFilesHeld();
-  ~DeviceFilesHeld();
-  DeviceFilesHeld(const DeviceFilesHeld&) = delete;
-  DeviceFilesHeld& operator=(const DeviceFilesHeld&) = delete;
-  size_t count() const { return fds_.size(); }
-
- private:
-  std::vector<int> fds_;
-};
 
 // Number of usable CUDA devices; 0 with `why` set when there are none.
 int cuda_device_count(std::string* why);

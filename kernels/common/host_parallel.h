@@ -5,36 +5,20 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <exception>
 #include <thread>
 #include <vector>
 
 namespace kb {
 
-// The CPU threads a reference may use: KBENCH_HOST_THREADS where it is a
-// positive number, else hardware_concurrency(). `kbench run` on several
-// GPUs sets it to the host's threads divided by the GPUs for every GPU's
-// chain of workers (docs/scale.md): their references run at once.
-inline int host_threads() {
-  static const int n = [] {
-    if (const char* e = std::getenv("KBENCH_HOST_THREADS")) {
-      const int v = std::atoi(e);
-      if (v > 0) return v;
-    }
-    return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  }();
-  return n;
-}
-
 // Calls body(i) for every i in [0, n), split into contiguous chunks over up
-// to host_threads() threads (capped at 32). body must only write
+// to hardware_concurrency() threads (capped at 32). body must only write
 // state owned by index i. The first exception thrown by a chunk is rethrown
 // here after all threads have joined.
 template <typename Body>
 void parallel_for(int64_t n, Body body) {
   if (n <= 0) return;
-  const int64_t hw = host_threads();
+  const int64_t hw = std::max<int64_t>(1, std::thread::hardware_concurrency());
   const int64_t threads = std::min<int64_t>({hw, int64_t(32), n});
   if (threads == 1) {
     for (int64_t i = 0; i < n; ++i) body(i);

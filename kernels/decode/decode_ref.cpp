@@ -6,7 +6,6 @@
 #include <thread>
 
 #include "kernels/common/host_math.h"
-#include "kernels/common/host_parallel.h"
 #include "kernels/decode/moe_routing.h"
 #include "kernels/decode/weight_init.h"
 
@@ -78,7 +77,7 @@ HostWeights make_host_weights(const ModelConfig& c, WeightType t, uint64_t seed)
 
 void linear_ref(const float* W, const float* x, float* y, int64_t N, int64_t K) {
   const int64_t work = N * K;
-  const int hw = host_threads();
+  const int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const int threads = work < (int64_t(1) << 22) ? 1 : static_cast<int>(std::min<int64_t>(hw, N));
   if (threads <= 1) {
     linear_rows(W, x, y, 0, N, K);
