@@ -48,6 +48,7 @@ def worker(rank, n, port, ops, modes, out_path):
         timeout=datetime.timedelta(seconds=120),  # a hang becomes an error
     )
     rows = []
+    graphs = []  # kept alive until every rank has finished
     for op in ops:
         for size in SMALL + LARGE:
             small = size in SMALL
@@ -72,6 +73,7 @@ def worker(rank, n, port, ops, modes, out_path):
                         for _ in range(iters):
                             run()
                     sample = graph.replay
+                    graphs.append(graph)
                 else:
                     def sample():
                         for _ in range(iters):
@@ -117,7 +119,14 @@ def worker(rank, n, port, ops, modes, out_path):
                 w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
                 w.writeheader()
                 w.writerows(rows)
-    dist.destroy_process_group()
+    # With captured graphs alive, destroy_process_group() hung on 4x H100
+    # (torch 2.11, 2026-11-27: the rows written, the script killed at its
+    # 150 s limit): every rank finishes its GPU work and meets the others,
+    # then the process ends without NCCL's teardown.
+    torch.cuda.synchronize()
+    dist.barrier()
+    sys.stdout.flush()
+    os._exit(0)
 
 
 def main():
