@@ -30,6 +30,7 @@ std::vector<Point> chain_points(double max_bytes) {
     for (double b : chain_bytes(max_bytes)) {
       Point p;
       p.shape = Shape{{"bytes", static_cast<int64_t>(b)}};
+      p.shape.set_label(kIdealShapeLabel, variant);
       p.dtype = DType::i8;
       p.variant = variant;
       out.push_back(p);

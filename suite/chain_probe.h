@@ -25,12 +25,16 @@ inline constexpr int kChainLinks = 8;  // kernels in a chain: roofline_ideal's r
 inline constexpr const char kChainExperiment[] = "roofline_ideal";
 inline constexpr const char kStreamChain[] = "read_chunks_x8_stream";
 inline constexpr const char kGraphChain[] = "read_chunks_x8_graph";
+// The label under which roofline_ideal's shapes name their kernel
+// (Experiment::variant_in_shape): `bytes=16777216;kernel=read_chunks_x8_stream`.
+inline constexpr const char kIdealShapeLabel[] = "kernel";
 
 // The chains' bytes: 8, 16, 64 and 512 MB (links of 1, 2, 8 and 64 MB), those
 // not above `max_bytes` (the ladder's largest rung), ascending.
 std::vector<double> chain_bytes(double max_bytes);
 
-// roofline_ideal's chain points at chain_bytes(max_bytes) (dtype int8), in
+// roofline_ideal's chain points at chain_bytes(max_bytes) (dtype int8, the
+// kernel in the shape as the experiment's points have it), in
 // the order a `kbench run` worker measures that experiment's chains (its
 // variants outermost): every stream chain, smallest first, then every graph
 // chain. Not all are points of the experiment (it has no 8 MB chain): the

@@ -54,6 +54,10 @@ Experiment& Experiment::hidden(bool on) {
   hidden_ = on;
   return *this;
 }
+Experiment& Experiment::variant_in_shape(std::string key) {
+  variant_key_ = std::move(key);
+  return *this;
+}
 Experiment& Experiment::supported(SupportFn f) {
   supported_ = std::move(f);
   return *this;
@@ -80,6 +84,7 @@ std::vector<Point> Experiment::points() const {
   }
   std::vector<Point> pts;
   const auto add = [&](Point p) {
+    if (!variant_key_.empty()) p.shape.set_label(variant_key_, p.variant);
     if (!applies_ || applies_(p)) pts.push_back(std::move(p));
   };
   for (DType d : dtypes_)
@@ -125,6 +130,9 @@ void Registry::add(Experiment e) {
   if (!e.work_for_defined() || !e.make_defined())
     throw std::logic_error("experiment '" + e.name() + "' lacks work() or make()");
   if (find(e.name())) throw std::logic_error("experiment '" + e.name() + "' registered twice");
+  if (!e.variant_shape_key().empty() && e.has_seed_mean())
+    throw std::logic_error("experiment '" + e.name() +
+                           "': variant_in_shape() and seed_mean() (rows of shape=mean) together");
   experiments_.push_back(std::move(e));
   std::sort(experiments_.begin(), experiments_.end(),
             [](const Experiment& a, const Experiment& b) { return a.name() < b.name(); });

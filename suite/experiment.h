@@ -128,6 +128,15 @@ class Experiment {
   // Hidden experiments (self-tests of the runner) are not listed and run
   // only when --filter names them in full.
   Experiment& hidden(bool on = true);
+  // The variant is part of the point's identity, not only the name of the
+  // kernel that ran: each point's shape carries it as the label `key`
+  // after the axes (`bytes=65536;kernel=read_sweep`), and so do its rows'
+  // `shape`, `kbench list --points` and suspects files. For variants that
+  // are measured side by side at the same shapes (roofline_ideal's ideal
+  // kernels): the gate keys a row without its variant (docs/gate.md "Like
+  // with like"), so without it their rows would be one key. Not with
+  // seed_mean() (whose rows are `shape=mean`): Registry::add refuses both.
+  Experiment& variant_in_shape(std::string key);
 
   // Every point in order: the axis product first, then the extra points,
   // without those applies() drops.
@@ -142,6 +151,8 @@ class Experiment {
   bool has_seed_mean() const { return seed_mean_; }
   bool is_model() const { return model_; }
   bool is_hidden() const { return hidden_; }
+  // The label variant_in_shape() names ("" = none).
+  const std::string& variant_shape_key() const { return variant_key_; }
   Protocol sampling() const { return protocol_; }
   int decode_runs() const { return decode_runs_; }
   bool work_for_defined() const { return static_cast<bool>(work_); }
@@ -153,7 +164,7 @@ class Experiment {
   }
 
  private:
-  std::string name_, doc_;
+  std::string name_, doc_, variant_key_;
   std::vector<std::pair<std::string, std::vector<int64_t>>> axes_;
   std::vector<Shape> extra_;
   std::vector<DType> dtypes_{DType::bf16};

@@ -90,6 +90,7 @@ std::string points_arg(const std::vector<Point>& points) {
   for (const Point& p : points) {
     json shape = json::array();
     for (const auto& [k, v] : p.shape.items()) shape.push_back({k, v});
+    for (const auto& [k, v] : p.shape.labels()) shape.push_back({k, v});  // a text value
     a.push_back({{"shape", shape}, {"dtype", dtype_name(p.dtype)}, {"variant", p.variant}});
   }
   return a.dump();
@@ -104,7 +105,10 @@ std::vector<Point> parse_points_arg(const std::string& arg) {
       Point p;
       for (const json& kv : j.at("shape")) {
         if (!kv.is_array() || kv.size() != 2) throw std::invalid_argument("a shape item");
-        p.shape.set(kv.at(0).get<std::string>(), kv.at(1).get<int64_t>());
+        if (kv.at(1).is_string())
+          p.shape.set_label(kv.at(0).get<std::string>(), kv.at(1).get<std::string>());
+        else
+          p.shape.set(kv.at(0).get<std::string>(), kv.at(1).get<int64_t>());
       }
       p.dtype = dtype_of(j.at("dtype").get<std::string>());
       p.variant = j.at("variant").get<std::string>();

@@ -29,7 +29,8 @@ struct PointTime {
 PointTime point_time_of(const Measurement& t);
 
 // The points as one argument (a JSON array of {"shape": [[key, value], ...],
-// "dtype": "int8", "variant": "..."}), and back. parse_points_arg throws
+// "dtype": "int8", "variant": "..."}: an axis's value a number, a label's a
+// string), and back. parse_points_arg throws
 // std::invalid_argument on anything else (an unknown dtype included).
 std::string points_arg(const std::vector<Point>& points);
 std::vector<Point> parse_points_arg(const std::string& arg);
@@ -46,7 +47,7 @@ nlohmann::json measured_point_to_json(const MeasuredPoint& p);
 // Throws std::invalid_argument on a line that is not one.
 MeasuredPoint measured_point_from_json(const nlohmann::json& j);
 
-// "roofline_ideal bytes=16777216 int8 read_chunks_x8_graph"
+// "roofline_ideal bytes=16777216;kernel=read_chunks_x8_graph int8 read_chunks_x8_graph"
 std::string point_text(const std::string& experiment, const Point& p);
 
 // The parent's reading of the worker's lines: the time of every point, in

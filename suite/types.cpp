@@ -57,11 +57,24 @@ int64_t Shape::operator[](const std::string& key) const {
   throw std::out_of_range("shape " + str() + " has no axis '" + key + "'");
 }
 
+void Shape::set_label(const std::string& key, std::string value) {
+  for (auto& kv : labels_)
+    if (kv.first == key) {
+      kv.second = std::move(value);
+      return;
+    }
+  labels_.emplace_back(key, std::move(value));
+}
+
 std::string Shape::str() const {
   std::string s;
   for (const auto& kv : kv_) {
     if (!s.empty()) s += ';';
     s += kv.first + "=" + std::to_string(kv.second);
+  }
+  for (const auto& kv : labels_) {
+    if (!s.empty()) s += ';';
+    s += kv.first + "=" + kv.second;
   }
   return s;
 }

@@ -58,18 +58,18 @@ sides = [(f"{kind}{i}", kind, medians(f"{out}/{kind}{i}-samples.csv"))
          for i in range(1, rounds + 1) for kind in kinds]
 points = sorted({p for _, _, m in sides for p in m})
 print("median us of each chain point, by process and round:")
-print(f"{'point':58}" + "".join(f"{name:>10}" for name, _, _ in sides))
+print(f"{'point':88}" + "".join(f"{name:>10}" for name, _, _ in sides))
 for p in points:
-    print(f"{p:58}" + "".join(f"{m[p]:10.2f}" if p in m else f"{'-':>10}" for _, _, m in sides))
+    print(f"{p:88}" + "".join(f"{m[p]:10.2f}" if p in m else f"{'-':>10}" for _, _, m in sides))
 # Per side, the median over its rounds; the probe sides against the rows
 # (a row of a chain reads probe / row of its bound: > 1.02 is the issue).
 print("\nmedian over the rounds, us (probe / run: the row's fraction of its bound):")
-print(f"{'point':58}" + "".join(f"{k:>10}" for k in kinds) +
+print(f"{'point':88}" + "".join(f"{k:>10}" for k in kinds) +
       "".join(f"{k + '/run':>13}" for k in kinds if k != "run" and "run" in kinds))
 for p in points:
     per = {k: [m[p] for _, kind, m in sides if kind == k and p in m] for k in kinds}
     med = {k: statistics.median(v) if v else None for k, v in per.items()}
-    line = f"{p:58}" + "".join(f"{med[k]:10.2f}" if med[k] else f"{'-':>10}" for k in kinds)
+    line = f"{p:88}" + "".join(f"{med[k]:10.2f}" if med[k] else f"{'-':>10}" for k in kinds)
     if "run" in kinds:
         for k in kinds:
             if k == "run":

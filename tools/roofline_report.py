@@ -36,8 +36,22 @@ def frac(r):
         return None
 
 
+def shape_of(r):
+    """The row's shape; roofline_ideal's rows before 2026-11-27 (`bytes=N`,
+    the kernel only in the variant) as they are written since
+    (`bytes=N;kernel=K`, docs/metrics.md), so that --base reads either."""
+    s = r["shape"]
+    if r["name"] == "roofline_ideal" and "kernel=" not in s:
+        s += ";kernel=" + r["variant"].split(";")[0]
+    return s
+
+
+def bytes_of(shape):
+    return int(dict(f.split("=", 1) for f in shape.split(";"))["bytes"])
+
+
 def key(r):
-    return (r["name"], r["metric"], r["dtype"], r["shape"])
+    return (r["name"], r["metric"], r["dtype"], shape_of(r))
 
 
 def main():
@@ -68,18 +82,20 @@ def main():
     kinds = {"read": ["read_sweep", "read_chunks"],
              "copy": ["copy_sweep", "copy_chunks", "copy_wave"],
              "x8_stream": ["read_chunks_x8_stream"], "x8_graph": ["read_chunks_x8_graph"]}
-    by = {(r["variant"].split(";")[0], r["shape"]): frac(r) for r in ideal}
-    shapes = sorted({r["shape"] for r in ideal}, key=lambda s: int(s.split("=")[1]))
+    # Per kernel and size (the shape names both: bytes=N;kernel=K).
+    by = {(r["variant"].split(";")[0], bytes_of(r["shape"])): frac(r) for r in ideal}
+    sizes = sorted({b for _, b in by})
     for kind, variants in kinds.items():
-        for s in shapes:
-            got = {v: by[(v, s)] for v in variants if (v, s) in by}
+        for b in sizes:
+            got = {v: by[(v, b)] for v in variants if (v, b) in by}
             if not got:
                 continue
             best = max(got.values())
-            memcpy = by.get(("copy_memcpy", s)) if kind == "copy" else None
+            memcpy = by.get(("copy_memcpy", b)) if kind == "copy" else None
             flag = "" if best >= 0.97 else "   <-- below 0.97"
             ok = ok and best >= 0.97
             extra = f" (cudaMemcpy {memcpy:.3f})" if memcpy is not None else ""
+            s = f"bytes={b}"
             print(f"  {kind:10s} {s:18s} best {best:.3f}  "
                   + " ".join(f"{v}={x:.3f}" for v, x in got.items()) + extra + flag)
     if not ideal:

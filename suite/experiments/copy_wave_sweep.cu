@@ -84,6 +84,8 @@ KB_EXPERIMENT(copy_wave_sweep) {
       .variants({"st", "st_cs"})
       // The store policy at one block size: its effect is not the grid's.
       .applies([](const kb::Point& p) { return p.variant == "st" || p["threads"] == 128; })
+      // Both policies at threads=128: two keys (`...;vectors=4;store=st_cs`).
+      .variant_in_shape("store")
       .metrics({kb::Metric::memory_bandwidth})
       .work([](const kb::Point& p) {
         kb::Work w;

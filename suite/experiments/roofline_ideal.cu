@@ -21,12 +21,14 @@
 // Off-rung sizes (5, 40, 112 MB and 1.25 GB; 112 MB copies 56 MB, just past
 // the H100's 50 MB L2, where the copy's time bends) check the
 // interpolation. Counted: bytes moved (copy: read + written, half each);
-// dtype int8 (raw bytes).
+// dtype int8 (raw bytes). The rows' shape names the kernel
+// (`bytes=65536;kernel=read_sweep`; docs/metrics.md "The roofline").
 #include <cstring>
 #include <memory>
 #include <vector>
 
 #include "kernels/common/device_buffer.h"
+#include "suite/chain_probe.h"
 #include "suite/experiment.h"
 #include "suite/ideal_kernels.h"
 
@@ -125,6 +127,9 @@ KB_EXPERIMENT(roofline_ideal) {
       .dtypes({kb::DType::i8})
       .variants({"read_sweep", "read_chunks", "copy_sweep", "copy_chunks", "copy_wave",
                  "copy_memcpy", "read_chunks_x8_stream", "read_chunks_x8_graph"})
+      // Each ideal kernel is a point of its own at every size, and a key of
+      // its own to the gate: `bytes=65536;kernel=read_sweep`.
+      .variant_in_shape(kb::kIdealShapeLabel)
       // The chains at three sizes: 8 launches of 64 KB / 8 say nothing new.
       .applies([](const kb::Point& p) {
         const int64_t b = p["bytes"];

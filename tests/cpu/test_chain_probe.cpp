@@ -32,7 +32,9 @@ TEST(ChainProbe, PointsAreTheExperimentsChainsStreamsFirstUpToTheLargestRung) {
   for (size_t i = 0; i < all.size(); ++i) {
     EXPECT_EQ(all[i].variant, i < 4 ? kb::kStreamChain : kb::kGraphChain) << i;
     EXPECT_EQ(all[i].dtype, kb::DType::i8);
-    EXPECT_EQ(all[i].shape.str(), "bytes=" + std::to_string(static_cast<long long>(sizes[i % 4])));
+    // The kernel in the shape, as roofline_ideal's points (and rows) have it.
+    EXPECT_EQ(all[i].shape.str(), "bytes=" + std::to_string(static_cast<long long>(sizes[i % 4])) +
+                                      ";kernel=" + all[i].variant);
   }
   // A GPU whose ladder stops at 64 MB: the chains up to 64 MB.
   const auto small = kb::chain_points(64 * MB);
@@ -185,6 +187,7 @@ TEST(ChainProbe, WorkerPointsAreTheRunsThenTheMissingChains) {
   auto pt = [](const char* variant, int64_t bytes) {
     kb::Point p;
     p.shape = kb::Shape{{"bytes", bytes}};
+    p.shape.set_label(kb::kIdealShapeLabel, variant);
     p.dtype = kb::DType::i8;
     p.variant = variant;
     return p;
@@ -221,14 +224,22 @@ TEST(PointWire, PointsRoundTripThroughTheArgument) {
   two.dtype = kb::DType::bf16;
   two.variant = "a;b=c \"quoted\"";
   points.push_back(two);
+  kb::Point ideal;  // a label (Experiment::variant_in_shape): a text value
+  ideal.shape = kb::Shape{{"bytes", 65536}};
+  ideal.shape.set_label("kernel", "copy_wave");
+  ideal.dtype = kb::DType::i8;
+  ideal.variant = "copy_wave";
+  points.push_back(ideal);
   const auto back = kb::parse_points_arg(kb::points_arg(points));
   ASSERT_EQ(back.size(), points.size());
   for (size_t i = 0; i < points.size(); ++i) {
     EXPECT_EQ(back[i].shape.str(), points[i].shape.str());
     EXPECT_EQ(back[i].shape.items(), points[i].shape.items());
+    EXPECT_EQ(back[i].shape.labels(), points[i].shape.labels());
     EXPECT_EQ(back[i].dtype, points[i].dtype);
     EXPECT_EQ(back[i].variant, points[i].variant);
   }
+  EXPECT_EQ(back.back().shape.str(), "bytes=65536;kernel=copy_wave");
   EXPECT_TRUE(kb::parse_points_arg("[]").empty());
   for (const char* bad :
        {"", "{}", "[{\"shape\": [[\"bytes\", 1]], \"dtype\": \"int9\", \"variant\": \"\"}]",
@@ -286,18 +297,21 @@ std::string error_of(const std::vector<nlohmann::json>& lines, const std::vector
 TEST(PointWire, AMissingTimeNamesThePointAndWhy) {
   const auto points = kb::chain_points(16 * MB);
   // The worker's own error line for the point.
-  EXPECT_EQ(error_of({kb::point_time_line(0, measured(3e-5)),
-                      kb::point_error_line(1, "output check failed: x")},
-                     points, "worker exited with code 1"),
-            "roofline_ideal bytes=16777216 int8 read_chunks_x8_stream: output check failed: x");
+  EXPECT_EQ(
+      error_of({kb::point_time_line(0, measured(3e-5)),
+                kb::point_error_line(1, "output check failed: x")},
+               points, "worker exited with code 1"),
+      "roofline_ideal bytes=16777216;kernel=read_chunks_x8_stream int8 read_chunks_x8_stream: "
+      "output check failed: x");
   // A worker that died: how it ended.
-  EXPECT_EQ(error_of({kb::point_time_line(0, measured(3e-5))}, points,
-                     "worker died of signal 11 (Segmentation fault)"),
-            "roofline_ideal bytes=16777216 int8 read_chunks_x8_stream: worker died of signal 11 "
-            "(Segmentation fault), without its time");
+  EXPECT_EQ(
+      error_of({kb::point_time_line(0, measured(3e-5))}, points,
+               "worker died of signal 11 (Segmentation fault)"),
+      "roofline_ideal bytes=16777216;kernel=read_chunks_x8_stream int8 read_chunks_x8_stream: "
+      "worker died of signal 11 (Segmentation fault), without its time");
   EXPECT_EQ(error_of({}, points, ""),
-            "roofline_ideal bytes=8388608 int8 read_chunks_x8_stream: the worker stopped without "
-            "its time");
+            "roofline_ideal bytes=8388608;kernel=read_chunks_x8_stream int8 read_chunks_x8_stream: "
+            "the worker stopped without its time");
   // A time that is not > 0 is no time.
   EXPECT_NE(error_of({kb::point_time_line(0, measured(0))}, points, "").find("not > 0"),
             std::string::npos);
