@@ -1,6 +1,7 @@
 #include "tools/kgate/boards.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 
@@ -89,6 +90,47 @@ BoardPlan plan_boards(const std::vector<double>& values, const std::vector<int64
   }
   p.allowance = opt.board_gap;
   return p;
+}
+
+HostLaunch host_launch(const std::vector<double>& launch_before, double launch_now,
+                       double time_now_us, const HistoryResult& h, bool lower_is_better,
+                       const HistoryRuleOptions& rule) {
+  HostLaunch l;
+  if (!(launch_now > 0) || !(time_now_us > 0) || h.history == 0 || !(h.drop > 0)) return l;
+  // Only a launch that moved beyond its own noise: on one host the probe
+  // reads 3.26-3.52 us night to night (H100, 26 runs), which must excuse
+  // nothing. The history rule on the probe's launch row, over the same runs.
+  std::vector<double> launch = launch_before;
+  launch.push_back(launch_now);
+  HistoryRuleOptions one = rule;
+  one.max_recent = 1;  // the newest night's own launch, not a trend
+  const HistoryResult moved = history_rule(launch, /*lower_is_better=*/true, one);
+  if (moved.outcome != HistoryOutcome::fail) return l;
+  l.applies = true;
+  l.before_us = moved.baseline;
+  l.now_us = launch_now;
+  // The key's time per call at its baseline: a rate is inversely
+  // proportional to it, a time proportional.
+  const double base_us = lower_is_better ? time_now_us / (1 + h.drop) : time_now_us * (1 - h.drop);
+  l.slowdown_us = time_now_us - base_us;
+  // The slowest time per call the history's noise explains, over the baseline's.
+  const double noise_us = lower_is_better   ? base_us * h.explained
+                          : h.explained < 1 ? base_us * h.explained / (1 - h.explained)
+                                            : HUGE_VAL;
+  l.allowed_us = l.rise_us() + noise_us;
+  return l;
+}
+
+std::string host_note(const HostLaunch& l) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "the launch ceiling moved %+.2f us (%.2f -> %.2f): a slowdown of up to that much "
+                "per call is the host's",
+                l.rise_us(), l.before_us, l.now_us);
+  std::string s = buf;
+  std::snprintf(buf, sizeof buf, "; this key is %+.2f us per call (%s %+.2f us with its noise)",
+                l.slowdown_us, l.explains() ? "within" : "beyond", l.allowed_us);
+  return s + buf;
 }
 
 std::string short_board(const std::string& uuid) {

@@ -1,4 +1,5 @@
-// The board rule of the history rule (docs/gate.md "Boards"): boards of one
+// The board rule of the history rule (docs/gate.md "Boards"), and the host
+// rule (docs/gate.md "Hosts: the launch cost", HostLaunch below): boards of one
 // GPU model differ. Measured on two H100 80GB HBM3 boards (2026-11-25), one
 // build: compute-bound rows 2-3.4% apart, memory-bound rows within 0.3%,
 // while run-to-run noise on one board is 0.05-0.35%. A nightly whose runner
@@ -100,6 +101,41 @@ inline bool board_explains(const BoardPlan& p, const HistoryResult& h) {
   return p.mode == BoardMode::new_board && h.outcome == HistoryOutcome::fail &&
          h.drop <= p.allowance;
 }
+
+// Hosts (docs/gate.md "Hosts: the launch cost"): a kernel timed call by
+// call pays one launch's host-side cost per call, so a host that launches
+// slower adds a constant time to every call of a short row. Measured
+// 2026-11-27: 20 one-GPU H100 runs whose probe read launch(us) 3.36 us,
+// then the same build family on a 4x H100 host whose GPUs read 4.96-5.02
+// us (median 4.98: +1.62 us): all 30 gemv, gather_gemv and layer_norm rows
+// of 4.4 to 346 us per call were +0.75 to +1.71 us per call slower (24 of
+// them +1.05 to +1.71; gemv D=1024 int8 -27.6%, the 346 us row -0.4%), the
+// CUDA-graph decode rows not at all, and nothing in those kernels had
+// changed.
+struct HostLaunch {
+  // The probe's launch(us) of the newest run (the median of its GPUs) is
+  // above that of the key's baseline runs by more than the history rule
+  // lets the probe's own launch row move (--min-gap and its noise), and the
+  // key has a time per call (median_us) and a drop.
+  bool applies = false;
+  double before_us = 0, now_us = 0;  // the probe's launch: the baseline runs' median, the newest
+  double slowdown_us = 0;            // the key's newest time per call minus its baseline's
+  double allowed_us = 0;             // the launch's rise plus the history's noise, per call
+  double rise_us() const { return now_us - before_us; }
+  bool explains() const { return applies && slowdown_us <= allowed_us; }
+};
+
+// `launch_before`: the probe's launch(us) of the key's earlier runs (oldest
+// first; the history rule's window is the last --window of them);
+// `launch_now` and `time_now_us` (the key's median_us): the newest run's,
+// NaN where it has none; `h`: the history rule's result for the key.
+HostLaunch host_launch(const std::vector<double>& launch_before, double launch_now,
+                       double time_now_us, const HistoryResult& h, bool lower_is_better,
+                       const HistoryRuleOptions& rule);
+
+// "the launch ceiling moved +1.62 us (3.36 -> 4.98): a slowdown of up to
+// that much per call is the host's", and where the key's is beyond it, so.
+std::string host_note(const HostLaunch& l);
 
 // "GPU-5c1e1a2b…": a board's UUID, short.
 std::string short_board(const std::string& uuid);

@@ -97,6 +97,29 @@ std::string new_board_why(const HistoryResult& h, const BoardPlan& p, const Hist
          ": judged against that board itself from " + std::to_string(r.min_history) + " runs on it";
 }
 
+// A drop within what the host's slower launch explains (boards.h HostLaunch).
+std::string host_why(const HistoryResult& h, const HostLaunch& l) {
+  char buf[320];
+  std::snprintf(buf, sizeof buf,
+                " (%+.2f us per call), but the newest run's host launches slower: the probe's "
+                "launch(us) moved %+.2f us (%.2f -> %.2f), and a slowdown of up to that much per "
+                "call (%+.2f us with the history's noise) is the host's, not the code's",
+                l.slowdown_us, l.rise_us(), l.before_us, l.now_us, l.allowed_us);
+  return percent(h.drop) + " worse than the median of the last " + std::to_string(h.history) +
+         " runs" + buf;
+}
+
+// The newest run's time per call of a key (the median of its rows'
+// median_us), NaN where its rows have none.
+double time_per_call(const std::vector<Observation>& obs, const std::vector<uint32_t>& series,
+                     const RunValue& now) {
+  std::vector<double> t;
+  for (size_t j = now.first; j < now.first + now.attempts; ++j)
+    if (obs[series[j]].measured() && obs[series[j]].median_us())
+      t.push_back(*obs[series[j]].median_us());
+  return t.empty() ? Observation::kNone : median_of(t);
+}
+
 int status_rank(GateStatus s) { return static_cast<int>(s); }
 
 bool injected_field(std::string_view f) { return f.rfind("inject=", 0) == 0; }
@@ -265,6 +288,25 @@ GateReport run_gate(const History& hist, const GateOptions& opt) {
       groups[it->second].push_back(k);
     }
   }
+  // The probe's launch(us) of each run, per arch: the median of the run's
+  // GPUs, attempt 1 (the probe is not re-measured); NaN where a run has
+  // none. For the host rule (boards.h HostLaunch).
+  std::map<std::string, std::vector<double>> launch_of;
+  {
+    std::vector<bool> launch_key(keys.size());
+    for (size_t k = 0; k < keys.size(); ++k)
+      launch_key[k] = keys[k].name == "roofline_probe" && keys[k].metric == "launch(us)";
+    std::map<std::pair<std::string, uint32_t>, std::vector<double>> rows;
+    for (const auto& o : obs)
+      if (launch_key[o.key] && o.attempt == 1 && o.measured())
+        rows[{keys[o.key].arch, o.run}].push_back(o.actual);
+    for (auto& [arch_run, v] : rows) {
+      auto& per_run = launch_of[arch_run.first];
+      per_run.resize(runs.size(), Observation::kNone);
+      per_run[arch_run.second] = median_of(v);
+    }
+  }
+
   const size_t keep = static_cast<size_t>(opt.rule.window + opt.rule.max_recent);
   std::vector<RunValue> runs_of_key;
   std::vector<uint32_t> merged;
@@ -329,7 +371,8 @@ GateReport run_gate(const History& hist, const GateOptions& opt) {
     // about the machine than about the code: left out of the baseline).
     // A run of another variant is another kernel: not the baseline.
     std::vector<double> values;
-    std::vector<int64_t> boards;  // each value's board (boards.h)
+    std::vector<int64_t> boards;       // each value's board (boards.h)
+    std::vector<uint32_t> value_runs;  // each value's run
     const RunValue* changed_from = nullptr;
     for (size_t i = runs_of_key.size() - 1; i-- > 0 && values.size() < keep;) {
       const RunValue& e = runs_of_key[i];
@@ -341,6 +384,7 @@ GateReport run_gate(const History& hist, const GateOptions& opt) {
       }
       values.push_back(e.value);
       boards.push_back(board_of_rows(hist, &series[e.first], e.attempts));
+      value_runs.push_back(o.run);
       r.history_runs_labels.push_back(runs[o.run].label);
     }
     if (changed_from) {
@@ -352,6 +396,7 @@ GateReport run_gate(const History& hist, const GateOptions& opt) {
     }
     std::reverse(values.begin(), values.end());
     std::reverse(boards.begin(), boards.end());
+    std::reverse(value_runs.begin(), value_runs.end());
     std::reverse(r.history_runs_labels.begin(), r.history_runs_labels.end());
     // Boards (boards.h): with enough runs on the newest run's board, those
     // runs are its baseline; on a board new to the key, the boards' spread
@@ -361,6 +406,7 @@ GateReport run_gate(const History& hist, const GateOptions& opt) {
         plan_boards(values, boards, board, key.lower_is_better, opt.rule, opt.board);
     values = baseline_runs(boards_plan, values);
     r.history_runs_labels = baseline_runs(boards_plan, r.history_runs_labels);
+    value_runs = baseline_runs(boards_plan, value_runs);
     const int64_t last_good_board =
         boards_plan.mode == BoardMode::same_board ? board : kUnknownBoard;
     r.history = values;
@@ -437,18 +483,47 @@ GateReport run_gate(const History& hist, const GateOptions& opt) {
     // build, which the rerun then refused).
     const bool ceiling = key.name == "roofline_probe";
     if (ceiling) h.suspect = false;
+    // Hosts (boards.h HostLaunch): a host that launches kernels slower adds
+    // its launch cost to each timed call; a slowdown per call no larger
+    // (with the history's noise) is the host's: inconclusive, and not a
+    // suspect (measuring again on that host cannot tell). A target missed
+    // by it is the host's too where the baseline met the target.
+    HostLaunch host;
+    if (!explained && !ceiling && (h.outcome == HistoryOutcome::fail || by_target)) {
+      auto it = launch_of.find(key.arch);
+      if (it != launch_of.end()) {
+        std::vector<double> before;
+        for (uint32_t run : value_runs)
+          if (auto v = Observation::opt(it->second[run])) before.push_back(*v);
+        host = host_launch(before, it->second[last.run], time_per_call(obs, series, now), h,
+                           key.lower_is_better, opt.rule);
+      }
+    }
+    const bool by_host = host.explains();
+    if (host.applies) notes.push_back(host_note(host));
+    std::string target_doubt;
+    if (by_host && by_target && t.target &&
+        !below_target(h.baseline, *t.target, t.tolerance, key.lower_is_better)) {
+      target_doubt = fails.back() + " (the baseline " + show_value(h.baseline) + " met it)";
+      fails.pop_back();
+      by_target = false;
+    }
+    if (by_host) h.suspect = false;
     if (explained) {
       doubts.push_back(new_board_why(h, boards_plan, opt.rule));
       // Measuring again on the same board cannot tell the board from the code.
       h.suspect = false;
     } else if (h.outcome == HistoryOutcome::fail && ceiling)
       doubts.push_back(hw + " (a ceiling of the GPU, measured by the probe: reported, not gated)");
+    else if (h.outcome == HistoryOutcome::fail && by_host)
+      doubts.push_back(host_why(h, host));
     else if (h.outcome == HistoryOutcome::fail)
       fails.push_back(hw);
     else if (h.outcome != HistoryOutcome::pass)
       doubts.push_back(hw);
     if (h.outcome == HistoryOutcome::too_little_history && changed_from)
       doubts.back() += " (the variant changed)";
+    if (!target_doubt.empty()) doubts.push_back(target_doubt);
 
     // Suspects: what the first stage asks kbench to measure again. Only a
     // key with one attempt (one that has its re-measurements is judged on
@@ -472,7 +547,7 @@ GateReport run_gate(const History& hist, const GateOptions& opt) {
               "; rerun to tell";
     } else if (!fails.empty()) {
       r.status = GateStatus::fail;
-      bool by_history = h.outcome == HistoryOutcome::fail && !explained;
+      bool by_history = h.outcome == HistoryOutcome::fail && !explained && !by_host;
       r.rule = by_target && by_history ? "target+history" : by_target ? "target" : "history";
       r.why = join(fails);
       find_last_good(hist, series, runs_of_key, key, r.baseline, opt.rule.min_gap, r,
@@ -481,6 +556,7 @@ GateReport run_gate(const History& hist, const GateOptions& opt) {
       r.status = GateStatus::inconclusive;
       r.rule = ceiling && h.outcome == HistoryOutcome::fail      ? "ceiling"
                : explained                                       ? "new board"
+               : by_host                                         ? "host launch"
                : h.outcome == HistoryOutcome::too_little_history ? "too little history"
                : h.outcome == HistoryOutcome::too_noisy          ? "too noisy"
                                                                  : "within noise";

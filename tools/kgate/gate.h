@@ -10,7 +10,9 @@
 //    inconclusive, which fails only with --strict. Boards (boards.h): with
 //    enough runs on the newest run's board, the baseline is those runs; on
 //    a board new to the key, a drop the boards' spread explains is
-//    inconclusive.
+//    inconclusive. Hosts (boards.h HostLaunch): where the newest run's
+//    probe launches slower than the key's baseline runs, a slowdown per
+//    call within that rise is inconclusive.
 // `skipped` rows are not gated. A `throttled` row that would fail rule 2 or
 // 3 is inconclusive instead: a hot GPU is not a code regression. A key that
 // was in the arch's previous run but is missing from its newest one is
