@@ -97,6 +97,43 @@ std::string new_board_why(const HistoryResult& h, const BoardPlan& p, const Hist
          ": judged against that board itself from " + std::to_string(r.min_history) + " runs on it";
 }
 
+// A seed mean (shape `mean`: the mean of its experiment's seed shapes,
+// with no time per call of its own) moves with its shapes. Where it fails
+// on history alone, every other shape of its name, metric, dtype and GPU
+// in this run passed or was the machine's (`host launch`, or `new board`
+// within what boards differ by), and at least one was the host's launch,
+// its drop is the host's too: inconclusive, not a suspect (4x H100 host,
+// 2026-11-27: the gather_gemv and layer_norm means -4.5% and -5.8%, each
+// of their shapes the host's or the board's). One shape that fails, or is
+// inconclusive for another reason (a changed variant), keeps the mean
+// failing.
+void host_means(std::vector<GateKeyResult>& keys) {
+  for (GateKeyResult& m : keys) {
+    if (m.shape != "mean" || m.status != GateStatus::fail || m.rule != "history") continue;
+    size_t shapes = 0, by_host = 0;
+    bool all_fine = true;
+    for (const GateKeyResult& k : keys) {
+      if (k.shape == "mean" || k.name != m.name || k.metric != m.metric || k.dtype != m.dtype ||
+          k.arch != m.arch || k.device != m.device)
+        continue;
+      ++shapes;
+      if (k.status == GateStatus::inconclusive && k.rule == "host launch")
+        ++by_host;
+      else if (k.status != GateStatus::pass &&
+               !(k.status == GateStatus::inconclusive && k.rule == "new board"))
+        all_fine = false;
+    }
+    if (!all_fine || by_host == 0) continue;
+    m.status = GateStatus::inconclusive;
+    m.rule = "host launch";
+    m.why += "; but each of its " + std::to_string(shapes) + " shapes in this run passed or is " +
+             "the machine's (" + std::to_string(by_host) + " of them the host's slower launch): " +
+             "the mean's drop is the host's";
+    m.suspect = false;
+    m.suspect_score = 0;
+  }
+}
+
 // A drop within what the host's slower launch explains (boards.h HostLaunch).
 std::string host_why(const HistoryResult& h, const HostLaunch& l) {
   char buf[320];
@@ -566,6 +603,7 @@ GateReport run_gate(const History& hist, const GateOptions& opt) {
     rep.keys.push_back(std::move(r));
   }
 
+  host_means(rep.keys);
   for (const auto& [arch, a] : arch_runs)
     rep.gated_runs.push_back({arch, context_of(runs[a.newest]), a.keys});
   // A GPU behind its siblings of the newest run: a finding about that GPU,
