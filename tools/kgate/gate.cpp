@@ -127,8 +127,8 @@ void host_means(std::vector<GateKeyResult>& keys) {
     m.status = GateStatus::inconclusive;
     m.rule = "host launch";
     m.why += "; but each of its " + std::to_string(shapes) + " shapes in this run passed or is " +
-             "the machine's (" + std::to_string(by_host) + " of them the host's slower launch): " +
-             "the mean's drop is the host's";
+             "the machine's (" + std::to_string(by_host) +
+             " of them the host's slower launch): " + "the mean's drop is the host's";
     m.suspect = false;
     m.suspect_score = 0;
   }
