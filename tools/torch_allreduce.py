@@ -10,8 +10,9 @@ sample (mode graph: as kbench times its rows, and as a decode step that
 replays its graph pays). Run it in the same session as `kbench run
 --device all --filter nccl` to compare the two.
 
-NVLink multicast stays off: NCCL_NVLS_ENABLE=0 is set before torch is
-imported, in this process and in the ranks it starts.
+NVLink multicast stays off: NCCL_NVLS_ENABLE=0 (and PyTorch's
+TORCH_SYMM_MEM_DISABLE_MULTICAST=1, NVSHMEM_DISABLE_NVLS=1) are set before
+torch is imported, in this process and in the ranks it starts.
 
   python3 tools/torch_allreduce.py [--gpus N] [--op all_reduce|all_gather|both]
                                    [--mode eager|graph|both] [--csv FILE]
@@ -19,6 +20,9 @@ imported, in this process and in the ranks it starts.
 import os
 
 os.environ["NCCL_NVLS_ENABLE"] = "0"  # before torch/NCCL is loaded: never NVLink multicast
+# PyTorch's symmetric memory and NVSHMEM have multicast paths of their own: off too.
+os.environ["TORCH_SYMM_MEM_DISABLE_MULTICAST"] = "1"
+os.environ["NVSHMEM_DISABLE_NVLS"] = "1"
 
 import argparse
 import csv
