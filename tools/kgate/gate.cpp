@@ -7,6 +7,7 @@
 #include <optional>
 #include <string_view>
 
+#include "reports/metrics.h"
 #include "tools/kgate/boards.h"
 #include "tools/kgate/percent.h"
 #include "tools/kgate/siblings.h"
@@ -126,9 +127,9 @@ void host_means(std::vector<GateKeyResult>& keys) {
     if (!all_fine || by_host == 0) continue;
     m.status = GateStatus::inconclusive;
     m.rule = "host launch";
-    m.why += "; but each of its " + std::to_string(shapes) + " shapes in this run passed or is " +
-             "the machine's (" + std::to_string(by_host) +
-             " of them the host's slower launch): " + "the mean's drop is the host's";
+    m.why += "; but each of its " + std::to_string(shapes) +
+             " shapes in this run passed or is the machine's (" + std::to_string(by_host) +
+             " of them the host's slower launch): the mean's drop is the host's";
     m.suspect = false;
     m.suspect_score = 0;
   }
@@ -332,7 +333,7 @@ GateReport run_gate(const History& hist, const GateOptions& opt) {
   {
     std::vector<bool> launch_key(keys.size());
     for (size_t k = 0; k < keys.size(); ++k)
-      launch_key[k] = keys[k].name == "roofline_probe" && keys[k].metric == "launch(us)";
+      launch_key[k] = keys[k].name == "roofline_probe" && keys[k].metric == metric_name::launch_us;
     std::map<std::pair<std::string, uint32_t>, std::vector<double>> rows;
     for (const auto& o : obs)
       if (launch_key[o.key] && o.attempt == 1 && o.measured())
