@@ -280,14 +280,61 @@ class Comms {
 // communicator's ncclGroupEnd hands each launch to a thread of NCCL's,
 // which made eager back-to-back calls measure 122-170 us at 8-128 KiB on
 // 4x H100 (2026-11-27) against PyTorch's 40-50 us.
+// Throws NcclError, every capture ended, where `enqueue` or CUDA fails.
 struct Graphs {
+  template <typename Enqueue>
+  Graphs(const std::vector<int>& devs, const std::vector<cudaStream_t>& streams, Enqueue enqueue)
+      : devices(devs), exec(devs.size(), nullptr) {
+    std::string error;
+    auto check = [&](cudaError_t e, const char* what) {
+      if (e != cudaSuccess && error.empty())
+        error = std::string(what) + ": " + cudaGetErrorString(e);
+      return error.empty();
+    };
+    size_t begun = 0;  // captures begun: each is ended below, whatever fails
+    for (; begun < devices.size(); ++begun) {
+      // Relaxed: NCCL may enqueue from a thread of its own (nonblocking group end).
+      if (!check(cudaSetDevice(devices[begun]), "cudaSetDevice") ||
+          !check(cudaStreamBeginCapture(streams[begun], cudaStreamCaptureModeRelaxed),
+                 "cudaStreamBeginCapture"))
+        break;
+    }
+    if (error.empty()) {
+      try {
+        enqueue();
+      } catch (const std::exception& ex) {
+        error = ex.what();
+      }
+    }
+    for (size_t r = 0; r < begun; ++r) {
+      cudaSetDevice(devices[r]);
+      cudaGraph_t graph = nullptr;
+      check(cudaStreamEndCapture(streams[r], &graph), "cudaStreamEndCapture");
+      if (graph) {
+        if (error.empty()) check(cudaGraphInstantiate(&exec[r], graph, 0), "cudaGraphInstantiate");
+        cudaGraphDestroy(graph);
+      }
+    }
+    if (!error.empty()) {
+      cudaGetLastError();
+      release();
+      throw NcclError("capturing the timed collectives into CUDA graphs: " + error);
+    }
+  }
+  ~Graphs() { release(); }
+  Graphs(const Graphs&) = delete;
+  Graphs& operator=(const Graphs&) = delete;
+
   std::vector<int> devices;
   std::vector<cudaGraphExec_t> exec;
-  ~Graphs() {
+
+ private:
+  void release() {
     for (size_t r = 0; r < exec.size(); ++r)
       if (exec[r]) {
         cudaSetDevice(devices[r]);
         cudaGraphExecDestroy(exec[r]);
+        exec[r] = nullptr;
       }
   }
 };
@@ -476,39 +523,7 @@ std::vector<Record> measure_collective(const std::string& name, const std::vecto
     // us apart: amortized over the iters).
     const int iters = p.small ? 50 : 20;
     const int samples = quick ? 5 : p.small ? 20 : 10;
-    Graphs g;
-    g.devices = devices;
-    g.exec.assign(n, nullptr);
-    for (int r = 0; r < n; ++r) {
-      KB_CUDA_CHECK(cudaSetDevice(devices[r]));
-      // Relaxed: NCCL may enqueue from a thread of its own (nonblocking group end).
-      KB_CUDA_CHECK(cudaStreamBeginCapture(b.streams[r], cudaStreamCaptureModeRelaxed));
-    }
-    std::string capture_error;
-    try {
-      enqueue(bytes, iters);
-    } catch (const std::exception& ex) {
-      capture_error = ex.what();
-    }
-    for (int r = 0; r < n; ++r) {  // every capture ends, also after an error
-      KB_CUDA_CHECK(cudaSetDevice(devices[r]));
-      cudaGraph_t graph = nullptr;
-      const cudaError_t e = cudaStreamEndCapture(b.streams[r], &graph);
-      if (e != cudaSuccess && capture_error.empty())
-        capture_error = std::string("cudaStreamEndCapture: ") + cudaGetErrorString(e);
-      if (graph) {
-        if (capture_error.empty()) {
-          const cudaError_t ie = cudaGraphInstantiate(&g.exec[r], graph, 0);
-          if (ie != cudaSuccess)
-            capture_error = std::string("cudaGraphInstantiate: ") + cudaGetErrorString(ie);
-        }
-        cudaGraphDestroy(graph);
-      }
-    }
-    if (!capture_error.empty()) {
-      cudaGetLastError();
-      throw NcclError("capturing the timed collectives into CUDA graphs: " + capture_error);
-    }
+    Graphs g(devices, b.streams, [&] { enqueue(bytes, iters); });
     auto launch_all = [&] {
       for (int r = 0; r < n; ++r) {
         KB_CUDA_CHECK(cudaSetDevice(devices[r]));
