@@ -568,7 +568,8 @@ const TargetFile* target_for(const std::vector<TargetFile>& files, const DeviceI
   return tf;
 }
 
-WorkerConfig worker_config(const Args& a) {
+// `gpus`: how many GPUs the run measures at once (worker_processes).
+WorkerConfig worker_config(const Args& a, int gpus = 1) {
   WorkerConfig cfg;
   cfg.exe = self_exe();
   bool explicit_dir = false;
@@ -580,12 +581,9 @@ WorkerConfig worker_config(const Args& a) {
     cfg.engine.seed = static_cast<uint64_t>(
         std::chrono::system_clock::now().time_since_epoch().count() & 0x7fffffffffffull);
   cfg.timeout_s = a.timeout_s;
-  cfg.processes = a.processes > 0 ? a.processes : (a.quick ? 1 : kDefaultProcesses);
-  // Short points: more processes where there are several (--processes 1 or
-  // --quick: one), never fewer than --processes.
-  cfg.short_processes = std::max(cfg.processes, a.short_processes > 0 ? a.short_processes
-                                                : cfg.processes > 1   ? kDefaultShortProcesses
-                                                                      : 1);
+  const ProcessCounts pc = worker_processes(a.processes, a.short_processes, a.quick, gpus);
+  cfg.processes = pc.processes;
+  cfg.short_processes = pc.short_processes;
   cfg.spread_extend = a.extend_spread;
   cfg.info.run_id = a.run_id.empty() ? new_run_id() : a.run_id;
   cfg.info.timestamp = utc_timestamp();
@@ -955,7 +953,7 @@ int cmd_run(const Args& a) {
   if (count == 0) return kExitNoDevice;
   const std::vector<int> devices = devices_for(a.device, count);
 
-  WorkerConfig cfg = worker_config(a);
+  WorkerConfig cfg = worker_config(a, static_cast<int>(devices.size()));
   const Injection inject = a.inject.empty() ? Injection{} : parse_injection(a.inject);
   // Several GPUs in one run: each row says which (cuda:N); the gate takes
   // them as attempts of one key (docs/gate.md).
@@ -969,7 +967,10 @@ int cmd_run(const Args& a) {
                 a.shard.count, steps.size(), points);
   }
   if (several)
-    std::printf("kbench: %zu GPUs at once, one chain of worker processes each\n", devices.size());
+    std::printf(
+        "kbench: %zu GPUs at once, one chain of worker processes each; a kernel point in %d "
+        "worker process(es) on each GPU, %d under %g us (docs/measuring.md)\n",
+        devices.size(), cfg.processes, cfg.short_processes, kShortPointUs);
 
   Console con(several);
   std::vector<std::vector<Record>> per_gpu(devices.size());

@@ -6,6 +6,7 @@
 // them.
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <optional>
 #include <string>
@@ -143,6 +144,51 @@ double relative_spread(const std::vector<double>& times_s);
 // A point is short where its timed call is under this (the gate's noise
 // bar moves from 0.5% to 1.5% there: kgate's kBarBoundaryUs).
 inline constexpr double kShortPointUs = 20;
+
+// `kbench run`'s worker processes per kernel point on one GPU (--quick: 1;
+// WorkerConfig::processes, suite/runner.h), and the most --processes takes.
+inline constexpr int kDefaultProcesses = 3;
+inline constexpr int kMaxProcesses = 9;
+// `kbench run`'s default for WorkerConfig::short_processes where
+// --processes is above 1 (--short-processes). A launch-bound point of a few
+// us has process states far apart (H100, 2026-11-27: `gather_gemv D=1024
+// bfloat16`'s process medians 5.50-5.70 us or 5.95-6.08 us, a third to a
+// half of the processes slow), which the mean of 3 leaves at 2-2.6%
+// run-to-run against the 1.5% bar; the mean of 9 about 1.0% (resampled;
+// docs/measuring.md "Short points: nine processes").
+inline constexpr int kDefaultShortProcesses = 9;
+
+// The worker processes of `kbench run` (WorkerConfig::processes and
+// short_processes) from --processes and --short-processes (0 where not
+// given), --quick, and the number of GPUs measured at once. One GPU:
+// kDefaultProcesses and kDefaultShortProcesses (--processes 1 or --quick:
+// one for every point). On `gpus` > 1 GPUs the gate judges a night by the
+// median of its GPUs, as attempts of one key (docs/gate.md), while every
+// process's CUDA context and allocations queue in the host's one driver;
+// so each GPU measures twice the one-GPU count shared out over the GPUs,
+// ceil(2 n / gpus), never more than n (2 GPUs: 3 and 9; 4 GPUs: 2 and 5;
+// 8 GPUs: 1 and 3), at least 2 under 20 us. Twice, because a median of
+// rows keeps less of them than a mean: resampled, that median holds every
+// key about as still as one GPU's 3 or 9 (docs/measuring.md "Several GPUs:
+// the processes shared out"); a single process a GPU did not (a
+// launch-bound key with two states 7% apart read 3.9-4.1% against its 1.5%
+// bar). A count given on the command line is each GPU's. Short never fewer
+// than processes.
+struct ProcessCounts {
+  int processes = 1, short_processes = 1;
+};
+inline ProcessCounts worker_processes(int given, int given_short, bool quick, int gpus) {
+  const int share = given > 0 || gpus < 1 ? 1 : gpus;
+  auto shared = [&](int n) { return std::min(n, (2 * n + share - 1) / share); };
+  ProcessCounts c;
+  c.processes = given > 0 ? given : quick ? 1 : shared(kDefaultProcesses);
+  const int short_default = given_short > 0       ? given_short
+                            : quick || given == 1 ? 1
+                            : given > 1           ? kDefaultShortProcesses
+                                                  : std::max(2, shared(kDefaultShortProcesses));
+  c.short_processes = std::max(c.processes, short_default);
+  return c;
+}
 
 // How many worker processes measure a point whose first process's median
 // timed call took `first_median_s`: `short_processes` (never fewer than

@@ -54,6 +54,16 @@ ProbeResult parse_probed(const std::string& s) {
   return p;
 }
 
+double monotonic_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// KBENCH_PHASE_TIMES=1 (docs/measuring.md): where a worker's wall time goes.
+bool phase_times() {
+  static const bool on = std::getenv("KBENCH_PHASE_TIMES") != nullptr;
+  return on;
+}
+
 std::vector<std::string> common_args(const WorkerConfig& cfg, const DeviceInfo& dev) {
   const EngineOptions& o = cfg.engine;
   std::vector<std::string> a = {cfg.exe,       "__worker",
@@ -99,6 +109,7 @@ WorkerResult spawn(std::vector<std::string> args, double timeout_s) {
   argv.push_back(nullptr);
   std::fflush(stdout);
   std::fflush(stderr);
+  const double forked_at = monotonic_s();
   pid_t pid = ::fork();
   if (pid < 0) {
     ::unlink(path);
@@ -128,6 +139,9 @@ WorkerResult spawn(std::vector<std::string> args, double timeout_s) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+  if (phase_times())
+    std::fprintf(stderr, "kbench phases: worker %d forked at %.3f, reaped at %.3f\n", int(pid),
+                 forked_at, monotonic_s());
   if (timed_out) {
     res.why = "worker timed out after " + num(timeout_s) + " s and was killed";
   } else if (WIFEXITED(st)) {
@@ -432,6 +446,21 @@ int worker_main(int argc, char** argv) {
   RunInfo info;
   info.suite_version = KBENCH_VERSION;
   info.git_sha = KBENCH_GIT_SHA;
+  // KBENCH_PHASE_TIMES: when this worker entered main, had its GPU
+  // (cuInit and the device's properties), had its context and stream (the
+  // engine), and left main; beside the parent's fork and reap times.
+  struct Stamps {
+    double main = monotonic_s(), device = 0, engine = 0;
+    ~Stamps() {
+      if (phase_times())
+        std::fprintf(stderr,
+                     "kbench phases: worker %d main at %.3f, device +%.3f s, context +%.3f s, "
+                     "work +%.3f s, left main at %.3f\n",
+                     int(::getpid()), main, device > 0 ? device - main : 0.0,
+                     engine > 0 ? engine - device : 0.0, engine > 0 ? monotonic_s() - engine : 0.0,
+                     monotonic_s());
+    }
+  } stamps;
   for (int i = 2; i < argc; ++i) {
     std::string f = argv[i];
     auto v = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
@@ -514,6 +543,7 @@ int worker_main(int argc, char** argv) {
   }
   try {
     DeviceInfo dev = query_device(device);
+    stamps.device = monotonic_s();
     std::vector<TargetFile> files;
     if (!targets_dir.empty()) files = load_target_dir(targets_dir);
     const TargetFile* tf = match_gpu(files, dev.name);
@@ -523,6 +553,7 @@ int worker_main(int argc, char** argv) {
       gemv::set_table(load_gemv_table(tpath, dev.name, nullptr), tpath);
     }
     Engine engine(dev, tf, o, info);
+    stamps.engine = monotonic_s();
     if (probe) {
       ProbeResult p;
       auto rows = engine.probe(&p);

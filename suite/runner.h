@@ -19,6 +19,7 @@
 #include "suite/experiment.h"
 #include "suite/point_wire.h"
 #include "suite/probe.h"
+#include "suite/rows.h"
 #include "suite/targets.h"
 
 namespace kb {
@@ -42,19 +43,6 @@ struct WorkerConfig {
   // --extend-spread PCT; 0 = off).
   double spread_extend = 0;
 };
-
-// `kbench run`'s default for WorkerConfig::processes (--quick: 1), and the
-// most --processes takes.
-inline constexpr int kDefaultProcesses = 3;
-inline constexpr int kMaxProcesses = 9;
-// `kbench run`'s default for WorkerConfig::short_processes where
-// --processes is above 1 (--short-processes). A launch-bound point of a few
-// us has process states far apart (H100, 2026-11-27: `gather_gemv D=1024
-// bfloat16`'s process medians 5.50-5.70 us or 5.95-6.08 us, a third to a
-// half of the processes slow), which the mean of 3 leaves at 2-2.6%
-// run-to-run against the 1.5% bar; the mean of 9 about 1.0% (resampled;
-// docs/measuring.md "Short points: nine processes").
-inline constexpr int kDefaultShortProcesses = 9;
 
 // Exit code of a worker whose context was lost after it wrote the rows of
 // the faulting point: the parent restarts at the next point.

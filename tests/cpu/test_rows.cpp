@@ -536,6 +536,35 @@ TEST(ProcessRows, ShortPointsGetTheirOwnProcessCount) {
   EXPECT_EQ(kb::processes_for(0, 3, 9), 3);
 }
 
+TEST(ProcessRows, SeveralGpusShareTheDefaultProcessesOut) {
+  auto counts = [](int given, int given_short, bool quick, int gpus) {
+    const kb::ProcessCounts c = kb::worker_processes(given, given_short, quick, gpus);
+    return std::make_pair(c.processes, c.short_processes);
+  };
+  using P = std::pair<int, int>;
+  // One GPU: 3, and 9 for a short point; --quick or --processes 1: one.
+  EXPECT_EQ(counts(0, 0, false, 1), P(3, 9));
+  EXPECT_EQ(counts(0, 0, true, 1), P(1, 1));
+  EXPECT_EQ(counts(1, 0, false, 1), P(1, 1));
+  EXPECT_EQ(counts(2, 0, false, 1), P(2, 9));
+  EXPECT_EQ(counts(0, 5, false, 1), P(3, 5));
+  EXPECT_EQ(counts(4, 2, false, 1), P(4, 4));  // short never fewer
+  // Several GPUs: twice the defaults shared out, ceil(6 / n) and
+  // ceil(18 / n), never more than one GPU's, short at least 2.
+  EXPECT_EQ(counts(0, 0, false, 2), P(3, 9));
+  EXPECT_EQ(counts(0, 0, false, 3), P(2, 6));
+  EXPECT_EQ(counts(0, 0, false, 4), P(2, 5));
+  EXPECT_EQ(counts(0, 0, false, 6), P(1, 3));
+  EXPECT_EQ(counts(0, 0, false, 8), P(1, 3));
+  EXPECT_EQ(counts(0, 0, false, 16), P(1, 2));
+  EXPECT_EQ(counts(0, 0, false, 64), P(1, 2));  // short: never one alone
+  // Counts given on the command line are each GPU's; --quick stays one.
+  EXPECT_EQ(counts(3, 0, false, 4), P(3, 9));
+  EXPECT_EQ(counts(1, 0, false, 4), P(1, 1));
+  EXPECT_EQ(counts(0, 9, false, 4), P(2, 9));
+  EXPECT_EQ(counts(0, 0, true, 4), P(1, 1));
+}
+
 TEST(ProcessRows, PointsWhoseProcessesDisagreeGetMoreWhenAsked) {
   const std::vector<double> close{51.0e-6, 51.2e-6, 51.1e-6},  // 0.4% apart
       apart{50.7e-6, 51.9e-6, 51.2e-6};                        // 2.3% apart
