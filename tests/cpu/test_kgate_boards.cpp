@@ -5,6 +5,9 @@
 // own runs once it has --min-history of them.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdio>
+
 #include "kgate_test_util.h"
 #include "reports/gate_writers.h"
 #include "tools/kgate/boards.h"
@@ -375,5 +378,62 @@ TEST(KgateBoards, BoardGapOption) {
   EXPECT_TRUE(contains(kgate("--help").out, "--board-gap REL"));
 }
 #endif
+
+// Nights of four GPUs at once (kbench run --device all): each night's four
+// rows of the MLP key on boards A..D, GPU g at `level` x (1 + noise[n][g]).
+std::vector<kb::Record> four_gpu_nights(const std::vector<std::vector<double>>& per_night) {
+  const char* boards[] = {kBoardA, kBoardB, kBoardC, "GPU-dddddddd-1111-2222-3333-444444444444"};
+  std::vector<kb::Record> out;
+  for (size_t n = 0; n < per_night.size(); ++n) {
+    std::vector<double> v = per_night[n];
+    std::vector<const char*> b(boards, boards + v.size());
+    auto rows = mlp_rows_on_boards(v, b);
+    for (size_t g = 0; g < rows.size(); ++g) {
+      rows[g].run_id = "r" + std::to_string(n);
+      char ts[32];
+      std::snprintf(ts, sizeof ts, "2026-01-01T%02zu:%02zu:00Z", n / 60, n % 60);
+      rows[g].timestamp = ts;
+      rows[g].device = "cuda:" + std::to_string(g);
+      rows[g].gpu_index = std::to_string(g);
+    }
+    out.insert(out.end(), rows.begin(), rows.end());
+  }
+  return out;
+}
+
+TEST(KgateBoards, AHistoryOfFourGpuNightsIsReadAsOneAttemptsNoise) {
+  // The rule itself: earlier values that are medians of 4 have a median's
+  // noise; the thresholds read it as one attempt's, the noise reported stays.
+  std::vector<double> s;
+  for (int i = 0; i < 20; ++i) s.push_back(800 * (1 + 0.012 * ((i * 7) % 5 - 2) / 2.0));
+  s.push_back(800 * 0.955);
+  kb::HistoryRuleOptions opt;
+  const auto once = kb::history_rule(s, false, opt, 4, 1);
+  const auto four = kb::history_rule(s, false, opt, 4, 4);
+  EXPECT_DOUBLE_EQ(four.noise, once.noise);
+  EXPECT_NEAR(four.explained / once.explained, 1 / std::sqrt(0.5 + 0.5 * kb::median_variance(4)),
+              1e-9);
+  EXPECT_EQ(kb::history_attempts_of({}), 1);
+  EXPECT_EQ(kb::history_attempts_of({1, 5, 1}), 1);  // one GPU, a re-measured night
+  EXPECT_EQ(kb::history_attempts_of({4, 4, 1, 4}), 4);
+
+  // The gate: 20 nights of 4 GPUs whose medians wobble by +-1.2% (each
+  // GPU around its night's level), tonight all four 4.5% low. Against the
+  // history's own nights that is within the noise; held to a median's
+  // threshold twice (before) it failed.
+  std::vector<std::vector<double>> nights4;
+  for (double v : s) {
+    const double f = v / 800;
+    nights4.push_back({800 * f * 0.999, 800 * f * 1.001, 800 * f * 0.998, 800 * f * 1.002});
+  }
+  const auto& k = only(gate(four_gpu_nights(nights4)));
+  EXPECT_EQ(k.attempts, 4);
+  EXPECT_NE(k.status, kb::GateStatus::fail) << k.why;
+  EXPECT_GT(k.change, -0.047);
+  // A drop well beyond the history's noise still fails.
+  nights4.back() = {800 * 0.90 * 0.999, 800 * 0.90 * 1.001, 800 * 0.90 * 0.998, 800 * 0.90 * 1.002};
+  const auto& big = only(gate(four_gpu_nights(nights4)));
+  EXPECT_EQ(big.status, kb::GateStatus::fail) << big.why;
+}
 
 }  // namespace

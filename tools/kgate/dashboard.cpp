@@ -165,6 +165,7 @@ std::vector<DashboardPoint> judge_series(const History& h, uint32_t k, const Gat
   const size_t keep = static_cast<size_t>(opt.rule.window + opt.rule.max_recent);
   std::deque<double> earlier;
   std::deque<int64_t> earlier_boards;  // each earlier value's board (boards.h)
+  std::deque<int> earlier_attempts;    // and its attempts (GPUs)
   std::vector<double> values;
   std::vector<int64_t> boards;
   // One point per run, its attempts taken together as the gate takes them
@@ -215,7 +216,9 @@ std::vector<DashboardPoint> judge_series(const History& h, uint32_t k, const Gat
       const BoardPlan plan = plan_boards(values, boards, board, lower, opt.rule, opt.board);
       values = baseline_runs(plan, values);
       values.push_back(rv.value);
-      HistoryResult r = history_rule(values, lower, opt.rule, rv.attempts);
+      HistoryResult r =
+          history_rule(values, lower, opt.rule, rv.attempts,
+                       history_attempts_of({earlier_attempts.begin(), earlier_attempts.end()}));
       if (r.history > 0 && r.baseline > 0) {
         p.baseline = r.baseline;
         p.band = std::max(opt.rule.min_gap, r.explained);
@@ -231,9 +234,11 @@ std::vector<DashboardPoint> judge_series(const History& h, uint32_t k, const Gat
       if (!rv.throttled) {
         earlier.push_back(rv.value);
         earlier_boards.push_back(board);
+        earlier_attempts.push_back(rv.attempts);
         if (earlier.size() > keep) {
           earlier.pop_front();
           earlier_boards.pop_front();
+          earlier_attempts.pop_front();
         }
       }
     }

@@ -411,6 +411,7 @@ GateReport run_gate(const History& hist, const GateOptions& opt) {
     std::vector<double> values;
     std::vector<int64_t> boards;       // each value's board (boards.h)
     std::vector<uint32_t> value_runs;  // each value's run
+    std::vector<int> value_attempts;   // and its attempts (GPUs)
     const RunValue* changed_from = nullptr;
     for (size_t i = runs_of_key.size() - 1; i-- > 0 && values.size() < keep;) {
       const RunValue& e = runs_of_key[i];
@@ -423,6 +424,7 @@ GateReport run_gate(const History& hist, const GateOptions& opt) {
       values.push_back(e.value);
       boards.push_back(board_of_rows(hist, &series[e.first], e.attempts));
       value_runs.push_back(o.run);
+      value_attempts.push_back(e.attempts);
       r.history_runs_labels.push_back(runs[o.run].label);
     }
     if (changed_from) {
@@ -435,6 +437,7 @@ GateReport run_gate(const History& hist, const GateOptions& opt) {
     std::reverse(values.begin(), values.end());
     std::reverse(boards.begin(), boards.end());
     std::reverse(value_runs.begin(), value_runs.end());
+    std::reverse(value_attempts.begin(), value_attempts.end());
     std::reverse(r.history_runs_labels.begin(), r.history_runs_labels.end());
     // Boards (boards.h): with enough runs on the newest run's board, those
     // runs are its baseline; on a board new to the key, the boards' spread
@@ -445,6 +448,7 @@ GateReport run_gate(const History& hist, const GateOptions& opt) {
     values = baseline_runs(boards_plan, values);
     r.history_runs_labels = baseline_runs(boards_plan, r.history_runs_labels);
     value_runs = baseline_runs(boards_plan, value_runs);
+    value_attempts = baseline_runs(boards_plan, value_attempts);
     const int64_t last_good_board =
         boards_plan.mode == BoardMode::same_board ? board : kUnknownBoard;
     r.history = values;
@@ -496,7 +500,8 @@ GateReport run_gate(const History& hist, const GateOptions& opt) {
 
     // Rule 3.
     values.push_back(value);
-    HistoryResult h = history_rule(values, key.lower_is_better, opt.rule, now.attempts);
+    HistoryResult h = history_rule(values, key.lower_is_better, opt.rule, now.attempts,
+                                   history_attempts_of(value_attempts));
     r.history_runs = h.history;
     r.noise = h.noise;
     if (h.history > 0) {

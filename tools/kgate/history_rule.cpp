@@ -173,13 +173,25 @@ double qn_scale(std::vector<double> v) {
   return dn * 2.2219 * d[k - 1];
 }
 
+int history_attempts_of(std::vector<int> attempts) {
+  if (attempts.empty()) return 1;
+  std::sort(attempts.begin(), attempts.end());
+  return std::max(1, attempts[(attempts.size() - 1) / 2]);
+}
+
 HistoryResult history_rule(const std::vector<double>& series, bool lower_is_better,
-                           const HistoryRuleOptions& opt, int attempts) {
+                           const HistoryRuleOptions& opt, int attempts, int history_attempts) {
   HistoryResult r;
   r.attempts = std::max(attempts, 1);
   if (series.empty()) return r;
   const size_t last = series.size() - 1;
   const double newest = series[last];
+  // Earlier values that are medians of several attempts: the thresholds
+  // read their noise as one attempt's (r.noise stays the history's own).
+  const double unit = history_attempts > 1
+                          ? 1 / std::sqrt(opt.shared_noise + (1 - opt.shared_noise) *
+                                                                 median_variance(history_attempts))
+                          : 1;
   Window w1 = window_stats(series, last, opt);
   r.history = w1.n;
   r.baseline = w1.baseline;
@@ -190,8 +202,8 @@ HistoryResult history_rule(const std::vector<double>& series, bool lower_is_bett
   r.change = (newest - w1.baseline) / w1.baseline;
   r.drop = drop_of(newest, w1.baseline, lower_is_better);
   r.noise = w1.noise;
-  r.explained = r.attempts > 1 ? explained_attempts(opt, w1.noise, r.attempts, w1.n)
-                               : explained(opt, w1.noise, 1, w1.n);
+  r.explained = r.attempts > 1 ? explained_attempts(opt, w1.noise * unit, r.attempts, w1.n)
+                               : explained(opt, w1.noise * unit, 1, w1.n);
   r.recent_drop = r.drop;
   r.recent_explained = r.explained;
   if (w1.n < opt.min_history) {
@@ -217,7 +229,7 @@ HistoryResult history_rule(const std::vector<double>& series, bool lower_is_bett
     bool newest_low = drop_of(newest, wk.baseline, lower_is_better) > opt.min_gap / 2;
     if (!(d > opt.min_gap && newest_low)) continue;
     if (k > 1) wk = window_stats(series, last + 1 - k, opt);
-    double e = k == 1 ? r.explained : explained(opt, wk.noise, k, wk.n);
+    double e = k == 1 ? r.explained : explained(opt, wk.noise * unit, k, wk.n);
     if (d > e) {
       r.outcome = HistoryOutcome::fail;
       r.recent = k;
@@ -232,7 +244,8 @@ HistoryResult history_rule(const std::vector<double>& series, bool lower_is_bett
     return r;
   }
   if (r.drop > opt.min_gap) r.outcome = HistoryOutcome::within_noise;
-  r.suspect = r.attempts == 1 && r.drop > opt.min_gap && r.drop > suspect_line(opt, r.noise, w1.n);
+  r.suspect =
+      r.attempts == 1 && r.drop > opt.min_gap && r.drop > suspect_line(opt, r.noise * unit, w1.n);
   return r;
 }
 

@@ -90,8 +90,19 @@ struct HistoryResult {
 
 // `series`: the key's values, oldest first, the newest run's value last
 // (with attempts > 1: the median of its attempts 2..attempts).
+// `history_attempts`: how many attempts the earlier values are medians of
+// (history_attempts_of; several GPUs a night, docs/gate.md): their noise is
+// then that of a median, and the rules read it as one attempt's,
+// noise / sqrt(shared_noise + (1 - shared_noise) * median_variance(m)), so
+// that a night of 4 GPUs against nights of 4 GPUs is not held to a median's
+// threshold twice.
 HistoryResult history_rule(const std::vector<double>& series, bool lower_is_better,
-                           const HistoryRuleOptions& opt, int attempts = 1);
+                           const HistoryRuleOptions& opt, int attempts = 1,
+                           int history_attempts = 1);
+
+// The attempts (GPUs) behind a history's values, for history_rule: the
+// lower median of each earlier run's count; 1 for none.
+int history_attempts_of(std::vector<int> attempts);
 
 // The variance of the median of m values of unit variance, m >= 1 (the
 // mean of the middle two for even m).
