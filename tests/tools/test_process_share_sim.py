@@ -7,24 +7,14 @@ one process each (--k 1); the share of processes per GPU is kbench's (9,
 everywhere; bad input exits 2 with one line."""
 import os
 import random
-import subprocess
 import sys
-import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-TOOL = os.path.join(ROOT, "tools", "process_share_sim.py")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tooltest import ToolTest  # noqa: E402
+
 HEADER = "name,metric,actual,dtype,shape,status,median_us,run_id,message\n"
-
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-
-
-def run(*args):
-    return subprocess.run([sys.executable, TOOL, *args], capture_output=True, text=True)
+t = ToolTest("process_share_sim")
+check = t.check
 
 
 def counts(stdout):
@@ -43,13 +33,8 @@ for i in range(24):
         text = ", ".join(f"{m:.3f}" for m in meds)
         msg = f"the mean of {len(meds)} worker processes' medians {text} us (spread 7.0%)"
         rows.append(f'gemv,memory_bandwidth(GB/s),{1e5 / mean},int8,{shape},ok,{mean},r{i},"{msg}"\n')
-with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as f:
-    f.write(HEADER + "".join(rows))
-try:
-    shared = run(f.name)
-    single = run("--k", "1", f.name)
-finally:
-    os.unlink(f.name)
+shared = t.run_on(HEADER + "".join(rows))
+single = t.run_on(HEADER + "".join(rows), "--k", "1")
 check(shared.returncode == 0, f"exit {shared.returncode}: {shared.stderr}")
 check(single.returncode == 0, f"--k 1 exit {single.returncode}: {single.stderr}")
 c = counts(shared.stdout)
@@ -67,19 +52,5 @@ def shares(stdout, shape):
 check(shares(shared.stdout, "D=1024") == ["9", "9", "5", "3"], f"short share: {shared.stdout}")
 check(shares(shared.stdout, "D=8192") == ["3", "3", "2", "1"], f"long share: {shared.stdout}")
 
-p = run(os.path.join(ROOT, "no-such-file.csv"))
-check(p.returncode == 2 and p.stderr.startswith("process_share_sim: "), f"missing file: {p.returncode} {p.stderr}")
-with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as f:
-    f.write("a,b\n1,2\n")
-try:
-    p = run(f.name)
-finally:
-    os.unlink(f.name)
-check(p.returncode == 2 and "missing column" in p.stderr, f"not a results CSV: {p.returncode} {p.stderr}")
-p = run()
-check(p.returncode == 2 and "usage" in p.stderr, f"no arguments: {p.returncode} {p.stderr}")
-
-if failures:
-    print("\n".join("FAIL: " + f for f in failures))
-    sys.exit(1)
-print("ok")
+t.bad_input()
+t.finish()

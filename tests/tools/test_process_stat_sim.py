@@ -4,25 +4,14 @@ state (half the runs 0.9% slower) is over the bar as one process and as the
 median of three, under it as the mean of three; a quiet key is under for
 every statistic; bad input exits 2 with one line."""
 import os
-import subprocess
 import sys
-import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-TOOL = os.path.join(ROOT, "tools", "process_stat_sim.py")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tooltest import ToolTest  # noqa: E402
+
 HEADER = "name,metric,actual,dtype,shape,status,median_us,run_id,gpu_uuid\n"
-
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-
-
-def run(*paths):
-    return subprocess.run([sys.executable, TOOL, *paths], capture_output=True, text=True)
-
+t = ToolTest("process_stat_sim")
+check = t.check
 
 rows = []
 for i in range(24):
@@ -31,12 +20,7 @@ for i in range(24):
     rows.append(f"gemv,memory_bandwidth(GB/s),{1e5 / us},int8,D=8192,ok,{us},r{i},GPU-a\n")
     quiet = 30.0 + 0.01 * (i % 5)
     rows.append(f"gemv,memory_bandwidth(GB/s),{1e5 / quiet},int8,D=4096,ok,{quiet},r{i},GPU-a\n")
-with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as f:
-    f.write(HEADER + "".join(rows))
-try:
-    p = run(f.name)
-finally:
-    os.unlink(f.name)
+p = t.run_on(HEADER + "".join(rows))
 check(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
 last = p.stdout.strip().splitlines()[-1] if p.stdout.strip() else ""
 check(last.startswith("board-keys over the bar, of 2: "), f"summary line: {last!r}")
@@ -45,19 +29,5 @@ check(counts.get("one process") == "1", f"one process: {counts}")
 check(counts.get("median of 3") == "1", f"median of 3: {counts}")
 check(counts.get("mean of 3") == "0", f"mean of 3: {counts}")
 
-p = run(os.path.join(ROOT, "no-such-file.csv"))
-check(p.returncode == 2 and p.stderr.startswith("process_stat_sim: "), f"missing file: {p.returncode} {p.stderr}")
-with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as f:
-    f.write("a,b\n1,2\n")
-try:
-    p = run(f.name)
-finally:
-    os.unlink(f.name)
-check(p.returncode == 2 and "missing column" in p.stderr, f"not a results CSV: {p.returncode} {p.stderr}")
-p = run()
-check(p.returncode == 2 and "usage" in p.stderr, f"no arguments: {p.returncode} {p.stderr}")
-
-if failures:
-    print("FAILED:\n  " + "\n  ".join(failures))
-    sys.exit(1)
-print("process_stat_sim: all checks passed")
+t.bad_input()
+t.finish()
