@@ -216,9 +216,10 @@ std::vector<DashboardPoint> judge_series(const History& h, uint32_t k, const Gat
       const BoardPlan plan = plan_boards(values, boards, board, lower, opt.rule, opt.board);
       values = baseline_runs(plan, values);
       values.push_back(rv.value);
+      const std::vector<int> attempts =
+          baseline_runs(plan, std::vector<int>(earlier_attempts.begin(), earlier_attempts.end()));
       HistoryResult r =
-          history_rule(values, lower, opt.rule, rv.attempts,
-                       history_attempts_of({earlier_attempts.begin(), earlier_attempts.end()}));
+          history_rule(values, lower, opt.rule, rv.attempts, history_attempts_of(attempts));
       if (r.history > 0 && r.baseline > 0) {
         p.baseline = r.baseline;
         p.band = std::max(opt.rule.min_gap, r.explained);
