@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -70,6 +71,19 @@ class DeviceBuffer {
   std::vector<T> download() const {
     std::vector<T> host(count_);
     KB_CUDA_CHECK(cudaMemcpy(host.data(), ptr_, bytes(), cudaMemcpyDeviceToHost));
+    return host;
+  }
+  // Rows of a row-major buffer of rows of `row_len` elements, in the order
+  // given, one after another: a check's sampled rows without the rest.
+  std::vector<T> download_rows(const std::vector<int64_t>& rows, size_t row_len) const {
+    std::vector<T> host(rows.size() * row_len);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      if (rows[i] < 0 || (static_cast<size_t>(rows[i]) + 1) * row_len > count_)
+        throw std::out_of_range("download_rows: row " + std::to_string(rows[i]) +
+                                " is outside the buffer");
+      KB_CUDA_CHECK(cudaMemcpy(host.data() + i * row_len, ptr_ + rows[i] * row_len,
+                               row_len * sizeof(T), cudaMemcpyDeviceToHost));
+    }
     return host;
   }
   // Poison every byte (0xFF is a NaN in bf16/f16/f32) so an unwritten output shows.

@@ -1,6 +1,4 @@
-// Which rows (tokens, columns) a check of a large output looks at: the
-// first and the last (the edges, where tile bounds go wrong) and seeded
-// random ones between, distinct and sorted. All of them when n <= count.
+// Which rows (tokens, columns) a check of a large output looks at.
 #pragma once
 
 #include <algorithm>
@@ -10,6 +8,18 @@
 
 namespace kb {
 
+namespace detail {
+inline uint64_t splitmix64(uint64_t& s) {
+  uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+}  // namespace detail
+
+// The first and the last of [0, n) (the edges, where tile bounds go wrong)
+// and seeded random ones between, `count` in all, distinct and sorted; all
+// of them when n <= count.
 inline std::vector<int64_t> sample_indices(int64_t n, int64_t count, uint64_t seed) {
   std::vector<int64_t> out;
   if (n <= 0) return out;
@@ -19,12 +29,30 @@ inline std::vector<int64_t> sample_indices(int64_t n, int64_t count, uint64_t se
   }
   std::set<int64_t> picked = {0, n - 1};
   uint64_t s = seed;
-  while (static_cast<int64_t>(picked.size()) < std::max<int64_t>(count, 2)) {
-    uint64_t z = (s += 0x9E3779B97F4A7C15ull);  // splitmix64
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    picked.insert(static_cast<int64_t>(z % static_cast<uint64_t>(n)));
+  while (static_cast<int64_t>(picked.size()) < std::max<int64_t>(count, 2))
+    picked.insert(static_cast<int64_t>(detail::splitmix64(s) % static_cast<uint64_t>(n)));
+  return {picked.begin(), picked.end()};
+}
+
+// `per_band` seeded random indices in every band [b * band, (b + 1) * band)
+// of [0, n) (all of a band no larger), and the first and the last of [0, n):
+// with `band` no larger than the GEMM's tile, rows of every M tile and
+// columns of every N tile, so that their crossings hold an output of every
+// output tile. Distinct and sorted.
+inline std::vector<int64_t> sample_per_band(int64_t n, int64_t band, int64_t per_band,
+                                            uint64_t seed) {
+  std::set<int64_t> picked;
+  if (n <= 0 || band <= 0 || per_band <= 0) return {};
+  picked.insert(0);
+  picked.insert(n - 1);
+  uint64_t s = seed;
+  for (int64_t lo = 0; lo < n; lo += band) {
+    const int64_t width = std::min(band, n - lo);
+    std::set<int64_t> in_band;
+    while (static_cast<int64_t>(in_band.size()) < std::min(per_band, width))
+      in_band.insert(lo +
+                     static_cast<int64_t>(detail::splitmix64(s) % static_cast<uint64_t>(width)));
+    picked.insert(in_band.begin(), in_band.end());
   }
   return {picked.begin(), picked.end()};
 }

@@ -158,4 +158,18 @@ std::vector<float> ref_cols(const std::vector<int64_t>& cols, const fp8* A, cons
 
 float fp8_to_float(fp8 v);  // exact (every E4M3 value is a float)
 
+// The values check of D = A W^T (no epilogue; D: M x N bf16 row-major)
+// where the sampled rows and columns cross: D[rows[i], cols[j]] against
+// the CPU reference of A's rows `a_rows` (rows.size() x K, in that order)
+// and W's rows `w_rows` (cols.size() x K): relative L2 error within 5e-3
+// and every value within 1/128 relative plus 4e-3 of the reference's rms
+// (bf16 output rounding; fp32 summation order near zero). True when it
+// holds; `text` says what was compared and how it came out.
+bool check_crossings(const std::vector<bf16>& D, int64_t N, const std::vector<int64_t>& rows,
+                     const std::vector<int64_t>& cols, const bf16* a_rows, const bf16* w_rows,
+                     int64_t K, std::string* text);
+bool check_crossings(const std::vector<bf16>& D, int64_t N, const std::vector<int64_t>& rows,
+                     const std::vector<int64_t>& cols, const fp8* a_rows, const fp8* w_rows,
+                     int64_t K, std::string* text);
+
 }  // namespace kb::gemm

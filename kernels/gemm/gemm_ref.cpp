@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "kernels/common/allclose.h"
 #include "kernels/common/host_parallel.h"
 #include "kernels/gemm/gemm.h"
 
@@ -125,6 +126,40 @@ std::vector<float> ref_cols(const std::vector<int64_t>& cols, const bf16* A, con
 std::vector<float> ref_cols(const std::vector<int64_t>& cols, const fp8* A, const fp8* W,
                             const float* bias, int64_t M, int64_t K, Epilogue ep) {
   return cols_impl(cols, A, W, bias, M, K, ep);
+}
+
+namespace {
+
+template <typename T>
+bool crossings_impl(const std::vector<bf16>& D, int64_t N, const std::vector<int64_t>& rows,
+                    const std::vector<int64_t>& cols, const T* a_rows, const T* w_rows, int64_t K,
+                    std::string* text) {
+  std::vector<int64_t> in_order(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) in_order[i] = static_cast<int64_t>(i);
+  const std::vector<float> ref = rows_impl(in_order, a_rows, w_rows, nullptr,
+                                           static_cast<int64_t>(cols.size()), K, Epilogue::none);
+  std::vector<float> out;
+  out.reserve(ref.size());
+  for (int64_t r : rows)
+    for (int64_t c : cols) out.push_back(bf16_bits_to_float(D[static_cast<size_t>(r * N + c)]));
+  const auto rel = compare(out, ref, 5e-3);
+  const auto close = allclose(out, ref, 1.0 / 128, 4e-3 * rms(ref));
+  *text = std::to_string(rows.size()) + " rows x " + std::to_string(cols.size()) +
+          " columns vs CPU reference: " + rel.text() + "; " + close.text();
+  return rel.ok && close.ok;
+}
+
+}  // namespace
+
+bool check_crossings(const std::vector<bf16>& D, int64_t N, const std::vector<int64_t>& rows,
+                     const std::vector<int64_t>& cols, const bf16* a_rows, const bf16* w_rows,
+                     int64_t K, std::string* text) {
+  return crossings_impl(D, N, rows, cols, a_rows, w_rows, K, text);
+}
+bool check_crossings(const std::vector<bf16>& D, int64_t N, const std::vector<int64_t>& rows,
+                     const std::vector<int64_t>& cols, const fp8* a_rows, const fp8* w_rows,
+                     int64_t K, std::string* text) {
+  return crossings_impl(D, N, rows, cols, a_rows, w_rows, K, text);
 }
 
 }  // namespace kb::gemm

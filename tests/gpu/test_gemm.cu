@@ -3,13 +3,16 @@
 // refusals; a shape cuBLASLt refuses becomes an exception naming the status.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "kernels/common/allclose.h"
 #include "kernels/common/cuda_check.h"
 #include "kernels/common/device_buffer.h"
 #include "kernels/common/device_random.h"
 #include "kernels/common/host_math.h"
+#include "kernels/common/index_sample.h"
 #include "kernels/gemm/gemm.h"
 #include "tests/gpu/gpu_test_util.h"
 
@@ -228,6 +231,47 @@ TEST(GemmRef, RowsAndColumnsMatchTheFullReference) {
     EXPECT_NEAR(cols[m * 2 + 0], full[m * N + 1], 1e-5);
     EXPECT_NEAR(cols[m * 2 + 1], full[m * N + 12], 1e-5);
   }
+}
+
+// The gemm experiment's values check (check_crossings on rows and columns
+// sampled per 128-band): a right D passes; one wrong 128x128 tile, a D
+// whose tiles are swapped, and A and W rows given in the wrong order fail.
+TEST(GemmRef, CrossingsCatchAWrongTile) {
+  const int64_t M = 300, N = 520, K = 40;
+  auto a = kb::random_bf16(M * K, 1), w = kb::random_bf16(N * K, 2);
+  auto af = kb::to_float(a), wf = kb::to_float(w);
+  std::vector<float> full(M * N);
+  kb::gemm::gemm_ref(af.data(), wf.data(), nullptr, full.data(), M, N, K, Epilogue::none);
+  std::vector<kb::bf16> d(full.size());
+  for (size_t i = 0; i < full.size(); ++i) d[i] = __float2bfloat16_rn(full[i]);
+  const auto rows = kb::sample_per_band(M, 128, 2, 5), cols = kb::sample_per_band(N, 128, 2, 6);
+  auto rows_of = [&](const std::vector<kb::bf16>& x, const std::vector<int64_t>& which) {
+    std::vector<kb::bf16> out;
+    for (int64_t r : which) out.insert(out.end(), x.begin() + r * K, x.begin() + (r + 1) * K);
+    return out;
+  };
+  const auto ar = rows_of(a, rows), wr = rows_of(w, cols);
+  std::string text;
+  EXPECT_TRUE(kb::gemm::check_crossings(d, N, rows, cols, ar.data(), wr.data(), K, &text)) << text;
+  EXPECT_NE(text.find(std::to_string(rows.size()) + " rows x " + std::to_string(cols.size()) +
+                      " columns"),
+            std::string::npos)
+      << text;
+  // Each 128x128 tile wrong alone (its values negated): caught, whichever.
+  for (int64_t tm = 0; tm < M; tm += 128)
+    for (int64_t tn = 0; tn < N; tn += 128) {
+      auto bad = d;
+      for (int64_t m = tm; m < std::min(M, tm + 128); ++m)
+        for (int64_t n = tn; n < std::min(N, tn + 128); ++n)
+          bad[m * N + n] = __float2bfloat16_rn(-full[m * N + n]);
+      EXPECT_FALSE(kb::gemm::check_crossings(bad, N, rows, cols, ar.data(), wr.data(), K, &text))
+          << "tile at " << tm << "," << tn;
+    }
+  // A and W rows that are not the sampled ones: caught.
+  auto shifted = cols;
+  for (auto& c : shifted) c = (c + 1) % N;
+  const auto wrong = rows_of(w, shifted);
+  EXPECT_FALSE(kb::gemm::check_crossings(d, N, rows, cols, ar.data(), wrong.data(), K, &text));
 }
 
 TEST(GemmRef, KnownValues) {
