@@ -100,8 +100,10 @@ class GemmCase : public kb::Case {
     const auto w = w_.download_rows(cols, static_cast<size_t>(K_));
     std::string text;
     const bool ok = kb::gemm::check_crossings(d, N_, rows, cols, a.data(), w.data(), K_, &text);
-    text += " (" + std::to_string(kPerBand) + " in every " + std::to_string(kBand) +
-            " rows and columns: every output tile)";
+    const std::string share = std::to_string(kPerBand) + " in every " + std::to_string(kBand);
+    text += " (" +
+            (M_ <= kBand ? "every row, " + share + " columns" : share + " rows and columns") +
+            ": every output tile)";
     return ok ? kb::Check::pass(text) : kb::Check::fail(text);
   }
 
