@@ -23,7 +23,8 @@ std::string num(double v) {
   return b;
 }
 
-bool worse_first(const SiblingRow& a, const SiblingRow& b) { return a.behind > b.behind; }
+// Rows or points, the furthest behind first.
+constexpr auto worse_first = [](const auto& a, const auto& b) { return a.behind > b.behind; };
 
 }  // namespace
 
@@ -126,9 +127,7 @@ std::vector<SiblingReport> sibling_check(const History& h, const SiblingOptions&
         const double worst = p.behind.front().behind;
         s.points_behind.push_back({point, worst, std::move(p.behind)});
       }
-      std::stable_sort(
-          s.points_behind.begin(), s.points_behind.end(),
-          [](const SiblingPoint& a, const SiblingPoint& b) { return a.behind > b.behind; });
+      std::stable_sort(s.points_behind.begin(), s.points_behind.end(), worse_first);
       std::stable_sort(s.ceilings_behind.begin(), s.ceilings_behind.end(), worse_first);
       if (!standing.empty()) s.median_behind = median_of_copy(standing);
       const size_t ceilings = s.ceilings_behind.size(), behind = s.points_behind.size();
