@@ -25,8 +25,12 @@ import collections
 import csv
 import random
 import re
+import os
 import statistics
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from process_stat_sim import noise  # noqa: E402  (the same run-to-run noise)
 
 GPUS = [1, 2, 4, 8]
 SHORT_US = 20  # kShortPointUs
@@ -39,11 +43,6 @@ def processes_per_gpu(short, gpus):
     n = 9 if short else 3
     k = min(n, -(-2 * n // gpus))
     return max(2, k) if short else k
-
-
-def noise(v):
-    m = statistics.median(v)
-    return 1.4826 * statistics.median([abs(x - m) for x in v]) / m
 
 
 def load(path):
