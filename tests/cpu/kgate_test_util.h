@@ -67,15 +67,20 @@ inline std::string csv(const std::vector<kb::Record>& rows) {
   return s;
 }
 
+// Run i's timestamp: one a minute, so that they sort as the runs go.
+inline std::string minute_stamp(size_t i) {
+  char ts[32];
+  std::snprintf(ts, sizeof ts, "2026-01-01T%02zu:%02zu:00Z", i / 60, i % 60);
+  return ts;
+}
+
 // Runs r0..r{n-1} of one key with the given values, timestamps in order.
 inline std::vector<kb::Record> series(const std::string& name, const std::vector<double>& values,
                                       const std::string& arch = kH100) {
   std::vector<kb::Record> out;
   for (size_t i = 0; i < values.size(); ++i) {
     kb::Record r = row(name, values[i], "r" + std::to_string(i), arch);
-    char ts[32];  // one a minute: sorts as the runs go
-    std::snprintf(ts, sizeof ts, "2026-01-01T%02zu:%02zu:00Z", i / 60, i % 60);
-    r.timestamp = ts;
+    r.timestamp = minute_stamp(i);
     out.push_back(r);
   }
   return out;

@@ -390,9 +390,7 @@ std::vector<kb::Record> four_gpu_nights(const std::vector<std::vector<double>>& 
     auto rows = mlp_rows_on_boards(v, b);
     for (size_t g = 0; g < rows.size(); ++g) {
       rows[g].run_id = "r" + std::to_string(n);
-      char ts[32];
-      std::snprintf(ts, sizeof ts, "2026-01-01T%02zu:%02zu:00Z", n / 60, n % 60);
-      rows[g].timestamp = ts;
+      rows[g].timestamp = minute_stamp(n);
       rows[g].device = "cuda:" + std::to_string(g);
       rows[g].gpu_index = std::to_string(g);
     }

@@ -46,8 +46,7 @@ const std::vector<double> kUs = {5, 30, 90};
 std::vector<kb::Record> run(size_t i, double launch, const std::vector<double>& us,
                             const std::string& device = "cuda") {
   std::vector<kb::Record> out;
-  char ts[32];
-  std::snprintf(ts, sizeof ts, "2026-01-01T%02zu:%02zu:00Z", i / 60, i % 60);
+  const std::string ts = minute_stamp(i);
   auto base = [&] {
     kb::Record r;
     r.arch = kH100;
