@@ -10,6 +10,7 @@
 #include "kernels/common/cuda_check.h"
 #include "kernels/common/pdl.cuh"
 #include "kernels/common/route_choice.cuh"
+#include "kernels/common/timeline.cuh"
 #include "kernels/common/warp.cuh"
 #include "kernels/decode/decode_kernels.h"
 #include "kernels/decode/weight_init.h"
@@ -197,6 +198,7 @@ __global__ void __launch_bounds__(W * 32) attention_kernel(AttentionArgs a) {
   __shared__ float s_bo[CL ? G * HD : 1];  // CL: and o
   __shared__ int s_last;
 
+  stamp(a.timeline, 0);
   const int kvh = blockIdx.x, split = blockIdx.y;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   // The next kernel (a gemv) may launch now and stream its weights while
@@ -255,6 +257,7 @@ __global__ void __launch_bounds__(W * 32) attention_kernel(AttentionArgs a) {
   // r before the wait where x was complete before this grid could launch.
   float r = a.x_ready ? block_rms_scale<true>(a.x, a.dim, a.eps, s_red) : 0.f;
   wait_for_previous_grid();
+  stamp(a.timeline, 1);
   float q[G][EPL];
 #pragma unroll
   for (int g = 0; g < G; ++g) load_bf16<EPL, false>(a.qkv + size_t(kvh * G + g) * HD + d0, q[g]);
@@ -404,6 +407,7 @@ __global__ void __launch_bounds__(W * 32) attention_kernel(AttentionArgs a) {
     // shared memory alive until the others have read it.
     namespace cgr = cooperative_groups;
     cgr::cluster_group cl = cgr::this_cluster();
+    stamp(a.timeline, 2);
     cl.sync();
     // Each output's 3·S remote reads are issued together (one round trip of
     // distributed shared memory, not 3·S in a row), then added in split
@@ -437,6 +441,7 @@ __global__ void __launch_bounds__(W * 32) attention_kernel(AttentionArgs a) {
       out[t] = __float2bfloat16_rn(O / L);
     }
     cl.sync();
+    stamp(a.timeline, 3);
 #else
     __trap();  // launched only on compute capability 9.0 and later (attention())
 #endif

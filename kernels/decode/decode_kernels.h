@@ -92,6 +92,10 @@ struct AttentionArgs {
   // shared memory; `partial` and `counters` unused, min_chunk ignored (every
   // split gets ceil(len / n_splits) positions).
   bool cluster = false;
+  // Diagnostics (tools/decode_profile --timeline): 4 words a block,
+  // kb::stamp (kernels/common/timeline.cuh; [2]: the block's own
+  // positions done, before the merge). Never set by the library.
+  unsigned long long* timeline = nullptr;
 };
 constexpr int kMaxAttentionClusterSplits = 8;  // the portable cluster size
 // Floats of AttentionArgs::partial for a config and split count.

@@ -5,6 +5,7 @@
 
 #include "kernels/common/cuda_check.h"
 #include "kernels/common/host_math.h"
+#include "kernels/common/timeline.cuh"
 #include "kernels/decode/decoder.h"
 #include "kernels/decode/weight_init.h"
 #include "kernels/gemv/gemv.h"
@@ -270,6 +271,9 @@ void Decoder::gemv(const LinearW& w, const bf16* x, bf16* y, const bf16* residua
   const bool int8 = wt_ == WeightType::int8;
   gemv::Config c = step_config(w.rows, w.cols);
   c.pdl = opt_.pdl;
+  if (tl_buf_ && c.is<gemv::General>())
+    c.timeline = timeline_slot(gemv::grid_blocks(int8, w.rows, w.cols, c) +
+                               (route ? gemv::route_blocks(route->dim, route->q) : 0));
   gemv::Operands op;
   op.int8 = int8;
   op.W = w.w;
@@ -316,6 +320,7 @@ AttentionArgs Decoder::attention_args(int layer) const {
   // predecessor before it lets the next grid launch.
   a.x_ready = true;
   a.cluster = cluster_;
+  a.timeline = timeline_slot(int64_t(c.n_kv_heads) * splits_);
   return a;
 }
 
@@ -378,20 +383,29 @@ void Decoder::enqueue_moe(int layer, cudaStream_t s, Mark&& mark) {
   // (moe_combine_early), and stream its first weights during the gather's
   // tail. (Not so with moe_route_parallel: route_finish writes the weights
   // beside the gather.)
+  // With a timeline, the configurations the gathers would take, traced.
+  std::optional<gemv::Config> swiglu_cfg = opt_.moe_swiglu_config, down_cfg = opt_.moe_down_config;
+  if (tl_buf_) {
+    if (!swiglu_cfg) swiglu_cfg = gemv::gather_swiglu_config(int8, c.ffn, c.dim);
+    if (!down_cfg) down_cfg = gemv::combine_config(int8, c.dim, c.ffn);
+  }
   run("gather_gate_up_swiglu", layer, mark, [&] {
+    if (tl_buf_ && swiglu_cfg->is<gemv::General>())
+      swiglu_cfg->timeline =
+          timeline_slot(gemv::grid_blocks(int8, 2 * c.ffn, c.dim, *swiglu_cfg, k, true));
     gemv::gather_gemv_swiglu(int8, L.experts_gate_up.w, L.experts_gate_up.scale,
                              route_ids_ + layer * k, k, c.n_experts, xin, moe_h_, c.ffn, c.dim,
-                             c.norm_eps, s, opt_.pdl,
-                             opt_.moe_swiglu_config ? &*opt_.moe_swiglu_config : nullptr);
+                             c.norm_eps, s, opt_.pdl, swiglu_cfg ? &*swiglu_cfg : nullptr);
   });
   if (parallel) KB_CUDA_CHECK(cudaStreamWaitEvent(s, ev_finish_, 0));  // the weights
   const int combine_layer = opt_.route_fault == 3 ? (layer + 1) % c.n_layers : layer;
   run("gather_down_combine_residual", layer, mark, [&] {
+    if (tl_buf_ && down_cfg->is<gemv::General>())
+      down_cfg->timeline = timeline_slot(gemv::grid_blocks(int8, c.dim, c.ffn, *down_cfg, k, true));
     gemv::gather_gemv_combine(int8, L.experts_down.w, L.experts_down.scale,
                               route_ids_ + combine_layer * k, route_w_ + combine_layer * k, k,
                               c.n_experts, moe_h_, x_, c.dim, c.ffn, xin, s, opt_.pdl,
-                              opt_.moe_down_config ? &*opt_.moe_down_config : nullptr,
-                              opt_.moe_combine_early && !parallel);
+                              down_cfg ? &*down_cfg : nullptr, opt_.moe_combine_early && !parallel);
   });
 }
 
@@ -629,6 +643,38 @@ Decoder::GraphExec Decoder::capture_step_without(const std::vector<std::string>&
   omit_.clear();
   KB_CUDA_CHECK(cudaGraphDestroy(g));
   return GraphExec(e, [](cudaGraphExec_t x) { cudaGraphExecDestroy(x); });
+}
+
+unsigned long long* Decoder::timeline_slot(int64_t blocks) const {
+  if (!tl_buf_) return nullptr;
+  const size_t first = tl_spans_.size() * kTimelineBlocks;
+  if (blocks > int64_t(kTimelineBlocks) || first + kTimelineBlocks > tl_lines_)
+    throw std::invalid_argument(std::string("capture_step_timeline: no room for ") + tl_name_ +
+                                " (" + std::to_string(blocks) + " blocks)");
+  tl_spans_.push_back({tl_name_, tl_layer_, first});
+  return tl_buf_ + 4 * first;
+}
+
+Decoder::GraphExec Decoder::capture_step_timeline(unsigned long long* buf, size_t lines,
+                                                  std::vector<TimelineSpan>* spans) {
+  // Off again on every way out, a throw included.
+  struct Off {
+    Decoder& d;
+    ~Off() {
+      d.tl_buf_ = nullptr;
+      d.tl_lines_ = 0;
+    }
+  } off{*this};
+  if (!kTimelineBuilt)
+    throw std::runtime_error(
+        "capture_step_timeline: the kernels were built without their stamps (configure with "
+        "-DKBENCH_TIMELINE=ON)");
+  tl_buf_ = buf;
+  tl_lines_ = lines;
+  tl_spans_.clear();
+  GraphExec e = capture_step_without({});
+  *spans = tl_spans_;
+  return e;
 }
 
 Decoder::GraphExec Decoder::capture_step_with_moe(const std::optional<gemv::Config>& swiglu,

@@ -168,6 +168,20 @@ class Decoder {
   // included, which an eager step's events cannot show.
   using GraphExec = std::shared_ptr<std::remove_pointer_t<cudaGraphExec_t>>;
   GraphExec capture_step_without(const std::vector<std::string>& omit);
+  // Profiling only (tools/decode_profile --timeline): the step graph whose
+  // general-kernel gemvs and gathers and whose attentions stamp every
+  // block's timeline (kb::stamp, kernels/common/timeline.cuh) into
+  // `buf`: launch i (launch order) writes lines [i · kTimelineBlocks, ...),
+  // 4 words a line; `spans` gets each traced launch's name and layer. The
+  // results are the step's; the stamps cost one store a block.
+  struct TimelineSpan {
+    std::string name;
+    int layer = -1;
+    size_t first_line = 0;
+  };
+  static constexpr size_t kTimelineBlocks = 16384;  // lines a traced launch may use
+  GraphExec capture_step_timeline(unsigned long long* buf, size_t lines,
+                                  std::vector<TimelineSpan>* spans);
   // Profiling only: the step graph with a MoE model's gathers run by other
   // configurations (as DecoderOptions::moe_swiglu_config / moe_down_config;
   // unset: the decoder's own), for an in-graph comparison of configurations.
@@ -245,10 +259,21 @@ class Decoder {
   template <typename Mark, typename Launch>
   void run(const char* name, int layer, Mark& mark, Launch&& launch) const {
     if (omitted(name)) return;
+    tl_name_ = name;
+    tl_layer_ = layer;
     launch();
     mark(name, layer);
   }
   std::vector<std::string> omit_;
+  // capture_step_timeline: the buffer (null: no timeline), its lines, the
+  // spans so far, the launch run() is making.
+  unsigned long long* tl_buf_ = nullptr;
+  size_t tl_lines_ = 0;
+  mutable std::vector<TimelineSpan> tl_spans_;
+  mutable const char* tl_name_ = "";
+  mutable int tl_layer_ = -1;
+  // The next launch's lines (run()'s name and layer), or nullptr without a timeline.
+  unsigned long long* timeline_slot(int64_t blocks) const;
   ModelConfig cfg_;
   WeightType wt_;
   DecoderOptions opt_;

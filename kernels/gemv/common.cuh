@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "kernels/common/pdl.cuh"
+#include "kernels/common/timeline.cuh"
 #include "kernels/common/warp.cuh"
 #include "kernels/gemv/gemv.h"
 
@@ -151,15 +152,12 @@ struct KernelArgs {
   // run route_block (route_blocks.cuh); 0: none.
   RouteBlocks route;
   int route_blocks;
+  unsigned long long* timeline;  // Config::timeline (the general kernel only)
 };
 
 // gather_gemv_combine: the most slots one launch sums (top-2 routing).
 constexpr int kMaxCombine = 2;
 
-__device__ __forceinline__ unsigned long long global_ns() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
+using kb::global_ns;
 
 }  // namespace kb::gemv::detail

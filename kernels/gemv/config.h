@@ -78,6 +78,10 @@ struct Config {
   // streamed to trace[2b + 1] (b = blockIdx.y · gridDim.x + blockIdx.x;
   // every kernel but the one-load one). Never set by the library.
   unsigned long long* trace = nullptr;
+  // Diagnostics (tools/decode_profile --timeline), the general kernel only:
+  // 4 words a block, kb::stamp (kernels/common/timeline.cuh), router
+  // blocks included. Never set by the library.
+  unsigned long long* timeline = nullptr;
 
   Config() = default;
   // A kernel (or one family's parameters) is a configuration with the default launch options.

@@ -263,7 +263,8 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
                weights,
                experts_ready,
                route ? *route : RouteBlocks{},
-               route ? route_blocks(route->dim, route->q) : 0};
+               route ? route_blocks(route->dim, route->q) : 0,
+               cfg.timeline};
   if (const Tile* t = cfg.get<Tile>()) {
     const int units = detail::mma_units(K, 4);
     const size_t smem =

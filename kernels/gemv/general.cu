@@ -71,9 +71,11 @@ __device__ __forceinline__ void gemv_body(const KernelArgs& a) {
   static_assert(!S || R == 2, "SwiGLU: a warp group's rows are gate i and up i");
   static_assert(!C || (T == 1 && !S), "combine: one token, no SwiGLU");
   static_assert(!X || (T == 1 && !S && !C), "router blocks: beside a dense one-token gemv");
+  stamp(a.timeline, 0);
   if constexpr (X) {
     if (int(blockIdx.x) < a.route_blocks) {
-      route_block<INT8>(a.route, a.x, blockIdx.x, a.route_blocks);
+      route_block<INT8>(a.route, a.x, blockIdx.x, a.route_blocks, a.timeline);
+      stamp(a.timeline, 3);
       return;
     }
   }
@@ -111,7 +113,10 @@ __device__ __forceinline__ void gemv_body(const KernelArgs& a) {
     // during the previous grid's tail, and through L2 (__ldcg): a line an
     // earlier kernel left in this SM's L1 may be stale, and no wait has
     // made the writer's stores visible to this grid's L1.
-    if (!ids_early) wait_for_previous_grid();
+    if (!ids_early) {
+      wait_for_previous_grid();
+      stamp(a.timeline, 1);
+    }
     auto load_routing = [&](const auto* p) { return ids_early ? __ldcg(p) : *p; };
     int e[kSlots];
     bool bad = false;
@@ -123,7 +128,10 @@ __device__ __forceinline__ void gemv_body(const KernelArgs& a) {
     if (bad) {  // the whole block: every warp reads the same ids
       // y may be what the previous grid reads (the decoder's x): written
       // only once that grid is complete.
-      if (ids_early) wait_for_previous_grid();
+      if (ids_early) {
+        wait_for_previous_grid();
+        stamp(a.timeline, 1);
+      }
       if constexpr (S) {
         if (kpart == 0 && lane == 0 && live) y[group] = __float2bfloat16(NAN);
       } else {
@@ -176,6 +184,7 @@ __device__ __forceinline__ void gemv_body(const KernelArgs& a) {
     asm volatile("prefetch.global.L2 [%0];" ::"l"(out));
   }
   auto after_wait = [&] {
+    stamp(a.timeline, 1);
     if (!S && writer && residual)
       my_res = __bfloat162float(residual[int64_t(my_t) * N + row0 + my_r]);
   };
@@ -320,6 +329,7 @@ __device__ __forceinline__ void gemv_body(const KernelArgs& a) {
   // (it still waits for this grid to complete before reading its output).
   let_next_grid_launch();
   if (a.trace && threadIdx.x == 0) a.trace[2 * block_id + 1] = global_ns();
+  stamp(a.timeline, 2);
   float acc[T][R];
 #pragma unroll
   for (int t = 0; t < T; ++t) {
@@ -388,6 +398,7 @@ __device__ __forceinline__ void gemv_body(const KernelArgs& a) {
         }
       }
   }
+  stamp(a.timeline, 3);
 }
 
 template <bool INT8, int R, int U, bool P, int T, bool S = false, bool C = false, bool X = false>

@@ -6,7 +6,7 @@
 //                         [--moe-down-rows 1|2] [--moe-down-unroll 1|2] [--moe-down-pipe 0|1]
 //                         [--moe-early 0|1|0,1] [--moe-parallel 0|1|0,1]
 //                         [--attn-cluster 0|1|0,1] [--ab-rounds N]
-//                         [--omit-each 0|1]
+//                         [--omit-each 0|1] [--timeline 0|1]
 //                         [--qkv-kernels NAME,NAME,...] [--o-kernels NAME,NAME,...]
 //                         [--gate-kernels NAME,...] [--down-kernels NAME,...]
 //                         [--tuning targets/tuning/GPU.json]
@@ -47,6 +47,16 @@
 // replays timed interleaved with the whole step's over --ab-rounds rounds;
 // the difference of the medians, per step and per kernel launch, is that
 // kernel's cost there (its dependency wait and tail included).
+// --timeline: the step graph again with every block of its gemvs, gathers
+// and attentions stamping %globaltimer at its start, when its dependency
+// wait returned, when its main work was done and at its end
+// (Decoder::capture_step_timeline, kb::stamp); R replays from N, each
+// read back, and for each kernel of a layer on the chain (the middle
+// layers, all replays: medians) the stamps' spread measured from the
+// moment the kernel before it on the chain ended (its last block): when
+// the blocks started, when their wait returned, when they had streamed,
+// when they ended; and the chain time each kernel adds (its last end
+// minus its predecessor's). The traced step's time beside the plain one's.
 // --qkv-kernels (--o-kernels): the step graph again with the qkv (o)
 // projection run by each named gemv configuration (a decode-table entry
 // for its shape, e.g. R2U1W4P1K2, R4U1W4P1K2, R2U1W8P1K2), timed
@@ -60,6 +70,8 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <array>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -105,6 +117,7 @@ struct Args {
   int ab_rounds = 7;
   bool omit_each = false;    // the in-graph cost of each kernel (steps without it)
   bool ideal_chain = false;  // the step's chain as pure reads of its kernels' bytes
+  bool timeline = false;     // every traced block's stamps in the graph step
 };
 
 [[noreturn]] void usage(const std::string& why) {
@@ -116,7 +129,8 @@ struct Args {
       "[--moe-down-unroll 1|2] [--moe-down-pipe 0|1] [--moe-early 0|1|0,1] "
       "[--moe-parallel 0|1|0,1] "
       "[--attn-cluster 0|1|0,1] [--ab-rounds N] "
-      "[--omit-each 0|1] [--ideal-chain 0|1] [--qkv-kernels NAME,...] [--o-kernels NAME,...] "
+      "[--omit-each 0|1] [--ideal-chain 0|1] [--timeline 0|1] [--qkv-kernels NAME,...] "
+      "[--o-kernels NAME,...] "
       "[--gate-kernels NAME,...] [--down-kernels NAME,...] [--tuning FILE]");
 }
 
@@ -194,6 +208,8 @@ Args parse(int argc, char** argv) {
           a.omit_each = kb::tools::flag_01(k, v, usage);
         else if (k == "--ideal-chain")
           a.ideal_chain = kb::tools::flag_01(k, v, usage);
+        else if (k == "--timeline")
+          a.timeline = kb::tools::flag_01(k, v, usage);
         else
           usage("unknown option " + k);
       },
@@ -523,6 +539,99 @@ int main(int argc, char** argv) {
       }
       return us;
     };
+    if (a.timeline) {
+      dec::Decoder& d = *ds[0];
+      const size_t per = dec::Decoder::kTimelineBlocks;
+      const size_t lines = per * size_t(8 * c.n_layers + 8);
+      kb::DeviceBuffer<unsigned long long> buf(4 * lines);
+      std::vector<dec::Decoder::TimelineSpan> spans;
+      const auto traced = d.capture_step_timeline(buf.get(), lines, &spans);
+      // Plain and traced steps interleaved: what the stamps cost.
+      std::vector<double> plain_us, traced_us;
+      for (int round = 0; round < a.ab_rounds; ++round) {
+        plain_us.push_back(graph_step_us(d));
+        traced_us.push_back(graph_step_us(d, traced.get()));
+      }
+      // Per replay, per span: the stamps of the blocks that ran (start != 0).
+      struct Stat {
+        double start_min, start_max, wait_min, wait_max, main_p50, main_p90, main_max, end_p50,
+            end_max;
+      };
+      std::vector<std::vector<Stat>> runs;  // [replay][span]
+      advance_to(d, a.pos);
+      std::vector<unsigned long long> h(4 * lines);
+      for (int r = 0; r < a.reps; ++r) {
+        KB_CUDA_CHECK(cudaMemsetAsync(buf.get(), 0, 4 * lines * sizeof(unsigned long long), s));
+        KB_CUDA_CHECK(cudaGraphLaunch(traced.get(), s));
+        KB_CUDA_CHECK(cudaMemcpyAsync(h.data(), buf.get(), h.size() * sizeof(h[0]),
+                                      cudaMemcpyDeviceToHost, s));
+        KB_CUDA_CHECK(cudaStreamSynchronize(s));
+        unsigned long long t0 = ~0ull;
+        for (size_t i = 0; i < spans.size() * per; ++i)
+          if (h[4 * i]) t0 = std::min(t0, h[4 * i]);
+        std::vector<Stat> st;
+        for (const auto& sp : spans) {
+          std::vector<double> start, wait, main, end;
+          for (size_t b = sp.first_line; b < sp.first_line + per; ++b) {
+            const unsigned long long* l = &h[4 * b];
+            if (!l[0]) continue;
+            auto us = [&](unsigned long long t) { return (double(t) - double(t0)) * 1e-3; };
+            start.push_back(us(l[0]));
+            if (l[1]) wait.push_back(us(l[1]));
+            if (l[2]) main.push_back(us(l[2]));
+            if (l[3]) end.push_back(us(l[3]));
+          }
+          auto q = [](const std::vector<double>& v, double f) {
+            return v.empty() ? NAN : kb::quantile(v, f);
+          };
+          st.push_back({q(start, 0), q(start, 1), q(wait, 0), q(wait, 1), q(main, 0.5),
+                        q(main, 0.9), q(main, 1), q(end, 0.5), q(end, 1)});
+        }
+        runs.push_back(std::move(st));
+      }
+      std::printf(
+          "\ntimeline (%d replays from pos %d; the middle layers' medians, us from the "
+          "end of the kernel before on the chain):\n",
+          a.reps, a.pos);
+      std::printf("  step: plain %.1f us, traced %.1f us (medians of %d interleaved rounds)\n",
+                  kb::quantile(plain_us, 0.5), kb::quantile(traced_us, 0.5), a.ab_rounds);
+      std::printf("  %-30s %7s %7s %7s %7s %7s %7s %7s %7s %7s | %7s\n", "kernel", "start0",
+                  "start1", "wait0", "wait1", "main50", "main90", "main1", "end50", "end1",
+                  "chain");
+      // Kernels in launch order; the chain predecessor of span i is span i-1.
+      std::vector<std::string> order;
+      std::map<std::string, std::vector<std::array<double, 10>>> rel;
+      const int lo = c.n_layers > 2 ? 1 : 0, hi = c.n_layers > 2 ? c.n_layers - 2 : c.n_layers - 1;
+      for (const auto& st : runs)
+        for (size_t i = 1; i < spans.size(); ++i) {
+          const auto& sp = spans[i];
+          const std::string key = sp.layer < 0 ? sp.name + " (outside the layers)" : sp.name;
+          if (sp.layer >= 0 && (sp.layer < lo || sp.layer > hi)) continue;
+          if (!rel.count(key)) order.push_back(key);
+          const double base = st[i - 1].end_max;
+          const Stat& x = st[i];
+          rel[key].push_back({x.start_min - base, x.start_max - base, x.wait_min - base,
+                              x.wait_max - base, x.main_p50 - base, x.main_p90 - base,
+                              x.main_max - base, x.end_p50 - base, x.end_max - base,
+                              x.end_max - base});
+        }
+      double chain_sum = 0;
+      for (const auto& key : order) {
+        const auto& v = rel[key];
+        std::printf("  %-30s", key.c_str());
+        for (int j = 0; j < 10; ++j) {
+          std::vector<double> col;
+          for (const auto& row : v)
+            if (!std::isnan(row[j])) col.push_back(row[j]);
+          const double m = col.empty() ? NAN : kb::quantile(col, 0.5);
+          if (j == 9 && key.find("outside") == std::string::npos) chain_sum += m;
+          std::printf(j == 9 ? " | %7.2f" : " %7.2f", m);
+        }
+        std::printf("\n");
+      }
+      std::printf("  a middle layer on the chain: %.2f us (the sum of its kernels' chain column)\n",
+                  chain_sum);
+    }
     if (a.ideal_chain) {
       // The step's chain of dependent kernels (the eager step's order, the
       // kernels beside the chain left out) as pure reads of each kernel's
