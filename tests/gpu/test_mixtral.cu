@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "kernels/common/device_buffer.h"
 #include "kernels/common/host_math.h"
 #include "kernels/common/pdl.cuh"
+#include "kernels/common/timeline.cuh"
 #include "kernels/decode/decode_check.h"
 #include "kernels/decode/decode_kernels.h"
 #include "kernels/decode/decoder.h"
@@ -915,6 +917,58 @@ INSTANTIATE_TEST_SUITE_P(
              (i.param.pdl ? "" : "_no_pdl") + (i.param.combine_early ? "_combine_early" : "") +
              (i.param.parallel ? "" : "_router_in_chain");
     });
+
+// The step's timeline (kbench_decode_profile --timeline): built without
+// the stamps (the default), the capture refuses with the reason; built with
+// them (-DKBENCH_TIMELINE=ON), one span a traced launch (5 a layer with the
+// router beside o, and the LM head), every span stamped by its blocks, each
+// block's stamps in the order of its life, and the step's results those of
+// the plain graph.
+TEST(MixtralModel, TimelineStampsEveryTracedLaunchInOrder) {
+  KB_REQUIRE_GPU();
+  const auto& c = dec::find_config("tiny-moe");
+  dec::DecoderOptions o;
+  o.max_seq = 16;
+  o.prompt = {1, 2, 3};
+  dec::Decoder d(c, dec::WeightType::int8, o);
+  const size_t lines = dec::Decoder::kTimelineBlocks * size_t(6 * c.n_layers + 4);
+  kb::DeviceBuffer<unsigned long long> buf(4 * lines);
+  std::vector<dec::Decoder::TimelineSpan> spans;
+  if (!kb::kTimelineBuilt) {
+    EXPECT_THROW(d.capture_step_timeline(buf.get(), lines, &spans), std::runtime_error);
+    return;
+  }
+  const auto traced = d.capture_step_timeline(buf.get(), lines, &spans);
+  ASSERT_EQ(spans.size(), size_t(5 * c.n_layers + 1));
+  EXPECT_EQ(spans.front().name, "gemv_qkv");
+  EXPECT_EQ(spans.back().name, "gemv_lm_head");
+  // The plain step from the prompt, then the traced one: the same logits.
+  d.reset(nullptr);
+  d.replay(nullptr);
+  const auto plain_logits = d.logits();
+  d.reset(nullptr);
+  KB_CUDA_CHECK(cudaMemset(buf.get(), 0, 4 * lines * sizeof(unsigned long long)));
+  KB_CUDA_CHECK(cudaGraphLaunch(traced.get(), nullptr));
+  KB_CUDA_CHECK(cudaDeviceSynchronize());
+  EXPECT_EQ(d.logits(), plain_logits);
+  const auto h = buf.download();
+  for (const auto& sp : spans) {
+    int stamped = 0;
+    for (size_t b = sp.first_line; b < sp.first_line + dec::Decoder::kTimelineBlocks; ++b) {
+      const unsigned long long* l = &h[4 * b];
+      if (!l[0]) continue;
+      ++stamped;
+      unsigned long long last = l[0];
+      for (int k = 1; k < 4; ++k) {
+        if (!l[k]) continue;  // a router block has no [2]; an early return no [3]
+        EXPECT_GE(l[k], last) << sp.name << " layer " << sp.layer << " block " << b << " stamp "
+                              << k;
+        last = l[k];
+      }
+    }
+    EXPECT_GT(stamped, 0) << sp.name << " layer " << sp.layer << " left no stamp";
+  }
+}
 
 // A wrong routing (the second expert replaced by the third-ranked, a valid
 // id) fails the check as a routing beyond a near tie; an id out of range
