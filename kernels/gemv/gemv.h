@@ -135,7 +135,10 @@ int64_t grid_blocks(bool int8, int64_t N, int64_t K, const Config& cfg, int n_se
 // x (the attention's output, read after the wait; W, F and x before it, as
 // weights), add their parts into `partial` (one line a block, no atomics on
 // the sums), and the last of them (a ticket on `counter`, left at zero)
-// adds the parts in block order and picks the top `top` (kb::route_choose):
+// adds the parts and picks the top `top`: where E divides 32 in one warp's
+// registers (kb::route_pick_warp: 2.2% of the Mixtral step, H100,
+// docs/notes/decode.md), else in block order through shared memory
+// (kb::route_choose):
 // ids, logits (l then the chosen ones' l), hist_ids[*pos · hist_stride + j].
 // Their blocks never stream the gemv's rows; the gemv's result is the same
 // as without them.

@@ -87,6 +87,21 @@ __device__ void route_block(const RouteBlocks& rb, const bf16* att, int b, int n
   __syncthreads();
   if (!s_last) return;
   __threadfence();
+  if (route_pick_fits(rb.E)) {  // warp 0, in registers (E divides 32)
+    if (threadIdx.x >= 32) return;
+    const RouteChoice ch =
+        route_pick_warp(rb.partial, nb, rb.E, rb.scale, rb.top, rb.fault, rb.logits);
+    if (threadIdx.x == 0) {
+      for (int j = 0; j < rb.top; ++j) {
+        rb.ids[j] = ch.ids[j];
+        rb.logits[rb.E + j] = ch.chosen[j];
+      }
+      if (rb.hist_ids && pos >= 0 && pos < rb.capacity)
+        for (int j = 0; j < rb.top; ++j) rb.hist_ids[int64_t(pos) * rb.hist_stride + j] = ch.ids[j];
+      *rb.counter = 0;
+    }
+    return;
+  }
   // Every block's parts into shared memory, kStage at a time (whole blocks),
   // then thread e adds expert e's in block order.
   const int per = kStage / rb.E;
