@@ -51,6 +51,7 @@ DecodeCheck check_against_reference(const ModelConfig& c, WeightType t,
   dopt.attn_splits = o.attn_splits;
   dopt.attn_min_chunk = o.attn_min_chunk;
   dopt.attn_cluster = o.attn_cluster;
+  dopt.attn_whole = o.attn_whole;
   dopt.capture = o.graph;
   dopt.fuse_swiglu = o.fuse_swiglu;
   dopt.pdl = o.pdl;
@@ -73,7 +74,8 @@ DecodeCheck check_against_reference(const ModelConfig& c, WeightType t,
   const std::string where = c.name + " " + weight_type_name(t) + (o.graph ? " graph" : " eager") +
                             (o.prefill ? " prefill" : "") +
                             (c.moe() && o.moe_combine_early ? " combine-early" : "") +
-                            (c.moe() && !o.moe_route_parallel ? " router-in-chain" : "");
+                            (c.moe() && !o.moe_route_parallel ? " router-in-chain" : "") +
+                            (o.attn_whole ? " attn-whole" : "");
   // MoE: the CPU step at `pos` follows the GPU's routing of that position
   // where it is a near tie (RefDecoder::prefer_routing); afterwards the
   // router logits of every layer must agree and no choice may be refused.

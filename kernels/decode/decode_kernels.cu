@@ -475,8 +475,228 @@ __global__ void __launch_bounds__(W * 32) attention_kernel(AttentionArgs a) {
   if (threadIdx.x == 0) a.counters[kvh] = 0;  // ready for the next layer / step
 }
 
+// AttentionArgs::whole (compute capability 9.0): one block of kWholeWarps
+// warps per kv head, no splits and no merge between blocks. Before its
+// dependency wait the block has the TMA engine copy the head's cache rows
+// before `pos` (two contiguous ranges, K and V) into its shared memory
+// (cp.async.bulk, one mbarrier), and takes r and RoPE's angles as the split
+// kernel does; after the wait it reads q and the new k/v, appends them to
+// the cache, waits for the copy, and runs the online softmax over every
+// position from shared memory (the new one from registers), warp w taking
+// positions w, w + W, ... kAttnRound at a time; the warps merge in shared
+// memory and the block writes `out`. Dynamic shared memory: 2 · max_seq ·
+// HD bf16 (attention_whole_smem).
+// 8 warps: against 16, Mixtral's step at position 105 was 2351.8 against
+// 2354.6 us and at 200 2400.6 against 2401.1 (Llama-2-7B int8 at 105 2583.5
+// against 2576.4; H100, docs/notes/decode.md).
+constexpr int kWholeWarps = 8;
+template <int HD, int G>
+__global__ void __launch_bounds__(kWholeWarps * 32) attention_whole_kernel(AttentionArgs a) {
+  constexpr int W = kWholeWarps;
+  constexpr int EPL = HD / 32;
+  constexpr int U = kAttnRound;
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  bf16* ks = reinterpret_cast<bf16*>(smem_raw);  // [max_seq][HD]: K rows before pos
+  bf16* vs = ks + size_t(a.max_seq) * HD;        // and V
+  __shared__ __align__(8) unsigned long long bar;
+  __shared__ float s_red[32];
+  __shared__ float s_m[W][G], s_l[W][G];
+  __shared__ float s_o[W][G][HD];
+  stamp(a.timeline, 0);
+  const int kvh = blockIdx.x;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  let_next_grid_launch();  // as the split kernel: the o projection may start streaming
+  bf16* out = a.out + size_t(kvh) * G * HD;
+  const int pos = *a.pos;
+  if (pos < 0 || pos >= a.max_seq) {  // a cache overflow shows as NaN, never as a stray write
+    wait_for_previous_grid();
+    for (int i = threadIdx.x; i < G * HD; i += blockDim.x) out[i] = __float2bfloat16_rn(NAN);
+    return;
+  }
+  const int len = pos + 1;
+  const int H = a.n_heads, KVH = a.n_kv_heads;
+  const int d0 = lane * EPL;
+  const size_t head_base = size_t(kvh) * a.max_seq * HD;
+  bf16* kc = a.k_cache + head_base;
+  bf16* vc = a.v_cache + head_base;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  const uint32_t bar_a = static_cast<uint32_t>(__cvta_generic_to_shared(&bar));
+  if (threadIdx.x == 0) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar_a) : "memory");
+    asm volatile("fence.mbarrier_init.release.cluster;\n\tfence.proxy.async.shared::cta;" ::
+                     : "memory");
+    const uint32_t bytes = uint32_t(pos) * HD * sizeof(bf16);  // rows [0, pos), each range
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar_a),
+                 "r"(2 * bytes)
+                 : "memory");
+    if (bytes > 0) {
+      asm volatile(
+          "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, "
+          "[%3];" ::"r"(static_cast<uint32_t>(__cvta_generic_to_shared(ks))),
+          "l"(kc), "r"(bytes), "r"(bar_a)
+          : "memory");
+      asm volatile(
+          "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, "
+          "[%3];" ::"r"(static_cast<uint32_t>(__cvta_generic_to_shared(vs))),
+          "l"(vc), "r"(bytes), "r"(bar_a)
+          : "memory");
+    }
+  }
+#endif
+  float cs[EPL / 2], sn[EPL / 2];
+#pragma unroll
+  for (int p = 0; p < EPL / 2; ++p) {
+    const float inv_freq = powf(a.rope_theta, -float(d0 + 2 * p) / float(HD));
+    sincosf(float(pos) * inv_freq, &sn[p], &cs[p]);
+  }
+  // (block_rms_scale's barriers also publish the mbarrier's init.)
+  float r = a.x_ready ? block_rms_scale<true>(a.x, a.dim, a.eps, s_red) : 0.f;
+  if (!a.x_ready) __syncthreads();
+  wait_for_previous_grid();
+  stamp(a.timeline, 1);
+  float q[G][EPL];
+#pragma unroll
+  for (int g = 0; g < G; ++g) load_bf16<EPL, false>(a.qkv + size_t(kvh * G + g) * HD + d0, q[g]);
+  float kn[EPL], vn[EPL];
+  load_bf16<EPL, false>(a.qkv + size_t(H) * HD + size_t(kvh) * HD + d0, kn);
+  load_bf16<EPL, false>(a.qkv + size_t(H + KVH) * HD + size_t(kvh) * HD + d0, vn);
+  if (!a.x_ready) r = block_rms_scale(a.x, a.dim, a.eps, s_red);
+  auto rope = [&](float f[EPL]) {
+#pragma unroll
+    for (int p = 0; p < EPL / 2; ++p) {
+      const float x0 = f[2 * p], x1 = f[2 * p + 1];
+      f[2 * p] = x0 * cs[p] - x1 * sn[p];
+      f[2 * p + 1] = x1 * cs[p] + x0 * sn[p];
+    }
+  };
+  const float qscale = r * kLog2e * rsqrtf(float(HD));
+#pragma unroll
+  for (int g = 0; g < G; ++g) {
+    rope(q[g]);
+#pragma unroll
+    for (int e = 0; e < EPL; ++e) q[g][e] *= qscale;
+  }
+#pragma unroll
+  for (int e = 0; e < EPL; ++e) {
+    kn[e] *= r;
+    vn[e] = __bfloat162float(__float2bfloat16_rn(vn[e] * r));
+  }
+  rope(kn);
+#pragma unroll
+  for (int e = 0; e < EPL; ++e) kn[e] = __bfloat162float(__float2bfloat16_rn(kn[e]));
+  if (warp == 0) {  // append at pos (the copy read only the rows before it)
+    store_bf16<EPL>(kc + size_t(pos) * HD + d0, kn);
+    store_bf16<EPL>(vc + size_t(pos) * HD + d0, vn);
+  }
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile(
+      "{\n\t.reg .pred done;\n"
+      "WHOLE_WAIT:\n\t"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], 0;\n\t"
+      "@!done bra WHOLE_WAIT;\n\t}" ::"r"(bar_a)
+      : "memory");
+#else
+  __trap();    // launched only on compute capability 9.0 and later (attention())
+#endif
+  float m[G], l[G], o[G][EPL];
+#pragma unroll
+  for (int g = 0; g < G; ++g) {
+    m[g] = -INFINITY;
+    l[g] = 0.f;
+#pragma unroll
+    for (int e = 0; e < EPL; ++e) o[g][e] = 0.f;
+  }
+  for (int j0 = warp; j0 < len; j0 += U * W) {
+    float kk[U][EPL], vv[U][EPL];
+    bool valid[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int j = j0 + u * W;
+      valid[u] = j < len;
+      if (j < pos) {
+        load_bf16<EPL, false>(ks + size_t(j) * HD + d0, kk[u]);
+        load_bf16<EPL, false>(vs + size_t(j) * HD + d0, vv[u]);
+      } else {
+#pragma unroll
+        for (int e = 0; e < EPL; ++e) {
+          kk[u][e] = j == pos ? kn[e] : 0.f;
+          vv[u][e] = j == pos ? vn[e] : 0.f;
+        }
+      }
+    }
+#pragma unroll
+    for (int g = 0; g < G; ++g) {
+      float sc[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        sc[u] = 0.f;
+#pragma unroll
+        for (int e = 0; e < EPL; ++e) sc[u] = fmaf(q[g][e], kk[u][e], sc[u]);
+      }
+#pragma unroll
+      for (int off = 16; off > 0; off >>= 1)
+#pragma unroll
+        for (int u = 0; u < U; ++u) sc[u] += __shfl_xor_sync(0xffffffffu, sc[u], off);
+      float m_new = m[g];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        if (!valid[u]) sc[u] = -INFINITY;
+        m_new = fmaxf(m_new, sc[u]);
+      }
+      const float c = exp2f(m[g] - m_new);
+      l[g] *= c;
+#pragma unroll
+      for (int e = 0; e < EPL; ++e) o[g][e] *= c;
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const float p = exp2f(sc[u] - m_new);
+        l[g] += p;
+#pragma unroll
+        for (int e = 0; e < EPL; ++e) o[g][e] = fmaf(p, vv[u][e], o[g][e]);
+      }
+      m[g] = m_new;
+    }
+  }
+  // The warps merge (a warp without positions has m = -inf and weighs 0;
+  // warp 0 always has position 0).
+#pragma unroll
+  for (int g = 0; g < G; ++g) {
+#pragma unroll
+    for (int e = 0; e < EPL; ++e) s_o[warp][g][d0 + e] = o[g][e];
+    if (lane == 0) {
+      s_m[warp][g] = m[g];
+      s_l[warp][g] = l[g];
+    }
+  }
+  __syncthreads();
+  stamp(a.timeline, 2);
+  for (int t = threadIdx.x; t < G * HD; t += blockDim.x) {
+    const int g = t / HD, d = t % HD;
+    float M = -INFINITY;
+#pragma unroll
+    for (int w = 0; w < W; ++w) M = fmaxf(M, s_m[w][g]);
+    float L = 0.f, O = 0.f;
+#pragma unroll
+    for (int w = 0; w < W; ++w) {
+      const float f = exp2f(s_m[w][g] - M);
+      L += f * s_l[w][g];
+      O += f * s_o[w][g][d];
+    }
+    out[t] = __float2bfloat16_rn(O / L);
+  }
+  stamp(a.timeline, 3);
+}
+
 template <int HD, int G>
 void launch_attention_g(const AttentionArgs& a, dim3 grid, cudaStream_t stream) {
+  if (a.whole) {
+    const size_t smem = attention_whole_smem(a.max_seq, HD);
+    auto* k = attention_whole_kernel<HD, G>;
+    KB_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+    launch_maybe_pdl_cluster(a.pdl, k, dim3(a.n_kv_heads), dim3(kWholeWarps * 32), smem,
+                             dim3(0, 0, 0), stream, a);
+    return;
+  }
   if (!a.cluster) {
     launch_maybe_pdl(a.pdl, attention_kernel<HD, G, kAttnWarps, false>, grid, dim3(kAttnThreads),
                      stream, a);
@@ -842,6 +1062,10 @@ void embed(const bf16* embedding, const int32_t* tokens, const int32_t* pos, int
   KB_CHECK_LAUNCH();
 }
 
+size_t attention_whole_smem(int max_seq, int head_dim) {
+  return 2 * size_t(max_seq) * size_t(head_dim) * sizeof(bf16);
+}
+
 int64_t attention_workspace_floats(const ModelConfig& c, int n_splits) {
   return int64_t(c.n_kv_heads) * n_splits * c.group() * (c.head_dim + 2);
 }
@@ -864,6 +1088,15 @@ void attention(const AttentionArgs& a, cudaStream_t stream) {
           "attention: bad max_seq, n_splits or min_chunk");
   require(a.cluster || a.n_splits == 1 || (a.partial && a.counters),
           "attention: several splits need the partial workspace and counters");
+  if (a.whole) {
+    int dev = 0, major = 0, optin = 0;
+    KB_CUDA_CHECK(cudaGetDevice(&dev));
+    KB_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+    KB_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    require(major >= 9, "attention: whole needs compute capability 9.0");
+    require(attention_whole_smem(a.max_seq, a.head_dim) + 48 * 1024 <= size_t(optin),
+            "attention: whole: the cache of one kv head does not fit in shared memory");
+  }
   if (a.cluster) {
     require(a.n_splits <= kMaxAttentionClusterSplits,
             "attention: a cluster holds at most 8 splits");

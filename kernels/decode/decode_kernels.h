@@ -92,12 +92,19 @@ struct AttentionArgs {
   // shared memory; `partial` and `counters` unused, min_chunk ignored (every
   // split gets ceil(len / n_splits) positions).
   bool cluster = false;
+  // One block per kv head that has the head's cache rows before pos copied
+  // into its shared memory before its wait (compute capability 9.0; the
+  // cache of one head, attention_whole_smem, must fit): no splits, no
+  // merge between blocks; n_splits, min_chunk and cluster are ignored.
+  bool whole = false;
   // Diagnostics (tools/decode_profile --timeline): 4 words a block,
   // kb::stamp (kernels/common/timeline.cuh; [2]: the block's own
   // positions done, before the merge). Never set by the library.
   unsigned long long* timeline = nullptr;
 };
 constexpr int kMaxAttentionClusterSplits = 8;  // the portable cluster size
+// Dynamic shared memory of AttentionArgs::whole: K and V rows of one kv head.
+size_t attention_whole_smem(int max_seq, int head_dim);
 // Floats of AttentionArgs::partial for a config and split count.
 int64_t attention_workspace_floats(const ModelConfig& c, int n_splits);
 // The split count the decoder uses on a GPU with `sm_count` SMs.

@@ -147,6 +147,10 @@ Decoder::Decoder(const ModelConfig& c, WeightType t, const DecoderOptions& o)
   int major = 0;
   KB_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
   cluster_ = o.attn_cluster && major >= 9;
+  int optin = 0;
+  KB_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+  whole_ = o.attn_whole && major >= 9 &&
+           attention_whole_smem(o.max_seq, c.head_dim) + 48 * 1024 <= size_t(optin);
   splits_ = cluster_ ? std::min(o.attn_splits > 0 ? o.attn_splits : kMaxAttentionClusterSplits,
                                 kMaxAttentionClusterSplits)
             : o.attn_splits > 0 ? o.attn_splits
@@ -320,6 +324,7 @@ AttentionArgs Decoder::attention_args(int layer) const {
   // predecessor before it lets the next grid launch.
   a.x_ready = true;
   a.cluster = cluster_;
+  a.whole = whole_;
   a.timeline = timeline_slot(int64_t(c.n_kv_heads) * splits_);
   return a;
 }

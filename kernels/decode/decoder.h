@@ -52,6 +52,14 @@ struct DecoderOptions {
   // thread-block cluster, merged in distributed shared memory (at most 8
   // splits: a larger attn_splits is taken as 8; 8 by default).
   bool attn_cluster = true;
+  // The attention as one block per kv head with the head's cache copied
+  // into shared memory before its wait (AttentionArgs::whole; a 9.0 GPU
+  // where the cache of one head fits; else attn_cluster's or the splits'):
+  // no splits, no merge between blocks. Faster where measured (H100, one
+  // process: Mixtral 16 layers int8 411.0 -> 415.2 tok/s a generation,
+  // Llama-2-7B int8 374.2 -> 382.9; docs/notes/decode.md) but off until
+  // the whole GPU test suite and the experiments' checks have run with it.
+  bool attn_whole = false;
   bool capture = true;            // capture the step graph in the constructor
   bool pdl = true;                // every kernel after the first as a programmatic dependent
                                   // (gemv.h): each gemv starts streaming its weights during the
@@ -279,6 +287,7 @@ class Decoder {
   DecoderOptions opt_;
   int splits_ = 1;
   bool cluster_ = false;  // attention as clusters (DecoderOptions::attn_cluster on a 9.0 GPU)
+  bool whole_ = false;    // DecoderOptions::attn_whole where it can run
   DeviceBuffer<uint8_t> arena_;
   // weights
   bf16* embedding_ = nullptr;

@@ -202,10 +202,12 @@ TEST(DecodeKernels, EmbedReadsTheTokenAtPos) {
 struct AttnParam {
   int head_dim, group, n_kv_heads, len, n_splits, min_chunk;
   bool cluster = false;  // AttentionArgs::cluster (and x_ready: r before the wait)
+  bool whole = false;    // AttentionArgs::whole (x_ready too)
 };
 void PrintTo(const AttnParam& p, std::ostream* os) {
   *os << "hd" << p.head_dim << " G" << p.group << " KVH" << p.n_kv_heads << " len" << p.len
-      << " splits" << p.n_splits << " min_chunk" << p.min_chunk << (p.cluster ? " cluster" : "");
+      << " splits" << p.n_splits << " min_chunk" << p.min_chunk << (p.cluster ? " cluster" : "")
+      << (p.whole ? " whole" : "");
 }
 
 class DecodeAttention : public ::testing::TestWithParam<AttnParam> {};
@@ -215,7 +217,7 @@ class DecodeAttention : public ::testing::TestWithParam<AttnParam> {};
 // appended row rounded to bf16 as the cache stores it).
 TEST_P(DecodeAttention, MatchesReference) {
   const AttnParam p = GetParam();
-  if (p.cluster)
+  if (p.cluster || p.whole)
     KB_REQUIRE_CC(9, 0);
   else
     KB_REQUIRE_GPU();
@@ -269,7 +271,8 @@ TEST_P(DecodeAttention, MatchesReference) {
   a.partial = p.cluster ? nullptr : partial.get();  // a cluster needs neither
   a.counters = p.cluster ? nullptr : counters.get();
   a.cluster = p.cluster;
-  a.x_ready = p.cluster;
+  a.whole = p.whole;
+  a.x_ready = p.cluster || p.whole;
 
   // CPU: r, q and the new k/v, the appended rows (bf16 as stored), attention.
   const auto xf = kb::to_float(xh), qkvf = kb::to_float(qkvh);
@@ -345,13 +348,19 @@ INSTANTIATE_TEST_SUITE_P(
                       AttnParam{128, 8, 1, 77, 5, 1, true},    // GQA 8, 5 splits
                       AttnParam{128, 1, 2, 3, 8, 1, true},     // fewer positions than splits
                       AttnParam{64, 2, 2, 37, 1, 1, true},     // a cluster of one
-                      AttnParam{64, 1, 2, 1000, 7, 1, true}),  // long: several rounds
+                      AttnParam{64, 1, 2, 1000, 7, 1, true},   // long: several rounds
+                      // one block a kv head, the cache copied into shared memory
+                      AttnParam{128, 4, 8, 106, 1, 1, false, true},   // Mixtral mid-generation
+                      AttnParam{128, 4, 8, 206, 1, 1, false, true},   // Mixtral at the end
+                      AttnParam{128, 1, 32, 206, 1, 1, false, true},  // Llama-2-7B at the end
+                      AttnParam{128, 1, 4, 1, 1, 1, false, true},     // first position: no copy
+                      AttnParam{64, 2, 2, 37, 1, 1, false, true}),    // the tiny config's shape
     [](const ::testing::TestParamInfo<AttnParam>& i) {
       const auto& p = i.param;
       return "hd" + std::to_string(p.head_dim) + "_G" + std::to_string(p.group) + "_KVH" +
              std::to_string(p.n_kv_heads) + "_len" + std::to_string(p.len) + "_splits" +
              std::to_string(p.n_splits) + "_chunk" + std::to_string(p.min_chunk) +
-             (p.cluster ? "_cluster" : "");
+             (p.cluster ? "_cluster" : "") + (p.whole ? "_whole" : "");
     });
 
 TEST(DecodeKernels, AttentionPastTheCacheGivesNaN) {
@@ -502,6 +511,7 @@ struct ModelParam {
   bool fuse_swiglu = true;
   bool pdl = true;
   bool cluster = true;  // DecoderOptions::attn_cluster (a 9.0 GPU; else the last-block merge)
+  bool whole = false;   // DecoderOptions::attn_whole (a 9.0 GPU; else as without)
 };
 void PrintTo(const ModelParam& p, std::ostream* os) {
   *os << dec::weight_type_name(p.type) << (p.graph ? " graph" : " eager") << " splits " << p.splits
@@ -528,6 +538,7 @@ TEST_P(DecodeTiny, MatchesCpuReference) {
   o.fuse_swiglu = p.fuse_swiglu;
   o.pdl = p.pdl;
   o.attn_cluster = p.cluster;
+  o.attn_whole = p.whole;
   o.seed = 11;
   const auto r = dec::check_against_reference(dec::find_config("tiny"), p.type, o);
   EXPECT_TRUE(r.ok) << r.detail;
@@ -547,12 +558,16 @@ INSTANTIATE_TEST_SUITE_P(
                       ModelParam{dec::WeightType::bf16, false, 4, 2, false, false},
                       ModelParam{dec::WeightType::int8, true, 4, 2, false, true, false},
                       ModelParam{dec::WeightType::int8, true, 4, 2, false, true, true, false},
-                      ModelParam{dec::WeightType::bf16, false, 16, 1, true, true, true, false}),
+                      ModelParam{dec::WeightType::bf16, false, 16, 1, true, true, true, false},
+                      ModelParam{dec::WeightType::int8, true, 4, 2, true, true, true, true, true},
+                      ModelParam{dec::WeightType::bf16, false, 4, 2, false, true, false, true,
+                                 true}),
     [](const ::testing::TestParamInfo<ModelParam>& i) {
       return std::string(i.param.type == dec::WeightType::int8 ? "int8" : "bf16") +
              (i.param.graph ? "_graph" : "_eager") + "_splits" + std::to_string(i.param.splits) +
              (i.param.prefill ? "_prefill" : "") + (i.param.fuse_swiglu ? "" : "_silu_mul") +
-             (i.param.pdl ? "" : "_no_pdl") + (i.param.cluster ? "" : "_no_cluster");
+             (i.param.pdl ? "" : "_no_pdl") + (i.param.cluster ? "" : "_no_cluster") +
+             (i.param.whole ? "_whole" : "");
     });
 
 // The prompt as one prefill leaves what the same number of single-token

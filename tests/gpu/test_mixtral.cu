@@ -872,6 +872,7 @@ struct MoeParam {
   bool graph, prefill, pdl;
   bool combine_early = false;  // DecoderOptions::moe_combine_early (default off)
   bool parallel = true;        // DecoderOptions::moe_route_parallel (default on)
+  bool whole = false;          // DecoderOptions::attn_whole
 };
 class MixtralTiny : public ::testing::TestWithParam<MoeParam> {};
 
@@ -892,6 +893,7 @@ TEST_P(MixtralTiny, MatchesCpuReference) {
   o.pdl = p.pdl;
   o.moe_combine_early = p.combine_early;
   o.moe_route_parallel = p.parallel;
+  o.attn_whole = p.whole;
   o.seed = 5;
   const auto r = dec::check_against_reference(dec::find_config("tiny-moe"), p.type, o);
   EXPECT_TRUE(r.ok) << r.detail;
@@ -910,12 +912,13 @@ INSTANTIATE_TEST_SUITE_P(
                       MoeParam{dec::WeightType::bf16, true, true, true, false, false},
                       MoeParam{dec::WeightType::int8, true, true, true, true, false},
                       MoeParam{dec::WeightType::int8, true, false, true, true, false},
-                      MoeParam{dec::WeightType::bf16, true, true, true, true, false}),
+                      MoeParam{dec::WeightType::bf16, true, true, true, true, false},
+                      MoeParam{dec::WeightType::int8, true, true, true, false, true, true}),
     [](const ::testing::TestParamInfo<MoeParam>& i) {
       return std::string(i.param.type == dec::WeightType::int8 ? "int8" : "bf16") +
              (i.param.graph ? "_graph" : "_eager") + (i.param.prefill ? "_prefill" : "") +
              (i.param.pdl ? "" : "_no_pdl") + (i.param.combine_early ? "_combine_early" : "") +
-             (i.param.parallel ? "" : "_router_in_chain");
+             (i.param.parallel ? "" : "_router_in_chain") + (i.param.whole ? "_attn_whole" : "");
     });
 
 // The step's timeline (kbench_decode_profile --timeline): built without

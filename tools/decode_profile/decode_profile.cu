@@ -111,7 +111,7 @@ struct Args {
   int moe_down_ks = 0, moe_down_rows = 0, moe_down_unroll = 0, moe_down_pipe = -1;
   // Empty: the decoder's default; two values (0,1): an A/B (a decoder for
   // each combination of the options given two values).
-  std::vector<bool> moe_early, moe_parallel, attn_cluster;
+  std::vector<bool> moe_early, moe_parallel, attn_cluster, attn_whole;
   std::vector<std::string> qkv_kernels, o_kernels, gate_kernels, down_kernels;
   std::string tuning;  // a tuning file whose gemv table to install (as kbench run does)
   int ab_rounds = 7;
@@ -128,7 +128,7 @@ struct Args {
       "[--moe-swiglu-ks N] [--moe-swiglu-unroll 2|4] [--moe-down-ks N] [--moe-down-rows 1|2] "
       "[--moe-down-unroll 1|2] [--moe-down-pipe 0|1] [--moe-early 0|1|0,1] "
       "[--moe-parallel 0|1|0,1] "
-      "[--attn-cluster 0|1|0,1] [--ab-rounds N] "
+      "[--attn-cluster 0|1|0,1] [--attn-whole 0|1|0,1] [--ab-rounds N] "
       "[--omit-each 0|1] [--ideal-chain 0|1] [--timeline 0|1] [--qkv-kernels NAME,...] "
       "[--o-kernels NAME,...] "
       "[--gate-kernels NAME,...] [--down-kernels NAME,...] [--tuning FILE]");
@@ -188,6 +188,8 @@ Args parse(int argc, char** argv) {
           a.moe_parallel = flags(k, v);
         else if (k == "--attn-cluster")
           a.attn_cluster = flags(k, v);
+        else if (k == "--attn-whole")
+          a.attn_whole = flags(k, v);
         else if (k == "--qkv-kernels" || k == "--o-kernels") {
           for (const std::string& name : kb::tools::comma_items(v)) {
             if (!kb::gemv::parse_kernel(name)) usage(k + ": no kernel named " + name);
@@ -340,6 +342,7 @@ int main(int argc, char** argv) {
         {"moe-early", a.moe_early, &dec::DecoderOptions::moe_combine_early, true},
         {"moe-parallel", a.moe_parallel, &dec::DecoderOptions::moe_route_parallel, true},
         {"attn-cluster", a.attn_cluster, &dec::DecoderOptions::attn_cluster, false},
+        {"attn-whole", a.attn_whole, &dec::DecoderOptions::attn_whole, false},
     };
     for (Axis& x : axes) {
       if (x.values.empty()) x.values = {o.*x.field};
