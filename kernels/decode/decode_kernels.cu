@@ -187,6 +187,113 @@ constexpr int kAttnClusterWarps = 8;
 // ceil(len / n_splits); each block merges its warps in shared memory, then
 // the blocks merge through distributed shared memory, each writing a share
 // of the outputs: no workspace, no counters, no last block.
+// RoPE of a lane's EPL/2 interleaved pairs, the angles' cos and sin given.
+template <int EPL>
+__device__ __forceinline__ void rope_pairs(float (&f)[EPL], const float (&cs)[EPL / 2],
+                                           const float (&sn)[EPL / 2]) {
+#pragma unroll
+  for (int p = 0; p < EPL / 2; ++p) {
+    const float x0 = f[2 * p], x1 = f[2 * p + 1];
+    f[2 * p] = x0 * cs[p] - x1 * sn[p];
+    f[2 * p + 1] = x1 * cs[p] + x0 * sn[p];
+  }
+}
+
+// RoPE's angles for a lane's EPL/2 pairs (dims d0, d0 + 2, ...) at `pos`.
+template <int EPL, int HD>
+__device__ __forceinline__ void rope_angles(float theta, int d0, int pos, float (&cs)[EPL / 2],
+                                            float (&sn)[EPL / 2]) {
+#pragma unroll
+  for (int p = 0; p < EPL / 2; ++p) {
+    const float inv_freq = powf(theta, -float(d0 + 2 * p) / float(HD));
+    sincosf(float(pos) * inv_freq, &sn[p], &cs[p]);
+  }
+}
+
+// q of the G query heads, rotated and scaled (r · log2(e) / sqrt(hd)).
+template <int G, int EPL>
+__device__ __forceinline__ void prepare_query(float (&q)[G][EPL], const float (&cs)[EPL / 2],
+                                              const float (&sn)[EPL / 2], float qscale) {
+#pragma unroll
+  for (int g = 0; g < G; ++g) {
+    rope_pairs<EPL>(q[g], cs, sn);
+#pragma unroll
+    for (int e = 0; e < EPL; ++e) q[g][e] *= qscale;
+  }
+}
+
+// The online softmax's start: no position yet.
+template <int G, int EPL>
+__device__ __forceinline__ void softmax_start(float (&m)[G], float (&l)[G], float (&o)[G][EPL]) {
+#pragma unroll
+  for (int g = 0; g < G; ++g) {
+    m[g] = -INFINITY;
+    l[g] = 0.f;
+#pragma unroll
+    for (int e = 0; e < EPL; ++e) o[g][e] = 0.f;
+  }
+}
+
+// One round of a warp's online softmax (log2 domain) for the G query heads
+// of a kv head: the U positions' scores (kk against q, each lane holding
+// EPL dims, added over the warp), then the running maximum m, sum l and
+// output o with vv. An invalid position weighs 0; valid[0] must hold.
+template <int G, int U, int EPL>
+__device__ __forceinline__ void softmax_round(const float (&q)[G][EPL], const float (&kk)[U][EPL],
+                                              const float (&vv)[U][EPL], const bool (&valid)[U],
+                                              float (&m)[G], float (&l)[G], float (&o)[G][EPL]) {
+#pragma unroll
+  for (int g = 0; g < G; ++g) {
+    float s[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      s[u] = 0.f;
+#pragma unroll
+      for (int e = 0; e < EPL; ++e) s[u] = fmaf(q[g][e], kk[u][e], s[u]);
+    }
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1)
+#pragma unroll
+      for (int u = 0; u < U; ++u) s[u] += __shfl_xor_sync(0xffffffffu, s[u], off);
+    float m_new = m[g];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      if (!valid[u]) s[u] = -INFINITY;
+      m_new = fmaxf(m_new, s[u]);  // finite: position j0 is valid
+    }
+    const float c = exp2f(m[g] - m_new);  // 0 on the first round (m = -inf)
+    l[g] *= c;
+#pragma unroll
+    for (int e = 0; e < EPL; ++e) o[g][e] *= c;
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const float p = exp2f(s[u] - m_new);  // 0 for an invalid position
+      l[g] += p;
+#pragma unroll
+      for (int e = 0; e < EPL; ++e) o[g][e] = fmaf(p, vv[u][e], o[g][e]);
+    }
+    m[g] = m_new;
+  }
+}
+
+// A warp's (m, l, o) into the block's shared memory, for the merge of the
+// warps.
+template <int W, int G, int HD, int EPL>
+__device__ __forceinline__ void publish_warp(int warp, int lane, int d0, const float (&m)[G],
+                                             const float (&l)[G], const float (&o)[G][EPL],
+                                             float (&s_m)[W][G], float (&s_l)[W][G],
+                                             float (&s_o)[W][G][HD]) {
+#pragma unroll
+  for (int g = 0; g < G; ++g) {
+#pragma unroll
+    for (int e = 0; e < EPL; ++e) s_o[warp][g][d0 + e] = o[g][e];
+    if (lane == 0) {
+      s_m[warp][g] = m[g];
+      s_l[warp][g] = l[g];
+    }
+  }
+}
+
 template <int HD, int G, int W, bool CL>
 __global__ void __launch_bounds__(W * 32) attention_kernel(AttentionArgs a) {
   constexpr int EPL = HD / 32;
@@ -249,11 +356,7 @@ __global__ void __launch_bounds__(W * 32) attention_kernel(AttentionArgs a) {
   // RoPE of this lane's EPL/2 interleaved pairs (x[2i], x[2i+1]) at `pos`:
   // the angles need only the position, so before the wait.
   float cs[EPL / 2], sn[EPL / 2];
-#pragma unroll
-  for (int p = 0; p < EPL / 2; ++p) {
-    const float inv_freq = powf(a.rope_theta, -float(d0 + 2 * p) / float(HD));
-    sincosf(float(pos) * inv_freq, &sn[p], &cs[p]);
-  }
+  rope_angles<EPL, HD>(a.rope_theta, d0, pos, cs, sn);
   // r before the wait where x was complete before this grid could launch.
   float r = a.x_ready ? block_rms_scale<true>(a.x, a.dim, a.eps, s_red) : 0.f;
   wait_for_previous_grid();
@@ -268,28 +371,14 @@ __global__ void __launch_bounds__(W * 32) attention_kernel(AttentionArgs a) {
   }
   if (!a.x_ready) r = block_rms_scale(a.x, a.dim, a.eps, s_red);
 
-  auto rope = [&](float f[EPL]) {
-#pragma unroll
-    for (int p = 0; p < EPL / 2; ++p) {
-      const float x0 = f[2 * p], x1 = f[2 * p + 1];
-      f[2 * p] = x0 * cs[p] - x1 * sn[p];
-      f[2 * p + 1] = x1 * cs[p] + x0 * sn[p];
-    }
-  };
-  const float qscale = r * kLog2e * rsqrtf(float(HD));
-#pragma unroll
-  for (int g = 0; g < G; ++g) {
-    rope(q[g]);
-#pragma unroll
-    for (int e = 0; e < EPL; ++e) q[g][e] *= qscale;
-  }
+  prepare_query<G, EPL>(q, cs, sn, r * kLog2e * rsqrtf(float(HD)));
   if (owner) {  // append at `pos`; keep the values exactly as the cache stores them
 #pragma unroll
     for (int e = 0; e < EPL; ++e) {
       kn[e] *= r;
       vn[e] = __bfloat162float(__float2bfloat16_rn(vn[e] * r));
     }
-    rope(kn);
+    rope_pairs<EPL>(kn, cs, sn);
 #pragma unroll
     for (int e = 0; e < EPL; ++e) kn[e] = __bfloat162float(__float2bfloat16_rn(kn[e]));
     if (warp == 0) {
@@ -299,13 +388,7 @@ __global__ void __launch_bounds__(W * 32) attention_kernel(AttentionArgs a) {
   }
 
   float m[G], l[G], o[G][EPL];
-#pragma unroll
-  for (int g = 0; g < G; ++g) {
-    m[g] = -INFINITY;
-    l[g] = 0.f;
-#pragma unroll
-    for (int e = 0; e < EPL; ++e) o[g][e] = 0.f;
-  }
+  softmax_start<G, EPL>(m, l, o);
   for (int j0 = first; j0 < end; j0 += U * W) {
     if (j0 != first) load_round(j0);
     bool valid[U];
@@ -321,52 +404,13 @@ __global__ void __launch_bounds__(W * 32) attention_kernel(AttentionArgs a) {
         }
       }
     }
-#pragma unroll
-    for (int g = 0; g < G; ++g) {
-      float s[U];
-#pragma unroll
-      for (int u = 0; u < U; ++u) {
-        s[u] = 0.f;
-#pragma unroll
-        for (int e = 0; e < EPL; ++e) s[u] = fmaf(q[g][e], kk[u][e], s[u]);
-      }
-#pragma unroll
-      for (int off = 16; off > 0; off >>= 1)
-#pragma unroll
-        for (int u = 0; u < U; ++u) s[u] += __shfl_xor_sync(0xffffffffu, s[u], off);
-      float m_new = m[g];
-#pragma unroll
-      for (int u = 0; u < U; ++u) {
-        if (!valid[u]) s[u] = -INFINITY;
-        m_new = fmaxf(m_new, s[u]);  // finite: position j0 is valid
-      }
-      const float c = exp2f(m[g] - m_new);  // 0 on the first round (m = -inf)
-      l[g] *= c;
-#pragma unroll
-      for (int e = 0; e < EPL; ++e) o[g][e] *= c;
-#pragma unroll
-      for (int u = 0; u < U; ++u) {
-        const float p = exp2f(s[u] - m_new);  // 0 for an invalid position
-        l[g] += p;
-#pragma unroll
-        for (int e = 0; e < EPL; ++e) o[g][e] = fmaf(p, vv[u][e], o[g][e]);
-      }
-      m[g] = m_new;
-    }
+    softmax_round<G, U, EPL>(q, kk, vv, valid, m, l, o);
   }
 
   // Merge the warps. A warp without positions has m = -inf and weighs 0;
   // warp 0 always has one (begin < end), so the block maximum is finite
   // (but in CL's idle split, which has none: it leaves m = -inf, l = 0).
-#pragma unroll
-  for (int g = 0; g < G; ++g) {
-#pragma unroll
-    for (int e = 0; e < EPL; ++e) s_o[warp][g][d0 + e] = o[g][e];
-    if (lane == 0) {
-      s_m[warp][g] = m[g];
-      s_l[warp][g] = l[g];
-    }
-  }
+  publish_warp<W, G, HD, EPL>(warp, lane, d0, m, l, o, s_m, s_l, s_o);
   __syncthreads();
   for (int t = threadIdx.x; t < G * HD; t += blockDim.x) {
     const int g = t / HD, d = t % HD;
@@ -544,11 +588,7 @@ __global__ void __launch_bounds__(kWholeWarps * 32) attention_whole_kernel(Atten
   }
 #endif
   float cs[EPL / 2], sn[EPL / 2];
-#pragma unroll
-  for (int p = 0; p < EPL / 2; ++p) {
-    const float inv_freq = powf(a.rope_theta, -float(d0 + 2 * p) / float(HD));
-    sincosf(float(pos) * inv_freq, &sn[p], &cs[p]);
-  }
+  rope_angles<EPL, HD>(a.rope_theta, d0, pos, cs, sn);
   // (block_rms_scale's barriers also publish the mbarrier's init.)
   float r = a.x_ready ? block_rms_scale<true>(a.x, a.dim, a.eps, s_red) : 0.f;
   if (!a.x_ready) __syncthreads();
@@ -561,27 +601,13 @@ __global__ void __launch_bounds__(kWholeWarps * 32) attention_whole_kernel(Atten
   load_bf16<EPL, false>(a.qkv + size_t(H) * HD + size_t(kvh) * HD + d0, kn);
   load_bf16<EPL, false>(a.qkv + size_t(H + KVH) * HD + size_t(kvh) * HD + d0, vn);
   if (!a.x_ready) r = block_rms_scale(a.x, a.dim, a.eps, s_red);
-  auto rope = [&](float f[EPL]) {
-#pragma unroll
-    for (int p = 0; p < EPL / 2; ++p) {
-      const float x0 = f[2 * p], x1 = f[2 * p + 1];
-      f[2 * p] = x0 * cs[p] - x1 * sn[p];
-      f[2 * p + 1] = x1 * cs[p] + x0 * sn[p];
-    }
-  };
-  const float qscale = r * kLog2e * rsqrtf(float(HD));
-#pragma unroll
-  for (int g = 0; g < G; ++g) {
-    rope(q[g]);
-#pragma unroll
-    for (int e = 0; e < EPL; ++e) q[g][e] *= qscale;
-  }
+  prepare_query<G, EPL>(q, cs, sn, r * kLog2e * rsqrtf(float(HD)));
 #pragma unroll
   for (int e = 0; e < EPL; ++e) {
     kn[e] *= r;
     vn[e] = __bfloat162float(__float2bfloat16_rn(vn[e] * r));
   }
-  rope(kn);
+  rope_pairs<EPL>(kn, cs, sn);
 #pragma unroll
   for (int e = 0; e < EPL; ++e) kn[e] = __bfloat162float(__float2bfloat16_rn(kn[e]));
   if (warp == 0) {  // append at pos (the copy read only the rows before it)
@@ -599,13 +625,7 @@ __global__ void __launch_bounds__(kWholeWarps * 32) attention_whole_kernel(Atten
   __trap();    // launched only on compute capability 9.0 and later (attention())
 #endif
   float m[G], l[G], o[G][EPL];
-#pragma unroll
-  for (int g = 0; g < G; ++g) {
-    m[g] = -INFINITY;
-    l[g] = 0.f;
-#pragma unroll
-    for (int e = 0; e < EPL; ++e) o[g][e] = 0.f;
-  }
+  softmax_start<G, EPL>(m, l, o);
   for (int j0 = warp; j0 < len; j0 += U * W) {
     float kk[U][EPL], vv[U][EPL];
     bool valid[U];
@@ -624,50 +644,11 @@ __global__ void __launch_bounds__(kWholeWarps * 32) attention_whole_kernel(Atten
         }
       }
     }
-#pragma unroll
-    for (int g = 0; g < G; ++g) {
-      float sc[U];
-#pragma unroll
-      for (int u = 0; u < U; ++u) {
-        sc[u] = 0.f;
-#pragma unroll
-        for (int e = 0; e < EPL; ++e) sc[u] = fmaf(q[g][e], kk[u][e], sc[u]);
-      }
-#pragma unroll
-      for (int off = 16; off > 0; off >>= 1)
-#pragma unroll
-        for (int u = 0; u < U; ++u) sc[u] += __shfl_xor_sync(0xffffffffu, sc[u], off);
-      float m_new = m[g];
-#pragma unroll
-      for (int u = 0; u < U; ++u) {
-        if (!valid[u]) sc[u] = -INFINITY;
-        m_new = fmaxf(m_new, sc[u]);
-      }
-      const float c = exp2f(m[g] - m_new);
-      l[g] *= c;
-#pragma unroll
-      for (int e = 0; e < EPL; ++e) o[g][e] *= c;
-#pragma unroll
-      for (int u = 0; u < U; ++u) {
-        const float p = exp2f(sc[u] - m_new);
-        l[g] += p;
-#pragma unroll
-        for (int e = 0; e < EPL; ++e) o[g][e] = fmaf(p, vv[u][e], o[g][e]);
-      }
-      m[g] = m_new;
-    }
+    softmax_round<G, U, EPL>(q, kk, vv, valid, m, l, o);
   }
   // The warps merge (a warp without positions has m = -inf and weighs 0;
   // warp 0 always has position 0).
-#pragma unroll
-  for (int g = 0; g < G; ++g) {
-#pragma unroll
-    for (int e = 0; e < EPL; ++e) s_o[warp][g][d0 + e] = o[g][e];
-    if (lane == 0) {
-      s_m[warp][g] = m[g];
-      s_l[warp][g] = l[g];
-    }
-  }
+  publish_warp<W, G, HD, EPL>(warp, lane, d0, m, l, o, s_m, s_l, s_o);
   __syncthreads();
   stamp(a.timeline, 2);
   for (int t = threadIdx.x; t < G * HD; t += blockDim.x) {
