@@ -5,7 +5,7 @@
 //                         [--moe-swiglu-ks N] [--moe-swiglu-unroll 2|4] [--moe-down-ks N]
 //                         [--moe-down-rows 1|2] [--moe-down-unroll 1|2] [--moe-down-pipe 0|1]
 //                         [--moe-early 0|1|0,1] [--moe-parallel 0|1|0,1]
-//                         [--attn-cluster 0|1|0,1] [--ab-rounds N]
+//                         [--attn-cluster 0|1|0,1] [--attn-whole 0|1|0,1] [--ab-rounds N]
 //                         [--omit-each 0|1] [--timeline 0|1]
 //                         [--qkv-kernels NAME,NAME,...] [--o-kernels NAME,NAME,...]
 //                         [--gate-kernels NAME,...] [--down-kernels NAME,...]
@@ -19,7 +19,8 @@
 // --moe-early sets DecoderOptions::moe_combine_early (the combine reads
 // its ids before its wait; default 0, by measurement), --moe-parallel
 // DecoderOptions::moe_route_parallel (the router beside the o projection;
-// default 1), --attn-cluster DecoderOptions::attn_cluster (default 1);
+// default 1), --attn-cluster DecoderOptions::attn_cluster (default 1),
+// --attn-whole DecoderOptions::attn_whole (default 0);
 // with two values (0,1) each builds a decoder for each combination (the same weights; all must fit:
 // four of 16 layers of int8 do on an 80 GB GPU), reports each, then times
 // their graph steps interleaved, --ab-rounds rounds of R replays each
