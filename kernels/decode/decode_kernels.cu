@@ -11,6 +11,7 @@
 #include "kernels/common/pdl.cuh"
 #include "kernels/common/route_choice.cuh"
 #include "kernels/common/timeline.cuh"
+#include "kernels/common/tma.cuh"
 #include "kernels/common/warp.cuh"
 #include "kernels/decode/decode_kernels.h"
 #include "kernels/decode/weight_init.h"
@@ -564,26 +565,15 @@ __global__ void __launch_bounds__(kWholeWarps * 32) attention_whole_kernel(Atten
   bf16* kc = a.k_cache + head_base;
   bf16* vc = a.v_cache + head_base;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  const uint32_t bar_a = static_cast<uint32_t>(__cvta_generic_to_shared(&bar));
+  const uint32_t bar_a = smem_u32(&bar);
   if (threadIdx.x == 0) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar_a) : "memory");
-    asm volatile("fence.mbarrier_init.release.cluster;\n\tfence.proxy.async.shared::cta;" ::
-                     : "memory");
+    mbar_init<1>(bar_a);
+    mbar_init_fence();
     const uint32_t bytes = uint32_t(pos) * HD * sizeof(bf16);  // rows [0, pos), each range
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar_a),
-                 "r"(2 * bytes)
-                 : "memory");
+    mbar_arrive_expect_tx(bar_a, 2 * bytes);
     if (bytes > 0) {
-      asm volatile(
-          "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, "
-          "[%3];" ::"r"(static_cast<uint32_t>(__cvta_generic_to_shared(ks))),
-          "l"(kc), "r"(bytes), "r"(bar_a)
-          : "memory");
-      asm volatile(
-          "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, "
-          "[%3];" ::"r"(static_cast<uint32_t>(__cvta_generic_to_shared(vs))),
-          "l"(vc), "r"(bytes), "r"(bar_a)
-          : "memory");
+      bulk_copy_to_shared(smem_u32(ks), kc, bytes, bar_a);
+      bulk_copy_to_shared(smem_u32(vs), vc, bytes, bar_a);
     }
   }
 #endif
@@ -615,12 +605,7 @@ __global__ void __launch_bounds__(kWholeWarps * 32) attention_whole_kernel(Atten
     store_bf16<EPL>(vc + size_t(pos) * HD + d0, vn);
   }
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile(
-      "{\n\t.reg .pred done;\n"
-      "WHOLE_WAIT:\n\t"
-      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], 0;\n\t"
-      "@!done bra WHOLE_WAIT;\n\t}" ::"r"(bar_a)
-      : "memory");
+  mbar_wait(bar_a, 0);
 #else
   __trap();    // launched only on compute capability 9.0 and later (attention())
 #endif

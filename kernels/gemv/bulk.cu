@@ -9,9 +9,9 @@
 #include <stdexcept>
 
 #include "kernels/common/cuda_check.h"
+#include "kernels/common/tma.cuh"
 #include "kernels/gemv/families.h"
 #include "kernels/gemv/mma.cuh"
-#include "kernels/gemv/tma.cuh"
 
 namespace kb::gemv::detail {
 
@@ -73,12 +73,10 @@ __global__ void __launch_bounds__(32 * (WARPS + 1)) gemv_bulk_kernel(const Kerne
   if (tid == 0) {
 #pragma unroll
     for (int s = 0; s < STAGES; ++s) {
-      asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_u32(&full[s])) : "memory");
-      asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_u32(&empty[s])), "r"(WARPS)
-                   : "memory");
+      mbar_init<1>(smem_u32(&full[s]));
+      mbar_init<WARPS>(smem_u32(&empty[s]));
     }
-    asm volatile("fence.mbarrier_init.release.cluster;\n\tfence.proxy.async.shared::cta;" ::
-                     : "memory");
+    mbar_init_fence();
   }
   __syncthreads();
 
@@ -154,13 +152,8 @@ __global__ void __launch_bounds__(32 * (WARPS + 1)) gemv_bulk_kernel(const Kerne
       }
       const uint32_t bytes = row_bytes * static_cast<uint32_t>(g + rs <= total ? rs : total - g);
       const Wt* src = W + (a.experts ? e * N + g % N : g) * K;
-      asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
-                   : "memory");
-      asm volatile(
-          "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, "
-          "[%3];" ::"r"(smem_u32(ring + static_cast<size_t>(s) * buf_bytes)),
-          "l"(src), "r"(bytes), "r"(bar)
-          : "memory");
+      mbar_arrive_expect_tx(bar, bytes);
+      bulk_copy_to_shared(smem_u32(ring + static_cast<size_t>(s) * buf_bytes), src, bytes, bar);
     };
     // Buffer s's rows, once every consumer is done with them: lane r·WARPS
     // + w holds warp w's sum of row r; segments of WARPS lanes add up.

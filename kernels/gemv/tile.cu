@@ -7,9 +7,9 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "kernels/common/tma.cuh"
 #include "kernels/gemv/families.h"
 #include "kernels/gemv/mma.cuh"
-#include "kernels/gemv/tma.cuh"
 
 namespace kb::gemv::detail {
 
@@ -61,22 +61,16 @@ __global__ void __launch_bounds__(WARPS * 32) gemv_tile_kernel(const KernelArgs 
   }
   const uint32_t bar = smem_u32(&full);
   if (tid == 0) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar) : "memory");
-    asm volatile("fence.mbarrier_init.release.cluster;\n\tfence.proxy.async.shared::cta;" ::
-                     : "memory");
+    mbar_init<1>(bar);
+    mbar_init_fence();
   }
   __syncthreads();
   if (warp == 0) {  // rows past N: the last row again (its sums are never written)
-    if (lane == 0)
-      asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(16 * K)
-                   : "memory");
+    if (lane == 0) mbar_arrive_expect_tx(bar, 16 * K);
     __syncwarp();
     if (lane < 16)
-      asm volatile(
-          "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, "
-          "[%3];" ::"r"(smem_u32(wt + lane * stride)),
-          "l"(W + static_cast<int64_t>(min(row0 + lane, N - 1)) * K), "r"(K), "r"(bar)
-          : "memory");
+      bulk_copy_to_shared(smem_u32(wt + lane * stride),
+                          W + static_cast<int64_t>(min(row0 + lane, N - 1)) * K, K, bar);
   }
   float sc = 1.f, res = 0.f;
   if (writer) sc = __bfloat162float(scale[row0 + tid]);
