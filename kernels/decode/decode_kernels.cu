@@ -1032,6 +1032,18 @@ size_t attention_whole_smem(int max_seq, int head_dim) {
   return 2 * size_t(max_seq) * size_t(head_dim) * sizeof(bf16);
 }
 
+const char* attention_whole_refusal(int max_seq, int head_dim) {
+  int dev = 0, major = 0, optin = 0;
+  KB_CUDA_CHECK(cudaGetDevice(&dev));
+  KB_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+  KB_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+  if (major < 9) return "whole needs compute capability 9.0";
+  // The kernel's static shared memory (its warps' merge) is at most 48 KB.
+  if (attention_whole_smem(max_seq, head_dim) + 48 * 1024 > size_t(optin))
+    return "whole: the cache of one kv head does not fit in shared memory";
+  return nullptr;
+}
+
 int64_t attention_workspace_floats(const ModelConfig& c, int n_splits) {
   return int64_t(c.n_kv_heads) * n_splits * c.group() * (c.head_dim + 2);
 }
@@ -1055,13 +1067,8 @@ void attention(const AttentionArgs& a, cudaStream_t stream) {
   require(a.cluster || a.n_splits == 1 || (a.partial && a.counters),
           "attention: several splits need the partial workspace and counters");
   if (a.whole) {
-    int dev = 0, major = 0, optin = 0;
-    KB_CUDA_CHECK(cudaGetDevice(&dev));
-    KB_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
-    KB_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-    require(major >= 9, "attention: whole needs compute capability 9.0");
-    require(attention_whole_smem(a.max_seq, a.head_dim) + 48 * 1024 <= size_t(optin),
-            "attention: whole: the cache of one kv head does not fit in shared memory");
+    if (const char* why = attention_whole_refusal(a.max_seq, a.head_dim))
+      throw std::invalid_argument(std::string("attention: ") + why);
   }
   if (a.cluster) {
     require(a.n_splits <= kMaxAttentionClusterSplits,

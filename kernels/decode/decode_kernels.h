@@ -105,6 +105,10 @@ struct AttentionArgs {
 constexpr int kMaxAttentionClusterSplits = 8;  // the portable cluster size
 // Dynamic shared memory of AttentionArgs::whole: K and V rows of one kv head.
 size_t attention_whole_smem(int max_seq, int head_dim);
+// Why AttentionArgs::whole cannot run on the current device at these
+// sizes (compute capability below 9.0, or one head's cache too large for
+// shared memory), or nullptr where it can.
+const char* attention_whole_refusal(int max_seq, int head_dim);
 // Floats of AttentionArgs::partial for a config and split count.
 int64_t attention_workspace_floats(const ModelConfig& c, int n_splits);
 // The split count the decoder uses on a GPU with `sm_count` SMs.

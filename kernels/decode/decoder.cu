@@ -147,10 +147,7 @@ Decoder::Decoder(const ModelConfig& c, WeightType t, const DecoderOptions& o)
   int major = 0;
   KB_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
   cluster_ = o.attn_cluster && major >= 9;
-  int optin = 0;
-  KB_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-  whole_ = o.attn_whole && major >= 9 &&
-           attention_whole_smem(o.max_seq, c.head_dim) + 48 * 1024 <= size_t(optin);
+  whole_ = o.attn_whole && !attention_whole_refusal(o.max_seq, c.head_dim);
   splits_ = cluster_ ? std::min(o.attn_splits > 0 ? o.attn_splits : kMaxAttentionClusterSplits,
                                 kMaxAttentionClusterSplits)
             : o.attn_splits > 0 ? o.attn_splits
