@@ -599,41 +599,45 @@ int main(int argc, char** argv) {
           a.reps, a.pos);
       std::printf("  step: plain %.1f us, traced %.1f us (medians of %d interleaved rounds)\n",
                   kb::quantile(plain_us, 0.5), kb::quantile(traced_us, 0.5), a.ab_rounds);
-      std::printf("  %-30s %7s %7s %7s %7s %7s %7s %7s %7s %7s | %7s\n", "kernel", "start0",
-                  "start1", "wait0", "wait1", "main50", "main90", "main1", "end50", "end1",
-                  "chain");
+      // end1, the kernel's last end after its predecessor's, is the chain
+      // time it adds.
+      std::printf("  %-30s %7s %7s %7s %7s %7s %7s %7s %7s %11s\n", "kernel", "start0", "start1",
+                  "wait0", "wait1", "main50", "main90", "main1", "end50", "end1=chain");
       // Kernels in launch order; the chain predecessor of span i is span i-1.
       std::vector<std::string> order;
-      std::map<std::string, std::vector<std::array<double, 10>>> rel;
+      std::vector<bool> in_layers;  // of order's kernels
+      std::map<std::string, std::vector<std::array<double, 9>>> rel;
       const int lo = c.n_layers > 2 ? 1 : 0, hi = c.n_layers > 2 ? c.n_layers - 2 : c.n_layers - 1;
       for (const auto& st : runs)
         for (size_t i = 1; i < spans.size(); ++i) {
           const auto& sp = spans[i];
           const std::string key = sp.layer < 0 ? sp.name + " (outside the layers)" : sp.name;
           if (sp.layer >= 0 && (sp.layer < lo || sp.layer > hi)) continue;
-          if (!rel.count(key)) order.push_back(key);
+          if (!rel.count(key)) {
+            order.push_back(key);
+            in_layers.push_back(sp.layer >= 0);
+          }
           const double base = st[i - 1].end_max;
           const Stat& x = st[i];
           rel[key].push_back({x.start_min - base, x.start_max - base, x.wait_min - base,
                               x.wait_max - base, x.main_p50 - base, x.main_p90 - base,
-                              x.main_max - base, x.end_p50 - base, x.end_max - base,
-                              x.end_max - base});
+                              x.main_max - base, x.end_p50 - base, x.end_max - base});
         }
       double chain_sum = 0;
-      for (const auto& key : order) {
-        const auto& v = rel[key];
-        std::printf("  %-30s", key.c_str());
-        for (int j = 0; j < 10; ++j) {
+      for (size_t k = 0; k < order.size(); ++k) {
+        const auto& v = rel[order[k]];
+        std::printf("  %-30s", order[k].c_str());
+        for (int j = 0; j < 9; ++j) {
           std::vector<double> col;
           for (const auto& row : v)
             if (!std::isnan(row[j])) col.push_back(row[j]);
           const double m = col.empty() ? NAN : kb::quantile(col, 0.5);
-          if (j == 9 && key.find("outside") == std::string::npos) chain_sum += m;
-          std::printf(j == 9 ? " | %7.2f" : " %7.2f", m);
+          if (j == 8 && in_layers[k]) chain_sum += m;
+          std::printf(j == 8 ? " %11.2f" : " %7.2f", m);
         }
         std::printf("\n");
       }
-      std::printf("  a middle layer on the chain: %.2f us (the sum of its kernels' chain column)\n",
+      std::printf("  a middle layer on the chain: %.2f us (the sum of its kernels' end1)\n",
                   chain_sum);
     }
     if (a.ideal_chain) {
