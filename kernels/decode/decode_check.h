@@ -55,7 +55,7 @@ struct ReferenceCheckOptions {
   int route_fault = 0;             // DecoderOptions::route_fault (tests: the check must fail)
   bool moe_combine_early = false;  // DecoderOptions::moe_combine_early
   bool moe_route_parallel = true;  // DecoderOptions::moe_route_parallel
-  bool attn_whole = false;         // DecoderOptions::attn_whole
+  bool attn_whole = true;          // DecoderOptions::attn_whole
 };
 
 DecodeCheck check_against_reference(const ModelConfig& c, WeightType t,

@@ -55,11 +55,10 @@ struct DecoderOptions {
   // The attention as one block per kv head with the head's cache copied
   // into shared memory before its wait (AttentionArgs::whole; a 9.0 GPU
   // where the cache of one head fits; else attn_cluster's or the splits'):
-  // no splits, no merge between blocks. Faster where measured (H100, one
+  // no splits, no merge between blocks. On by measurement (H100, one
   // process: Mixtral 16 layers int8 411.0 -> 415.2 tok/s a generation,
-  // Llama-2-7B int8 374.2 -> 382.9; docs/notes/decode.md) but off until
-  // the whole GPU test suite and the experiments' checks have run with it.
-  bool attn_whole = false;
+  // Llama-2-7B int8 374.2 -> 382.9; docs/notes/decode.md).
+  bool attn_whole = true;
   bool capture = true;            // capture the step graph in the constructor
   bool pdl = true;                // every kernel after the first as a programmatic dependent
                                   // (gemv.h): each gemv starts streaming its weights during the

@@ -20,7 +20,7 @@
 // its ids before its wait; default 0, by measurement), --moe-parallel
 // DecoderOptions::moe_route_parallel (the router beside the o projection;
 // default 1), --attn-cluster DecoderOptions::attn_cluster (default 1),
-// --attn-whole DecoderOptions::attn_whole (default 0);
+// --attn-whole DecoderOptions::attn_whole (default 1);
 // with two values (0,1) each builds a decoder for each combination (the same weights; all must fit:
 // four of 16 layers of int8 do on an 80 GB GPU), reports each, then times
 // their graph steps interleaved, --ab-rounds rounds of R replays each
