@@ -520,6 +520,137 @@ __global__ void __launch_bounds__(W * 32) attention_kernel(AttentionArgs a) {
   if (threadIdx.x == 0) a.counters[kvh] = 0;  // ready for the next layer / step
 }
 
+// 8 bf16 of shared memory (16 bytes) as floats.
+__device__ __forceinline__ void load_bf16x8(const bf16* p, float (&f)[8]) {
+  const uint4 w = *reinterpret_cast<const uint4*>(p);
+  f[0] = bf16_lo(w.x);
+  f[1] = bf16_hi(w.x);
+  f[2] = bf16_lo(w.y);
+  f[3] = bf16_hi(w.y);
+  f[4] = bf16_lo(w.z);
+  f[5] = bf16_hi(w.z);
+  f[6] = bf16_lo(w.w);
+  f[7] = bf16_hi(w.w);
+}
+
+// The whole-cache attention's softmax in two passes over shared memory, for
+// the block's W warps (the cache rows 0..len-1 in ks/vs, q in s_q, all
+// visible to every thread; the caller's next barrier is inside). Scores:
+// 8 lanes a position, each lane HD/8 dims (16-byte chunks `sub`, `sub` + 8:
+// the 8 lanes of a quarter warp read 128 contiguous bytes of one row, no
+// bank conflict), added over the 8 lanes by 3 shuffles (5 a score where a
+// warp shares a position: the shuffles were the rounds' cost); the scores
+// (log2 domain) go to sp[j][g], each warp's maximum to s_m. Then the block's
+// maximum M, p = exp2(s - M) in place, each warp's sums of p to s_l. Then
+// warp w adds p · V over positions w, w + W, ... (lanes own HD/32
+// consecutive dims) and leaves its o in s_o: out = sum of s_o / sum of s_l.
+template <int HD, int G, int W>
+__device__ __forceinline__ void whole_two_pass(const bf16* ks, const bf16* vs, float* sp, int len,
+                                               int warp, int lane, const float (&s_q)[G][HD],
+                                               float (&s_m)[W][G], float (&s_l)[W][G],
+                                               float (&s_o)[W][G][HD]) {
+  constexpr int LP = 8;             // lanes a position
+  constexpr int CPL = HD / LP / 8;  // 16-byte chunks a lane
+  constexpr int PPB = W * 32 / LP;  // positions a pass of the block
+  constexpr int EPL = HD / 32;
+  static_assert(G <= LP && CPL >= 1, "G <= 8, HD a multiple of 64");
+  __syncthreads();  // s_q and the new row
+  const int sub = lane % LP;
+  float qr[G][CPL][8];
+#pragma unroll
+  for (int g = 0; g < G; ++g)
+#pragma unroll
+    for (int c = 0; c < CPL; ++c)
+#pragma unroll
+      for (int e = 0; e < 8; ++e) qr[g][c][e] = s_q[g][(sub + LP * c) * 8 + e];
+  float mx[G];
+#pragma unroll
+  for (int g = 0; g < G; ++g) mx[g] = -INFINITY;
+  // The loop's bounds are the warp's (its first group's), so that every
+  // lane takes part in the shuffles; a group past the end scores len - 1.
+  for (int jw = warp * (32 / LP); jw < len; jw += 2 * PPB) {
+    const int j0 = jw + lane / LP;
+    float s[2][G];
+#pragma unroll
+    for (int u = 0; u < 2; ++u) {
+      const int j = min(j0 + u * PPB, len - 1);  // a second row past the end: scored, not kept
+#pragma unroll
+      for (int g = 0; g < G; ++g) s[u][g] = 0.f;
+#pragma unroll
+      for (int c = 0; c < CPL; ++c) {
+        float kf[8];
+        load_bf16x8(ks + size_t(j) * HD + (sub + LP * c) * 8, kf);
+#pragma unroll
+        for (int g = 0; g < G; ++g)
+#pragma unroll
+          for (int e = 0; e < 8; ++e) s[u][g] = fmaf(qr[g][c][e], kf[e], s[u][g]);
+      }
+    }
+#pragma unroll
+    for (int off = LP / 2; off > 0; off >>= 1)
+#pragma unroll
+      for (int u = 0; u < 2; ++u)
+#pragma unroll
+        for (int g = 0; g < G; ++g) s[u][g] += __shfl_xor_sync(0xffffffffu, s[u][g], off);
+#pragma unroll
+    for (int u = 0; u < 2; ++u) {
+      const int j = j0 + u * PPB;
+      if (j < len) {
+#pragma unroll
+        for (int g = 0; g < G; ++g) {
+          if (sub == g) sp[size_t(j) * G + g] = s[u][g];
+          mx[g] = fmaxf(mx[g], s[u][g]);
+        }
+      }
+    }
+  }
+#pragma unroll
+  for (int g = 0; g < G; ++g) {
+    mx[g] = fmaxf(mx[g], __shfl_xor_sync(0xffffffffu, mx[g], 8));
+    mx[g] = fmaxf(mx[g], __shfl_xor_sync(0xffffffffu, mx[g], 16));
+    if (lane == 0) s_m[warp][g] = mx[g];
+  }
+  __syncthreads();
+  {  // p = exp2(s - M) in place; thread t always meets head t % G (G divides the stride)
+    const int g = lane % G;
+    float M = -INFINITY;
+#pragma unroll
+    for (int w = 0; w < W; ++w) M = fmaxf(M, s_m[w][g]);  // finite: position 0 is scored
+    float lsum = 0.f;
+    for (int i = warp * 32 + lane; i < len * G; i += W * 32) {
+      const float p = exp2f(sp[i] - M);
+      sp[i] = p;
+      lsum += p;
+    }
+#pragma unroll
+    for (int off = G; off < 32; off <<= 1) lsum += __shfl_xor_sync(0xffffffffu, lsum, off);
+    if (lane < G) s_l[warp][lane] = lsum;
+  }
+  __syncthreads();
+  const int d0 = lane * EPL;
+  float o[G][EPL];
+#pragma unroll
+  for (int g = 0; g < G; ++g)
+#pragma unroll
+    for (int e = 0; e < EPL; ++e) o[g][e] = 0.f;
+#pragma unroll 4
+  for (int j = warp; j < len; j += W) {
+    float vv[EPL];
+    load_bf16<EPL, false>(vs + size_t(j) * HD + d0, vv);
+#pragma unroll
+    for (int g = 0; g < G; ++g) {
+      const float p = sp[size_t(j) * G + g];
+#pragma unroll
+      for (int e = 0; e < EPL; ++e) o[g][e] = fmaf(p, vv[e], o[g][e]);
+    }
+  }
+#pragma unroll
+  for (int g = 0; g < G; ++g)
+#pragma unroll
+    for (int e = 0; e < EPL; ++e) s_o[warp][g][d0 + e] = o[g][e];
+  __syncthreads();
+}
+
 // AttentionArgs::whole (compute capability 9.0): one block of kWholeWarps
 // warps per kv head, no splits and no merge between blocks. Before its
 // dependency wait the block has the TMA engine copy the head's cache rows
@@ -535,18 +666,18 @@ __global__ void __launch_bounds__(W * 32) attention_kernel(AttentionArgs a) {
 // 2354.6 us and at 200 2400.6 against 2401.1 (Llama-2-7B int8 at 105 2583.5
 // against 2576.4; H100, docs/notes/decode.md).
 constexpr int kWholeWarps = 8;
-template <int HD, int G>
-__global__ void __launch_bounds__(kWholeWarps * 32) attention_whole_kernel(AttentionArgs a) {
-  constexpr int W = kWholeWarps;
+template <int HD, int G, int W>
+__global__ void __launch_bounds__(W * 32) attention_whole_kernel(AttentionArgs a) {
   constexpr int EPL = HD / 32;
-  constexpr int U = kAttnRound;
   extern __shared__ __align__(128) unsigned char smem_raw[];
-  bf16* ks = reinterpret_cast<bf16*>(smem_raw);  // [max_seq][HD]: K rows before pos
+  bf16* ks = reinterpret_cast<bf16*>(smem_raw);  // [max_seq][HD]: K rows
   bf16* vs = ks + size_t(a.max_seq) * HD;        // and V
+  float* sp = reinterpret_cast<float*>(vs + size_t(a.max_seq) * HD);  // [max_seq][G]: scores
   __shared__ __align__(8) unsigned long long bar;
   __shared__ float s_red[32];
   __shared__ float s_m[W][G], s_l[W][G];
-  __shared__ float s_o[W][G][HD];
+  __shared__ __align__(16) float s_o[W][G][HD];
+  __shared__ __align__(16) float s_q[G][HD];
   stamp(a.timeline, 0);
   const int kvh = blockIdx.x;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -579,6 +710,9 @@ __global__ void __launch_bounds__(kWholeWarps * 32) attention_whole_kernel(Atten
 #endif
   float cs[EPL / 2], sn[EPL / 2];
   rope_angles<EPL, HD>(a.rope_theta, d0, pos, cs, sn);
+  // r before the wait where x was complete before this grid could launch
+  // (r after the wait, its loads beside q's, was measured slower: Mixtral
+  // +0.11%, Llama-2-7B int8 +0.54%, H100, docs/notes/decode.md).
   // (block_rms_scale's barriers also publish the mbarrier's init.)
   float r = a.x_ready ? block_rms_scale<true>(a.x, a.dim, a.eps, s_red) : 0.f;
   if (!a.x_ready) __syncthreads();
@@ -591,62 +725,41 @@ __global__ void __launch_bounds__(kWholeWarps * 32) attention_whole_kernel(Atten
   load_bf16<EPL, false>(a.qkv + size_t(H) * HD + size_t(kvh) * HD + d0, kn);
   load_bf16<EPL, false>(a.qkv + size_t(H + KVH) * HD + size_t(kvh) * HD + d0, vn);
   if (!a.x_ready) r = block_rms_scale(a.x, a.dim, a.eps, s_red);
-  prepare_query<G, EPL>(q, cs, sn, r * kLog2e * rsqrtf(float(HD)));
+  if (warp == 0) {
+    prepare_query<G, EPL>(q, cs, sn, r * kLog2e * rsqrtf(float(HD)));
 #pragma unroll
-  for (int e = 0; e < EPL; ++e) {
-    kn[e] *= r;
-    vn[e] = __bfloat162float(__float2bfloat16_rn(vn[e] * r));
-  }
-  rope_pairs<EPL>(kn, cs, sn);
+    for (int e = 0; e < EPL; ++e) {
+      kn[e] *= r;
+      vn[e] = __bfloat162float(__float2bfloat16_rn(vn[e] * r));
+    }
+    rope_pairs<EPL>(kn, cs, sn);
 #pragma unroll
-  for (int e = 0; e < EPL; ++e) kn[e] = __bfloat162float(__float2bfloat16_rn(kn[e]));
-  if (warp == 0) {  // append at pos (the copy read only the rows before it)
+    for (int e = 0; e < EPL; ++e) kn[e] = __bfloat162float(__float2bfloat16_rn(kn[e]));
+    // Append at pos, in the cache and in shared memory (the copy took only
+    // the rows before it); q into shared memory for every warp.
     store_bf16<EPL>(kc + size_t(pos) * HD + d0, kn);
     store_bf16<EPL>(vc + size_t(pos) * HD + d0, vn);
+    store_bf16<EPL>(ks + size_t(pos) * HD + d0, kn);
+    store_bf16<EPL>(vs + size_t(pos) * HD + d0, vn);
+#pragma unroll
+    for (int g = 0; g < G; ++g)
+#pragma unroll
+      for (int e = 0; e < EPL; ++e) s_q[g][d0 + e] = q[g][e];
   }
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   mbar_wait(bar_a, 0);
 #else
-  __trap();    // launched only on compute capability 9.0 and later (attention())
+  __trap();  // launched only on compute capability 9.0 and later (attention())
 #endif
-  float m[G], l[G], o[G][EPL];
-  softmax_start<G, EPL>(m, l, o);
-  for (int j0 = warp; j0 < len; j0 += U * W) {
-    float kk[U][EPL], vv[U][EPL];
-    bool valid[U];
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const int j = j0 + u * W;
-      valid[u] = j < len;
-      if (j < pos) {
-        load_bf16<EPL, false>(ks + size_t(j) * HD + d0, kk[u]);
-        load_bf16<EPL, false>(vs + size_t(j) * HD + d0, vv[u]);
-      } else {
-#pragma unroll
-        for (int e = 0; e < EPL; ++e) {
-          kk[u][e] = j == pos ? kn[e] : 0.f;
-          vv[u][e] = j == pos ? vn[e] : 0.f;
-        }
-      }
-    }
-    softmax_round<G, U, EPL>(q, kk, vv, valid, m, l, o);
-  }
-  // The warps merge (a warp without positions has m = -inf and weighs 0;
-  // warp 0 always has position 0).
-  publish_warp<W, G, HD, EPL>(warp, lane, d0, m, l, o, s_m, s_l, s_o);
-  __syncthreads();
+  whole_two_pass<HD, G, W>(ks, vs, sp, len, warp, lane, s_q, s_m, s_l, s_o);
   stamp(a.timeline, 2);
   for (int t = threadIdx.x; t < G * HD; t += blockDim.x) {
     const int g = t / HD, d = t % HD;
-    float M = -INFINITY;
-#pragma unroll
-    for (int w = 0; w < W; ++w) M = fmaxf(M, s_m[w][g]);
     float L = 0.f, O = 0.f;
 #pragma unroll
     for (int w = 0; w < W; ++w) {
-      const float f = exp2f(s_m[w][g] - M);
-      L += f * s_l[w][g];
-      O += f * s_o[w][g][d];
+      L += s_l[w][g];
+      O += s_o[w][g][d];
     }
     out[t] = __float2bfloat16_rn(O / L);
   }
@@ -657,9 +770,12 @@ template <int HD, int G>
 void launch_attention_g(const AttentionArgs& a, dim3 grid, cudaStream_t stream) {
   if (a.whole) {
     const size_t smem = attention_whole_smem(a.max_seq, HD);
-    auto* k = attention_whole_kernel<HD, G>;
+    constexpr int kWide = G <= 4 ? 16 : kWholeWarps;  // static shared memory: s_o
+    auto* k = a.whole_wide ? attention_whole_kernel<HD, G, kWide>
+                             : attention_whole_kernel<HD, G, kWholeWarps>;
+    const int warps = a.whole_wide ? kWide : kWholeWarps;
     KB_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-    launch_maybe_pdl_cluster(a.pdl, k, dim3(a.n_kv_heads), dim3(kWholeWarps * 32), smem,
+    launch_maybe_pdl_cluster(a.pdl, k, dim3(a.n_kv_heads), dim3(warps * 32), smem,
                              dim3(0, 0, 0), stream, a);
     return;
   }
@@ -1029,7 +1145,8 @@ void embed(const bf16* embedding, const int32_t* tokens, const int32_t* pos, int
 }
 
 size_t attention_whole_smem(int max_seq, int head_dim) {
-  return 2 * size_t(max_seq) * size_t(head_dim) * sizeof(bf16);
+  // K and V rows, and a position's scores for up to 8 query heads.
+  return size_t(max_seq) * (2 * size_t(head_dim) * sizeof(bf16) + 8 * sizeof(float));
 }
 
 const char* attention_whole_refusal(int max_seq, int head_dim) {
