@@ -770,12 +770,9 @@ template <int HD, int G>
 void launch_attention_g(const AttentionArgs& a, dim3 grid, cudaStream_t stream) {
   if (a.whole) {
     const size_t smem = attention_whole_smem(a.max_seq, HD);
-    constexpr int kWide = G <= 4 ? 16 : kWholeWarps;  // static shared memory: s_o
-    auto* k = a.whole_wide ? attention_whole_kernel<HD, G, kWide>
-                             : attention_whole_kernel<HD, G, kWholeWarps>;
-    const int warps = a.whole_wide ? kWide : kWholeWarps;
+    auto* k = attention_whole_kernel<HD, G, kWholeWarps>;
     KB_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-    launch_maybe_pdl_cluster(a.pdl, k, dim3(a.n_kv_heads), dim3(warps * 32), smem,
+    launch_maybe_pdl_cluster(a.pdl, k, dim3(a.n_kv_heads), dim3(kWholeWarps * 32), smem,
                              dim3(0, 0, 0), stream, a);
     return;
   }

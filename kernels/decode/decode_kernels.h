@@ -97,7 +97,6 @@ struct AttentionArgs {
   // cache of one head, attention_whole_smem, must fit): no splits, no
   // merge between blocks; n_splits, min_chunk and cluster are ignored.
   bool whole = false;
-  bool whole_wide = false;  // A/B switch (temporary): 16 warps where G <= 4
   // Diagnostics (tools/decode_profile --timeline): 4 words a block,
   // kb::stamp (kernels/common/timeline.cuh; [2]: the block's own
   // positions done, before the merge). Never set by the library.

@@ -322,7 +322,6 @@ AttentionArgs Decoder::attention_args(int layer) const {
   a.x_ready = true;
   a.cluster = cluster_;
   a.whole = whole_;
-  a.whole_wide = opt_.attn_whole_wide;
   a.timeline = timeline_slot(int64_t(c.n_kv_heads) * splits_);
   return a;
 }

@@ -59,7 +59,6 @@ struct DecoderOptions {
   // process: Mixtral 16 layers int8 411.0 -> 415.2 tok/s a generation,
   // Llama-2-7B int8 374.2 -> 382.9; docs/notes/decode.md).
   bool attn_whole = true;
-  bool attn_whole_wide = false;  // A/B switch (temporary)
   bool capture = true;            // capture the step graph in the constructor
   bool pdl = true;                // every kernel after the first as a programmatic dependent
                                   // (gemv.h): each gemv starts streaming its weights during the

@@ -112,7 +112,7 @@ struct Args {
   int moe_down_ks = 0, moe_down_rows = 0, moe_down_unroll = 0, moe_down_pipe = -1;
   // Empty: the decoder's default; two values (0,1): an A/B (a decoder for
   // each combination of the options given two values).
-  std::vector<bool> moe_early, moe_parallel, attn_cluster, attn_whole, attn_wide;
+  std::vector<bool> moe_early, moe_parallel, attn_cluster, attn_whole;
   std::vector<std::string> qkv_kernels, o_kernels, gate_kernels, down_kernels;
   std::string tuning;  // a tuning file whose gemv table to install (as kbench run does)
   int ab_rounds = 7;
@@ -191,8 +191,6 @@ Args parse(int argc, char** argv) {
           a.attn_cluster = flags(k, v);
         else if (k == "--attn-whole")
           a.attn_whole = flags(k, v);
-        else if (k == "--attn-wide")
-          a.attn_wide = flags(k, v);
         else if (k == "--qkv-kernels" || k == "--o-kernels") {
           for (const std::string& name : kb::tools::comma_items(v)) {
             if (!kb::gemv::parse_kernel(name)) usage(k + ": no kernel named " + name);
@@ -346,7 +344,6 @@ int main(int argc, char** argv) {
         {"moe-parallel", a.moe_parallel, &dec::DecoderOptions::moe_route_parallel, true},
         {"attn-cluster", a.attn_cluster, &dec::DecoderOptions::attn_cluster, false},
         {"attn-whole", a.attn_whole, &dec::DecoderOptions::attn_whole, false},
-        {"attn-wide", a.attn_wide, &dec::DecoderOptions::attn_whole_wide, false},
     };
     for (Axis& x : axes) {
       if (x.values.empty()) x.values = {o.*x.field};
