@@ -656,22 +656,24 @@ __device__ __forceinline__ void whole_two_pass(const bf16* ks, const bf16* vs, f
 // dependency wait the block has the TMA engine copy the head's cache rows
 // before `pos` (two contiguous ranges, K and V) into its shared memory
 // (cp.async.bulk, one mbarrier), and takes r and RoPE's angles as the split
-// kernel does; after the wait it reads q and the new k/v, appends them to
-// the cache, waits for the copy, and runs the online softmax over every
-// position from shared memory (the new one from registers), warp w taking
-// positions w, w + W, ... kAttnRound at a time; the warps merge in shared
-// memory and the block writes `out`. Dynamic shared memory: 2 · max_seq ·
-// HD bf16 (attention_whole_smem).
-// 8 warps: against 16, Mixtral's step at position 105 was 2351.8 against
-// 2354.6 us and at 200 2400.6 against 2401.1 (Llama-2-7B int8 at 105 2583.5
-// against 2576.4; H100, docs/notes/decode.md).
+// kernel does; after the wait warp 0 reads q and the new k/v, appends them
+// to the cache and to the rows in shared memory and leaves q there; then
+// the block waits for the copy and runs the softmax in two passes over
+// shared memory (whole_two_pass): every score, the block's maximum, then
+// p · V; out = the warps' sums over their sums of p. Dynamic shared memory:
+// max_seq · (2 · HD bf16 + 8 floats) (attention_whole_smem).
+// Measured on H100s (docs/notes/decode.md): the two passes against the
+// online softmax's rounds (lanes over dims, 5 shuffles a score): Mixtral's
+// step -0.57% at position 105, -1.28% at 200, Llama-2-7B int8 -0.34%;
+// 16 warps against 8: +0.82% / +0.71% / +0.17%; r and the angles after
+// the wait (their loads beside q's): +0.11%, Llama-2-7B int8 +0.54%.
 constexpr int kWholeWarps = 8;
 template <int HD, int G, int W>
 __global__ void __launch_bounds__(W * 32) attention_whole_kernel(AttentionArgs a) {
   constexpr int EPL = HD / 32;
   extern __shared__ __align__(128) unsigned char smem_raw[];
-  bf16* ks = reinterpret_cast<bf16*>(smem_raw);  // [max_seq][HD]: K rows
-  bf16* vs = ks + size_t(a.max_seq) * HD;        // and V
+  bf16* ks = reinterpret_cast<bf16*>(smem_raw);                       // [max_seq][HD]: K rows
+  bf16* vs = ks + size_t(a.max_seq) * HD;                             // and V
   float* sp = reinterpret_cast<float*>(vs + size_t(a.max_seq) * HD);  // [max_seq][G]: scores
   __shared__ __align__(8) unsigned long long bar;
   __shared__ float s_red[32];
@@ -749,7 +751,7 @@ __global__ void __launch_bounds__(W * 32) attention_whole_kernel(AttentionArgs a
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   mbar_wait(bar_a, 0);
 #else
-  __trap();  // launched only on compute capability 9.0 and later (attention())
+  __trap();    // launched only on compute capability 9.0 and later (attention())
 #endif
   whole_two_pass<HD, G, W>(ks, vs, sp, len, warp, lane, s_q, s_m, s_l, s_o);
   stamp(a.timeline, 2);

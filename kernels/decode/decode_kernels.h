@@ -103,7 +103,8 @@ struct AttentionArgs {
   unsigned long long* timeline = nullptr;
 };
 constexpr int kMaxAttentionClusterSplits = 8;  // the portable cluster size
-// Dynamic shared memory of AttentionArgs::whole: K and V rows of one kv head.
+// Dynamic shared memory of AttentionArgs::whole: K and V rows of one kv head
+// and their scores (for up to 8 query heads a kv head).
 size_t attention_whole_smem(int max_seq, int head_dim);
 // Why AttentionArgs::whole cannot run on the current device at these
 // sizes (compute capability below 9.0, or one head's cache too large for

@@ -56,8 +56,9 @@ struct DecoderOptions {
   // into shared memory before its wait (AttentionArgs::whole; a 9.0 GPU
   // where the cache of one head fits; else attn_cluster's or the splits'):
   // no splits, no merge between blocks. On by measurement (H100, one
-  // process: Mixtral 16 layers int8 411.0 -> 415.2 tok/s a generation,
-  // Llama-2-7B int8 374.2 -> 382.9; docs/notes/decode.md).
+  // process, with the online softmax it first had: Mixtral 16 layers int8
+  // 411.0 -> 415.2 tok/s a generation, Llama-2-7B int8 374.2 -> 382.9;
+  // its two passes since: a Mixtral step -0.57% more; docs/notes/decode.md).
   bool attn_whole = true;
   bool capture = true;            // capture the step graph in the constructor
   bool pdl = true;                // every kernel after the first as a programmatic dependent
@@ -221,6 +222,8 @@ class Decoder {
   const std::vector<int32_t>& prompt() const { return opt_.prompt; }
   int attention_splits() const { return splits_; }
   bool attention_cluster() const { return cluster_; }
+  // AttentionArgs::whole: one block a kv head, its cache in shared memory.
+  bool attention_whole() const { return whole_; }
   // The router beside the o projection (DecoderOptions::moe_route_parallel,
   // where the o projection's kernel carries router blocks).
   bool route_parallel() const { return parallel_; }

@@ -382,10 +382,15 @@ int main(int argc, char** argv) {
                   (x.values[0] ? "1" : "0");
       std::printf("options: %s\n", opts.c_str());
     }
-    for (size_t i = 0; i < ds.size(); ++i)
-      std::printf(
-          "%sattention: %d splits, %s\n", label(i).c_str(), ds[i]->attention_splits(),
-          ds[i]->attention_cluster() ? "one cluster a kv head" : "merged by the last block");
+    for (size_t i = 0; i < ds.size(); ++i) {
+      if (ds[i]->attention_whole())
+        std::printf("%sattention: one block a kv head, its cache in shared memory (whole)\n",
+                    label(i).c_str());
+      else
+        std::printf(
+            "%sattention: %d splits, %s\n", label(i).c_str(), ds[i]->attention_splits(),
+            ds[i]->attention_cluster() ? "one cluster a kv head" : "merged by the last block");
+    }
     for (size_t i = 0; i < ds.size(); ++i)
       std::printf(
           "%sgraph: %zu nodes per step (%d expected with one kernel per gemv; %d on the "
