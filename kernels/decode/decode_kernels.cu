@@ -520,19 +520,6 @@ __global__ void __launch_bounds__(W * 32) attention_kernel(AttentionArgs a) {
   if (threadIdx.x == 0) a.counters[kvh] = 0;  // ready for the next layer / step
 }
 
-// 8 bf16 of shared memory (16 bytes) as floats.
-__device__ __forceinline__ void load_bf16x8(const bf16* p, float (&f)[8]) {
-  const uint4 w = *reinterpret_cast<const uint4*>(p);
-  f[0] = bf16_lo(w.x);
-  f[1] = bf16_hi(w.x);
-  f[2] = bf16_lo(w.y);
-  f[3] = bf16_hi(w.y);
-  f[4] = bf16_lo(w.z);
-  f[5] = bf16_hi(w.z);
-  f[6] = bf16_lo(w.w);
-  f[7] = bf16_hi(w.w);
-}
-
 // The whole-cache attention's softmax in two passes over shared memory, for
 // the block's W warps (the cache rows 0..len-1 in ks/vs, q in s_q, all
 // visible to every thread; the caller's next barrier is inside). Scores:
@@ -579,7 +566,7 @@ __device__ __forceinline__ void whole_two_pass(const bf16* ks, const bf16* vs, f
 #pragma unroll
       for (int c = 0; c < CPL; ++c) {
         float kf[8];
-        load_bf16x8(ks + size_t(j) * HD + (sub + LP * c) * 8, kf);
+        unpack8(*reinterpret_cast<const uint4*>(ks + size_t(j) * HD + (sub + LP * c) * 8), kf);
 #pragma unroll
         for (int g = 0; g < G; ++g)
 #pragma unroll
