@@ -655,8 +655,9 @@ __device__ __forceinline__ void whole_two_pass(const bf16* ks, const bf16* vs, f
 // 16 warps against 8: +0.82% / +0.71% / +0.17%; r and the angles after
 // the wait (their loads beside q's): +0.11%, Llama-2-7B int8 +0.54%.
 constexpr int kWholeWarps = 8;
-template <int HD, int G, int W>
-__global__ void __launch_bounds__(W * 32) attention_whole_kernel(AttentionArgs a) {
+template <int HD, int G>
+__global__ void __launch_bounds__(kWholeWarps * 32) attention_whole_kernel(AttentionArgs a) {
+  constexpr int W = kWholeWarps;
   constexpr int EPL = HD / 32;
   extern __shared__ __align__(128) unsigned char smem_raw[];
   bf16* ks = reinterpret_cast<bf16*>(smem_raw);                       // [max_seq][HD]: K rows
@@ -759,7 +760,7 @@ template <int HD, int G>
 void launch_attention_g(const AttentionArgs& a, dim3 grid, cudaStream_t stream) {
   if (a.whole) {
     const size_t smem = attention_whole_smem(a.max_seq, HD);
-    auto* k = attention_whole_kernel<HD, G, kWholeWarps>;
+    auto* k = attention_whole_kernel<HD, G>;
     KB_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
     launch_maybe_pdl_cluster(a.pdl, k, dim3(a.n_kv_heads), dim3(kWholeWarps * 32), smem,
                              dim3(0, 0, 0), stream, a);
