@@ -223,6 +223,36 @@ __device__ __forceinline__ void prepare_query(float (&q)[G][EPL], const float (&
   }
 }
 
+// This lane's dims of the kv head's G query rows from the qkv projection's
+// output ([H + 2 KVH][HD]: q heads, then k, then v), and with `kv` the new
+// k and v (else kn and vn are left unset).
+template <int HD, int G, int EPL>
+__device__ __forceinline__ void load_qkv(const bf16* qkv, int H, int KVH, int kvh, int d0, bool kv,
+                                         float (&q)[G][EPL], float (&kn)[EPL], float (&vn)[EPL]) {
+#pragma unroll
+  for (int g = 0; g < G; ++g) load_bf16<EPL, false>(qkv + size_t(kvh * G + g) * HD + d0, q[g]);
+  if (kv) {
+    load_bf16<EPL, false>(qkv + size_t(H) * HD + size_t(kvh) * HD + d0, kn);
+    load_bf16<EPL, false>(qkv + size_t(H + KVH) * HD + size_t(kvh) * HD + d0, vn);
+  }
+}
+
+// The new position's k and v as the cache stores them: scaled by r (the
+// RMSNorm), k rotated (RoPE), both rounded to bf16.
+template <int EPL>
+__device__ __forceinline__ void prepare_new_kv(float (&kn)[EPL], float (&vn)[EPL], float r,
+                                               const float (&cs)[EPL / 2],
+                                               const float (&sn)[EPL / 2]) {
+#pragma unroll
+  for (int e = 0; e < EPL; ++e) {
+    kn[e] *= r;
+    vn[e] = __bfloat162float(__float2bfloat16_rn(vn[e] * r));
+  }
+  rope_pairs<EPL>(kn, cs, sn);
+#pragma unroll
+  for (int e = 0; e < EPL; ++e) kn[e] = __bfloat162float(__float2bfloat16_rn(kn[e]));
+}
+
 // The online softmax's start: no position yet.
 template <int G, int EPL>
 __device__ __forceinline__ void softmax_start(float (&m)[G], float (&l)[G], float (&o)[G][EPL]) {
@@ -362,26 +392,13 @@ __global__ void __launch_bounds__(W * 32) attention_kernel(AttentionArgs a) {
   float r = a.x_ready ? block_rms_scale<true>(a.x, a.dim, a.eps, s_red) : 0.f;
   wait_for_previous_grid();
   stamp(a.timeline, 1);
-  float q[G][EPL];
-#pragma unroll
-  for (int g = 0; g < G; ++g) load_bf16<EPL, false>(a.qkv + size_t(kvh * G + g) * HD + d0, q[g]);
-  float kn[EPL], vn[EPL];
-  if (owner) {
-    load_bf16<EPL, false>(a.qkv + size_t(H) * HD + size_t(kvh) * HD + d0, kn);
-    load_bf16<EPL, false>(a.qkv + size_t(H + KVH) * HD + size_t(kvh) * HD + d0, vn);
-  }
+  float q[G][EPL], kn[EPL], vn[EPL];
+  load_qkv<HD, G, EPL>(a.qkv, H, KVH, kvh, d0, owner, q, kn, vn);
   if (!a.x_ready) r = block_rms_scale(a.x, a.dim, a.eps, s_red);
 
   prepare_query<G, EPL>(q, cs, sn, r * kLog2e * rsqrtf(float(HD)));
   if (owner) {  // append at `pos`; keep the values exactly as the cache stores them
-#pragma unroll
-    for (int e = 0; e < EPL; ++e) {
-      kn[e] *= r;
-      vn[e] = __bfloat162float(__float2bfloat16_rn(vn[e] * r));
-    }
-    rope_pairs<EPL>(kn, cs, sn);
-#pragma unroll
-    for (int e = 0; e < EPL; ++e) kn[e] = __bfloat162float(__float2bfloat16_rn(kn[e]));
+    prepare_new_kv<EPL>(kn, vn, r, cs, sn);
     if (warp == 0) {
       store_bf16<EPL>(kc + size_t(pos) * HD, kn);
       store_bf16<EPL>(vc + size_t(pos) * HD, vn);
@@ -708,23 +725,12 @@ __global__ void __launch_bounds__(kWholeWarps * 32) attention_whole_kernel(Atten
   if (!a.x_ready) __syncthreads();
   wait_for_previous_grid();
   stamp(a.timeline, 1);
-  float q[G][EPL];
-#pragma unroll
-  for (int g = 0; g < G; ++g) load_bf16<EPL, false>(a.qkv + size_t(kvh * G + g) * HD + d0, q[g]);
-  float kn[EPL], vn[EPL];
-  load_bf16<EPL, false>(a.qkv + size_t(H) * HD + size_t(kvh) * HD + d0, kn);
-  load_bf16<EPL, false>(a.qkv + size_t(H + KVH) * HD + size_t(kvh) * HD + d0, vn);
+  float q[G][EPL], kn[EPL], vn[EPL];
+  load_qkv<HD, G, EPL>(a.qkv, H, KVH, kvh, d0, true, q, kn, vn);
   if (!a.x_ready) r = block_rms_scale(a.x, a.dim, a.eps, s_red);
   if (warp == 0) {
     prepare_query<G, EPL>(q, cs, sn, r * kLog2e * rsqrtf(float(HD)));
-#pragma unroll
-    for (int e = 0; e < EPL; ++e) {
-      kn[e] *= r;
-      vn[e] = __bfloat162float(__float2bfloat16_rn(vn[e] * r));
-    }
-    rope_pairs<EPL>(kn, cs, sn);
-#pragma unroll
-    for (int e = 0; e < EPL; ++e) kn[e] = __bfloat162float(__float2bfloat16_rn(kn[e]));
+    prepare_new_kv<EPL>(kn, vn, r, cs, sn);
     // Append at pos, in the cache and in shared memory (the copy took only
     // the rows before it); q into shared memory for every warp.
     store_bf16<EPL>(kc + size_t(pos) * HD + d0, kn);
