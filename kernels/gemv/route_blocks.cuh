@@ -8,6 +8,20 @@
 
 namespace kb::gemv::detail {
 
+// The last router block's choice out (one thread): the ids, their logits
+// after the E router logits, the history's ids at `pos` (where kept and in
+// range), and the ticket counter back to 0 for the next launch.
+__device__ __forceinline__ void publish_route_choice(const RouteBlocks& rb, const RouteChoice& ch,
+                                                     int pos) {
+  for (int j = 0; j < rb.top; ++j) {
+    rb.ids[j] = ch.ids[j];
+    rb.logits[rb.E + j] = ch.chosen[j];
+  }
+  if (rb.hist_ids && pos >= 0 && pos < rb.capacity)
+    for (int j = 0; j < rb.top; ++j) rb.hist_ids[int64_t(pos) * rb.hist_stride + j] = ch.ids[j];
+  *rb.counter = 0;
+}
+
 // Router block b of nb (b < nb; att: a, the gemv's x): items (expert e, chunk c of 8 elements),
 // 16 chunks = the block's slice of 128 of dim and of q; 16 lanes hold one
 // expert's chunks and fold them with shuffles in a fixed order. The
@@ -91,15 +105,7 @@ __device__ void route_block(const RouteBlocks& rb, const bf16* att, int b, int n
     if (threadIdx.x >= 32) return;
     const RouteChoice ch =
         route_pick_warp(rb.partial, nb, rb.E, rb.scale, rb.top, rb.fault, rb.logits);
-    if (threadIdx.x == 0) {
-      for (int j = 0; j < rb.top; ++j) {
-        rb.ids[j] = ch.ids[j];
-        rb.logits[rb.E + j] = ch.chosen[j];
-      }
-      if (rb.hist_ids && pos >= 0 && pos < rb.capacity)
-        for (int j = 0; j < rb.top; ++j) rb.hist_ids[int64_t(pos) * rb.hist_stride + j] = ch.ids[j];
-      *rb.counter = 0;
-    }
+    if (threadIdx.x == 0) publish_route_choice(rb, ch, pos);
     return;
   }
   // Every block's parts into shared memory, kStage at a time (whole blocks),
@@ -122,14 +128,7 @@ __device__ void route_block(const RouteBlocks& rb, const bf16* att, int b, int n
   }
   __syncthreads();
   if (threadIdx.x == 0) {
-    const RouteChoice ch = route_choose(s_logit, rb.E, rb.top, rb.fault);
-    for (int j = 0; j < rb.top; ++j) {
-      rb.ids[j] = ch.ids[j];
-      rb.logits[rb.E + j] = ch.chosen[j];
-    }
-    if (rb.hist_ids && pos >= 0 && pos < rb.capacity)
-      for (int j = 0; j < rb.top; ++j) rb.hist_ids[int64_t(pos) * rb.hist_stride + j] = ch.ids[j];
-    *rb.counter = 0;
+    publish_route_choice(rb, route_choose(s_logit, rb.E, rb.top, rb.fault), pos);
   }
 }
 
