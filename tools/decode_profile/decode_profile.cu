@@ -23,8 +23,8 @@
 // --attn-whole DecoderOptions::attn_whole (default 1);
 // with two values (0,1) each builds a decoder for each combination (the same weights; all must fit:
 // four of 16 layers of int8 do on an 80 GB GPU), reports each, then times
-// their graph steps interleaved, --ab-rounds rounds of R replays each
-// (default 7): the A/B of one process.
+// their prefills and graph steps interleaved, --ab-rounds rounds (of R
+// replays each for the steps; default 7): the A/B of one process.
 //
 // Builds the model as the experiment does, advances the cache to position
 // N (default 105, the middle of the seed's generation), then prints
@@ -523,6 +523,31 @@ int main(int argc, char** argv) {
           const size_t di = round % 2 == 0 ? k : ds.size() - 1 - k;
           us[di].push_back(graph_step_us(*ds[di]));
         }
+      // The prefill graphs likewise, one prefill each a round.
+      std::vector<std::vector<double>> pf(ds.size());
+      for (int round = 0; round < a.ab_rounds; ++round)
+        for (size_t k = 0; k < ds.size(); ++k) {
+          const size_t di = round % 2 == 0 ? k : ds.size() - 1 - k;
+          float ms = 0;
+          KB_CUDA_CHECK(cudaEventRecord(e0, s));
+          ds[di]->prefill(s);
+          KB_CUDA_CHECK(cudaEventRecord(e1, s));
+          KB_CUDA_CHECK(cudaEventSynchronize(e1));
+          KB_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+          pf[di].push_back(ms * 1e3);
+        }
+      std::printf(
+          "\nprefill A/B (%zu tokens), %d rounds, interleaved; a generation as the prefill "
+          "+ 199 steps of the median step at pos %d:\n",
+          o.prompt.size(), a.ab_rounds, a.pos);
+      for (size_t di = 0; di < ds.size(); ++di) {
+        const double p50 = kb::quantile(pf[di], 0.5), gen = p50 + 199 * kb::quantile(us[di], 0.5);
+        std::printf(
+            "  %s: prefill median %.1f us (min %.1f, max %.1f); generation %.1f ms = %.1f "
+            "tok/s\n",
+            name(di).c_str(), p50, kb::quantile(pf[di], 0), kb::quantile(pf[di], 1), gen * 1e-3,
+            200 / (gen * 1e-6));
+      }
       std::printf("\ngraph step A/B at pos %d, %d rounds of %d replays, interleaved:\n", a.pos,
                   a.ab_rounds, a.reps);
       for (size_t di = 0; di < ds.size(); ++di)
