@@ -825,6 +825,40 @@ __global__ void __launch_bounds__(kSiluThreads)
   reinterpret_cast<uint4*>(h)[i] = pack8(y);
 }
 
+// ------------------------------------------------- MoE prefill's combine
+
+constexpr int kTokensCombineThreads = 128;
+
+// blockIdx.y = the token; a thread sums 8 consecutive elements.
+__global__ void __launch_bounds__(kTokensCombineThreads)
+    moe_tokens_combine_kernel(bf16* x, const bf16* D, const int32_t* ids, const float* weights,
+                              int tokens, int dim, int E, int top) {
+  const int t = blockIdx.y;
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;  // 8-element vector index
+  let_next_grid_launch();
+  wait_for_previous_grid();
+  if (i >= dim / 8) return;
+  // Everything through L2 (__ldcg): earlier grids of the chain wrote it
+  // (a line left in this SM's L1 before them may be stale).
+  uint4* xv = reinterpret_cast<uint4*>(x + int64_t(t) * dim) + i;
+  float acc[8];
+  unpack8(__ldcg(xv), acc);
+  for (int k = 0; k < top; ++k) {
+    const int e = __ldcg(ids + t * top + k);
+    if (e < 0 || e >= E) {
+#pragma unroll
+      for (int j = 0; j < 8; ++j) acc[j] = NAN;
+      break;
+    }
+    const float w = __ldcg(weights + t * top + k);
+    float d[8];
+    unpack8(__ldcg(reinterpret_cast<const uint4*>(D + (int64_t(e) * tokens + t) * dim) + i), d);
+#pragma unroll
+    for (int j = 0; j < 8; ++j) acc[j] = fmaf(w, d[j], acc[j]);
+  }
+  *xv = pack8(acc);
+}
+
 // ---------------------------------------------------------------- MoE router
 
 constexpr int kRouteThreads = 1024;
@@ -1216,6 +1250,19 @@ void moe_route(const RouteArgs& a, cudaStream_t stream) {
     launch_maybe_pdl(a.pdl, route_kernel<true>, dim3(1), dim3(kRouteThreads), stream, a);
   else
     launch_maybe_pdl(a.pdl, route_kernel<false>, dim3(1), dim3(kRouteThreads), stream, a);
+}
+
+void moe_tokens_combine(bf16* x, const bf16* D, const int32_t* ids, const float* weights,
+                        int tokens, int dim, int E, int top, cudaStream_t stream, bool pdl) {
+  require(x && D && ids && weights, "moe_tokens_combine: null pointer");
+  require(dim > 0 && dim % 8 == 0, "moe_tokens_combine: dim must be a positive multiple of 8");
+  require(tokens >= 1 && tokens <= 65535 && E >= 1 && top >= 1 && top <= E,
+          "moe_tokens_combine: needs 1..65535 tokens and 1 <= top <= E");
+  const dim3 grid(
+      static_cast<unsigned>((dim / 8 + kTokensCombineThreads - 1) / kTokensCombineThreads),
+      static_cast<unsigned>(tokens));
+  launch_maybe_pdl(pdl, moe_tokens_combine_kernel, grid, dim3(kTokensCombineThreads), stream, x, D,
+                   ids, weights, tokens, dim, E, top);
 }
 
 void moe_route_fold(bool int8, const void* w, const void* wo, const bf16* wo_scale, int n_experts,

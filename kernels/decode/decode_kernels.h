@@ -192,6 +192,16 @@ struct RouteFinishArgs {
 };
 void moe_route_finish(const RouteFinishArgs& a, cudaStream_t stream);
 
+// ---- a MoE prefill (several tokens routed at once) ----
+// After gemv::gather_tokens_gemv (D [E, tokens, dim], each token's rows
+// under the experts it chose): for every token t < tokens,
+//   x[t, :] = x[t, :] + sum_{k < top} weights[t, k] · D[ids[t, k], t, :]
+// in fp32, rounded once to bf16. A token with an id outside [0, E) gets a
+// NaN row and reads no D. `pdl`: as AttentionArgs::pdl (it reads nothing
+// before waiting).
+void moe_tokens_combine(bf16* x, const bf16* D, const int32_t* ids, const float* weights,
+                        int tokens, int dim, int E, int top, cudaStream_t stream, bool pdl);
+
 // ---- next token ----
 struct SampleArgs {
   const bf16* raw_logits = nullptr;  // Wout · x, [vocab]

@@ -87,7 +87,15 @@ size_t Decoder::layout(uint8_t* base) {
   pf_qkv_ = reinterpret_cast<bf16*>(take(size_t(pf_rows_) * c.qkv_rows() * 2));
   pf_att_ = reinterpret_cast<bf16*>(take(size_t(pf_rows_) * c.q_size() * 2));
   pf_gu_ = reinterpret_cast<bf16*>(take(size_t(pf_rows_) * c.ffn * 2 * 2));
-  pf_h_ = reinterpret_cast<bf16*>(take(size_t(pf_rows_) * c.ffn * 2));
+  // MoE: h and the down projection per expert and token ([E][rows][ffn],
+  // [E][rows][dim]), each layer's ids and weights per token ([L][rows][top]).
+  const size_t pf_experts = c.moe() ? size_t(c.n_experts) : 1;
+  pf_h_ = reinterpret_cast<bf16*>(take(pf_experts * pf_rows_ * c.ffn * 2));
+  if (c.moe()) {
+    pf_ed_ = reinterpret_cast<bf16*>(take(pf_experts * pf_rows_ * c.dim * 2));
+    pf_ids_ = reinterpret_cast<int32_t*>(take(size_t(c.n_layers) * pf_rows_ * c.top_experts * 4));
+    pf_rw_ = reinterpret_cast<float*>(take(size_t(c.n_layers) * pf_rows_ * c.top_experts * 4));
+  }
   pf_pos_ = reinterpret_cast<int32_t*>(take(opt_.prompt.size() * 4));
   tokens_ = reinterpret_cast<int32_t*>(take(size_t(capacity()) * 4));
   prompt_ = reinterpret_cast<int32_t*>(take(opt_.prompt.size() * 4));
@@ -195,6 +203,9 @@ Decoder::Decoder(const ModelConfig& c, WeightType t, const DecoderOptions& o)
       const size_t routes = size_t(c.n_layers) * c.top_experts * 4;
       KB_CUDA_CHECK(cudaMemsetAsync(route_ids_, 0xFF, routes, s));
       KB_CUDA_CHECK(cudaMemsetAsync(route_w_, 0xFF, routes, s));
+      const size_t pf_routes = size_t(c.n_layers) * pf_rows_ * c.top_experts * 4;
+      KB_CUDA_CHECK(cudaMemsetAsync(pf_ids_, 0xFF, pf_routes, s));
+      KB_CUDA_CHECK(cudaMemsetAsync(pf_rw_, 0xFF, pf_routes, s));
       KB_CUDA_CHECK(cudaMemsetAsync(route_counter_, 0, 4, s));
     }
     KB_CUDA_CHECK(cudaMemcpyAsync(prompt_, opt_.prompt.data(), opt_.prompt.size() * 4,
@@ -491,15 +502,60 @@ void Decoder::enqueue_step(cudaStream_t s, Mark&& mark, bool lm_head) {
   run("sample_greedy", -1, mark, [&] { sample_greedy(sample_args(), s); });
 }
 
+// The MoE block of `layer` for the n tokens of a prefill chunk at
+// positions c0.. (pf_x_ rows, after the attention's residual add), in place.
+void Decoder::enqueue_prefill_moe(int layer, int n, int c0, cudaStream_t s) {
+  const auto& c = cfg_;
+  const LayerW& L = layers_[layer];
+  const bool int8 = wt_ == WeightType::int8;
+  const int k = c.top_experts;
+  const size_t per_layer = size_t(pf_rows_) * k;
+  int32_t* ids = pf_ids_ + layer * per_layer;
+  float* w = pf_rw_ + layer * per_layer;
+  for (int i = 0; i < n; ++i) {
+    RouteArgs ra;
+    ra.w = L.router.w;
+    ra.scale = L.router.scale;
+    ra.x = pf_x_ + size_t(i) * c.dim;
+    ra.dim = c.dim;
+    ra.eps = c.norm_eps;
+    ra.n_experts = c.n_experts;
+    ra.top = k;
+    ra.ids = ids + i * k;
+    ra.weights = w + i * k;
+    ra.pos = pf_pos_ + c0 + i;
+    ra.capacity = capacity();
+    ra.hist_stride = c.n_layers * c.n_experts;
+    ra.hist_logits = hist_logits_ + layer * c.n_experts;
+    ra.hist_ids = hist_ids_ + layer * c.n_experts;
+    ra.fault = opt_.route_fault == 3 ? 0 : opt_.route_fault;
+    ra.pdl = opt_.pdl;
+    moe_route(ra, s);
+  }
+  gemv::gather_tokens_swiglu(int8, L.experts_gate_up.w, L.experts_gate_up.scale, ids, k,
+                             c.n_experts, pf_x_, pf_h_, n, c.ffn, c.dim, c.norm_eps, s, opt_.pdl);
+  gemv::gather_tokens_gemv(int8, L.experts_down.w, L.experts_down.scale, ids, k, c.n_experts, pf_h_,
+                           pf_ed_, n, c.dim, c.ffn, s, opt_.pdl);
+  // route_fault 3: the combine reads the next layer's ids and weights.
+  const int cl = opt_.route_fault == 3 ? (layer + 1) % c.n_layers : layer;
+  moe_tokens_combine(pf_x_, pf_ed_, pf_ids_ + cl * per_layer, pf_rw_ + cl * per_layer, n, c.dim,
+                     c.n_experts, k, s, opt_.pdl);
+}
+
 // Chunks of up to pf_rows_ prompt tokens; within a chunk, token i has
 // position c0 + i (pf_pos_), its rows at i in the pf_ buffers. Attention
 // runs token by token in order, each appending its K/V before the next
 // reads them, so it is launched without the programmatic-dependent
 // attribute (it reads the cache rows before its position before waiting).
+// A MoE layer routes each token (moe_route, its ids and weights into
+// pf_ids_ / pf_rw_ and the history at its position), then reads each
+// chosen expert once for the tokens that chose it (gather_tokens_swiglu,
+// gather_tokens_gemv) and adds the weighted rows (moe_tokens_combine).
 void Decoder::enqueue_prefill(cudaStream_t s) {
   const auto& c = cfg_;
   const int P = static_cast<int>(opt_.prompt.size());
-  if (c.moe()) {
+  const bool int8 = wt_ == WeightType::int8;
+  if (c.moe() && !opt_.moe_prefill_by_expert) {
     // Token by token: each step's sampler feeds the next prompt token and
     // advances pos; no LM head before the last token (its logits unused).
     reset_state(prompt_, P, tokens_, pos_, s);
@@ -529,9 +585,13 @@ void Decoder::enqueue_prefill(cudaStream_t s) {
         attention(a, s);
       }
       gemv_tokens(L.wo, pf_att_, pf_x_, n, pf_x_, s);
+      if (c.moe()) {
+        enqueue_prefill_moe(l, n, c0, s);
+        continue;
+      }
       if (opt_.fuse_swiglu) {
-        gemv::gemv_swiglu(wt_ == WeightType::int8, L.gate_up.w, L.gate_up.scale, pf_x_, pf_h_, n,
-                          c.ffn, c.dim, c.norm_eps, s, opt_.pdl);
+        gemv::gemv_swiglu(int8, L.gate_up.w, L.gate_up.scale, pf_x_, pf_h_, n, c.ffn, c.dim,
+                          c.norm_eps, s, opt_.pdl);
       } else {
         gemv_tokens(L.gate_up, pf_x_, pf_gu_, n, nullptr, s);
         for (int i = 0; i < n; ++i)
@@ -551,17 +611,17 @@ void Decoder::enqueue_prefill(cudaStream_t s) {
 
 int Decoder::prefill_nodes(const ModelConfig& c, int prompt_len, bool fuse_swiglu) {
   const int P = prompt_len;
-  if (c.moe()) return 1 + P * (kernels_per_step(c, fuse_swiglu) - 1) + 1;
   const int chunks = (P + gemv::kMaxTokens - 1) / gemv::kMaxTokens;
-  // reset; per chunk: the embeds and, per layer, 4 gemvs; per token and
-  // layer an attention (and a silu_mul unfused); the copy, the LM head, the sampler.
+  // reset; per chunk: the embeds and, per layer, 4 gemvs (MoE: the qkv and
+  // o gemvs, the two gathers over tokens and the combine); per token and
+  // layer an attention (and a silu_mul unfused; MoE: a router); the copy,
+  // the LM head, the sampler.
+  if (c.moe()) return 1 + P + chunks * 5 * c.n_layers + 2 * P * c.n_layers + 3;
   return 1 + P + chunks * 4 * c.n_layers + (fuse_swiglu ? 1 : 2) * P * c.n_layers + 3;
 }
 
-int Decoder::prefill_chain_nodes(const ModelConfig& c, int prompt_len, bool fuse_swiglu,
-                                 bool moe_parallel) {
-  const int side = c.moe() && moe_parallel ? c.n_layers * prompt_len : 0;
-  return prefill_nodes(c, prompt_len, fuse_swiglu) - side;
+int Decoder::prefill_chain_nodes(const ModelConfig& c, int prompt_len, bool fuse_swiglu) {
+  return prefill_nodes(c, prompt_len, fuse_swiglu);  // no kernel beside the chain
 }
 
 void Decoder::prefill(cudaStream_t s, bool eager) {

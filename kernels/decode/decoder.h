@@ -96,6 +96,11 @@ struct DecoderOptions {
   // ignored: route_finish writes them beside the gather). Measured in
   // docs/notes/decode.md.
   bool moe_route_parallel = true;
+  // The prefill's MoE layers read each chosen expert once for the tokens
+  // that chose it (gemv::gather_tokens_swiglu / gather_tokens_gemv); false:
+  // the prompt token by token through the step's kernels (as gpt-fast reads
+  // the experts, per token; kept for the A/B in docs/notes/decode.md).
+  bool moe_prefill_by_expert = true;
   // Tests only: 1 wrong routing, 2 id out of range (RouteArgs::fault); 3 the
   // combine reads the next layer's ids and weights (a wrong read of a right
   // routing, as a stale early read would be; no fault with one layer).
@@ -143,21 +148,20 @@ class Decoder {
   void reset(cudaStream_t s);
   // The prompt as one forward (gpt-fast's prefill): resets, then runs every
   // prompt token through the model with one gemv per linear layer for up to
-  // gemv::kMaxTokens tokens at a time (each weight read once per chunk),
-  // attention token by token, and the LM head and sampler for the last
-  // token. Leaves the state that reset + prompt-length steps leave: pos =
+  // gemv::kMaxTokens tokens at a time (each weight read once per chunk; a
+  // MoE layer: each token routed, then each expert that some token chose
+  // read once for those tokens), attention token by token, and the LM head
+  // and sampler for the last token. Leaves the state that reset + prompt-length steps leave: pos =
   // prompt length, tokens[pos] = the first generated token, logits of the
   // last prompt token. The captured prefill graph when captured(), else
   // eager launches (or always eager with `eager`).
   void prefill(cudaStream_t s, bool eager = false);
   // Kernels (and the one copy) of a prefill of `prompt_len` tokens: its graph's nodes.
-  // A MoE model's prefill runs the prompt token by token (each token routes
-  // to its own experts, as gpt-fast's MoE prefill reads them per token):
-  // reset, then per token the step's kernels, the LM head only for the last.
   static int prefill_nodes(const ModelConfig& c, int prompt_len, bool fuse_swiglu = true);
-  // Of those, the kernels on the chain (chain_kernels_per_step).
-  static int prefill_chain_nodes(const ModelConfig& c, int prompt_len, bool fuse_swiglu = true,
-                                 bool moe_parallel = true);
+  // Of those, the kernels on the chain (chain_kernels_per_step): all of them
+  // (the router beside the o projection is the step's only; a MoE prefill
+  // routes each token in the chain).
+  static int prefill_chain_nodes(const ModelConfig& c, int prompt_len, bool fuse_swiglu = true);
   // One step, eager (every kernel launched on `s`).
   void step(cudaStream_t s);
   // One step, as a replay of the captured graph.
@@ -257,6 +261,7 @@ class Decoder {
   template <typename Mark>
   void enqueue_o_and_route(int layer, cudaStream_t s, Mark&& mark);
   void enqueue_prefill(cudaStream_t s);
+  void enqueue_prefill_moe(int layer, int n, int c0, cudaStream_t s);
   void gemv_tokens(const LinearW& w, const bf16* x, bf16* y, int tokens, const bf16* residual,
                    cudaStream_t s) const;
   AttentionArgs attention_args(int layer) const;  // pos, qkv, x, out: the step's
@@ -312,6 +317,11 @@ class Decoder {
   bf16 *pf_x_ = nullptr, *pf_qkv_ = nullptr, *pf_att_ = nullptr, *pf_gu_ = nullptr,
        *pf_h_ = nullptr;
   int32_t* pf_pos_ = nullptr;
+  // MoE prefill: the experts' down rows [E][rows][dim] (pf_h_ is then
+  // [E][rows][ffn]), each layer's ids and weights per token [L][rows][top]
+  bf16* pf_ed_ = nullptr;
+  int32_t* pf_ids_ = nullptr;
+  float* pf_rw_ = nullptr;
   // MoE: h of the chosen experts [top][ffn]; per layer the router's ids and
   // weights [L][top]; per position the router's logits and ids [capacity][L · E]
   bf16* moe_h_ = nullptr;

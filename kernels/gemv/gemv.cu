@@ -106,12 +106,15 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
                  int E, const bf16* x, bf16* y, int64_t N, int64_t K, const bf16* residual,
                  Config cfg, cudaStream_t stream, int tokens, bool swiglu, float eps,
                  const float* weights = nullptr, bool experts_ready = false,
-                 const RouteBlocks* route = nullptr) {
-  const char* what = weights             ? "gather_gemv_combine"
-                     : experts && swiglu ? "gather_gemv_swiglu"
-                     : experts           ? "gather_gemv"
-                     : swiglu            ? "gemv_swiglu"
-                                         : "gemv";
+                 const RouteBlocks* route = nullptr, const int32_t* token_ids = nullptr,
+                 int top = 0) {
+  const char* what = weights               ? "gather_gemv_combine"
+                     : token_ids && swiglu ? "gather_tokens_swiglu"
+                     : token_ids           ? "gather_tokens_gemv"
+                     : experts && swiglu   ? "gather_gemv_swiglu"
+                     : experts             ? "gather_gemv"
+                     : swiglu              ? "gemv_swiglu"
+                                           : "gemv";
   if (weights) {
     if (!experts || swiglu || tokens != 1)
       throw std::invalid_argument("gather_gemv_combine: needs expert ids, one token, no SwiGLU");
@@ -120,6 +123,16 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
                                   std::to_string(kMaxCombine) + "], got " + std::to_string(n_sel));
     if (!cfg.is<General>())
       throw std::invalid_argument("gather_gemv_combine: the general kernel only");
+  }
+  if (token_ids) {
+    if (experts || weights || route || residual)
+      throw std::invalid_argument(std::string(what) +
+                                  ": token ids only (no slot ids, weights, router or residual)");
+    if (E < 1 || E > 64 || top < 1 || top > E)
+      throw std::invalid_argument(std::string(what) + ": needs 1 <= top <= E <= 64, got top " +
+                                  std::to_string(top) + ", E " + std::to_string(E));
+    if (!cfg.is<General>())
+      throw std::invalid_argument(std::string(what) + ": the general kernel only");
   }
   if (experts_ready && !weights)
     throw std::invalid_argument(std::string(what) + ": experts_ready is the combine's only");
@@ -265,7 +278,9 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
                experts_ready,
                route ? *route : RouteBlocks{},
                route ? route_blocks(route->dim, route->q) : 0,
-               cfg.timeline};
+               cfg.timeline,
+               token_ids,
+               top};
   if (const Tile* t = cfg.get<Tile>()) {
     const int units = detail::mma_units(K, 4);
     const size_t smem =
@@ -322,7 +337,9 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
   }
   // combine: one grid row sums every slot; router blocks come first.
   const dim3 grid(static_cast<unsigned>(grid_x(int8, N, K, cfg, swiglu) + a.route_blocks),
-                  static_cast<unsigned>(weights ? 1 : n_sel));
+                  static_cast<unsigned>(weights     ? 1
+                                        : token_ids ? detail::gather_tokens_items(tokens, top, E)
+                                                    : n_sel));
   const dim3 block(static_cast<unsigned>(32 * g->warps));
   detail::launch_general(int8, {g->rows_per_warp, g->unroll, g->pipeline, cfg.pdl, g->min_blocks},
                          swiglu, grid, block, stream, a);
@@ -383,6 +400,68 @@ void gather_gemv_combine(bool int8, const void* W, const bf16* scale, const int3
   c.pdl = pdl;
   launch_impl(int8, W, scale, experts, n_sel, E, X, y, N, K, residual, c, stream, 1, false, 0.f,
               weights, experts_ready);
+}
+
+// A gather over tokens: int8 weights with K a multiple of 64 on the tensor
+// cores (tokens_mma.cu: the 8 tokens are an mma's columns), K split over 2
+// warps from K = 8192 (the down projection, 14336: a warp's rows are then
+// 128 a expert, too few warps for the GPU otherwise); anything else on
+// the general kernel at kGatherTokens tokens a block (its several-token
+// configuration's K split, 2 rows a warp, batches of 2).
+static void gather_tokens(bool int8, const void* W, const bf16* scale, const int32_t* ids, int top,
+                          int E, const bf16* X, bf16* Y, int tokens, int64_t N, int64_t K,
+                          bool swiglu, float eps, cudaStream_t stream, bool pdl) {
+  const char* what = swiglu ? "gather_tokens_swiglu" : "gather_tokens_gemv";
+  if (!ids) throw std::invalid_argument(std::string(what) + ": null ids");
+  // Refused before any CUDA call (the general kernel's launch checks the rest).
+  if (E < 1 || E > 64 || top < 1 || top > E)
+    throw std::invalid_argument(std::string(what) + ": needs 1 <= top <= E <= 64, got top " +
+                                std::to_string(top) + ", E " + std::to_string(E));
+  if (tokens < 1 || tokens > kMaxTokens)
+    throw std::invalid_argument(std::string(what) + ": tokens must be in [1, " +
+                                std::to_string(kMaxTokens) + "], got " + std::to_string(tokens));
+  if (int8 && K > 0 && K % 64 == 0) {
+    if (N <= 0 || N > 0x7fffffffLL || K > 0x7fffffffLL || (swiglu && N % 2 != 0))
+      throw std::invalid_argument(std::string(what) + ": bad shape " + shape_text(N, K));
+    if (!W || !X || !Y || !scale || !aligned16(W) || !aligned16(X))
+      throw std::invalid_argument(std::string(what) +
+                                  ": null W, scale, x or y, or W or x not 16-byte aligned");
+  }
+  if (int8 && K > 0 && K % 64 == 0 && device_attribute<cudaDevAttrComputeCapabilityMajor>() >= 8) {
+    KernelArgs a{};
+    a.W = W;
+    a.scale = scale;
+    a.E = E;
+    a.x = X;
+    a.y = Y;
+    a.N = static_cast<int>(N);
+    a.K = static_cast<int>(K);
+    a.tokens = tokens;
+    a.eps = eps;
+    a.token_ids = ids;
+    a.top = top;
+    return detail::launch_tokens_mma(swiglu, K >= 8192 ? 2 : 1, pdl && device_has_pdl(), stream, a);
+  }
+  Config c = tokens_config(int8, N, K, kMaxTokens, swiglu);
+  General& g = std::get<General>(c.kernel);
+  g.rows_per_warp = 2;
+  g.unroll = 2;
+  g.pipeline = true;
+  c.pdl = pdl;
+  launch_impl(int8, W, scale, nullptr, 1, E, X, Y, N, K, nullptr, c, stream, tokens, swiglu, eps,
+              nullptr, false, nullptr, ids, top);
+}
+
+void gather_tokens_swiglu(bool int8, const void* W, const bf16* scale, const int32_t* ids, int top,
+                          int E, const bf16* X, bf16* H, int tokens, int64_t F, int64_t K,
+                          float eps, cudaStream_t stream, bool pdl) {
+  gather_tokens(int8, W, scale, ids, top, E, X, H, tokens, 2 * F, K, true, eps, stream, pdl);
+}
+
+void gather_tokens_gemv(bool int8, const void* W, const bf16* scale, const int32_t* ids, int top,
+                        int E, const bf16* X, bf16* Y, int tokens, int64_t N, int64_t K,
+                        cudaStream_t stream, bool pdl) {
+  gather_tokens(int8, W, scale, ids, top, E, X, Y, tokens, N, K, false, 0.f, stream, pdl);
 }
 
 void gemv_bf16(const bf16* W, const bf16* x, bf16* y, int64_t N, int64_t K, cudaStream_t stream,

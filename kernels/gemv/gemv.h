@@ -108,6 +108,24 @@ void gather_gemv_combine(bool int8, const void* W, const bf16* scale, const int3
                          int64_t K, const bf16* residual, cudaStream_t stream, bool pdl = false,
                          const Config* cfg = nullptr, bool experts_ready = false);
 
+// A MoE prefill's experts, several tokens routed at once: `ids` [tokens]
+// [top] in device memory holds each token's chosen experts (a router's
+// output, read after waiting for the previous grid). Each expert e < E is
+// read once, for the tokens that chose it, and not at all if none did:
+//   gather_tokens_swiglu: H[e, t, :] = gemv_swiglu of expert e for X[t]
+//     (W [E, 2·F, K] as gather_gemv_swiglu's, X [tokens, K], H [E, tokens, F]);
+//   gather_tokens_gemv: Y[e, t, :] = W[e] · X[e, t, :]
+//     (W [E, N, K], X [E, tokens, K], Y [E, tokens, N]),
+// for every token t that chose e; the other rows of H and Y are left as
+// they were. An id outside [0, E) chooses no expert: the caller makes that
+// token NaN (the decoder's moe_tokens_combine). tokens <= kMaxTokens.
+void gather_tokens_swiglu(bool int8, const void* W, const bf16* scale, const int32_t* ids, int top,
+                          int E, const bf16* X, bf16* H, int tokens, int64_t F, int64_t K,
+                          float eps, cudaStream_t stream, bool pdl = false);
+void gather_tokens_gemv(bool int8, const void* W, const bf16* scale, const int32_t* ids, int top,
+                        int E, const bf16* X, bf16* Y, int tokens, int64_t N, int64_t K,
+                        cudaStream_t stream, bool pdl = false);
+
 // CPU reference (fp64 accumulation over the same bf16/int8 inputs given as
 // floats; y in fp32). scale and residual may be nullptr.
 void gemv_ref(const float* W, const float* scale, const float* x, float* y, int64_t N, int64_t K,

@@ -30,7 +30,10 @@
 //     silu(r·g)·(r·u), r the RMSNorm factor of x from the squares it reads.
 // gather_gemv is the same kernel with blockIdx.y = the selected slot: the
 // block reads its expert id from device memory, and an id outside [0, E)
-// makes the block write NaN rows and read nothing. The ids are read after
+// makes the block write NaN rows and read nothing. A gather over tokens (a
+// MoE prefill) is the several-token kernel at T = kGatherTokens: a block
+// serves up to T of the tokens whose ids chose its expert, and reads
+// nothing when there are none. The ids are read after
 // griddepcontrol.wait (a router just before writes them); the combine's
 // with experts_ready before it, its first weights streaming before the
 // wait as a dense gemv's do.
@@ -58,7 +61,13 @@ namespace {
 // the expert's row scale, into a running total. y = total (+ residual).
 // X (router blocks, KernelArgs::route; T = 1, a dense gemv): the grid's
 // first a.route_blocks blocks run route_block, the rest are the gemv's.
-template <bool INT8, int R, int U, bool P, int T, bool S = false, bool C = false, bool X = false>
+// G (a gather over tokens, KernelArgs::token_ids; T = kGatherTokens):
+// blockIdx.y is a work item, T of the tokens that chose one expert e (in
+// token order; items in expert order, gather_tokens_items): it reads
+// expert e's rows, its tokens' x rows (X [tokens, K] with the SwiGLU, else
+// X [E, tokens, K]) and writes Y [E, tokens, N or F]; none: it returns.
+template <bool INT8, int R, int U, bool P, int T, bool S = false, bool C = false, bool X = false,
+          bool G = false>
 __device__ __forceinline__ void gemv_body(const KernelArgs& a) {
   using Wt = typename Traits<INT8>::W;
   const Wt* W = static_cast<const Wt*>(a.W);
@@ -71,6 +80,7 @@ __device__ __forceinline__ void gemv_body(const KernelArgs& a) {
   static_assert(!S || R == 2, "SwiGLU: a warp group's rows are gate i and up i");
   static_assert(!C || (T == 1 && !S), "combine: one token, no SwiGLU");
   static_assert(!X || (T == 1 && !S && !C), "router blocks: beside a dense one-token gemv");
+  static_assert(!G || (T == kGatherTokens && !C && !X), "a gather over tokens: its own T");
   stamp(a.timeline, 0);
   if constexpr (X) {
     if (int(blockIdx.x) < a.route_blocks) {
@@ -94,8 +104,54 @@ __device__ __forceinline__ void gemv_body(const KernelArgs& a) {
   const int row0 = S ? group : group * R;
   const bool live = S ? group < half : row0 < N;
   if (!live && ks == 1) return;  // with ks > 1 every warp reaches the block barrier
-  // A gather's slot (blockIdx.y) writes its own rows: N of them, F = N / 2 with the SwiGLU.
-  y += static_cast<int64_t>(blockIdx.y) * (S ? half : N);
+  // Several tokens: the tokens this block serves (bit t of tmask; with G
+  // local token t is token trow[t]). The ids are a router's output: read
+  // after waiting for the previous grid.
+  unsigned tmask = ~0u;
+  int64_t erow0 = 0;  // G: the expert's first row of W
+  int trow[T];
+#pragma unroll
+  for (int t = 0; t < T; ++t) trow[t] = t;
+  if constexpr (G) {
+    wait_for_previous_grid();
+    stamp(a.timeline, 1);
+    // The work items: expert e chosen by c_e tokens has ceil(c_e / T) of
+    // them, in expert order; this block's is item blockIdx.y.
+    auto chose = [&](int t, int e) {
+      bool c = false;
+      for (int k = 0; k < a.top; ++k) c |= a.token_ids[t * a.top + k] == e;
+      return c;
+    };
+    int e = 0, j = blockIdx.y;
+    for (; e < a.E; ++e) {
+      int c = 0;
+      for (int t = 0; t < tokens; ++t) c += chose(t, e);
+      const int items = (c + T - 1) / T;
+      if (j < items) break;
+      j -= items;
+    }
+    if (e == a.E) return;  // more items in the grid than chosen
+    tmask = 0;
+    int n = 0;  // tokens that chose e so far
+    for (int t = 0; t < tokens; ++t) {
+      if (!chose(t, e)) continue;
+#pragma unroll
+      for (int u = 0; u < T; ++u)
+        if (n == j * T + u) {
+          trow[u] = t;
+          tmask |= 1u << u;
+        }
+      ++n;
+    }
+    if (!tmask) return;  // the whole block: every thread reads the same ids
+    erow0 = static_cast<int64_t>(e) * N;
+    if (scale) scale += erow0;
+    y += static_cast<int64_t>(e) * tokens * (S ? half : N);  // Y [E, tokens, N or F]
+    if (!S) x += static_cast<int64_t>(e) * tokens * K;       // X [E, tokens, K]
+  } else {
+    // A gather's slot (blockIdx.y) writes its own rows: N of them, F = N / 2 with the SwiGLU.
+    y += static_cast<int64_t>(blockIdx.y) * (S ? half : N);
+  }
   // combine: each slot's expert (the rows) and coefficient (weight · row scale).
   constexpr int kSlots = C ? kMaxCombine : 1;
   const int n_slots = C ? a.n_sel : 1;
@@ -156,7 +212,7 @@ __device__ __forceinline__ void gemv_body(const KernelArgs& a) {
 #pragma unroll
     for (int r = 0; r < R; ++r) {
       const int row = S ? min(group, half - 1) + r * half : min(row0 + r, N - 1);
-      rows[0][r] = reinterpret_cast<const int4*>(W + static_cast<int64_t>(row) * K);
+      rows[0][r] = reinterpret_cast<const int4*>(W + (erow0 + row) * K);
     }
   }
   const int nvec = live ? K / kVec : 0;  // vectors per row (per slot)
@@ -264,8 +320,9 @@ __device__ __forceinline__ void gemv_body(const KernelArgs& a) {
 #pragma unroll
         for (int t = 0; t < T; ++t) {
           if (t >= tokens) break;
+          if (!(tmask >> t & 1u)) continue;  // block-uniform
           float xf[kVec];
-          load_x<INT8>(x4 + t * x_stride, v, xf);
+          load_x<INT8>(x4 + trow[t] * x_stride, v, xf);
           add_squares(t, xf);
 #pragma unroll
           for (int r = 0; r < R; ++r) dot_converted<INT8>(wf[r], xf, part[t][r]);
@@ -334,6 +391,12 @@ __device__ __forceinline__ void gemv_body(const KernelArgs& a) {
 #pragma unroll
   for (int t = 0; t < T; ++t) {
     if (T > 1 && t >= tokens) break;  // warp-uniform
+    if (T > 1 && !(tmask >> t & 1u)) {
+#pragma unroll
+      for (int r = 0; r < R; ++r) acc[t][r] = 0.f;
+      if constexpr (S) xx[t] = 0.f;
+      continue;
+    }
     if constexpr (C) {
       fold();
 #pragma unroll
@@ -372,7 +435,7 @@ __device__ __forceinline__ void gemv_body(const KernelArgs& a) {
   if constexpr (S) {  // lane t writes token t's y[group] (y: [tokens, F])
 #pragma unroll
     for (int t = 0; t < T; ++t)
-      if (lane == t && live && t < tokens) {
+      if (lane == t && live && t < tokens && (tmask >> t & 1u)) {
         float g = acc[t][0], u = acc[t][1];
         if (scale) {
           g *= my_scale;
@@ -380,7 +443,8 @@ __device__ __forceinline__ void gemv_body(const KernelArgs& a) {
         }
         const float r = rsqrtf(xx[t] / K + a.eps);
         const float gg = r * g;
-        y[int64_t(t) * half + group] = __float2bfloat16_rn(gg / (1.f + __expf(-gg)) * (r * u));
+        y[int64_t(trow[t]) * half + group] =
+            __float2bfloat16_rn(gg / (1.f + __expf(-gg)) * (r * u));
       }
   } else {
     // Lane t·R + r writes row row0 + r of token t (every lane holds every
@@ -390,20 +454,21 @@ __device__ __forceinline__ void gemv_body(const KernelArgs& a) {
 #pragma unroll
       for (int r = 0; r < R; ++r) {
         const int row = row0 + r;
-        if (lane == t * R + r && row < N && (T == 1 || t < tokens)) {
+        if (lane == t * R + r && row < N && (T == 1 || (t < tokens && (tmask >> t & 1u)))) {
           float v = acc[t][r];
           if (!C && scale) v *= my_scale;
           if (residual) v += my_res;
-          y[int64_t(t) * N + row] = __float2bfloat16_rn(v);
+          y[int64_t(trow[t]) * N + row] = __float2bfloat16_rn(v);
         }
       }
   }
   stamp(a.timeline, 3);
 }
 
-template <bool INT8, int R, int U, bool P, int T, bool S = false, bool C = false, bool X = false>
+template <bool INT8, int R, int U, bool P, int T, bool S = false, bool C = false, bool X = false,
+          bool G = false>
 __global__ void __launch_bounds__(256) gemv_kernel(const KernelArgs a) {
-  gemv_body<INT8, R, U, P, T, S, C, X>(a);
+  gemv_body<INT8, R, U, P, T, S, C, X, G>(a);
 }
 // General::min_blocks: the same body compiled for MB blocks of 128
 // threads an SM (a register cap; the compiler's own choice can leave a
@@ -415,10 +480,11 @@ __global__ void __launch_bounds__(128, MB) gemv_kernel_capped(const KernelArgs a
 
 // Launches one instantiation; with `pdl`, as a programmatic dependent of
 // the previous work on the stream (captured into graphs as such an edge).
-template <bool INT8, int R, int U, bool P, int T, bool S = false, bool C = false, bool X = false>
+template <bool INT8, int R, int U, bool P, int T, bool S = false, bool C = false, bool X = false,
+          bool G = false>
 void launch_kernel(const GeneralLaunch& c, dim3 grid, dim3 block, cudaStream_t s,
                    const KernelArgs& a) {
-  if constexpr (INT8 && T == 1 && !X && (S || C) && (S || R == 2)) {
+  if constexpr (INT8 && T == 1 && !X && !G && (S || C) && (S || R == 2)) {
     if (c.min_blocks > 0) {
       if (block.x > 128)
         throw std::invalid_argument("gemv: min_blocks needs blocks of at most 4 warps");
@@ -436,7 +502,7 @@ void launch_kernel(const GeneralLaunch& c, dim3 grid, dim3 block, cudaStream_t s
     throw std::invalid_argument(
         "gemv: min_blocks is the int8 one-token SwiGLU gather's and the combine's (2 rows a "
         "warp) only");
-  launch_maybe_pdl(c.pdl, gemv_kernel<INT8, R, U, P, T, S, C, X>, grid, block, s, a);
+  launch_maybe_pdl(c.pdl, gemv_kernel<INT8, R, U, P, T, S, C, X, G>, grid, block, s, a);
 }
 
 // A dense one-token gemv with router blocks (carries_route_blocks): 1 or 2
@@ -510,10 +576,21 @@ void dispatch_t(const GeneralLaunch& c, dim3 grid, dim3 block, cudaStream_t s, c
     throw std::invalid_argument("gather_gemv_combine: rows_per_warp must be 1 or 2");
   }
   const bool u24 = c.unroll == 2 || c.unroll == 4;
+  if (a.token_ids) {  // a gather over tokens: 2 rows a warp, batches of 2, pipelined
+    if (c.rows_per_warp != 2 || c.unroll != 2 || !c.pipeline)
+      throw std::invalid_argument(
+          "a gather over tokens: needs rows_per_warp 2, unroll 2, pipelined");
+    if (swiglu)
+      return launch_kernel<INT8, 2, 2, true, kGatherTokens, true, false, false, true>(c, grid,
+                                                                                      block, s, a);
+    return launch_kernel<INT8, 2, 2, true, kGatherTokens, false, false, false, true>(c, grid, block,
+                                                                                     s, a);
+  }
   if (swiglu) {
     if (c.rows_per_warp != 2 || !u24 || !c.pipeline)
       throw std::invalid_argument("gemv_swiglu: needs rows_per_warp 2, unroll 2 or 4, pipelined");
-    if (a.tokens == 1) return launch_kernel<INT8, 2, 2, true, 1, true>(c, grid, block, s, a);
+    if (a.tokens == 1 && !a.token_ids)
+      return launch_kernel<INT8, 2, 2, true, 1, true>(c, grid, block, s, a);
     if (c.unroll == 2)
       return launch_kernel<INT8, 2, 2, true, kMaxTokens, true>(c, grid, block, s, a);
     return launch_kernel<INT8, 2, 4, true, kMaxTokens, true>(c, grid, block, s, a);

@@ -340,6 +340,121 @@ TEST(GemvSwiglu, MatchesReferenceForOneAndSeveralTokens) {
     }
 }
 
+// A gather over tokens (a MoE prefill): every (expert, token) pair that a
+// token's ids chose against the single-expert references; every other row
+// left as it was (poison), an expert nobody chose included; a token with
+// an id outside [0, E) gets no row under that id (the other id still
+// counts), and the launch reads nothing out of bounds. bf16 and int8, K
+// split 1 and 4 (int8 K >= 12288: the SwiGLU's and the second gemv's), 1,
+// 5 and 8 tokens. int8 with K a multiple of 64 runs on the tensor cores
+// (K split 2 from 8192; rows past the last full tile: 200 gate/up pairs,
+// whose down projection no int8 kernel takes, and 1040 rows), the rest on
+// the general kernel.
+TEST(GatherTokens, EachChosenExpertForItsTokensOnly) {
+  KB_REQUIRE_GPU();
+  struct Shape {
+    int64_t F, K;  // SwiGLU: 2·F rows of K; the second gemv: K rows of F (a down projection)
+    bool int8;
+  };
+  const int E = 4, top = 2;
+  auto bits = [](bf16 v) {
+    uint16_t u;
+    std::memcpy(&u, &v, 2);
+    return u;
+  };
+  for (const Shape& p : {Shape{40, 264, false}, Shape{528, 1040, true}, Shape{32, 12288, true},
+                         Shape{12288, 64, true}, Shape{704, 256, true}, Shape{200, 320, true},
+                         Shape{192, 1040, true}})
+    for (int T : {1, 5, 8}) {
+      SCOPED_TRACE(std::string(p.int8 ? "int8" : "bf16") + " F=" + std::to_string(p.F) +
+                   " K=" + std::to_string(p.K) + " tokens=" + std::to_string(T));
+      // Token t chooses (t % 3, 1 + (t % 2) * 2): expert 3 by odd tokens,
+      // experts 0-2 by some; with 8 tokens token 6 brings an id of E and
+      // token 7 one of -1 in its second slot.
+      std::vector<int32_t> ids;
+      for (int t = 0; t < T; ++t) {
+        ids.push_back(t % 3);
+        ids.push_back(t == 6 ? E : t == 7 ? -1 : 1 + (t % 2) * 2);
+        if (ids.back() == ids[ids.size() - 2]) ids.back() = 3;  // distinct
+      }
+      auto chose = [&](int e, int t) {
+        return ids[size_t(t) * top] == e || ids[size_t(t) * top + 1] == e;
+      };
+      const uint64_t seed = 1300 + p.F + p.K + T;
+      const float rk = 1.f / std::sqrt(float(p.K)), rf = 1.f / std::sqrt(float(p.F));
+      const Weights gu =
+          make_weights(E * 2 * p.F, p.K, p.int8, seed, 1.7f * rk, 0.5f / 127 * rk, rk / 127);
+      const Weights dn =
+          make_weights(E * p.K, p.F, p.int8, seed + 5, 1.7f * rf, 0.5f / 127 * rf, rf / 127);
+      const auto x16 = kb::random_bf16(size_t(T) * p.K, seed + 1, -3.f, 3.f);
+      const auto hx16 = kb::random_bf16(size_t(E) * T * p.F, seed + 2, -2.f, 2.f);
+      kb::DeviceBuffer<bf16> gs(gu.scale.size()), ds(dn.scale.size()), x(x16.size()),
+          hx(hx16.size()), h(size_t(E) * T * p.F), y(size_t(E) * T * p.K);
+      kb::DeviceBuffer<int32_t> d_ids(ids.size());
+      if (p.int8) {
+        gs.upload(gu.scale);
+        ds.upload(dn.scale);
+      }
+      x.upload(x16);
+      hx.upload(hx16);
+      d_ids.upload(ids);
+      h.poison();
+      y.poison();
+      const float eps = 1e-5f;
+      gemv::gather_tokens_swiglu(p.int8, gu.dev.get(), p.int8 ? gs.get() : nullptr, d_ids.get(),
+                                 top, E, x.get(), h.get(), T, p.F, p.K, eps, nullptr);
+      // The second gemv's K is F: only where F is a whole number of vectors.
+      const bool down = p.F % (p.int8 ? gemv::k_multiple_int8() : gemv::k_multiple_bf16()) == 0;
+      if (down)
+        gemv::gather_tokens_gemv(p.int8, dn.dev.get(), p.int8 ? ds.get() : nullptr, d_ids.get(),
+                                 top, E, hx.get(), y.get(), T, p.K, p.F, nullptr);
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      const auto got_h = h.download();
+      const auto got_y = y.download();
+      const auto fx = kb::to_float(x16), fhx = kb::to_float(hx16);
+      int chosen = 0;
+      for (int e = 0; e < E; ++e)
+        for (int t = 0; t < T; ++t) {
+          const size_t oh = (size_t(e) * T + t) * p.F, oy = (size_t(e) * T + t) * p.K;
+          if (!chose(e, t)) {  // left as it was: every byte 0xFF
+            for (size_t i = oh; i < oh + p.F; ++i)
+              ASSERT_EQ(bits(got_h[i]), 0xFFFF) << "h of expert " << e << " token " << t;
+            for (size_t i = oy; i < oy + p.K; ++i)
+              ASSERT_EQ(bits(got_y[i]), 0xFFFF) << "y of expert " << e << " token " << t;
+            continue;
+          }
+          if (!down) {
+            ++chosen;
+            std::vector<float> ref_h(p.F);
+            gemv::gemv_swiglu_ref(gu.host.data() + size_t(e) * 2 * p.F * p.K,
+                                  p.int8 ? gu.scale_host.data() + size_t(e) * 2 * p.F : nullptr,
+                                  fx.data() + size_t(t) * p.K, ref_h.data(), p.F, p.K, eps);
+            const auto ch = kb::compare(
+                kb::to_float(std::vector<bf16>(got_h.begin() + oh, got_h.begin() + oh + p.F)),
+                ref_h, 1e-2);
+            EXPECT_TRUE(ch.ok) << "h of expert " << e << " token " << t << ": " << ch.text();
+            continue;
+          }
+          ++chosen;
+          std::vector<float> ref_h(p.F), ref_y(p.K);
+          gemv::gemv_swiglu_ref(gu.host.data() + size_t(e) * 2 * p.F * p.K,
+                                p.int8 ? gu.scale_host.data() + size_t(e) * 2 * p.F : nullptr,
+                                fx.data() + size_t(t) * p.K, ref_h.data(), p.F, p.K, eps);
+          gemv::gemv_ref(dn.host.data() + size_t(e) * p.K * p.F,
+                         p.int8 ? dn.scale_host.data() + size_t(e) * p.K : nullptr, fhx.data() + oh,
+                         ref_y.data(), p.K, p.F);
+          const auto gh =
+              kb::to_float(std::vector<bf16>(got_h.begin() + oh, got_h.begin() + oh + p.F));
+          const auto gy =
+              kb::to_float(std::vector<bf16>(got_y.begin() + oy, got_y.begin() + oy + p.K));
+          const auto ch = kb::compare(gh, ref_h, 1e-2), cy = kb::compare(gy, ref_y, 1e-2);
+          EXPECT_TRUE(ch.ok) << "h of expert " << e << " token " << t << ": " << ch.text();
+          EXPECT_TRUE(cy.ok) << "y of expert " << e << " token " << t << ": " << cy.text();
+        }
+      EXPECT_GE(chosen, T);  // every token's valid first id at least
+    }
+}
+
 TEST(GatherGemv, EveryExpertIdBf16AndInt8) {
   KB_REQUIRE_GPU();
   for (bool int8 : {false, true}) {
@@ -1053,6 +1168,30 @@ TEST(GemvRefuses, TileOutsideItsShapes) {
   EXPECT_TRUE(refused(true, 8192 + 16));  // rows over 8 KB
   c = gemv::Tile{2};
   EXPECT_TRUE(refused(true, 4096));
+}
+
+// A gather over tokens refuses, before any CUDA call: null ids, top
+// outside [1, E], no experts, too many tokens, a K off the vector width.
+TEST(GemvRefuses, GatherTokensBadArguments) {
+  auto swiglu = [](const int32_t* ids, int top, int E, int tokens, int64_t K) {
+    return refusal([&] {
+      gemv::gather_tokens_swiglu(true, kW8, kS, ids, top, E, kX, kY, tokens, 16, K, 1e-5f, nullptr);
+    });
+  };
+  auto down = [](const int32_t* ids, int top, int E, int tokens) {
+    return refusal([&] {
+      gemv::gather_tokens_gemv(false, kW, nullptr, ids, top, E, kX, kY, tokens, 16, 16, nullptr);
+    });
+  };
+  EXPECT_NE(swiglu(nullptr, 2, 8, 4, 64).find("null ids"), std::string::npos);
+  EXPECT_NE(down(nullptr, 2, 8, 4).find("null ids"), std::string::npos);
+  EXPECT_NE(swiglu(kIds, 0, 8, 4, 64).find("top"), std::string::npos);
+  EXPECT_NE(down(kIds, 9, 8, 4).find("top"), std::string::npos);
+  EXPECT_NE(down(kIds, 2, 0, 4).find("top"), std::string::npos);
+  EXPECT_NE(swiglu(kIds, 2, 8, gemv::kMaxTokens + 1, 64).find("tokens must be in"),
+            std::string::npos);
+  EXPECT_NE(down(kIds, 2, 8, 0).find("tokens must be in"), std::string::npos);
+  EXPECT_NE(swiglu(kIds, 2, 8, 4, 40).find("multiple of 16"), std::string::npos);
 }
 
 TEST(GemvRefuses, BadTokenCounts) {

@@ -56,7 +56,10 @@ TEST(MixtralConfig, ActiveBytesMatchTheAnchor) {
   EXPECT_EQ(dec::Decoder::kernels_per_step(c), 6 * 32 + 3);
   EXPECT_EQ(dec::Decoder::chain_kernels_per_step(c), 5 * 32 + 3);
   EXPECT_EQ(dec::Decoder::chain_kernels_per_step(c, true, false), 6 * 32 + 3);
-  EXPECT_EQ(dec::Decoder::prefill_chain_nodes(c, 6), dec::Decoder::prefill_nodes(c, 6) - 6 * 32);
+  // The prefill: per layer 5 kernels for the chunk and a router and an
+  // attention per token, all on the chain.
+  EXPECT_EQ(dec::Decoder::prefill_nodes(c, 6), 1 + 6 + 5 * 32 + 2 * 6 * 32 + 3);
+  EXPECT_EQ(dec::Decoder::prefill_chain_nodes(c, 6), dec::Decoder::prefill_nodes(c, 6));
 }
 
 // A gemv carrying router blocks refuses what it cannot run, before any
@@ -496,6 +499,51 @@ std::vector<kb::gemv::Config> combine_configs(int64_t N, int64_t K) {
 // Mixtral's, over rounds whose ids change (so a read of the previous
 // round's ids, e.g. a stale line, shows) and one with an id out of range
 // (NaN everywhere, and the next round right again).
+// The prefill's combine (moe_tokens_combine): x[t] + sum_k w[t,k] ·
+// D[ids[t,k], t] against the CPU within one bf16 rounding, for each token;
+// a token with an id outside [0, E) gets a NaN row, the others do not;
+// what it refuses on the host.
+TEST(MixtralKernels, TokensCombineMatchesReferenceAndNaNsABadId) {
+  KB_REQUIRE_GPU();
+  const int E = 4, T = 5, top = 2, dim = 264;
+  const auto x16 = kb::random_bf16(size_t(T) * dim, 71, -2.f, 2.f);
+  const auto d16 = kb::random_bf16(size_t(E) * T * dim, 72, -3.f, 3.f);
+  const std::vector<int32_t> ids = {0, 3, 1, 2, 2, 0, 3, 1, 1, E};  // token 4: a bad second id
+  const std::vector<float> w = {0.7f, 0.3f, 0.55f, 0.45f, 0.5f, 0.5f, 0.9f, 0.1f, 0.6f, 0.4f};
+  kb::DeviceBuffer<bf16> x(x16.size()), d(d16.size());
+  kb::DeviceBuffer<int32_t> d_ids(ids.size());
+  kb::DeviceBuffer<float> d_w(w.size());
+  x.upload(x16);
+  d.upload(d16);
+  d_ids.upload(ids);
+  d_w.upload(w);
+  dec::moe_tokens_combine(x.get(), d.get(), d_ids.get(), d_w.get(), T, dim, E, top, nullptr, false);
+  KB_CUDA_CHECK(cudaDeviceSynchronize());
+  const auto got = kb::to_float(x.download());
+  const auto fx = kb::to_float(x16), fd = kb::to_float(d16);
+  for (int t = 0; t < T; ++t)
+    for (int i = 0; i < dim; ++i) {
+      const float g = got[size_t(t) * dim + i];
+      if (t == 4) {
+        ASSERT_TRUE(std::isnan(g)) << "token 4 (an id of E), element " << i;
+        continue;
+      }
+      double want = fx[size_t(t) * dim + i];
+      for (int k = 0; k < top; ++k)
+        want += double(w[t * top + k]) * fd[(size_t(ids[t * top + k]) * T + t) * dim + i];
+      ASSERT_NEAR(g, want, std::fabs(want) / 128 + 1e-6) << "token " << t << ", element " << i;
+    }
+  EXPECT_THROW(dec::moe_tokens_combine(x.get(), d.get(), d_ids.get(), d_w.get(), T, 260, E, top,
+                                       nullptr, false),
+               std::invalid_argument);  // dim not a multiple of 8
+  EXPECT_THROW(dec::moe_tokens_combine(x.get(), d.get(), d_ids.get(), d_w.get(), T, dim, E, E + 1,
+                                       nullptr, false),
+               std::invalid_argument);  // top > E
+  EXPECT_THROW(dec::moe_tokens_combine(x.get(), nullptr, d_ids.get(), d_w.get(), T, dim, E, top,
+                                       nullptr, false),
+               std::invalid_argument);
+}
+
 TEST(MixtralKernels, CombineReadingIdsEarlyIsBitIdentical) {
   KB_REQUIRE_GPU();
   for (auto [E, F, D] : {std::tuple{4, 704, 256}, std::tuple{8, 14336, 4096}}) {

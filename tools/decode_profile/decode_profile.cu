@@ -5,7 +5,8 @@
 //                         [--moe-swiglu-ks N] [--moe-swiglu-unroll 2|4] [--moe-down-ks N]
 //                         [--moe-down-rows 1|2] [--moe-down-unroll 1|2] [--moe-down-pipe 0|1]
 //                         [--moe-early 0|1|0,1] [--moe-parallel 0|1|0,1]
-//                         [--attn-cluster 0|1|0,1] [--attn-whole 0|1|0,1] [--ab-rounds N]
+//                         [--attn-cluster 0|1|0,1] [--attn-whole 0|1|0,1]
+//                         [--moe-prefill 0|1|0,1] [--ab-rounds N]
 //                         [--omit-each 0|1] [--timeline 0|1]
 //                         [--qkv-kernels NAME,NAME,...] [--o-kernels NAME,NAME,...]
 //                         [--gate-kernels NAME,...] [--down-kernels NAME,...]
@@ -20,7 +21,8 @@
 // its ids before its wait; default 0, by measurement), --moe-parallel
 // DecoderOptions::moe_route_parallel (the router beside the o projection;
 // default 1), --attn-cluster DecoderOptions::attn_cluster (default 1),
-// --attn-whole DecoderOptions::attn_whole (default 1);
+// --attn-whole DecoderOptions::attn_whole (default 1), --moe-prefill
+// DecoderOptions::moe_prefill_by_expert (default 1);
 // with two values (0,1) each builds a decoder for each combination (the same weights; all must fit:
 // four of 16 layers of int8 do on an 80 GB GPU), reports each, then times
 // their prefills and graph steps interleaved, --ab-rounds rounds (of R
@@ -112,7 +114,7 @@ struct Args {
   int moe_down_ks = 0, moe_down_rows = 0, moe_down_unroll = 0, moe_down_pipe = -1;
   // Empty: the decoder's default; two values (0,1): an A/B (a decoder for
   // each combination of the options given two values).
-  std::vector<bool> moe_early, moe_parallel, attn_cluster, attn_whole;
+  std::vector<bool> moe_early, moe_parallel, attn_cluster, attn_whole, moe_prefill;
   std::vector<std::string> qkv_kernels, o_kernels, gate_kernels, down_kernels;
   std::string tuning;  // a tuning file whose gemv table to install (as kbench run does)
   int ab_rounds = 7;
@@ -129,7 +131,7 @@ struct Args {
       "[--moe-swiglu-ks N] [--moe-swiglu-unroll 2|4] [--moe-down-ks N] [--moe-down-rows 1|2] "
       "[--moe-down-unroll 1|2] [--moe-down-pipe 0|1] [--moe-early 0|1|0,1] "
       "[--moe-parallel 0|1|0,1] "
-      "[--attn-cluster 0|1|0,1] [--attn-whole 0|1|0,1] [--ab-rounds N] "
+      "[--attn-cluster 0|1|0,1] [--attn-whole 0|1|0,1] [--moe-prefill 0|1|0,1] [--ab-rounds N] "
       "[--omit-each 0|1] [--ideal-chain 0|1] [--timeline 0|1] [--qkv-kernels NAME,...] "
       "[--o-kernels NAME,...] "
       "[--gate-kernels NAME,...] [--down-kernels NAME,...] [--tuning FILE]");
@@ -191,6 +193,8 @@ Args parse(int argc, char** argv) {
           a.attn_cluster = flags(k, v);
         else if (k == "--attn-whole")
           a.attn_whole = flags(k, v);
+        else if (k == "--moe-prefill")
+          a.moe_prefill = flags(k, v);
         else if (k == "--qkv-kernels" || k == "--o-kernels") {
           for (const std::string& name : kb::tools::comma_items(v)) {
             if (!kb::gemv::parse_kernel(name)) usage(k + ": no kernel named " + name);
@@ -344,6 +348,7 @@ int main(int argc, char** argv) {
         {"moe-parallel", a.moe_parallel, &dec::DecoderOptions::moe_route_parallel, true},
         {"attn-cluster", a.attn_cluster, &dec::DecoderOptions::attn_cluster, false},
         {"attn-whole", a.attn_whole, &dec::DecoderOptions::attn_whole, false},
+        {"moe-prefill", a.moe_prefill, &dec::DecoderOptions::moe_prefill_by_expert, true},
     };
     for (Axis& x : axes) {
       if (x.values.empty()) x.values = {o.*x.field};
