@@ -356,6 +356,32 @@ SampleArgs Decoder::sample_args() const {
   return sa;
 }
 
+// The router of `layer` on x (the token at *pos): its ids and weights out,
+// the history's logits and ids at its position.
+RouteArgs Decoder::route_args(int layer, const bf16* x, int32_t* ids, float* weights,
+                              const int32_t* pos) const {
+  const auto& c = cfg_;
+  const LayerW& L = layers_[layer];
+  RouteArgs ra;
+  ra.w = L.router.w;
+  ra.scale = L.router.scale;
+  ra.x = x;
+  ra.dim = c.dim;
+  ra.eps = c.norm_eps;
+  ra.n_experts = c.n_experts;
+  ra.top = c.top_experts;
+  ra.ids = ids;
+  ra.weights = weights;
+  ra.pos = pos;
+  ra.capacity = capacity();
+  ra.hist_stride = c.n_layers * c.n_experts;
+  ra.hist_logits = hist_logits_ + layer * c.n_experts;
+  ra.hist_ids = hist_ids_ + layer * c.n_experts;
+  ra.fault = opt_.route_fault == 3 ? 0 : opt_.route_fault;
+  ra.pdl = opt_.pdl;
+  return ra;
+}
+
 // The MoE block of `layer` on x (after the attention's residual add):
 // route, both experts' gate/up with the SwiGLU, both experts' down with
 // the weighted sum and the residual. With moe_route_parallel the o
@@ -370,23 +396,7 @@ void Decoder::enqueue_moe(int layer, cudaStream_t s, Mark&& mark) {
   const bool parallel = parallel_;
   const bf16* xin = parallel ? xm_ : x_;
   if (!parallel) {
-    RouteArgs ra;
-    ra.w = L.router.w;
-    ra.scale = L.router.scale;
-    ra.x = x_;
-    ra.dim = c.dim;
-    ra.eps = c.norm_eps;
-    ra.n_experts = c.n_experts;
-    ra.top = k;
-    ra.ids = route_ids_ + layer * k;
-    ra.weights = route_w_ + layer * k;
-    ra.pos = pos_;
-    ra.capacity = capacity();
-    ra.hist_stride = c.n_layers * c.n_experts;
-    ra.hist_logits = hist_logits_ + layer * c.n_experts;
-    ra.hist_ids = hist_ids_ + layer * c.n_experts;
-    ra.fault = opt_.route_fault == 3 ? 0 : opt_.route_fault;
-    ra.pdl = opt_.pdl;
+    const RouteArgs ra = route_args(layer, x_, route_ids_ + layer * k, route_w_ + layer * k, pos_);
     run("moe_route", layer, mark, [&] { moe_route(ra, s); });
   }
   // The router is the only writer of this layer's ids and weights; the
@@ -512,26 +522,9 @@ void Decoder::enqueue_prefill_moe(int layer, int n, int c0, cudaStream_t s) {
   const size_t per_layer = size_t(pf_rows_) * k;
   int32_t* ids = pf_ids_ + layer * per_layer;
   float* w = pf_rw_ + layer * per_layer;
-  for (int i = 0; i < n; ++i) {
-    RouteArgs ra;
-    ra.w = L.router.w;
-    ra.scale = L.router.scale;
-    ra.x = pf_x_ + size_t(i) * c.dim;
-    ra.dim = c.dim;
-    ra.eps = c.norm_eps;
-    ra.n_experts = c.n_experts;
-    ra.top = k;
-    ra.ids = ids + i * k;
-    ra.weights = w + i * k;
-    ra.pos = pf_pos_ + c0 + i;
-    ra.capacity = capacity();
-    ra.hist_stride = c.n_layers * c.n_experts;
-    ra.hist_logits = hist_logits_ + layer * c.n_experts;
-    ra.hist_ids = hist_ids_ + layer * c.n_experts;
-    ra.fault = opt_.route_fault == 3 ? 0 : opt_.route_fault;
-    ra.pdl = opt_.pdl;
-    moe_route(ra, s);
-  }
+  for (int i = 0; i < n; ++i)
+    moe_route(
+        route_args(layer, pf_x_ + size_t(i) * c.dim, ids + i * k, w + i * k, pf_pos_ + c0 + i), s);
   gemv::gather_tokens_swiglu(int8, L.experts_gate_up.w, L.experts_gate_up.scale, ids, k,
                              c.n_experts, pf_x_, pf_h_, n, c.ffn, c.dim, c.norm_eps, s, opt_.pdl);
   gemv::gather_tokens_gemv(int8, L.experts_down.w, L.experts_down.scale, ids, k, c.n_experts, pf_h_,

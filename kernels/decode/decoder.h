@@ -265,6 +265,8 @@ class Decoder {
   void gemv_tokens(const LinearW& w, const bf16* x, bf16* y, int tokens, const bf16* residual,
                    cudaStream_t s) const;
   AttentionArgs attention_args(int layer) const;  // pos, qkv, x, out: the step's
+  RouteArgs route_args(int layer, const bf16* x, int32_t* ids, float* weights,
+                       const int32_t* pos) const;
   SampleArgs sample_args() const;
   const LinearW& linear(Linear which, int layer) const;
 

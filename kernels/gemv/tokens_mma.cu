@@ -24,6 +24,7 @@
 #include <stdexcept>
 
 #include "kernels/gemv/families.h"
+#include "kernels/gemv/mma.cuh"
 
 namespace kb::gemv::detail {
 
@@ -41,19 +42,6 @@ __device__ __forceinline__ void int8x4_to_bf16x2(uint32_t w, uint32_t& lo, uint3
   const uint32_t b = w ^ 0x80808080u;
   lo = top_halves(int8_at<0>(b), int8_at<1>(b));
   hi = top_halves(int8_at<2>(b), int8_at<3>(b));
-}
-
-__device__ __forceinline__ void mma_bf16(float (&c)[4], uint32_t a0, uint32_t a1, uint32_t a2,
-                                         uint32_t a3, uint32_t b0, uint32_t b1) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-      "{%8,%9}, {%0,%1,%2,%3};"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-#else
-  __trap();  // launched only on compute capability 8.0+
-#endif
 }
 
 // Warp tiles an expert has: 32 rows each, or 16 gate/up pairs.
@@ -147,7 +135,7 @@ __global__ void __launch_bounds__(kTmWarps * 32) tokens_mma_kernel(const KernelA
         uint32_t a0, a1, a2, a3;
         int8x4_to_bf16x2(wa[i], a0, a2);
         int8x4_to_bf16x2(wb[i], a1, a3);
-        mma_bf16(acc[j], a0, a1, a2, a3, xw[2 * i], xw[2 * i + 1]);
+        mma_16816<true>(acc[j], a0, a1, a2, a3, xw[2 * i], xw[2 * i + 1]);
       }
     }
   };
