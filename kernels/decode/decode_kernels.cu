@@ -1258,9 +1258,7 @@ void moe_tokens_combine(bf16* x, const bf16* D, const int32_t* ids, const float*
   require(dim > 0 && dim % 8 == 0, "moe_tokens_combine: dim must be a positive multiple of 8");
   require(tokens >= 1 && tokens <= 65535 && E >= 1 && top >= 1 && top <= E,
           "moe_tokens_combine: needs 1..65535 tokens and 1 <= top <= E");
-  const dim3 grid(
-      static_cast<unsigned>((dim / 8 + kTokensCombineThreads - 1) / kTokensCombineThreads),
-      static_cast<unsigned>(tokens));
+  const dim3 grid(grid_for(dim / 8, kTokensCombineThreads, 1 << 30), static_cast<unsigned>(tokens));
   launch_maybe_pdl(pdl, moe_tokens_combine_kernel, grid, dim3(kTokensCombineThreads), stream, x, D,
                    ids, weights, tokens, dim, E, top);
 }

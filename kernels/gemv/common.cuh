@@ -153,24 +153,12 @@ struct KernelArgs {
   RouteBlocks route;
   int route_blocks;
   unsigned long long* timeline;  // Config::timeline (the general kernel only)
-  // A gather over tokens (gather_tokens_swiglu / gather_tokens_gemv, the
+  // A gather over tokens (gather_tokens_swiglu / gather_tokens_gemv on the
   // general kernel): each token's `top` expert ids [tokens][top]; grid.y =
-  // gather_tokens_items(tokens, top, E). Else nullptr.
+  // E (blockIdx.y the expert). Else nullptr.
   const int32_t* token_ids;
   int top;
 };
-
-// A gather over tokens: the most tokens one block serves (an expert chosen
-// by more has a block for each kGatherTokens of them: measured in
-// docs/notes/decode.md).
-constexpr int kGatherTokens = 2;
-// Its grid rows: at most this many work items (T tokens of one expert) for
-// `tokens` tokens of `top` ids each among E experts.
-inline int gather_tokens_items(int tokens, int top, int E) {
-  const int choices = tokens * top;
-  return (choices + (choices < E ? choices : E) * (kGatherTokens - 1) + kGatherTokens - 1) /
-         kGatherTokens;
-}
 
 // gather_gemv_combine: the most slots one launch sums (top-2 routing).
 constexpr int kMaxCombine = 2;

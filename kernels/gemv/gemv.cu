@@ -338,7 +338,7 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
   // combine: one grid row sums every slot; router blocks come first.
   const dim3 grid(static_cast<unsigned>(grid_x(int8, N, K, cfg, swiglu) + a.route_blocks),
                   static_cast<unsigned>(weights     ? 1
-                                        : token_ids ? detail::gather_tokens_items(tokens, top, E)
+                                        : token_ids ? E
                                                     : n_sel));
   const dim3 block(static_cast<unsigned>(32 * g->warps));
   detail::launch_general(int8, {g->rows_per_warp, g->unroll, g->pipeline, cfg.pdl, g->min_blocks},
@@ -406,7 +406,7 @@ void gather_gemv_combine(bool int8, const void* W, const bf16* scale, const int3
 // cores (tokens_mma.cu: the 8 tokens are an mma's columns), K split over 2
 // warps from K = 8192 (the down projection, 14336: a warp's rows are then
 // 128 a expert, too few warps for the GPU otherwise); anything else on
-// the general kernel at kGatherTokens tokens a block (its several-token
+// the general kernel, a block row an expert with all its tokens (its several-token
 // configuration's K split, 2 rows a warp, batches of 2).
 static void gather_tokens(bool int8, const void* W, const bf16* scale, const int32_t* ids, int top,
                           int E, const bf16* X, bf16* Y, int tokens, int64_t N, int64_t K,

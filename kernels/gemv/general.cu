@@ -31,9 +31,10 @@
 // gather_gemv is the same kernel with blockIdx.y = the selected slot: the
 // block reads its expert id from device memory, and an id outside [0, E)
 // makes the block write NaN rows and read nothing. A gather over tokens (a
-// MoE prefill) is the several-token kernel at T = kGatherTokens: a block
-// serves up to T of the tokens whose ids chose its expert, and reads
-// nothing when there are none. The ids are read after
+// MoE prefill; the tensor cores' kernel, tokens_mma.cu, takes int8 with K
+// a multiple of 64) is the several-token kernel with blockIdx.y = the
+// expert: a block serves the tokens whose ids chose it, and reads nothing
+// when there are none. The ids are read after
 // griddepcontrol.wait (a router just before writes them); the combine's
 // with experts_ready before it, its first weights streaming before the
 // wait as a dense gemv's do.
@@ -61,11 +62,11 @@ namespace {
 // the expert's row scale, into a running total. y = total (+ residual).
 // X (router blocks, KernelArgs::route; T = 1, a dense gemv): the grid's
 // first a.route_blocks blocks run route_block, the rest are the gemv's.
-// G (a gather over tokens, KernelArgs::token_ids; T = kGatherTokens):
-// blockIdx.y is a work item, T of the tokens that chose one expert e (in
-// token order; items in expert order, gather_tokens_items): it reads
-// expert e's rows, its tokens' x rows (X [tokens, K] with the SwiGLU, else
-// X [E, tokens, K]) and writes Y [E, tokens, N or F]; none: it returns.
+// G (a gather over tokens, KernelArgs::token_ids; T = kMaxTokens): expert
+// e = blockIdx.y; the block serves the tokens that chose e (a mask, the
+// same for the whole block): it reads expert e's rows and those tokens' x
+// (X [tokens, K] with the SwiGLU, else X [E, tokens, K]) and writes
+// Y [E, tokens, N or F]; no token: it returns.
 template <bool INT8, int R, int U, bool P, int T, bool S = false, bool C = false, bool X = false,
           bool G = false>
 __device__ __forceinline__ void gemv_body(const KernelArgs& a) {
@@ -80,7 +81,7 @@ __device__ __forceinline__ void gemv_body(const KernelArgs& a) {
   static_assert(!S || R == 2, "SwiGLU: a warp group's rows are gate i and up i");
   static_assert(!C || (T == 1 && !S), "combine: one token, no SwiGLU");
   static_assert(!X || (T == 1 && !S && !C), "router blocks: beside a dense one-token gemv");
-  static_assert(!G || (T == kGatherTokens && !C && !X), "a gather over tokens: its own T");
+  static_assert(!G || (T == kMaxTokens && !C && !X), "a gather over tokens: every token");
   stamp(a.timeline, 0);
   if constexpr (X) {
     if (int(blockIdx.x) < a.route_blocks) {
@@ -104,45 +105,18 @@ __device__ __forceinline__ void gemv_body(const KernelArgs& a) {
   const int row0 = S ? group : group * R;
   const bool live = S ? group < half : row0 < N;
   if (!live && ks == 1) return;  // with ks > 1 every warp reaches the block barrier
-  // Several tokens: the tokens this block serves (bit t of tmask; with G
-  // local token t is token trow[t]). The ids are a router's output: read
-  // after waiting for the previous grid.
+  // Several tokens: the tokens this block serves (bit t); G: those whose
+  // ids chose its expert e = blockIdx.y. The ids are a router's output:
+  // read after waiting for the previous grid.
   unsigned tmask = ~0u;
   int64_t erow0 = 0;  // G: the expert's first row of W
-  int trow[T];
-#pragma unroll
-  for (int t = 0; t < T; ++t) trow[t] = t;
   if constexpr (G) {
     wait_for_previous_grid();
     stamp(a.timeline, 1);
-    // The work items: expert e chosen by c_e tokens has ceil(c_e / T) of
-    // them, in expert order; this block's is item blockIdx.y.
-    auto chose = [&](int t, int e) {
-      bool c = false;
-      for (int k = 0; k < a.top; ++k) c |= a.token_ids[t * a.top + k] == e;
-      return c;
-    };
-    int e = 0, j = blockIdx.y;
-    for (; e < a.E; ++e) {
-      int c = 0;
-      for (int t = 0; t < tokens; ++t) c += chose(t, e);
-      const int items = (c + T - 1) / T;
-      if (j < items) break;
-      j -= items;
-    }
-    if (e == a.E) return;  // more items in the grid than chosen
+    const int e = blockIdx.y;
     tmask = 0;
-    int n = 0;  // tokens that chose e so far
-    for (int t = 0; t < tokens; ++t) {
-      if (!chose(t, e)) continue;
-#pragma unroll
-      for (int u = 0; u < T; ++u)
-        if (n == j * T + u) {
-          trow[u] = t;
-          tmask |= 1u << u;
-        }
-      ++n;
-    }
+    for (int t = 0; t < tokens; ++t)
+      for (int k = 0; k < a.top; ++k) tmask |= (a.token_ids[t * a.top + k] == e ? 1u : 0u) << t;
     if (!tmask) return;  // the whole block: every thread reads the same ids
     erow0 = static_cast<int64_t>(e) * N;
     if (scale) scale += erow0;
@@ -322,7 +296,7 @@ __device__ __forceinline__ void gemv_body(const KernelArgs& a) {
           if (t >= tokens) break;
           if (!(tmask >> t & 1u)) continue;  // block-uniform
           float xf[kVec];
-          load_x<INT8>(x4 + trow[t] * x_stride, v, xf);
+          load_x<INT8>(x4 + t * x_stride, v, xf);
           add_squares(t, xf);
 #pragma unroll
           for (int r = 0; r < R; ++r) dot_converted<INT8>(wf[r], xf, part[t][r]);
@@ -443,8 +417,7 @@ __device__ __forceinline__ void gemv_body(const KernelArgs& a) {
         }
         const float r = rsqrtf(xx[t] / K + a.eps);
         const float gg = r * g;
-        y[int64_t(trow[t]) * half + group] =
-            __float2bfloat16_rn(gg / (1.f + __expf(-gg)) * (r * u));
+        y[int64_t(t) * half + group] = __float2bfloat16_rn(gg / (1.f + __expf(-gg)) * (r * u));
       }
   } else {
     // Lane t·R + r writes row row0 + r of token t (every lane holds every
@@ -458,7 +431,7 @@ __device__ __forceinline__ void gemv_body(const KernelArgs& a) {
           float v = acc[t][r];
           if (!C && scale) v *= my_scale;
           if (residual) v += my_res;
-          y[int64_t(trow[t]) * N + row] = __float2bfloat16_rn(v);
+          y[int64_t(t) * N + row] = __float2bfloat16_rn(v);
         }
       }
   }
@@ -581,10 +554,10 @@ void dispatch_t(const GeneralLaunch& c, dim3 grid, dim3 block, cudaStream_t s, c
       throw std::invalid_argument(
           "a gather over tokens: needs rows_per_warp 2, unroll 2, pipelined");
     if (swiglu)
-      return launch_kernel<INT8, 2, 2, true, kGatherTokens, true, false, false, true>(c, grid,
-                                                                                      block, s, a);
-    return launch_kernel<INT8, 2, 2, true, kGatherTokens, false, false, false, true>(c, grid, block,
-                                                                                     s, a);
+      return launch_kernel<INT8, 2, 2, true, kMaxTokens, true, false, false, true>(c, grid, block,
+                                                                                   s, a);
+    return launch_kernel<INT8, 2, 2, true, kMaxTokens, false, false, false, true>(c, grid, block, s,
+                                                                                  a);
   }
   if (swiglu) {
     if (c.rows_per_warp != 2 || !u24 || !c.pipeline)

@@ -428,6 +428,16 @@ int main(int argc, char** argv) {
       KB_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
       return ms * 1e3 / a.reps;
     };
+    // One prefill (graph), event-timed, in us.
+    auto prefill_us = [&](dec::Decoder& d) {
+      float ms = 0;
+      KB_CUDA_CHECK(cudaEventRecord(e0, s));
+      d.prefill(s);
+      KB_CUDA_CHECK(cudaEventRecord(e1, s));
+      KB_CUDA_CHECK(cudaEventSynchronize(e1));
+      KB_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+      return ms * 1e3;
+    };
     const int P = int(o.prompt.size());
     // The bytes a token reads (a MoE model: two experts per layer).
     const double model_bytes = dec::active_weight_bytes(c, a.type);
@@ -443,12 +453,7 @@ int main(int argc, char** argv) {
       double prefill_ms = 0, gen_ms = 0;
       float ms = 0;
       for (int rep = 0; rep < 2; ++rep) {
-        KB_CUDA_CHECK(cudaEventRecord(e0, s));
-        d.prefill(s);
-        KB_CUDA_CHECK(cudaEventRecord(e1, s));
-        KB_CUDA_CHECK(cudaEventSynchronize(e1));
-        KB_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
-        prefill_ms = ms;
+        prefill_ms = prefill_us(d) * 1e-3;
         KB_CUDA_CHECK(cudaEventRecord(e0, s));
         d.prefill(s);
         for (int i = 1; i < 200; ++i) d.replay(s);
@@ -533,13 +538,7 @@ int main(int argc, char** argv) {
       for (int round = 0; round < a.ab_rounds; ++round)
         for (size_t k = 0; k < ds.size(); ++k) {
           const size_t di = round % 2 == 0 ? k : ds.size() - 1 - k;
-          float ms = 0;
-          KB_CUDA_CHECK(cudaEventRecord(e0, s));
-          ds[di]->prefill(s);
-          KB_CUDA_CHECK(cudaEventRecord(e1, s));
-          KB_CUDA_CHECK(cudaEventSynchronize(e1));
-          KB_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
-          pf[di].push_back(ms * 1e3);
+          pf[di].push_back(prefill_us(*ds[di]));
         }
       std::printf(
           "\nprefill A/B (%zu tokens), %d rounds, interleaved; a generation as the prefill "
