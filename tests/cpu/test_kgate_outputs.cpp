@@ -93,6 +93,28 @@ TEST(KgateOutputs, TargetFileIsAnInput) {
   EXPECT_EQ(slurp(t), target);
 }
 
+// bringup writes three files into --out: a link there to the history, or
+// --out the targets folder (its draft is named as the GPU's target file).
+TEST(KgateOutputs, BringupOutputsAreChecked) {
+  fs::path d = temp_dir("outputs_bringup");
+  const std::string before = slurp(kHistory);
+  fs::path h = write(d / "h.csv", before);
+  fs::create_directories(d / "out");
+  fs::create_symlink("../h.csv", d / "out" / "bringup.md");
+  fs::copy(std::string(KBENCH_SOURCE_DIR) + "/targets", d / "targets", fs::copy_options::recursive);
+  const std::string target = slurp(d / "targets" / "h100-sxm5-80gb.json");
+  const std::string t = " --targets " + (d / "targets").string();
+  Result r = kgate("bringup --results " + h.string() + " --out " + (d / "out").string() + t);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "bringup.md is the same file as input --results")) << r.out;
+  r = kgate("bringup --results " + h.string() + " --out " + (d / "targets").string() + t);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "h100-sxm5-80gb.json is the same file as input --targets")) << r.out;
+  EXPECT_TRUE(slurp(h) == before);
+  EXPECT_TRUE(slurp(d / "targets" / "h100-sxm5-80gb.json") == target);
+  EXPECT_FALSE(fs::exists(d / "targets" / "bringup.md"));
+}
+
 // A write cut short (a full disk, here a file size limit: the write fails
 // with EFBIG) leaves the previous output whole and no temporary behind.
 TEST(KgateOutputs, FailedWriteKeepsThePreviousFile) {
