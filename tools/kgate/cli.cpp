@@ -141,7 +141,7 @@ long parse_int(const std::string& flag, const std::string& v, long lo, long hi) 
 // Whole or not at all (reports/atomic_write.h): the previous file stays on any failure.
 void write_file(const std::string& path, const std::string& text) { atomic_write(path, text); }
 
-// Before anything is read or written: no output may be an input (the
+// Before anything is written: no output may be an input (the
 // history above all) or another output.
 void refuse_clashes(const std::vector<NamedPath>& inputs, const std::vector<NamedPath>& outputs) {
   const std::string clash = output_clash(inputs, outputs);
