@@ -141,8 +141,17 @@ size_t append_csv(const std::string& path, const std::vector<Record>& rows) {
     if (::pread(f.fd, &last, 1, st.st_size - 1) == 1 && last != '\n') out += '\n';
   }
   for (const auto& r : rows) out += csv_line(record_fields(r, columns)) + "\n";
-  write_all(f.fd, out, path);  // one append under the lock: no torn or interleaved rows
-  if (::fsync(f.fd) != 0) throw CsvError(path + ": fsync failed: " + errno_text());
+  // One append under the lock: no torn or interleaved rows. A write cut
+  // short (a full disk) is undone, so that no reader sees half a run.
+  try {
+    write_all(f.fd, out, path);
+    if (::fsync(f.fd) != 0) throw CsvError(path + ": fsync failed: " + errno_text());
+  } catch (const CsvError& e) {
+    if (::ftruncate(f.fd, st.st_size) != 0)
+      throw CsvError(std::string(e.what()) + "; and it could not be cut back to its " +
+                     std::to_string(st.st_size) + " bytes: " + errno_text());
+    throw CsvError(std::string(e.what()) + " (nothing appended: the file is as it was)");
+  }
   return columns;
 }
 

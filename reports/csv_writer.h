@@ -33,7 +33,8 @@ size_t schema_columns(const std::string& header_line);
 // parent folder if missing), in the file's own schema (v2 for a new file;
 // a v1 file gets v1 rows: the GPU identity columns are left out, `device`
 // still names the GPU index). Throws CsvError, leaving the file unchanged,
-// if its first line is neither header. Returns the columns written.
+// if its first line is neither header or the rows cannot be written whole
+// (a failed write is cut back). Returns the columns written.
 size_t append_csv(const std::string& path, const std::vector<Record>& rows);
 
 }  // namespace kb

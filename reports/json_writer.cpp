@@ -2,10 +2,11 @@
 
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <utility>
+
+#include "reports/atomic_write.h"
 
 namespace kb {
 
@@ -106,15 +107,7 @@ void write_json(const std::string& path, const std::vector<Record>& rows) {
   std::error_code ec;
   fs::path parent = fs::path(path).parent_path();
   if (!parent.empty()) fs::create_directories(parent, ec);
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error(path + ": cannot write JSON (cannot create " + tmp + ")");
-    out << records_to_json(rows);
-    if (!out.flush()) throw std::runtime_error(path + ": write failed");
-  }
-  fs::rename(tmp, path, ec);
-  if (ec) throw std::runtime_error(path + ": cannot replace: " + ec.message());
+  atomic_write(path, records_to_json(rows));
 }
 
 }  // namespace kb

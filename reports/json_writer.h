@@ -1,6 +1,6 @@
 // Writes records as a JSON array of objects, one per row, keyed by the CSV
 // column names (numbers as numbers, empty fields as null). The file is
-// replaced atomically (write to a temporary, then rename).
+// replaced whole or not at all (reports/atomic_write.h).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -16,7 +16,8 @@ nlohmann::json record_to_json(const Record& r);
 // malformed object.
 Record record_from_json(const nlohmann::json& j);
 std::string records_to_json(const std::vector<Record>& rows);
-// Throws std::runtime_error naming the file when it cannot be written.
+// Throws WriteError (a std::runtime_error) naming the file when it cannot be
+// written; the previous file is then untouched.
 void write_json(const std::string& path, const std::vector<Record>& rows);
 
 }  // namespace kb

@@ -28,6 +28,7 @@
 #include "kernels/common/device_buffer.h"
 #include "kernels/common/device_random.h"
 #include "kernels/gemm/gemm.h"
+#include "reports/atomic_write.h"
 #include "reports/console_table.h"
 #include "reports/csv_writer.h"
 #include "reports/json_writer.h"
@@ -350,6 +351,13 @@ Args parse(int argc, char** argv) {
     throw UsageError("--rerun measures the suspects it is given: it takes no --shard");
   if (!a.rerun.empty() && !a.run_id.empty())
     throw UsageError("--rerun appends attempts of the suspects' own run: it takes no --run-id");
+  // An output that is an input or another output would destroy it (the
+  // history above all): refused before anything runs.
+  std::vector<NamedPath> outputs = {{"--json", a.json}};
+  if (a.command == "run" && !a.no_csv) outputs.insert(outputs.begin(), {"--csv", a.csv});
+  if (a.command == "tune") outputs.push_back({"--write", a.write});
+  const std::string clash = output_clash({{"--rerun", a.rerun}}, outputs);
+  if (!clash.empty()) throw UsageError(clash);
   return a;
 }
 
@@ -1318,9 +1326,7 @@ int cmd_probe(const Args& a) {
         merged = true;
       }
     }
-    const std::string text = set_ladder(ss.str(), a.write, sol, today, dev.driver);
-    std::ofstream out(a.write);
-    if (!out || !(out << text)) throw std::runtime_error(a.write + ": cannot write");
+    atomic_write(a.write, set_ladder(ss.str(), a.write, sol, today, dev.driver));
     if (merged)
       std::printf(
           "measured.ladder of %s: the faster of the file's and this probe's (%d rungs and "
@@ -1389,8 +1395,7 @@ int cmd_probe(const Args& a) {
   if (a.write.empty()) {
     std::printf("%s", text.c_str());
   } else {
-    std::ofstream out(a.write);
-    if (!out || !(out << text)) throw std::runtime_error(a.write + ": cannot write");
+    atomic_write(a.write, text);
     std::printf("draft target file written to %s%s\n", a.write.c_str(),
                 sheet ? (": peaks from " + table + " (" + sheet->gpu + ")").c_str()
                       : ": fill in the datasheet peaks");

@@ -5,6 +5,8 @@
 #include <limits>
 #include <sstream>
 
+#include "reports/atomic_write.h"
+
 namespace kb {
 
 using nlohmann::ordered_json;
@@ -103,13 +105,7 @@ ordered_json read_tuning_doc(const std::string& path) {
 void write_tuning_doc(const ordered_json& doc, const std::string& path) {
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream o(tmp);
-    if (!o || !(o << doc.dump(2) << "\n")) throw std::runtime_error(tmp + ": cannot write");
-  }
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) throw std::runtime_error(path + ": cannot write: " + ec.message());
+  atomic_write(path, doc.dump(2) + "\n");
 }
 
 std::string tuning_path(const std::string& dir, const TargetFile* target,

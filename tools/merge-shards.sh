@@ -3,43 +3,111 @@
 # whose header is the history's last header goes in without it, any other
 # (a v2 shard into a v1 history) with its header, which kgate reads as the
 # columns of the rows below it and kbench appends under from then on
-# (docs/csv-schema.md). Under flock, as kbench appends, so a nightly may
-# run it while another job writes. Nothing already in the history changes.
+# (docs/csv-schema.md). Nothing already in the history changes.
 #   tools/merge-shards.sh HISTORY.csv SHARD.csv...
+#
+# Fails closed (exit 2, nothing merged) before writing when a shard is the
+# history itself (the same file: device and inode, so a link of it too) or
+# is named twice, when a header is not kbench's (v1 or v2, exactly), when a
+# shard's last row is cut off (no final newline), or when a row of a shard
+# is already in the history (a second merge of the same shard). It appends
+# under flock(2) on the history, the lock kbench takes to append
+# (reports/csv_writer.cpp), so a nightly may run it while another job
+# writes; if an append fails part-way (a full disk, a file size limit, a
+# signal) the history is cut back to the size it had before the merge.
 set -euo pipefail
+
+# reports/record.cpp's csv_header_v1() and csv_header() (tests/cpu/test_merge_shards.cpp
+# checks that they are the same).
+v1_header="name,metric,target,actual,dtype,device,arch,is_model,shape,variant,status,samples,median_us,min_us,max_us,noise_rel,roofline,roofline_fraction,sm_clock_mhz,mem_clock_mhz,driver,cuda,suite_version,git_sha,run_id,timestamp,message"
+v2_header="$v1_header,gpu_index,gpu_uuid,gpu_bus_id,host"
+
+refuse() {
+  echo "merge-shards: $1; nothing merged" >&2
+  exit 2
+}
 if [ "$#" -lt 2 ]; then
   echo "usage: tools/merge-shards.sh HISTORY.csv SHARD.csv..." >&2
   exit 2
 fi
 history="$1"
 shift
-for shard in "$@"; do
-  if [ ! -f "$shard" ]; then
-    echo "merge-shards: $shard: no such file" >&2
-    exit 2
-  fi
-  case "$(head -n 1 "$shard")" in
-    name,metric,target,actual,*) ;;
-    *)
-      echo "merge-shards: $shard: its first line is not a kbench header; nothing merged" >&2
-      exit 2
-      ;;
-  esac
+
+is_header() { [ "$1" = "$v1_header" ] || [ "$1" = "$v2_header" ]; }
+ends_in_newline() { [ ! -s "$1" ] || [ "$(tail -c 1 "$1" | od -An -tx1 | tr -d ' ')" = 0a ]; }
+
+# The shards on their own, before the history is opened.
+for ((i = 1; i <= $#; i++)); do
+  shard="${!i}"
+  [ -f "$shard" ] || refuse "$shard: no such file"
+  [ ! -e "$history" ] || [ ! "$shard" -ef "$history" ] ||
+    refuse "$shard is the history $history itself (the same file)"
+  for ((j = 1; j < i; j++)); do
+    [ ! "$shard" -ef "${!j}" ] || refuse "$shard is named twice (as ${!j})"
+  done
+  is_header "$(head -n 1 "$shard")" ||
+    refuse "$shard: its first line is not kbench's header (CSV schema v1 or v2)"
+  ends_in_newline "$shard" || refuse "$shard: its last row is cut off (no newline at its end)"
 done
+
+work="$(mktemp -d)"
+size0=""
+finish() {
+  local rc=$?
+  if [ "$rc" -ne 0 ] && [ -n "$size0" ]; then
+    if truncate -s "$size0" "$history"; then
+      echo "merge-shards: failed while appending (exit $rc): $history cut back to its $size0 bytes; nothing merged" >&2
+    else
+      echo "merge-shards: failed while appending (exit $rc) and could not cut $history back to $size0 bytes: restore it" >&2
+    fi
+    rc=1
+  fi
+  rm -rf "$work"
+  exit "$rc"
+}
+trap finish EXIT
+trap 'exit 143' TERM INT HUP
+# Over a file size limit a write fails (EFBIG) instead of killing the
+# script, so that the history is cut back.
+trap '' XFSZ
+
 touch "$history"
 exec 9>>"$history"
 flock 9
+
+# Under the lock: what the history is now.
+first="$(head -n 1 "$history")"
+[ ! -s "$history" ] || is_header "$first" ||
+  refuse "$history: its first line is not kbench's header (CSV schema v1 or v2)"
+last="$(grep -xF -e "$v1_header" -e "$v2_header" "$history" | tail -n 1 || true)"
+: > "$work/seen"
+# grep's exit 1 is "no line": anything above it is an error, never a pass.
+for shard in "$@"; do
+  rc=0
+  grep -vxF -e "$v1_header" -e "$v2_header" -e '' "$shard" > "$work/rows" || rc=$?
+  [ "$rc" -le 1 ] || refuse "$shard: cannot read it"
+  rc=0
+  dup="$(grep -h -m 1 -xFf "$work/rows" "$history" "$work/seen")" || rc=$?
+  [ "$rc" -le 1 ] || refuse "cannot compare $shard's rows with $history"
+  if [ "$rc" -eq 0 ]; then
+    dup="${dup%%$'\n'*}"
+    refuse "$shard: a row of it is already in $history or in an earlier shard (merged before?): ${dup:0:200}"
+  fi
+  cat "$work/rows" >> "$work/seen"
+done
+
+size0="$(stat -c %s "$history")"
+# A history cut off mid-row must not glue the first shard's first line onto it.
+ends_in_newline "$history" || printf '\n' >&9
 for shard in "$@"; do
   header="$(head -n 1 "$shard")"
-  last="$(grep -E '^name,metric,target,actual,' "$history" | tail -n 1 || true)"
-  # A history cut off mid-row must not glue the shard's first line onto it.
-  if [ -s "$history" ] && [ "$(tail -c 1 "$history" | od -An -c | tr -d ' ')" != '\n' ]; then
-    printf '\n' >&9
-  fi
   if [ "$header" = "$last" ]; then
     tail -n +2 "$shard" >&9
   else
     cat "$shard" >&9
   fi
-  echo "merge-shards: $shard -> $history"
+  last="$(grep -xF -e "$v1_header" -e "$v2_header" "$shard" | tail -n 1)"
 done
+sync "$history"
+size0=""
+for shard in "$@"; do echo "merge-shards: $shard -> $history"; done

@@ -1,40 +1,58 @@
 #!/usr/bin/env bash
 # The nightly job: measure, gate, re-measure the suspects, gate again; the
 # same on every CI system (docs/ci.md, docs/gate.md "Wiring it into a
-# nightly job").
+# nightly job"). It fails closed: a night is green only when every stage
+# ran and said so.
 #
 #   tools/nightly.sh --history FILE --out DIR [--build DIR] [--confirm N] [--targets DIR]
-#                    [--max-suspects REL] [--dry-run] [-- kbench run options...]
+#                    [--max-suspects REL] [--no-gpt-fast] [--dry-run] [-- kbench run options...]
 #
-# 1. kbench run --csv FILE [options]: tonight's rows appended to the history;
+# 1. kbench run --csv FILE --run-id ID [options]: tonight's rows appended to
+#    the history (ID made here, as kbench makes its own, unless the options
+#    give --run-id). The script then proves it: the history grew, ends with
+#    a whole row, and what was appended holds rows of run ID;
 # 2. kgate check (first stage): names the suspects in DIR/suspects.csv (at
 #    most --max-suspects of the keys, default 0.25: kgate's);
 # 3. if there are any: kbench run --rerun DIR/suspects.csv --repeat N
-#    (default 4) --csv FILE [options]: attempts 2..N+1 of tonight's run;
+#    (default 4) --csv FILE [options]: attempts ID/2..ID/N+1 of tonight's
+#    run, proved appended the same way;
 # 4. kgate check (final), always: DIR/summary.md, junit.xml, report.html,
 #    and the console in DIR/gate.txt and on stdout (the first stage's in
 #    DIR/gate-first.txt, the kbench steps' times in DIR/timing.txt); then
-#    kgate gpt-fast: DIR/gpt_fast_benchmark.csv and .json;
-# 5. exits with the gate's code (0 pass, 1 regression, 2 bad input), or 2
-#    when kbench measured nothing tonight (bad usage, no GPU or driver, not
-#    built): the gate would otherwise judge an earlier run again. A kernel
-#    that crashed fails the night through its `failed` rows.
+#    kgate gpt-fast: DIR/gpt_fast_benchmark.csv and .json (--no-gpt-fast
+#    skips it, for runs without gpt_fast's rows);
+# 5. exits 0 only when every stage succeeded and the gate passed; else with
+#    one "nightly.sh: FAIL:" line per reason and
+#    1: the gate found a regression, or kbench exited 1 (rows failed) after
+#       appending tonight's rows: the reports are written all the same;
+#    2: anything else: bad usage or input; kbench exited 2 or 3, crashed,
+#       was killed, or appended no row of tonight's run (or a row cut
+#       short); a kgate stage exited 2 or crashed. The gate would otherwise
+#       judge an earlier run again.
 #
-# Options take `--opt VALUE` or `--opt=VALUE`. --dry-run (or
+# Options take `--opt VALUE` or `--opt=VALUE`. --history may not be inside
+# --out (its reports are replaced each night). --dry-run (or
 # KBENCH_NIGHTLY_DRY_RUN=1) skips the kbench steps: the history is gated as
 # it is (a CPU-only machine can try the job's command and its reports).
-set -uo pipefail
+# The programs: KBENCH_BIN and KGATE_BIN when set, else BUILD/suite/kbench
+# and BUILD/tools/kgate/kgate (BUILD: --build, KBENCH_BUILD_DIR, ./build).
+set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-usage_line="usage: tools/nightly.sh --history FILE --out DIR [--build DIR] [--confirm N] [--targets DIR] [--max-suspects REL] [--dry-run] [-- kbench run options...]"
+usage_line="usage: tools/nightly.sh --history FILE --out DIR [--build DIR] [--confirm N] [--targets DIR] [--max-suspects REL] [--no-gpt-fast] [--dry-run] [-- kbench run options...]"
 
 die_usage() {
   echo "nightly.sh: $1" >&2
   echo "$usage_line" >&2
   exit 2
 }
+die() {
+  echo "nightly.sh: $1" >&2
+  exit 2
+}
 
 history="" out="" build="${KBENCH_BUILD_DIR:-$root/build}" confirm=4 targets="$root/targets"
 dry="${KBENCH_NIGHTLY_DRY_RUN:-0}"
+gpt_fast=1
 kbench_opts=()
 max_suspects=()
 # `--opt VALUE` (the value must be there) or `--opt=VALUE`.
@@ -55,7 +73,8 @@ while [ $# -gt 0 ]; do
       shift
       ;;
     --dry-run) dry=1; shift; continue ;;
-    -h | --help) sed -n '2,/^set -uo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
+    --no-gpt-fast) gpt_fast=0; shift; continue ;;
+    -h | --help) sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
     --) shift; kbench_opts=("$@"); break ;;
     *) die_usage "unknown option '$1' (kbench run options go after --)" ;;
   esac
@@ -71,32 +90,115 @@ done
 [ -n "$history" ] || die_usage "--history FILE is required (the results CSV kept from night to night)"
 [ -n "$out" ] || die_usage "--out DIR is required (where the reports go)"
 case "$confirm" in '' | *[!0-9]*) die_usage "--confirm needs a whole number, got '$confirm'" ;; esac
-mkdir -p "$out" "$(dirname "$history")" || { echo "nightly.sh: cannot create $out" >&2; exit 2; }
 
-kbench="$build/suite/kbench"
-kgate="$build/tools/kgate/kgate"
-[ -x "$kgate" ] || { echo "nightly.sh: no kgate at $kgate (build it, or pass --build DIR)" >&2; exit 2; }
-kbench_broken=0
+# The history must survive the night's own writes: not inside --out (whose
+# files are replaced), not one of its files under another name (a link).
+outputs=(timing.txt suspects.csv gate-first.txt gate.txt summary.md junit.xml report.html
+  gpt_fast_benchmark.csv gpt_fast_benchmark.json)
+hist_abs="$(realpath -m -- "$history")"
+out_abs="$(realpath -m -- "$out")"
+case "$hist_abs/" in
+  "$out_abs"/*) die_usage "--history $history is inside --out $out, whose files are replaced each night: keep it elsewhere" ;;
+esac
+[ ! -d "$history" ] || die_usage "--history $history is a folder (it is the results CSV)"
+for f in "${outputs[@]}"; do
+  [ ! -e "$history" ] || [ ! "$history" -ef "$out/$f" ] ||
+    die_usage "--history $history is the same file as $out/$f, which the night rewrites"
+done
+mkdir -p "$out" "$(dirname "$history")" || die "cannot create $out"
+
+kbench="${KBENCH_BIN:-$build/suite/kbench}"
+kgate="${KGATE_BIN:-$build/tools/kgate/kgate}"
+[ -x "$kgate" ] || die "no kgate at $kgate (build it, or pass --build DIR, or set KGATE_BIN)"
 timing="$out/timing.txt"
 : > "$timing"
 rm -f "$out/suspects.csv"
 
-now() { date +%s%N; }
-# kbench's own exit codes: 0 measured, 1 measured with failed rows (the gate
-# fails those), 2 bad usage, 3 no GPU or driver. Tonight's measurement
-# counts as missing unless it exited 0 or 1 (a kbench that was never built
-# or was killed included); a re-measurement only when kbench could not run.
+failures=()  # one line per reason the night failed
+code=0       # the night's exit code: the worst of its stages'
+fail() {     # fail CODE REASON
+  failures+=("$2")
+  echo "nightly.sh: $2" >&2
+  [ "$1" -le "$code" ] || code="$1"
+}
+# An exit status in words: kbench's codes (docs/kbench-help.txt) or a signal.
+exit_text() {
+  case "$1" in
+    0) echo "exit 0" ;;
+    1) echo "exit 1: rows failed" ;;
+    2) echo "exit 2: bad usage or input" ;;
+    3) echo "exit 3: no GPU or driver" ;;
+    126 | 127) echo "exit $1: could not be started" ;;
+    *) if [ "$1" -gt 128 ]; then
+      echo "killed by signal $(($1 - 128)) (SIG$(kill -l $(($1 - 128)) 2> /dev/null || echo '?'))"
+    else
+      echo "exit $1"
+    fi ;;
+  esac
+}
+# kgate's: 2 is bad input or usage (its message is in its output).
+kgate_exit_text() {
+  if [ "$1" -eq 2 ]; then echo "exit 2: bad input or usage"; else exit_text "$1"; fi
+}
+size_of() { if [ -e "$1" ]; then stat -c %s -- "$1"; else echo 0; fi; }
+lines_of() { if [ -e "$1" ]; then wc -l < "$1"; else echo 0; fi; }
+ends_in_newline() { [ ! -s "$1" ] || [ "$(tail -c 1 -- "$1" | od -An -tx1 | tr -d ' ')" = 0a ]; }
+
+# kbench's options, less those a re-measurement refuses (it appends
+# attempts of the suspects' own run, all of their points).
+rerun_opts=()
+for ((i = 0; i < ${#kbench_opts[@]}; i++)); do
+  case "${kbench_opts[$i]}" in
+    --run-id | --shard) i=$((i + 1)) ;;
+    --run-id=* | --shard=*) ;;
+    *) rerun_opts+=("${kbench_opts[$i]}") ;;
+  esac
+done
+# Tonight's run id: the options' --run-id, else one made as kbench makes
+# them (UTC time and 6 random hex digits).
+run_id=""
+for ((i = 0; i < ${#kbench_opts[@]}; i++)); do
+  case "${kbench_opts[$i]}" in
+    --run-id) run_id="${kbench_opts[$((i + 1))]:-}" ;;
+    --run-id=*) run_id="${kbench_opts[$i]#--run-id=}" ;;
+  esac
+done
+id_opt=()
+if [ -z "$run_id" ]; then
+  run_id="$(date -u +%Y%m%dT%H%M%SZ)-$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')"
+  id_opt=(--run-id "$run_id")
+fi
+
+# run_kbench STEP PATTERN ARGS...: kbench run ARGS; then the proof that it
+# appended rows whose run_id field starts with PATTERN (",ID," tonight,
+# ",ID/" for the attempts); a failed proof or step is a reason of the night.
 run_kbench() {
-  local what="$1"; shift
-  local t0 t1 rc
-  t0=$(now)
-  "$kbench" run "$@"
-  rc=$?
-  t1=$(now)
-  echo "$what $(((t1 - t0) / 1000000)) ms (exit $rc)" >> "$timing"
-  if [ "$rc" -eq 2 ] || [ "$rc" -eq 3 ] || { [ "$what" = measure ] && [ "$rc" -gt 1 ]; }; then
-    echo "nightly.sh: kbench $what measured nothing (exit $rc; its message is above)" >&2
-    kbench_broken=1
+  local what="$1" pattern="$2"
+  shift 2
+  local size0 lines0 t0 rc=0
+  size0="$(size_of "$history")"
+  lines0="$(lines_of "$history")"
+  t0=$(date +%s%N)
+  "$kbench" run "$@" || rc=$?
+  echo "$what $((($(date +%s%N) - t0) / 1000000)) ms (exit $rc)" >> "$timing"
+  local size1 lines1
+  size1="$(size_of "$history")"
+  lines1="$(lines_of "$history")"
+  local appended
+  if [ "$size1" -lt "$size0" ]; then
+    fail 2 "FAIL: kbench $what ($(exit_text "$rc")) left $history shorter than it was ($size0 -> $size1 bytes)"
+    return
+  fi
+  appended="$(tail -c +$((size0 + 1)) -- "$history" | grep -c -F -- "$pattern" || true)"
+  echo "nightly.sh: kbench $what: $(exit_text "$rc"); $appended row(s) of run $run_id appended ($lines0 -> $lines1 lines of $history)"
+  if ! ends_in_newline "$history"; then
+    fail 2 "FAIL: kbench $what ($(exit_text "$rc")): $history ends mid-row: its append was cut short"
+  elif [ "$appended" -eq 0 ]; then
+    fail 2 "FAIL: kbench $what ($(exit_text "$rc")) appended no row of run $run_id to $history: nothing of tonight's to gate"
+  elif [ "$rc" -eq 1 ]; then
+    fail 1 "FAIL: kbench $what exited 1: rows failed (they are gated and reported; the night fails)"
+  elif [ "$rc" -ne 0 ]; then
+    fail 2 "FAIL: kbench $what: $(exit_text "$rc"), after $appended row(s): the run is not whole"
   fi
 }
 
@@ -106,44 +208,67 @@ targets_opt=()
 # 1. Measure.
 if [ "$dry" = 1 ]; then
   echo "nightly.sh: dry run: kbench skipped, gating $history as it is"
-  [ -f "$history" ] || { echo "nightly.sh: $history: no such file (a dry run gates an existing history)" >&2; exit 2; }
+  [ -f "$history" ] || die "$history: no such file (a dry run gates an existing history)"
 else
-  [ -x "$kbench" ] || { echo "nightly.sh: no kbench at $kbench (build it, or pass --build DIR)" >&2; exit 2; }
-  run_kbench measure --csv "$history" "${kbench_opts[@]}"
+  [ -x "$kbench" ] || die "no kbench at $kbench (build it, or pass --build DIR, or set KBENCH_BIN)"
+  run_kbench measure ",$run_id," --csv "$history" ${id_opt[@]+"${id_opt[@]}"} \
+    ${kbench_opts[@]+"${kbench_opts[@]}"}
 fi
 
+# kgate's codes: 0 pass, 1 regression, 2 bad input or usage; anything else
+# (a crash) is a failure of the stage.
+stage_failed() {  # stage_failed NAME RC: 0 when RC is a verdict (0 or 1)
+  [ "$2" -le 1 ] && return 1
+  fail 2 "FAIL: kgate $1: $(kgate_exit_text "$2")"
+}
+
 # 2. First stage: who is suspect?
-"$kgate" check --results "$history" "${targets_opt[@]}" --suspects "$out/suspects.csv" \
-  "${max_suspects[@]}" > "$out/gate-first.txt" 2>&1
-first=$?
-if [ "$first" -eq 2 ]; then
+first=0
+"$kgate" check --results "$history" ${targets_opt[@]+"${targets_opt[@]}"} \
+  --suspects "$out/suspects.csv" ${max_suspects[@]+"${max_suspects[@]}"} \
+  > "$out/gate-first.txt" 2>&1 || first=$?
+if stage_failed "first stage (check --suspects)" "$first"; then
   cat "$out/gate-first.txt" >&2
 else
   suspects=0
   [ -f "$out/suspects.csv" ] && suspects=$(($(wc -l < "$out/suspects.csv") - 1))
   echo "nightly.sh: first stage exit $first, $suspects suspect key(s)"
+  # The suspects must be of tonight's run: else the gate judged another.
+  if [ "$dry" != 1 ] && [ "$suspects" -gt 0 ]; then
+    other="$(tail -n +2 "$out/suspects.csv" | cut -d, -f1 | grep -v -x -F -- "$run_id" | head -n 1 || true)"
+    [ -z "$other" ] || fail 2 "FAIL: the first stage's suspects are of run $other, not of tonight's $run_id"
+  fi
   # 3. Re-measure them.
   if [ "$suspects" -gt 0 ] && [ "$confirm" -gt 0 ]; then
     if [ "$dry" = 1 ]; then
       echo "nightly.sh: dry run: would re-measure $suspects key(s) $confirm times"
-    else
-      run_kbench rerun --rerun "$out/suspects.csv" --repeat "$confirm" --csv "$history" \
-        "${kbench_opts[@]}"
+    elif [ "$code" -lt 2 ]; then
+      run_kbench rerun ",$run_id/" --rerun "$out/suspects.csv" --repeat "$confirm" \
+        --csv "$history" ${rerun_opts[@]+"${rerun_opts[@]}"}
     fi
   fi
 fi
 
 # 4. The verdict, always, with every report; then gpt_fast's rows.
-"$kgate" check --results "$history" "${targets_opt[@]}" --markdown "$out/summary.md" \
-  --junit "$out/junit.xml" --html "$out/report.html" 2>&1 | tee "$out/gate.txt"
-gate=${PIPESTATUS[0]}
-"$kgate" gpt-fast --results "$history" "${targets_opt[@]}" \
-  --csv "$out/gpt_fast_benchmark.csv" --json "$out/gpt_fast_benchmark.json" ||
-  echo "nightly.sh: no gpt_fast export tonight (above); the gate's verdict stands"
+gate=0
+"$kgate" check --results "$history" ${targets_opt[@]+"${targets_opt[@]}"} \
+  --markdown "$out/summary.md" --junit "$out/junit.xml" --html "$out/report.html" \
+  > "$out/gate.txt" 2>&1 || gate=$?
+cat "$out/gate.txt"
+if ! stage_failed "final stage (check)" "$gate" && [ "$gate" -eq 1 ]; then
+  fail 1 "FAIL: the gate found a regression (above, and in $out/summary.md)"
+fi
+if [ "$gpt_fast" = 1 ]; then
+  export_rc=0
+  "$kgate" gpt-fast --results "$history" ${targets_opt[@]+"${targets_opt[@]}"} \
+    --csv "$out/gpt_fast_benchmark.csv" --json "$out/gpt_fast_benchmark.json" || export_rc=$?
+  [ "$export_rc" -eq 0 ] ||
+    fail 2 "FAIL: kgate gpt-fast: $(kgate_exit_text "$export_rc") (above; --no-gpt-fast for a run without gpt_fast's rows)"
+fi
 
 # 5.
-if [ "$kbench_broken" = 1 ]; then
-  echo "nightly.sh: FAIL: kbench could not measure tonight: exit 2 (the gate said $gate, of an earlier run)" >&2
-  exit 2
+if [ "$code" -ne 0 ]; then
+  echo "nightly.sh: the night FAILS (exit $code):" >&2
+  for f in "${failures[@]}"; do echo "  $f" >&2; done
 fi
-exit "$gate"
+exit "$code"

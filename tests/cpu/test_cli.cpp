@@ -134,6 +134,28 @@ TEST(Cli, ForeignCsvHeaderIsRefusedBeforeMeasuring) {
   EXPECT_EQ(ss.str(), content);
 }
 
+// --json onto the history (by name or a link) or --csv onto the suspects
+// file would destroy it: refused, exit 2, before anything runs.
+TEST(Cli, OutputThatIsAnInputIsRefusedBeforeMeasuring) {
+  auto dir = temp_dir("clash");
+  const auto h = dir / "h.csv";
+  const std::string content = std::string(KBENCH_SOURCE_DIR) + "\n";  // any text: never read
+  std::ofstream(h) << content;
+  fs::create_symlink("h.csv", dir / "link.json");
+  for (const std::string& args :
+       {"run --filter layer_norm --csv " + h.string() + " --json " + h.string(),
+        "run --filter layer_norm --csv " + h.string() + " --json " + (dir / "link.json").string(),
+        "run --rerun " + h.string() + " --csv " + (dir / "link.json").string()}) {
+    auto r = kbench(args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
+    EXPECT_TRUE(contains(r.out, "is the same file as")) << args << "\n" << r.out;
+    std::ifstream in(h);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    EXPECT_EQ(ss.str(), content) << args;
+  }
+}
+
 TEST(Cli, NoGpuIsOneClearLineOrDeviceOutOfRange) {
   auto r = kbench("run --filter layer_norm --no-csv --device 999");
   if (r.code == 3) {

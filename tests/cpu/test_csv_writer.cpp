@@ -1,6 +1,8 @@
 // The results CSV writer: schema, quoting, number round trip, header
 // mismatch, and several processes appending to one file at once.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -177,6 +179,42 @@ TEST(CsvWriter, UnwritablePathThrows) {
   auto d = temp_file("dir.csv");
   fs::create_directories(d);
   EXPECT_THROW(kb::append_csv(d.string(), {sample(0)}), kb::CsvError);
+}
+
+// An append cut short (here by a file size limit: EFBIG, as a full disk
+// gives ENOSPC) is undone: the history ends where it did, never mid-row.
+TEST(CsvWriter, FailedAppendLeavesTheFileAsItWas) {
+  auto p = temp_file("full.csv");
+  kb::append_csv(p.string(), {sample(0)});
+  std::ifstream in0(p, std::ios::binary);
+  std::stringstream before;
+  before << in0.rdbuf();
+  std::vector<kb::Record> many;
+  for (int i = 0; i < 200; ++i) many.push_back(sample(i));
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::signal(SIGXFSZ, SIG_IGN);
+    struct rlimit lim {
+      8192, 8192
+    };
+    ::setrlimit(RLIMIT_FSIZE, &lim);
+    try {
+      kb::append_csv(p.string(), many);
+    } catch (const kb::CsvError& e) {
+      ::_exit(std::string(e.what()).find("the file is as it was") != std::string::npos ? 0 : 3);
+    }
+    ::_exit(4);
+  }
+  int st = 0;
+  ASSERT_EQ(::waitpid(pid, &st, 0), pid);
+  ASSERT_TRUE(WIFEXITED(st));
+  EXPECT_EQ(WEXITSTATUS(st), 0);
+  std::ifstream in1(p, std::ios::binary);
+  std::stringstream after;
+  after << in1.rdbuf();
+  EXPECT_TRUE(after.str() == before.str())
+      << after.str().size() << " bytes, was " << before.str().size();
 }
 
 // N processes append M batches each to one file at once: every row arrives

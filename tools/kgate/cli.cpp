@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "kgate_help_text.h"
+#include "reports/atomic_write.h"
 #include "reports/gate_writers.h"
 #include "reports/result_reader.h"
 #include "suite/targets.h"
@@ -137,12 +138,23 @@ long parse_int(const std::string& flag, const std::string& v, long lo, long hi) 
   return x;
 }
 
-void write_file(const std::string& path, const std::string& text) {
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (!f) throw OutputError("cannot write " + path + ": " + std::strerror(errno));
-  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  ok = std::fclose(f) == 0 && ok;
-  if (!ok) throw OutputError("cannot write " + path + ": " + std::strerror(errno));
+// Whole or not at all (reports/atomic_write.h): the previous file stays on any failure.
+void write_file(const std::string& path, const std::string& text) { atomic_write(path, text); }
+
+// Before anything is written: no output may be an input (the
+// history above all) or another output.
+void refuse_clashes(const std::vector<NamedPath>& inputs, const std::vector<NamedPath>& outputs) {
+  const std::string clash = output_clash(inputs, outputs);
+  if (!clash.empty()) throw OutputError(clash);
+}
+
+// The files behind --results and the target files loaded, as inputs.
+std::vector<NamedPath> inputs_of(const std::vector<std::string>& results,
+                                 const std::vector<TargetFile>& targets) {
+  std::vector<NamedPath> in;
+  for (const auto& r : results) in.push_back({"--results", r});
+  for (const auto& t : targets) in.push_back({"--targets", t.path});
+  return in;
 }
 
 void print_warnings(const std::vector<std::string>& warnings) {
@@ -219,6 +231,9 @@ int cmd_check(const Args& args) {
                          " is larger than --window " + std::to_string(opt.rule.window),
                      kCheckUsage);
   if (!targets_dir.empty()) opt.targets = load_target_dir(targets_dir);
+  refuse_clashes(
+      inputs_of(results, opt.targets),
+      {{"--markdown", markdown}, {"--junit", junit}, {"--html", html}, {"--suspects", suspects}});
 
   History h;
   read_history(h, results);
@@ -267,6 +282,7 @@ int cmd_compare(const Args& args) {
     throw UsageError(
         "compare needs two files, BASE.csv and NEW.csv (got " + std::to_string(files.size()) + ")",
         kCompareUsage);
+  refuse_clashes({{"BASE", files[0]}, {"NEW", files[1]}}, {{"--markdown", markdown}});
   History base, next;
   read_history(base, {files[0]});
   read_history(next, {files[1]});
@@ -318,6 +334,14 @@ int cmd_dashboard(const Args& args) {
                          " is larger than --window " + std::to_string(opt.gate.rule.window),
                      kDashboardUsage);
   if (!targets_dir.empty()) opt.gate.targets = load_target_dir(targets_dir);
+  // A folder (made if need be) gets index.html; a name ending in .html is the file.
+  auto ends_with = [&](const char* sfx) {
+    size_t n = std::strlen(sfx);
+    return out.size() >= n && out.compare(out.size() - n, n, sfx) == 0;
+  };
+  const bool to_folder = !ends_with(".html") && !ends_with(".htm");
+  const std::string path = to_folder ? (std::filesystem::path(out) / "index.html").string() : out;
+  refuse_clashes(inputs_of(results, opt.gate.targets), {{"--out", path}});
 
   History h;
   read_history(h, results);
@@ -326,17 +350,10 @@ int cmd_dashboard(const Args& args) {
   DashboardData d = build_dashboard(h, extras, opt);
   print_warnings(d.warnings);
 
-  // A folder (made if need be) gets index.html; a name ending in .html is the file.
-  std::string path = out;
-  auto ends_with = [&](const char* sfx) {
-    size_t n = std::strlen(sfx);
-    return out.size() >= n && out.compare(out.size() - n, n, sfx) == 0;
-  };
-  if (!ends_with(".html") && !ends_with(".htm")) {
+  if (to_folder) {
     std::error_code ec;
     std::filesystem::create_directories(out, ec);
     if (ec) throw OutputError("cannot make the folder " + out + ": " + ec.message());
-    path = (std::filesystem::path(out) / "index.html").string();
   }
   std::string html = dashboard_html(d);
   write_file(path, html);
@@ -369,6 +386,7 @@ int cmd_gpt_fast(const Args& args) {
     throw UsageError("gpt-fast needs --csv FILE and/or --json FILE", kGptFastUsage);
   std::vector<TargetFile> targets;
   if (!targets_dir.empty()) targets = load_target_dir(targets_dir);
+  refuse_clashes(inputs_of(results, targets), {{"--csv", csv_out}, {"--json", json_out}});
   History h;
   read_history(h, results);
   print_history_warnings(h);
@@ -463,13 +481,19 @@ int cmd_bringup(const Args& args) {
   BringupReport rep =
       build_bringup(h, ref_is_file && in.reference_problem.empty() ? &ref : nullptr, in);
 
-  std::filesystem::create_directories(out, ec);
-  if (ec) throw OutputError("cannot make the folder " + out + ": " + ec.message());
   const std::string draft = (std::filesystem::path(out) / rep.draft_path).string();
-  rep.draft_path = draft;
-  write_file(draft, rep.draft_json);
   const std::string md = (std::filesystem::path(out) / "bringup.md").string();
   const std::string html = (std::filesystem::path(out) / "bringup.html").string();
+  std::vector<NamedPath> inputs = inputs_of(results, in.targets);
+  if (ref_is_file) inputs.push_back({"--reference", in.reference});
+  inputs.push_back({"--datasheets", in.datasheets_path});
+  inputs.push_back({"the tuning table", (in.tuning_dir.empty() ? "targets/tuning" : in.tuning_dir) +
+                                            "/" + rep.draft_path});
+  refuse_clashes(inputs, {{"--out", draft}, {"--out", md}, {"--out", html}});
+  std::filesystem::create_directories(out, ec);
+  if (ec) throw OutputError("cannot make the folder " + out + ": " + ec.message());
+  rep.draft_path = draft;
+  write_file(draft, rep.draft_json);
   write_file(md, bringup_markdown(rep));
   write_file(html, bringup_html(rep));
   std::printf(
@@ -627,6 +651,7 @@ int cmd_noise(const Args& args) {
     }
   }
   if (results.empty()) throw UsageError("noise needs --results FILE...", kNoiseUsage);
+  refuse_clashes(inputs_of(results, {}), {{"--markdown", markdown}, {"--csv", csv_out}});
   History h;
   read_history(h, results);
   print_history_warnings(h);
@@ -661,6 +686,7 @@ int cmd_siblings(const Args& args) {
     }
   }
   if (results.empty()) throw UsageError("siblings needs --results FILE...", kSiblingsUsage);
+  refuse_clashes(inputs_of(results, {}), {{"--markdown", markdown}});
   History h;
   read_history(h, results);
   print_history_warnings(h);
@@ -696,6 +722,9 @@ int cmd_selftest_table(const Args& args) {
     }
   }
   if (in.aa.empty()) throw UsageError("selftest-table needs --aa FILE");
+  std::vector<NamedPath> inputs = {{"--aa", in.aa}};
+  for (const auto& d : in.drops) inputs.push_back({"--drop", d.second});
+  refuse_clashes(inputs, {{"--markdown", markdown}});
   if (!targets_dir.empty()) opt.targets = load_target_dir(targets_dir);
   std::string md = selftest_markdown(in, opt);
   std::fputs(md.c_str(), stdout);
@@ -741,11 +770,18 @@ int cmd_gen_history(const Args& args) {
     }
   }
   if (out.empty()) throw UsageError("gen-history needs --out FILE (- for stdout)");
-  std::FILE* f = out == "-" ? stdout : std::fopen(out.c_str(), "wb");
-  if (!f) throw OutputError("cannot write " + out + ": " + std::strerror(errno));
-  bool ok = opt.from.empty() ? write_history(f, opt) : write_history_from(f, opt);
-  if (f != stdout) ok = std::fclose(f) == 0 && ok;
+  if (out == "-") {
+    bool ok = opt.from.empty() ? write_history(stdout, opt) : write_history_from(stdout, opt);
+    if (!ok) throw OutputError("cannot write to stdout: " + std::string(std::strerror(errno)));
+    return 0;
+  }
+  std::vector<NamedPath> inputs;
+  for (const auto& p : opt.from) inputs.push_back({"--from", p});
+  refuse_clashes(inputs, {{"--out", out}});
+  AtomicFile f(out);
+  bool ok = opt.from.empty() ? write_history(f.stream(), opt) : write_history_from(f.stream(), opt);
   if (!ok) throw OutputError("cannot write " + out + ": " + std::strerror(errno));
+  f.commit();
   return 0;
 }
 
