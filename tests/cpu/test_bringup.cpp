@@ -494,7 +494,8 @@ TEST(BringupWriters, HtmlIsSelfContainedAndEscaped) {
   const std::string md = kb::bringup_markdown(r);
   EXPECT_TRUE(contains(md, "tune \\| it")) << "a | in a cell would split the row";
   EXPECT_TRUE(contains(md, "**gemv**"));
-  EXPECT_TRUE(contains(md, "## Problems with the input\n\n- a <b>problem</b>"));
+  EXPECT_TRUE(contains(md, "## Problems with the input\n\n- a &lt;b&gt;problem&lt;/b&gt;"))
+      << "the input's text is data, never markup";
 }
 
 TEST(BringupWriters, RecordedReportNamesItsSections) {
