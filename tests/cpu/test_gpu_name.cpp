@@ -2,8 +2,10 @@
 // whatever its case, in target files, the datasheet table and kgate.
 #include <gtest/gtest.h>
 
+#include "kgate_test_util.h"
 #include "suite/datasheets.h"
 #include "suite/gpu_name.h"
+#include "tools/kgate/compare.h"
 
 namespace {
 
@@ -18,6 +20,21 @@ TEST(GpuName, OneModelWhateverItsCase) {
       R"({"gpus": [{"gpu": "NVIDIA H200 SXM", "driver_names": ["NVIDIA H200"], "source": "s"}]})",
       "d.json");
   EXPECT_NE(kb::find_datasheet(t, "nvidia h200"), nullptr);
+}
+
+// Two files that spell one GPU model differently compare raw values, key by
+// key, not roofline fractions across "two" GPU models.
+TEST(GpuName, CompareTakesBothSpellingsAsOneModel) {
+  kb::History base, next;
+  base.add_text(kgt::csv(kgt::series("gemv", kgt::steady(5, 1000, 1000))), "base.csv");
+  next.add_text(kgt::csv(kgt::series("gemv", kgt::steady(5, 800, 800), "nvidia h100 80gb hbm3")),
+                "new.csv");
+  base.finish();
+  next.finish();
+  const kb::CompareReport r = kb::compare_runs(base, next, kb::CompareOptions{});
+  EXPECT_FALSE(r.cross_arch);
+  ASSERT_EQ(r.rows.size(), 1u);
+  EXPECT_EQ(r.rows[0].verdict, kb::CompareVerdict::slower);
 }
 
 }  // namespace

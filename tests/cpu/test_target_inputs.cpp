@@ -154,6 +154,34 @@ TEST(KgateTargets, OutOfRangeTargetExitTwoNamingFileAndLine) {
   EXPECT_TRUE(contains(r.out, "targets[0].target: number out of range")) << r.out;
 }
 
+// kgate bringup reads the tuning table and the datasheet table as kbench
+// does: one that does not parse is exit 2 naming the file and the line (it
+// used to say "not valid JSON (kbench does not use it)" and go on).
+TEST(KgateTargets, BringupRefusesAMalformedTuningOrDatasheetTable) {
+  const std::string src = KBENCH_SOURCE_DIR;
+  const fs::path d = temp_dir("kgate_bringup_tables");
+  fs::copy(src + "/targets", d / "targets", fs::copy_options::recursive);
+  const fs::path tuning =
+      write(d / "targets" / "tuning" / "h200-sxm-141gb.json",
+            "{\"gpu\": \"NVIDIA H200\",\n \"gemv\": [{\"dtype\": \"int8\", \"kernel\": \"Q\"}]}");
+  const std::string args = "bringup --results " + src + "/tests/data/h200-2026-11-24.csv" +
+                           " --reference " + src + "/tests/data/h100-2026-11-24.csv" +
+                           " --targets " + (d / "targets").string() + " --out " +
+                           (d / "out").string();
+  Result r = kgate(args);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, tuning.string() + ":2: gemv[0].kernel: unknown kernel 'Q'")) << r.out;
+  fs::remove(tuning);
+  const fs::path table = d / "targets" / "datasheets" / "nvidia.json";
+  std::string text = slurp(table);
+  text.insert(text.find('{') + 1, "\"gpus\": [],");
+  write(table, text);
+  r = kgate(args);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, table.string() + ":")) << r.out;
+  EXPECT_TRUE(contains(r.out, "gpus: given twice in one object (the other at line 1)")) << r.out;
+}
+
 // A night whose rows spell the GPU in another case is the same GPU model: a
 // 20% drop fails, it does not start a new series that passes.
 TEST(KgateHistory, ArchInAnotherCaseIsTheSameGpuModel) {

@@ -13,6 +13,7 @@
 #include "reports/record.h"
 #include "suite/gpu_name.h"
 #include "suite/rows.h"
+#include "suite/tuning.h"
 
 namespace kb {
 
@@ -435,17 +436,17 @@ BringupReport build_bringup(const History& results, const History* reference_fil
     } else {
       std::stringstream ss;
       ss << f.rdbuf();
-      try {
-        auto j = nlohmann::json::parse(ss.str());
-        std::string sections;
-        for (const char* s : {"cublaslt", "gemv"})
-          sections += std::string(sections.empty() ? "" : ", ") + s + ": " +
-                      (j.contains(s) && j[s].is_array() ? std::to_string(j[s].size()) + " entries"
-                                                        : std::string("absent"));
-        state = path + ": " + sections;
-      } catch (const std::exception&) {
-        state = path + ": not valid JSON (kbench does not use it)";
-      }
+      // Read as kbench reads it: a table that does not parse stops kbench
+      // (exit 2), and so it stops the report (TuningError: file, line, entry).
+      const TuningFile t = parse_tuning_file(ss.str(), path);
+      parse_gemv_table(t.doc, path, &t.lines);
+      const auto& j = t.doc;
+      std::string sections;
+      for (const char* s : {"cublaslt", "gemv"})
+        sections += std::string(sections.empty() ? "" : ", ") + s + ": " +
+                    (j.contains(s) && j[s].is_array() ? std::to_string(j[s].size()) + " entries"
+                                                      : std::string("absent"));
+      state = path + ": " + sections;
     }
     r.tuning.push_back("tuning table: " + state);
     std::set<std::string> seen;
