@@ -7,6 +7,7 @@
 
 #include "reports/bringup_report.h"
 #include "reports/gate_writers.h"
+#include "reports/markdown.h"
 
 namespace kb {
 
@@ -176,29 +177,17 @@ std::vector<Section> sections(const BringupReport& r) {
   return out;
 }
 
-// A Markdown table cell: | and line ends would break the row.
-std::string md_cell(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    if (c == '|')
-      o += "\\|";
-    else if (c == '\n' || c == '\r')
-      o += ' ';
-    else
-      o += c;
-  }
-  return o;
-}
+std::string md_cell(const std::string& s) { return markdown_text(s); }
 
 std::string esc(const std::string& s) { return escape_markup(s, Markup::html); }
 
 }  // namespace
 
 std::string bringup_markdown(const BringupReport& r) {
-  std::string o = "# Bring-up report: " + r.gpu + "\n\n";
+  std::string o = "# Bring-up report: " + md_cell(r.gpu) + "\n\n";
   for (const auto& s : sections(r)) {
-    if (!s.title.empty()) o += "## " + s.title + "\n\n";
-    for (const auto& p : s.paragraphs) o += p + "\n\n";
+    if (!s.title.empty()) o += "## " + md_cell(s.title) + "\n\n";
+    for (const auto& p : s.paragraphs) o += md_cell(p) + "\n\n";
     for (const auto& b : s.bullets) o += "- " + md_cell(b) + "\n";
     if (!s.bullets.empty()) o += "\n";
     if (!s.table.head.empty() && !s.table.rows.empty()) {
@@ -218,7 +207,7 @@ std::string bringup_markdown(const BringupReport& r) {
       }
       o += "\n";
     }
-    if (!s.code.empty()) o += "```json\n" + s.code + "```\n\n";
+    if (!s.code.empty()) o += markdown_code_block(s.code, "json") + "\n";
   }
   return o;
 }

@@ -5,6 +5,7 @@
 #include "reports/compare_result.h"
 #include "reports/console_table.h"
 #include "reports/gate_result.h"
+#include "reports/markdown.h"
 
 namespace kb {
 
@@ -88,11 +89,7 @@ std::string compare_console(const CompareReport& r) {
 }
 
 std::string compare_markdown(const CompareReport& r) {
-  auto cell = [](std::string s) {
-    std::string o;
-    for (char c : s) o += c == '|' ? std::string("\\|") : std::string(1, c);
-    return o;
-  };
+  const auto cell = markdown_text;
   std::string out = "## kgate compare: " + cell(r.summary()) + "\n\n";
   std::string head = header_lines(r);
   for (size_t p = 0, q; p < head.size(); p = q + 1) {

@@ -1,27 +1,13 @@
 #include <cstdio>
 
 #include "reports/gate_writers.h"
+#include "reports/markdown.h"
 
 namespace kb {
 
 namespace {
 
-// A table cell: pipes would end the cell, line breaks the row, and a '<'
-// could open an HTML tag (GitHub renders some).
-std::string cell(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    if (c == '|')
-      o += "\\|";
-    else if (c == '<')
-      o += "&lt;";
-    else if (c == '\n' || c == '\r')
-      o += ' ';
-    else
-      o += c;
-  }
-  return o;
-}
+std::string cell(const std::string& s) { return markdown_text(s); }
 
 std::string opt_value(const std::optional<double>& v) { return v ? show_value(*v) : "-"; }
 

@@ -36,8 +36,10 @@
 #include "suite/datasheets.h"
 #include "suite/device.h"
 #include "suite/engine.h"
+#include "suite/exit_status.h"
 #include "suite/experiment.h"
 #include "suite/gemv_tune_run.h"
+#include "suite/gpu_name.h"
 #include "suite/ideal_kernels.h"
 #include "suite/ladder_probe.h"
 #include "suite/nccl_bench.h"
@@ -576,6 +578,18 @@ const TargetFile* target_for(const std::vector<TargetFile>& files, const DeviceI
   return tf;
 }
 
+// The inputs a GPU's chain reads, checked before anything is measured: two
+// target files for the GPU, or a tuning file that does not parse, are the
+// run's error (exit 2), not one GPU's stopped chain that the run outlives.
+void check_gpu_inputs(const std::vector<TargetFile>& files, const DeviceInfo& dev,
+                      const WorkerConfig& cfg) {
+  const TargetFile* tf = match_gpu(files, dev.name);
+  if (cfg.targets_dir.empty()) return;
+  const std::string tpath = tuning_path(cfg.targets_dir, tf, dev.name);
+  load_pins(tpath, dev.name, nullptr);
+  load_gemv_table(tpath, dev.name, nullptr);
+}
+
 // `gpus`: how many GPUs the run measures at once (worker_processes).
 WorkerConfig worker_config(const Args& a, int gpus = 1) {
   WorkerConfig cfg;
@@ -721,10 +735,11 @@ int cmd_rerun(const Args& a) {
   if (devices.size() != 1) throw UsageError("--rerun measures on one GPU: give --device N");
   DeviceInfo dev = query_device(devices.front());
   for (const Suspect& s : sus)
-    if (!s.arch.empty() && s.arch != dev.name)
+    if (!s.arch.empty() && !same_gpu_name(s.arch, dev.name))
       throw SuspectsError(a.rerun + ":" + std::to_string(s.line) + ": a suspect of '" + s.arch +
                           "', but this GPU is '" + dev.name + "'");
   WorkerConfig cfg = worker_config(a);
+  check_gpu_inputs(files, dev, cfg);
   const Injection inject = a.inject.empty() ? Injection{} : parse_injection(a.inject);
   const TargetFile* tf = target_for(files, dev, a);
   std::string text;
@@ -980,8 +995,19 @@ int cmd_run(const Args& a) {
         "worker process(es) on each GPU, %d under %g us (docs/measuring.md)\n",
         devices.size(), cfg.processes, cfg.short_processes, kShortPointUs);
 
+  for (int d : devices) {
+    DeviceInfo dev;
+    try {
+      dev = query_device(d);
+    } catch (const std::exception&) {
+      continue;  // its chain makes its rows failed, saying why
+    }
+    check_gpu_inputs(files, dev, cfg);
+  }
+
   Console con(several);
   std::vector<std::vector<Record>> per_gpu(devices.size());
+  std::vector<std::exception_ptr> stopped(devices.size());
   std::vector<std::thread> threads;
   for (size_t k = 0; k < devices.size(); ++k) {
     WorkerConfig c = cfg;
@@ -989,12 +1015,15 @@ int cmd_run(const Args& a) {
     threads.emplace_back([&, c, k] {
       try {
         per_gpu[k] = run_chain(a, c, devices[k], steps, files, inject, host, con);
-      } catch (const std::exception& ex) {  // run_chain turns errors into rows; this is a bug
-        con.line(devices[k], std::string("kbench: this GPU's chain stopped: ") + ex.what());
+      } catch (...) {  // run_chain turns errors into rows; this is a bug
+        stopped[k] = std::current_exception();
       }
     });
   }
   for (auto& t : threads) t.join();
+  // A GPU without its rows must not leave a run that reads as complete.
+  for (const auto& e : stopped)
+    if (e) std::rethrow_exception(e);
   std::vector<Record> rows;
   for (auto& r : per_gpu) rows.insert(rows.end(), r.begin(), r.end());
 
@@ -1259,6 +1288,15 @@ std::vector<double> chains_in_workers(const Args& a, const DeviceInfo& dev,
 int cmd_probe(const Args& a) {
   if (parse_device_spec(a.device).size() != 1)
     throw UsageError("probe measures one GPU: --device N, got '" + a.device + "'");
+  // The files it reads, before it measures: one that does not parse is exit
+  // 2 with nothing measured. No datasheet table: the draft says so.
+  // (--replace: the file's ladder may be what is broken; set_ladder reads the rest.)
+  if (!a.write.empty() && !a.replace && std::filesystem::exists(a.write)) load_target_file(a.write);
+  bool explicit_dir = false;
+  const std::string table = datasheets_path(targets_dir(a, &explicit_dir));
+  std::optional<DatasheetTable> sheets;
+  std::error_code exists_ec;
+  if (std::filesystem::exists(table, exists_ec)) sheets = load_datasheets(table);
   const int count = require_devices();
   if (count == 0) return kExitNoDevice;
   const int d = devices_for(a.device, count).front();
@@ -1340,15 +1378,7 @@ int cmd_probe(const Args& a) {
   }
   // Peaks from the datasheet table where the GPU is in it; the measured
   // figures go to `measured` (the roofline's ceilings), never to `peaks`.
-  bool explicit_dir = false;
-  const std::string table = datasheets_path(targets_dir(a, &explicit_dir));
-  std::string peaks_message;
-  std::optional<DatasheetTable> sheets;
-  try {
-    sheets = load_datasheets(table);
-  } catch (const DatasheetError& e) {
-    peaks_message = e.what();
-  }
+  std::string peaks_message = sheets ? "" : table + ": no datasheet table";
   const Datasheet* sheet = sheets ? find_datasheet(*sheets, dev.name) : nullptr;
   std::string draft_message;
   nlohmann::ordered_json peaks = draft_peaks(sheet, table, dev.name, p.read_gbps, &draft_message);
@@ -1432,21 +1462,15 @@ int kbench_main(int argc, char** argv) {
     std::fprintf(stderr, "kbench: %s\nusage: %s\nRun 'kbench --help' for every option.\n", e.what(),
                  usage_line(command).c_str());
     return kExitUsage;
-  } catch (const TargetError& e) {
-    std::fprintf(stderr, "kbench: bad target file: %s\n", e.what());
-    return kExitUsage;
-  } catch (const TuningError& e) {
-    std::fprintf(stderr, "kbench: %s\n", e.what());
-    return kExitUsage;
-  } catch (const SuspectsError& e) {
-    std::fprintf(stderr, "kbench: %s\nNothing was measured or appended.\n", e.what());
-    return kExitUsage;
-  } catch (const CsvError& e) {
-    std::fprintf(stderr, "kbench: %s\n", e.what());
-    return kExitUsage;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "kbench: %s\n", e.what());
-    return kExitRowsFailed;
+  } catch (const CudaError& e) {
+    // Outside a row's worker: setting up a device, the CUDA runtime itself.
+    std::fprintf(stderr, "kbench: CUDA error: %s (the GPU or its driver, not a row)\n", e.what());
+    return kExitNoDevice;
+  } catch (...) {
+    const std::string command = argc > 1 ? argv[1] : "";
+    const CommandFailure f = describe_failure(std::current_exception(), command);
+    std::fprintf(stderr, "%s\n", f.message.c_str());
+    return f.exit_code;
   }
 }
 

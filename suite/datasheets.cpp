@@ -1,34 +1,32 @@
 #include "suite/datasheets.h"
 
-#include <cctype>
 #include <cmath>
 #include <fstream>
 #include <sstream>
 
+#include "suite/gpu_name.h"
+#include "suite/json_file.h"
+
 namespace kb {
 
-using nlohmann::json;
+using nlohmann::ordered_json;
 
 namespace {
 
-[[noreturn]] void fail(const std::string& path, const std::string& field, const std::string& what) {
-  throw DatasheetError(path + ": " + field + ": " + what);
+// "path:line: field: what".
+[[noreturn]] void fail(const JsonDoc& doc, const std::string& field, const std::string& what) {
+  throw DatasheetError(doc.message(field, what));
 }
 
-std::string lower(std::string s) {
-  for (auto& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return s;
-}
-
-std::vector<std::string> strings(const json& obj, const char* key, const std::string& path,
+std::vector<std::string> strings(const ordered_json& obj, const char* key, const JsonDoc& doc,
                                  const std::string& where) {
   std::vector<std::string> out;
   auto it = obj.find(key);
   if (it == obj.end()) return out;
-  if (!it->is_array()) fail(path, where + key, "expected an array of strings");
+  if (!it->is_array()) fail(doc, where + key, "expected an array of strings");
   for (size_t i = 0; i < it->size(); ++i) {
     if (!(*it)[i].is_string() || (*it)[i].get<std::string>().empty())
-      fail(path, where + key + "[" + std::to_string(i) + "]", "expected a non-empty string");
+      fail(doc, where + key + "[" + std::to_string(i) + "]", "expected a non-empty string");
     out.push_back((*it)[i].get<std::string>());
   }
   return out;
@@ -53,47 +51,46 @@ const std::vector<DatasheetField>& datasheet_fields() {
 }
 
 DatasheetTable parse_datasheets(const std::string& text, const std::string& path) {
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw DatasheetError(path + ": not valid JSON: " + e.what());
-  }
-  if (!doc.is_object()) fail(path, "(top level)", "expected an object with \"gpus\": [...]");
+  JsonDoc d;
+  if (std::string error; !parse_json_file(text, path, &d, &error)) throw DatasheetError(error);
+  const ordered_json& doc = d.value;
+  if (!doc.is_object()) fail(d, "", "expected an object with \"gpus\": [...]");
   auto g = doc.find("gpus");
-  if (g == doc.end() || !g->is_array()) fail(path, "gpus", "missing (expected an array)");
+  if (g == doc.end() || !g->is_array()) fail(d, "gpus", "missing (expected an array)");
   DatasheetTable t;
   t.path = path;
   for (size_t i = 0; i < g->size(); ++i) {
-    const json& e = (*g)[i];
+    const ordered_json& e = (*g)[i];
     const std::string where = "gpus[" + std::to_string(i) + "].";
-    if (!e.is_object()) fail(path, "gpus[" + std::to_string(i) + "]", "expected an object");
-    Datasheet d;
+    if (!e.is_object()) fail(d, "gpus[" + std::to_string(i) + "]", "expected an object");
+    Datasheet entry;
     auto gpu = e.find("gpu");
     if (gpu == e.end() || !gpu->is_string() || gpu->get<std::string>().empty())
-      fail(path, where + "gpu", "missing (expected the model's name)");
-    d.gpu = gpu->get<std::string>();
-    d.driver_names = strings(e, "driver_names", path, where);
-    d.match = strings(e, "match", path, where);
-    if (d.driver_names.empty() && d.match.empty())
-      fail(path, where + "match", "give driver_names or match: nothing would find this entry");
+      fail(d, where + "gpu", "missing (expected the model's name)");
+    entry.gpu = gpu->get<std::string>();
+    entry.driver_names = strings(e, "driver_names", d, where);
+    entry.match = strings(e, "match", d, where);
+    if (entry.driver_names.empty() && entry.match.empty())
+      fail(d, where + "match", "give driver_names or match: nothing would find this entry");
     for (const auto& f : datasheet_fields()) {
       auto it = e.find(f.key);
-      DatasheetFigure& fig = d.*(f.figure);
+      DatasheetFigure& fig = entry.*(f.figure);
       if (it == e.end()) continue;
       fig.present = true;
       if (it->is_null()) continue;
       if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() <= 0)
-        fail(path, where + f.key, "expected a number > 0, or null (none, or not published)");
+        fail(d, where + f.key, "expected a number > 0, or null (none, or not published)");
       fig.value = it->get<double>();
     }
     auto src = e.find("source");
     if (src == e.end() || !src->is_string() || src->get<std::string>().empty())
-      fail(path, where + "source",
-           "missing: name the datasheet or whitepaper the figures are from");
-    d.source = src->get<std::string>();
-    if (auto n = e.find("note"); n != e.end() && n->is_string()) d.note = n->get<std::string>();
-    t.gpus.push_back(std::move(d));
+      fail(d, where + "source", "missing: name the datasheet or whitepaper the figures are from");
+    entry.source = src->get<std::string>();
+    if (auto n = e.find("note"); n != e.end()) {
+      if (!n->is_string()) fail(d, where + "note", "expected a string");
+      entry.note = n->get<std::string>();
+    }
+    t.gpus.push_back(std::move(entry));
   }
   return t;
 }
@@ -111,15 +108,14 @@ std::string datasheets_path(const std::string& targets_dir) {
 }
 
 const Datasheet* find_datasheet(const DatasheetTable& t, const std::string& gpu_name) {
-  const std::string name = lower(gpu_name);
   for (const auto& d : t.gpus)
     for (const auto& n : d.driver_names)
-      if (lower(n) == name) return &d;
+      if (same_gpu_name(n, gpu_name)) return &d;
   const Datasheet* best = nullptr;
   size_t best_len = 0;
   for (const auto& d : t.gpus)
     for (const auto& m : d.match)
-      if (m.size() > best_len && name.find(lower(m)) != std::string::npos) {
+      if (m.size() > best_len && gpu_name_contains(gpu_name, m)) {
         best = &d;
         best_len = m.size();
       }

@@ -17,8 +17,9 @@
 
 namespace kb {
 
-// A table that cannot be read or is malformed; what() names the file and
-// the field ("targets/datasheets/nvidia.json: gpus[2].hbm_gbps: expected a number > 0").
+// A table that cannot be read or is malformed; what() names the file, the
+// line and the field ("targets/datasheets/nvidia.json:40: gpus[2].hbm_gbps:
+// expected a number > 0").
 struct DatasheetError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };

@@ -8,42 +8,45 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "suite/gpu_name.h"
+#include "suite/json_file.h"
+
 namespace kb {
 
-using nlohmann::json;
 using nlohmann::ordered_json;
 
 namespace {
 
-[[noreturn]] void fail(const std::string& path, const std::string& field, const std::string& what) {
-  throw TargetError(path + ": " + field + ": " + what);
+// "path:line: field: what".
+[[noreturn]] void fail(const JsonDoc& doc, const std::string& field, const std::string& what) {
+  throw TargetError(doc.message(field, what));
 }
 
-std::string get_string(const json& obj, const char* key, const std::string& path,
+std::string get_string(const ordered_json& obj, const char* key, const JsonDoc& doc,
                        const std::string& where, bool required) {
   auto it = obj.find(key);
   if (it == obj.end()) {
-    if (required) fail(path, where + key, "missing (expected a string)");
+    if (required) fail(doc, where + key, "missing (expected a string)");
     return "";
   }
-  if (!it->is_string()) fail(path, where + key, "expected a string");
+  if (!it->is_string()) fail(doc, where + key, "expected a string");
   return it->get<std::string>();
 }
 
-std::optional<double> get_number(const json& obj, const char* key, const std::string& path,
+std::optional<double> get_number(const ordered_json& obj, const char* key, const JsonDoc& doc,
                                  const std::string& where) {
   auto it = obj.find(key);
   if (it == obj.end() || it->is_null()) return std::nullopt;
-  if (!it->is_number()) fail(path, where + key, "expected a number");
+  if (!it->is_number()) fail(doc, where + key, "expected a number");
   double v = it->get<double>();
-  if (!std::isfinite(v) || v <= 0) fail(path, where + key, "expected a finite number > 0");
+  if (!std::isfinite(v) || v <= 0) fail(doc, where + key, "expected a finite number > 0");
   return v;
 }
 
-Ceilings parse_ceilings(const json& obj, const std::string& path, const std::string& where) {
-  if (!obj.is_object()) fail(path, where, "expected an object");
+Ceilings parse_ceilings(const ordered_json& obj, const JsonDoc& doc, const std::string& where) {
+  if (!obj.is_object()) fail(doc, where, "expected an object");
   Ceilings c;
-  auto num = [&](const char* key) { return get_number(obj, key, path, where + ".").value_or(0); };
+  auto num = [&](const char* key) { return get_number(obj, key, doc, where + ".").value_or(0); };
   c.read_gbps = num("read_gbps");
   c.copy_gbps = num("copy_gbps");
   double hbm = num("hbm_gbps");
@@ -62,29 +65,29 @@ Ceilings parse_ceilings(const json& obj, const std::string& path, const std::str
 
 // The [x, us] pairs of the array `a` at `field` ("expected [<x>, us], two
 // numbers" naming the element otherwise).
-std::vector<std::pair<double, double>> parse_pairs(const json& a, const std::string& path,
+std::vector<std::pair<double, double>> parse_pairs(const ordered_json& a, const JsonDoc& doc,
                                                    const std::string& field, const char* x) {
   std::vector<std::pair<double, double>> out;
   for (size_t i = 0; i < a.size(); ++i) {
-    const json& r = a[i];
+    const ordered_json& r = a[i];
     if (!r.is_array() || r.size() != 2 || !r[0].is_number() || !r[1].is_number())
-      fail(path, field + "[" + std::to_string(i) + "]",
+      fail(doc, field + "[" + std::to_string(i) + "]",
            std::string("expected [") + x + ", us], two numbers");
     out.push_back({r[0].get<double>(), r[1].get<double>()});
   }
   return out;
 }
 
-Ladder parse_rungs(const json& obj, const char* key, const std::string& path,
+Ladder parse_rungs(const ordered_json& obj, const char* key, const JsonDoc& doc,
                    const std::string& where) {
   const std::string field = where + key;
   auto it = obj.find(key);
-  if (it == obj.end()) fail(path, field, "missing (expected an array of [bytes, us] rungs)");
-  if (!it->is_array()) fail(path, field, "expected an array of [bytes, us] rungs");
+  if (it == obj.end()) fail(doc, field, "missing (expected an array of [bytes, us] rungs)");
+  if (!it->is_array()) fail(doc, field, "expected an array of [bytes, us] rungs");
   Ladder l;
-  for (const auto& [bytes, us] : parse_pairs(*it, path, field, "bytes"))
+  for (const auto& [bytes, us] : parse_pairs(*it, doc, field, "bytes"))
     l.rungs.push_back({bytes, us * 1e-6});
-  if (std::string why = ladder_problem(l); !why.empty()) fail(path, field, why);
+  if (std::string why = ladder_problem(l); !why.empty()) fail(doc, field, why);
   return l;
 }
 
@@ -92,16 +95,16 @@ Ladder parse_rungs(const json& obj, const char* key, const std::string& path,
 // "launch_extra_us": x, "graph_node_extra_us": y} required;
 // "launch_extra_by_link", "graph_node_extra_by_link": [[link bytes, us], ...]
 // optional.
-SpeedOfLight parse_ladder(const json& obj, const std::string& path, const std::string& where) {
-  if (!obj.is_object()) fail(path, where, "expected an object");
+SpeedOfLight parse_ladder(const ordered_json& obj, const JsonDoc& doc, const std::string& where) {
+  if (!obj.is_object()) fail(doc, where, "expected an object");
   SpeedOfLight s;
-  s.read = parse_rungs(obj, "read", path, where + ".");
-  s.copy = parse_rungs(obj, "copy", path, where + ".");
+  s.read = parse_rungs(obj, "read", doc, where + ".");
+  s.copy = parse_rungs(obj, "copy", doc, where + ".");
   auto extra = [&](const char* key) {
     auto it = obj.find(key);
     if (it == obj.end() || !it->is_number() || !std::isfinite(it->get<double>()) ||
         it->get<double>() < 0)
-      fail(path, where + "." + key, "expected a finite number >= 0 (us)");
+      fail(doc, where + "." + key, "expected a finite number >= 0 (us)");
     return it->get<double>();
   };
   s.launch_extra_us = extra("launch_extra_us");
@@ -113,24 +116,19 @@ SpeedOfLight parse_ladder(const json& obj, const std::string& path, const std::s
     auto it = obj.find(key);
     if (it == obj.end()) return t;
     const std::string field = where + "." + key;
-    if (!it->is_array()) fail(path, field, "expected an array of [link bytes, us]");
-    t = parse_pairs(*it, path, field, "link bytes");
+    if (!it->is_array()) fail(doc, field, "expected an array of [link bytes, us]");
+    t = parse_pairs(*it, doc, field, "link bytes");
     for (size_t i = 0; i < t.size(); ++i) {
       const std::string at = field + "[" + std::to_string(i) + "]";
       const auto [b, us] = t[i];
       if (!std::isfinite(b) || b <= 0 || (i > 0 && b <= t[i - 1].first))
-        fail(path, at, "link bytes must be > 0 and increasing");
-      if (!std::isfinite(us) || us < 0) fail(path, at, "expected us >= 0");
+        fail(doc, at, "link bytes must be > 0 and increasing");
+      if (!std::isfinite(us) || us < 0) fail(doc, at, "expected us >= 0");
     }
     return t;
   };
   s.launch_extra_by_link = table("launch_extra_by_link");
   s.graph_node_extra_by_link = table("graph_node_extra_by_link");
-  return s;
-}
-
-std::string lower(std::string s) {
-  for (auto& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   return s;
 }
 
@@ -205,63 +203,61 @@ const TargetEntry* TargetFile::find(const std::string& name, const std::string& 
 }
 
 TargetFile parse_target_file(const std::string& text, const std::string& path) {
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw TargetError(path + ": not valid JSON: " + e.what());
-  }
-  if (!doc.is_object()) fail(path, "(top level)", "expected an object");
+  JsonDoc d;
+  if (std::string error; !parse_json_file(text, path, &d, &error)) throw TargetError(error);
+  const ordered_json& doc = d.value;
+  if (!doc.is_object()) fail(d, "", "expected an object at the top level");
   TargetFile f;
   f.path = path;
-  f.gpu = get_string(doc, "gpu", path, "", true);
+  f.gpu = get_string(doc, "gpu", d, "", true);
   auto m = doc.find("match");
   if (m != doc.end()) {
-    if (!m->is_array()) fail(path, "match", "expected an array of strings");
+    if (!m->is_array()) fail(d, "match", "expected an array of strings");
     for (size_t i = 0; i < m->size(); ++i) {
       if (!(*m)[i].is_string() || (*m)[i].get<std::string>().empty())
-        fail(path, "match[" + std::to_string(i) + "]", "expected a non-empty string");
+        fail(d, "match[" + std::to_string(i) + "]", "expected a non-empty string");
       f.match.push_back((*m)[i].get<std::string>());
     }
   }
   auto p = doc.find("peaks");
-  if (p == doc.end()) fail(path, "peaks", "missing (the GPU's datasheet peaks)");
-  f.peaks = parse_ceilings(*p, path, "peaks");
-  if (f.peaks.read_gbps <= 0) fail(path, "peaks.hbm_gbps", "missing (expected a number > 0)");
+  if (p == doc.end()) fail(d, "peaks", "missing (the GPU's datasheet peaks)");
+  f.peaks = parse_ceilings(*p, d, "peaks");
+  if (f.peaks.read_gbps <= 0) fail(d, "peaks.hbm_gbps", "missing (expected a number > 0)");
   auto ms = doc.find("measured");
   if (ms != doc.end() && !ms->is_null()) {
-    f.measured = parse_ceilings(*ms, path, "measured");
-    f.measured_date = get_string(*ms, "date", path, "measured.", false);
-    f.measured_driver = get_string(*ms, "driver", path, "measured.", false);
+    f.measured = parse_ceilings(*ms, d, "measured");
+    f.measured_date = get_string(*ms, "date", d, "measured.", false);
+    f.measured_driver = get_string(*ms, "driver", d, "measured.", false);
     if (auto l = ms->find("ladder"); l != ms->end() && !l->is_null())
-      f.measured.ladder = parse_ladder(*l, path, "measured.ladder");
+      f.measured.ladder = parse_ladder(*l, d, "measured.ladder");
   }
   double default_tol = 0.05;
-  if (auto t = get_number(doc, "tolerance", path, "")) default_tol = *t;
+  if (auto t = get_number(doc, "tolerance", d, "")) default_tol = *t;
+  if (default_tol >= 1) fail(d, "tolerance", "expected a number in [0, 1)");
   auto ts = doc.find("targets");
-  if (ts == doc.end()) fail(path, "targets", "missing (expected an array, possibly empty)");
-  if (!ts->is_array()) fail(path, "targets", "expected an array");
+  if (ts == doc.end()) fail(d, "targets", "missing (expected an array, possibly empty)");
+  if (!ts->is_array()) fail(d, "targets", "expected an array");
   for (size_t i = 0; i < ts->size(); ++i) {
-    const json& t = (*ts)[i];
+    const ordered_json& t = (*ts)[i];
     std::string where = "targets[" + std::to_string(i) + "].";
-    if (!t.is_object()) fail(path, "targets[" + std::to_string(i) + "]", "expected an object");
+    if (!t.is_object()) fail(d, "targets[" + std::to_string(i) + "]", "expected an object");
     TargetEntry e;
-    e.name = get_string(t, "name", path, where, true);
-    e.metric = get_string(t, "metric", path, where, true);
-    e.dtype = get_string(t, "dtype", path, where, true);
-    e.shape = get_string(t, "shape", path, where, false);
-    e.variant = get_string(t, "variant", path, where, false);
-    e.note = get_string(t, "note", path, where, false);
-    e.target = get_number(t, "target", path, where);
-    e.roofline_fraction = get_number(t, "roofline_fraction", path, where);
+    e.name = get_string(t, "name", d, where, true);
+    e.metric = get_string(t, "metric", d, where, true);
+    e.dtype = get_string(t, "dtype", d, where, true);
+    e.shape = get_string(t, "shape", d, where, false);
+    e.variant = get_string(t, "variant", d, where, false);
+    e.note = get_string(t, "note", d, where, false);
+    e.target = get_number(t, "target", d, where);
+    e.roofline_fraction = get_number(t, "roofline_fraction", d, where);
     if (e.target.has_value() == e.roofline_fraction.has_value())
-      fail(path, where + "target", "give exactly one of 'target' or 'roofline_fraction'");
+      fail(d, where + "target", "give exactly one of 'target' or 'roofline_fraction'");
     if (e.roofline_fraction && *e.roofline_fraction > 1.0)
-      fail(path, where + "roofline_fraction", "expected a fraction in (0, 1]");
+      fail(d, where + "roofline_fraction", "expected a fraction in (0, 1]");
     e.tolerance = default_tol;
     if (auto tol = t.find("tolerance"); tol != t.end()) {
       if (!tol->is_number() || tol->get<double>() < 0 || tol->get<double>() >= 1)
-        fail(path, where + "tolerance", "expected a number in [0, 1)");
+        fail(d, where + "tolerance", "expected a number in [0, 1)");
       e.tolerance = tol->get<double>();
     }
     f.targets.push_back(std::move(e));
@@ -292,19 +288,46 @@ std::vector<TargetFile> load_target_dir(const std::string& dir) {
   return files;
 }
 
-const TargetFile* match_gpu(const std::vector<TargetFile>& files, const std::string& gpu_name) {
-  const std::string name = lower(gpu_name);
-  for (const auto& f : files) {
-    if (!f.gpu.empty() && lower(f.gpu) == name) return &f;
-    for (const auto& m : f.match)
-      if (name.find(lower(m)) != std::string::npos) return &f;
+namespace {
+
+// Whether target file `f` is for the GPU the driver calls `gpu_name`; `*why`
+// says by which name.
+bool file_matches(const TargetFile& f, const std::string& gpu_name, std::string* why) {
+  if (!f.gpu.empty() && same_gpu_name(f.gpu, gpu_name)) {
+    *why = "gpu \"" + f.gpu + "\"";
+    return true;
   }
-  return nullptr;
+  for (const auto& m : f.match)
+    if (gpu_name_contains(gpu_name, m)) {
+      *why = "match \"" + m + "\"";
+      return true;
+    }
+  return false;
+}
+
+}  // namespace
+
+const TargetFile* match_gpu(const std::vector<TargetFile>& files, const std::string& gpu_name) {
+  const TargetFile* found = nullptr;
+  std::string found_why;
+  for (const auto& f : files) {
+    std::string why;
+    if (!file_matches(f, gpu_name, &why)) continue;
+    // Two files for one GPU: which one holds its targets would depend on
+    // how the files sort, and the other's targets would never be checked.
+    if (found)
+      throw TargetError("GPU '" + gpu_name + "' matches two target files: " + found->path + " (" +
+                        found_why + ") and " + f.path + " (" + why +
+                        "): keep one file per GPU model, or make the match lists tell them apart");
+    found = &f;
+    found_why = why;
+  }
+  return found;
 }
 
 std::string gpu_slug(const std::string& gpu_name) {
   std::string s;
-  for (char ch : lower(gpu_name)) {
+  for (char ch : gpu_name_key(gpu_name)) {
     if (std::isalnum(static_cast<unsigned char>(ch)))
       s += ch;
     else if (!s.empty() && s.back() != '-')
@@ -377,16 +400,13 @@ std::string set_ladder(const std::string& text, const std::string& path, const S
   for (const Ladder* l : {&sol.read, &sol.copy})
     if (std::string why = ladder_problem(*l); !why.empty())
       throw TargetError(path + ": measured.ladder: " + why);
-  ordered_json doc;
-  try {
-    doc = ordered_json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw TargetError(path + ": not valid JSON: " + e.what());
-  }
-  if (!doc.is_object()) fail(path, "(top level)", "expected an object");
+  JsonDoc d;
+  if (std::string error; !parse_json_file(text, path, &d, &error)) throw TargetError(error);
+  ordered_json& doc = d.value;
+  if (!doc.is_object()) fail(d, "", "expected an object at the top level");
   if (!doc.contains("measured") || doc["measured"].is_null())
     doc["measured"] = ordered_json::object();
-  if (!doc["measured"].is_object()) fail(path, "measured", "expected an object");
+  if (!doc["measured"].is_object()) fail(d, "measured", "expected an object");
   doc["measured"]["ladder"] = {
       {"read", rungs_json(sol.read)},
       {"copy", rungs_json(sol.copy)},

@@ -12,8 +12,9 @@
 
 namespace kb {
 
-// A target file that cannot be read or is malformed; what() names the file
-// and the field ("targets/x.json: targets[2].target: expected a number > 0").
+// A target file that cannot be read or is malformed; what() names the file,
+// the line and the field ("targets/x.json:12: targets[2].target: expected a
+// number > 0"). Also: two target files for one GPU (match_gpu).
 struct TargetError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
@@ -34,7 +35,7 @@ struct TargetEntry {
 struct TargetFile {
   std::string path;
   std::string gpu;                 // the reference GPU's name
-  std::vector<std::string> match;  // case-insensitive substrings of the driver's GPU name
+  std::vector<std::string> match;  // substrings of the driver's GPU name (suite/gpu_name.h)
   Ceilings peaks;                  // datasheet
   Ceilings measured;               // measured ceilings (zeros where not measured)
   std::string measured_date, measured_driver;
@@ -56,7 +57,9 @@ TargetFile parse_target_file(const std::string& json_text, const std::string& pa
 TargetFile load_target_file(const std::string& path);
 // Every *.json in `dir`, sorted by name. A malformed file throws TargetError.
 std::vector<TargetFile> load_target_dir(const std::string& dir);
-// The file whose `match` list (or `gpu`) matches the driver's GPU name.
+// The file whose `match` list (or `gpu`) matches the driver's GPU name,
+// compared as suite/gpu_name.h does; nullptr when none. Throws TargetError
+// naming both files when two match.
 const TargetFile* match_gpu(const std::vector<TargetFile>& files, const std::string& gpu_name);
 // "NVIDIA H100 80GB HBM3" -> "nvidia-h100-80gb-hbm3" (for a new file's name).
 std::string gpu_slug(const std::string& gpu_name);

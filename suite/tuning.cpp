@@ -3,9 +3,11 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <sstream>
 
 #include "reports/atomic_write.h"
+#include "suite/gpu_name.h"
 
 namespace kb {
 
@@ -13,12 +15,19 @@ using nlohmann::ordered_json;
 
 namespace {
 
-[[noreturn]] void fail(const std::string& path, const std::string& where, const std::string& what) {
-  throw TuningError(path + ": " + where + ": " + what);
+// The file being read, and where its fields are (null: not known).
+struct Src {
+  const std::string& path;
+  const JsonLines* lines;
+};
+
+// "path:line: field: what".
+[[noreturn]] void fail(const Src& src, const std::string& where, const std::string& what) {
+  throw TuningError(json_message(src.path, src.lines, where, what));
 }
 
-int64_t get_int(const ordered_json& obj, const char* key, const std::string& path,
-                const std::string& where, int64_t lo, int64_t hi) {
+int64_t get_int(const ordered_json& obj, const char* key, const Src& path, const std::string& where,
+                int64_t lo, int64_t hi) {
   auto it = obj.find(key);
   if (it == obj.end()) fail(path, where + key, "missing (expected a whole number)");
   if (!it->is_number_integer()) fail(path, where + key, "expected a whole number");
@@ -30,41 +39,52 @@ int64_t get_int(const ordered_json& obj, const char* key, const std::string& pat
   return v;
 }
 
+std::string get_string(const ordered_json& e, const char* key, const Src& path,
+                       const std::string& where, const char* dflt) {
+  auto it = e.find(key);
+  if (it == e.end()) {
+    if (dflt) return dflt;
+    fail(path, where + "." + key, "missing");
+  }
+  if (!it->is_string()) fail(path, where + "." + key, "expected a string");
+  return it->get<std::string>();
+}
+
 }  // namespace
 
 TuningFile parse_tuning_file(const std::string& text, const std::string& path) {
   TuningFile f;
   f.path = path;
-  try {
-    f.doc = ordered_json::parse(text);
-  } catch (const ordered_json::parse_error& e) {
-    throw TuningError(path + ": not valid JSON: " + e.what());
-  }
-  if (!f.doc.is_object()) fail(path, "top level", "expected an object");
+  JsonDoc d;
+  if (std::string error; !parse_json_file(text, path, &d, &error)) throw TuningError(error);
+  f.doc = std::move(d.value);
+  f.lines = std::move(d.lines);
+  const Src src{path, &f.lines};
+  if (!f.doc.is_object()) fail(src, "", "expected an object at the top level");
   if (!f.doc.contains("gpu") || !f.doc["gpu"].is_string())
-    fail(path, "gpu", "missing (expected the GPU's name as the driver reports it)");
+    fail(src, "gpu", "missing (expected the GPU's name as the driver reports it)");
   f.gpu = f.doc["gpu"].get<std::string>();
   if (!f.doc.contains("cublaslt")) return f;
   const auto& list = f.doc["cublaslt"];
-  if (!list.is_array()) fail(path, "cublaslt", "expected a list of entries");
+  if (!list.is_array()) fail(src, "cublaslt", "expected a list of entries");
   const int64_t big = int64_t(1) << 40, u32 = 0xffffffffll;
   for (size_t i = 0; i < list.size(); ++i) {
     const std::string where = "cublaslt[" + std::to_string(i) + "]";
     const auto& e = list[i];
-    if (!e.is_object()) fail(path, where, "expected an object");
+    if (!e.is_object()) fail(src, where, "expected an object");
     gemm::PinnedAlgo p;
     p.origin = path + " " + where;
-    p.key.M = get_int(e, "M", path, where + ".", 1, big);
-    p.key.N = get_int(e, "N", path, where + ".", 1, big);
-    p.key.K = get_int(e, "K", path, where + ".", 1, big);
-    const std::string input = e.value("input", "bf16");
+    p.key.M = get_int(e, "M", src, where + ".", 1, big);
+    p.key.N = get_int(e, "N", src, where + ".", 1, big);
+    p.key.K = get_int(e, "K", src, where + ".", 1, big);
+    const std::string input = get_string(e, "input", src, where, "bf16");
     if (input == "bf16")
       p.key.input = gemm::Input::bf16;
     else if (input == "fp8_e4m3")
       p.key.input = gemm::Input::fp8_e4m3;
     else
-      fail(path, where + ".input", "expected \"bf16\" or \"fp8_e4m3\", got \"" + input + "\"");
-    const std::string epi = e.value("epilogue", "none");
+      fail(src, where + ".input", "expected \"bf16\" or \"fp8_e4m3\", got \"" + input + "\"");
+    const std::string epi = get_string(e, "epilogue", src, where, "none");
     bool known = false;
     for (auto ep : {gemm::Epilogue::none, gemm::Epilogue::bias, gemm::Epilogue::gelu,
                     gemm::Epilogue::gelu_bias})
@@ -72,23 +92,23 @@ TuningFile parse_tuning_file(const std::string& text, const std::string& path) {
         p.key.epilogue = ep;
         known = true;
       }
-    if (!known) fail(path, where + ".epilogue", "unknown epilogue \"" + epi + "\"");
-    if (!e.contains("algo") || !e["algo"].is_object()) fail(path, where + ".algo", "missing");
+    if (!known) fail(src, where + ".epilogue", "unknown epilogue \"" + epi + "\"");
+    if (!e.contains("algo") || !e["algo"].is_object()) fail(src, where + ".algo", "missing");
     const auto& a = e["algo"];
     const std::string aw = where + ".algo.";
     gemm::AlgoConfig& c = p.config;
-    c.id = static_cast<int32_t>(get_int(a, "id", path, aw, 0, 0x7fffffff));
-    c.tile = static_cast<uint32_t>(get_int(a, "tile", path, aw, 0, u32));
-    c.stages = static_cast<uint32_t>(get_int(a, "stages", path, aw, 0, u32));
-    c.splitk = static_cast<int32_t>(get_int(a, "splitk", path, aw, 1, 0x7fffffff));
-    c.reduction = static_cast<uint32_t>(get_int(a, "reduction", path, aw, 0, u32));
-    c.swizzle = static_cast<uint32_t>(get_int(a, "swizzle", path, aw, 0, u32));
-    c.custom = static_cast<uint32_t>(get_int(a, "custom", path, aw, 0, u32));
-    c.cluster = static_cast<uint16_t>(get_int(a, "cluster", path, aw, 0, 0xffff));
+    c.id = static_cast<int32_t>(get_int(a, "id", src, aw, 0, 0x7fffffff));
+    c.tile = static_cast<uint32_t>(get_int(a, "tile", src, aw, 0, u32));
+    c.stages = static_cast<uint32_t>(get_int(a, "stages", src, aw, 0, u32));
+    c.splitk = static_cast<int32_t>(get_int(a, "splitk", src, aw, 1, 0x7fffffff));
+    c.reduction = static_cast<uint32_t>(get_int(a, "reduction", src, aw, 0, u32));
+    c.swizzle = static_cast<uint32_t>(get_int(a, "swizzle", src, aw, 0, u32));
+    c.custom = static_cast<uint32_t>(get_int(a, "custom", src, aw, 0, u32));
+    c.cluster = static_cast<uint16_t>(get_int(a, "cluster", src, aw, 0, 0xffff));
     c.inner =
-        static_cast<uint16_t>(a.contains("inner") ? get_int(a, "inner", path, aw, 0, 0xffff) : 0);
+        static_cast<uint16_t>(a.contains("inner") ? get_int(a, "inner", src, aw, 0, 0xffff) : 0);
     for (const auto& q : f.cublaslt)
-      if (q.key == p.key) fail(path, where, "a second entry for the same GEMM (" + q.origin + ")");
+      if (q.key == p.key) fail(src, where, "a second entry for the same GEMM (" + q.origin + ")");
     f.cublaslt.push_back(p);
   }
   return f;
@@ -118,8 +138,8 @@ std::string tuning_path(const std::string& dir, const TargetFile* target,
 namespace {
 
 // [min, max] of a bucket: two whole numbers >= 1, max null for no bound.
-void get_range(const ordered_json& e, const char* key, const std::string& path,
-               const std::string& where, int64_t& lo, int64_t& hi) {
+void get_range(const ordered_json& e, const char* key, const Src& path, const std::string& where,
+               int64_t& lo, int64_t& hi) {
   const std::string w = where + "." + key;
   auto it = e.find(key);
   if (it == e.end()) return;  // the whole range
@@ -138,60 +158,66 @@ void get_range(const ordered_json& e, const char* key, const std::string& path,
   }
 }
 
-std::string get_string(const ordered_json& e, const char* key, const std::string& path,
-                       const std::string& where, const char* dflt) {
-  auto it = e.find(key);
-  if (it == e.end()) {
-    if (dflt) return dflt;
-    fail(path, where + "." + key, "missing");
-  }
-  if (!it->is_string()) fail(path, where + "." + key, "expected a string");
-  return it->get<std::string>();
-}
-
-std::string read_file(const std::string& path, bool* ok) {
+// The tuning file at `path` when it exists and is for this GPU; none (with
+// `*warning` naming the file's GPU) when it is another GPU's. A file that
+// cannot be read or is malformed throws TuningError: a night on other kernels
+// than the table says must not pass as one on the table's.
+std::optional<TuningFile> read_for_gpu(const std::string& path, const std::string& gpu_name,
+                                       std::string* warning) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return std::nullopt;
   std::ifstream in(path, std::ios::binary);
   std::ostringstream ss;
-  *ok = in && (ss << in.rdbuf());
-  return ss.str();
+  if (!in || !(ss << in.rdbuf())) throw TuningError(path + ": cannot read the tuning file");
+  TuningFile f = parse_tuning_file(ss.str(), path);
+  parse_gemv_table(f.doc, path, &f.lines);  // the gemv section must parse for the pins too
+  if (!same_gpu_name(f.gpu, gpu_name)) {
+    if (warning)
+      *warning = path + ": written for '" + f.gpu + "', not this GPU ('" + gpu_name +
+                 "'): not used; cuBLASLt's heuristic and the generic GEMV rule choose";
+    return std::nullopt;
+  }
+  return f;
 }
 
 }  // namespace
 
-std::vector<gemv::TableEntry> parse_gemv_table(const ordered_json& doc, const std::string& path) {
+std::vector<gemv::TableEntry> parse_gemv_table(const ordered_json& doc, const std::string& path,
+                                               const JsonLines* lines) {
+  const Src src{path, lines};
   std::vector<gemv::TableEntry> out;
   if (!doc.is_object() || !doc.contains("gemv")) return out;
   const auto& list = doc["gemv"];
-  if (!list.is_array()) fail(path, "gemv", "expected a list of entries");
+  if (!list.is_array()) fail(src, "gemv", "expected a list of entries");
   for (size_t i = 0; i < list.size(); ++i) {
     const std::string where = "gemv[" + std::to_string(i) + "]";
     const auto& e = list[i];
-    if (!e.is_object()) fail(path, where, "expected an object");
+    if (!e.is_object()) fail(src, where, "expected an object");
     gemv::TableEntry t;
     t.origin = path + " " + where;
-    const std::string dtype = get_string(e, "dtype", path, where, nullptr);
+    const std::string dtype = get_string(e, "dtype", src, where, nullptr);
     if (dtype == "int8")
       t.bucket.int8 = true;
     else if (dtype == "bfloat16" || dtype == "bf16")
       t.bucket.int8 = false;
     else
-      fail(path, where + ".dtype", "expected \"int8\" or \"bfloat16\", got \"" + dtype + "\"");
-    const std::string experts = get_string(e, "experts", path, where, "one");
+      fail(src, where + ".dtype", "expected \"int8\" or \"bfloat16\", got \"" + dtype + "\"");
+    const std::string experts = get_string(e, "experts", src, where, "one");
     if (experts != "one" && experts != "gather")
-      fail(path, where + ".experts", "expected \"one\" or \"gather\", got \"" + experts + "\"");
+      fail(src, where + ".experts", "expected \"one\" or \"gather\", got \"" + experts + "\"");
     t.bucket.gather = experts == "gather";
-    const std::string use = get_string(e, "use", path, where, "standalone");
+    const std::string use = get_string(e, "use", src, where, "standalone");
     if (use != "standalone" && use != "decode")
-      fail(path, where + ".use", "expected \"standalone\" or \"decode\", got \"" + use + "\"");
+      fail(src, where + ".use", "expected \"standalone\" or \"decode\", got \"" + use + "\"");
     t.bucket.use = use == "decode" ? gemv::Use::decode : gemv::Use::standalone;
-    get_range(e, "rows", path, where, t.bucket.rows_min, t.bucket.rows_max);
-    get_range(e, "row_bytes", path, where, t.bucket.row_bytes_min, t.bucket.row_bytes_max);
+    get_range(e, "rows", src, where, t.bucket.rows_min, t.bucket.rows_max);
+    get_range(e, "row_bytes", src, where, t.bucket.row_bytes_min, t.bucket.row_bytes_max);
     if (e.contains("max_bytes"))
-      t.bucket.max_bytes = get_int(e, "max_bytes", path, where + ".", 1, int64_t(1) << 50);
-    const std::string name = get_string(e, "kernel", path, where, nullptr);
+      t.bucket.max_bytes = get_int(e, "max_bytes", src, where + ".", 1, int64_t(1) << 50);
+    const std::string name = get_string(e, "kernel", src, where, nullptr);
     const auto k = gemv::parse_kernel(name);
     if (!k)
-      fail(path, where + ".kernel",
+      fail(src, where + ".kernel",
            "unknown kernel '" + name +
                "' (names: R2U1W4P1K2, one8, T4, GM4W4K1, M4W8K2D3, B3W8S3O2R0, BM3W8S2O2R2; "
                "kernels/gemv/config.h)");
@@ -203,30 +229,9 @@ std::vector<gemv::TableEntry> parse_gemv_table(const ordered_json& doc, const st
 
 std::vector<gemv::TableEntry> load_gemv_table(const std::string& path, const std::string& gpu_name,
                                               std::string* warning) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return {};
-  bool ok = false;
-  const std::string text = read_file(path, &ok);
-  const char* fallback = "; the GEMV table is not used: the generic rule chooses";
-  if (!ok) {
-    if (warning) *warning = path + ": cannot read the tuning file" + fallback;
-    return {};
-  }
-  try {
-    const TuningFile f = parse_tuning_file(text, path);
-    TargetFile probe;
-    probe.gpu = f.gpu;
-    if (!match_gpu({probe}, gpu_name)) {
-      if (warning)
-        *warning =
-            path + ": written for '" + f.gpu + "', not this GPU ('" + gpu_name + "')" + fallback;
-      return {};
-    }
-    return parse_gemv_table(f.doc, path);
-  } catch (const TuningError& e) {
-    if (warning) *warning = std::string(e.what()) + fallback;
-    return {};
-  }
+  std::optional<TuningFile> f = read_for_gpu(path, gpu_name, warning);
+  if (!f) return {};
+  return parse_gemv_table(f->doc, path, &f->lines);
 }
 
 ordered_json gemv_entry_json(const gemv::TableEntry& t, const ordered_json& measured) {
@@ -247,30 +252,9 @@ ordered_json gemv_entry_json(const gemv::TableEntry& t, const ordered_json& meas
 
 std::vector<gemm::PinnedAlgo> load_pins(const std::string& path, const std::string& gpu_name,
                                         std::string* warning) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return {};
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  if (!in || !(ss << in.rdbuf())) {
-    if (warning) *warning = path + ": cannot read the tuning file; cuBLASLt's heuristic chooses";
-    return {};
-  }
-  try {
-    TuningFile f = parse_tuning_file(ss.str(), path);
-    TargetFile probe;
-    probe.gpu = f.gpu;
-    if (!match_gpu({probe}, gpu_name)) {
-      if (warning)
-        *warning = path + ": written for '" + f.gpu + "', not this GPU ('" + gpu_name +
-                   "'): not used; cuBLASLt's heuristic chooses";
-      return {};
-    }
-    return f.cublaslt;
-  } catch (const TuningError& e) {
-    if (warning)
-      *warning = std::string(e.what()) + "; the table is not used: cuBLASLt's heuristic chooses";
-    return {};
-  }
+  std::optional<TuningFile> f = read_for_gpu(path, gpu_name, warning);
+  if (!f) return {};
+  return f->cublaslt;
 }
 
 ordered_json pin_json(const gemm::PinnedAlgo& p, const ordered_json& measured) {

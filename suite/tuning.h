@@ -31,12 +31,14 @@
 
 #include "kernels/gemm/algo_config.h"
 #include "kernels/gemv/dispatch.h"
+#include "suite/json_file.h"
 #include "suite/targets.h"
 
 namespace kb {
 
-// A tuning file that cannot be read or is malformed; what() names the file
-// and the entry ("targets/tuning/x.json: cublaslt[2].algo.tile: expected ...").
+// A tuning file that cannot be read or is malformed; what() names the file,
+// the line and the entry ("targets/tuning/x.json:14: cublaslt[2].algo.tile:
+// expected ...").
 struct TuningError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
@@ -46,6 +48,7 @@ struct TuningFile {
   std::string gpu;
   std::vector<gemm::PinnedAlgo> cublaslt;  // origin: "<path> cublaslt[i]"
   nlohmann::ordered_json doc;              // the whole file, for rewriting
+  JsonLines lines;                         // where doc's fields are, for messages
 };
 
 TuningFile parse_tuning_file(const std::string& text, const std::string& path);
@@ -63,22 +66,25 @@ void write_tuning_doc(const nlohmann::ordered_json& doc, const std::string& path
 std::string tuning_path(const std::string& targets_dir, const TargetFile* target,
                         const std::string& gpu_name);
 
-// The pins for this GPU: none when the file does not exist. A malformed file,
-// or one written for another GPU, gives none and sets `warning` to one line
-// naming the file and the entry (the run goes on with the heuristic).
+// The pins for this GPU: none when the file does not exist. A file written
+// for another GPU gives none and sets `warning` to one line naming it (the
+// run goes on with the heuristic). A file that cannot be read or is
+// malformed (anywhere, the gemv section too) throws TuningError: the run
+// stops before measuring (exit 2).
 std::vector<gemm::PinnedAlgo> load_pins(const std::string& path, const std::string& gpu_name,
                                         std::string* warning);
 
 // The gemv section of a parsed tuning file (empty when it has none).
-// Throws TuningError naming the file and the entry ("...: gemv[2].kernel:
-// unknown kernel 'X9'").
+// Throws TuningError naming the file, the line where `lines` knows it, and
+// the entry ("...:31: gemv[2].kernel: unknown kernel 'X9'").
 std::vector<gemv::TableEntry> parse_gemv_table(const nlohmann::ordered_json& doc,
-                                               const std::string& path);
+                                               const std::string& path,
+                                               const JsonLines* lines = nullptr);
 
 // The GEMV table for this GPU: none when the file or its section does not
-// exist. A malformed section, or a file written for another GPU, gives none
-// and sets `warning` to one line naming the file and the entry (the run
-// goes on with the generic rule, and the rows say `generic`).
+// exist. A file written for another GPU gives none and sets `warning` (the
+// run goes on with the generic rule, and the rows say `generic`); one that
+// cannot be read or is malformed throws TuningError, as load_pins.
 std::vector<gemv::TableEntry> load_gemv_table(const std::string& path, const std::string& gpu_name,
                                               std::string* warning);
 

@@ -120,6 +120,39 @@ TEST(Cli, BadTargetFilesExit2WithFileAndField) {
   EXPECT_TRUE(contains(broken.out, "peaks.hbm_gbps")) << broken.out;
 }
 
+// A number no double holds, a key given twice: exit 2 naming the file and
+// the line (1e400 used to end in nlohmann's out_of_range.406 and exit 1).
+TEST(Cli, TargetFileNumberOutOfRangeOrDuplicateKeyExit2WithLine) {
+  auto dir = temp_dir("targets_strict");
+  std::ofstream(dir / "big.json") << "{\"gpu\": \"X\",\n \"peaks\": {\"hbm_gbps\": 1e400},\n"
+                                     " \"targets\": []}";
+  auto big = kbench("run --filter layer_norm --no-csv --targets " + dir.string());
+  EXPECT_EQ(big.code, 2) << big.out;
+  EXPECT_TRUE(contains(big.out, "big.json:2:")) << big.out;
+  EXPECT_TRUE(contains(big.out, "peaks.hbm_gbps: number out of range")) << big.out;
+  EXPECT_FALSE(contains(big.out, "json.exception")) << big.out;
+  fs::remove(dir / "big.json");
+  std::ofstream(dir / "twice.json")
+      << "{\"gpu\": \"X\", \"peaks\": {\"hbm_gbps\": 1},\n \"targets\": [],\n \"gpu\": \"Y\"}";
+  auto twice = kbench("run --filter layer_norm --no-csv --targets " + dir.string());
+  EXPECT_EQ(twice.code, 2) << twice.out;
+  EXPECT_TRUE(contains(twice.out, "twice.json:3: gpu: given twice")) << twice.out;
+}
+
+// Two target files for the GPU: exit 2 naming both, before measuring.
+TEST(Cli, TwoTargetFilesForOneGpuExit2NamingBoth) {
+  auto dir = temp_dir("targets_two");
+  const char* any_nvidia =
+      R"J({"gpu": "X", "match": ["NVIDIA"], "peaks": {"hbm_gbps": 1000}, "targets": []})J";
+  std::ofstream(dir / "a.json") << any_nvidia;
+  std::ofstream(dir / "b.json") << any_nvidia;
+  auto r = kbench("run --filter layer_norm --no-csv --targets " + dir.string());
+  KB_SKIP_IF_NO_GPU(r);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, (dir / "a.json").string())) << r.out;
+  EXPECT_TRUE(contains(r.out, (dir / "b.json").string())) << r.out;
+}
+
 TEST(Cli, ForeignCsvHeaderIsRefusedBeforeMeasuring) {
   auto dir = temp_dir("csv");
   const auto csv = dir / "theirs.csv";

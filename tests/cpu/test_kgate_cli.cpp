@@ -85,7 +85,7 @@ TEST(KgateCli, TargetsFolder) {
   write(t / "broken.json", "{");
   Result b = kgate("check --results " + f.string() + " --targets " + t.string());
   EXPECT_EQ(b.code, 2) << b.out;
-  EXPECT_TRUE(contains(b.out, "broken.json: not valid JSON")) << b.out;
+  EXPECT_TRUE(contains(b.out, "broken.json:1:2: not valid JSON")) << b.out;
 }
 
 TEST(KgateCli, CompareTwoRuns) {

@@ -205,7 +205,7 @@ TEST(KgateReports, EscapesWhatItQuotes) {
   r.keys[0].last_good.reset();
   EXPECT_TRUE(contains(kb::gate_junit(r), "message=\"a &lt;b&gt; &amp; &quot;c&quot; | d\""));
   EXPECT_TRUE(contains(kb::gate_html(r), "a &lt;b&gt; &amp; &quot;c&quot; | d"));
-  EXPECT_TRUE(contains(kb::gate_markdown(r), "a &lt;b> & \"c\" \\| d"));
+  EXPECT_TRUE(contains(kb::gate_markdown(r), "a &lt;b&gt; & \"c\" \\| d"));
 }
 
 // The first nights: keys with too little history are one line, not one

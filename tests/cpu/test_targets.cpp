@@ -72,7 +72,7 @@ TEST(Targets, ResolveAndBelowTarget) {
 }
 
 TEST(Targets, MalformedFilesNameFileAndField) {
-  EXPECT_NE(error_of("{").find("t.json: not valid JSON"), std::string::npos);
+  EXPECT_NE(error_of("{").find("t.json:1:2: not valid JSON"), std::string::npos) << error_of("{");
   EXPECT_NE(error_of("[]").find("t.json"), std::string::npos);
   EXPECT_NE(error_of(R"J({"peaks": {"hbm_gbps": 1}, "targets": []})J").find("gpu"),
             std::string::npos);
@@ -192,36 +192,36 @@ TEST(TargetsLadder, MalformedLaddersAreOneMessageNamingFileAndField) {
   };
   EXPECT_EQ(err(R"J({"copy": [[4096, 4.1], [8192, 5]], "launch_extra_us": 1,
                      "graph_node_extra_us": 1})J"),
-            "targets/toy.json: measured.ladder.read: missing (expected an array of [bytes, us] "
+            "targets/toy.json:2: measured.ladder.read: missing (expected an array of [bytes, us] "
             "rungs)");
   EXPECT_EQ(err(R"J({"read": [[4096, 4.0], [8192]], "copy": [[4096, 4.1], [8192, 5]],
                      "launch_extra_us": 1, "graph_node_extra_us": 1})J"),
-            "targets/toy.json: measured.ladder.read[1]: expected [bytes, us], two numbers");
+            "targets/toy.json:2: measured.ladder.read[1]: expected [bytes, us], two numbers");
   EXPECT_EQ(err(R"J({"read": [[4096, 4.0], [8192, 3.9]], "copy": [[4096, 4.1], [8192, 5]],
                      "launch_extra_us": 1, "graph_node_extra_us": 1})J"),
-            "targets/toy.json: measured.ladder.read: rung 1: faster than the previous, smaller "
+            "targets/toy.json:2: measured.ladder.read: rung 1: faster than the previous, smaller "
             "rung (more bytes never take less time)");
   EXPECT_EQ(err(R"J({"read": [[4096, 4.0], [8192, 5]], "copy": [[4096, 4.1]],
                      "launch_extra_us": 1, "graph_node_extra_us": 1})J"),
-            "targets/toy.json: measured.ladder.copy: expected at least 2 rungs, got 1");
+            "targets/toy.json:2: measured.ladder.copy: expected at least 2 rungs, got 1");
   EXPECT_EQ(err(R"J({"read": [[4096, 4.0], [8192, 5]], "copy": [[4096, 4.1], [8192, 5]],
                      "launch_extra_us": -1, "graph_node_extra_us": 1})J"),
-            "targets/toy.json: measured.ladder.launch_extra_us: expected a finite number >= 0 "
+            "targets/toy.json:3: measured.ladder.launch_extra_us: expected a finite number >= 0 "
             "(us)");
-  EXPECT_EQ(err(R"J([1, 2])J"), "targets/toy.json: measured.ladder: expected an object");
+  EXPECT_EQ(err(R"J([1, 2])J"), "targets/toy.json:2: measured.ladder: expected an object");
   EXPECT_EQ(err(R"J({"read": [[4096, 4.0], [8192, 5]], "copy": [[4096, 4.1], [8192, 5]],
                      "launch_extra_us": 1, "graph_node_extra_us": 1,
                      "launch_extra_by_link": [[2097152, 3], [1048576, 3]]})J"),
-            "targets/toy.json: measured.ladder.launch_extra_by_link[1]: link bytes must be > 0 "
+            "targets/toy.json:4: measured.ladder.launch_extra_by_link[1]: link bytes must be > 0 "
             "and increasing");
   EXPECT_EQ(err(R"J({"read": [[4096, 4.0], [8192, 5]], "copy": [[4096, 4.1], [8192, 5]],
                      "launch_extra_us": 1, "graph_node_extra_us": 1,
                      "graph_node_extra_by_link": [[1048576, -1]]})J"),
-            "targets/toy.json: measured.ladder.graph_node_extra_by_link[0]: expected us >= 0");
+            "targets/toy.json:4: measured.ladder.graph_node_extra_by_link[0]: expected us >= 0");
   EXPECT_EQ(err(R"J({"read": [[4096, 4.0], [8192, 5]], "copy": [[4096, 4.1], [8192, 5]],
                      "launch_extra_us": 1, "graph_node_extra_us": 1,
                      "launch_extra_by_link": 3})J"),
-            "targets/toy.json: measured.ladder.launch_extra_by_link: expected an array of [link "
+            "targets/toy.json:4: measured.ladder.launch_extra_by_link: expected an array of [link "
             "bytes, us]");
 }
 

@@ -1,7 +1,6 @@
 #include "tools/kgate/bringup.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -12,20 +11,13 @@
 #include <tuple>
 
 #include "reports/record.h"
+#include "suite/gpu_name.h"
 #include "suite/rows.h"
+#include "suite/tuning.h"
 
 namespace kb {
 
 namespace {
-
-std::string lower(std::string s) {
-  for (auto& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return s;
-}
-
-bool contains_ci(const std::string& hay, const std::string& needle) {
-  return !needle.empty() && lower(hay).find(lower(needle)) != std::string::npos;
-}
 
 std::string join(const std::set<std::string>& s) {
   std::string out;
@@ -79,7 +71,7 @@ std::optional<RunView> newest_run(const History& h, const std::string& arch) {
   for (const auto& o : h.observations()) {
     if (o.attempt != 1) continue;
     const std::string& a = h.keys()[o.key].arch;
-    if (!arch.empty() && a != arch) continue;
+    if (!arch.empty() && !same_gpu_name(a, arch)) continue;
     if (static_cast<int64_t>(o.run) > best) {
       best = o.run;
       best_arch = a;
@@ -218,7 +210,8 @@ BringupReport build_bringup(const History& results, const History* reference_fil
   } else if (reference_file) {
     std::set<std::string> others;
     for (const auto& a : archs_of(*reference_file))
-      if (a != r.gpu && (in.reference_gpu.empty() || contains_ci(a, in.reference_gpu)))
+      if (!same_gpu_name(a, r.gpu) &&
+          (in.reference_gpu.empty() || gpu_name_contains(a, in.reference_gpu)))
         others.insert(a);
     if (others.empty()) {
       r.problems.push_back(in.reference + " has no rows of " +
@@ -230,7 +223,7 @@ BringupReport build_bringup(const History& results, const History* reference_fil
     } else {
       std::string pick = *others.begin();
       for (const auto& a : others)
-        if (contains_ci(a, "H100")) pick = a;
+        if (gpu_name_contains(a, "H100")) pick = a;
       if (others.size() > 1)
         r.notes.push_back(in.reference + " holds runs of " + join(others) + ": '" + pick +
                           "' is the reference (--reference-gpu NAME picks another)");
@@ -240,7 +233,7 @@ BringupReport build_bringup(const History& results, const History* reference_fil
   } else if (!in.reference.empty()) {
     std::set<std::string> found;
     for (const auto& a : archs_of(results))
-      if (a != r.gpu && contains_ci(a, in.reference)) found.insert(a);
+      if (!same_gpu_name(a, r.gpu) && gpu_name_contains(a, in.reference)) found.insert(a);
     if (!found.empty()) {
       ref = newest_run(results, *found.begin());
       r.reference_from = in.results_names;
@@ -248,15 +241,15 @@ BringupReport build_bringup(const History& results, const History* reference_fil
       bool known = false;
       if (in.datasheets)
         for (const auto& d : in.datasheets->gpus) {
-          known = known || contains_ci(d.gpu, in.reference);
-          for (const auto& m : d.driver_names) known = known || contains_ci(m, in.reference);
-          for (const auto& m : d.match) known = known || contains_ci(m, in.reference);
+          known = known || gpu_name_contains(d.gpu, in.reference);
+          for (const auto& m : d.driver_names) known = known || gpu_name_contains(m, in.reference);
+          for (const auto& m : d.match) known = known || gpu_name_contains(m, in.reference);
         }
       for (const auto& t : in.targets) {
-        known = known || contains_ci(t.gpu, in.reference);
-        for (const auto& m : t.match) known = known || contains_ci(m, in.reference);
+        known = known || gpu_name_contains(t.gpu, in.reference);
+        for (const auto& m : t.match) known = known || gpu_name_contains(m, in.reference);
       }
-      if (contains_ci(r.gpu, in.reference))
+      if (gpu_name_contains(r.gpu, in.reference))
         r.problems.push_back("the reference '" + in.reference + "' is the GPU brought up ('" +
                              r.gpu + "'): give --reference another GPU or its results file");
       else if (known)
@@ -443,17 +436,17 @@ BringupReport build_bringup(const History& results, const History* reference_fil
     } else {
       std::stringstream ss;
       ss << f.rdbuf();
-      try {
-        auto j = nlohmann::json::parse(ss.str());
-        std::string sections;
-        for (const char* s : {"cublaslt", "gemv"})
-          sections += std::string(sections.empty() ? "" : ", ") + s + ": " +
-                      (j.contains(s) && j[s].is_array() ? std::to_string(j[s].size()) + " entries"
-                                                        : std::string("absent"));
-        state = path + ": " + sections;
-      } catch (const std::exception&) {
-        state = path + ": not valid JSON (kbench does not use it)";
-      }
+      // Read as kbench reads it: a table that does not parse stops kbench
+      // (exit 2), and so it stops the report (TuningError: file, line, entry).
+      const TuningFile t = parse_tuning_file(ss.str(), path);
+      parse_gemv_table(t.doc, path, &t.lines);
+      const auto& j = t.doc;
+      std::string sections;
+      for (const char* s : {"cublaslt", "gemv"})
+        sections += std::string(sections.empty() ? "" : ", ") + s + ": " +
+                    (j.contains(s) && j[s].is_array() ? std::to_string(j[s].size()) + " entries"
+                                                      : std::string("absent"));
+      state = path + ": " + sections;
     }
     r.tuning.push_back("tuning table: " + state);
     std::set<std::string> seen;

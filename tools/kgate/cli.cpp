@@ -452,12 +452,10 @@ int cmd_bringup(const Args& args) {
     in.datasheets_problem =
         "no datasheet table: give --targets DIR (its datasheets/nvidia.json) "
         "or --datasheets FILE";
+  } else if (std::filesystem::exists(in.datasheets_path, ec)) {
+    in.datasheets = load_datasheets(in.datasheets_path);  // malformed: exit 2, as target files
   } else {
-    try {
-      in.datasheets = load_datasheets(in.datasheets_path);
-    } catch (const DatasheetError& e) {
-      in.datasheets_problem = e.what();
-    }
+    in.datasheets_problem = in.datasheets_path + ": cannot read the datasheet table";
   }
   for (const auto& r : results) in.results_names += (in.results_names.empty() ? "" : ", ") + r;
 

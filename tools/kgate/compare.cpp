@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "reports/metrics.h"
+#include "suite/gpu_name.h"
 #include "tools/kgate/history_rule.h"
 
 namespace kb {
@@ -40,7 +41,9 @@ std::map<CompareKey, Side> collect(const History& h, bool cross_arch,
   std::map<CompareKey, Side> out;
   for (const auto& o : h.observations()) {
     const Key& k = h.keys()[o.key];
-    CompareKey ck{k.name, k.metric, k.dtype, k.shape, cross_arch ? std::string() : k.arch};
+    // The two files may spell one GPU model differently (suite/gpu_name.h).
+    CompareKey ck{k.name, k.metric, k.dtype, k.shape,
+                  cross_arch ? std::string() : gpu_name_key(k.arch)};
     lower[ck] = k.lower_is_better;
     Side& s = out[ck];
     if (!o.measured() || o.status == RowStatus::throttled) {
@@ -97,7 +100,12 @@ CompareReport compare_runs(const History& base, const History& next, const Compa
   auto ba = archs_of(base), na = archs_of(next);
   rep.base_archs.assign(ba.begin(), ba.end());
   rep.next_archs.assign(na.begin(), na.end());
-  rep.cross_arch = ba != na;
+  auto models = [](const std::set<std::string>& archs) {
+    std::set<std::string> m;
+    for (const auto& a : archs) m.insert(gpu_name_key(a));
+    return m;
+  };
+  rep.cross_arch = models(ba) != models(na);
   for (const auto& w : base.warnings()) rep.warnings.push_back(w.text());
   for (const auto& w : next.warnings()) rep.warnings.push_back(w.text());
 

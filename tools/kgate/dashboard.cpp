@@ -299,6 +299,8 @@ DashboardData build_dashboard(const History& h, const RowExtras& extras,
   for (auto& [gpu, index] : gpu_index) {
     index = static_cast<uint32_t>(d.gpus.size());
     d.gpus.push_back({gpu.first, gpu.second});
+    // Two target files for one GPU throw here, not in the threads below.
+    if (!gpu.first.empty()) match_gpu(opt.gate.targets, gpu.first);
   }
 
   // Runs, described by their first row.

@@ -7,6 +7,7 @@
 #include "reports/attempts.h"
 #include "reports/metrics.h"
 #include "reports/record.h"
+#include "suite/gpu_name.h"
 
 namespace kb {
 
@@ -91,10 +92,25 @@ void History::add_text(std::string text, const std::string& path) {
   parse(static_cast<uint32_t>(files_.size() - 1));
 }
 
+std::string_view History::arch_spelling(std::string_view arch) {
+  // Rows come in runs of one GPU: skip the lookup while the name repeats.
+  if (arch == std::string_view(last_arch_)) return last_spelling_;
+  const std::string key = gpu_name_key(arch);
+  auto it = arch_spelling_.find(key);
+  if (it == arch_spelling_.end()) it = arch_spelling_.emplace(key, std::string(arch)).first;
+  last_arch_.assign(arch);
+  last_spelling_ = it->second;
+  return last_spelling_;
+}
+
 uint32_t History::intern_key(const ResultRow& r) {
+  // One GPU model is one series however a file spells its name: the first
+  // spelling read stands for all (suite/gpu_name.h), so that a drop measured
+  // under another case is judged against the model's history.
+  const std::string_view arch = arch_spelling(r.arch);
   // One string holding every part, separated by a byte no field contains.
   scratch_.clear();
-  for (std::string_view part : {r.name, r.metric, r.dtype, r.shape, r.arch, r.device}) {
+  for (std::string_view part : {r.name, r.metric, r.dtype, r.shape, arch, r.device}) {
     scratch_.append(part);
     scratch_ += '\x1f';
   }
@@ -102,7 +118,7 @@ uint32_t History::intern_key(const ResultRow& r) {
   if (it != key_index_.end()) return it->second;
   uint32_t id = static_cast<uint32_t>(keys_.size());
   Key k{std::string(r.name),  std::string(r.metric), std::string(r.dtype),
-        std::string(r.shape), std::string(r.arch),   std::string(r.device)};
+        std::string(r.shape), std::string(arch),     std::string(r.device)};
   // The reader lets only known metrics through.
   k.lower_is_better = metric_direction(k.metric) == Direction::lower_is_better;
   keys_.push_back(std::move(k));

@@ -2,6 +2,8 @@
 // one series per key. A key is (name, metric, dtype, shape, arch, device):
 // DESIGN.md's key plus the device, so that the GPUs of one `--device all`
 // run are not duplicates of each other and each is compared with itself.
+// The arch is compared as suite/gpu_name.h compares GPU names (case aside):
+// each GPU model's keys carry the first spelling of its name read.
 // The gate takes the GPUs of one kind in one run together, as attempts of
 // one key (gate_key_device: cuda:N is cuda); the dashboard shows each.
 //
@@ -133,6 +135,7 @@ class History {
   void parse(uint32_t file);
   void warn(uint32_t file, size_t line, std::string what);
   std::string_view keep(std::string_view v, uint32_t file);
+  std::string_view arch_spelling(std::string_view arch);
   uint32_t intern_key(const ResultRow& r);
   uint32_t intern_run(const ResultRow& r, uint32_t file, uint32_t key);
   uint32_t intern_gpu(const ResultRow& r);
@@ -144,6 +147,9 @@ class History {
   std::vector<GpuId> gpus_;
   std::unordered_map<std::string, uint32_t> gpu_index_;
   std::unordered_map<std::string, uint32_t> key_index_;
+  // gpu_name_key(arch) -> the first spelling read of that GPU model.
+  std::unordered_map<std::string, std::string> arch_spelling_;
+  std::string last_arch_, last_spelling_;
   std::vector<Run> runs_;
   std::unordered_map<std::string, uint32_t> run_index_;
   std::vector<uint32_t> repeats_;  // per key: rows seen in the current file without run id

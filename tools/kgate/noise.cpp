@@ -9,6 +9,7 @@
 #include "reports/console_table.h"
 #include "reports/csv_writer.h"
 #include "reports/gate_result.h"
+#include "reports/markdown.h"
 #include "reports/metrics.h"
 #include "tools/kgate/history_rule.h"
 #include "tools/kgate/percent.h"
@@ -202,11 +203,9 @@ std::string noise_markdown(const NoiseReport& r) {
   out += "\n| ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- | --- |\n";
   for (const auto& k : r.keys) {
     std::vector<std::string> c = cells_of(k);
-    for (auto& ch : c[kKeyColumn])
-      if (ch == '|') ch = '/';
     c[kKeyColumn + 1] = k.arch;  // empty stays empty in a Markdown cell
     out += "|";
-    for (const auto& cell : c) out += " " + cell + " |";
+    for (const auto& cell : c) out += " " + markdown_text(cell) + " |";
     out += "\n";
   }
   return out;

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <map>
 
+#include "reports/markdown.h"
 #include "reports/metrics.h"
 #include "tools/kgate/percent.h"
 
@@ -170,8 +171,9 @@ std::string sibling_text(const std::vector<SiblingReport>& reps, bool markdown) 
   std::string s;
   if (reps.empty()) return "no run with two or more GPUs of one model: nothing to compare\n";
   for (const auto& r : reps) {
-    s += (markdown ? "### " : "") + r.arch + ", run " + r.run + ": " + std::to_string(r.siblings) +
-         " GPUs\n\n";
+    const auto text = [&](const std::string& t) { return markdown ? markdown_text(t) : t; };
+    s += (markdown ? "### " : "") + text(r.arch) + ", run " + text(r.run) + ": " +
+         std::to_string(r.siblings) + " GPUs\n\n";
     if (markdown)
       s += "| GPU | points compared | points >= threshold behind | ceilings behind | median "
            "standing | verdict |\n|---|---|---|---|---|---|\n";
@@ -187,8 +189,8 @@ std::string sibling_text(const std::vector<SiblingReport>& reps, bool markdown) 
                     markdown ? "| %s | %zu | %zu | %s | %s | %s |\n"
                              : "  %-44s %5zu points, %3zu behind, ceilings %5s behind, median "
                                "%7s  %s\n",
-                    g.gpu.c_str(), g.points_compared, g.points_behind.size(), ceilings.c_str(),
-                    standing.c_str(), g.named ? "NAMED" : "ok");
+                    text(g.gpu).c_str(), g.points_compared, g.points_behind.size(),
+                    ceilings.c_str(), standing.c_str(), g.named ? "NAMED" : "ok");
       s += line;
     }
     // What the columns count, and what they leave out: lines on the
@@ -207,7 +209,9 @@ std::string sibling_text(const std::vector<SiblingReport>& reps, bool markdown) 
       s += markdown ? legend[i] + (i + 1 < legend.size() ? ";\n" : ".\n") : "  " + legend[i] + "\n";
     s += "\n";
     for (const auto& g : r.gpus)
-      if (g.named) s += (markdown ? "- **" + g.gpu + "**: " : "  " + g.gpu + ": ") + g.why + "\n";
+      if (g.named)
+        s += (markdown ? "- **" : "  ") + text(g.gpu) + (markdown ? "**: " : ": ") + text(g.why) +
+             "\n";
   }
   return s;
 }
