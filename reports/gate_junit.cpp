@@ -61,6 +61,11 @@ std::string gate_junit(const GateReport& r) {
     if (!r.host.empty()) out += property("kgate_host", r.host);
     out += "    </properties>\n";
   }
+  // Input that fails the night: one case each, named by its place.
+  for (const auto& f : r.input_failures)
+    out += "    <testcase classname=\"kgate.input\" name=\"" + xml(f.where) +
+           "\" time=\"0\">\n      <failure message=\"" + xml(f.why) + "\" type=\"" + xml(f.rule) +
+           "\">" + xml(f.text()) + "</failure>\n    </testcase>\n";
   for (const auto& k : r.keys) {
     out += "    <testcase classname=\"kgate." + xml(k.name) + "\" name=\"" + xml(case_name(k)) +
            "\" time=\"0\"";

@@ -225,6 +225,30 @@ TEST(KgateUntrustedRow, EachFieldOfTonightsRowFailsTheNightWithFileAndLine) {
   }
 }
 
+// Every report says why the night failed: a JUnit failure case per input
+// failure (CI shows it), a Markdown and an HTML list.
+TEST(KgateUntrustedRow, TheReportsNameIt) {
+  fs::path d = temp_dir("untrusted_reports");
+  Table t = nights28();
+  const size_t i = t.tonight(3);
+  t.rows[i][t.col("status")] = "Failed";
+  fs::path f = write(d / "h.csv", t.text());
+  const std::string at = f.string() + ":" + std::to_string(Table::line(i));
+  Result r = kgate("check --results " + f.string() + " --junit " + (d / "j.xml").string() +
+                   " --markdown " + (d / "s.md").string() + " --html " + (d / "r.html").string());
+  EXPECT_EQ(r.code, 1) << r.out;
+  const std::string j = slurp(d / "j.xml");
+  EXPECT_TRUE(contains(j, "<testcase classname=\"kgate.input\" name=\"" + at +
+                              "\" time=\"0\">\n      <failure message=\"status &apos;Failed&apos;"))
+      << j;
+  EXPECT_TRUE(contains(j, "failures=\"1\"")) << j;
+  const std::string md = slurp(d / "s.md");
+  EXPECT_TRUE(contains(md, "## kgate: FAIL: 1 input failure (tonight's input cannot be trusted)"))
+      << md;
+  EXPECT_TRUE(contains(md, "- **untrusted row** " + at + ": status 'Failed'")) << md;
+  EXPECT_TRUE(contains(slurp(d / "r.html"), "<b>untrusted row</b> <code>" + at)) << md;
+}
+
 // The same damage in an older night: history, a warning; the night passes.
 TEST(KgateUntrustedRow, AnOlderNightsDamagedRowIsAWarning) {
   fs::path d = temp_dir("untrusted_older");
