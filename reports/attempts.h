@@ -36,4 +36,20 @@ inline RunAttempt split_attempt(std::string_view run_id) {
   return {run_id.substr(0, slash), n};
 }
 
+// A run id as kbench writes it: 1 to 128 characters of A-Z a-z 0-9 - _ . :
+// + (kbench's --run-id takes no others), then optionally `/<N>`, an attempt
+// split_attempt reads (N from 1 to 1,000,000, no leading zero). Anything
+// else ("", "a/02", "a/x", "/2", a space) is a row kgate cannot place in a
+// run, so it cannot trust it.
+inline bool well_formed_run_id(std::string_view run_id) {
+  const RunAttempt a = split_attempt(run_id);
+  if (a.base.empty() || a.base.size() > 128) return false;
+  for (char c : a.base) {
+    const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                    c == '-' || c == '_' || c == '.' || c == ':' || c == '+';
+    if (!ok) return false;
+  }
+  return true;
+}
+
 }  // namespace kb

@@ -79,6 +79,7 @@ std::string gate_console(const GateReport& r, bool all) {
   // changed variant, an injected slowdown, re-measurements) one each, then
   // the throttled passes (a low value that passed may still hide a drop).
   std::string lines;
+  for (const auto& f : r.input_failures) lines += "FAIL " + f.rule + " " + f.text() + "\n";
   for (const auto& k : r.keys) {
     if (k.status != GateStatus::fail && k.status != GateStatus::inconclusive) continue;
     if (r.folded(k) || k.rule == "too noisy") continue;

@@ -121,6 +121,14 @@ std::string gate_html(const GateReport& r) {
     out += "<p class=\"meta\">Gated " + esc(g.describe()) + "</p>\n";
   if (!r.provenance().empty()) out += "<p class=\"meta\">" + esc(r.provenance()) + "</p>\n";
   if (!r.history_note().empty()) out += "<p class=\"meta\">" + esc(r.history_note()) + "</p>\n";
+  if (!r.input_failures.empty()) {
+    out +=
+        "<p class=\"fail\">Input that fails the night (tonight's rows kgate cannot "
+        "trust):</p><ul>\n";
+    for (const auto& f : r.input_failures)
+      out += "<li><b>" + esc(f.rule) + "</b> <code>" + esc(f.text()) + "</code></li>\n";
+    out += "</ul>\n";
+  }
   out +=
       "<p><label><input type=\"checkbox\" id=\"only\"> only failures and inconclusive</label>"
       " &middot; line: earlier runs; dashed: baseline; dotted: target; dot: newest run</p>\n";

@@ -25,7 +25,7 @@ std::string property(const std::string& name, const std::string& value) {
 }  // namespace
 
 std::string gate_junit(const GateReport& r) {
-  size_t failures = 0, errors = 0, skipped = 0;
+  size_t failures = r.input_failures.size(), errors = 0, skipped = 0;
   for (const auto& k : r.keys) {
     if (k.status == GateStatus::fail)
       (k.rule == "failed" ? errors : failures) += 1;
@@ -35,7 +35,8 @@ std::string gate_junit(const GateReport& r) {
              (k.status == GateStatus::inconclusive && !(r.folded(k) && k.target)))
       ++skipped;
   }
-  std::string counts = " tests=\"" + std::to_string(r.keys.size()) + "\" failures=\"" +
+  const size_t tests = r.keys.size() + r.input_failures.size();
+  std::string counts = " tests=\"" + std::to_string(tests) + "\" failures=\"" +
                        std::to_string(failures) + "\" errors=\"" + std::to_string(errors) +
                        "\" skipped=\"" + std::to_string(skipped) + "\"";
   // The suite's time: the gated run's start where known, else when kgate ran.
@@ -60,6 +61,11 @@ std::string gate_junit(const GateReport& r) {
     if (!r.host.empty()) out += property("kgate_host", r.host);
     out += "    </properties>\n";
   }
+  // Input that fails the night: one case each, named by its place.
+  for (const auto& f : r.input_failures)
+    out += "    <testcase classname=\"kgate.input\" name=\"" + xml(f.where) +
+           "\" time=\"0\">\n      <failure message=\"" + xml(f.why) + "\" type=\"" + xml(f.rule) +
+           "\">" + xml(f.text()) + "</failure>\n    </testcase>\n";
   for (const auto& k : r.keys) {
     out += "    <testcase classname=\"kgate." + xml(k.name) + "\" name=\"" + xml(case_name(k)) +
            "\" time=\"0\"";

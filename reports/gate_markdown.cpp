@@ -28,6 +28,13 @@ std::string gate_markdown(const GateReport& r) {
   out += "\n\n";
   if (!r.history_note().empty()) out += cell(r.history_note()) + ".\n\n";
 
+  if (!r.input_failures.empty()) {
+    out += "**Input that fails the night** (tonight's rows kgate cannot trust):\n\n";
+    for (const auto& f : r.input_failures)
+      out += "- **" + cell(f.rule) + "** " + cell(f.text()) + "\n";
+    out += "\n";
+  }
+
   // Failures and inconclusive keys in the table, except the keys too new
   // (one line above) and too noisy (one line below) to gate; the rest folded.
   auto shown = [&](const GateKeyResult& k) {

@@ -27,7 +27,7 @@ size_t GateReport::count(GateStatus s) const {
 }
 
 int GateReport::exit_code() const {
-  if (count(GateStatus::fail)) return 1;
+  if (!input_failures.empty() || count(GateStatus::fail)) return 1;
   if (strict && count(GateStatus::inconclusive)) return 1;
   return 0;
 }
@@ -75,10 +75,13 @@ std::string GateReport::summary() const {
   }
   i -= fresh;
   std::string verdict = exit_code() ? "FAIL" : "PASS";
-  std::string out = verdict + ": " + std::to_string(f) +
-                    (f == 1 ? " regression, " : " regressions, ") + std::to_string(i) +
-                    " inconclusive" + (strict && i ? " (failing: --strict)" : "") + ", " +
-                    std::to_string(p) + " passed, ";
+  std::string out = verdict + ": ";
+  if (size_t n = input_failures.size())
+    out += std::to_string(n) + (n == 1 ? " input failure" : " input failures") +
+           " (tonight's input cannot be trusted), ";
+  out += std::to_string(f) + (f == 1 ? " regression, " : " regressions, ") + std::to_string(i) +
+         " inconclusive" + (strict && i ? " (failing: --strict)" : "") + ", " + std::to_string(p) +
+         " passed, ";
   if (fresh) out += std::to_string(fresh) + " new (" + std::to_string(on_target) + " on target), ";
   out += std::to_string(s) + " skipped (" + std::to_string(keys.size()) +
          (keys.size() == 1 ? " key" : " keys");

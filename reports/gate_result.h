@@ -75,8 +75,19 @@ struct GpuFinding {
   std::string arch, run, gpu, why;
 };
 
+// What fails the night before any key is judged (DESIGN.md rule 5, fail
+// closed): a row of tonight's run that kgate cannot trust, or a newest run
+// with far fewer keys than the run before it.
+struct InputFailure {
+  std::string where;  // "results.csv:1234", or the GPU model for a partial run
+  std::string rule;   // "untrusted row", "partial run"
+  std::string why;
+  std::string text() const { return where + ": " + why; }
+};
+
 struct GateReport {
-  std::vector<GateKeyResult> keys;  // failures first, then inconclusive, pass, skipped
+  std::vector<GateKeyResult> keys;           // failures first, then inconclusive, pass, skipped
+  std::vector<InputFailure> input_failures;  // each fails the night (exit 1)
   std::vector<GpuFinding> gpu_findings;
   std::vector<std::string> warnings;
   std::vector<GatedRun> gated_runs;  // per arch, the newest run
@@ -90,9 +101,11 @@ struct GateReport {
   std::string generated_at;  // when kgate ran, ISO-8601 UTC ("" = not known)
 
   size_t count(GateStatus s) const;
-  // 0 pass, 1 regression (or inconclusive under --strict).
+  // 0 pass, 1 regression, an input failure (or inconclusive under --strict).
   int exit_code() const;
   // "FAIL: 2 regressions, 1 inconclusive, 40 passed, 3 skipped (46 keys)";
+  // "FAIL: 1 input failure (tonight's rows cannot be trusted), 0
+  // regressions, ..." when there are input failures;
   // with keys too new for the history rule (not under --strict):
   // "PASS: 0 regressions, 0 inconclusive, 0 passed, 240 new (50 on target),
   // 0 skipped (240 keys)"; "; 6 throttled" inside the parentheses when so.

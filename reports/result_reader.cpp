@@ -13,6 +13,7 @@
 #include <cstring>
 #include <vector>
 
+#include "reports/attempts.h"
 #include "reports/csv_reader.h"
 #include "reports/metrics.h"
 #include "reports/record.h"
@@ -182,6 +183,168 @@ std::string_view field(const std::vector<std::string_view>& f, int col) {
   return col >= 0 ? f[static_cast<size_t>(col)] : std::string_view();
 }
 
+bool digits(std::string_view s, size_t at, size_t n, int lo, int hi) {
+  int v = 0;
+  for (size_t i = at; i < at + n; ++i) {
+    if (s[i] < '0' || s[i] > '9') return false;
+    v = v * 10 + (s[i] - '0');
+  }
+  return v >= lo && v <= hi;
+}
+
+// ISO-8601 UTC as kbench writes it: "2026-11-25T03:00:00Z" (no other zone,
+// no fraction: a run's time is read, never compared across zones).
+bool utc_timestamp(std::string_view t) {
+  return t.size() == 20 && digits(t, 0, 4, 0, 9999) && t[4] == '-' && digits(t, 5, 2, 1, 12) &&
+         t[7] == '-' && digits(t, 8, 2, 1, 31) && t[10] == 'T' && digits(t, 11, 2, 0, 23) &&
+         t[13] == ':' && digits(t, 14, 2, 0, 59) && t[16] == ':' && digits(t, 17, 2, 0, 60) &&
+         t[19] == 'Z';
+}
+
+// The row's text fields, as they are (views into `f`).
+void take_texts(const std::vector<std::string_view>& f, const Columns& c, ResultRow& row) {
+  row.name = field(f, c.name);
+  row.metric = field(f, c.metric);
+  row.dtype = field(f, c.dtype);
+  row.device = field(f, c.device);
+  row.arch = field(f, c.arch);
+  row.variant = field(f, c.variant);
+  row.run_id = field(f, c.run_id);
+  row.timestamp = field(f, c.timestamp);
+  row.message = field(f, c.message);
+  row.git_sha = field(f, c.git_sha);
+  row.driver = field(f, c.driver);
+  row.cuda = field(f, c.cuda);
+  row.suite_version = field(f, c.suite_version);
+  row.gpu_index = field(f, c.gpu_index);
+  row.gpu_uuid = field(f, c.gpu_uuid);
+  row.gpu_bus_id = field(f, c.gpu_bus_id);
+  row.host = field(f, c.host);
+}
+
+// What identifies the row and its run: "" when it can be trusted.
+std::string check_identity(const std::vector<std::string_view>& f, const Header& h,
+                           ResultRow& row) {
+  const Columns& c = h.col;
+  if (row.name.empty() || row.metric.empty())
+    return std::string(row.name.empty() ? "name" : "metric") + " is empty";
+  if (!metric_direction(std::string(row.metric)))
+    return "unknown metric " + shown(row.metric) +
+           " (kgate cannot tell whether higher or lower is better; docs/metrics.md lists the "
+           "metrics)";
+  // Python's spelling, exactly: a row that says `yes` or `1` was not written
+  // by kbench or gpt_fast.
+  std::string_view im = field(f, c.is_model);
+  if (im == "True")
+    row.is_model = true;
+  else if (c.is_model >= 0 && im != "False")
+    return "is_model is " + shown(im) + " (expected True or False)";
+  if (h.format != ResultFormat::kbench) {
+    row.status = status::ok;
+    row.shape = row.is_model ? std::string_view() : std::string_view("mean");
+  } else {
+    row.status = field(f, c.status);
+    row.shape = field(f, c.shape);
+    if (!known_status(row.status))
+      return "status " + shown(row.status) +
+             " is not one of ok, below_target, incorrect, failed, skipped, throttled";
+  }
+  if (c.run_id >= 0 && !well_formed_run_id(row.run_id))
+    return "run_id " + shown(row.run_id) +
+           " is not a run id kbench writes (1 to 128 of A-Z a-z 0-9 - _ . : +, then /N for a "
+           "re-measurement)";
+  if (!row.timestamp.empty() && !utc_timestamp(row.timestamp))
+    return "timestamp " + shown(row.timestamp) +
+           " is not ISO-8601 UTC as kbench writes it (2026-11-25T03:00:00Z)";
+  return "";
+}
+
+// The row's numbers: "" when each is empty or finite and in its range.
+std::string check_numbers(const std::vector<std::string_view>& f, const Columns& c,
+                          ResultRow& row) {
+  struct NumCol {
+    const char* name;
+    int col;
+    std::optional<double>* out;
+    bool non_negative;
+  };
+  const NumCol nums[] = {{"target", c.target, &row.target, false},
+                         {"actual", c.actual, &row.actual, false},
+                         {"roofline", c.roofline, &row.roofline, true},
+                         {"roofline_fraction", c.roofline_fraction, &row.roofline_fraction, true},
+                         {"noise_rel", c.noise_rel, &row.noise_rel, true}};
+  for (const NumCol& nc : nums) {
+    double v = 0;
+    std::string_view text_v = field(f, nc.col);
+    Num r = parse_number(text_v, v);
+    if (r == Num::empty) continue;
+    if (r != Num::ok)
+      return std::string(nc.name) + " " + shown(trim(text_v)) + " " + num_problem(r);
+    if (std::fabs(v) > kMaxRowValue)
+      return std::string(nc.name) + " " + shown(trim(text_v)) + " is beyond 1e12 (no metric " +
+             "reaches it)";
+    if (nc.non_negative && v < 0)
+      return std::string(nc.name) + " " + shown(trim(text_v)) + " is negative";
+    *nc.out = v;
+  }
+  // min_us and median_us only inform `kgate noise` (modes; the timed work
+  // that picks a key's noise bar): never a reason to skip a row.
+  if (double m = 0; parse_number(field(f, c.min_us), m) == Num::ok && m > 0) row.min_us = m;
+  if (double m = 0; parse_number(field(f, c.median_us), m) == Num::ok && m > 0) row.median_us = m;
+  if (row.target && *row.target <= 0) row.target.reset();  // gpt_fast writes 0 for "none"
+  if (measured_status(row.status)) {
+    if (!row.actual) return "actual is empty on a row with status " + std::string(row.status);
+    if (*row.actual <= 0) return "actual " + shown(trim(field(f, c.actual))) + " is not > 0";
+  }
+  if (std::string_view sm = trim(field(f, c.samples)); !sm.empty()) {
+    auto res = std::from_chars(sm.data(), sm.data() + sm.size(), row.samples);
+    if (res.ec != std::errc() || res.ptr != sm.data() + sm.size() || row.samples < 0)
+      return "samples " + shown(sm) + " is not a count";
+  }
+  return "";
+}
+
+bool same_header(const std::vector<std::string_view>& f, const Header& h) {
+  bool same = f.size() == h.names.size();
+  for (size_t i = 0; same && i < f.size(); ++i) same = trim(f[i]) == h.names[i];
+  return same;
+}
+
+// Another header in the middle of a file: our schema v1 and v2 files
+// concatenated (a history begun before v2, then a v2 file) go on with its
+// columns; anything else is files of different formats.
+Header next_header(const std::vector<std::string_view>& f, const Header& h, const std::string& path,
+                   size_t header_line, size_t line, const WarningCallback& warn) {
+  bool ours = false;
+  for (auto x : f) ours = ours || trim(x) == "status";
+  if (h.format == ResultFormat::kbench && ours) {
+    Header next = parse_header(f, path, line, warn);
+    if (next.format == ResultFormat::kbench) return next;
+  }
+  file_error(path, line,
+             "a second header, different from line " + std::to_string(header_line) +
+                 "'s (files of different formats concatenated?): give them as separate files");
+}
+
+// A mapped file up to this size is read in at once (MAP_POPULATE).
+constexpr size_t kPopulateBytes = size_t{1} << 30;
+
+// Checks a chunk of a file being read for what CSV text never has, so
+// that reading stops at the first sign of it: a NUL byte, a line over the
+// CSV reader's bound. `line` and `run` (bytes since the last line end)
+// carry over from chunk to chunk.
+void check_chunk(const std::string& path, std::string_view chunk, size_t& line, size_t& run) {
+  for (char ch : chunk) {
+    if (ch == '\0') file_error(path, line, CsvReader::describe(CsvReader::Error::nul_byte));
+    if (ch == '\n') {
+      ++line;
+      run = 0;
+    } else if (++run > CsvReader::kMaxRecordBytes) {
+      file_error(path, line, CsvReader::describe(CsvReader::Error::record_too_long));
+    }
+  }
+}
+
 }  // namespace
 
 std::string read_file_text(const std::string& path) {
@@ -193,18 +356,26 @@ std::string read_file_text(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw ResultFileError(path + ": cannot read: " + std::strerror(errno));
   std::string text;
-  if (S_ISREG(st.st_mode)) text.reserve(static_cast<size_t>(st.st_size));
+  // A file that could not be mapped: its size known, up to the size read
+  // in at once (a larger one grows as read, and stops at what is not CSV).
+  if (S_ISREG(st.st_mode) && static_cast<size_t>(st.st_size) <= kPopulateBytes)
+    text.reserve(static_cast<size_t>(st.st_size));
+  size_t line = 1, run = 0;
   char buf[1 << 16];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n == 0) break;
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int err = errno;
-      ::close(fd);
-      throw ResultFileError(path + ": read failed: " + std::strerror(err));
+  try {
+    for (;;) {
+      ssize_t n = ::read(fd, buf, sizeof buf);
+      if (n == 0) break;
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        file_error(path, 0, std::string("read failed: ") + std::strerror(errno));
+      }
+      check_chunk(path, std::string_view(buf, static_cast<size_t>(n)), line, run);
+      text.append(buf, static_cast<size_t>(n));
     }
-    text.append(buf, static_cast<size_t>(n));
+  } catch (...) {
+    ::close(fd);
+    throw;
   }
   ::close(fd);
   return text;
@@ -217,13 +388,17 @@ FileText::FileText(const std::string& path) {
   if (S_ISREG(st.st_mode) && st.st_size > 0) {
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) throw ResultFileError(path + ": cannot read: " + std::strerror(errno));
-    void* m = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ,
-                     MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    const size_t size = static_cast<size_t>(st.st_size);
+    // Populated up front where that is cheap (a history of a million rows
+    // is a quarter of a gigabyte); beyond, pages come as the reader reaches
+    // them, so that a file that is not CSV costs only the pages read.
+    const int populate = size <= kPopulateBytes ? MAP_POPULATE : 0;
+    void* m = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | populate, fd, 0);
     ::close(fd);
     if (m != MAP_FAILED) {
-      ::madvise(m, static_cast<size_t>(st.st_size), MADV_SEQUENTIAL);
+      ::madvise(m, size, MADV_SEQUENTIAL);
       map_ = m;
-      size_ = static_cast<size_t>(st.st_size);
+      size_ = size;
       return;
     }
   }
@@ -235,58 +410,57 @@ FileText::~FileText() {
 }
 
 ResultFileInfo read_results(const std::string& path, std::string& text, const RowCallback& on_row,
-                            const WarningCallback& on_warning) {
+                            const WarningCallback& on_warning, const BadRowCallback& on_bad_row) {
   text = read_file_text(path);
-  return parse_results(text, path, on_row, on_warning);
+  return parse_results(text, path, on_row, on_warning, on_bad_row);
 }
 
 ResultFileInfo parse_results(std::string_view text, const std::string& path,
-                             const RowCallback& on_row, const WarningCallback& on_warning) {
+                             const RowCallback& on_row, const WarningCallback& on_warning,
+                             const BadRowCallback& on_bad_row) {
   CsvReader csv(text);
   std::vector<std::string_view> f;
-  if (!csv.next(f)) file_error(path, 0, "empty file (expected a header line, then rows)");
+  if (!csv.next(f)) {
+    if (csv.error() != CsvReader::Error::none)
+      file_error(path, csv.line(), CsvReader::describe(csv.error()));
+    file_error(path, 0, "empty file (expected a header line, then rows)");
+  }
   size_t header_line = csv.line();
   Header h = parse_header(f, path, header_line, on_warning);
-  const Columns& c = h.col;
   ResultFileInfo info;
   info.format = h.format;
-  const bool gpt_fast = h.format != ResultFormat::kbench;
 
   ResultRow row;
   size_t last_line = 0;
-  auto skip = [&](const std::string& what) {
+  auto bad = [&](const std::string& what) {
     ++info.skipped;
-    on_warning(last_line, what + "; row skipped");
+    // The run id where the row has its field (a row with other columns may
+    // still have it: v1 rows under a v2 header, a column added at the end).
+    std::string_view run_id;
+    if (h.col.run_id >= 0 && f.size() > static_cast<size_t>(h.col.run_id))
+      run_id = f[static_cast<size_t>(h.col.run_id)];
+    if (on_bad_row)
+      on_bad_row({last_line, what, run_id});
+    else
+      on_warning(last_line, what + "; row skipped");
   };
   while (csv.next(f)) {
     last_line = csv.line();
     if (csv.unterminated_quote()) {
-      skip("a quoted field is not closed before the end of the file (file cut off?)");
+      bad("a quoted field is not closed before the end of the file (file cut off?)");
       continue;
     }
     // A header again: files concatenated with `cat`. The same header is
     // harmless; another one means the rows below have other columns.
+    const Columns& c = h.col;
     if (f.size() > static_cast<size_t>(std::max(c.name, c.metric)) && trim(f[c.name]) == "name" &&
         trim(f[c.metric]) == "metric") {
-      bool same = f.size() == h.names.size();
-      for (size_t i = 0; same && i < f.size(); ++i) same = trim(f[i]) == h.names[i];
-      if (!same) {
+      if (!same_header(f, h)) {
         // Our schema v1 and v2 files concatenated (a history begun before
         // v2, then a v2 file): the rows below are read with its columns.
-        bool ours = false;
-        for (auto x : f) ours = ours || trim(x) == "status";
-        if (h.format == ResultFormat::kbench && ours) {
-          Header next = parse_header(f, path, last_line, on_warning);
-          if (next.format == ResultFormat::kbench) {
-            h = std::move(next);
-            header_line = last_line;
-            continue;
-          }
-        }
-        file_error(path, last_line,
-                   "a second header, different from line " + std::to_string(header_line) +
-                       "'s (files of different formats concatenated?): give them as separate "
-                       "files");
+        h = next_header(f, h, path, header_line, last_line, on_warning);
+        header_line = last_line;
+        continue;
       }
       ++info.skipped;
       on_warning(last_line, "a second header (files concatenated?): line skipped");
@@ -296,109 +470,27 @@ ResultFileInfo parse_results(std::string_view text, const std::string& path,
       std::string what = std::to_string(f.size()) + " field(s) where the header has " +
                          std::to_string(h.names.size());
       if (csv.no_line_end()) what += " (the last line, without a line end: file cut off?)";
-      skip(what);
+      bad(what);
       continue;
     }
-
     row = ResultRow();
     row.line = last_line;
-    row.name = field(f, c.name);
-    row.metric = field(f, c.metric);
-    row.dtype = field(f, c.dtype);
-    row.device = field(f, c.device);
-    row.arch = field(f, c.arch);
-    row.variant = field(f, c.variant);
-    row.run_id = field(f, c.run_id);
-    row.timestamp = field(f, c.timestamp);
-    row.message = field(f, c.message);
-    row.git_sha = field(f, c.git_sha);
-    row.driver = field(f, c.driver);
-    row.cuda = field(f, c.cuda);
-    row.suite_version = field(f, c.suite_version);
-    row.gpu_index = field(f, c.gpu_index);
-    row.gpu_uuid = field(f, c.gpu_uuid);
-    row.gpu_bus_id = field(f, c.gpu_bus_id);
-    row.host = field(f, c.host);
-    if (row.name.empty() || row.metric.empty()) {
-      skip(std::string(row.name.empty() ? "name" : "metric") + " is empty");
+    take_texts(f, c, row);
+    std::string why = check_identity(f, h, row);
+    if (why.empty()) why = check_numbers(f, c, row);
+    // kbench ends every row with a line end: a last line without one was
+    // cut off, maybe inside its last field.
+    if (why.empty() && csv.no_line_end())
+      why = "the last line has no line end: the file was cut off mid-row";
+    if (!why.empty()) {
+      bad(why);
       continue;
-    }
-    if (!metric_direction(std::string(row.metric))) {
-      skip("unknown metric " + shown(row.metric) +
-           " (kgate cannot tell whether higher or lower is better; docs/metrics.md lists the "
-           "metrics)");
-      continue;
-    }
-    std::string_view im = trim(field(f, c.is_model));
-    if (im == "True" || im == "true" || im == "1") {
-      row.is_model = true;
-    } else if (!(im.empty() || im == "False" || im == "false" || im == "0")) {
-      skip("is_model is " + shown(im) + " (expected True or False)");
-      continue;
-    }
-    if (gpt_fast) {
-      row.status = status::ok;
-      row.shape = row.is_model ? std::string_view() : std::string_view("mean");
-    } else {
-      row.status = trim(field(f, c.status));
-      row.shape = field(f, c.shape);
-      if (!known_status(row.status)) {
-        skip("status " + shown(row.status) +
-             " is not one of ok, below_target, incorrect, failed, skipped, throttled");
-        continue;
-      }
-    }
-
-    // Every number the gate reads must be empty or finite.
-    struct NumCol {
-      const char* name;
-      int col;
-      std::optional<double>* out;
-    };
-    const NumCol nums[] = {{"target", c.target, &row.target},
-                           {"actual", c.actual, &row.actual},
-                           {"roofline", c.roofline, &row.roofline},
-                           {"roofline_fraction", c.roofline_fraction, &row.roofline_fraction},
-                           {"noise_rel", c.noise_rel, &row.noise_rel}};
-    bool bad = false;
-    for (const NumCol& nc : nums) {
-      double v = 0;
-      std::string_view text_v = field(f, nc.col);
-      Num r = parse_number(text_v, v);
-      if (r == Num::ok) {
-        *nc.out = v;
-      } else if (r != Num::empty) {
-        skip(std::string(nc.name) + " " + shown(trim(text_v)) + " " + num_problem(r));
-        bad = true;
-        break;
-      }
-    }
-    if (bad) continue;
-    // min_us and median_us only inform `kgate noise` (modes; the timed work
-    // that picks a key's noise bar): never a reason to skip a row.
-    if (double m = 0; parse_number(field(f, c.min_us), m) == Num::ok && m > 0) row.min_us = m;
-    if (double m = 0; parse_number(field(f, c.median_us), m) == Num::ok && m > 0) row.median_us = m;
-    if (row.target && *row.target <= 0) row.target.reset();  // gpt_fast writes 0 for "none"
-    if (measured_status(row.status)) {
-      if (!row.actual) {
-        skip("actual is empty on a row with status " + std::string(row.status));
-        continue;
-      }
-      if (*row.actual <= 0) {
-        skip("actual " + shown(trim(field(f, c.actual))) + " is not > 0");
-        continue;
-      }
-    }
-    if (std::string_view sm = trim(field(f, c.samples)); !sm.empty()) {
-      auto res = std::from_chars(sm.data(), sm.data() + sm.size(), row.samples);
-      if (res.ec != std::errc() || res.ptr != sm.data() + sm.size() || row.samples < 0) {
-        skip("samples " + shown(sm) + " is not a count");
-        continue;
-      }
     }
     ++info.rows;
     on_row(row);
   }
+  if (csv.error() != CsvReader::Error::none)
+    file_error(path, csv.line(), CsvReader::describe(csv.error()));
   if (info.rows == 0) {
     if (info.skipped == 0) file_error(path, 0, "header only, no result rows");
     file_error(path, 0,

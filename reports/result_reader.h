@@ -5,13 +5,18 @@
 // schema v1 and v2 files may be concatenated (a v2 header in the middle):
 // the rows below a header are read with its columns.
 //
-// Damage is sorted in two kinds (docs/gate.md):
-// - file-level (cannot be read, no header, a required column missing, a
-//   different header in the middle, no rows at all): ResultFileError, and
-//   the gate exits 2 — a file that cannot be read must never pass;
-// - row-level (wrong field count, a value that is not a finite number, an
-//   unknown status or metric): that row is skipped with a warning naming
-//   the file and line, and the rest of the file is read.
+// Damage is sorted in two kinds (docs/gate.md "Input"):
+// - file-level (cannot be read, not CSV text (a NUL byte), a line over
+//   64 KiB, no header, a required column missing, a different header in
+//   the middle, no rows at all): ResultFileError, and the gate exits 2 — a
+//   file that cannot be read must never pass;
+// - row-level (wrong field count, a last line without its line end, a value
+//   that is not a finite number or out of its range, a status outside the
+//   closed set, an unknown metric, a malformed run_id or timestamp,
+//   is_model not True/False): the row is handed to the bad-row callback,
+//   naming the file and line, and the rest of the file is read. The gate
+//   decides what it means: a row of an older run is a warning, a row of
+//   tonight's run fails the night (tools/kgate/history.h).
 #pragma once
 
 #include <cstdint>
@@ -57,27 +62,50 @@ struct ResultFileInfo {
   size_t skipped = 0;  // damaged rows skipped with a warning
 };
 
+// The largest magnitude a number of a row may have: no metric kgate knows
+// comes near it (GB/s, TFLOPS, tokens/s, microseconds, seconds), so a value
+// beyond it (1e308) is damage, not a measurement.
+inline constexpr double kMaxRowValue = 1e12;
+
+// A row the reader could not take: where, why, and the run id it names as
+// written (its `run_id` field where the row has one at the header's place,
+// else empty; it may be malformed): valid during the callback only.
+struct BadRow {
+  size_t line = 0;
+  std::string what;
+  std::string_view run_id;
+};
+
 using RowCallback = std::function<void(const ResultRow&)>;
+using BadRowCallback = std::function<void(const BadRow&)>;
 // (line, what): `what` does not repeat the path; the caller prefixes it.
 using WarningCallback = std::function<void(size_t line, const std::string& what)>;
 
-// Reads `path` into `text` and hands each valid row to `on_row`. Throws
-// ResultFileError ("<path>:3: ...") on
-// file-level damage, including a file with no valid row.
+// Reads `path` into `text` and hands each valid row to `on_row`, each
+// damaged row to `on_bad_row` (without one: a warning "...; row skipped").
+// Throws ResultFileError ("<path>:3: ...") on file-level damage, including
+// a file with no valid row.
 ResultFileInfo read_results(const std::string& path, std::string& text, const RowCallback& on_row,
-                            const WarningCallback& on_warning);
+                            const WarningCallback& on_warning,
+                            const BadRowCallback& on_bad_row = nullptr);
 
 // The same on text already in memory (`path` only names it in messages).
 ResultFileInfo parse_results(std::string_view text, const std::string& path,
-                             const RowCallback& on_row, const WarningCallback& on_warning);
+                             const RowCallback& on_row, const WarningCallback& on_warning,
+                             const BadRowCallback& on_bad_row = nullptr);
 
 // The whole file as bytes; ResultFileError when it is a directory, missing,
-// unreadable or fails mid-read.
+// unreadable, fails mid-read, or is not CSV text: a NUL byte or a line over
+// CsvReader::kMaxRecordBytes stops the reading there (/dev/zero, a pipe of
+// binary data), so that no input makes it read without end.
 std::string read_file_text(const std::string& path);
 
 // A file's bytes held for as long as rows point into them: a regular file
-// is mapped (no copy: a million-row history is a quarter of a gigabyte),
-// anything else (a pipe, /dev/stdin) is read. Same errors as read_file_text.
+// is mapped (no copy: a million-row history is a quarter of a gigabyte;
+// pages are read as the reader reaches them, so a file of zeros costs one
+// page), anything else (a pipe, /dev/stdin) is read. Same errors as
+// read_file_text, but for a mapped file's NUL bytes and long lines, which
+// the CSV reader finds where it stops.
 class FileText {
  public:
   explicit FileText(const std::string& path);

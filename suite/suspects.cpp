@@ -19,7 +19,14 @@ const std::vector<std::string>& suspects_columns() {
 std::vector<Suspect> parse_suspects(const std::string& text, const std::string& path) {
   CsvReader reader(text);
   std::vector<std::string_view> fields;
-  if (!reader.next(fields))
+  // The CSV reader stops at a NUL byte or a line over 64 KiB: not a suspects file.
+  auto refuse_damage = [&] {
+    if (reader.error() != CsvReader::Error::none)
+      throw SuspectsError(path + ":" + std::to_string(reader.line()) + ": " +
+                          CsvReader::describe(reader.error()));
+  };
+  if (!reader.next(fields)) refuse_damage();
+  if (fields.empty())
     throw SuspectsError(path + ": empty: a suspects file starts with the header " +
                         "run_id,name,dtype,shape,variant,metric,arch,reason");
   std::map<std::string, size_t> col;
@@ -54,6 +61,7 @@ std::vector<Suspect> parse_suspects(const std::string& text, const std::string& 
       if (v->empty()) throw SuspectsError(path + ":" + std::to_string(line) + ": empty " + what);
     out.push_back(std::move(s));
   }
+  refuse_damage();
   return out;
 }
 

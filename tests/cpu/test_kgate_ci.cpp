@@ -337,8 +337,9 @@ using namespace kgt;
 TEST(KgateCi, GptFastTakesTheReMeasuredMedian) {
   fs::path d = temp_dir("ci_gpt_fast_attempts");
   std::vector<kb::Record> rows;
-  for (const auto& [run, v] : std::vector<std::pair<std::string, double>>{{"r1", 900},
-                                                                          {"r2", 800},
+  // r2 is the older run: appended first.
+  for (const auto& [run, v] : std::vector<std::pair<std::string, double>>{{"r2", 800},
+                                                                          {"r1", 900},
                                                                           {"r1/2", 1010},
                                                                           {"r1/3", 990},
                                                                           {"r1/4", 1000},

@@ -17,6 +17,8 @@ struct Read {
   Records records;
   std::vector<size_t> lines;
   bool bom = false, unterminated = false, no_line_end = false;
+  kb::CsvReader::Error error = kb::CsvReader::Error::none;
+  size_t error_line = 0;
 };
 
 Read read_all(const std::string& text) {
@@ -30,6 +32,8 @@ Read read_all(const std::string& text) {
     r.no_line_end = csv.no_line_end();
   }
   r.bom = csv.had_bom();
+  r.error = csv.error();
+  r.error_line = csv.line();
   return r;
 }
 
@@ -86,6 +90,39 @@ TEST(KgateCsvReader, BlankLinesCarryNoRecord) {
   Read r = read_all("\n\na\r\n\r\nb\n\n");
   ASSERT_EQ(r.records.size(), 2u);
   EXPECT_EQ(r.lines, (std::vector<size_t>{3, 5}));
+}
+
+// Bounded: a record over 64 KiB, quoted or not, or a NUL byte stops the
+// reader there, with the line it stopped on; a record of exactly 64 KiB is
+// read.
+TEST(KgateCsvReader, ARecordOverTheBoundStopsIt) {
+  const size_t max = kb::CsvReader::kMaxRecordBytes;
+  const std::string at_max = std::string(max - 2, 'x') + ",y";
+  Read fits = read_all("a,b\n" + at_max + "\nc,d\n");
+  EXPECT_EQ(fits.records.size(), 3u);
+  EXPECT_EQ(fits.error, kb::CsvReader::Error::none);
+  for (const std::string& longer : {std::string(max + 1, 'x'), "\"" + std::string(max, 'x') + "\"",
+                                    "1,\"" + std::string(3 * max, '\n') + "\""}) {
+    Read r = read_all("a,b\n1,2\n" + longer + "\nc,d\n");
+    EXPECT_EQ(r.records.size(), 2u);
+    EXPECT_EQ(r.error, kb::CsvReader::Error::record_too_long);
+    EXPECT_EQ(r.error_line, 3u);
+  }
+}
+
+TEST(KgateCsvReader, ANulByteStopsIt) {
+  const char plain[] = "a,b\n1,2\n3,\0\n5,6\n";
+  const char quoted[] = "a,b\n1,2\n3,\"x\0\"\n";
+  for (const std::string& text :
+       {std::string(plain, sizeof plain - 1), std::string(quoted, sizeof quoted - 1)}) {
+    Read r = read_all(text);
+    EXPECT_EQ(r.records.size(), 2u);
+    EXPECT_EQ(r.error, kb::CsvReader::Error::nul_byte);
+    EXPECT_EQ(r.error_line, 3u);
+  }
+  Read zeros = read_all(std::string(1 << 20, '\0'));
+  EXPECT_TRUE(zeros.records.empty());
+  EXPECT_EQ(zeros.error, kb::CsvReader::Error::nul_byte);
 }
 
 TEST(KgateCsvReader, EmptyText) {

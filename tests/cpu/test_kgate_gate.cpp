@@ -239,12 +239,20 @@ TEST(KgateGate, EachGpuModelIsGatedOnItsOwnNewestRunAndHistory) {
   EXPECT_EQ(r.gated_runs.size(), 2u);
 }
 
-TEST(KgateGate, RunsAreOrderedByTimestamp) {
+// Runs are ordered as they were appended, never by their clocks: a file
+// written newest first gates the run appended last, and says that its
+// stamps disagree (docs/gate.md "Which run is tonight's").
+TEST(KgateGate, RunsAreOrderedByAppendNotByTimestamp) {
   auto rows = series("gemv", steady(30, 1000, 700));
   std::reverse(rows.begin(), rows.end());  // newest first in the file
-  const auto& k = only(gate({csv(rows)}));
-  EXPECT_EQ(k.run, "r30");
-  EXPECT_EQ(k.status, kb::GateStatus::fail);
+  const auto r = gate({csv(rows)});
+  const auto& k = only(r);
+  EXPECT_EQ(k.run, "r0");
+  ASSERT_FALSE(r.warnings.empty());
+  EXPECT_TRUE(contains(r.warnings.back(),
+                       "r0 (2026-01-01T00:00:00Z), appended last and gated, "
+                       "is stamped earlier than run r30"))
+      << r.warnings.back();
 }
 
 // gpt_fast files: no run id, so each repeat of a key in a file is its next run.

@@ -1,7 +1,8 @@
 // Bad input, one test each: a clear message naming the file and
-// the line, and either the line skipped with a warning (row-level damage) or
-// exit code 2 (file-level damage). Never a crash, never a pass because a
-// file could not be read.
+// the line, and either the row skipped with a warning (row-level damage in
+// an older run), the night failed (row-level damage in tonight's run:
+// test_kgate_fail_closed.cpp) or exit code 2 (file-level damage). Never a
+// crash, never a pass because a file could not be read.
 #include <gtest/gtest.h>
 
 #include "kgate_test_util.h"
@@ -31,6 +32,23 @@ std::vector<std::string> warnings(const kb::History& h) {
 }
 
 std::string good_rows() { return csv({row("layer_norm", 1000, "r1"), row("gemv", 900, "r1")}); }
+
+std::string line_of(const kb::Record& r) { return kb::csv_line(kb::record_fields(r)) + "\n"; }
+
+// `bad` lines inside an older run r1 (from line 3), then tonight's run r2:
+// history, so each is a warning and the rest is read.
+std::string in_older_run(const std::string& bad) {
+  return csv({row("layer_norm", 1000, "r1")}) + bad + line_of(row("gemv", 900, "r1")) +
+         line_of(row("layer_norm", 1000, "r2")) + line_of(row("gemv", 900, "r2"));
+}
+
+const std::string kOlder = "; row skipped (an older run's row: history, not tonight's)";
+
+std::vector<std::string> untrusted(const kb::History& h) {
+  std::vector<std::string> w;
+  for (const auto& x : h.untrusted()) w.push_back(x.text());
+  return w;
+}
 
 TEST(KgateInput, EmptyFileIsFileLevel) {
   kb::History h;
@@ -73,38 +91,40 @@ TEST(KgateInput, ExtraHeaderColumnIsWarnedAndIgnored) {
             (std::vector<std::string>{"r.csv:1: unknown column 'color' in the header: ignored"}));
 }
 
-TEST(KgateInput, RowWithExtraOrMissingFieldsIsSkipped) {
-  std::string text = good_rows();
-  text += kb::csv_line(kb::record_fields(row("extra", 1, "r1"))) + ",surplus\n";
-  text += "short,row\n";
+TEST(KgateInput, RowWithExtraOrMissingFieldsInAnOlderRunIsAWarning) {
+  std::string bad = kb::csv_line(kb::record_fields(row("extra", 1, "r1"))) + ",surplus\n";
+  bad += "short,row\n";
   kb::History h;
-  EXPECT_EQ(load(h, text), "");
-  EXPECT_EQ(h.rows(), 2u);
-  EXPECT_EQ(warnings(h), (std::vector<std::string>{"r.csv:4: " + std::to_string(kCols + 1) +
-                                                       " field(s) where the header has " +
-                                                       std::to_string(kCols) + "; row skipped",
-                                                   "r.csv:5: 2 field(s) where the header has " +
-                                                       std::to_string(kCols) + "; row skipped"}));
+  EXPECT_EQ(load(h, in_older_run(bad)), "");
+  EXPECT_EQ(h.rows(), 4u);
+  EXPECT_TRUE(h.untrusted().empty()) << untrusted(h)[0];
+  EXPECT_EQ(warnings(h),
+            (std::vector<std::string>{
+                "r.csv:3: " + std::to_string(kCols + 1) + " field(s) where the header has " +
+                    std::to_string(kCols) + kOlder,
+                "r.csv:4: 2 field(s) where the header has " + std::to_string(kCols) + kOlder}));
 }
 
-TEST(KgateInput, BadActualIsSkippedWithItsLine) {
-  std::string text = good_rows();
-  for (const char* bad : {"abc", "nan", "inf", "-inf", "", "0"}) {
-    kb::Record r = row("bad", 1, "r1");
-    auto f = kb::record_fields(r);
-    f[3] = bad;  // actual
-    text += kb::csv_line(f) + "\n";
+TEST(KgateInput, BadActualInAnOlderRunIsAWarning) {
+  std::string bad;
+  for (const char* v : {"abc", "nan", "inf", "-inf", "", "0", "-5", "1e308"}) {
+    auto f = kb::record_fields(row("bad", 1, "r1"));
+    f[3] = v;  // actual
+    bad += kb::csv_line(f) + "\n";
   }
   kb::History h;
-  EXPECT_EQ(load(h, text), "");
-  EXPECT_EQ(h.rows(), 2u);
-  EXPECT_EQ(warnings(h), (std::vector<std::string>{
-                             "r.csv:4: actual 'abc' is not a number; row skipped",
-                             "r.csv:5: actual 'nan' is NaN; row skipped",
-                             "r.csv:6: actual 'inf' is infinite; row skipped",
-                             "r.csv:7: actual '-inf' is infinite; row skipped",
-                             "r.csv:8: actual is empty on a row with status ok; row skipped",
-                             "r.csv:9: actual '0' is not > 0; row skipped"}));
+  EXPECT_EQ(load(h, in_older_run(bad)), "");
+  EXPECT_EQ(h.rows(), 4u);
+  EXPECT_TRUE(h.untrusted().empty());
+  EXPECT_EQ(
+      warnings(h),
+      (std::vector<std::string>{
+          "r.csv:3: actual 'abc' is not a number" + kOlder, "r.csv:4: actual 'nan' is NaN" + kOlder,
+          "r.csv:5: actual 'inf' is infinite" + kOlder,
+          "r.csv:6: actual '-inf' is infinite" + kOlder,
+          "r.csv:7: actual is empty on a row with status ok" + kOlder,
+          "r.csv:8: actual '0' is not > 0" + kOlder, "r.csv:9: actual '-5' is not > 0" + kOlder,
+          "r.csv:10: actual '1e308' is beyond 1e12 (no metric reaches it)" + kOlder}));
 }
 
 TEST(KgateInput, AFileOfOnlyBadRowsIsFileLevel) {
@@ -173,15 +193,19 @@ TEST(KgateInput, QuotedFieldsWithCommasAndQuotes) {
   EXPECT_TRUE(h.warnings().empty());
 }
 
-TEST(KgateInput, TruncatedLastLine) {
-  std::string text = good_rows();
+// The last line of an earlier file, cut: that file's last run's row, a
+// warning (tonight's is in test_kgate_fail_closed.cpp).
+TEST(KgateInput, TruncatedLastLineOfAnEarlierFile) {
   std::string last = kb::csv_line(kb::record_fields(row("gather_gemv", 700, "r1")));
-  text += last.substr(0, last.size() / 2);  // cut mid-row, no line end
+  std::string tonight = csv({row("layer_norm", 1000, "r2"), row("gemv", 900, "r2")});
   kb::History h;
-  EXPECT_EQ(load(h, text), "");
-  EXPECT_EQ(h.rows(), 2u);
+  h.add_text(good_rows() + last.substr(0, last.size() / 2), "old.csv");  // cut mid-row
+  h.add_text(tonight, "new.csv");
+  h.finish();
+  EXPECT_EQ(h.rows(), 4u);
+  EXPECT_TRUE(h.untrusted().empty());
   ASSERT_EQ(h.warnings().size(), 1u);
-  EXPECT_TRUE(contains(h.warnings()[0].text(), "r.csv:4: "));
+  EXPECT_TRUE(contains(h.warnings()[0].text(), "old.csv:4: "));
   EXPECT_TRUE(
       contains(h.warnings()[0].text(), "(the last line, without a line end: file cut off?)"))
       << h.warnings()[0].text();
@@ -191,19 +215,21 @@ TEST(KgateInput, TruncatedLastLine) {
   q.host = "a host, long";  // the last column, quoted: the cut falls inside it
   std::string line = kb::csv_line(kb::record_fields(q));
   kb::History h2;
-  EXPECT_EQ(load(h2, good_rows() + line.substr(0, line.size() - 3)), "");
+  h2.add_text(good_rows() + line.substr(0, line.size() - 3), "old.csv");
+  h2.add_text(tonight, "new.csv");
+  h2.finish();
   ASSERT_EQ(h2.warnings().size(), 1u);
   EXPECT_EQ(h2.warnings()[0].text(),
-            "r.csv:4: a quoted field is not closed before the end of the file (file cut off?); "
-            "row skipped");
+            "old.csv:4: a quoted field is not closed before the end of the file (file cut off?)" +
+                kOlder);
 }
 
-TEST(KgateInput, UnknownMetricIsSkipped) {
+TEST(KgateInput, UnknownMetricInAnOlderRunIsAWarning) {
   kb::Record r = row("gemv", 5, "r1");
   r.metric = "furlongs_per_fortnight";
   kb::History h;
-  EXPECT_EQ(load(h, csv({row("layer_norm", 1000, "r1"), r})), "");
-  EXPECT_EQ(h.rows(), 1u);
+  EXPECT_EQ(load(h, in_older_run(line_of(r))), "");
+  EXPECT_EQ(h.rows(), 4u);
   ASSERT_EQ(h.warnings().size(), 1u);
   EXPECT_TRUE(contains(h.warnings()[0].text(),
                        "r.csv:3: unknown metric 'furlongs_per_fortnight' (kgate cannot tell "
@@ -211,15 +237,16 @@ TEST(KgateInput, UnknownMetricIsSkipped) {
       << h.warnings()[0].text();
 }
 
-TEST(KgateInput, UnknownStatusIsSkipped) {
+TEST(KgateInput, UnknownStatusInAnOlderRunIsAWarning) {
   kb::Record r = row("gemv", 5, "r1");
   r.status = "great";
   kb::History h;
-  EXPECT_EQ(load(h, csv({row("layer_norm", 1000, "r1"), r})), "");
+  EXPECT_EQ(load(h, in_older_run(line_of(r))), "");
   ASSERT_EQ(h.warnings().size(), 1u);
   EXPECT_EQ(h.warnings()[0].text(),
             "r.csv:3: status 'great' is not one of ok, below_target, incorrect, failed, skipped, "
-            "throttled; row skipped");
+            "throttled" +
+                kOlder);
 }
 
 TEST(KgateInput, DuplicateKeyWithinOneRun) {
@@ -265,10 +292,10 @@ TEST(KgateInput, DirectoryAndMissingPath) {
 }
 
 TEST(KgateInput, ManyBadRowsAreCappedInTheWarnings) {
-  std::string text = good_rows();
-  for (int i = 0; i < 120; ++i) text += "x,y\n";
+  std::string bad;
+  for (int i = 0; i < 120; ++i) bad += "x,y\n";
   kb::History h;
-  EXPECT_EQ(load(h, text), "");
+  EXPECT_EQ(load(h, in_older_run(bad)), "");
   ASSERT_EQ(h.warnings().size(), kb::History::kMaxWarningsPerFile + 1);
   EXPECT_EQ(h.warnings().back().text(), "r.csv: 70 more warning(s) in this file not shown");
 }
@@ -288,14 +315,14 @@ TEST(KgateInput, BinaryExits2OnFileLevelDamageEvenWithAGoodFile) {
   }
 }
 
-TEST(KgateInput, BinaryWarnsOnRowLevelDamageAndGoesOn) {
+TEST(KgateInput, BinaryWarnsOnRowLevelDamageOfAnOlderRunAndGoesOn) {
   fs::path d = temp_dir("bin_rows");
-  fs::path f = write(d / "r.csv", good_rows() + "x,y\n");
+  fs::path f = write(d / "r.csv", in_older_run("x,y\n"));
   Result r = kgate("check --results " + f.string());
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_TRUE(contains(r.out, "kgate: warning: " + f.string() +
-                                  ":4: 2 field(s) where the header has " + std::to_string(kCols) +
-                                  "; row skipped"))
+                                  ":3: 2 field(s) where the header has " + std::to_string(kCols) +
+                                  kOlder))
       << r.out;
 }
 

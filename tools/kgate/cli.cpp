@@ -161,8 +161,12 @@ void print_warnings(const std::vector<std::string>& warnings) {
   for (const auto& w : warnings) std::fprintf(stderr, "kgate: warning: %s\n", w.c_str());
 }
 
+// For the commands that do not gate (check reports tonight's damaged rows
+// as failures of the night): every damaged row is a warning.
 void print_history_warnings(const History& h) {
   for (const auto& w : h.warnings()) std::fprintf(stderr, "kgate: warning: %s\n", w.text().c_str());
+  for (const auto& w : h.untrusted())
+    std::fprintf(stderr, "kgate: warning: %s; row skipped\n", w.text().c_str());
 }
 
 void read_history(History& h, const std::vector<std::string>& files) {

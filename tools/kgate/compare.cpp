@@ -106,8 +106,10 @@ CompareReport compare_runs(const History& base, const History& next, const Compa
     return m;
   };
   rep.cross_arch = models(ba) != models(na);
-  for (const auto& w : base.warnings()) rep.warnings.push_back(w.text());
-  for (const auto& w : next.warnings()) rep.warnings.push_back(w.text());
+  for (const History* h : {&base, &next}) {
+    for (const auto& w : h->warnings()) rep.warnings.push_back(w.text());
+    for (const auto& w : h->untrusted()) rep.warnings.push_back(w.text() + "; row skipped");
+  }
 
   std::map<CompareKey, bool> lower;
   auto bs = collect(base, rep.cross_arch, lower);

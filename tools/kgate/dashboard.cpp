@@ -288,6 +288,7 @@ DashboardData build_dashboard(const History& h, const RowExtras& extras,
   d.gate_summary = rep.summary();
   for (const auto& g : rep.gated_runs) d.gated_runs.push_back(g.describe());
   d.warnings = rep.warnings;
+  for (const auto& f : rep.input_failures) d.warnings.push_back("FAIL " + f.rule + " " + f.text());
 
   const auto& keys = h.keys();
   const auto& obs = h.observations();

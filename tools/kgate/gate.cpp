@@ -9,19 +9,14 @@
 
 #include "reports/metrics.h"
 #include "tools/kgate/boards.h"
+#include "tools/kgate/gate_input.h"
 #include "tools/kgate/percent.h"
 #include "tools/kgate/siblings.h"
+#include "tools/kgate/variant.h"
 
 namespace kb {
 
 namespace {
-
-// The newest and the one before it, per arch.
-struct ArchRuns {
-  uint32_t newest = 0, previous = 0;
-  bool has_previous = false;
-  size_t keys = 0;
-};
 
 struct TargetCheck {
   std::optional<double> target;
@@ -160,37 +155,6 @@ double time_per_call(const std::vector<Observation>& obs, const std::vector<uint
 
 int status_rank(GateStatus s) { return static_cast<int>(s); }
 
-bool injected_field(std::string_view f) { return f.rfind("inject=", 0) == 0; }
-
-// The kernel a row's variant names: the variant without `inject=` fields
-// (kbench --inject-slowdown marks its rows so; the kernel is the same).
-std::string kernel_identity(std::string_view variant) {
-  if (variant.find("inject=") == std::string_view::npos) return std::string(variant);
-  std::string out;
-  size_t start = 0;
-  while (start <= variant.size()) {
-    size_t end = variant.find(';', start);
-    if (end == std::string_view::npos) end = variant.size();
-    std::string_view f = variant.substr(start, end - start);
-    if (!injected_field(f)) out += (out.empty() ? "" : ";") + std::string(f);
-    start = end + 1;
-  }
-  return out;
-}
-
-std::string injected_part(std::string_view variant) {
-  std::string out;
-  size_t start = 0;
-  while (start <= variant.size()) {
-    size_t end = variant.find(';', start);
-    if (end == std::string_view::npos) end = variant.size();
-    std::string_view f = variant.substr(start, end - start);
-    if (injected_field(f)) out += (out.empty() ? "" : ";") + std::string(f);
-    start = end + 1;
-  }
-  return out;
-}
-
 RunContext context_of(const Run& run) {
   return {run.label, run.timestamp, run.git_sha, run.driver, run.cuda};
 }
@@ -294,22 +258,10 @@ GateReport run_gate(const History& hist, const GateOptions& opt) {
   const auto& obs = hist.observations();
   const auto& runs = hist.runs();
 
-  // The newest run of each arch, and the run before it.
-  std::map<std::string, ArchRuns> arch_runs;
-  for (const auto& o : obs) {
-    auto [it, fresh] = arch_runs.try_emplace(keys[o.key].arch);
-    ArchRuns& a = it->second;
-    if (fresh) {
-      a.newest = o.run;
-    } else if (o.run > a.newest) {
-      a.previous = a.newest;
-      a.has_previous = true;
-      a.newest = o.run;
-    } else if (o.run < a.newest && (!a.has_previous || o.run > a.previous)) {
-      a.previous = o.run;
-      a.has_previous = true;
-    }
-  }
+  // The newest run of each arch, and the run before it (append order).
+  std::map<std::string, ArchGate> arch_runs;
+  for (const auto& [arch, a] : hist.arch_runs())
+    arch_runs[arch] = {a.newest, a.previous, a.has_previous, 0, 0};
 
   // The GPUs of one kind in one run are attempts of one key: the keys that
   // differ only in their device label (cuda:0, cuda:1, ...) are judged as
@@ -365,8 +317,11 @@ GateReport run_gate(const History& hist, const GateOptions& opt) {
     }
     const auto& series = merged;
     if (series.empty()) continue;
-    ArchRuns& ar = arch_runs[key.arch];
+    ArchGate& ar = arch_runs[key.arch];
     group_runs(obs, series, runs_of_key);
+    if (ar.has_previous)
+      for (const RunValue& rv : runs_of_key)
+        if (obs[series[rv.first]].run == ar.previous) ++ar.previous_keys;
     const RunValue& now = runs_of_key.back();
     const Observation& last = obs[series[now.bad != SIZE_MAX ? now.bad : now.first]];
     GateKeyResult r;
@@ -610,6 +565,7 @@ GateReport run_gate(const History& hist, const GateOptions& opt) {
   }
 
   host_means(rep.keys);
+  add_input_failures(hist, arch_runs, rep);
   for (const auto& [arch, a] : arch_runs)
     rep.gated_runs.push_back({arch, context_of(runs[a.newest]), a.keys});
   // A GPU behind its siblings of the newest run: a finding about that GPU,

@@ -16,7 +16,9 @@
 // `skipped` rows are not gated. A `throttled` row that would fail rule 2 or
 // 3 is inconclusive instead: a hot GPU is not a code regression. A key that
 // was in the arch's previous run but is missing from its newest one is
-// inconclusive too.
+// inconclusive too. The newest run is the one appended last (history.h);
+// tonight's rows kgate cannot trust, and a newest run with fewer than half
+// the keys of the one before it, fail the night (gate_input.h).
 #pragma once
 
 #include <cstddef>

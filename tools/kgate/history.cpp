@@ -131,7 +131,10 @@ uint32_t History::intern_key(const ResultRow& r) {
 uint32_t History::intern_run(const ResultRow& r, uint32_t file, uint32_t key) {
   if (!r.run_id.empty()) {
     // Rows of one run come together: skip the lookup while the id repeats.
-    if (last_run_ != UINT32_MAX && r.run_id == std::string_view(last_run_id_)) return last_run_;
+    if (last_run_ != UINT32_MAX && r.run_id == std::string_view(last_run_id_)) {
+      runs_[last_run_].last_seen = static_cast<uint32_t>(obs_.size());
+      return last_run_;
+    }
     scratch_.assign("id\x1f");
     scratch_.append(split_attempt(r.run_id).base);
   } else {
@@ -159,11 +162,18 @@ uint32_t History::intern_run(const ResultRow& r, uint32_t file, uint32_t key) {
   // A run's time is when it started: its attempts come later, and may even
   // be read first (files in any order).
   Run& run = runs_[id];
+  run.last_seen = static_cast<uint32_t>(obs_.size());
+  // Re-measurements read before the run's own rows (files in any order) do
+  // not move the run: its place is where its own rows are.
+  uint32_t attempt = r.run_id.empty() ? 1 : split_attempt(r.run_id).attempt;
+  if (attempt == 1 && !run.own_seen) {
+    run.first_seen = static_cast<uint32_t>(obs_.size());
+    run.own_seen = true;
+  }
   if (!r.timestamp.empty() && (run.timestamp.empty() || r.timestamp < run.timestamp))
     run.timestamp = std::string(r.timestamp);
   // Its context (commit, driver, CUDA) is the run's own, attempt 1's: a
   // re-measurement read first gives it only until attempt 1 is read.
-  uint32_t attempt = r.run_id.empty() ? 1 : split_attempt(r.run_id).attempt;
   if (run.context_attempt == 0 || attempt < run.context_attempt) {
     run.git_sha = std::string(r.git_sha);
     run.driver = std::string(r.driver);
@@ -187,44 +197,59 @@ void History::parse(uint32_t file) {
   obs_.reserve(obs_.size() + text.size() / 64 + 1);
   std::fill(repeats_.begin(), repeats_.end(), 0);
   last_run_ = UINT32_MAX;
-  parse_results(
-      text, path,
-      [&](const ResultRow& r) {
-        Observation o;
-        o.key = intern_key(r);
-        o.run = intern_run(r, file, o.key);
-        o.file = file;
-        o.line = static_cast<uint32_t>(r.line);
-        o.seq = static_cast<uint32_t>(obs_.size());
-        o.attempt = split_attempt(r.run_id).attempt;
-        o.gpu = intern_gpu(r);
-        o.status = row_status(r.status);
-        o.is_model = r.is_model;
-        o.actual = r.actual.value_or(0);
-        o.target_ = r.target.value_or(Observation::kNone);
-        o.roofline_ = r.roofline.value_or(Observation::kNone);
-        o.roofline_fraction_ = r.roofline_fraction.value_or(Observation::kNone);
-        o.noise_rel_ = r.noise_rel.value_or(Observation::kNone);
-        o.min_us_ = r.min_us.value_or(Observation::kNone);
-        o.median_us_ = r.median_us.value_or(Observation::kNone);
-        o.samples = static_cast<uint32_t>(std::min<int64_t>(r.samples, UINT32_MAX));
-        o.variant = keep(r.variant, file);
-        o.message = keep(r.message, file);
-        obs_.push_back(o);
-      },
-      [&](size_t line, const std::string& what) { warn(file, line, what); });
+  auto on_row = [&](const ResultRow& r) {
+    Observation o;
+    o.key = intern_key(r);
+    o.run = intern_run(r, file, o.key);
+    o.file = file;
+    o.line = static_cast<uint32_t>(r.line);
+    o.seq = static_cast<uint32_t>(obs_.size());
+    o.attempt = split_attempt(r.run_id).attempt;
+    o.gpu = intern_gpu(r);
+    o.status = row_status(r.status);
+    o.is_model = r.is_model;
+    o.actual = r.actual.value_or(0);
+    o.target_ = r.target.value_or(Observation::kNone);
+    o.roofline_ = r.roofline.value_or(Observation::kNone);
+    o.roofline_fraction_ = r.roofline_fraction.value_or(Observation::kNone);
+    o.noise_rel_ = r.noise_rel.value_or(Observation::kNone);
+    o.min_us_ = r.min_us.value_or(Observation::kNone);
+    o.median_us_ = r.median_us.value_or(Observation::kNone);
+    o.samples = static_cast<uint32_t>(std::min<int64_t>(r.samples, UINT32_MAX));
+    o.variant = keep(r.variant, file);
+    o.message = keep(r.message, file);
+    obs_.push_back(o);
+  };
+  const size_t damaged_before = damaged_.size();
+  auto on_bad_row = [&](const BadRow& b) {
+    Damaged d;
+    d.file = file;
+    d.line = b.line;
+    d.seq = static_cast<uint32_t>(obs_.size());
+    d.what = b.what;
+    if (well_formed_run_id(b.run_id)) d.run = std::string(split_attempt(b.run_id).base);
+    damaged_.push_back(std::move(d));
+  };
+  try {
+    parse_results(
+        text, path, on_row, [&](size_t line, const std::string& what) { warn(file, line, what); },
+        on_bad_row);
+  } catch (const ResultFileError&) {
+    // The file is refused: its damaged rows are what the error refers to.
+    for (size_t i = damaged_before; i < damaged_.size(); ++i)
+      warn(file, damaged_[i].line, damaged_[i].what + "; row skipped");
+    damaged_.resize(damaged_before);
+    last_run_ = UINT32_MAX;
+    throw;
+  }
   last_run_ = UINT32_MAX;
 }
 
 void History::finish() {
-  // Run order: by timestamp when every run has one, else by first appearance.
+  // Run order: append order, each run where its own first row is (history.h).
   std::vector<uint32_t> order(runs_.size());
   std::iota(order.begin(), order.end(), 0);
-  bool all_timed =
-      std::all_of(runs_.begin(), runs_.end(), [](const Run& r) { return !r.timestamp.empty(); });
   std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    if (all_timed && runs_[a].timestamp != runs_[b].timestamp)
-      return runs_[a].timestamp < runs_[b].timestamp;
     return runs_[a].first_seen < runs_[b].first_seen;
   });
   std::vector<uint32_t> rank(runs_.size());
@@ -236,6 +261,10 @@ void History::finish() {
   }
   runs_ = std::move(sorted);
   for (auto& o : obs_) o.run = rank[o.run];
+  for (auto& [id, run] : run_index_) run = rank[run];
+  find_arch_runs();
+  judge_damaged();
+  warn_out_of_order();
 
   for (auto& v : by_key_) v.clear();
   for (uint32_t i = 0; i < obs_.size(); ++i) by_key_[obs_[i].key].push_back(i);

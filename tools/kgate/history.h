@@ -14,15 +14,28 @@
 // Runs: rows with a run_id belong to that run (the same id in two files is
 // one run); rows whose id is `<id>/<N>` are attempt N of run <id>
 // (reports/attempts.h: re-measurements of suspects, appended by
-// `kbench run --rerun`). Rows without one (gpt_fast files) are taken in file order, each
-// repeat of a key in a file being the next run of that file. Runs are
-// ordered by timestamp when every run has one, else by where they first
-// appear (files in the order given, so: oldest file first).
+// `kbench run --rerun`). Rows without one (gpt_fast files) are taken in file
+// order, each repeat of a key in a file being the next run of that file.
+//
+// Run order is append order, never the clock: files in the order given
+// (oldest first), rows in file order, each run placed where its own first
+// row is (attempt 1's; where it has none, its first re-measurement's). The newest run of a GPU
+// model is the one whose first row comes last (docs/gate.md "Which run is tonight's"): a stray row
+// stamped 2099, in another time zone, or under an id that sorts later cannot take its place.
+//
+// Tonight: the newest run of the whole input and the newest runs of other
+// GPU models still appending when it began (their rows reach past its
+// first row). A damaged row (result_reader.h) is tonight's when its run_id
+// names one of tonight's runs, or, when it names no run kgate read a row
+// of (unreadable, malformed, or only on damaged rows), when it lies after
+// the last row before tonight's first: kgate cannot trust it, and the night
+// fails on it (untrusted()). Damaged rows of older runs are warnings.
 #pragma once
 
 #include <cstdint>
 #include <deque>
 #include <limits>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -58,8 +71,11 @@ struct Run {
   std::string git_sha, driver, cuda;
   std::string suite_version;     // which roofline its fractions are of (reports/metrics.h)
   uint32_t context_attempt = 0;  // the attempt the context came from (0: none yet)
-  uint32_t first_seen = 0;
-  bool has_id = false;  // from a run_id (kbench), not from file order (gpt_fast)
+  // Its place: its first own row (attempt 1; else its first row) among all
+  // rows read, and its last row's place.
+  uint32_t first_seen = 0, last_seen = 0;
+  bool own_seen = false;  // first_seen is an attempt-1 row
+  bool has_id = false;    // from a run_id (kbench), not from file order (gpt_fast)
 };
 
 enum class RowStatus : uint8_t { ok, below_target, throttled, incorrect, failed, skipped };
@@ -106,6 +122,12 @@ struct Warning {
   std::string text() const;  // "path:line: what"
 };
 
+// The newest run of one GPU model (arch) and the one before it.
+struct ArchRuns {
+  uint32_t newest = 0, previous = 0;  // indices into History::runs()
+  bool has_previous = false;
+};
+
 class History {
  public:
   // Reads one results file. Throws ResultFileError on file-level damage;
@@ -130,10 +152,27 @@ class History {
   static constexpr size_t kMaxWarningsPerFile = 50;
   const std::vector<Warning>& warnings() const { return warnings_; }
   size_t rows() const { return obs_.size(); }
+  // Per GPU model, its newest run and the one before (after finish()).
+  const std::map<std::string, ArchRuns>& arch_runs() const { return arch_runs_; }
+  // Tonight's rows that kgate cannot trust, in file and line order (after
+  // finish()): each fails the night.
+  const std::vector<Warning>& untrusted() const { return untrusted_; }
 
  private:
+  // A row the reader refused, until finish() knows whether it is tonight's.
+  struct Damaged {
+    uint32_t file = 0;
+    size_t line = 0;
+    uint32_t seq = 0;  // the rows read before it
+    std::string what;
+    std::string run;  // the run its run_id names, "" where that is malformed
+  };
+
   void parse(uint32_t file);
   void warn(uint32_t file, size_t line, std::string what);
+  void find_arch_runs();
+  void judge_damaged();
+  void warn_out_of_order();
   std::string_view keep(std::string_view v, uint32_t file);
   std::string_view arch_spelling(std::string_view arch);
   uint32_t intern_key(const ResultRow& r);
@@ -157,6 +196,9 @@ class History {
   std::vector<std::vector<uint32_t>> by_key_;
   std::vector<Warning> warnings_;
   std::vector<size_t> warning_count_;  // per file
+  std::vector<Damaged> damaged_;
+  std::vector<Warning> untrusted_;
+  std::map<std::string, ArchRuns> arch_runs_;
   std::string scratch_;
   std::string last_run_id_;
   uint32_t last_run_ = UINT32_MAX;
