@@ -278,14 +278,16 @@ TEST(KgateHosts, AMeanFollowsItsShapes) {
 
 #ifdef KBENCH_SOURCE_DIR
 // The measurement itself: 20 one-GPU H100 runs, then the same build on the
-// 4x H100 host (--device 0, and --device all). Before: 17 and 28 keys failed
-// (gemv D=1024 int8 -27.6%, layer_norm BS=4096;D=1024 -15.7%, ...). Now the
-// short rows are the host's launch and the `mean` rows (no time per call of
-// their own) follow their shapes (host_means), but for gemv int8's mean: one
-// of its shapes (N=12288;K=4096) changed its variant (the decode tuning's
-// qkv entry, between these builds), so that mean is not all the host's.
+// 4x H100 host (--device 0, and --device all). Before the rule the host's
+// short rows failed (gemv D=1024 int8 -27.6%, layer_norm BS=4096;D=1024
+// -15.7%, ...). Now the short rows are the host's launch and the `mean` rows
+// (no time per call of their own) follow their shapes (host_means), but for
+// gemv int8's mean: one of its shapes (N=12288;K=4096) changed its variant
+// (the decode tuning's qkv entry, between these builds), so that mean is not
+// all the host's. The fixtures hold the recorded files' gemv, gather_gemv,
+// layer_norm and probe rows: those keys' verdicts are the whole files'.
 TEST(KgateHosts, TheRecordedFourGpuHostNoLongerFailsItsShortRows) {
-  const std::string d = std::string(KBENCH_SOURCE_DIR) + "/docs/data/";
+  const std::string d = std::string(KBENCH_SOURCE_DIR) + "/tests/data/";
   for (const char* night :
        {"4xh100-device-0-3ed4dcd2-2026-11-27.csv", "4xh100-device-all-3ed4dcd2-2026-11-27.csv"}) {
     kb::History h;
