@@ -4,7 +4,7 @@
 // the pages the driver sub-allocates them from, and one buffer set's small
 // inputs land independently of another's. For the A/B of the hypothesis
 // that the int8 GEMVs' per-process state is where those small, every-block
-// read buffers landed (tools/env-ab.sh). Plain C++: tested on the CPU.
+// read buffers landed (lab/tools/env-ab.sh). Plain C++: tested on the CPU.
 #pragma once
 
 #include <cstddef>

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""tools/process_share_sim.py on a made-up history: a launch-bound key whose
+"""lab/tools/process_share_sim.py on a made-up history: a launch-bound key whose
 processes sit in one of two states 7% apart (40% slow) is under its 1.5%
 bar as one GPU's mean of 9 and over it as the median of 2, 4 or 8 GPUs of
 one process each (--k 1); the share of processes per GPU is kbench's (9,

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Issue 17's acceptance figures from one kbench results CSV (stdlib only).
 
-  tools/roofline_report.py NEW.csv [--base OLD.csv] [--run RUN_ID]
+  lab/tools/roofline_report.py NEW.csv [--base OLD.csv] [--run RUN_ID]
 
 Prints: the largest roofline_fraction of the run (must be <= 1.02), the
 probe's ideal kernels (roofline_ideal: the best kernel of ours per kind of

@@ -15,7 +15,7 @@ board) and no statistic or sample count removes it; when a statistic other
 than the median holds much stiller, the samples are the problem
 (docs/measuring.md, "Raw samples").
 
-Usage: tools/samples_stats.py FILE[.gz] [--points REGEX] [--min-runs N]
+Usage: lab/tools/samples_stats.py FILE[.gz] [--points REGEX] [--min-runs N]
 Exit 2 on a missing or malformed file.
 """
 import argparse

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # A/B of the idle gap after long samples (docs/measuring.md, "Power"): the
 # engine's default threshold (kCoolSampleSeconds, suite/sampling.h) against
-# KBENCH_COOL_FROM_US=$B_US, through tools/env-ab.sh.
+# KBENCH_COOL_FROM_US=$B_US, through lab/tools/env-ab.sh.
 #
-#   tools/cool-gap-ab.sh OUT_DIR SECONDS B_US [kbench run options...]
+#   lab/tools/cool-gap-ab.sh OUT_DIR SECONDS B_US [kbench run options...]
 set -uo pipefail
 [ $# -ge 3 ] || { echo "usage: $0 OUT_DIR SECONDS B_US [kbench run options...]" >&2; exit 2; }
 out="$1" budget="$2" b_us="$3"; shift 3

@@ -8,12 +8,12 @@
 # point's median per side and round, and per side over the rounds with its
 # difference from the rows. On the H100 (2026-11-25) the in-process probe
 # read 26.3 / 38.4 us at 16 / 64 MB and the rows 24.96 / 36.83 us.
-#   KBENCH_PREBUILT=build tools/chain-gap.sh [ROUNDS]   (default 2)
+#   KBENCH_PREBUILT=build lab/tools/chain-gap.sh [ROUNDS]   (default 2)
 #   CHAIN_GAP_SIDES="worker run" ...   (default "inproc worker run": fewer
 #   sides, less device time; a probe takes about as long as its ladder)
 # Everything under $OUT (default ./out), packed into $OUT/all.tgz.
 set -uo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
+root="$(cd "$(dirname "$0")/../.." && pwd)"
 out="${OUT:-$root/out}"
 mkdir -p "$out"
 kb="${KBENCH_PREBUILT:-$root/build}/suite/kbench"
@@ -41,7 +41,7 @@ for i in $(seq 1 "$rounds"); do
     grep -h '^chain' "$out/$s$i.log" 2>/dev/null | sed 's/^/   /'
   done
 done
-python3 - "$out" "$rounds" "$root/tools" $sides <<'EOF'
+python3 - "$out" "$rounds" "$root/lab/tools" $sides <<'EOF'
 import statistics, sys
 out, rounds = sys.argv[1], int(sys.argv[2])
 sys.path.insert(0, sys.argv[3])

@@ -1,4 +1,4 @@
-"""What the tests of tools/*.py share: running a tool on a made-up CSV,
+"""What the tests of lab/tools/*.py share: running a tool on a made-up CSV,
 checks that collect their failures, and the bad input every such tool
 answers alike (a missing file, a CSV without kbench's columns, no
 arguments: exit 2 and one line)."""
@@ -20,7 +20,7 @@ class ToolTest:
             self.failures.append(what)
 
     def run(self, *args):
-        path = os.path.join(ROOT, "tools", self.tool + ".py")
+        path = os.path.join(ROOT, "lab", "tools", self.tool + ".py")
         return subprocess.run([sys.executable, path, *args], capture_output=True, text=True)
 
     def run_on(self, text, *args):

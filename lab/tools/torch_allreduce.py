@@ -14,7 +14,7 @@ NVLink multicast stays off: NCCL_NVLS_ENABLE=0 (and PyTorch's
 TORCH_SYMM_MEM_DISABLE_MULTICAST=1, NVSHMEM_DISABLE_NVLS=1) are set before
 torch is imported, in this process and in the ranks it starts.
 
-  python3 tools/torch_allreduce.py [--gpus N] [--op all_reduce|all_gather|both]
+  python3 lab/tools/torch_allreduce.py [--gpus N] [--op all_reduce|all_gather|both]
                                    [--mode eager|graph|both] [--csv FILE]
 """
 import os

@@ -9,7 +9,7 @@ when the 90th percentile of its windows' run-to-run noise (1.4826 * MAD /
 median over the 20 runs) exceeds the bar (0.5% where its median_us is 20 us
 or more, 1.5% under), as `kgate noise` judges 20 real runs.
 
-  tools/process_stat_sim.py docs/data/h100-20runs-19e69e82-2026-11-26.csv ...
+  lab/tools/process_stat_sim.py docs/data/h100-20runs-19e69e82-2026-11-26.csv ...
 
 docs/measuring.md "Worker processes" has the table this printed.
 """
@@ -74,7 +74,7 @@ def main(paths):
 
 if __name__ == "__main__":
     if len(sys.argv) < 2:
-        print("usage: tools/process_stat_sim.py HISTORY.csv ...", file=sys.stderr)
+        print("usage: lab/tools/process_stat_sim.py HISTORY.csv ...", file=sys.stderr)
         sys.exit(2)
     try:
         main(sys.argv[1:])

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""tools/samples_stats.py on small files whose figures are worked out by hand."""
+"""lab/tools/samples_stats.py on small files whose figures are worked out by hand."""
 import os
 import subprocess
 import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-TOOL = os.path.join(ROOT, "tools", "samples_stats.py")
+TOOL = os.path.join(ROOT, "lab", "tools", "samples_stats.py")
 
 
 def run(text, *args):

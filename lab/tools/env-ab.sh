@@ -5,13 +5,13 @@
 # the NVML slowdown reasons seen after its samples (KBENCH_SET_DETAIL=1),
 # while nvidia-smi logs power and clocks every 100 ms.
 #
-#   tools/env-ab.sh OUT_DIR SECONDS 'VAR=VALUE [VAR=VALUE ...]' [kbench run options...]
-#   e.g. tools/env-ab.sh out 480 KBENCH_ALLOC_PAGE=1 --filter '^(gemv|gather_gemv)$'
+#   lab/tools/env-ab.sh OUT_DIR SECONDS 'VAR=VALUE [VAR=VALUE ...]' [kbench run options...]
+#   e.g. lab/tools/env-ab.sh out 480 KBENCH_ALLOC_PAGE=1 --filter '^(gemv|gather_gemv)$'
 #
 # No new round starts after SECONDS. Writes OUT_DIR/a.csv, b.csv, smi.csv
 # and each side's `kgate noise` (noise-a.csv, noise-b.csv).
 set -uo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
+root="$(cd "$(dirname "$0")/../.." && pwd)"
 [ $# -ge 3 ] || { echo "usage: $0 OUT_DIR SECONDS 'VAR=VALUE ...' [kbench run options...]" >&2; exit 2; }
 out="$1" budget="$2" b_env="$3"; shift 3
 for kv in $b_env; do

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""tools/process_stat_sim.py on a made-up history: a key with a whole-process
+"""lab/tools/process_stat_sim.py on a made-up history: a key with a whole-process
 state (half the runs 0.9% slower) is over the bar as one process and as the
 median of three, under it as the mean of three; a quiet key is under for
 every statistic; bad input exits 2 with one line."""

@@ -10,7 +10,7 @@ no re-measurement. Prints the A/A failing nights and keys, the injected
 keys caught (failed) of those judged (not new, not the probe), and the keys
 inconclusive for the host's launch (`host launch`).
 
-  tools/gate-replay.py KGATE HISTORY.csv [PERCENT=5] [--min-nights 10]
+  lab/tools/gate-replay.py KGATE HISTORY.csv [PERCENT=5] [--min-nights 10]
 
 Compare two kgate builds by running it with each.
 """

@@ -16,8 +16,8 @@ driver, the hour) is resampled as if they did not, so the columns of
 several GPUs are a little optimistic where a key's noise is shared
 (docs/measuring.md "rho": median 0.10 of the variance on one board).
 
-  tools/process_share_sim.py docs/data/h100-short9-22runs-e3085896-2026-11-27.csv ...
-  tools/process_share_sim.py --k 1 FILE     # one process on every GPU instead
+  lab/tools/process_share_sim.py docs/data/h100-short9-22runs-e3085896-2026-11-27.csv ...
+  lab/tools/process_share_sim.py --k 1 FILE     # one process on every GPU instead
 
 docs/measuring.md "Several GPUs: the processes shared out" has its table.
 """
