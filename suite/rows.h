@@ -151,11 +151,11 @@ inline constexpr int kDefaultProcesses = 3;
 inline constexpr int kMaxProcesses = 9;
 // `kbench run`'s default for WorkerConfig::short_processes where
 // --processes is above 1 (--short-processes). A launch-bound point of a few
-// us has process states far apart (H100, 2026-11-27: `gather_gemv D=1024
+// us has process states far apart (H100: `gather_gemv D=1024
 // bfloat16`'s process medians 5.50-5.70 us or 5.95-6.08 us, a third to a
 // half of the processes slow), which the mean of 3 leaves at 2-2.6%
 // run-to-run against the 1.5% bar; the mean of 9 about 1.0% (resampled;
-// docs/measuring.md "Short points: nine processes").
+// docs/decisions/0006-nine-processes-for-short-points.md).
 inline constexpr int kDefaultShortProcesses = 9;
 
 // The worker processes of `kbench run` (WorkerConfig::processes and

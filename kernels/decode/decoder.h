@@ -83,7 +83,7 @@ struct DecoderOptions {
   // (gather_gemv_combine's experts_ready; correct because the router two
   // launches back wrote them and the gather waits for it before it lets
   // the combine launch). Off by measurement: on, the graph step was 0.6%
-  // slower (H100, 2026-11-26, docs/notes/decode.md).
+  // slower on an H100 (docs/decisions/0033-moe-combine-reads-ids-after-its-wait.md).
   bool moe_combine_early = false;
   // On: the router runs beside the o projection (router blocks in its grid,
   // gemv::RouteBlocks, pick the experts from the layer's input and the

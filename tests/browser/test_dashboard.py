@@ -197,8 +197,8 @@ def main():
         check(int(st["rows"]) == len(data["runs"]), "runs view: %s runs listed" % st["rows"])
         check(not b.errors, "no console error or exception: %s" % b.errors[:3])
 
-        # Boards: the real two-board H100 history (14 runs on GPU-ee41fd8f,
-        # then 10 on GPU-51eb0d65), and its first board alone.
+        # Boards: the real two-board H100 history (14 runs on its first
+        # board, then 10 on the second), and its first board alone.
         for path, marks in ((two_boards, 1), (one_board, 0)):
             b.errors.clear()
             pdata = page_data(path)

@@ -1,6 +1,6 @@
-// Hosts (docs/gate.md "Hosts: the launch cost"): a row timed call by call
-// pays one kernel launch's host-side cost per call, so a host that launches
-// slower adds a constant time per call. Measured 2026-11-27: the probe's
+// Hosts (docs/gate.md "Hosts: the launch cost", docs/decisions/0020-host-launch-rule.md): a row
+// timed call by call pays one kernel launch's host-side cost per call, so a host that launches
+// slower adds a constant time per call. Measured: the probe's
 // launch(us) 3.36 us on a one-GPU H100 host, 4.98 us on a 4x H100 host; on
 // the latter every gemv, gather_gemv and layer_norm row was 1.34-1.68 us per
 // call slower, the same build. A slowdown per call within the launch's rise
