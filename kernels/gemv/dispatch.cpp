@@ -1,5 +1,5 @@
 // The generic rule, the installed table and choose() (dispatch.h). The
-// measurements behind each bucket: docs/notes/gemv.md ("Current state").
+// measurements behind each bucket: the records docs/notes/gemv.md lists.
 #include "kernels/gemv/dispatch.h"
 
 #include <algorithm>
@@ -92,7 +92,7 @@ Config bulk_config(int stages, int warps, int blocks_per_sm, int rows, int rows_
 }
 
 // Several tokens (measured on an H100 at Llama-2-7B's shapes and 6 tokens,
-// tools/decode_profile, docs/notes/gemv.md): the kernel is then bound by
+// tools/decode_profile, docs/decisions/0025-gemv-general-kernel.md): the kernel is then bound by
 // its x reads and FMAs, not by HBM. Batches of two loads. int8: two rows
 // per warp (each token's x vector serves both; 12288x4096: 47 vs 58 us),
 // K split only at K >= 12288. The SwiGLU keeps the split it measured with

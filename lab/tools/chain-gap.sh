@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Issue 17's graph-chain gap in one device call (docs/metrics.md, the
+# The probe's graph-chain gap in one device call (docs/decisions/0009, the
 # ladder): roofline_ideal's chains timed by `kbench probe --chains-in-process`
 # (in the probe's own process, after its ladder: the old way), by `kbench
 # probe` (in worker processes of their own, as rows are: the new way; both
 # through Engine::measure_point, no --write) and as `kbench run` rows,
 # alternating, every sample kept (KBENCH_SAMPLES_FILE), then each chain
 # point's median per side and round, and per side over the rounds with its
-# difference from the rows. On the H100 (2026-11-25) the in-process probe
+# difference from the rows. On an H100 the in-process probe
 # read 26.3 / 38.4 us at 16 / 64 MB and the rows 24.96 / 36.83 us.
 #   KBENCH_PREBUILT=build lab/tools/chain-gap.sh [ROUNDS]   (default 2)
 #   CHAIN_GAP_SIDES="worker run" ...   (default "inproc worker run": fewer

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A/B of the idle gap after long samples (docs/measuring.md, "Power"): the
+# A/B of the idle gap after long samples (docs/decisions/0002-idle-gap-after-long-samples.md): the
 # engine's default threshold (kCoolSampleSeconds, suite/sampling.h) against
 # KBENCH_COOL_FROM_US=$B_US, through lab/tools/env-ab.sh.
 #

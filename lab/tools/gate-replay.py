@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The gate self-test replayed on a recorded history, without a GPU
-(docs/gate.md "Hosts: the launch cost"): night k (k > --min-nights) is
+(docs/decisions/0020-host-launch-rule.md): night k (k > --min-nights) is
 gated with `kgate check` against the nights before it, as recorded (A/A),
 then again with its rows made P% slower as `kbench run --inject-slowdown
 '.*=P'` would make them (rates / (1 + P), times and median/min/max_us

@@ -14,12 +14,12 @@ nights per key, and the 90th percentile of the windows' run-to-run noise
 Runs stand in for GPUs: what a real night's GPUs share (the host, the
 driver, the hour) is resampled as if they did not, so the columns of
 several GPUs are a little optimistic where a key's noise is shared
-(docs/measuring.md "rho": median 0.10 of the variance on one board).
+(docs/decisions/0017: median 0.10 of the variance on one board).
 
-  lab/tools/process_share_sim.py docs/data/h100-short9-22runs-e3085896-2026-11-27.csv ...
+  lab/tools/process_share_sim.py RESULTS.csv ...   (runs recorded with KBENCH_SET_DETAIL=1)
   lab/tools/process_share_sim.py --k 1 FILE     # one process on every GPU instead
 
-docs/measuring.md "Several GPUs: the processes shared out" has its table.
+docs/decisions/0007-processes-shared-over-gpus.md has what it printed.
 """
 import collections
 import csv

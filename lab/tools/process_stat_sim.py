@@ -9,9 +9,9 @@ when the 90th percentile of its windows' run-to-run noise (1.4826 * MAD /
 median over the 20 runs) exceeds the bar (0.5% where its median_us is 20 us
 or more, 1.5% under), as `kgate noise` judges 20 real runs.
 
-  lab/tools/process_stat_sim.py docs/data/h100-20runs-19e69e82-2026-11-26.csv ...
+  lab/tools/process_stat_sim.py HISTORY.csv ...
 
-docs/measuring.md "Worker processes" has the table this printed.
+docs/decisions/0005-mean-of-three-worker-processes.md has the table this printed.
 """
 import collections
 import csv

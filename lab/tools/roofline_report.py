@@ -37,7 +37,7 @@ def frac(r):
 
 
 def shape_of(r):
-    """The row's shape; roofline_ideal's rows before 2026-11-27 (`bytes=N`,
+    """The row's shape; roofline_ideal's rows of older suites (`bytes=N`,
     the kernel only in the variant) as they are written since
     (`bytes=N;kernel=K`, docs/metrics.md), so that --base reads either."""
     s = r["shape"]

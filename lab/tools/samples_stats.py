@@ -13,7 +13,7 @@ Why: when a row's run-to-run noise is larger than its within-run standard
 error, the cause is a state of the run (the process, its allocations, the
 board) and no statistic or sample count removes it; when a statistic other
 than the median holds much stiller, the samples are the problem
-(docs/measuring.md, "Raw samples").
+(docs/decisions/0003-median-of-a-process-samples.md).
 
 Usage: lab/tools/samples_stats.py FILE[.gz] [--points REGEX] [--min-runs N]
 Exit 2 on a missing or malformed file.

@@ -124,7 +124,7 @@ def worker(rank, n, port, ops, modes, out_path):
                 w.writeheader()
                 w.writerows(rows)
     # With captured graphs alive, destroy_process_group() hung on 4x H100
-    # (torch 2.11, 2026-11-27: the rows written, the script killed at its
+    # (torch 2.11: the rows written, the script killed at its
     # 150 s limit): every rank finishes its GPU work and meets the others,
     # then the process ends without NCCL's teardown.
     torch.cuda.synchronize()
