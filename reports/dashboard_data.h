@@ -93,7 +93,7 @@ struct DashboardData {
   std::vector<std::string> gated_runs;  // per GPU model: its newest run
   std::vector<DashboardGpu> gpus;
   // The boards (GPUs by UUID) the points name, as the gate labels them
-  // ("GPU-51eb0d65…"); empty when no row names one.
+  // (the UUID's first 12 characters and "…"); empty when no row names one.
   std::vector<std::string> boards;
   std::vector<DashboardRun> runs;  // oldest first
   std::vector<DashboardKey> keys;

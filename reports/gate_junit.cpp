@@ -12,7 +12,7 @@ std::string case_name(const GateKeyResult& k) {
   return label.substr(k.name.size() + 1);
 }
 
-// JUnit's timestamp is an xs:dateTime without a zone: "2026-12-01T03:00:00".
+// JUnit's timestamp is an xs:dateTime without a zone: "YYYY-MM-DDThh:mm:ss".
 std::string junit_time(std::string t) {
   if (!t.empty() && t.back() == 'Z') t.pop_back();
   return t;

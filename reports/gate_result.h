@@ -19,8 +19,8 @@ struct RunContext {
   std::string run, timestamp, git_sha, driver, cuda;
 };
 
-// "run r42 (2026-12-01T03:00:00Z; commit d691121bf87b, driver 580.159.04,
-// CUDA 13.0)": what is known of it.
+// "run r42 (<timestamp>; commit d691121bf87b, driver 580.159.04, CUDA
+// 13.0)": what is known of it.
 std::string describe_run(const RunContext& r);
 
 // The newest run of one GPU model: the run the gate judged.

@@ -47,19 +47,19 @@ std::vector<Point> chain_points(double max_bytes);
 // that are not among them (the 8 MB ones); `*at` gets each chain's index in
 // the result. The chains are measured as rows are, and in the same
 // process history: measured alone, fresh, the 16 MB stream chain read
-// faster than the rows of the run that followed (H100, 2026-11-26: a
-// median of three such workers 31.54 us, the row 32.8-33.1 us).
+// faster than the rows of the run that followed (H100: a median of three
+// such workers 31.54 us, the row 32.8-33.1 us;
+// docs/decisions/0009-chains-probed-in-worker-processes.md).
 std::vector<Point> chain_worker_points(const std::vector<Point>& experiment,
                                        const std::vector<Point>& chains, std::vector<size_t>* at);
 
 // Worker processes the probe measures the chains in, as many as a `kbench
 // run` measures each row in (--processes' default, suite/runner.h), and the
 // mean over them per point, as a row's time is: a stream launch's cost is a
-// state of the process (H100 GPU-e14b6be3, 2026-11-26, the 16 MB stream
-// chain in three probes' workers: 31.31, 32.74, 32.83 us; as rows of five
-// runs on three boards 32.83-33.10 us), so one process's time, or the
-// fastest of several, gives a bound the rows do not attain (0.948). Until
-// 2026-11-26 (late) rows were one process and the bound the median of three.
+// state of the process (H100, the 16 MB stream chain in three probes'
+// workers: 31.31, 32.74, 32.83 us; as rows of five runs on three boards
+// 32.83-33.10 us), so one process's time, or the fastest of several, gives
+// a bound the rows do not attain (0.948).
 inline constexpr int kChainProcesses = 3;
 
 // Per point, the mean over the processes of its times (`per_process[i]`
@@ -89,8 +89,8 @@ std::vector<std::string> set_further_launches(SpeedOfLight& sol, const std::vect
 // process timed that rung, the rung takes the workers' time (`seconds`, in
 // the order of `points`), and the ladder is made monotone again. A bound
 // must hold for the rows, and a launch-bound rung timed in the probe's
-// process is that process's launch cost: H100 GPU-c585ce05, 2026-11-27,
-// cudaMemcpy of 64 KB read 3.456 us in three probes and 3.28-3.39 us in the
+// process is that process's launch cost: on an H100, cudaMemcpy of 64 KB
+// read 3.456 us in three probes and 3.28-3.39 us in the
 // rows' worker processes (rows at 1.037 of their bound). Points that are
 // chains, other kernels or off-rung sizes are left alone. Returns a line per
 // rung changed ("copy 65536 B: 3.456 -> 3.330 us (copy_memcpy, workers)").

@@ -1233,13 +1233,12 @@ int cmd_tune(const Args& a) {
 // launch's cost is a state of the process). A row of a chain is bounded by
 // the probe's time of that very chain, and timed in the
 // probe's own process, after the ladder, the graph chains read 1.3 us
-// slower than as rows (H100, 2026-11-25: rows at 1.050 and 1.037 of their
-// bound; docs/metrics.md). This process's CUDA context goes first, so that
-// the workers are alone on the GPU as a run's workers are (a run's parent
-// never makes one); the caller makes no CUDA call after this. Where a
-// worker fails, the probe fails with the reason and writes nothing:
-// in-process chains would give a bound the rows are known to beat, so they
-// are only ever asked for (--chains-in-process), never a silent fallback.
+// slower than as rows (H100: rows at 1.050 and 1.037 of their bound;
+// docs/decisions/0009-chains-probed-in-worker-processes.md). This process's CUDA context goes
+// first, so that the workers are alone on the GPU as a run's workers are (a run's parent never
+// makes one); the caller makes no CUDA call after this. Where a worker fails, the probe fails with
+// the reason and writes nothing: in-process chains would give a bound the rows are known to beat,
+// so they are only ever asked for (--chains-in-process), never a silent fallback.
 std::vector<double> chains_in_workers(const Args& a, const DeviceInfo& dev,
                                       const std::vector<Point>& chains,
                                       std::vector<Point>* all_points,

@@ -272,8 +272,9 @@ Measurement Engine::sample(const Experiment& e, const std::vector<Case*>& cases)
   // Each sample's time scaled by 1 + PCT% (exact, the sample noise kept),
   // unless KBENCH_INJECT_SPIN=1 asks for a real spin on the GPU: planned
   // and timed before sampling, it still landed at 8.1-10.4% for 5% asked
-  // on 2 of 18 GEMV rows (38-52 us) once sampled over the buffer sets
-  // (H100, 2026-11-25), which would flatter the gate's self-test.
+  // on 2 of 18 GEMV rows (38-52 us) once sampled over the buffer sets on
+  // an H100, which would flatter the gate's self-test
+  // (docs/decisions/0010-injected-slowdown-scales-samples.md).
   static const bool spin = std::getenv("KBENCH_INJECT_SPIN") != nullptr;
   if (opts_.inject_slowdown > 0 && !spin) {
     inject = InjectPlan{-1, 1 + opts_.inject_slowdown};

@@ -47,7 +47,7 @@ class Engine {
   // clock read through NVML, a pause of some tens of us with the GPU idle),
   // so that a probe's samples see the GPU as an experiment's do: without it
   // the ladder probe timed launch-bound kernels and chains 2-8% slower than
-  // the same kernels as `roofline_ideal` rows (H100, 2026-11-25).
+  // the same kernels as `roofline_ideal` rows (H100).
   double time_as_sample(const std::function<void(cudaStream_t)>& f);
   void set_ceilings(const Ceilings& c) { ceilings_ = c; }
 
@@ -115,7 +115,7 @@ std::string set_spread_note(const std::vector<std::vector<double>>& per_set_seco
 // flop peaks from the file (measured, else datasheet).
 Ceilings merge_ceilings(const TargetFile* targets, const ProbeResult& probed);
 
-// "2026-11-22T13:45:01Z"
+// Now as ISO-8601 UTC, "YYYY-MM-DDThh:mm:ssZ".
 std::string utc_timestamp();
 // A fresh id for one invocation: "20261122T134501Z-3fa9c1".
 std::string new_run_id();

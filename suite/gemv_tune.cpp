@@ -38,7 +38,7 @@ std::vector<GemvShape> gemv_tuning_shapes() {
 }
 
 std::vector<gemv::Kernel> gemv_candidates(const GemvShape& s) {
-  // The configurations of the earlier tunes (docs/notes/gemv.md).
+  // The configurations of the earlier tunes (docs/decisions/0025 to 0028).
   static const char* names[] = {
       "R1U8W4P0K1",  "R1U8W8P0K1",  "R1U4W4P0K2",   "R1U4W8P0K2",   "R1U2W8P0K4",   "R2U4W4P0K2",
       "R2U2W4P0K4",  "R1U4W4P1K2",  "R2U2W4P1K2",   "R2U1W8P1K2",   "R2U2W8P0K4",   "R2U2W8P0K8",

@@ -32,7 +32,7 @@ std::vector<GemvShape> gemv_tuning_shapes();
 
 // The candidates that serve this shape (refusal() empty): the general
 // kernel's knobs, the one-load, tile, mma and bulk kernels' configurations
-// measured in docs/notes/gemv.md, and the generic rule's choice.
+// measured in docs/decisions/0025 to 0028, and the generic rule's choice.
 std::vector<gemv::Kernel> gemv_candidates(const GemvShape& s);
 
 // One shape's measurement.

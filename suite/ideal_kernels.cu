@@ -72,7 +72,7 @@ __global__ void __launch_bounds__(512)
 // not bandwidth. There cudaMemcpy D2D (itself a kernel) set the ladder: on an
 // H100 3.31 us at 4 KB and 3.46 at 64 KB, an empty launch (2.98-3.31) plus
 // about one round trip (0.35-0.45), while our copies read 0.87-0.90 of it at
-// 64 KB and 0.95-0.96 at 1 MB (2026-11-25). copy_chunks at 64 KB is one
+// 64 KB and 0.95-0.96 at 1 MB. copy_chunks at 64 KB is one
 // 128-thread block whose second 8 loads a thread issue only once the first 8
 // have come back and been stored (two round trips); copy_sweep dispatches
 // 528 blocks of 512 threads that mostly have nothing to copy. So here every
@@ -87,7 +87,7 @@ __global__ void __launch_bounds__(512)
 // of 1 vector a thread; 1 MB: 256 blocks, 1; 4 MB: 512 blocks, 2; 16 MB:
 // 512 blocks, 8 (so up to 17 MB moved on 132 SMs); beyond, more blocks of
 // 16 KB, as they come. Streaming stores (st.global.cs): measured by the
-// hidden experiment _copy_wave (H100 GPU-0c363fd5, 2026-11-26, one run; it
+// hidden experiment _copy_wave (H100, one run; it
 // times every block size, vectors a thread and store policy through
 // launch_copy_wave), 128 threads of one vector read 3.488 us at 64 KB with
 // .cs stores against 3.680 with default ones (cudaMemcpy 3.392 in the same

@@ -40,7 +40,7 @@ std::vector<DeviceBuffer<char>> rung_sets(size_t bytes) {
 // The probe once warmed each kernel on its first set only; the ideal kernels
 // it measured read 2-5% faster as rows of `roofline_ideal` (which the engine
 // warms so) than in the ladder: 64 MB chains of 8 graph nodes 36.8 vs 38.5 us
-// (H100, 2026-11-25, 5 runs and 3 probes), so the ladder did not bound them.
+// (H100, 5 runs and 3 probes), so the ladder did not bound them.
 template <typename Run>
 void warm_up(Engine& engine, size_t sets, Run&& run) {
   const auto t0 = std::chrono::steady_clock::now();

@@ -279,7 +279,7 @@ class Comms {
 // its graph; nccl-tests -G), not the host's enqueue rate: a nonblocking
 // communicator's ncclGroupEnd hands each launch to a thread of NCCL's,
 // which made eager back-to-back calls measure 122-170 us at 8-128 KiB on
-// 4x H100 (2026-11-27) against PyTorch's 40-50 us.
+// 4x H100 against PyTorch's 40-50 us (docs/decisions/0024-nccl-collectives-as-graphs.md).
 // Throws NcclError, every capture ended, where `enqueue` or CUDA fails.
 struct Graphs {
   template <typename Enqueue>
@@ -533,7 +533,7 @@ std::vector<Record> measure_collective(const std::string& name, const std::vecto
     // Warm-up: 5 launches and at least 100 ms of them (the clocks up and
     // NCCL's connections made before the first sample: 8 KiB all-reduce,
     // the first size timed, read 25.8 us in one run on 4x H100 and 14.5 us
-    // in another after 5 launches, 2026-11-27).
+    // in another after 5 launches).
     const auto warm0 = std::chrono::steady_clock::now();
     for (int w = 0;
          w < 5 || std::chrono::steady_clock::now() - warm0 < std::chrono::milliseconds(100); ++w) {

@@ -70,7 +70,7 @@ struct SpeedOfLight {
   double launch_extra_us = 0;      // each further kernel launch in one run() (the smallest)
   double graph_node_extra_us = 0;  // each further node of a replayed graph (the smallest)
   // The same by the bytes of one link of the chain ([link bytes, us], bytes
-  // increasing; optional: files probed before 2026-11-25 have only the scalars): a
+  // increasing; optional: files probed by older suites have only the scalars): a
   // further launch costs more the less its kernel moves (H100: +3.6 us a
   // stream launch at 1 MB links, +2.9 at 8-64 MB).
   std::vector<std::pair<double, double>> launch_extra_by_link, graph_node_extra_by_link;
@@ -99,7 +99,7 @@ double further_launch_seconds(double chain_s, double one_s, int links);
 // The probe's HBM round trip is a difference of two event-timed medians (a
 // one-vector read on a cold L2 minus an empty one-block kernel, each ~3 us
 // in 32 ns event steps); where the read was not slower it was not resolved
-// (H100, 2026-11-27: 0 us in 1 of 20 runs, 0.25-0.45 in the others). ""
+// (H100: 0 us in 1 of 20 runs, 0.25-0.45 in the others). ""
 // when `cold_read_us` > `one_block_us`, else why the figure is missing.
 std::string unresolved_latency(double cold_read_us, double one_block_us);
 

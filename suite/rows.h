@@ -118,7 +118,7 @@ std::vector<Record> seed_mean_rows(const RowSource& e, const std::vector<Point>&
 bool point_measured(const std::vector<Record>& rows);
 
 // One point measured in several worker processes (`kbench run --processes
-// N`, docs/measuring.md "Worker processes"), as one Measurement whose rows
+// N`, docs/decisions/0005-mean-of-three-worker-processes.md), as one Measurement whose rows
 // measured_rows builds: its time (value_s, and the median column) the mean
 // of the processes' (each its samples' median), min and max over all their
 // samples, the samples, throttled samples and buffer sets summed, noise_rel
@@ -151,11 +151,11 @@ inline constexpr int kDefaultProcesses = 3;
 inline constexpr int kMaxProcesses = 9;
 // `kbench run`'s default for WorkerConfig::short_processes where
 // --processes is above 1 (--short-processes). A launch-bound point of a few
-// us has process states far apart (H100, 2026-11-27: `gather_gemv D=1024
+// us has process states far apart (H100: `gather_gemv D=1024
 // bfloat16`'s process medians 5.50-5.70 us or 5.95-6.08 us, a third to a
 // half of the processes slow), which the mean of 3 leaves at 2-2.6%
 // run-to-run against the 1.5% bar; the mean of 9 about 1.0% (resampled;
-// docs/measuring.md "Short points: nine processes").
+// docs/decisions/0006-nine-processes-for-short-points.md).
 inline constexpr int kDefaultShortProcesses = 9;
 
 // The worker processes of `kbench run` (WorkerConfig::processes and
@@ -169,8 +169,8 @@ inline constexpr int kDefaultShortProcesses = 9;
 // ceil(2 n / gpus), never more than n (2 GPUs: 3 and 9; 4 GPUs: 2 and 5;
 // 8 GPUs: 1 and 3), at least 2 under 20 us. Twice, because a median of
 // rows keeps less of them than a mean: resampled, that median holds every
-// key about as still as one GPU's 3 or 9 (docs/measuring.md "Several GPUs:
-// the processes shared out"); a single process a GPU did not (a
+// key about as still as one GPU's 3 or 9
+// (docs/decisions/0007-processes-shared-over-gpus.md); a single process a GPU did not (a
 // launch-bound key with two states 7% apart read 3.9-4.1% against its 1.5%
 // bar). A count given on the command line is each GPU's. Short never fewer
 // than processes.
@@ -202,7 +202,7 @@ int processes_for(double first_median_s, int processes, int short_processes);
 // gave `medians_s` (those that measured it): `short_processes` (never
 // fewer than `processes`) where they spread, (max - min) / mean, by more
 // than `spread_extend`, else `processes`. Resampled on two H100 histories
-// (docs/measuring.md "Short points: nine processes"), 1% took the keys of
+// (docs/decisions/0006-nine-processes-for-short-points.md), 1% took the keys of
 // 20 us or more whose p90 noise was over 0.5% from 6 of 62 to 0, at 3.6
 // processes a point; not yet run as a nightly on a GPU.
 int processes_after(const std::vector<double>& medians_s, int processes, int short_processes,

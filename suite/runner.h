@@ -32,7 +32,7 @@ struct WorkerConfig {
   double timeout_s = 1800;  // per worker process
   // Worker processes that measure each kernel-protocol point, one pass
   // after another; the rows are built from their measurements together
-  // (point_rows_of_processes, docs/measuring.md "Worker processes"). Decode
+  // (point_rows_of_processes, docs/decisions/0005-mean-of-three-worker-processes.md). Decode
   // points: always 1.
   int processes = 1;
   // Processes for a point whose timed call took under kShortPointUs in the

@@ -64,12 +64,12 @@ const std::vector<double>& samples_to_use(const std::vector<double>& good,
 // reach the board's power limit within a point and their clocks sag by up
 // to 10% (invisible to the SM clock read after the sample), at a different
 // sample in each run; at half duty each sample starts from the same state.
-// The threshold was 0.5 ms until the 0.4 ms `mlp tokens=4096;D=1024` (with
-// its 0.3 ms companion) showed the same whole-point slow states (H100,
-// 2026-11-25, 12 runs each way on one board: run-to-run noise 0.72% back to
-// back, 0.35% with the gap). Shorter samples stay back to back: a gap after
-// every sample left the 18 gemv keys no quieter on the whole (quieter on 5,
-// noisier on 9; docs/measuring.md, "Power").
+// The threshold is low enough to take in the 0.4 ms `mlp tokens=4096;D=1024`
+// (with its 0.3 ms companion), which showed the same whole-point slow states
+// (H100, 12 runs each way on one board: run-to-run noise 0.72% back to back,
+// 0.35% with the gap). Shorter samples stay back to back: a gap after every
+// sample left the 18 gemv keys no quieter on the whole (quieter on 5,
+// noisier on 9; docs/decisions/0002-idle-gap-after-long-samples.md).
 inline constexpr double kCoolSampleSeconds = 100e-6;
 double cool_gap_seconds(double sample_s, double from_s = kCoolSampleSeconds);
 

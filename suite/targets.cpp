@@ -109,7 +109,7 @@ SpeedOfLight parse_ladder(const ordered_json& obj, const JsonDoc& doc, const std
   };
   s.launch_extra_us = extra("launch_extra_us");
   s.graph_node_extra_us = extra("graph_node_extra_us");
-  // Optional (files probed before 2026-11-25 lack them): the same by the
+  // Optional (files probed by older suites lack them): the same by the
   // bytes of one link.
   auto table = [&](const char* key) {
     std::vector<std::pair<double, double>> t;
@@ -440,8 +440,8 @@ SpeedOfLight faster_of(const SpeedOfLight& before, const SpeedOfLight& now, int*
   // The further-launch tables and scalars are this probe's alone: each is
   // the median of several worker processes (chain_probe.h), and a launch's
   // cost is a state of the process, so the fastest over probes would be the
-  // luckiest process, which rows do not attain (H100, 2026-11-26: 16 MB
-  // stream chains at 0.948 of such a bound).
+  // luckiest process, which rows do not attain (H100: 16 MB stream chains
+  // at 0.948 of such a bound).
   if (kept) *kept = k;
   return out;
 }

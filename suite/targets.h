@@ -75,10 +75,10 @@ std::string set_ladder(const std::string& json_text, const std::string& path,
 // The faster of two measurements of one GPU model's speed of light: per
 // rung the smaller time where both ladders have the same byte counts (else
 // `now` alone): a bound must hold for every probe, and launch-bound rungs
-// move 2-4% from process to process and board to board (H100, 2026-11-25).
+// move 2-4% from process to process and board to board (H100).
 // The further-launch tables and scalars are `now`'s alone (each a median
 // over worker processes; the fastest over probes was a lucky process that
-// rows did not attain: H100, 2026-11-26, docs/metrics.md).
+// rows did not attain: H100, docs/decisions/0009-chains-probed-in-worker-processes.md).
 // `*kept` (optional): how many rungs came from `before`.
 SpeedOfLight faster_of(const SpeedOfLight& before, const SpeedOfLight& now, int* kept = nullptr);
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The gate measured on one GPU (issue 15; docs/gate.md "Measured on the GPU"):
+# The gate measured on one GPU (docs/gate.md "The self-test on a GPU"):
 #
 #   tools/gate-selftest.sh [--nights K] [--drops "3 5 10"] [--out DIR]
 #                          [--build DIR] [--confirm N] [--resume] [--skip-table]

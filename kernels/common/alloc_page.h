@@ -1,10 +1,10 @@
-// KBENCH_ALLOC_PAGE=1 (a diagnostic, docs/measuring.md "Raw samples"): every
+// KBENCH_ALLOC_PAGE=1 (a diagnostic, docs/decisions/0004-sub-allocated-buffers.md): every
 // DeviceBuffer rounded up to whole 2 MiB pages, so that small buffers (a
 // GEMV's x, y, scales, ids) each get pages of their own instead of sharing
 // the pages the driver sub-allocates them from, and one buffer set's small
 // inputs land independently of another's. For the A/B of the hypothesis
 // that the int8 GEMVs' per-process state is where those small, every-block
-// read buffers landed (tools/env-ab.sh). Plain C++: tested on the CPU.
+// read buffers landed (lab/tools/env-ab.sh). Plain C++: tested on the CPU.
 #pragma once
 
 #include <cstddef>

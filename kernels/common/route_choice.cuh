@@ -41,11 +41,10 @@ __device__ inline RouteChoice route_choose(const float* logit, int n_experts, in
 // and the choice, in one warp's registers: what the router blocks' last
 // block runs where E divides 32 (route_pick_fits), 2.2% of the Mixtral
 // step faster than adding them through shared memory and choosing in one
-// thread (H100, docs/notes/decode.md). Lane t loads parts t, t + 32, ...
-// (expert t mod E of blocks (t + 32k) / E), 256 at a time in one round
-// trip, and adds them in that order; the lanes of one expert then add
-// theirs in a butterfly, so every lane of expert e holds the same bits of
-// l[e] = scale[e] · sum. The choice as route_choose (the larger first, the
+// thread (H100, docs/decisions/0035-router-beside-the-o-projection.md). Lane t loads parts t, t +
+// 32, ... (expert t mod E of blocks (t + 32k) / E), 256 at a time in one round trip, and adds them
+// in that order; the lanes of one expert then add theirs in a butterfly, so every lane of expert e
+// holds the same bits of l[e] = scale[e] · sum. The choice as route_choose (the larger first, the
 // lower id on a tie; faults 1 and 2) by shuffles. Every lane returns it;
 // `logit`, when not null, gets the E logits (lane e writes l[e]).
 __host__ __device__ constexpr bool route_pick_fits(int E) {

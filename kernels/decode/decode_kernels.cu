@@ -666,7 +666,7 @@ __device__ __forceinline__ void whole_two_pass(const bf16* ks, const bf16* vs, f
 // shared memory (whole_two_pass): every score, the block's maximum, then
 // p · V; out = the warps' sums over their sums of p. Dynamic shared memory:
 // max_seq · (2 · HD bf16 + 8 floats) (attention_whole_smem).
-// Measured on H100s (docs/notes/decode.md): the two passes against the
+// Measured on H100s (docs/decisions/0039-whole-cache-attention.md): the two passes against the
 // online softmax's rounds (lanes over dims, 5 shuffles a score): Mixtral's
 // step -0.57% at position 105, -1.28% at 200, Llama-2-7B int8 -0.34%;
 // 16 warps against 8: +0.82% / +0.71% / +0.17%; r and the angles after
@@ -719,7 +719,7 @@ __global__ void __launch_bounds__(kWholeWarps * 32) attention_whole_kernel(Atten
   rope_angles<EPL, HD>(a.rope_theta, d0, pos, cs, sn);
   // r before the wait where x was complete before this grid could launch
   // (r after the wait, its loads beside q's, was measured slower: Mixtral
-  // +0.11%, Llama-2-7B int8 +0.54%, H100, docs/notes/decode.md).
+  // +0.11%, Llama-2-7B int8 +0.54%, H100, docs/decisions/0039-whole-cache-attention.md).
   // (block_rms_scale's barriers also publish the mbarrier's init.)
   float r = a.x_ready ? block_rms_scale<true>(a.x, a.dim, a.eps, s_red) : 0.f;
   if (!a.x_ready) __syncthreads();
@@ -923,7 +923,7 @@ __device__ void route_pick(const float* logit, const RouteArgs& a);
 // serves the dot products and, in the first expert's warps, the sum of
 // squares for r (no pass of its own): the router measured 7.9 us a layer
 // inside the Mixtral graph with its weights read after the wait and r in
-// a pass before the dot products (H100, docs/notes/decode.md). The
+// a pass before the dot products (H100, docs/decisions/0035-router-beside-the-o-projection.md). The
 // partial sums are added in a fixed order, so the logits, and with them
 // the choice on a near tie, are the same on every run.
 template <bool kInt8>

@@ -58,7 +58,8 @@ struct DecoderOptions {
   // no splits, no merge between blocks. On by measurement (H100, one
   // process, with the online softmax it first had: Mixtral 16 layers int8
   // 411.0 -> 415.2 tok/s a generation, Llama-2-7B int8 374.2 -> 382.9;
-  // its two passes since: a Mixtral step -0.57% more; docs/notes/decode.md).
+  // its two passes since: a Mixtral step -0.57% more;
+  // docs/decisions/0039-whole-cache-attention.md).
   bool attn_whole = true;
   bool capture = true;            // capture the step graph in the constructor
   bool pdl = true;                // every kernel after the first as a programmatic dependent
@@ -73,7 +74,8 @@ struct DecoderOptions {
                                   // unless the GPU's table says otherwise). Off: in the
                                   // graph of programmatic dependents the general kernel's
                                   // step measured 2742 us against 2846 (H100, Llama-2-7B
-                                  // int8, docs/notes/gemv.md), though alone they are faster
+                                  // int8, docs/decisions/0031-decode-keeps-the-general-gemv.md),
+                                  // though alone they are faster
   // Mixture of experts: the gather kernels' configurations (general kernel;
   // unset: gemv::gather_swiglu_config / combine_config), for tuning
   // (tools/decode_profile).
@@ -83,7 +85,7 @@ struct DecoderOptions {
   // (gather_gemv_combine's experts_ready; correct because the router two
   // launches back wrote them and the gather waits for it before it lets
   // the combine launch). Off by measurement: on, the graph step was 0.6%
-  // slower (H100, 2026-11-26, docs/notes/decode.md).
+  // slower on an H100 (docs/decisions/0033-moe-combine-reads-ids-after-its-wait.md).
   bool moe_combine_early = false;
   // On: the router runs beside the o projection (router blocks in its grid,
   // gemv::RouteBlocks, pick the experts from the layer's input and the
@@ -94,12 +96,12 @@ struct DecoderOptions {
   // projection then writes the MoE block's input to a buffer of its own.
   // The combine reads its weights after its wait (moe_combine_early is
   // ignored: route_finish writes them beside the gather). Measured in
-  // docs/notes/decode.md.
+  // docs/decisions/0035-router-beside-the-o-projection.md.
   bool moe_route_parallel = true;
   // The prefill's MoE layers read each chosen expert once for the tokens
   // that chose it (gemv::gather_tokens_swiglu / gather_tokens_gemv); false:
   // the prompt token by token through the step's kernels (as gpt-fast reads
-  // the experts, per token; kept for the A/B in docs/notes/decode.md).
+  // the experts, per token; kept for the A/B in docs/decisions/0040-moe-prefill-by-expert.md).
   bool moe_prefill_by_expert = true;
   // Tests only: 1 wrong routing, 2 id out of range (RouteArgs::fault); 3 the
   // combine reads the next layer's ids and weights (a wrong read of a right

@@ -34,7 +34,7 @@ std::string routing_mismatch(const std::vector<float>& cpu_logits, const std::ve
 // nearly cancel, and the bf16 residual's rounding (the CPU keeps fp32) then
 // reads as a large relative error that changes no choice: tiny-moe bf16,
 // prompt position 1, layer 1: logits of rms 0.3, a max error of 0.019, rel
-// L2 3.3% (H100, 2026-11-25). Otherwise why not.
+// L2 3.3% on an H100. Otherwise why not.
 std::string router_logits_mismatch(const std::vector<float>& gpu, const std::vector<float>& cpu,
                                    double tol);
 

@@ -162,7 +162,7 @@ __global__ void __launch_bounds__(32 * (WARPS + 1)) gemv_bulk_kernel(const Kerne
     // it, copied into shared memory with cp.async (one commit group per
     // buffer, waited for at finish(s), STAGES - 1 groups later), so that no
     // register waits on them: a warp tracks only a few loads in flight, and
-    // scale loads into registers stalled the int8 ring (docs/notes/gemv.md).
+    // scale loads into registers stalled the int8 ring (docs/decisions/0027-gemv-bulk-kernel.md).
     auto epilogue_pair = [&](uint32_t* dst, const bf16* base, int64_t idx, int64_t count) {
       const int64_t even = idx & ~int64_t(1);
       if (even + 1 < count) {

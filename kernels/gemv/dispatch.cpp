@@ -1,5 +1,5 @@
 // The generic rule, the installed table and choose() (dispatch.h). The
-// measurements behind each bucket: docs/notes/gemv.md ("Current state").
+// measurements behind each bucket: the records docs/notes/gemv.md lists.
 #include "kernels/gemv/dispatch.h"
 
 #include <algorithm>
@@ -24,14 +24,14 @@ overloaded(Fs...) -> overloaded<Fs...>;
 
 }  // namespace
 
-// Chosen with the hidden gemv_tune experiment (now kbench tune gemv) on an H100 80GB HBM3
-// (2026-11-22, docs/notes/gemv.md): software-pipelined batches of 2 loads
+// Chosen by timing the configurations on an H100 80GB HBM3
+// (docs/decisions/0025-gemv-general-kernel.md): software-pipelined batches of 2 loads
 // per row (int8 2869 vs 2731 GB/s at 16384² against 4-8 loads unpipelined);
 // 4 warps per block. K split over 4 warps of a block once K is long (bf16
 // 16384²: 3063 vs 2913 GB/s; 1024x14336: 2111 vs 1382) and, for bf16, over
 // 2-4 warps at K >= 8192 or N >= 16384 (4096x11008: 2589 vs 2466; 22016x4096:
 // 2917 vs 2827). Elsewhere one warp per row for bf16: splitting cost up to
-// 10% at 4096². int8 (second evening tune): batches of one load, two rows
+// 10% at 4096². int8 (a second tune): batches of one load, two rows
 // per warp and K split over 2 warps up to N = 16384 at K >= 4096 (4096²:
 // 1662 vs 1531; 12288x4096: 2267 vs 2192; 4096x11008: 2287 vs 2230;
 // 16384²: 2907 vs 2871; not 22016x4096: 2522 vs 2585), one row per warp and
@@ -43,7 +43,7 @@ General general_kernel(bool int8, int64_t N, int64_t K, int n_sel) {
   c.pipeline = true;
   c.rows_per_warp = 1;
   if (int8 && K >= 12288 && n_sel == 1) {
-    // Long int8 rows (2026-11-23, four gemv_tune runs, GB/s): batches of 2
+    // Long int8 rows (four tunes on an H100, GB/s): batches of 2
     // loads, not pipelined, 2 rows per warp, K over 4 warps (16384²:
     // 2920-2923 against 2898-2909; 14336x16384: 2887-2895 against
     // 2764-2832; 1024x14336: 1455-1464 against 1167-1190).
@@ -92,7 +92,7 @@ Config bulk_config(int stages, int warps, int blocks_per_sm, int rows, int rows_
 }
 
 // Several tokens (measured on an H100 at Llama-2-7B's shapes and 6 tokens,
-// tools/decode_profile, docs/notes/gemv.md): the kernel is then bound by
+// tools/decode_profile, docs/decisions/0025-gemv-general-kernel.md): the kernel is then bound by
 // its x reads and FMAs, not by HBM. Batches of two loads. int8: two rows
 // per warp (each token's x vector serves both; 12288x4096: 47 vs 58 us),
 // K split only at K >= 12288. The SwiGLU keeps the split it measured with
@@ -121,10 +121,9 @@ Config tokens_config(bool int8, int64_t N, int64_t K, int tokens, bool swiglu) {
 
 // int8: compiled for 7 blocks an SM (min_blocks 7: 72 registers, no spill,
 // against the compiler's 78 and 6 blocks). In the graph step (Mixtral 16
-// layers, tools/decode_profile --gate-kernels, 2026-11-27; docs/notes/decode.md):
-// H200 GPU-6308ea44 1995.9 against 2021.7 us (-1.30%, 9 interleaved rounds),
-// H100 GPU-47237454 -0.19% (7 rounds); at 8 blocks (64 registers, 36 bytes
-// spilled) +2.27% and +0.78%.
+// layers, tools/decode_profile --gate-kernels; docs/decisions/0037-moe-gathers-register-caps.md):
+// H200 1995.9 against 2021.7 us (-1.30%, 9 interleaved rounds), H100 -0.19%
+// (7 rounds); at 8 blocks (64 registers, 36 bytes spilled) +2.27% and +0.78%.
 Config gather_swiglu_config(bool int8, int64_t F, int64_t K) {
   Config c = tokens_config(int8, 2 * F, K, 1, true);
   if (int8) std::get<General>(c.kernel).min_blocks = 7;
@@ -136,14 +135,14 @@ Config combine_config(bool int8, int64_t N, int64_t K) {
   // most 2 rows per warp and batches of 2 loads. int8 (Mixtral's down
   // projection, 4096x14336 per expert, two experts): 2 rows per warp, one
   // load in flight, not pipelined, K over 2 warps. Measured on an H100
-  // (2026-11-25, tools/decode_profile --moe-down-*, 8 layers, all 24 of
+  // (tools/decode_profile --moe-down-*, 8 layers, all 24 of
   // rows 1|2 x unroll 1|2 x pipelined or not x K split 1|2|4): 45.9 us a
   // layer (2559 GB/s) against 50.8 us (2312 GB/s) for the one-matrix choice
   // (2 rows, unroll 2, K over 4 warps); the graph step 1335 vs 1377 us.
   // The next best were within 1 us (1 row, unroll 2, pipelined, no split:
   // 46.4 us). bf16 keeps the one-matrix choice (not measured).
-  // Then in the graph step (2026-11-27, H100 GPU-47237454, tools/decode_profile
-  // --down-kernels, 7 interleaved rounds, Mixtral 16 layers; docs/notes/decode.md):
+  // Then in the graph step (H100, tools/decode_profile --down-kernels, 7
+  // interleaved rounds, Mixtral 16 layers; docs/decisions/0037-moe-gathers-register-caps.md):
   // batches of 2 loads compiled for 8 blocks an SM (min_blocks 8: 64
   // registers, no spill; unconstrained the compiler takes 72 and the
   // 1024-block grid no longer fits one wave, +11%): step 2433.1 against
@@ -264,7 +263,7 @@ Installed& installed() {
 }  // namespace
 
 // The kernel families where they measured faster than the general kernel
-// (H100 80GB HBM3, 2026-11-23, docs/notes/gemv.md "Current state"); the
+// (H100 80GB HBM3, docs/decisions/0028-gemv-tensor-core-int8.md and its neighbours); the
 // first bucket holding a shape whose kernel serves it wins.
 const std::vector<TableEntry>& generic_table() {
   static const std::vector<TableEntry> t = {

@@ -13,13 +13,13 @@
 //      section of targets/tuning/<gpu>.json (written by `kbench tune gemv`,
 //      reviewed as a commit) — none on a GPU without one;
 //   2. the generic rule, for any GPU: generic_table() (the kernel families
-//      in the buckets where they measured faster on an H100, docs/notes/gemv.md),
-//      then the general kernel's own rule (general_config), which serves
-//      every shape.
+//      in the buckets where they measured faster on an H100,
+//      docs/decisions/0028-gemv-tensor-core-int8.md), then the general kernel's own rule
+//      (general_config), which serves every shape.
 // Use::decode (the decode step's GEMVs, launched as programmatic dependents
 // in a graph) consults only a table's `decode` entries, then
 // general_config: the tensor-core and tile kernels stage x after the
-// dependency wait and measured slower there (docs/notes/gemv.md).
+// dependency wait and measured slower there (docs/decisions/0031-decode-keeps-the-general-gemv.md).
 #pragma once
 
 #include <cstdint>

@@ -155,7 +155,7 @@ int64_t grid_blocks(bool int8, int64_t N, int64_t K, const Config& cfg, int n_se
 // the sums), and the last of them (a ticket on `counter`, left at zero)
 // adds the parts and picks the top `top`: where E divides 32 in one warp's
 // registers (kb::route_pick_warp: 2.2% of the Mixtral step, H100,
-// docs/notes/decode.md), else in block order through shared memory
+// docs/decisions/0035-router-beside-the-o-projection.md), else in block order through shared memory
 // (kb::route_choose):
 // ids, logits (l then the chosen ones' l), hist_ids[*pos · hist_stride + j].
 // Their blocks never stream the gemv's rows; the gemv's result is the same

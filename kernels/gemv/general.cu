@@ -445,7 +445,7 @@ __global__ void __launch_bounds__(256) gemv_kernel(const KernelArgs a) {
 }
 // General::min_blocks: the same body compiled for MB blocks of 128
 // threads an SM (a register cap; the compiler's own choice can leave a
-// one-wave grid a second wave, docs/notes/decode.md).
+// one-wave grid a second wave, docs/decisions/0037-moe-gathers-register-caps.md).
 template <int MB, bool INT8, int R, int U, bool P, int T, bool S, bool C>
 __global__ void __launch_bounds__(128, MB) gemv_kernel_capped(const KernelArgs a) {
   gemv_body<INT8, R, U, P, T, S, C, false>(a);

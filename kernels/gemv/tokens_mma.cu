@@ -5,7 +5,7 @@
 //     tokens (kMaxTokens = 8), so a weight meets every token for one
 //     conversion and a fraction of an instruction (the general kernel's
 //     several-token path is bound by its per-token FMAs and registers:
-//     docs/notes/decode.md, eleventh and twelfth steps);
+//     docs/decisions/0040-moe-prefill-by-expert.md);
 //   - int8 -> bf16 exactly: the byte into the mantissa of 2^23, the bias
 //     subtracted (int8_at), and a bf16 is the top half of that float;
 //   - a warp owns 2 tiles of 16 rows (rows g and g + 8 of a tile are the

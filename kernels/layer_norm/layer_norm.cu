@@ -348,7 +348,7 @@ void launch(const Args& a, cudaStream_t stream) {
   // Four 16-byte vectors per thread where the row allows (four loads in
   // flight per thread), blocks of 128..512 threads: small blocks keep many
   // rows resident per SM, so one block's reductions overlap another's loads.
-  // Measured on H100 (docs/notes/layer_norm.md): one vector per thread in
+  // Measured on H100 (docs/decisions/0044-gelu-without-erff.md): one vector per thread in
   // 512-thread blocks left D=4096 at 0.83 of the roofline.
   const int64_t nvec = a.shape.D / kVec;
   if (nvec <= 64) return launch_warp_rows<2, ACT>(a, stream);

@@ -28,7 +28,7 @@ Mlp::Mlp(int64_t tokens, int64_t D, int64_t F, Path path) : T_(tokens), D_(D), F
     // No epilogue: the biases are added by the LayerNorms that read the
     // GEMMs' outputs (layer_norm's input bias, in fp32), which costs them
     // nothing; with cuBLASLt's bias epilogue its heuristic chose slower
-    // algorithms than for the bare GEMM (docs/notes/mlp.md).
+    // algorithms than for the bare GEMM (docs/decisions/0041-mlp-biases-in-the-layernorms.md).
     up_ = std::make_unique<gemm::Gemm>(T_, F_, D_);
     down_ = std::make_unique<gemm::Gemm>(T_, D_, F_);
   }

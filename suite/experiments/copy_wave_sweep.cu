@@ -2,7 +2,7 @@
 // in each of its configurations, timed as every experiment is, to choose
 // the rule copy_wave launches by (blocks of 128 threads, the fewest
 // vectors a thread that keep the grid within 4 blocks per SM, streaming
-// stores: chosen so on 2026-11-26, suite/ideal_kernels.cu) from
+// stores: chosen so with this sweep, suite/ideal_kernels.cu) from
 // measurements: blocks of 64-512 threads x 1-8 vectors a
 // thread (each thread loads all of its vectors before it stores them), at
 // the small and mid-size copies where cudaMemcpy set the ladder and our

@@ -22,7 +22,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 READY = "document.getElementById('kb-status').getAttribute('data-state') === 'ready'"
 STATUS = "Object.assign({}, document.getElementById('kb-status').dataset)"
 BOARD_MARKS = "document.querySelectorAll('#view svg.kb-chart g.board-change').length"
-TWO_BOARDS = os.path.join(HERE, "..", "..", "docs", "data", "h100-two-boards-2026-11-25.csv")
+# Two H100 boards, one build: the recorded history's rows of the MLP point
+# the board-change marks are checked on.
+TWO_BOARDS = os.path.join(HERE, "..", "data", "h100-two-boards-2026-11-25.csv")
 
 failures = []
 
@@ -195,8 +197,8 @@ def main():
         check(int(st["rows"]) == len(data["runs"]), "runs view: %s runs listed" % st["rows"])
         check(not b.errors, "no console error or exception: %s" % b.errors[:3])
 
-        # Boards: the real two-board H100 history (14 runs on GPU-ee41fd8f,
-        # then 10 on GPU-51eb0d65), and its first board alone.
+        # Boards: the real two-board H100 history (14 runs on its first
+        # board, then 10 on the second), and its first board alone.
         for path, marks in ((two_boards, 1), (one_board, 0)):
             b.errors.clear()
             pdata = page_data(path)

@@ -167,7 +167,7 @@ TEST(ChainProbe, NoChainsNoExtrasAndBadInputsThrow) {
 // The probe's chains are the mean over its worker processes per point, as
 // a row's time is the mean of its processes'.
 TEST(ChainProbe, MeanOverProcessesPerPoint) {
-  // Three processes, two points: the 16 MB stream chain of 2026-11-26's
+  // Three processes, two points: the 16 MB stream chain of three recorded
   // probes (31.31 / 32.74 / 32.83 us) and a graph chain.
   const auto m =
       kb::mean_over_processes({{31.31e-6, 24.98e-6}, {32.74e-6, 24.90e-6}, {32.83e-6, 25.10e-6}});

@@ -18,7 +18,7 @@ TEST(GpuPolicy, RequireGpuFromTheVariablesValue) {
   EXPECT_FALSE(gpu_required(nullptr));  // unset: skip
   EXPECT_FALSE(gpu_required(""));
   EXPECT_FALSE(gpu_required("0"));
-  EXPECT_TRUE(gpu_required("1"));  // what tools/gpu-check.sh sets
+  EXPECT_TRUE(gpu_required("1"));  // what tools/gpu-call.sh sets
   EXPECT_TRUE(gpu_required("yes"));
 }
 

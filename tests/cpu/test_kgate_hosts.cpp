@@ -1,6 +1,6 @@
-// Hosts (docs/gate.md "Hosts: the launch cost"): a row timed call by call
-// pays one kernel launch's host-side cost per call, so a host that launches
-// slower adds a constant time per call. Measured 2026-11-27: the probe's
+// Hosts (docs/gate.md "Hosts: the launch cost", docs/decisions/0020-host-launch-rule.md): a row
+// timed call by call pays one kernel launch's host-side cost per call, so a host that launches
+// slower adds a constant time per call. Measured: the probe's
 // launch(us) 3.36 us on a one-GPU H100 host, 4.98 us on a 4x H100 host; on
 // the latter every gemv, gather_gemv and layer_norm row was 1.34-1.68 us per
 // call slower, the same build. A slowdown per call within the launch's rise
@@ -279,14 +279,16 @@ TEST(KgateHosts, AMeanFollowsItsShapes) {
 
 #ifdef KBENCH_SOURCE_DIR
 // The measurement itself: 20 one-GPU H100 runs, then the same build on the
-// 4x H100 host (--device 0, and --device all). Before: 17 and 28 keys failed
-// (gemv D=1024 int8 -27.6%, layer_norm BS=4096;D=1024 -15.7%, ...). Now the
-// short rows are the host's launch and the `mean` rows (no time per call of
-// their own) follow their shapes (host_means), but for gemv int8's mean: one
-// of its shapes (N=12288;K=4096) changed its variant (the decode tuning's
-// qkv entry, between these builds), so that mean is not all the host's.
+// 4x H100 host (--device 0, and --device all). Before the rule the host's
+// short rows failed (gemv D=1024 int8 -27.6%, layer_norm BS=4096;D=1024
+// -15.7%, ...). Now the short rows are the host's launch and the `mean` rows
+// (no time per call of their own) follow their shapes (host_means), but for
+// gemv int8's mean: one of its shapes (N=12288;K=4096) changed its variant
+// (the decode tuning's qkv entry, between these builds), so that mean is not
+// all the host's. The fixtures hold the recorded files' gemv, gather_gemv,
+// layer_norm and probe rows: those keys' verdicts are the whole files'.
 TEST(KgateHosts, TheRecordedFourGpuHostNoLongerFailsItsShortRows) {
-  const std::string d = std::string(KBENCH_SOURCE_DIR) + "/docs/data/";
+  const std::string d = std::string(KBENCH_SOURCE_DIR) + "/tests/data/";
   for (const char* night :
        {"4xh100-device-0-3ed4dcd2-2026-11-27.csv", "4xh100-device-all-3ed4dcd2-2026-11-27.csv"}) {
     kb::History h;

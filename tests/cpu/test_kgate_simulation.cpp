@@ -1,4 +1,4 @@
-// The evidence behind the history rule's defaults (docs/gate.md):
+// The evidence behind the history rule's defaults (docs/decisions/0015 to 0017):
 // simulated nightly histories with 2% run-to-run noise, fixed seeds.
 //
 // "2% noise" is read two ways and both are tested:
@@ -12,7 +12,7 @@
 //
 // Rates are asserted over enough nights that a worse rule fails (issue 21,
 // defect 5): z = 3.5 or 2.0 fails the false-failure rates, a gate that never
-// fails fails the catch rates (docs/gate.md lists what each rule gives).
+// fails fails the catch rates (docs/decisions/0015 lists what each rule gives).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -59,7 +59,7 @@ TEST(KgateSimulation, SigmaNoiseFalseFailureRateAndDropsCaughtWithinDays) {
   auto o = sim(0.02);
   // 100,000 nights (the window slides, so they are not independent; the
   // rate is what matters): z = 4.25 fails 0.065 per 1000 nights here
-  // (docs/gate.md), z = 4.0 0.165, z = 3.5 0.885, z = 2.0 dozens.
+  // (docs/decisions/0015), z = 4.0 0.165, z = 3.5 0.885, z = 2.0 dozens.
   auto ff = kb::simulate_false_failures(o, 100000);
   EXPECT_LE(ff.failures, 12) << "per 100,000 nights";
   // 10% (5 sigma): most on the first two nights, every trial by the fourth.
@@ -136,7 +136,7 @@ TEST(KgateSimulation, ConfirmationMeasuresTransientsAwayOnQuietKeys) {
 
 TEST(KgateSimulation, ConfirmationCatchesDropsOnTheFirstNight) {
   // Issue 15's acceptance: 5% on keys of noise <= 1%, 10% on keys of <= 3%
-  // (these at 2%: at 3% a 20-night history cannot do it, docs/gate.md).
+  // (these at 2%: at 3% a 20-night history cannot do it, docs/decisions/0017).
   // Without confirmation (one attempt, z = 4.25) the first night catches
   // 5% at 1% noise in about a third of trials.
   EXPECT_GE(kb::simulate_detection(stress(0.003, 0), 0.05, 2000, 1)[0], 0.99);

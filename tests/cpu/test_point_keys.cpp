@@ -3,10 +3,10 @@
 // with like"), so the points of one run must differ in (name, shape,
 // dtype). roofline_ideal measures eight ideal kernels at the same sizes;
 // its variant is in its shapes (`bytes=65536;kernel=read_sweep`,
-// Experiment::variant_in_shape), as is _copy_wave's store policy. Until
-// 2026-11-27 it was not: a 4x H100 run's roofline_ideal rows gave 51
-// "the same key again" warnings per GPU and all but one kernel of each size
-// were dropped from the gate and the dashboard.
+// Experiment::variant_in_shape), as is _copy_wave's store policy. Without
+// it a 4x H100 run's roofline_ideal rows gave 51 "the same key again"
+// warnings per GPU and all but one kernel of each size were dropped from
+// the gate and the dashboard.
 #include <gtest/gtest.h>
 
 #include <map>

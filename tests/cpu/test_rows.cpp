@@ -353,7 +353,7 @@ TEST(Sampling, SamplesOf100usOrMoreAreFollowedByAnEqualIdleGap) {
   EXPECT_EQ(kb::cool_gap_seconds(100e-6), 100e-6);
   EXPECT_EQ(kb::cool_gap_seconds(0.4e-3), 0.4e-3);  // the MLP at 4096 tokens, D=1024
   EXPECT_EQ(kb::cool_gap_seconds(5e-3), 5e-3);      // half duty
-  // KBENCH_COOL_FROM_US's threshold (the engine before 2026-11-25: 0.5 ms).
+  // KBENCH_COOL_FROM_US's threshold (0.5 ms: the engine's former one).
   EXPECT_EQ(kb::cool_gap_seconds(0.4e-3, 0.5e-3), 0);
   EXPECT_EQ(kb::cool_gap_seconds(0.5e-3, 0.5e-3), 0.5e-3);
 }

@@ -392,7 +392,7 @@ size_t named(const std::vector<kb::SiblingReport>& reps) {
   return n;
 }
 
-// 4x H100, 2026-11-27: a healthy GPU was named on compilation_time (the
+// On a real 4x H100 run a healthy GPU was named on compilation_time (the
 // host's CPU, contended by four chains) and the probe's memory latency.
 TEST(Siblings, CompilationTimeAndTheProbesTimesAreNotTheBoards) {
   const kb::History h = four_gpu_run([](int g, size_t k) {

@@ -9,7 +9,7 @@
 namespace kb::test {
 
 // Whether a test that finds no usable CUDA device must fail rather than
-// skip: KBENCH_REQUIRE_GPU set to anything but "" or "0" (tools/gpu-check.sh
+// skip: KBENCH_REQUIRE_GPU set to anything but "" or "0" (tools/gpu-call.sh
 // sets 1). On a GPU machine whose driver is broken, every GPU test would
 // otherwise skip and the run would be green. `env_value`: the variable's
 // value, nullptr when unset.

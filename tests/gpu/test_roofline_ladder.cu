@@ -115,7 +115,7 @@ TEST_F(LadderTest, ProbeGivesAMonotoneLadderThatBoundsAndIsAttained) {
   // (time_as_sample: cold, with the engine's pause after each sample;
   // round-robin over buffers, after a warm-up), against the ladder. Timed
   // back to back on one buffer with time_cold and no warm-up it read 0.86
-  // of the rung (H100, 2026-11-26): not how the rung or any row is measured.
+  // of the rung (H100): not how the rung or any row is measured.
   kb::Ceilings c;
   c.ladder = lp.sol;
   kb::Work w;

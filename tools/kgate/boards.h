@@ -1,9 +1,9 @@
 // The board rule of the history rule (docs/gate.md "Boards"), and the host
 // rule (docs/gate.md "Hosts: the launch cost", HostLaunch below): boards of one
-// GPU model differ. Measured on two H100 80GB HBM3 boards (2026-11-25), one
-// build: compute-bound rows 2-3.4% apart, memory-bound rows within 0.3%,
-// while run-to-run noise on one board is 0.05-0.35%. A nightly whose runner
-// pool moves to another board of the same model would read that as a drop.
+// GPU model differ. Measured on two H100 80GB HBM3 boards, one build
+// (docs/decisions/0019-boards-judged-on-their-own.md): compute-bound rows 2-3.4% apart,
+// memory-bound rows within 0.3%, while run-to-run noise on one board is 0.05-0.35%. A nightly whose
+// runner pool moves to another board of the same model would read that as a drop.
 //
 // So, for a key whose newest run is on one board (CSV schema v2's
 // gpu_uuid):
@@ -105,13 +105,11 @@ inline bool board_explains(const BoardPlan& p, const HistoryResult& h) {
 // Hosts (docs/gate.md "Hosts: the launch cost"): a kernel timed call by
 // call pays one launch's host-side cost per call, so a host that launches
 // slower adds a constant time to every call of a short row. Measured
-// 2026-11-27: 20 one-GPU H100 runs whose probe read launch(us) 3.36 us,
-// then the same build family on a 4x H100 host whose GPUs read 4.96-5.02
-// us (median 4.98: +1.62 us): all 30 gemv, gather_gemv and layer_norm rows
-// of 4.4 to 346 us per call were +0.75 to +1.71 us per call slower (24 of
-// them +1.05 to +1.71; gemv D=1024 int8 -27.6%, the 346 us row -0.4%), the
-// CUDA-graph decode rows not at all, and nothing in those kernels had
-// changed.
+// (docs/decisions/0020-host-launch-rule.md): 20 one-GPU H100 runs whose probe read launch(us) 3.36
+// us, then the same build family on a 4x H100 host whose GPUs read 4.96-5.02 us (median 4.98: +1.62
+// us): all 30 gemv, gather_gemv and layer_norm rows of 4.4 to 346 us per call were +0.75 to +1.71
+// us per call slower (24 of them +1.05 to +1.71; gemv D=1024 int8 -27.6%, the 346 us row -0.4%),
+// the CUDA-graph decode rows not at all, and nothing in those kernels had changed.
 struct HostLaunch {
   // The probe's launch(us) of the newest run (the median of its GPUs) is
   // above that of the key's baseline runs by more than the history rule
@@ -137,7 +135,7 @@ HostLaunch host_launch(const std::vector<double>& launch_before, double launch_n
 // that much per call is the host's", and where the key's is beyond it, so.
 std::string host_note(const HostLaunch& l);
 
-// "GPU-5c1e1a2b…": a board's UUID, short.
+// A board's UUID, short: its first 12 characters and "…".
 std::string short_board(const std::string& uuid);
 
 // The note a new board's key carries in every report: "first runs on board

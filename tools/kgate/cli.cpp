@@ -597,7 +597,7 @@ int cmd_simulate(const Args& args) {
                           : "normal",
         opt.mode_rate * 100, opt.mode_size * 100, opt.mode_stick * 100);
   if (table) {
-    // The table of docs/gate.md: one row per noise level.
+    // The table of docs/decisions/0017: one row per noise level.
     std::printf(
         "\n| noise | false failures per 1000 key-nights | suspects per 100 key-nights | "
         "5%% caught, 1st night | 10%% caught, 1st night |\n| --- | --- | --- | --- | --- |\n");

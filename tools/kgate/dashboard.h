@@ -61,7 +61,7 @@ struct DashboardOptions {
 DashboardData build_dashboard(const History& h, const RowExtras& extras,
                               const DashboardOptions& opt);
 
-// "2026-11-24T09:28:03Z" (also with fractional seconds, or "+00:00") as
+// "YYYY-MM-DDThh:mm:ssZ" (also with fractional seconds, or "+00:00") as
 // seconds since 1970; false when it is not such a time.
 bool parse_iso_time(std::string_view s, int64_t& out);
 

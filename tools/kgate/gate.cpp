@@ -98,8 +98,8 @@ std::string new_board_why(const HistoryResult& h, const BoardPlan& p, const Hist
 // on history alone, every other shape of its name, metric, dtype and GPU
 // in this run passed or was the machine's (`host launch`, or `new board`
 // within what boards differ by), and at least one was the host's launch,
-// its drop is the host's too: inconclusive, not a suspect (4x H100 host,
-// 2026-11-27: the gather_gemv and layer_norm means -4.5% and -5.8%, each
+// its drop is the host's too: inconclusive, not a suspect (a recorded 4x
+// H100 host: the gather_gemv and layer_norm means -4.5% and -5.8%, each
 // of their shapes the host's or the board's). One shape that fails, or is
 // inconclusive for another reason (a changed variant), keeps the mean
 // failing.
@@ -476,9 +476,9 @@ GateReport run_gate(const History& hist, const GateOptions& opt) {
     // The probe's rows are the GPU's ceilings, not a kernel of the suite, and
     // `kbench run --rerun` cannot measure them again (it re-measures
     // experiments' points): a move beyond the noise is reported, never a
-    // failure or a suspect; the rows they bound are gated themselves (H100,
-    // 2026-11-27: graph_node(us) +6.1% on 1 of 12 nights of an unchanged
-    // build, which the rerun then refused).
+    // failure or a suspect; the rows they bound are gated themselves (H100:
+    // graph_node(us) +6.1% on 1 of 12 nights of an unchanged build, which
+    // the rerun then refused; docs/decisions/0018-probe-rows-reported-not-gated.md).
     const bool ceiling = key.name == "roofline_probe";
     if (ceiling) h.suspect = false;
     // Hosts (boards.h HostLaunch): a host that launches kernels slower adds

@@ -67,7 +67,7 @@ void group_runs(const std::vector<Observation>& obs, const std::vector<uint32_t>
 
 GateReport run_gate(const History& history, const GateOptions& opt);
 
-// Now, as ISO-8601 UTC ("2026-11-25T12:00:00Z"): when a report was made.
+// Now, as ISO-8601 UTC ("YYYY-MM-DDThh:mm:ssZ"): when a report was made.
 std::string utc_now();
 
 }  // namespace kb

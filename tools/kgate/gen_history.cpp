@@ -39,7 +39,7 @@ std::vector<GenKey> make_keys(int n, SimRng& rng) {
 }
 
 std::string iso_day(int day) {
-  // 2026-01-01 03:00 UTC, then one run a day.
+  // The first run at 03:00 UTC on the first of January 2026, then one a day.
   std::time_t t = 1767225600 + 3 * 3600 + static_cast<std::time_t>(day) * 86400;
   std::tm tm{};
   gmtime_r(&t, &tm);

@@ -49,7 +49,9 @@ Source read_source(const std::string& path) {
   uint32_t newest = 0;
   for (const auto& o : obs) newest = std::max(newest, o.run);
   const Run& run = h.runs()[newest];
-  if (!parse_iso_time(run.timestamp, s.time)) s.time = 1795000000;  // 2026-11-18
+  // Without a readable timestamp: a fixed time (mid November 2026), so
+  // that a generated history is the same on every machine.
+  if (!parse_iso_time(run.timestamp, s.time)) s.time = 1795000000;
   for (uint32_t k = 0; k < h.keys().size(); ++k) {
     if (h.series(k).empty()) continue;
     const Observation& o = obs[h.series(k).back()];

@@ -19,7 +19,7 @@
 namespace kb {
 
 // Boards (CSV schema v2's gpu_uuid): where a key's runs are on two or more
-// boards, boards of one model differ (H100, 2026-11-25: compute-bound rows
+// boards, boards of one model differ (H100: compute-bound rows
 // 2-3.4% apart, each board's own noise 0.05-0.35%), and a nightly's noise is
 // that of one board. So the noise is then each run against its own board's
 // median, pooled; the modes are looked for within each board; and the

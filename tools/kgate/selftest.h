@@ -1,5 +1,5 @@
 // `kgate selftest-table` (hidden; tools/gate-selftest.sh): the gate measured
-// on the GPU, as a Markdown table for docs/gate.md.
+// on the GPU, as a Markdown table (the figures of docs/decisions/0017).
 // - A/A: an A/A history of nightly runs (with their re-measurements), as
 //   nightly.sh appends it (night by night: the file before night k+1 is the
 //   history night k was gated on); each

@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+"""The gate self-test replayed on a recorded history, without a GPU
+(docs/decisions/0020-host-launch-rule.md): night k (k > --min-nights) is
+gated with `kgate check` against the nights before it, as recorded (A/A),
+then again with its rows made P% slower as `kbench run --inject-slowdown
+'.*=P'` would make them (rates / (1 + P), times and median/min/max_us
+x (1 + P), variant + ';inject=P%scaled'; the probe's rows, gemm_share (a
+ratio of two slowed times) and compilation_time untouched). One attempt:
+no re-measurement. Prints the A/A failing nights and keys, the injected
+keys caught (failed) of those judged (not new, not the probe), and the keys
+inconclusive for the host's launch (`host launch`).
+
+  lab/tools/gate-replay.py KGATE HISTORY.csv [PERCENT=5] [--min-nights 10]
+
+Compare two kgate builds by running it with each.
+"""
+import csv
+import os
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+
+
+def is_time(metric):
+    return metric.endswith("(us)") or metric.endswith("(s)") or metric.endswith("(ms)")
+
+
+def inject(rows, p):
+    out = []
+    for r in rows:
+        r = dict(r)
+        slowed = (r["name"] != "roofline_probe" and r["actual"]
+                  and r["metric"] not in ("gemm_share", "compilation_time(s)"))
+        if slowed:
+            lower = is_time(r["metric"])
+            for c in ("actual", "roofline_fraction"):
+                if r.get(c):
+                    v = float(r[c])
+                    r[c] = repr(v * (1 + p) if lower else v / (1 + p))
+            for c in ("median_us", "min_us", "max_us"):
+                if r.get(c):
+                    r[c] = repr(float(r[c]) * (1 + p))
+            tag = "inject=%g%%scaled" % (p * 100)
+            r["variant"] = r["variant"] + ";" + tag if r["variant"] else tag
+        out.append(r)
+    return out
+
+
+def gate(kgate, header, rows, work):
+    path = os.path.join(work, "night.csv")
+    junit = os.path.join(work, "night.xml")
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=header)
+        w.writeheader()
+        w.writerows(rows)
+    rc = subprocess.run([kgate, "check", "--results", path, "--junit", junit],
+                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
+    if rc not in (0, 1):
+        sys.exit("gate-replay: kgate exited %d on %s" % (rc, path))
+    verdicts = {}
+    for tc in ET.parse(junit).getroot().iter("testcase"):
+        key = tc.get("classname")[len("kgate."):] + " " + tc.get("name")
+        skipped = tc.find("skipped")
+        if tc.find("failure") is not None or tc.find("error") is not None:
+            verdicts[key] = "fail"
+        elif skipped is not None:
+            why = skipped.get("message") or ""
+            verdicts[key] = ("host" if "host launches slower" in why
+                             else "new" if "the history rule needs" in why else "inconclusive")
+        else:
+            verdicts[key] = "pass"
+    return rc, verdicts
+
+
+def main():
+    args = sys.argv[1:]
+    min_nights = 10
+    if "--min-nights" in args:
+        i = args.index("--min-nights")
+        min_nights = int(args[i + 1])
+        del args[i:i + 2]
+    if len(args) not in (2, 3):
+        sys.exit(__doc__)
+    kgate, history = args[0], args[1]
+    p = float(args[2]) / 100 if len(args) == 3 else 0.05
+    with open(history, newline="") as f:
+        rd = csv.DictReader(f)
+        header, rows = rd.fieldnames, list(rd)
+    runs, order = {}, []
+    for r in rows:
+        base = r["run_id"].split("/")[0]
+        if base not in runs:
+            runs[base] = []
+            order.append(base)
+        runs[base].append(r)
+    order.sort(key=lambda b: runs[b][0]["timestamp"])
+
+    aa_nights = aa_keys = aa_host = judged = caught = drop_host = 0
+    nights = []
+    with tempfile.TemporaryDirectory() as work:
+        for k in range(min_nights, len(order)):
+            before = [r for b in order[:k] for r in runs[b]]
+            tonight = [r for r in runs[order[k]] if "/" not in r["run_id"]]  # attempt 1
+            rc, aa = gate(kgate, header, before + tonight, work)
+            aa_nights += rc != 0
+            aa_keys += sum(v == "fail" for v in aa.values())
+            aa_host += sum(v == "host" for v in aa.values())
+            _, dropped = gate(kgate, header, before + inject(tonight, p), work)
+            j = c = 0
+            for key, v in dropped.items():
+                if key.startswith("roofline_probe ") or "gemm_share" in key or v == "new":
+                    continue
+                j += 1
+                c += v == "fail"
+            drop_host += sum(v == "host" for v in dropped.values())
+            judged += j
+            caught += c
+            nights.append("%d:%d/%d" % (k + 1, c, j))
+    print("%s: %d nights | A/A: %d failing nights, %d failing keys, %d host launch | "
+          "%g%% injected: %d of %d keys caught (%.1f%%), %d host launch"
+          % (os.path.basename(history), len(nights), aa_nights, aa_keys, aa_host, p * 100,
+             caught, judged, 100.0 * caught / max(judged, 1), drop_host))
+    print("  per night (caught/judged): " + " ".join(nights))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,291 @@
+#!/usr/bin/env bash
+# One call on a GPU machine: build for sm_90 (or use carried binaries), then
+# run each STEP in order, every log and result under $OUT (default ./out).
+#
+#   tools/gpu-call.sh STEP... [-- kbench run options]
+#
+# Steps:
+#   tests[=FILTER]    GPU tests (gtest filter, default all), with
+#                     KBENCH_REQUIRE_GPU=1: a test that finds no usable GPU
+#                     fails instead of skipping
+#   cpu-tests         the CPU tests
+#   sanitize[=FILTER] GPU tests under compute-sanitizer's memcheck (default:
+#                     LayerNorm and the gathers' out-of-range ids)
+#   probe             kbench probe > probe.json
+#   suite             kbench run: results.csv, results.json, kbench.log
+#   check             tests cpu-tests sanitize probe suite (KB_GTEST_FILTER,
+#                     KB_SANITIZE_FILTER narrow them; KB_SANITIZE=0 skips the
+#                     sanitizer)
+#   tune              kbench tune; the tuning tables copied to $OUT
+#   run[=N]           the suite (or $KBENCH_RUN_FILTER) N times back to back
+#                     into runs.csv; no run starts after $KBENCH_SESSION_LIMIT
+#                     seconds (default 540) counted from $KBENCH_SESSION_T0
+#                     (epoch seconds; export it once when one device call runs
+#                     this script twice, so that the second one's limit does
+#                     not start late)
+#   kbench:ARGS       any kbench command (ARGS split on spaces)
+#   accept            the GPU's speed-of-light ladder into its target file
+#                     (three probes, the fastest kept); H200: kbench tune gemv,
+#                     the bring-up command, and bring-up with its target file
+#                     hidden; other GPUs: the whole suite and the roofline
+#                     report (lab/tools/roofline_report.py)
+#   multi             a host of 2 or more GPUs: host.txt, the suite on GPU 0
+#                     (one.csv) and on all GPUs (all.csv), kgate siblings,
+#                     PyTorch's collectives where torch is installed
+#                     (lab/tools/torch_allreduce.py), summary.txt
+#   pack              everything under $OUT into $OUT/all.tgz (for device
+#                     tools that bring back only a few files)
+# e.g. tools/gpu-call.sh check; tools/gpu-call.sh tests run=3 tune pack
+#
+# KBENCH_PREBUILT=DIR: binaries built elsewhere and carried (suite/kbench,
+# tools/kgate/kgate, tests/...), used when they start on this machine, else
+# built here into $KBENCH_BUILD_DIR (default build-gpu). NVLink multicast
+# stays off in every process it starts. Exit status: 0 when every step
+# succeeded, 1 when one failed, 2 on a usage error.
+set -uo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+usage() { sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
+
+steps=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -h | --help) usage; exit 0 ;;
+    --) shift; break ;;
+    tests | tests=* | cpu-tests | sanitize | sanitize=* | probe | suite | check | tune | run | run=* | \
+      kbench:* | accept | multi | pack) steps+=("$1") ;;
+    *) echo "gpu-call.sh: unknown step '$1' (tools/gpu-call.sh --help lists them)" >&2; exit 2 ;;
+  esac
+  shift
+done
+kbench_opts=("$@")
+[ ${#steps[@]} -gt 0 ] || { echo "gpu-call.sh: no step given (tools/gpu-call.sh --help lists them)" >&2; exit 2; }
+
+out="${OUT:-$root/out}"
+mkdir -p "$out"
+cd "$root" || exit 1
+export PATH="/usr/local/cuda/bin:$PATH"
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+build="${KBENCH_BUILD_DIR:-$root/build-gpu}"
+session0="${KBENCH_SESSION_T0:-$(date +%s)}"
+limit="${KBENCH_SESSION_LIMIT:-540}"
+
+echo "== $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw \
+  --format=csv,noheader 2>&1 | head -1)"
+t0=$SECONDS
+if [ -n "${KBENCH_PREBUILT:-}" ] && "$KBENCH_PREBUILT/suite/kbench" list > "$out/prebuilt.log" 2>&1; then
+  build="$KBENCH_PREBUILT"
+  echo "== prebuilt binaries from $build"
+else
+  [ -n "${KBENCH_PREBUILT:-}" ] && { echo "== prebuilt binaries do not start here:"; tail -3 "$out/prebuilt.log"; }
+  if ! KBENCH_BUILD_DIR="$build" tools/build.sh -DCMAKE_CUDA_ARCHITECTURES=90 > "$out/build.log" 2>&1; then
+    tail -40 "$out/build.log"
+    echo "== build failed (build.log)"
+    exit 1
+  fi
+  echo "== build $((SECONDS - t0)) s"
+fi
+kb="$build/suite/kbench"
+kg="$build/tools/kgate/kgate"
+
+step_tests() {
+  KBENCH_REQUIRE_GPU=1 "$build/tests/kbench_gpu_tests" --gtest_brief=1 --gtest_filter="${1:-*}" \
+    > "$out/gpu-tests.log" 2>&1
+  local rc=$?
+  grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$out/gpu-tests.log"
+  grep -E '^\[  FAILED' "$out/gpu-tests.log" | head -20
+  return $rc
+}
+
+step_cpu_tests() {
+  "$build/tests/kbench_cpu_tests" --gtest_brief=1 > "$out/cpu-tests.log" 2>&1
+  local rc=$?
+  grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$out/cpu-tests.log"
+  return $rc
+}
+
+step_sanitize() {
+  local filter="${1:-LayerNorm*:GatherGemv.IdOutsideRange*:GemvBulk.IdOutsideRange*:GemvOneLoad.IdOutsideRange*}"
+  if ! command -v compute-sanitizer > /dev/null; then
+    echo "compute-sanitizer not found (the CUDA Toolkit's bin/)"
+    return 127
+  fi
+  compute-sanitizer --tool memcheck --error-exitcode 1 "$build/tests/kbench_gpu_tests" --gtest_brief=1 \
+    --gtest_filter="$filter" > "$out/sanitizer.log" 2>&1
+  local rc=$?
+  grep -E 'ERROR SUMMARY' "$out/sanitizer.log"
+  # Under gVisor compute-sanitizer refuses the device: nothing was checked.
+  grep -q "Device not supported" "$out/sanitizer.log" &&
+    echo "compute-sanitizer: device not supported on this machine, nothing checked"
+  return $rc
+}
+
+step_probe() { "$kb" probe > "$out/probe.json" 2> "$out/probe.log"; }
+
+step_suite() {
+  "$kb" run --csv "$out/results.csv" --json "$out/results.json" "${kbench_opts[@]}" > "$out/kbench.log" 2>&1
+  local rc=$?
+  tail -30 "$out/kbench.log"
+  return $rc
+}
+
+step_check() {
+  local rc=0
+  step_tests "${KB_GTEST_FILTER:-}" || rc=1
+  step_cpu_tests || rc=1
+  [ "${KB_SANITIZE:-1}" = "0" ] || step_sanitize "${KB_SANITIZE_FILTER:-}" || rc=1
+  step_probe || { echo "kbench probe failed (probe.log)"; rc=1; }
+  step_suite || rc=1
+  return $rc
+}
+
+step_tune() {
+  "$kb" tune > "$out/tune.log" 2>&1
+  local rc=$?
+  tail -60 "$out/tune.log"
+  cp targets/tuning/*.json "$out/" 2> /dev/null
+  return $rc
+}
+
+step_run() {
+  local n="${1:-1}" i s rc=0 filter=()
+  [ -n "${KBENCH_RUN_FILTER:-}" ] && filter=(--filter "$KBENCH_RUN_FILTER")
+  for i in $(seq 1 "$n"); do
+    [ $(($(date +%s) - session0)) -lt "$limit" ] || { echo "run $i not started: ${limit} s limit"; break; }
+    s=$SECONDS
+    "$kb" run "${filter[@]}" "${kbench_opts[@]}" --csv "$out/runs.csv" > "$out/run$i.log" 2>&1 || rc=1
+    echo "run $i: $((SECONDS - s)) s"
+    grep -E "^kbench |^cuBLASLt|failed/incorrect|warning" "$out/run$i.log" | head -8
+  done
+  return $rc
+}
+
+step_kbench() {
+  # shellcheck disable=SC2086  # ARGS split on spaces, as documented
+  "$kb" $1 > "$out/kbench-step.log" 2>&1
+  local rc=$?
+  tail -30 "$out/kbench-step.log"
+  return $rc
+}
+
+step_accept() {
+  local gpu tf i rc=0
+  gpu="$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"
+  case "$gpu" in
+    *H200*) tf=targets/h200-sxm-141gb.json ;;
+    *) tf=targets/h100-sxm5-80gb.json ;;
+  esac
+  # Three probes in three processes: the file keeps the fastest per rung
+  # (launch-bound rungs move 2-4% from process to process).
+  for i in 1 2 3; do timeout 60 "$kb" probe --write "$tf" > "$out/probe$i.log" 2>&1 || rc=1; done
+  cp "$tf" "$out/"
+  case "$gpu" in
+    *H200*)
+      timeout 150 "$kb" tune gemv > "$out/tune-gemv.log" 2>&1 || rc=1
+      cp targets/tuning/h200*.json "$out/" 2> /dev/null
+      KBENCH_BUILD_DIR="$build" timeout 200 tools/bringup.sh --no-build --out "$out/bringup" \
+        > "$out/bringup.log" 2>&1 || rc=1
+      local hidden="$out/targets-hidden"
+      mkdir -p "$hidden"
+      cp -r targets/a100-sxm4-40gb.json targets/h100-sxm5-80gb.json targets/datasheets targets/tuning "$hidden/"
+      KBENCH_BUILD_DIR="$build" timeout 60 tools/bringup.sh --no-build --quick --filter '^(gemv|layer_norm)$' \
+        --targets "$hidden" --out "$out/hidden" > "$out/hidden.log" 2>&1 || rc=1
+      ;;
+    *)
+      timeout 240 "$kb" run --csv "$out/full.csv" "${kbench_opts[@]}" > "$out/full.log" 2>&1 || rc=1
+      python3 lab/tools/roofline_report.py "$out/full.csv" > "$out/roofline.txt" 2>&1
+      tail -45 "$out/roofline.txt"
+      ;;
+  esac
+  return $rc
+}
+
+# The summary of `multi`: each GPU's rows of --device all against --device 0.
+multi_summary() {
+  python3 - "$out/one.csv" "$out/all.csv" << 'EOF'
+import csv, statistics, sys
+def key(r):
+    return (r["name"], r["metric"], r["dtype"], r["shape"], r["variant"])
+def usable(r):
+    return (r["status"] == "ok" and r["actual"] and r["name"] != "roofline_probe"
+            and not r["metric"].startswith("compilation_time"))
+one = {key(r): float(r["actual"]) for r in csv.DictReader(open(sys.argv[1])) if usable(r)}
+by = {}
+for r in csv.DictReader(open(sys.argv[2])):
+    if usable(r) and key(r) in one and r["device"].startswith("cuda:"):
+        by.setdefault(r["device"], []).append(float(r["actual"]) / one[key(r)] - 1)
+for g, d in sorted(by.items()):
+    d.sort()
+    print(f"{g}: {len(d)} rows, median {statistics.median(d):+.4f}, "
+          f"5%-95% {d[len(d) // 20]:+.3f} .. {d[-1 - len(d) // 20]:+.3f}")
+EOF
+}
+
+step_multi() {
+  local gpus t one_rc one_s all_rc all_s sib_rc torch_rc=skipped
+  {
+    date -u +%FT%TZ
+    nvidia-smi -L
+    nvidia-smi --query-gpu=index,name,pci.bus_id,driver_version,persistence_mode --format=csv
+    nvidia-smi topo -m
+    echo "cores: $(nproc)"
+  } > "$out/host.txt" 2>&1
+  gpus=$(nvidia-smi -L 2> /dev/null | grep -c '^GPU ')
+  [ "${gpus:-0}" -ge 2 ] || { echo "multi: this host has ${gpus:-0} GPU(s); it needs 2 or more"; return 2; }
+  t=$SECONDS
+  "$kb" run --device 0 --csv "$out/one.csv" "${kbench_opts[@]}" > "$out/one.log" 2>&1
+  one_rc=$? one_s=$((SECONDS - t))
+  t=$SECONDS
+  "$kb" run --device all --csv "$out/all.csv" "${kbench_opts[@]}" > "$out/all.log" 2>&1
+  all_rc=$? all_s=$((SECONDS - t))
+  "$kg" siblings --results "$out/all.csv" --markdown "$out/siblings.md" > "$out/siblings.txt" 2>&1
+  sib_rc=$?
+  if python3 -c 'import torch' 2> /dev/null; then
+    timeout 300 python3 lab/tools/torch_allreduce.py --csv "$out/torch.csv" > "$out/torch.log" 2>&1
+    torch_rc=$?
+  fi
+  {
+    echo "GPUs: $gpus; kbench run --device 0: ${one_s} s (rc $one_rc); --device all: ${all_s} s (rc $all_rc)"
+    awk -v a="$all_s" -v o="$one_s" 'BEGIN { if (o > 0) printf "wall ratio all / one: %.2f\n", a / o }'
+    echo "kgate siblings rc=$sib_rc (1: a GPU is named); torch_allreduce rc=$torch_rc"
+    grep -v warning "$out/siblings.txt"
+    echo "-- NCCL rows (kbench: graph-launched)"
+    grep -h '^nccl_' "$out/all.csv" | cut -d, -f1,2,4,9
+    [ -f "$out/torch.csv" ] && { echo "-- PyTorch"; tr -d '\r' < "$out/torch.csv"; }
+    echo "-- each GPU's rows of --device all against --device 0 (ratio - 1; probe and setup left out)"
+    multi_summary
+  } > "$out/summary.txt" 2>&1
+  cat "$out/summary.txt"
+  [ $one_rc -eq 0 ] && [ $all_rc -eq 0 ]
+}
+
+step_pack() {
+  local tgz
+  tgz="$(mktemp /tmp/gpu-call.XXXXXX)"
+  (cd "$out" && tar czf "$tgz" . && rm -rf ./* && mv "$tgz" all.tgz)
+}
+
+rc_all=0
+for step in "${steps[@]}"; do
+  t=$SECONDS
+  arg=""
+  case "$step" in *=*) arg="${step#*=}" ;; kbench:*) arg="${step#kbench:}" ;; esac
+  echo "== $step"
+  case "$step" in
+    tests*) step_tests "$arg" ;;
+    cpu-tests) step_cpu_tests ;;
+    sanitize*) step_sanitize "$arg" ;;
+    probe) step_probe ;;
+    suite) step_suite ;;
+    check) step_check ;;
+    tune) step_tune ;;
+    run*) step_run "$arg" ;;
+    kbench:*) step_kbench "$arg" ;;
+    accept) step_accept ;;
+    multi) step_multi ;;
+    pack) step_pack ;;
+  esac
+  rc=$?
+  [ $rc -eq 0 ] || rc_all=1
+  echo "== $step rc=$rc ($((SECONDS - t)) s)"
+done
+exit $rc_all
