@@ -3,10 +3,11 @@
 # each stub logs its arguments and writes what the real one would, and
 # checks on the way that the steps before it ran. Proves the order of the
 # steps, that every step works on the copy in --out (the --targets folder is
-# never written) and that the files ready to commit land in --out.
-#   tests/bringup_script.sh SOURCE_DIR
+# never written) and that the files ready to commit land in --out. With
+# BUILD_DIR, once more with the real kgate on a recorded tuned H200 run.
+#   tests/bringup_script.sh SOURCE_DIR [BUILD_DIR]
 set -u
-src="$1"
+src="$1" build="${2:-}"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
@@ -35,7 +36,11 @@ case "$cmd" in
     else
       echo "target file: none (new: $name)" >&2
     fi
-    echo '{"gpu": "Stub GPU", "measured": {"ladder": "probed"}}' > "$write"
+    if [ -n "${STUB_PROBE:-}" ]; then
+      cp "$STUB_PROBE" "$write"
+    else
+      echo '{"gpu": "Stub GPU", "measured": {"ladder": "probed"}}' > "$write"
+    fi
     ;;
   tune-gemv | tune)
     [ -f "$targets/${STUB_MATCH:-$name}" ] || { echo "stub: no target file before tuning" >&2; exit 3; }
@@ -45,7 +50,9 @@ case "$cmd" in
   run)
     [ -z "${STUB_TUNED:-}" ] || grep -q tune "$targets/tuning/${STUB_MATCH:-$name}" ||
       { echo "stub: run before tuning" >&2; exit 3; }
-    printf 'name,metric\ngemv,memory_bandwidth(GB/s)\n' >> "$csv"
+    if [ -n "${STUB_RUN:-}" ]; then cp "$STUB_RUN" "$csv"; else
+      printf 'name,metric\ngemv,memory_bandwidth(GB/s)\n' >> "$csv"
+    fi
     ;;
 esac
 EOF
@@ -142,4 +149,28 @@ bringup --out "$repo/out" > "$tmp/e.log" 2>&1
 [ $? -eq 2 ] || fail "--out inside --targets: expected exit 2"
 [ ! -s "$tmp/calls.log" ] || fail "--out inside --targets ran: $(cat "$tmp/calls.log")"
 [ "$(snapshot)" = "$before" ] || fail "--targets was written"
+
+# The real kgate on a recorded tuned run, with the probe's draft of its GPU:
+# the drafted file has the ladder and passes a check of the same run.
+kgate_exe="$build/tools/kgate/kgate"
+if [ -n "$build" ] && [ -x "$kgate_exe" ]; then
+  cp "$kgate_exe" "$tmp/build/tools/kgate/kgate"
+  # The repository's targets without the H200's file: a GPU never brought up.
+  cp -R "$src/targets" "$tmp/no-h200"
+  rm "$tmp/no-h200/h200-sxm-141gb.json"
+  out="$tmp/f"
+  STUB_NAME=nvidia-h200.json STUB_PROBE="$src/tests/data/h200-probe-target.json" \
+    STUB_RUN="$src/tests/data/h200-tuned-trimmed.csv" \
+    bash "$src/tools/bringup.sh" --no-build --targets "$tmp/no-h200" --out "$out" \
+    --reference "$src/tests/data/h100-2026-11-24.csv" > "$tmp/f.log" 2>&1
+  rc=$?
+  [ "$rc" -eq 0 ] || { cat "$tmp/f.log"; fail "real kgate: exit $rc"; }
+  grep -q '"ladder": {' "$out/nvidia-h200.json" || fail "real kgate: no ladder in the draft"
+  grep -q "is the probe's draft (the GPU had no target file)" "$tmp/f.log" ||
+    fail "real kgate: $(cat "$tmp/f.log")"
+  mkdir -p "$tmp/f-check"
+  cp "$out/nvidia-h200.json" "$tmp/f-check/"
+  "$kgate_exe" check --results "$out/results.csv" --targets "$tmp/f-check" > "$tmp/f-check.log" 2>&1 ||
+    { cat "$tmp/f-check.log"; fail "real kgate: the check of the same run failed"; }
+fi
 echo "bringup script: ok"

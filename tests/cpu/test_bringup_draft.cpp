@@ -234,6 +234,21 @@ TEST(BringupDraft, AProbeThatIsNotATargetFileIsAProblem) {
   EXPECT_TRUE(contains(r.problems[0], "--probe " + kProbe + ": cannot read it")) << r.problems[0];
 }
 
+TEST(BringupDraft, TheProbesDraftInstalledIsToBeReplaced) {
+  // tools/bringup.sh's folder: the probe's draft installed as the GPU's file.
+  const auto dir = targets_without_h200("draft_installed");
+  fs::copy_file(kProbe, dir / "nvidia-h200.json");
+  const kb::BringupReport r = draft_of(slurp(kRunCsv), inputs(dir));
+  EXPECT_EQ(r.draft_path, "nvidia-h200.json");
+  std::string notes;
+  for (const auto& n : r.notes) notes += n + "\n";
+  EXPECT_TRUE(contains(notes, (dir / "nvidia-h200.json").string() +
+                                  " is the probe's draft (the GPU had no target file)"))
+      << notes;
+  EXPECT_FALSE(contains(notes, "not a replacement")) << notes;
+  EXPECT_FALSE(contains(notes, "differ")) << notes;
+}
+
 TEST(BringupDraft, SaysWhenTheRunsCeilingsWereNotTheProbes) {
   // The repo's H200 file (no ladder) gave the run its rooflines.
   const kb::BringupReport r = draft_of(slurp(kRunCsv), inputs(kTargets));

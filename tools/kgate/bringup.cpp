@@ -561,9 +561,6 @@ BringupReport build_bringup(const History& results, const History* reference_fil
     r.draft_path = slug;  // the file name; kgate bringup writes it under --out
     r.notes.insert(r.notes.end(), f.notes.begin(), f.notes.end());
     r.problems.insert(r.problems.end(), f.problems.begin(), f.problems.end());
-    if (tf)
-      r.notes.push_back(tf->path +
-                        " exists: the drafted file is for comparison with it, not a replacement");
   }
   return r;
 }
