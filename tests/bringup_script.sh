@@ -117,12 +117,14 @@ grep -q "ready to commit (review first): $out/tuning/stub-gpu.json -> targets/tu
 bringup --out "$out" > "$tmp/a2.log" 2>&1 || { cat "$tmp/a2.log"; fail "second bring-up failed"; }
 [ "$(cat "$out/tuning/stub-gpu.json")" = "$(printf 'tune-gemv\ntune')" ] || fail "stale copy"
 
-# A GPU with a target file: nothing installed, its file's name throughout.
+# A GPU with a target file: the probe's draft takes its place in the copy
+# (no second file of the GPU), its file's name throughout.
 out="$tmp/b"
 : > "$tmp/calls.log"
 STUB_MATCH=stub-match.json bringup --out "$out" > "$tmp/b.log" 2>&1 ||
   { cat "$tmp/b.log"; fail "known GPU: failed"; }
 [ ! -e "$out/targets/stub-gpu.json" ] || fail "known GPU: a second file was installed"
+cmp -s "$out/probe.json" "$out/targets/stub-match.json" || fail "known GPU: not the probe's draft"
 [ -f "$out/stub-match.json" ] && [ -f "$out/tuning/stub-match.json" ] ||
   fail "known GPU: ready-to-commit files: $(ls -R "$out")"
 [ "$(snapshot)" = "$before" ] || fail "--targets was written"
@@ -150,27 +152,35 @@ bringup --out "$repo/out" > "$tmp/e.log" 2>&1
 [ ! -s "$tmp/calls.log" ] || fail "--out inside --targets ran: $(cat "$tmp/calls.log")"
 [ "$(snapshot)" = "$before" ] || fail "--targets was written"
 
-# The real kgate on a recorded tuned run, with the probe's draft of its GPU:
-# the drafted file has the ladder and passes a check of the same run.
+# The real kgate on a recorded tuned run, with the probe's draft of its GPU,
+# for a GPU without a target file (the repository's targets without the
+# H200's) and with one (the H200's): the drafted file has the ladder and a
+# check of the same run against it passes.
 kgate_exe="$build/tools/kgate/kgate"
 if [ -n "$build" ] && [ -x "$kgate_exe" ]; then
   cp "$kgate_exe" "$tmp/build/tools/kgate/kgate"
-  # The repository's targets without the H200's file: a GPU never brought up.
   cp -R "$src/targets" "$tmp/no-h200"
   rm "$tmp/no-h200/h200-sxm-141gb.json"
-  out="$tmp/f"
-  STUB_NAME=nvidia-h200.json STUB_PROBE="$src/tests/data/h200-probe-target.json" \
-    STUB_RUN="$src/tests/data/h200-tuned-trimmed.csv" \
-    bash "$src/tools/bringup.sh" --no-build --targets "$tmp/no-h200" --out "$out" \
-    --reference "$src/tests/data/h100-2026-11-24.csv" > "$tmp/f.log" 2>&1
-  rc=$?
-  [ "$rc" -eq 0 ] || { cat "$tmp/f.log"; fail "real kgate: exit $rc"; }
-  grep -q '"ladder": {' "$out/nvidia-h200.json" || fail "real kgate: no ladder in the draft"
-  grep -q "is the probe's draft (the GPU had no target file)" "$tmp/f.log" ||
-    fail "real kgate: $(cat "$tmp/f.log")"
-  mkdir -p "$tmp/f-check"
-  cp "$out/nvidia-h200.json" "$tmp/f-check/"
-  "$kgate_exe" check --results "$out/results.csv" --targets "$tmp/f-check" > "$tmp/f-check.log" 2>&1 ||
-    { cat "$tmp/f-check.log"; fail "real kgate: the check of the same run failed"; }
+  repo_before="$(cd "$src/targets" && find . -type f -exec md5sum {} + | sort)"
+  for case in "no-h200 nvidia-h200.json" "repo h200-sxm-141gb.json"; do
+    set -- $case
+    dir="$tmp/$1" name="$2" out="$tmp/real-$1"
+    [ "$1" = repo ] && dir="$src/targets" match="$name" || match=""
+    STUB_NAME="$name" STUB_MATCH="$match" STUB_PROBE="$src/tests/data/h200-probe-target.json" \
+      STUB_RUN="$src/tests/data/h200-tuned-trimmed.csv" \
+      bash "$src/tools/bringup.sh" --no-build --targets "$dir" --out "$out" \
+      --reference "$src/tests/data/h100-2026-11-24.csv" > "$out.log" 2>&1
+    rc=$?
+    [ "$rc" -eq 0 ] || { cat "$out.log"; fail "real kgate, $1: exit $rc"; }
+    grep -q '"ladder": {' "$out/$name" || fail "real kgate, $1: no ladder in the draft"
+    grep -q "is the probe's draft, which the run used" "$out.log" ||
+      fail "real kgate, $1: $(cat "$out.log")"
+    mkdir -p "$out-check"
+    cp "$out/$name" "$out-check/"
+    "$kgate_exe" check --results "$out/results.csv" --targets "$out-check" > "$out-check.log" 2>&1 ||
+      { cat "$out-check.log"; fail "real kgate, $1: the check of the same run failed"; }
+  done
+  [ "$(cd "$src/targets" && find . -type f -exec md5sum {} + | sort)" = "$repo_before" ] ||
+    fail "the repository's targets/ was written"
 fi
 echo "bringup script: ok"

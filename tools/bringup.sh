@@ -17,9 +17,10 @@
 #               named as in targets/: <gpu>.json (the target file drafted
 #               from the run) and tuning/<gpu>.json (the tuning table)
 # --targets DIR target files, datasheets/nvidia.json and tuning/ (default:
-#               targets/); copied to DIR/targets, never written. Without a
-#               file of this GPU there, the probe's draft is installed in the
-#               copy and the tuning and the run use it
+#               targets/); copied to DIR/targets, never written. In the copy
+#               the probe's draft is the GPU's target file (under the name of
+#               its file there, else a new one), so that the tuning and the
+#               run use the ceilings the drafted file will hold
 # --no-tune     a quick look: no tuning (the run uses the copy's tuning
 #               table, if any) and no tuning table in --out
 # --no-build    use the kbench and kgate already in $KBENCH_BUILD_DIR (or build/)
@@ -113,8 +114,11 @@ case "$line" in
     echo "   no target file of this GPU in $targets: the probe's draft is the run's ($work/$name)"
     ;;
   "target file: "*)
+    # The run's rooflines must be the drafted file's: the probe's ceilings
+    # and ladder take the place of the file's in the copy.
     name="$(basename "${line#target file: }")"
-    echo "   the GPU's target file: $targets/$name"
+    cp "$out/probe.json" "$work/$name"
+    echo "   the GPU's target file is $targets/$name: in the copy, the probe's draft takes its place"
     ;;
   *)
     echo "tools/bringup.sh: kbench probe did not name the GPU's target file (no 'target file:'" \

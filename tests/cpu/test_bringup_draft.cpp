@@ -242,8 +242,8 @@ TEST(BringupDraft, TheProbesDraftInstalledIsToBeReplaced) {
   EXPECT_EQ(r.draft_path, "nvidia-h200.json");
   std::string notes;
   for (const auto& n : r.notes) notes += n + "\n";
-  EXPECT_TRUE(contains(notes, (dir / "nvidia-h200.json").string() +
-                                  " is the probe's draft (the GPU had no target file)"))
+  EXPECT_TRUE(contains(
+      notes, (dir / "nvidia-h200.json").string() + " is the probe's draft, which the run used"))
       << notes;
   EXPECT_FALSE(contains(notes, "not a replacement")) << notes;
   EXPECT_FALSE(contains(notes, "differ")) << notes;

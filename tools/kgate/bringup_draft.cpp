@@ -205,14 +205,14 @@ void say_if_ceilings_differ(const DraftInputs& in, const ordered_json& probe_mea
 }
 
 // What the drafted file is to the run's target file: its successor where
-// that was the probe's draft (tools/bringup.sh installs it for a GPU
-// without one), else a file to compare with it.
+// that was the probe's draft (tools/bringup.sh runs with it), else a file
+// to compare with it.
 void say_what_it_is_for(const DraftInputs& in, std::vector<std::string>& notes) {
   if (!in.run_targets) return;
   const std::string& path = in.run_targets->path;
   if (!in.probe_text.empty() && read_text(path) == in.probe_text)
-    notes.push_back(path + " is the probe's draft (the GPU had no target file): the drafted " +
-                    "file, with the targets of this run, is to take its place");
+    notes.push_back(path + " is the probe's draft, which the run used: the drafted file, " +
+                    "with the targets of this run, is to take its place");
   else
     notes.push_back(path +
                     " exists: the drafted file is for comparison with it, not a replacement");
