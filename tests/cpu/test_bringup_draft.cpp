@@ -101,7 +101,7 @@ std::string edit_row(const std::string& text, const std::string& starts, const s
 }
 
 const char* kGemvInt8 = "gemv,memory_bandwidth(GB/s),";
-constexpr size_t kActual = 3, kRunIdColumn = 24;
+constexpr size_t kActual = 3, kStatus = 10, kRunIdColumn = 24;
 
 TEST(BringupDraft, FractionsRoundDownToAHundredthWithinBounds) {
   EXPECT_EQ(kb::drafted_fraction(0.857), 0.85);
@@ -208,6 +208,23 @@ TEST(BringupDraft, ReMeasuredKeyIsDraftedAsTheGateJudgesIt) {
   EXPECT_TRUE(contains(e->note, "(the median of its 2 re-measurements)")) << e->note;
   std::string which;
   EXPECT_EQ(target_failures(check(csv, r.draft_json), &which), 0u) << which;
+}
+
+TEST(BringupDraft, FailedOrThrottledKeysHaveNoTargetOfTheirOwn) {
+  const auto dir = targets_without_h200("draft_failed");
+  std::string csv = slurp(kRunCsv);
+  csv = edit_row(csv, kGemvInt8, ",int8,cuda,NVIDIA H200,False,D=8192,",
+                 [](std::vector<std::string>& f) { f[kStatus] = "failed"; });
+  csv = edit_row(csv, kGemvInt8, ",int8,cuda,NVIDIA H200,False,D=16384,",
+                 [](std::vector<std::string>& f) { f[kStatus] = "throttled"; });
+  const kb::BringupReport r = draft_of(csv, inputs(dir));
+  const kb::TargetFile f = kb::parse_target_file(r.draft_json, "d.json");
+  EXPECT_EQ(f.find("gemv", "memory_bandwidth(GB/s)", "int8", "D=8192")->shape, "*");
+  EXPECT_EQ(f.find("gemv", "memory_bandwidth(GB/s)", "int8", "D=16384")->shape, "*");
+  bool said = false;
+  for (const auto& n : r.notes)
+    said = said || contains(n, "2 key(s) of the run have no target of their own");
+  EXPECT_TRUE(said);
 }
 
 TEST(BringupDraft, WithoutAProbeTheRunsProbeRows) {

@@ -113,7 +113,9 @@ std::vector<RunKey> keys_of_run(const RunView& here) {
   return keys;
 }
 
-// A key's per-shape target, or "" in `*skip` with why there is none.
+// A key's per-shape target; none for a key without a roofline, and none
+// with the reason in `*skip` for a key whose run has no value to draft from
+// (the gate fails a failed key whatever its target).
 struct Drafted {
   double fraction = 0;
   ordered_json entry;
@@ -126,9 +128,13 @@ std::optional<Drafted> draft_key(const RunView& here, const RunKey& k, const std
   const RunValue& rv = runs.front();
   const Observation& first = obs[k.rows[rv.first]];
   const std::optional<double> roofline = first.roofline();
+  if (rv.bad != SIZE_MAX) {  // a failed row may carry no roofline: said all the same
+    *skip = "failed";
+    return std::nullopt;
+  }
   if (!roofline || *roofline <= 0) return std::nullopt;  // not a rate of a roofline
-  if (rv.bad != SIZE_MAX || !rv.measured || rv.throttled || rv.value <= 0) {
-    *skip = rv.bad != SIZE_MAX ? "failed" : rv.throttled ? "throttled" : "not measured";
+  if (!rv.measured || rv.throttled || rv.value <= 0) {
+    *skip = rv.throttled ? "throttled" : "not measured";
     return std::nullopt;
   }
   const double measured = k.lower_is_better ? *roofline / rv.value : rv.value / *roofline;
