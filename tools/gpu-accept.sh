@@ -39,9 +39,9 @@ case "$gpu" in
   *H200*)
     step timeout 150 "$kb" tune gemv > "$out/tune-gemv.log" 2>&1
     cp targets/tuning/h200*.json "$out/" 2>/dev/null
-    KBENCH_BUILD_DIR="$b" step timeout 200 tools/bringup.sh --no-build --out "$out/bringup" > "$out/bringup.log" 2>&1
+    KBENCH_BUILD_DIR="$b" step timeout 200 tools/bringup.sh --no-build --no-tune --out "$out/bringup" > "$out/bringup.log" 2>&1
     mkdir -p /tmp/t-hidden && cp -r targets/a100-sxm4-40gb.json targets/h100-sxm5-80gb.json targets/datasheets targets/tuning /tmp/t-hidden/
-    KBENCH_BUILD_DIR="$b" step timeout 60 tools/bringup.sh --no-build --quick --filter '^(gemv|layer_norm)$' --targets /tmp/t-hidden --out "$out/hidden" > "$out/hidden.log" 2>&1
+    KBENCH_BUILD_DIR="$b" step timeout 60 tools/bringup.sh --no-build --no-tune --quick --filter '^(gemv|layer_norm)$' --targets /tmp/t-hidden --out "$out/hidden" > "$out/hidden.log" 2>&1
     ;;
   *)
     step timeout 240 "$kb" run --csv "$out/full.csv" > "$out/full.log" 2>&1
