@@ -168,9 +168,11 @@ std::vector<Section> sections(const BringupReport& r) {
     s.title = "Drafted target file";
     s.paragraphs.push_back(
         (r.draft_path.empty() ? std::string("Not written.") : "Written to " + r.draft_path + ".") +
-        " Datasheet peaks in `peaks`, the run's measured ceilings in `measured`, a relative "
-        "target of 0.8 for every experiment, metric and dtype of the run. Review it, tighten "
-        "the targets to what this GPU reaches, and commit it under targets/.");
+        " Datasheet peaks in `peaks`; in `measured` the probe's ceilings and ladder (or the "
+        "run's probe rows); per rate row of the run a target at the roofline fraction it "
+        "reached, rounded down to 0.01, its note giving the measurement, and per experiment, "
+        "metric and dtype a `*` target at the lowest of them. Review it and commit it under "
+        "targets/ (docs/bringup.md).");
     s.code = r.draft_json;
     out.push_back(s);
   }

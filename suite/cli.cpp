@@ -1300,6 +1300,9 @@ int cmd_probe(const Args& a) {
   if (count == 0) return kExitNoDevice;
   const int d = devices_for(a.device, count).front();
   DeviceInfo dev = query_device(d);
+  // Which target file of the folder is this GPU's, before measuring: the
+  // line tools/bringup.sh reads rather than matching names itself.
+  std::fprintf(stderr, "%s\n", target_file_line(load_targets(a), dev.name).c_str());
   KB_CUDA_CHECK(cudaSetDevice(d));
   cudaStream_t s;
   KB_CUDA_CHECK(cudaStreamCreate(&s));

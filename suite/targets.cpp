@@ -337,6 +337,11 @@ std::string gpu_slug(const std::string& gpu_name) {
   return s.empty() ? "unknown-gpu" : s;
 }
 
+std::string target_file_line(const std::vector<TargetFile>& files, const std::string& gpu_name) {
+  if (const TargetFile* f = match_gpu(files, gpu_name)) return "target file: " + f->path;
+  return "target file: none (new: " + gpu_slug(gpu_name) + ".json)";
+}
+
 namespace {
 
 // A per-link table as [link bytes, us], us rounded to 0.001.
@@ -423,6 +428,17 @@ std::string set_ladder(const std::string& text, const std::string& path, const S
   const std::string out = layout(doc);
   parse_target_file(out, path);  // what was written must read back
   return out;
+}
+
+std::string layout_target_file(const std::string& text, const std::string& path) {
+  ordered_json doc;
+  try {
+    doc = ordered_json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw TargetError(path + ": not valid JSON: " + e.what());
+  }
+  if (!doc.is_object()) fail(path, "(top level)", "expected an object");
+  return layout(doc);
 }
 
 SpeedOfLight faster_of(const SpeedOfLight& before, const SpeedOfLight& now, int* kept) {

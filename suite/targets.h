@@ -63,6 +63,16 @@ std::vector<TargetFile> load_target_dir(const std::string& dir);
 const TargetFile* match_gpu(const std::vector<TargetFile>& files, const std::string& gpu_name);
 // "NVIDIA H100 80GB HBM3" -> "nvidia-h100-80gb-hbm3" (for a new file's name).
 std::string gpu_slug(const std::string& gpu_name);
+// The line `kbench probe` prints so that a script (tools/bringup.sh) learns
+// which target file is the GPU's without matching names itself:
+// "target file: PATH" (match_gpu's file), or "target file: none (new:
+// SLUG.json)" with the name gpu_slug gives a new one.
+std::string target_file_line(const std::vector<TargetFile>& files, const std::string& gpu_name);
+// A target file's JSON text laid out as `kbench probe --write` writes it:
+// top-level keys one a line, `measured` one field a line, `targets` one entry
+// a line, so that a drafted file's diff reads entry by entry. Throws
+// TargetError (naming `path`) when the text is not a JSON object.
+std::string layout_target_file(const std::string& json_text, const std::string& path);
 
 // `kbench probe --write`: the target file text `json_text` (an existing
 // file, or a draft) with `measured.ladder` set to `sol` (times in us, with

@@ -1,19 +1,28 @@
 #!/usr/bin/env bash
 # Bring up a GPU in one command (docs/bringup.md): build, probe its ceilings,
-# run the whole suite, and write the bring-up report.
+# tune its GEMV and cuBLASLt choices, run the whole suite with them, and
+# write the bring-up report with the target file and tuning table to commit.
 #
 #   tools/bringup.sh [--reference GPU|FILE.csv] [--out DIR] [--targets DIR]
-#                    [--device N] [--quick] [--filter REGEX] [--no-build]
+#                    [--device N] [--quick] [--filter REGEX] [--no-tune]
+#                    [--no-build]
 #
 # --reference   the GPU to compare every row with: a results CSV, or a GPU
 #               name found in the run's CSV (default: the project's recorded
 #               H100 run of the landed build, tests/data/h100-2026-11-24.csv)
-# --out DIR     where everything goes (default out/bringup): probe.json (the
-#               probe's draft target file), results.csv (the run), bringup.md,
-#               bringup.html, <gpu>.json (the target file drafted from the run)
+# --out DIR     where everything goes (default out/bringup): targets/ (the
+#               copy of --targets every step works on), probe.json (the
+#               probe's draft target file), results.csv (the run),
+#               bringup.md, bringup.html, and the files ready to commit,
+#               named as in targets/: <gpu>.json (the target file drafted
+#               from the run) and tuning/<gpu>.json (the tuning table)
 # --targets DIR target files, datasheets/nvidia.json and tuning/ (default:
-#               targets/); a folder without this GPU's file shows the report of
-#               a GPU never brought up (roofline-relative targets)
+#               targets/); copied to DIR/targets, never written. In the copy
+#               the probe's draft is the GPU's target file (under the name of
+#               its file there, else a new one), so that the tuning and the
+#               run use the ceilings the drafted file will hold
+# --no-tune     a quick look: no tuning (the run uses the copy's tuning
+#               table, if any) and no tuning table in --out
 # --no-build    use the kbench and kgate already in $KBENCH_BUILD_DIR (or build/)
 # The build is tools/build.sh's (KBENCH_CUDA_ARCH=90 builds for sm_90 only).
 # Exit status: the report's (2 when an input had a problem, said on stderr
@@ -26,11 +35,12 @@ out="out/bringup"
 targets="$root/targets"
 device=0
 build=1
+tune=1
 run_args=()
 while [ $# -gt 0 ]; do
   case "$1" in
     -h | --help)
-      sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'
+      awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
       exit 0
       ;;
     --reference) reference="$2"; shift 2 ;;
@@ -44,6 +54,7 @@ while [ $# -gt 0 ]; do
     --quick) run_args+=(--quick); shift ;;
     --filter) run_args+=(--filter "$2"); shift 2 ;;
     --filter=*) run_args+=(--filter "${1#*=}"); shift ;;
+    --no-tune) tune=0; shift ;;
     --no-build) build=0; shift ;;
     *)
       echo "tools/bringup.sh: unknown option '$1' (tools/bringup.sh --help)" >&2
@@ -55,6 +66,15 @@ if [ ! -d "$targets" ]; then
   echo "tools/bringup.sh: --targets $targets: not a folder" >&2
   exit 2
 fi
+# The copy goes into --out: an --out inside --targets would copy the folder
+# into itself.
+case "$(realpath -m "$out")/" in
+  "$(realpath "$targets")"/*)
+    echo "tools/bringup.sh: --out $out is inside --targets $targets: give an --out elsewhere" >&2
+    exit 2
+    ;;
+esac
+mkdir -p "$out"
 
 bdir="${KBENCH_BUILD_DIR:-$root/build}"
 if [ "$build" = 1 ]; then
@@ -65,23 +85,80 @@ if [ "$build" = 1 ]; then
 fi
 kbench="$bdir/suite/kbench"
 kgate="$bdir/tools/kgate/kgate"
-mkdir -p "$out"
 
-echo "== 1/3 probe: the ceilings, and a target file drafted with datasheet peaks ($out/probe.json)"
-"$kbench" probe --device "$device" --targets "$targets" --write "$out/probe.json"
+steps=$((tune == 1 ? 5 : 3))
+step=0
+say() { step=$((step + 1)); echo "== $step/$steps $*"; }
 
-echo "== 2/3 the whole suite ($out/results.csv)"
+# Every step works on a copy: a bring-up never writes the repository's targets.
+work="$out/targets"
+rm -rf "$work"
+cp -R "$targets" "$work"
+
+say "probe: the ceilings and the ladder, a draft target file ($out/probe.json)"
+"$kbench" probe --device "$device" --targets "$work" --write "$out/probe.json" 2>&1 |
+  tee "$out/probe.log"
+# kbench names the GPU's target file of the folder in one line (kbench
+# --help): "target file: PATH" or "target file: none (new: NAME.json)".
+line="$(grep -m1 '^target file: ' "$out/probe.log" || true)"
+case "$line" in
+  "target file: none (new: "*")")
+    name="${line#target file: none (new: }"
+    name="${name%)}"
+    if [ -e "$work/$name" ]; then
+      echo "tools/bringup.sh: $targets/$name exists but does not match this GPU: fix its" \
+        "\"match\" list, or move it away" >&2
+      exit 2
+    fi
+    cp "$out/probe.json" "$work/$name"
+    echo "   no target file of this GPU in $targets: the probe's draft is the run's ($work/$name)"
+    ;;
+  "target file: "*)
+    # The run's rooflines must be the drafted file's: the probe's ceilings
+    # and ladder take the place of the file's in the copy.
+    name="$(basename "${line#target file: }")"
+    cp "$out/probe.json" "$work/$name"
+    echo "   the GPU's target file is $targets/$name: in the copy, the probe's draft takes its place"
+    ;;
+  *)
+    echo "tools/bringup.sh: kbench probe did not name the GPU's target file (no 'target file:'" \
+      "line in $out/probe.log)" >&2
+    exit 2
+    ;;
+esac
+
+if [ "$tune" = 1 ]; then
+  say "tune the GEMV configurations ($work/tuning/$name, section gemv)"
+  "$kbench" tune gemv --device "$device" --targets "$work"
+  say "tune the cuBLASLt choices ($work/tuning/$name, section cublaslt)"
+  "$kbench" tune --device "$device" --targets "$work"
+fi
+
+say "the whole suite ($out/results.csv)"
 run_rc=0
-"$kbench" run --device "$device" --targets "$targets" --csv "$out/results.csv" \
+"$kbench" run --device "$device" --targets "$work" --csv "$out/results.csv" \
   ${run_args[@]+"${run_args[@]}"} || run_rc=$?
 if [ ! -s "$out/results.csv" ]; then
   echo "tools/bringup.sh: kbench run wrote no rows (exit $run_rc): no report" >&2
   exit "$run_rc"
 fi
 
-echo "== 3/3 the report ($out/bringup.md, $out/bringup.html)"
+say "the report and the drafted target file ($out/bringup.md, $out/$name)"
 report_rc=0
-"$kgate" bringup --results "$out/results.csv" --reference "$reference" --targets "$targets" \
-  --out "$out" || report_rc=$?
+"$kgate" bringup --results "$out/results.csv" --reference "$reference" --targets "$work" \
+  --probe "$out/probe.json" --out "$out" || report_rc=$?
+
+# The files to commit, named as in targets/: kgate wrote the draft to
+# $out/$name; the tuning table is the copy's.
+ready=()
+[ -f "$out/$name" ] && ready+=("$out/$name -> targets/$name")
+rm -rf "$out/tuning"
+if [ "$tune" = 1 ] && [ -f "$work/tuning/$name" ]; then
+  mkdir -p "$out/tuning"
+  cp "$work/tuning/$name" "$out/tuning/$name"
+  ready+=("$out/tuning/$name -> targets/tuning/$name")
+fi
+for f in ${ready[@]+"${ready[@]}"}; do echo "ready to commit (review first): $f"; done
+
 if [ "$report_rc" != 0 ]; then exit "$report_rc"; fi
 exit "$run_rc"

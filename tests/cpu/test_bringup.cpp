@@ -322,7 +322,8 @@ TEST(Bringup, DraftedTargetFileHasDatasheetPeaksAndMeasuredCeilings) {
   EXPECT_GT(f.measured.bf16_tflops, 800);
   ASSERT_NE(f.find("gemv", "memory_bandwidth(GB/s)", "int8", "mean"), nullptr);
   ASSERT_NE(f.find("gemv", "memory_bandwidth(GB/s)", "int8", "D=4096"), nullptr);
-  EXPECT_EQ(*f.find("gemv", "memory_bandwidth(GB/s)", "int8", "D=4096")->roofline_fraction, 0.8);
+  // Its own target: the row's fraction (0.867) rounded down (test_bringup_draft.cpp).
+  EXPECT_EQ(*f.find("gemv", "memory_bandwidth(GB/s)", "int8", "D=4096")->roofline_fraction, 0.86);
   EXPECT_EQ(f.find("Llama-2-7b-chat-hf", "compilation_time(s)", "int8", "BS=1"), nullptr);
   EXPECT_EQ(f.find("roofline_probe", "launch(us)", "int8", "bytes=2147483648"), nullptr);
 }

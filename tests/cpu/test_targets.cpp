@@ -107,6 +107,26 @@ TEST(Targets, MatchGpuByNameCaseInsensitive) {
   EXPECT_EQ(kb::gpu_slug("  "), "unknown-gpu");
 }
 
+// The line `kbench probe` prints for tools/bringup.sh: the GPU's file, or
+// the name a new one gets.
+TEST(Targets, TargetFileLineNamesTheMatchOrTheNewFile) {
+  std::vector<kb::TargetFile> files = {kb::parse_target_file(kGood, "targets/a100.json")};
+  EXPECT_EQ(kb::target_file_line(files, "NVIDIA A100-SXM4-40GB"), "target file: targets/a100.json");
+  EXPECT_EQ(kb::target_file_line(files, "NVIDIA H200"),
+            "target file: none (new: nvidia-h200.json)");
+  EXPECT_EQ(kb::target_file_line({}, "NVIDIA H100 80GB HBM3"),
+            "target file: none (new: nvidia-h100-80gb-hbm3.json)");
+}
+
+TEST(Targets, LayoutPutsOneTargetEntryALine) {
+  const std::string text = kb::layout_target_file(kGood, "a.json");
+  EXPECT_EQ(kb::parse_target_file(text, "a.json").targets.size(),
+            kb::parse_target_file(kGood, "a.json").targets.size());
+  EXPECT_NE(text.find("\n    {\"name\":"), std::string::npos) << text;
+  EXPECT_THROW(kb::layout_target_file("[1]", "a.json"), kb::TargetError);
+  EXPECT_THROW(kb::layout_target_file("{", "a.json"), kb::TargetError);
+}
+
 TEST(Targets, LoadDirAndMissingFiles) {
   namespace fs = std::filesystem;
   fs::path dir = fs::temp_directory_path() / ("kb_targets_" + std::to_string(::getpid()));

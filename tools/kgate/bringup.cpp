@@ -14,6 +14,8 @@
 #include "suite/gpu_name.h"
 #include "suite/rows.h"
 #include "suite/tuning.h"
+#include "tools/kgate/bringup_draft.h"
+#include "tools/kgate/bringup_run.h"
 
 namespace kb {
 
@@ -24,39 +26,6 @@ std::string join(const std::set<std::string>& s) {
   for (const auto& x : s) out += (out.empty() ? "" : ", ") + x;
   return out.empty() ? "none" : out;
 }
-
-// The rows of one run of one GPU (attempt 1: the run itself).
-struct RunView {
-  const History* h = nullptr;
-  uint32_t run = 0;
-  std::string arch;
-  std::vector<const Observation*> obs;
-  const Key& key(const Observation* o) const { return h->keys()[o->key]; }
-  const Observation* find(const std::string& name, const std::string& metric,
-                          const std::string& dtype, const std::string& shape) const {
-    for (const auto* o : obs) {
-      const Key& k = key(o);
-      if (k.name == name && k.metric == metric && k.dtype == dtype && k.shape == shape) return o;
-    }
-    return nullptr;
-  }
-  std::optional<double> probe(const std::string& metric) const {
-    std::optional<double> best;
-    for (const auto* o : obs)
-      if (key(o).name == "roofline_probe" && key(o).metric == metric && o->measured())
-        best = std::max(best.value_or(0), o->actual);
-    return best;
-  }
-  // The fastest GEMM of a dtype in TFLOP/s (the suite's cuBLASLt GEMMs).
-  std::optional<double> best_gemm(const std::string& dtype) const {
-    std::optional<double> best;
-    for (const auto* o : obs)
-      if (key(o).name == "gemm" && key(o).metric == "tflops" && key(o).dtype == dtype &&
-          o->measured())
-        best = std::max(best.value_or(0), o->actual);
-    return best;
-  }
-};
 
 std::set<std::string> archs_of(const History& h) {
   std::set<std::string> s;
@@ -124,8 +93,6 @@ int metric_rank(const std::string& m) {
     if (m == order[i]) return i;
   return 6;
 }
-
-double round_to(double v, double step) { return std::round(v / step) * step; }
 
 }  // namespace
 
@@ -567,59 +534,26 @@ BringupReport build_bringup(const History& results, const History* reference_fil
     }
   }
 
-  // The drafted target file.
+  // The drafted target file (bringup_draft.h).
   {
-    nlohmann::ordered_json doc;
-    doc["gpu"] = r.gpu;
-    doc["match"] = {r.gpu};
-    doc["note"] = "Drafted by kgate bringup from run " + r.run_id + " (" + r.git_sha + ", driver " +
-                  r.driver +
-                  "): peaks from the datasheet table, measured from the run's probe "
-                  "rows and its fastest GEMMs, every target 0.8 of the roofline. Review, tighten "
-                  "to what the GPU reaches (docs/bringup.md), and commit.";
-    std::string message;
-    doc["peaks"] = draft_peaks(ds, in.datasheets_path, r.gpu,
-                               here->probe("read_bandwidth(GB/s)").value_or(0), &message);
-    if (!message.empty() && ds) r.problems.push_back(message);
-    nlohmann::ordered_json m;
-    auto put = [&](const char* key, std::optional<double> v, double step) {
-      if (v) m[key] = round_to(*v, step);
-    };
-    put("read_gbps", here->probe("read_bandwidth(GB/s)"), 1);
-    put("copy_gbps", here->probe("copy_bandwidth(GB/s)"), 1);
-    put("bf16_tflops", here->best_gemm("bfloat16"), 1);
-    put("fp8_tflops", here->best_gemm("fp8_e4m3"), 1);
-    put("launch_us", here->probe("launch(us)"), 0.01);
-    put("graph_node_us", here->probe("graph_node(us)"), 0.01);
-    put("mem_latency_us", here->probe("mem_latency(us)"), 0.01);
-    m["date"] = r.timestamp.substr(0, 10);
-    m["driver"] = r.driver;
-    m["source"] = "run " + r.run_id +
-                  ": read/copy/launch/graph node/HBM round trip from its "
-                  "roofline_probe rows (copy: the faster of the copy kernel and cudaMemcpy), "
-                  "bf16/fp8 from its fastest gemm row";
-    doc["measured"] = m;
-    doc["tolerance"] = 0.05;
-    nlohmann::ordered_json targets = nlohmann::ordered_json::array();
-    std::set<std::tuple<std::string, std::string, std::string, bool>> seen;
-    for (const auto* o : here->obs) {
-      const Key& k = here->key(o);
-      if (k.name == "roofline_probe" || k.metric == "compilation_time(s)") continue;
-      if (!o->roofline()) continue;
-      const bool mean = k.shape == "mean";
-      if (!seen.insert({k.name, k.metric, k.dtype, mean}).second) continue;
-      targets.push_back({{"name", k.name},
-                         {"metric", k.metric},
-                         {"dtype", k.dtype},
-                         {"shape", mean ? "mean" : "*"},
-                         {"roofline_fraction", 0.8}});
-    }
-    doc["targets"] = targets;
-    r.draft_json = doc.dump(2) + "\n";
+    DraftInputs d;
+    d.run = &*here;
+    d.gpu = r.gpu;
+    d.run_id = r.run_id;
+    d.git_sha = r.git_sha;
+    d.driver = r.driver;
+    d.timestamp = r.timestamp;
+    d.datasheet = ds;
+    d.datasheets_path = in.datasheets_path;
+    d.run_targets = tf;
+    d.probe_path = in.probe_path;
+    d.probe_text = in.probe_text;
+    d.probe_problem = in.probe_problem;
+    DraftedTargetFile f = draft_target_file(d);
+    r.draft_json = std::move(f.json);
     r.draft_path = slug;  // the file name; kgate bringup writes it under --out
-    if (tf)
-      r.notes.push_back(tf->path +
-                        " exists: the drafted file is for comparison with it, not a replacement");
+    r.notes.insert(r.notes.end(), f.notes.begin(), f.notes.end());
+    r.problems.insert(r.problems.end(), f.problems.begin(), f.problems.end());
   }
   return r;
 }

@@ -32,6 +32,10 @@ struct BringupInputs {
   std::optional<DatasheetTable> datasheets;
   std::string datasheets_path, datasheets_problem;  // why there is no table
   std::string tuning_dir;                           // targets_dir + "/tuning"
+  // --probe FILE: the probe's draft target file, whose `measured` (ladder
+  // included) the drafted file takes whole; its text, or why it could not be
+  // read ("" = no --probe).
+  std::string probe_path, probe_text, probe_problem;
   double threshold = 0.10;
 };
 

@@ -10,7 +10,9 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
 #include <initializer_list>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -58,7 +60,7 @@ constexpr const char* kSiblingsUsage =
     "kgate siblings --results FILE... [--threshold REL] [--min-points N] [--markdown FILE]";
 constexpr const char* kBringupUsage =
     "kgate bringup --results FILE... --out DIR [--reference GPU|FILE.csv] [--reference-gpu NAME] "
-    "[--gpu NAME] [--targets DIR] [--datasheets FILE] [--threshold REL]";
+    "[--gpu NAME] [--targets DIR] [--datasheets FILE] [--probe FILE] [--threshold REL]";
 constexpr const char* kGptFastUsage =
     "kgate gpt-fast --results FILE... --csv FILE [--json FILE] [--targets DIR]";
 // An output file that cannot be written: the verdict would be lost.
@@ -433,6 +435,8 @@ int cmd_bringup(const Args& args) {
       targets_given = true;
     } else if (f == "--datasheets") {
       datasheets = value_of(a, i);
+    } else if (f == "--probe") {
+      in.probe_path = value_of(a, i);
     } else if (f == "--threshold") {
       in.threshold = parse_double(f, value_of(a, i), 0.01, 0.9);
     } else {
@@ -462,6 +466,16 @@ int cmd_bringup(const Args& args) {
     in.datasheets_problem = in.datasheets_path + ": cannot read the datasheet table";
   }
   for (const auto& r : results) in.results_names += (in.results_names.empty() ? "" : ", ") + r;
+  if (!in.probe_path.empty()) {
+    std::ifstream probe(in.probe_path, std::ios::binary);
+    std::stringstream text;
+    if (probe) {
+      text << probe.rdbuf();
+      in.probe_text = text.str();
+    } else {
+      in.probe_problem = "cannot read it";
+    }
+  }
 
   History h;
   read_history(h, results);

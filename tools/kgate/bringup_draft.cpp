@@ -1,0 +1,267 @@
+#include "tools/kgate/bringup_draft.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+#include <tuple>
+
+#include "tools/kgate/gate.h"
+
+namespace kb {
+
+namespace {
+
+using ordered_json = nlohmann::ordered_json;
+
+double round_to(double v, double step) { return std::round(v / step) * step; }
+
+// Today's `measured` without a probe file: the scalars of the run's probe
+// rows and its fastest GEMMs.
+ordered_json measured_from_run(const DraftInputs& in) {
+  const RunView& here = *in.run;
+  ordered_json m;
+  auto put = [&](const char* key, std::optional<double> v, double step) {
+    if (v) m[key] = round_to(*v, step);
+  };
+  put("read_gbps", here.probe("read_bandwidth(GB/s)"), 1);
+  put("copy_gbps", here.probe("copy_bandwidth(GB/s)"), 1);
+  put("bf16_tflops", here.best_gemm("bfloat16"), 1);
+  put("fp8_tflops", here.best_gemm("fp8_e4m3"), 1);
+  put("launch_us", here.probe("launch(us)"), 0.01);
+  put("graph_node_us", here.probe("graph_node(us)"), 0.01);
+  put("mem_latency_us", here.probe("mem_latency(us)"), 0.01);
+  m["date"] = in.timestamp.substr(0, 10);
+  m["driver"] = in.driver;
+  m["source"] = "run " + in.run_id +
+                ": read/copy/launch/graph node/HBM round trip from its "
+                "roofline_probe rows (copy: the faster of the copy kernel and cudaMemcpy), "
+                "bf16/fp8 from its fastest gemm row";
+  return m;
+}
+
+// The `measured` object of a target file's text; nullopt (and `*why`) when
+// the text is not a target file or has none.
+std::optional<ordered_json> measured_of(const std::string& text, const std::string& path,
+                                        std::string* why) {
+  try {
+    parse_target_file(text, path);
+    ordered_json doc = ordered_json::parse(text);
+    if (doc.contains("measured") && doc["measured"].is_object()) return doc["measured"];
+    *why = path + ": no `measured` object";
+  } catch (const std::exception& e) {
+    *why = e.what();
+  }
+  return std::nullopt;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// The unit a note gives a value in.
+std::string unit_of(const std::string& metric) {
+  const auto open = metric.find('(');
+  if (open != std::string::npos && metric.back() == ')')
+    return metric.substr(open + 1, metric.size() - open - 2);
+  if (metric == "tflops") return "TFLOP/s";
+  if (metric == "token_per_sec") return "tokens/s";
+  return metric;
+}
+
+std::string show(double v, const char* format) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+// One key of the run (the gate's key: the GPUs of one model in one run are
+// attempts of one key) and all its rows, attempts in order.
+struct RunKey {
+  std::string name, metric, dtype, shape;
+  bool lower_is_better = false;
+  std::vector<uint32_t> rows;  // indices into History::observations()
+};
+
+std::vector<RunKey> keys_of_run(const RunView& here) {
+  const auto& obs = here.h->observations();
+  std::vector<RunKey> keys;
+  std::map<std::tuple<std::string, std::string, std::string, std::string>, size_t> at;
+  for (uint32_t i = 0; i < obs.size(); ++i) {
+    const Key& k = here.h->keys()[obs[i].key];
+    if (obs[i].run != here.run || k.arch != here.arch) continue;
+    auto [it, fresh] = at.try_emplace({k.name, k.metric, k.dtype, k.shape}, keys.size());
+    if (fresh) keys.push_back({k.name, k.metric, k.dtype, k.shape, k.lower_is_better, {}});
+    keys[it->second].rows.push_back(i);
+  }
+  for (auto& k : keys)
+    std::stable_sort(k.rows.begin(), k.rows.end(), [&](uint32_t a, uint32_t b) {
+      if (obs[a].attempt != obs[b].attempt) return obs[a].attempt < obs[b].attempt;
+      return obs[a].seq < obs[b].seq;
+    });
+  // In the order the run wrote them (its first row of each).
+  std::stable_sort(keys.begin(), keys.end(), [&](const RunKey& a, const RunKey& b) {
+    return obs[a.rows.front()].seq < obs[b.rows.front()].seq;
+  });
+  return keys;
+}
+
+// A key's per-shape target; none for a key without a roofline, and none
+// with the reason in `*skip` for a key whose run has no value to draft from
+// (the gate fails a failed key whatever its target).
+struct Drafted {
+  double fraction = 0;
+  ordered_json entry;
+};
+std::optional<Drafted> draft_key(const RunView& here, const RunKey& k, const std::string& run_id,
+                                 std::string* skip) {
+  const auto& obs = here.h->observations();
+  std::vector<RunValue> runs;
+  group_runs(obs, k.rows, runs);  // one run: one value, as the gate judges it
+  const RunValue& rv = runs.front();
+  const Observation& first = obs[k.rows[rv.first]];
+  const std::optional<double> roofline = first.roofline();
+  if (rv.bad != SIZE_MAX) {  // a failed row may carry no roofline: said all the same
+    *skip = "failed";
+    return std::nullopt;
+  }
+  if (!roofline || *roofline <= 0) return std::nullopt;  // not a rate of a roofline
+  if (!rv.measured || rv.throttled || rv.value <= 0) {
+    *skip = rv.throttled ? "throttled" : "not measured";
+    return std::nullopt;
+  }
+  const double measured = k.lower_is_better ? *roofline / rv.value : rv.value / *roofline;
+  Drafted d;
+  d.fraction = drafted_fraction(measured);
+  std::string note = "run " + run_id + ": " + show(rv.value, rv.value >= 1000 ? "%.0f" : "%.4g") +
+                     " " + unit_of(k.metric) + ", " + show(measured, "%.3f") + " of the roofline";
+  if (rv.remeasured > 0)
+    note += " (the median of its " + std::to_string(rv.remeasured) + " re-measurements)";
+  d.entry = {{"name", k.name},
+             {"metric", k.metric},
+             {"dtype", k.dtype},
+             {"shape", k.shape},
+             {"roofline_fraction", d.fraction},
+             {"note", note}};
+  return d;
+}
+
+// The per-shape targets of the run's rate keys, each family (experiment,
+// metric, dtype) led by its `*` entry at the lowest of its shapes.
+ordered_json drafted_targets(const RunView& here, const std::string& run_id,
+                             std::vector<std::string>& notes) {
+  using Family = std::tuple<std::string, std::string, std::string>;
+  std::vector<Family> order;
+  std::map<Family, std::vector<Drafted>> families;
+  std::vector<std::string> skipped;
+  for (const RunKey& k : keys_of_run(here)) {
+    if (k.name == "roofline_probe" || k.metric == "compilation_time(s)") continue;
+    std::string skip;
+    std::optional<Drafted> d = draft_key(here, k, run_id, &skip);
+    if (!skip.empty())
+      skipped.push_back(k.name + " " + k.metric + " " + k.dtype + " " + k.shape + " (" + skip +
+                        ")");
+    if (!d) continue;
+    const Family f{k.name, k.metric, k.dtype};
+    if (!families.count(f)) order.push_back(f);
+    families[f].push_back(std::move(*d));
+  }
+  ordered_json targets = ordered_json::array();
+  for (const Family& f : order) {
+    const auto& shapes = families[f];
+    double lowest = 1;
+    for (const auto& d : shapes) lowest = std::min(lowest, d.fraction);
+    targets.push_back({{"name", std::get<0>(f)},
+                       {"metric", std::get<1>(f)},
+                       {"dtype", std::get<2>(f)},
+                       {"shape", "*"},
+                       {"roofline_fraction", lowest},
+                       {"note", "the lowest of the " + std::to_string(shapes.size()) +
+                                    " shape(s) below: a floor for a shape added later"}});
+    for (const auto& d : shapes) targets.push_back(d.entry);
+  }
+  if (!skipped.empty())
+    notes.push_back("drafted target file: " + std::to_string(skipped.size()) +
+                    " key(s) of the run have no target of their own (the `*` entry of their "
+                    "experiment, metric and dtype covers them), the first: " +
+                    skipped.front());
+  return targets;
+}
+
+// The run's rooflines came from its target file's `measured`; where the
+// probe's differ, the drafted fractions are of the former.
+void say_if_ceilings_differ(const DraftInputs& in, const ordered_json& probe_measured,
+                            std::vector<std::string>& notes) {
+  if (!in.run_targets) return;
+  std::string why;
+  const auto used = measured_of(read_text(in.run_targets->path), in.run_targets->path, &why);
+  if (used && *used == probe_measured) return;
+  notes.push_back("the run's rooflines came from " + in.run_targets->path +
+                  "'s measured ceilings, which differ from " + in.probe_path +
+                  "'s: the drafted fractions are of the run's rooflines. To draft them against "
+                  "the probe's, bring up with a targets folder without that file "
+                  "(tools/bringup.sh then runs against the probe's draft)");
+}
+
+// What the drafted file is to the run's target file: its successor where
+// that was the probe's draft (tools/bringup.sh runs with it), else a file
+// to compare with it.
+void say_what_it_is_for(const DraftInputs& in, std::vector<std::string>& notes) {
+  if (!in.run_targets) return;
+  const std::string& path = in.run_targets->path;
+  if (!in.probe_text.empty() && read_text(path) == in.probe_text)
+    notes.push_back(path + " is the probe's draft, which the run used: the drafted file, " +
+                    "with the targets of this run, is to take its place");
+  else
+    notes.push_back(path +
+                    " exists: the drafted file is for comparison with it, not a replacement");
+}
+
+}  // namespace
+
+double drafted_fraction(double fraction) {
+  // The epsilon keeps a fraction such as 0.57, stored as 0.56999..., at 0.57.
+  return std::clamp(std::floor(fraction * 100 + 1e-9) / 100, 0.01, 1.0);
+}
+
+DraftedTargetFile draft_target_file(const DraftInputs& in) {
+  DraftedTargetFile out;
+  std::optional<ordered_json> probe;
+  if (!in.probe_path.empty()) {
+    std::string why = in.probe_problem;
+    if (why.empty()) probe = measured_of(in.probe_text, in.probe_path, &why);
+    if (!probe)
+      out.problems.push_back("--probe " + in.probe_path + ": " + why +
+                             ": the drafted `measured` is the run's probe rows instead");
+  }
+  ordered_json doc;
+  doc["gpu"] = in.gpu;
+  doc["match"] = {in.gpu};
+  doc["note"] = "Drafted by kgate bringup from run " + in.run_id + " (" + in.git_sha + ", driver " +
+                in.driver + "): peaks from the datasheet table, measured " +
+                (probe ? "from the probe's draft " + in.probe_path + " (its ladder included)"
+                       : std::string("from the run's probe rows and its fastest GEMMs")) +
+                "; each target the roofline fraction its row reached, rounded down to 0.01 (its "
+                "note gives the measurement), and a `*` entry per experiment, metric and dtype "
+                "at the lowest of them. Review (docs/bringup.md) and commit.";
+  std::string message;
+  doc["peaks"] = draft_peaks(in.datasheet, in.datasheets_path, in.gpu,
+                             in.run->probe("read_bandwidth(GB/s)").value_or(0), &message);
+  if (!message.empty() && in.datasheet) out.problems.push_back(message);
+  doc["measured"] = probe ? *probe : measured_from_run(in);
+  if (probe) say_if_ceilings_differ(in, *probe, out.notes);
+  doc["tolerance"] = 0.05;
+  doc["targets"] = drafted_targets(*in.run, in.run_id, out.notes);
+  say_what_it_is_for(in, out.notes);
+  out.json = layout_target_file(doc.dump(), "(drafted target file)");
+  return out;
+}
+
+}  // namespace kb
