@@ -437,7 +437,7 @@ std::string layout_target_file(const std::string& text, const std::string& path)
   } catch (const nlohmann::json::parse_error& e) {
     throw TargetError(path + ": not valid JSON: " + e.what());
   }
-  if (!doc.is_object()) fail(path, "(top level)", "expected an object");
+  if (!doc.is_object()) throw TargetError(path + ": (top level): expected an object");
   return layout(doc);
 }
 

@@ -45,7 +45,9 @@ case "$cmd" in
   tune-gemv | tune)
     [ -f "$targets/${STUB_MATCH:-$name}" ] || { echo "stub: no target file before tuning" >&2; exit 3; }
     mkdir -p "$targets/tuning"
-    echo "$cmd" >> "$targets/tuning/${STUB_MATCH:-$name}"
+    if [ -n "${STUB_TUNING:-}" ]; then cp "$STUB_TUNING" "$targets/tuning/${STUB_MATCH:-$name}"; else
+      echo "$cmd" >> "$targets/tuning/${STUB_MATCH:-$name}"
+    fi
     ;;
   run)
     [ -z "${STUB_TUNED:-}" ] || grep -q tune "$targets/tuning/${STUB_MATCH:-$name}" ||
@@ -166,7 +168,9 @@ if [ -n "$build" ] && [ -x "$kgate_exe" ]; then
     set -- $case
     dir="$tmp/$1" name="$2" out="$tmp/real-$1"
     [ "$1" = repo ] && dir="$src/targets" match="$name" || match=""
+    echo '{"gpu": "NVIDIA H200"}' > "$tmp/tuning-h200.json"
     STUB_NAME="$name" STUB_MATCH="$match" STUB_PROBE="$src/tests/data/h200-probe-target.json" \
+      STUB_TUNING="$tmp/tuning-h200.json" \
       STUB_RUN="$src/tests/data/h200-tuned-trimmed.csv" \
       bash "$src/tools/bringup.sh" --no-build --targets "$dir" --out "$out" \
       --reference "$src/tests/data/h100-2026-11-24.csv" > "$out.log" 2>&1

@@ -24,11 +24,9 @@
 #                     this script twice, so that the second one's limit does
 #                     not start late)
 #   kbench:ARGS       any kbench command (ARGS split on spaces)
-#   accept            the GPU's speed-of-light ladder into its target file
-#                     (three probes, the fastest kept); H200: kbench tune gemv,
-#                     the bring-up command, and bring-up with its target file
-#                     hidden; other GPUs: the whole suite and the roofline
-#                     report (lab/tools/roofline_report.py)
+#   accept            the bring-up command (tools/bringup.sh: probe, tune,
+#                     the whole suite, the drafted target file and tuning
+#                     table) into $OUT/bringup
 #   multi             a host of 2 or more GPUs: host.txt, the suite on GPU 0
 #                     (one.csv) and on all GPUs (all.csv), kgate siblings,
 #                     PyTorch's collectives where torch is installed
@@ -168,35 +166,12 @@ step_kbench() {
 }
 
 step_accept() {
-  local gpu tf i rc=0
-  gpu="$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"
-  case "$gpu" in
-    *H200*) tf=targets/h200-sxm-141gb.json ;;
-    *) tf=targets/h100-sxm5-80gb.json ;;
-  esac
-  # Three probes in three processes: the file keeps the fastest per rung
-  # (launch-bound rungs move 2-4% from process to process).
-  for i in 1 2 3; do timeout 60 "$kb" probe --write "$tf" > "$out/probe$i.log" 2>&1 || rc=1; done
-  cp "$tf" "$out/"
-  case "$gpu" in
-    *H200*)
-      timeout 150 "$kb" tune gemv > "$out/tune-gemv.log" 2>&1 || rc=1
-      cp targets/tuning/h200*.json "$out/" 2> /dev/null
-      KBENCH_BUILD_DIR="$build" timeout 200 tools/bringup.sh --no-build --out "$out/bringup" \
-        > "$out/bringup.log" 2>&1 || rc=1
-      local hidden="$out/targets-hidden"
-      mkdir -p "$hidden"
-      cp -r targets/a100-sxm4-40gb.json targets/h100-sxm5-80gb.json targets/datasheets targets/tuning "$hidden/"
-      KBENCH_BUILD_DIR="$build" timeout 60 tools/bringup.sh --no-build --quick --filter '^(gemv|layer_norm)$' \
-        --targets "$hidden" --out "$out/hidden" > "$out/hidden.log" 2>&1 || rc=1
-      ;;
-    *)
-      timeout 240 "$kb" run --csv "$out/full.csv" "${kbench_opts[@]}" > "$out/full.log" 2>&1 || rc=1
-      python3 lab/tools/roofline_report.py "$out/full.csv" > "$out/roofline.txt" 2>&1
-      tail -45 "$out/roofline.txt"
-      ;;
-  esac
-  return $rc
+  # The bring-up command as a new GPU gets it: bringup.sh probes, tunes and
+  # runs on a copy of targets/ whose file for this GPU is the probe's draft
+  # (docs/bringup.md); the drafted target file and tuning table land in
+  # $out/bringup, ready to compare with the committed ones.
+  KBENCH_BUILD_DIR="$build" timeout 480 tools/bringup.sh --no-build --out "$out/bringup" \
+    > "$out/bringup.log" 2>&1
 }
 
 # The summary of `multi`: each GPU's rows of --device all against --device 0.

@@ -4,6 +4,7 @@
 // GPU (tests/data/h200-probe-target.json, with its measured ladder).
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <functional>
 #include <sstream>
 
@@ -267,12 +268,20 @@ TEST(BringupDraft, TheProbesDraftInstalledIsToBeReplaced) {
 }
 
 TEST(BringupDraft, SaysWhenTheRunsCeilingsWereNotTheProbes) {
-  // The repo's H200 file (no ladder) gave the run its rooflines.
-  const kb::BringupReport r = draft_of(slurp(kRunCsv), inputs(kTargets));
+  // The GPU's file in the run's folder has ceilings of its own (another
+  // read_gbps): they gave the run its rooflines, not the probe's.
+  const auto dir = targets_without_h200("ceilings_differ");
+  std::string other = slurp(kProbe);
+  const std::string from = "\"read_gbps\": 4596", to = "\"read_gbps\": 4500";
+  ASSERT_NE(other.find(from), std::string::npos);
+  other.replace(other.find(from), from.size(), to);
+  { std::ofstream(dir / "h200-sxm-141gb.json") << other; }
+  const kb::BringupReport r = draft_of(slurp(kRunCsv), inputs(dir));
   bool said = false;
   for (const auto& n : r.notes)
-    said = said || contains(n, "the run's rooflines came from " + kTargets +
-                                   "/h200-sxm-141gb.json's measured ceilings, which differ");
+    said = said ||
+           contains(n, "the run's rooflines came from " + (dir / "h200-sxm-141gb.json").string() +
+                           "'s measured ceilings, which differ");
   EXPECT_TRUE(said);
   EXPECT_EQ(r.draft_path, "h200-sxm-141gb.json");
 }
