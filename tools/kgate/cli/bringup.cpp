@@ -1,0 +1,167 @@
+// kgate bringup: the bring-up report of a new GPU (tools/kgate/bringup.h,
+// docs/bringup.md). Problems of the input are lines of the report (and of
+// stderr): the report is still written where it can be, and the exit code is 2.
+#include "tools/kgate/bringup.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "reports/result_reader.h"
+#include "tools/kgate/cli/commands.h"
+
+namespace kb::kgate_cli {
+
+namespace {
+
+struct BringupPlan {
+  BringupInputs in;
+  std::vector<std::string> results;
+  std::string out, datasheets;
+  bool targets_given = false;
+};
+
+BringupPlan parse_bringup(const Args& args) {
+  const Args a = expand_equals(args, {}, kBringupUsage);
+  BringupPlan p;
+  BringupInputs& in = p.in;
+  in.reference = "H100";
+  for (size_t i = 1; i < a.size(); ++i) {
+    const std::string& f = a[i];
+    if (f == "--results") {
+      take_files(a, i, p.results, kBringupUsage);
+    } else if (f == "--out") {
+      p.out = value_of(a, i);
+    } else if (f == "--reference") {
+      in.reference = value_of(a, i);
+    } else if (f == "--reference-gpu") {
+      in.reference_gpu = value_of(a, i);
+    } else if (f == "--gpu") {
+      in.gpu = value_of(a, i);
+    } else if (f == "--targets") {
+      in.targets_dir = value_of(a, i);
+      p.targets_given = true;
+    } else if (f == "--datasheets") {
+      p.datasheets = value_of(a, i);
+    } else if (f == "--probe") {
+      in.probe_path = value_of(a, i);
+    } else if (f == "--threshold") {
+      in.threshold = parse_double(f, value_of(a, i), 0.01, 0.9);
+    } else {
+      unexpected("bringup", f, kBringupUsage, "--results");
+    }
+  }
+  if (p.results.empty()) throw UsageError("bringup needs --results FILE...", kBringupUsage);
+  if (p.out.empty()) throw UsageError("bringup needs --out DIR", kBringupUsage);
+  if (in.reference.empty())
+    throw UsageError("--reference needs a GPU name or a file", kBringupUsage);
+  return p;
+}
+
+// The target files, the datasheet table and the probe: what is missing
+// becomes a problem of the report, what is malformed an error (exit 2).
+void load_bringup_inputs(BringupPlan& p) {
+  BringupInputs& in = p.in;
+  std::error_code ec;
+  if (!p.targets_given && std::filesystem::is_directory("targets", ec)) in.targets_dir = "targets";
+  if (!in.targets_dir.empty()) {
+    in.targets = load_target_dir(in.targets_dir);  // a malformed file is an error, as elsewhere
+    in.tuning_dir = in.targets_dir + "/tuning";
+  }
+  in.datasheets_path = !p.datasheets.empty()     ? p.datasheets
+                       : !in.targets_dir.empty() ? datasheets_path(in.targets_dir)
+                                                 : "";
+  if (in.datasheets_path.empty()) {
+    in.datasheets_problem =
+        "no datasheet table: give --targets DIR (its datasheets/nvidia.json) "
+        "or --datasheets FILE";
+  } else if (std::filesystem::exists(in.datasheets_path, ec)) {
+    in.datasheets = load_datasheets(in.datasheets_path);  // malformed: exit 2, as target files
+  } else {
+    in.datasheets_problem = in.datasheets_path + ": cannot read the datasheet table";
+  }
+  for (const auto& r : p.results) in.results_names += (in.results_names.empty() ? "" : ", ") + r;
+  if (!in.probe_path.empty()) {
+    std::ifstream probe(in.probe_path, std::ios::binary);
+    std::stringstream text;
+    if (probe) {
+      text << probe.rdbuf();
+      in.probe_text = text.str();
+    } else {
+      in.probe_problem = "cannot read it";
+    }
+  }
+}
+
+// --reference: a results file when it names one (or looks like one), else a
+// GPU name. Returns whether it is a file; one that cannot be read is a
+// problem of the report.
+bool read_reference(BringupInputs& in, History& ref) {
+  std::error_code ec;
+  bool ref_is_file = std::filesystem::exists(in.reference, ec) ||
+                     in.reference.find(".csv") != std::string::npos ||
+                     in.reference.find('/') != std::string::npos;
+  if (ref_is_file) {
+    try {
+      ref.add_file(in.reference);
+      ref.finish();
+    } catch (const ResultFileError& e) {
+      in.reference_problem = std::string("--reference ") + in.reference + ": " + e.what() +
+                             ": the comparison with a reference is left out";
+    }
+  }
+  return ref_is_file;
+}
+
+// The drafted target file and the report (Markdown and HTML) under --out.
+void write_bringup(BringupReport& rep, const BringupPlan& p, bool ref_is_file) {
+  const BringupInputs& in = p.in;
+  const std::string draft = (std::filesystem::path(p.out) / rep.draft_path).string();
+  const std::string md = (std::filesystem::path(p.out) / "bringup.md").string();
+  const std::string html = (std::filesystem::path(p.out) / "bringup.html").string();
+  std::vector<NamedPath> inputs = inputs_of(p.results, in.targets);
+  if (ref_is_file) inputs.push_back({"--reference", in.reference});
+  inputs.push_back({"--datasheets", in.datasheets_path});
+  inputs.push_back({"the tuning table", (in.tuning_dir.empty() ? "targets/tuning" : in.tuning_dir) +
+                                            "/" + rep.draft_path});
+  refuse_clashes(inputs, {{"--out", draft}, {"--out", md}, {"--out", html}});
+  std::error_code ec;
+  std::filesystem::create_directories(p.out, ec);
+  if (ec) throw OutputError("cannot make the folder " + p.out + ": " + ec.message());
+  rep.draft_path = draft;
+  write_file(draft, rep.draft_json);
+  write_file(md, bringup_markdown(rep));
+  write_file(html, bringup_html(rep));
+  std::printf(
+      "kgate bringup: %s, run %s%s: %zu of %zu points %.0f%% or more behind the reference\n",
+      rep.gpu.c_str(), rep.run_id.c_str(),
+      rep.reference_gpu.empty() ? " (no reference)" : (" against " + rep.reference_gpu).c_str(),
+      rep.candidates, rep.rows.size(), rep.threshold * 100);
+  std::printf("  report: %s, %s\n  drafted target file: %s\n", md.c_str(), html.c_str(),
+              draft.c_str());
+}
+
+}  // namespace
+
+int cmd_bringup(const Args& args) {
+  BringupPlan p = parse_bringup(args);
+  load_bringup_inputs(p);
+
+  History h;
+  read_history(h, p.results);
+  print_history_warnings(h);
+  History ref;
+  const bool ref_is_file = read_reference(p.in, ref);
+  BringupReport rep =
+      build_bringup(h, ref_is_file && p.in.reference_problem.empty() ? &ref : nullptr, p.in);
+
+  write_bringup(rep, p, ref_is_file);
+  for (const auto& n : rep.notes) std::printf("  note: %s\n", n.c_str());
+  for (const auto& pr : rep.problems) std::fprintf(stderr, "kgate: bringup: %s\n", pr.c_str());
+  return rep.problems.empty() ? 0 : 2;
+}
+
+}  // namespace kb::kgate_cli

@@ -1,0 +1,110 @@
+// kgate check: the nightly gate (DESIGN.md "The gate's rules").
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "reports/gate_writers.h"
+#include "tools/kgate/cli/commands.h"
+#include "tools/kgate/gate.h"
+#include "tools/kgate/suspects.h"
+
+namespace kb::kgate_cli {
+
+namespace {
+
+struct CheckPlan {
+  GateOptions gate;
+  std::vector<std::string> results;
+  std::string targets_dir, markdown, junit, html, suspects;
+  double max_suspects = kMaxSuspectShare;
+  bool all = false;
+};
+
+CheckPlan parse_check(const Args& args) {
+  const Args a = expand_equals(args, {"--strict", "--all"}, kCheckUsage);
+  CheckPlan p;
+  GateOptions& opt = p.gate;
+  for (size_t i = 1; i < a.size(); ++i) {
+    const std::string& f = a[i];
+    if (f == "--results") {
+      take_files(a, i, p.results, kCheckUsage);
+    } else if (f == "--all") {
+      p.all = true;
+    } else if (f == "--targets") {
+      p.targets_dir = value_of(a, i);
+    } else if (f == "--window") {
+      opt.rule.window = static_cast<int>(parse_int(f, value_of(a, i), 3, 500));
+    } else if (f == "--min-gap") {
+      opt.rule.min_gap = parse_double(f, value_of(a, i), 0, 1, true);
+    } else if (f == "--min-history") {
+      opt.rule.min_history = static_cast<int>(parse_int(f, value_of(a, i), 3, 500));
+    } else if (f == "--max-noise") {
+      opt.rule.max_noise = parse_double(f, value_of(a, i), 0, 1, true);
+    } else if (f == "--board-gap") {
+      opt.board.board_gap = parse_double(f, value_of(a, i), 0, 1, true);
+    } else if (f == "--strict") {
+      opt.strict = true;
+    } else if (f == "--suspects") {
+      p.suspects = value_of(a, i);
+    } else if (f == "--max-suspects") {
+      p.max_suspects = parse_double(f, value_of(a, i), 0.01, 1);
+    } else if (f == "--shared-noise") {
+      opt.rule.shared_noise = parse_double(f, value_of(a, i), 0, 1);
+    } else if (f == "--markdown") {
+      p.markdown = value_of(a, i);
+    } else if (f == "--junit") {
+      p.junit = value_of(a, i);
+    } else if (f == "--html") {
+      p.html = value_of(a, i);
+    } else {
+      unexpected("check", f, kCheckUsage, "--results");
+    }
+  }
+  if (p.results.empty()) throw UsageError("check needs --results FILE...", kCheckUsage);
+  if (opt.rule.min_history > opt.rule.window)
+    throw UsageError("--min-history " + std::to_string(opt.rule.min_history) +
+                         " is larger than --window " + std::to_string(opt.rule.window),
+                     kCheckUsage);
+  return p;
+}
+
+// The keys to re-measure (rule 4), with how many the cap left out.
+void write_suspects(const GateReport& rep, const std::string& path, double max_suspects) {
+  size_t capped = 0;
+  std::string text = suspects_csv(rep, &capped, max_suspects);
+  write_file(path, text);
+  size_t n = static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) - 1;
+  std::printf("suspects: %zu key(s) to re-measure written to %s", n, path.c_str());
+  if (capped)
+    std::printf(" (%zu more left out: at most %.0f%% of the keys, --max-suspects)", capped,
+                max_suspects * 100);
+  std::printf("\n");
+}
+
+}  // namespace
+
+int cmd_check(const Args& args) {
+  CheckPlan p = parse_check(args);
+  if (!p.targets_dir.empty()) p.gate.targets = load_target_dir(p.targets_dir);
+  refuse_clashes(inputs_of(p.results, p.gate.targets), {{"--markdown", p.markdown},
+                                                        {"--junit", p.junit},
+                                                        {"--html", p.html},
+                                                        {"--suspects", p.suspects}});
+
+  History h;
+  read_history(h, p.results);
+  GateReport rep = run_gate(h, p.gate);
+  rep.host = host_name();
+  rep.generated_at = utc_now();
+  print_warnings(rep.warnings);
+  std::fputs(gate_console(rep, p.all).c_str(), stdout);
+  std::fflush(stdout);
+  if (!p.markdown.empty()) write_file(p.markdown, gate_markdown(rep));
+  if (!p.junit.empty()) write_file(p.junit, gate_junit(rep));
+  if (!p.html.empty()) write_file(p.html, gate_html(rep));
+  if (!p.suspects.empty()) write_suspects(rep, p.suspects, p.max_suspects);
+  return rep.exit_code();
+}
+
+}  // namespace kb::kgate_cli

@@ -1,0 +1,22 @@
+// The kgate commands, one file each in this folder; each takes the whole
+// command line (a[0] is the command's name) and returns the exit code.
+#pragma once
+
+#include "tools/kgate/cli/options.h"
+
+namespace kb::kgate_cli {
+
+int cmd_check(const Args& args);
+int cmd_compare(const Args& args);
+int cmd_dashboard(const Args& args);
+int cmd_gpt_fast(const Args& args);
+int cmd_bringup(const Args& args);
+int cmd_noise(const Args& args);
+int cmd_siblings(const Args& args);
+
+// Hidden development commands (lab.cpp): the evidence behind docs/gate.md.
+int cmd_simulate(const Args& args);
+int cmd_selftest_table(const Args& args);
+int cmd_gen_history(const Args& args);
+
+}  // namespace kb::kgate_cli

@@ -1,0 +1,99 @@
+// kgate dashboard: the history of every key as one self-contained HTML page
+// (tools/kgate/dashboard.h).
+#include "tools/kgate/dashboard.h"
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "tools/kgate/cli/commands.h"
+
+namespace kb::kgate_cli {
+
+namespace {
+
+struct DashboardPlan {
+  DashboardOptions opt;
+  std::vector<std::string> results;
+  std::string targets_dir, out;
+};
+
+DashboardPlan parse_dashboard(const Args& args) {
+  const Args a = expand_equals(args, {"--strict"}, kDashboardUsage);
+  DashboardPlan p;
+  GateOptions& gate = p.opt.gate;
+  for (size_t i = 1; i < a.size(); ++i) {
+    const std::string& f = a[i];
+    if (f == "--results") {
+      take_files(a, i, p.results, kDashboardUsage);
+    } else if (f == "--targets") {
+      p.targets_dir = value_of(a, i);
+    } else if (f == "--out") {
+      p.out = value_of(a, i);
+    } else if (f == "--title") {
+      p.opt.title = value_of(a, i);
+    } else if (f == "--window") {
+      gate.rule.window = static_cast<int>(parse_int(f, value_of(a, i), 3, 500));
+    } else if (f == "--min-gap") {
+      gate.rule.min_gap = parse_double(f, value_of(a, i), 0, 1, true);
+    } else if (f == "--min-history") {
+      gate.rule.min_history = static_cast<int>(parse_int(f, value_of(a, i), 3, 500));
+    } else if (f == "--max-noise") {
+      gate.rule.max_noise = parse_double(f, value_of(a, i), 0, 1, true);
+    } else if (f == "--board-gap") {
+      gate.board.board_gap = parse_double(f, value_of(a, i), 0, 1, true);
+    } else if (f == "--strict") {
+      gate.strict = true;
+    } else {
+      unexpected("dashboard", f, kDashboardUsage, "--results");
+    }
+  }
+  if (p.results.empty()) throw UsageError("dashboard needs --results FILE...", kDashboardUsage);
+  if (p.out.empty())
+    throw UsageError("dashboard needs --out DIR (or --out FILE.html)", kDashboardUsage);
+  if (gate.rule.min_history > gate.rule.window)
+    throw UsageError("--min-history " + std::to_string(gate.rule.min_history) +
+                         " is larger than --window " + std::to_string(gate.rule.window),
+                     kDashboardUsage);
+  return p;
+}
+
+bool ends_with(const std::string& s, const char* sfx) {
+  size_t n = std::strlen(sfx);
+  return s.size() >= n && s.compare(s.size() - n, n, sfx) == 0;
+}
+
+}  // namespace
+
+int cmd_dashboard(const Args& args) {
+  DashboardPlan p = parse_dashboard(args);
+  const std::string& out = p.out;
+  if (!p.targets_dir.empty()) p.opt.gate.targets = load_target_dir(p.targets_dir);
+  // A folder (made if need be) gets index.html; a name ending in .html is the file.
+  const bool to_folder = !ends_with(out, ".html") && !ends_with(out, ".htm");
+  const std::string path = to_folder ? (std::filesystem::path(out) / "index.html").string() : out;
+  refuse_clashes(inputs_of(p.results, p.opt.gate.targets), {{"--out", path}});
+
+  History h;
+  read_history(h, p.results);
+  RowExtras extras;
+  for (uint32_t i = 0; i < p.results.size(); ++i) extras.add_file(i, p.results[i]);
+  DashboardData d = build_dashboard(h, extras, p.opt);
+  print_warnings(d.warnings);
+
+  if (to_folder) {
+    std::error_code ec;
+    std::filesystem::create_directories(out, ec);
+    if (ec) throw OutputError("cannot make the folder " + out + ": " + ec.message());
+  }
+  std::string html = dashboard_html(d);
+  write_file(path, html);
+  std::printf("kgate dashboard: %s (%zu runs, %zu keys, %zu rows; %.1f MB)\n", path.c_str(),
+              d.runs.size(), d.keys.size(), d.rows, static_cast<double>(html.size()) / 1e6);
+  for (const auto& n : d.notes) std::printf("  missing: %s\n", n.c_str());
+  return 0;
+}
+
+}  // namespace kb::kgate_cli

@@ -1,0 +1,88 @@
+// kgate_main: picks the command, and turns every error into its message and
+// exit code 2 (a regression's exit 1 is the command's own).
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "kgate_help_text.h"
+#include "reports/result_reader.h"
+#include "tools/kgate/bringup.h"
+#include "tools/kgate/cli.h"
+#include "tools/kgate/cli/commands.h"
+
+namespace kb {
+
+namespace {
+
+using namespace kgate_cli;
+
+int dispatch(const Args& a) {
+  if (a.empty()) throw UsageError("no command given", kTopUsage);
+  const std::string& cmd = a[0];
+  if (cmd == "help" || cmd == "--help" || cmd == "-h") {
+    std::fputs(kKgateHelp, stdout);
+    return 0;
+  }
+  if (cmd == "--version") {
+    std::printf("kgate %s\n", KBENCH_VERSION);
+    return 0;
+  }
+  if (cmd == "check") return cmd_check(a);
+  if (cmd == "compare") return cmd_compare(a);
+  if (cmd == "dashboard") return cmd_dashboard(a);
+  if (cmd == "gpt-fast") return cmd_gpt_fast(a);
+  if (cmd == "simulate") return cmd_simulate(a);
+  if (cmd == "noise") return cmd_noise(a);
+  if (cmd == "siblings") return cmd_siblings(a);
+  if (cmd == "bringup") return cmd_bringup(a);
+  if (cmd == "selftest-table") return cmd_selftest_table(a);
+  if (cmd == "gen-history") return cmd_gen_history(a);
+  std::error_code ec;
+  if (std::filesystem::exists(cmd, ec) || cmd.find(".csv") != std::string::npos)
+    throw UsageError(
+        "'" + cmd + "' is not a command; to gate a results file: kgate check --results " + cmd,
+        kTopUsage);
+  throw UsageError("unknown command '" + cmd + "'", kTopUsage);
+}
+
+// The usage line of the command named first (an error thrown without one,
+// such as a flag's missing value, still shows it).
+std::string usage_for(const UsageError& e, const Args& a) {
+  std::string usage = e.usage;
+  if (usage.empty() && !a.empty())
+    usage = a[0] == "check"       ? kCheckUsage
+            : a[0] == "compare"   ? kCompareUsage
+            : a[0] == "dashboard" ? kDashboardUsage
+            : a[0] == "noise"     ? kNoiseUsage
+            : a[0] == "siblings"  ? kSiblingsUsage
+            : a[0] == "gpt-fast"  ? kGptFastUsage
+            : a[0] == "bringup"   ? kBringupUsage
+                                  : "";
+  if (usage.empty()) usage = kTopUsage;
+  return usage;
+}
+
+}  // namespace
+
+int kgate_main(int argc, char** argv) {
+  Args a(argv + 1, argv + argc);
+  try {
+    return dispatch(a);
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "kgate: %s\nusage: %s\n(kgate --help lists the commands and options)\n",
+                 e.what(), usage_for(e, a).c_str());
+  } catch (const ResultFileError& e) {
+    std::fprintf(stderr, "kgate: error: %s\n", e.what());
+  } catch (const TargetError& e) {
+    std::fprintf(stderr, "kgate: error: %s\n", e.what());
+  } catch (const BringupError& e) {
+    std::fprintf(stderr, "kgate: bringup: %s; nothing was written\n", e.what());
+  } catch (const OutputError& e) {
+    std::fprintf(stderr, "kgate: error: %s\n", e.what());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kgate: error: %s\n", e.what());
+  }
+  return 2;
+}
+
+}  // namespace kb

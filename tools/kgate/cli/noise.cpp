@@ -1,0 +1,41 @@
+// kgate noise: run-to-run noise per key over several runs (tools/noise-report.sh).
+#include "tools/kgate/noise.h"
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "tools/kgate/cli/commands.h"
+
+namespace kb::kgate_cli {
+
+int cmd_noise(const Args& args) {
+  const Args a = expand_equals(args, {}, kNoiseUsage);
+  std::vector<std::string> results;
+  std::string markdown, csv_out;
+  for (size_t i = 1; i < a.size(); ++i) {
+    const std::string& f = a[i];
+    if (f == "--results") {
+      take_files(a, i, results, kNoiseUsage);
+    } else if (f == "--markdown") {
+      markdown = value_of(a, i);
+    } else if (f == "--csv") {
+      csv_out = value_of(a, i);
+    } else {
+      unexpected("noise", f, kNoiseUsage, "--results");
+    }
+  }
+  if (results.empty()) throw UsageError("noise needs --results FILE...", kNoiseUsage);
+  refuse_clashes(inputs_of(results, {}), {{"--markdown", markdown}, {"--csv", csv_out}});
+  History h;
+  read_history(h, results);
+  print_history_warnings(h);
+  NoiseReport rep = noise_report(h);
+  std::fputs(noise_console(rep).c_str(), stdout);
+  std::fflush(stdout);
+  if (!markdown.empty()) write_file(markdown, noise_markdown(rep));
+  if (!csv_out.empty()) write_file(csv_out, noise_csv(rep));
+  return 0;
+}
+
+}  // namespace kb::kgate_cli

@@ -1,0 +1,116 @@
+#include "tools/kgate/cli/options.h"
+
+#include <unistd.h>
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+#include "reports/result_reader.h"
+
+namespace kb::kgate_cli {
+
+Args expand_equals(const Args& in, std::initializer_list<const char*> no_value, const char* usage) {
+  Args out;
+  for (const auto& a : in) {
+    size_t eq = a.find('=');
+    if (a.rfind("--", 0) != 0 || eq == std::string::npos) {
+      out.push_back(a);
+      continue;
+    }
+    std::string flag = a.substr(0, eq);
+    for (const char* f : no_value)
+      if (flag == f) throw UsageError(flag + " takes no value (got '" + a + "')", usage);
+    out.push_back(flag);
+    out.push_back(a.substr(eq + 1));
+  }
+  return out;
+}
+
+void unexpected(const std::string& cmd, const std::string& arg, const char* usage,
+                const char* file_flag) {
+  if (arg.rfind("-", 0) == 0) throw UsageError(cmd + ": unknown option '" + arg + "'", usage);
+  std::error_code ec;
+  bool looks_like_file = arg.find('.') != std::string::npos || arg.find('/') != std::string::npos ||
+                         std::filesystem::exists(arg, ec);
+  if (looks_like_file && file_flag)
+    throw UsageError(cmd + ": unexpected argument '" + arg + "': files follow " + file_flag +
+                         " (kgate " + cmd + " " + file_flag + " " + arg + " ...)",
+                     usage);
+  throw UsageError(cmd + ": unexpected argument '" + arg + "'", usage);
+}
+
+std::string host_name() {
+  char buf[256] = {0};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "";
+  return buf;
+}
+
+const std::string& value_of(const Args& a, size_t& i) {
+  if (i + 1 >= a.size()) throw UsageError(a[i] + " needs a value");
+  return a[++i];
+}
+
+double parse_double(const std::string& flag, const std::string& v, double lo, double hi,
+                    bool hi_open) {
+  double x = 0;
+  auto res = std::from_chars(v.data(), v.data() + v.size(), x);
+  if (res.ec != std::errc() || res.ptr != v.data() + v.size() || !std::isfinite(x) || x < lo ||
+      x > hi || (hi_open && x == hi))
+    throw UsageError(flag + " " + v + ": expected a number in [" + std::to_string(lo).substr(0, 4) +
+                     ", " + std::to_string(hi).substr(0, 4) + (hi_open ? ")" : "]"));
+  return x;
+}
+
+long parse_int(const std::string& flag, const std::string& v, long lo, long hi) {
+  long x = 0;
+  auto res = std::from_chars(v.data(), v.data() + v.size(), x);
+  if (res.ec != std::errc() || res.ptr != v.data() + v.size() || x < lo || x > hi)
+    throw UsageError(flag + " " + v + ": expected a whole number from " + std::to_string(lo) +
+                     " to " + std::to_string(hi));
+  return x;
+}
+
+void write_file(const std::string& path, const std::string& text) { atomic_write(path, text); }
+
+void refuse_clashes(const std::vector<NamedPath>& inputs, const std::vector<NamedPath>& outputs) {
+  const std::string clash = output_clash(inputs, outputs);
+  if (!clash.empty()) throw OutputError(clash);
+}
+
+std::vector<NamedPath> inputs_of(const std::vector<std::string>& results,
+                                 const std::vector<TargetFile>& targets) {
+  std::vector<NamedPath> in;
+  for (const auto& r : results) in.push_back({"--results", r});
+  for (const auto& t : targets) in.push_back({"--targets", t.path});
+  return in;
+}
+
+void print_warnings(const std::vector<std::string>& warnings) {
+  for (const auto& w : warnings) std::fprintf(stderr, "kgate: warning: %s\n", w.c_str());
+}
+
+void print_history_warnings(const History& h) {
+  for (const auto& w : h.warnings()) std::fprintf(stderr, "kgate: warning: %s\n", w.text().c_str());
+  for (const auto& w : h.untrusted())
+    std::fprintf(stderr, "kgate: warning: %s; row skipped\n", w.text().c_str());
+}
+
+void read_history(History& h, const std::vector<std::string>& files) {
+  try {
+    for (const auto& p : files) h.add_file(p);
+  } catch (const ResultFileError&) {
+    print_history_warnings(h);
+    throw;
+  }
+  h.finish();
+}
+
+void take_files(const Args& a, size_t& i, std::vector<std::string>& files, const char* usage) {
+  size_t before = files.size();
+  while (i + 1 < a.size() && a[i + 1].rfind("--", 0) != 0) files.push_back(a[++i]);
+  if (files.size() == before) throw UsageError("--results needs at least one file", usage);
+}
+
+}  // namespace kb::kgate_cli

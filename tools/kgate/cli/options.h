@@ -1,0 +1,91 @@
+// What every kgate command shares: its usage lines, the errors that set the
+// exit code, and the helpers that read options and write outputs.
+#pragma once
+
+#include <initializer_list>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "reports/atomic_write.h"
+#include "suite/targets.h"
+#include "tools/kgate/history.h"
+
+namespace kb::kgate_cli {
+
+// Bad usage: exit 2 with the message and the command's usage line.
+struct UsageError : std::runtime_error {
+  explicit UsageError(const std::string& what, const char* usage_line = nullptr)
+      : std::runtime_error(what), usage(usage_line ? usage_line : "") {}
+  std::string usage;
+};
+
+// An output file that cannot be written: the verdict would be lost.
+struct OutputError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+constexpr const char* kTopUsage =
+    "kgate check|compare|dashboard|noise|siblings|gpt-fast|bringup [options]   (kgate --help)";
+constexpr const char* kCheckUsage =
+    "kgate check --results FILE... [--targets DIR] [--markdown FILE] [--junit FILE] "
+    "[--html FILE] [--suspects FILE] [--all] [options]";
+constexpr const char* kCompareUsage =
+    "kgate compare BASE.csv NEW.csv [--min-change REL] [--noise REL] [--markdown FILE]";
+constexpr const char* kDashboardUsage =
+    "kgate dashboard --results FILE... --out DIR|FILE.html [--targets DIR] [--title TEXT] "
+    "[options]";
+constexpr const char* kNoiseUsage = "kgate noise --results FILE... [--markdown FILE] [--csv FILE]";
+constexpr const char* kSiblingsUsage =
+    "kgate siblings --results FILE... [--threshold REL] [--min-points N] [--markdown FILE]";
+constexpr const char* kBringupUsage =
+    "kgate bringup --results FILE... --out DIR [--reference GPU|FILE.csv] [--reference-gpu NAME] "
+    "[--gpu NAME] [--targets DIR] [--datasheets FILE] [--probe FILE] [--threshold REL]";
+constexpr const char* kGptFastUsage =
+    "kgate gpt-fast --results FILE... --csv FILE [--json FILE] [--targets DIR]";
+
+using Args = std::vector<std::string>;
+
+// `--opt=value` as `--opt value` (nvbench's and Google Benchmark's users
+// write it so). A flag that takes no value refuses one.
+Args expand_equals(const Args& in, std::initializer_list<const char*> no_value, const char* usage);
+
+// An argument where an option was expected: a file given without its flag
+// gets a hint.
+[[noreturn]] void unexpected(const std::string& cmd, const std::string& arg, const char* usage,
+                             const char* file_flag);
+
+// Reads the value after a flag; `i` is left on it.
+const std::string& value_of(const Args& a, size_t& i);
+
+double parse_double(const std::string& flag, const std::string& v, double lo, double hi,
+                    bool hi_open = false);
+long parse_int(const std::string& flag, const std::string& v, long lo, long hi);
+
+// `--results FILE...`: the files up to the next option.
+void take_files(const Args& a, size_t& i, std::vector<std::string>& files, const char* usage);
+
+std::string host_name();
+
+// Whole or not at all (reports/atomic_write.h): the previous file stays on any failure.
+void write_file(const std::string& path, const std::string& text);
+
+// Before anything is written: no output may be an input (the
+// history above all) or another output.
+void refuse_clashes(const std::vector<NamedPath>& inputs, const std::vector<NamedPath>& outputs);
+
+// The files behind --results and the target files loaded, as inputs.
+std::vector<NamedPath> inputs_of(const std::vector<std::string>& results,
+                                 const std::vector<TargetFile>& targets);
+
+void print_warnings(const std::vector<std::string>& warnings);
+
+// For the commands that do not gate (check reports tonight's damaged rows
+// as failures of the night): every damaged row is a warning.
+void print_history_warnings(const History& h);
+
+// Reads every results file; the warnings of a file that is then refused
+// are printed first, so that its error can refer to them.
+void read_history(History& h, const std::vector<std::string>& files);
+
+}  // namespace kb::kgate_cli
