@@ -1,0 +1,439 @@
+#include "tools/kgate/gate_rules.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+#include <map>
+#include <optional>
+#include <string_view>
+
+#include "reports/metrics.h"
+#include "tools/kgate/boards.h"
+#include "tools/kgate/gate_input.h"
+#include "tools/kgate/percent.h"
+#include "tools/kgate/siblings.h"
+#include "tools/kgate/variant.h"
+
+namespace kb {
+
+namespace {
+
+struct TargetCheck {
+  std::optional<double> target;
+  double tolerance = 0.05;  // TargetEntry's default, for the rows' own targets
+  std::string source;
+};
+
+TargetCheck find_target(const Key& key, const Observation& o, const GateOptions& opt) {
+  TargetCheck t;
+  if (!key.arch.empty()) {
+    if (const TargetFile* tf = match_gpu(opt.targets, key.arch)) {
+      std::string variant(o.variant);
+      if (const TargetEntry* e = tf->find(key.name, key.metric, key.dtype, key.shape, variant)) {
+        t.target = resolve_target(*e, o.roofline(), key.lower_is_better);
+        t.tolerance = e->tolerance;
+        t.source = tf->path;
+      }
+    }
+  }
+  // No target file entry (or a relative one and no roofline in the row):
+  // the target the run wrote into the row.
+  if (!t.target && o.target()) {
+    t.target = o.target();
+    t.tolerance = 0.05;
+    t.source = "the row's target column";
+  }
+  return t;
+}
+
+std::string target_why(double value, const TargetCheck& t, bool lower) {
+  double miss = lower ? value / *t.target - 1 : 1 - value / *t.target;
+  return std::string(lower ? "above" : "below") + " target: " + show_value(value) + " vs " +
+         show_value(*t.target) + " (" + percent(miss) + " worse, tolerance " +
+         percent(t.tolerance) + "; " + t.source + ")";
+}
+
+std::string history_why(const HistoryResult& h, const HistoryRuleOptions& r) {
+  std::string base = "median of the last " + std::to_string(h.history) + " runs";
+  switch (h.outcome) {
+    case HistoryOutcome::fail:
+      if (h.recent == 1)
+        return percent(h.drop) + " worse than the " + base + ": more than --min-gap " +
+               percent(r.min_gap) + " and than the history's noise explains (noise " +
+               percent(h.noise) + ": up to " + percent(h.explained) + ")";
+      return "the last " + std::to_string(h.recent) + " runs are " + percent(h.recent_drop) +
+             " worse (" + (h.recent == 2 ? "the better of the two" : "their median") +
+             ") than the median of the runs before them: more than --min-gap " +
+             percent(r.min_gap) + " and than the noise explains for " + std::to_string(h.recent) +
+             " runs (up to " + percent(h.recent_explained) + "); the newest is " + percent(h.drop) +
+             " worse than the " + base;
+    case HistoryOutcome::too_little_history:
+      return "only " + std::to_string(h.history) + " earlier run" + (h.history == 1 ? "" : "s") +
+             " on this GPU: the history rule needs " + std::to_string(r.min_history);
+    case HistoryOutcome::too_noisy:
+      return "history too noisy to gate: noise " + percent(h.noise) + " is above " +
+             percent(r.max_noise) + " (a drop would have to exceed " + percent(h.explained) +
+             " to be seen)";
+    case HistoryOutcome::within_noise:
+      return percent(h.drop) + " worse than the " + base + ", but the history's noise (" +
+             percent(h.noise) + ") explains up to " + percent(h.explained);
+    case HistoryOutcome::pass:
+      break;
+  }
+  return "";
+}
+
+// A failing drop on a board new to the key that the boards' spread explains.
+std::string new_board_why(const HistoryResult& h, const BoardPlan& p, const HistoryRuleOptions& r) {
+  return percent(h.drop) + " worse than the median of the last " + std::to_string(h.history) +
+         " runs, beyond --min-gap " + percent(r.min_gap) + " and the history's noise (up to " +
+         percent(h.explained) + "), but the newest run is on a board new to this key, and boards " +
+         "differ by up to " + percent(p.allowance) +
+         (p.observed ? " on it (twice the spread of its boards)" : " (--board-gap)") +
+         ": judged against that board itself from " + std::to_string(r.min_history) + " runs on it";
+}
+
+// A drop within what the host's slower launch explains (boards.h HostLaunch).
+std::string host_why(const HistoryResult& h, const HostLaunch& l) {
+  char buf[320];
+  std::snprintf(buf, sizeof buf,
+                " (%+.2f us per call), but the newest run's host launches slower: the probe's "
+                "launch(us) moved %+.2f us (%.2f -> %.2f), and a slowdown of up to that much per "
+                "call (%+.2f us with the history's noise) is the host's, not the code's",
+                l.slowdown_us, l.rise_us(), l.before_us, l.now_us, l.allowed_us);
+  return percent(h.drop) + " worse than the median of the last " + std::to_string(h.history) +
+         " runs" + buf;
+}
+
+// The newest run's time per call of a key (the median of its rows'
+// median_us), NaN where its rows have none.
+double time_per_call(const std::vector<Observation>& obs, const std::vector<uint32_t>& series,
+                     const RunValue& now) {
+  std::vector<double> t;
+  for (size_t j = now.first; j < now.first + now.attempts; ++j)
+    if (obs[series[j]].measured() && obs[series[j]].median_us())
+      t.push_back(*obs[series[j]].median_us());
+  return t.empty() ? Observation::kNone : median_of(t);
+}
+
+// For a failing key: the newest earlier run where it was good (measured,
+// not throttled, its row `ok` or its re-measurements taken instead, and not
+// worse than `baseline` (when there is one) by more than the gap). The
+// reports name it, so that the commits and drivers in between are the
+// suspects. `runs_of_key` ends with the run being judged.
+// With `board` (>= 0; boards.h), only runs on that board: the baseline was
+// that board's.
+void find_last_good(const History& hist, const std::vector<uint32_t>& series,
+                    const std::vector<RunValue>& runs_of_key, const Key& key,
+                    const std::optional<double>& baseline, double min_gap, GateKeyResult& r,
+                    int64_t board = kUnknownBoard) {
+  const auto& obs = hist.observations();
+  for (size_t i = runs_of_key.size() - 1; i-- > 0;) {
+    const RunValue& e = runs_of_key[i];
+    if (!e.measured || e.throttled) continue;
+    if (board >= 0 && board_of_rows(hist, &series[e.first], e.attempts) != board) continue;
+    const Observation& o = obs[series[e.first]];
+    if (o.status != RowStatus::ok && e.remeasured == 0) continue;
+    if (baseline) {
+      double drop = key.lower_is_better ? e.value / *baseline - 1 : 1 - e.value / *baseline;
+      if (drop > min_gap) continue;
+    }
+    r.last_good = context_of(hist.runs()[o.run]);
+    r.last_good_value = e.value;
+    return;
+  }
+}
+
+// The earlier runs the newest run is judged against (rule 3).
+struct Baseline {
+  std::vector<double> values;
+  std::vector<uint32_t> runs;  // each value's run
+  std::vector<int> attempts;   // and its attempts (GPUs)
+  const RunValue* changed_from = nullptr;
+  int64_t board = kUnknownBoard;  // the newest run's board (boards.h)
+  BoardPlan plan;
+};
+
+// What the rules found for one key, before its verdict.
+struct Findings {
+  std::vector<std::string> fails, doubts;
+  TargetCheck target;
+  bool by_target = false;
+  HistoryResult history;
+  bool explained = false;  // a board new to the key explains the drop
+  bool ceiling = false;    // a row of the probe: reported, not gated
+  bool by_host = false;    // the host's slower launch explains the drop
+};
+
+// The earlier measured runs of the same kernel (throttled ones say more
+// about the machine than about the code: left out of the baseline).
+// A run of another variant is another kernel: not the baseline.
+// Boards (boards.h): with enough runs on the newest run's board, those
+// runs are its baseline; on a board new to the key, the boards' spread
+// may explain a drop.
+Baseline find_baseline(const GateContext& g, const KeyRuns& k, GateKeyResult& r,
+                       std::vector<std::string>& notes) {
+  const auto& obs = g.hist.observations();
+  const auto& runs = g.hist.runs();
+  const std::string kernel = kernel_identity(k.last.variant);
+  Baseline b;
+  std::vector<int64_t> boards;  // each value's board (boards.h)
+  for (size_t i = k.runs.size() - 1; i-- > 0 && b.values.size() < g.keep;) {
+    const RunValue& e = k.runs[i];
+    if (!e.measured || e.throttled) continue;
+    const Observation& o = obs[k.series[e.first]];
+    if (kernel_identity(o.variant) != kernel) {
+      if (!b.changed_from && b.values.empty()) b.changed_from = &e;
+      continue;
+    }
+    b.values.push_back(e.value);
+    boards.push_back(board_of_rows(g.hist, &k.series[e.first], e.attempts));
+    b.runs.push_back(o.run);
+    b.attempts.push_back(e.attempts);
+    r.history_runs_labels.push_back(runs[o.run].label);
+  }
+  if (b.changed_from) {
+    const Observation& o = obs[k.series[b.changed_from->first]];
+    notes.push_back("variant changed: was '" + std::string(o.variant) + "' in run " +
+                    runs[o.run].label + ", now '" + std::string(k.last.variant) +
+                    "'; the baseline is the " + std::to_string(b.values.size()) +
+                    " earlier run(s) of this variant");
+  }
+  std::reverse(b.values.begin(), b.values.end());
+  std::reverse(boards.begin(), boards.end());
+  std::reverse(b.runs.begin(), b.runs.end());
+  std::reverse(b.attempts.begin(), b.attempts.end());
+  std::reverse(r.history_runs_labels.begin(), r.history_runs_labels.end());
+  b.board = board_of_rows(g.hist, &k.series[k.now.first], k.now.attempts);
+  b.plan = plan_boards(b.values, boards, b.board, k.key.lower_is_better, g.opt.rule, g.opt.board);
+  b.values = baseline_runs(b.plan, b.values);
+  r.history_runs_labels = baseline_runs(b.plan, r.history_runs_labels);
+  b.runs = baseline_runs(b.plan, b.runs);
+  b.attempts = baseline_runs(b.plan, b.attempts);
+  r.history = b.values;
+  return b;
+}
+
+// Rule 1: a row `failed` or `incorrect` fails the key.
+bool rule1_failed_or_incorrect(const GateContext& g, const KeyRuns& k, GateKeyResult& r) {
+  const Observation& last = k.last;
+  if (last.status != RowStatus::failed && last.status != RowStatus::incorrect) return false;
+  r.status = GateStatus::fail;
+  bool failed = last.status == RowStatus::failed;
+  r.rule = failed ? "failed" : "incorrect";
+  r.why = failed ? "the run failed" : "the output is incorrect (it failed its check)";
+  if (k.now.attempts > 1) r.why += " on " + g.hist.gpus()[last.gpu].label();
+  if (!last.message.empty()) r.why += ": " + std::string(last.message);
+  find_last_good(g.hist, k.series, k.runs, k.key, std::nullopt, g.opt.rule.min_gap, r);
+  return true;
+}
+
+// A row the run skipped, or one with no measured value: not gated.
+bool not_gated(const KeyRuns& k, GateKeyResult& r) {
+  if (k.last.status != RowStatus::skipped && k.now.measured) return false;
+  r.status = GateStatus::skipped;
+  r.rule = "skipped";
+  r.why = k.last.message.empty() ? "skipped by the run" : std::string(k.last.message);
+  return true;
+}
+
+// Rule 2: below target beyond the target's tolerance fails.
+void rule2_below_target(const GateContext& g, const KeyRuns& k, GateKeyResult& r, Findings& f) {
+  const double value = k.now.value;
+  f.target = find_target(k.key, k.last, g.opt);
+  if (f.target.target) {
+    r.target = f.target.target;
+    f.by_target = below_target(value, *f.target.target, f.target.tolerance, k.key.lower_is_better);
+    if (f.by_target) f.fails.push_back(target_why(value, f.target, k.key.lower_is_better));
+  } else if (k.last.status == RowStatus::below_target && k.now.attempts == 1) {
+    f.by_target = true;
+    f.fails.push_back("marked below_target by the run (no target found to check it against)");
+  }
+}
+
+// Hosts (boards.h HostLaunch): a host that launches kernels slower adds
+// its launch cost to each timed call; a slowdown per call no larger
+// (with the history's noise) is the host's: inconclusive, and not a
+// suspect (measuring again on that host cannot tell). A target missed
+// by it is the host's too where the baseline met the target.
+HostLaunch host_of(const GateContext& g, const KeyRuns& k, const Baseline& b, const Findings& f) {
+  HostLaunch host;
+  if (f.explained || f.ceiling) return host;
+  if (f.history.outcome != HistoryOutcome::fail && !f.by_target) return host;
+  auto it = g.launch_of.find(k.key.arch);
+  if (it == g.launch_of.end()) return host;
+  std::vector<double> before;
+  for (uint32_t run : b.runs)
+    if (auto v = Observation::opt(it->second[run])) before.push_back(*v);
+  return host_launch(before, it->second[k.last.run],
+                     time_per_call(g.hist.observations(), k.series, k.now), f.history,
+                     k.key.lower_is_better, g.opt.rule);
+}
+
+// Rule 3: against the history of the same arch, a drop larger than both
+// --min-gap and the history's noise fails; too little history or too much
+// noise is inconclusive. What the machine explains (a board new to the key,
+// the host's slower launch) and the probe's ceilings are reported, not failed.
+void rule3_history(const GateContext& g, const KeyRuns& k, const Baseline& b, GateKeyResult& r,
+                   Findings& f, std::vector<std::string>& notes) {
+  std::vector<double> values = b.values;
+  values.push_back(k.now.value);
+  HistoryResult& h = f.history;
+  h = history_rule(values, k.key.lower_is_better, g.opt.rule, k.now.attempts,
+                   history_attempts_of(b.attempts));
+  r.history_runs = h.history;
+  r.noise = h.noise;
+  if (h.history > 0) {
+    r.baseline = h.baseline;
+    r.change = h.change;
+  }
+  std::string hw = history_why(h, g.opt.rule);
+  // A board new to the key: a drop within what boards differ by is
+  // inconclusive, not a failure; beyond it, it fails as before.
+  const bool new_board = b.plan.mode == BoardMode::new_board && h.outcome == HistoryOutcome::fail;
+  f.explained = board_explains(b.plan, h);
+  if (new_board) {
+    notes.push_back(board_note(b.plan, g.hist.gpus()[b.board].uuid, g.opt.board) +
+                    (f.explained ? "" : "; this drop (" + percent(h.drop) + ") is beyond it"));
+  }
+  // The probe's rows are the GPU's ceilings, not a kernel of the suite, and
+  // `kbench run --rerun` cannot measure them again (it re-measures
+  // experiments' points): a move beyond the noise is reported, never a
+  // failure or a suspect; the rows they bound are gated themselves (H100:
+  // graph_node(us) +6.1% on 1 of 12 nights of an unchanged build, which
+  // the rerun then refused; docs/decisions/0018-probe-rows-reported-not-gated.md).
+  f.ceiling = k.key.name == "roofline_probe";
+  if (f.ceiling) h.suspect = false;
+  const HostLaunch host = host_of(g, k, b, f);
+  f.by_host = host.explains();
+  if (host.applies) notes.push_back(host_note(host));
+  std::string target_doubt;
+  if (f.by_host && f.by_target && f.target.target &&
+      !below_target(h.baseline, *f.target.target, f.target.tolerance, k.key.lower_is_better)) {
+    target_doubt = f.fails.back() + " (the baseline " + show_value(h.baseline) + " met it)";
+    f.fails.pop_back();
+    f.by_target = false;
+  }
+  if (f.by_host) h.suspect = false;
+  if (f.explained) {
+    f.doubts.push_back(new_board_why(h, b.plan, g.opt.rule));
+    // Measuring again on the same board cannot tell the board from the code.
+    h.suspect = false;
+  } else if (h.outcome == HistoryOutcome::fail && f.ceiling)
+    f.doubts.push_back(hw + " (a ceiling of the GPU, measured by the probe: reported, not gated)");
+  else if (h.outcome == HistoryOutcome::fail && f.by_host)
+    f.doubts.push_back(host_why(h, host));
+  else if (h.outcome == HistoryOutcome::fail)
+    f.fails.push_back(hw);
+  else if (h.outcome != HistoryOutcome::pass)
+    f.doubts.push_back(hw);
+  if (h.outcome == HistoryOutcome::too_little_history && b.changed_from)
+    f.doubts.back() += " (the variant changed)";
+  if (!target_doubt.empty()) f.doubts.push_back(target_doubt);
+}
+
+// Rule 4, its first stage: the suspects kbench is asked to measure again.
+// Only a key with one attempt (one that has its re-measurements is judged
+// on them), and never a crash or a wrong result (those fail as they are).
+void rule4_suspect(const KeyRuns& k, const Findings& f, GateKeyResult& r) {
+  const HistoryResult& h = f.history;
+  if (k.now.attempts != 1 || !(f.by_target || h.suspect)) return;
+  r.suspect = true;
+  // Failures first, then the largest drop against what the noise explains.
+  double ratio = h.explained > 0 ? h.drop / h.explained : h.drop * 100;
+  r.suspect_score = (f.fails.empty() ? 0 : 1000) + ratio;
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : "; and ") + x;
+  return s;
+}
+
+// The key's status and its one-line reason from what rules 2 and 3 found.
+void verdict(const GateContext& g, const KeyRuns& k, const Baseline& b, const Findings& f,
+             GateKeyResult& r) {
+  const HistoryResult& h = f.history;
+  if (!f.fails.empty() && k.now.throttled) {
+    r.status = GateStatus::inconclusive;
+    r.rule = "throttled";
+    r.why = "the run was throttled (SM clock low), so this may be the machine: " + join(f.fails) +
+            "; rerun to tell";
+  } else if (!f.fails.empty()) {
+    r.status = GateStatus::fail;
+    bool by_history = h.outcome == HistoryOutcome::fail && !f.explained && !f.by_host;
+    r.rule = f.by_target && by_history ? "target+history" : f.by_target ? "target" : "history";
+    r.why = join(f.fails);
+    const int64_t last_good_board = b.plan.mode == BoardMode::same_board ? b.board : kUnknownBoard;
+    find_last_good(g.hist, k.series, k.runs, k.key, r.baseline, g.opt.rule.min_gap, r,
+                   last_good_board);
+  } else if (!f.doubts.empty()) {
+    r.status = GateStatus::inconclusive;
+    r.rule = f.ceiling && h.outcome == HistoryOutcome::fail    ? "ceiling"
+             : f.explained                                     ? "new board"
+             : f.by_host                                       ? "host launch"
+             : h.outcome == HistoryOutcome::too_little_history ? "too little history"
+             : h.outcome == HistoryOutcome::too_noisy          ? "too noisy"
+                                                               : "within noise";
+    r.why = join(f.doubts);
+  }
+}
+
+void add_notes(const std::vector<std::string>& notes, GateKeyResult& r) {
+  for (const auto& n : notes) r.note += (r.note.empty() ? "" : "; ") + n;
+}
+
+}  // namespace
+
+// A key's result before any rule: its identity.
+GateKeyResult result_of(const Key& key) {
+  GateKeyResult r;
+  r.name = key.name;
+  r.metric = key.metric;
+  r.dtype = key.dtype;
+  r.shape = key.shape;
+  r.arch = key.arch;
+  r.device = key.device;
+  r.lower_is_better = key.lower_is_better;
+  return r;
+}
+
+RunContext context_of(const Run& run) {
+  return {run.label, run.timestamp, run.git_sha, run.driver, run.cuda};
+}
+
+// One key of the newest run through rules 1 to 4.
+GateKeyResult judge_key(const GateContext& g, const KeyRuns& k) {
+  const auto& runs = g.hist.runs();
+  GateKeyResult r = result_of(k.key);
+  r.run = runs[k.last.run].label;
+  r.run_has_id = runs[k.last.run].has_id;
+  r.variant = std::string(k.last.variant);
+  r.attempts = k.now.attempts;
+  // The value judged is throttled (a throttled row with no unthrottled
+  // re-measurement behind it): the reports call it so.
+  r.throttled = k.now.measured && k.now.throttled;
+  std::vector<std::string> notes;
+  if (kernel_identity(k.last.variant).size() != k.last.variant.size())
+    notes.push_back("injected slowdown (" + injected_part(k.last.variant) +
+                    "): a gate self-test, not a kernel change");
+  const Baseline b = find_baseline(g, k, r, notes);
+  if (k.now.attempts > 1 && k.now.measured && k.now.remeasured > 0)
+    notes.push_back("re-measured: median of " + std::to_string(k.now.remeasured) +
+                    " re-measurement(s) " + show_value(k.now.value) + " (the nightly's own " +
+                    (k.now.first_value ? show_value(*k.now.first_value) : std::string("-")) + ")");
+  if (rule1_failed_or_incorrect(g, k, r) || not_gated(k, r)) {
+    add_notes(notes, r);
+    return r;
+  }
+  r.value = k.now.value;
+  Findings f;
+  rule2_below_target(g, k, r, f);
+  rule3_history(g, k, b, r, f, notes);
+  rule4_suspect(k, f, r);
+  verdict(g, k, b, f, r);
+  add_notes(notes, r);
+  return r;
+}
+
+}  // namespace kb
