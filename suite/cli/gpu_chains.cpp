@@ -141,9 +141,9 @@ std::vector<Record> run_steps(WorkerConfig& cfg, int d, const DeviceInfo& dev, c
 // run at once (one thread each, waiting on its workers): the references and
 // checks run in the workers, so no GPU waits on another's CPU work. Whatever
 // goes wrong becomes this GPU's failed rows; it never stops the others.
-std::vector<Record> run_chain(const Args& a, WorkerConfig cfg, int d,
+std::vector<Record> run_chain(const RunPlan& plan, WorkerConfig cfg, int d,
                               const std::vector<Step>& steps, const std::vector<TargetFile>& files,
-                              const Injection& inject, const std::string& host, Console& con) {
+                              const std::string& host, Console& con) {
   DeviceInfo dev;
   try {
     dev = query_device(d);
@@ -156,7 +156,7 @@ std::vector<Record> run_chain(const Args& a, WorkerConfig cfg, int d,
     stamp_gpu(rows, dev, host);
     return rows;
   }
-  const TargetFile* tf = target_for(files, dev, a);
+  const TargetFile* tf = target_for(files, dev, plan.targets.path);
   print_gpu_head(con, d, cfg, dev, tf);
   std::vector<Record> rows;
   ProbeResult probed;
@@ -174,7 +174,7 @@ std::vector<Record> run_chain(const Args& a, WorkerConfig cfg, int d,
     return rows;
   }
   con.line(d, ceilings_line(tf, probed));
-  auto measured = run_steps(cfg, d, dev, tf, probed, steps, inject, con);
+  auto measured = run_steps(cfg, d, dev, tf, probed, steps, plan.inject, con);
   rows.insert(rows.end(), measured.begin(), measured.end());
   stamp_gpu(rows, dev, host);
   return rows;
@@ -182,10 +182,9 @@ std::vector<Record> run_chain(const Args& a, WorkerConfig cfg, int d,
 
 }  // namespace
 
-std::vector<Record> run_gpu_chains(const Args& a, const WorkerConfig& cfg,
+std::vector<Record> run_gpu_chains(const RunPlan& plan, const WorkerConfig& cfg,
                                    const std::vector<int>& devices, const std::vector<Step>& steps,
-                                   const std::vector<TargetFile>& files, const Injection& inject,
-                                   const std::string& host) {
+                                   const std::vector<TargetFile>& files, const std::string& host) {
   // Several GPUs in one run: each row says which (cuda:N); the gate takes
   // them as attempts of one key (docs/gate.md).
   const bool several = devices.size() > 1;
@@ -198,7 +197,7 @@ std::vector<Record> run_gpu_chains(const Args& a, const WorkerConfig& cfg,
     if (several) c.info.device_label = "cuda:" + std::to_string(devices[k]);
     threads.emplace_back([&, c, k] {
       try {
-        per_gpu[k] = run_chain(a, c, devices[k], steps, files, inject, host, con);
+        per_gpu[k] = run_chain(plan, c, devices[k], steps, files, host, con);
       } catch (...) {  // run_chain turns errors into rows; this is a bug
         stopped[k] = std::current_exception();
       }

@@ -8,6 +8,7 @@
 #include "reports/record.h"
 #include "suite/cli/args.h"
 #include "suite/cli/plan.h"
+#include "suite/cli/setup.h"
 #include "suite/runner.h"
 #include "suite/targets.h"
 
@@ -16,9 +17,8 @@ namespace kb::cli {
 // Each GPU of `devices` measures the experiments of `steps` (collectives are
 // the caller's), all GPUs at once; the rows of all, in the order of
 // `devices`. Whatever goes wrong on one GPU becomes its failed rows.
-std::vector<Record> run_gpu_chains(const Args& a, const WorkerConfig& cfg,
+std::vector<Record> run_gpu_chains(const RunPlan& plan, const WorkerConfig& cfg,
                                    const std::vector<int>& devices, const std::vector<Step>& steps,
-                                   const std::vector<TargetFile>& files, const Injection& inject,
-                                   const std::string& host);
+                                   const std::vector<TargetFile>& files, const std::string& host);
 
 }  // namespace kb::cli

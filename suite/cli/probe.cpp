@@ -42,13 +42,13 @@ namespace {
 // makes one); the caller makes no CUDA call after this. Where a worker fails, the probe fails with
 // the reason and writes nothing: in-process chains would give a bound the rows are known to beat,
 // so they are only ever asked for (--chains-in-process), never a silent fallback.
-std::vector<double> chains_in_workers(const Args& a, const DeviceInfo& dev,
+std::vector<double> chains_in_workers(const RunPlan& plan, const DeviceInfo& dev,
                                       const std::vector<Point>& chains,
                                       std::vector<Point>* all_points,
                                       std::vector<double>* all_seconds) {
   const Experiment& e = chain_experiment();
   KB_CUDA_CHECK(cudaDeviceReset());
-  WorkerConfig cfg = worker_config(a);
+  WorkerConfig cfg = worker_config(plan);
   cfg.info.device_label = "cuda";
   // No target files: times without rows need no ceilings, and the ideal
   // kernels no cuBLASLt or GEMV choices; a target file the probe is about
@@ -95,12 +95,13 @@ struct Probed {
   std::vector<std::string> folded;
 };
 
-// On the current device (`dev`).
-Probed measure(const Args& a, const DeviceInfo& dev) {
+// On the current device (`dev`); the chains in worker processes unless
+// `chains_in_process`.
+Probed measure(const RunPlan& plan, bool chains_in_process, const DeviceInfo& dev) {
   Probed r;
   cudaStream_t s;
   KB_CUDA_CHECK(cudaStreamCreate(&s));
-  r.p = probe_ceilings(s, dev.mem_bytes, a.quick);
+  r.p = probe_ceilings(s, dev.mem_bytes, plan.quick);
   cudaStreamDestroy(s);
   // The speed of light: the ideal kernels timed as the engine times samples.
   std::vector<Point> chains;
@@ -109,16 +110,16 @@ Probed measure(const Args& a, const DeviceInfo& dev) {
     // The options of a run (the chains are measured as its rows are), quick
     // with --quick.
     EngineOptions eo;
-    eo.quick = a.quick;
+    eo.quick = plan.quick;
     Engine engine(dev, nullptr, eo, RunInfo{});
-    r.lp = probe_ladder(engine, dev.sm_count, dev.mem_bytes, a.quick);
+    r.lp = probe_ladder(engine, dev.sm_count, dev.mem_bytes, plan.quick);
     chains = chain_points(r.lp.max_bytes);
-    if (a.chains_in_process) chain_s = time_chains_in_process(engine, chains);
+    if (chains_in_process) chain_s = time_chains_in_process(engine, chains);
   }
-  if (!a.chains_in_process) {
+  if (!chains_in_process) {
     std::vector<Point> worker_points;
     std::vector<double> worker_s;
-    chain_s = chains_in_workers(a, dev, chains, &worker_points, &worker_s);
+    chain_s = chains_in_workers(plan, dev, chains, &worker_points, &worker_s);
     std::vector<std::string> reads, copies;
     for (Ideal k : kIdealReads) reads.push_back(ideal_name(k));
     for (Ideal k : kIdealCopies) copies.push_back(ideal_name(k));
@@ -128,9 +129,9 @@ Probed measure(const Args& a, const DeviceInfo& dev) {
   return r;
 }
 
-void print_ladder(const Args& a, const Probed& r) {
+void print_ladder(bool chains_in_process, const Probed& r) {
   std::fprintf(stderr, "chains: roofline_ideal's chain points measured %s\n",
-               a.chains_in_process
+               chains_in_process
                    ? "in this process, after the ladder (--chains-in-process)"
                    : "in worker processes of their own (kbench __worker, each measuring "
                      "roofline_ideal's points as a run's worker does; the mean of 3, as a row's)");
@@ -146,34 +147,35 @@ void print_ladder(const Args& a, const Probed& r) {
   for (const auto& line : r.lp.chain_report) std::fprintf(stderr, "chain %s\n", line.c_str());
 }
 
-// An existing --write file: only its ladder is replaced.
-void replace_ladder(const Args& a, const SpeedOfLight& probed, const std::string& today,
-                    const DeviceInfo& dev) {
-  std::ifstream in(a.write);
+// An existing --write file (`path`): only its ladder is replaced, by the
+// faster of both unless `replace`.
+void replace_ladder(const std::string& path, bool replace, const SpeedOfLight& probed,
+                    const std::string& today, const DeviceInfo& dev) {
+  std::ifstream in(path);
   std::stringstream ss;
   ss << in.rdbuf();
-  if (!in) throw std::runtime_error(a.write + ": cannot read");
+  if (!in) throw std::runtime_error(path + ": cannot read");
   // The file's own ladder, where it has one and --replace is not given:
   // the faster of both per rung (a bound must hold for every probe).
   SpeedOfLight sol = probed;
   int kept = 0;
   bool merged = false;
-  if (!a.replace) {
-    const TargetFile before = parse_target_file(ss.str(), a.write);
+  if (!replace) {
+    const TargetFile before = parse_target_file(ss.str(), path);
     if (before.measured.ladder.present()) {
       sol = faster_of(before.measured.ladder, probed, &kept);
       merged = true;
     }
   }
-  atomic_write(a.write, set_ladder(ss.str(), a.write, sol, today, dev.driver));
+  atomic_write(path, set_ladder(ss.str(), path, sol, today, dev.driver));
   if (merged)
     std::printf(
         "measured.ladder of %s: the faster of the file's and this probe's (%d rungs and "
         "entries kept from the file; --replace writes this probe's alone): review the diff "
         "and commit it\n",
-        a.write.c_str(), kept);
+        path.c_str(), kept);
   else
-    std::printf("measured.ladder of %s replaced: review the diff and commit it\n", a.write.c_str());
+    std::printf("measured.ladder of %s replaced: review the diff and commit it\n", path.c_str());
 }
 
 // A draft's targets: 80% of the roofline for every metric, dtype and seed
@@ -210,8 +212,9 @@ nlohmann::ordered_json draft_targets() {
 // A new target file for this GPU, printed or written to --write. Peaks
 // from the datasheet table where the GPU is in it; the measured figures go
 // to `measured` (the roofline's ceilings), never to `peaks`.
-void write_draft(const Args& a, const DeviceInfo& dev, const Probed& r, const std::string& table,
-                 const std::optional<DatasheetTable>& sheets, const std::string& today) {
+void write_draft(const std::string& write, const DeviceInfo& dev, const Probed& r,
+                 const std::string& table, const std::optional<DatasheetTable>& sheets,
+                 const std::string& today) {
   const ProbeResult& p = r.p;
   std::string peaks_message = sheets ? "" : table + ": no datasheet table";
   const Datasheet* sheet = sheets ? find_datasheet(*sheets, dev.name) : nullptr;
@@ -231,12 +234,12 @@ void write_draft(const Args& a, const DeviceInfo& dev, const Probed& r, const st
                      {"driver", dev.driver}};
   doc["targets"] = draft_targets();
   const std::string text =
-      set_ladder(doc.dump(), a.write.empty() ? "(draft)" : a.write, r.lp.sol, today, dev.driver);
-  if (a.write.empty()) {
+      set_ladder(doc.dump(), write.empty() ? "(draft)" : write, r.lp.sol, today, dev.driver);
+  if (write.empty()) {
     std::printf("%s", text.c_str());
   } else {
-    atomic_write(a.write, text);
-    std::printf("draft target file written to %s%s\n", a.write.c_str(),
+    atomic_write(write, text);
+    std::printf("draft target file written to %s%s\n", write.c_str(),
                 sheet ? (": peaks from " + table + " (" + sheet->gpu + ")").c_str()
                       : ": fill in the datasheet peaks");
   }
@@ -252,8 +255,8 @@ int cmd_probe(const Args& a) {
   // 2 with nothing measured. No datasheet table: the draft says so.
   // (--replace: the file's ladder may be what is broken; set_ladder reads the rest.)
   if (!a.write.empty() && !a.replace && std::filesystem::exists(a.write)) load_target_file(a.write);
-  bool explicit_dir = false;
-  const std::string table = datasheets_path(targets_dir(a, &explicit_dir));
+  const RunPlan plan = run_plan(a);
+  const std::string table = datasheets_path(plan.targets.path);
   std::optional<DatasheetTable> sheets;
   std::error_code exists_ec;
   if (std::filesystem::exists(table, exists_ec)) sheets = load_datasheets(table);
@@ -263,15 +266,15 @@ int cmd_probe(const Args& a) {
   DeviceInfo dev = query_device(d);
   // Which target file of the folder is this GPU's, before measuring: the
   // line tools/bringup.sh reads rather than matching names itself.
-  std::fprintf(stderr, "%s\n", target_file_line(load_targets(a), dev.name).c_str());
+  std::fprintf(stderr, "%s\n", target_file_line(load_targets(plan.targets), dev.name).c_str());
   KB_CUDA_CHECK(cudaSetDevice(d));
-  const Probed r = measure(a, dev);
-  print_ladder(a, r);
+  const Probed r = measure(plan, a.chains_in_process, dev);
+  print_ladder(a.chains_in_process, r);
   const std::string today = utc_timestamp().substr(0, 10);
   if (!a.write.empty() && std::filesystem::exists(a.write))
-    replace_ladder(a, r.lp.sol, today, dev);
+    replace_ladder(a.write, a.replace, r.lp.sol, today, dev);
   else
-    write_draft(a, dev, r, table, sheets, today);
+    write_draft(a.write, dev, r, table, sheets, today);
   return kExitOk;
 }
 

@@ -166,8 +166,9 @@ std::string read_whole(const std::string& path) {
 int cmd_rerun(const Args& a) {
   const std::vector<Suspect> sus = read_suspects(a.rerun);
   const int repeat = a.repeat > 0 ? a.repeat : 3;
-  auto files = load_targets(a);
-  if (!a.no_csv) precheck_csv(a.csv);
+  const RunPlan run = run_plan(a);
+  auto files = load_targets(run.targets);
+  if (run.write_csv) precheck_csv(run.csv);
   const RerunPlan plan = rerun_plan(a.rerun, sus);
   if (plan.todo.empty()) {
     std::printf("kbench: %s names no suspects: nothing to re-measure\n", a.rerun.c_str());
@@ -182,11 +183,10 @@ int cmd_rerun(const Args& a) {
     if (!s.arch.empty() && !same_gpu_name(s.arch, dev.name))
       throw SuspectsError(a.rerun + ":" + std::to_string(s.line) + ": a suspect of '" + s.arch +
                           "', but this GPU is '" + dev.name + "'");
-  WorkerConfig cfg = worker_config(a);
+  WorkerConfig cfg = worker_config(run);
   check_gpu_inputs(files, dev, cfg);
-  const Injection inject = a.inject.empty() ? Injection{} : parse_injection(a.inject);
-  const TargetFile* tf = target_for(files, dev, a);
-  const int first = next_attempt(read_whole(a.csv), plan.base);
+  const TargetFile* tf = target_for(files, dev, run.targets.path);
+  const int first = next_attempt(read_whole(run.csv), plan.base);
   std::printf(
       "kbench: re-measuring %zu point(s) of run %s, %d time(s) each, interleaved, as "
       "attempts %d..%d on %s\n",
@@ -198,11 +198,11 @@ int cmd_rerun(const Args& a) {
   for (int k = 0; k < repeat; ++k) {
     cfg.info.run_id = attempt_run_id(plan.base, first + k);
     cfg.info.timestamp = utc_timestamp();
-    const auto got = measure_attempt(cfg, plan, first + k, dev, tf, probed, inject);
+    const auto got = measure_attempt(cfg, plan, first + k, dev, tf, probed, run.inject);
     rows.insert(rows.end(), got.begin(), got.end());
   }
   stamp_gpu(rows, dev, host);
-  return finish_run(a, rows);
+  return finish_run(run, rows);
 }
 
 }  // namespace kb::cli

@@ -15,13 +15,13 @@ namespace kb::cli {
 namespace {
 
 // What the run is about to do, where it is not the plain one-GPU run.
-void print_run_outline(const Args& a, const std::vector<Step>& steps, const WorkerConfig& cfg,
-                       size_t gpus) {
-  if (!a.shard.whole()) {
+void print_run_outline(const ShardSpec& shard, const std::vector<Step>& steps,
+                       const WorkerConfig& cfg, size_t gpus) {
+  if (!shard.whole()) {
     size_t points = 0;
     for (const Step& st : steps) points += st.e ? st.indices.size() : 1;
-    std::printf("kbench: shard %d/%d: %zu step(s), %zu point(s) of the suite\n", a.shard.index,
-                a.shard.count, steps.size(), points);
+    std::printf("kbench: shard %d/%d: %zu step(s), %zu point(s) of the suite\n", shard.index,
+                shard.count, steps.size(), points);
   }
   if (gpus > 1)
     std::printf(
@@ -57,17 +57,17 @@ int cmd_run(const Args& a) {
   auto experiments = select(a.filter);
   const auto collectives = collectives_matching(a.filter);
   const std::vector<Step> steps = plan_steps(experiments, collectives, a.shard);
-  auto files = load_targets(a);
-  if (!a.no_csv) precheck_csv(a.csv);
+  const RunPlan plan = run_plan(a);
+  auto files = load_targets(plan.targets);
+  if (plan.write_csv) precheck_csv(plan.csv);
   const int count = require_devices();
   if (count == 0) return kExitNoDevice;
   const std::vector<int> devices = devices_for(a.device, count);
 
-  WorkerConfig cfg = worker_config(a, static_cast<int>(devices.size()));
-  const Injection inject = a.inject.empty() ? Injection{} : parse_injection(a.inject);
+  WorkerConfig cfg = worker_config(plan, static_cast<int>(devices.size()));
   cfg.info.device_label = "cuda";  // cuda:N where the run has several GPUs
   const std::string host = host_name();
-  print_run_outline(a, steps, cfg, devices.size());
+  print_run_outline(a.shard, steps, cfg, devices.size());
 
   for (int d : devices) {
     DeviceInfo dev;
@@ -79,10 +79,10 @@ int cmd_run(const Args& a) {
     check_gpu_inputs(files, dev, cfg);
   }
 
-  std::vector<Record> rows = run_gpu_chains(a, cfg, devices, steps, files, inject, host);
+  std::vector<Record> rows = run_gpu_chains(plan, cfg, devices, steps, files, host);
   const auto collective_rows = run_collectives(cfg, steps, devices, host);
   rows.insert(rows.end(), collective_rows.begin(), collective_rows.end());
-  return finish_run(a, rows);
+  return finish_run(plan, rows);
 }
 
 }  // namespace kb::cli

@@ -27,22 +27,19 @@ std::string self_exe() {
 
 }  // namespace
 
-// Default targets/: the source tree's, else ./targets.
-std::string targets_dir(const Args& a, bool* explicit_dir) {
-  *explicit_dir = !a.targets.empty();
-  if (*explicit_dir) return a.targets;
+TargetsDir targets_dir(const std::string& option) {
+  if (!option.empty()) return {option, true};
   std::error_code ec;
   std::string src = std::string(KBENCH_SOURCE_DIR) + "/targets";
-  if (std::filesystem::is_directory(src, ec)) return src;
-  return "targets";
+  if (std::filesystem::is_directory(src, ec)) return {src, false};
+  return {"targets", false};
 }
 
-std::vector<TargetFile> load_targets(const Args& a) {
-  bool explicit_dir = false;
-  std::string dir = targets_dir(a, &explicit_dir);
+std::vector<TargetFile> load_targets(const TargetsDir& targets) {
+  const std::string& dir = targets.path;
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) {
-    if (explicit_dir) throw TargetError(dir + ": not a directory of target files");
+    if (targets.given) throw TargetError(dir + ": not a directory of target files");
     std::fprintf(stderr, "kbench: warning: no targets/ folder found; every GPU is unknown\n");
     return {};
   }
@@ -91,11 +88,9 @@ int require_devices() {
 }
 
 const TargetFile* target_for(const std::vector<TargetFile>& files, const DeviceInfo& dev,
-                             const Args& a) {
+                             const std::string& dir) {
   const TargetFile* tf = match_gpu(files, dev.name);
   if (!tf) {
-    bool explicit_dir = false;
-    std::string dir = targets_dir(a, &explicit_dir);
     std::fprintf(stderr,
                  "kbench: warning: no target file in %s matches GPU '%s'; using targets of %.0f%% "
                  "of the roofline measured now. To add one: kbench probe --device %d --write "
@@ -118,24 +113,40 @@ void check_gpu_inputs(const std::vector<TargetFile>& files, const DeviceInfo& de
   load_gemv_table(tpath, dev.name, nullptr);
 }
 
+RunPlan run_plan(const Args& a) {
+  RunPlan p;
+  p.targets = targets_dir(a.targets);
+  p.engine = a.engine;
+  p.timeout_s = a.timeout_s;
+  p.processes = a.processes;
+  p.short_processes = a.short_processes;
+  p.quick = a.quick;
+  p.extend_spread = a.extend_spread;
+  p.run_id = a.run_id;
+  if (!a.inject.empty()) p.inject = parse_injection(a.inject);
+  p.write_csv = !a.no_csv;
+  p.csv = a.csv;
+  p.json = a.json;
+  return p;
+}
+
 // `gpus`: how many GPUs the run measures at once (worker_processes).
-WorkerConfig worker_config(const Args& a, int gpus) {
+WorkerConfig worker_config(const RunPlan& plan, int gpus) {
   WorkerConfig cfg;
   cfg.exe = self_exe();
-  bool explicit_dir = false;
-  const std::string tdir = targets_dir(a, &explicit_dir);
+  const std::string& tdir = plan.targets.path;
   std::error_code ec;
   if (std::filesystem::is_directory(tdir, ec)) cfg.targets_dir = tdir;
-  cfg.engine = a.engine;
+  cfg.engine = plan.engine;
   if (cfg.engine.seed == 0)  // one fresh seed per run, shared by its workers
     cfg.engine.seed = static_cast<uint64_t>(
         std::chrono::system_clock::now().time_since_epoch().count() & 0x7fffffffffffull);
-  cfg.timeout_s = a.timeout_s;
-  const ProcessCounts pc = worker_processes(a.processes, a.short_processes, a.quick, gpus);
+  cfg.timeout_s = plan.timeout_s;
+  const ProcessCounts pc = worker_processes(plan.processes, plan.short_processes, plan.quick, gpus);
   cfg.processes = pc.processes;
   cfg.short_processes = pc.short_processes;
-  cfg.spread_extend = a.extend_spread;
-  cfg.info.run_id = a.run_id.empty() ? new_run_id() : a.run_id;
+  cfg.spread_extend = plan.extend_spread;
+  cfg.info.run_id = plan.run_id.empty() ? new_run_id() : plan.run_id;
   cfg.info.timestamp = utc_timestamp();
   cfg.info.suite_version = KBENCH_VERSION;
   cfg.info.git_sha = KBENCH_GIT_SHA;
@@ -171,18 +182,18 @@ std::string step_text(const std::vector<Record>& er, double seconds) {
   return s;
 }
 
-int finish_run(const Args& a, const std::vector<Record>& rows) {
+int finish_run(const RunPlan& plan, const std::vector<Record>& rows) {
   std::printf("\n%s", console_table(rows).c_str());
-  if (!a.no_csv) {
-    const size_t columns = append_csv(a.csv, rows);
-    std::printf("%zu rows appended to %s\n", rows.size(), a.csv.c_str());
+  if (plan.write_csv) {
+    const size_t columns = append_csv(plan.csv, rows);
+    std::printf("%zu rows appended to %s\n", rows.size(), plan.csv.c_str());
     if (columns == csv_columns_v1())
       std::printf(
           "note: %s has CSV schema v1: its rows were written in v1, without the GPU identity "
           "columns (gpu_index, gpu_uuid, gpu_bus_id, host; docs/csv-schema.md, schema v2)\n",
-          a.csv.c_str());
+          plan.csv.c_str());
   }
-  if (!a.json.empty()) write_json(a.json, rows);
+  if (!plan.json.empty()) write_json(plan.json, rows);
   for (const auto& r : rows)
     if (r.status == status::failed || r.status == status::incorrect) return kExitRowsFailed;
   return kExitOk;

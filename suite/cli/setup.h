@@ -13,9 +13,32 @@
 
 namespace kb::cli {
 
-// Default targets/: the source tree's, else ./targets.
-std::string targets_dir(const Args& a, bool* explicit_dir);
-std::vector<TargetFile> load_targets(const Args& a);
+// Where the target files and tuning tables are: --targets, else the source
+// tree's targets/, else ./targets.
+struct TargetsDir {
+  std::string path;
+  bool given = false;  // --targets: a folder that is not there is an error
+};
+TargetsDir targets_dir(const std::string& option);
+std::vector<TargetFile> load_targets(const TargetsDir& dir);
+
+// What a measuring command's options come to, built by the command from
+// its Args: the code below the commands takes this (or narrower values).
+struct RunPlan {
+  TargetsDir targets;
+  EngineOptions engine;  // --quick, --seed, --max-noise, --max-time, buffer sets
+  double timeout_s = 0;
+  int processes = 0;        // worker processes per kernel point (0: the default)
+  int short_processes = 0;  // ... per point under kShortPointUs (0: the default)
+  bool quick = false;
+  double extend_spread = 0;  // a fraction (0: off)
+  std::string run_id;        // empty: a new one
+  Injection inject;          // --inject-slowdown (fraction 0: none)
+  bool write_csv = true;     // false: --no-csv
+  std::string csv;
+  std::string json;  // empty: no JSON
+};
+RunPlan run_plan(const Args& a);
 
 // Refuse before measuring, not after: a results file with another header.
 void precheck_csv(const std::string& path);
@@ -25,15 +48,16 @@ std::vector<int> devices_for(const std::string& spec, int count);
 // How many CUDA devices there are; 0 after saying why there are none.
 int require_devices();
 
-// The GPU's target file, or null after a warning (roofline fallback).
+// The GPU's target file, or null after a warning naming `dir` (the
+// roofline fallback).
 const TargetFile* target_for(const std::vector<TargetFile>& files, const DeviceInfo& dev,
-                             const Args& a);
+                             const std::string& dir);
 // The inputs a GPU's chain reads, checked before anything is measured.
 void check_gpu_inputs(const std::vector<TargetFile>& files, const DeviceInfo& dev,
                       const WorkerConfig& cfg);
 
 // `gpus`: how many GPUs the run measures at once (worker_processes).
-WorkerConfig worker_config(const Args& a, int gpus = 1);
+WorkerConfig worker_config(const RunPlan& plan, int gpus = 1);
 double injection_for(const Injection& inj, const std::string& experiment);
 
 // Every row names the GPU and host that measured it (schema v2).
@@ -41,6 +65,6 @@ void stamp_gpu(std::vector<Record>& rows, const DeviceInfo& dev, const std::stri
 // The step's line ("12 rows, 3.4 s, 1 failed/incorrect") and its failed rows.
 std::string step_text(const std::vector<Record>& er, double seconds);
 // The console table, the CSV and JSON files; the exit code of the rows.
-int finish_run(const Args& a, const std::vector<Record>& rows);
+int finish_run(const RunPlan& plan, const std::vector<Record>& rows);
 
 }  // namespace kb::cli

@@ -40,16 +40,18 @@ struct TuneTarget {
   const TargetFile* tf;
   std::string out;
 };
-std::optional<TuneTarget> tune_target(const Args& a, const std::vector<TargetFile>& files) {
-  parse_device_spec(a.device);
+// `write`: --write (empty: the tuning table of `targets`).
+std::optional<TuneTarget> tune_target(const std::string& device, const std::string& write,
+                                      const TargetsDir& targets,
+                                      const std::vector<TargetFile>& files) {
+  parse_device_spec(device);
   const int count = require_devices();
   if (count == 0) return std::nullopt;
-  const int d = devices_for(a.device, count).front();
+  const int d = devices_for(device, count).front();
   TuneTarget t{query_device(d), nullptr, ""};
   KB_CUDA_CHECK(cudaSetDevice(d));
   t.tf = match_gpu(files, t.dev.name);
-  bool explicit_dir = false;
-  t.out = a.write.empty() ? tuning_path(targets_dir(a, &explicit_dir), t.tf, t.dev.name) : a.write;
+  t.out = write.empty() ? tuning_path(targets.path, t.tf, t.dev.name) : write;
   return t;
 }
 
@@ -179,8 +181,9 @@ int cmd_tune_gemv(const Args& a) {
     throw UsageError(
         "tune gemv takes no --filter or --candidates: it times the suite's GEMV shapes");
   parse_device_spec(a.device);
-  auto files = load_targets(a);
-  const auto t = tune_target(a, files);
+  const TargetsDir targets = targets_dir(a.targets);
+  auto files = load_targets(targets);
+  const auto t = tune_target(a.device, a.write, targets, files);
   if (!t) return kExitNoDevice;
   const auto& [dev, tf, out] = *t;
   const auto shapes = gemv_tuning_shapes();
@@ -199,8 +202,9 @@ int cmd_tune(const Args& a) {
   if (a.tune_gemv) return cmd_tune_gemv(a);
   parse_device_spec(a.device);  // a malformed --device is a usage error on any machine
   auto experiments = select(a.filter.empty() ? "^(gemm|mlp_layer_norm_gelu)$" : a.filter);
-  auto files = load_targets(a);
-  const auto t = tune_target(a, files);
+  const TargetsDir targets = targets_dir(a.targets);
+  auto files = load_targets(targets);
+  const auto t = tune_target(a.device, a.write, targets, files);
   if (!t) return kExitNoDevice;
   const auto& [dev, tf, out] = *t;
 
