@@ -3,7 +3,7 @@
 // bad usage or input, 3 for the machine (no memory, a failed fork, an
 // unwritable disk). Never 1: that means a row failed, and a night that
 // measured nothing must not read as one that measured a failure.
-// CUDA-free (the CPU tests check it); cli.cpp handles CUDA's errors itself.
+// CUDA-free (the CPU tests check it); suite/cli/dispatch.cpp handles CUDA's errors itself.
 #pragma once
 
 #include <exception>

@@ -1,0 +1,24 @@
+// `kbench run` on several GPUs at once: one chain of worker processes per
+// GPU, each in a thread of its own (suite/cli/gpu_chains.cpp).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "reports/record.h"
+#include "suite/cli/args.h"
+#include "suite/cli/plan.h"
+#include "suite/cli/setup.h"
+#include "suite/runner.h"
+#include "suite/targets.h"
+
+namespace kb::cli {
+
+// Each GPU of `devices` measures the experiments of `steps` (collectives are
+// the caller's), all GPUs at once; the rows of all, in the order of
+// `devices`. Whatever goes wrong on one GPU becomes its failed rows.
+std::vector<Record> run_gpu_chains(const RunPlan& plan, const WorkerConfig& cfg,
+                                   const std::vector<int>& devices, const std::vector<Step>& steps,
+                                   const std::vector<TargetFile>& files, const std::string& host);
+
+}  // namespace kb::cli

@@ -1,0 +1,32 @@
+// What a run measures: the experiments a --filter selects and, with
+// --shard, this shard's share of their points.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "suite/experiment.h"
+#include "suite/shard.h"
+
+namespace kb::cli {
+
+// The experiments and collectives of this build, one per line (for messages).
+std::string experiment_names();
+
+// The experiments --filter selects (hidden ones only when named in full);
+// UsageError when it selects nothing.
+std::vector<const Experiment*> select(const std::string& filter);
+
+// What one run measures, in order: each selected experiment with its points
+// (all of them, or this shard's share), then each selected collective
+// (NCCL; all its sizes, across the run's GPUs, once per run).
+struct Step {
+  const Experiment* e = nullptr;
+  std::vector<size_t> indices;  // e's points in this run, ascending
+  std::string collective;       // or a collective's name
+};
+
+std::vector<Step> plan_steps(const std::vector<const Experiment*>& experiments,
+                             const std::vector<std::string>& collectives, const ShardSpec& shard);
+
+}  // namespace kb::cli

@@ -1,0 +1,281 @@
+#include "suite/probe.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+#include <system_error>
+
+#include "kernels/common/cuda_check.h"
+#include "reports/atomic_write.h"
+#include "suite/chain_probe.h"
+#include "suite/cli.h"
+#include "suite/cli/commands.h"
+#include "suite/cli/setup.h"
+#include "suite/datasheets.h"
+#include "suite/device.h"
+#include "suite/engine.h"
+#include "suite/ideal_kernels.h"
+#include "suite/ladder_probe.h"
+
+namespace kb::cli {
+
+namespace {
+
+// The ladder probe's chains (suite/chain_probe.h), in seconds in the order
+// of `chains`, measured as a `kbench run` measures roofline_ideal's rows:
+// in kChainProcesses worker processes of their own, one after the other
+// (measure_points_isolated: the same worker, engine and measurement), each
+// measuring the experiment's points as a run's worker does, the chains
+// among them (chain_worker_points), each with its share of the buffer-set
+// bytes; per chain the mean over the processes, as a row's time is (a
+// launch's cost is a state of the process). A row of a chain is bounded by
+// the probe's time of that very chain, and timed in the
+// probe's own process, after the ladder, the graph chains read 1.3 us
+// slower than as rows (H100: rows at 1.050 and 1.037 of their bound;
+// docs/decisions/0009-chains-probed-in-worker-processes.md). This process's CUDA context goes
+// first, so that the workers are alone on the GPU as a run's workers are (a run's parent never
+// makes one); the caller makes no CUDA call after this. Where a worker fails, the probe fails with
+// the reason and writes nothing: in-process chains would give a bound the rows are known to beat,
+// so they are only ever asked for (--chains-in-process), never a silent fallback.
+std::vector<double> chains_in_workers(const RunPlan& plan, const DeviceInfo& dev,
+                                      const std::vector<Point>& chains,
+                                      std::vector<Point>* all_points,
+                                      std::vector<double>* all_seconds) {
+  const Experiment& e = chain_experiment();
+  KB_CUDA_CHECK(cudaDeviceReset());
+  WorkerConfig cfg = worker_config(plan);
+  cfg.info.device_label = "cuda";
+  // No target files: times without rows need no ceilings, and the ideal
+  // kernels no cuBLASLt or GEMV choices; a target file the probe is about
+  // to write (or fix) must not stop it.
+  cfg.targets_dir.clear();
+  static_assert(kChainProcesses == kDefaultProcesses, "the chains are measured as rows are");
+  cfg.engine.sampled_bytes_goal =
+      std::max<size_t>(cfg.engine.sampled_bytes_goal / kChainProcesses, 1);
+  try {
+    std::vector<Point> runs_points;
+    for (const Point& p : e.points())
+      if (e.unsupported_reason(p, dev.prop).empty()) runs_points.push_back(p);
+    std::vector<size_t> at;
+    const std::vector<Point> points = chain_worker_points(runs_points, chains, &at);
+    std::vector<std::vector<double>> per_process;
+    for (int i = 0; i < kChainProcesses; ++i) {
+      const std::vector<PointTime> t = measure_points_isolated(cfg, e, points, dev);
+      std::vector<double> v;
+      for (const PointTime& pt : t) v.push_back(pt.value_s);
+      per_process.push_back(std::move(v));
+    }
+    // Every point's mean (the single launches fold into the rungs:
+    // fold_worker_rungs), the chains' in the order of `chains`.
+    *all_seconds = mean_over_processes(per_process);
+    *all_points = points;
+    std::vector<double> out;
+    for (size_t k : at) out.push_back(all_seconds->at(k));
+    return out;
+  } catch (const std::exception& ex) {
+    throw std::runtime_error(
+        std::string("the ladder probe's chains, measured in worker processes as rows are, "
+                    "failed: ") +
+        ex.what() +
+        "; nothing was written (kbench probe --chains-in-process measures them in this "
+        "process instead, whose graph chains read slower than the rows: docs/metrics.md)");
+  }
+}
+
+// What the probe measured: the ceilings, the ladder (its chains set), and
+// the rungs measured faster as rows are than in this process.
+struct Probed {
+  ProbeResult p;
+  LadderProbe lp;
+  std::vector<std::string> folded;
+};
+
+// On the current device (`dev`); the chains in worker processes unless
+// `chains_in_process`.
+Probed measure(const RunPlan& plan, bool chains_in_process, const DeviceInfo& dev) {
+  Probed r;
+  cudaStream_t s;
+  KB_CUDA_CHECK(cudaStreamCreate(&s));
+  r.p = probe_ceilings(s, dev.mem_bytes, plan.quick);
+  cudaStreamDestroy(s);
+  // The speed of light: the ideal kernels timed as the engine times samples.
+  std::vector<Point> chains;
+  std::vector<double> chain_s;
+  {
+    // The options of a run (the chains are measured as its rows are), quick
+    // with --quick.
+    EngineOptions eo;
+    eo.quick = plan.quick;
+    Engine engine(dev, nullptr, eo, RunInfo{});
+    r.lp = probe_ladder(engine, dev.sm_count, dev.mem_bytes, plan.quick);
+    chains = chain_points(r.lp.max_bytes);
+    if (chains_in_process) chain_s = time_chains_in_process(engine, chains);
+  }
+  if (!chains_in_process) {
+    std::vector<Point> worker_points;
+    std::vector<double> worker_s;
+    chain_s = chains_in_workers(plan, dev, chains, &worker_points, &worker_s);
+    std::vector<std::string> reads, copies;
+    for (Ideal k : kIdealReads) reads.push_back(ideal_name(k));
+    for (Ideal k : kIdealCopies) copies.push_back(ideal_name(k));
+    r.folded = fold_worker_rungs(r.lp.sol, worker_points, worker_s, reads, copies);
+  }
+  r.lp.chain_report = set_further_launches(r.lp.sol, chains, chain_s);
+  return r;
+}
+
+void print_ladder(bool chains_in_process, const Probed& r) {
+  std::fprintf(stderr, "chains: roofline_ideal's chain points measured %s\n",
+               chains_in_process
+                   ? "in this process, after the ladder (--chains-in-process)"
+                   : "in worker processes of their own (kbench __worker, each measuring "
+                     "roofline_ideal's points as a run's worker does; the mean of 3, as a row's)");
+  for (const auto* rungs : {&r.lp.read, &r.lp.copy})
+    for (const auto& rung : *rungs) {
+      std::fprintf(stderr, "ladder %s %.0f B:", rungs == &r.lp.read ? "read" : "copy", rung.bytes);
+      for (const auto& [k, t] : rung.median_s)
+        std::fprintf(stderr, " %s %.3f us", k.c_str(), t * 1e6);
+      std::fprintf(stderr, "\n");
+    }
+  for (const auto& line : r.folded)
+    std::fprintf(stderr, "rung measured as rows are, faster than this process: %s\n", line.c_str());
+  for (const auto& line : r.lp.chain_report) std::fprintf(stderr, "chain %s\n", line.c_str());
+}
+
+// An existing --write file (`path`): only its ladder is replaced, by the
+// faster of both unless `replace`.
+void replace_ladder(const std::string& path, bool replace, const SpeedOfLight& probed,
+                    const std::string& today, const DeviceInfo& dev) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  if (!in) throw std::runtime_error(path + ": cannot read");
+  // The file's own ladder, where it has one and --replace is not given:
+  // the faster of both per rung (a bound must hold for every probe).
+  SpeedOfLight sol = probed;
+  int kept = 0;
+  bool merged = false;
+  if (!replace) {
+    const TargetFile before = parse_target_file(ss.str(), path);
+    if (before.measured.ladder.present()) {
+      sol = faster_of(before.measured.ladder, probed, &kept);
+      merged = true;
+    }
+  }
+  atomic_write(path, set_ladder(ss.str(), path, sol, today, dev.driver));
+  if (merged)
+    std::printf(
+        "measured.ladder of %s: the faster of the file's and this probe's (%d rungs and "
+        "entries kept from the file; --replace writes this probe's alone): review the diff "
+        "and commit it\n",
+        path.c_str(), kept);
+  else
+    std::printf("measured.ladder of %s replaced: review the diff and commit it\n", path.c_str());
+}
+
+// A draft's targets: 80% of the roofline for every metric, dtype and seed
+// mean of every experiment.
+nlohmann::ordered_json draft_targets() {
+  nlohmann::ordered_json targets = nlohmann::ordered_json::array();
+  for (const auto& e : Registry::instance().all()) {
+    if (e.is_hidden()) continue;
+    for (Metric m : e.metric_list()) {
+      if (m == Metric::compilation_time) continue;
+      std::vector<std::string> dtypes;
+      for (const auto& p2 : e.points()) {
+        std::string dt = dtype_name(p2.dtype);
+        if (std::find(dtypes.begin(), dtypes.end(), dt) == dtypes.end()) dtypes.push_back(dt);
+      }
+      for (const auto& dt : dtypes) {
+        targets.push_back({{"name", e.name()},
+                           {"metric", metric_csv_name(m)},
+                           {"dtype", dt},
+                           {"shape", "*"},
+                           {"roofline_fraction", 0.8}});
+        if (e.has_seed_mean())
+          targets.push_back({{"name", e.name()},
+                             {"metric", metric_csv_name(m)},
+                             {"dtype", dt},
+                             {"shape", "mean"},
+                             {"roofline_fraction", 0.8}});
+      }
+    }
+  }
+  return targets;
+}
+
+// A new target file for this GPU, printed or written to --write. Peaks
+// from the datasheet table where the GPU is in it; the measured figures go
+// to `measured` (the roofline's ceilings), never to `peaks`.
+void write_draft(const std::string& write, const DeviceInfo& dev, const Probed& r,
+                 const std::string& table, const std::optional<DatasheetTable>& sheets,
+                 const std::string& today) {
+  const ProbeResult& p = r.p;
+  std::string peaks_message = sheets ? "" : table + ": no datasheet table";
+  const Datasheet* sheet = sheets ? find_datasheet(*sheets, dev.name) : nullptr;
+  std::string draft_message;
+  nlohmann::ordered_json peaks = draft_peaks(sheet, table, dev.name, p.read_gbps, &draft_message);
+  if (!draft_message.empty()) peaks_message += (peaks_message.empty() ? "" : "; ") + draft_message;
+  nlohmann::ordered_json doc;
+  doc["gpu"] = dev.name;
+  doc["match"] = {dev.name};
+  doc["peaks"] = peaks;
+  doc["measured"] = {{"read_gbps", std::round(p.read_gbps)},
+                     {"copy_gbps", std::round(std::max(p.copy_gbps, p.memcpy_gbps))},
+                     {"launch_us", std::round(p.launch_us * 100) / 100},
+                     {"graph_node_us", std::round(p.graph_node_us * 100) / 100},
+                     {"mem_latency_us", std::round(p.mem_latency_us * 100) / 100},
+                     {"date", utc_timestamp().substr(0, 10)},
+                     {"driver", dev.driver}};
+  doc["targets"] = draft_targets();
+  const std::string text =
+      set_ladder(doc.dump(), write.empty() ? "(draft)" : write, r.lp.sol, today, dev.driver);
+  if (write.empty()) {
+    std::printf("%s", text.c_str());
+  } else {
+    atomic_write(write, text);
+    std::printf("draft target file written to %s%s\n", write.c_str(),
+                sheet ? (": peaks from " + table + " (" + sheet->gpu + ")").c_str()
+                      : ": fill in the datasheet peaks");
+  }
+  if (!peaks_message.empty()) std::fprintf(stderr, "kbench: probe: %s\n", peaks_message.c_str());
+}
+
+}  // namespace
+
+int cmd_probe(const Args& a) {
+  if (parse_device_spec(a.device).size() != 1)
+    throw UsageError("probe measures one GPU: --device N, got '" + a.device + "'");
+  // The files it reads, before it measures: one that does not parse is exit
+  // 2 with nothing measured. No datasheet table: the draft says so.
+  // (--replace: the file's ladder may be what is broken; set_ladder reads the rest.)
+  if (!a.write.empty() && !a.replace && std::filesystem::exists(a.write)) load_target_file(a.write);
+  const RunPlan plan = run_plan(a);
+  const std::string table = datasheets_path(plan.targets.path);
+  std::optional<DatasheetTable> sheets;
+  std::error_code exists_ec;
+  if (std::filesystem::exists(table, exists_ec)) sheets = load_datasheets(table);
+  const int count = require_devices();
+  if (count == 0) return kExitNoDevice;
+  const int d = devices_for(a.device, count).front();
+  DeviceInfo dev = query_device(d);
+  // Which target file of the folder is this GPU's, before measuring: the
+  // line tools/bringup.sh reads rather than matching names itself.
+  std::fprintf(stderr, "%s\n", target_file_line(load_targets(plan.targets), dev.name).c_str());
+  KB_CUDA_CHECK(cudaSetDevice(d));
+  const Probed r = measure(plan, a.chains_in_process, dev);
+  print_ladder(a.chains_in_process, r);
+  const std::string today = utc_timestamp().substr(0, 10);
+  if (!a.write.empty() && std::filesystem::exists(a.write))
+    replace_ladder(a.write, a.replace, r.lp.sol, today, dev);
+  else
+    write_draft(a.write, dev, r, table, sheets, today);
+  return kExitOk;
+}
+
+}  // namespace kb::cli

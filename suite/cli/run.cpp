@@ -1,0 +1,88 @@
+#include <chrono>
+#include <cstdio>
+#include <exception>
+
+#include "suite/cli.h"
+#include "suite/cli/commands.h"
+#include "suite/cli/gpu_chains.h"
+#include "suite/cli/plan.h"
+#include "suite/cli/setup.h"
+#include "suite/device.h"
+#include "suite/nccl_bench.h"
+
+namespace kb::cli {
+
+namespace {
+
+// What the run is about to do, where it is not the plain one-GPU run.
+void print_run_outline(const ShardSpec& shard, const std::vector<Step>& steps,
+                       const WorkerConfig& cfg, size_t gpus) {
+  if (!shard.whole()) {
+    size_t points = 0;
+    for (const Step& st : steps) points += st.e ? st.indices.size() : 1;
+    std::printf("kbench: shard %d/%d: %zu step(s), %zu point(s) of the suite\n", shard.index,
+                shard.count, steps.size(), points);
+  }
+  if (gpus > 1)
+    std::printf(
+        "kbench: %zu GPUs at once, one chain of worker processes each; a kernel point in %d "
+        "worker process(es) on each GPU, %d under %g us (docs/measuring.md)\n",
+        gpus, cfg.processes, cfg.short_processes, kShortPointUs);
+}
+
+// Collectives last, with every GPU of the run idle: one worker across them.
+std::vector<Record> run_collectives(const WorkerConfig& cfg, const std::vector<Step>& steps,
+                                    const std::vector<int>& devices, const std::string& host) {
+  std::vector<Record> rows;
+  for (const Step& st : steps) {
+    if (st.e) continue;
+    std::printf("%s across %zu GPU(s) ...", st.collective.c_str(), devices.size());
+    std::fflush(stdout);
+    const auto t0 = std::chrono::steady_clock::now();
+    auto cr = run_collective_isolated(cfg, st.collective, devices, host);
+    std::printf(
+        " %s\n",
+        step_text(cr, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count())
+            .c_str());
+    rows.insert(rows.end(), cr.begin(), cr.end());
+  }
+  return rows;
+}
+
+}  // namespace
+
+int cmd_run(const Args& a) {
+  parse_device_spec(a.device);  // a malformed --device is a usage error on any machine
+  if (!a.rerun.empty()) return cmd_rerun(a);
+  auto experiments = select(a.filter);
+  const auto collectives = collectives_matching(a.filter);
+  const std::vector<Step> steps = plan_steps(experiments, collectives, a.shard);
+  const RunPlan plan = run_plan(a);
+  auto files = load_targets(plan.targets);
+  if (plan.write_csv) precheck_csv(plan.csv);
+  const int count = require_devices();
+  if (count == 0) return kExitNoDevice;
+  const std::vector<int> devices = devices_for(a.device, count);
+
+  WorkerConfig cfg = worker_config(plan, static_cast<int>(devices.size()));
+  cfg.info.device_label = "cuda";  // cuda:N where the run has several GPUs
+  const std::string host = host_name();
+  print_run_outline(a.shard, steps, cfg, devices.size());
+
+  for (int d : devices) {
+    DeviceInfo dev;
+    try {
+      dev = query_device(d);
+    } catch (const std::exception&) {
+      continue;  // its chain makes its rows failed, saying why
+    }
+    check_gpu_inputs(files, dev, cfg);
+  }
+
+  std::vector<Record> rows = run_gpu_chains(plan, cfg, devices, steps, files, host);
+  const auto collective_rows = run_collectives(cfg, steps, devices, host);
+  rows.insert(rows.end(), collective_rows.begin(), collective_rows.end());
+  return finish_run(plan, rows);
+}
+
+}  // namespace kb::cli

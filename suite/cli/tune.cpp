@@ -1,0 +1,240 @@
+// `kbench tune`: builds every point of the selected experiments (gemm and
+// the MLP by default) to learn which cuBLASLt GEMMs they plan, then for each
+// GEMM times every candidate of the heuristic, interleaved (one cold sample
+// of each candidate in turn, `--reps` rounds) exactly as the engine times
+// samples, and writes the fastest by median into the GPU's tuning table with
+// what was measured. Other sections of an existing table are kept.
+// `kbench tune gemv`: the GEMV dispatch table (suite/gemv_tune.h).
+#include <cublasLt.h>
+
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "kernels/common/cuda_check.h"
+#include "kernels/common/device_buffer.h"
+#include "kernels/common/device_random.h"
+#include "kernels/gemm/gemm.h"
+#include "suite/cli.h"
+#include "suite/cli/commands.h"
+#include "suite/cli/plan.h"
+#include "suite/cli/setup.h"
+#include "suite/device.h"
+#include "suite/engine.h"
+#include "suite/gemv_tune.h"
+#include "suite/gemv_tune_run.h"
+#include "suite/stats.h"
+#include "suite/tuning.h"
+
+namespace kb::cli {
+
+namespace {
+
+constexpr double kTuneMinGain = 0.02;
+
+// What both tuning commands tune: the one GPU of --device (made current),
+// its target file and the tuning table to write. None without a GPU.
+struct TuneTarget {
+  DeviceInfo dev;
+  const TargetFile* tf;
+  std::string out;
+};
+// `write`: --write (empty: the tuning table of `targets`).
+std::optional<TuneTarget> tune_target(const std::string& device, const std::string& write,
+                                      const TargetsDir& targets,
+                                      const std::vector<TargetFile>& files) {
+  parse_device_spec(device);
+  const int count = require_devices();
+  if (count == 0) return std::nullopt;
+  const int d = devices_for(device, count).front();
+  TuneTarget t{query_device(d), nullptr, ""};
+  KB_CUDA_CHECK(cudaSetDevice(d));
+  t.tf = match_gpu(files, t.dev.name);
+  t.out = write.empty() ? tuning_path(targets.path, t.tf, t.dev.name) : write;
+  return t;
+}
+
+// The cuBLASLt GEMMs the experiments' points plan (each case built and
+// destroyed at once).
+std::vector<gemm::AlgoKey> planned_gemms(const std::vector<const Experiment*>& experiments,
+                                         const DeviceInfo& dev) {
+  gemm::set_pinned_algos({});
+  gemm::clear_planned_keys();
+  for (const Experiment* e : experiments)
+    for (const Point& p : e->points()) {
+      if (!e->unsupported_reason(p, dev.prop).empty()) continue;
+      try {
+        e->make_case(p);  // plans its GEMMs; destroyed at once
+      } catch (const std::exception& ex) {
+        cudaGetLastError();
+        std::fprintf(stderr, "kbench tune: %s %s %s: not tuned: %s\n", e->name().c_str(),
+                     p.shape.str().c_str(), dtype_name(p.dtype), ex.what());
+      }
+    }
+  return gemm::planned_keys();
+}
+
+// One GEMM's candidates, each timed `reps` times, interleaved.
+struct CandidateTimes {
+  std::vector<std::vector<double>> t;  // seconds, per candidate
+  std::vector<gemm::AlgoConfig> cfg;   // per candidate
+};
+
+CandidateTimes time_candidates(Engine& engine, const gemm::AlgoKey& k, int candidates, int reps) {
+  gemm::Options o;
+  o.input = k.input;
+  o.epilogue = k.epilogue;
+  o.candidates = candidates;
+  o.use_pins = false;
+  const size_t in_size = k.input == gemm::Input::bf16 ? 2 : 1;
+  DeviceBuffer<unsigned char> A(static_cast<size_t>(k.M * k.K) * in_size),
+      W(static_cast<size_t>(k.N * k.K) * in_size), D(static_cast<size_t>(k.M * k.N) * 2),
+      bias(static_cast<size_t>(k.N) * 2);
+  cudaStream_t s0 = nullptr;
+  if (k.input == gemm::Input::bf16) {
+    fill_uniform_bf16(reinterpret_cast<gemm::bf16*>(A.get()), k.M * k.K, 1, -1.f, 1.f, s0);
+    fill_uniform_bf16(reinterpret_cast<gemm::bf16*>(W.get()), k.N * k.K, 2, -1.f, 1.f, s0);
+  } else {
+    fill_uniform_fp8_e4m3(reinterpret_cast<gemm::fp8*>(A.get()), k.M * k.K, 1, -1.f, 1.f, s0);
+    fill_uniform_fp8_e4m3(reinterpret_cast<gemm::fp8*>(W.get()), k.N * k.K, 2, -1.f, 1.f, s0);
+  }
+  fill_uniform_bf16(reinterpret_cast<gemm::bf16*>(bias.get()), k.N, 3, -1.f, 1.f, s0);
+  KB_CUDA_CHECK(cudaDeviceSynchronize());
+  gemm::Gemm g(k.M, k.N, k.K, o);
+  const void* bp = gemm::has_bias(k.epilogue) ? bias.get() : nullptr;
+  auto launch = [&](cudaStream_t s) {
+    if (k.input == gemm::Input::bf16)
+      g.run(reinterpret_cast<const gemm::bf16*>(A.get()),
+            reinterpret_cast<const gemm::bf16*>(W.get()), static_cast<const gemm::bf16*>(bp),
+            reinterpret_cast<gemm::bf16*>(D.get()), s);
+    else
+      g.run(reinterpret_cast<const gemm::fp8*>(A.get()),
+            reinterpret_cast<const gemm::fp8*>(W.get()), static_cast<const gemm::bf16*>(bp),
+            reinterpret_cast<gemm::bf16*>(D.get()), s);
+  };
+  const int n = g.candidates();
+  CandidateTimes r{std::vector<std::vector<double>>(static_cast<size_t>(n)),
+                   std::vector<gemm::AlgoConfig>(static_cast<size_t>(n))};
+  for (int i = 0; i < n; ++i) {  // warm-up, and each candidate's configuration
+    g.use_candidate(i);
+    r.cfg[i] = g.algo();
+    engine.time_cold(launch);
+  }
+  for (int rep = 0; rep < reps; ++rep)
+    for (int i = 0; i < n; ++i) {
+      g.use_candidate(i);
+      r.t[i].push_back(engine.time_cold(launch));
+    }
+  return r;
+}
+
+// The GEMM's entry of the tuning table: the candidate chosen and what was
+// measured; printed as one line.
+nlohmann::ordered_json choose_candidate(const gemm::AlgoKey& k, const CandidateTimes& c, int reps,
+                                        const DeviceInfo& dev, int version) {
+  const auto& t = c.t;
+  const auto& cfg = c.cfg;
+  const int n = static_cast<int>(t.size());
+  std::vector<double> med(static_cast<size_t>(n));
+  int best = 0;
+  for (int i = 0; i < n; ++i) {
+    med[i] = median(t[i]);
+    if (med[i] < med[best]) best = i;
+  }
+  // The heuristic's first choice stays unless another candidate beats it
+  // clearly: a win of under 2% is within what the tuning's own conditions
+  // (back-to-back samples, the GPU's power state) can shift, and on the
+  // H100 such near-ties chosen away from the first measured up to 12%
+  // slower in the suite (docs/targets.md).
+  if (best != 0 && med[0] / med[best] - 1 < kTuneMinGain) best = 0;
+  int second = -1;
+  for (int i = 0; i < n; ++i)
+    if (i != best && (second < 0 || med[i] < med[second])) second = i;
+  gemm::PinnedAlgo pin{k, cfg[best], ""};
+  nlohmann::ordered_json m;
+  m["median_us"] = std::round(med[best] * 1e8) / 100;
+  m["noise_rel"] = std::round(summarize(t[best]).noise_rel * 1e5) / 1e5;
+  m["heuristic_rank"] = best + 1;
+  m["heuristic_first_us"] = std::round(med[0] * 1e8) / 100;
+  if (second >= 0) {
+    m["runner_up"] = gemm::algo_id(cfg[second]);
+    m["runner_up_us"] = std::round(med[second] * 1e8) / 100;
+  }
+  m["candidates"] = n;
+  m["samples"] = reps;
+  m["date"] = utc_timestamp();
+  m["driver"] = dev.driver;
+  m["cublaslt_version"] = version;
+  std::printf(
+      "  %s M=%lld N=%lld K=%lld: %s %.2f us (heuristic's #%d; its first %.2f us%s)\n",
+      gemm::input_name(k.input), (long long)k.M, (long long)k.N, (long long)k.K,
+      gemm::algo_id(cfg[best]).c_str(), med[best] * 1e6, best + 1, med[0] * 1e6,
+      second >= 0 ? (", runner-up " + std::to_string(med[second] * 1e6) + " us").c_str() : "");
+  return pin_json(pin, m);
+}
+
+}  // namespace
+
+int cmd_tune_gemv(const Args& a) {
+  if (!a.filter.empty() || a.candidates != 16)
+    throw UsageError(
+        "tune gemv takes no --filter or --candidates: it times the suite's GEMV shapes");
+  parse_device_spec(a.device);
+  const TargetsDir targets = targets_dir(a.targets);
+  auto files = load_targets(targets);
+  const auto t = tune_target(a.device, a.write, targets, files);
+  if (!t) return kExitNoDevice;
+  const auto& [dev, tf, out] = *t;
+  const auto shapes = gemv_tuning_shapes();
+  std::printf(
+      "kbench tune gemv: %zu GEMV shapes on %s, %d interleaved cold samples per candidate\n",
+      shapes.size(), dev.name.c_str(), a.reps);
+  try {
+    tune_gemv_table(dev, tf, out, a.reps, shapes);
+  } catch (const TuningError& e) {
+    throw UsageError(std::string(e.what()) + ": fix or remove it; nothing was written");
+  }
+  return kExitOk;
+}
+
+int cmd_tune(const Args& a) {
+  if (a.tune_gemv) return cmd_tune_gemv(a);
+  parse_device_spec(a.device);  // a malformed --device is a usage error on any machine
+  auto experiments = select(a.filter.empty() ? "^(gemm|mlp_layer_norm_gelu)$" : a.filter);
+  const TargetsDir targets = targets_dir(a.targets);
+  auto files = load_targets(targets);
+  const auto t = tune_target(a.device, a.write, targets, files);
+  if (!t) return kExitNoDevice;
+  const auto& [dev, tf, out] = *t;
+
+  const std::vector<gemm::AlgoKey> keys = planned_gemms(experiments, dev);
+  if (keys.empty()) throw UsageError("the selected experiments plan no cuBLASLt GEMM");
+  std::printf(
+      "kbench tune: %zu cuBLASLt GEMMs on %s, up to %d candidates each, %d interleaved "
+      "cold samples per candidate\n",
+      keys.size(), dev.name.c_str(), a.candidates, a.reps);
+
+  RunInfo info;
+  EngineOptions eo;
+  Engine engine(dev, tf, eo, info);
+  int version = static_cast<int>(cublasLtGetVersion());
+  nlohmann::ordered_json entries = nlohmann::ordered_json::array();
+  for (const auto& k : keys)
+    entries.push_back(choose_candidate(k, time_candidates(engine, k, a.candidates, a.reps), a.reps,
+                                       dev, version));
+  nlohmann::ordered_json doc;
+  try {
+    doc = read_tuning_doc(out);
+  } catch (const TuningError& e) {
+    throw UsageError(std::string(e.what()) + ": fix or remove it; nothing was written");
+  }
+  doc["gpu"] = dev.name;
+  doc["cublaslt"] = entries;
+  write_tuning_doc(doc, out);
+  std::printf("tuning table written to %s (%zu cuBLASLt entries): review and commit it\n",
+              out.c_str(), keys.size());
+  return kExitOk;
+}
+
+}  // namespace kb::cli
