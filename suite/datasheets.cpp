@@ -56,7 +56,7 @@ DatasheetTable parse_datasheets(const std::string& text, const std::string& path
   json doc;
   try {
     doc = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
     throw DatasheetError(path + ": not valid JSON: " + e.what());
   }
   if (!doc.is_object()) fail(path, "(top level)", "expected an object with \"gpus\": [...]");

@@ -208,7 +208,7 @@ TargetFile parse_target_file(const std::string& text, const std::string& path) {
   json doc;
   try {
     doc = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
     throw TargetError(path + ": not valid JSON: " + e.what());
   }
   if (!doc.is_object()) fail(path, "(top level)", "expected an object");
@@ -380,7 +380,7 @@ std::string set_ladder(const std::string& text, const std::string& path, const S
   ordered_json doc;
   try {
     doc = ordered_json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
     throw TargetError(path + ": not valid JSON: " + e.what());
   }
   if (!doc.is_object()) fail(path, "(top level)", "expected an object");

@@ -28,6 +28,17 @@ int64_t get_int(const ordered_json& obj, const char* key, const std::string& pat
   return v;
 }
 
+std::string get_string(const ordered_json& e, const char* key, const std::string& path,
+                       const std::string& where, const char* dflt) {
+  auto it = e.find(key);
+  if (it == e.end()) {
+    if (dflt) return dflt;
+    fail(path, where + "." + key, "missing");
+  }
+  if (!it->is_string()) fail(path, where + "." + key, "expected a string");
+  return it->get<std::string>();
+}
+
 }  // namespace
 
 TuningFile parse_tuning_file(const std::string& text, const std::string& path) {
@@ -35,7 +46,7 @@ TuningFile parse_tuning_file(const std::string& text, const std::string& path) {
   f.path = path;
   try {
     f.doc = ordered_json::parse(text);
-  } catch (const ordered_json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // a syntax error, or a number out of range
     throw TuningError(path + ": not valid JSON: " + e.what());
   }
   if (!f.doc.is_object()) fail(path, "top level", "expected an object");
@@ -55,14 +66,14 @@ TuningFile parse_tuning_file(const std::string& text, const std::string& path) {
     p.key.M = get_int(e, "M", path, where + ".", 1, big);
     p.key.N = get_int(e, "N", path, where + ".", 1, big);
     p.key.K = get_int(e, "K", path, where + ".", 1, big);
-    const std::string input = e.value("input", "bf16");
+    const std::string input = get_string(e, "input", path, where, "bf16");
     if (input == "bf16")
       p.key.input = gemm::Input::bf16;
     else if (input == "fp8_e4m3")
       p.key.input = gemm::Input::fp8_e4m3;
     else
       fail(path, where + ".input", "expected \"bf16\" or \"fp8_e4m3\", got \"" + input + "\"");
-    const std::string epi = e.value("epilogue", "none");
+    const std::string epi = get_string(e, "epilogue", path, where, "none");
     bool known = false;
     for (auto ep : {gemm::Epilogue::none, gemm::Epilogue::bias, gemm::Epilogue::gelu,
                     gemm::Epilogue::gelu_bias})
@@ -140,17 +151,6 @@ void get_range(const ordered_json& e, const char* key, const std::string& path,
     hi = a[1].get<int64_t>();
     if (hi < lo) fail(path, w, "max below min: the bucket holds no shape");
   }
-}
-
-std::string get_string(const ordered_json& e, const char* key, const std::string& path,
-                       const std::string& where, const char* dflt) {
-  auto it = e.find(key);
-  if (it == e.end()) {
-    if (dflt) return dflt;
-    fail(path, where + "." + key, "missing");
-  }
-  if (!it->is_string()) fail(path, where + "." + key, "expected a string");
-  return it->get<std::string>();
 }
 
 std::string read_file(const std::string& path, bool* ok) {
