@@ -1,4 +1,4 @@
-// Shared by the libFuzzer harnesses (tests/fuzz/README in tests/fuzz/run.sh):
+// Shared by the libFuzzer harnesses (tests/fuzz/run.sh builds and runs them):
 // every byte a parser hands back is read, so that AddressSanitizer sees a
 // view that points outside its buffer even where the caller would not look.
 #pragma once
