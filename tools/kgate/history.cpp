@@ -198,6 +198,7 @@ void History::parse(uint32_t file) {
       },
       [&](size_t line, const std::string& what) { warn(file, line, what); });
   last_run_ = UINT32_MAX;
+  texts_[file].release_pages();
 }
 
 void History::finish() {
