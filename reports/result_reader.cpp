@@ -405,6 +405,10 @@ FileText::FileText(const std::string& path) {
   text_ = read_file_text(path);  // not mappable: read it (also gives the errors)
 }
 
+void FileText::release_pages() const {
+  if (map_) ::madvise(map_, size_, MADV_DONTNEED);
+}
+
 FileText::~FileText() {
   if (map_) ::munmap(map_, size_);
 }

@@ -117,6 +117,11 @@ class FileText {
   std::string_view view() const {
     return map_ ? std::string_view(static_cast<const char*>(map_), size_) : std::string_view(text_);
   }
+  // A mapped file's pages given back to the page cache once its rows are
+  // read: views stay valid (a page read again is mapped again from the
+  // file), and kgate compare does not hold two files' text beside the rows
+  // made of them. Nothing for text held in memory.
+  void release_pages() const;
 
  private:
   void* map_ = nullptr;

@@ -80,7 +80,8 @@ int next_attempt(const std::string& text, const std::string& base) {
     const char* p = text.c_str() + pos + prefix.size();
     char* end = nullptr;
     const long n = std::strtol(p, &end, 10);
-    if (end != p && n >= next) next = static_cast<int>(n) + 1;
+    // As split_attempt (reports/attempts.h): above 1,000,000 is no attempt.
+    if (end != p && n >= next && n <= 1000000) next = static_cast<int>(n) + 1;
   }
   return next;
 }

@@ -45,6 +45,18 @@ if [ "${KBENCH_BROWSER_TESTS:-0}" = 1 ]; then
   fi
 fi
 
+# The fuzz harnesses' short run (tests/fuzz/run.sh) needs clang and its
+# libFuzzer: installed only where KBENCH_FUZZ_TESTS=1 (.ci/run sets it).
+# Where it cannot be installed, the test skips.
+if [ "${KBENCH_FUZZ_TESTS:-0}" = 1 ] && ! command -v clang++ >/dev/null 2>&1; then
+  echo "setup: installing clang (KBENCH_FUZZ_TESTS=1)"
+  sudo_cmd=""
+  [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1 && sudo_cmd="sudo"
+  if ! { $sudo_cmd apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq clang >/dev/null; }; then
+    echo "setup: could not install clang: the fuzz test will skip" >&2
+  fi
+fi
+
 if ! command -v nvcc >/dev/null 2>&1 && [ ! -x /usr/local/cuda/bin/nvcc ]; then
   echo "setup: nvcc not found: install the CUDA Toolkit (https://developer.nvidia.com/cuda-downloads)" >&2
   exit 2

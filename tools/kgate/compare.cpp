@@ -30,22 +30,32 @@ struct SideValue {
 };
 
 std::set<std::string> archs_of(const History& h) {
-  std::set<std::string> a;
+  std::vector<bool> measured(h.keys().size(), false);
   for (const auto& o : h.observations())
-    if (o.measured()) a.insert(h.keys()[o.key].arch);
+    if (o.measured()) measured[o.key] = true;
+  std::set<std::string> a;
+  for (uint32_t k = 0; k < measured.size(); ++k)
+    if (measured[k]) a.insert(h.keys()[k].arch);
   return a;
 }
 
 std::map<CompareKey, Side> collect(const History& h, bool cross_arch,
                                    std::map<CompareKey, bool>& lower) {
   std::map<CompareKey, Side> out;
+  // Each history key's side, looked up once (not once a row: a long
+  // history has a million rows and a few hundred keys). Keys that differ
+  // only in device (or arch, across GPU models) share one side.
+  std::vector<Side*> side_of(h.keys().size(), nullptr);
   for (const auto& o : h.observations()) {
-    const Key& k = h.keys()[o.key];
-    // The two files may spell one GPU model differently (suite/gpu_name.h).
-    CompareKey ck{k.name, k.metric, k.dtype, k.shape,
-                  cross_arch ? std::string() : gpu_name_key(k.arch)};
-    lower[ck] = k.lower_is_better;
-    Side& s = out[ck];
+    if (!side_of[o.key]) {
+      const Key& k = h.keys()[o.key];
+      // The two files may spell one GPU model differently (suite/gpu_name.h).
+      CompareKey ck{k.name, k.metric, k.dtype, k.shape,
+                    cross_arch ? std::string() : gpu_name_key(k.arch)};
+      lower[ck] = k.lower_is_better;
+      side_of[o.key] = &out[ck];
+    }
+    Side& s = *side_of[o.key];
     if (!o.measured() || o.status == RowStatus::throttled) {
       if (s.problem.empty())
         s.problem = o.status == RowStatus::throttled   ? "throttled"

@@ -243,6 +243,7 @@ void History::parse(uint32_t file) {
     throw;
   }
   last_run_ = UINT32_MAX;
+  texts_[file].release_pages();
 }
 
 void History::finish() {

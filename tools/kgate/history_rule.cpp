@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 namespace kb {
 
@@ -107,6 +108,65 @@ double suspect_line(const HistoryRuleOptions& opt, double noise, int n) {
   return widened_z(opt.suspect_z, n) * noise * std::sqrt(1 + kPi / (2.0 * n));
 }
 
+// Runs of a key (kgate compare takes all of them, a million in a long
+// history): the distances are never listed. Row i of the sorted values'
+// distances x[j] - x[i], j > i, rises with j, and a row's distances below a
+// pivot end where row i - 1's did or later, so one pass counts those below
+// any pivot; each row keeps the range of j that can still hold the answer,
+// and a pivot drawn at random among them removes a share of them each time
+// (Croux & Rousseeuw's algorithm, with a random pivot, fixed seed, for
+// their weighted median). Expected O(n log n) time, O(n) memory. The
+// result is one of the distances, each computed as x[j] - x[i]: bit for bit
+// the value the k-th of all of them listed would be.
+double kth_distance(const std::vector<double>& x, uint64_t k) {
+  const size_t n = x.size();
+  std::vector<size_t> lo(n), hi(n), below_p(n), upto_p(n);  // row i's candidates: j in [lo, hi)
+  for (size_t i = 0; i < n; ++i) lo[i] = i + 1, hi[i] = n;
+  uint64_t seed = 0x9E3779B97F4A7C15ull;
+  for (;;) {
+    uint64_t left = 0, before = 0;  // candidates; distances left of them (all smaller)
+    for (size_t i = 0; i < n; ++i) left += hi[i] - lo[i], before += lo[i] - (i + 1);
+    if (left <= std::max<uint64_t>(4 * n, 4096)) {
+      std::vector<double> d;
+      d.reserve(left);
+      for (size_t i = 0; i < n; ++i)
+        for (size_t j = lo[i]; j < hi[i]; ++j) d.push_back(x[j] - x[i]);
+      const auto r = static_cast<long>(k - 1 - before);
+      std::nth_element(d.begin(), d.begin() + r, d.end());
+      return d[static_cast<size_t>(r)];
+    }
+    // SplitMix64: the pivot is the r-th candidate.
+    seed += 0x9E3779B97F4A7C15ull;
+    uint64_t z = seed;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    uint64_t r = (z ^ (z >> 31)) % left;
+    size_t row = 0;
+    while (r >= hi[row] - lo[row]) r -= hi[row] - lo[row], ++row;
+    const double p = x[lo[row] + r] - x[row];
+    // below_p[i] / upto_p[i]: the first j whose distance is >= p / > p.
+    uint64_t n_below = 0, n_upto = 0;
+    size_t a = 0, b = 0;
+    for (size_t i = 0; i < n; ++i) {
+      a = std::max(a, i + 1);
+      b = std::max(b, i + 1);
+      while (a < n && x[a] - x[i] < p) ++a;
+      while (b < n && x[b] - x[i] <= p) ++b;
+      below_p[i] = a;
+      upto_p[i] = b;
+      n_below += a - (i + 1);
+      n_upto += b - (i + 1);
+    }
+    if (k > n_below && k <= n_upto) return p;
+    for (size_t i = 0; i < n; ++i) {
+      if (k <= n_below)
+        hi[i] = std::max(lo[i], std::min(hi[i], below_p[i]));
+      else
+        lo[i] = std::min(hi[i], std::max(lo[i], upto_p[i]));
+    }
+  }
+}
+
 }  // namespace
 
 double median_variance(int m) {
@@ -161,16 +221,11 @@ double qn_scale(std::vector<double> v) {
   // h = n/2 + 1: about their first quartile. 2.2219 makes it estimate the
   // standard deviation of a normal sample; d_n corrects its small-sample bias
   // (Croux & Rousseeuw 1992).
-  std::vector<double> d;
-  d.reserve(n * (n - 1) / 2);
-  for (size_t i = 0; i < n; ++i)
-    for (size_t j = i + 1; j < n; ++j) d.push_back(std::fabs(v[i] - v[j]));
-  size_t h = n / 2 + 1;
-  size_t k = h * (h - 1) / 2;
-  std::nth_element(d.begin(), d.begin() + static_cast<long>(k - 1), d.end());
+  std::sort(v.begin(), v.end());
+  const uint64_t h = n / 2 + 1;
   static const double small[] = {0, 0, 0.399, 0.994, 0.512, 0.844, 0.611, 0.857, 0.669, 0.872};
   double dn = n <= 9 ? small[n] : n % 2 ? n / (n + 1.4) : n / (n + 3.8);
-  return dn * 2.2219 * d[k - 1];
+  return dn * 2.2219 * kth_distance(v, h * (h - 1) / 2);
 }
 
 int history_attempts_of(std::vector<int> attempts) {

@@ -170,9 +170,18 @@ NoiseReport noise_report(const History& h) {
     // A mode: a run whose fastest call is outside the others' range (on its
     // board) and further from their median than 5 of their robust standard
     // deviations (and than 1%): not the tail of one distribution, another state.
+    // Only the board's lowest or highest run, where no other run equals it,
+    // can lie outside the others' range: the others' statistics are taken
+    // for those two alone (a long history has thousands of runs a key).
     for (const auto& [b, idx] : by_board) {
       if (idx.size() < 4) continue;
+      const auto [lowest, highest] = std::minmax_element(
+          idx.begin(), idx.end(), [&](size_t x, size_t y) { return mins[x] < mins[y]; });
+      const double low = mins[*lowest], high = mins[*highest];
+      size_t at_low = 0, at_high = 0;
+      for (size_t i : idx) at_low += mins[i] == low, at_high += mins[i] == high;
       for (size_t i : idx) {
+        if (!(mins[i] == low && at_low == 1) && !(mins[i] == high && at_high == 1)) continue;
         std::vector<double> others;
         for (size_t j : idx)
           if (j != i) others.push_back(mins[j]);
