@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "reports/atomic_write.h"
+#include "tests/cpu/file_size_limit.h"
 
 namespace {
 
@@ -81,27 +82,17 @@ TEST(AtomicWrite, FailedWriteLeavesThePreviousFileAndNoTemporary) {
   fs::path d = fresh_dir("short");
   const std::string previous = "the previous report\n";
   put(d / "out.csv", previous);
-  pid_t pid = ::fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    ::signal(SIGXFSZ, SIG_IGN);
-    struct rlimit lim {
-      8192, 8192
-    };
-    ::setrlimit(RLIMIT_FSIZE, &lim);
+  const int status = kb::test::in_child_with_file_limit(8192, [&] {
     try {
       kb::atomic_write((d / "out.csv").string(), std::string(1 << 20, 'x'));
     } catch (const kb::WriteError& e) {
       const std::string what = e.what();
-      ::_exit(what.find("cannot write " + (d / "out.csv").string() + ": File too large") == 0 ? 0
-                                                                                              : 3);
+      return what.find("cannot write " + (d / "out.csv").string() + ": File too large") == 0 ? 0
+                                                                                             : 3;
     }
-    ::_exit(4);  // written although it could not be
-  }
-  int st = 0;
-  ASSERT_EQ(::waitpid(pid, &st, 0), pid);
-  ASSERT_TRUE(WIFEXITED(st));
-  EXPECT_EQ(WEXITSTATUS(st), 0);
+    return 4;  // written although it could not be
+  });
+  EXPECT_EQ(status, 0);
   EXPECT_EQ(slurp(d / "out.csv"), previous);
   EXPECT_EQ(entries(d), 1u);
 }

@@ -15,6 +15,7 @@
 #include "reports/csv_writer.h"
 #include "reports/json_writer.h"
 #include "reports/record.h"
+#include "tests/cpu/file_size_limit.h"
 
 namespace {
 
@@ -191,25 +192,15 @@ TEST(CsvWriter, FailedAppendLeavesTheFileAsItWas) {
   before << in0.rdbuf();
   std::vector<kb::Record> many;
   for (int i = 0; i < 200; ++i) many.push_back(sample(i));
-  pid_t pid = ::fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    ::signal(SIGXFSZ, SIG_IGN);
-    struct rlimit lim {
-      8192, 8192
-    };
-    ::setrlimit(RLIMIT_FSIZE, &lim);
+  const int status = kb::test::in_child_with_file_limit(8192, [&] {
     try {
       kb::append_csv(p.string(), many);
     } catch (const kb::CsvError& e) {
-      ::_exit(std::string(e.what()).find("the file is as it was") != std::string::npos ? 0 : 3);
+      return std::string(e.what()).find("the file is as it was") != std::string::npos ? 0 : 3;
     }
-    ::_exit(4);
-  }
-  int st = 0;
-  ASSERT_EQ(::waitpid(pid, &st, 0), pid);
-  ASSERT_TRUE(WIFEXITED(st));
-  EXPECT_EQ(WEXITSTATUS(st), 0);
+    return 4;
+  });
+  EXPECT_EQ(status, 0);
   std::ifstream in1(p, std::ios::binary);
   std::stringstream after;
   after << in1.rdbuf();
