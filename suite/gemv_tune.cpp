@@ -37,23 +37,36 @@ std::vector<GemvShape> gemv_tuning_shapes() {
   return unique;
 }
 
+namespace {
+
+// The general kernel's one-token configurations: every compiled (rows per
+// warp, unroll, pipelined) instantiation with the block shapes that cost no
+// further instantiation (warps 4 or 8, K split over 1-8 of them).
+std::vector<gemv::Kernel> general_candidates() {
+  std::vector<gemv::Kernel> out;
+  for (int r : {1, 2, 4})
+    for (int u : {1, 2, 4, 8})
+      for (bool p : {false, true})
+        for (int w : {4, 8})
+          for (int k : {1, 2, 4, 8})
+            if (k <= w) out.push_back(gemv::General{r, u, w, p, k});
+  return out;
+}
+
+}  // namespace
+
 std::vector<gemv::Kernel> gemv_candidates(const GemvShape& s) {
-  // The configurations of the earlier tunes (docs/decisions/0025 to 0028).
+  // The other families' configurations of the earlier tunes (docs/decisions/0025 to 0028).
   static const char* names[] = {
-      "R1U8W4P0K1",  "R1U8W8P0K1",  "R1U4W4P0K2",   "R1U4W8P0K2",   "R1U2W8P0K4",   "R2U4W4P0K2",
-      "R2U2W4P0K4",  "R1U4W4P1K2",  "R2U2W4P1K2",   "R2U1W8P1K2",   "R2U2W8P0K4",   "R2U2W8P0K8",
-      "R4U2W4P0K4",  "R2U4W4P0K4",  "R2U1W4P0K4",   "R4U1W4P0K4",   "R2U2W4P1K4",   "R4U2W8P0K8",
-      "R2U4W8P0K8",  "R1U2W4P0K4",  "R1U4W4P0K4",   "R4U4W4P0K4",   "R2U2W8P1K8",   "R2U1W8P1K8",
-      "R1U2W4P1K1",  "R1U2W4P1K2",  "R1U2W4P1K4",   "R2U1W4P1K2",   "R1U1W4P1K2",   "one4",
-      "one8",        "T4",          "T8",           "M4W4K1",       "M4W8K2",       "M8W8K2",
-      "M2W8K4",      "M4W8K4",      "M2W8K8",       "M4W8K8",       "M8W8K8",       "M8W8K4",
-      "M8W4K4",      "M4W4K4",      "M2W8K8D3",     "M4W8K8D3",     "M2W8K4D3",     "M4W8K4D3",
-      "M4W4K4D3",    "M2W4K2D3",    "M4W8K2D3",     "GM1W8K1",      "GM2W8K1",      "GM4W8K1",
-      "GM2W8K2",     "GM2W4K1",     "GM2W4K2",      "GM2W8K4",      "GM1W8K4",      "GM2W8K1D3",
-      "GM4W4K1",     "B3W8S2O2R2",  "B3W8S2O1R2",   "B4W16S1O2R2",  "B4W16S1O2R1",  "B6W16S1O2R1",
-      "B6W16S1O2R2", "B4W8S2O2R2",  "B4W8S2O2R1",   "B3W16S2O2R2",  "B4W16S1O1R2",  "B3W8S3O2R0",
-      "BM3W8S2O2R2", "BM4W8S1O2R2", "BM3W16S2O2R2", "BM4W16S1O2R2", "BM3W16S1O2R2", "BM3W8S2O1R2",
-      "BM3W8S2O0R2"};
+      "one4",        "one8",        "T4",          "T8",           "M4W4K1",       "M4W8K2",
+      "M8W8K2",      "M2W8K4",      "M4W8K4",      "M2W8K8",       "M4W8K8",       "M8W8K8",
+      "M8W8K4",      "M8W4K4",      "M4W4K4",      "M2W8K8D3",     "M4W8K8D3",     "M2W8K4D3",
+      "M4W8K4D3",    "M4W4K4D3",    "M2W4K2D3",    "M4W8K2D3",     "GM1W8K1",      "GM2W8K1",
+      "GM4W8K1",     "GM2W8K2",     "GM2W4K1",     "GM2W4K2",      "GM2W8K4",      "GM1W8K4",
+      "GM2W8K1D3",   "GM4W4K1",     "B3W8S2O2R2",  "B3W8S2O1R2",   "B4W16S1O2R2",  "B4W16S1O2R1",
+      "B6W16S1O2R1", "B6W16S1O2R2", "B4W8S2O2R2",  "B4W8S2O2R1",   "B3W16S2O2R2",  "B4W16S1O1R2",
+      "B3W8S3O2R0",  "BM3W8S2O2R2", "BM4W8S1O2R2", "BM3W16S2O2R2", "BM4W16S1O2R2", "BM3W16S1O2R2",
+      "BM3W8S2O1R2", "BM3W8S2O0R2"};
   std::vector<gemv::Kernel> out;
   std::vector<std::string> seen;
   auto add = [&](const gemv::Kernel& k) {
@@ -64,7 +77,45 @@ std::vector<gemv::Kernel> gemv_candidates(const GemvShape& s) {
     out.push_back(k);
   };
   add(gemv::choose_in({}, s.int8, s.N, s.K, s.n_sel).config.kernel);  // the generic choice first
+  for (const auto& k : general_candidates()) add(k);
   for (const char* n : names) add(*gemv::parse_kernel(n));
+  return out;
+}
+
+GemvTuned pick_candidate(const GemvShape& s, const std::vector<CandidateTime>& times) {
+  const size_t n = times.size();
+  size_t best = 0;
+  for (size_t i = 1; i < n; ++i)
+    if (times[i].seconds < times[best].seconds) best = i;
+  if (best != 0 && times[0].seconds / times[best].seconds - 1 < kGemvTuneMinGain) best = 0;
+  GemvTuned r;
+  r.shape = s;
+  r.best = times[best].kernel;
+  r.best_us = times[best].seconds * 1e6;
+  r.generic = gemv::kernel_name(times[0].kernel);
+  r.generic_us = times[0].seconds * 1e6;
+  r.noise_rel = times[best].noise_rel;
+  r.candidates = static_cast<int>(n);
+  size_t second = n;
+  for (size_t i = 0; i < n; ++i)
+    if (i != best && (second == n || times[i].seconds < times[second].seconds)) second = i;
+  if (second < n) {
+    r.runner_up = gemv::kernel_name(times[second].kernel);
+    r.runner_up_us = times[second].seconds * 1e6;
+  }
+  return r;
+}
+
+std::vector<gemv::Kernel> finalists(const std::vector<CandidateTime>& screen, int n) {
+  std::vector<gemv::Kernel> out;
+  if (screen.empty()) return out;
+  out.push_back(screen[0].kernel);
+  std::vector<size_t> order;
+  for (size_t i = 1; i < screen.size(); ++i) order.push_back(i);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return screen[a].seconds < screen[b].seconds; });
+  for (size_t i = 0; i < order.size() && static_cast<int>(out.size()) <= n; ++i)
+    out.push_back(screen[order[i]].kernel);
   return out;
 }
 

@@ -1,8 +1,9 @@
 // `kbench tune gemv`: the GEMV dispatch table of this GPU, measured. For
 // every one-token GEMV shape the suite runs (gemv, gather_gemv, the MLP at
 // one token, the decoders' GEMVs alone), every candidate configuration that
-// serves it is timed as the engine times samples (L2 flushed, CUDA events,
-// candidates interleaved, `reps` rounds); the fastest by median wins unless
+// serves it is timed as the engine times a row's samples (L2 flushed, CUDA
+// events, round-robin over the row's buffer sets, candidates interleaved,
+// `reps` rounds and at least one a set); the fastest by median wins unless
 // it beats the generic rule's choice by less than 2% (then the generic
 // choice stays: within what the tuning's own conditions shift). The winners
 // become buckets (tune_buckets) written as the `gemv` section of
@@ -27,13 +28,27 @@ struct GemvShape {
   std::string from;  // which experiment runs it
 };
 
+// A gather's experts and the ids it times, as gather_gemv's rows run it:
+// the tuner times a gather over the same weight stack as the rows.
+constexpr int kGatherExperts = 8;
+inline std::vector<int32_t> gather_timed_ids() { return {3, 5}; }
+
 // The one-token GEMV shapes of the suite and the decoders, both dtypes.
 std::vector<GemvShape> gemv_tuning_shapes();
 
-// The candidates that serve this shape (refusal() empty): the general
-// kernel's knobs, the one-load, tile, mma and bulk kernels' configurations
-// measured in docs/decisions/0025 to 0028, and the generic rule's choice.
+// The candidates that serve this shape (refusal() empty), the generic
+// rule's choice first: every compiled one-token instantiation of the
+// general kernel at 4 or 8 warps and every K split, and the one-load, tile,
+// mma and bulk kernels' configurations measured in docs/decisions/0025 to 0028.
 std::vector<gemv::Kernel> gemv_candidates(const GemvShape& s);
+
+// One candidate's time at a shape: the median of its samples (a screen),
+// or the mean of worker processes' medians (timed as rows are).
+struct CandidateTime {
+  gemv::Kernel kernel;
+  double seconds = 0;
+  double noise_rel = 0;
+};
 
 // One shape's measurement.
 struct GemvTuned {
@@ -46,10 +61,20 @@ struct GemvTuned {
   double generic_us = 0;
   double noise_rel = 0;
   int candidates = 0, samples = 0;
+  std::vector<CandidateTime> screen;  // every candidate's screen time, the generic choice first
 };
 
 // The kept choice: the fastest unless the generic choice is within 2% of it.
 constexpr double kGemvTuneMinGain = 0.02;
+
+// The kept choice among `times` (times[0]: the generic rule's choice): the
+// fastest unless the generic one is within kGemvTuneMinGain of it, with
+// the next fastest as runner-up. `times` must not be empty.
+GemvTuned pick_candidate(const GemvShape& s, const std::vector<CandidateTime>& times);
+
+// What a screen hands on to be timed as rows: the generic choice first,
+// then the `n` fastest others, fastest first.
+std::vector<gemv::Kernel> finalists(const std::vector<CandidateTime>& screen, int n);
 
 // The table the measurements make: per (dtype, one or gather, row bytes),
 // shapes sorted by rows; each winner's bucket runs from the previous

@@ -4,12 +4,17 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
+#include <stdexcept>
 
 #include "kernels/common/cuda_check.h"
-#include "kernels/common/device_buffer.h"
-#include "kernels/common/fill.h"
 #include "kernels/gemv/gemv.h"
+#include "suite/chain_probe.h"
+#include "suite/experiments/gemv_case.h"
+#include "suite/rows.h"
+#include "suite/runner.h"
+#include "suite/sampling.h"
 #include "suite/stats.h"
 #include "suite/tuning.h"
 
@@ -19,65 +24,59 @@ namespace {
 
 double round_to(double v, double unit) { return std::round(v / unit) * unit; }
 
+// The shape's buffer sets, built as the engine builds a row's (one case
+// checked-size allocation each, as many as buffer_sets allows): every
+// candidate is timed round-robin over them, so that it pays what a row pays
+// for where its weights, x and scales landed (one warm buffer ranked
+// candidates 2-3 us faster than the rows then measured them).
+std::vector<std::unique_ptr<gemv_experiment::GemvCase>> shape_sets(const GemvShape& s,
+                                                                   const gemv::Kernel& first) {
+  Point p;
+  p.shape.set("N", s.N);
+  p.shape.set("K", s.K);
+  p.dtype = s.int8 ? DType::i8 : DType::bf16;
+  const bool gather = s.n_sel > 1;
+  const std::vector<int32_t> ids = gather ? gather_timed_ids() : std::vector<int32_t>{};
+  const int E = gather ? kGatherExperts : 1;
+  const gemv::Config cfg(first);
+  size_t free0 = 0, free1 = 0, total = 0;
+  KB_CUDA_CHECK(cudaMemGetInfo(&free0, &total));
+  std::vector<std::unique_ptr<gemv_experiment::GemvCase>> sets;
+  auto add = [&](uint64_t seed) {
+    sets.push_back(std::make_unique<gemv_experiment::GemvCase>(p, E, s.n_sel, ids, &cfg));
+    sets.back()->prepare(nullptr, seed);
+    KB_CUDA_CHECK(cudaDeviceSynchronize());
+  };
+  add(11);
+  KB_CUDA_CHECK(cudaMemGetInfo(&free1, &total));
+  const EngineOptions o;
+  const int n = buffer_sets(free0 > free1 ? free0 - free1 : 0, free1, total, o.max_buffer_sets,
+                            o.sampled_bytes_goal);
+  for (int k = 1; k < n; ++k) add(11 + 0x9e3779b97f4a7c15ull * static_cast<uint64_t>(k));
+  return sets;
+}
+
 GemvTuned measure_shape(Engine& engine, const GemvShape& s, int reps) {
   const std::vector<gemv::Kernel> cands = gemv_candidates(s);
-  const size_t wbytes = size_t(s.n_sel) * s.N * s.K * (s.int8 ? 1 : 2);
-  DeviceBuffer<uint8_t> w(wbytes);
-  DeviceBuffer<gemv::bf16> scale(size_t(s.n_sel) * s.N), x(size_t(s.K)), y(size_t(s.n_sel) * s.N);
-  DeviceBuffer<int32_t> ids(size_t(s.n_sel));
-  cudaStream_t s0 = nullptr;
-  if (s.int8)
-    fill_int8(reinterpret_cast<int8_t*>(w.get()), wbytes, 11, s0);
-  else
-    fill_bf16(reinterpret_cast<gemv::bf16*>(w.get()), wbytes / 2, 11, s0);
-  fill_bf16(scale.get(), scale.size(), 12, s0);
-  fill_bf16(x.get(), x.size(), 13, s0);
-  std::vector<int32_t> id(size_t(s.n_sel));
-  for (int i = 0; i < s.n_sel; ++i) id[size_t(i)] = i;
-  ids.upload(id);
-  KB_CUDA_CHECK(cudaDeviceSynchronize());
-  gemv::Operands op;
-  op.int8 = s.int8;
-  op.W = w.get();
-  op.scale = s.int8 ? scale.get() : nullptr;
-  op.experts = s.n_sel > 1 ? ids.get() : nullptr;
-  op.n_sel = s.n_sel;
-  op.E = s.n_sel;
-  op.x = x.get();
-  op.y = y.get();
-  op.N = s.N;
-  op.K = s.K;
-  const size_t n = cands.size();
+  const auto sets = shape_sets(s, cands[0]);
+  const size_t n = cands.size(), n_sets = sets.size();
+  const std::vector<gemv::Config> cfgs(cands.begin(), cands.end());
   std::vector<std::vector<double>> t(n);
-  for (size_t i = 0; i < n; ++i)  // warm-up (and each kernel's one-time attributes)
-    engine.time_cold([&](cudaStream_t st) { gemv::launch(op, gemv::Config(cands[i]), st); });
-  for (int r = 0; r < reps; ++r)
-    for (size_t i = 0; i < n; ++i)
-      t[i].push_back(
-          engine.time_cold([&](cudaStream_t st) { gemv::launch(op, gemv::Config(cands[i]), st); }));
-  std::vector<double> med(n);
-  size_t best = 0;  // candidate 0 is the generic rule's choice
-  for (size_t i = 0; i < n; ++i) {
-    med[i] = median(t[i]);
-    if (med[i] < med[best]) best = i;
-  }
-  if (best != 0 && med[0] / med[best] - 1 < kGemvTuneMinGain) best = 0;
-  GemvTuned r;
-  r.shape = s;
-  r.best = cands[best];
-  r.best_us = med[best] * 1e6;
-  r.generic = gemv::kernel_name(cands[0]);
-  r.generic_us = med[0] * 1e6;
-  r.noise_rel = summarize(t[best]).noise_rel;
-  r.candidates = static_cast<int>(n);
-  r.samples = reps;
-  size_t second = n;
+  auto time = [&](size_t i, size_t k) {
+    return engine.time_cold([&](cudaStream_t st) { sets[k % n_sets]->run_config(cfgs[i], st); });
+  };
+  for (size_t i = 0; i < n; ++i) time(i, i);  // warm-up (and each kernel's one-time attributes)
+  // Every candidate over every set at the least; candidate i's r-th sample
+  // on set r + i, so that a round times each set once.
+  const int rounds = std::max<int>(reps, static_cast<int>(n_sets));
+  for (int r = 0; r < rounds; ++r)
+    for (size_t i = 0; i < n; ++i) t[i].push_back(time(i, static_cast<size_t>(r) + i));
+  std::vector<CandidateTime> times;
   for (size_t i = 0; i < n; ++i)
-    if (i != best && (second == n || med[i] < med[second])) second = i;
-  if (second < n) {
-    r.runner_up = gemv::kernel_name(cands[second]);
-    r.runner_up_us = med[second] * 1e6;
-  }
+    times.push_back({cands[i], median(t[i]), summarize(t[i]).noise_rel});
+  GemvTuned r = pick_candidate(s, times);
+  r.samples = rounds;
+  r.screen = std::move(times);
   return r;
 }
 
@@ -93,22 +92,98 @@ std::vector<GemvTuned> measure_gemv(Engine& engine, const std::vector<GemvShape>
   return out;
 }
 
+namespace {
+
+void print_tuned(const char* stage, const GemvTuned& r) {
+  std::printf("  %s %s %lldx%lld%s: %s %.2f us (generic %s %.2f us%s%s)\n", stage,
+              r.shape.int8 ? "int8" : "bf16", (long long)r.shape.N, (long long)r.shape.K,
+              r.shape.n_sel > 1 ? ", 2 experts" : "", gemv::kernel_name(r.best).c_str(), r.best_us,
+              r.generic.c_str(), r.generic_us, r.runner_up.empty() ? "" : ", runner-up ",
+              r.runner_up.c_str());
+  std::fflush(stdout);
+}
+
+// A finalist as a point of the experiment whose rows run the shape.
+Point finalist_point(const GemvShape& s, const gemv::Kernel& k) {
+  Point p;
+  if (s.n_sel > 1) {
+    p.shape.set("D", s.N);  // gather_gemv's rows are square
+  } else {
+    p.shape.set("N", s.N);
+    p.shape.set("K", s.K);
+  }
+  p.shape.set_label("config", gemv::kernel_name(k));
+  p.dtype = s.int8 ? DType::i8 : DType::bf16;
+  return p;
+}
+
+// Each shape's finalists (the generic choice and the screen's fastest)
+// timed as rows are: points of gemv or gather_gemv naming their kernel,
+// measured by `processes` worker processes one after the other, each
+// finalist's time the mean of theirs. Replaces each shape's choice.
+void confirm_as_rows(const WorkerConfig& cfg, const DeviceInfo& dev, std::vector<GemvTuned>& tuned,
+                     int n_finalists, int processes) {
+  for (const bool gather : {false, true}) {
+    const Experiment* e = Registry::instance().find(gather ? "gather_gemv" : "gemv");
+    if (!e) throw std::runtime_error("kbench tune gemv: no gemv/gather_gemv experiment linked");
+    std::vector<Point> points;
+    std::vector<std::pair<size_t, gemv::Kernel>> at;  // (shape, kernel) of each point
+    for (size_t i = 0; i < tuned.size(); ++i) {
+      if ((tuned[i].shape.n_sel > 1) != gather) continue;
+      for (const auto& k : finalists(tuned[i].screen, n_finalists)) {
+        points.push_back(finalist_point(tuned[i].shape, k));
+        at.push_back({i, k});
+      }
+    }
+    if (points.empty()) continue;
+    std::vector<std::vector<double>> per_process;
+    std::vector<double> noise(points.size(), 0);
+    for (int p = 0; p < processes; ++p) {
+      const std::vector<PointTime> t = measure_points_isolated(cfg, *e, points, dev);
+      std::vector<double> v;
+      for (size_t j = 0; j < t.size(); ++j) {
+        v.push_back(t[j].value_s);
+        noise[j] = std::max(noise[j], t[j].noise_rel);
+      }
+      per_process.push_back(std::move(v));
+    }
+    const std::vector<double> mean = mean_over_processes(per_process);
+    for (size_t i = 0; i < tuned.size(); ++i) {
+      std::vector<CandidateTime> times;
+      for (size_t j = 0; j < points.size(); ++j)
+        if (at[j].first == i) times.push_back({at[j].second, mean[j], noise[j]});
+      if (times.empty()) continue;
+      GemvTuned r = pick_candidate(tuned[i].shape, times);
+      r.candidates = tuned[i].candidates;
+      r.samples = tuned[i].samples;
+      r.screen = std::move(tuned[i].screen);
+      tuned[i] = std::move(r);
+      print_tuned("rows  ", tuned[i]);
+    }
+  }
+}
+
+}  // namespace
+
 std::vector<GemvTuned> tune_gemv_table(const DeviceInfo& dev, const TargetFile* tf,
                                        const std::string& out, int reps,
-                                       const std::vector<GemvShape>& shapes) {
+                                       const std::vector<GemvShape>& shapes,
+                                       const WorkerConfig* rows) {
   // Read first: a broken file is refused before anything is timed.
   nlohmann::ordered_json doc = read_tuning_doc(out);
-  RunInfo info;
-  EngineOptions eo;
-  Engine engine(dev, tf, eo, info);
-  const auto tuned = measure_gemv(engine, shapes, reps, [](const GemvTuned& r) {
-    std::printf("  %s %lldx%lld%s: %s %.2f us (generic %s %.2f us%s%s)\n",
-                r.shape.int8 ? "int8" : "bf16", (long long)r.shape.N, (long long)r.shape.K,
-                r.shape.n_sel > 1 ? ", 2 experts" : "", gemv::kernel_name(r.best).c_str(),
-                r.best_us, r.generic.c_str(), r.generic_us,
-                r.runner_up.empty() ? "" : ", runner-up ", r.runner_up.c_str());
-    std::fflush(stdout);
-  });
+  std::vector<GemvTuned> tuned;
+  {
+    RunInfo info;
+    EngineOptions eo;
+    Engine engine(dev, tf, eo, info);
+    tuned =
+        measure_gemv(engine, shapes, reps, [](const GemvTuned& r) { print_tuned("screen", r); });
+  }
+  if (rows) {
+    // The workers alone on the GPU, as a run's are (its parent never makes a context).
+    KB_CUDA_CHECK(cudaDeviceReset());
+    confirm_as_rows(*rows, dev, tuned, kGemvFinalists, kDefaultProcesses);
+  }
   // Each bucket's measurement: the shape that decided it (its largest N).
   const auto entries = tune_buckets(tuned);
   nlohmann::ordered_json list = nlohmann::ordered_json::array();

@@ -188,10 +188,13 @@ int cmd_tune_gemv(const Args& a) {
   const auto& [dev, tf, out] = *t;
   const auto shapes = gemv_tuning_shapes();
   std::printf(
-      "kbench tune gemv: %zu GEMV shapes on %s, %d interleaved cold samples per candidate\n",
+      "kbench tune gemv: %zu GEMV shapes on %s, at least %d interleaved cold samples per "
+      "candidate, over the rows' buffer sets\n",
       shapes.size(), dev.name.c_str(), a.reps);
   try {
-    tune_gemv_table(dev, tf, out, a.reps, shapes);
+    WorkerConfig rows = worker_config(run_plan(a));
+    rows.targets_dir.clear();  // times without rows: no ceilings, and the tuned file may be broken
+    tune_gemv_table(dev, tf, out, a.reps, shapes, &rows);
   } catch (const TuningError& e) {
     throw UsageError(std::string(e.what()) + ": fix or remove it; nothing was written");
   }

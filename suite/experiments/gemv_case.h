@@ -13,7 +13,9 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -44,6 +46,19 @@ inline Work gemv_work(const Point& p, int n_sel) {
   return w;
 }
 
+// The configuration a point names with its `config` label ("config=R2U1W4P1K2":
+// `kbench tune gemv` times its finalists as rows are), else none. Throws
+// std::invalid_argument for a name that is no GEMV kernel.
+inline std::optional<gemv::Config> labelled_config(const Point& p) {
+  for (const auto& [key, value] : p.shape.labels())
+    if (key == "config") {
+      const auto k = gemv::parse_kernel(value);
+      if (!k) throw std::invalid_argument("config=" + value + ": not a GEMV kernel name");
+      return gemv::Config(*k);
+    }
+  return std::nullopt;
+}
+
 class GemvCase : public Case {
  public:
   // E = 1, n_sel = 1: plain gemv (no expert ids). `cfg` empty: the
@@ -62,7 +77,7 @@ class GemvCase : public Case {
         E_(E),
         n_sel_(n_sel),
         timed_(std::move(timed_experts)),
-        choice_(cfg ? gemv::Choice{*cfg, "given"} : gemv::choose(int8_, N_, K_, n_sel)),
+        choice_(first_choice(p, cfg)),
         w_(static_cast<size_t>(E) * N_ * K_ * (int8_ ? 1 : 2)),
         scale_(int8_ ? static_cast<size_t>(E) * N_ : 0),
         x_(K_),
@@ -73,7 +88,7 @@ class GemvCase : public Case {
       ids_.upload(timed_);
     }
     variant_ = gemv::kernel_name(choice_.config.kernel);
-    if (!cfg && !choice_.from_table()) variant_ += ";generic";
+    if (!choice_.from_table()) variant_ += ";generic";
     if (decode_shape) {
       const gemv::Config d = gemv::choose(int8_, N_, K_, 1, gemv::Use::decode).config;
       if (gemv::kernel_name(d.kernel) != gemv::kernel_name(choice_.config.kernel))
@@ -83,7 +98,12 @@ class GemvCase : public Case {
 
   std::string variant() const override { return variant_; }
 
-  void run(cudaStream_t s) override {
+  void run(cudaStream_t s) override { run_config(choice_.config, s); }
+
+  // One launch of `cfg` over this case's buffers (the tuner times every
+  // candidate over the same buffer sets as the rows; the variant stays the
+  // case's own).
+  void run_config(const gemv::Config& cfg, cudaStream_t s) {
     gemv::Operands op;
     op.int8 = int8_;
     op.W = w_.get();
@@ -95,7 +115,7 @@ class GemvCase : public Case {
     op.y = y_.get();
     op.N = N_;
     op.K = K_;
-    gemv::launch(op, choice_.config, s);
+    gemv::launch(op, cfg, s);
   }
 
   // A further buffer set: the check's inputs, without its run and CPU
@@ -174,6 +194,13 @@ class GemvCase : public Case {
   }
 
  private:
+  // `cfg`, else the point's `config` label, else the dispatch's choice.
+  gemv::Choice first_choice(const Point& p, const gemv::Config* cfg) const {
+    if (cfg) return {*cfg, "given"};
+    if (auto c = labelled_config(p)) return {*c, "given"};
+    return gemv::choose(int8_, N_, K_, n_sel_);
+  }
+
   // The weights (on the GPU, from seed | 1), the int8 scales and x (on the
   // host, from seed + 1 and seed + 2, uploaded; their host copies returned
   // for the reference).

@@ -276,3 +276,46 @@ TEST(GemvTable, MalformedFileIsAnErrorAnotherGpusTableIsNotUsed) {
 }
 
 }  // namespace
+
+TEST(GemvTune, PickKeepsTheGenericChoiceUnlessAnotherIsTwoPercentFaster) {
+  const kb::GemvShape s{true, 4096, 4096, 1, ""};
+  auto t = [](const char* k, double us) {
+    return kb::CandidateTime{*gemv::parse_kernel(k), us * 1e-6, 0.01};
+  };
+  auto within = kb::pick_candidate(s, {t("T4", 10.0), t("R2U1W8P1K2", 9.9), t("one8", 12.0)});
+  EXPECT_EQ(gemv::kernel_name(within.best), "T4");
+  EXPECT_EQ(within.runner_up, "R2U1W8P1K2");
+  auto faster = kb::pick_candidate(s, {t("T4", 10.0), t("one8", 12.0), t("R2U1W8P1K2", 9.0)});
+  EXPECT_EQ(gemv::kernel_name(faster.best), "R2U1W8P1K2");
+  EXPECT_DOUBLE_EQ(faster.best_us, 9.0);
+  EXPECT_EQ(faster.generic, "T4");
+  EXPECT_DOUBLE_EQ(faster.generic_us, 10.0);
+  EXPECT_EQ(faster.runner_up, "T4");
+  auto alone = kb::pick_candidate(s, {t("T4", 10.0)});
+  EXPECT_EQ(gemv::kernel_name(alone.best), "T4");
+  EXPECT_TRUE(alone.runner_up.empty());
+}
+
+TEST(GemvTune, FinalistsAreTheGenericChoiceAndTheScreensFastest) {
+  auto t = [](const char* k, double us) {
+    return kb::CandidateTime{*gemv::parse_kernel(k), us * 1e-6, 0};
+  };
+  const std::vector<kb::CandidateTime> screen = {t("T4", 11), t("one8", 14), t("R2U1W8P1K2", 9),
+                                                 t("R4U1W4P0K1", 10), t("M4W4K1", 12)};
+  std::vector<std::string> names;
+  for (const auto& k : kb::finalists(screen, 2)) names.push_back(gemv::kernel_name(k));
+  EXPECT_EQ(names, (std::vector<std::string>{"T4", "R2U1W8P1K2", "R4U1W4P0K1"}));
+  EXPECT_EQ(kb::finalists(screen, 10).size(), screen.size());
+  EXPECT_TRUE(kb::finalists({}, 3).empty());
+}
+
+TEST(GemvTune, SearchesEveryCompiledGeneralInstantiation) {
+  const auto c = kb::gemv_candidates({false, 4096, 4096, 1, ""});
+  auto has = [&](const char* name) {
+    for (const auto& k : c)
+      if (gemv::kernel_name(k) == name) return true;
+    return false;
+  };
+  for (const char* n : {"R2U1W8P1K2", "R4U1W4P0K1", "R1U8W8P0K1", "R2U2W8P0K1", "B3W8S2O1R2"})
+    EXPECT_TRUE(has(n)) << n;
+}
