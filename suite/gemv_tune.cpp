@@ -39,34 +39,45 @@ std::vector<GemvShape> gemv_tuning_shapes() {
 
 namespace {
 
-// The general kernel's one-token configurations: every compiled (rows per
-// warp, unroll, pipelined) instantiation with the block shapes that cost no
-// further instantiation (warps 4 or 8, K split over 1-8 of them).
-std::vector<gemv::Kernel> general_candidates() {
-  std::vector<gemv::Kernel> out;
+// The declared search space: every compiled instantiation of each family
+// (the switches of kernels/gemv/*.cu; refusal() mirrors them) with every
+// value of the knobs that cost no instantiation (block shape, K split, row
+// order, blocks per SM). docs/decisions/0050 says what is compiled and why.
+void general_candidates(std::vector<gemv::Kernel>& out) {
   for (int r : {1, 2, 4})
-    for (int u : {1, 2, 4, 8})
+    for (int u : {1, 2})
       for (bool p : {false, true})
         for (int w : {4, 8})
           for (int k : {1, 2, 4, 8})
             if (k <= w) out.push_back(gemv::General{r, u, w, p, k});
-  return out;
+}
+
+void mma_candidates(std::vector<gemv::Kernel>& out) {
+  for (bool diag : {false, true})
+    for (int u : {1, 2, 4, 8})
+      for (int depth : {2, 3})
+        for (int w : {4, 8})
+          for (int k : {1, 2, 4, 8})
+            if (k <= w) out.push_back(gemv::Mma{u, w, k, depth, diag});
+}
+
+void bulk_candidates(std::vector<gemv::Kernel>& out) {
+  for (bool mma : {false, true})
+    for (int w : {8, 16})
+      for (int blocks : {1, 2, 3})
+        for (int rows : {0, 1, 2})
+          for (int per_buffer : {0, 1, 2})
+            out.push_back(gemv::Bulk{3, w, blocks, rows, per_buffer, mma});
 }
 
 }  // namespace
 
 std::vector<gemv::Kernel> gemv_candidates(const GemvShape& s) {
-  // The other families' configurations of the earlier tunes (docs/decisions/0025 to 0028).
-  static const char* names[] = {
-      "one4",        "one8",        "T4",          "T8",           "M4W4K1",       "M4W8K2",
-      "M8W8K2",      "M2W8K4",      "M4W8K4",      "M2W8K8",       "M4W8K8",       "M8W8K8",
-      "M8W8K4",      "M8W4K4",      "M4W4K4",      "M2W8K8D3",     "M4W8K8D3",     "M2W8K4D3",
-      "M4W8K4D3",    "M4W4K4D3",    "M2W4K2D3",    "M4W8K2D3",     "GM1W8K1",      "GM2W8K1",
-      "GM4W8K1",     "GM2W8K2",     "GM2W4K1",     "GM2W4K2",      "GM2W8K4",      "GM1W8K4",
-      "GM2W8K1D3",   "GM4W4K1",     "B3W8S2O2R2",  "B3W8S2O1R2",   "B4W16S1O2R2",  "B4W16S1O2R1",
-      "B6W16S1O2R1", "B6W16S1O2R2", "B4W8S2O2R2",  "B4W8S2O2R1",   "B3W16S2O2R2",  "B4W16S1O1R2",
-      "B3W8S3O2R0",  "BM3W8S2O2R2", "BM4W8S1O2R2", "BM3W16S2O2R2", "BM4W16S1O2R2", "BM3W16S1O2R2",
-      "BM3W8S2O1R2", "BM3W8S2O0R2"};
+  std::vector<gemv::Kernel> all = {gemv::OneLoad{4}, gemv::OneLoad{8}, gemv::Tile{4},
+                                   gemv::Tile{8}};
+  general_candidates(all);
+  mma_candidates(all);
+  bulk_candidates(all);
   std::vector<gemv::Kernel> out;
   std::vector<std::string> seen;
   auto add = [&](const gemv::Kernel& k) {
@@ -77,8 +88,7 @@ std::vector<gemv::Kernel> gemv_candidates(const GemvShape& s) {
     out.push_back(k);
   };
   add(gemv::choose_in({}, s.int8, s.N, s.K, s.n_sel).config.kernel);  // the generic choice first
-  for (const auto& k : general_candidates()) add(k);
-  for (const char* n : names) add(*gemv::parse_kernel(n));
+  for (const auto& k : all) add(k);
   return out;
 }
 

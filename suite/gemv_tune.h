@@ -37,9 +37,9 @@ inline std::vector<int32_t> gather_timed_ids() { return {3, 5}; }
 std::vector<GemvShape> gemv_tuning_shapes();
 
 // The candidates that serve this shape (refusal() empty), the generic
-// rule's choice first: every compiled one-token instantiation of the
-// general kernel at 4 or 8 warps and every K split, and the one-load, tile,
-// mma and bulk kernels' configurations measured in docs/decisions/0025 to 0028.
+// rule's choice first: every compiled instantiation of each kernel family
+// with every value of the knobs that cost no instantiation (block shape,
+// K split, row order, blocks per SM; docs/decisions/0050).
 std::vector<gemv::Kernel> gemv_candidates(const GemvShape& s);
 
 // One candidate's time at a shape: the median of its samples (a screen),

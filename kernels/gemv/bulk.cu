@@ -373,15 +373,9 @@ void launch_bulk_stages(int stages, bool pdl, dim3 grid, size_t smem, cudaStream
     allow_smem(kernel, smem);
     launch_maybe_pdl_smem(pdl, kernel, grid, dim3(32 * (WARPS + 1)), smem, s, a);
   };
-  switch (stages) {
-    case 3:
-      return go(gemv_bulk_kernel<INT8, WARPS, J, 3, MMA>);
-    case 4:
-      return go(gemv_bulk_kernel<INT8, WARPS, J, 4, MMA>);
-    case 6:
-      return go(gemv_bulk_kernel<INT8, WARPS, J, 6, MMA>);
-  }
-  throw std::invalid_argument("gemv: the bulk kernel has rings of 3, 4 or 6 buffers");
+  // Rings of 3 buffers, the compiled ones (docs/decisions/0050).
+  if (stages == 3) return go(gemv_bulk_kernel<INT8, WARPS, J, 3, MMA>);
+  throw std::invalid_argument("gemv: the bulk kernel has rings of 3 buffers");
 }
 
 template <bool INT8, int WARPS, bool MMA = false>

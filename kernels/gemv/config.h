@@ -27,7 +27,8 @@ namespace kb::gemv {
 // The general kernel (general.cu): any shape, several tokens, SwiGLU, gathers, combine.
 struct General {
   int rows_per_warp = 1;  // 1, 2 or 4: rows a warp reduces together (x loaded once for all)
-  int unroll = 2;         // 1, 2, 4 or 8: 16-byte weight loads per row per thread and batch
+  int unroll = 2;         // 16-byte weight loads per row per thread and batch: one token 1
+                          // or 2, several tokens and SwiGLU 2 or 4 (the compiled ones)
   int warps = 4;          // 1..8 warps per block
   bool pipeline = true;   // load the next batch while using this one
   int k_split = 1;        // 1, 2, 4 or 8 warps share rows and split K (divides warps)
@@ -59,7 +60,7 @@ struct Mma {
 
 // The bulk-copy kernel (bulk.cu, compute capability 9.0).
 struct Bulk {
-  int stages = 3;           // ring buffers: 3, 4 or 6
+  int stages = 3;           // ring buffers: 3 (the compiled ring; the name keeps the field)
   int warps = 8;            // consumer warps per block: 8 or 16
   int blocks_per_sm = 1;    // 1..4
   int rows = 2;             // which rows a block takes: 0 contiguous, 1 strided, 2 a shared counter

@@ -199,13 +199,13 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
           std::string(what) + ": bulk_mma needs int8 weights and 2 rows per buffer, got " +
           shape_text(N, K) + (int8 ? "" : " bf16") + ", " + std::to_string(rs) + " per buffer");
     if (tokens != 1 || swiglu || (b->warps != 8 && b->warps != 16) || rs < 1 || rs > 2 ||
-        (rs == 2 && experts && N % 2 != 0) || (J != 1 && J != 2 && J != 4) ||
-        (b->stages != 3 && b->stages != 4 && b->stages != 6) || b->blocks_per_sm < 1 ||
-        b->blocks_per_sm > 4 || smem > (160u << 10) || b->rows < 0 || b->rows > 2)
+        (rs == 2 && experts && N % 2 != 0) || (J != 1 && J != 2 && J != 4) || b->stages != 3 ||
+        b->blocks_per_sm < 1 || b->blocks_per_sm > 4 || smem > (160u << 10) || b->rows < 0 ||
+        b->rows > 2)
       throw std::invalid_argument(
           std::string(what) +
           ": bulk needs one token, no SwiGLU, 8 or 16 warps, K of 1, 2 or 4 "
-          "vectors per thread, 3, 4 or 6 stages of at most 160 KB in all, 1 or 2 rows per buffer "
+          "vectors per thread, 3 stages of at most 160 KB in all, 1 or 2 rows per buffer "
           "(a gather's N even for 2), 1-4 blocks per SM and rows 0-2, got " +
           shape_text(N, K) + ", " + std::to_string(b->warps) + " warps, " +
           std::to_string(b->stages) + " stages");

@@ -509,17 +509,14 @@ void combine_by_unroll(const GeneralLaunch& c, dim3 grid, dim3 block, cudaStream
 
 template <bool INT8, int R, bool P>
 void by_unroll(const GeneralLaunch& c, dim3 grid, dim3 block, cudaStream_t s, const KernelArgs& a) {
+  // One token: batches of 1 or 2 loads, the compiled ones (docs/decisions/0050).
   switch (c.unroll) {
     case 1:
       return launch_kernel<INT8, R, 1, P, 1>(c, grid, block, s, a);
     case 2:
       return launch_kernel<INT8, R, 2, P, 1>(c, grid, block, s, a);
-    case 4:
-      return launch_kernel<INT8, R, 4, P, 1>(c, grid, block, s, a);
-    case 8:
-      return launch_kernel<INT8, R, 8, P, 1>(c, grid, block, s, a);
   }
-  throw std::invalid_argument("gemv: unroll must be 1, 2, 4 or 8");
+  throw std::invalid_argument("gemv: one token takes unroll 1 or 2");
 }
 
 template <bool INT8, int R>

@@ -309,13 +309,26 @@ TEST(GemvTune, FinalistsAreTheGenericChoiceAndTheScreensFastest) {
   EXPECT_TRUE(kb::finalists({}, 3).empty());
 }
 
-TEST(GemvTune, SearchesEveryCompiledGeneralInstantiation) {
-  const auto c = kb::gemv_candidates({false, 4096, 4096, 1, ""});
-  auto has = [&](const char* name) {
-    for (const auto& k : c)
-      if (gemv::kernel_name(k) == name) return true;
-    return false;
+TEST(GemvTune, SearchesEveryCompiledInstantiationAndNothingElse) {
+  auto names = [](bool int8) {
+    std::vector<std::string> out;
+    for (const auto& k : kb::gemv_candidates({int8, 4096, 4096, 1, ""}))
+      out.push_back(gemv::kernel_name(k));
+    return out;
   };
-  for (const char* n : {"R2U1W8P1K2", "R4U1W4P0K1", "R1U8W8P0K1", "R2U2W8P0K1", "B3W8S2O1R2"})
-    EXPECT_TRUE(has(n)) << n;
+  auto has = [](const std::vector<std::string>& v, const char* n) {
+    return std::find(v.begin(), v.end(), n) != v.end();
+  };
+  const auto bf16 = names(false), int8 = names(true);
+  for (const char* n :
+       {"R2U1W8P1K2", "R4U1W4P0K1", "R1U2W8P0K8", "R2U2W8P0K1", "B3W8S2O1R2", "B3W16S3O0R1"})
+    EXPECT_TRUE(has(bf16, n)) << n;
+  for (const char* n : {"M4W4K1", "GM2W8K4D3", "BM3W8S1O2R2", "T8", "R2U1W4P1K2"})
+    EXPECT_TRUE(has(int8, n)) << n;
+  // Not compiled: one-token batches of 4 or 8 loads, bulk rings other than 3.
+  for (const char* n : {"R1U8W8P0K1", "R2U4W4P0K2", "B4W16S1O2R2", "BM4W8S1O2R2"}) {
+    EXPECT_FALSE(has(bf16, n)) << n;
+    EXPECT_FALSE(has(int8, n)) << n;
+    EXPECT_NE(gemv::refusal(*gemv::parse_kernel(n), true, 4096, 4096, 1), "") << n;
+  }
 }

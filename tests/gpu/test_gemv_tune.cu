@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "suite/device.h"
+#include "suite/experiments/gemv_case.h"
 #include "suite/gemv_tune_run.h"
 #include "suite/tuning.h"
 #include "tests/gpu/gpu_test_util.h"
@@ -31,7 +32,9 @@ TEST(GemvTune, WritesATableThatReadsBackAndServesItsShapes) {
   }
   const std::vector<kb::GemvShape> shapes = {
       {true, 1024, 1024, 1, "test"}, {true, 4096, 4096, 1, "test"}, {false, 4096, 4096, 2, "test"}};
-  const auto tuned = kb::tune_gemv_table(dev, nullptr, out, 2, shapes);
+  // The screen alone: the finalists' worker processes are kbench's own
+  // (`kbench tune gemv` on a GPU runs both stages).
+  const auto tuned = kb::tune_gemv_table(dev, nullptr, out, 2, shapes, nullptr);
   ASSERT_EQ(tuned.size(), shapes.size());
   for (const auto& r : tuned) {
     EXPECT_GT(r.best_us, 0);
@@ -52,6 +55,24 @@ TEST(GemvTune, WritesATableThatReadsBackAndServesItsShapes) {
   }
   EXPECT_TRUE(f.doc["gemv"][0].contains("measured"));
   std::filesystem::remove(out);
+}
+
+// A point that names its kernel (`config=...`, the tuner's finalists) runs
+// that kernel, checked against the reference; a name that is no kernel is
+// refused before anything runs.
+TEST(GemvTune, APointLabelledWithAConfigRunsThatKernel) {
+  KB_REQUIRE_GPU();
+  kb::Point p;
+  p.shape.set("N", 4096);
+  p.shape.set("K", 4096);
+  p.shape.set_label("config", "R2U1W8P1K2");
+  p.dtype = kb::DType::i8;
+  kb::gemv_experiment::GemvCase c(p, 1, 1, {});
+  EXPECT_EQ(c.variant(), "R2U1W8P1K2");
+  const kb::Check chk = c.check(nullptr, 7);
+  EXPECT_TRUE(chk.ok) << chk.detail;
+  p.shape.set_label("config", "R2U1W8");
+  EXPECT_THROW(kb::gemv_experiment::GemvCase(p, 1, 1, {}), std::invalid_argument);
 }
 
 }  // namespace
