@@ -102,8 +102,13 @@ GemvTuned pick_candidate(const GemvShape& s, const std::vector<CandidateTime>& t
   r.shape = s;
   r.best = times[best].kernel;
   r.best_us = times[best].seconds * 1e6;
-  r.generic = gemv::kernel_name(times[0].kernel);
-  r.generic_us = times[0].seconds * 1e6;
+  const std::string generic =
+      gemv::kernel_name(gemv::choose_in({}, s.int8, s.N, s.K, s.n_sel).config.kernel);
+  size_t g = 0;
+  for (size_t i = 0; i < n; ++i)
+    if (gemv::kernel_name(times[i].kernel) == generic) g = i;
+  r.generic = gemv::kernel_name(times[g].kernel);
+  r.generic_us = times[g].seconds * 1e6;
   r.noise_rel = times[best].noise_rel;
   r.candidates = static_cast<int>(n);
   size_t second = n;
@@ -116,16 +121,26 @@ GemvTuned pick_candidate(const GemvShape& s, const std::vector<CandidateTime>& t
   return r;
 }
 
-std::vector<gemv::Kernel> finalists(const std::vector<CandidateTime>& screen, int n) {
+std::vector<gemv::Kernel> finalists(const gemv::Kernel& keep,
+                                    const std::vector<CandidateTime>& screen, int n) {
   std::vector<gemv::Kernel> out;
+  std::vector<std::string> names;
+  auto add = [&](const gemv::Kernel& k) {
+    const std::string name = gemv::kernel_name(k);
+    if (std::find(names.begin(), names.end(), name) != names.end()) return false;
+    names.push_back(name);
+    out.push_back(k);
+    return true;
+  };
+  add(keep);
   if (screen.empty()) return out;
-  out.push_back(screen[0].kernel);
+  add(screen[0].kernel);
   std::vector<size_t> order;
   for (size_t i = 1; i < screen.size(); ++i) order.push_back(i);
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return screen[a].seconds < screen[b].seconds; });
-  for (size_t i = 0; i < order.size() && static_cast<int>(out.size()) <= n; ++i)
-    out.push_back(screen[order[i]].kernel);
+  int taken = 0;
+  for (size_t i = 0; i < order.size() && taken < n; ++i) taken += add(screen[order[i]].kernel);
   return out;
 }
 

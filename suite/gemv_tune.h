@@ -67,14 +67,18 @@ struct GemvTuned {
 // The kept choice: the fastest unless the generic choice is within 2% of it.
 constexpr double kGemvTuneMinGain = 0.02;
 
-// The kept choice among `times` (times[0]: the generic rule's choice): the
-// fastest unless the generic one is within kGemvTuneMinGain of it, with
-// the next fastest as runner-up. `times` must not be empty.
+// The kept choice among `times` (times[0]: the choice in place, the table's
+// or else the generic rule's): the fastest unless times[0] is within
+// kGemvTuneMinGain of it, with the next fastest as runner-up; `generic`
+// and `generic_us` name the generic rule's choice where `times` holds it
+// (else times[0]). `times` must not be empty.
 GemvTuned pick_candidate(const GemvShape& s, const std::vector<CandidateTime>& times);
 
-// What a screen hands on to be timed as rows: the generic choice first,
-// then the `n` fastest others, fastest first.
-std::vector<gemv::Kernel> finalists(const std::vector<CandidateTime>& screen, int n);
+// What a screen hands on to be timed as rows: `keep` first (the table's
+// present choice, else the generic rule's), the generic choice, then the
+// `n` fastest others, fastest first; no name twice.
+std::vector<gemv::Kernel> finalists(const gemv::Kernel& keep,
+                                    const std::vector<CandidateTime>& screen, int n);
 
 // The table the measurements make: per (dtype, one or gather, row bytes),
 // shapes sorted by rows; each winner's bucket runs from the previous

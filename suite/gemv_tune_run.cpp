@@ -122,7 +122,7 @@ Point finalist_point(const GemvShape& s, const gemv::Kernel& k) {
 // measured by `processes` worker processes one after the other, each
 // finalist's time the mean of theirs. Replaces each shape's choice.
 void confirm_as_rows(const WorkerConfig& cfg, const DeviceInfo& dev, std::vector<GemvTuned>& tuned,
-                     int n_finalists, int processes) {
+                     const std::vector<gemv::TableEntry>& table, int n_finalists) {
   for (const bool gather : {false, true}) {
     const Experiment* e = Registry::instance().find(gather ? "gather_gemv" : "gemv");
     if (!e) throw std::runtime_error("kbench tune gemv: no gemv/gather_gemv experiment linked");
@@ -130,24 +130,36 @@ void confirm_as_rows(const WorkerConfig& cfg, const DeviceInfo& dev, std::vector
     std::vector<std::pair<size_t, gemv::Kernel>> at;  // (shape, kernel) of each point
     for (size_t i = 0; i < tuned.size(); ++i) {
       if ((tuned[i].shape.n_sel > 1) != gather) continue;
-      for (const auto& k : finalists(tuned[i].screen, n_finalists)) {
+      const GemvShape& sh = tuned[i].shape;
+      const gemv::Kernel keep = gemv::choose_in(table, sh.int8, sh.N, sh.K, sh.n_sel).config.kernel;
+      for (const auto& k : finalists(keep, tuned[i].screen, n_finalists)) {
         points.push_back(finalist_point(tuned[i].shape, k));
         at.push_back({i, k});
       }
     }
     if (points.empty()) continue;
-    std::vector<std::vector<double>> per_process;
-    std::vector<double> noise(points.size(), 0);
-    for (int p = 0; p < processes; ++p) {
-      const std::vector<PointTime> t = measure_points_isolated(cfg, *e, points, dev);
-      std::vector<double> v;
-      for (size_t j = 0; j < t.size(); ++j) {
-        v.push_back(t[j].value_s);
-        noise[j] = std::max(noise[j], t[j].noise_rel);
+    // As many processes as a row of the point gets (short ones more:
+    // processes_for), each point's time the mean of its processes' medians.
+    std::vector<double> sum(points.size(), 0), noise(points.size(), 0);
+    std::vector<int> runs(points.size(), 0);
+    for (int p = 0; p < kDefaultShortProcesses; ++p) {
+      std::vector<size_t> at_p;
+      std::vector<Point> pts;
+      for (size_t j = 0; j < points.size(); ++j)
+        if (p < kDefaultProcesses || (runs[j] > 0 && sum[j] / runs[j] < kShortPointUs * 1e-6)) {
+          at_p.push_back(j);
+          pts.push_back(points[j]);
+        }
+      if (pts.empty()) break;
+      const std::vector<PointTime> t = measure_points_isolated(cfg, *e, pts, dev);
+      for (size_t q = 0; q < t.size(); ++q) {
+        sum[at_p[q]] += t[q].value_s;
+        ++runs[at_p[q]];
+        noise[at_p[q]] = std::max(noise[at_p[q]], t[q].noise_rel);
       }
-      per_process.push_back(std::move(v));
     }
-    const std::vector<double> mean = mean_over_processes(per_process);
+    std::vector<double> mean(points.size());
+    for (size_t j = 0; j < points.size(); ++j) mean[j] = sum[j] / std::max(runs[j], 1);
     for (size_t i = 0; i < tuned.size(); ++i) {
       std::vector<CandidateTime> times;
       for (size_t j = 0; j < points.size(); ++j)
@@ -182,7 +194,10 @@ std::vector<GemvTuned> tune_gemv_table(const DeviceInfo& dev, const TargetFile* 
   if (rows) {
     // The workers alone on the GPU, as a run's are (its parent never makes a context).
     KB_CUDA_CHECK(cudaDeviceReset());
-    confirm_as_rows(*rows, dev, tuned, kGemvFinalists, kDefaultProcesses);
+    // The table in place (the file being rewritten) keeps its choice unless beaten.
+    std::vector<gemv::TableEntry> table;
+    if (doc.contains("gemv")) table = parse_gemv_table(doc, out);
+    confirm_as_rows(*rows, dev, tuned, table, kGemvFinalists);
   }
   // Each bucket's measurement: the shape that decided it (its largest N).
   const auto entries = tune_buckets(tuned);

@@ -21,16 +21,17 @@ std::vector<GemvTuned> measure_gemv(Engine& engine, const std::vector<GemvShape>
 // Measures the suite's shapes and writes the `gemv` section of the tuning
 // file `out` (other sections kept; created if missing). Every candidate is
 // screened in this process; with `rows`, each shape's finalists (the
-// generic choice and the kGemvFinalists fastest) are then timed as rows
-// are, in worker processes (this process's CUDA context reset first), and
-// those times decide. Returns the shapes' results. Throws TuningError for
-// an existing file it cannot parse.
+// file's present choice, the generic one and the kGemvFinalists fastest)
+// are then timed as rows are, in as many worker processes as its rows get
+// (this process's CUDA context reset first), and those times decide: the
+// present choice stays unless another beats it by kGemvTuneMinGain. Returns the shapes' results.
+// Throws TuningError for an existing file it cannot parse.
 std::vector<GemvTuned> tune_gemv_table(const DeviceInfo& dev, const TargetFile* tf,
                                        const std::string& out, int reps,
                                        const std::vector<GemvShape>& shapes,
                                        const WorkerConfig* rows);
 
 // The screen's fastest that go on to be timed as rows (besides the generic choice).
-constexpr int kGemvFinalists = 3;
+constexpr int kGemvFinalists = 4;
 
 }  // namespace kb
