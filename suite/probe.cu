@@ -67,14 +67,11 @@ __global__ void read_one_kernel(const int4* __restrict__ p, int* __restrict__ si
   if ((v.x ^ v.y ^ v.z ^ v.w) == 0x7a3c91e5) *sink = v.x;
 }
 
-}  // namespace
-
 void launch_empty_kernel(cudaStream_t stream, unsigned blocks, unsigned threads) {
   empty_kernel<<<blocks, threads, 0, stream>>>();
   KB_CHECK_LAUNCH();
 }
 
-namespace {
 // A different 2 MiB page of the buffer for each cold read.
 size_t pending_offset(size_t n_vectors) {
   static size_t k = 0;
@@ -118,7 +115,7 @@ ProbeResult probe_ceilings(cudaStream_t s, size_t mem_bytes, bool quick) {
   // of 128 threads per SM; a memory-bound kernel cannot use fewer SMs). On
   // an H100 it takes 3.31 us against 2.98 for one block of 32 threads, and a
   // full-grid kernel that reads 1 MB takes 4.00 = 3.31 + the HBM round trip
-  // + 1 MB at the read ceiling (hidden experiment _floor).
+  // + 1 MB at the read ceiling (the lab experiment _floor).
   const unsigned grid_blocks = static_cast<unsigned>(sms) * 4;
   r.launch_us =
       time_median(s, quick ? 50 : 200, [&] { launch_empty_kernel(s, grid_blocks, 128); }) * 1e6;
