@@ -78,6 +78,33 @@ size_t pending_offset(size_t n_vectors) {
   const size_t page = (size_t(2) << 20) / 16;
   return (++k * 7919 * page) % (n_vectors / page * page);
 }
+// One graph of 100 empty kernels of `blocks` x 128, replayed: the cost of a
+// node, in us.
+double graph_node_us(cudaStream_t s, unsigned blocks, bool quick) {
+  constexpr int kNodes = 100;
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  cudaStream_t cap;
+  KB_CUDA_CHECK(cudaStreamCreateWithFlags(&cap, cudaStreamNonBlocking));
+  double t = 0;
+  try {
+    KB_CUDA_CHECK(cudaStreamBeginCapture(cap, cudaStreamCaptureModeThreadLocal));
+    for (int i = 0; i < kNodes; ++i) launch_empty_kernel(cap, blocks, 128);
+    KB_CUDA_CHECK(cudaStreamEndCapture(cap, &graph));
+    KB_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    t = time_median(s, quick ? 10 : 50, [&] { KB_CUDA_CHECK(cudaGraphLaunch(exec, s)); });
+  } catch (...) {
+    if (exec) cudaGraphExecDestroy(exec);
+    if (graph) cudaGraphDestroy(graph);
+    cudaStreamDestroy(cap);
+    throw;
+  }
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(cap);
+  return t * 1e6 / kNodes;
+}
+
 }  // namespace
 
 ProbeResult probe_ceilings(cudaStream_t s, size_t mem_bytes, bool quick) {
@@ -142,28 +169,7 @@ ProbeResult probe_ceilings(cudaStream_t s, size_t mem_bytes, bool quick) {
   r.cold_read_us = cold_read_us;
   r.one_block_us = one_block_us;
 
-  // One graph of 100 empty nodes, replayed: the per-node cost.
-  constexpr int kNodes = 100;
-  cudaGraph_t graph = nullptr;
-  cudaGraphExec_t exec = nullptr;
-  cudaStream_t cap;
-  KB_CUDA_CHECK(cudaStreamCreateWithFlags(&cap, cudaStreamNonBlocking));
-  try {
-    KB_CUDA_CHECK(cudaStreamBeginCapture(cap, cudaStreamCaptureModeThreadLocal));
-    for (int i = 0; i < kNodes; ++i) launch_empty_kernel(cap, grid_blocks, 128);
-    KB_CUDA_CHECK(cudaStreamEndCapture(cap, &graph));
-    KB_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-    t = time_median(s, quick ? 10 : 50, [&] { KB_CUDA_CHECK(cudaGraphLaunch(exec, s)); });
-    r.graph_node_us = t * 1e6 / kNodes;
-  } catch (...) {
-    if (exec) cudaGraphExecDestroy(exec);
-    if (graph) cudaGraphDestroy(graph);
-    cudaStreamDestroy(cap);
-    throw;
-  }
-  cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
-  cudaStreamDestroy(cap);
+  r.graph_node_us = graph_node_us(s, grid_blocks, quick);
   return r;
 }
 

@@ -32,24 +32,11 @@ namespace kb {
 
 namespace {
 
-constexpr const char* kAllReduce = "nccl_all_reduce";
-
 // Decode's hidden size (Llama-2-7B, Mixtral-8x7B) in bf16 times 1..16
 // tokens (latency rows, small), then the bus ceiling's sizes.
 const std::vector<int64_t> kSizes = {8192 * 1,  8192 * 2,           8192 * 4,        8192 * 8,
                                      8192 * 16, int64_t(256) << 20, int64_t(1) << 30};
 bool small(size_t bytes) { return bytes <= 8192 * 16; }
-
-// Each wait of a collective (init, one operation, finalize) gives up after
-// this long and aborts the communicators; the parent's --timeout still
-// bounds the whole worker.
-constexpr double kWaitS = 120;
-
-// busbw / algbw (nccl-tests' factors).
-double bus_factor(const std::string& name, int n) {
-  if (n < 2) return 1;
-  return name == kAllReduce ? 2.0 * (n - 1) / n : double(n - 1) / n;
-}
 
 Record base_row(const std::string& name, size_t bytes, const char* metric, int ranks,
                 const RunInfo& info, const GpuIdentity& gpu) {
@@ -93,6 +80,21 @@ std::string unavailable(int ranks) {
   return "";
 }
 
+#ifdef KBENCH_HAVE_NCCL
+
+constexpr const char* kAllReduce = "nccl_all_reduce";
+
+// Each wait of a collective (init, one operation, finalize) gives up after
+// this long and aborts the communicators; the parent's --timeout still
+// bounds the whole worker.
+constexpr double kWaitS = 120;
+
+// busbw / algbw (nccl-tests' factors).
+double bus_factor(const std::string& name, int n) {
+  if (n < 2) return 1;
+  return name == kAllReduce ? 2.0 * (n - 1) / n : double(n - 1) / n;
+}
+
 __global__ void fill_bf16(__nv_bfloat16* p, size_t n, float v) {
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
        i += size_t(gridDim.x) * blockDim.x)
@@ -106,8 +108,6 @@ __global__ void peer_write(const int4* __restrict__ src, int4* __restrict__ dst,
        i += size_t(gridDim.x) * blockDim.x)
     dst[i] = src[i];
 }
-
-#ifdef KBENCH_HAVE_NCCL
 
 struct NcclError : std::runtime_error {
   using std::runtime_error::runtime_error;
