@@ -3,11 +3,10 @@
 // become the target file's launch_extra_by_link / graph_node_extra_by_link.
 // The chains are points of the experiment roofline_ideal (8 ideal reads of
 // bytes / 8: stream launches, or one replayed graph of 8 nodes), measured as
-// that experiment's rows are: by default in worker processes of their own
-// (`kbench __worker --measure`, suite/runner.h's measure_points_isolated),
-// each measuring the whole experiment as a run's worker does, three of them
-// and the mean per chain (as a row's time is the mean of its processes'),
-// with `kbench probe --chains-in-process` in the probe's own process. A row
+// that experiment's rows are: in worker processes of their own (`kbench
+// __worker --measure`, suite/runner.h's measure_points_isolated), each
+// measuring the whole experiment as a run's worker does, three of them and
+// the mean per chain (as a row's time is the mean of its processes'). A row
 // of such a chain gets t_min = the probe's time of that very chain, so
 // the bound is only as good as that time is the row's.
 // No CUDA here: the CPU tests use it.
@@ -45,21 +44,16 @@ std::vector<Point> chain_points(double max_bytes);
 // this GPU runs, in the experiment's order: what a `kbench run` worker of
 // that experiment measures before and around its chains), then the chains
 // that are not among them (the 8 MB ones); `*at` gets each chain's index in
-// the result. The chains are measured as rows are, and in the same
-// process history: measured alone, fresh, the 16 MB stream chain read
-// faster than the rows of the run that followed (H100: a median of three
-// such workers 31.54 us, the row 32.8-33.1 us;
-// docs/decisions/0009-chains-probed-in-worker-processes.md).
+// the result: the chains measured as rows are, in the same process history
+// (docs/decisions/0009-chains-probed-in-worker-processes.md).
 std::vector<Point> chain_worker_points(const std::vector<Point>& experiment,
                                        const std::vector<Point>& chains, std::vector<size_t>* at);
 
 // Worker processes the probe measures the chains in, as many as a `kbench
-// run` measures each row in (--processes' default, suite/runner.h), and the
-// mean over them per point, as a row's time is: a stream launch's cost is a
-// state of the process (H100, the 16 MB stream chain in three probes'
-// workers: 31.31, 32.74, 32.83 us; as rows of five runs on three boards
-// 32.83-33.10 us), so one process's time, or the fastest of several, gives
-// a bound the rows do not attain (0.948).
+// run` measures each row in, and the mean over them per point, as a row's
+// time is: a stream launch's cost is a state of the process, so one
+// process's time, or the fastest of several, gives a bound the rows do not
+// attain (docs/decisions/0009-chains-probed-in-worker-processes.md).
 inline constexpr int kChainProcesses = 3;
 
 // Per point, the mean over the processes of its times (`per_process[i]`
@@ -87,11 +81,9 @@ std::vector<std::string> set_further_launches(SpeedOfLight& sol, const std::vect
 // one of the ladder's kernels (`read_kernels` / `copy_kernels`: the probe's
 // ideal kernel names) at exactly a rung's bytes faster than the probe's own
 // process timed that rung, the rung takes the workers' time (`seconds`, in
-// the order of `points`), and the ladder is made monotone again. A bound
+// the order of `points`), and the ladder is made monotone again: a bound
 // must hold for the rows, and a launch-bound rung timed in the probe's
-// process is that process's launch cost: on an H100, cudaMemcpy of 64 KB
-// read 3.456 us in three probes and 3.28-3.39 us in the
-// rows' worker processes (rows at 1.037 of their bound). Points that are
+// process is that process's launch cost (0009). Points that are
 // chains, other kernels or off-rung sizes are left alone. Returns a line per
 // rung changed ("copy 65536 B: 3.456 -> 3.330 us (copy_memcpy, workers)").
 // Throws std::invalid_argument when the counts differ.

@@ -13,7 +13,6 @@
 #include <thread>
 
 #include "kernels/common/cuda_check.h"
-#include "kernels/common/delay.h"
 #include "reports/metrics.h"
 #include "suite/point_wire.h"
 #include "suite/stats.h"
@@ -33,30 +32,13 @@ struct NvtxRange {
   ~NvtxRange() { nvtxRangePop(); }
 };
 
-// KBENCH_SET_DETAIL=1 (a diagnostic, docs/measuring.md): every row names
-// each set's median, not only the rows whose sets spread, and the NVML
-// slowdown reasons seen after its samples.
-bool set_detail() {
-  static const bool on = std::getenv("KBENCH_SET_DETAIL") != nullptr;
-  return on;
-}
-
-// KBENCH_SAMPLES_FILE=PATH (a diagnostic, docs/measuring.md): every sample of
-// every point appended to PATH as `run_id,point,index,set,us` (no header), so
-// that statistics and stopping rules can be compared offline on real samples.
-void append_samples(const RunInfo& info, const std::string& label, const Measurement& t) {
-  const char* path = std::getenv("KBENCH_SAMPLES_FILE");  // read per point: cheap, and testable
-  if (!path || !*path) return;
-  FILE* f = std::fopen(path, "a");
-  if (!f) {
-    std::fprintf(stderr, "kbench: KBENCH_SAMPLES_FILE=%s cannot be opened; samples not kept\n",
-                 path);
-    return;
-  }
-  for (size_t i = 0; i < t.samples_s.size(); ++i)
-    std::fprintf(f, "%s,%s,%zu,%zu,%.4f\n", info.run_id.c_str(), label.c_str(), i,
-                 i % t.buffer_sets, t.samples_s[i] * 1e6);
-  std::fclose(f);
+std::string utc_now(const char* format) {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, format, &tm);
+  return buf;
 }
 
 }  // namespace
@@ -64,7 +46,7 @@ void append_samples(const RunInfo& info, const std::string& label, const Measure
 // "32 buffer sets' medians 35.46-38.94 us, spread 2.6%" when the sets'
 // medians spread (1.4826 MAD / median) by more than 1.5%: where the buffers
 // landed mattered (docs/measuring.md).
-std::string set_spread_note(const std::vector<std::vector<double>>& per_set) {
+std::string set_spread_note(const std::vector<std::vector<double>>& per_set, bool detail) {
   if (per_set.size() < 2) return "";
   std::vector<double> med;
   for (const auto& v : per_set) {
@@ -72,7 +54,6 @@ std::string set_spread_note(const std::vector<std::vector<double>>& per_set) {
     med.push_back(median(v));
   }
   const Summary m = summarize(med);
-  const bool detail = set_detail();
   if (!(m.min > 0) || (!detail && m.noise_rel <= 0.015)) return "";
   char buf[96];
   std::snprintf(buf, sizeof buf, "%zu buffer sets' medians %.2f-%.2f us, spread %.1f%%", med.size(),
@@ -89,25 +70,13 @@ std::string set_spread_note(const std::vector<std::vector<double>>& per_set) {
   return s;
 }
 
-std::string utc_timestamp() {
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
+std::string utc_timestamp() { return utc_now("%Y-%m-%dT%H:%M:%SZ"); }
 
 std::string new_run_id() {
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
   std::random_device rd;
   char suffix[16];
   std::snprintf(suffix, sizeof suffix, "-%06x", rd() & 0xffffffu);
-  return std::string(buf) + suffix;
+  return utc_now("%Y%m%dT%H%M%SZ") + suffix;
 }
 
 Engine::Engine(const DeviceInfo& dev, const TargetFile* targets, EngineOptions opts, RunInfo info)
@@ -220,11 +189,8 @@ double Engine::time_window(bool flush, const std::function<void(cudaStream_t)>& 
   return ms * 1e-3;
 }
 
-double Engine::time_once(Case& c, bool flush, int64_t delay_cycles) {
-  return time_window(flush, [&](cudaStream_t s) {
-    c.run(s);
-    if (delay_cycles >= 0) enqueue_delay(s, delay_cycles);
-  });
+double Engine::time_once(Case& c, bool flush) {
+  return time_window(flush, [&](cudaStream_t s) { c.run(s); });
 }
 
 double Engine::time_cold(const std::function<void(cudaStream_t)>& f) {
@@ -237,97 +203,49 @@ double Engine::time_as_sample(const std::function<void(cudaStream_t)>& f) {
   return t;
 }
 
-double Engine::delay_cycles_per_s() {
-  if (cycles_per_s_ > 0) return cycles_per_s_;
-  // An empty launch and a spin of 2M cycles (about 1 ms), event-timed: the
-  // difference is the spin alone.
-  auto timed = [&](int64_t cycles) {
-    std::vector<double> v;
-    for (int i = 0; i < 7; ++i)
-      v.push_back(time_window(false, [&](cudaStream_t s) { enqueue_delay(s, cycles); }));
-    return median(v);
-  };
-  const int64_t n = 2000000;
-  const double dt = timed(n) - timed(0);
-  cycles_per_s_ = dt > 0 ? static_cast<double>(n) / dt : 0;
-  return cycles_per_s_;
+void Engine::warm_up(const std::vector<Case*>& cases, bool decode) {
+  NvtxRange r("warmup");
+  const auto t0 = Clock::now();
+  int runs = 0;
+  do {
+    cases[runs % cases.size()]->run(stream_);
+    KB_CHECK_LAUNCH();
+    ++runs;
+    KB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  } while (runs < static_cast<int>(cases.size()) || !warmup_done(runs, seconds_since(t0), decode));
 }
 
 Measurement Engine::sample(const Experiment& e, const std::vector<Case*>& cases) {
   const bool decode = e.sampling() == Protocol::decode;
   const size_t sets = cases.size();
   Measurement t;
-  {
-    NvtxRange r("warmup");
-    const auto t0 = Clock::now();
-    int runs = 0;
-    do {
-      cases[runs % sets]->run(stream_);
-      KB_CHECK_LAUNCH();
-      ++runs;
-      KB_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    } while (runs < static_cast<int>(sets) || !warmup_done(runs, seconds_since(t0), decode));
-  }
-  InjectPlan inject;
-  // Each sample's time scaled by 1 + PCT% (exact, the sample noise kept),
-  // unless KBENCH_INJECT_SPIN=1 asks for a real spin on the GPU: planned
-  // and timed before sampling, it still landed at 8.1-10.4% for 5% asked
-  // on 2 of 18 GEMV rows (38-52 us) once sampled over the buffer sets on
-  // an H100, which would flatter the gate's self-test
-  // (docs/decisions/0010-injected-slowdown-scales-samples.md).
-  static const bool spin = std::getenv("KBENCH_INJECT_SPIN") != nullptr;
-  if (opts_.inject_slowdown > 0 && !spin) {
-    inject = InjectPlan{-1, 1 + opts_.inject_slowdown};
-    t.inject = inject_field(opts_.inject_slowdown, inject);
-  } else if (opts_.inject_slowdown > 0) {
-    NvtxRange r("inject-calibration");
-    std::vector<double> base, with_launch;
-    for (size_t i = 0; i < 7; ++i) {
-      base.push_back(time_once(*cases[i % sets], !decode, -1));
-      with_launch.push_back(time_once(*cases[i % sets], !decode, 0));
-    }
-    const double m0 = median(base);
-    inject = plan_injection(opts_.inject_slowdown, m0, std::max(0.0, median(with_launch) - m0),
-                            delay_cycles_per_s());
-    if (inject.cycles >= 0) {
-      // The spin as planned, timed: where it misses the slowdown asked for
-      // (a 12-17 us kernel read 19-24% slower for 8% asked), scale instead.
-      std::vector<double> planned;
-      for (size_t i = 0; i < 7; ++i)
-        planned.push_back(time_once(*cases[i % sets], !decode, inject.cycles));
-      if (!injection_on_target(opts_.inject_slowdown, m0, median(planned)))
-        inject = InjectPlan{-1, 1 + opts_.inject_slowdown};
-    }
-    t.inject = inject_field(opts_.inject_slowdown, inject);
-  }
+  warm_up(cases, decode);
+  // An injected slowdown scales each sample's time: exact, with the sample
+  // noise kept (docs/decisions/0010-injected-slowdown-scales-samples.md).
+  const double scale = 1 + opts_.inject_slowdown;
+  if (opts_.inject_slowdown > 0) t.inject = inject_field(opts_.inject_slowdown);
   std::optional<double> max_clock;
   if (auto m = clocks_->max_sm_clock_mhz()) max_clock = *m;
   std::vector<double> all, good, sm;
   std::vector<double> companion_ratio;  // Case::companion's time / the sample's, per pair
   std::vector<std::vector<double>> per_set(sets);
   std::optional<unsigned> mem_clock;
-  const bool detail = set_detail();
-  size_t capped = 0;  // with KBENCH_SET_DETAIL: samples after which NVML named a slowdown reason
+  const bool detail = opts_.detail;
+  size_t capped = 0;  // with --detail: samples after which NVML named a slowdown reason
   uint64_t reasons = 0;
   const int target_runs = decode ? (opts_.quick ? 2 : e.decode_runs()) : opts_.max_samples;
   // Samples of 100 us or more are followed by an idle gap as long as they
   // are, the companion's too: each timed window starts from the same power
   // state.
-  // KBENCH_COOL_FROM_US (a diagnostic, docs/measuring.md): only samples of
-  // at least that many microseconds get the gap.
-  static const double cool_from = [] {
-    const char* v = std::getenv("KBENCH_COOL_FROM_US");
-    return v && *v ? std::atof(v) * 1e-6 : kCoolSampleSeconds;
-  }();
   auto cool = [&](double sample_s) {
-    if (const double gap = decode ? 0 : cool_gap_seconds(sample_s, cool_from); gap > 0)
+    if (const double gap = decode ? 0 : cool_gap_seconds(sample_s); gap > 0)
       std::this_thread::sleep_for(std::chrono::duration<double>(gap));
   };
   NvtxRange r("samples");
   const auto t0 = Clock::now();
   while (static_cast<int>(all.size()) < target_runs) {
     const size_t set = all.size() % sets;
-    const double s = time_once(*cases[set], !decode, inject.cycles) * inject.scale;
+    const double s = time_once(*cases[set], !decode) * scale;
     all.push_back(s);
     per_set[set].push_back(s);
     cool(s);
@@ -358,8 +276,8 @@ Measurement Engine::sample(const Experiment& e, const std::vector<Case*>& cases)
   t.value_s = decode ? t.summary.mean : t.summary.median;
   if (!sm.empty()) t.sm_clock_mhz = median(sm);
   if (mem_clock) t.mem_clock_mhz = *mem_clock;
-  t.note = set_spread_note(per_set);
-  if (detail && capped) {
+  t.note = set_spread_note(per_set, detail);
+  if (capped) {
     char buf[96];
     std::snprintf(buf, sizeof buf, "%sslowdown reasons 0x%llx after %zu of %zu samples",
                   t.note.empty() ? "" : "; ", static_cast<unsigned long long>(reasons), capped,
@@ -367,7 +285,6 @@ Measurement Engine::sample(const Experiment& e, const std::vector<Case*>& cases)
     t.note += buf;
   }
   if (!companion_ratio.empty()) t.companion_ratio = median(companion_ratio);
-  t.samples_s = std::move(all);
   t.buffer_sets = sets;
   return t;
 }
@@ -388,7 +305,6 @@ std::optional<Measurement> Engine::measure(const Experiment& e, const Point& p,
   }
   detail = cases[0]->variant();
   const uint64_t seed = seed_ ^ std::hash<std::string>{}(label);
-  const auto t_check = Clock::now();
   if (opts_.check) {
     NvtxRange r("check");
     chk = cases[0]->check(stream_, seed);
@@ -404,53 +320,44 @@ std::optional<Measurement> Engine::measure(const Experiment& e, const Point& p,
   detail = cases[0]->variant();  // again: a check may settle it
   const std::string note = cases[0]->note();
   if (!chk.ok) return std::nullopt;
-  const double check_s = seconds_since(t_check);
-  const auto t_sets = Clock::now();
   if (e.sampling() == Protocol::kernel) {
-    // More buffer sets, each built like the first and given inputs
-    // (Case::prepare; the first was checked); a set that does not fit is
-    // simply not built.
     size_t free1 = 0;
     KB_CUDA_CHECK(cudaMemGetInfo(&free1, &total));
     const int n = buffer_sets(free0 > free1 ? free0 - free1 : 0, free1, total,
                               opts_.max_buffer_sets, opts_.sampled_bytes_goal);
-    NvtxRange r("buffer sets");
-    for (int k = 1; k < n; ++k) {
-      std::unique_ptr<Case> c;
-      try {
-        c = e.make_case(p);
-      } catch (const CudaError& ex) {
-        if (ex.code != cudaErrorMemoryAllocation) throw;
-        cudaGetLastError();
-        break;
-      }
-      c->prepare(stream_, seed + 0x9e3779b97f4a7c15ull * static_cast<uint64_t>(k));
-      KB_CUDA_CHECK(cudaDeviceSynchronize());
-      if (c->variant() != detail)
-        throw std::runtime_error("buffer set " + std::to_string(k + 1) + " runs '" + c->variant() +
-                                 "', the first '" + detail +
-                                 "': the choice of kernel must not depend on the buffers");
-      cases.push_back(std::move(c));
-    }
+    add_buffer_sets(e, p, n, seed, detail, cases);
   }
   std::vector<Case*> use;
   for (auto& c : cases) use.push_back(c.get());
-  const double sets_s = seconds_since(t_sets);
-  const auto t_sample = Clock::now();
   Measurement t = sample(e, use);
-  // KBENCH_PHASE_TIMES=1 (a diagnostic, docs/measuring.md): where a
-  // point's wall time goes, on the worker's stderr (the run's log).
-  static const bool phases = std::getenv("KBENCH_PHASE_TIMES") != nullptr;
-  if (phases)
-    std::fprintf(stderr,
-                 "kbench phases: %s: setup %.3f s, %s %.3f s, %zu more buffer set(s) %.3f s, "
-                 "warm-up and %zu samples %.3f s\n",
-                 label.c_str(), setup_s, opts_.check ? "check" : "prepare", check_s,
-                 cases.size() - 1, sets_s, t.total, seconds_since(t_sample));
-  append_samples(info_, label, t);
   t.setup_s = setup_s;
   if (!note.empty()) t.note = t.note.empty() ? note : note + "; " + t.note;
   return t;
+}
+
+// More buffer sets, each built like the first and given inputs
+// (Case::prepare; the first was checked); a set that does not fit is
+// simply not built.
+void Engine::add_buffer_sets(const Experiment& e, const Point& p, int n, uint64_t seed,
+                             const std::string& detail, std::vector<std::unique_ptr<Case>>& cases) {
+  NvtxRange r("buffer sets");
+  for (int k = 1; k < n; ++k) {
+    std::unique_ptr<Case> c;
+    try {
+      c = e.make_case(p);
+    } catch (const CudaError& ex) {
+      if (ex.code != cudaErrorMemoryAllocation) throw;
+      cudaGetLastError();
+      break;
+    }
+    c->prepare(stream_, seed + 0x9e3779b97f4a7c15ull * static_cast<uint64_t>(k));
+    KB_CUDA_CHECK(cudaDeviceSynchronize());
+    if (c->variant() != detail)
+      throw std::runtime_error("buffer set " + std::to_string(k + 1) + " runs '" + c->variant() +
+                               "', the first '" + detail +
+                               "': the choice of kernel must not depend on the buffers");
+    cases.push_back(std::move(c));
+  }
 }
 
 Measurement Engine::measure_point(const Experiment& e, const Point& p) {

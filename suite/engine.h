@@ -45,9 +45,8 @@ class Engine {
   double time_cold(const std::function<void(cudaStream_t)>& f);
   // time_cold followed by what sample() does after each sample (the SM
   // clock read through NVML, a pause of some tens of us with the GPU idle),
-  // so that a probe's samples see the GPU as an experiment's do: without it
-  // the ladder probe timed launch-bound kernels and chains 2-8% slower than
-  // the same kernels as `roofline_ideal` rows (H100).
+  // so that a probe's samples see the GPU as an experiment's do (without
+  // it, launch-bound kernels read 2-8% slower than as rows).
   double time_as_sample(const std::function<void(cudaStream_t)>& f);
   void set_ceilings(const Ceilings& c) { ceilings_ = c; }
 
@@ -72,20 +71,23 @@ class Engine {
 
  private:
   // run_point's measurement: the first case made (timed as setup) and
-  // checked, then (kernel protocol) the further buffer sets, then the
-  // samples. `detail` gets the first case's variant() as soon as it is
-  // known; a failed check returns nullopt with `chk` saying why.
+  // checked, the further buffer sets (kernel protocol), the samples.
+  // `detail` gets the case's variant(); a failed check returns nullopt
+  // with `chk` saying why.
   std::optional<Measurement> measure(const Experiment& e, const Point& p, const std::string& label,
                                      std::string& detail, Check& chk);
+  // Builds the point's further buffer sets (up to `n` in all) into `cases`.
+  void add_buffer_sets(const Experiment& e, const Point& p, int n, uint64_t seed,
+                       const std::string& detail, std::vector<std::unique_ptr<Case>>& cases);
+  // Runs round-robin over `cases`, each run waited for, until warmup_done.
+  void warm_up(const std::vector<Case*>& cases, bool decode);
   // Samples round-robin over `cases` (the point's buffer sets).
   Measurement sample(const Experiment& e, const std::vector<Case*>& cases);
-  // One sample: L2 flushed first (cold), events around run() and, when
-  // delay_cycles >= 0, an injected delay.
-  double time_once(Case& c, bool flush, int64_t delay_cycles);
+  // One sample: L2 flushed first (cold), events around run().
+  double time_once(Case& c, bool flush);
   // The timed window every sample uses: the L2 flushed first when `flush`,
   // CUDA events around f's work on the engine's stream; seconds.
   double time_window(bool flush, const std::function<void(cudaStream_t)>& f);
-  double delay_cycles_per_s();  // SM cycles per second of the delay kernel, measured once
   void flush_l2();
   void after_error(const std::string& what);
   void create_resources();
@@ -103,12 +105,13 @@ class Engine {
   size_t flush_bytes_ = 0;
   uint64_t seed_ = 0;
   bool context_lost_ = false;
-  double cycles_per_s_ = 0;
 };
 
 // The note a row gets when its buffer sets' medians spread (1.4826 MAD /
-// median) by more than 1.5% ("" otherwise; every row with KBENCH_SET_DETAIL).
-std::string set_spread_note(const std::vector<std::vector<double>>& per_set_seconds);
+// median) by more than 1.5% ("" otherwise); with `detail` (kbench run
+// --detail) every row's, listing each set's median.
+std::string set_spread_note(const std::vector<std::vector<double>>& per_set_seconds,
+                            bool detail = false);
 
 // The ceilings the rooflines use: the target file's measured values where it
 // has them (stable from night to night), else the ones probed in this run;

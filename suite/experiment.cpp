@@ -50,8 +50,8 @@ Experiment& Experiment::make(MakeFn f) {
   make_ = std::move(f);
   return *this;
 }
-Experiment& Experiment::hidden(bool on) {
-  hidden_ = on;
+Experiment& Experiment::across_devices(AcrossDevices a) {
+  across_ = std::move(a);
   return *this;
 }
 Experiment& Experiment::variant_in_shape(std::string key) {
@@ -127,7 +127,7 @@ const Experiment* Registry::find(const std::string& name) const {
 }
 
 void Registry::add(Experiment e) {
-  if (!e.work_for_defined() || !e.make_defined())
+  if ((!e.work_for_defined() || !e.make_defined()) && !e.is_across_devices())
     throw std::logic_error("experiment '" + e.name() + "' lacks work() or make()");
   if (find(e.name())) throw std::logic_error("experiment '" + e.name() + "' registered twice");
   if (!e.variant_shape_key().empty() && e.has_seed_mean())

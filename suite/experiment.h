@@ -90,6 +90,24 @@ enum class Protocol {
   decode,  // no flush (the working set is far beyond L2), `decode_runs` samples; mean (as the seed)
 };
 
+// A multi-device experiment (the NCCL collectives): all its points measured
+// together across every GPU of a run at once, in one worker process after
+// the per-GPU chains, by a protocol of its own
+// (docs/decisions/0024-nccl-collectives-as-graphs.md), which builds its rows.
+struct AcrossDevices {
+  // Why it cannot run across `ranks` GPUs in this build ("" = it can).
+  std::function<std::string(int ranks)> unavailable;
+  // Its rows, every one with `status` and `message` (skipped; failed: the
+  // worker died).
+  std::function<std::vector<Record>(int ranks, const std::string& status,
+                                    const std::string& message, const RunInfo&, const GpuIdentity&)>
+      status_rows;
+  // Measures every point across `devices`: its rows, and probe rows of
+  // other names. Throws where it leaves no row.
+  std::function<std::vector<Record>(const std::vector<int>& devices, const RunInfo&, bool quick)>
+      measure;
+};
+
 class Experiment {
  public:
   using WorkFn = std::function<Work(const Point&)>;
@@ -125,9 +143,8 @@ class Experiment {
   // each (shape, dtype) has one row per metric and the seed mean of a
   // variant covers the seed points it applies to.
   Experiment& applies(AppliesFn f);
-  // Hidden experiments (self-tests of the runner) are not listed and run
-  // only when --filter names them in full.
-  Experiment& hidden(bool on = true);
+  // Makes it a multi-device experiment (no work() or make()).
+  Experiment& across_devices(AcrossDevices a);
   // The variant is part of the point's identity, not only the name of the
   // kernel that ran: each point's shape carries it as the label `key`
   // after the axes (`bytes=65536;kernel=read_sweep`), and so do its rows'
@@ -150,7 +167,8 @@ class Experiment {
   const std::vector<Metric>& metric_list() const { return metrics_; }
   bool has_seed_mean() const { return seed_mean_; }
   bool is_model() const { return model_; }
-  bool is_hidden() const { return hidden_; }
+  bool is_across_devices() const { return static_cast<bool>(across_.measure); }
+  const AcrossDevices& across() const { return across_; }
   // The label variant_in_shape() names ("" = none).
   const std::string& variant_shape_key() const { return variant_key_; }
   Protocol sampling() const { return protocol_; }
@@ -170,13 +188,14 @@ class Experiment {
   std::vector<DType> dtypes_{DType::bf16};
   std::vector<std::string> variants_{""};
   std::vector<Metric> metrics_{Metric::memory_bandwidth};
-  bool seed_mean_ = false, model_ = false, hidden_ = false;
+  bool seed_mean_ = false, model_ = false;
   Protocol protocol_ = Protocol::kernel;
   int decode_runs_ = 5;
   WorkFn work_;
   MakeFn make_;
   SupportFn supported_;
   AppliesFn applies_;
+  AcrossDevices across_;
 };
 
 // The experiments linked into this binary, sorted by name.

@@ -69,31 +69,14 @@ __global__ void __launch_bounds__(512)
 
 // copy_wave: for small and mid-size copies (64 KB .. a few MB moved), where
 // a copy's time is the launch, the grid's dispatch and its HBM round trips,
-// not bandwidth. There cudaMemcpy D2D (itself a kernel) set the ladder: on an
-// H100 3.31 us at 4 KB and 3.46 at 64 KB, an empty launch (2.98-3.31) plus
-// about one round trip (0.35-0.45), while our copies read 0.87-0.90 of it at
-// 64 KB and 0.95-0.96 at 1 MB. copy_chunks at 64 KB is one
-// 128-thread block whose second 8 loads a thread issue only once the first 8
-// have come back and been stored (two round trips); copy_sweep dispatches
-// 528 blocks of 512 threads that mostly have nothing to copy. So here every
-// thread makes exactly one round trip: it issues all of its V 16-byte loads
-// (__ldcs: read once) before its first store, each store waiting only for
-// its own load; no loop, no grid stride, and just enough blocks of 128
-// threads: V is the fewest of 1, 2, 4, 8 vectors a thread that keeps the
-// grid within 4 blocks per SM (the grid of the probe's launch floor, 3.31
-// us empty; _floor read 1 MB in 4.00 us by 512 blocks of one load a lane,
-// in 4.18 by 256 blocks of two, and 2 MB by 1024 blocks 0.25 us over the
-// model: blocks are cheap up to 4 per SM and not beyond). 64 KB: 16 blocks
-// of 1 vector a thread; 1 MB: 256 blocks, 1; 4 MB: 512 blocks, 2; 16 MB:
-// 512 blocks, 8 (so up to 17 MB moved on 132 SMs); beyond, more blocks of
-// 16 KB, as they come. Streaming stores (st.global.cs): measured by the
-// hidden experiment _copy_wave (H100, one run; it
-// times every block size, vectors a thread and store policy through
-// launch_copy_wave), 128 threads of one vector read 3.488 us at 64 KB with
-// .cs stores against 3.680 with default ones (cudaMemcpy 3.392 in the same
-// run), 3.680 vs 3.840 at 256 KB, 3.808 vs 3.840 at 1 MB, equal at 4 MB
-// (4.640 us with 2 vectors). Below L2 the output stays there either way
-// (written back after the window), as for every kernel of ours.
+// not bandwidth, and cudaMemcpy set the ladder. Every thread makes exactly
+// one round trip: it issues all of its V 16-byte loads (__ldcs) before its
+// first store; no loop, no grid stride, and just enough blocks of 128
+// threads: V is the fewest of 1, 2, 4, 8 that keeps the grid within 4 blocks
+// per SM (blocks are cheap up to 4 per SM and not beyond); beyond 17 MB on
+// 132 SMs, more blocks of 16 KB. Streaming stores (st.global.cs) were faster
+// at 64 KB-1 MB and equal at 4 MB (lab's _copy_wave sweep;
+// docs/decisions/0011-roofline-version-2-ladder.md).
 constexpr int kWaveThreads = 128;
 constexpr int kWaveBlocksPerSm = 4;
 

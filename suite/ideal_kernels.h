@@ -37,8 +37,8 @@ void launch_ideal(Ideal k, const void* src, void* dst, size_t bytes, int sms, in
                   cudaStream_t stream);
 
 // copy_wave's kernel in any of its configurations (copy_wave itself: 128
-// threads, vectors by its rule, streaming stores; the hidden experiment
-// _copy_wave times the others): a copy of `bytes` (a multiple of 16) from
+// threads, vectors by its rule, streaming stores; the lab's _copy_wave
+// times the others): a copy of `bytes` (a multiple of 16) from
 // `src` to `dst` by blocks of `threads` (64, 128, 256 or 512), each thread
 // loading all of its `vectors` (1, 2, 4 or 8) 16-byte vectors before it
 // stores them, with st.global.cs stores if `streaming_stores`, else default

@@ -144,11 +144,4 @@ const Experiment& chain_experiment() {
   return *e;
 }
 
-std::vector<double> time_chains_in_process(Engine& engine, const std::vector<Point>& points) {
-  const Experiment& e = chain_experiment();
-  std::vector<double> out;
-  for (const Point& p : points) out.push_back(engine.measure_point(e, p).value_s);
-  return out;
-}
-
 }  // namespace kb

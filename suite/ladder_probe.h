@@ -7,9 +7,8 @@
 // state; per count the fastest kernel's median. `kbench probe` writes it as
 // the target file's `measured.ladder`. What each further launch or graph
 // node costs comes from chains of 8 ideal reads, measured as the rows of
-// `roofline_ideal` are (suite/chain_probe.h): by default in a worker process
-// (suite/runner.h's measure_points_isolated), with --chains-in-process here
-// (time_chains_in_process).
+// `roofline_ideal` are (suite/chain_probe.h): in worker processes
+// (suite/runner.h's measure_points_isolated).
 #pragma once
 
 #include <string>
@@ -45,13 +44,5 @@ LadderProbe probe_ladder(Engine& engine, int sms, size_t mem_bytes, bool quick);
 // The experiment whose points the chains are (roofline_ideal), checked to
 // have both chain variants. Throws std::runtime_error naming what is missing.
 const Experiment& chain_experiment();
-
-// The chains' times in seconds (Measurement::value_s, the median a row's
-// metric uses), in the order of `points`, measured in this process through Engine::measure_point:
-// the code behind every row, but in the probe's process, after the ladder
-// (`kbench probe --chains-in-process`: there graph chains read 1.3 us slower
-// than as rows on an H100, docs/metrics.md). Throws on a CUDA error or a
-// failed check.
-std::vector<double> time_chains_in_process(Engine& engine, const std::vector<Point>& points);
 
 }  // namespace kb

@@ -40,8 +40,7 @@ std::vector<Point> parse_points_arg(const std::string& arg);
 nlohmann::json point_time_line(size_t index, const Measurement& t);
 nlohmann::json point_error_line(size_t index, const std::string& what);
 
-// A MeasuredPoint (suite/rows.h) as JSON and back, but for its samples
-// (KBENCH_SAMPLES_FILE has them): a `kbench run` worker's "measurement" of
+// A MeasuredPoint (suite/rows.h) as JSON and back: a `kbench run` worker's "measurement" of
 // a point beside its rows, and a --measure worker's point_time_line.
 nlohmann::json measured_point_to_json(const MeasuredPoint& p);
 // Throws std::invalid_argument on a line that is not one.

@@ -67,20 +67,44 @@ __global__ void read_one_kernel(const int4* __restrict__ p, int* __restrict__ si
   if ((v.x ^ v.y ^ v.z ^ v.w) == 0x7a3c91e5) *sink = v.x;
 }
 
-}  // namespace
-
 void launch_empty_kernel(cudaStream_t stream, unsigned blocks, unsigned threads) {
   empty_kernel<<<blocks, threads, 0, stream>>>();
   KB_CHECK_LAUNCH();
 }
 
-namespace {
 // A different 2 MiB page of the buffer for each cold read.
 size_t pending_offset(size_t n_vectors) {
   static size_t k = 0;
   const size_t page = (size_t(2) << 20) / 16;
   return (++k * 7919 * page) % (n_vectors / page * page);
 }
+// One graph of 100 empty kernels of `blocks` x 128, replayed: the cost of a
+// node, in us.
+double graph_node_us(cudaStream_t s, unsigned blocks, bool quick) {
+  constexpr int kNodes = 100;
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  cudaStream_t cap;
+  KB_CUDA_CHECK(cudaStreamCreateWithFlags(&cap, cudaStreamNonBlocking));
+  double t = 0;
+  try {
+    KB_CUDA_CHECK(cudaStreamBeginCapture(cap, cudaStreamCaptureModeThreadLocal));
+    for (int i = 0; i < kNodes; ++i) launch_empty_kernel(cap, blocks, 128);
+    KB_CUDA_CHECK(cudaStreamEndCapture(cap, &graph));
+    KB_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    t = time_median(s, quick ? 10 : 50, [&] { KB_CUDA_CHECK(cudaGraphLaunch(exec, s)); });
+  } catch (...) {
+    if (exec) cudaGraphExecDestroy(exec);
+    if (graph) cudaGraphDestroy(graph);
+    cudaStreamDestroy(cap);
+    throw;
+  }
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(cap);
+  return t * 1e6 / kNodes;
+}
+
 }  // namespace
 
 ProbeResult probe_ceilings(cudaStream_t s, size_t mem_bytes, bool quick) {
@@ -118,7 +142,7 @@ ProbeResult probe_ceilings(cudaStream_t s, size_t mem_bytes, bool quick) {
   // of 128 threads per SM; a memory-bound kernel cannot use fewer SMs). On
   // an H100 it takes 3.31 us against 2.98 for one block of 32 threads, and a
   // full-grid kernel that reads 1 MB takes 4.00 = 3.31 + the HBM round trip
-  // + 1 MB at the read ceiling (hidden experiment _floor).
+  // + 1 MB at the read ceiling (the lab experiment _floor).
   const unsigned grid_blocks = static_cast<unsigned>(sms) * 4;
   r.launch_us =
       time_median(s, quick ? 50 : 200, [&] { launch_empty_kernel(s, grid_blocks, 128); }) * 1e6;
@@ -145,28 +169,7 @@ ProbeResult probe_ceilings(cudaStream_t s, size_t mem_bytes, bool quick) {
   r.cold_read_us = cold_read_us;
   r.one_block_us = one_block_us;
 
-  // One graph of 100 empty nodes, replayed: the per-node cost.
-  constexpr int kNodes = 100;
-  cudaGraph_t graph = nullptr;
-  cudaGraphExec_t exec = nullptr;
-  cudaStream_t cap;
-  KB_CUDA_CHECK(cudaStreamCreateWithFlags(&cap, cudaStreamNonBlocking));
-  try {
-    KB_CUDA_CHECK(cudaStreamBeginCapture(cap, cudaStreamCaptureModeThreadLocal));
-    for (int i = 0; i < kNodes; ++i) launch_empty_kernel(cap, grid_blocks, 128);
-    KB_CUDA_CHECK(cudaStreamEndCapture(cap, &graph));
-    KB_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-    t = time_median(s, quick ? 10 : 50, [&] { KB_CUDA_CHECK(cudaGraphLaunch(exec, s)); });
-    r.graph_node_us = t * 1e6 / kNodes;
-  } catch (...) {
-    if (exec) cudaGraphExecDestroy(exec);
-    if (graph) cudaGraphDestroy(graph);
-    cudaStreamDestroy(cap);
-    throw;
-  }
-  cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
-  cudaStreamDestroy(cap);
+  r.graph_node_us = graph_node_us(s, grid_blocks, quick);
   return r;
 }
 

@@ -25,7 +25,4 @@ struct ProbeResult {
 // `quick` uses fewer repetitions. Throws kb::CudaError.
 ProbeResult probe_ceilings(cudaStream_t stream, size_t mem_bytes, bool quick);
 
-// Launches an empty kernel of `blocks` x `threads` once.
-void launch_empty_kernel(cudaStream_t stream, unsigned blocks, unsigned threads);
-
 }  // namespace kb

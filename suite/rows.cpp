@@ -255,7 +255,6 @@ Measurement combine_process_measurements(const std::vector<Measurement>& all, bo
   t.value_s = t.summary.median = t.summary.mean = 0;
   t.summary.noise_rel = t.summary.median_rel_err = t.summary.mad = 0;
   t.summary.n = t.throttled = t.total = t.buffer_sets = 0;
-  t.samples_s.clear();
   double clock = 0, ratio = 0, err2 = 0;
   size_t clocks = 0, ratios = 0;
   std::vector<double> times_s;

@@ -52,10 +52,6 @@ struct Measurement {
   // Case::companion timed right after each sample: the median over the
   // sample pairs of companion time / case time (the gemm_share metric).
   std::optional<double> companion_ratio;
-  // Every sample in the order taken (seconds), throttled ones too, for
-  // KBENCH_SAMPLES_FILE (docs/measuring.md); samples go round-robin over the
-  // buffer sets, so sample i ran on set i % buffer_sets.
-  std::vector<double> samples_s;
   size_t buffer_sets = 1;
 };
 
@@ -131,7 +127,7 @@ bool point_measured(const std::vector<Record>& rows);
 // says so with each. A process most of whose samples were throttled
 // (point_throttled) is left out where another was not, and the note says
 // so; where all were, all count, and the rows are `throttled`. With
-// `list_always` (KBENCH_SET_DETAIL) the note lists the processes' medians
+// `list_always` (kbench run --detail) the note lists the processes' medians
 // whatever their spread. Throws std::invalid_argument for no measurements.
 Measurement combine_process_measurements(const std::vector<Measurement>& each,
                                          bool list_always = false);

@@ -1,13 +1,14 @@
-// Process isolation for `kbench run`. The parent process never creates a
-// CUDA context; it starts one worker process per experiment (`kbench
-// __worker ...`, same binary) that measures the points and streams its rows
-// back as JSON lines, one point at a time. A kernel fault poisons a CUDA
-// context for good (CUDA has no recovery short of a new process), a hang
-// never returns, a crash takes the process down: in each case the parent
-// makes that point's rows `failed` with the reason and starts a new worker
-// at the next point, so the run goes on. The same worker measures given
-// points without rows for the ladder probe (measure_points_isolated), so
-// that its chains are timed in a process like a row's.
+// Process isolation for `kbench run`, the parent's side. The parent never
+// creates a CUDA context; it starts one worker process per experiment
+// (`kbench __worker ...`, same binary: suite/worker.h) that measures the
+// points and streams its rows back as JSON lines, one point at a time. A
+// kernel fault poisons a CUDA context for good (CUDA has no recovery short
+// of a new process), a hang never returns, a crash takes the process down:
+// in each case the parent makes that point's rows `failed` with the reason
+// and starts a new worker at the next point, so the run goes on. The same
+// worker measures given points without rows for the ladder probe
+// (measure_points_isolated), so that its chains are timed in a process
+// like a row's.
 #pragma once
 
 #include <string>
@@ -21,6 +22,7 @@
 #include "suite/probe.h"
 #include "suite/rows.h"
 #include "suite/targets.h"
+#include "suite/worker_request.h"
 
 namespace kb {
 
@@ -43,10 +45,6 @@ struct WorkerConfig {
   // --extend-spread PCT; 0 = off).
   double spread_extend = 0;
 };
-
-// Exit code of a worker whose context was lost after it wrote the rows of
-// the faulting point: the parent restarts at the next point.
-inline constexpr int kWorkerContextLost = 4;
 
 // Runs the ceiling probe in a worker; fills `probed` and returns its rows.
 // Throws std::runtime_error when the worker fails.
@@ -87,15 +85,12 @@ std::vector<PointTime> measure_points_isolated(const WorkerConfig& cfg, const Ex
                                                const std::vector<Point>& points,
                                                const DeviceInfo& dev);
 
-// The rows of one NCCL collective across `devices` (suite/nccl_bench.h),
-// measured in one worker process driving them all: `skipped` with one GPU
-// or without NCCL in this build, `failed` for points the worker did not
-// finish (it died, or a collective timed out and was aborted).
-std::vector<Record> run_collective_isolated(const WorkerConfig& cfg, const std::string& name,
-                                            const std::vector<int>& devices,
-                                            const std::string& host);
-
-// The worker's side: `kbench __worker ...`. Returns its exit code.
-int worker_main(int argc, char** argv);
+// The rows of a multi-device experiment (Experiment::across_devices) across
+// `devices`, measured in one worker process driving them all: `skipped`
+// where it cannot run (one GPU, no NCCL in this build), `failed` for the
+// points the worker did not finish (it died, or a wait timed out).
+std::vector<Record> run_across_devices_isolated(const WorkerConfig& cfg, const Experiment& e,
+                                                const std::vector<int>& devices,
+                                                const std::string& host);
 
 }  // namespace kb

@@ -1,7 +1,6 @@
 #include "suite/sampling.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 
 #include "suite/stats.h"
@@ -35,9 +34,7 @@ const std::vector<double>& samples_to_use(const std::vector<double>& good,
   return !good.empty() && good.size() * 2 >= all.size() ? good : all;
 }
 
-double cool_gap_seconds(double sample_s, double from_s) {
-  return sample_s >= from_s ? sample_s : 0;
-}
+double cool_gap_seconds(double sample_s) { return sample_s >= kCoolSampleSeconds ? sample_s : 0; }
 
 bool stop_sampling(const EngineOptions& o, size_t taken, const std::vector<double>& good,
                    double elapsed_s, size_t sets) {
@@ -61,26 +58,9 @@ int buffer_sets(size_t case_bytes, size_t free_bytes, size_t total_bytes, int ma
   return static_cast<int>(std::max<size_t>(n, 1));
 }
 
-InjectPlan plan_injection(double fraction, double base_s, double overhead_s, double cycles_per_s) {
-  InjectPlan p;
-  if (!(fraction > 0)) return p;
-  const double extra = fraction * base_s;
-  if (extra >= overhead_s && cycles_per_s > 0) {
-    p.cycles = static_cast<int64_t>((extra - overhead_s) * cycles_per_s);
-  } else {
-    p.scale = 1 + fraction;
-  }
-  return p;
-}
-
-bool injection_on_target(double fraction, double base_s, double with_spin_s) {
-  const double want = fraction * base_s, got = with_spin_s - base_s;
-  return std::abs(got - want) <= 0.25 * want;
-}
-
-std::string inject_field(double fraction, const InjectPlan& plan) {
+std::string inject_field(double fraction) {
   char buf[48];
-  std::snprintf(buf, sizeof buf, "inject=%g%%%s", fraction * 100, plan.cycles < 0 ? "scaled" : "");
+  std::snprintf(buf, sizeof buf, "inject=%g%%scaled", fraction * 100);
   return buf;
 }
 

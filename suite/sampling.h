@@ -35,6 +35,9 @@ struct EngineOptions {
   // Validation of the gate only (--inject-slowdown): every sample made this
   // fraction slower; 0 = off.
   double inject_slowdown = 0;
+  // --detail: every row's message lists each buffer set's and worker
+  // process's median and the NVML slowdown reasons seen after its samples.
+  bool detail = false;
 };
 
 // --quick: at most 5 samples before the noise test may stop, a 0.15 s
@@ -59,19 +62,14 @@ bool point_throttled(size_t throttled, size_t total);
 const std::vector<double>& samples_to_use(const std::vector<double>& good,
                                           const std::vector<double>& all);
 
-// Samples of at least `from_s` (kCoolSampleSeconds) are each followed by an
-// idle gap as long as the sample: compute-bound kernels run back to back
-// reach the board's power limit within a point and their clocks sag by up
-// to 10% (invisible to the SM clock read after the sample), at a different
+// Samples of at least kCoolSampleSeconds are each followed by an idle gap
+// as long as the sample: compute-bound kernels run back to back reach the
+// board's power limit within a point and their clocks sag, at a different
 // sample in each run; at half duty each sample starts from the same state.
-// The threshold is low enough to take in the 0.4 ms `mlp tokens=4096;D=1024`
-// (with its 0.3 ms companion), which showed the same whole-point slow states
-// (H100, 12 runs each way on one board: run-to-run noise 0.72% back to back,
-// 0.35% with the gap). Shorter samples stay back to back: a gap after every
-// sample left the 18 gemv keys no quieter on the whole (quieter on 5,
-// noisier on 9; docs/decisions/0002-idle-gap-after-long-samples.md).
+// Shorter samples stay back to back
+// (docs/decisions/0002-idle-gap-after-long-samples.md).
 inline constexpr double kCoolSampleSeconds = 100e-6;
-double cool_gap_seconds(double sample_s, double from_s = kCoolSampleSeconds);
+double cool_gap_seconds(double sample_s);
 
 // Whether a kernel-protocol point has sampled enough, after `taken` samples
 // (round-robin over `sets` buffer sets) of which `good` are not throttled,
@@ -89,23 +87,9 @@ bool stop_sampling(const EngineOptions& o, size_t taken, const std::vector<doubl
 int buffer_sets(size_t case_bytes, size_t free_bytes, size_t total_bytes, int max_sets,
                 size_t goal_bytes = kSampledBytesGoal);
 
-// How an injected slowdown of `fraction` is made for a point whose sample
-// takes `base_s`: a spin of `cycles` SM cycles inside the timed window, on
-// top of the `overhead_s` an empty delay launch adds; where that overhead
-// alone exceeds the slowdown (a few-microsecond kernel), no spin (cycles =
-// -1) and each sample is scaled by 1 + fraction instead.
-struct InjectPlan {
-  int64_t cycles = -1;  // -1: no delay kernel
-  double scale = 1;     // applied to each sample's time
-};
-InjectPlan plan_injection(double fraction, double base_s, double overhead_s, double cycles_per_s);
-
-// Whether a planned spin made samples of `base_s` take `with_spin_s`, within
-// a quarter of the slowdown asked for (else the engine scales instead).
-bool injection_on_target(double fraction, double base_s, double with_spin_s);
-
-// The variant field that marks an injected row: "inject=5%" (scaled:
-// "inject=5%scaled").
-std::string inject_field(double fraction, const InjectPlan& plan);
+// The variant field that marks an injected row: "inject=5%scaled" (each
+// sample's time scaled by 1 + fraction;
+// docs/decisions/0010-injected-slowdown-scales-samples.md).
+std::string inject_field(double fraction);
 
 }  // namespace kb

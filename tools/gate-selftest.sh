@@ -14,7 +14,7 @@
 # (b) per drop size P: a copy of the A/A history and one more nightly with
 #     every timed sample made P% slower (kbench --inject-slowdown '.*=P'
 #     --allow-injected-slowdown; the rows' variant gets ';inject=P%scaled',
-#     or ';inject=P%' with KBENCH_INJECT_SPIN=1, which kgate does not count
+#     or ';inject=P%' (rows of older builds' real spin), which kgate does not count
 #     as another kernel);
 # (c) a Markdown table (DIR/selftest.md, and stdout): A/A failing nights, the
 #     keys re-measured each night, the time confirmation added, and the share

@@ -11,7 +11,6 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/common/alloc_page.h"
 #include "kernels/common/cuda_check.h"
 
 namespace kb {
@@ -30,8 +29,7 @@ class DeviceBuffer {
                           std::to_string(sizeof(T)) + " bytes, more than the address space",
                       cudaErrorMemoryAllocation);
     }
-    cudaError_t err =
-        cudaMalloc(reinterpret_cast<void**>(&ptr_), allocation_bytes(count * sizeof(T)));
+    cudaError_t err = cudaMalloc(reinterpret_cast<void**>(&ptr_), count * sizeof(T));
     if (err != cudaSuccess) {
       cudaGetLastError();  // clear the (non-sticky) allocation error
       ptr_ = nullptr;

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# A/B of a measuring diagnostic set by environment (docs/measuring.md): runs
-# the filtered suite back to back, alternating A (the defaults) with B (the
+# A/B of an environment setting (the driver's, CUDA's, NCCL's): runs the
+# filtered suite back to back, alternating A (the defaults) with B (the
 # given VAR=VALUE settings), every row naming each buffer set's median and
-# the NVML slowdown reasons seen after its samples (KBENCH_SET_DETAIL=1),
+# the NVML slowdown reasons seen after its samples (kbench run --detail),
 # while nvidia-smi logs power and clocks every 100 ms.
 #
 #   lab/tools/env-ab.sh OUT_DIR SECONDS 'VAR=VALUE [VAR=VALUE ...]' [kbench run options...]
-#   e.g. lab/tools/env-ab.sh out 480 KBENCH_ALLOC_PAGE=1 --filter '^(gemv|gather_gemv)$'
+#   e.g. lab/tools/env-ab.sh out 480 CUDA_DEVICE_MAX_CONNECTIONS=1 --filter '^gemv$'
 #
 # No new round starts after SECONDS. Writes OUT_DIR/a.csv, b.csv, smi.csv
 # and each side's `kgate noise` (noise-a.csv, noise-b.csv).
@@ -29,9 +29,9 @@ smi=$!
 t0=$SECONDS i=0
 while [ $((SECONDS - t0)) -lt "$budget" ]; do
   i=$((i + 1))
-  KBENCH_SET_DETAIL=1 "$kb" run --csv "$out/a.csv" "$@" > "$out/a$i.log" 2>&1
+  "$kb" run --detail --csv "$out/a.csv" "$@" > "$out/a$i.log" 2>&1
   # shellcheck disable=SC2086  # b_env is a list of VAR=VALUE words
-  env KBENCH_SET_DETAIL=1 $b_env "$kb" run --csv "$out/b.csv" "$@" > "$out/b$i.log" 2>&1
+  env $b_env "$kb" run --detail --csv "$out/b.csv" "$@" > "$out/b$i.log" 2>&1
   echo "env-ab: round $i done at $((SECONDS - t0)) s"
 done
 kill "$smi" 2>/dev/null

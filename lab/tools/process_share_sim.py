@@ -6,7 +6,7 @@ under 20 us) and the row is the mean of their medians. On N GPUs at once each
 GPU measures ceil(6 / N) (ceil(18 / N)), never more than one GPU would, and
 the gate judges the night by the median of the N GPUs' rows (docs/gate.md "Several GPUs"). This resamples the
 process medians that rows list in their message (histories recorded with
-KBENCH_SET_DETAIL=1) as such nights: each GPU's row the mean of k process
+kbench run --detail) as such nights: each GPU's row the mean of k process
 medians drawn from one recorded run (without replacement), each GPU from a
 run of its own, the night the median over the GPUs; 300 windows of 20
 nights per key, and the 90th percentile of the windows' run-to-run noise
@@ -16,7 +16,7 @@ driver, the hour) is resampled as if they did not, so the columns of
 several GPUs are a little optimistic where a key's noise is shared
 (docs/decisions/0017: median 0.10 of the variance on one board).
 
-  lab/tools/process_share_sim.py RESULTS.csv ...   (runs recorded with KBENCH_SET_DETAIL=1)
+  lab/tools/process_share_sim.py RESULTS.csv ...   (runs recorded with kbench run --detail)
   lab/tools/process_share_sim.py --k 1 FILE     # one process on every GPU instead
 
 docs/decisions/0007-processes-shared-over-gpus.md has what it printed.

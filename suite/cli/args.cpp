@@ -20,8 +20,7 @@ std::string usage_line(const std::string& command) {
            "       kbench run --rerun SUSPECTS.csv [--repeat N] [--device N] [--csv FILE] "
            "[options]";
   if (command == "probe")
-    return "kbench probe [--device N] [--write FILE] [--targets DIR] [--quick] [--replace] "
-           "[--chains-in-process]";
+    return "kbench probe [--device N] [--write FILE] [--targets DIR] [--quick] [--replace]";
   if (command == "tune")
     return "kbench tune [--filter REGEX] [--device N] [--targets DIR] [--write FILE] [--reps N] "
            "[--candidates N]\n"
@@ -38,19 +37,21 @@ struct OptionSpec {
   bool takes_value;
 };
 const std::vector<OptionSpec> kRunOptions = {
-    {"--filter", true},       {"--device", true},          {"--quick", false},
-    {"--csv", true},          {"--no-csv", false},         {"--json", true},
-    {"--targets", true},      {"--max-noise", true},       {"--max-time", true},
-    {"--seed", true},         {"--timeout", true},         {"--rerun", true},
-    {"--repeat", true},       {"--inject-slowdown", true}, {"--allow-injected-slowdown", false},
-    {"--buffer-sets", true},  {"--buffer-mib", true},      {"--shard", true},
-    {"--run-id", true},       {"--processes", true},       {"--short-processes", true},
-    {"--extend-spread", true}};
+    {"--filter", true},        {"--device", true},          {"--quick", false},
+    {"--csv", true},           {"--no-csv", false},         {"--json", true},
+    {"--targets", true},       {"--max-noise", true},       {"--max-time", true},
+    {"--seed", true},          {"--timeout", true},         {"--rerun", true},
+    {"--repeat", true},        {"--inject-slowdown", true}, {"--allow-injected-slowdown", false},
+    {"--buffer-sets", true},   {"--buffer-mib", true},      {"--shard", true},
+    {"--run-id", true},        {"--processes", true},       {"--short-processes", true},
+    {"--extend-spread", true}, {"--detail", false}};
 const std::vector<OptionSpec> kListOptions = {
     {"--points", false}, {"--filter", true}, {"--shard", true}};
-const std::vector<OptionSpec> kProbeOptions = {
-    {"--device", true}, {"--write", true},    {"--targets", true},
-    {"--quick", false}, {"--replace", false}, {"--chains-in-process", false}};
+const std::vector<OptionSpec> kProbeOptions = {{"--device", true},
+                                               {"--write", true},
+                                               {"--targets", true},
+                                               {"--quick", false},
+                                               {"--replace", false}};
 const std::vector<OptionSpec> kTuneOptions = {{"--filter", true},  {"--device", true},
                                               {"--targets", true}, {"--write", true},
                                               {"--reps", true},    {"--candidates", true}};
@@ -244,10 +245,10 @@ void set_option(Args& a, const std::vector<std::string>& v, size_t* i) {
     a.run_id = check_run_id(value());
   else if (f == "--points")
     a.points = true;
+  else if (f == "--detail")
+    a.engine.detail = true;
   else if (f == "--replace")
     a.replace = true;
-  else if (f == "--chains-in-process")
-    a.chains_in_process = true;
   else if (f == "--help" || f == "-h")
     a.command = "help";
   else

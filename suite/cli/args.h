@@ -19,8 +19,7 @@ struct UsageError : std::runtime_error {
 
 struct Args {
   std::string command;
-  bool replace = false;            // probe --write: the new ladder alone, not the faster of both
-  bool chains_in_process = false;  // probe: the chains in the probe's process, not a worker
+  bool replace = false;  // probe --write: the new ladder alone, not the faster of both
   std::string filter;
   std::string device = "0";
   bool quick = false;

@@ -13,7 +13,7 @@
 #include "suite/cli/args.h"
 #include "suite/cli/commands.h"
 #include "suite/exit_status.h"
-#include "suite/runner.h"
+#include "suite/worker.h"
 
 namespace kb {
 

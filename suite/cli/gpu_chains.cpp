@@ -41,7 +41,7 @@ std::vector<Record> failed_steps(const std::vector<Step>& steps, const std::stri
                                  const TargetFile* tf) {
   std::vector<Record> rows;
   for (const Step& st : steps) {
-    if (!st.e) continue;
+    if (st.e->is_across_devices()) continue;
     const auto points = st.e->points();
     std::vector<Point> ps;
     std::vector<std::vector<Record>> per;
@@ -113,9 +113,9 @@ std::vector<Record> run_steps(WorkerConfig& cfg, int d, const DeviceInfo& dev, c
                               const Injection& inject, Console& con) {
   std::vector<Record> rows;
   size_t n = 0, total = 0;
-  for (const Step& st : steps) total += st.e ? 1 : 0;
+  for (const Step& st : steps) total += st.e->is_across_devices() ? 0 : 1;
   for (const Step& st : steps) {
-    if (!st.e) continue;
+    if (st.e->is_across_devices()) continue;
     const Experiment& e = *st.e;
     ++n;
     auto t0 = std::chrono::steady_clock::now();

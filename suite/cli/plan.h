@@ -10,23 +10,22 @@
 
 namespace kb::cli {
 
-// The experiments and collectives of this build, one per line (for messages).
+// The experiments of this build, one per line (for messages).
 std::string experiment_names();
 
-// The experiments --filter selects (hidden ones only when named in full);
-// UsageError when it selects nothing.
+// The experiments --filter selects; UsageError when it selects nothing.
 std::vector<const Experiment*> select(const std::string& filter);
 
 // What one run measures, in order: each selected experiment with its points
-// (all of them, or this shard's share), then each selected collective
-// (NCCL; all its sizes, across the run's GPUs, once per run).
+// (all of them, or this shard's share), then each selected multi-device
+// experiment (all its points, across the run's GPUs, once per run: one
+// unit of the shards).
 struct Step {
   const Experiment* e = nullptr;
   std::vector<size_t> indices;  // e's points in this run, ascending
-  std::string collective;       // or a collective's name
 };
 
 std::vector<Step> plan_steps(const std::vector<const Experiment*>& experiments,
-                             const std::vector<std::string>& collectives, const ShardSpec& shard);
+                             const ShardSpec& shard);
 
 }  // namespace kb::cli

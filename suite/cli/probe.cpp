@@ -28,20 +28,14 @@ namespace {
 
 // The ladder probe's chains (suite/chain_probe.h), in seconds in the order
 // of `chains`, measured as a `kbench run` measures roofline_ideal's rows:
-// in kChainProcesses worker processes of their own, one after the other
-// (measure_points_isolated: the same worker, engine and measurement), each
-// measuring the experiment's points as a run's worker does, the chains
-// among them (chain_worker_points), each with its share of the buffer-set
-// bytes; per chain the mean over the processes, as a row's time is (a
-// launch's cost is a state of the process). A row of a chain is bounded by
-// the probe's time of that very chain, and timed in the
-// probe's own process, after the ladder, the graph chains read 1.3 us
-// slower than as rows (H100: rows at 1.050 and 1.037 of their bound;
-// docs/decisions/0009-chains-probed-in-worker-processes.md). This process's CUDA context goes
-// first, so that the workers are alone on the GPU as a run's workers are (a run's parent never
-// makes one); the caller makes no CUDA call after this. Where a worker fails, the probe fails with
-// the reason and writes nothing: in-process chains would give a bound the rows are known to beat,
-// so they are only ever asked for (--chains-in-process), never a silent fallback.
+// in kChainProcesses worker processes one after the other
+// (measure_points_isolated), each measuring the experiment's points as a
+// run's worker does, the chains among them (chain_worker_points), with its
+// share of the buffer-set bytes; per chain the mean over the processes
+// (docs/decisions/0009-chains-probed-in-worker-processes.md). This
+// process's CUDA context goes first, so that the workers are alone on the
+// GPU as a run's are; the caller makes no CUDA call after this. Where a
+// worker fails, the probe fails with the reason and writes nothing.
 std::vector<double> chains_in_workers(const RunPlan& plan, const DeviceInfo& dev,
                                       const std::vector<Point>& chains,
                                       std::vector<Point>* all_points,
@@ -81,9 +75,7 @@ std::vector<double> chains_in_workers(const RunPlan& plan, const DeviceInfo& dev
     throw std::runtime_error(
         std::string("the ladder probe's chains, measured in worker processes as rows are, "
                     "failed: ") +
-        ex.what() +
-        "; nothing was written (kbench probe --chains-in-process measures them in this "
-        "process instead, whose graph chains read slower than the rows: docs/metrics.md)");
+        ex.what() + "; nothing was written");
   }
 }
 
@@ -95,46 +87,39 @@ struct Probed {
   std::vector<std::string> folded;
 };
 
-// On the current device (`dev`); the chains in worker processes unless
-// `chains_in_process`.
-Probed measure(const RunPlan& plan, bool chains_in_process, const DeviceInfo& dev) {
+// On the current device (`dev`).
+Probed measure(const RunPlan& plan, const DeviceInfo& dev) {
   Probed r;
   cudaStream_t s;
   KB_CUDA_CHECK(cudaStreamCreate(&s));
   r.p = probe_ceilings(s, dev.mem_bytes, plan.quick);
   cudaStreamDestroy(s);
-  // The speed of light: the ideal kernels timed as the engine times samples.
-  std::vector<Point> chains;
-  std::vector<double> chain_s;
   {
-    // The options of a run (the chains are measured as its rows are), quick
-    // with --quick.
+    // The speed of light: the ideal kernels timed as the engine times
+    // samples, with the options of a run (quick with --quick).
     EngineOptions eo;
     eo.quick = plan.quick;
     Engine engine(dev, nullptr, eo, RunInfo{});
     r.lp = probe_ladder(engine, dev.sm_count, dev.mem_bytes, plan.quick);
-    chains = chain_points(r.lp.max_bytes);
-    if (chains_in_process) chain_s = time_chains_in_process(engine, chains);
   }
-  if (!chains_in_process) {
-    std::vector<Point> worker_points;
-    std::vector<double> worker_s;
-    chain_s = chains_in_workers(plan, dev, chains, &worker_points, &worker_s);
-    std::vector<std::string> reads, copies;
-    for (Ideal k : kIdealReads) reads.push_back(ideal_name(k));
-    for (Ideal k : kIdealCopies) copies.push_back(ideal_name(k));
-    r.folded = fold_worker_rungs(r.lp.sol, worker_points, worker_s, reads, copies);
-  }
+  const std::vector<Point> chains = chain_points(r.lp.max_bytes);
+  std::vector<Point> worker_points;
+  std::vector<double> worker_s;
+  const std::vector<double> chain_s =
+      chains_in_workers(plan, dev, chains, &worker_points, &worker_s);
+  std::vector<std::string> reads, copies;
+  for (Ideal k : kIdealReads) reads.push_back(ideal_name(k));
+  for (Ideal k : kIdealCopies) copies.push_back(ideal_name(k));
+  r.folded = fold_worker_rungs(r.lp.sol, worker_points, worker_s, reads, copies);
   r.lp.chain_report = set_further_launches(r.lp.sol, chains, chain_s);
   return r;
 }
 
-void print_ladder(bool chains_in_process, const Probed& r) {
-  std::fprintf(stderr, "chains: roofline_ideal's chain points measured %s\n",
-               chains_in_process
-                   ? "in this process, after the ladder (--chains-in-process)"
-                   : "in worker processes of their own (kbench __worker, each measuring "
-                     "roofline_ideal's points as a run's worker does; the mean of 3, as a row's)");
+void print_ladder(const Probed& r) {
+  std::fprintf(stderr,
+               "chains: roofline_ideal's chain points measured in worker processes of their own "
+               "(kbench __worker, each measuring roofline_ideal's points as a run's worker does; "
+               "the mean of 3, as a row's)\n");
   for (const auto* rungs : {&r.lp.read, &r.lp.copy})
     for (const auto& rung : *rungs) {
       std::fprintf(stderr, "ladder %s %.0f B:", rungs == &r.lp.read ? "read" : "copy", rung.bytes);
@@ -183,7 +168,7 @@ void replace_ladder(const std::string& path, bool replace, const SpeedOfLight& p
 nlohmann::ordered_json draft_targets() {
   nlohmann::ordered_json targets = nlohmann::ordered_json::array();
   for (const auto& e : Registry::instance().all()) {
-    if (e.is_hidden()) continue;
+    if (e.is_across_devices()) continue;
     for (Metric m : e.metric_list()) {
       if (m == Metric::compilation_time) continue;
       std::vector<std::string> dtypes;
@@ -268,8 +253,8 @@ int cmd_probe(const Args& a) {
   // line tools/bringup.sh reads rather than matching names itself.
   std::fprintf(stderr, "%s\n", target_file_line(load_targets(plan.targets), dev.name).c_str());
   KB_CUDA_CHECK(cudaSetDevice(d));
-  const Probed r = measure(plan, a.chains_in_process, dev);
-  print_ladder(a.chains_in_process, r);
+  const Probed r = measure(plan, dev);
+  print_ladder(r);
   const std::string today = utc_timestamp().substr(0, 10);
   if (!a.write.empty() && std::filesystem::exists(a.write))
     replace_ladder(a.write, a.replace, r.lp.sol, today, dev);

@@ -56,6 +56,9 @@ void add_suspect(RerunPlan& plan, const Suspect& s, const std::string& at) {
   if (!e)
     throw SuspectsError(at + "no experiment '" + s.name + "' in this build. Experiments:\n" +
                         experiment_names());
+  if (e->is_across_devices())
+    throw SuspectsError(at + "'" + s.name +
+                        "' is measured across GPUs: --rerun does not re-measure it");
   const auto points = e->points();
   auto add = [&](size_t i) {
     for (const auto& t : plan.todo)
@@ -101,20 +104,6 @@ RerunPlan rerun_plan(const std::string& file, const std::vector<Suspect>& sus) {
   return plan;
 }
 
-// Prints the failed rows of one step and the step's line; returns how many.
-size_t report_step(const std::vector<Record>& er, double seconds) {
-  size_t bad = 0;
-  for (const auto& r : er)
-    if (r.status == status::failed || r.status == status::incorrect) ++bad;
-  std::printf(" %zu rows, %.1f s%s\n", er.size(), seconds,
-              bad ? (", " + std::to_string(bad) + " failed/incorrect").c_str() : "");
-  for (const auto& r : er)
-    if (r.status == status::failed || r.status == status::incorrect)
-      std::printf("    %s %s %s: %s: %s\n", r.shape.c_str(), r.dtype.c_str(), r.metric.c_str(),
-                  r.status.c_str(), r.message.c_str());
-  return bad;
-}
-
 // One attempt (`attempt`) of every suspect point: one worker per
 // experiment (a fresh process, fresh allocations), its points in order,
 // then the seed means recomputed from them.
@@ -142,7 +131,9 @@ std::vector<Record> measure_attempt(WorkerConfig& cfg, const RerunPlan& plan, in
       pp[idx[n]] = got[n];
       er.insert(er.end(), got[n].begin(), got[n].end());
     }
-    report_step(er, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf(" %s\n", step_text(er, secs).c_str());
     rows.insert(rows.end(), er.begin(), er.end());
   }
   for (const auto& m : plan.means) {

@@ -8,7 +8,6 @@
 #include "suite/cli/plan.h"
 #include "suite/cli/setup.h"
 #include "suite/device.h"
-#include "suite/nccl_bench.h"
 
 namespace kb::cli {
 
@@ -19,7 +18,7 @@ void print_run_outline(const ShardSpec& shard, const std::vector<Step>& steps,
                        const WorkerConfig& cfg, size_t gpus) {
   if (!shard.whole()) {
     size_t points = 0;
-    for (const Step& st : steps) points += st.e ? st.indices.size() : 1;
+    for (const Step& st : steps) points += st.indices.size();
     std::printf("kbench: shard %d/%d: %zu step(s), %zu point(s) of the suite\n", shard.index,
                 shard.count, steps.size(), points);
   }
@@ -30,16 +29,17 @@ void print_run_outline(const ShardSpec& shard, const std::vector<Step>& steps,
         gpus, cfg.processes, cfg.short_processes, kShortPointUs);
 }
 
-// Collectives last, with every GPU of the run idle: one worker across them.
-std::vector<Record> run_collectives(const WorkerConfig& cfg, const std::vector<Step>& steps,
-                                    const std::vector<int>& devices, const std::string& host) {
+// Multi-device experiments last, with every GPU of the run idle: one worker
+// across them.
+std::vector<Record> run_across_devices(const WorkerConfig& cfg, const std::vector<Step>& steps,
+                                       const std::vector<int>& devices, const std::string& host) {
   std::vector<Record> rows;
   for (const Step& st : steps) {
-    if (st.e) continue;
-    std::printf("%s across %zu GPU(s) ...", st.collective.c_str(), devices.size());
+    if (!st.e->is_across_devices()) continue;
+    std::printf("%s across %zu GPU(s) ...", st.e->name().c_str(), devices.size());
     std::fflush(stdout);
     const auto t0 = std::chrono::steady_clock::now();
-    auto cr = run_collective_isolated(cfg, st.collective, devices, host);
+    auto cr = run_across_devices_isolated(cfg, *st.e, devices, host);
     std::printf(
         " %s\n",
         step_text(cr, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count())
@@ -54,9 +54,7 @@ std::vector<Record> run_collectives(const WorkerConfig& cfg, const std::vector<S
 int cmd_run(const Args& a) {
   parse_device_spec(a.device);  // a malformed --device is a usage error on any machine
   if (!a.rerun.empty()) return cmd_rerun(a);
-  auto experiments = select(a.filter);
-  const auto collectives = collectives_matching(a.filter);
-  const std::vector<Step> steps = plan_steps(experiments, collectives, a.shard);
+  const std::vector<Step> steps = plan_steps(select(a.filter), a.shard);
   const RunPlan plan = run_plan(a);
   auto files = load_targets(plan.targets);
   if (plan.write_csv) precheck_csv(plan.csv);
@@ -80,8 +78,8 @@ int cmd_run(const Args& a) {
   }
 
   std::vector<Record> rows = run_gpu_chains(plan, cfg, devices, steps, files, host);
-  const auto collective_rows = run_collectives(cfg, steps, devices, host);
-  rows.insert(rows.end(), collective_rows.begin(), collective_rows.end());
+  const auto across = run_across_devices(cfg, steps, devices, host);
+  rows.insert(rows.end(), across.begin(), across.end());
   return finish_run(plan, rows);
 }
 

@@ -62,7 +62,7 @@ std::vector<gemm::AlgoKey> planned_gemms(const std::vector<const Experiment*>& e
   gemm::set_pinned_algos({});
   gemm::clear_planned_keys();
   for (const Experiment* e : experiments)
-    for (const Point& p : e->points()) {
+    for (const Point& p : e->is_across_devices() ? std::vector<Point>{} : e->points()) {
       if (!e->unsupported_reason(p, dev.prop).empty()) continue;
       try {
         e->make_case(p);  // plans its GEMMs; destroyed at once

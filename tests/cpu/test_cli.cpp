@@ -55,7 +55,7 @@ TEST(Cli, HelpAndList) {
   for (const char* o :
        {"kbench tune", "--rerun FILE", "--repeat N", "--inject-slowdown REGEX=PCT",
         "--allow-injected-slowdown", "--buffer-sets N", "--processes N", "--short-processes N",
-        "--extend-spread PCT", "--reps N", "--candidates N", "--opt=VALUE", "--chains-in-process"})
+        "--extend-spread PCT", "--reps N", "--candidates N", "--opt=VALUE", "--detail"})
     EXPECT_TRUE(contains(h.out, o)) << o << "\n" << h.out;
   auto l = kbench("list");
   EXPECT_EQ(l.code, 0);
@@ -241,7 +241,7 @@ TEST(Cli, UsageErrorsPrintTheUsageLine) {
   EXPECT_TRUE(contains(r.out, "\nusage: kbench run [")) << r.out;
   auto p = kbench("probe --bogus");
   EXPECT_TRUE(contains(p.out, "\nusage: kbench probe [")) << p.out;
-  EXPECT_TRUE(contains(p.out, "[--quick] [--replace] [--chains-in-process]")) << p.out;
+  EXPECT_TRUE(contains(p.out, "[--quick] [--replace]")) << p.out;
   auto t = kbench("tune --bogus");
   EXPECT_EQ(t.code, 2);
   EXPECT_TRUE(contains(t.out, "\nusage: kbench tune [--filter REGEX] [--device N]")) << t.out;
@@ -272,9 +272,9 @@ TEST(Cli, RerunRepeatAndInjectionTakeEqualsValues) {
     EXPECT_EQ(q.code, 2) << q.out;
     EXPECT_TRUE(contains(q.out, "--short-processes needs a whole number from 1 to 9")) << q.out;
   }
-  auto c = kbench("probe --chains-in-process=yes");
+  auto c = kbench("probe --replace=yes");
   EXPECT_EQ(c.code, 2) << c.out;
-  EXPECT_TRUE(contains(c.out, "--chains-in-process takes no value")) << c.out;
+  EXPECT_TRUE(contains(c.out, "--replace takes no value")) << c.out;
   auto t = kbench("tune --reps=0");
   EXPECT_EQ(t.code, 2) << t.out;
   EXPECT_TRUE(contains(t.out, "--reps needs a whole number from 1 to 1000")) << t.out;
@@ -298,7 +298,8 @@ TEST(Cli, OptionsACommandDoesNotTakeAreRefused) {
            {"run --reps 5", "run does not take --reps"},
            {"run --candidates 4", "run does not take --candidates"},
            {"probe --inject-slowdown gemv=5", "probe does not take --inject-slowdown"},
-           {"run --chains-in-process", "run does not take --chains-in-process"}}) {
+           {"run --replace", "run does not take --replace"},
+           {"probe --detail", "probe does not take --detail"}}) {
     auto r = kbench(args);
     EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
     EXPECT_TRUE(contains(r.out, what)) << args << "\n" << r.out;
@@ -319,18 +320,21 @@ TEST(Cli, AFileWithoutItsFlagGetsAHint) {
 
 #endif  // KBENCH_EXE
 
-#ifdef KBENCH_EXE
+#ifdef KBENCH_SELFTEST_EXE
 #include "reports/json_writer.h"
 
 namespace {
 
 // With a GPU: a kernel fault and a crash each make one point `failed`, and
 // the points after them still run (each experiment in its own worker
-// process; a new worker after a lost context or a crash).
+// process; a new worker after a lost context or a crash). kbench_selftest
+// is kbench's CLI with the self-test experiment alone.
 TEST(CliIsolation, FaultAndCrashAreFailedRowsAndTheRunGoesOn) {
   auto dir = temp_dir("isolation");
   auto json_path = dir / "rows.json";
-  auto r = kbench("run --filter _selftest_isolation --quick --no-csv --json " + json_path.string());
+  auto r = kb::test::run_command(
+      KBENCH_SELFTEST_EXE,
+      "run --filter _selftest_isolation --quick --no-csv --json " + json_path.string());
   KB_SKIP_IF_NO_GPU(r);
   EXPECT_EQ(r.code, 1) << r.out;  // failed rows -> exit 1
   std::ifstream in(json_path);
@@ -350,9 +354,10 @@ TEST(CliIsolation, FaultAndCrashAreFailedRowsAndTheRunGoesOn) {
   EXPECT_TRUE(rows[4].actual.has_value());
 }
 
-TEST(CliIsolation, HiddenExperimentsAreNotListed) {
-  auto l = kbench("list");
+TEST(CliIsolation, TheProductCarriesNoSelfTest) {
+  auto l = kb::test::run_command(KBENCH_EXE, "list");
   EXPECT_FALSE(contains(l.out, "_selftest")) << l.out;
+  EXPECT_TRUE(contains(l.out, "nccl_all_reduce")) << l.out;
 }
 
 }  // namespace

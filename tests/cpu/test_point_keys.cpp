@@ -3,7 +3,7 @@
 // with like"), so the points of one run must differ in (name, shape,
 // dtype). roofline_ideal measures eight ideal kernels at the same sizes;
 // its variant is in its shapes (`bytes=65536;kernel=read_sweep`,
-// Experiment::variant_in_shape), as is _copy_wave's store policy. Without
+// Experiment::variant_in_shape). Without
 // it a 4x H100 run's roofline_ideal rows gave 51 "the same key again"
 // warnings per GPU and all but one kernel of each size were dropped from
 // the gate and the dashboard.
@@ -152,18 +152,13 @@ std::vector<std::vector<std::string>> listed(const std::string& args) {
   return out;
 }
 
-// Every point of every experiment (the hidden _copy_wave too, which a
-// filter must name in full) is one key of the gate: its rows, one per
-// metric, differ from every other point's in (name, shape, dtype). Fails on
-// the code before variant_in_shape: roofline_ideal's kernels shared
-// `bytes=N` (51 points twice or more), _copy_wave's st and st_cs their
-// shapes at threads=128 (16).
+// Every point of every experiment is one key of the gate: its rows, one
+// per metric, differ from every other point's in (name, shape, dtype).
+// Fails on the code before variant_in_shape: roofline_ideal's kernels
+// shared `bytes=N` (51 points twice or more).
 TEST(PointKeys, EveryPointOfARunIsAKeyOfItsOwn) {
   auto points = listed("");
   ASSERT_GT(points.size(), 50u);
-  const auto hidden = listed("--filter '^_copy_wave$'");
-  ASSERT_FALSE(hidden.empty());
-  points.insert(points.end(), hidden.begin(), hidden.end());
   std::map<std::tuple<std::string, std::string, std::string>, std::string> seen;
   for (const auto& p : points) {
     const auto [it, fresh] = seen.emplace(std::make_tuple(p[0], p[1], p[2]), p[3]);

@@ -123,37 +123,9 @@ TEST_F(EngineTest, FailedCheckIsIncorrectNeverATiming) {
   EXPECT_NE(rows[0].message.find("output check failed"), std::string::npos);
 }
 
-TEST_F(EngineTest, SamplesFileHoldsEverySampleOfThePoint) {
-  char path[] = "/tmp/kbench-samples-XXXXXX";
-  const int fd = mkstemp(path);
-  ASSERT_GE(fd, 0);
-  close(fd);
-  setenv("KBENCH_SAMPLES_FILE", path, 1);
-  auto rows = engine->run(copy_experiment("copy", 64));
-  unsetenv("KBENCH_SAMPLES_FILE");
-  ASSERT_TRUE(rows[0].actual.has_value()) << rows[0].message;
-  std::ifstream in(path);
-  std::string line;
-  int n = 0;
-  std::vector<double> us;
-  while (std::getline(in, line)) {
-    // run_id,point,index,set,us
-    EXPECT_EQ(line.rfind("test,copy MiB=64 float32,", 0), 0u) << line;
-    EXPECT_NE(line.find("," + std::to_string(n) + ","), std::string::npos) << line;
-    us.push_back(std::stod(line.substr(line.rfind(',') + 1)));
-    ++n;
-  }
-  std::remove(path);
-  EXPECT_GE(n,
-            rows[0].samples);  // the row's count leaves throttled samples out; the file keeps them
-  ASSERT_FALSE(us.empty());
-  std::sort(us.begin(), us.end());
-  EXPECT_NEAR(us[us.size() / 2], *rows[0].median_us, 0.05 * *rows[0].median_us);
-}
-
 // A kernel fault poisons the process's CUDA context for good, so it cannot
 // be tested in this process: tests/cpu/test_cli.cpp (CliIsolation) runs the
-// hidden _selftest_isolation experiment through kbench's worker processes.
+// _selftest_isolation experiment through kbench_selftest's worker processes.
 
 TEST(Device, QueryAndClocks) {
   KB_REQUIRE_GPU();

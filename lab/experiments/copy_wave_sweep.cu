@@ -1,4 +1,4 @@
-// _copy_wave (hidden): the ideal copy_wave kernel (suite/ideal_kernels.h)
+// _copy_wave (lab): the ideal copy_wave kernel (suite/ideal_kernels.h)
 // in each of its configurations, timed as every experiment is, to choose
 // the rule copy_wave launches by (blocks of 128 threads, the fewest
 // vectors a thread that keep the grid within 4 blocks per SM, streaming
@@ -10,8 +10,8 @@
 // threads. The roofline_fraction column reads each against the copy
 // ladder, as roofline_ideal's rows are read (>= 0.97 attains it).
 // Counted: bytes moved (read + written, half each); dtype int8 (raw bytes).
-// Run with `kbench run --filter '^(roofline_ideal|_copy_wave)$'`; not part of the
-// nightly suite.
+// Run with `kbench_lab run --filter '^(roofline_ideal|_copy_wave)$'` (a
+// -DKBENCH_LAB=ON build).
 #include <cstring>
 #include <memory>
 #include <string>
@@ -76,7 +76,6 @@ KB_EXPERIMENT(copy_wave_sweep) {
       .doc(
           "copy_wave's configurations (threads a block, vectors a thread, store policy) at 64 KB "
           "to 4 MB, against the copy ladder")
-      .hidden()
       .axis("bytes", {int64_t(64) << 10, int64_t(256) << 10, int64_t(1) << 20, int64_t(4) << 20})
       .axis("threads", {64, 128, 256, 512})
       .axis("vectors", {1, 2, 4, 8})

@@ -1,8 +1,9 @@
-// _selftest_isolation (hidden): proves that the runner survives what kills
-// a process. Points 0, 2 and 4 copy a buffer; point 1 faults inside a
-// kernel (a sticky CUDA error that poisons the context); point 3 aborts the
-// process. Expected rows: ok, failed, ok, failed, ok. Run by the CLI tests
-// with `--filter _selftest_isolation`.
+// _selftest_isolation: proves that the runner survives what kills a
+// process. Points 0, 2 and 4 copy a buffer; point 1 faults inside a kernel
+// (a sticky CUDA error that poisons the context); point 3 aborts the
+// process. Expected rows: ok, failed, ok, failed, ok. Compiled into the
+// test-only `kbench_selftest` (kbench's CLI with this experiment alone),
+// which the CLI tests run with `--filter _selftest_isolation`.
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -54,7 +55,6 @@ class SelftestCase : public kb::Case {
 KB_EXPERIMENT(selftest_isolation) {
   return kb::Experiment("_selftest_isolation")
       .doc("runner self-test: a kernel fault and a crash among good points")
-      .hidden()
       .axis("case", {0, 1, 2, 3, 4})
       .dtypes({kb::DType::f32})
       .metrics({kb::Metric::memory_bandwidth})

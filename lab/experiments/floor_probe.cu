@@ -1,4 +1,4 @@
-// _floor (hidden): what the smallest kernels cost when timed as every
+// _floor (lab): what the smallest kernels cost when timed as every
 // experiment is (after the engine's L2 flush, median of samples), to set
 // the launch-and-latency floor of the roofline against what a real
 // memory-bound kernel must at least do. Cases:
@@ -16,7 +16,7 @@
 //   7  as 3 with 1024 blocks (2 MB, the size of gemv bf16 D=1024)
 //   8  as 3, each thread first reading an index (cold, as a gather's expert
 //      id) that its address depends on
-// Run with `kbench run --filter _floor`; not part of the nightly suite.
+// Run with `kbench_lab run --filter _floor` (a -DKBENCH_LAB=ON build).
 #include <memory>
 
 #include "kernels/common/cuda_check.h"
@@ -132,7 +132,6 @@ KB_EXPERIMENT(floor_probe) {
       .doc(
           "the smallest kernels timed as experiments are: empty and one-load, 1 block and a full "
           "grid")
-      .hidden()
       .axis("case", {0, 1, 2, 3, 4, 5, 6, 7, 8})
       .dtypes({kb::DType::bf16})
       .metrics({kb::Metric::latency_us})

@@ -1,0 +1,595 @@
+// nccl_all_reduce and nccl_all_gather across the GPUs of one run, at the
+// sizes tensor-parallel decode moves (hidden 4096, bf16, 1 to 16 tokens: 8
+// to 128 KiB; latency in us) and at 256 MiB and 1 GiB (the bus ceiling;
+// algbw = bytes / time, busbw = algbw * 2(n-1)/n for all-reduce, (n-1)/n
+// for all-gather, whose bytes are the gathered whole, as nccl-tests).
+// Multi-device experiments (Experiment::across_devices): each measured in
+// one worker process driving every GPU (one NCCL rank each), after the
+// per-GPU chains, against a link roofline measured there (each GPU writing
+// to the next over peer access, all at once: a ring). Never a hang:
+// communicators are nonblocking, every wait polls ncclCommGetAsyncError
+// against a deadline and aborts them on expiry. NVLink multicast stays off
+// (kbench sets NCCL_NVLS_ENABLE=0). One GPU or no NCCL: `skipped` rows.
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <stdexcept>
+#include <thread>
+
+#include "kernels/common/cuda_check.h"
+#include "reports/metrics.h"
+#include "suite/device.h"
+#include "suite/experiment.h"
+#include "suite/stats.h"
+
+#ifdef KBENCH_HAVE_NCCL
+#include <nccl.h>
+#endif
+
+namespace kb {
+
+namespace {
+
+// Decode's hidden size (Llama-2-7B, Mixtral-8x7B) in bf16 times 1..16
+// tokens (latency rows, small), then the bus ceiling's sizes.
+const std::vector<int64_t> kSizes = {8192 * 1,  8192 * 2,           8192 * 4,        8192 * 8,
+                                     8192 * 16, int64_t(256) << 20, int64_t(1) << 30};
+bool small(size_t bytes) { return bytes <= 8192 * 16; }
+
+Record base_row(const std::string& name, size_t bytes, const char* metric, int ranks,
+                const RunInfo& info, const GpuIdentity& gpu) {
+  Record r;
+  r.name = name;
+  r.metric = metric;
+  r.dtype = "bfloat16";
+  r.device = "cuda";  // the host's GPUs together, not one of them
+  r.shape = "bytes=" + std::to_string(bytes) + ";ranks=" + std::to_string(ranks);
+  stamp_run(r, info, gpu);
+  return r;
+}
+
+std::vector<const char*> metrics_of(size_t bytes) {
+  if (small(bytes)) return {metric_name::latency_us};
+  return {metric_name::algorithm_bandwidth, metric_name::bus_bandwidth};
+}
+
+std::vector<Record> status_rows(const std::string& name, int ranks, const std::string& st,
+                                const std::string& message, const RunInfo& info,
+                                const GpuIdentity& gpu) {
+  std::vector<Record> rows;
+  for (int64_t b : kSizes)
+    for (const char* m : metrics_of(b)) {
+      Record r = base_row(name, b, m, ranks, info, gpu);
+      r.status = st;
+      r.message = message;
+      rows.push_back(r);
+    }
+  return rows;
+}
+
+std::string unavailable(int ranks) {
+  if (ranks < 2)
+    return "a collective needs 2 or more GPUs; this run has 1 (--device all on a host with "
+           "several, or --device 0,1,...)";
+#ifndef KBENCH_HAVE_NCCL
+  return "this kbench was built without NCCL (CMake found no nccl.h and libnccl in the CUDA "
+         "toolkit or the system: install NCCL, e.g. apt-get install libnccl-dev, and rebuild)";
+#endif
+  return "";
+}
+
+#ifdef KBENCH_HAVE_NCCL
+
+constexpr const char* kAllReduce = "nccl_all_reduce";
+
+// Each wait of a collective (init, one operation, finalize) gives up after
+// this long and aborts the communicators; the parent's --timeout still
+// bounds the whole worker.
+constexpr double kWaitS = 120;
+
+// busbw / algbw (nccl-tests' factors).
+double bus_factor(const std::string& name, int n) {
+  if (n < 2) return 1;
+  return name == kAllReduce ? 2.0 * (n - 1) / n : double(n - 1) / n;
+}
+
+__global__ void fill_bf16(__nv_bfloat16* p, size_t n, float v) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
+       i += size_t(gridDim.x) * blockDim.x)
+    p[i] = __float2bfloat16(v);
+}
+
+// The ring's link: each GPU writes its buffer into the next GPU's memory
+// with all its SMs (as NCCL's kernels do), all GPUs at once.
+__global__ void peer_write(const int4* __restrict__ src, int4* __restrict__ dst, size_t n) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
+       i += size_t(gridDim.x) * blockDim.x)
+    dst[i] = src[i];
+}
+
+struct NcclError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Every rank's communicator, aborted (not finalized) on any error or
+// timeout: an abort never waits for peers that may be stuck.
+class Comms {
+ public:
+  explicit Comms(const std::vector<int>& devices)
+      : devices_(devices), comms_(devices.size(), nullptr) {
+    ncclUniqueId id;
+    check(ncclGetUniqueId(&id), "ncclGetUniqueId");
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+    config.blocking = 0;  // nonblocking: every wait below has a deadline
+    check(ncclGroupStart(), "ncclGroupStart");
+    for (size_t r = 0; r < devices.size(); ++r) {
+      KB_CUDA_CHECK(cudaSetDevice(devices[r]));
+      ncclResult_t res = ncclCommInitRankConfig(&comms_[r], static_cast<int>(devices.size()), id,
+                                                static_cast<int>(r), &config);
+      if (res != ncclSuccess && res != ncclInProgress) {
+        ncclGroupEnd();
+        check(res, "ncclCommInitRankConfig");
+      }
+    }
+    group_end("communicator init");
+  }
+  ~Comms() {
+    if (!aborted_) {
+      try {  // finalize flushes; it too may hang on a stuck peer: a deadline
+        for (auto c : comms_)
+          if (c) {
+            ncclResult_t res = ncclCommFinalize(c);
+            if (res != ncclSuccess && res != ncclInProgress) aborted_ = true;
+          }
+        if (!aborted_) wait_ready("ncclCommFinalize");
+      } catch (const std::exception&) {
+        aborted_ = true;
+      }
+    }
+    for (auto c : comms_)
+      if (c) aborted_ ? ncclCommAbort(c) : ncclCommDestroy(c);
+  }
+  ncclComm_t operator[](size_t r) const { return comms_[r]; }
+
+  // After ncclGroupEnd: until every communicator has taken the work, or the
+  // deadline (abort, throw).
+  void group_end(const char* what) {
+    ncclResult_t res = ncclGroupEnd();
+    if (res != ncclSuccess && res != ncclInProgress) fail(res, what);
+    wait_ready(what);
+  }
+
+  // Until the streams have finished, polling NCCL's errors meanwhile.
+  void wait_streams(const std::vector<cudaStream_t>& streams, const char* what) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (;;) {
+      bool done = true;
+      for (size_t r = 0; r < streams.size(); ++r) {
+        KB_CUDA_CHECK(cudaSetDevice(devices_[r]));
+        cudaError_t e = cudaStreamQuery(streams[r]);
+        if (e == cudaErrorNotReady) {
+          done = false;
+          continue;
+        }
+        KB_CUDA_CHECK(e);
+      }
+      poll_errors(what);
+      if (done) return;
+      expire(t0, what);
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+  }
+
+ private:
+  void wait_ready(const char* what) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (;;) {
+      bool ready = true;
+      for (auto c : comms_) {
+        ncclResult_t async = ncclSuccess;
+        ncclResult_t res = ncclCommGetAsyncError(c, &async);
+        if (res != ncclSuccess) fail(res, what);
+        if (async == ncclInProgress)
+          ready = false;
+        else if (async != ncclSuccess)
+          fail(async, what);
+      }
+      if (ready) return;
+      expire(t0, what);
+      std::this_thread::yield();
+    }
+  }
+  void poll_errors(const char* what) {
+    for (auto c : comms_) {
+      ncclResult_t async = ncclSuccess;
+      if (ncclCommGetAsyncError(c, &async) != ncclSuccess) fail(ncclInternalError, what);
+      if (async != ncclSuccess && async != ncclInProgress) fail(async, what);
+    }
+  }
+  void expire(std::chrono::steady_clock::time_point t0, const char* what) {
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (s > kWaitS) {
+      aborted_ = true;
+      throw NcclError(std::string(what) + ": no progress in " + std::to_string(int(kWaitS)) +
+                      " s: NCCL communicators aborted");
+    }
+  }
+  [[noreturn]] void fail(ncclResult_t res, const char* what) {
+    aborted_ = true;
+    throw NcclError(std::string(what) + ": " + ncclGetErrorString(res) +
+                    " (NCCL_DEBUG=WARN tells more)");
+  }
+  void check(ncclResult_t res, const char* what) {
+    if (res != ncclSuccess) fail(res, what);
+  }
+
+  std::vector<int> devices_;
+  std::vector<ncclComm_t> comms_;
+  bool aborted_ = false;
+};
+
+// Every rank's `iters` collectives of one size captured once into a CUDA
+// graph of its stream: the times are the GPUs' (as a decode step replays its
+// graph; nccl-tests -G), not the host's enqueue rate
+// (docs/decisions/0024-nccl-collectives-as-graphs.md). Throws NcclError,
+// every capture ended, where `enqueue` or CUDA fails.
+struct Graphs {
+  template <typename Enqueue>
+  Graphs(const std::vector<int>& devs, const std::vector<cudaStream_t>& streams, Enqueue enqueue)
+      : devices(devs), exec(devs.size(), nullptr) {
+    std::string error;
+    auto check = [&](cudaError_t e, const char* what) {
+      if (e != cudaSuccess && error.empty())
+        error = std::string(what) + ": " + cudaGetErrorString(e);
+      return error.empty();
+    };
+    size_t begun = 0;  // captures begun: each is ended below, whatever fails
+    for (; begun < devices.size(); ++begun) {
+      // Relaxed: NCCL may enqueue from a thread of its own (nonblocking group end).
+      if (!check(cudaSetDevice(devices[begun]), "cudaSetDevice") ||
+          !check(cudaStreamBeginCapture(streams[begun], cudaStreamCaptureModeRelaxed),
+                 "cudaStreamBeginCapture"))
+        break;
+    }
+    if (error.empty()) {
+      try {
+        enqueue();
+      } catch (const std::exception& ex) {
+        error = ex.what();
+      }
+    }
+    for (size_t r = 0; r < begun; ++r) {
+      cudaSetDevice(devices[r]);
+      cudaGraph_t graph = nullptr;
+      check(cudaStreamEndCapture(streams[r], &graph), "cudaStreamEndCapture");
+      if (graph) {
+        if (error.empty()) check(cudaGraphInstantiate(&exec[r], graph, 0), "cudaGraphInstantiate");
+        cudaGraphDestroy(graph);
+      }
+    }
+    if (!error.empty()) {
+      cudaGetLastError();
+      release();
+      throw NcclError("capturing the timed collectives into CUDA graphs: " + error);
+    }
+  }
+  ~Graphs() { release(); }
+  Graphs(const Graphs&) = delete;
+  Graphs& operator=(const Graphs&) = delete;
+
+  std::vector<int> devices;
+  std::vector<cudaGraphExec_t> exec;
+
+ private:
+  void release() {
+    for (size_t r = 0; r < exec.size(); ++r)
+      if (exec[r]) {
+        cudaSetDevice(devices[r]);
+        cudaGraphExecDestroy(exec[r]);
+        exec[r] = nullptr;
+      }
+  }
+};
+
+// Every rank's buffers of `max_bytes` (all-reduce: each rank sends and
+// receives `bytes`; all-gather: each sends bytes/n and receives the whole),
+// its stream and events.
+struct Buffers {
+  Buffers(const std::vector<int>& devs, size_t max_bytes)
+      : devices(devs),
+        send(devs.size()),
+        recv(devs.size()),
+        streams(devs.size()),
+        start(devs.size()),
+        stop(devs.size()) {
+    for (size_t r = 0; r < devices.size(); ++r) {
+      KB_CUDA_CHECK(cudaSetDevice(devices[r]));
+      KB_CUDA_CHECK(cudaMalloc(&send[r], max_bytes));
+      KB_CUDA_CHECK(cudaMalloc(&recv[r], max_bytes));
+      KB_CUDA_CHECK(cudaStreamCreateWithFlags(&streams[r], cudaStreamNonBlocking));
+      KB_CUDA_CHECK(cudaEventCreate(&start[r]));
+      KB_CUDA_CHECK(cudaEventCreate(&stop[r]));
+    }
+  }
+  ~Buffers() {
+    for (size_t r = 0; r < devices.size(); ++r) {
+      cudaSetDevice(devices[r]);
+      if (send[r]) cudaFree(send[r]);
+      if (recv[r]) cudaFree(recv[r]);
+      if (streams[r]) cudaStreamDestroy(streams[r]);
+      if (start[r]) cudaEventDestroy(start[r]);
+      if (stop[r]) cudaEventDestroy(stop[r]);
+    }
+  }
+  Buffers(const Buffers&) = delete;
+  Buffers& operator=(const Buffers&) = delete;
+
+  std::vector<int> devices;
+  std::vector<void*> send, recv;
+  std::vector<cudaStream_t> streams;
+  std::vector<cudaEvent_t> start, stop;
+};
+
+// The ring's bandwidth per GPU in GB/s, or 0 when some neighbours have no
+// peer access (`why` says which).
+double ring_link_gbps(Buffers& b, size_t bytes, std::string* why) {
+  const std::vector<int>& dev = b.devices;
+  const size_t n = dev.size();
+  for (size_t r = 0; r < n; ++r) {
+    int ok = 0;
+    KB_CUDA_CHECK(cudaDeviceCanAccessPeer(&ok, dev[r], dev[(r + 1) % n]));
+    if (!ok) {
+      *why = "no peer access from GPU " + std::to_string(dev[r]) + " to GPU " +
+             std::to_string(dev[(r + 1) % n]) + ": no link roofline";
+      return 0;
+    }
+    KB_CUDA_CHECK(cudaSetDevice(dev[r]));
+    cudaError_t e = cudaDeviceEnablePeerAccess(dev[(r + 1) % n], 0);
+    if (e == cudaErrorPeerAccessAlreadyEnabled)
+      cudaGetLastError();
+    else
+      KB_CUDA_CHECK(e);
+  }
+  const size_t words = bytes / sizeof(int4);
+  double best = 1e30;
+  for (int rep = 0; rep < 6; ++rep) {
+    for (size_t r = 0; r < n; ++r) {
+      KB_CUDA_CHECK(cudaSetDevice(dev[r]));
+      int sms = 0;
+      KB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev[r]));
+      KB_CUDA_CHECK(cudaEventRecord(b.start[r], b.streams[r]));
+      peer_write<<<sms * 2, 512, 0, b.streams[r]>>>(static_cast<const int4*>(b.send[r]),
+                                                    static_cast<int4*>(b.recv[(r + 1) % n]), words);
+      KB_CUDA_CHECK(cudaGetLastError());
+      KB_CUDA_CHECK(cudaEventRecord(b.stop[r], b.streams[r]));
+    }
+    double worst = 0;
+    for (size_t r = 0; r < n; ++r) {
+      KB_CUDA_CHECK(cudaSetDevice(dev[r]));
+      KB_CUDA_CHECK(cudaEventSynchronize(b.stop[r]));
+      float ms = 0;
+      KB_CUDA_CHECK(cudaEventElapsedTime(&ms, b.start[r], b.stop[r]));
+      worst = std::max(worst, double(ms));
+    }
+    if (rep > 0) best = std::min(best, worst);  // the first is the warm-up
+  }
+  return double(words * sizeof(int4)) / (best * 1e-3) / 1e9;
+}
+
+// The ring's roofline_probe row; `*link` its GB/s (0: none).
+Record link_row(const std::string& name, Buffers& b, const RunInfo& info, const GpuIdentity& gpu,
+                double* link) {
+  std::string why;
+  const size_t bytes = size_t(256) << 20;
+  *link = ring_link_gbps(b, bytes, &why);
+  Record r;
+  r.name = "roofline_probe";
+  r.metric = metric_name::link_bandwidth;
+  r.dtype = "int8";
+  r.device = "cuda";
+  r.shape = "bytes=" + std::to_string(bytes) + ";ranks=" + std::to_string(b.devices.size()) +
+            ";for=" + name;
+  r.variant = "ring_peer_write";
+  stamp_run(r, info, gpu);
+  if (*link > 0) {
+    r.actual = *link;
+  } else {
+    r.status = status::skipped;
+    r.message = why;
+  }
+  return r;
+}
+
+// The collective's calls on every rank.
+struct Calls {
+  bool reduce;
+  Buffers& b;
+  Comms& comms;
+  const char* what() const { return reduce ? "ncclAllReduce" : "ncclAllGather"; }
+  // `iters` collectives of `bytes` (all-gather: the gathered whole) on every rank.
+  void enqueue(size_t bytes, int iters) const {
+    const int n = static_cast<int>(b.devices.size());
+    const size_t elems = reduce ? bytes / 2 : bytes / 2 / n;  // all-gather: per rank
+    for (int it = 0; it < iters; ++it) {
+      if (ncclGroupStart() != ncclSuccess) throw NcclError("ncclGroupStart failed");
+      for (int r = 0; r < n; ++r) {
+        ncclResult_t res = reduce ? ncclAllReduce(b.send[r], b.recv[r], elems, ncclBfloat16,
+                                                  ncclSum, comms[r], b.streams[r])
+                                  : ncclAllGather(b.send[r], b.recv[r], elems, ncclBfloat16,
+                                                  comms[r], b.streams[r]);
+        if (res != ncclSuccess && res != ncclInProgress) {
+          ncclGroupEnd();
+          throw NcclError(std::string(what()) + ": " + ncclGetErrorString(res));
+        }
+      }
+      comms.group_end(what());
+    }
+  }
+};
+
+// The check: rank r sends r+1 everywhere; all-reduce gives n(n+1)/2 (exact
+// in bf16 for n <= 16), all-gather chunk r holds r+1. "" or what is wrong.
+std::string check_point(const Calls& c, size_t per_rank, size_t bytes) {
+  const auto& dev = c.b.devices;
+  const int n = static_cast<int>(dev.size());
+  for (int r = 0; r < n; ++r) {
+    KB_CUDA_CHECK(cudaSetDevice(dev[r]));
+    fill_bf16<<<1024, 256, 0, c.b.streams[r]>>>(static_cast<__nv_bfloat16*>(c.b.send[r]), per_rank,
+                                                float(r + 1));
+    KB_CUDA_CHECK(cudaGetLastError());
+    KB_CUDA_CHECK(cudaMemsetAsync(c.b.recv[r], 0, bytes, c.b.streams[r]));
+  }
+  c.enqueue(bytes, 1);
+  c.comms.wait_streams(c.b.streams, "the check's collective");
+  for (int r = 0; r < n; ++r) {
+    KB_CUDA_CHECK(cudaSetDevice(dev[r]));
+    const size_t total = bytes / 2;
+    for (size_t at : {size_t(0), total / 2, total - 1}) {
+      __nv_bfloat16 h;
+      KB_CUDA_CHECK(
+          cudaMemcpy(&h, static_cast<__nv_bfloat16*>(c.b.recv[r]) + at, 2, cudaMemcpyDeviceToHost));
+      const float want = c.reduce ? float(n * (n + 1) / 2) : float(at / per_rank + 1);
+      if (__bfloat162float(h) != want)
+        return "rank " + std::to_string(r) + " element " + std::to_string(at) + " is " +
+               std::to_string(__bfloat162float(h)) + ", expected " + std::to_string(want);
+    }
+  }
+  return "";
+}
+
+// The samples of one size, in seconds a collective. nccl-tests' way:
+// `iters` back to back per sample, time / iters; the `iters` are one graph
+// a rank (Graphs), launched on every rank per sample (the ranks' launches,
+// one thread after another, start a few us apart: amortized over the
+// iters). The slowest rank's time is the collective's.
+std::vector<double> time_point(const Calls& c, size_t bytes, bool latency, bool quick) {
+  const auto& dev = c.b.devices;
+  const int n = static_cast<int>(dev.size());
+  const int iters = latency ? 50 : 20;
+  const int samples = quick ? 5 : latency ? 20 : 10;
+  Graphs g(dev, c.b.streams, [&] { c.enqueue(bytes, iters); });
+  // Warm-up: 5 launches and at least 100 ms of them (the clocks up and
+  // NCCL's connections made before the first sample: the first size timed
+  // read 25.8 us before it and 14.1 us after, on 4x H100).
+  const auto warm0 = std::chrono::steady_clock::now();
+  for (int w = 0;
+       w < 5 || std::chrono::steady_clock::now() - warm0 < std::chrono::milliseconds(100); ++w) {
+    for (int r = 0; r < n; ++r) {
+      KB_CUDA_CHECK(cudaSetDevice(dev[r]));
+      KB_CUDA_CHECK(cudaGraphLaunch(g.exec[r], c.b.streams[r]));
+    }
+    c.comms.wait_streams(c.b.streams, "the warm-up");
+  }
+  std::vector<double> t;
+  for (int s = 0; s < samples; ++s) {
+    for (int r = 0; r < n; ++r) {
+      KB_CUDA_CHECK(cudaSetDevice(dev[r]));
+      KB_CUDA_CHECK(cudaEventRecord(c.b.start[r], c.b.streams[r]));
+      KB_CUDA_CHECK(cudaGraphLaunch(g.exec[r], c.b.streams[r]));
+      KB_CUDA_CHECK(cudaEventRecord(c.b.stop[r], c.b.streams[r]));
+    }
+    c.comms.wait_streams(c.b.streams, "a timed collective");
+    double worst = 0;
+    for (int r = 0; r < n; ++r) {
+      float ms = 0;
+      KB_CUDA_CHECK(cudaEventElapsedTime(&ms, c.b.start[r], c.b.stop[r]));
+      worst = std::max(worst, double(ms) * 1e-3 / iters);
+    }
+    t.push_back(worst);
+  }
+  return t;
+}
+
+// The rows of one size (`shape_bytes` as declared; `bytes` as moved).
+void add_rows(std::vector<Record>& rows, const std::string& name, size_t shape_bytes, size_t bytes,
+              int n, const std::vector<double>& t, double link, const RunInfo& info,
+              const GpuIdentity& gpu) {
+  const Summary sum = summarize(t);
+  const double algbw = double(bytes) / sum.median / 1e9;
+  const double factor = bus_factor(name, n);
+  for (const char* m : metrics_of(shape_bytes)) {
+    Record r = base_row(name, shape_bytes, m, n, info, gpu);
+    r.variant = "nccl=" + std::to_string(NCCL_MAJOR) + "." + std::to_string(NCCL_MINOR) + "." +
+                std::to_string(NCCL_PATCH) + ";nvls=0;graph";
+    r.samples = static_cast<int64_t>(t.size());
+    r.median_us = sum.median * 1e6;
+    r.min_us = sum.min * 1e6;
+    r.max_us = sum.max * 1e6;
+    r.noise_rel = sum.noise_rel;
+    const std::string metric = m;
+    if (metric == metric_name::latency_us) {
+      r.actual = sum.median * 1e6;
+      r.message = "busbw " + format_number(algbw * factor) + " GB/s";
+    } else {
+      const bool bus = metric == metric_name::bus_bandwidth;
+      r.actual = bus ? algbw * factor : algbw;
+      if (link > 0) {
+        r.roofline = bus ? link : link / factor;
+        r.roofline_fraction = *r.actual / *r.roofline;
+      }
+    }
+    rows.push_back(r);
+  }
+}
+
+std::vector<Record> measure(const std::string& name, const std::vector<int>& devices,
+                            const RunInfo& info, bool quick) {
+  const int n = static_cast<int>(devices.size());
+  const GpuIdentity gpu = gpu_identity(query_device(devices[0]));
+  Buffers b(devices, size_t(kSizes.back()));
+  double link = 0;
+  std::vector<Record> rows = {link_row(name, b, info, gpu, &link)};
+  Comms comms(devices);
+  const Calls calls{name == kAllReduce, b, comms};
+  for (const int64_t p : kSizes) {
+    const size_t per_rank = calls.reduce ? p / 2 : p / 2 / n;
+    const size_t bytes = calls.reduce ? p : per_rank * 2 * n;  // all-gather: n equal chunks
+    const std::string bad = check_point(calls, per_rank, bytes);
+    if (bad.empty()) {
+      add_rows(rows, name, p, bytes, n, time_point(calls, bytes, small(p), quick), link, info, gpu);
+      continue;
+    }
+    for (const char* m : metrics_of(p)) {
+      Record r = base_row(name, p, m, n, info, gpu);
+      r.status = status::incorrect;
+      r.message = bad;
+      rows.push_back(r);
+    }
+  }
+  return rows;
+}
+
+#endif  // KBENCH_HAVE_NCCL
+
+Experiment collective(const std::string& name, const std::string& doc) {
+  AcrossDevices a;
+  a.unavailable = unavailable;
+  a.status_rows = [name](int ranks, const std::string& st, const std::string& message,
+                         const RunInfo& info, const GpuIdentity& gpu) {
+    return status_rows(name, ranks, st, message, info, gpu);
+  };
+  a.measure = [name](const std::vector<int>& devices, const RunInfo& info,
+                     bool quick) -> std::vector<Record> {
+#ifdef KBENCH_HAVE_NCCL
+    return measure(name, devices, info, quick);
+#else
+    (void)devices, (void)info, (void)quick;
+    throw std::runtime_error(unavailable(2));
+#endif
+  };
+  return Experiment(name)
+      .doc(doc +
+           " across the run's GPUs (2 or more), bf16: latency (us) at 8-128 KiB (hidden "
+           "4096 x 1..16 tokens), algbw and busbw at 256 MiB and 1 GiB")
+      .axis("bytes", kSizes)
+      .across_devices(std::move(a));
+}
+
+}  // namespace
+
+}  // namespace kb
+
+KB_EXPERIMENT(nccl_all_gather) { return kb::collective("nccl_all_gather", "NCCL all-gather"); }
+KB_EXPERIMENT(nccl_all_reduce) { return kb::collective("nccl_all_reduce", "NCCL all-reduce"); }
