@@ -18,6 +18,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/common/bf16x8.cuh"
+#include "kernels/common/block_reduce.cuh"
 #include "kernels/common/cuda_check.h"
 #include "kernels/common/pdl.cuh"
 #include "kernels/common/warp.cuh"
@@ -27,27 +29,7 @@ namespace kb::layer_norm {
 
 namespace {
 
-constexpr int kVec = 8;  // bf16 per 16-byte vector
-
-struct alignas(16) Vec8 {
-  __nv_bfloat162 h[4];
-};
-
-__device__ __forceinline__ Vec8 load_stream(const bf16* p) {
-  // Read-only, no L1 allocation: every byte is used once.
-  int4 v;
-  asm volatile("ld.global.nc.L1::no_allocate.v4.s32 {%0,%1,%2,%3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p));
-  return *reinterpret_cast<Vec8*>(&v);
-}
-
-__device__ __forceinline__ void store_stream(bf16* p, const Vec8& v) {
-  const int4 w = *reinterpret_cast<const int4*>(&v);
-  asm volatile("st.global.cs.v4.s32 [%0], {%1,%2,%3,%4};" ::"l"(p), "r"(w.x), "r"(w.y), "r"(w.z),
-               "r"(w.w)
-               : "memory");
-}
+constexpr int kVec = kBf16x8;
 
 // The hardware's approximate reciprocal and 2^x, flush-to-zero (2^x is 0
 // below -126: fine for e^(-v²/2)).
@@ -112,34 +94,6 @@ struct Args {
   bool pdl;  // launched as a programmatic dependent (layer_norm.h)
 };
 
-// Eight bf16 as floats.
-__device__ __forceinline__ void to_floats(const Vec8& in, float (&v)[kVec]) {
-#pragma unroll
-  for (int j = 0; j < 4; ++j) {
-    const float2 f = __bfloat1622float2(in.h[j]);
-    v[2 * j] = f.x;
-    v[2 * j + 1] = f.y;
-  }
-}
-
-// Vector c of a parameter (bias, gamma, beta: the same for every row, so
-// read through L1) as floats, in one 128-bit load (through the Vec8 struct
-// the compiler split it into four 32-bit loads).
-__device__ __forceinline__ void load_param(const bf16* __restrict__ p, int c, float (&v)[kVec]) {
-  const int4 raw = __ldg(reinterpret_cast<const int4*>(p) + c);
-  to_floats(*reinterpret_cast<const Vec8*>(&raw), v);
-}
-
-// Vector c of a row as floats; zeros past the row's nvec vectors.
-__device__ __forceinline__ void load_vec(const bf16* xr, int c, int nvec, float (&v)[kVec]) {
-  if (c < nvec) {
-    to_floats(load_stream(xr + static_cast<int64_t>(c) * kVec), v);
-  } else {
-#pragma unroll
-    for (int j = 0; j < kVec; ++j) v[j] = 0.f;
-  }
-}
-
 // The input bias of vector c, added (after all of a thread's loads are
 // issued: a branch between them would serialize them).
 __device__ __forceinline__ void add_bias(const bf16* bias, int c, int nvec, float (&v)[kVec]) {
@@ -177,7 +131,7 @@ __device__ __forceinline__ void normalize_store(const float (&d)[kVec], int c,
   }
   if (gamma) load_param(gamma, c, g);
   if (beta) load_param(beta, c, b);
-  Vec8 out;
+  Bf16x8 out;
 #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const float a0 = activate<ACT>(fmaf(d[2 * j] * rstd, g[2 * j], b[2 * j]));
@@ -185,18 +139,6 @@ __device__ __forceinline__ void normalize_store(const float (&d)[kVec], int c,
     out.h[j] = __floats2bfloat162_rn(a0, a1);
   }
   store_stream(yr + static_cast<int64_t>(c) * kVec, out);
-}
-
-// Sum over the block; `scratch` holds one float per warp (<= 32 warps).
-__device__ __forceinline__ float block_sum(float v, float* scratch) {
-  v = warp_sum(v);
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const int warps = (blockDim.x + 31) >> 5;
-  __syncthreads();  // scratch may still be read by a previous reduction
-  if (lane == 0) scratch[warp] = v;
-  __syncthreads();
-  float t = lane < warps ? scratch[lane] : 0.f;
-  return warp_sum(t);
 }
 
 template <int VPT, Activation ACT>
@@ -214,7 +156,7 @@ __global__ void __launch_bounds__(512)
 
   float v[VPT][kVec];
 #pragma unroll
-  for (int i = 0; i < VPT; ++i) load_vec(xr, threadIdx.x + i * blockDim.x, nvec, v[i]);
+  for (int i = 0; i < VPT; ++i) load_row_vec(xr, threadIdx.x + i * blockDim.x, nvec, v[i]);
   if (bias)
 #pragma unroll
     for (int i = 0; i < VPT; ++i) add_bias(bias, threadIdx.x + i * blockDim.x, nvec, v[i]);
@@ -295,7 +237,7 @@ __global__ void __launch_bounds__(256)
   bf16* yr = y + row * D;
   float v[VPL][kVec];
 #pragma unroll
-  for (int i = 0; i < VPL; ++i) load_vec(xr, lane + i * 32, nvec, v[i]);
+  for (int i = 0; i < VPL; ++i) load_row_vec(xr, lane + i * 32, nvec, v[i]);
   if (bias)
 #pragma unroll
     for (int i = 0; i < VPL; ++i) add_bias(bias, lane + i * 32, nvec, v[i]);

@@ -22,7 +22,7 @@
 
 #include <cstdint>
 
-#include "kernels/layer_norm/layer_norm_ref.h"  // Activation, the CPU reference
+#include "kernels/layer_norm/layer_norm_cpu.h"  // Activation, the CPU reference
 
 namespace kb::layer_norm {
 

@@ -45,7 +45,7 @@ class LayerNormCase : public kb::Case {
     KB_CUDA_CHECK(cudaStreamSynchronize(s));
     auto out = kb::to_float(y_.download());
     // Every element is checked (the CPU reference is one pass over the
-    // data), each against a bound of its own (layer_norm_ref.h).
+    // data), each against a bound of its own (layer_norm_cpu.h).
     std::vector<float> ref(out.size());
     auto xf = kb::to_float(x), gf = kb::to_float(g), bf = kb::to_float(b);
     kb::layer_norm::layer_norm_ref(xf.data(), gf.data(), bf.data(), ref.data(), rows_, d_, kEps,

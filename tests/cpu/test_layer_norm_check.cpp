@@ -6,33 +6,17 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstring>
-#include <random>
 #include <vector>
 
 #include "kernels/common/allclose.h"
-#include "kernels/layer_norm/layer_norm_ref.h"
+#include "kernels/layer_norm/layer_norm_cpu.h"
+#include "tests/bf16_test_util.h"
 
 namespace {
 
 using kb::layer_norm::Activation;
-
-// v rounded to the nearest bf16 (ties to even), as a float.
-float round_bf16(float v) {
-  uint32_t b;
-  std::memcpy(&b, &v, 4);
-  b = (b + 0x7fffu + ((b >> 16) & 1u)) & 0xffff0000u;
-  std::memcpy(&v, &b, 4);
-  return v;
-}
-
-std::vector<float> uniform_bf16(size_t n, uint32_t seed, float lo, float hi) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(lo, hi);
-  std::vector<float> v(n);
-  for (auto& x : v) x = round_bf16(u(rng));
-  return v;
-}
+using kb::test::round_bf16;
+using kb::test::uniform_bf16;
 
 // The kernel's arithmetic on the CPU: fp32 two-pass statistics (sequential
 // sums, which err more than the kernel's tree of partial sums), the fused
@@ -110,17 +94,7 @@ TEST(LayerNormCheck, RejectsWrongOutputsThatARelativeL2BoundPasses) {
 
 TEST(LayerNormCheck, RejectsOneWrongOrNonFiniteElement) {
   const Data d = make(64, 1024, Activation::none, 13);
-  for (size_t i : {size_t{0}, size_t{64 * 1024 / 2 + 5}, size_t{64 * 1024 - 1}}) {
-    SCOPED_TRACE("element " + std::to_string(i));
-    auto out = d.out;
-    // Two bf16 ulps off: more than the rounding of any value may explain.
-    out[i] = d.ref[i] + std::ldexp(std::fabs(d.ref[i]), -6) + 0.01f;
-    EXPECT_EQ(kb::layer_norm::check_output(out, d.ref).bad, 1u);
-    out[i] = NAN;
-    const auto nan = kb::layer_norm::check_output(out, d.ref);
-    EXPECT_FALSE(nan.ok);
-    EXPECT_EQ(nan.nonfinite, 1u);
-  }
+  kb::test::expect_check_rejects_each_wrong_element(kb::layer_norm::check_output, d.out, d.ref);
 }
 
 }  // namespace

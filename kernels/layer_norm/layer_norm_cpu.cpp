@@ -1,6 +1,6 @@
 // CPU reference of layer_norm: fp64 statistics (two-pass), fp32 output;
 // and the check of a kernel's output against it.
-#include "kernels/layer_norm/layer_norm_ref.h"
+#include "kernels/layer_norm/layer_norm_cpu.h"
 
 #include <cmath>
 #include <vector>

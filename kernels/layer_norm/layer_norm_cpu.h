@@ -1,6 +1,7 @@
 // The CPU side of layer_norm (kernels/layer_norm/layer_norm.h): its
 // activations, its reference and the check of a kernel's output against
-// that reference. No CUDA header: the CPU tests use all three.
+// that reference. No CUDA header: the CPU tests use all three (every
+// kernels/*/*_cpu.cpp is compiled into kbench_checks, which they link).
 #pragma once
 
 #include <cstdint>

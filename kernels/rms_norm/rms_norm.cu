@@ -1,0 +1,138 @@
+// RMSNorm over rows of bf16, fp32 math. One pass over x: each thread holds
+// its V 16-byte vectors of a row in registers, so x is read once and y
+// written once (the 2·rows·D·2 bytes that count, and w's D·2). Two layouts
+// of the same body, chosen by D as layer_norm chooses (and measured there):
+//   warp rows   D <= 2048: one warp per row, 8 rows per block, warp-shuffle
+//               reduction only; BS=4096 rows are all in flight in one wave.
+//   block rows  D <= 32768: one block of 128..512 threads per row, 4
+//               vectors per thread where the row allows (four loads in
+//               flight), block reduction through shared memory.
+// Larger rows are refused (Llama's and Mixtral's are 4096..16384).
+#include <algorithm>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "kernels/common/bf16x8.cuh"
+#include "kernels/common/block_reduce.cuh"
+#include "kernels/common/cuda_check.h"
+#include "kernels/common/warp.cuh"
+#include "kernels/rms_norm/rms_norm.h"
+
+namespace kb::rms_norm {
+
+namespace {
+
+constexpr int kVec = kBf16x8;
+constexpr int kWarpsPerBlock = 8;          // warp rows: rows per block
+constexpr int64_t kMaxD = 512 * 8 * kVec;  // block rows: 512 threads of 8 vectors
+
+struct Shape {
+  int64_t rows, D;
+  float eps;
+};
+
+// One row per warp (WARP_ROWS: blocks of 256 threads) or per block (of up
+// to 512), V vectors per thread. One bound for both: 256 for the warp rows
+// made ptxas spill at V = 8.
+template <int V, bool WARP_ROWS>
+__global__ void __launch_bounds__(512)
+    rms_norm_rows(const bf16* __restrict__ x, const bf16* __restrict__ w, bf16* __restrict__ y,
+                  const Shape a) {
+  int64_t row;
+  int first, stride;
+  if constexpr (WARP_ROWS) {
+    row = static_cast<int64_t>(blockIdx.x) * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    first = threadIdx.x & 31;
+    stride = 32;
+    if (row >= a.rows) return;  // the whole warp: no shuffle is left waiting
+  } else {
+    row = blockIdx.x;
+    first = threadIdx.x;
+    stride = blockDim.x;
+  }
+  const int nvec = static_cast<int>(a.D / kVec);
+  const bf16* xr = x + row * a.D;
+  bf16* yr = y + row * a.D;
+
+  float v[V][kVec];
+#pragma unroll
+  for (int i = 0; i < V; ++i) load_row_vec(xr, first + i * stride, nvec, v[i]);
+  float ss = 0.f;  // zeros past the row add nothing
+#pragma unroll
+  for (int i = 0; i < V; ++i)
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) ss = fmaf(v[i][j], v[i][j], ss);
+  if constexpr (WARP_ROWS) {
+    ss = warp_sum(ss);
+  } else {
+    __shared__ float scratch[32];
+    ss = block_sum(ss, scratch);
+  }
+  const float rstd = rsqrtf(ss / static_cast<float>(a.D) + a.eps);
+
+#pragma unroll
+  for (int i = 0; i < V; ++i) {
+    const int c = first + i * stride;
+    if (c >= nvec) continue;
+    float g[kVec];
+    load_param(w, c, g);
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) g[j] *= v[i][j] * rstd;
+    store_stream(yr + static_cast<int64_t>(c) * kVec, from_floats(g));
+  }
+}
+
+template <int V>
+void launch_warp_rows(const bf16* x, const bf16* w, bf16* y, const Shape& a, cudaStream_t s) {
+  const int64_t blocks = (a.rows + kWarpsPerBlock - 1) / kWarpsPerBlock;
+  rms_norm_rows<V, true><<<static_cast<unsigned>(blocks), 32 * kWarpsPerBlock, 0, s>>>(x, w, y, a);
+  KB_CHECK_LAUNCH();
+}
+
+// As many whole warps as V vectors per thread need (<= 512: launch() picks V).
+template <int V>
+void launch_block_rows(const bf16* x, const bf16* w, bf16* y, const Shape& a, cudaStream_t s) {
+  const int64_t threads = ((a.D / kVec + V - 1) / V + 31) / 32 * 32;
+  rms_norm_rows<V, false>
+      <<<static_cast<unsigned>(a.rows), static_cast<unsigned>(threads), 0, s>>>(x, w, y, a);
+  KB_CHECK_LAUNCH();
+}
+
+void launch(const bf16* x, const bf16* w, bf16* y, const Shape& a, cudaStream_t s) {
+  const int64_t nvec = a.D / kVec;
+  if (nvec <= 64) return launch_warp_rows<2>(x, w, y, a, s);
+  if (nvec <= 128) return launch_warp_rows<4>(x, w, y, a, s);
+  if (nvec <= 256) return launch_warp_rows<8>(x, w, y, a, s);
+  // Blocks of 128..512 threads: small blocks keep several rows resident per
+  // SM, so one block's reduction overlaps another's loads. Past 256 vectors
+  // a thread has 3 or more: V = 4, or 8.
+  const int64_t threads = std::min<int64_t>(std::max<int64_t>(nvec / 4, 128), 512);
+  const int64_t v = (nvec + threads - 1) / threads;
+  if (v <= 4) return launch_block_rows<4>(x, w, y, a, s);
+  launch_block_rows<8>(x, w, y, a, s);  // v <= 8: D <= kMaxD
+}
+
+bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
+
+}  // namespace
+
+void rms_norm(const bf16* x, const bf16* w, bf16* y, int64_t rows, int64_t D, float eps,
+              cudaStream_t stream) {
+  if (rows <= 0 || D <= 0)
+    throw std::invalid_argument("rms_norm: rows and D must be > 0 (got rows=" +
+                                std::to_string(rows) + ", D=" + std::to_string(D) + ")");
+  if (D % kVec != 0)
+    throw std::invalid_argument("rms_norm: D must be a multiple of 8 (16-byte vectors), got D=" +
+                                std::to_string(D));
+  if (D > kMaxD)
+    throw std::invalid_argument(
+        "rms_norm: D must be <= " + std::to_string(kMaxD) +
+        " (a row held in one block's registers), got D=" + std::to_string(D));
+  if (rows > 0x7fffffff) throw std::invalid_argument("rms_norm: more than 2^31-1 rows");
+  if (!x || !w || !y || !aligned16(x) || !aligned16(w) || !aligned16(y))
+    throw std::invalid_argument("rms_norm: x, w and y must be non-null and 16-byte aligned");
+  launch(x, w, y, Shape{rows, D, eps}, stream);
+}
+
+}  // namespace kb::rms_norm

@@ -1,0 +1,26 @@
+// RMSNorm over the last dimension (Llama's, Mixtral's), bf16 in/out, fp32
+// math:
+//
+//   y[r, :] = x[r, :] · rstd_r · w,  rstd_r = 1 / sqrt(mean(x[r, :]²) + eps)
+//
+// rounded to bf16 once, at the end (Hugging Face's Llama rounds x · rstd to
+// bf16 before the weight: a second rounding, at most one bf16 ulp apart).
+// D must be a multiple of 8 (16-byte vectors) up to 32768, rows > 0, the pointers
+// 16-byte aligned; otherwise std::invalid_argument before any launch.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "kernels/rms_norm/rms_norm_cpu.h"  // the CPU reference and check
+
+namespace kb::rms_norm {
+
+using bf16 = __nv_bfloat16;
+
+void rms_norm(const bf16* x, const bf16* w, bf16* y, int64_t rows, int64_t D, float eps,
+              cudaStream_t stream);
+
+}  // namespace kb::rms_norm
