@@ -68,7 +68,6 @@ __global__ void __launch_bounds__(32 * (WARPS + 1)) gemv_bulk_kernel(const Kerne
   const int64_t units = (total + rs - 1) / rs;
   const uint32_t row_bytes = static_cast<uint32_t>(K * sizeof(Wt));
   const uint32_t buf_bytes = row_bytes * rs;
-  if (a.trace && tid == kConsumers) a.trace[2 * blockIdx.x] = global_ns();
 
   if (tid == 0) {
 #pragma unroll
@@ -360,7 +359,6 @@ __global__ void __launch_bounds__(32 * (WARPS + 1)) gemv_bulk_kernel(const Kerne
     });
   }
   let_next_grid_launch();
-  if (a.trace && tid == kConsumers) a.trace[2 * blockIdx.x + 1] = global_ns();
 #else
   __trap();  // launched only on compute capability 9.0+ (launch_impl)
 #endif

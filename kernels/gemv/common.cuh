@@ -134,16 +134,15 @@ struct KernelArgs {
   bf16* y;               // [tokens or n_sel, N]
   const bf16* residual;  // [tokens, N] or nullptr
   int N, K;
-  int ks;                     // warps splitting K (General::k_split, Mma::k_split)
-  int tokens;                 // x rows, <= the instantiation's T
-  float eps;                  // SwiGLU: the RMSNorm epsilon
-  unsigned long long* trace;  // Config::trace (every kernel but the one-load one)
-  int n_sel;                  // gather: the selected experts (bulk kernel: its rows are n_sel·N)
-  int stages;                 // bulk kernel: the buffers of its shared-memory ring
-  int bulk_rows;              // bulk kernel: Bulk::rows
-  int rows_per_buffer;        // bulk kernel: rows per ring buffer, 1 or 2
-  unsigned int* counter;      // bulk kernel, dynamic rows: [next unit, tickets], zero
-  const float* weights;       // combine (gather_gemv_combine): the n_sel slot weights; else nullptr
+  int ks;                 // warps splitting K (General::k_split, Mma::k_split)
+  int tokens;             // x rows, <= the instantiation's T
+  float eps;              // SwiGLU: the RMSNorm epsilon
+  int n_sel;              // gather: the selected experts (bulk kernel: its rows are n_sel·N)
+  int stages;             // bulk kernel: the buffers of its shared-memory ring
+  int bulk_rows;          // bulk kernel: Bulk::rows
+  int rows_per_buffer;    // bulk kernel: rows per ring buffer, 1 or 2
+  unsigned int* counter;  // bulk kernel, dynamic rows: [next unit, tickets], zero
+  const float* weights;   // combine (gather_gemv_combine): the n_sel slot weights; else nullptr
   // combine: the ids and weights were complete before this grid could
   // launch, so they are read before griddepcontrol.wait
   // (gather_gemv_combine's experts_ready); false: read after it.

@@ -74,11 +74,6 @@ struct Config {
   Kernel kernel = General{};
   // Programmatic dependent launch (gemv.h's gemv_bf16 says what it needs).
   bool pdl = false;
-  // Diagnostics (tools/gemv_profile): thread 0 of block b writes
-  // %globaltimer (ns) at its start to trace[2b] and when its weights are
-  // streamed to trace[2b + 1] (b = blockIdx.y · gridDim.x + blockIdx.x;
-  // every kernel but the one-load one). Never set by the library.
-  unsigned long long* trace = nullptr;
   // Diagnostics (tools/decode_profile --timeline), the general kernel only:
   // 4 words a block, kb::stamp (kernels/common/timeline.cuh), router
   // blocks included. Never set by the library.

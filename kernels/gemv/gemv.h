@@ -140,8 +140,8 @@ void gemv_swiglu_ref(const float* W, const float* scale, const float* x, float* 
 int64_t bulk_blocks(bool int8, int64_t N, int64_t K, const Config& cfg, int n_sel = 1,
                     bool gather = false);
 // The blocks a one-token launch of cfg runs (grid.x · grid.y; the bulk
-// kernel's need the current device, the others' none): the size of
-// Config::trace / 2. tools/gemv_profile sizes its trace with it.
+// kernel's need the current device, the others' none).
+// Config::trace / 2.
 int64_t grid_blocks(bool int8, int64_t N, int64_t K, const Config& cfg, int n_sel = 1,
                     bool gather = false);
 

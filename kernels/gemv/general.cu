@@ -95,8 +95,6 @@ __device__ __forceinline__ void gemv_body(const KernelArgs& a) {
   __shared__ float red[8][T * R];  // k-split partial sums, one per warp, token and row
   __shared__ float red_xx[8][T];   // SwiGLU: partial sums of x², one per warp and token
   const int lane = threadIdx.x & 31;
-  const int64_t block_id = int64_t(blockIdx.y) * (gridDim.x - (X ? a.route_blocks : 0)) + bx;
-  if (a.trace && threadIdx.x == 0) a.trace[2 * block_id] = global_ns();
   // `ks` consecutive warps of the block share R rows and split K between
   // them (batch b of the row goes to warp b % ks); ks = 1: a warp per R rows.
   const int wib = threadIdx.x >> 5, kpart = wib % ks;
@@ -359,7 +357,6 @@ __device__ __forceinline__ void gemv_body(const KernelArgs& a) {
   // The weights are streamed: the next grid may launch and start its own
   // (it still waits for this grid to complete before reading its output).
   let_next_grid_launch();
-  if (a.trace && threadIdx.x == 0) a.trace[2 * block_id + 1] = global_ns();
   stamp(a.timeline, 2);
   float acc[T][R];
 #pragma unroll

@@ -64,8 +64,6 @@ __global__ void __launch_bounds__(256) gemv_mma_kernel(const KernelArgs a) {
   const bool live = row0 < N;
   const int rA = DIAG ? row0 : row0 + g, rB = DIAG ? row0 + 1 : row0 + g + 8;
   const int lane_vec = DIAG ? 4 * g + t : t;  // the lane's vector within a unit
-  const int64_t block_id = int64_t(blockIdx.y) * gridDim.x + blockIdx.x;
-  if (a.trace && threadIdx.x == 0) a.trace[2 * block_id] = global_ns();
   const int8_t* W = static_cast<const int8_t*>(a.W);
   const bf16* scale = a.scale;
   bf16* y = a.y + static_cast<int64_t>(blockIdx.y) * N;
@@ -131,7 +129,6 @@ __global__ void __launch_bounds__(256) gemv_mma_kernel(const KernelArgs a) {
       }
   }
   let_next_grid_launch();
-  if (a.trace && threadIdx.x == 0) a.trace[2 * block_id + 1] = global_ns();
   float sumA = c0[0] + c1[0], sumB = c0[2] + c1[2];  // C[g][2t], C[g+8][2t]: rows g, g + 8
   if constexpr (DIAG) diag_sums(c0, c1, g, t, sumA, sumB);
   if (ks > 1) {

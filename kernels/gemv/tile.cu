@@ -42,8 +42,6 @@ __global__ void __launch_bounds__(WARPS * 32) gemv_tile_kernel(const KernelArgs 
   int4* xs = reinterpret_cast<int4*>(tile_smem + 16 * stride);  // x in f16
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, t = lane & 3;
   const int row0 = blockIdx.x * 16;
-  const int64_t block_id = int64_t(blockIdx.y) * gridDim.x + blockIdx.x;
-  if (a.trace && tid == 0) a.trace[2 * block_id] = global_ns();
   const int8_t* W = static_cast<const int8_t*>(a.W);
   const bf16* scale = a.scale;
   bf16* y = a.y + static_cast<int64_t>(blockIdx.y) * N;
@@ -79,7 +77,6 @@ __global__ void __launch_bounds__(WARPS * 32) gemv_tile_kernel(const KernelArgs 
   const int e = stage_x_f16(a.x, K, units * 8, xs, s_max);  // every warp: two barriers
   mbar_wait(bar, 0);
   let_next_grid_launch();
-  if (a.trace && tid == 0) a.trace[2 * block_id + 1] = global_ns();
   // Bytes of a row past K (to the unit's end) were never copied: whatever
   // they hold converts to a finite value, and x is zero there.
   float c0[4] = {0.f, 0.f, 0.f, 0.f}, c1[4] = {0.f, 0.f, 0.f, 0.f};

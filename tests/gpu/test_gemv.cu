@@ -960,8 +960,8 @@ TEST(GemvBulk, ScaleOfXDoesNotMatter) {
   expect_scale_free(c, 4096);  // K: whole vectors per thread
 }
 
-// The blocks each kernel launches (what tools/gemv_profile sizes its trace
-// by; no GPU needed but for the bulk kernel's): one per 16-row tile, per 2
+// The blocks each kernel launches (what a timeline sizes its lines by; no
+// GPU needed but for the bulk kernel's): one per 16-row tile, per 2
 // rows (diagonal) or per row group, times the experts selected.
 TEST(GemvGrid, BlocksOfEachKernel) {
   gemv::Config tile = named("T4");
