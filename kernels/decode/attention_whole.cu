@@ -143,11 +143,8 @@ __device__ __forceinline__ void whole_two_pass(const bf16* ks, const bf16* vs, f
 // shared memory (whole_two_pass): every score, the block's maximum, then
 // p · V; out = the warps' sums over their sums of p. Dynamic shared memory:
 // max_seq · (2 · HD bf16 + 8 floats) (attention_whole_smem).
-// Measured on H100s (docs/decisions/0039-whole-cache-attention.md): the two passes against the
-// online softmax's rounds (lanes over dims, 5 shuffles a score): Mixtral's
-// step -0.57% at position 105, -1.28% at 200, Llama-2-7B int8 -0.34%;
-// 16 warps against 8: +0.82% / +0.71% / +0.17%; r and the angles after
-// the wait (their loads beside q's): +0.11%, Llama-2-7B int8 +0.54%.
+// Two passes, 8 warps, r and the angles before the wait: each measured
+// faster (docs/decisions/0039-whole-cache-attention.md).
 constexpr int kWholeWarps = 8;
 template <int HD, int G>
 __global__ void __launch_bounds__(kWholeWarps * 32) attention_whole_kernel(AttentionArgs a) {
@@ -194,9 +191,7 @@ __global__ void __launch_bounds__(kWholeWarps * 32) attention_whole_kernel(Atten
   float cs[EPL / 2], sn[EPL / 2];
   rope_angles<EPL, HD>(a.rope_theta, d0, pos, cs, sn);
   // r before the wait where x was complete before this grid could launch
-  // (r after the wait, its loads beside q's, was measured slower: Mixtral
-  // +0.11%, Llama-2-7B int8 +0.54%, H100, docs/decisions/0039-whole-cache-attention.md).
-  // (block_rms_scale's barriers also publish the mbarrier's init.)
+  // (block_rms_scale's barriers also publish the mbarrier's init).
   float r = a.x_ready ? block_rms_scale<true>(a.x, a.dim, a.eps, s_red) : 0.f;
   if (!a.x_ready) __syncthreads();
   wait_for_previous_grid();

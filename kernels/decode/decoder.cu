@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
+#include <type_traits>
 
 #include "kernels/common/cuda_check.h"
 #include "kernels/decode/decoder.h"
@@ -37,6 +38,10 @@ size_t Decoder::layout(uint8_t* base) {
     off += align_up(bytes);
     return p;
   };
+  // p = the next n elements of its type.
+  auto place = [&](auto*& p, size_t n) {
+    p = reinterpret_cast<std::remove_reference_t<decltype(p)>>(take(n * sizeof(*p)));
+  };
   const auto& c = cfg_;
   const size_t wsize = wt_ == WeightType::int8 ? 1 : 2;
   auto linear_w = [&](int64_t rows, int64_t cols) {
@@ -44,10 +49,10 @@ size_t Decoder::layout(uint8_t* base) {
     l.rows = rows;
     l.cols = cols;
     l.w = take(size_t(rows) * cols * wsize);
-    if (wt_ == WeightType::int8) l.scale = reinterpret_cast<bf16*>(take(size_t(rows) * 2));
+    if (wt_ == WeightType::int8) place(l.scale, rows);
     return l;
   };
-  embedding_ = reinterpret_cast<bf16*>(take(size_t(c.vocab) * c.dim * 2));
+  place(embedding_, size_t(c.vocab) * c.dim);
   layers_.resize(c.n_layers);
   for (auto& L : layers_) {
     L.qkv = linear_w(c.qkv_rows(), c.dim);
@@ -56,60 +61,57 @@ size_t Decoder::layout(uint8_t* base) {
       L.router = linear_w(c.n_experts, c.dim);
       L.experts_gate_up = linear_w(int64_t(c.n_experts) * 2 * c.ffn, c.dim);
       L.experts_down = linear_w(int64_t(c.n_experts) * c.dim, c.ffn);
-      L.route_fold = reinterpret_cast<float*>(take(size_t(c.n_experts) * c.q_size() * 4));
+      place(L.route_fold, size_t(c.n_experts) * c.q_size());
     } else {
       L.gate_up = linear_w(2 * int64_t(c.ffn), c.dim);
       L.down = linear_w(c.dim, c.ffn);
     }
   }
   output_ = linear_w(c.vocab, c.dim);
-  const size_t cache = size_t(c.n_layers) * c.kv_size() * opt_.max_seq * 2;
-  k_cache_ = reinterpret_cast<bf16*>(take(cache));
-  v_cache_ = reinterpret_cast<bf16*>(take(cache));
-  x_ = reinterpret_cast<bf16*>(take(size_t(c.dim) * 2));
-  qkv_ = reinterpret_cast<bf16*>(take(size_t(c.qkv_rows()) * 2));
-  att_ = reinterpret_cast<bf16*>(take(size_t(c.q_size()) * 2));
-  h_ = reinterpret_cast<bf16*>(take(size_t(c.ffn) * 2));
-  raw_logits_ = reinterpret_cast<bf16*>(take(size_t(c.vocab) * 2));
-  logits_ = reinterpret_cast<float*>(take(size_t(c.vocab) * 4));
-  attn_partial_ =
-      reinterpret_cast<float*>(take(size_t(attention_workspace_floats(c, splits_)) * 4));
-  sample_value_ = reinterpret_cast<float*>(take(size_t(sample_blocks(c.vocab)) * 4));
-  sample_index_ = reinterpret_cast<int32_t*>(take(size_t(sample_blocks(c.vocab)) * 4));
+  const size_t cache = size_t(c.n_layers) * c.kv_size() * opt_.max_seq;
+  place(k_cache_, cache);
+  place(v_cache_, cache);
+  place(x_, c.dim);
+  place(qkv_, c.qkv_rows());
+  place(att_, c.q_size());
+  place(h_, c.ffn);
+  place(raw_logits_, c.vocab);
+  place(logits_, c.vocab);
+  place(attn_partial_, attention_workspace_floats(c, splits_));
+  place(sample_value_, sample_blocks(c.vocab));
+  place(sample_index_, sample_blocks(c.vocab));
   // The counters sit together so one memset zeroes them.
   counters_bytes_ = (size_t(c.n_kv_heads) + 1) * 4;
-  attn_counters_ = reinterpret_cast<int32_t*>(take(counters_bytes_));
+  place(attn_counters_, c.n_kv_heads + 1);
   sample_counter_ = attn_counters_ ? attn_counters_ + c.n_kv_heads : nullptr;
   pf_rows_ = std::min<int>(static_cast<int>(opt_.prompt.size()), gemv::kMaxTokens);
-  pf_x_ = reinterpret_cast<bf16*>(take(size_t(pf_rows_) * c.dim * 2));
-  pf_qkv_ = reinterpret_cast<bf16*>(take(size_t(pf_rows_) * c.qkv_rows() * 2));
-  pf_att_ = reinterpret_cast<bf16*>(take(size_t(pf_rows_) * c.q_size() * 2));
+  place(pf_x_, size_t(pf_rows_) * c.dim);
+  place(pf_qkv_, size_t(pf_rows_) * c.qkv_rows());
+  place(pf_att_, size_t(pf_rows_) * c.q_size());
   // MoE: h and the down projection per expert and token ([E][rows][ffn],
   // [E][rows][dim]), each layer's ids and weights per token ([L][rows][top]).
   const size_t pf_experts = c.moe() ? size_t(c.n_experts) : 1;
-  pf_h_ = reinterpret_cast<bf16*>(take(pf_experts * pf_rows_ * c.ffn * 2));
+  place(pf_h_, pf_experts * pf_rows_ * c.ffn);
   if (c.moe()) {
-    pf_ed_ = reinterpret_cast<bf16*>(take(pf_experts * pf_rows_ * c.dim * 2));
-    pf_ids_ = reinterpret_cast<int32_t*>(take(size_t(c.n_layers) * pf_rows_ * c.top_experts * 4));
-    pf_rw_ = reinterpret_cast<float*>(take(size_t(c.n_layers) * pf_rows_ * c.top_experts * 4));
+    place(pf_ed_, pf_experts * pf_rows_ * c.dim);
+    place(pf_ids_, size_t(c.n_layers) * pf_rows_ * c.top_experts);
+    place(pf_rw_, size_t(c.n_layers) * pf_rows_ * c.top_experts);
   }
-  pf_pos_ = reinterpret_cast<int32_t*>(take(opt_.prompt.size() * 4));
-  tokens_ = reinterpret_cast<int32_t*>(take(size_t(capacity()) * 4));
-  prompt_ = reinterpret_cast<int32_t*>(take(opt_.prompt.size() * 4));
-  pos_ = reinterpret_cast<int32_t*>(take(4));
+  place(pf_pos_, opt_.prompt.size());
+  place(tokens_, capacity());
+  place(prompt_, opt_.prompt.size());
+  place(pos_, 1);
   if (c.moe()) {
-    moe_h_ = reinterpret_cast<bf16*>(take(size_t(c.top_experts) * c.ffn * 2));
-    route_ids_ = reinterpret_cast<int32_t*>(take(size_t(c.n_layers) * c.top_experts * 4));
-    route_w_ = reinterpret_cast<float*>(take(size_t(c.n_layers) * c.top_experts * 4));
+    place(moe_h_, size_t(c.top_experts) * c.ffn);
+    place(route_ids_, size_t(c.n_layers) * c.top_experts);
+    place(route_w_, size_t(c.n_layers) * c.top_experts);
     const size_t hist = size_t(capacity()) * c.n_layers * c.n_experts;
-    hist_logits_ = reinterpret_cast<float*>(take(hist * 4));
-    hist_ids_ = reinterpret_cast<int32_t*>(take(hist * 4));
-    xm_ = reinterpret_cast<bf16*>(take(size_t(c.dim) * 2));
-    route_l_ =
-        reinterpret_cast<float*>(take(size_t(c.n_layers) * (c.n_experts + c.top_experts) * 4));
-    route_partial_ = reinterpret_cast<float*>(
-        take(size_t(gemv::route_blocks(c.dim, c.q_size())) * c.n_experts * 4));
-    route_counter_ = reinterpret_cast<unsigned int*>(take(4));
+    place(hist_logits_, hist);
+    place(hist_ids_, hist);
+    place(xm_, c.dim);
+    place(route_l_, size_t(c.n_layers) * (c.n_experts + c.top_experts));
+    place(route_partial_, size_t(gemv::route_blocks(c.dim, c.q_size())) * c.n_experts);
+    place(route_counter_, 1);
   }
   return off;
 }

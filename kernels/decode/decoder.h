@@ -141,15 +141,12 @@ class Decoder {
   // [n_layers · top_experts] of the token at position `pos` (layer-major).
   std::vector<float> router_logits(int pos) const;
   std::vector<int32_t> routed_experts(int pos) const;
-  // MoE: the last token's routing weights [n_layers · top_experts].
-  std::vector<float> routing_weights() const;
 
   const ModelConfig& config() const { return cfg_; }
   WeightType weight_type() const { return wt_; }
   int capacity() const { return opt_.max_seq + 1; }
   int max_seq() const { return opt_.max_seq; }
   const std::vector<int32_t>& prompt() const { return opt_.prompt; }
-  int attention_splits() const { return splits_; }  // 1 with attention_whole()
   // AttentionArgs::whole: one block a kv head, its cache in shared memory.
   bool attention_whole() const { return whole_; }
   // The router beside the o projection (where the o projection's kernel

@@ -159,13 +159,4 @@ std::vector<int32_t> Decoder::routed_experts(int pos) const {
   return v;
 }
 
-std::vector<float> Decoder::routing_weights() const {
-  const auto& c = cfg_;
-  if (!c.moe()) throw std::logic_error("Decoder::routing_weights: not a mixture of experts");
-  sync_device();
-  std::vector<float> v(size_t(c.n_layers) * c.top_experts);
-  KB_CUDA_CHECK(cudaMemcpy(v.data(), route_w_, v.size() * 4, cudaMemcpyDeviceToHost));
-  return v;
-}
-
 }  // namespace kb::decode

@@ -113,11 +113,10 @@ __device__ void route_pick(const float* logit, const RouteArgs& a);
 // (all of them for Mixtral) are loaded into registers before the wait for
 // that kernel, the rest prefetched into L2. After the wait one read of x
 // serves the dot products and, in the first expert's warps, the sum of
-// squares for r (no pass of its own): the router measured 7.9 us a layer
-// inside the Mixtral graph with its weights read after the wait and r in
-// a pass before the dot products (H100, docs/decisions/0035-router-beside-the-o-projection.md). The
-// partial sums are added in a fixed order, so the logits, and with them
-// the choice on a near tie, are the same on every run.
+// squares for r (no pass of its own;
+// docs/decisions/0035-router-beside-the-o-projection.md). The partial sums
+// are added in a fixed order, so the logits, and with them the choice on a
+// near tie, are the same on every run.
 template <bool kInt8>
 __global__ void __launch_bounds__(kRouteThreads) route_kernel(RouteArgs a) {
   __shared__ float s_part[kMaxExperts > kRouteWarps ? kMaxExperts : kRouteWarps];
