@@ -38,11 +38,8 @@ struct ReferenceCheckOptions {
   int max_seq = 64;
   int attn_splits = 0;  // 0: the decoder's default
   int attn_min_chunk = 16;
-  bool attn_cluster = true;  // DecoderOptions::attn_cluster
-  bool graph = true;         // replay the captured graph (else eager launches)
-  bool prefill = false;      // the prompt as one prefill (then only its last logits are compared)
-  bool fuse_swiglu = true;   // DecoderOptions::fuse_swiglu
-  bool pdl = true;           // DecoderOptions::pdl
+  bool graph = true;     // replay the captured graph (else eager launches)
+  bool prefill = false;  // the prompt as one prefill (then only its last logits are compared)
   uint64_t seed = 1;
   double logits_tol = 3e-2;  // relative L2 of the logits per step
   // MoE: a GPU expert choice the CPU did not make passes if its CPU router
@@ -53,7 +50,6 @@ struct ReferenceCheckOptions {
   // to an rms below 1: router_logits_mismatch).
   double route_tie_tol = 2e-2;
   int route_fault = 0;             // DecoderOptions::route_fault (tests: the check must fail)
-  bool moe_combine_early = false;  // DecoderOptions::moe_combine_early
   bool moe_route_parallel = true;  // DecoderOptions::moe_route_parallel
   bool attn_whole = true;          // DecoderOptions::attn_whole
 };

@@ -6,10 +6,9 @@
 //     gemv         qkv = Wqkv · x                       (raw: x not normalized, see below)
 //     attention    r = rsqrt(mean(x²) + eps); q, k, v = r·qkv; RoPE(q, k) at pos;
 //                  K/V cache[pos] = k, v; out = softmax(q·Kᵀ/√hd) · V over 0..pos
-//                  (split over the sequence; the last block of each kv head combines)
+//                  (one block per kv head, or split over the sequence)
 //     gemv         x = Wo · out + x
-//     gemv         gu = Wgate_up · x                    (raw)
-//     silu_mul     r = rsqrt(mean(x²) + eps); h = silu(r·gate) · (r·up)
+//     gemv_swiglu  h = silu(r·(Wgate · x)) · (r·(Wup · x)), r = rsqrt(mean(x²) + eps)
 //     gemv         x = Wdown · h + x
 //   gemv           raw logits = Wout · x                (raw)
 //   sample         r = rsqrt(mean(x²) + eps); logits = r·raw; tokens[pos+1] = prompt
@@ -23,7 +22,9 @@
 // stays unchanged until the next residual add) and scales what it reads.
 //
 // The position and the token ids live in device memory, so one captured
-// graph serves every step. All launchers check their launch.
+// graph serves every step. All launchers check their launch. The kernels
+// live by concern: step_kernels.cu (weights, state, embed, sample),
+// attention_split.cu and attention_whole.cu, moe_kernels.cu.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -87,22 +88,13 @@ struct AttentionArgs {
   // this grid launch; or without pdl). r is then computed before the wait,
   // during the qkv gemv's tail, through L2. False: after the wait.
   bool x_ready = false;
-  // The splits of a kv head as one thread-block cluster (compute capability
-  // 9.0, n_splits <= kMaxAttentionClusterSplits): merged through distributed
-  // shared memory; `partial` and `counters` unused, min_chunk ignored (every
-  // split gets ceil(len / n_splits) positions).
-  bool cluster = false;
   // One block per kv head that has the head's cache rows before pos copied
   // into its shared memory before its wait (compute capability 9.0; the
   // cache of one head, attention_whole_smem, must fit): no splits, no
-  // merge between blocks; n_splits, min_chunk and cluster are ignored.
+  // merge between blocks; n_splits and min_chunk are ignored. Without it
+  // (GPUs below 9.0, longer caches) the split kernel runs.
   bool whole = false;
-  // Diagnostics (tools/decode_profile --timeline): 4 words a block,
-  // kb::stamp (kernels/common/timeline.cuh; [2]: the block's own
-  // positions done, before the merge). Never set by the library.
-  unsigned long long* timeline = nullptr;
 };
-constexpr int kMaxAttentionClusterSplits = 8;  // the portable cluster size
 // Dynamic shared memory of AttentionArgs::whole: K and V rows of one kv head
 // and their scores (for up to 8 query heads a kv head).
 size_t attention_whole_smem(int max_seq, int head_dim);
@@ -115,12 +107,6 @@ int64_t attention_workspace_floats(const ModelConfig& c, int n_splits);
 // The split count the decoder uses on a GPU with `sm_count` SMs.
 int default_attention_splits(const ModelConfig& c, int sm_count, int max_seq);
 void attention(const AttentionArgs& a, cudaStream_t stream);
-
-// ---- MLP ----
-// h[i] = silu(r·gu[i]) · (r·gu[ffn + i]), r from x (dim elements).
-// `pdl`: as AttentionArgs::pdl (it reads nothing before waiting).
-void silu_mul(const bf16* gu, const bf16* x, int dim, float eps, bf16* h, int ffn,
-              cudaStream_t stream, bool pdl = false);
 
 // ---- mixture of experts (Mixtral) ----
 // The router of one layer, one block: r = rsqrt(mean(x²) + eps); logits[e]

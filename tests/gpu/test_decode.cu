@@ -201,13 +201,11 @@ TEST(DecodeKernels, EmbedReadsTheTokenAtPos) {
 
 struct AttnParam {
   int head_dim, group, n_kv_heads, len, n_splits, min_chunk;
-  bool cluster = false;  // AttentionArgs::cluster (and x_ready: r before the wait)
-  bool whole = false;    // AttentionArgs::whole (x_ready too)
+  bool whole = false;  // AttentionArgs::whole (and x_ready: r before the wait)
 };
 void PrintTo(const AttnParam& p, std::ostream* os) {
   *os << "hd" << p.head_dim << " G" << p.group << " KVH" << p.n_kv_heads << " len" << p.len
-      << " splits" << p.n_splits << " min_chunk" << p.min_chunk << (p.cluster ? " cluster" : "")
-      << (p.whole ? " whole" : "");
+      << " splits" << p.n_splits << " min_chunk" << p.min_chunk << (p.whole ? " whole" : "");
 }
 
 class DecodeAttention : public ::testing::TestWithParam<AttnParam> {};
@@ -217,7 +215,7 @@ class DecodeAttention : public ::testing::TestWithParam<AttnParam> {};
 // appended row rounded to bf16 as the cache stores it).
 TEST_P(DecodeAttention, MatchesReference) {
   const AttnParam p = GetParam();
-  if (p.cluster || p.whole)
+  if (p.whole)
     KB_REQUIRE_CC(9, 0);
   else
     KB_REQUIRE_GPU();
@@ -268,11 +266,10 @@ TEST_P(DecodeAttention, MatchesReference) {
   a.out = out.get();
   a.n_splits = p.n_splits;
   a.min_chunk = p.min_chunk;
-  a.partial = p.cluster ? nullptr : partial.get();  // a cluster needs neither
-  a.counters = p.cluster ? nullptr : counters.get();
-  a.cluster = p.cluster;
+  a.partial = partial.get();
+  a.counters = counters.get();
   a.whole = p.whole;
-  a.x_ready = p.cluster || p.whole;
+  a.x_ready = p.whole;
 
   // CPU: r, q and the new k/v, the appended rows (bf16 as stored), attention.
   const auto xf = kb::to_float(xh), qkvf = kb::to_float(qkvh);
@@ -340,27 +337,18 @@ INSTANTIATE_TEST_SUITE_P(
                       AttnParam{64, 2, 2, 37, 4, 1},      // the tiny config's shape
                       AttnParam{64, 1, 2, 1000, 7, 16},   // long: chunks of 143, odd warps' share
                       AttnParam{64, 8, 2, 9, 3, 3},       // a full last chunk
-                      // clusters: every split runs, chunk = ceil(len / splits)
-                      AttnParam{128, 1, 4, 1, 8, 1, true},     // one position, 7 idle splits
-                      AttnParam{128, 4, 8, 106, 8, 1, true},   // Mixtral mid-generation
-                      AttnParam{128, 1, 32, 206, 8, 1, true},  // Llama-2-7B at the end
-                      AttnParam{128, 4, 2, 256, 8, 1, true},   // a full round in every warp
-                      AttnParam{128, 8, 1, 77, 5, 1, true},    // GQA 8, 5 splits
-                      AttnParam{128, 1, 2, 3, 8, 1, true},     // fewer positions than splits
-                      AttnParam{64, 2, 2, 37, 1, 1, true},     // a cluster of one
-                      AttnParam{64, 1, 2, 1000, 7, 1, true},   // long: several rounds
                       // one block a kv head, the cache copied into shared memory
-                      AttnParam{128, 4, 8, 106, 1, 1, false, true},   // Mixtral mid-generation
-                      AttnParam{128, 4, 8, 206, 1, 1, false, true},   // Mixtral at the end
-                      AttnParam{128, 1, 32, 206, 1, 1, false, true},  // Llama-2-7B at the end
-                      AttnParam{128, 1, 4, 1, 1, 1, false, true},     // first position: no copy
-                      AttnParam{64, 2, 2, 37, 1, 1, false, true}),    // the tiny config's shape
+                      AttnParam{128, 4, 8, 106, 1, 1, true},   // Mixtral mid-generation
+                      AttnParam{128, 4, 8, 206, 1, 1, true},   // Mixtral at the end
+                      AttnParam{128, 1, 32, 206, 1, 1, true},  // Llama-2-7B at the end
+                      AttnParam{128, 1, 4, 1, 1, 1, true},     // first position: no copy
+                      AttnParam{64, 2, 2, 37, 1, 1, true}),    // the tiny config's shape
     [](const ::testing::TestParamInfo<AttnParam>& i) {
       const auto& p = i.param;
       return "hd" + std::to_string(p.head_dim) + "_G" + std::to_string(p.group) + "_KVH" +
              std::to_string(p.n_kv_heads) + "_len" + std::to_string(p.len) + "_splits" +
              std::to_string(p.n_splits) + "_chunk" + std::to_string(p.min_chunk) +
-             (p.cluster ? "_cluster" : "") + (p.whole ? "_whole" : "");
+             (p.whole ? "_whole" : "");
     });
 
 TEST(DecodeKernels, AttentionPastTheCacheGivesNaN) {
@@ -395,28 +383,6 @@ TEST(DecodeKernels, AttentionPastTheCacheGivesNaN) {
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   for (float v : kb::to_float(out.download())) ASSERT_TRUE(std::isnan(v));
   for (float v : kb::to_float(kc.download())) ASSERT_EQ(v, 0.5f) << "no write past the cache";
-}
-
-TEST(DecodeKernels, SiluMulMatchesReference) {
-  KB_REQUIRE_GPU();
-  for (int ffn : {704, 11008, 14336}) {
-    const int dim = 4096;
-    auto xh = kb::random_bf16(dim, ffn, -3.f, 2.f);
-    auto guh = kb::random_bf16(2 * size_t(ffn), ffn + 1, -6.f, 6.f);
-    kb::DeviceBuffer<bf16> x(dim), gu(guh.size()), h(ffn);
-    x.upload(xh);
-    gu.upload(guh);
-    h.poison();
-    dec::silu_mul(gu.get(), x.get(), dim, 1e-5f, h.get(), ffn, nullptr);
-    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-    const float r = rms_scale(kb::to_float(xh), 1e-5f);
-    auto guf = kb::to_float(guh);
-    for (auto& v : guf) v *= r;
-    std::vector<float> ref(ffn);
-    dec::silu_mul_ref(guf.data(), guf.data() + ffn, ffn, ref.data());
-    const auto c = kb::compare(kb::to_float(h.download()), ref, 8e-3);
-    EXPECT_TRUE(c.ok) << "ffn " << ffn << ": " << c.text();
-  }
 }
 
 struct Sampler {
@@ -508,16 +474,11 @@ struct ModelParam {
   bool graph;
   int splits, min_chunk;
   bool prefill = false;
-  bool fuse_swiglu = true;
-  bool pdl = true;
-  bool cluster = true;  // DecoderOptions::attn_cluster (a 9.0 GPU; else the last-block merge)
-  bool whole = false;   // DecoderOptions::attn_whole (a 9.0 GPU; else as without)
+  bool whole = false;  // DecoderOptions::attn_whole (a 9.0 GPU; else the split attention)
 };
 void PrintTo(const ModelParam& p, std::ostream* os) {
   *os << dec::weight_type_name(p.type) << (p.graph ? " graph" : " eager") << " splits " << p.splits
-      << " min_chunk " << p.min_chunk << (p.prefill ? " prefill" : "")
-      << (p.fuse_swiglu ? "" : " silu_mul") << (p.pdl ? "" : " no-pdl")
-      << (p.cluster ? "" : " no-cluster");
+      << " min_chunk " << p.min_chunk << (p.prefill ? " prefill" : "") << (p.whole ? " whole" : "");
 }
 
 class DecodeTiny : public ::testing::TestWithParam<ModelParam> {};
@@ -535,9 +496,6 @@ TEST_P(DecodeTiny, MatchesCpuReference) {
   o.attn_min_chunk = p.min_chunk;
   o.graph = p.graph;
   o.prefill = p.prefill;
-  o.fuse_swiglu = p.fuse_swiglu;
-  o.pdl = p.pdl;
-  o.attn_cluster = p.cluster;
   o.attn_whole = p.whole;
   o.seed = 11;
   const auto r = dec::check_against_reference(dec::find_config("tiny"), p.type, o);
@@ -554,20 +512,12 @@ INSTANTIATE_TEST_SUITE_P(
                       ModelParam{dec::WeightType::int8, false, 16, 1},
                       ModelParam{dec::WeightType::bf16, true, 4, 2, true},
                       ModelParam{dec::WeightType::int8, false, 1, 16, true},
-                      ModelParam{dec::WeightType::int8, true, 4, 2, true, false},
-                      ModelParam{dec::WeightType::bf16, false, 4, 2, false, false},
-                      ModelParam{dec::WeightType::int8, true, 4, 2, false, true, false},
-                      ModelParam{dec::WeightType::int8, true, 4, 2, false, true, true, false},
-                      ModelParam{dec::WeightType::bf16, false, 16, 1, true, true, true, false},
-                      ModelParam{dec::WeightType::int8, true, 4, 2, true, true, true, true, true},
-                      ModelParam{dec::WeightType::bf16, false, 4, 2, false, true, false, true,
-                                 true}),
+                      ModelParam{dec::WeightType::int8, true, 4, 2, true, true},
+                      ModelParam{dec::WeightType::bf16, false, 4, 2, false, true}),
     [](const ::testing::TestParamInfo<ModelParam>& i) {
       return std::string(i.param.type == dec::WeightType::int8 ? "int8" : "bf16") +
              (i.param.graph ? "_graph" : "_eager") + "_splits" + std::to_string(i.param.splits) +
-             (i.param.prefill ? "_prefill" : "") + (i.param.fuse_swiglu ? "" : "_silu_mul") +
-             (i.param.pdl ? "" : "_no_pdl") + (i.param.cluster ? "" : "_no_cluster") +
-             (i.param.whole ? "_whole" : "");
+             (i.param.prefill ? "_prefill" : "") + (i.param.whole ? "_whole" : "");
     });
 
 // The prompt as one prefill leaves what the same number of single-token
@@ -581,14 +531,13 @@ TEST(DecodeModel, PrefillEqualsPromptSteps) {
   for (auto t : {dec::WeightType::bf16, dec::WeightType::int8})
     for (int P : {4, 11}) {
       dec::DecoderOptions o;
-      o.fuse_swiglu = P == 4;  // the fused SwiGLU with one chunk, silu_mul with two
       o.max_seq = 24;
       o.attn_splits = 3;
       o.attn_min_chunk = 2;
       o.prompt.clear();
       for (int i = 0; i < P; ++i) o.prompt.push_back((37 * i + 5) % c.vocab);
       dec::Decoder d(c, t, o);
-      EXPECT_EQ(d.prefill_graph_nodes(), size_t(dec::Decoder::prefill_nodes(c, P, o.fuse_swiglu)));
+      EXPECT_EQ(d.prefill_graph_nodes(), size_t(dec::Decoder::prefill_nodes(c, P)));
       cudaStream_t s;
       ASSERT_EQ(cudaStreamCreate(&s), cudaSuccess);
       const int more = 5;
@@ -662,18 +611,16 @@ TEST(DecodeModel, GpuWeightsEqualTheHostHash) {
 TEST(DecodeModel, GraphHasOneNodePerKernel) {
   KB_REQUIRE_GPU();
   const auto& c = dec::find_config("tiny");
-  for (auto t : {dec::WeightType::bf16, dec::WeightType::int8})
-    for (bool fuse : {true, false}) {
-      dec::DecoderOptions o;
-      o.max_seq = 16;
-      o.fuse_swiglu = fuse;
-      dec::Decoder d(c, t, o);
-      // If this fails, a gemv launches more than one kernel: the experiment's
-      // `launches` (Decoder::kernels_per_step, prefill_nodes) must count them.
-      EXPECT_EQ(d.graph_nodes(), size_t(dec::Decoder::kernels_per_step(c, fuse)));
-      EXPECT_EQ(d.prefill_graph_nodes(),
-                size_t(dec::Decoder::prefill_nodes(c, int(o.prompt.size()), fuse)));
-    }
+  for (auto t : {dec::WeightType::bf16, dec::WeightType::int8}) {
+    dec::DecoderOptions o;
+    o.max_seq = 16;
+    dec::Decoder d(c, t, o);
+    // If this fails, a gemv launches more than one kernel: the experiment's
+    // `launches` (Decoder::kernels_per_step, prefill_nodes) must count them.
+    EXPECT_EQ(d.graph_nodes(), size_t(dec::Decoder::kernels_per_step(c)));
+    EXPECT_EQ(d.prefill_graph_nodes(),
+              size_t(dec::Decoder::prefill_nodes(c, int(o.prompt.size()))));
+  }
 }
 
 TEST(DecodeModel, GraphReplayEqualsEagerAndRestartsAfterReset) {

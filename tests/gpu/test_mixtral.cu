@@ -20,7 +20,6 @@
 #include "kernels/common/device_buffer.h"
 #include "kernels/common/host_math.h"
 #include "kernels/common/pdl.cuh"
-#include "kernels/common/timeline.cuh"
 #include "kernels/decode/decode_check.h"
 #include "kernels/decode/decode_kernels.h"
 #include "kernels/decode/decoder.h"
@@ -55,7 +54,7 @@ TEST(MixtralConfig, ActiveBytesMatchTheAnchor) {
   // default) 5 of them on the chain (moe_route_finish beside it), else 6.
   EXPECT_EQ(dec::Decoder::kernels_per_step(c), 6 * 32 + 3);
   EXPECT_EQ(dec::Decoder::chain_kernels_per_step(c), 5 * 32 + 3);
-  EXPECT_EQ(dec::Decoder::chain_kernels_per_step(c, true, false), 6 * 32 + 3);
+  EXPECT_EQ(dec::Decoder::chain_kernels_per_step(c, false), 6 * 32 + 3);
   // The prefill: per layer 5 kernels for the chunk and a router and an
   // attention per token, all on the chain.
   EXPECT_EQ(dec::Decoder::prefill_nodes(c, 6), 1 + 6 + 5 * 32 + 2 * 6 * 32 + 3);
@@ -917,17 +916,16 @@ TEST(MixtralKernels, RouterBesideTheOProjectionMatchesTheRouter) {
 
 struct MoeParam {
   dec::WeightType type;
-  bool graph, prefill, pdl;
-  bool combine_early = false;  // DecoderOptions::moe_combine_early (default off)
-  bool parallel = true;        // DecoderOptions::moe_route_parallel (default on)
-  bool whole = false;          // DecoderOptions::attn_whole
+  bool graph, prefill;
+  bool parallel = true;  // DecoderOptions::moe_route_parallel (default on)
+  bool whole = false;    // DecoderOptions::attn_whole
 };
 class MixtralTiny : public ::testing::TestWithParam<MoeParam> {};
 
 // The tiny MoE model (4 experts, top 2) against the CPU over 24 steps: the
 // routing of every layer and position (near ties may go the GPU's way),
-// router logits, logits, tokens, KV rows, residual; the combine reading
-// its ids after its wait (the default) and before.
+// router logits, logits, tokens, KV rows, residual; the router beside the
+// o projection and on the chain.
 TEST_P(MixtralTiny, MatchesCpuReference) {
   KB_REQUIRE_GPU();
   const MoeParam p = GetParam();
@@ -938,8 +936,6 @@ TEST_P(MixtralTiny, MatchesCpuReference) {
   o.attn_min_chunk = 2;
   o.graph = p.graph;
   o.prefill = p.prefill;
-  o.pdl = p.pdl;
-  o.moe_combine_early = p.combine_early;
   o.moe_route_parallel = p.parallel;
   o.attn_whole = p.whole;
   o.seed = 5;
@@ -949,83 +945,29 @@ TEST_P(MixtralTiny, MatchesCpuReference) {
   std::printf("  %s\n", r.detail.c_str());
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Types, MixtralTiny,
-    ::testing::Values(MoeParam{dec::WeightType::int8, true, true, true},
-                      MoeParam{dec::WeightType::int8, true, false, true},
-                      MoeParam{dec::WeightType::int8, false, true, false},
-                      MoeParam{dec::WeightType::bf16, true, true, true},
-                      MoeParam{dec::WeightType::int8, true, true, true, false, false},
-                      MoeParam{dec::WeightType::int8, false, true, false, false, false},
-                      MoeParam{dec::WeightType::bf16, true, true, true, false, false},
-                      MoeParam{dec::WeightType::int8, true, true, true, true, false},
-                      MoeParam{dec::WeightType::int8, true, false, true, true, false},
-                      MoeParam{dec::WeightType::bf16, true, true, true, true, false},
-                      MoeParam{dec::WeightType::int8, true, true, true, false, true, true}),
-    [](const ::testing::TestParamInfo<MoeParam>& i) {
-      return std::string(i.param.type == dec::WeightType::int8 ? "int8" : "bf16") +
-             (i.param.graph ? "_graph" : "_eager") + (i.param.prefill ? "_prefill" : "") +
-             (i.param.pdl ? "" : "_no_pdl") + (i.param.combine_early ? "_combine_early" : "") +
-             (i.param.parallel ? "" : "_router_in_chain") + (i.param.whole ? "_attn_whole" : "");
-    });
-
-// The step's timeline (kbench_decode_profile --timeline): built without
-// the stamps (the default), the capture refuses with the reason; built with
-// them (-DKBENCH_TIMELINE=ON), one span a traced launch (5 a layer with the
-// router beside o, and the LM head), every span stamped by its blocks, each
-// block's stamps in the order of its life, and the step's results those of
-// the plain graph.
-TEST(MixtralModel, TimelineStampsEveryTracedLaunchInOrder) {
-  KB_REQUIRE_GPU();
-  const auto& c = dec::find_config("tiny-moe");
-  dec::DecoderOptions o;
-  o.max_seq = 16;
-  o.prompt = {1, 2, 3};
-  dec::Decoder d(c, dec::WeightType::int8, o);
-  const size_t lines = dec::Decoder::kTimelineBlocks * size_t(6 * c.n_layers + 4);
-  kb::DeviceBuffer<unsigned long long> buf(4 * lines);
-  std::vector<dec::Decoder::TimelineSpan> spans;
-  if (!kb::kTimelineBuilt) {
-    EXPECT_THROW(d.capture_step_timeline(buf.get(), lines, &spans), std::runtime_error);
-    return;
-  }
-  const auto traced = d.capture_step_timeline(buf.get(), lines, &spans);
-  ASSERT_EQ(spans.size(), size_t(5 * c.n_layers + 1));
-  EXPECT_EQ(spans.front().name, "gemv_qkv");
-  EXPECT_EQ(spans.back().name, "gemv_lm_head");
-  // The plain step from the prompt, then the traced one: the same logits.
-  d.reset(nullptr);
-  d.replay(nullptr);
-  const auto plain_logits = d.logits();
-  d.reset(nullptr);
-  KB_CUDA_CHECK(cudaMemset(buf.get(), 0, 4 * lines * sizeof(unsigned long long)));
-  KB_CUDA_CHECK(cudaGraphLaunch(traced.get(), nullptr));
-  KB_CUDA_CHECK(cudaDeviceSynchronize());
-  EXPECT_EQ(d.logits(), plain_logits);
-  const auto h = buf.download();
-  for (const auto& sp : spans) {
-    int stamped = 0;
-    for (size_t b = sp.first_line; b < sp.first_line + dec::Decoder::kTimelineBlocks; ++b) {
-      const unsigned long long* l = &h[4 * b];
-      if (!l[0]) continue;
-      ++stamped;
-      unsigned long long last = l[0];
-      for (int k = 1; k < 4; ++k) {
-        if (!l[k]) continue;  // a router block has no [2]; an early return no [3]
-        EXPECT_GE(l[k], last) << sp.name << " layer " << sp.layer << " block " << b << " stamp "
-                              << k;
-        last = l[k];
-      }
-    }
-    EXPECT_GT(stamped, 0) << sp.name << " layer " << sp.layer << " left no stamp";
-  }
-}
+INSTANTIATE_TEST_SUITE_P(Types, MixtralTiny,
+                         ::testing::Values(MoeParam{dec::WeightType::int8, true, true},
+                                           MoeParam{dec::WeightType::int8, true, false},
+                                           MoeParam{dec::WeightType::int8, false, true},
+                                           MoeParam{dec::WeightType::bf16, true, true},
+                                           MoeParam{dec::WeightType::int8, true, true, false},
+                                           MoeParam{dec::WeightType::int8, false, true, false},
+                                           MoeParam{dec::WeightType::bf16, true, true, false},
+                                           MoeParam{dec::WeightType::int8, true, true, true, true}),
+                         [](const ::testing::TestParamInfo<MoeParam>& i) {
+                           return std::string(i.param.type == dec::WeightType::int8 ? "int8"
+                                                                                    : "bf16") +
+                                  (i.param.graph ? "_graph" : "_eager") +
+                                  (i.param.prefill ? "_prefill" : "") +
+                                  (i.param.parallel ? "" : "_router_in_chain") +
+                                  (i.param.whole ? "_attn_whole" : "");
+                         });
 
 // A wrong routing (the second expert replaced by the third-ranked, a valid
 // id) fails the check as a routing beyond a near tie; an id out of range
 // fails it too (NaN rows, never a stray read); so does a right routing that
 // the combine reads wrong (the other layer's ids and weights, as a stale
-// early read would be), with its early read on and off.
+// read would be).
 TEST(MixtralModel, WrongRoutingFailsTheCheck) {
   KB_REQUIRE_GPU();
   for (const bool parallel : {true, false}) {
@@ -1046,13 +988,10 @@ TEST(MixtralModel, WrongRoutingFailsTheCheck) {
     EXPECT_FALSE(bad.ok);
     std::printf("  %s\n  %s\n", wrong.detail.c_str(), bad.detail.c_str());
     o.route_fault = 3;
-    for (bool early : {true, false}) {
-      o.moe_combine_early = early;
-      const auto misread =
-          dec::check_against_reference(dec::find_config("tiny-moe"), dec::WeightType::int8, o);
-      EXPECT_FALSE(misread.ok) << "combine early " << early;
-      std::printf("  %s\n", misread.detail.c_str());
-    }
+    const auto misread =
+        dec::check_against_reference(dec::find_config("tiny-moe"), dec::WeightType::int8, o);
+    EXPECT_FALSE(misread.ok);
+    std::printf("  %s\n", misread.detail.c_str());
   }
 }
 

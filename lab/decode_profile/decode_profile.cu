@@ -1,0 +1,361 @@
+// kbench_decode_profile (lab): where the time of one decode step goes.
+//
+//   kbench_decode_profile [--model NAME] [--layers N] [--dtype bfloat16|int8] [--pos N]
+//                         [--reps R] [--rounds N] [--tuning targets/tuning/GPU.json]
+//                         [--qkv-kernels NAME,...] [--o-kernels NAME,...]
+//
+// Builds the model as the decode experiment does (suite/experiments/
+// llama_decode.cu: its prompt, max_seq 256), advances the cache to position
+// N (default 105, the middle of a generation) and prints
+//   - the graph step (R replays from N), the prefill graph, and a generation
+//     (the prefill + 199 step replays), event-timed;
+//   - an eager step at N kernel by kernel: the step captured as the
+//     decoder captures it, each kernel node launched alone between two
+//     events, mean of R, summed by kernel (the sum exceeds the graph step
+//     by the launch gaps the graph removes);
+//   - with --qkv-kernels (--o-kernels): the step captured again with the
+//     qkv (o) projection run by each named gemv configuration (a decode
+//     table entry for its shape), timed interleaved with the decoder's own
+//     over --rounds rounds (docs/decisions/0036-qkv-gemv-without-k-split.md).
+// --tuning installs a tuning file's gemv table first, as `kbench run` does.
+// Rows are the product's measurement (kbench run); this is a development aid.
+#include <cuda_runtime.h>
+#include <cxxabi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "kernels/common/cuda_check.h"
+#include "kernels/decode/decoder.h"
+#include "kernels/gemv/gemv.h"
+#include "suite/tuning.h"
+#include "tools/common/options.h"
+
+namespace {
+
+namespace dec = kb::decode;
+namespace gemv = kb::gemv;
+
+struct Args {
+  std::string model = "Llama-2-7b-chat-hf";
+  dec::WeightType type = dec::WeightType::bf16;
+  int layers = 0;  // 0: the model's
+  int pos = 105;
+  int reps = 20;
+  int rounds = 7;
+  std::string tuning;
+  std::vector<std::string> qkv_kernels, o_kernels;
+};
+
+[[noreturn]] void usage(const std::string& why) {
+  kb::tools::exit_with_usage(
+      why,
+      "kbench_decode_profile [--model NAME] [--layers N] [--dtype bfloat16|int8] [--pos N] "
+      "[--reps R] [--rounds N] [--tuning FILE] [--qkv-kernels NAME,...] [--o-kernels NAME,...]");
+}
+
+int positive(const std::string& k, const std::string& v) {
+  const int n = std::atoi(v.c_str());
+  if (n < 1) usage(k + " must be a positive number");
+  return n;
+}
+
+Args parse(int argc, char** argv) {
+  Args a;
+  kb::tools::for_each_option(
+      argc, argv,
+      [&](const std::string& k, const std::string& v) {
+        if (k == "--model") {
+          a.model = v;
+        } else if (k == "--dtype") {
+          if (v != "int8" && v != "bfloat16" && v != "bf16") usage("--dtype: bfloat16 or int8");
+          a.type = v == "int8" ? dec::WeightType::int8 : dec::WeightType::bf16;
+        } else if (k == "--layers") {
+          a.layers = positive(k, v);
+        } else if (k == "--pos") {
+          a.pos = std::atoi(v.c_str());
+        } else if (k == "--reps") {
+          a.reps = positive(k, v);
+        } else if (k == "--rounds") {
+          a.rounds = positive(k, v);
+        } else if (k == "--tuning") {
+          a.tuning = v;
+        } else if (k == "--qkv-kernels" || k == "--o-kernels") {
+          for (const std::string& name : kb::tools::comma_items(v)) {
+            if (!gemv::parse_kernel(name)) usage(k + ": no kernel named " + name);
+            (k == "--qkv-kernels" ? a.qkv_kernels : a.o_kernels).push_back(name);
+          }
+        } else {
+          usage("unknown option " + k);
+        }
+      },
+      usage);
+  if (a.pos < 0 || a.pos + a.reps > 256) usage("--pos + --reps must stay within 256");
+  return a;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty()      ? 0
+         : v.size() % 2 ? v[v.size() / 2]
+                        : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+// Events on one stream: the time of what enqueue() launches, in us.
+struct Timer {
+  cudaStream_t s = nullptr;
+  cudaEvent_t e0 = nullptr, e1 = nullptr;
+  Timer() {
+    KB_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    KB_CUDA_CHECK(cudaEventCreate(&e0));
+    KB_CUDA_CHECK(cudaEventCreate(&e1));
+  }
+  ~Timer() {
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    cudaStreamDestroy(s);
+  }
+  template <typename Enqueue>
+  double us(Enqueue&& enqueue) {
+    KB_CUDA_CHECK(cudaEventRecord(e0, s));
+    enqueue();
+    KB_CUDA_CHECK(cudaEventRecord(e1, s));
+    KB_CUDA_CHECK(cudaEventSynchronize(e1));
+    float ms = 0;
+    KB_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    return ms * 1e3;
+  }
+};
+
+using Graph = std::unique_ptr<std::remove_pointer_t<cudaGraph_t>, cudaError_t (*)(cudaGraph_t)>;
+using Exec =
+    std::unique_ptr<std::remove_pointer_t<cudaGraphExec_t>, cudaError_t (*)(cudaGraphExec_t)>;
+
+// The decoder's step captured here as the decoder captures its own (under
+// the gemv table installed now).
+Graph capture_step(dec::Decoder& d, cudaStream_t s) {
+  cudaGraph_t g = nullptr;
+  KB_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+  d.step(s);
+  KB_CUDA_CHECK(cudaStreamEndCapture(s, &g));
+  return Graph(g, cudaGraphDestroy);
+}
+
+Exec instantiate(const Graph& g) {
+  cudaGraphExec_t e = nullptr;
+  KB_CUDA_CHECK(cudaGraphInstantiate(&e, g.get(), 0));
+  return Exec(e, cudaGraphExecDestroy);
+}
+
+// The graph's kernel nodes in an order that respects its edges (the
+// capture's launch order where it is a chain).
+std::vector<cudaGraphNode_t> kernels_in_order(const Graph& g) {
+  size_t n = 0, m = 0;
+  KB_CUDA_CHECK(cudaGraphGetNodes(g.get(), nullptr, &n));
+  std::vector<cudaGraphNode_t> nodes(n);
+  KB_CUDA_CHECK(cudaGraphGetNodes(g.get(), nodes.data(), &n));
+  // CUDA 13 added the edges' data to cudaGraphGetEdges.
+#if CUDART_VERSION >= 13000
+  auto edges = [&](cudaGraphNode_t* f, cudaGraphNode_t* t) {
+    return cudaGraphGetEdges(g.get(), f, t, nullptr, &m);
+  };
+#else
+  auto edges = [&](cudaGraphNode_t* f, cudaGraphNode_t* t) {
+    return cudaGraphGetEdges(g.get(), f, t, &m);
+  };
+#endif
+  KB_CUDA_CHECK(edges(nullptr, nullptr));
+  std::vector<cudaGraphNode_t> from(m), to(m);
+  KB_CUDA_CHECK(edges(from.data(), to.data()));
+  std::map<cudaGraphNode_t, int> waiting;
+  for (size_t i = 0; i < m; ++i) ++waiting[to[i]];
+  std::vector<cudaGraphNode_t> order, ready;
+  for (cudaGraphNode_t x : nodes)
+    if (!waiting[x]) ready.push_back(x);
+  while (!ready.empty()) {
+    cudaGraphNode_t x = ready.front();
+    ready.erase(ready.begin());
+    cudaGraphNodeType t;
+    KB_CUDA_CHECK(cudaGraphNodeGetType(x, &t));
+    if (t == cudaGraphNodeTypeKernel) order.push_back(x);
+    for (size_t i = 0; i < m; ++i)
+      if (from[i] == x && --waiting[to[i]] == 0) ready.push_back(to[i]);
+  }
+  return order;
+}
+
+// A kernel's name, demangled, without its parameter list.
+std::string kernel_name(const void* func) {
+  const char* mangled = nullptr;
+  if (cudaFuncGetName(&mangled, func) != cudaSuccess || !mangled) return "?";
+  int status = 0;
+  char* plain = abi::__cxa_demangle(mangled, nullptr, nullptr, &status);
+  std::string name = status == 0 && plain ? plain : mangled;
+  std::free(plain);
+  name = name.substr(0, name.find('('));
+  for (const char* drop : {"void ", "(anonymous namespace)::", "kb::"})
+    for (size_t at; (at = name.find(drop)) != std::string::npos;) name.erase(at, std::strlen(drop));
+  return name;
+}
+
+// An eager step at the decoder's position, kernel by kernel: each kernel
+// node of `g` launched alone between two events. Returns (name, us) in order.
+std::vector<std::pair<std::string, double>> eager_kernels(const Graph& g, Timer& t) {
+  std::vector<std::pair<std::string, double>> out;
+  for (cudaGraphNode_t node : kernels_in_order(g)) {
+    cudaKernelNodeParams p{};
+    KB_CUDA_CHECK(cudaGraphKernelNodeGetParams(node, &p));
+    const double us = t.us([&] {
+      KB_CUDA_CHECK(
+          cudaLaunchKernel(p.func, p.gridDim, p.blockDim, p.kernelParams, p.sharedMemBytes, t.s));
+    });
+    out.push_back({kernel_name(p.func), us});
+  }
+  return out;
+}
+
+void print_breakdown(dec::Decoder& d, const Args& a, Timer& t, double graph_us) {
+  const Graph g = capture_step(d, t.s);
+  std::map<std::string, std::pair<int, double>> per;  // name -> (calls a step, us a step)
+  std::vector<std::string> order;
+  double total = 0;
+  for (int rep = 0; rep < a.reps; ++rep) {
+    d.reset(t.s);
+    for (int i = 0; i < a.pos; ++i) d.replay(t.s);
+    for (const auto& [name, us] : eager_kernels(g, t)) {
+      if (!per.count(name)) order.push_back(name);
+      per[name].first += rep == 0;
+      per[name].second += us / a.reps;
+      total += us / a.reps;
+    }
+  }
+  std::printf("\neager step at pos %d, kernel by kernel, mean of %d:\n", a.pos, a.reps);
+  std::printf("%-64s %6s %11s %10s %7s\n", "kernel", "calls", "total(us)", "each(us)", "share");
+  for (const auto& name : order) {
+    const auto& [calls, us] = per[name];
+    std::printf("%-64.64s %6d %11.1f %10.2f %6.1f%%\n", name.c_str(), calls, us, us / calls,
+                100 * us / total);
+  }
+  std::printf("%-64s %6s %11.1f   (graph step: %.1f us; the difference is launch gaps)\n", "sum",
+              "", total, graph_us);
+}
+
+// The step with a projection (rows x cols) run by each named configuration,
+// timed against the decoder's own step over the rounds, interleaved.
+void by_kernel(dec::Decoder& d, const Args& a, Timer& t, const char* what, int64_t rows,
+               int64_t cols, const std::vector<std::string>& names) {
+  const bool i8 = a.type == dec::WeightType::int8;
+  const std::vector<gemv::TableEntry> saved = gemv::installed_table();
+  const gemv::Choice base = gemv::choose(i8, rows, cols, 1, gemv::Use::decode);
+  std::vector<Exec> graphs;
+  for (const auto& name : names) {
+    gemv::TableEntry e;
+    e.bucket.int8 = i8;
+    e.bucket.use = gemv::Use::decode;
+    e.bucket.rows_min = e.bucket.rows_max = rows;
+    e.bucket.row_bytes_min = e.bucket.row_bytes_max = cols * (i8 ? 1 : 2);
+    e.kernel = *gemv::parse_kernel(name);
+    e.origin = "--qkv-kernels / --o-kernels";
+    std::vector<gemv::TableEntry> table = saved;
+    table.insert(table.begin(), e);
+    gemv::set_table(table, e.origin);
+    graphs.push_back(instantiate(capture_step(d, t.s)));
+  }
+  gemv::set_table(saved, a.tuning);
+  auto step_us = [&](cudaGraphExec_t g) {
+    d.reset(t.s);
+    for (int i = 0; i < a.pos; ++i) d.replay(t.s);
+    return t.us([&] {
+      for (int i = 0; i < a.reps; ++i) {
+        if (g)
+          KB_CUDA_CHECK(cudaGraphLaunch(g, t.s));
+        else
+          d.replay(t.s);
+      }
+    }) / a.reps;
+  };
+  std::vector<double> own;
+  std::vector<std::vector<double>> us(graphs.size());
+  for (int round = 0; round < a.rounds; ++round) {
+    own.push_back(step_us(nullptr));
+    for (size_t i = 0; i < graphs.size(); ++i) us[i].push_back(step_us(graphs[i].get()));
+  }
+  const double f = median(own);
+  std::printf(
+      "\n%s projection (%lldx%lld) by configuration, medians of %d rounds of %d replays, "
+      "interleaved; the decoder's own (%s): %.1f us\n",
+      what, (long long)rows, (long long)cols, a.rounds, a.reps,
+      gemv::kernel_name(base.config.kernel).c_str(), f);
+  for (size_t i = 0; i < graphs.size(); ++i) {
+    const double m = median(us[i]);
+    std::printf("  %-14s %8.1f us (%+.1f us, %+.2f%%)\n", names[i].c_str(), m, m - f,
+                100 * (m - f) / f);
+  }
+}
+
+void profile(const Args& a) {
+  dec::ModelConfig c = dec::find_config(a.model);
+  if (a.layers > 0) c.n_layers = a.layers;
+  cudaDeviceProp prop{};
+  int dev = 0;
+  KB_CUDA_CHECK(cudaGetDevice(&dev));
+  KB_CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
+  std::printf("%s %s on %s\n", c.name.c_str(), dec::weight_type_name(a.type), prop.name);
+  if (!a.tuning.empty()) {
+    std::string warning;
+    auto table = kb::load_gemv_table(a.tuning, prop.name, &warning);
+    if (!warning.empty()) std::printf("--tuning: %s\n", warning.c_str());
+    std::printf("gemv table: %zu entries from %s\n", table.size(), a.tuning.c_str());
+    gemv::set_table(std::move(table), a.tuning);
+  }
+  dec::DecoderOptions o;  // as the decode experiment's
+  o.prompt.clear();
+  for (int id : {1, 15043, 29892, 590, 1024, 338}) o.prompt.push_back(id % c.vocab);
+  dec::Decoder d(c, a.type, o);
+  Timer t;
+  d.reset(t.s);
+  for (int i = 0; i < a.pos; ++i) d.replay(t.s);
+  const double graph_us = t.us([&] {
+    for (int i = 0; i < a.reps; ++i) d.replay(t.s);
+  }) / a.reps;
+  double prefill_us = 0, gen_us = 0;
+  for (int rep = 0; rep < 2; ++rep) {  // the first a warm-up
+    prefill_us = t.us([&] { d.prefill(t.s); });
+    gen_us = t.us([&] {
+      d.prefill(t.s);
+      for (int i = 1; i < 200; ++i) d.replay(t.s);
+    });
+  }
+  const double bytes = dec::active_weight_bytes(c, a.type);
+  std::printf("graph: %zu nodes a step; attention %s\n", d.graph_nodes(),
+              d.attention_whole() ? "whole-cache" : "split");
+  std::printf("graph step at pos %d: %.1f us (%.0f GB/s of weights)\n", a.pos, graph_us,
+              bytes / (graph_us * 1e-6) / 1e9);
+  std::printf("prefill of %zu tokens: %.1f us = %.2f steps\n", o.prompt.size(), prefill_us,
+              prefill_us / graph_us);
+  std::printf("generation (prefill + 199 steps): %.1f ms = %.1f tok/s\n", gen_us * 1e-3,
+              200 / (gen_us * 1e-6));
+  print_breakdown(d, a, t, graph_us);
+  if (!a.qkv_kernels.empty()) by_kernel(d, a, t, "qkv", c.qkv_rows(), c.dim, a.qkv_kernels);
+  if (!a.o_kernels.empty()) by_kernel(d, a, t, "o", c.dim, c.q_size(), a.o_kernels);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Args a = parse(argc, argv);
+  try {
+    profile(a);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kbench_decode_profile: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
