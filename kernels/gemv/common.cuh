@@ -9,7 +9,6 @@
 #include <cstdint>
 
 #include "kernels/common/pdl.cuh"
-#include "kernels/common/timeline.cuh"
 #include "kernels/common/warp.cuh"
 #include "kernels/gemv/gemv.h"
 
@@ -151,7 +150,6 @@ struct KernelArgs {
   // run route_block (route_blocks.cuh); 0: none.
   RouteBlocks route;
   int route_blocks;
-  unsigned long long* timeline;  // Config::timeline (the general kernel only)
   // A gather over tokens (gather_tokens_swiglu / gather_tokens_gemv on the
   // general kernel): each token's `top` expert ids [tokens][top]; grid.y =
   // E (blockIdx.y the expert). Else nullptr.
@@ -161,7 +159,5 @@ struct KernelArgs {
 
 // gather_gemv_combine: the most slots one launch sums (top-2 routing).
 constexpr int kMaxCombine = 2;
-
-using kb::global_ns;
 
 }  // namespace kb::gemv::detail

@@ -74,10 +74,6 @@ struct Config {
   Kernel kernel = General{};
   // Programmatic dependent launch (gemv.h's gemv_bf16 says what it needs).
   bool pdl = false;
-  // Diagnostics (tools/decode_profile --timeline), the general kernel only:
-  // 4 words a block, kb::stamp (kernels/common/timeline.cuh), router
-  // blocks included. Never set by the library.
-  unsigned long long* timeline = nullptr;
 
   Config() = default;
   // A kernel (or one family's parameters) is a configuration with the default launch options.

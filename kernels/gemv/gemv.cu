@@ -73,11 +73,10 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // What runs where the device lacks the kernel cfg names (bulk and tile:
 // compute capability 9.0, mma: 8.0): general_config's choice, with cfg's
-// pdl and timeline.
+// pdl.
 Config general_fallback(const Config& cfg, bool int8, int64_t N, int64_t K, int n_sel) {
   Config g = general_config(int8, N, K, n_sel);
   g.pdl = cfg.pdl;
-  g.timeline = cfg.timeline;
   return g;
 }
 
@@ -275,7 +274,6 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
                experts_ready,
                route ? *route : RouteBlocks{},
                route ? route_blocks(route->dim, route->q) : 0,
-               cfg.timeline,
                token_ids,
                top};
   if (const Tile* t = cfg.get<Tile>()) {

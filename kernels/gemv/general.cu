@@ -82,11 +82,9 @@ __device__ __forceinline__ void gemv_body(const KernelArgs& a) {
   static_assert(!C || (T == 1 && !S), "combine: one token, no SwiGLU");
   static_assert(!X || (T == 1 && !S && !C), "router blocks: beside a dense one-token gemv");
   static_assert(!G || (T == kMaxTokens && !C && !X), "a gather over tokens: every token");
-  stamp(a.timeline, 0);
   if constexpr (X) {
     if (int(blockIdx.x) < a.route_blocks) {
-      route_block<INT8>(a.route, a.x, blockIdx.x, a.route_blocks, a.timeline);
-      stamp(a.timeline, 3);
+      route_block<INT8>(a.route, a.x, blockIdx.x, a.route_blocks);
       return;
     }
   }
@@ -110,7 +108,6 @@ __device__ __forceinline__ void gemv_body(const KernelArgs& a) {
   int64_t erow0 = 0;  // G: the expert's first row of W
   if constexpr (G) {
     wait_for_previous_grid();
-    stamp(a.timeline, 1);
     const int e = blockIdx.y;
     tmask = 0;
     for (int t = 0; t < tokens; ++t)
@@ -143,7 +140,6 @@ __device__ __forceinline__ void gemv_body(const KernelArgs& a) {
     // made the writer's stores visible to this grid's L1.
     if (!ids_early) {
       wait_for_previous_grid();
-      stamp(a.timeline, 1);
     }
     auto load_routing = [&](const auto* p) { return ids_early ? __ldcg(p) : *p; };
     int e[kSlots];
@@ -158,7 +154,6 @@ __device__ __forceinline__ void gemv_body(const KernelArgs& a) {
       // only once that grid is complete.
       if (ids_early) {
         wait_for_previous_grid();
-        stamp(a.timeline, 1);
       }
       if constexpr (S) {
         if (kpart == 0 && lane == 0 && live) y[group] = __float2bfloat16(NAN);
@@ -212,7 +207,6 @@ __device__ __forceinline__ void gemv_body(const KernelArgs& a) {
     asm volatile("prefetch.global.L2 [%0];" ::"l"(out));
   }
   auto after_wait = [&] {
-    stamp(a.timeline, 1);
     if (!S && writer && residual)
       my_res = __bfloat162float(residual[int64_t(my_t) * N + row0 + my_r]);
   };
@@ -357,7 +351,6 @@ __device__ __forceinline__ void gemv_body(const KernelArgs& a) {
   // The weights are streamed: the next grid may launch and start its own
   // (it still waits for this grid to complete before reading its output).
   let_next_grid_launch();
-  stamp(a.timeline, 2);
   float acc[T][R];
 #pragma unroll
   for (int t = 0; t < T; ++t) {
@@ -432,7 +425,6 @@ __device__ __forceinline__ void gemv_body(const KernelArgs& a) {
         }
       }
   }
-  stamp(a.timeline, 3);
 }
 
 template <bool INT8, int R, int U, bool P, int T, bool S = false, bool C = false, bool X = false,

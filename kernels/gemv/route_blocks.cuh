@@ -30,8 +30,7 @@ __device__ __forceinline__ void publish_route_choice(const RouteBlocks& rb, cons
 // grid could launch, read through L2); a, the previous grid's output,
 // after it.
 template <bool INT8>
-__device__ void route_block(const RouteBlocks& rb, const bf16* att, int b, int nb,
-                            unsigned long long* timeline) {
+__device__ void route_block(const RouteBlocks& rb, const bf16* att, int b, int nb) {
   constexpr int kStage = 256;  // parts the last block reads at once (one L2 round trip)
   __shared__ float s_logit[64], s_part[kStage];
   __shared__ bool s_last;
@@ -75,10 +74,7 @@ __device__ void route_block(const RouteBlocks& rb, const bf16* att, int b, int n
       ff[0] = f0.x, ff[1] = f0.y, ff[2] = f0.z, ff[3] = f0.w;
       ff[4] = f1.x, ff[5] = f1.y, ff[6] = f1.z, ff[7] = f1.w;
     }
-    if (p0 == 0) {
-      wait_for_previous_grid();
-      stamp(timeline, 1);
-    }
+    if (p0 == 0) wait_for_previous_grid();
     float acc = 0.f;
     if (in_d)
 #pragma unroll
