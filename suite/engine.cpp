@@ -12,9 +12,9 @@
 #include <random>
 #include <thread>
 
+#include "core/metrics.h"
 #include "kernels/common/cuda_check.h"
 #include "kernels/common/delay.h"
-#include "reports/metrics.h"
 #include "suite/point_wire.h"
 #include "suite/stats.h"
 

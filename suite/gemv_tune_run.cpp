@@ -6,12 +6,12 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/tuning.h"
 #include "kernels/common/cuda_check.h"
 #include "kernels/common/device_buffer.h"
 #include "kernels/common/fill.h"
 #include "kernels/gemv/gemv.h"
 #include "suite/stats.h"
-#include "suite/tuning.h"
 
 namespace kb {
 

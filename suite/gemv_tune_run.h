@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
+#include "core/targets.h"
 #include "suite/device.h"
 #include "suite/engine.h"
 #include "suite/gemv_tune.h"
-#include "suite/targets.h"
 
 namespace kb {
 

@@ -7,8 +7,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "core/metrics.h"
 #include "kernels/common/cuda_check.h"
-#include "reports/metrics.h"
 #include "suite/device.h"
 #include "suite/nccl_bench.h"
 #include "suite/stats.h"

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "reports/record.h"
+#include "core/record.h"
 #include "suite/rows.h"
 
 namespace kb {

@@ -16,13 +16,13 @@
 #include <optional>
 #include <thread>
 
+#include "core/tuning.h"
 #include "git_sha.h"
 #include "kernels/common/cuda_check.h"
 #include "kernels/gemm/gemm.h"
 #include "reports/json_writer.h"
 #include "suite/nccl_bench.h"
 #include "suite/rows.h"
-#include "suite/tuning.h"
 
 namespace kb {
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "suite/tuning.h"
+#include "core/tuning.h"
 #include "tests/fuzz/fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -11,11 +11,11 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "core/tuning.h"
 #include "kernels/common/device_buffer.h"
 #include "kernels/common/fill.h"
 #include "kernels/common/host_math.h"
 #include "kernels/gemv/gemv.h"
-#include "suite/tuning.h"
 #include "tests/gpu/gpu_test_util.h"
 
 namespace {

@@ -8,9 +8,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/tuning.h"
 #include "suite/device.h"
 #include "suite/gemv_tune_run.h"
-#include "suite/tuning.h"
 #include "tests/gpu/gpu_test_util.h"
 
 namespace {

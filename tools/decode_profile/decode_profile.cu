@@ -85,6 +85,7 @@
 #include <variant>
 #include <vector>
 
+#include "core/tuning.h"
 #include "kernels/common/cuda_check.h"
 #include "kernels/common/device_buffer.h"
 #include "kernels/common/fill.h"
@@ -92,7 +93,6 @@
 #include "kernels/decode/decoder.h"
 #include "kernels/gemv/gemv.h"
 #include "suite/stats.h"
-#include "suite/tuning.h"
 #include "tools/common/options.h"
 
 namespace {

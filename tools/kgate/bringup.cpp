@@ -10,10 +10,10 @@
 #include <sstream>
 #include <tuple>
 
-#include "reports/record.h"
-#include "suite/gpu_name.h"
+#include "core/gpu_name.h"
+#include "core/record.h"
+#include "core/tuning.h"
 #include "suite/rows.h"
-#include "suite/tuning.h"
 #include "tools/kgate/bringup_draft.h"
 #include "tools/kgate/bringup_run.h"
 

@@ -9,8 +9,8 @@
 #include <optional>
 #include <thread>
 
-#include "reports/csv_reader.h"
-#include "reports/result_reader.h"
+#include "core/csv_reader.h"
+#include "core/result_reader.h"
 #include "tools/kgate/boards.h"
 #include "tools/kgate/history_rule.h"
 

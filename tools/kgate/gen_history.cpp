@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "reports/csv_writer.h"
-#include "reports/metrics.h"
-#include "reports/record.h"
+#include "core/csv_writer.h"
+#include "core/metrics.h"
+#include "core/record.h"
 #include "tools/kgate/simulate.h"
 
 namespace kb {

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "reports/csv_writer.h"
-#include "reports/record.h"
-#include "suite/targets.h"
+#include "core/csv_writer.h"
+#include "core/record.h"
+#include "core/targets.h"
 #include "tools/kgate/dashboard.h"
 #include "tools/kgate/gen_history.h"
 #include "tools/kgate/history.h"

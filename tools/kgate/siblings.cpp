@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <map>
 
+#include "core/metrics.h"
 #include "reports/markdown.h"
-#include "reports/metrics.h"
 #include "tools/kgate/percent.h"
 
 namespace kb {

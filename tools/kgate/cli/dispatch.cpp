@@ -4,8 +4,8 @@
 #include <filesystem>
 #include <string>
 
+#include "core/result_reader.h"
 #include "kgate_help_text.h"
-#include "reports/result_reader.h"
 #include "tools/kgate/bringup.h"
 #include "tools/kgate/cli.h"
 #include "tools/kgate/cli/commands.h"

@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "reports/result_reader.h"
+#include "core/result_reader.h"
 
 namespace kb::kgate_cli {
 

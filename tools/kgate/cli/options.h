@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "reports/atomic_write.h"
-#include "suite/targets.h"
+#include "core/atomic_write.h"
+#include "core/targets.h"
 #include "tools/kgate/history.h"
 
 namespace kb::kgate_cli {
@@ -67,7 +67,7 @@ void take_files(const Args& a, size_t& i, std::vector<std::string>& files, const
 
 std::string host_name();
 
-// Whole or not at all (reports/atomic_write.h): the previous file stays on any failure.
+// Whole or not at all (core/atomic_write.h): the previous file stays on any failure.
 void write_file(const std::string& path, const std::string& text);
 
 // Before anything is written: no output may be an input (the

@@ -1,4 +1,4 @@
-#include "suite/tuning.h"
+#include "core/tuning.h"
 
 #include <filesystem>
 #include <fstream>
@@ -6,8 +6,8 @@
 #include <optional>
 #include <sstream>
 
-#include "reports/atomic_write.h"
-#include "suite/gpu_name.h"
+#include "core/atomic_write.h"
+#include "core/gpu_name.h"
 
 namespace kb {
 
