@@ -31,12 +31,10 @@ int dispatch(const Args& a) {
   if (cmd == "compare") return cmd_compare(a);
   if (cmd == "dashboard") return cmd_dashboard(a);
   if (cmd == "gpt-fast") return cmd_gpt_fast(a);
-  if (cmd == "simulate") return cmd_simulate(a);
   if (cmd == "noise") return cmd_noise(a);
   if (cmd == "siblings") return cmd_siblings(a);
   if (cmd == "bringup") return cmd_bringup(a);
   if (cmd == "selftest-table") return cmd_selftest_table(a);
-  if (cmd == "gen-history") return cmd_gen_history(a);
   std::error_code ec;
   if (std::filesystem::exists(cmd, ec) || cmd.find(".csv") != std::string::npos)
     throw UsageError(
@@ -50,14 +48,15 @@ int dispatch(const Args& a) {
 std::string usage_for(const UsageError& e, const Args& a) {
   std::string usage = e.usage;
   if (usage.empty() && !a.empty())
-    usage = a[0] == "check"       ? kCheckUsage
-            : a[0] == "compare"   ? kCompareUsage
-            : a[0] == "dashboard" ? kDashboardUsage
-            : a[0] == "noise"     ? kNoiseUsage
-            : a[0] == "siblings"  ? kSiblingsUsage
-            : a[0] == "gpt-fast"  ? kGptFastUsage
-            : a[0] == "bringup"   ? kBringupUsage
-                                  : "";
+    usage = a[0] == "check"            ? kCheckUsage
+            : a[0] == "compare"        ? kCompareUsage
+            : a[0] == "dashboard"      ? kDashboardUsage
+            : a[0] == "noise"          ? kNoiseUsage
+            : a[0] == "siblings"       ? kSiblingsUsage
+            : a[0] == "gpt-fast"       ? kGptFastUsage
+            : a[0] == "bringup"        ? kBringupUsage
+            : a[0] == "selftest-table" ? kSelftestUsage
+                                       : "";
   if (usage.empty()) usage = kTopUsage;
   return usage;
 }

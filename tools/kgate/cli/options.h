@@ -26,7 +26,8 @@ struct OutputError : std::runtime_error {
 };
 
 constexpr const char* kTopUsage =
-    "kgate check|compare|dashboard|noise|siblings|gpt-fast|bringup [options]   (kgate --help)";
+    "kgate check|compare|dashboard|noise|siblings|gpt-fast|bringup|selftest-table [options]   "
+    "(kgate --help)";
 constexpr const char* kCheckUsage =
     "kgate check --results FILE... [--targets DIR] [--markdown FILE] [--junit FILE] "
     "[--html FILE] [--suspects FILE] [--all] [options]";
@@ -41,6 +42,8 @@ constexpr const char* kSiblingsUsage =
 constexpr const char* kBringupUsage =
     "kgate bringup --results FILE... --out DIR [--reference GPU|FILE.csv] [--reference-gpu NAME] "
     "[--gpu NAME] [--targets DIR] [--datasheets FILE] [--probe FILE] [--threshold REL]";
+constexpr const char* kSelftestUsage =
+    "kgate selftest-table --aa FILE [--drop PCT FILE]... [--targets DIR] [--markdown FILE]";
 constexpr const char* kGptFastUsage =
     "kgate gpt-fast --results FILE... --csv FILE [--json FILE] [--targets DIR]";
 
