@@ -20,6 +20,7 @@
 #include "git_sha.h"
 #include "kernels/common/cuda_check.h"
 #include "kernels/gemm/gemm.h"
+#include "kernels/gemv/dispatch.h"
 #include "reports/json_writer.h"
 #include "suite/nccl_bench.h"
 #include "suite/rows.h"

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/tuning.h"
+#include "kernels/gemv/dispatch.h"
 #include "tests/fuzz/fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

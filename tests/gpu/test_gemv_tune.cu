@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "core/tuning.h"
+#include "kernels/gemv/dispatch.h"
 #include "suite/device.h"
 #include "suite/gemv_tune_run.h"
 #include "tests/gpu/gpu_test_util.h"

@@ -6,17 +6,12 @@
 
 #include "core/metrics.h"
 #include "reports/markdown.h"
+#include "tools/kgate/history_rule.h"
 #include "tools/kgate/percent.h"
 
 namespace kb {
 
 namespace {
-
-double median_of_copy(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 std::string num(double v) {
   char b[32];
@@ -92,7 +87,7 @@ void compare_cells(const std::map<std::string, Cell>& cells, const SiblingOption
       std::vector<double> others;
       for (const auto& [g2, v2] : c.by_gpu)
         if (g2 != g) others.push_back(v2);
-      const double med = median_of_copy(others);
+      const double med = median_of(others);
       if (!(med > 0)) continue;
       const double behind = c.key->lower_is_better ? v / med - 1 : 1 - v / med;
       const SiblingRow row{id, v, med, behind};
@@ -145,7 +140,7 @@ void conclude(SiblingGpu& s, std::map<std::string, PointStanding>& points, const
   std::vector<double> standing;
   for (auto& [point, p] : points) {
     ++s.points_compared;
-    standing.push_back(median_of_copy(p.standing));
+    standing.push_back(median_of(p.standing));
     if (p.behind.empty()) continue;
     std::stable_sort(p.behind.begin(), p.behind.end(), worse_first);
     const double worst = p.behind.front().behind;
@@ -153,7 +148,7 @@ void conclude(SiblingGpu& s, std::map<std::string, PointStanding>& points, const
   }
   std::stable_sort(s.points_behind.begin(), s.points_behind.end(), worse_first);
   std::stable_sort(s.ceilings_behind.begin(), s.ceilings_behind.end(), worse_first);
-  if (!standing.empty()) s.median_behind = median_of_copy(standing);
+  if (!standing.empty()) s.median_behind = median_of(standing);
   s.named = !s.ceilings_behind.empty() || s.points_behind.size() >= opt.min_points;
   if (s.named) s.why = why_named(s, rep, opt);
 }

@@ -4,7 +4,6 @@
 #include <filesystem>
 #include <string>
 
-#include "core/result_reader.h"
 #include "kgate_help_text.h"
 #include "tools/kgate/bringup.h"
 #include "tools/kgate/cli.h"
@@ -70,15 +69,9 @@ int kgate_main(int argc, char** argv) {
   } catch (const UsageError& e) {
     std::fprintf(stderr, "kgate: %s\nusage: %s\n(kgate --help lists the commands and options)\n",
                  e.what(), usage_for(e, a).c_str());
-  } catch (const ResultFileError& e) {
-    std::fprintf(stderr, "kgate: error: %s\n", e.what());
-  } catch (const TargetError& e) {
-    std::fprintf(stderr, "kgate: error: %s\n", e.what());
   } catch (const BringupError& e) {
     std::fprintf(stderr, "kgate: bringup: %s; nothing was written\n", e.what());
-  } catch (const OutputError& e) {
-    std::fprintf(stderr, "kgate: error: %s\n", e.what());
-  } catch (const std::exception& e) {
+  } catch (const std::exception& e) {  // unreadable input, bad target file, failed output
     std::fprintf(stderr, "kgate: error: %s\n", e.what());
   }
   return 2;

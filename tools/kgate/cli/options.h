@@ -9,6 +9,7 @@
 
 #include "core/atomic_write.h"
 #include "core/targets.h"
+#include "tools/kgate/gate.h"
 #include "tools/kgate/history.h"
 
 namespace kb::kgate_cli {
@@ -64,6 +65,13 @@ const std::string& value_of(const Args& a, size_t& i);
 double parse_double(const std::string& flag, const std::string& v, double lo, double hi,
                     bool hi_open = false);
 long parse_int(const std::string& flag, const std::string& v, long lo, long hi);
+
+// The history rule's options that check and dashboard share (--window,
+// --min-gap, --min-history, --max-noise, --board-gap, --strict): reads the
+// one at `i` into `opt`; false when a[i] is not one of them.
+bool take_gate_option(const Args& a, size_t& i, GateOptions& opt);
+// --min-history no larger than --window.
+void check_gate_options(const GateOptions& opt, const char* usage);
 
 // `--results FILE...`: the files up to the next option.
 void take_files(const Args& a, size_t& i, std::vector<std::string>& files, const char* usage);
