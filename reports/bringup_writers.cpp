@@ -55,127 +55,131 @@ std::string pct(double v) {
   return buf;
 }
 
+Section run_section(const BringupReport& r) {
+  Section s;
+  s.paragraphs.push_back("Run " + r.run_id + " (" + (r.git_sha.empty() ? "?" : r.git_sha) +
+                         ", driver " + (r.driver.empty() ? "?" : r.driver) + ", " +
+                         (r.timestamp.empty() ? "no timestamp" : r.timestamp) + ").");
+  s.bullets.push_back("Datasheet: " +
+                      (r.datasheet_gpu.empty()
+                           ? std::string("not in the table (") + r.datasheet_path + ")"
+                           : r.datasheet_gpu + " — " + r.datasheet_source));
+  s.bullets.push_back("Target file: " + (r.target_file.empty()
+                                             ? std::string("none (roofline-relative targets)")
+                                             : r.target_file));
+  s.bullets.push_back("Reference: " + (r.reference_gpu.empty()
+                                           ? std::string("none (see the problems below)")
+                                           : r.reference_gpu + ", run " + r.reference_run +
+                                                 " (from " + r.reference_from + ")"));
+  return s;
+}
+
+Section list_section(const std::string& title, const std::vector<std::string>& items) {
+  Section s;
+  s.title = title;
+  s.bullets = items;
+  return s;
+}
+
+Section ceilings_section(const BringupReport& r, const std::string& ref) {
+  Section s;
+  s.title = "Ceilings against the datasheet";
+  s.paragraphs.push_back(
+      "What the probe at the start of the run and the suite's fastest GEMMs reached, as a "
+      "share of the datasheet figure (bandwidths: of the HBM figure; copy counts bytes read "
+      "and written), beside the same for the " +
+      ref + ".");
+  s.table.head = {"ceiling",         "here",      "datasheet", "share",
+                  ref + " measured", "datasheet", "share",     "how"};
+  for (const auto& c : r.ceilings) {
+    s.table.rows.push_back({c.name, show(c.measured), show(c.datasheet), frac(c.share),
+                            show(c.ref_measured), show(c.ref_datasheet), frac(c.ref_share),
+                            c.note});
+    s.table.marked.push_back(false);
+  }
+  return s;
+}
+
+Section rows_section(const BringupReport& r, const std::string& ref) {
+  Section s;
+  s.title = "Every row against the " + ref;
+  if (r.reference_gpu.empty()) {
+    s.paragraphs.push_back("No reference run: this GPU's roofline fractions alone.");
+  } else {
+    s.paragraphs.push_back(
+        "Each point's roofline fraction here and on the " + ref +
+        " (the metrics of one point share one time, so each point is shown once). A point " +
+        pct(r.threshold) + " or more behind the reference (here / there <= " +
+        frac(1 - r.threshold) + ") uses this GPU less well than our kernels use the " + ref +
+        ": a tuning candidate, listed first. " + std::to_string(r.candidates) + " of " +
+        std::to_string(r.rows.size()) + " points are.");
+  }
+  s.bullets = r.tuning;
+  s.table.head = {"experiment", "dtype", "shape",    "metric",       "here",
+                  "fraction",   ref,     "fraction", "here / there", "tune"};
+  for (const auto& row : r.rows) {
+    s.table.rows.push_back({row.name, row.dtype, row.shape, row.metric, show(row.actual),
+                            frac(row.here), show(row.ref_actual), frac(row.there), frac(row.ratio),
+                            row.candidate && !row.note.empty() ? row.tuning + " (" + row.note + ")"
+                            : row.candidate                    ? row.tuning
+                                                               : row.note});
+    s.table.marked.push_back(row.candidate);
+  }
+  return s;
+}
+
+Section a100_section(const BringupReport& r) {
+  Section s;
+  s.title = "Against the A100 (the seed's targets)";
+  if (r.a100_file.empty()) {
+    s.paragraphs.push_back("Left out: no A100 target file (see the problems above).");
+    return s;
+  }
+  s.paragraphs.push_back(
+      "Each row the seed (PyTorch gpt_fast) measured on an A100-40GB, from " + r.a100_file +
+      ": this GPU's value beside the seed's A100 target. Measured ratio: here / A100 "
+      "target (for times: target / here). Spec ratio: this GPU's datasheet / the A100's (" +
+      r.a100_datasheet +
+      ") for the row's limiter; a measured ratio below the spec ratio "
+      "means this GPU delivers less of its promise than the seed's A100 did.");
+  s.bullets = r.a100_notes;
+  s.table.head = {"experiment",    "metric",        "dtype",          "shape",
+                  "here",          "A100 target",   "measured ratio", "spec ratio",
+                  "roofline here", "fraction here", "A100 roofline",  "A100 target / roofline",
+                  "note"};
+  for (const auto& a : r.a100) {
+    s.table.rows.push_back(
+        {a.name, a.metric, a.dtype, a.shape, show(a.actual), show(a.a100_target),
+         frac(a.measured_ratio), a.spec_ratio ? frac(a.spec_ratio) + " (" + a.bound + ")" : "—",
+         show(a.roofline), frac(a.fraction), show(a.a100_roofline), frac(a.a100_fraction), a.note});
+    s.table.marked.push_back(false);
+  }
+  return s;
+}
+
+Section draft_section(const BringupReport& r) {
+  Section s;
+  s.title = "Drafted target file";
+  s.paragraphs.push_back(
+      (r.draft_path.empty() ? std::string("Not written.") : "Written to " + r.draft_path + ".") +
+      " Datasheet peaks in `peaks`; in `measured` the probe's ceilings and ladder (or the "
+      "run's probe rows); per rate row of the run a target at the roofline fraction it "
+      "reached, rounded down to 0.01, its note giving the measurement, and per experiment, "
+      "metric and dtype a `*` target at the lowest of them. Review it and commit it under "
+      "targets/ (docs/bringup.md).");
+  s.code = r.draft_json;
+  return s;
+}
+
 std::vector<Section> sections(const BringupReport& r) {
-  std::vector<Section> out;
   const std::string ref = r.reference_gpu.empty() ? "reference" : r.reference_gpu;
-  {
-    Section s;
-    s.paragraphs.push_back("Run " + r.run_id + " (" + (r.git_sha.empty() ? "?" : r.git_sha) +
-                           ", driver " + (r.driver.empty() ? "?" : r.driver) + ", " +
-                           (r.timestamp.empty() ? "no timestamp" : r.timestamp) + ").");
-    s.bullets.push_back("Datasheet: " +
-                        (r.datasheet_gpu.empty()
-                             ? std::string("not in the table (") + r.datasheet_path + ")"
-                             : r.datasheet_gpu + " — " + r.datasheet_source));
-    s.bullets.push_back("Target file: " + (r.target_file.empty()
-                                               ? std::string("none (roofline-relative targets)")
-                                               : r.target_file));
-    s.bullets.push_back("Reference: " + (r.reference_gpu.empty()
-                                             ? std::string("none (see the problems below)")
-                                             : r.reference_gpu + ", run " + r.reference_run +
-                                                   " (from " + r.reference_from + ")"));
-    out.push_back(s);
-  }
-  if (!r.problems.empty()) {
-    Section s;
-    s.title = "Problems with the input";
-    for (const auto& p : r.problems) s.bullets.push_back(p);
-    out.push_back(s);
-  }
-  if (!r.notes.empty()) {
-    Section s;
-    s.title = "Notes";
-    for (const auto& p : r.notes) s.bullets.push_back(p);
-    out.push_back(s);
-  }
-  {
-    Section s;
-    s.title = "Ceilings against the datasheet";
-    s.paragraphs.push_back(
-        "What the probe at the start of the run and the suite's fastest GEMMs reached, as a "
-        "share of the datasheet figure (bandwidths: of the HBM figure; copy counts bytes read "
-        "and written), beside the same for the " +
-        ref + ".");
-    s.table.head = {"ceiling",         "here",      "datasheet", "share",
-                    ref + " measured", "datasheet", "share",     "how"};
-    for (const auto& c : r.ceilings) {
-      s.table.rows.push_back({c.name, show(c.measured), show(c.datasheet), frac(c.share),
-                              show(c.ref_measured), show(c.ref_datasheet), frac(c.ref_share),
-                              c.note});
-      s.table.marked.push_back(false);
-    }
-    out.push_back(s);
-  }
-  {
-    Section s;
-    s.title = "Every row against the " + ref;
-    if (r.reference_gpu.empty()) {
-      s.paragraphs.push_back("No reference run: this GPU's roofline fractions alone.");
-    } else {
-      s.paragraphs.push_back(
-          "Each point's roofline fraction here and on the " + ref +
-          " (the metrics of one point share one time, so each point is shown once). A point " +
-          pct(r.threshold) + " or more behind the reference (here / there <= " +
-          frac(1 - r.threshold) + ") uses this GPU less well than our kernels use the " + ref +
-          ": a tuning candidate, listed first. " + std::to_string(r.candidates) + " of " +
-          std::to_string(r.rows.size()) + " points are.");
-    }
-    for (const auto& t : r.tuning) s.bullets.push_back(t);
-    s.table.head = {"experiment", "dtype", "shape",    "metric",       "here",
-                    "fraction",   ref,     "fraction", "here / there", "tune"};
-    for (const auto& row : r.rows) {
-      s.table.rows.push_back(
-          {row.name, row.dtype, row.shape, row.metric, show(row.actual), frac(row.here),
-           show(row.ref_actual), frac(row.there), frac(row.ratio),
-           row.candidate && !row.note.empty() ? row.tuning + " (" + row.note + ")"
-           : row.candidate                    ? row.tuning
-                                              : row.note});
-      s.table.marked.push_back(row.candidate);
-    }
-    out.push_back(s);
-  }
-  {
-    Section s;
-    s.title = "Against the A100 (the seed's targets)";
-    if (r.a100_file.empty()) {
-      s.paragraphs.push_back("Left out: no A100 target file (see the problems above).");
-    } else {
-      s.paragraphs.push_back(
-          "Each row the seed (PyTorch gpt_fast) measured on an A100-40GB, from " + r.a100_file +
-          ": this GPU's value beside the seed's A100 target. Measured ratio: here / A100 "
-          "target (for times: target / here). Spec ratio: this GPU's datasheet / the A100's (" +
-          r.a100_datasheet +
-          ") for the row's limiter; a measured ratio below the spec ratio "
-          "means this GPU delivers less of its promise than the seed's A100 did.");
-      for (const auto& n : r.a100_notes) s.bullets.push_back(n);
-      s.table.head = {"experiment",    "metric",        "dtype",          "shape",
-                      "here",          "A100 target",   "measured ratio", "spec ratio",
-                      "roofline here", "fraction here", "A100 roofline",  "A100 target / roofline",
-                      "note"};
-      for (const auto& a : r.a100) {
-        s.table.rows.push_back({a.name, a.metric, a.dtype, a.shape, show(a.actual),
-                                show(a.a100_target), frac(a.measured_ratio),
-                                a.spec_ratio ? frac(a.spec_ratio) + " (" + a.bound + ")" : "—",
-                                show(a.roofline), frac(a.fraction), show(a.a100_roofline),
-                                frac(a.a100_fraction), a.note});
-        s.table.marked.push_back(false);
-      }
-    }
-    out.push_back(s);
-  }
-  {
-    Section s;
-    s.title = "Drafted target file";
-    s.paragraphs.push_back(
-        (r.draft_path.empty() ? std::string("Not written.") : "Written to " + r.draft_path + ".") +
-        " Datasheet peaks in `peaks`; in `measured` the probe's ceilings and ladder (or the "
-        "run's probe rows); per rate row of the run a target at the roofline fraction it "
-        "reached, rounded down to 0.01, its note giving the measurement, and per experiment, "
-        "metric and dtype a `*` target at the lowest of them. Review it and commit it under "
-        "targets/ (docs/bringup.md).");
-    s.code = r.draft_json;
-    out.push_back(s);
-  }
+  std::vector<Section> out = {run_section(r)};
+  if (!r.problems.empty()) out.push_back(list_section("Problems with the input", r.problems));
+  if (!r.notes.empty()) out.push_back(list_section("Notes", r.notes));
+  out.push_back(ceilings_section(r, ref));
+  out.push_back(rows_section(r, ref));
+  out.push_back(a100_section(r));
+  out.push_back(draft_section(r));
   return out;
 }
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "reports/record.h"
+#include "core/record.h"
 
 namespace kb {
 

@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <utility>
 
-#include "reports/atomic_write.h"
+#include "core/atomic_write.h"
 
 namespace kb {
 

@@ -1,13 +1,13 @@
 // Writes records as a JSON array of objects, one per row, keyed by the CSV
 // column names (numbers as numbers, empty fields as null). The file is
-// replaced whole or not at all (reports/atomic_write.h).
+// replaced whole or not at all (core/atomic_write.h).
 #pragma once
 
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include "reports/record.h"
+#include "core/record.h"
 
 namespace kb {
 

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "suite/roofline.h"
-#include "suite/types.h"
+#include "core/roofline.h"
+#include "core/types.h"
 
 namespace kb {
 

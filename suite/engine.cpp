@@ -12,8 +12,8 @@
 #include <random>
 #include <thread>
 
+#include "core/metrics.h"
 #include "kernels/common/cuda_check.h"
-#include "reports/metrics.h"
 #include "suite/point_wire.h"
 #include "suite/stats.h"
 

@@ -15,13 +15,13 @@
 #include <string>
 #include <vector>
 
-#include "reports/record.h"
+#include "core/record.h"
+#include "core/targets.h"
 #include "suite/device.h"
 #include "suite/experiment.h"
 #include "suite/probe.h"
 #include "suite/rows.h"
 #include "suite/sampling.h"
-#include "suite/targets.h"
 
 namespace kb {
 

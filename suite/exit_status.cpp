@@ -6,13 +6,13 @@
 #include <stdexcept>
 #include <system_error>
 
-#include "reports/csv_writer.h"
+#include "core/csv_writer.h"
+#include "core/datasheets.h"
+#include "core/suspects.h"
+#include "core/targets.h"
+#include "core/tuning.h"
 #include "suite/cli.h"
-#include "suite/datasheets.h"
 #include "suite/shard.h"
-#include "suite/suspects.h"
-#include "suite/targets.h"
-#include "suite/tuning.h"
 
 namespace kb {
 

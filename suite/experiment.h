@@ -34,8 +34,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/types.h"
 #include "suite/rows.h"
-#include "suite/types.h"
 
 namespace kb {
 

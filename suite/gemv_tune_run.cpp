@@ -8,6 +8,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "core/tuning.h"
 #include "kernels/common/cuda_check.h"
 #include "kernels/gemv/gemv.h"
 #include "suite/chain_probe.h"
@@ -16,7 +17,6 @@
 #include "suite/runner.h"
 #include "suite/sampling.h"
 #include "suite/stats.h"
-#include "suite/tuning.h"
 
 namespace kb {
 

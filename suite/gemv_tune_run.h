@@ -5,11 +5,11 @@
 #include <string>
 #include <vector>
 
+#include "core/targets.h"
 #include "suite/device.h"
 #include "suite/engine.h"
 #include "suite/gemv_tune.h"
 #include "suite/runner.h"
-#include "suite/targets.h"
 
 namespace kb {
 

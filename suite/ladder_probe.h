@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
+#include "core/roofline.h"
 #include "suite/engine.h"
 #include "suite/experiment.h"
-#include "suite/roofline.h"
 
 namespace kb {
 

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "core/types.h"
 #include "suite/rows.h"
-#include "suite/types.h"
 
 namespace kb {
 

@@ -9,8 +9,8 @@
 
 #include <cuda_runtime.h>
 
+#include "core/roofline.h"
 #include "kernels/common/read_buffer.h"  // read_buffer: the engine's L2 flush
-#include "suite/roofline.h"
 
 namespace kb {
 

@@ -12,12 +12,12 @@
 #include <string>
 #include <vector>
 
-#include "reports/metrics.h"  // kRooflineModelNote
-#include "reports/record.h"
-#include "suite/roofline.h"
+#include "core/metrics.h"  // kRooflineModelNote
+#include "core/record.h"
+#include "core/roofline.h"
+#include "core/targets.h"
+#include "core/types.h"
 #include "suite/stats.h"
-#include "suite/targets.h"
-#include "suite/types.h"
 
 namespace kb {
 

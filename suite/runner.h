@@ -14,14 +14,14 @@
 #include <string>
 #include <vector>
 
-#include "reports/record.h"
+#include "core/record.h"
+#include "core/targets.h"
 #include "suite/device.h"
 #include "suite/engine.h"
 #include "suite/experiment.h"
 #include "suite/point_wire.h"
 #include "suite/probe.h"
 #include "suite/rows.h"
-#include "suite/targets.h"
 #include "suite/worker_request.h"
 
 namespace kb {

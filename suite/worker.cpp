@@ -5,13 +5,14 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "core/tuning.h"
 #include "git_sha.h"
 #include "kernels/gemm/gemm.h"
+#include "kernels/gemv/dispatch.h"
 #include "reports/json_writer.h"
 #include "suite/engine.h"
 #include "suite/experiment.h"
 #include "suite/point_wire.h"
-#include "suite/tuning.h"
 #include "suite/worker_request.h"
 
 namespace kb {

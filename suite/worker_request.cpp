@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <stdexcept>
 
-#include "reports/record.h"
+#include "core/record.h"
 
 namespace kb {
 

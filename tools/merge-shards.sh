@@ -12,12 +12,12 @@
 # shard's last row is cut off (no final newline), or when a row of a shard
 # is already in the history (a second merge of the same shard). It appends
 # under flock(2) on the history, the lock kbench takes to append
-# (reports/csv_writer.cpp), so a nightly may run it while another job
+# (core/csv_writer.cpp), so a nightly may run it while another job
 # writes; if an append fails part-way (a full disk, a file size limit, a
 # signal) the history is cut back to the size it had before the merge.
 set -euo pipefail
 
-# reports/record.cpp's csv_header_v1() and csv_header() (tests/cpu/test_merge_shards.cpp
+# core/record.cpp's csv_header_v1() and csv_header() (tests/cpu/test_merge_shards.cpp
 # checks that they are the same).
 v1_header="name,metric,target,actual,dtype,device,arch,is_model,shape,variant,status,samples,median_us,min_us,max_us,noise_rel,roofline,roofline_fraction,sm_clock_mhz,mem_clock_mhz,driver,cuda,suite_version,git_sha,run_id,timestamp,message"
 v2_header="$v1_header,gpu_index,gpu_uuid,gpu_bus_id,host"

@@ -38,7 +38,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/gemm/algo_config.h"
+#include "core/gemm_algo.h"
 
 namespace kb::gemm {
 

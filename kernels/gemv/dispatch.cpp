@@ -225,13 +225,6 @@ std::string refusal(const Kernel& kernel, bool int8, int64_t N, int64_t K, int n
       kernel);
 }
 
-bool Bucket::holds(bool i8, int64_t N, int64_t K, int n_sel, Use u) const {
-  const int64_t row_bytes = K * item_bytes(i8);
-  return i8 == int8 && (n_sel > 1) == gather && u == use && N >= rows_min && N <= rows_max &&
-         row_bytes >= row_bytes_min && row_bytes <= row_bytes_max &&
-         (max_bytes == 0 || n_sel * N * row_bytes <= max_bytes);
-}
-
 namespace {
 
 TableEntry entry(bool int8, bool gather, int64_t rows_min, int64_t rows_max, int64_t rb_min,

@@ -23,31 +23,13 @@
 #pragma once
 
 #include <cstdint>
-#include <limits>
 #include <string>
 #include <vector>
 
-#include "kernels/gemv/config.h"
+#include "core/gemv_config.h"
+#include "core/gemv_table.h"
 
 namespace kb::gemv {
-
-enum class Use { standalone, decode };
-
-struct Bucket {
-  bool int8 = false;
-  bool gather = false;  // a gather_gemv (n_sel >= 2), or one matrix
-  Use use = Use::standalone;
-  int64_t rows_min = 1, rows_max = std::numeric_limits<int64_t>::max();
-  int64_t row_bytes_min = 1, row_bytes_max = std::numeric_limits<int64_t>::max();
-  int64_t max_bytes = 0;  // over the selected experts; 0: no cap
-  bool holds(bool int8, int64_t N, int64_t K, int n_sel, Use use) const;
-};
-
-struct TableEntry {
-  Bucket bucket;
-  Kernel kernel;
-  std::string origin;  // "targets/tuning/h100-sxm5-80gb.json gemv[3]", "generic rule: …"
-};
 
 // Why `k` cannot run a one-token GEMV (n_sel experts) of this shape (""
 // when it can): the launch's own checks, without CUDA. Kernels a GPU lacks

@@ -26,7 +26,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "kernels/gemv/config.h"
+#include "core/gemv_config.h"
 #include "kernels/gemv/dispatch.h"
 
 namespace kb::gemv {

@@ -32,10 +32,10 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/tuning.h"
 #include "kernels/common/cuda_check.h"
 #include "kernels/decode/decoder.h"
 #include "kernels/gemv/gemv.h"
-#include "suite/tuning.h"
 #include "tools/common/options.h"
 
 namespace {

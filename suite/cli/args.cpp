@@ -7,7 +7,7 @@
 #include <system_error>
 #include <vector>
 
-#include "reports/atomic_write.h"
+#include "core/atomic_write.h"
 #include "suite/rows.h"
 
 namespace kb::cli {

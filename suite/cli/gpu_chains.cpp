@@ -6,10 +6,10 @@
 #include <mutex>
 #include <thread>
 
+#include "core/tuning.h"
 #include "suite/cli/setup.h"
 #include "suite/device.h"
 #include "suite/engine.h"
-#include "suite/tuning.h"
 
 namespace kb::cli {
 

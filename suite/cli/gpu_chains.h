@@ -5,12 +5,12 @@
 #include <string>
 #include <vector>
 
-#include "reports/record.h"
+#include "core/record.h"
+#include "core/targets.h"
 #include "suite/cli/args.h"
 #include "suite/cli/plan.h"
 #include "suite/cli/setup.h"
 #include "suite/runner.h"
-#include "suite/targets.h"
 
 namespace kb::cli {
 

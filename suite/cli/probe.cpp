@@ -10,13 +10,13 @@
 #include <sstream>
 #include <system_error>
 
+#include "core/atomic_write.h"
+#include "core/datasheets.h"
 #include "kernels/common/cuda_check.h"
-#include "reports/atomic_write.h"
 #include "suite/chain_probe.h"
 #include "suite/cli.h"
 #include "suite/cli/commands.h"
 #include "suite/cli/setup.h"
-#include "suite/datasheets.h"
 #include "suite/device.h"
 #include "suite/engine.h"
 #include "suite/ideal_kernels.h"

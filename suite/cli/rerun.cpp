@@ -8,14 +8,14 @@
 #include <map>
 #include <sstream>
 
+#include "core/gpu_name.h"
+#include "core/suspects.h"
 #include "suite/cli.h"
 #include "suite/cli/commands.h"
 #include "suite/cli/plan.h"
 #include "suite/cli/setup.h"
 #include "suite/device.h"
 #include "suite/engine.h"
-#include "suite/gpu_name.h"
-#include "suite/suspects.h"
 
 namespace kb::cli {
 

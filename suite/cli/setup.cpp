@@ -6,13 +6,13 @@
 #include <fstream>
 #include <system_error>
 
+#include "core/csv_writer.h"
+#include "core/tuning.h"
 #include "git_sha.h"
 #include "reports/console_table.h"
-#include "reports/csv_writer.h"
 #include "reports/json_writer.h"
 #include "suite/cli.h"
 #include "suite/engine.h"
-#include "suite/tuning.h"
 
 namespace kb::cli {
 

@@ -5,11 +5,11 @@
 #include <string>
 #include <vector>
 
-#include "reports/record.h"
+#include "core/record.h"
+#include "core/targets.h"
 #include "suite/cli/args.h"
 #include "suite/device.h"
 #include "suite/runner.h"
-#include "suite/targets.h"
 
 namespace kb::cli {
 

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "core/tuning.h"
 #include "kernels/common/cuda_check.h"
 #include "kernels/common/device_buffer.h"
 #include "kernels/common/device_random.h"
@@ -25,7 +26,6 @@
 #include "suite/gemv_tune.h"
 #include "suite/gemv_tune_run.h"
 #include "suite/stats.h"
-#include "suite/tuning.h"
 
 namespace kb::cli {
 

@@ -18,8 +18,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "core/metrics.h"
 #include "kernels/common/cuda_check.h"
-#include "reports/metrics.h"
 #include "suite/device.h"
 #include "suite/experiment.h"
 #include "suite/stats.h"

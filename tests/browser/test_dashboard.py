@@ -109,6 +109,7 @@ def first_board(d):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kgate", required=True)
+    ap.add_argument("--gen-history", required=True, help="tests/support's gen_history")
     ap.add_argument("--targets", required=True)
     ap.add_argument("--out", required=True, help="folder for the pages and screenshots")
     a = ap.parse_args()
@@ -125,7 +126,7 @@ def main():
     samples = [os.path.join(HERE, "data", f) for f in
                ("h100-2026-11-24-sample.csv", "h200-2026-11-24-sample.csv")]
     hist = os.path.join(a.out, "synthetic-history.csv")
-    kgate(a.kgate, "gen-history", "--from", *samples, "--runs", "90", "--attempts", "--out", hist)
+    kgate(a.gen_history, "--from", *samples, "--runs", "90", "--attempts", "--out", hist)
     site = os.path.join(a.out, "site")
     kgate(a.kgate, "dashboard", "--results", hist, *samples, "--targets", a.targets, "--out", site)
     page = os.path.join(site, "index.html")

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "reports/csv_writer.h"
-#include "reports/record.h"
+#include "core/csv_writer.h"
+#include "core/record.h"
 #include "tests/cpu/run_command.h"
 
 namespace kgt {

@@ -1,4 +1,4 @@
-// reports/atomic_write.h: an output replaced whole or not at all, and the
+// core/atomic_write.h: an output replaced whole or not at all, and the
 // output that is an input found by device and inode.
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -12,7 +12,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "reports/atomic_write.h"
+#include "core/atomic_write.h"
 #include "tests/cpu/file_size_limit.h"
 
 namespace {

@@ -6,9 +6,9 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "core/datasheets.h"
+#include "core/targets.h"
 #include "reports/bringup_report.h"
-#include "suite/datasheets.h"
-#include "suite/targets.h"
 #include "tests/cpu/kgate_test_util.h"
 #include "tools/kgate/bringup.h"
 

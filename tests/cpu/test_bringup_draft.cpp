@@ -8,8 +8,8 @@
 #include <functional>
 #include <sstream>
 
-#include "suite/datasheets.h"
-#include "suite/targets.h"
+#include "core/datasheets.h"
+#include "core/targets.h"
 #include "tests/cpu/kgate_test_util.h"
 #include "tools/kgate/bringup.h"
 #include "tools/kgate/bringup_draft.h"

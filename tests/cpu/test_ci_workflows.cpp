@@ -12,8 +12,8 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 
+#include "core/csv_reader.h"
 #include "kgate_test_util.h"
-#include "reports/csv_reader.h"
 
 #ifdef KBENCH_KGATE_EXE
 

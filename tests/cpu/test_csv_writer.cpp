@@ -12,9 +12,9 @@
 #include <set>
 #include <sstream>
 
-#include "reports/csv_writer.h"
+#include "core/csv_writer.h"
+#include "core/record.h"
 #include "reports/json_writer.h"
-#include "reports/record.h"
 #include "tests/cpu/file_size_limit.h"
 
 namespace {

@@ -6,10 +6,10 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "core/targets.h"
+#include "core/tuning.h"
 #include "suite/cli.h"
 #include "suite/exit_status.h"
-#include "suite/targets.h"
-#include "suite/tuning.h"
 
 namespace {
 

@@ -10,9 +10,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/tuning.h"
 #include "kernels/gemv/dispatch.h"
 #include "suite/gemv_tune.h"
-#include "suite/tuning.h"
 
 namespace {
 

@@ -1,10 +1,10 @@
-// GPU names are compared in one place (suite/gpu_name.h): one model
+// GPU names are compared in one place (core/gpu_name.h): one model
 // whatever its case, in target files, the datasheet table and kgate.
 #include <gtest/gtest.h>
 
+#include "core/datasheets.h"
+#include "core/gpu_name.h"
 #include "kgate_test_util.h"
-#include "suite/datasheets.h"
-#include "suite/gpu_name.h"
 #include "tools/kgate/compare.h"
 
 namespace {

@@ -3,8 +3,8 @@
 // the too-noisy summary line, and `kgate noise`.
 #include <gtest/gtest.h>
 
+#include "core/attempts.h"
 #include "kgate_test_util.h"
-#include "reports/attempts.h"
 #include "reports/gate_writers.h"
 #include "tools/kgate/gate.h"
 #include "tools/kgate/noise.h"

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "kgate_test_util.h"
+#include "tests/support/gen_history.h"
 
 #ifdef KBENCH_KGATE_EXE
 
@@ -118,18 +119,24 @@ TEST(KgateCli, OneMillionRowGeneratorRoundTrips) {
   // back without a warning and its planted drops are the failures.
   fs::path d = temp_dir("cli_gen");
   fs::path f = d / "h.csv";
-  Result g =
-      kgate("gen-history --out " + f.string() + " --runs 40 --keys 24 --drop 0.1 --dropped-keys 3");
-  ASSERT_EQ(g.code, 0) << g.out;
+  kb::GenOptions opt;
+  opt.runs = 40;
+  opt.keys = 24;
+  opt.last_drop = 0.1;
+  opt.dropped_keys = 3;
+  ASSERT_TRUE(kb::write_history_file(f.string(), opt));
   Result r = kgate("check --results " + f.string());
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_FALSE(contains(r.out, "warning")) << r.out;
   EXPECT_TRUE(contains(r.out, "FAIL: 3 regressions, 0 inconclusive, 21 passed")) << r.out;
   fs::path gf = d / "g.csv";
-  ASSERT_EQ(kgate("gen-history --format gpt_fast --out " + gf.string() +
-                  " --runs 30 --keys 8 --drop 0.2 --dropped-keys 1")
-                .code,
-            0);
+  kb::GenOptions gpt;
+  gpt.gpt_fast = true;
+  gpt.runs = 30;
+  gpt.keys = 8;
+  gpt.last_drop = 0.2;
+  gpt.dropped_keys = 1;
+  ASSERT_TRUE(kb::write_history_file(gf.string(), gpt));
   Result rg = kgate("check --results " + gf.string());
   EXPECT_TRUE(contains(rg.out, "FAIL: 1 regression, 0 inconclusive, 7 passed")) << rg.out;
 }

@@ -5,8 +5,8 @@
 
 #include <cmath>
 
+#include "core/metrics.h"
 #include "kgate_test_util.h"
-#include "reports/metrics.h"
 #include "tools/kgate/compare.h"
 
 namespace {

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "reports/csv_reader.h"
-#include "reports/csv_writer.h"
+#include "core/csv_reader.h"
+#include "core/csv_writer.h"
 
 namespace {
 

@@ -6,6 +6,7 @@
 
 #include "kgate_test_util.h"
 #include "reports/dashboard_data.h"
+#include "tests/support/gen_history.h"
 #include "tools/kgate/dashboard.h"
 #include "tools/kgate/gate.h"
 
@@ -425,9 +426,11 @@ TEST(KgateDashboard, GenHistoryFromRealRunIsLabelledSynthetic) {
   rows[0].roofline = 3000;
   rows[0].timestamp = "2026-11-24T09:00:00Z";
   fs::path in = write(d / "real.csv", csv(rows));
-  Result g = kgate("gen-history --from " + in.string() + " --runs 30 --attempts --out " +
-                   (d / "syn.csv").string());
-  ASSERT_EQ(g.code, 0) << g.out;
+  kb::GenOptions opt;
+  opt.from = {in.string()};
+  opt.runs = 30;
+  opt.attempts = true;
+  ASSERT_TRUE(kb::write_history_file((d / "syn.csv").string(), opt));
   std::string syn = slurp(d / "syn.csv");
   EXPECT_TRUE(contains(syn.substr(0, syn.find('\n')), ",attempt"));
   EXPECT_TRUE(contains(syn, "synthetic-h100-80gb-hbm3-30,2026-11-23T09:00:00Z"));

@@ -11,8 +11,8 @@
 
 #include <algorithm>
 
+#include "core/csv_reader.h"
 #include "kgate_test_util.h"
-#include "reports/csv_reader.h"
 
 #if defined(KBENCH_KGATE_EXE) && defined(KBENCH_SOURCE_DIR)
 namespace {

@@ -12,11 +12,11 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/gen_history.h"
+#include "tests/support/simulate.h"
 #include "tools/kgate/compare.h"
-#include "tools/kgate/gen_history.h"
 #include "tools/kgate/history_rule.h"
 #include "tools/kgate/noise.h"
-#include "tools/kgate/simulate.h"
 
 namespace {
 

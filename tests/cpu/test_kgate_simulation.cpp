@@ -17,8 +17,8 @@
 
 #include <cmath>
 
+#include "tests/support/simulate.h"
 #include "tools/kgate/history_rule.h"
-#include "tools/kgate/simulate.h"
 
 namespace {
 

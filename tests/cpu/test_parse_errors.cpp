@@ -6,10 +6,10 @@
 
 #include <string>
 
-#include "suite/datasheets.h"
-#include "suite/suspects.h"
-#include "suite/targets.h"
-#include "suite/tuning.h"
+#include "core/datasheets.h"
+#include "core/suspects.h"
+#include "core/targets.h"
+#include "core/tuning.h"
 
 namespace {
 
@@ -64,7 +64,7 @@ TEST(DatasheetsParse, NumberOutOfRangeIsADatasheetError) {
 
 TEST(SuspectsAttempts, ASuffixBeyondAnAttemptIsNotCounted) {
   // Past INT_MAX the next number would overflow; past 1,000,000 it is no
-  // attempt at all (reports/attempts.h).
+  // attempt at all (core/attempts.h).
   EXPECT_EQ(kb::next_attempt("x,R1/2147483647,y\n", "R1"), 2);
   EXPECT_EQ(kb::next_attempt("x,R1/99999999999,y\nx,R1/3,y\n", "R1"), 4);
   EXPECT_EQ(kb::next_attempt("x,R1/1000000,y\n", "R1"), 1000001);

@@ -14,9 +14,9 @@
 #include <sstream>
 #include <tuple>
 
+#include "core/types.h"
 #include "kgate_test_util.h"
 #include "suite/rows.h"
-#include "suite/types.h"
 #include "tools/kgate/gate.h"
 #include "tools/kgate/history.h"
 

@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "suite/roofline.h"
+#include "core/roofline.h"
 
 namespace {
 

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "reports/metrics.h"
+#include "core/metrics.h"
 #include "suite/rows.h"
 #include "suite/sampling.h"
 

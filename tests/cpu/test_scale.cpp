@@ -11,10 +11,10 @@
 #include <regex>
 #include <set>
 
+#include "core/csv_reader.h"
+#include "core/metrics.h"
 #include "kgate_test_util.h"
-#include "reports/csv_reader.h"
 #include "reports/gate_writers.h"
-#include "reports/metrics.h"
 #include "suite/shard.h"
 #include "tools/kgate/gate.h"
 #include "tools/kgate/siblings.h"

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "suite/suspects.h"
+#include "core/suspects.h"
 #include "tests/cpu/run_command.h"
 
 namespace {

@@ -4,10 +4,10 @@
 // is one GPU model whatever its case, in kbench and in kgate alike.
 #include <gtest/gtest.h>
 
+#include "core/datasheets.h"
+#include "core/targets.h"
+#include "core/tuning.h"
 #include "kgate_test_util.h"
-#include "suite/datasheets.h"
-#include "suite/targets.h"
-#include "suite/tuning.h"
 
 namespace {
 

@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "suite/targets.h"
+#include "core/targets.h"
 
 namespace {
 

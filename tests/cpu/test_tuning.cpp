@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "suite/tuning.h"
+#include "core/tuning.h"
 
 namespace {
 

@@ -1,12 +1,12 @@
-// The results CSV reader (reports/result_reader.h, reports/csv_reader.h):
+// The results CSV reader (core/result_reader.h, core/csv_reader.h):
 // any bytes either give rows and warnings or ResultFileError; nothing else
 // may escape, and every view a row holds must lie inside the text or the
 // reader's buffer.
 #include <cstdint>
 #include <string>
 
-#include "reports/csv_reader.h"
-#include "reports/result_reader.h"
+#include "core/csv_reader.h"
+#include "core/result_reader.h"
 #include "tests/fuzz/fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

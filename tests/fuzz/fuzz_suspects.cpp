@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "suite/suspects.h"
+#include "core/suspects.h"
 #include "tests/fuzz/fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -5,7 +5,8 @@
 #include <cstdint>
 #include <string>
 
-#include "suite/tuning.h"
+#include "core/tuning.h"
+#include "kernels/gemv/dispatch.h"
 #include "tests/fuzz/fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

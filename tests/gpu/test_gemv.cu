@@ -11,11 +11,11 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "core/tuning.h"
 #include "kernels/common/device_buffer.h"
 #include "kernels/common/fill.h"
 #include "kernels/common/host_math.h"
 #include "kernels/gemv/gemv.h"
-#include "suite/tuning.h"
 #include "tests/gpu/gpu_test_util.h"
 
 namespace {
@@ -23,7 +23,7 @@ namespace {
 using kb::bf16;
 namespace gemv = kb::gemv;
 
-// A configuration by its name (kernels/gemv/config.h), its family's name and its own.
+// A configuration by its name (core/gemv_config.h), its family's name and its own.
 gemv::Config named(const char* n) {
   const auto k = gemv::parse_kernel(n);
   if (!k) throw std::invalid_argument(std::string("no kernel named ") + n);

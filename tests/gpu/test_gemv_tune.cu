@@ -8,10 +8,11 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/tuning.h"
+#include "kernels/gemv/dispatch.h"
 #include "suite/device.h"
 #include "suite/experiments/gemv_case.h"
 #include "suite/gemv_tune_run.h"
-#include "suite/tuning.h"
 #include "tests/gpu/gpu_test_util.h"
 
 namespace {

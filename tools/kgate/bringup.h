@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "core/datasheets.h"
+#include "core/targets.h"
 #include "reports/bringup_report.h"
-#include "suite/datasheets.h"
-#include "suite/targets.h"
 #include "tools/kgate/history.h"
 
 namespace kb {

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "suite/datasheets.h"
-#include "suite/targets.h"
+#include "core/datasheets.h"
+#include "core/targets.h"
 #include "tools/kgate/bringup_run.h"
 
 namespace kb {

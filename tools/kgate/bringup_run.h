@@ -1,6 +1,7 @@
 // The rows of the run `kgate bringup` reports on: one run of one GPU, its
-// own measurement (attempt 1). Shared by the report (bringup.cpp) and the
-// drafted target file (bringup_draft.cpp).
+// own measurement (attempt 1). Shared by the report's sections
+// (bringup.cpp, bringup_a100.cpp) and the drafted target file
+// (bringup_draft.cpp).
 #pragma once
 
 #include <algorithm>
@@ -9,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "core/datasheets.h"
+#include "tools/kgate/bringup.h"
 #include "tools/kgate/history.h"
 
 namespace kb {
@@ -44,5 +47,30 @@ struct RunView {
     return best;
   }
 };
+
+// The limiter a row's variant names ("memory", "compute", "launch"; "" = none).
+inline std::string bound_of(const std::string& variant) {
+  const auto p = variant.find("bound=");
+  if (p == std::string::npos) return "";
+  auto e = variant.find(';', p);
+  return variant.substr(p + 6, e == std::string::npos ? std::string::npos : e - p - 6);
+}
+
+// The peak of a row's dtype in a datasheet entry.
+inline std::optional<double> dtype_peak(const Datasheet* d, const std::string& dtype) {
+  if (!d) return std::nullopt;
+  if (dtype == "bfloat16") return d->bf16_tflops.value;
+  if (dtype == "float16") return d->f16_tflops.value;
+  if (dtype == "int8") return d->int8_tops.value;
+  if (dtype == "fp8_e4m3") return d->fp8_tflops.value;
+  if (dtype == "float32") return d->tf32_tflops.value;
+  return std::nullopt;
+}
+
+std::string targets_dir_name(const BringupInputs& in);
+
+// The report's section of the seed's rows against the seed's A100 targets
+// (bringup_a100.cpp).
+void add_a100(BringupReport& r, const BringupInputs& in, const RunView& here, const Datasheet* ds);
 
 }  // namespace kb

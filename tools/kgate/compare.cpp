@@ -6,8 +6,8 @@
 #include <set>
 #include <tuple>
 
-#include "reports/metrics.h"
-#include "suite/gpu_name.h"
+#include "core/gpu_name.h"
+#include "core/metrics.h"
 #include "tools/kgate/history_rule.h"
 
 namespace kb {
@@ -49,7 +49,7 @@ std::map<CompareKey, Side> collect(const History& h, bool cross_arch,
   for (const auto& o : h.observations()) {
     if (!side_of[o.key]) {
       const Key& k = h.keys()[o.key];
-      // The two files may spell one GPU model differently (suite/gpu_name.h).
+      // The two files may spell one GPU model differently (core/gpu_name.h).
       CompareKey ck{k.name, k.metric, k.dtype, k.shape,
                     cross_arch ? std::string() : gpu_name_key(k.arch)};
       lower[ck] = k.lower_is_better;

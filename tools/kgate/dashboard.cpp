@@ -9,8 +9,8 @@
 #include <optional>
 #include <thread>
 
-#include "reports/csv_reader.h"
-#include "reports/result_reader.h"
+#include "core/csv_reader.h"
+#include "core/result_reader.h"
 #include "tools/kgate/boards.h"
 #include "tools/kgate/history_rule.h"
 
@@ -272,39 +272,25 @@ std::vector<DashboardAttempt> remeasurements(const History& h, uint32_t k,
   return out;
 }
 
-}  // namespace
+using GpuIndex = std::map<std::pair<std::string, std::string>, uint32_t>;
 
-DashboardData build_dashboard(const History& h, const RowExtras& extras,
-                              const DashboardOptions& opt) {
-  DashboardData d;
-  GateReport rep = run_gate(h, opt.gate);
-  d.title = opt.title;
-  d.generated = utc_now();
-  d.inputs = h.files();
-  d.rows = h.rows();
-  d.window = opt.gate.rule.window;
-  d.min_gap = opt.gate.rule.min_gap;
-  d.strict = opt.gate.strict;
-  d.gate_summary = rep.summary();
-  for (const auto& g : rep.gated_runs) d.gated_runs.push_back(g.describe());
-  d.warnings = rep.warnings;
-  for (const auto& f : rep.input_failures) d.warnings.push_back("FAIL " + f.rule + " " + f.text());
-
-  const auto& keys = h.keys();
-  const auto& obs = h.observations();
-  const auto& runs = h.runs();
-
-  // GPUs: one column per (arch, device), by name.
-  std::map<std::pair<std::string, std::string>, uint32_t> gpu_index;
-  for (const Key& k : keys) gpu_index.emplace(std::make_pair(k.arch, k.device), 0);
+// GPUs: one column per (arch, device), by name.
+GpuIndex add_gpus(DashboardData& d, const History& h, const DashboardOptions& opt) {
+  GpuIndex gpu_index;
+  for (const Key& k : h.keys()) gpu_index.emplace(std::make_pair(k.arch, k.device), 0);
   for (auto& [gpu, index] : gpu_index) {
     index = static_cast<uint32_t>(d.gpus.size());
     d.gpus.push_back({gpu.first, gpu.second});
     // Two target files for one GPU throw here, not in the threads below.
     if (!gpu.first.empty()) match_gpu(opt.gate.targets, gpu.first);
   }
+  return gpu_index;
+}
 
-  // Runs, described by their first row.
+// Runs, described by their first row.
+void add_runs(DashboardData& d, const History& h, const RowExtras& extras) {
+  const auto& obs = h.observations();
+  const auto& runs = h.runs();
   d.runs.resize(runs.size());
   std::vector<uint32_t> first_row(runs.size(), UINT32_MAX);
   for (uint32_t i = 0; i < obs.size(); ++i)
@@ -322,53 +308,54 @@ DashboardData build_dashboard(const History& h, const RowExtras& extras,
       dr.cuda = extras.str(e->cuda);
     }
   }
+}
 
+// Judging every point of a year of history is most of the work (the
+// history rule once per point): keys are independent, so spread them over
+// the cores.
+void judge_keys(DashboardData& d, const History& h, const DashboardOptions& opt) {
+  const size_t n_keys = h.keys().size();
+  d.keys.resize(n_keys);
+  std::atomic<uint32_t> next{0};
+  auto work = [&] {
+    for (uint32_t k; (k = next++) < n_keys;) {
+      d.keys[k].points = judge_series(h, k, opt.gate);
+      d.keys[k].attempts = remeasurements(h, k, d.keys[k].points);
+    }
+  };
+  unsigned n = std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < n && n_keys > 64; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+}
+
+// Boards: the History's GPUs that name a UUID, one entry per UUID, in the
+// order the points first name them.
+void number_boards(DashboardData& d, const History& h) {
+  std::vector<int32_t> board_of_gpu(h.gpus().size(), -1);
+  std::map<std::string, int32_t> by_uuid;
+  for (DashboardKey& dk : d.keys)
+    for (DashboardPoint& p : dk.points) {
+      if (p.board < 0) continue;
+      int32_t& b = board_of_gpu[static_cast<size_t>(p.board)];
+      if (b < 0) {
+        const std::string& uuid = h.gpus()[static_cast<size_t>(p.board)].uuid;
+        auto [it, fresh] = by_uuid.try_emplace(uuid, static_cast<int32_t>(d.boards.size()));
+        if (fresh) d.boards.push_back(short_board(uuid));
+        b = it->second;
+      }
+      p.board = b;
+    }
+}
+
+// Each key's identity and `kgate check`'s verdict; each GPU's newest run
+// is the gated one.
+void describe_keys(DashboardData& d, const History& h, const GateReport& rep, GpuIndex& gpu_index) {
+  const auto& keys = h.keys();
   std::unordered_map<std::string, const GateKeyResult*> verdicts;
   for (const GateKeyResult& g : rep.keys)
     verdicts.emplace(key_tuple(g.name, g.metric, g.dtype, g.shape, g.arch, g.device), &g);
-
-  // The rows History did not put in a series (a second row of a key in one
-  // run): attempts of that run's point.
-  std::vector<char> in_series(obs.size(), 0);
-  for (uint32_t k = 0; k < keys.size(); ++k)
-    for (uint32_t i : h.series(k)) in_series[i] = 1;
-
-  d.keys.resize(keys.size());
-  // Judging every point of a year of history is most of the work (the
-  // history rule once per point): keys are independent, so spread them
-  // over the cores.
-  {
-    std::atomic<uint32_t> next{0};
-    auto work = [&] {
-      for (uint32_t k; (k = next++) < keys.size();) {
-        d.keys[k].points = judge_series(h, k, opt.gate);
-        d.keys[k].attempts = remeasurements(h, k, d.keys[k].points);
-      }
-    };
-    unsigned n = std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
-    std::vector<std::thread> pool;
-    for (unsigned t = 1; t < n && keys.size() > 64; ++t) pool.emplace_back(work);
-    work();
-    for (auto& t : pool) t.join();
-  }
-  // Boards: the History's GPUs that name a UUID, one entry per UUID, in the
-  // order the points first name them.
-  {
-    std::vector<int32_t> board_of_gpu(h.gpus().size(), -1);
-    std::map<std::string, int32_t> by_uuid;
-    for (DashboardKey& dk : d.keys)
-      for (DashboardPoint& p : dk.points) {
-        if (p.board < 0) continue;
-        int32_t& b = board_of_gpu[static_cast<size_t>(p.board)];
-        if (b < 0) {
-          const std::string& uuid = h.gpus()[static_cast<size_t>(p.board)].uuid;
-          auto [it, fresh] = by_uuid.try_emplace(uuid, static_cast<int32_t>(d.boards.size()));
-          if (fresh) d.boards.push_back(short_board(uuid));
-          b = it->second;
-        }
-        p.board = b;
-      }
-  }
   std::vector<std::vector<uint32_t>> gpu_runs(d.gpus.size());
   for (uint32_t k = 0; k < keys.size(); ++k) {
     const Key& key = keys[k];
@@ -379,7 +366,8 @@ DashboardData build_dashboard(const History& h, const RowExtras& extras,
     dk.shape = key.shape;
     dk.lower_is_better = key.lower_is_better;
     dk.gpu = gpu_index[{key.arch, key.device}];
-    if (!h.series(k).empty()) dk.variant = std::string(obs[h.series(k).back()].variant);
+    if (!h.series(k).empty())
+      dk.variant = std::string(h.observations()[h.series(k).back()].variant);
     auto it =
         verdicts.find(key_tuple(key.name, key.metric, key.dtype, key.shape, key.arch, key.device));
     if (it != verdicts.end()) {
@@ -390,14 +378,23 @@ DashboardData build_dashboard(const History& h, const RowExtras& extras,
       dk.why = g.why;
       // The newest point is the gated one (unless the key is missing from
       // the newest run): it shows `kgate check`'s own verdict.
-      if (!dk.points.empty() && g.rule != "missing" && runs[dk.points.back().run].label == g.run)
+      if (!dk.points.empty() && g.rule != "missing" &&
+          h.runs()[dk.points.back().run].label == g.run)
         dk.points.back().verdict = g.status;
     }
     if (!dk.points.empty()) gpu_runs[dk.gpu].push_back(dk.points.back().run);
   }
   for (const auto& g : gpu_runs)
     if (!g.empty()) d.runs[*std::max_element(g.begin(), g.end())].gated = true;
+}
 
+// The rows History did not put in a series (a second row of a key in one
+// run): attempts of that run's point.
+void add_repeats(DashboardData& d, const History& h, const RowExtras& extras) {
+  const auto& obs = h.observations();
+  std::vector<char> in_series(obs.size(), 0);
+  for (uint32_t k = 0; k < h.keys().size(); ++k)
+    for (uint32_t i : h.series(k)) in_series[i] = 1;
   for (uint32_t i = 0; i < obs.size(); ++i) {
     if (in_series[i]) continue;
     const Observation& o = obs[i];
@@ -413,8 +410,10 @@ DashboardData build_dashboard(const History& h, const RowExtras& extras,
     if (o.measured()) a.value = o.actual;
     dk.attempts.push_back(a);
   }
+}
 
-  // Per run: rows by status (attempts included), keys by verdict, GPUs.
+// Per run: rows by status (attempts included), keys by verdict, GPUs.
+void count_per_run(DashboardData& d) {
   for (const DashboardKey& dk : d.keys) {
     for (const DashboardPoint& p : dk.points) {
       DashboardRun& dr = d.runs[p.run];
@@ -427,9 +426,11 @@ DashboardData build_dashboard(const History& h, const RowExtras& extras,
       ++d.runs[dk.points[a.point].run].rows[status_slot(a.status)];
   }
   for (auto& dr : d.runs) std::sort(dr.gpus.begin(), dr.gpus.end());
+}
 
-  // What is missing, and what the page leaves out because of it.
-  const size_t nr = d.runs.size(), nk = d.keys.size();
+// What the runs lack, and what the page leaves out because of it.
+void note_runs(DashboardData& d, const History& h, const DashboardOptions& opt) {
+  const size_t nr = d.runs.size();
   if (nr == 1)
     d.notes.push_back("One run only: no trend and no baseline yet (the history rule needs " +
                       std::to_string(opt.gate.rule.min_history) + " earlier runs).");
@@ -438,7 +439,8 @@ DashboardData build_dashboard(const History& h, const RowExtras& extras,
     no_time += !r.has_time;
     no_sha += r.git_sha.empty();
   }
-  for (const Run& r : runs) no_id += r.label.find('#') != std::string::npos && r.timestamp.empty();
+  for (const Run& r : h.runs())
+    no_id += r.label.find('#') != std::string::npos && r.timestamp.empty();
   if (no_time)
     d.notes.push_back(count_of(no_time, "run has", "runs have") + " no timestamp (of " +
                       std::to_string(nr) + "): the charts' x axis is the run order, not time.");
@@ -450,6 +452,11 @@ DashboardData build_dashboard(const History& h, const RowExtras& extras,
     d.notes.push_back(count_of(no_id, "run comes", "runs come") +
                       " from files without run ids (gpt_fast): each repeat of a key in a file "
                       "is taken as that file's next run, files in the order given.");
+}
+
+// What the keys lack, and what the page leaves out because of it.
+void note_keys(DashboardData& d, const DashboardOptions& opt) {
+  const size_t nk = d.keys.size();
   size_t no_target = 0, no_roof = 0;
   for (const DashboardKey& k : d.keys) {
     bool t = false, r = false;
@@ -478,6 +485,34 @@ DashboardData build_dashboard(const History& h, const RowExtras& extras,
   if (opt.gate.targets.empty())
     d.notes.push_back(
         "No target files given (--targets): targets come from the rows' own target column.");
+}
+
+}  // namespace
+
+DashboardData build_dashboard(const History& h, const RowExtras& extras,
+                              const DashboardOptions& opt) {
+  DashboardData d;
+  GateReport rep = run_gate(h, opt.gate);
+  d.title = opt.title;
+  d.generated = utc_now();
+  d.inputs = h.files();
+  d.rows = h.rows();
+  d.window = opt.gate.rule.window;
+  d.min_gap = opt.gate.rule.min_gap;
+  d.strict = opt.gate.strict;
+  d.gate_summary = rep.summary();
+  for (const auto& g : rep.gated_runs) d.gated_runs.push_back(g.describe());
+  d.warnings = rep.warnings;
+  for (const auto& f : rep.input_failures) d.warnings.push_back("FAIL " + f.rule + " " + f.text());
+  GpuIndex gpu_index = add_gpus(d, h, opt);
+  add_runs(d, h, extras);
+  judge_keys(d, h, opt);
+  number_boards(d, h);
+  describe_keys(d, h, rep, gpu_index);
+  add_repeats(d, h, extras);
+  count_per_run(d);
+  note_runs(d, h, opt);
+  note_keys(d, opt);
   return d;
 }
 

@@ -7,7 +7,7 @@
 #include <optional>
 #include <string_view>
 
-#include "reports/metrics.h"
+#include "core/metrics.h"
 #include "tools/kgate/boards.h"
 #include "tools/kgate/gate_input.h"
 #include "tools/kgate/gate_rules.h"

@@ -27,8 +27,8 @@
 #include <string>
 #include <vector>
 
+#include "core/targets.h"
 #include "reports/gate_result.h"
-#include "suite/targets.h"
 #include "tools/kgate/boards.h"
 #include "tools/kgate/history.h"
 #include "tools/kgate/history_rule.h"

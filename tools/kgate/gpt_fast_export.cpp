@@ -3,8 +3,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "reports/csv_writer.h"
-#include "reports/record.h"
+#include "core/csv_writer.h"
+#include "core/record.h"
 #include "tools/kgate/history_rule.h"
 
 namespace kb {

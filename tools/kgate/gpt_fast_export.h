@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "suite/targets.h"
+#include "core/targets.h"
 #include "tools/kgate/history.h"
 
 namespace kb {

@@ -4,10 +4,10 @@
 #include <cstdint>
 #include <numeric>
 
-#include "reports/attempts.h"
-#include "reports/metrics.h"
-#include "reports/record.h"
-#include "suite/gpu_name.h"
+#include "core/attempts.h"
+#include "core/gpu_name.h"
+#include "core/metrics.h"
+#include "core/record.h"
 
 namespace kb {
 
@@ -105,7 +105,7 @@ std::string_view History::arch_spelling(std::string_view arch) {
 
 uint32_t History::intern_key(const ResultRow& r) {
   // One GPU model is one series however a file spells its name: the first
-  // spelling read stands for all (suite/gpu_name.h), so that a drop measured
+  // spelling read stands for all (core/gpu_name.h), so that a drop measured
   // under another case is judged against the model's history.
   const std::string_view arch = arch_spelling(r.arch);
   // One string holding every part, separated by a byte no field contains.

@@ -2,7 +2,7 @@
 // one series per key. A key is (name, metric, dtype, shape, arch, device):
 // DESIGN.md's key plus the device, so that the GPUs of one `--device all`
 // run are not duplicates of each other and each is compared with itself.
-// The arch is compared as suite/gpu_name.h compares GPU names (case aside):
+// The arch is compared as core/gpu_name.h compares GPU names (case aside):
 // each GPU model's keys carry the first spelling of its name read.
 // The gate takes the GPUs of one kind in one run together, as attempts of
 // one key (gate_key_device: cuda:N is cuda); the dashboard shows each.
@@ -13,7 +13,7 @@
 //
 // Runs: rows with a run_id belong to that run (the same id in two files is
 // one run); rows whose id is `<id>/<N>` are attempt N of run <id>
-// (reports/attempts.h: re-measurements of suspects, appended by
+// (core/attempts.h: re-measurements of suspects, appended by
 // `kbench run --rerun`). Rows without one (gpt_fast files) are taken in file
 // order, each repeat of a key in a file being the next run of that file.
 //
@@ -42,7 +42,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "reports/result_reader.h"
+#include "core/result_reader.h"
 
 namespace kb {
 
@@ -86,7 +86,7 @@ struct Observation {
   uint32_t file = 0;
   uint32_t line = 0;
   uint32_t seq = 0;      // position among all rows read
-  uint32_t attempt = 1;  // 1 = the run's own row; 2.. = re-measurements (reports/attempts.h)
+  uint32_t attempt = 1;  // 1 = the run's own row; 2.. = re-measurements (core/attempts.h)
   uint32_t gpu = 0;      // index into History::gpus()
   RowStatus status = RowStatus::ok;
   bool is_model = false;

@@ -6,11 +6,11 @@
 #include <map>
 #include <set>
 
+#include "core/csv_writer.h"
+#include "core/metrics.h"
 #include "reports/console_table.h"
-#include "reports/csv_writer.h"
 #include "reports/gate_result.h"
 #include "reports/markdown.h"
-#include "reports/metrics.h"
 #include "tools/kgate/history_rule.h"
 #include "tools/kgate/percent.h"
 

@@ -4,19 +4,14 @@
 #include <cstdio>
 #include <map>
 
+#include "core/metrics.h"
 #include "reports/markdown.h"
-#include "reports/metrics.h"
+#include "tools/kgate/history_rule.h"
 #include "tools/kgate/percent.h"
 
 namespace kb {
 
 namespace {
-
-double median_of_copy(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 std::string num(double v) {
   char b[32];
@@ -42,41 +37,136 @@ SiblingRole sibling_role(const Key& k) {
   return SiblingRole::point_metric;
 }
 
-std::vector<SiblingReport> sibling_check(const History& h, const SiblingOptions& opt) {
+namespace {
+
+// One key of the gate (devices merged) in one run: each GPU's value in the
+// run's own measurement (attempt 1; re-measurements are of one GPU).
+struct Cell {
+  const Key* key;
+  std::string point;  // name [shape] dtype: the rows of one timing
+  SiblingRole role;
+  std::map<uint32_t, double> by_gpu;
+};
+
+// Per GPU, per point: the standing of each of its rows, and its rows behind.
+struct PointStanding {
+  std::vector<double> standing;
+  std::vector<SiblingRow> behind;
+};
+using Standings = std::map<uint32_t, std::map<std::string, PointStanding>>;
+
+std::map<std::string, Cell> cells_of_run(const History& h, const std::string& arch, uint32_t run) {
   const auto& keys = h.keys();
-  const auto& obs = h.observations();
+  std::map<std::string, Cell> cells;
+  for (uint32_t k = 0; k < keys.size(); ++k) {
+    const Key& key = keys[k];
+    if (key.arch != arch) continue;
+    for (uint32_t i : h.series(k)) {
+      const Observation& o = h.observations()[i];
+      if (o.run != run || o.attempt != 1 || !o.measured()) continue;
+      const std::string point = key.name + " [" + key.shape + "] " + key.dtype;
+      Cell& c =
+          cells.try_emplace(point + " " + key.metric, Cell{&key, point, sibling_role(key), {}})
+              .first->second;
+      c.by_gpu.emplace(o.gpu, o.actual);
+    }
+  }
+  return cells;
+}
+
+// Each GPU's row of each cell against the median of its siblings' rows.
+void compare_cells(const std::map<std::string, Cell>& cells, const SiblingOptions& opt,
+                   SiblingReport& rep, std::map<uint32_t, SiblingGpu>& per, Standings& points) {
+  for (const auto& [id, c] : cells) {
+    if (c.by_gpu.size() < 2) continue;
+    if (c.role == SiblingRole::not_the_board) {
+      rep.rows_not_compared += c.by_gpu.size();
+      continue;
+    }
+    for (const auto& [g, v] : c.by_gpu) {
+      std::vector<double> others;
+      for (const auto& [g2, v2] : c.by_gpu)
+        if (g2 != g) others.push_back(v2);
+      const double med = median_of(others);
+      if (!(med > 0)) continue;
+      const double behind = c.key->lower_is_better ? v / med - 1 : 1 - v / med;
+      const SiblingRow row{id, v, med, behind};
+      SiblingGpu& s = per[g];
+      if (c.role == SiblingRole::ceiling) {
+        ++s.ceilings_compared;
+        if (behind >= opt.threshold) s.ceilings_behind.push_back(row);
+        continue;
+      }
+      PointStanding& p = points[g][c.point];
+      p.standing.push_back(behind);
+      if (behind >= opt.threshold) p.behind.push_back(row);
+    }
+  }
+}
+
+// Why a GPU is named: its ceilings and worst points behind.
+std::string why_named(const SiblingGpu& s, const SiblingReport& rep, const SiblingOptions& opt) {
+  const size_t ceilings = s.ceilings_behind.size(), behind = s.points_behind.size();
+  std::string why = "behind its " + std::to_string(rep.siblings - 1) + " sibling(s) in run " +
+                    rep.run + " by " + percent(opt.threshold) + " or more on";
+  if (ceilings) {
+    std::string which;
+    for (const auto& b : s.ceilings_behind)
+      which += (which.empty() ? "" : ", ") + b.key + " " + num(b.value) + " vs " +
+               num(b.siblings_median) + " (" + percent(b.behind) + ")";
+    why += " " + std::to_string(ceilings) + " ceiling(s) (" + which + ")";
+  }
+  if (ceilings && behind) why += " and";
+  if (behind) {
+    why += " " + std::to_string(behind) + " of " + std::to_string(s.points_compared) +
+           " measured points (worst: ";
+    for (size_t i = 0; i < behind && i < 3; ++i) {
+      const SiblingPoint& p = s.points_behind[i];
+      why += (i ? ", " : "") + p.point + " " + percent(p.behind) + " (";
+      for (size_t j = 0; j < p.rows.size(); ++j)
+        why += (j ? ", " : "") + p.rows[j].key.substr(p.point.size() + 1);
+      why += ")";
+    }
+    why += ")";
+  }
+  return why +
+         ": check this GPU (nvidia-smi -q: clocks, power, retired pages; dcgmi diag), "
+         "not the code";
+}
+
+// A GPU's standing over its points, its points behind, and whether it is named.
+void conclude(SiblingGpu& s, std::map<std::string, PointStanding>& points, const SiblingReport& rep,
+              const SiblingOptions& opt) {
+  std::vector<double> standing;
+  for (auto& [point, p] : points) {
+    ++s.points_compared;
+    standing.push_back(median_of(p.standing));
+    if (p.behind.empty()) continue;
+    std::stable_sort(p.behind.begin(), p.behind.end(), worse_first);
+    const double worst = p.behind.front().behind;
+    s.points_behind.push_back({point, worst, std::move(p.behind)});
+  }
+  std::stable_sort(s.points_behind.begin(), s.points_behind.end(), worse_first);
+  std::stable_sort(s.ceilings_behind.begin(), s.ceilings_behind.end(), worse_first);
+  if (!standing.empty()) s.median_behind = median_of(standing);
+  s.named = !s.ceilings_behind.empty() || s.points_behind.size() >= opt.min_points;
+  if (s.named) s.why = why_named(s, rep, opt);
+}
+
+}  // namespace
+
+std::vector<SiblingReport> sibling_check(const History& h, const SiblingOptions& opt) {
   std::map<std::string, uint32_t> newest;  // arch -> newest run
-  for (const auto& o : obs) {
-    auto [it, fresh] = newest.try_emplace(keys[o.key].arch, o.run);
+  for (const auto& o : h.observations()) {
+    auto [it, fresh] = newest.try_emplace(h.keys()[o.key].arch, o.run);
     if (!fresh && o.run > it->second) it->second = o.run;
   }
   std::vector<SiblingReport> out;
   for (const auto& [arch, run] : newest) {
-    // Per key of the gate (devices merged): each GPU's value in the run's
-    // own measurement (attempt 1; re-measurements are of one GPU).
-    struct Cell {
-      const Key* key;
-      std::string point;  // name [shape] dtype: the rows of one timing
-      SiblingRole role;
-      std::map<uint32_t, double> by_gpu;
-    };
-    std::map<std::string, Cell> cells;
-    std::map<uint32_t, size_t> gpus;  // gpu -> rows with siblings
-    for (uint32_t k = 0; k < keys.size(); ++k) {
-      const Key& key = keys[k];
-      if (key.arch != arch) continue;
-      for (uint32_t i : h.series(k)) {
-        const Observation& o = obs[i];
-        if (o.run != run || o.attempt != 1 || !o.measured()) continue;
-        const std::string point = key.name + " [" + key.shape + "] " + key.dtype;
-        Cell& c =
-            cells.try_emplace(point + " " + key.metric, Cell{&key, point, sibling_role(key), {}})
-                .first->second;
-        c.by_gpu.emplace(o.gpu, o.actual);
-      }
-    }
+    const std::map<std::string, Cell> cells = cells_of_run(h, arch, run);
     // The GPUs that have siblings on some row (a collective's rows, of the
     // host's GPUs together, have none).
+    std::map<uint32_t, size_t> gpus;  // gpu -> rows with siblings
     for (const auto& [id, c] : cells)
       if (c.by_gpu.size() >= 2)
         for (const auto& [g, v] : c.by_gpu) ++gpus[g];
@@ -85,81 +175,12 @@ std::vector<SiblingReport> sibling_check(const History& h, const SiblingOptions&
     rep.arch = arch;
     rep.run = h.runs()[run].label;
     rep.siblings = gpus.size();
-    // Per GPU, per point: the standing of each of its rows, and its rows behind.
-    struct PointStanding {
-      std::vector<double> standing;
-      std::vector<SiblingRow> behind;
-    };
     std::map<uint32_t, SiblingGpu> per;
-    std::map<uint32_t, std::map<std::string, PointStanding>> points;
+    Standings points;
     for (const auto& [g, n] : gpus) per[g].gpu = h.gpus()[g].label();
-    for (const auto& [id, c] : cells) {
-      if (c.by_gpu.size() < 2) continue;
-      if (c.role == SiblingRole::not_the_board) {
-        rep.rows_not_compared += c.by_gpu.size();
-        continue;
-      }
-      for (const auto& [g, v] : c.by_gpu) {
-        std::vector<double> others;
-        for (const auto& [g2, v2] : c.by_gpu)
-          if (g2 != g) others.push_back(v2);
-        const double med = median_of_copy(others);
-        if (!(med > 0)) continue;
-        const double behind = c.key->lower_is_better ? v / med - 1 : 1 - v / med;
-        const SiblingRow row{id, v, med, behind};
-        SiblingGpu& s = per[g];
-        if (c.role == SiblingRole::ceiling) {
-          ++s.ceilings_compared;
-          if (behind >= opt.threshold) s.ceilings_behind.push_back(row);
-          continue;
-        }
-        PointStanding& p = points[g][c.point];
-        p.standing.push_back(behind);
-        if (behind >= opt.threshold) p.behind.push_back(row);
-      }
-    }
+    compare_cells(cells, opt, rep, per, points);
     for (auto& [g, s] : per) {
-      std::vector<double> standing;
-      for (auto& [point, p] : points[g]) {
-        ++s.points_compared;
-        standing.push_back(median_of_copy(p.standing));
-        if (p.behind.empty()) continue;
-        std::stable_sort(p.behind.begin(), p.behind.end(), worse_first);
-        const double worst = p.behind.front().behind;
-        s.points_behind.push_back({point, worst, std::move(p.behind)});
-      }
-      std::stable_sort(s.points_behind.begin(), s.points_behind.end(), worse_first);
-      std::stable_sort(s.ceilings_behind.begin(), s.ceilings_behind.end(), worse_first);
-      if (!standing.empty()) s.median_behind = median_of_copy(standing);
-      const size_t ceilings = s.ceilings_behind.size(), behind = s.points_behind.size();
-      s.named = ceilings > 0 || behind >= opt.min_points;
-      if (s.named) {
-        s.why = "behind its " + std::to_string(rep.siblings - 1) + " sibling(s) in run " + rep.run +
-                " by " + percent(opt.threshold) + " or more on";
-        if (ceilings) {
-          std::string which;
-          for (const auto& b : s.ceilings_behind)
-            which += (which.empty() ? "" : ", ") + b.key + " " + num(b.value) + " vs " +
-                     num(b.siblings_median) + " (" + percent(b.behind) + ")";
-          s.why += " " + std::to_string(ceilings) + " ceiling(s) (" + which + ")";
-        }
-        if (ceilings && behind) s.why += " and";
-        if (behind) {
-          s.why += " " + std::to_string(behind) + " of " + std::to_string(s.points_compared) +
-                   " measured points (worst: ";
-          for (size_t i = 0; i < behind && i < 3; ++i) {
-            const SiblingPoint& p = s.points_behind[i];
-            s.why += (i ? ", " : "") + p.point + " " + percent(p.behind) + " (";
-            for (size_t j = 0; j < p.rows.size(); ++j)
-              s.why += (j ? ", " : "") + p.rows[j].key.substr(p.point.size() + 1);
-            s.why += ")";
-          }
-          s.why += ")";
-        }
-        s.why +=
-            ": check this GPU (nvidia-smi -q: clocks, power, retired pages; dcgmi diag), "
-            "not the code";
-      }
+      conclude(s, points[g], rep, opt);
       rep.gpus.push_back(std::move(s));
     }
     out.push_back(std::move(rep));

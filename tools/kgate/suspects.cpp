@@ -4,7 +4,7 @@
 #include <cmath>
 #include <vector>
 
-#include "reports/csv_writer.h"
+#include "core/csv_writer.h"
 
 namespace kb {
 

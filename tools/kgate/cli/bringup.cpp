@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "reports/result_reader.h"
+#include "core/result_reader.h"
 #include "tools/kgate/cli/commands.h"
 
 namespace kb::kgate_cli {

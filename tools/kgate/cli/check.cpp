@@ -33,18 +33,7 @@ CheckPlan parse_check(const Args& args) {
       p.all = true;
     } else if (f == "--targets") {
       p.targets_dir = value_of(a, i);
-    } else if (f == "--window") {
-      opt.rule.window = static_cast<int>(parse_int(f, value_of(a, i), 3, 500));
-    } else if (f == "--min-gap") {
-      opt.rule.min_gap = parse_double(f, value_of(a, i), 0, 1, true);
-    } else if (f == "--min-history") {
-      opt.rule.min_history = static_cast<int>(parse_int(f, value_of(a, i), 3, 500));
-    } else if (f == "--max-noise") {
-      opt.rule.max_noise = parse_double(f, value_of(a, i), 0, 1, true);
-    } else if (f == "--board-gap") {
-      opt.board.board_gap = parse_double(f, value_of(a, i), 0, 1, true);
-    } else if (f == "--strict") {
-      opt.strict = true;
+    } else if (take_gate_option(a, i, opt)) {  // read into opt
     } else if (f == "--suspects") {
       p.suspects = value_of(a, i);
     } else if (f == "--max-suspects") {
@@ -62,10 +51,7 @@ CheckPlan parse_check(const Args& args) {
     }
   }
   if (p.results.empty()) throw UsageError("check needs --results FILE...", kCheckUsage);
-  if (opt.rule.min_history > opt.rule.window)
-    throw UsageError("--min-history " + std::to_string(opt.rule.min_history) +
-                         " is larger than --window " + std::to_string(opt.rule.window),
-                     kCheckUsage);
+  check_gate_options(opt, kCheckUsage);
   return p;
 }
 

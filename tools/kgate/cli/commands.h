@@ -13,10 +13,6 @@ int cmd_gpt_fast(const Args& args);
 int cmd_bringup(const Args& args);
 int cmd_noise(const Args& args);
 int cmd_siblings(const Args& args);
-
-// Hidden development commands (lab.cpp): the evidence behind docs/gate.md.
-int cmd_simulate(const Args& args);
 int cmd_selftest_table(const Args& args);
-int cmd_gen_history(const Args& args);
 
 }  // namespace kb::kgate_cli

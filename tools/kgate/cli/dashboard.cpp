@@ -34,29 +34,14 @@ DashboardPlan parse_dashboard(const Args& args) {
       p.out = value_of(a, i);
     } else if (f == "--title") {
       p.opt.title = value_of(a, i);
-    } else if (f == "--window") {
-      gate.rule.window = static_cast<int>(parse_int(f, value_of(a, i), 3, 500));
-    } else if (f == "--min-gap") {
-      gate.rule.min_gap = parse_double(f, value_of(a, i), 0, 1, true);
-    } else if (f == "--min-history") {
-      gate.rule.min_history = static_cast<int>(parse_int(f, value_of(a, i), 3, 500));
-    } else if (f == "--max-noise") {
-      gate.rule.max_noise = parse_double(f, value_of(a, i), 0, 1, true);
-    } else if (f == "--board-gap") {
-      gate.board.board_gap = parse_double(f, value_of(a, i), 0, 1, true);
-    } else if (f == "--strict") {
-      gate.strict = true;
-    } else {
+    } else if (!take_gate_option(a, i, gate)) {
       unexpected("dashboard", f, kDashboardUsage, "--results");
     }
   }
   if (p.results.empty()) throw UsageError("dashboard needs --results FILE...", kDashboardUsage);
   if (p.out.empty())
     throw UsageError("dashboard needs --out DIR (or --out FILE.html)", kDashboardUsage);
-  if (gate.rule.min_history > gate.rule.window)
-    throw UsageError("--min-history " + std::to_string(gate.rule.min_history) +
-                         " is larger than --window " + std::to_string(gate.rule.window),
-                     kDashboardUsage);
+  check_gate_options(gate, kDashboardUsage);
   return p;
 }
 

@@ -5,7 +5,6 @@
 #include <string>
 
 #include "kgate_help_text.h"
-#include "reports/result_reader.h"
 #include "tools/kgate/bringup.h"
 #include "tools/kgate/cli.h"
 #include "tools/kgate/cli/commands.h"
@@ -31,12 +30,10 @@ int dispatch(const Args& a) {
   if (cmd == "compare") return cmd_compare(a);
   if (cmd == "dashboard") return cmd_dashboard(a);
   if (cmd == "gpt-fast") return cmd_gpt_fast(a);
-  if (cmd == "simulate") return cmd_simulate(a);
   if (cmd == "noise") return cmd_noise(a);
   if (cmd == "siblings") return cmd_siblings(a);
   if (cmd == "bringup") return cmd_bringup(a);
   if (cmd == "selftest-table") return cmd_selftest_table(a);
-  if (cmd == "gen-history") return cmd_gen_history(a);
   std::error_code ec;
   if (std::filesystem::exists(cmd, ec) || cmd.find(".csv") != std::string::npos)
     throw UsageError(
@@ -50,14 +47,15 @@ int dispatch(const Args& a) {
 std::string usage_for(const UsageError& e, const Args& a) {
   std::string usage = e.usage;
   if (usage.empty() && !a.empty())
-    usage = a[0] == "check"       ? kCheckUsage
-            : a[0] == "compare"   ? kCompareUsage
-            : a[0] == "dashboard" ? kDashboardUsage
-            : a[0] == "noise"     ? kNoiseUsage
-            : a[0] == "siblings"  ? kSiblingsUsage
-            : a[0] == "gpt-fast"  ? kGptFastUsage
-            : a[0] == "bringup"   ? kBringupUsage
-                                  : "";
+    usage = a[0] == "check"            ? kCheckUsage
+            : a[0] == "compare"        ? kCompareUsage
+            : a[0] == "dashboard"      ? kDashboardUsage
+            : a[0] == "noise"          ? kNoiseUsage
+            : a[0] == "siblings"       ? kSiblingsUsage
+            : a[0] == "gpt-fast"       ? kGptFastUsage
+            : a[0] == "bringup"        ? kBringupUsage
+            : a[0] == "selftest-table" ? kSelftestUsage
+                                       : "";
   if (usage.empty()) usage = kTopUsage;
   return usage;
 }
@@ -71,15 +69,9 @@ int kgate_main(int argc, char** argv) {
   } catch (const UsageError& e) {
     std::fprintf(stderr, "kgate: %s\nusage: %s\n(kgate --help lists the commands and options)\n",
                  e.what(), usage_for(e, a).c_str());
-  } catch (const ResultFileError& e) {
-    std::fprintf(stderr, "kgate: error: %s\n", e.what());
-  } catch (const TargetError& e) {
-    std::fprintf(stderr, "kgate: error: %s\n", e.what());
   } catch (const BringupError& e) {
     std::fprintf(stderr, "kgate: bringup: %s; nothing was written\n", e.what());
-  } catch (const OutputError& e) {
-    std::fprintf(stderr, "kgate: error: %s\n", e.what());
-  } catch (const std::exception& e) {
+  } catch (const std::exception& e) {  // unreadable input, bad target file, failed output
     std::fprintf(stderr, "kgate: error: %s\n", e.what());
   }
   return 2;

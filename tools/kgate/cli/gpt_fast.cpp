@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "reports/result_reader.h"
+#include "core/result_reader.h"
 #include "tools/kgate/cli/commands.h"
 #include "tools/kgate/gpt_fast_export.h"
 

@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "reports/result_reader.h"
+#include "core/result_reader.h"
 
 namespace kb::kgate_cli {
 
@@ -105,6 +105,32 @@ void read_history(History& h, const std::vector<std::string>& files) {
     throw;
   }
   h.finish();
+}
+
+bool take_gate_option(const Args& a, size_t& i, GateOptions& opt) {
+  const std::string& f = a[i];
+  if (f == "--window")
+    opt.rule.window = static_cast<int>(parse_int(f, value_of(a, i), 3, 500));
+  else if (f == "--min-gap")
+    opt.rule.min_gap = parse_double(f, value_of(a, i), 0, 1, true);
+  else if (f == "--min-history")
+    opt.rule.min_history = static_cast<int>(parse_int(f, value_of(a, i), 3, 500));
+  else if (f == "--max-noise")
+    opt.rule.max_noise = parse_double(f, value_of(a, i), 0, 1, true);
+  else if (f == "--board-gap")
+    opt.board.board_gap = parse_double(f, value_of(a, i), 0, 1, true);
+  else if (f == "--strict")
+    opt.strict = true;
+  else
+    return false;
+  return true;
+}
+
+void check_gate_options(const GateOptions& opt, const char* usage) {
+  if (opt.rule.min_history > opt.rule.window)
+    throw UsageError("--min-history " + std::to_string(opt.rule.min_history) +
+                         " is larger than --window " + std::to_string(opt.rule.window),
+                     usage);
 }
 
 void take_files(const Args& a, size_t& i, std::vector<std::string>& files, const char* usage) {

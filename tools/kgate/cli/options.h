@@ -7,8 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "reports/atomic_write.h"
-#include "suite/targets.h"
+#include "core/atomic_write.h"
+#include "core/targets.h"
+#include "tools/kgate/gate.h"
 #include "tools/kgate/history.h"
 
 namespace kb::kgate_cli {
@@ -26,7 +27,8 @@ struct OutputError : std::runtime_error {
 };
 
 constexpr const char* kTopUsage =
-    "kgate check|compare|dashboard|noise|siblings|gpt-fast|bringup [options]   (kgate --help)";
+    "kgate check|compare|dashboard|noise|siblings|gpt-fast|bringup|selftest-table [options]   "
+    "(kgate --help)";
 constexpr const char* kCheckUsage =
     "kgate check --results FILE... [--targets DIR] [--markdown FILE] [--junit FILE] "
     "[--html FILE] [--suspects FILE] [--all] [options]";
@@ -41,6 +43,8 @@ constexpr const char* kSiblingsUsage =
 constexpr const char* kBringupUsage =
     "kgate bringup --results FILE... --out DIR [--reference GPU|FILE.csv] [--reference-gpu NAME] "
     "[--gpu NAME] [--targets DIR] [--datasheets FILE] [--probe FILE] [--threshold REL]";
+constexpr const char* kSelftestUsage =
+    "kgate selftest-table --aa FILE [--drop PCT FILE]... [--targets DIR] [--markdown FILE]";
 constexpr const char* kGptFastUsage =
     "kgate gpt-fast --results FILE... --csv FILE [--json FILE] [--targets DIR]";
 
@@ -62,12 +66,19 @@ double parse_double(const std::string& flag, const std::string& v, double lo, do
                     bool hi_open = false);
 long parse_int(const std::string& flag, const std::string& v, long lo, long hi);
 
+// The history rule's options that check and dashboard share (--window,
+// --min-gap, --min-history, --max-noise, --board-gap, --strict): reads the
+// one at `i` into `opt`; false when a[i] is not one of them.
+bool take_gate_option(const Args& a, size_t& i, GateOptions& opt);
+// --min-history no larger than --window.
+void check_gate_options(const GateOptions& opt, const char* usage);
+
 // `--results FILE...`: the files up to the next option.
 void take_files(const Args& a, size_t& i, std::vector<std::string>& files, const char* usage);
 
 std::string host_name();
 
-// Whole or not at all (reports/atomic_write.h): the previous file stays on any failure.
+// Whole or not at all (core/atomic_write.h): the previous file stays on any failure.
 void write_file(const std::string& path, const std::string& text);
 
 // Before anything is written: no output may be an input (the

@@ -1,11 +1,11 @@
-#include "suite/datasheets.h"
+#include "core/datasheets.h"
 
 #include <cmath>
 #include <fstream>
 #include <sstream>
 
-#include "suite/gpu_name.h"
-#include "suite/json_file.h"
+#include "core/gpu_name.h"
+#include "core/json_file.h"
 
 namespace kb {
 

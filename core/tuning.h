@@ -29,10 +29,10 @@
 #include <string>
 #include <vector>
 
-#include "kernels/gemm/algo_config.h"
-#include "kernels/gemv/dispatch.h"
-#include "suite/json_file.h"
-#include "suite/targets.h"
+#include "core/gemm_algo.h"
+#include "core/gemv_table.h"
+#include "core/json_file.h"
+#include "core/targets.h"
 
 namespace kb {
 

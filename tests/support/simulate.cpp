@@ -1,4 +1,4 @@
-#include "tools/kgate/simulate.h"
+#include "tests/support/simulate.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "reports/csv_writer.h"
+#include "core/csv_writer.h"
 
 #include <fcntl.h>
 #include <sys/file.h>

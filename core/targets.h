@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "suite/roofline.h"
+#include "core/roofline.h"
 
 namespace kb {
 
@@ -35,7 +35,7 @@ struct TargetEntry {
 struct TargetFile {
   std::string path;
   std::string gpu;                 // the reference GPU's name
-  std::vector<std::string> match;  // substrings of the driver's GPU name (suite/gpu_name.h)
+  std::vector<std::string> match;  // substrings of the driver's GPU name (core/gpu_name.h)
   Ceilings peaks;                  // datasheet
   Ceilings measured;               // measured ceilings (zeros where not measured)
   std::string measured_date, measured_driver;
@@ -58,7 +58,7 @@ TargetFile load_target_file(const std::string& path);
 // Every *.json in `dir`, sorted by name. A malformed file throws TargetError.
 std::vector<TargetFile> load_target_dir(const std::string& dir);
 // The file whose `match` list (or `gpu`) matches the driver's GPU name,
-// compared as suite/gpu_name.h does; nullptr when none. Throws TargetError
+// compared as core/gpu_name.h does; nullptr when none. Throws TargetError
 // naming both files when two match.
 const TargetFile* match_gpu(const std::vector<TargetFile>& files, const std::string& gpu_name);
 // "NVIDIA H100 80GB HBM3" -> "nvidia-h100-80gb-hbm3" (for a new file's name).

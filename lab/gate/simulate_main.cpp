@@ -1,16 +1,14 @@
-// The hidden development commands: simulate (the simulation behind the
-// gate's defaults), selftest-table (tools/gate-selftest.sh's table) and
-// gen-history (a synthetic history for the timing); docs/gate.md.
-#include <cerrno>
+// kgate_simulate: the simulation behind the gate's defaults, as the tables
+// of docs/gate.md and docs/decisions/0015 to 0017 (tests/support/simulate.h).
+//
+//   kgate_simulate [--noise REL] [--nights N] [--trials N] [--horizon N] [--table]
+//                  [rule and noise-model options: see parse_simulate]
 #include <cstdio>
-#include <cstring>
 #include <string>
 #include <vector>
 
-#include "tools/kgate/cli/commands.h"
-#include "tools/kgate/gen_history.h"
-#include "tools/kgate/selftest.h"
-#include "tools/kgate/simulate.h"
+#include "tests/support/simulate.h"
+#include "tools/kgate/cli/options.h"
 
 namespace kb::kgate_cli {
 
@@ -92,7 +90,7 @@ SimulatePlan parse_simulate(const Args& args) {
 
 void print_simulate_settings(const SimulationOptions& opt) {
   std::printf(
-      "kgate simulate: noise %.2f%% (relative s.d. of a night), bad nights %.1f%%, stats %s, "
+      "kgate_simulate: noise %.2f%% (relative s.d. of a night), bad nights %.1f%%, stats %s, "
       "window %d, min gap %.1f%%, z %.2f, max recent %d, seed %llu\n",
       opt.noise * 100, opt.bad_nights * 100,
       opt.rule.stats == Statistics::robust ? "robust"
@@ -152,48 +150,7 @@ void print_simulation(const SimulatePlan& p) {
   }
 }
 
-GenOptions parse_gen_history(const Args& args, std::string& out) {
-  const Args a = expand_equals(args, {}, nullptr);
-  GenOptions opt;
-  for (size_t i = 1; i < a.size(); ++i) {
-    const std::string& f = a[i];
-    if (f == "--out")
-      out = value_of(a, i);
-    else if (f == "--runs")
-      opt.runs = static_cast<int>(parse_int(f, value_of(a, i), 1, 100000000));
-    else if (f == "--keys")
-      opt.keys = static_cast<int>(parse_int(f, value_of(a, i), 1, 10000000));
-    else if (f == "--seed")
-      opt.seed = static_cast<uint64_t>(parse_int(f, value_of(a, i), 0, 1L << 62));
-    else if (f == "--noise")
-      opt.noise = parse_double(f, value_of(a, i), 0, 0.5);
-    else if (f == "--drop")
-      opt.last_drop = parse_double(f, value_of(a, i), 0, 1, true);
-    else if (f == "--dropped-keys")
-      opt.dropped_keys = static_cast<int>(parse_int(f, value_of(a, i), 0, 10000000));
-    else if (f == "--arch")
-      opt.arch = value_of(a, i);
-    else if (f == "--from") {
-      size_t before = opt.from.size();
-      while (i + 1 < a.size() && a[i + 1].rfind("--", 0) != 0) opt.from.push_back(a[++i]);
-      if (opt.from.size() == before) throw UsageError("--from needs at least one file");
-    } else if (f == "--attempts")
-      opt.attempts = true;
-    else if (f == "--format") {
-      const std::string& v = value_of(a, i);
-      if (v != "kbench" && v != "gpt_fast") throw UsageError("--format: kbench or gpt_fast");
-      opt.gpt_fast = v == "gpt_fast";
-    } else {
-      throw UsageError("gen-history: unknown option '" + f + "'");
-    }
-  }
-  if (out.empty()) throw UsageError("gen-history needs --out FILE (- for stdout)");
-  return opt;
-}
-
-}  // namespace
-
-int cmd_simulate(const Args& args) {
+int simulate(const Args& args) {
   const SimulatePlan p = parse_simulate(args);
   print_simulate_settings(p.opt);
   if (p.table)
@@ -203,53 +160,15 @@ int cmd_simulate(const Args& args) {
   return 0;
 }
 
-int cmd_selftest_table(const Args& args) {
-  const Args a = expand_equals(args, {}, nullptr);
-  SelftestInput in;
-  GateOptions opt;
-  std::string targets_dir, markdown;
-  for (size_t i = 1; i < a.size(); ++i) {
-    const std::string& f = a[i];
-    if (f == "--aa") {
-      in.aa = value_of(a, i);
-    } else if (f == "--drop") {
-      double pct = parse_double(f, value_of(a, i), 0, 100);
-      in.drops.emplace_back(pct, value_of(a, i));
-    } else if (f == "--targets") {
-      targets_dir = value_of(a, i);
-    } else if (f == "--markdown") {
-      markdown = value_of(a, i);
-    } else {
-      throw UsageError("selftest-table: unknown option '" + f + "'");
-    }
-  }
-  if (in.aa.empty()) throw UsageError("selftest-table needs --aa FILE");
-  std::vector<NamedPath> inputs = {{"--aa", in.aa}};
-  for (const auto& d : in.drops) inputs.push_back({"--drop", d.second});
-  refuse_clashes(inputs, {{"--markdown", markdown}});
-  if (!targets_dir.empty()) opt.targets = load_target_dir(targets_dir);
-  std::string md = selftest_markdown(in, opt);
-  std::fputs(md.c_str(), stdout);
-  if (!markdown.empty()) write_file(markdown, md);
-  return 0;
-}
-
-int cmd_gen_history(const Args& args) {
-  std::string out;
-  const GenOptions opt = parse_gen_history(args, out);
-  if (out == "-") {
-    bool ok = opt.from.empty() ? write_history(stdout, opt) : write_history_from(stdout, opt);
-    if (!ok) throw OutputError("cannot write to stdout: " + std::string(std::strerror(errno)));
-    return 0;
-  }
-  std::vector<NamedPath> inputs;
-  for (const auto& p : opt.from) inputs.push_back({"--from", p});
-  refuse_clashes(inputs, {{"--out", out}});
-  AtomicFile f(out);
-  bool ok = opt.from.empty() ? write_history(f.stream(), opt) : write_history_from(f.stream(), opt);
-  if (!ok) throw OutputError("cannot write " + out + ": " + std::strerror(errno));
-  f.commit();
-  return 0;
-}
-
+}  // namespace
 }  // namespace kb::kgate_cli
+
+int main(int argc, char** argv) {
+  const kb::kgate_cli::Args a(argv, argv + argc);
+  try {
+    return kb::kgate_cli::simulate(a);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kgate_simulate: %s\n", e.what());
+    return 2;
+  }
+}

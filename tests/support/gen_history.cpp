@@ -1,13 +1,13 @@
-#include "tools/kgate/gen_history.h"
+#include "tests/support/gen_history.h"
 
 #include <ctime>
 #include <string>
 #include <vector>
 
-#include "reports/csv_writer.h"
-#include "reports/metrics.h"
-#include "reports/record.h"
-#include "tools/kgate/simulate.h"
+#include "core/csv_writer.h"
+#include "core/metrics.h"
+#include "core/record.h"
+#include "tests/support/simulate.h"
 
 namespace kb {
 
@@ -103,6 +103,13 @@ bool write_history(std::FILE* out, const GenOptions& opt) {
   }
   if (std::fwrite(buf.data(), 1, buf.size(), out) != buf.size()) return false;
   return std::fflush(out) == 0;
+}
+
+bool write_history_file(const std::string& path, const GenOptions& opt) {
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (!f) return false;
+  const bool ok = opt.from.empty() ? write_history(f, opt) : write_history_from(f, opt);
+  return std::fclose(f) == 0 && ok;
 }
 
 }  // namespace kb

@@ -1,4 +1,4 @@
-// Synthetic result histories (the hidden `kgate gen-history`): a file of
+// Synthetic result histories (tests/support's gen_history): a file of
 // `runs` nightly runs of `keys` keys each, for the 1,000,000-row timing and
 // for tests that need a long history. Values are a per-key level times
 // (1 + noise * N(0,1)); the last run can be made worse on some keys.
@@ -30,5 +30,8 @@ struct GenOptions {
 // Writes the CSV (header first) to `out`. Returns false on a write error.
 bool write_history(std::FILE* out, const GenOptions& opt);
 bool write_history_from(std::FILE* out, const GenOptions& opt);
+// Either of the above (by opt.from) into the file `path`; false when it
+// cannot be written.
+bool write_history_file(const std::string& path, const GenOptions& opt);
 
 }  // namespace kb

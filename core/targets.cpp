@@ -1,4 +1,4 @@
-#include "suite/targets.h"
+#include "core/targets.h"
 
 #include <algorithm>
 #include <cctype>
@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "suite/gpu_name.h"
-#include "suite/json_file.h"
+#include "core/gpu_name.h"
+#include "core/json_file.h"
 
 namespace kb {
 

@@ -1,4 +1,4 @@
-#include "kernels/gemv/config.h"
+#include "core/gemv_config.h"
 
 #include <cstdio>
 #include <cstring>

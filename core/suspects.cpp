@@ -1,4 +1,4 @@
-#include "suite/suspects.h"
+#include "core/suspects.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -6,7 +6,7 @@
 #include <map>
 #include <sstream>
 
-#include "reports/csv_reader.h"
+#include "core/csv_reader.h"
 
 namespace kb {
 
@@ -80,7 +80,7 @@ int next_attempt(const std::string& text, const std::string& base) {
     const char* p = text.c_str() + pos + prefix.size();
     char* end = nullptr;
     const long n = std::strtol(p, &end, 10);
-    // As split_attempt (reports/attempts.h): above 1,000,000 is no attempt.
+    // As split_attempt (core/attempts.h): above 1,000,000 is no attempt.
     if (end != p && n >= next && n <= 1000000) next = static_cast<int>(n) + 1;
   }
   return next;

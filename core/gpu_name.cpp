@@ -1,4 +1,4 @@
-#include "suite/gpu_name.h"
+#include "core/gpu_name.h"
 
 namespace kb {
 

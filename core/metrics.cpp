@@ -1,4 +1,4 @@
-#include "reports/metrics.h"
+#include "core/metrics.h"
 
 #include <array>
 

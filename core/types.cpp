@@ -1,8 +1,8 @@
-#include "suite/types.h"
+#include "core/types.h"
 
 #include <stdexcept>
 
-#include "reports/metrics.h"
+#include "core/metrics.h"
 
 namespace kb {
 

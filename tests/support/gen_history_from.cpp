@@ -12,13 +12,13 @@
 #include <string>
 #include <vector>
 
-#include "reports/csv_writer.h"
-#include "reports/record.h"
-#include "suite/targets.h"
+#include "core/csv_writer.h"
+#include "core/record.h"
+#include "core/targets.h"
+#include "tests/support/gen_history.h"
+#include "tests/support/simulate.h"
 #include "tools/kgate/dashboard.h"
-#include "tools/kgate/gen_history.h"
 #include "tools/kgate/history.h"
-#include "tools/kgate/simulate.h"
 
 namespace kb {
 

@@ -1,4 +1,4 @@
-#include "reports/csv_reader.h"
+#include "core/csv_reader.h"
 
 #include <cstring>
 

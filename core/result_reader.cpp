@@ -1,4 +1,4 @@
-#include "reports/result_reader.h"
+#include "core/result_reader.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -13,10 +13,10 @@
 #include <cstring>
 #include <vector>
 
-#include "reports/attempts.h"
-#include "reports/csv_reader.h"
-#include "reports/metrics.h"
-#include "reports/record.h"
+#include "core/attempts.h"
+#include "core/csv_reader.h"
+#include "core/metrics.h"
+#include "core/record.h"
 
 namespace kb {
 

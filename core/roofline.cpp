@@ -1,11 +1,11 @@
-#include "suite/roofline.h"
+#include "core/roofline.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
 
-#include "reports/metrics.h"
+#include "core/metrics.h"
 
 namespace kb {
 

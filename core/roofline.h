@@ -26,7 +26,7 @@
 #include <utility>
 #include <vector>
 
-#include "suite/types.h"
+#include "core/types.h"
 
 namespace kb {
 

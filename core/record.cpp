@@ -1,4 +1,4 @@
-#include "reports/record.h"
+#include "core/record.h"
 
 #include <charconv>
 #include <cmath>

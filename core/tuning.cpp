@@ -1,4 +1,4 @@
-#include "suite/tuning.h"
+#include "core/tuning.h"
 
 #include <filesystem>
 #include <fstream>
@@ -6,8 +6,8 @@
 #include <optional>
 #include <sstream>
 
-#include "reports/atomic_write.h"
-#include "suite/gpu_name.h"
+#include "core/atomic_write.h"
+#include "core/gpu_name.h"
 
 namespace kb {
 
@@ -220,7 +220,7 @@ std::vector<gemv::TableEntry> parse_gemv_table(const ordered_json& doc, const st
       fail(src, where + ".kernel",
            "unknown kernel '" + name +
                "' (names: R2U1W4P1K2, one8, T4, GM4W4K1, M4W8K2D3, B3W8S3O2R0, BM3W8S2O2R2; "
-               "kernels/gemv/config.h)");
+               "core/gemv_config.h)");
     t.kernel = *k;
     out.push_back(t);
   }

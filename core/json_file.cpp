@@ -1,4 +1,4 @@
-#include "suite/json_file.h"
+#include "core/json_file.h"
 
 #include <iterator>
 #include <utility>

@@ -1,0 +1,212 @@
+// kgate dashboard: the trend chart of one key and its tooltips. See data.js.
+function niceStep(span, n) {
+  var raw = span / n, p = Math.pow(10, Math.floor(Math.log10(raw))), m = raw / p;
+  return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 2.5 ? 2.5 : m <= 5 ? 5 : 10) * p;
+}
+function timeStep(span) {
+  var H = 3600, Dy = 86400, c = [H, 3 * H, 6 * H, 12 * H, Dy, 2 * Dy, 7 * Dy, 14 * Dy, 30 * Dy, 61 * Dy, 91 * Dy, 182 * Dy, 365 * Dy];
+  for (var i = 0; i < c.length; i++) if (span / c[i] <= 7) return c[i];
+  return c[c.length - 1] * Math.ceil(span / (7 * c[c.length - 1]));
+}
+function circlePath(cx, cy, r) {
+  return 'M' + (cx - r).toFixed(1) + ' ' + cy.toFixed(1) + 'a' + r + ' ' + r + ' 0 1 0 ' + 2 * r + ' 0a' + r + ' ' + r + ' 0 1 0 ' + -2 * r + ' 0';
+}
+
+function chart(k, W, H) {
+  var dec = decode(k), frac = yModeBox.value === 'fraction', n = dec.n;
+  var svg = sv('svg', { 'class': 'kb-chart', width: W, height: H, viewBox: '0 0 ' + W + ' ' + H, role: 'img' });
+  var L = 58, R = 10, T = 18, B = 22, pw = W - L - R, ph = H - T - B;
+  // The points in the chosen range.
+  var first = 0;
+  var days = +rangeBox.value;
+  if (days > 0 && n) {
+    var lim = D.timeAxis ? dec.x[n - 1] - days * 86400 : dec.x[n - 1] - days;
+    while (first < n - 1 && dec.x[first] < lim) first++;
+  }
+  var ys = [], lo = Infinity, hi = -Infinity;
+  for (var i = first; i < n; i++) {
+    var y = onAxis(k, k.v[i], dec.roof[i], frac);
+    ys[i] = y;
+    if (isFinite(y)) { lo = Math.min(lo, y); hi = Math.max(hi, y); }
+    (dec.att[i] || []).forEach(function (a) {
+      var ya = onAxis(k, a[2], dec.roof[i], frac);
+      if (isFinite(ya)) { lo = Math.min(lo, ya); hi = Math.max(hi, ya); }
+    });
+  }
+  var drawn = 0;
+  if (!isFinite(lo)) {
+    svg.appendChild(sv('text', { x: W / 2, y: H / 2, 'text-anchor': 'middle', 'class': 'empty' },
+      frac ? 'no roofline for this key: switch the y axis to the metric' : 'no measured value in this range'));
+    svg.setAttribute('data-points', '0');
+    return svg;
+  }
+  // Baseline band and target widen the range when they are near the data.
+  var base = [], bandLo = [], bandHi = [], tgt = [];
+  for (i = first; i < n; i++) {
+    var b = k.b[i], e = k.e[i];
+    if (b !== null && e !== null) {
+      // (A band wider than the baseline itself reaches down to 0, not below.)
+      var b0 = onAxis(k, b, dec.roof[i], frac), b1 = onAxis(k, b * Math.max(1 - e, 1e-3), dec.roof[i], frac), b2 = onAxis(k, b * (1 + e), dec.roof[i], frac);
+      base[i] = b0; bandLo[i] = Math.min(b1, b2); bandHi[i] = Math.max(b1, b2);
+    }
+    tgt[i] = onAxis(k, dec.target[i], dec.roof[i], frac);
+  }
+  var span = hi - lo || Math.abs(hi) * 0.1 || 1;
+  // (Not the band: on a short history it is wide and would flatten the data.)
+  for (i = first; i < n; i++) {
+    [base[i], tgt[i]].forEach(function (v) {
+      if (v !== undefined && isFinite(v) && v > lo - 1.5 * span && v < hi + 1.5 * span) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
+    });
+  }
+  if (hi - lo < 1e-12 * Math.max(1, Math.abs(hi))) { lo -= Math.abs(lo) * 0.05 || 1; hi += Math.abs(hi) * 0.05 || 1; }
+  var pad = (hi - lo) * 0.06;
+  lo -= pad; hi += pad;
+  var x0 = dec.x[first], x1 = dec.x[n - 1];
+  if (x1 - x0 <= 0) { var w0 = D.timeAxis ? 43200 : 1; x0 -= w0; x1 += w0; }
+  function X(x) { return L + pw * (x - x0) / (x1 - x0); }
+  function Y(y) { return T + ph * (1 - (y - lo) / (hi - lo)); }
+
+  // Axes.
+  var g = sv('g');
+  var ys_ = niceStep(hi - lo, 4);
+  for (var yt = Math.ceil(lo / ys_) * ys_; yt <= hi; yt += ys_) {
+    g.appendChild(sv('line', { x1: L, x2: W - R, y1: Y(yt), y2: Y(yt), 'class': 'gl' }));
+    g.appendChild(sv('text', { x: L - 4, y: Y(yt) + 3, 'text-anchor': 'end', 'class': 'ax' }, frac ? (yt * 100).toFixed(ys_ < 0.01 ? 1 : 0) + '%' : show(yt)));
+  }
+  var xs_ = D.timeAxis ? timeStep(x1 - x0) : Math.max(1, niceStep(x1 - x0, 6));
+  for (var xt = Math.ceil(x0 / xs_) * xs_; xt <= x1; xt += xs_) {
+    if (!D.timeAxis && (xt < 0 || xt >= runs.length)) continue;  // no such run
+    var lab = D.timeAxis ? (x1 - x0 < 2 * 86400 ? iso(xt, true).slice(5) : iso(xt).slice(x1 - x0 > 300 * 86400 ? 0 : 5)) : 'run ' + (xt + 1);
+    g.appendChild(sv('text', { x: X(xt), y: H - 6, 'text-anchor': 'middle', 'class': 'ax' }, lab));
+  }
+  g.appendChild(sv('text', { x: 4, y: 9, 'class': 'ax' }, frac ? 'fraction of roofline' : k.m));
+  svg.appendChild(g);
+
+  // Everything inside the plot area is clipped to it.
+  var clipId = 'kbclip' + (++clipCount);
+  svg.appendChild(sv('clipPath', { id: clipId })).appendChild(sv('rect', { x: L, y: T - 7, width: pw + 7, height: ph + 7 }));
+  var plot = sv('g', { 'clip-path': 'url(#' + clipId + ')' });
+  svg.appendChild(plot);
+  // Band and baseline, in segments where the baseline exists.
+  var bandPath = '', basePath = '', seg = [];
+  function flush() {
+    if (seg.length) {
+      var up = seg.map(function (j) { return X(dec.x[j]).toFixed(1) + ' ' + Y(bandHi[j]).toFixed(1); });
+      var dn = seg.slice().reverse().map(function (j) { return X(dec.x[j]).toFixed(1) + ' ' + Y(bandLo[j]).toFixed(1); });
+      bandPath += 'M' + up.join('L') + 'L' + dn.join('L') + 'Z';
+      basePath += 'M' + seg.map(function (j) { return X(dec.x[j]).toFixed(1) + ' ' + Y(base[j]).toFixed(1); }).join('L');
+    }
+    seg = [];
+  }
+  for (i = first; i < n; i++) {
+    if (base[i] !== undefined && isFinite(base[i]) && isFinite(bandLo[i]) && isFinite(bandHi[i])) seg.push(i);
+    else flush();
+  }
+  flush();
+  if (bandPath) plot.appendChild(sv('path', { d: bandPath, 'class': 'band' }));
+  if (basePath) plot.appendChild(sv('path', { d: basePath, 'class': 'base' }));
+  var tp = '', pen = false;
+  for (i = first; i < n; i++) {
+    if (isFinite(tgt[i])) { tp += (pen ? 'L' : 'M') + X(dec.x[i]).toFixed(1) + ' ' + Y(tgt[i]).toFixed(1); pen = true; } else pen = false;
+  }
+  if (tp) plot.appendChild(sv('path', { d: tp, 'class': 'tgt' }));
+
+  // Commit changes: a tick on top (and a faint line in big charts).
+  var shaPath = '';
+  for (i = Math.max(first, 1); i < n; i++) {
+    var s0 = runs[dec.run[i - 1]][3], s1 = runs[dec.run[i]][3];
+    if (s0 && s1 && s0 !== s1) {
+      var xx = X(dec.x[i]).toFixed(1);
+      shaPath += 'M' + xx + ' ' + T + 'v-6';
+    }
+  }
+  if (shaPath) plot.appendChild(sv('path', { d: shaPath, 'class': 'sha' }));
+
+  // The values: a line through them, a dot per run coloured by verdict.
+  var vp = '', dots = { P: '', I: '', F: '', S: '' }, thr = '', bad = '', att = '';
+  pen = false;
+  for (i = first; i < n; i++) {
+    var st = k.st.charAt(i), vd = k.ve.charAt(i), px = X(dec.x[i]);
+    if (isFinite(ys[i])) {
+      var py = Y(ys[i]);
+      vp += (pen ? 'L' : 'M') + px.toFixed(1) + ' ' + py.toFixed(1);
+      pen = true;
+      if (st === 't') thr += circlePath(px, py, 3);
+      else dots[vd] += circlePath(px, py, vd === 'F' ? 3.8 : vd === 'I' ? 3 : 2.3);
+      drawn++;
+    } else if (st === 'f' || st === 'i') {
+      var by = T + ph - 4;
+      bad += 'M' + (px - 3) + ' ' + (by - 3) + 'l6 6m0 -6l-6 6';
+      drawn++;
+    }
+    (dec.att[i] || []).forEach(function (a) {
+      var ya = onAxis(k, a[2], dec.roof[i], frac);
+      if (isFinite(ya)) att += circlePath(px, Y(ya), 4);
+    });
+  }
+  if (vp) plot.appendChild(sv('path', { d: vp, 'class': 'val' }));
+  ['P', 'I', 'S', 'F'].forEach(function (v) { if (dots[v]) plot.appendChild(sv('path', { d: dots[v], 'class': 'p-' + v })); });
+  if (thr) plot.appendChild(sv('path', { d: thr, 'class': 'thr' }));
+  if (att) plot.appendChild(sv('path', { d: att, 'class': 'att' }));
+  if (bad) plot.appendChild(sv('path', { d: bad, 'class': 'bad' }));
+  if (isFinite(ys[n - 1])) plot.appendChild(sv('path', { d: circlePath(X(dec.x[n - 1]), Y(ys[n - 1]), 6), 'class': 'now' }));
+  svg.setAttribute('data-points', String(drawn));
+
+  // Hover: the nearest run's details.
+  var xh = sv('line', { y1: T, y2: T + ph, 'class': 'xh', visibility: 'hidden' });
+  svg.appendChild(xh);
+  var over = sv('rect', { x: L, y: 0, width: pw, height: H, fill: 'transparent' });
+  over.addEventListener('mousemove', function (ev) {
+    var box = svg.getBoundingClientRect();
+    var xv = x0 + (ev.clientX - box.left - L) / pw * (x1 - x0);
+    var a = first, b = n - 1;
+    while (a < b) { var m = (a + b) >> 1; if (dec.x[m] < xv) a = m + 1; else b = m; }
+    if (a > first && xv - dec.x[a - 1] < dec.x[a] - xv) a--;
+    xh.setAttribute('x1', X(dec.x[a]));
+    xh.setAttribute('x2', X(dec.x[a]));
+    xh.setAttribute('visibility', 'visible');
+    showTip(ev, pointText(k, a));
+  });
+  over.addEventListener('mouseleave', function () { xh.setAttribute('visibility', 'hidden'); hideTip(); });
+  svg.appendChild(over);
+
+  // Board changes: where a point's board (its GPU's UUID) is not the
+  // previous point's. Above the hover area, so that their title shows.
+  for (i = Math.max(first, 1); i < n; i++) {
+    var bd0 = dec.board[i - 1], bd1 = dec.board[i];
+    if (!isFinite(bd0) || !isFinite(bd1) || bd0 === bd1) continue;
+    var bx = X(dec.x[i]).toFixed(1);
+    var mark = svg.appendChild(sv('g', { 'class': 'board-change' }));
+    mark.appendChild(sv('title', null, 'board ' + D.boards[bd1] + ' from run ' + runs[dec.run[i]][0] +
+      ' (was ' + D.boards[bd0] + ')'));
+    mark.appendChild(sv('line', { x1: bx, x2: bx, y1: T, y2: T + ph, 'class': 'bc' }));
+    mark.appendChild(sv('line', { x1: bx, x2: bx, y1: T, y2: T + ph, 'class': 'bc-hit' }));
+  }
+  return svg;
+}
+
+function pointText(k, i) {
+  var dec = decode(k), run = runs[dec.run[i]], vd = k.ve.charAt(i);
+  var lines = ['run ' + run[0] + (run[2] ? '  ' + run[2] : ''),
+    'git_sha ' + (run[3] || '(none)'),
+    k.m + ': ' + show(k.v[i]) + '   roofline fraction ' + pct(onAxis(k, k.v[i], dec.roof[i], true)),
+    'row ' + STATUS_NAME[k.st.charAt(i)] + ', gate ' + VERDICT_NAME[vd]];
+  if (isFinite(dec.board[i])) lines.push('board ' + D.boards[dec.board[i]]);
+  if (k.b[i] !== null) lines.push('baseline ' + show(k.b[i]) + ' \u00b1 ' + pct(k.e[i]));
+  if (isFinite(dec.target[i])) lines.push('target ' + show(dec.target[i]));
+  (dec.att[i] || []).forEach(function (a) {
+    lines.push((a[1] ? 'attempt ' + a[1] : 'repeated row') + ': ' + show(a[2]) + ' (' + STATUS_NAME[a[3]] + ')');
+  });
+  if (i === dec.n - 1 && k.why) lines.push(k.why);
+  return lines.join('\n');
+}
+function showTip(ev, text) {
+  tip.textContent = text;
+  tip.hidden = false;
+  var x = ev.clientX + 14, y = ev.clientY + 14;
+  if (x + tip.offsetWidth > window.innerWidth) x = ev.clientX - tip.offsetWidth - 10;
+  if (y + tip.offsetHeight > window.innerHeight) y = ev.clientY - tip.offsetHeight - 10;
+  tip.style.left = x + 'px';
+  tip.style.top = y + 'px';
+}
+function hideTip() { tip.hidden = true; }

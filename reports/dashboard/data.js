@@ -1,0 +1,137 @@
+// kgate dashboard (reports/dashboard/*.js, concatenated in the order
+// reports/CMakeLists.txt lists them inside one function scope): draws the
+// history embedded in #kb-data (written by reports/dashboard_html.cpp) as an
+// overview, per-key trend charts (SVG) and a list of runs. No network, no
+// library: plain DOM and SVG. Data from the CSV is only ever inserted as
+// text (textContent, attribute values), never parsed as markup.
+//
+// This part: the page state, the data and its decoding, small helpers.
+var statusEl = document.getElementById('kb-status');
+var errors = [];
+var PAGE = 24;  // charts drawn at a time in the Charts view
+var clipCount = 0;
+var state = { view: 'overview', key: -1, shown: PAGE, ready: false, loadMs: 0 };
+function noteError(msg) {
+  errors.push(String(msg));
+  report();
+}
+window.addEventListener('error', function (e) { noteError(e.message || 'error'); });
+window.addEventListener('unhandledrejection', function (e) { noteError('promise: ' + e.reason); });
+
+var SVGNS = 'http://www.w3.org/2000/svg';
+var VERDICT_CLASS = { F: 'fail', I: 'inc', P: 'pass', S: 'skip', '': 'old' };
+var VERDICT_NAME = { F: 'FAIL', I: 'inconclusive', P: 'pass', S: 'skipped', '': 'not gated' };
+var STATUS_NAME = { o: 'ok', b: 'below_target', t: 'throttled', i: 'incorrect', f: 'failed', s: 'skipped' };
+
+var D = JSON.parse(document.getElementById('kb-data').textContent);
+var runs = D.runs;  // [label, time|null, timestamp, sha, driver, cuda, [gpu], [rows x6], [verdicts x4], gated]
+var keys = D.keys;
+var view = document.getElementById('view');
+var filterBox = document.getElementById('filter');
+var yModeBox = document.getElementById('ymode');
+var rangeBox = document.getElementById('range');
+var problemsBox = document.getElementById('problems');
+var tip = document.getElementById('tip');
+
+// ---- small helpers ----
+function el(tag, attrs, text) {
+  var e = document.createElement(tag);
+  if (attrs) for (var a in attrs) if (attrs[a] !== undefined) e.setAttribute(a, attrs[a]);
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+function sv(tag, attrs, text) {
+  var e = document.createElementNS(SVGNS, tag);
+  if (attrs) for (var a in attrs) e.setAttribute(a, attrs[a]);
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+function show(v) {
+  if (v === null || v === undefined || !isFinite(v)) return '-';
+  var a = Math.abs(v);
+  if (a !== 0 && (a >= 1e7 || a < 1e-3)) return v.toPrecision(4);
+  if (a >= 1000) return v.toFixed(0);
+  return String(parseFloat(v.toPrecision(4)));
+}
+function pct(f) { return isFinite(f) ? (f * 100).toFixed(1) + '%' : '-'; }
+function gpuLabel(g) {
+  var gp = D.gpus[g];
+  var s = gp[0] ? gp[0].replace(/^NVIDIA /, '') : '(no arch)';
+  if (gp[1] && gp[1] !== 'cuda') s += ' (' + gp[1] + ')';
+  return s;
+}
+function keyLabel(k) {
+  return k.n + (k.s ? ' [' + k.s + ']' : '') + ' ' + k.d + ' ' + k.m;
+}
+function iso(t, full) {
+  if (t === null || t === undefined) return '';
+  var s = new Date(t * 1000).toISOString();
+  return full ? s.slice(0, 16).replace('T', ' ') : s.slice(0, 10);
+}
+function tokens() {
+  return filterBox.value.toLowerCase().split(/\s+/).filter(function (t) { return t; });
+}
+function matches(text, toks) {
+  for (var i = 0; i < toks.length; i++) if (text.indexOf(toks[i]) < 0) return false;
+  return true;
+}
+// Steps [[i, v], ...] (v null = none) as one value per point.
+function expand(steps, n) {
+  var out = new Float64Array(n).fill(NaN);
+  for (var s = 0; s < steps.length; s++) {
+    var end = s + 1 < steps.length ? steps[s + 1][0] : n;
+    var v = steps[s][1] === null ? NaN : steps[s][1];
+    for (var i = steps[s][0]; i < end; i++) out[i] = v;
+  }
+  return out;
+}
+function lastStep(steps) { return steps.length && steps[steps.length - 1][1] !== null ? steps[steps.length - 1][1] : NaN; }
+
+// A key's points, decoded on first use (a year of history is ~100 000 of them).
+function decode(k) {
+  if (k.dec) return k.dec;
+  var n = k.v.length, r = new Int32Array(n), x = new Float64Array(n), run = 0;
+  for (var i = 0; i < n; i++) {
+    run += k.r[i];
+    r[i] = run;
+    x[i] = D.timeAxis ? runs[run][1] : run;
+  }
+  var att = {};
+  for (var a = 0; a < k.at.length; a++) (att[k.at[a][0]] = att[k.at[a][0]] || []).push(k.at[a]);
+  k.dec = { n: n, run: r, x: x, roof: expand(k.rf, n), target: expand(k.tg, n), att: att, board: expand(k.bd || [], n) };
+  return k.dec;
+}
+// A value on the chosen axis: the metric itself, or its fraction of the
+// point's roofline (for times, roofline / value: 1.0 is the limit either way).
+function onAxis(k, v, roof, frac) {
+  if (v === null || !isFinite(v)) return NaN;
+  if (!frac) return v;
+  if (!isFinite(roof) || roof <= 0 || v <= 0) return NaN;
+  return k.lo ? roof / v : v / roof;
+}
+function newestFraction(k) {
+  var n = k.v.length;
+  if (!n) return NaN;
+  return onAxis(k, k.v[n - 1], lastStep(k.rf), true);
+}
+
+// ---- rows of the overview: one per experiment, shape, dtype and metric ----
+var rowsByKey = [], rowOrder = [], rowIndex = {};
+keys.forEach(function (k, i) {
+  var id = [k.n, k.s, k.d, k.m].join('\u001f');
+  if (!(id in rowIndex)) {
+    rowIndex[id] = rowOrder.length;
+    rowOrder.push({ n: k.n, s: k.s, d: k.d, m: k.m, cells: {}, text: '' });
+  }
+  var row = rowOrder[rowIndex[id]];
+  row.cells[k.g] = i;
+  rowsByKey[i] = rowIndex[id];
+  k.text = (keyLabel(k) + ' ' + (k['var'] || '') + ' ' + gpuLabel(k.g)).toLowerCase();
+});
+rowOrder.forEach(function (row) {
+  row.text = [row.n, row.s, row.d, row.m].join(' ').toLowerCase();
+  row.problem = false;
+  for (var g in row.cells) { var vd = keys[row.cells[g]].vd; if (vd === 'F' || vd === 'I') row.problem = true; }
+});
+var usedGpus = [];
+D.gpus.forEach(function (g, i) { if (keys.some(function (k) { return k.g === i; })) usedGpus.push(i); });
