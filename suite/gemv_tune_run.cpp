@@ -117,10 +117,11 @@ Point finalist_point(const GemvShape& s, const gemv::Kernel& k) {
   return p;
 }
 
-// Each shape's finalists (the generic choice and the screen's fastest)
-// timed as rows are: points of gemv or gather_gemv naming their kernel,
-// measured by `processes` worker processes one after the other, each
-// finalist's time the mean of theirs. Replaces each shape's choice.
+// Each shape's finalists (`table`'s present choice, the generic one and
+// the screen's fastest) timed as rows are: points of gemv or gather_gemv
+// naming their kernel, in as many worker processes, one after the other,
+// as a row of that time gets, each finalist's time the mean of theirs.
+// Replaces each shape's choice (the present one kept unless beaten).
 void confirm_as_rows(const WorkerConfig& cfg, const DeviceInfo& dev, std::vector<GemvTuned>& tuned,
                      const std::vector<gemv::TableEntry>& table, int n_finalists) {
   for (const bool gather : {false, true}) {
