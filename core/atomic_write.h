@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdio>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -49,6 +50,9 @@ class AtomicFile {
 
 // `path` replaced by `text` as above; throws WriteError "cannot write PATH: why".
 void atomic_write(const std::string& path, std::string_view text);
+
+// The whole of `path` as bytes; nullopt when it cannot be opened.
+std::optional<std::string> read_whole_file(const std::string& path);
 
 // A file a command reads or writes, with what names it (an option, e.g.
 // "--results").

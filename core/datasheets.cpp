@@ -1,9 +1,8 @@
 #include "core/datasheets.h"
 
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
+#include "core/atomic_write.h"
 #include "core/gpu_name.h"
 #include "core/json_file.h"
 
@@ -96,11 +95,9 @@ DatasheetTable parse_datasheets(const std::string& text, const std::string& path
 }
 
 DatasheetTable load_datasheets(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw DatasheetError(path + ": cannot read the datasheet table");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_datasheets(ss.str(), path);
+  const auto text = read_whole_file(path);
+  if (!text) throw DatasheetError(path + ": cannot read the datasheet table");
+  return parse_datasheets(*text, path);
 }
 
 std::string datasheets_path(const std::string& targets_dir) {

@@ -413,12 +413,6 @@ FileText::~FileText() {
   if (map_) ::munmap(map_, size_);
 }
 
-ResultFileInfo read_results(const std::string& path, std::string& text, const RowCallback& on_row,
-                            const WarningCallback& on_warning, const BadRowCallback& on_bad_row) {
-  text = read_file_text(path);
-  return parse_results(text, path, on_row, on_warning, on_bad_row);
-}
-
 ResultFileInfo parse_results(std::string_view text, const std::string& path,
                              const RowCallback& on_row, const WarningCallback& on_warning,
                              const BadRowCallback& on_bad_row) {

@@ -81,15 +81,10 @@ using BadRowCallback = std::function<void(const BadRow&)>;
 // (line, what): `what` does not repeat the path; the caller prefixes it.
 using WarningCallback = std::function<void(size_t line, const std::string& what)>;
 
-// Reads `path` into `text` and hands each valid row to `on_row`, each
-// damaged row to `on_bad_row` (without one: a warning "...; row skipped").
-// Throws ResultFileError ("<path>:3: ...") on file-level damage, including
-// a file with no valid row.
-ResultFileInfo read_results(const std::string& path, std::string& text, const RowCallback& on_row,
-                            const WarningCallback& on_warning,
-                            const BadRowCallback& on_bad_row = nullptr);
-
-// The same on text already in memory (`path` only names it in messages).
+// Hands each valid row of `text` to `on_row`, each damaged row to
+// `on_bad_row` (without one: a warning "...; row skipped"). Throws
+// ResultFileError ("<path>:3: ...") on file-level damage, including a file
+// with no valid row; `path` only names the file in messages.
 ResultFileInfo parse_results(std::string_view text, const std::string& path,
                              const RowCallback& on_row, const WarningCallback& on_warning,
                              const BadRowCallback& on_bad_row = nullptr);

@@ -2,10 +2,9 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <fstream>
 #include <map>
-#include <sstream>
 
+#include "core/atomic_write.h"
 #include "core/csv_reader.h"
 
 namespace kb {
@@ -66,11 +65,9 @@ std::vector<Suspect> parse_suspects(const std::string& text, const std::string& 
 }
 
 std::vector<Suspect> read_suspects(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw SuspectsError(path + ": cannot read the suspects file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parse_suspects(ss.str(), path);
+  const auto text = read_whole_file(path);
+  if (!text) throw SuspectsError(path + ": cannot read the suspects file");
+  return parse_suspects(*text, path);
 }
 
 int next_attempt(const std::string& text, const std::string& base) {

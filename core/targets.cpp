@@ -4,10 +4,9 @@
 #include <cctype>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
+#include "core/atomic_write.h"
 #include "core/gpu_name.h"
 #include "core/json_file.h"
 
@@ -266,12 +265,9 @@ TargetFile parse_target_file(const std::string& text, const std::string& path) {
 }
 
 TargetFile load_target_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw TargetError(path + ": cannot read target file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw TargetError(path + ": read error");
-  return parse_target_file(ss.str(), path);
+  const auto text = read_whole_file(path);
+  if (!text) throw TargetError(path + ": cannot read target file");
+  return parse_target_file(*text, path);
 }
 
 std::vector<TargetFile> load_target_dir(const std::string& dir) {

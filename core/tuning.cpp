@@ -115,11 +115,8 @@ TuningFile parse_tuning_file(const std::string& text, const std::string& path) {
 }
 
 ordered_json read_tuning_doc(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return ordered_json();
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parse_tuning_file(ss.str(), path).doc;
+  const auto text = read_whole_file(path);
+  return text ? parse_tuning_file(*text, path).doc : ordered_json();
 }
 
 void write_tuning_doc(const ordered_json& doc, const std::string& path) {

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "reports/bringup_report.h"
+#include "reports/format.h"
 #include "reports/gate_writers.h"
 #include "reports/markdown.h"
 
@@ -29,31 +30,13 @@ struct Section {
 
 std::string show(std::optional<double> v) {
   if (!v) return "—";
-  char buf[32];
   const double a = std::fabs(*v);
-  if (a >= 100)
-    std::snprintf(buf, sizeof buf, "%.0f", *v);
-  else if (a >= 10)
-    std::snprintf(buf, sizeof buf, "%.1f", *v);
-  else if (a >= 0.1)
-    std::snprintf(buf, sizeof buf, "%.2f", *v);
-  else
-    std::snprintf(buf, sizeof buf, "%.3g", *v);
-  return buf;
+  return format_double(a >= 100 ? "%.0f" : a >= 10 ? "%.1f" : a >= 0.1 ? "%.2f" : "%.3g", *v);
 }
 
-std::string frac(std::optional<double> v) {
-  if (!v) return "—";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f", *v);
-  return buf;
-}
+std::string frac(std::optional<double> v) { return v ? format_double("%.2f", *v) : "—"; }
 
-std::string pct(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.0f%%", v * 100);
-  return buf;
-}
+std::string pct(double v) { return percent(v, 0); }
 
 Section run_section(const BringupReport& r) {
   Section s;

@@ -4,6 +4,7 @@
 
 #include "reports/compare_result.h"
 #include "reports/console_table.h"
+#include "reports/format.h"
 #include "reports/gate_result.h"
 #include "reports/markdown.h"
 
@@ -51,11 +52,7 @@ namespace {
 
 std::string opt_value(const std::optional<double>& v) { return v ? show_value(*v) : "-"; }
 
-std::string noise_text(double u) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "±%.1f%%", u * 100);
-  return buf;
-}
+std::string noise_text(double u) { return "±" + percent(u); }
 
 std::string header_lines(const CompareReport& r) {
   auto join = [](const std::vector<std::string>& v) {

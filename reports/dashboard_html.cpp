@@ -8,6 +8,7 @@
 
 #include "dashboard_assets.h"
 #include "reports/dashboard_data.h"
+#include "reports/format.h"
 #include "reports/gate_writers.h"
 
 namespace kb {
@@ -76,25 +77,17 @@ void put_steps(std::string& out, const std::vector<DashboardPoint>& pts, Get get
 }
 
 void put_key(std::string& out, const DashboardKey& k) {
-  out += "{\"n\":";
-  put_str(out, k.name);
-  out += ",\"m\":";
-  put_str(out, k.metric);
-  out += ",\"d\":";
-  put_str(out, k.dtype);
-  out += ",\"s\":";
-  put_str(out, k.shape);
-  out += ",\"var\":";
-  put_str(out, k.variant);
+  out += "{\"n\":" + json_string(k.name);
+  out += ",\"m\":" + json_string(k.metric);
+  out += ",\"d\":" + json_string(k.dtype);
+  out += ",\"s\":" + json_string(k.shape);
+  out += ",\"var\":" + json_string(k.variant);
   out += ",\"g\":" + std::to_string(k.gpu) + ",\"lo\":" + (k.lower_is_better ? "1" : "0");
   out += ",\"vd\":\"";
   if (k.has_verdict) out += verdict_letter(k.verdict);
-  out += "\",\"rule\":";
-  put_str(out, k.rule);
-  out += ",\"why\":";
-  put_str(out, k.why);
-  out += ",\"tsrc\":";
-  put_str(out, k.target_source);
+  out += "\",\"rule\":" + json_string(k.rule);
+  out += ",\"why\":" + json_string(k.why);
+  out += ",\"tsrc\":" + json_string(k.target_source);
   // Runs as steps from the previous point's run (mostly 1: short).
   out += ",\"r\":[";
   uint32_t prev = 0;
@@ -154,10 +147,8 @@ std::string data_json(const DashboardData& d) {
   out.reserve(4096 + points * 32);
   bool time_axis = !d.runs.empty();
   for (const auto& r : d.runs) time_axis = time_axis && r.has_time;
-  out += "{\"v\":1,\"title\":";
-  put_str(out, d.title);
-  out += ",\"generated\":";
-  put_str(out, d.generated);
+  out += "{\"v\":1,\"title\":" + json_string(d.title);
+  out += ",\"generated\":" + json_string(d.generated);
   out += ",\"inputs\":";
   put_strs(out, d.inputs);
   out += ",\"rows\":" + std::to_string(d.rows) + ",\"window\":" + std::to_string(d.window) +
@@ -165,15 +156,12 @@ std::string data_json(const DashboardData& d) {
   put_num(out, d.min_gap);
   out += std::string(",\"strict\":") + (d.strict ? "true" : "false");
   out += std::string(",\"timeAxis\":") + (time_axis ? "true" : "false");
-  out += ",\"summary\":";
-  put_str(out, d.gate_summary);
+  out += ",\"summary\":" + json_string(d.gate_summary);
   out += ",\"gpus\":[";
   for (size_t i = 0; i < d.gpus.size(); ++i) {
     if (i) out += ',';
-    out += '[';
-    put_str(out, d.gpus[i].arch);
-    out += ',';
-    put_str(out, d.gpus[i].device);
+    out += '[' + json_string(d.gpus[i].arch);
+    out += ',' + json_string(d.gpus[i].device);
     out += ']';
   }
   out += "],\"boards\":";
@@ -182,16 +170,12 @@ std::string data_json(const DashboardData& d) {
   for (size_t i = 0; i < d.runs.size(); ++i) {
     const DashboardRun& r = d.runs[i];
     if (i) out += ",\n";
-    out += '[';
-    put_str(out, r.label);
+    out += '[' + json_string(r.label);
     out += ',' + (r.has_time ? std::to_string(r.time) : std::string("null")) + ',';
     put_str(out, r.timestamp);
-    out += ',';
-    put_str(out, r.git_sha);
-    out += ',';
-    put_str(out, r.driver);
-    out += ',';
-    put_str(out, r.cuda);
+    out += ',' + json_string(r.git_sha);
+    out += ',' + json_string(r.driver);
+    out += ',' + json_string(r.cuda);
     out += ",[";
     for (size_t g = 0; g < r.gpus.size(); ++g) out += (g ? "," : "") + std::to_string(r.gpus[g]);
     out += "],[";
@@ -276,12 +260,10 @@ std::string dashboard_html(const DashboardData& d) {
     out +=
         "<div class=\"synthetic\">Synthetic history: runs labelled synthetic-* were made by "
         "<code>kgate gen-history</code>, not measured.</div>\n";
-  char gap[32];
-  std::snprintf(gap, sizeof gap, "%.1f%%", d.min_gap * 100);
   out += "<p class=\"meta\">" + std::to_string(d.rows) + " rows, " + std::to_string(d.runs.size()) +
          " runs, " + std::to_string(d.keys.size()) + " keys from " +
          std::to_string(d.inputs.size()) + " file(s); window " + std::to_string(d.window) +
-         " runs, min gap " + gap + (d.strict ? ", strict" : "") + "; generated " +
+         " runs, min gap " + percent(d.min_gap) + (d.strict ? ", strict" : "") + "; generated " +
          esc(d.generated) + "</p>\n";
   if (!d.gated_runs.empty()) {
     out += "<ul class=\"gated\">";

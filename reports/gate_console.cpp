@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "reports/console_table.h"
+#include "reports/format.h"
 #include "reports/gate_writers.h"
 
 namespace kb {
@@ -9,12 +10,6 @@ namespace kb {
 namespace {
 
 std::string opt_value(const std::optional<double>& v) { return v ? show_value(*v) : "-"; }
-
-std::string percent(double rel) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f%%", rel * 100);
-  return buf;
-}
 
 }  // namespace
 

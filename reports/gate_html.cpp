@@ -2,6 +2,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "reports/format.h"
 #include "reports/gate_writers.h"
 
 namespace kb {
@@ -10,11 +11,7 @@ namespace {
 
 std::string esc(const std::string& s) { return escape_markup(s, Markup::html); }
 
-std::string num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f", v);
-  return buf;
-}
+std::string num(double v) { return format_double("%.1f", v); }
 
 const char* css_class(GateStatus s) {
   switch (s) {
@@ -110,11 +107,9 @@ std::string gate_html(const GateReport& r) {
       esc(r.summary()) + "</title>\n<style>" + kStyle + "</style></head>\n<body>\n";
   out += "<h1 class=\"" + std::string(failed ? "fail" : "pass") + "\">kgate: " + esc(r.summary()) +
          "</h1>\n";
-  char gap[32];
-  std::snprintf(gap, sizeof gap, "%.1f%%", r.min_gap * 100);
-  out += "<p class=\"meta\">History window " + std::to_string(r.window) + " runs, min gap " + gap +
-         (r.strict ? ", strict" : "") + "; " + std::to_string(r.rows) + " rows from " +
-         std::to_string(r.inputs.size()) + " file(s):";
+  out += "<p class=\"meta\">History window " + std::to_string(r.window) + " runs, min gap " +
+         percent(r.min_gap) + (r.strict ? ", strict" : "") + "; " + std::to_string(r.rows) +
+         " rows from " + std::to_string(r.inputs.size()) + " file(s):";
   for (const auto& f : r.inputs) out += " <code>" + esc(f) + "</code>";
   out += "</p>\n";
   for (const auto& g : r.gated_runs)

@@ -1,5 +1,6 @@
 #include <cstdio>
 
+#include "reports/format.h"
 #include "reports/gate_writers.h"
 #include "reports/markdown.h"
 
@@ -19,9 +20,7 @@ constexpr size_t kMaxPassRows = 500;
 
 std::string gate_markdown(const GateReport& r) {
   std::string out = "## kgate: " + r.summary() + "\n\n";
-  char gap[32];
-  std::snprintf(gap, sizeof gap, "%.1f%%", r.min_gap * 100);
-  out += "History window " + std::to_string(r.window) + " runs, min gap " + gap +
+  out += "History window " + std::to_string(r.window) + " runs, min gap " + percent(r.min_gap) +
          (r.strict ? ", strict" : "") + ", " + std::to_string(r.rows) + " rows read.";
   for (const auto& g : r.gated_runs) out += " Gated " + cell(g.describe()) + ".";
   if (!r.provenance().empty()) out += " " + cell(r.provenance()) + ".";

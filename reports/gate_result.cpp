@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "reports/format.h"
+
 namespace kb {
 
 const char* gate_status_name(GateStatus s) {
@@ -137,23 +139,13 @@ std::string key_label(const GateKeyResult& k) {
 }
 
 std::string show_value(double v) {
-  char buf[64];
-  double a = std::fabs(v);
-  if (a != 0 && (a >= 1e7 || a < 1e-3))
-    std::snprintf(buf, sizeof buf, "%.4g", v);
-  else if (a >= 1000)
-    std::snprintf(buf, sizeof buf, "%.0f", v);
-  else
-    std::snprintf(buf, sizeof buf, "%.4g", v);
-  return buf;
+  const double a = std::fabs(v);
+  return format_double(a >= 1000 && a < 1e7 ? "%.0f" : "%.4g", v);
 }
 
 std::string show_change(double rel) {
-  char buf[32];
-  double pct = rel * 100;
-  if (std::fabs(pct) < 0.05) return "0.0%";
-  std::snprintf(buf, sizeof buf, "%+.1f%%", pct);
-  return buf;
+  if (std::fabs(rel * 100) < 0.05) return "0.0%";
+  return format_double("%+.1f%%", rel * 100);
 }
 
 }  // namespace kb

@@ -4,10 +4,8 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <sstream>
 #include <system_error>
 
 #include "core/atomic_write.h"
@@ -136,23 +134,21 @@ void print_ladder(const Probed& r) {
 // faster of both unless `replace`.
 void replace_ladder(const std::string& path, bool replace, const SpeedOfLight& probed,
                     const std::string& today, const DeviceInfo& dev) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (!in) throw std::runtime_error(path + ": cannot read");
+  const auto text = read_whole_file(path);
+  if (!text) throw std::runtime_error(path + ": cannot read");
   // The file's own ladder, where it has one and --replace is not given:
   // the faster of both per rung (a bound must hold for every probe).
   SpeedOfLight sol = probed;
   int kept = 0;
   bool merged = false;
   if (!replace) {
-    const TargetFile before = parse_target_file(ss.str(), path);
+    const TargetFile before = parse_target_file(*text, path);
     if (before.measured.ladder.present()) {
       sol = faster_of(before.measured.ladder, probed, &kept);
       merged = true;
     }
   }
-  atomic_write(path, set_ladder(ss.str(), path, sol, today, dev.driver));
+  atomic_write(path, set_ladder(*text, path, sol, today, dev.driver));
   if (merged)
     std::printf(
         "measured.ladder of %s: the faster of the file's and this probe's (%d rungs and "

@@ -4,10 +4,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <map>
-#include <sstream>
 
+#include "core/atomic_write.h"
 #include "core/gpu_name.h"
 #include "core/suspects.h"
 #include "suite/cli.h"
@@ -145,13 +144,6 @@ std::vector<Record> measure_attempt(WorkerConfig& cfg, const RerunPlan& plan, in
   return rows;
 }
 
-std::string read_whole(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  if (in) ss << in.rdbuf();
-  return ss.str();
-}
-
 }  // namespace
 
 int cmd_rerun(const Args& a) {
@@ -177,7 +169,7 @@ int cmd_rerun(const Args& a) {
   WorkerConfig cfg = worker_config(run);
   check_gpu_inputs(files, dev, cfg);
   const TargetFile* tf = target_for(files, dev, run.targets.path);
-  const int first = next_attempt(read_whole(run.csv), plan.base);
+  const int first = next_attempt(read_whole_file(run.csv).value_or(""), plan.base);
   std::printf(
       "kbench: re-measuring %zu point(s) of run %s, %d time(s) each, interleaved, as "
       "attempts %d..%d on %s\n",

@@ -21,14 +21,6 @@ void for_each_option(int argc, char** argv, On on, Usage usage) {
   }
 }
 
-// An option's value that must be "0" or "1"; anything else is a usage
-// error naming the option.
-template <typename Usage>
-bool flag_01(const std::string& key, const std::string& value, Usage usage) {
-  if (value != "0" && value != "1") usage(key + ": 0 or 1");
-  return value == "1";
-}
-
 // The items of a comma-separated value, in order; an empty item (a stray
 // comma) is kept, so that the caller refuses it.
 inline std::vector<std::string> comma_items(const std::string& value) {

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <map>
 
-#include "tools/kgate/percent.h"
+#include "reports/format.h"
 
 namespace kb {
 

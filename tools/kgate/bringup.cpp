@@ -3,13 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
 #include <tuple>
 
+#include "core/atomic_write.h"
 #include "core/gpu_name.h"
 #include "core/record.h"
 #include "core/tuning.h"
@@ -393,18 +392,16 @@ void add_rows(Ctx& c) {
 void add_tuning(Ctx& c) {
   const std::string path =
       (c.in.tuning_dir.empty() ? std::string("targets/tuning") : c.in.tuning_dir) + "/" + c.slug;
-  std::ifstream f(path, std::ios::binary);
+  const auto text = read_whole_file(path);
   std::string state;
-  if (!f) {
+  if (!text) {
     state = path +
             ": absent (the heuristic's first cuBLASLt choice and the GEMV's built-in "
             "configuration run)";
   } else {
-    std::stringstream ss;
-    ss << f.rdbuf();
     // Read as kbench reads it: a table that does not parse stops kbench
     // (exit 2), and so it stops the report (TuningError: file, line, entry).
-    const TuningFile t = parse_tuning_file(ss.str(), path);
+    const TuningFile t = parse_tuning_file(*text, path);
     parse_gemv_table(t.doc, path, &t.lines);
     const auto& j = t.doc;
     std::string sections;

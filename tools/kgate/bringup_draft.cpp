@@ -3,13 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <sstream>
 #include <tuple>
 
+#include "core/atomic_write.h"
+#include "reports/format.h"
 #include "tools/kgate/gate.h"
 
 namespace kb {
@@ -59,13 +59,6 @@ std::optional<ordered_json> measured_of(const std::string& text, const std::stri
   return std::nullopt;
 }
 
-std::string read_text(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
 // The unit a note gives a value in.
 std::string unit_of(const std::string& metric) {
   const auto open = metric.find('(');
@@ -74,12 +67,6 @@ std::string unit_of(const std::string& metric) {
   if (metric == "tflops") return "TFLOP/s";
   if (metric == "token_per_sec") return "tokens/s";
   return metric;
-}
-
-std::string show(double v, const char* format) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
 }
 
 // One key of the run (the gate's key: the GPUs of one model in one run are
@@ -140,8 +127,9 @@ std::optional<Drafted> draft_key(const RunView& here, const RunKey& k, const std
   const double measured = k.lower_is_better ? *roofline / rv.value : rv.value / *roofline;
   Drafted d;
   d.fraction = drafted_fraction(measured);
-  std::string note = "run " + run_id + ": " + show(rv.value, rv.value >= 1000 ? "%.0f" : "%.4g") +
-                     " " + unit_of(k.metric) + ", " + show(measured, "%.3f") + " of the roofline";
+  std::string note =
+      "run " + run_id + ": " + format_double(rv.value >= 1000 ? "%.0f" : "%.4g", rv.value) + " " +
+      unit_of(k.metric) + ", " + format_double("%.3f", measured) + " of the roofline";
   if (rv.remeasured > 0)
     note += " (the median of its " + std::to_string(rv.remeasured) + " re-measurements)";
   d.entry = {{"name", k.name},
@@ -201,7 +189,8 @@ void say_if_ceilings_differ(const DraftInputs& in, const ordered_json& probe_mea
                             std::vector<std::string>& notes) {
   if (!in.run_targets) return;
   std::string why;
-  const auto used = measured_of(read_text(in.run_targets->path), in.run_targets->path, &why);
+  const auto used =
+      measured_of(read_whole_file(in.run_targets->path).value_or(""), in.run_targets->path, &why);
   if (used && *used == probe_measured) return;
   notes.push_back("the run's rooflines came from " + in.run_targets->path +
                   "'s measured ceilings, which differ from " + in.probe_path +
@@ -216,7 +205,7 @@ void say_if_ceilings_differ(const DraftInputs& in, const ordered_json& probe_mea
 void say_what_it_is_for(const DraftInputs& in, std::vector<std::string>& notes) {
   if (!in.run_targets) return;
   const std::string& path = in.run_targets->path;
-  if (!in.probe_text.empty() && read_text(path) == in.probe_text)
+  if (!in.probe_text.empty() && read_whole_file(path) == in.probe_text)
     notes.push_back(path + " is the probe's draft, which the run used: the drafted file, " +
                     "with the targets of this run, is to take its place");
   else

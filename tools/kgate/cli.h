@@ -1,7 +1,6 @@
 // The kgate command line: check, compare, dashboard, noise, siblings,
-// gpt-fast, bringup, and the hidden simulate, selftest-table and gen-history
-// (the evidence and the benchmark behind docs/gate.md); one file per command
-// in tools/kgate/cli/.
+// gpt-fast, bringup and selftest-table; one file per command in
+// tools/kgate/cli/.
 // Returns the exit code: 0 pass, 1 regression, 2 bad usage or input.
 #pragma once
 

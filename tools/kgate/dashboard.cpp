@@ -126,7 +126,6 @@ void RowExtras::add_text(uint32_t file, std::string_view text) {
     if (c == "attempt") attempt = col;
     if (c == "name") name = col;
   }
-  if (attempt >= 0) has_attempt_ = true;
   if (sha < 0 && driver < 0 && cuda < 0 && attempt < 0) return;  // gpt_fast: nothing to add
   auto at = [&](int col) { return col >= 0 ? f[static_cast<size_t>(col)] : std::string_view(); };
   while (csv.next(f)) {

@@ -37,14 +37,12 @@ class RowExtras {
   // nullptr when the row was not seen (a file without these columns).
   const Extra* find(uint32_t file, uint32_t line) const;
   const std::string& str(uint32_t i) const { return strings_[i]; }
-  bool has_attempt_column() const { return has_attempt_; }
 
  private:
   uint32_t intern(std::string_view s);
   std::vector<std::vector<Extra>> rows_;  // per file, by line
   std::vector<std::string> strings_{""};
   std::unordered_map<std::string, uint32_t> index_{{"", 0}};
-  bool has_attempt_ = false;
 };
 
 // Every point of one key, oldest first, each judged as the gate judges its

@@ -8,10 +8,10 @@
 #include <string_view>
 
 #include "core/metrics.h"
+#include "reports/format.h"
 #include "tools/kgate/boards.h"
 #include "tools/kgate/gate_input.h"
 #include "tools/kgate/gate_rules.h"
-#include "tools/kgate/percent.h"
 #include "tools/kgate/siblings.h"
 #include "tools/kgate/variant.h"
 

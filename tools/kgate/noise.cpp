@@ -9,10 +9,10 @@
 #include "core/csv_writer.h"
 #include "core/metrics.h"
 #include "reports/console_table.h"
+#include "reports/format.h"
 #include "reports/gate_result.h"
 #include "reports/markdown.h"
 #include "tools/kgate/history_rule.h"
-#include "tools/kgate/percent.h"
 
 namespace kb {
 
@@ -227,19 +227,16 @@ std::string noise_csv(const NoiseReport& r) {
   for (const auto& k : r.keys) {
     std::string mr;
     for (const auto& m : k.mode_runs) mr += (mr.empty() ? "" : " ") + m;
-    char med[64], noise[64], spread[64], all[64], timed[64] = "", bar[64] = "";
-    std::snprintf(med, sizeof med, "%.9g", k.median);
-    std::snprintf(noise, sizeof noise, "%.6g", k.noise);
-    std::snprintf(spread, sizeof spread, "%.6g", k.board_spread);
-    std::snprintf(all, sizeof all, "%.6g", k.noise_all);
-    // Empty where the key has none; meets_bar: yes / no (also on too few
-    // runs) / empty without a bar.
-    if (k.timed_us) std::snprintf(timed, sizeof timed, "%.6g", *k.timed_us);
-    if (k.bar > 0) std::snprintf(bar, sizeof bar, "%.6g", k.bar);
+    // timed_us and bar empty where the key has none; meets_bar: yes / no
+    // (also on too few runs) / empty without a bar.
+    const std::string timed = k.timed_us ? format_double("%.6g", *k.timed_us) : "";
+    const std::string bar = k.bar > 0 ? format_double("%.6g", k.bar) : "";
     const char* meets = k.bar <= 0 ? "" : k.meets_bar ? "yes" : "no";
     out += csv_line({k.name, k.metric, k.dtype, k.shape, k.arch, k.device, std::to_string(k.runs),
-                     med, noise, noise_class(k.noise), std::to_string(k.variants),
-                     std::to_string(k.mode_runs.size()), mr, std::to_string(k.boards), spread, all,
+                     format_double("%.9g", k.median), format_double("%.6g", k.noise),
+                     noise_class(k.noise), std::to_string(k.variants),
+                     std::to_string(k.mode_runs.size()), mr, std::to_string(k.boards),
+                     format_double("%.6g", k.board_spread), format_double("%.6g", k.noise_all),
                      timed, bar, meets}) +
            "\n";
   }

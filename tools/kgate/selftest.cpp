@@ -4,17 +4,12 @@
 #include <cstdio>
 #include <map>
 
+#include "reports/format.h"
 #include "tools/kgate/noise.h"
 
 namespace kb {
 
 namespace {
-
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
 
 // The key as both the gate and the noise report name it.
 std::string key_of(const std::string& name, const std::string& metric, const std::string& dtype,
@@ -113,11 +108,11 @@ std::string selftest_markdown(const SelftestInput& in, const GateOptions& opt) {
         ++caught["all"];
       }
     }
-    out += "| " + fmt("%g%%", pct) + " |";
+    out += "| " + format_double("%g%%", pct) + " |";
     std::vector<std::string> cols = classes;
     cols.push_back("all");
     for (const auto& c : cols)
-      out += judged[c] ? " " + fmt("%.0f%%", 100.0 * caught[c] / judged[c]) + " (" +
+      out += judged[c] ? " " + format_double("%.0f%%", 100.0 * caught[c] / judged[c]) + " (" +
                              std::to_string(caught[c]) + "/" + std::to_string(judged[c]) + ") |"
                        : " - |";
     out += "\n";

@@ -5,19 +5,15 @@
 #include <map>
 
 #include "core/metrics.h"
+#include "reports/format.h"
 #include "reports/markdown.h"
 #include "tools/kgate/history_rule.h"
-#include "tools/kgate/percent.h"
 
 namespace kb {
 
 namespace {
 
-std::string num(double v) {
-  char b[32];
-  std::snprintf(b, sizeof b, v >= 100 ? "%.0f" : "%.3g", v);
-  return b;
-}
+std::string num(double v) { return format_double(v >= 100 ? "%.0f" : "%.3g", v); }
 
 // Rows or points, the furthest behind first.
 constexpr auto worse_first = [](const auto& a, const auto& b) { return a.behind > b.behind; };

@@ -5,8 +5,6 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -85,14 +83,10 @@ void load_bringup_inputs(BringupPlan& p) {
   }
   for (const auto& r : p.results) in.results_names += (in.results_names.empty() ? "" : ", ") + r;
   if (!in.probe_path.empty()) {
-    std::ifstream probe(in.probe_path, std::ios::binary);
-    std::stringstream text;
-    if (probe) {
-      text << probe.rdbuf();
-      in.probe_text = text.str();
-    } else {
+    if (auto text = read_whole_file(in.probe_path))
+      in.probe_text = *text;
+    else
       in.probe_problem = "cannot read it";
-    }
   }
 }
 

@@ -1,0 +1,24 @@
+// Numbers as text in reports and kgate's messages.
+#pragma once
+
+#include <cstdio>
+#include <string>
+
+namespace kb {
+
+// `v` through printf's `format`, which converts one double ("%.2f").
+inline std::string format_double(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+// A relative value as a percentage: 0.034 -> "3.4%" (`decimals` after the
+// point).
+inline std::string percent(double rel, int decimals = 1) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f%%", decimals, rel * 100);
+  return buf;
+}
+
+}  // namespace kb
