@@ -259,7 +259,7 @@ std::string dashboard_html(const DashboardData& d) {
   if (synthetic)
     out +=
         "<div class=\"synthetic\">Synthetic history: runs labelled synthetic-* were made by "
-        "<code>kgate gen-history</code>, not measured.</div>\n";
+        "the test generator <code>gen_history</code> (tests/support), not measured.</div>\n";
   out += "<p class=\"meta\">" + std::to_string(d.rows) + " rows, " + std::to_string(d.runs.size()) +
          " runs, " + std::to_string(d.keys.size()) + " keys from " +
          std::to_string(d.inputs.size()) + " file(s); window " + std::to_string(d.window) +

@@ -35,7 +35,7 @@ double qn_all_pairs(const std::vector<double>& v) {
   return dn * 2.2219 * d[k - 1];
 }
 
-// `runs` nightly runs of `keys` keys (kgate gen-history), read.
+// `runs` nightly runs of `keys` keys (tests/support gen_history), read.
 void read_generated(kb::History& h, int runs, int keys) {
   kb::GenOptions opt;
   opt.runs = runs;

@@ -1,4 +1,4 @@
-// `kgate gen-history --from FILE...`: a long synthetic history shaped like a
+// `gen_history --from FILE...` (tests/support): a long synthetic history shaped like a
 // real one, for the dashboard's screenshots and its 100 000-row timing.
 // Each file's newest run gives the keys, GPU, driver and values; the nights
 // before it are replayed with noise and a few events a year of nightlies
