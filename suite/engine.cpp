@@ -320,13 +320,7 @@ std::optional<Measurement> Engine::measure(const Experiment& e, const Point& p,
   detail = cases[0]->variant();  // again: a check may settle it
   const std::string note = cases[0]->note();
   if (!chk.ok) return std::nullopt;
-  if (e.sampling() == Protocol::kernel) {
-    size_t free1 = 0;
-    KB_CUDA_CHECK(cudaMemGetInfo(&free1, &total));
-    const int n = buffer_sets(free0 > free1 ? free0 - free1 : 0, free1, total,
-                              opts_.max_buffer_sets, opts_.sampled_bytes_goal);
-    add_buffer_sets(e, p, n, seed, detail, cases);
-  }
+  if (e.sampling() == Protocol::kernel) add_buffer_sets(e, p, free0, seed, cases);
   std::vector<Case*> use;
   for (auto& c : cases) use.push_back(c.get());
   Measurement t = sample(e, use);
@@ -335,11 +329,28 @@ std::optional<Measurement> Engine::measure(const Experiment& e, const Point& p,
   return t;
 }
 
+std::vector<std::unique_ptr<Case>> Engine::build_sets(const Experiment& e, const Point& p,
+                                                      uint64_t seed) {
+  size_t free0 = 0, total = 0;
+  KB_CUDA_CHECK(cudaMemGetInfo(&free0, &total));
+  std::vector<std::unique_ptr<Case>> cases;
+  cases.push_back(e.make_case(p));
+  cases[0]->prepare(stream_, seed);
+  KB_CUDA_CHECK(cudaDeviceSynchronize());
+  add_buffer_sets(e, p, free0, seed, cases);
+  return cases;
+}
+
 // More buffer sets, each built like the first and given inputs
-// (Case::prepare; the first was checked); a set that does not fit is
-// simply not built.
-void Engine::add_buffer_sets(const Experiment& e, const Point& p, int n, uint64_t seed,
-                             const std::string& detail, std::vector<std::unique_ptr<Case>>& cases) {
+// (Case::prepare; the first was checked or prepared); a set that does not
+// fit is simply not built.
+void Engine::add_buffer_sets(const Experiment& e, const Point& p, size_t free0, uint64_t seed,
+                             std::vector<std::unique_ptr<Case>>& cases) {
+  size_t free1 = 0, total = 0;
+  KB_CUDA_CHECK(cudaMemGetInfo(&free1, &total));
+  const int n = buffer_sets(free0 > free1 ? free0 - free1 : 0, free1, total, opts_.max_buffer_sets,
+                            opts_.sampled_bytes_goal);
+  const std::string detail = cases[0]->variant();
   NvtxRange r("buffer sets");
   for (int k = 1; k < n; ++k) {
     std::unique_ptr<Case> c;

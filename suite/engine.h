@@ -60,6 +60,10 @@ class Engine {
   // it, so that the further-launch cost is the rows' own time. Throws on a
   // CUDA error or a failed check.
   Measurement measure_point(const Experiment& e, const Point& p);
+  // A point's buffer sets as measure_point builds them, unchecked: the
+  // first given inputs as the further ones are (Case::prepare, seeds from
+  // `seed`). `kbench tune gemv` times its candidates over them.
+  std::vector<std::unique_ptr<Case>> build_sets(const Experiment& e, const Point& p, uint64_t seed);
   // All rows of one experiment in this process (points in order, then the
   // seed-mean rows). After a lost context the remaining points fail.
   std::vector<Record> run(const Experiment& e);
@@ -76,9 +80,11 @@ class Engine {
   // with `chk` saying why.
   std::optional<Measurement> measure(const Experiment& e, const Point& p, const std::string& label,
                                      std::string& detail, Check& chk);
-  // Builds the point's further buffer sets (up to `n` in all) into `cases`.
-  void add_buffer_sets(const Experiment& e, const Point& p, int n, uint64_t seed,
-                       const std::string& detail, std::vector<std::unique_ptr<Case>>& cases);
+  // Builds the point's further buffer sets into `cases` (its first set
+  // built: as many as buffer_sets allows for what that one took of the
+  // `free0` bytes free before it).
+  void add_buffer_sets(const Experiment& e, const Point& p, size_t free0, uint64_t seed,
+                       std::vector<std::unique_ptr<Case>>& cases);
   // Runs round-robin over `cases`, each run waited for, until warmup_done.
   void warm_up(const std::vector<Case*>& cases, bool decode);
   // Samples round-robin over `cases` (the point's buffer sets).

@@ -28,11 +28,6 @@ struct GemvShape {
   std::string from;  // which experiment runs it
 };
 
-// A gather's experts and the ids it times, as gather_gemv's rows run it:
-// the tuner times a gather over the same weight stack as the rows.
-constexpr int kGatherExperts = 8;
-inline std::vector<int32_t> gather_timed_ids() { return {3, 5}; }
-
 // The one-token GEMV shapes of the suite and the decoders, both dtypes.
 std::vector<GemvShape> gemv_tuning_shapes();
 

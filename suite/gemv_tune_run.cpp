@@ -15,7 +15,6 @@
 #include "suite/experiments/gemv_case.h"
 #include "suite/rows.h"
 #include "suite/runner.h"
-#include "suite/sampling.h"
 #include "suite/stats.h"
 
 namespace kb {
@@ -24,41 +23,36 @@ namespace {
 
 double round_to(double v, double unit) { return std::round(v / unit) * unit; }
 
-// The shape's buffer sets, built as the engine builds a row's (one case
-// checked-size allocation each, as many as buffer_sets allows): every
-// candidate is timed round-robin over them, so that it pays what a row pays
-// for where its weights, x and scales landed (one warm buffer ranked
-// candidates 2-3 us faster than the rows then measured them).
-std::vector<std::unique_ptr<gemv_experiment::GemvCase>> shape_sets(const GemvShape& s,
-                                                                   const gemv::Kernel& first) {
+// The experiment whose rows run the shape, and the shape as its point
+// naming kernel `k` (`config=...`).
+const Experiment& experiment_of(const GemvShape& s) {
+  const Experiment* e = Registry::instance().find(s.n_sel > 1 ? "gather_gemv" : "gemv");
+  if (!e) throw std::runtime_error("kbench tune gemv: no gemv/gather_gemv experiment linked");
+  return *e;
+}
+
+Point shape_point(const GemvShape& s, const gemv::Kernel& k) {
   Point p;
-  p.shape.set("N", s.N);
-  p.shape.set("K", s.K);
+  if (s.n_sel > 1) {
+    p.shape.set("D", s.N);  // gather_gemv's rows are square
+  } else {
+    p.shape.set("N", s.N);
+    p.shape.set("K", s.K);
+  }
+  p.shape.set_label("config", gemv::kernel_name(k));
   p.dtype = s.int8 ? DType::i8 : DType::bf16;
-  const bool gather = s.n_sel > 1;
-  const std::vector<int32_t> ids = gather ? gather_timed_ids() : std::vector<int32_t>{};
-  const int E = gather ? kGatherExperts : 1;
-  const gemv::Config cfg(first);
-  size_t free0 = 0, free1 = 0, total = 0;
-  KB_CUDA_CHECK(cudaMemGetInfo(&free0, &total));
-  std::vector<std::unique_ptr<gemv_experiment::GemvCase>> sets;
-  auto add = [&](uint64_t seed) {
-    sets.push_back(std::make_unique<gemv_experiment::GemvCase>(p, E, s.n_sel, ids, &cfg));
-    sets.back()->prepare(nullptr, seed);
-    KB_CUDA_CHECK(cudaDeviceSynchronize());
-  };
-  add(11);
-  KB_CUDA_CHECK(cudaMemGetInfo(&free1, &total));
-  const EngineOptions o;
-  const int n = buffer_sets(free0 > free1 ? free0 - free1 : 0, free1, total, o.max_buffer_sets,
-                            o.sampled_bytes_goal);
-  for (int k = 1; k < n; ++k) add(11 + 0x9e3779b97f4a7c15ull * static_cast<uint64_t>(k));
-  return sets;
+  return p;
 }
 
 GemvTuned measure_shape(Engine& engine, const GemvShape& s, int reps) {
   const std::vector<gemv::Kernel> cands = gemv_candidates(s);
-  const auto sets = shape_sets(s, cands[0]);
+  // The row's buffer sets (Engine::build_sets): every candidate is timed
+  // round-robin over them, so that it pays what a row pays for where its
+  // weights, x and scales landed (one warm buffer ranked candidates 2-3 us
+  // faster than the rows then measured them).
+  const auto cases = engine.build_sets(experiment_of(s), shape_point(s, cands[0]), 11);
+  std::vector<gemv_experiment::GemvCase*> sets;
+  for (const auto& c : cases) sets.push_back(&dynamic_cast<gemv_experiment::GemvCase&>(*c));
   const size_t n = cands.size(), n_sets = sets.size();
   const std::vector<gemv::Config> cfgs(cands.begin(), cands.end());
   std::vector<std::vector<double>> t(n);
@@ -103,20 +97,6 @@ void print_tuned(const char* stage, const GemvTuned& r) {
   std::fflush(stdout);
 }
 
-// A finalist as a point of the experiment whose rows run the shape.
-Point finalist_point(const GemvShape& s, const gemv::Kernel& k) {
-  Point p;
-  if (s.n_sel > 1) {
-    p.shape.set("D", s.N);  // gather_gemv's rows are square
-  } else {
-    p.shape.set("N", s.N);
-    p.shape.set("K", s.K);
-  }
-  p.shape.set_label("config", gemv::kernel_name(k));
-  p.dtype = s.int8 ? DType::i8 : DType::bf16;
-  return p;
-}
-
 // Each shape's finalists (`table`'s present choice, the generic one and
 // the screen's fastest) timed as rows are: points of gemv or gather_gemv
 // naming their kernel, in as many worker processes, one after the other,
@@ -125,8 +105,6 @@ Point finalist_point(const GemvShape& s, const gemv::Kernel& k) {
 void confirm_as_rows(const WorkerConfig& cfg, const DeviceInfo& dev, std::vector<GemvTuned>& tuned,
                      const std::vector<gemv::TableEntry>& table, int n_finalists) {
   for (const bool gather : {false, true}) {
-    const Experiment* e = Registry::instance().find(gather ? "gather_gemv" : "gemv");
-    if (!e) throw std::runtime_error("kbench tune gemv: no gemv/gather_gemv experiment linked");
     std::vector<Point> points;
     std::vector<std::pair<size_t, gemv::Kernel>> at;  // (shape, kernel) of each point
     for (size_t i = 0; i < tuned.size(); ++i) {
@@ -134,11 +112,12 @@ void confirm_as_rows(const WorkerConfig& cfg, const DeviceInfo& dev, std::vector
       const GemvShape& sh = tuned[i].shape;
       const gemv::Kernel keep = gemv::choose_in(table, sh.int8, sh.N, sh.K, sh.n_sel).config.kernel;
       for (const auto& k : finalists(keep, tuned[i].screen, n_finalists)) {
-        points.push_back(finalist_point(tuned[i].shape, k));
+        points.push_back(shape_point(tuned[i].shape, k));
         at.push_back({i, k});
       }
     }
     if (points.empty()) continue;
+    const Experiment& e = experiment_of(tuned[at[0].first].shape);
     // As many processes as a row of the point gets (short ones more:
     // processes_for), each point's time the mean of its processes' medians.
     std::vector<double> sum(points.size(), 0), noise(points.size(), 0);
@@ -152,7 +131,7 @@ void confirm_as_rows(const WorkerConfig& cfg, const DeviceInfo& dev, std::vector
           pts.push_back(points[j]);
         }
       if (pts.empty()) break;
-      const std::vector<PointTime> t = measure_points_isolated(cfg, *e, pts, dev);
+      const std::vector<PointTime> t = measure_points_isolated(cfg, e, pts, dev);
       for (size_t q = 0; q < t.size(); ++q) {
         sum[at_p[q]] += t[q].value_s;
         ++runs[at_p[q]];
