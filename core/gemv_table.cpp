@@ -9,4 +9,23 @@ bool Bucket::holds(bool i8, int64_t N, int64_t K, int n_sel, Use u) const {
          (max_bytes == 0 || n_sel * N * row_bytes <= max_bytes);
 }
 
+const char* use_name(Use u) {
+  switch (u) {
+    case Use::decode:
+      return "decode";
+    case Use::swiglu:
+      return "swiglu";
+    case Use::combine:
+      return "combine";
+    default:
+      return "standalone";
+  }
+}
+
+std::optional<Use> parse_use(const std::string& name) {
+  for (Use u : {Use::standalone, Use::decode, Use::swiglu, Use::combine})
+    if (name == use_name(u)) return u;
+  return std::nullopt;
+}
+
 }  // namespace kb::gemv

@@ -6,13 +6,18 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "core/gemv_config.h"
 
 namespace kb::gemv {
 
-enum class Use { standalone, decode };
+// What runs the shape: a GEMV alone, or in the decode step (launched as a
+// programmatic dependent): its plain GEMVs, its one-token GEMV with the
+// SwiGLU (dense, or both experts' gather: rows 2F), its MoE down gather
+// with the weighted sum (combine).
+enum class Use { standalone, decode, swiglu, combine };
 
 struct Bucket {
   bool int8 = false;
@@ -23,6 +28,9 @@ struct Bucket {
   int64_t max_bytes = 0;  // over the selected experts; 0: no cap
   bool holds(bool int8, int64_t N, int64_t K, int n_sel, Use use) const;
 };
+
+const char* use_name(Use u);
+std::optional<Use> parse_use(const std::string& name);
 
 struct TableEntry {
   Bucket bucket;

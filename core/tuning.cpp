@@ -204,9 +204,11 @@ std::vector<gemv::TableEntry> parse_gemv_table(const ordered_json& doc, const st
       fail(src, where + ".experts", "expected \"one\" or \"gather\", got \"" + experts + "\"");
     t.bucket.gather = experts == "gather";
     const std::string use = get_string(e, "use", src, where, "standalone");
-    if (use != "standalone" && use != "decode")
-      fail(src, where + ".use", "expected \"standalone\" or \"decode\", got \"" + use + "\"");
-    t.bucket.use = use == "decode" ? gemv::Use::decode : gemv::Use::standalone;
+    const auto u = gemv::parse_use(use);
+    if (!u)
+      fail(src, where + ".use",
+           "expected \"standalone\", \"decode\", \"swiglu\" or \"combine\", got \"" + use + "\"");
+    t.bucket.use = *u;
     get_range(e, "rows", src, where, t.bucket.rows_min, t.bucket.rows_max);
     get_range(e, "row_bytes", src, where, t.bucket.row_bytes_min, t.bucket.row_bytes_max);
     if (e.contains("max_bytes"))
@@ -231,6 +233,14 @@ std::vector<gemv::TableEntry> load_gemv_table(const std::string& path, const std
   return parse_gemv_table(f->doc, path, &f->lines);
 }
 
+ordered_json untuned_gemv_entries(const ordered_json& doc) {
+  ordered_json kept = ordered_json::array();
+  if (!doc.is_object() || !doc.contains("gemv") || !doc["gemv"].is_array()) return kept;
+  for (const auto& e : doc["gemv"])
+    if (e.is_object() && e.contains("use") && e["use"] != "standalone") kept.push_back(e);
+  return kept;
+}
+
 ordered_json gemv_entry_json(const gemv::TableEntry& t, const ordered_json& measured) {
   const auto bound = [](int64_t v) {
     return v == std::numeric_limits<int64_t>::max() ? ordered_json(nullptr) : ordered_json(v);
@@ -238,7 +248,7 @@ ordered_json gemv_entry_json(const gemv::TableEntry& t, const ordered_json& meas
   ordered_json e;
   e["dtype"] = t.bucket.int8 ? "int8" : "bfloat16";
   e["experts"] = t.bucket.gather ? "gather" : "one";
-  if (t.bucket.use == gemv::Use::decode) e["use"] = "decode";
+  if (t.bucket.use != gemv::Use::standalone) e["use"] = gemv::use_name(t.bucket.use);
   e["rows"] = {t.bucket.rows_min, bound(t.bucket.rows_max)};
   e["row_bytes"] = {t.bucket.row_bytes_min, bound(t.bucket.row_bytes_max)};
   if (t.bucket.max_bytes > 0) e["max_bytes"] = t.bucket.max_bytes;

@@ -207,6 +207,7 @@ std::vector<GemvTuned> tune_gemv_table(const DeviceInfo& dev, const TargetFile* 
     j["driver"] = dev.driver;
     list.push_back(gemv_entry_json(e, j));
   }
+  for (const auto& e : untuned_gemv_entries(doc)) list.push_back(e);
   doc["gpu"] = dev.name;
   doc["gemv"] = list;
   write_tuning_doc(doc, out);

@@ -311,6 +311,58 @@ Choice choose_in(const std::vector<TableEntry>& table, bool int8, int64_t N, int
   return {general_config(int8, N, K, n_sel), "generic"};
 }
 
+std::string swiglu_refusal(const Kernel& k, bool int8, int n_sel) {
+  const General* g = std::get_if<General>(&k);
+  if (!g || g->rows_per_warp != 2 || g->unroll != 2 || !g->pipeline)
+    return "the SwiGLU takes the general kernel with 2 rows a warp, unroll 2, pipelined";
+  if (g->warps < 1 || g->warps > 8 || g->k_split < 1 || g->warps % g->k_split != 0)
+    return "warps 1..8, a K split that divides them";
+  if (g->min_blocks != 0 &&
+      (!int8 || n_sel < 2 || g->warps > 4 || (g->min_blocks != 7 && g->min_blocks != 8)))
+    return "min_blocks 7 or 8 only for an int8 gather of at most 4 warps";
+  return "";
+}
+
+std::string combine_refusal(const Kernel& k, bool int8) {
+  const General* g = std::get_if<General>(&k);
+  if (!g || (g->rows_per_warp != 1 && g->rows_per_warp != 2) || (g->unroll != 1 && g->unroll != 2))
+    return "the combine takes the general kernel with 1 or 2 rows a warp, unroll 1 or 2";
+  if (g->warps < 1 || g->warps > 8 || g->k_split < 1 || g->warps % g->k_split != 0)
+    return "warps 1..8, a K split that divides them";
+  if (g->min_blocks != 0 && (!int8 || g->rows_per_warp != 2 || g->warps > 4 || g->min_blocks != 8))
+    return "min_blocks 8 only for int8, 2 rows a warp, at most 4 warps";
+  return "";
+}
+
+Config swiglu_config_in(const std::vector<TableEntry>& table, bool int8, int64_t F, int64_t K,
+                        int n_sel) {
+  for (const TableEntry& e : table)
+    if (e.bucket.holds(int8, 2 * F, K, n_sel, Use::swiglu) &&
+        swiglu_refusal(e.kernel, int8, n_sel).empty())
+      return Config(e.kernel);
+  return n_sel > 1 ? gather_swiglu_config(int8, F, K) : tokens_config(int8, 2 * F, K, 1, true);
+}
+
+Config combine_config_in(const std::vector<TableEntry>& table, bool int8, int64_t N, int64_t K,
+                         int n_sel) {
+  for (const TableEntry& e : table)
+    if (e.bucket.holds(int8, N, K, n_sel, Use::combine) && combine_refusal(e.kernel, int8).empty())
+      return Config(e.kernel);
+  return combine_config(int8, N, K);
+}
+
+Config decode_swiglu_config(bool int8, int64_t F, int64_t K, int n_sel) {
+  Installed& t = installed();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  return swiglu_config_in(t.entries, int8, F, K, n_sel);
+}
+
+Config decode_combine_config(bool int8, int64_t N, int64_t K, int n_sel) {
+  Installed& t = installed();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  return combine_config_in(t.entries, int8, N, K, n_sel);
+}
+
 Choice choose(bool int8, int64_t N, int64_t K, int n_sel, Use use) {
   Installed& t = installed();
   std::lock_guard<std::mutex> lock(t.mutex);

@@ -74,6 +74,20 @@ Config tokens_config(bool int8, int64_t N, int64_t K, int tokens, bool swiglu = 
 // for the SwiGLU; rows_per_warp 1 or 2, unroll 1 or 2 for the combine).
 Config gather_swiglu_config(bool int8, int64_t F, int64_t K);
 Config combine_config(bool int8, int64_t N, int64_t K);
+// The decode step's SwiGLU GEMV (one token, rows 2F; n_sel experts
+// gathered) and MoE down gather with the weighted sum: the installed
+// table's `swiglu` / `combine` entry that holds the shape, where it names a
+// configuration these launches serve (swiglu_refusal, combine_refusal
+// empty); else the rules above.
+Config decode_swiglu_config(bool int8, int64_t F, int64_t K, int n_sel = 1);
+Config decode_combine_config(bool int8, int64_t N, int64_t K, int n_sel);
+// The same against an explicit table (tests).
+Config swiglu_config_in(const std::vector<TableEntry>& table, bool int8, int64_t F, int64_t K,
+                        int n_sel);
+Config combine_config_in(const std::vector<TableEntry>& table, bool int8, int64_t N, int64_t K,
+                         int n_sel);
+std::string swiglu_refusal(const Kernel& k, bool int8, int n_sel);
+std::string combine_refusal(const Kernel& k, bool int8);
 
 // The bulk kernel's rows per ring buffer for k at this shape (gather: a
 // gather_gemv, whose N must be even for 2).

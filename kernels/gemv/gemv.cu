@@ -371,7 +371,8 @@ bool carries_route_blocks(const Config& cfg) {
 
 void gemv_swiglu(bool int8, const void* W, const bf16* scale, const bf16* X, bf16* H, int tokens,
                  int64_t F, int64_t K, float eps, cudaStream_t stream, bool pdl) {
-  Config c = tokens_config(int8, 2 * F, K, tokens, true);
+  Config c =
+      tokens == 1 ? decode_swiglu_config(int8, F, K) : tokens_config(int8, 2 * F, K, tokens, true);
   c.pdl = pdl;
   launch_impl(int8, W, scale, nullptr, 1, 0, X, H, 2 * F, K, nullptr, c, stream, tokens, true, eps);
 }
@@ -380,7 +381,7 @@ void gather_gemv_swiglu(bool int8, const void* W, const bf16* scale, const int32
                         int n_sel, int E, const bf16* x, bf16* H, int64_t F, int64_t K, float eps,
                         cudaStream_t stream, bool pdl, const Config* cfg) {
   if (!experts) throw std::invalid_argument("gather_gemv_swiglu: null experts");
-  Config c = cfg ? *cfg : gather_swiglu_config(int8, F, K);
+  Config c = cfg ? *cfg : decode_swiglu_config(int8, F, K, n_sel);
   c.pdl = pdl;
   launch_impl(int8, W, scale, experts, n_sel, E, x, H, 2 * F, K, nullptr, c, stream, 1, true, eps);
 }
@@ -391,7 +392,7 @@ void gather_gemv_combine(bool int8, const void* W, const bf16* scale, const int3
                          const Config* cfg, bool experts_ready) {
   if (!experts || !weights)
     throw std::invalid_argument("gather_gemv_combine: null experts or weights");
-  Config c = cfg ? *cfg : combine_config(int8, N, K);
+  Config c = cfg ? *cfg : decode_combine_config(int8, N, K, n_sel);
   c.pdl = pdl;
   launch_impl(int8, W, scale, experts, n_sel, E, X, y, N, K, residual, c, stream, 1, false, 0.f,
               weights, experts_ready);

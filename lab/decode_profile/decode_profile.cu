@@ -2,7 +2,8 @@
 //
 //   kbench_decode_profile [--model NAME] [--layers N] [--dtype bfloat16|int8] [--pos N]
 //                         [--reps R] [--rounds N] [--tuning targets/tuning/GPU.json]
-//                         [--qkv-kernels NAME,...] [--o-kernels NAME,...]
+//                         [--qkv-kernels NAME,...] [--o-kernels NAME,...] [--down-kernels ...]
+//                         [--swiglu-kernels NAME,...] [--combine-kernels NAME,...]
 //
 // Builds the model as the decode experiment does (suite/experiments/
 // llama_decode.cu: its prompt, max_seq 256), advances the cache to position
@@ -51,14 +52,15 @@ struct Args {
   int reps = 20;
   int rounds = 7;
   std::string tuning;
-  std::vector<std::string> qkv_kernels, o_kernels;
+  std::vector<std::string> qkv_kernels, o_kernels, down_kernels, swiglu_kernels, combine_kernels;
 };
 
 [[noreturn]] void usage(const std::string& why) {
   kb::tools::exit_with_usage(
       why,
       "kbench_decode_profile [--model NAME] [--layers N] [--dtype bfloat16|int8] [--pos N] "
-      "[--reps R] [--rounds N] [--tuning FILE] [--qkv-kernels NAME,...] [--o-kernels NAME,...]");
+      "[--reps R] [--rounds N] [--tuning FILE] [--qkv-kernels NAME,...] [--o-kernels NAME,...] "
+      "[--down-kernels NAME,...] [--swiglu-kernels NAME,...] [--combine-kernels NAME,...]");
 }
 
 int positive(const std::string& k, const std::string& v) {
@@ -87,10 +89,16 @@ Args parse(int argc, char** argv) {
           a.rounds = positive(k, v);
         } else if (k == "--tuning") {
           a.tuning = v;
-        } else if (k == "--qkv-kernels" || k == "--o-kernels") {
+        } else if (k == "--qkv-kernels" || k == "--o-kernels" || k == "--down-kernels" ||
+                   k == "--swiglu-kernels" || k == "--combine-kernels") {
+          auto& list = k == "--qkv-kernels"      ? a.qkv_kernels
+                       : k == "--o-kernels"      ? a.o_kernels
+                       : k == "--down-kernels"   ? a.down_kernels
+                       : k == "--swiglu-kernels" ? a.swiglu_kernels
+                                                 : a.combine_kernels;
           for (const std::string& name : kb::tools::comma_items(v)) {
             if (!gemv::parse_kernel(name)) usage(k + ": no kernel named " + name);
-            (k == "--qkv-kernels" ? a.qkv_kernels : a.o_kernels).push_back(name);
+            list.push_back(name);
           }
         } else {
           usage("unknown option " + k);
@@ -161,10 +169,13 @@ std::vector<cudaGraphNode_t> kernels_in_order(const Graph& g) {
   KB_CUDA_CHECK(cudaGraphGetNodes(g.get(), nullptr, &n));
   std::vector<cudaGraphNode_t> nodes(n);
   KB_CUDA_CHECK(cudaGraphGetNodes(g.get(), nodes.data(), &n));
-  // CUDA 13 added the edges' data to cudaGraphGetEdges.
+  // CUDA 13 added the edges' data to cudaGraphGetEdges; programmatic
+  // (PDL) edges carry data, so it must be asked for.
 #if CUDART_VERSION >= 13000
+  std::vector<cudaGraphEdgeData> data;
   auto edges = [&](cudaGraphNode_t* f, cudaGraphNode_t* t) {
-    return cudaGraphGetEdges(g.get(), f, t, nullptr, &m);
+    data.resize(m);
+    return cudaGraphGetEdges(g.get(), f, t, f ? data.data() : nullptr, &m);
   };
 #else
   auto edges = [&](cudaGraphNode_t* f, cudaGraphNode_t* t) {
@@ -250,15 +261,20 @@ void print_breakdown(dec::Decoder& d, const Args& a, Timer& t, double graph_us) 
 // The step with a projection (rows x cols) run by each named configuration,
 // timed against the decoder's own step over the rounds, interleaved.
 void by_kernel(dec::Decoder& d, const Args& a, Timer& t, const char* what, int64_t rows,
-               int64_t cols, const std::vector<std::string>& names) {
+               int64_t cols, const std::vector<std::string>& names,
+               gemv::Use use = gemv::Use::decode, int n_sel = 1) {
   const bool i8 = a.type == dec::WeightType::int8;
   const std::vector<gemv::TableEntry> saved = gemv::installed_table();
-  const gemv::Choice base = gemv::choose(i8, rows, cols, 1, gemv::Use::decode);
+  const gemv::Config base_config =
+      use == gemv::Use::swiglu    ? gemv::decode_swiglu_config(i8, rows / 2, cols, n_sel)
+      : use == gemv::Use::combine ? gemv::decode_combine_config(i8, rows, cols, n_sel)
+                                  : gemv::choose(i8, rows, cols, 1, use).config;
   std::vector<Exec> graphs;
   for (const auto& name : names) {
     gemv::TableEntry e;
     e.bucket.int8 = i8;
-    e.bucket.use = gemv::Use::decode;
+    e.bucket.use = use;
+    e.bucket.gather = n_sel > 1;
     e.bucket.rows_min = e.bucket.rows_max = rows;
     e.bucket.row_bytes_min = e.bucket.row_bytes_max = cols * (i8 ? 1 : 2);
     e.kernel = *gemv::parse_kernel(name);
@@ -292,7 +308,7 @@ void by_kernel(dec::Decoder& d, const Args& a, Timer& t, const char* what, int64
       "\n%s projection (%lldx%lld) by configuration, medians of %d rounds of %d replays, "
       "interleaved; the decoder's own (%s): %.1f us\n",
       what, (long long)rows, (long long)cols, a.rounds, a.reps,
-      gemv::kernel_name(base.config.kernel).c_str(), f);
+      gemv::kernel_name(base_config.kernel).c_str(), f);
   for (size_t i = 0; i < graphs.size(); ++i) {
     const double m = median(us[i]);
     std::printf("  %-14s %8.1f us (%+.1f us, %+.2f%%)\n", names[i].c_str(), m, m - f,
@@ -345,6 +361,12 @@ void profile(const Args& a) {
   print_breakdown(d, a, t, graph_us);
   if (!a.qkv_kernels.empty()) by_kernel(d, a, t, "qkv", c.qkv_rows(), c.dim, a.qkv_kernels);
   if (!a.o_kernels.empty()) by_kernel(d, a, t, "o", c.dim, c.q_size(), a.o_kernels);
+  if (!a.down_kernels.empty()) by_kernel(d, a, t, "down", c.dim, c.ffn, a.down_kernels);
+  const int n_sel = c.moe() ? c.top_experts : 1;
+  if (!a.swiglu_kernels.empty())
+    by_kernel(d, a, t, "swiglu", 2 * c.ffn, c.dim, a.swiglu_kernels, gemv::Use::swiglu, n_sel);
+  if (!a.combine_kernels.empty())
+    by_kernel(d, a, t, "combine", c.dim, c.ffn, a.combine_kernels, gemv::Use::combine, n_sel);
 }
 
 }  // namespace

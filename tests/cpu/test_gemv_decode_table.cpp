@@ -1,0 +1,107 @@
+// The decode step's table entries (kernels/gemv/dispatch.h: `decode`,
+// `swiglu` and `combine` uses; core/tuning.h), without a GPU: each takes a
+// table's entry only where its launch serves it, and a re-tune of the
+// standalone shapes keeps them.
+#include <gtest/gtest.h>
+
+#include "core/tuning.h"
+#include "kernels/gemv/dispatch.h"
+
+namespace {
+
+namespace gemv = kb::gemv;
+using J = nlohmann::ordered_json;
+
+gemv::TableEntry entry(bool int8, bool gather, gemv::Use use, int64_t rows, int64_t row_bytes,
+                       const char* kernel) {
+  gemv::TableEntry e;
+  e.bucket.int8 = int8;
+  e.bucket.gather = gather;
+  e.bucket.use = use;
+  e.bucket.rows_min = e.bucket.rows_max = rows;
+  e.bucket.row_bytes_min = e.bucket.row_bytes_max = row_bytes;
+  e.kernel = *gemv::parse_kernel(kernel);
+  return e;
+}
+
+std::string name(const gemv::Config& c) { return gemv::kernel_name(c.kernel); }
+
+TEST(GemvDecodeTable, TheSwigluTakesAnEntryItCanServeAndOnlyForItsShape) {
+  // Llama-2-7B's gate/up: F = 11008, K = 4096, rows 2F.
+  const std::string rule = name(gemv::tokens_config(false, 22016, 4096, 1, true));
+  const auto t = std::vector<gemv::TableEntry>{
+      entry(false, false, gemv::Use::swiglu, 22016, 8192, "R2U2W8P1K2")};
+  EXPECT_EQ(name(gemv::swiglu_config_in(t, false, 11008, 4096, 1)), "R2U2W8P1K2");
+  EXPECT_NE(rule, "R2U2W8P1K2");
+  EXPECT_EQ(name(gemv::swiglu_config_in(t, false, 14336, 4096, 1)),
+            name(gemv::tokens_config(false, 28672, 4096, 1, true)));
+  EXPECT_EQ(name(gemv::swiglu_config_in(t, true, 11008, 4096, 1)),
+            name(gemv::tokens_config(true, 22016, 4096, 1, true)));
+  // Neither the standalone nor the decode step's plain GEMV of that shape sees it.
+  EXPECT_EQ(name(gemv::choose_in(t, false, 22016, 4096, 1, gemv::Use::decode).config),
+            name(gemv::general_config(false, 22016, 4096)));
+  EXPECT_EQ(gemv::choose_in(t, false, 22016, 4096).source, "generic");
+  // One row a warp cannot pair gate and up: refused, the rule runs it.
+  const auto bad = std::vector<gemv::TableEntry>{
+      entry(false, false, gemv::Use::swiglu, 22016, 8192, "R1U2W4P1K1")};
+  EXPECT_EQ(name(gemv::swiglu_config_in(bad, false, 11008, 4096, 1)), rule);
+}
+
+TEST(GemvDecodeTable, GatherAndCombineEntriesKeepTheirLaunchesLimits) {
+  // Mixtral int8: gate/up gather 2F = 28672 (2 experts), down 4096x14336.
+  const auto t = std::vector<gemv::TableEntry>{
+      entry(true, true, gemv::Use::swiglu, 28672, 4096, "R2U2W4P1K1B8"),
+      entry(true, true, gemv::Use::combine, 4096, 14336, "R2U1W4P0K2B8")};
+  EXPECT_EQ(name(gemv::swiglu_config_in(t, true, 14336, 4096, 2)), "R2U2W4P1K1B8");
+  EXPECT_EQ(name(gemv::combine_config_in(t, true, 4096, 14336, 2)), "R2U1W4P0K2B8");
+  EXPECT_EQ(name(gemv::combine_config_in({}, true, 4096, 14336, 2)),
+            name(gemv::combine_config(true, 4096, 14336)));
+  // min_blocks is compiled for int8 gathers of at most 4 warps only.
+  EXPECT_NE(gemv::swiglu_refusal(*gemv::parse_kernel("R2U2W8P1K1B7"), true, 2), "");
+  EXPECT_NE(gemv::swiglu_refusal(*gemv::parse_kernel("R2U2W4P1K1B7"), false, 2), "");
+  EXPECT_NE(gemv::swiglu_refusal(*gemv::parse_kernel("R2U2W4P1K1B7"), true, 1), "");
+  EXPECT_EQ(gemv::swiglu_refusal(*gemv::parse_kernel("R2U2W4P1K1B7"), true, 2), "");
+  EXPECT_NE(gemv::combine_refusal(*gemv::parse_kernel("R4U1W4P0K1"), true), "");
+  EXPECT_NE(gemv::combine_refusal(*gemv::parse_kernel("R2U1W4P0K2B7"), true), "");
+  EXPECT_NE(gemv::combine_refusal(*gemv::parse_kernel("B3W8S2O1R2"), true), "");
+}
+
+TEST(GemvDecodeTable, EveryUseReadsBackAndAnUnknownOneIsNamed) {
+  J list = J::array();
+  for (auto u : {gemv::Use::standalone, gemv::Use::decode, gemv::Use::swiglu, gemv::Use::combine})
+    list.push_back(kb::gemv_entry_json(entry(true, false, u, 4096, 4096, "R2U2W4P1K1"), J()));
+  J doc = {{"gpu", "NVIDIA H200"}, {"gemv", list}};
+  const auto t = kb::parse_gemv_table(kb::parse_tuning_file(doc.dump(2), "x.json").doc, "x.json");
+  ASSERT_EQ(t.size(), 4u);
+  EXPECT_EQ(t[0].bucket.use, gemv::Use::standalone);
+  EXPECT_EQ(t[1].bucket.use, gemv::Use::decode);
+  EXPECT_EQ(t[2].bucket.use, gemv::Use::swiglu);
+  EXPECT_EQ(t[3].bucket.use, gemv::Use::combine);
+  EXPECT_FALSE(list[0].contains("use"));
+  doc["gemv"][1]["use"] = "prefill";
+  try {
+    kb::parse_gemv_table(kb::parse_tuning_file(doc.dump(2), "x.json").doc, "x.json");
+    ADD_FAILURE() << "no error";
+  } catch (const kb::TuningError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("gemv[1].use"), std::string::npos) << what;
+    EXPECT_NE(what.find("\"combine\""), std::string::npos) << what;
+  }
+}
+
+TEST(GemvDecodeTable, AReTuneKeepsTheEntriesItDoesNotMeasure) {
+  const J doc = {{"gpu", "NVIDIA H200"},
+                 {"gemv",
+                  {{{"kernel", "T4"}},
+                   {{"use", "standalone"}, {"kernel", "T4"}},
+                   {{"use", "decode"}, {"kernel", "R2U1W4P1K2"}},
+                   {{"use", "swiglu"}, {"kernel", "R2U2W4P1K1"}},
+                   {{"use", "combine"}, {"kernel", "R2U2W4P0K2B8"}}}}};
+  const J kept = kb::untuned_gemv_entries(doc);
+  ASSERT_EQ(kept.size(), 3u);
+  EXPECT_EQ(kept[0]["use"], "decode");
+  EXPECT_EQ(kept[2]["kernel"], "R2U2W4P0K2B8");
+  EXPECT_TRUE(kb::untuned_gemv_entries(J::object()).empty());
+}
+
+}  // namespace
