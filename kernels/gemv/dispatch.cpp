@@ -24,18 +24,10 @@ overloaded(Fs...) -> overloaded<Fs...>;
 
 }  // namespace
 
-// Chosen by timing the configurations on an H100 80GB HBM3
-// (docs/decisions/0025-gemv-general-kernel.md): software-pipelined batches of 2 loads
-// per row (int8 2869 vs 2731 GB/s at 16384² against 4-8 loads unpipelined);
-// 4 warps per block. K split over 4 warps of a block once K is long (bf16
-// 16384²: 3063 vs 2913 GB/s; 1024x14336: 2111 vs 1382) and, for bf16, over
-// 2-4 warps at K >= 8192 or N >= 16384 (4096x11008: 2589 vs 2466; 22016x4096:
-// 2917 vs 2827). Elsewhere one warp per row for bf16: splitting cost up to
-// 10% at 4096². int8 (a second tune): batches of one load, two rows
-// per warp and K split over 2 warps up to N = 16384 at K >= 4096 (4096²:
-// 1662 vs 1531; 12288x4096: 2267 vs 2192; 4096x11008: 2287 vs 2230;
-// 16384²: 2907 vs 2871; not 22016x4096: 2522 vs 2585), one row per warp and
-// the same split for short rows (1024²: 226 vs 215).
+// The general kernel's knobs by shape, timed on an H100 (records 0025 and
+// 0036 hold the figures): pipelined batches of 2 loads, 4 warps; K split
+// over warps once rows are long (and for bf16 at many rows); int8 one load
+// a batch and 2 rows a warp at K >= 4096.
 General general_kernel(bool int8, int64_t N, int64_t K, int n_sel) {
   General c;
   c.warps = 4;
@@ -43,10 +35,7 @@ General general_kernel(bool int8, int64_t N, int64_t K, int n_sel) {
   c.pipeline = true;
   c.rows_per_warp = 1;
   if (int8 && K >= 12288 && n_sel == 1) {
-    // Long int8 rows (four tunes on an H100, GB/s): batches of 2
-    // loads, not pipelined, 2 rows per warp, K over 4 warps (16384²:
-    // 2920-2923 against 2898-2909; 14336x16384: 2887-2895 against
-    // 2764-2832; 1024x14336: 1455-1464 against 1167-1190).
+    // Long int8 rows: batches of 2 loads, not pipelined, K over 4 warps.
     c.rows_per_warp = 2;
     c.pipeline = false;
     c.k_split = 4;
@@ -59,9 +48,9 @@ General general_kernel(bool int8, int64_t N, int64_t K, int n_sel) {
     c.k_split = 2;
   } else if (K >= 12288) {
     c.k_split = 4;
-  } else if (!int8 && N >= 12288 && K >= 4096) {  // 12288x4096: 2736 vs 2659; not 14336x1024
+  } else if (!int8 && N >= 12288 && K >= 4096) {
     c.k_split = 4;
-  } else if (!int8 && (K >= 8192 || N <= 2048)) {  // few rows: 1024² 429 vs 409 GB/s
+  } else if (!int8 && (K >= 8192 || N <= 2048)) {
     c.k_split = 2;
   }
   return c;
@@ -69,11 +58,7 @@ General general_kernel(bool int8, int64_t N, int64_t K, int n_sel) {
 
 Config general_config(bool int8, int64_t N, int64_t K, int n_sel) {
   // Up to 4 MB in all with rows of 32, 64 or 128 vectors: the one-load
-  // kernel in blocks of 8 warps (the seed's D = 1024, H100, us: int8 4.29
-  // against 4.64-4.74 for the general kernel, bf16 4.51-4.61 against
-  // 5.14-5.28, gathers of 2 experts int8 4.70-4.77 against 5.31-5.41 and
-  // bf16 5.25-5.44 against 5.63-5.76; blocks of 4 warps: 4.29-4.34,
-  // 4.83-5.25, 4.99-5.02, 6.22-6.34).
+  // kernel in blocks of 8 warps (0026).
   const int64_t vecs = K / vec_elems(int8);
   if ((vecs == 32 || vecs == 64 || vecs == 128) &&
       n_sel * N * K * item_bytes(int8) <= (int64_t(4) << 20))
@@ -91,15 +76,10 @@ Config bulk_config(int stages, int warps, int blocks_per_sm, int rows, int rows_
   return Config(b);
 }
 
-// Several tokens (measured on an H100 at Llama-2-7B's shapes and 6 tokens,
-// tools/decode_profile, docs/decisions/0025-gemv-general-kernel.md): the kernel is then bound by
-// its x reads and FMAs, not by HBM. Batches of two loads. int8: two rows
-// per warp (each token's x vector serves both; 12288x4096: 47 vs 58 us),
-// K split only at K >= 12288. The SwiGLU keeps the split it measured with
-// (int8 as several tokens).
-// bf16: one row per warp (two for the SwiGLU, whose rows pair), no K split
-// below K = 8192 (12288x4096: 61 vs 73 us; 22016x4096 with 2 rows: 96 vs
-// 207 us), the one-token split above (4096x11008: 62 vs 90 us).
+// Several tokens are bound by their x reads and FMAs, not by HBM (0025):
+// batches of two loads; int8 two rows a warp (x serves both), K split only
+// at K >= 12288; bf16 no K split below K = 8192. The SwiGLU pairs gate and
+// up rows in one warp.
 Config tokens_config(bool int8, int64_t N, int64_t K, int tokens, bool swiglu) {
   General c = general_kernel(int8, N, K, 1);  // not the one-load kernel: one token, no SwiGLU only
   c.pipeline = true;                          // several tokens and SwiGLU: pipelined only
@@ -119,11 +99,7 @@ Config tokens_config(bool int8, int64_t N, int64_t K, int tokens, bool swiglu) {
   return Config(c);
 }
 
-// int8: compiled for 7 blocks an SM (min_blocks 7: 72 registers, no spill,
-// against the compiler's 78 and 6 blocks). In the graph step (Mixtral 16
-// layers, tools/decode_profile --gate-kernels; docs/decisions/0037-moe-gathers-register-caps.md):
-// H200 1995.9 against 2021.7 us (-1.30%, 9 interleaved rounds), H100 -0.19%
-// (7 rounds); at 8 blocks (64 registers, 36 bytes spilled) +2.27% and +0.78%.
+// int8: compiled for 7 blocks an SM, 72 registers without a spill (0037).
 Config gather_swiglu_config(bool int8, int64_t F, int64_t K) {
   Config c = tokens_config(int8, 2 * F, K, 1, true);
   if (int8) std::get<General>(c.kernel).min_blocks = 7;
@@ -131,22 +107,10 @@ Config gather_swiglu_config(bool int8, int64_t F, int64_t K) {
 }
 
 Config combine_config(bool int8, int64_t N, int64_t K) {
-  // The one-matrix choice of the general kernel at a row of n_sel·K, at
-  // most 2 rows per warp and batches of 2 loads. int8 (Mixtral's down
-  // projection, 4096x14336 per expert, two experts): 2 rows per warp, one
-  // load in flight, not pipelined, K over 2 warps. Measured on an H100
-  // (tools/decode_profile --moe-down-*, 8 layers, all 24 of
-  // rows 1|2 x unroll 1|2 x pipelined or not x K split 1|2|4): 45.9 us a
-  // layer (2559 GB/s) against 50.8 us (2312 GB/s) for the one-matrix choice
-  // (2 rows, unroll 2, K over 4 warps); the graph step 1335 vs 1377 us.
-  // The next best were within 1 us (1 row, unroll 2, pipelined, no split:
-  // 46.4 us). bf16 keeps the one-matrix choice (not measured).
-  // Then in the graph step (H100, tools/decode_profile --down-kernels, 7
-  // interleaved rounds, Mixtral 16 layers; docs/decisions/0037-moe-gathers-register-caps.md):
-  // batches of 2 loads compiled for 8 blocks an SM (min_blocks 8: 64
-  // registers, no spill; unconstrained the compiler takes 72 and the
-  // 1024-block grid no longer fits one wave, +11%): step 2433.1 against
-  // 2449.1 us (-0.65%); unroll 1 at 8 blocks -0.16%, pipelined -0.41%.
+  // The general kernel's one-matrix choice, at most 2 rows a warp and
+  // batches of 2. int8 (Mixtral's down, two experts): 2 rows, unroll 2, not
+  // pipelined, K over 2 warps, compiled for 8 blocks an SM so that the grid
+  // fits one wave (0037).
   General c = general_kernel(int8, N, K, 1);
   if (c.unroll > 2) c.unroll = 2;
   if (c.rows_per_warp > 2) c.rows_per_warp = 2;
