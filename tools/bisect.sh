@@ -1,0 +1,216 @@
+#!/usr/bin/env bash
+# Names the commit that made one gate key slower: git bisect run over kbench
+# builds, each candidate measured interleaved with the good build. The rules
+# and what it prints: docs/gate.md "Bisecting a failing key".
+#
+#   tools/bisect.sh --good SHA --bad SHA --key KEY [--rounds N] [--threshold PCT]
+#                   [--seed N] [--targets DIR] [--build-cmd CMD] [--kbench PATH]
+#                   [--kgate PATH] [--work DIR] [-- kbench run options...]
+#
+# Run it in the repository. KEY as kgate prints it: NAME [SHAPE] DTYPE METRIC
+# (an "@ ARCH" or "(cuda:N)" after it is ignored). Builds happen in worktrees
+# under --work (default $TMPDIR), never in the checkout: --build-cmd is run by
+# bash in the source tree with SRC and BUILD set (default: CMake, target
+# kbench, KBENCH_CUDA_ARCH or native, KBENCH_CMAKE_ARGS); BUILD/PATH is the
+# kbench (--kbench, default KBENCH_BISECT_KBENCH or suite/kbench).
+# Exit: 0 the first bad commit named; 1 bad is not slower than good; 2 bad
+# input (an unknown SHA or key, good not an ancestor of bad, a missing tool),
+# or good or bad fails to build or measure; 3 skipped commits hide which of
+# several is the first bad one.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+usage="usage: tools/bisect.sh --good SHA --bad SHA --key KEY [--rounds N] [--threshold PCT] [--seed N] [--targets DIR] [--build-cmd CMD] [--kbench PATH] [--kgate PATH] [--work DIR] [-- kbench run options...]"
+die() { echo "bisect.sh: $1" >&2; exit 2; }
+say() { printf '%-6s %-12s %12s %12s %8s  %s\n' "$@" >&3; }
+
+default_build() {
+  local gen=() args=(-DCMAKE_BUILD_TYPE=Release "-DCMAKE_CUDA_ARCHITECTURES=${KBENCH_CUDA_ARCH:-native}")
+  command -v ninja > /dev/null && [ ! -f "$BUILD/Makefile" ] && gen=(-G Ninja)
+  command -v ccache > /dev/null &&
+    args+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+  read -r -a extra <<< "${KBENCH_CMAKE_ARGS:-}"
+  export PATH="/usr/local/cuda/bin:$PATH"
+  cmake -S "$SRC" -B "$BUILD" ${gen[@]+"${gen[@]}"} "${args[@]}" ${extra[@]+"${extra[@]}"} &&
+    cmake --build "$BUILD" --target kbench --parallel "$(nproc)"
+}
+
+# build SRC BUILD: 0 when it built and BUILD's kbench is there (the old one is
+# removed first: a build that fails quietly must not measure a stale binary).
+build() {
+  rm -f "$2/$kbench_rel"
+  (
+    cd "$1" || exit 1
+    export SRC="$1" BUILD="$2"
+    if [ -n "$build_cmd" ]; then bash -c "$build_cmd"; else default_build; fi
+  ) > "$work/build.log" 2>&1 && [ -x "$2/$kbench_rel" ]
+}
+
+# run_kbench WHICH CSV: one run of the key's experiment by the good or the
+# candidate build; exit 1 (some row failed) is still a measurement.
+run_kbench() {
+  local rc=0
+  "$work/$1-build/$kbench_rel" run --filter "$filter" --seed "$seed" --targets "${targets:-$work/$1/targets}" \
+    --csv "$2" ${opts[@]+"${opts[@]}"} > "$work/run.log" 2>&1 || rc=$?
+  [ "$rc" -le 1 ] || { echo "exit $rc: $(grep -m 1 . "$work/run.log" || echo 'no output')" > "$work/run.why" && return 1; }
+}
+
+has_key() { awk -F, -v n="$name" -v m="$metric" -v d="$dtype" -v s="$shape" \
+  '$1 == n && $2 == m && $5 == d && $9 == s { f = 1 } END { exit !f }' "$1"; }
+
+# keys_of CSV: its first keys, as kgate prints them, on one line.
+keys_of() {
+  awk -F, 'NR > 1 { print $1 ($9 == "" ? "" : " [" $9 "]") " " $5 " " $2 }' "$1" | sort -u |
+    awk 'NR <= 4 { s = s (NR > 1 ? ", " : "") $0 } END { print s (NR > 4 ? ", ..." : "") }'
+}
+
+# measure TAG: --rounds rounds A/B into TAG-good.csv and TAG-cand.csv.
+# Returns 1 when the good build failed, 2 the candidate, 3 no row of the key.
+measure() {
+  local r
+  for ((r = 1; r <= rounds; r++)); do
+    run_kbench good "$work/$1-good.csv" || return 1
+    [ "$r" -gt 1 ] || has_key "$work/$1-good.csv" || return 3
+    run_kbench cand "$work/$1-cand.csv" || return 2
+  done
+}
+
+# judge TAG MIN_CHANGE: sets verdict, good_med, cand_med and change from
+# kgate compare's line of the key.
+judge() {
+  local line
+  line="$("$kgate" compare "$work/$1-good.csv" "$work/$1-cand.csv" --min-change "$2" |
+    awk -v n="$name" -v s="${shape:--}" -v d="$dtype" -v m="$metric" \
+      '$2 == n && $3 == s && $4 == d && $5 == m && !f { print $1, $6, $7, $8; f = 1 }')" || return 1
+  [ -n "$line" ] && read -r verdict good_med cand_med change <<< "$line"
+}
+
+# measure_and_judge TAG MIN_CHANGE: measure, judge, and once more on UNSURE.
+measure_and_judge() {
+  measure "$1" || return
+  judge "$1" "$2" || return 4
+  [ "$verdict" = UNSURE ] || return 0
+  measure "$1" || return
+  judge "$1" "$2" || return 4
+}
+
+if [ "${1:-}" = --step ]; then # one step of git bisect run, in the candidates' worktree
+  # shellcheck disable=SC1090
+  source "$BISECT_STATE"
+  exec 2>&4
+  sha="$(git rev-parse --short=12 HEAD)"
+  n=$(($(cat "$work/steps") + 1))
+  echo "$n" > "$work/steps"
+  build "$work/cand" "$work/cand-build" || { say "$n" "$sha" - - - "does not build: skip" && exit 125; }
+  rc=0
+  measure_and_judge "$n" "$half" || rc=$?
+  case "$rc" in
+    0) ;;
+    1) echo "bisect.sh: the good build failed to measure: $(cat "$work/run.why")" >&2 && exit 255 ;;
+    2) say "$n" "$sha" - - - "does not measure ($(cat "$work/run.why")): skip" && exit 125 ;;
+    *) say "$n" "$sha" - - - "kgate compare has no line of the key: skip" && exit 125 ;;
+  esac
+  case "$verdict" in
+    SLOWER) say "$n" "$sha" "$good_med" "$cand_med" "$change" "bad" && exit 1 ;;
+    SAME | FASTER) say "$n" "$sha" "$good_med" "$cand_med" "$change" "good ($verdict)" && exit 0 ;;
+    UNSURE) say "$n" "$sha" "$good_med" "$cand_med" "$change" "UNSURE: skip" && exit 125 ;;
+    *) say "$n" "$sha" - - - "not measured (failed, skipped or throttled): skip" && exit 125 ;;
+  esac
+fi
+
+good_in="" bad_in="" key="" rounds=5 threshold=2 seed=1 targets="" build_cmd="" work_in=""
+kbench_rel="${KBENCH_BISECT_KBENCH:-suite/kbench}"
+kgate="${KGATE_BIN:-${KBENCH_BUILD_DIR:-$root/build}/tools/kgate/kgate}"
+opts=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -h | --help) sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//' && exit 0 ;;
+    --) shift && opts=("$@") && break ;;
+    --*=*) set -- "${1%%=*}" "${1#*=}" "${@:2}" ;;
+    --good | --bad | --key | --rounds | --threshold | --seed | --targets | --build-cmd | --kbench | --kgate | --work)
+      [ $# -ge 2 ] || die "$1 needs a value"
+      case "$1" in
+        --good) good_in="$2" ;; --bad) bad_in="$2" ;; --key) key="$2" ;; --rounds) rounds="$2" ;;
+        --threshold) threshold="$2" ;; --seed) seed="$2" ;; --targets) targets="$2" ;;
+        --build-cmd) build_cmd="$2" ;; --kbench) kbench_rel="$2" ;; --kgate) kgate="$2" ;; --work) work_in="$2" ;;
+      esac
+      shift 2
+      ;;
+    *) echo "$usage" >&2 && die "unknown option '$1'" ;;
+  esac
+done
+[ -n "$good_in" ] && [ -n "$bad_in" ] && [ -n "$key" ] || { echo "$usage" >&2 && die "--good, --bad and --key are needed"; }
+[[ $rounds =~ ^[0-9]+$ ]] && [ "$rounds" -ge 3 ] || die "--rounds '$rounds': a whole number, 3 or more"
+[[ $threshold =~ ^[0-9]*\.?[0-9]+$ ]] && awk -v t="$threshold" 'BEGIN { exit !(t > 0 && t < 100) }' ||
+  die "--threshold '$threshold': a percentage above 0 and below 100"
+[[ $seed =~ ^[0-9]+$ ]] || die "--seed '$seed': a whole number"
+[[ $kbench_rel != /* ]] || die "--kbench '$kbench_rel': a path inside the build folder"
+[ -z "$targets" ] || targets="$(cd "$targets" 2> /dev/null && pwd)" || die "--targets: no folder '$targets'"
+command -v git > /dev/null || die "git not found"
+[ -x "$kgate" ] || die "kgate not found at '$kgate': build it, or give --kgate PATH or KGATE_BIN"
+top="$(git rev-parse --show-toplevel 2> /dev/null)" || die "not in a git repository: run it in the one to bisect"
+good="$(git rev-parse -q --verify "$good_in^{commit}")" || die "--good '$good_in': no such commit"
+bad="$(git rev-parse -q --verify "$bad_in^{commit}")" || die "--bad '$bad_in': no such commit"
+[ "$good" != "$bad" ] && git merge-base --is-ancestor "$good" "$bad" ||
+  die "--good $good_in is not an ancestor of --bad $bad_in: nothing to bisect between them"
+key_re='^([^ ]+)( \[([^]]*)\])? ([^ ]+) ([^ ]+)( @ .+)?$'
+[[ ${key% (cuda*)} =~ $key_re ]] ||
+  die "--key '$key': not a key as kgate prints it (NAME [SHAPE] DTYPE METRIC, as 'gemv [D=4096] int8 memory_bandwidth(GB/s)')"
+name="${BASH_REMATCH[1]}" shape="${BASH_REMATCH[3]}" dtype="${BASH_REMATCH[4]}" metric="${BASH_REMATCH[5]}"
+filter="^$(printf '%s' "$name" | sed 's/[][\\.*^$+?(){}|]/\\&/g')\$"
+
+work="$(mktemp -d "${work_in:-${TMPDIR:-/tmp}}/kbench-bisect.XXXXXX")" || die "cannot make a folder under '${work_in:-${TMPDIR:-/tmp}}'"
+cleanup() {
+  for w in cand good; do git -C "$top" worktree remove --force "$work/$w" > /dev/null 2>&1 || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+case "$(cd "$work" && pwd -P)/" in "$(cd "$top" && pwd -P)/"*) die "--work: '$work' is inside the repository" ;; esac
+exec 3>&1
+git worktree add -q --detach "$work/good" "$good" > "$work/build.log" 2>&1 &&
+  git worktree add -q --detach "$work/cand" "$bad" >> "$work/build.log" 2>&1 ||
+  { cat "$work/build.log" >&2 && die "git worktree add failed"; }
+
+echo "bisect.sh: $key: good ${good:0:12}, bad ${bad:0:12}; building both in $work"
+build "$work/good" "$work/good-build" || { tail -n 20 "$work/build.log" >&2 && die "the good commit does not build"; }
+build "$work/cand" "$work/cand-build" || { tail -n 20 "$work/build.log" >&2 && die "the bad commit does not build"; }
+say step commit good candidate change verdict
+rc=0
+measure_and_judge bad "$(awk -v t="$threshold" 'BEGIN { print t / 100 }')" || rc=$?
+case "$rc" in
+  0) ;;
+  1 | 2) die "kbench of the $([ "$rc" = 1 ] && echo good || echo bad) build failed: $(cat "$work/run.why")" ;;
+  3) die "unknown key '$key': the good build's rows are $(keys_of "$work/bad-good.csv")" ;;
+  *) die "kgate compare has no line of the key" ;;
+esac
+[ "$verdict" != - ] || die "the key is not measured by both builds (a row failed, skipped or throttled)"
+say bad "${bad:0:12}" "$good_med" "$cand_med" "$change" "$verdict"
+if [ "$verdict" != SLOWER ]; then
+  echo "bisect.sh: bad is not slower than good beyond --threshold $threshold% and the noise ($verdict): nothing to bisect"
+  exit 1
+fi
+
+if [ "$(git rev-list --count "$good..$bad")" = 1 ]; then
+  echo "first bad commit: $(git log -1 --format='%H %s' "$bad") (bad's parent is good)"
+  exit 0
+fi
+half="$(awk -v c="${change%\%}" 'BEGIN { if (c < 0) c = -c; print c / 200 }')"
+echo 0 > "$work/steps"
+declare -p work kbench_rel build_cmd kgate rounds seed targets filter name shape dtype metric half opts \
+  > "$work/state.tmp" && mv "$work/state.tmp" "$work/state"
+export BISECT_STATE="$work/state"
+git -C "$work/cand" bisect start "$bad" "$good" > /dev/null 2>&1 || die "git bisect start failed"
+git -C "$work/cand" bisect run "$root/tools/bisect.sh" --step 4>&2 > "$work/bisect.log" 2>&1 || true
+first="$(sed -n 's/^\([0-9a-f]\{40\}\) is the first bad commit$/\1/p' "$work/bisect.log")"
+if [ -n "$first" ]; then
+  echo "first bad commit: $(git log -1 --format='%H %s' "$first")"
+  echo "bisect.sh: $(cat "$work/steps") step(s) after bad's, $((SECONDS / 60)) min $((SECONDS % 60)) s in all"
+  exit 0
+fi
+if grep -q 'first bad commit could be any of' "$work/bisect.log"; then
+  echo "bisect.sh: skipped commits hide the first bad one; it is one of:"
+  grep -E '^[0-9a-f]{40}$' "$work/bisect.log" | xargs -r git log --no-walk --format='  %H %s'
+  exit 3
+fi
+tail -n 5 "$work/bisect.log" >&2
+die "git bisect run stopped"
