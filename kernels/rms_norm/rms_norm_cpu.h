@@ -10,7 +10,8 @@
 
 namespace kb::rms_norm {
 
-// y[r, i] = x[r, i] / sqrt(mean_i(x[r, i]²) + eps) · w[i], in fp64, fp32 out.
+// y[r, i] = x[r, i] / sqrt(mean_i(x[r, i]²) + eps) · w[i] (w nullptr: 1), in fp64,
+// fp32 out.
 void rms_norm_ref(const float* x, const float* w, float* y, int64_t rows, int64_t D, float eps);
 
 // Whether a kernel's bf16 output (as floats) is rms_norm_ref's `ref`,
