@@ -295,10 +295,6 @@ int Decoder::prefill_nodes(const ModelConfig& c, int prompt_len) {
   return 1 + P + chunks * 4 * c.n_layers + P * c.n_layers + 3;
 }
 
-int Decoder::prefill_chain_nodes(const ModelConfig& c, int prompt_len) {
-  return prefill_nodes(c, prompt_len);  // no kernel beside the chain
-}
-
 void Decoder::prefill(cudaStream_t s, bool eager) {
   if (eager || !pf_exec_)
     enqueue_prefill(s);

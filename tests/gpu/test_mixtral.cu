@@ -58,7 +58,6 @@ TEST(MixtralConfig, ActiveBytesMatchTheAnchor) {
   // The prefill: per layer 5 kernels for the chunk and a router and an
   // attention per token, all on the chain.
   EXPECT_EQ(dec::Decoder::prefill_nodes(c, 6), 1 + 6 + 5 * 32 + 2 * 6 * 32 + 3);
-  EXPECT_EQ(dec::Decoder::prefill_chain_nodes(c, 6), dec::Decoder::prefill_nodes(c, 6));
 }
 
 // A gemv carrying router blocks refuses what it cannot run, before any
