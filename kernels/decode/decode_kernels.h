@@ -1,22 +1,7 @@
 // The decode step's own kernels (every weight matrix goes through
-// kernels/gemv). One step, for one token at position `pos`:
-//
-//   embed          x = embedding[tokens[pos]]
-//   per layer:
-//     gemv         qkv = Wqkv · x                       (raw: x not normalized)
-//     attention    r = rsqrt(mean(x²) + eps); q, k, v = r·qkv; RoPE(q, k) at pos;
-//                  K/V cache[pos] = k, v; out = softmax(q·Kᵀ/√hd) · V over 0..pos
-//     gemv         x = Wo · out + x
-//     gemv_swiglu  h = silu(r·(Wgate · x)) · (r·(Wup · x))
-//     gemv         x = Wdown · h + x
-//   gemv           raw logits = Wout · x                (raw)
-//   sample         logits = r·raw; tokens[pos+1] = prompt token or argmax; pos += 1
-//
-// RMSNorm is applied after the projection it feeds: W·(r·(g∘x)) =
-// r·((W·diag(g))·x), with the norm weights g ones (gpt-fast's init; a
-// checkpoint's would be folded into W), so each consumer recomputes the
-// scalar r from x and the norm costs no kernel. Position and token ids live
-// in device memory, so one captured graph serves every step.
+// kernels/gemv): embed, attention, the MoE router and combine, sample. The
+// step kernel by kernel, and why there is no RMSNorm kernel (each consumer
+// of a projection recomputes r from the raw residual): docs/notes/decode.md.
 #pragma once
 
 #include <cuda_bf16.h>

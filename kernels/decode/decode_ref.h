@@ -59,7 +59,6 @@ class RefDecoder {
   const std::string& route_error() const { return route_error_; }
   // MoE: the last step's router logits of a layer (CPU), [E].
   const std::vector<float>& router_logits(int layer) const { return router_logits_.at(layer); }
-  int position() const { return pos_; }
   // The residual after the last step's final block (before the final norm).
   const std::vector<float>& residual() const { return x_; }
   // This layer's K cache row at `pos` of kv head `kvh` (after RoPE).

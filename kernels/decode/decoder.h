@@ -1,19 +1,11 @@
-// A Llama decoder at batch 1 on the GPU: random weights from a seed (bf16,
-// or int8 weight-only with per-row bf16 scales), a bf16 KV cache, and one
-// decode step captured once as a CUDA graph that reads and advances the
-// position and tokens in device memory, so it replays for every step:
+// A Llama decoder at batch 1 on the GPU (docs/notes/decode.md): random
+// weights from a seed (bf16, or int8 with per-row bf16 scales), a bf16 KV
+// cache, and one decode step captured once as a CUDA graph that reads and
+// advances the position and tokens in device memory:
 //
 //   Decoder d(find_config("Llama-2-7b-chat-hf"), WeightType::int8, opts);
 //   d.reset(stream);                          // pos = 0, tokens = prompt
 //   for (int i = 0; i < n; ++i) d.replay(stream);
-//
-// Kernels per step (decode_kernels.h): embed, per layer [gemv qkv,
-// attention, gemv o (+x), gemv gate/up with the SwiGLU, gemv down (+x)], gemv
-// LM head, sample. A mixture of experts (Mixtral) replaces the MLP with the
-// router, gemv::gather_gemv_swiglu and gemv::gather_gemv_combine; its router
-// runs as blocks of the o projection's grid where that kernel can carry them
-// (moe_route_finish beside the chain), else as moe_route on the chain. Every
-// kernel after the first is a programmatic dependent (docs/decisions/0032).
 #pragma once
 
 #include <cuda_bf16.h>
@@ -54,7 +46,7 @@ struct DecoderOptions {
 
 // Which linear layer. A MoE layer has router, experts_gate_up ([E·2·ffn,
 // dim]) and experts_down ([E·dim, ffn]) instead of gate_up and down.
-enum class Linear { qkv, wo, gate_up, down, output, router, experts_gate_up, experts_down };
+enum class Linear { qkv, wo, gate_up, down, router, experts_gate_up, experts_down, output };
 
 class Decoder {
  public:
@@ -106,7 +98,6 @@ class Decoder {
   std::vector<float> cache_row(bool v, int layer, int kvh, int pos) const;
   // Rows [row0, row0 + n) of a linear layer, dequantized (scale · int8 for int8).
   std::vector<float> linear_rows(Linear which, int layer, int64_t row0, int64_t n) const;
-  std::vector<float> embedding_rows(int64_t row0, int64_t n) const;
   // Every weight, dequantized, for the CPU reference (small models only).
   HostWeights host_weights() const;
   // MoE: the router's logits [n_layers · n_experts] and chosen ids
@@ -142,8 +133,6 @@ class Decoder {
             const gemv::RouteBlocks* route = nullptr) const;
   // The configuration a one-token gemv of rows x cols runs with in the step.
   gemv::Config step_config(int64_t rows, int64_t cols) const;
-  // The step's launches.
-  void enqueue_step(cudaStream_t s);
   void enqueue_moe(int layer, cudaStream_t s);
   void enqueue_o_and_route(int layer, cudaStream_t s);
   void enqueue_prefill(cudaStream_t s);

@@ -43,26 +43,12 @@ std::vector<float> Decoder::cache_row(bool v, int layer, int kvh, int pos) const
 
 const Decoder::LinearW& Decoder::linear(Linear which, int layer) const {
   if (which == Linear::output) return output_;
-  const LayerW& L = layers_.at(layer);
-  switch (which) {
-    case Linear::qkv:
-      return L.qkv;
-    case Linear::wo:
-      return L.wo;
-    case Linear::gate_up:
-      return L.gate_up;
-    case Linear::down:
-      return L.down;
-    case Linear::router:
-      return L.router;
-    case Linear::experts_gate_up:
-      return L.experts_gate_up;
-    case Linear::experts_down:
-      return L.experts_down;
-    case Linear::output:
-      break;
-  }
-  return output_;
+  static constexpr LinearW LayerW::*kByLinear[] = {// in the order of Linear
+                                                   &LayerW::qkv,         &LayerW::wo,
+                                                   &LayerW::gate_up,     &LayerW::down,
+                                                   &LayerW::router,      &LayerW::experts_gate_up,
+                                                   &LayerW::experts_down};
+  return layers_.at(layer).*kByLinear[static_cast<int>(which)];
 }
 
 std::vector<float> Decoder::linear_rows(Linear which, int layer, int64_t row0, int64_t n) const {
@@ -83,16 +69,10 @@ std::vector<float> Decoder::linear_rows(Linear which, int layer, int64_t row0, i
   return out;
 }
 
-std::vector<float> Decoder::embedding_rows(int64_t row0, int64_t n) const {
-  if (row0 < 0 || n < 0 || row0 + n > cfg_.vocab)
-    throw std::out_of_range("Decoder::embedding_rows: rows out of range");
-  return download_bf16(embedding_ + size_t(row0) * cfg_.dim, size_t(n) * cfg_.dim);
-}
-
 HostWeights Decoder::host_weights() const {
   HostWeights w;
   w.cfg = cfg_;
-  w.embedding = embedding_rows(0, cfg_.vocab);
+  w.embedding = download_bf16(embedding_, size_t(cfg_.vocab) * cfg_.dim);
   w.layers.resize(cfg_.n_layers);
   auto all = [&](Linear which, int layer) {
     return linear_rows(which, layer, 0, linear(which, layer).rows);

@@ -3,6 +3,7 @@
 
 #include <cublasLt.h>
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -78,6 +79,12 @@ std::vector<AlgoKey>& planned() {
   return k;
 }
 
+const PinnedAlgo* find_pinned(const AlgoKey& key) {
+  for (const auto& p : pins())
+    if (p.key == key) return &p;
+  return nullptr;
+}
+
 }  // namespace
 
 void set_pinned_algos(std::vector<PinnedAlgo> p) { pins() = std::move(p); }
@@ -85,24 +92,9 @@ void set_pinned_algos(std::vector<PinnedAlgo> p) { pins() = std::move(p); }
 std::vector<AlgoKey> planned_keys() { return planned(); }
 void clear_planned_keys() { planned().clear(); }
 
-const PinnedAlgo* find_pinned(const AlgoKey& key) {
-  for (const auto& p : pins())
-    if (p.key == key) return &p;
-  return nullptr;
-}
-
 const char* algo_source_name(AlgoSource s) {
-  switch (s) {
-    case AlgoSource::table:
-      return "table";
-    case AlgoSource::heuristic:
-      return "heuristic";
-    case AlgoSource::refused:
-      return "refused";
-    case AlgoSource::candidate:
-      return "candidate";
-  }
-  return "?";
+  static const char* const names[] = {"table", "heuristic", "refused", "candidate"};
+  return names[static_cast<int>(s)];
 }
 
 struct Gemm::Impl {
@@ -116,7 +108,6 @@ struct Gemm::Impl {
   std::string id;
   // The heuristic's usable candidates, in its order (kbench tune times them).
   std::vector<cublasLtMatmulHeuristicResult_t> usable;
-  int chosen_index = 0;  // into `usable`
   AlgoSource source = AlgoSource::heuristic;
   std::string note;
   cudaDataType_t in_type = CUDA_R_16BF;
@@ -145,8 +136,7 @@ Gemm::Gemm(int64_t M, int64_t N, int64_t K, Options opts) : impl_(std::make_uniq
     throw std::invalid_argument("gemm: min_alignment must be a power of two");
 
   g.handle = handle_for_current_device();
-  const cudaDataType_t in_type = opts.input == Input::bf16 ? CUDA_R_16BF : CUDA_R_8F_E4M3;
-  g.in_type = in_type;
+  g.in_type = opts.input == Input::bf16 ? CUDA_R_16BF : CUDA_R_8F_E4M3;
 
   KB_CUBLAS_CHECK(cublasLtMatmulDescCreate(&g.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
   const cublasOperation_t op_w = CUBLAS_OP_T, op_a = CUBLAS_OP_N;
@@ -169,8 +159,8 @@ Gemm::Gemm(int64_t M, int64_t N, int64_t K, Options opts) : impl_(std::make_uniq
                                                    &stand_in, sizeof(stand_in)));
   }
   const auto u64 = [](int64_t v) { return static_cast<uint64_t>(v); };
-  KB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&g.w_layout, in_type, u64(K), u64(N), K));
-  KB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&g.a_layout, in_type, u64(K), u64(M), K));
+  KB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&g.w_layout, g.in_type, u64(K), u64(N), K));
+  KB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&g.a_layout, g.in_type, u64(K), u64(M), K));
   KB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&g.d_layout, CUDA_R_16BF, u64(N), u64(M), N));
 
   cublasLtMatmulPreference_t pref = nullptr;
@@ -200,16 +190,13 @@ Gemm::Gemm(int64_t M, int64_t N, int64_t K, Options opts) : impl_(std::make_uniq
   for (int i = 0; i < returned; ++i)
     if (results[i].state == CUBLAS_STATUS_SUCCESS && results[i].workspaceSize <= opts.max_workspace)
       g.usable.push_back(results[i]);
-  bool seen = false;
-  for (const auto& k : planned()) seen |= k == key();
-  if (!seen) planned().push_back(key());
+  if (std::find(planned().begin(), planned().end(), key()) == planned().end())
+    planned().push_back(key());
   const PinnedAlgo* pin = opts.use_pins ? find_pinned(key()) : nullptr;
   if (pin && try_pinned(*pin)) return;
   if (g.usable.empty()) {
-    const int st = returned > 0 ? static_cast<int>(results[0].state)
-                                : static_cast<int>(CUBLAS_STATUS_NOT_SUPPORTED);
-    throw CudaError("cuBLASLt refuses " + describe() + ": " +
-                        cublasLtGetStatusName(static_cast<cublasStatus_t>(st)) + " (" +
+    const cublasStatus_t st = returned > 0 ? results[0].state : CUBLAS_STATUS_NOT_SUPPORTED;
+    throw CudaError("cuBLASLt refuses " + describe() + ": " + cublasLtGetStatusName(st) + " (" +
                         std::to_string(returned) + " of " + std::to_string(opts.candidates) +
                         " algorithms returned, none usable within " +
                         std::to_string(opts.max_workspace) + " bytes of workspace)",
@@ -272,7 +259,6 @@ bool Gemm::try_pinned(const PinnedAlgo& pin) {
 void Gemm::choose(int index) {
   Impl& g = *impl_;
   const cublasLtMatmulHeuristicResult_t& chosen = g.usable.at(static_cast<size_t>(index));
-  g.chosen_index = index;
   g.algo = chosen.algo;
   AlgoConfig& c = g.config;
   c = read_config(g.algo, chosen.workspaceSize);

@@ -49,19 +49,15 @@ struct Options {
 // before any plan is made: a plan of such a key runs that algorithm unless
 // this cuBLASLt refuses it.
 void set_pinned_algos(std::vector<PinnedAlgo> pins);
-const PinnedAlgo* find_pinned(const AlgoKey& key);
 // Every key planned since the last clear, once each (what `kbench tune` tunes).
 std::vector<AlgoKey> planned_keys();
 void clear_planned_keys();
 
-// Where a plan's algorithm came from.
-enum class AlgoSource {
-  table,      // the pinned algorithm
-  heuristic,  // the heuristic's first usable choice (no pin for this key)
-  refused,    // the pin was refused by this cuBLASLt: the heuristic's first ran
-  candidate,  // one of the heuristic's candidates chosen by index (kbench tune)
-};
-const char* algo_source_name(AlgoSource s);  // "table", "heuristic", "refused", "candidate"
+// Where a plan's algorithm came from: the pin, the heuristic's first usable
+// choice (no pin), the heuristic's after this cuBLASLt refused the pin, or a
+// candidate chosen by index (kbench tune).
+enum class AlgoSource { table, heuristic, refused, candidate };
+const char* algo_source_name(AlgoSource s);  // its name, as the enum spells it
 
 class Gemm {
  public:
@@ -105,7 +101,6 @@ class Gemm {
 
 // ---- CPU references (fp32 dot products, the epilogue in fp32) ----
 float gelu_tanh(float v);  // cuBLASLt's GELU
-float gelu_erf(float v);   // nn.GELU's default, for comparison
 
 // Full reference on float inputs: D[m, n] = epi(sum_k A[m,k] W[n,k] + bias[n]).
 void gemm_ref(const float* A, const float* W, const float* bias, float* D, int64_t M, int64_t N,

@@ -93,11 +93,6 @@ float gelu_tanh(float v) {
                             (1.0 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))));
 }
 
-float gelu_erf(float v) {
-  const double x = v;
-  return static_cast<float>(0.5 * x * (1.0 + std::erf(x * 0.70710678118654752)));
-}
-
 void gemm_ref(const float* A, const float* W, const float* bias, float* D, int64_t M, int64_t N,
               int64_t K, Epilogue ep) {
   parallel_for(M, [&](int64_t m) {

@@ -1,15 +1,7 @@
 // Whole-model decode at batch 1, the seed's model rows (Llama-2-7b-chat-hf
 // bf16 and int8, Mixtral-8x7B-v0.1 int8 at 16 and 32 layers), in our own
-// CUDA (kernels/decode/decoder.h), measured as benchmarks/gpt_fast measures:
-// one generation = the 6-token prompt as one forward (the prefill graph,
-// which picks the first new token) + 199 decode steps (the step graph); one
-// warm-up generation, then the mean of 5. Bytes are the seed's model size
-// (every parameter but the embedding; a MoE model's with only the two chosen
-// experts of each layer) per token, and the KV cache the attentions read
-// (docs/metrics.md); the roofline counts every graph node on the chain.
-// compilation_time is the Case constructor: allocation, weights, one eager
-// step and prefill, graph captures.
-#include <cstdio>
+// CUDA, measured as benchmarks/gpt_fast measures; what a run is and what its
+// rows count: docs/notes/decode.md.
 #include <memory>
 #include <string>
 
@@ -33,12 +25,6 @@ dec::WeightType weight_type(kb::DType d) {
   if (d == kb::DType::bf16) return dec::WeightType::bf16;
   if (d == kb::DType::i8) return dec::WeightType::int8;
   throw std::invalid_argument(std::string("decode: no weights of dtype ") + kb::dtype_name(d));
-}
-
-std::string gb_text(double bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f GB", bytes / 1e9);
-  return buf;
 }
 
 // The model at a point: Mixtral's points set its layers.
@@ -167,8 +153,8 @@ KB_EXPERIMENT(mixtral_8x7b_decode) {
                             double(dec::Decoder::device_bytes(one, weight_type(p.dtype), 32)) + 1e9;
         if (need > double(prop.totalGlobalMem))
           return c.name + " with " + std::to_string(c.n_layers) + " layers needs about " +
-                 gb_text(need) + " of GPU memory; this GPU has " +
-                 gb_text(double(prop.totalGlobalMem));
+                 dec::gigabytes(need) + " of GPU memory; this GPU has " +
+                 dec::gigabytes(double(prop.totalGlobalMem));
         return "";
       });
 }

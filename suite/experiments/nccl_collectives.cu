@@ -377,15 +377,11 @@ Record link_row(const std::string& name, Buffers& b, const RunInfo& info, const 
   std::string why;
   const size_t bytes = size_t(256) << 20;
   *link = ring_link_gbps(b, bytes, &why);
-  Record r;
-  r.name = "roofline_probe";
-  r.metric = metric_name::link_bandwidth;
+  Record r = base_row("roofline_probe", bytes, metric_name::link_bandwidth,
+                      static_cast<int>(b.devices.size()), info, gpu);
   r.dtype = "int8";
-  r.device = "cuda";
-  r.shape = "bytes=" + std::to_string(bytes) + ";ranks=" + std::to_string(b.devices.size()) +
-            ";for=" + name;
+  r.shape += ";for=" + name;
   r.variant = "ring_peer_write";
-  stamp_run(r, info, gpu);
   if (*link > 0) {
     r.actual = *link;
   } else {
@@ -461,25 +457,25 @@ std::vector<double> time_point(const Calls& c, size_t bytes, bool latency, bool 
   const int iters = latency ? 50 : 20;
   const int samples = quick ? 5 : latency ? 20 : 10;
   Graphs g(dev, c.b.streams, [&] { c.enqueue(bytes, iters); });
+  auto launch = [&](bool timed) {  // every rank's graph, between its events when timed
+    for (int r = 0; r < n; ++r) {
+      KB_CUDA_CHECK(cudaSetDevice(dev[r]));
+      if (timed) KB_CUDA_CHECK(cudaEventRecord(c.b.start[r], c.b.streams[r]));
+      KB_CUDA_CHECK(cudaGraphLaunch(g.exec[r], c.b.streams[r]));
+      if (timed) KB_CUDA_CHECK(cudaEventRecord(c.b.stop[r], c.b.streams[r]));
+    }
+  };
   // Warm-up: 5 launches and at least 100 ms of them (the clocks up and
   // NCCL's connections made before the first sample).
   const auto warm0 = std::chrono::steady_clock::now();
   for (int w = 0;
        w < 5 || std::chrono::steady_clock::now() - warm0 < std::chrono::milliseconds(100); ++w) {
-    for (int r = 0; r < n; ++r) {
-      KB_CUDA_CHECK(cudaSetDevice(dev[r]));
-      KB_CUDA_CHECK(cudaGraphLaunch(g.exec[r], c.b.streams[r]));
-    }
+    launch(false);
     c.comms.wait_streams(c.b.streams, "the warm-up");
   }
   std::vector<double> t;
   for (int s = 0; s < samples; ++s) {
-    for (int r = 0; r < n; ++r) {
-      KB_CUDA_CHECK(cudaSetDevice(dev[r]));
-      KB_CUDA_CHECK(cudaEventRecord(c.b.start[r], c.b.streams[r]));
-      KB_CUDA_CHECK(cudaGraphLaunch(g.exec[r], c.b.streams[r]));
-      KB_CUDA_CHECK(cudaEventRecord(c.b.stop[r], c.b.streams[r]));
-    }
+    launch(true);
     c.comms.wait_streams(c.b.streams, "a timed collective");
     t.push_back(slowest_ms(c.b) * 1e-3 / iters);
   }
