@@ -40,17 +40,8 @@ std::vector<T> layer_slice(const std::vector<T>& v, int l, size_t n) {
 }
 
 DecoderOptions decoder_options(const ModelConfig& c, const ReferenceCheckOptions& o) {
-  DecoderOptions d;
-  d.max_seq = o.max_seq;
-  d.seed = o.seed;
-  d.attn_splits = o.attn_splits;
-  d.attn_min_chunk = o.attn_min_chunk;
-  d.attn_whole = o.attn_whole;
-  d.capture = o.graph;
-  d.route_fault = o.route_fault;
-  d.moe_route_parallel = o.moe_route_parallel;
-  d.prompt.clear();
-  for (int32_t id : o.prompt) d.prompt.push_back(((id % c.vocab) + c.vocab) % c.vocab);
+  DecoderOptions d = o.decoder;
+  for (int32_t& id : d.prompt) id = ((id % c.vocab) + c.vocab) % c.vocab;
   return d;
 }
 
@@ -149,22 +140,23 @@ DecodeCheck check_against_reference(const ModelConfig& c, WeightType t,
   DecodeCheck r;
   const DecoderOptions dopt = decoder_options(c, o);
   const int prompt_len = static_cast<int>(dopt.prompt.size());
-  if (o.steps < 1 || o.steps > o.max_seq)
+  const bool graph = dopt.capture;
+  if (o.steps < 1 || o.steps > dopt.max_seq)
     throw std::invalid_argument("check_against_reference: steps must be in [1, max_seq]");
   if (o.prefill && o.steps < prompt_len)
     throw std::invalid_argument("check_against_reference: a prefill needs steps >= prompt length");
 
   Decoder d(c, t, dopt);
   const HostWeights hw = d.host_weights();
-  RefDecoder ref(hw, o.max_seq);
+  RefDecoder ref(hw, dopt.max_seq);
   Stream st;
   d.reset(st.s);
-  const std::string where = c.name + " " + weight_type_name(t) + (o.graph ? " graph" : " eager") +
+  const std::string where = c.name + " " + weight_type_name(t) + (graph ? " graph" : " eager") +
                             (o.prefill ? " prefill" : "") +
-                            (c.moe() && !o.moe_route_parallel ? " router-in-chain" : "") +
-                            (o.attn_whole ? " attn-whole" : "");
+                            (c.moe() && !dopt.moe_route_parallel ? " router-in-chain" : "") +
+                            (dopt.attn_whole ? " attn-whole" : "");
   if (o.prefill) {  // the GPU's prompt first: the CPU's prompt steps follow its routing
-    d.prefill(st.s, !o.graph);
+    d.prefill(st.s, !graph);
     KB_CUDA_CHECK(cudaStreamSynchronize(st.s));
   }
   for (int step = 0; step < o.steps; ++step) {
@@ -176,7 +168,7 @@ DecodeCheck check_against_reference(const ModelConfig& c, WeightType t,
       continue;
     }
     if (!(o.prefill && step == prompt_len - 1))  // the prefill's last token: done above
-      o.graph ? d.replay(st.s) : d.step(st.s);
+      graph ? d.replay(st.s) : d.step(st.s);
     KB_CUDA_CHECK(cudaStreamSynchronize(st.s));
     const std::vector<int32_t> tok = d.tokens();
     const int32_t pos = d.position();

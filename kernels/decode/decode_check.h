@@ -25,22 +25,16 @@ struct DecodeCheck {
 };
 
 struct ReferenceCheckOptions {
-  std::vector<int32_t> prompt{1, 2, 3};  // taken modulo the vocabulary
-  int steps = 12;                        // decode steps in all (prompt included)
-  int max_seq = 64;
-  int attn_splits = 0;  // 0: the decoder's default
-  int attn_min_chunk = 16;
-  bool graph = true;     // replay the captured graph (else eager launches)
-  bool prefill = false;  // the prompt as one prefill (then only its last logits are compared)
-  uint64_t seed = 1;
+  // The decoder's: max_seq 64, seed 1, prompt {1, 2, 3} (taken modulo the
+  // vocabulary); `capture`: replay the captured graph, else eager launches.
+  DecoderOptions decoder = {64, 1, {1, 2, 3}};
+  int steps = 12;            // decode steps in all (prompt included)
+  bool prefill = false;      // the prompt as one prefill (then only its last logits are compared)
   double logits_tol = 3e-2;  // relative L2 of the logits per step
   // MoE: a GPU expert choice the CPU did not make passes if its CPU router
   // logit is within route_tie_tol × max(1, rms of the router logits) of the
   // CPU's k-th best (a near tie); the CPU then follows the GPU's choice.
   double route_tie_tol = 2e-2;
-  int route_fault = 0;             // DecoderOptions::route_fault (tests: the check must fail)
-  bool moe_route_parallel = true;  // DecoderOptions::moe_route_parallel
-  bool attn_whole = true;          // DecoderOptions::attn_whole
 };
 
 DecodeCheck check_against_reference(const ModelConfig& c, WeightType t,

@@ -47,11 +47,11 @@ dec::DecoderOptions decoder_options(const dec::ModelConfig& c) {
 // steps, with several attention splits even at these lengths.
 dec::ReferenceCheckOptions reference_options(int steps, uint64_t seed) {
   dec::ReferenceCheckOptions o;
-  o.prompt = kPrompt;
+  o.decoder.prompt = kPrompt;
+  o.decoder.max_seq = 32;
+  o.decoder.attn_min_chunk = 2;
+  o.decoder.seed = seed;
   o.steps = steps;
-  o.max_seq = 32;
-  o.attn_min_chunk = 2;
-  o.seed = seed;
   o.prefill = true;
   return o;
 }

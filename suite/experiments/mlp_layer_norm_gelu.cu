@@ -112,17 +112,9 @@ class MlpCase : public kb::Case {
     return hp;
   }
 
-  kb::mlp::Params params() const {
-    kb::mlp::Params p;
-    p.w1 = w1_.get();
-    p.b1 = b1_.get();
-    p.ln1_g = ln1_g_.get();
-    p.ln1_b = ln1_b_.get();
-    p.w2 = w2_.get();
-    p.b2 = b2_.get();
-    p.ln2_g = ln2_g_.get();
-    p.ln2_b = ln2_b_.get();
-    return p;
+  kb::mlp::Params params() const {  // in the order of Params' fields
+    return {w1_.get(), b1_.get(), ln1_g_.get(), ln1_b_.get(),
+            w2_.get(), b2_.get(), ln2_g_.get(), ln2_b_.get()};
   }
 
   int64_t T_, D_;
