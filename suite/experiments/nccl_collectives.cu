@@ -16,6 +16,7 @@
 
 #include "core/metrics.h"
 #include "kernels/common/cuda_check.h"
+#include "kernels/common/device_random.h"
 #include "suite/device.h"
 #include "suite/experiment.h"
 #include "suite/stats.h"
@@ -86,12 +87,6 @@ constexpr double kWaitS = 120;
 double bus_factor(const std::string& name, int n) {
   if (n < 2) return 1;
   return name == kAllReduce ? 2.0 * (n - 1) / n : double(n - 1) / n;
-}
-
-__global__ void fill_bf16(__nv_bfloat16* p, size_t n, float v) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
-       i += size_t(gridDim.x) * blockDim.x)
-    p[i] = __float2bfloat16(v);
 }
 
 // The ring's link: each GPU writes its buffer into the next GPU's memory
@@ -425,9 +420,8 @@ std::string check_point(const Calls& c, size_t per_rank, size_t bytes) {
   const int n = static_cast<int>(dev.size());
   for (int r = 0; r < n; ++r) {
     KB_CUDA_CHECK(cudaSetDevice(dev[r]));
-    fill_bf16<<<1024, 256, 0, c.b.streams[r]>>>(static_cast<__nv_bfloat16*>(c.b.send[r]), per_rank,
-                                                float(r + 1));
-    KB_CUDA_CHECK(cudaGetLastError());
+    const float v = float(r + 1);  // a uniform fill over [v, v]: exactly v
+    fill_uniform_bf16(static_cast<__nv_bfloat16*>(c.b.send[r]), per_rank, 0, v, v, c.b.streams[r]);
     KB_CUDA_CHECK(cudaMemsetAsync(c.b.recv[r], 0, bytes, c.b.streams[r]));
   }
   c.enqueue(bytes, 1);
