@@ -1,8 +1,6 @@
-// Comparisons of an output with its CPU reference (no CUDA header: the CPU
-// tests use them too). kb::compare is a relative L2 error, kb::allclose an
-// element-wise bound: a norm hides a handful of wrong elements (one bad
-// tile edge in a large output), a per-element bound does not, so a check
-// that decides correctness uses allclose.
+// Comparisons of an output with its CPU reference (no CUDA header). A
+// relative L2 error (compare) hides a few wrong elements, an element-wise
+// bound (allclose) does not: a check that decides correctness uses allclose.
 #pragma once
 
 #include <cstddef>

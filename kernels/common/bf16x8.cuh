@@ -1,15 +1,7 @@
-// 16-byte packs of eight bf16: the vector loads and stores of the row
-// kernels (layer_norm, rms_norm), which move each byte once and want every
-// access to be one 128-bit transaction.
-//
-//   load_stream / store_stream  a row's data: read once, written once
-//                               (no L1 allocation; streaming store)
-//   load_param                  a per-column parameter (gamma, beta, bias,
-//                               the RMSNorm weight): the same for every
-//                               row, so read through L1
-//   to_floats / from_floats     eight bf16 <-> eight fp32 (round to nearest)
-//
-// Pointers must be 16-byte aligned: the callers check it on the host.
+// 16-byte packs of eight bf16, the vector loads and stores of the row
+// kernels (layer_norm, rms_norm, swiglu): a row's data read once and
+// written once (load_stream, store_stream), a per-column parameter through
+// L1 (load_param). Pointers must be 16-byte aligned (checked on the host).
 #pragma once
 
 #include <cuda_bf16.h>
@@ -20,6 +12,8 @@
 namespace kb {
 
 constexpr int kBf16x8 = 8;  // bf16 per 16-byte vector
+
+inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
 
 struct alignas(16) Bf16x8 {
   __nv_bfloat162 h[4];
@@ -61,15 +55,14 @@ __device__ __forceinline__ Bf16x8 from_floats(const float (&v)[kBf16x8]) {
 }
 
 // Vector c of a parameter as floats, read through L1 in one 128-bit load
-// (through the Bf16x8 struct the compiler split it into four 32-bit loads).
+// (through the Bf16x8 struct it became four 32-bit loads).
 __device__ __forceinline__ void load_param(const __nv_bfloat16* __restrict__ p, int c,
                                            float (&v)[kBf16x8]) {
   const int4 raw = __ldg(reinterpret_cast<const int4*>(p) + c);
   to_floats(*reinterpret_cast<const Bf16x8*>(&raw), v);
 }
 
-// Vector c of a row as floats, streamed; zeros past the row's nvec vectors
-// (a thread's last vectors may lie past a row that does not fill them).
+// Vector c of a row as floats, streamed; zeros past the row's nvec vectors.
 __device__ __forceinline__ void load_row_vec(const __nv_bfloat16* row, int c, int nvec,
                                              float (&v)[kBf16x8]) {
   if (c < nvec) {

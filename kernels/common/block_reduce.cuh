@@ -1,6 +1,4 @@
-// Reductions over a thread block, for the row kernels that keep one row per
-// block (layer_norm, rms_norm): warp shuffles, then one float per warp
-// through shared memory, then a shuffle over those.
+// Reductions over a thread block for the row kernels (layer_norm, rms_norm).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -9,10 +7,8 @@
 
 namespace kb {
 
-// The sum of v over the block, in every thread. `scratch` is shared memory
-// of one float per warp (<= 32 warps); every thread of the block must call
-// it. It may be reused by the next call: the first barrier waits for the
-// previous call's reads.
+// The sum of v over the block, in every thread; every thread must call it.
+// `scratch`: shared memory of one float per warp, reusable by the next call.
 __device__ __forceinline__ float block_sum(float v, float* scratch) {
   v = warp_sum(v);
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;

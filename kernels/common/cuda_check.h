@@ -18,7 +18,6 @@ struct CudaError : std::runtime_error {
 [[noreturn]] void throw_cuda_error(cudaError_t err, const char* call, const char* file, int line);
 // `status` is a cublasStatus_t passed as int so this header needs no cuBLAS.
 [[noreturn]] void throw_cublas_error(int status, const char* call, const char* file, int line);
-const char* cublas_status_name(int status);
 
 }  // namespace kb
 

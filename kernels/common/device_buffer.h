@@ -21,8 +21,7 @@ class DeviceBuffer {
   DeviceBuffer() = default;
   explicit DeviceBuffer(size_t count) : count_(count) {
     if (count == 0) return;
-    // count · sizeof(T) past SIZE_MAX would wrap to a small allocation that
-    // kernels then overrun: refused as out of memory, with the count.
+    // count · sizeof(T) past SIZE_MAX would wrap to a small allocation.
     if (count > SIZE_MAX / sizeof(T)) {
       count_ = 0;
       throw CudaError("out of GPU memory: needs " + std::to_string(count) + " elements of " +
@@ -71,8 +70,7 @@ class DeviceBuffer {
     KB_CUDA_CHECK(cudaMemcpy(host.data(), ptr_, bytes(), cudaMemcpyDeviceToHost));
     return host;
   }
-  // Rows of a row-major buffer of rows of `row_len` elements, in the order
-  // given, one after another: a check's sampled rows without the rest.
+  // Rows `rows` of a row-major buffer of rows of `row_len` elements, in order.
   std::vector<T> download_rows(const std::vector<int64_t>& rows, size_t row_len) const {
     std::vector<T> host(rows.size() * row_len);
     for (size_t i = 0; i < rows.size(); ++i) {
@@ -84,9 +82,8 @@ class DeviceBuffer {
     }
     return host;
   }
-  // Poison every byte (0xFF is a NaN in bf16/f16/f32) so an unwritten output shows.
-  // Synchronizes: the memset runs on the legacy stream, which the engine's
-  // non-blocking stream does not wait for.
+  // Poison every byte (0xFF is a NaN in bf16/f16/f32) so an unwritten output
+  // shows; synchronizes, as upload().
   void poison() {
     KB_CUDA_CHECK(cudaMemset(ptr_, 0xFF, bytes()));
     KB_CUDA_CHECK(cudaDeviceSynchronize());

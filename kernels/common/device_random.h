@@ -1,8 +1,5 @@
-// Seeded uniform random fills on the device, for inputs too large to
-// generate on the host in a check's time budget (an MLP's weights at
-// D=16384 are 470 M elements each: seconds on one CPU core, microseconds
-// here). The value of element i depends only on (seed, i), so a fill is
-// reproducible and a reference can download exactly what the kernel read.
+// Seeded uniform random fills on the device, for inputs too large to fill
+// on the host; element i depends only on (seed, i), so a fill is reproducible.
 #pragma once
 
 #include <cuda_bf16.h>

@@ -1,11 +1,6 @@
-// Deterministic random fills generated on the GPU, with the same values
-// computable on the host element by element. Large operands (a 4 GiB MoE
-// weight) are filled in milliseconds without a host copy, and a CPU
-// reference can still recompute any row it checks.
-//
-// Element i of a fill with `seed` is an integer m in [-127, 127] from a
-// 64-bit hash of (seed, i); int8 fills store m, bf16 fills store m / 64
-// (exact in bf16: 7 significant bits).
+// Deterministic random fills on the GPU whose values the host computes
+// element by element (fill_value): an integer m in [-127, 127] from a hash
+// of (seed, i), stored as m (int8) or m / 64 (bf16, exact).
 #pragma once
 
 #include <cuda_bf16.h>

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "kernels/common/index_sample.h"
+
 namespace kb {
 
 float bf16_to_float(bf16 v) {
@@ -28,20 +30,11 @@ bf16 float_to_bf16(float v) {
   return bf16(raw);
 }
 
-namespace {
-uint64_t splitmix64(uint64_t& s) {
-  uint64_t z = (s += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-}  // namespace
-
 std::vector<float> random_uniform(size_t n, uint64_t seed, float lo, float hi) {
   std::vector<float> v(n);
   uint64_t s = seed;
   for (auto& x : v) {
-    double u = static_cast<double>(splitmix64(s) >> 11) * (1.0 / 9007199254740992.0);
+    double u = static_cast<double>(detail::splitmix64(s) >> 11) * (1.0 / 9007199254740992.0);
     x = static_cast<float>(lo + (hi - lo) * u);
   }
   return v;
@@ -60,7 +53,7 @@ std::vector<bf16> random_bf16(size_t n, uint64_t seed, float lo, float hi) {
 std::vector<int8_t> random_int8(size_t n, uint64_t seed) {
   std::vector<int8_t> v(n);
   uint64_t s = seed;
-  for (auto& x : v) x = static_cast<int8_t>(static_cast<int>(splitmix64(s) % 255) - 127);
+  for (auto& x : v) x = static_cast<int8_t>(static_cast<int>(detail::splitmix64(s) % 255) - 127);
   return v;
 }
 

@@ -1,6 +1,4 @@
-// A minimal parallel loop for CPU references: the checks of the large GEMM
-// and MLP shapes do billions of multiply-adds, which take seconds on one
-// core and a fraction of a second on the GPU machine's 16.
+// A minimal parallel loop for the CPU references of large shapes.
 #pragma once
 
 #include <algorithm>
@@ -11,10 +9,9 @@
 
 namespace kb {
 
-// Calls body(i) for every i in [0, n), split into contiguous chunks over up
-// to hardware_concurrency() threads (capped at 32). body must only write
-// state owned by index i. The first exception thrown by a chunk is rethrown
-// here after all threads have joined.
+// Calls body(i) for every i in [0, n) in contiguous chunks over up to 32
+// threads; body writes only what index i owns. A chunk's first exception
+// is rethrown after all threads have joined.
 template <typename Body>
 void parallel_for(int64_t n, Body body) {
   if (n <= 0) return;

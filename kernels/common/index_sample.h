@@ -9,6 +9,7 @@
 namespace kb {
 
 namespace detail {
+// The next value of a splitmix64 stream at state s.
 inline uint64_t splitmix64(uint64_t& s) {
   uint64_t z = (s += 0x9E3779B97F4A7C15ull);
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -35,10 +36,9 @@ inline std::vector<int64_t> sample_indices(int64_t n, int64_t count, uint64_t se
 }
 
 // `per_band` seeded random indices in every band [b * band, (b + 1) * band)
-// of [0, n) (all of a band no larger), and the first and the last of [0, n):
-// with `band` no larger than the GEMM's tile, rows of every M tile and
-// columns of every N tile, so that their crossings hold an output of every
-// output tile. Distinct and sorted.
+// of [0, n) (all of a band no larger), and the first and the last of [0, n);
+// distinct and sorted (with band no larger than a GEMM's tile, the crossings
+// of such rows and columns hold an output of every tile).
 inline std::vector<int64_t> sample_per_band(int64_t n, int64_t band, int64_t per_band,
                                             uint64_t seed) {
   std::set<int64_t> picked;

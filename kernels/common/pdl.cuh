@@ -1,11 +1,8 @@
 // Programmatic dependent launch (compute capability 9.0+): a kernel launched
-// with the attribute may start before the previous kernel on the stream has
-// finished, once every block of that kernel has called
-// let_next_grid_launch() or exited. It must call wait_for_previous_grid()
-// before it reads anything the previous kernel writes (or writes anything
-// it reads); that wait returns when the previous grid has completed and its
-// writes are visible. Both are no-ops on older GPUs and in a grid launched
-// without the attribute.
+// with the attribute may start once every block of the previous kernel has
+// called let_next_grid_launch() or exited; it must call
+// wait_for_previous_grid() before it touches what that kernel reads or
+// writes. Both are no-ops without the attribute or on older GPUs.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -30,39 +27,21 @@ __device__ __forceinline__ void let_next_grid_launch() {
 
 // Launches kernel<<<grid, block, smem, stream>>>(args...), as a
 // programmatic dependent of the previous work on the stream when `pdl`
-// (captured into a graph as such an edge), in thread-block clusters of
-// shape `cluster` when cluster.x > 0 (compute capability 9.0). Checked.
+// (captured into a graph as such an edge). Checked.
 template <typename... Params, typename... Args>
-void launch_maybe_pdl_cluster(bool pdl, void (*kernel)(Params...), dim3 grid, dim3 block,
-                              size_t smem, dim3 cluster, cudaStream_t stream, Args&&... args) {
+void launch_maybe_pdl_smem(bool pdl, void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem,
+                           cudaStream_t stream, Args&&... args) {
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = grid;
   cfg.blockDim = block;
   cfg.dynamicSmemBytes = smem;
   cfg.stream = stream;
-  cudaLaunchAttribute attr[2];
-  unsigned n = 0;
-  if (pdl) {
-    attr[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[n++].val.programmaticStreamSerializationAllowed = 1;
-  }
-  if (cluster.x > 0) {
-    attr[n].id = cudaLaunchAttributeClusterDimension;
-    attr[n].val.clusterDim.x = cluster.x;
-    attr[n].val.clusterDim.y = cluster.y;
-    attr[n++].val.clusterDim.z = cluster.z;
-  }
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
   cfg.attrs = attr;
-  cfg.numAttrs = n;
+  cfg.numAttrs = pdl ? 1 : 0;
   KB_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...));
-}
-
-// The same without clusters.
-template <typename... Params, typename... Args>
-void launch_maybe_pdl_smem(bool pdl, void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem,
-                           cudaStream_t stream, Args&&... args) {
-  launch_maybe_pdl_cluster(pdl, kernel, grid, block, smem, dim3(0), stream,
-                           std::forward<Args>(args)...);
 }
 
 // The same without dynamic shared memory.

@@ -1,6 +1,5 @@
 // The choice of a MoE router (device side), shared by the router kernel
-// (kernels/decode) and the router blocks the general gemv kernel can run
-// beside the o projection (kernels/gemv/route_blocks.cuh).
+// (kernels/decode) and the gemv's router blocks (kernels/gemv/route_blocks.cuh).
 #pragma once
 
 #include <cuda_bf16.h>
@@ -8,10 +7,9 @@
 namespace kb {
 
 // The top `top` (1 or 2) of `logit[0, n_experts)`: the larger first, the
-// lower id on a tie. Test faults (decode::RouteArgs::fault): 1 replaces the
-// last choice by the next-ranked expert (a valid but wrong routing), 2 puts
-// an id outside [0, n_experts) in slot 0. ids[j] for j < top; chosen[j], the
-// logit of choice j (before fault 2: the logits the weights are taken from).
+// lower id on a tie; chosen[j] the logit of choice j. Test faults
+// (decode::RouteArgs::fault): 1 replaces the last choice by the next-ranked
+// expert, 2 puts an id outside [0, n_experts) in slot 0.
 struct RouteChoice {
   int ids[2];
   float chosen[2];
@@ -37,16 +35,12 @@ __device__ inline RouteChoice route_choose(const float* logit, int n_experts, in
   return c;
 }
 
-// The router's logits from the router blocks' parts (gemv::RouteBlocks)
-// and the choice, in one warp's registers: what the router blocks' last
-// block runs where E divides 32 (route_pick_fits), 2.2% of the Mixtral
-// step faster than adding them through shared memory and choosing in one
-// thread (H100, docs/decisions/0035-router-beside-the-o-projection.md). Lane t loads parts t, t +
-// 32, ... (expert t mod E of blocks (t + 32k) / E), 256 at a time in one round trip, and adds them
-// in that order; the lanes of one expert then add theirs in a butterfly, so every lane of expert e
-// holds the same bits of l[e] = scale[e] · sum. The choice as route_choose (the larger first, the
-// lower id on a tie; faults 1 and 2) by shuffles. Every lane returns it;
-// `logit`, when not null, gets the E logits (lane e writes l[e]).
+// The router's logits from the router blocks' parts (gemv::RouteBlocks) and
+// the choice as route_choose, in one warp's registers, where E divides 32
+// (docs/decisions/0035). Lane t adds parts t, t + 32, ... (expert t mod E),
+// then the lanes of one expert add theirs in a butterfly, so every lane of
+// expert e holds the same l[e] = scale[e] · sum; `logit`, when not null,
+// gets the E logits.
 __host__ __device__ constexpr bool route_pick_fits(int E) {
   return E >= 1 && E <= 32 && (32 % E) == 0;
 }

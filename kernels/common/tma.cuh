@@ -1,7 +1,6 @@
-// Shared-memory addresses, mbarriers and cp.async.bulk (the TMA engine) for
-// the kernels that copy global rows into shared memory with it: the gemv's
-// bulk and tile kernels, the decoder's whole-cache attention (compute
-// capability 9.0).
+// Shared-memory addresses, mbarriers and cp.async.bulk (the TMA engine,
+// compute capability 9.0): the gemv's bulk and tile kernels, the decoder's
+// whole-cache attention.
 #pragma once
 
 #include <cstdint>

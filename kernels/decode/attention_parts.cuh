@@ -1,6 +1,5 @@
-// Device parts the two attention kernels share (attention_split.cu,
-// attention_whole.cu): bf16 loads and stores of a lane's dims, RoPE, the
-// query and the new k/v as the cache stores them. Private to kernels/decode.
+// Device parts the two attention kernels share: bf16 loads and stores of a
+// lane's dims, RoPE, the query and the new k/v as the cache stores them.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -17,8 +16,7 @@ namespace kb::decode::detail {
 
 constexpr float kLog2e = 1.4426950408889634f;
 
-// N = 2 or 4 consecutive bf16 (4 or 8 bytes). `cg`: load through L2 only
-// (the K/V cache, which this kernel also writes; the partials of other blocks).
+// N = 2 or 4 consecutive bf16. `cg`: through L2 only (what this grid writes).
 template <int N, bool cg>
 __device__ __forceinline__ void load_bf16(const bf16* p, float f[N]) {
   static_assert(N == 2 || N == 4, "2 or 4 elements");
@@ -81,8 +79,7 @@ __device__ __forceinline__ void prepare_query(float (&q)[G][EPL], const float (&
 }
 
 // This lane's dims of the kv head's G query rows from the qkv projection's
-// output ([H + 2 KVH][HD]: q heads, then k, then v), and with `kv` the new
-// k and v (else kn and vn are left unset).
+// output ([H + 2 KVH][HD]), and with `kv` the new k and v.
 template <int HD, int G, int EPL>
 __device__ __forceinline__ void load_qkv(const bf16* qkv, int H, int KVH, int kvh, int d0, bool kv,
                                          float (&q)[G][EPL], float (&kn)[EPL], float (&vn)[EPL]) {
@@ -94,8 +91,7 @@ __device__ __forceinline__ void load_qkv(const bf16* qkv, int H, int KVH, int kv
   }
 }
 
-// The new position's k and v as the cache stores them: scaled by r (the
-// RMSNorm), k rotated (RoPE), both rounded to bf16.
+// The new k and v as the cache stores them: scaled by r, k rotated, in bf16.
 template <int EPL>
 __device__ __forceinline__ void prepare_new_kv(float (&kn)[EPL], float (&vn)[EPL], float r,
                                                const float (&cs)[EPL / 2],
@@ -110,9 +106,8 @@ __device__ __forceinline__ void prepare_new_kv(float (&kn)[EPL], float (&vn)[EPL
   for (int e = 0; e < EPL; ++e) kn[e] = __bfloat162float(__float2bfloat16_rn(kn[e]));
 }
 
-// Calls launch(std::integral_constant<int, HD>, std::integral_constant<int,
-// G>) for the attention's head_dim and group (n_heads / n_kv_heads); throws
-// for the shapes no kernel is compiled for.
+// Calls launch(integral_constant HD, integral_constant G) for the head_dim
+// and group; throws for the shapes no kernel is compiled for.
 template <typename Launch>
 void for_head_shape(const AttentionArgs& a, Launch&& launch) {
   auto by_group = [&](auto hd) {
@@ -137,7 +132,7 @@ void for_head_shape(const AttentionArgs& a, Launch&& launch) {
     throw std::invalid_argument("attention: head_dim must be 64 or 128");
 }
 
-// AttentionArgs::whole's launch (attention_whole.cu); attention() has checked `a`.
+// AttentionArgs::whole's launch; attention() has checked `a`.
 void launch_attention_whole(const AttentionArgs& a, cudaStream_t stream);
 
 }  // namespace kb::decode::detail

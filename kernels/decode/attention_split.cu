@@ -1,7 +1,6 @@
-// The split attention (decode_kernels.h, AttentionArgs without `whole`):
-// the kernel of GPUs below compute capability 9.0 and of caches too large
-// for the whole-cache kernel's shared memory; and attention(), which picks
-// between the two.
+// The split attention (AttentionArgs without `whole`: GPUs below compute
+// capability 9.0, caches too large for shared memory), and attention(),
+// which picks between it and the whole-cache one.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -23,18 +22,14 @@ constexpr int kAttnWarps = kAttnThreads / 32;
 constexpr int kAttnRound = 4;  // cache positions per warp whose loads are in flight together
 
 // One block = one kv head x one chunk of the sequence, for the G query heads
-// that share the kv head (K and V are read once per group). Each warp runs an
-// online softmax over every 4th position of the chunk, kAttnRound positions
-// per round; lanes own HD/32 consecutive dims (a RoPE pair never crosses
-// lanes). The kernel is pure latency at decode lengths, so every global load
-// it can (x for r, q, the new k/v, the first round of the cache) is issued
-// before the one block-wide reduction (r). RMSNorm and RoPE are linear, so q
-// is rotated raw and r folded into the score scale. The block holding `pos`
-// appends the new k/v to the cache and uses them from registers (rounded to
-// bf16 as stored), so no block waits for the append. The warps merge in
-// shared memory; with several splits each block leaves (o, m, l) in
-// `partial` and the last block of the kv head to finish combines them.
-// Scores are kept in the log2 domain (q pre-scaled by log2(e)/sqrt(hd)).
+// of the kv head. Each warp runs an online softmax (log2 domain) over every
+// 4th position of the chunk; lanes own HD/32 consecutive dims. The kernel is
+// pure latency, so every load it can is issued before the one block-wide
+// reduction (r); r is folded into the score scale. The block holding `pos`
+// appends the new k/v and uses them from registers, so no block waits for
+// the append. With several splits each block leaves (o, m, l) in `partial`
+// and the kv head's last block to finish combines them.
+
 // The online softmax's start: no position yet.
 template <int G, int EPL>
 __device__ __forceinline__ void softmax_start(float (&m)[G], float (&l)[G], float (&o)[G][EPL]) {
@@ -47,10 +42,9 @@ __device__ __forceinline__ void softmax_start(float (&m)[G], float (&l)[G], floa
   }
 }
 
-// One round of a warp's online softmax (log2 domain) for the G query heads
-// of a kv head: the U positions' scores (kk against q, each lane holding
-// EPL dims, added over the warp), then the running maximum m, sum l and
-// output o with vv. An invalid position weighs 0; valid[0] must hold.
+// One round of a warp's online softmax for the G query heads: the U
+// positions' scores, then the running maximum m, sum l and output o. An
+// invalid position weighs 0; valid[0] must hold.
 template <int G, int U, int EPL>
 __device__ __forceinline__ void softmax_round(const float (&q)[G][EPL], const float (&kk)[U][EPL],
                                               const float (&vv)[U][EPL], const bool (&valid)[U],
@@ -89,8 +83,7 @@ __device__ __forceinline__ void softmax_round(const float (&q)[G][EPL], const fl
   }
 }
 
-// A warp's (m, l, o) into the block's shared memory, for the merge of the
-// warps.
+// A warp's (m, l, o) into the block's shared memory, for the merge.
 template <int W, int G, int HD, int EPL>
 __device__ __forceinline__ void publish_warp(int warp, int lane, int d0, const float (&m)[G],
                                              const float (&l)[G], const float (&o)[G][EPL],
@@ -139,8 +132,8 @@ __device__ __forceinline__ void merge_warps(const AttentionArgs& a, int kvh, int
   }
 }
 
-// The last block of this kv head to get here combines the splits
-// (threadfence reduction: every block publishes, then counts itself).
+// The kv head's last block to get here combines the splits (threadfence
+// reduction).
 template <int HD, int G>
 __device__ __forceinline__ void merge_splits(const AttentionArgs& a, int kvh, int active, bf16* out,
                                              int* s_last) {
@@ -179,12 +172,9 @@ __global__ void __launch_bounds__(W * 32) attention_kernel(AttentionArgs a) {
 
   const int kvh = blockIdx.x, split = blockIdx.y;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  // The next kernel (a gemv) may launch now and stream its weights while
-  // this one runs; it waits for this grid before reading `out`.
-  let_next_grid_launch();
+  let_next_grid_launch();  // the next gemv streams its weights meanwhile
   bf16* out = a.out + size_t(kvh) * G * HD;
-  // Before the wait (under programmatic dependent launch) only what earlier
-  // steps wrote: the position and the cache rows before it (AttentionArgs::pdl).
+  // Before the wait only what earlier steps wrote (AttentionArgs::pdl).
   const int pos = *a.pos;
   if (pos < 0 || pos >= a.max_seq) {  // a cache overflow shows as NaN, never as a stray write
     wait_for_previous_grid();
@@ -205,8 +195,7 @@ __global__ void __launch_bounds__(W * 32) attention_kernel(AttentionArgs a) {
   bf16* kc = a.k_cache + head_base + d0;
   bf16* vc = a.v_cache + head_base + d0;
 
-  // ---- loads first: the first round of the cache, then (after the wait
-  // for the qkv projection) q and the new k/v (owner)
+  // The first round of the cache, then (after the wait) q and the new k/v.
   float kk[U][EPL], vv[U][EPL];
   const int first = begin + warp;
   auto load_round = [&](int j0) {
@@ -223,9 +212,7 @@ __global__ void __launch_bounds__(W * 32) attention_kernel(AttentionArgs a) {
     }
   };
   load_round(first);
-  // RoPE of this lane's EPL/2 interleaved pairs (x[2i], x[2i+1]) at `pos`:
-  // the angles need only the position, so before the wait.
-  float cs[EPL / 2], sn[EPL / 2];
+  float cs[EPL / 2], sn[EPL / 2];  // RoPE's angles need only the position
   rope_angles<EPL, HD>(a.rope_theta, d0, pos, cs, sn);
   // r before the wait where x was complete before this grid could launch.
   float r = a.x_ready ? block_rms_scale<true>(a.x, a.dim, a.eps, s_red) : 0.f;
@@ -263,8 +250,7 @@ __global__ void __launch_bounds__(W * 32) attention_kernel(AttentionArgs a) {
     softmax_round<G, U, EPL>(q, kk, vv, valid, m, l, o);
   }
 
-  // Merge the warps. A warp without positions has m = -inf and weighs 0;
-  // warp 0 always has one (begin < end), so the block maximum is finite.
+  // Merge the warps; warp 0 always has a position, so the maximum is finite.
   publish_warp<W, G, HD, EPL>(warp, lane, d0, m, l, o, s_m, s_l, s_o);
   __syncthreads();
   merge_warps<HD, G, W>(a, kvh, split, active, out, s_m, s_l, s_o);
@@ -296,9 +282,7 @@ int64_t attention_workspace_floats(const ModelConfig& c, int n_splits) {
 }
 
 int default_attention_splits(const ModelConfig& c, int sm_count, int max_seq) {
-  // Up to four blocks per SM at long lengths: with chunks of 16 positions
-  // (the decoder's min_chunk) each warp then loads its 4 positions in one
-  // round. Never more splits than chunks of 16 fit in the cache.
+  // Up to four blocks per SM, never more splits than chunks of 16 positions.
   const int by_sm = std::max(1, (4 * sm_count + c.n_kv_heads - 1) / c.n_kv_heads);
   const int by_len = std::max(1, (max_seq + 15) / 16);
   return std::min({by_sm, by_len, 64});
@@ -316,8 +300,8 @@ void attention(const AttentionArgs& a, cudaStream_t stream) {
   if (a.whole) {
     if (const char* why = attention_whole_refusal(a.max_seq, a.head_dim))
       throw std::invalid_argument(std::string("attention: ") + why);
+    return launch_attention_whole(a, stream);
   }
-  if (a.whole) return launch_attention_whole(a, stream);
   for_head_shape(a, [&](auto hd, auto g) {
     constexpr int HD = decltype(hd)::value, G = decltype(g)::value;
     launch_maybe_pdl(a.pdl, attention_kernel<HD, G, kAttnWarps>, dim3(a.n_kv_heads, a.n_splits),

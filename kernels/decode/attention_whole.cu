@@ -1,6 +1,5 @@
-// The whole-cache attention (decode_kernels.h, AttentionArgs::whole): one
-// block per kv head with the head's cache in shared memory, the step's
-// attention on compute capability 9.0 where the cache of one head fits.
+// The whole-cache attention (AttentionArgs::whole, docs/decisions/0039): one
+// block per kv head with the head's cache in shared memory.
 #include <cmath>
 
 #include "kernels/common/cuda_check.h"
@@ -14,17 +13,12 @@ namespace kb::decode::detail {
 
 namespace {
 
-// The whole-cache attention's softmax in two passes over shared memory, for
-// the block's W warps (the cache rows 0..len-1 in ks/vs, q in s_q, all
-// visible to every thread; the caller's next barrier is inside). Scores:
-// 8 lanes a position, each lane HD/8 dims (16-byte chunks `sub`, `sub` + 8:
-// the 8 lanes of a quarter warp read 128 contiguous bytes of one row, no
-// bank conflict), added over the 8 lanes by 3 shuffles (5 a score where a
-// warp shares a position: the shuffles were the rounds' cost); the scores
-// (log2 domain) go to sp[j][g], each warp's maximum to s_m. Then the block's
-// maximum M, p = exp2(s - M) in place, each warp's sums of p to s_l. Then
-// warp w adds p · V over positions w, w + W, ... (lanes own HD/32
-// consecutive dims) and leaves its o in s_o: out = sum of s_o / sum of s_l.
+// The softmax in two passes over shared memory for the block's W warps (the
+// cache rows 0..len-1 in ks/vs, q in s_q). Scores: 8 lanes a position (a
+// quarter warp reads 128 contiguous bytes of a row, no bank conflict), added
+// by 3 shuffles, into sp[j][g] (log2 domain), each warp's maximum into s_m.
+// Then p = exp2(s - M) in place, each warp's sums of p into s_l; then warp
+// w adds p · V over positions w, w + W, ... into s_o. out = sum s_o / sum s_l.
 template <int HD, int G, int W>
 __device__ __forceinline__ void whole_two_pass(const bf16* ks, const bf16* vs, float* sp, int len,
                                                int warp, int lane, const float (&s_q)[G][HD],
@@ -47,8 +41,7 @@ __device__ __forceinline__ void whole_two_pass(const bf16* ks, const bf16* vs, f
   float mx[G];
 #pragma unroll
   for (int g = 0; g < G; ++g) mx[g] = -INFINITY;
-  // The loop's bounds are the warp's (its first group's), so that every
-  // lane takes part in the shuffles; a group past the end scores len - 1.
+  // The warp's bounds, so that every lane takes part in the shuffles.
   for (int jw = warp * (32 / LP); jw < len; jw += 2 * PPB) {
     const int j0 = jw + lane / LP;
     float s[2][G];
@@ -132,19 +125,11 @@ __device__ __forceinline__ void whole_two_pass(const bf16* ks, const bf16* vs, f
   __syncthreads();
 }
 
-// AttentionArgs::whole (compute capability 9.0): one block of kWholeWarps
-// warps per kv head, no splits and no merge between blocks. Before its
-// dependency wait the block has the TMA engine copy the head's cache rows
-// before `pos` (two contiguous ranges, K and V) into its shared memory
-// (cp.async.bulk, one mbarrier), and takes r and RoPE's angles as the split
-// kernel does; after the wait warp 0 reads q and the new k/v, appends them
-// to the cache and to the rows in shared memory and leaves q there; then
-// the block waits for the copy and runs the softmax in two passes over
-// shared memory (whole_two_pass): every score, the block's maximum, then
-// p · V; out = the warps' sums over their sums of p. Dynamic shared memory:
-// max_seq · (2 · HD bf16 + 8 floats) (attention_whole_smem).
-// Two passes, 8 warps, r and the angles before the wait: each measured
-// faster (docs/decisions/0039-whole-cache-attention.md).
+// One block of kWholeWarps warps per kv head. Before its dependency wait the
+// block has the TMA engine copy the head's cache rows before `pos` (K and V)
+// into shared memory and takes r and RoPE's angles; after it warp 0 appends
+// the new k/v (to the cache and the rows in shared memory) and leaves q
+// there; then the block waits for the copy and runs whole_two_pass.
 constexpr int kWholeWarps = 8;
 template <int HD, int G>
 __global__ void __launch_bounds__(kWholeWarps * 32) attention_whole_kernel(AttentionArgs a) {
@@ -161,7 +146,7 @@ __global__ void __launch_bounds__(kWholeWarps * 32) attention_whole_kernel(Atten
   __shared__ __align__(16) float s_q[G][HD];
   const int kvh = blockIdx.x;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  let_next_grid_launch();  // as the split kernel: the o projection may start streaming
+  let_next_grid_launch();
   bf16* out = a.out + size_t(kvh) * G * HD;
   const int pos = *a.pos;
   if (pos < 0 || pos >= a.max_seq) {  // a cache overflow shows as NaN, never as a stray write
@@ -190,8 +175,8 @@ __global__ void __launch_bounds__(kWholeWarps * 32) attention_whole_kernel(Atten
 #endif
   float cs[EPL / 2], sn[EPL / 2];
   rope_angles<EPL, HD>(a.rope_theta, d0, pos, cs, sn);
-  // r before the wait where x was complete before this grid could launch
-  // (block_rms_scale's barriers also publish the mbarrier's init).
+  // r before the wait where x is complete (its barriers also publish the
+  // mbarrier's init).
   float r = a.x_ready ? block_rms_scale<true>(a.x, a.dim, a.eps, s_red) : 0.f;
   if (!a.x_ready) __syncthreads();
   wait_for_previous_grid();
@@ -201,8 +186,7 @@ __global__ void __launch_bounds__(kWholeWarps * 32) attention_whole_kernel(Atten
   if (warp == 0) {
     prepare_query<G, EPL>(q, cs, sn, r * kLog2e * rsqrtf(float(HD)));
     prepare_new_kv<EPL>(kn, vn, r, cs, sn);
-    // Append at pos, in the cache and in shared memory (the copy took only
-    // the rows before it); q into shared memory for every warp.
+    // Append at pos, in the cache and in shared memory; q for every warp.
     store_bf16<EPL>(kc + size_t(pos) * HD + d0, kn);
     store_bf16<EPL>(vc + size_t(pos) * HD + d0, vn);
     store_bf16<EPL>(ks + size_t(pos) * HD + d0, kn);
@@ -238,8 +222,7 @@ void launch_attention_whole(const AttentionArgs& a, cudaStream_t stream) {
     const size_t smem = attention_whole_smem(a.max_seq, HD);
     auto* k = attention_whole_kernel<HD, G>;
     KB_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-    launch_maybe_pdl_cluster(a.pdl, k, dim3(a.n_kv_heads), dim3(kWholeWarps * 32), smem,
-                             dim3(0, 0, 0), stream, a);
+    launch_maybe_pdl_smem(a.pdl, k, dim3(a.n_kv_heads), dim3(kWholeWarps * 32), smem, stream, a);
   });
 }
 

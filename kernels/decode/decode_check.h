@@ -1,15 +1,9 @@
 // Checks of a GPU decoder that the tests and the experiment's check() share.
-//
-// check_against_reference: a model small enough for the CPU (the tiny
-// config, or one layer at full size) is decoded on the GPU and by the CPU
-// fp32 reference of the same weights, step by step with the same tokens;
-// logits, KV-cache rows and the greedy choice must agree.
-//
-// check_full_model: a model too large for the CPU reference is checked for
-// what is cheap and still catches real bugs: finite logits, the prompt in
-// place, the greedy token equal to the argmax of the logits, a sample of
-// LM-head rows recomputed on the CPU from the final residual, and the graph
-// replay equal to the eager launches.
+// check_against_reference: a model small enough for the CPU, decoded step by
+// step on the GPU and by the CPU fp32 reference of the same weights (logits,
+// KV-cache rows, greedy choices). check_full_model: a larger model, checked
+// for what is cheap (finite logits, greedy = argmax, LM-head rows from the
+// final residual on the CPU, graph replay = eager launches = prefill).
 #pragma once
 
 #include <cstdint>
@@ -26,32 +20,21 @@ struct DecodeCheck {
   double worst_logits_rel = 0;  // largest per-step ||gpu - cpu|| / ||cpu|| of the logits
   int token_mismatches = 0;     // steps where the greedy tokens differ (each must be a near tie)
   int near_ties = 0;            // steps whose CPU top two logits are within the tolerance
-  // MoE: (layer, position) decisions checked, and those where the GPU's
-  // experts differ from the CPU's own choice (each a near tie).
-  int routings = 0;
-  int routing_ties_taken = 0;
+  int routings = 0;             // MoE: (layer, position) decisions checked
+  int routing_ties_taken = 0;   // of those, GPU choices unlike the CPU's own (near ties)
 };
 
 struct ReferenceCheckOptions {
-  std::vector<int32_t> prompt{1, 2, 3};  // taken modulo the vocabulary
-  int steps = 12;                        // decode steps in all (prompt included)
-  int max_seq = 64;
-  int attn_splits = 0;  // 0: the decoder's default
-  int attn_min_chunk = 16;
-  bool graph = true;     // replay the captured graph (else eager launches)
-  bool prefill = false;  // the prompt as one prefill (then only its last logits are compared)
-  uint64_t seed = 1;
+  // The decoder's: max_seq 64, seed 1, prompt {1, 2, 3} (taken modulo the
+  // vocabulary); `capture`: replay the captured graph, else eager launches.
+  DecoderOptions decoder = {64, 1, {1, 2, 3}};
+  int steps = 12;            // decode steps in all (prompt included)
+  bool prefill = false;      // the prompt as one prefill (then only its last logits are compared)
   double logits_tol = 3e-2;  // relative L2 of the logits per step
   // MoE: a GPU expert choice the CPU did not make passes if its CPU router
-  // logit is within route_tie_tol × (rms of the CPU's router logits) of the
-  // CPU's k-th best (a near tie, decided either way by rounding); the CPU
-  // then follows the GPU's choice. The router logits must also agree within
-  // logits_tol (L2 per layer and position, relative to their norm but never
-  // to an rms below 1: router_logits_mismatch).
+  // logit is within route_tie_tol × max(1, rms of the router logits) of the
+  // CPU's k-th best (a near tie); the CPU then follows the GPU's choice.
   double route_tie_tol = 2e-2;
-  int route_fault = 0;             // DecoderOptions::route_fault (tests: the check must fail)
-  bool moe_route_parallel = true;  // DecoderOptions::moe_route_parallel
-  bool attn_whole = true;          // DecoderOptions::attn_whole
 };
 
 DecodeCheck check_against_reference(const ModelConfig& c, WeightType t,

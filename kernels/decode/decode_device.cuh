@@ -1,6 +1,5 @@
-// Device helpers the decode step's kernels share (decode_kernels.h): bf16
-// packing, the block's RMS factor, grid sizes and argument checks. Private
-// to kernels/decode.
+// Device helpers the decode step's kernels share: bf16 packing, the block's
+// RMS factor, grid sizes and argument checks.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -36,11 +35,9 @@ __device__ __forceinline__ uint4 pack8(const float f[8]) {
                     pack_bf16x2(f[6], f[7]));
 }
 
-// r = rsqrt(mean(x²) + eps) over `dim` bf16 (dim % 8 == 0), computed by the
-// whole block; every thread returns it. All threads of the block must call.
-// `red` holds 32 floats of shared memory.
-// `cg`: x through L2 only (read before the wait for the previous grid: no
-// wait has made its writer's stores visible to this SM's L1).
+// r = rsqrt(mean(x²) + eps) over `dim` bf16 (dim % 8 == 0), by the whole
+// block (every thread calls; `red`: 32 floats of shared memory). `cg`: x
+// through L2 only (read before the wait for the previous grid).
 template <bool cg = false>
 __device__ __forceinline__ float block_rms_scale(const bf16* x, int dim, float eps, float* red) {
   float ss = 0.f;

@@ -1,30 +1,7 @@
 // The decode step's own kernels (every weight matrix goes through
-// kernels/gemv). One step, for one token at position `pos`:
-//
-//   embed          x = embedding[tokens[pos]]
-//   per layer:
-//     gemv         qkv = Wqkv · x                       (raw: x not normalized, see below)
-//     attention    r = rsqrt(mean(x²) + eps); q, k, v = r·qkv; RoPE(q, k) at pos;
-//                  K/V cache[pos] = k, v; out = softmax(q·Kᵀ/√hd) · V over 0..pos
-//                  (one block per kv head, or split over the sequence)
-//     gemv         x = Wo · out + x
-//     gemv_swiglu  h = silu(r·(Wgate · x)) · (r·(Wup · x)), r = rsqrt(mean(x²) + eps)
-//     gemv         x = Wdown · h + x
-//   gemv           raw logits = Wout · x                (raw)
-//   sample         r = rsqrt(mean(x²) + eps); logits = r·raw; tokens[pos+1] = prompt
-//                  token or argmax(logits); pos += 1
-//
-// RMSNorm is applied after the projection it feeds: with weight g,
-// W·(r·(g∘x)) = r·((W·diag(g))·x), and r is a scalar. The norm weights are
-// ones here (gpt-fast initializes them so); a checkpoint's g would be folded
-// into W when the weights are loaded. So the norm costs no kernel of its own:
-// each consumer of a projection recomputes r from the 8 KB residual x (which
-// stays unchanged until the next residual add) and scales what it reads.
-//
-// The position and the token ids live in device memory, so one captured
-// graph serves every step. All launchers check their launch. The kernels
-// live by concern: step_kernels.cu (weights, state, embed, sample),
-// attention_split.cu and attention_whole.cu, moe_kernels.cu.
+// kernels/gemv): embed, attention, the MoE router and combine, sample. The
+// step kernel by kernel, and why there is no RMSNorm kernel (each consumer
+// of a projection recomputes r from the raw residual): docs/notes/decode.md.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -70,37 +47,29 @@ struct AttentionArgs {
   int max_seq = 0;
   const int32_t* pos = nullptr;  // device: attends over positions 0..*pos, appends at *pos
   bf16* out = nullptr;           // [H·hd]; query head h uses kv head h / (H / KVH)
-  // Split over the sequence: the grid is n_kv_heads x n_splits; for a length
-  // `len`, chunk = max(min_chunk, ceil(len / n_splits)) and only
-  // ceil(len / chunk) splits work (the others exit at once).
+  // Split over the sequence: grid n_kv_heads x n_splits; chunk =
+  // max(min_chunk, ceil(len / n_splits)), the splits past the length exit.
   int n_splits = 1;
   int min_chunk = 16;
   float* partial = nullptr;     // workspace [KVH][n_splits][G][hd + 2] (o, m, l)
   int32_t* counters = nullptr;  // [KVH], zero before the first launch; left zero after each
-  // Launch as a programmatic dependent of the previous kernel, and let the
-  // next one launch at once (it must wait for this grid before reading what
-  // it writes, as the gemv does). Before waiting, the kernel reads *pos and
-  // the cache rows before it: the previous kernel must wait for its own
-  // predecessors before it lets this one launch (the gemv does).
+  // A programmatic dependent of the previous kernel, letting the next launch
+  // at once. Before its wait it reads *pos and the cache rows before it: the
+  // previous kernel must wait for its own predecessors first (the gemv does).
   bool pdl = false;
-  // x is complete when this grid can launch (as it is in the decode step:
-  // x's writer precedes the qkv gemv, which waits for it before it lets
-  // this grid launch; or without pdl). r is then computed before the wait,
-  // during the qkv gemv's tail, through L2. False: after the wait.
+  // x is complete when this grid can launch (the decode step: x's writer
+  // precedes the qkv gemv): r is computed before the wait, through L2.
   bool x_ready = false;
-  // One block per kv head that has the head's cache rows before pos copied
-  // into its shared memory before its wait (compute capability 9.0; the
-  // cache of one head, attention_whole_smem, must fit): no splits, no
-  // merge between blocks; n_splits and min_chunk are ignored. Without it
-  // (GPUs below 9.0, longer caches) the split kernel runs.
+  // One block per kv head with the head's cache rows copied into its shared
+  // memory before its wait (compute capability 9.0, the cache must fit):
+  // no splits (n_splits and min_chunk ignored). Else the split kernel runs.
   bool whole = false;
 };
-// Dynamic shared memory of AttentionArgs::whole: K and V rows of one kv head
-// and their scores (for up to 8 query heads a kv head).
+// Dynamic shared memory of AttentionArgs::whole: one kv head's K and V rows
+// and their scores.
 size_t attention_whole_smem(int max_seq, int head_dim);
-// Why AttentionArgs::whole cannot run on the current device at these
-// sizes (compute capability below 9.0, or one head's cache too large for
-// shared memory), or nullptr where it can.
+// Why AttentionArgs::whole cannot run on the current device at these sizes,
+// or nullptr where it can.
 const char* attention_whole_refusal(int max_seq, int head_dim);
 // Floats of AttentionArgs::partial for a config and split count.
 int64_t attention_workspace_floats(const ModelConfig& c, int n_splits);
@@ -109,15 +78,11 @@ int default_attention_splits(const ModelConfig& c, int sm_count, int max_seq);
 void attention(const AttentionArgs& a, cudaStream_t stream);
 
 // ---- mixture of experts (Mixtral) ----
-// The router of one layer, one block: r = rsqrt(mean(x²) + eps); logits[e]
-// = r · scale[e] · (W[e] · x) (int8; bf16: no scale) for e < n_experts;
-// softmax, the top `top` (the larger logit first, the lower id on a tie),
-// their probabilities renormalized to sum 1: ids[j], weights[j]. The ids
-// and weights stay in device memory for the gather kernels that follow
-// (gemv::gather_gemv_swiglu, gather_gemv_combine). For the checks it also
-// keeps every position's logits and ids: hist_logits[*pos · hist_stride
-// + e], hist_ids[*pos · hist_stride + j] (skipped if *pos is outside
-// [0, capacity) or the pointers are null).
+// The router of one layer, one block: logits[e] = r · scale[e] · (W[e] · x)
+// (bf16: no scale); the top `top` (the larger logit first, the lower id on
+// a tie) and their softmax renormalized to sum 1: ids[j], weights[j], for
+// the gather kernels that follow. For the checks it also keeps each
+// position's logits and ids at *pos · hist_stride (if in [0, capacity)).
 struct RouteArgs {
   const void* w = nullptr;      // [n_experts, dim]: int8 with `scale`, or bf16
   const bf16* scale = nullptr;  // int8: [n_experts]; bf16: nullptr
@@ -136,40 +101,29 @@ struct RouteArgs {
   // Tests only: 1 = a wrong but valid routing (the last choice replaced by
   // the next-ranked expert); 2 = an id outside [0, n_experts) (E) in slot 0.
   int fault = 0;
-  // as AttentionArgs::pdl; before waiting it only prefetches its own
-  // weights into L2 (they do not depend on the kernel before it)
-  bool pdl = false;
+  bool pdl = false;  // as AttentionArgs::pdl; before its wait it loads only its weights
 };
 void moe_route(const RouteArgs& a, cudaStream_t stream);
 
-// ---- the router beside the o projection (DecoderOptions::moe_route_parallel) ----
-// The router needs y = x + Wo·a (the o projection's output, with the int8
-// row scales so: y = x + so ⊙ (Wo·a)), but only linearly:
-//   W[e]·y = W[e]·x + F[e]·a,   F = W · diag(so) · Wo   ([n_experts, q_size], fp32),
-// and the RMSNorm factor r = rsqrt(mean(y²) + eps) > 0 scales every logit
-// alike, so the choice of experts does not depend on it. The o projection's
-// grid therefore carries router blocks (gemv::RouteBlocks) that pick the
-// experts from x (the layer's input) and a (the attention's output, the o
-// projection's own input) while its other blocks stream Wo, and
-// moe_route_finish, once y exists, takes r for the weights and the logits
-// the checks keep. (The logits differ from the router's on y only by y's
-// rounding to bf16 and the order of the sums: the checks' near-tie rule.)
+// ---- the router beside the o projection (docs/decisions/0035) ----
+// The router reads y = x + so ⊙ (Wo·a) only linearly: W[e]·y = W[e]·x +
+// F[e]·a with F = W · diag(so) · Wo, and r > 0 scales every logit alike. So
+// router blocks in the o projection's grid (gemv::RouteBlocks) pick the
+// experts from x and a while its other blocks stream Wo, and
+// moe_route_finish, once y exists, takes r for the weights and the logits.
 //
-// moe_route_fold: F = W · diag(so) · Wo for one layer (setup): W [n_experts,
-// dim] (int8 or bf16 as stored), so [dim] (int8: Wo's row scales; bf16:
-// nullptr = 1), Wo [dim, q_size] as stored, F fp32 out.
+// moe_route_fold: F [n_experts, q_size] fp32 for one layer (setup), from W
+// and Wo as stored and so (int8: Wo's row scales; bf16: nullptr = 1).
 void moe_route_fold(bool int8, const void* w, const void* wo, const bf16* wo_scale, int n_experts,
                     int dim, int q_size, float* fold, cudaStream_t stream);
 
-// moe_route_finish: one block beside the gate/up gather; `logits` are the
-// router blocks' (gemv::RouteBlocks::logits: [n_experts] without r, then the
-// chosen ones').
+// moe_route_finish: one block beside the gate/up gather.
 struct RouteFinishArgs {
   const bf16* y = nullptr;  // the o projection's output (the MoE block's input)
   int dim = 0;
   float eps = 1e-5f;
   int n_experts = 0, top = 0;
-  const float* logits = nullptr;  // the router blocks' [n_experts + top]
+  const float* logits = nullptr;  // the router blocks' [n_experts] without r, then the chosen
   float* weights = nullptr;       // out [top]: softmax of r·l over the chosen
   const int32_t* pos = nullptr;
   int capacity = 0;
@@ -178,13 +132,10 @@ struct RouteFinishArgs {
 };
 void moe_route_finish(const RouteFinishArgs& a, cudaStream_t stream);
 
-// ---- a MoE prefill (several tokens routed at once) ----
-// After gemv::gather_tokens_gemv (D [E, tokens, dim], each token's rows
-// under the experts it chose): for every token t < tokens,
-//   x[t, :] = x[t, :] + sum_{k < top} weights[t, k] · D[ids[t, k], t, :]
-// in fp32, rounded once to bf16. A token with an id outside [0, E) gets a
-// NaN row and reads no D. `pdl`: as AttentionArgs::pdl (it reads nothing
-// before waiting).
+// ---- a MoE prefill ----
+// After gemv::gather_tokens_gemv (D [E, tokens, dim]): for each token t,
+// x[t, :] += sum_k weights[t, k] · D[ids[t, k], t, :] in fp32, rounded once;
+// an id outside [0, E) gives a NaN row.
 void moe_tokens_combine(bf16* x, const bf16* D, const int32_t* ids, const float* weights,
                         int tokens, int dim, int E, int top, cudaStream_t stream, bool pdl);
 

@@ -3,27 +3,37 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
-#include <thread>
 
 #include "kernels/common/host_math.h"
+#include "kernels/common/host_parallel.h"
 #include "kernels/decode/moe_routing.h"
 #include "kernels/decode/weight_init.h"
+#include "kernels/rms_norm/rms_norm_cpu.h"
+#include "kernels/swiglu/swiglu_cpu.h"
 
 namespace kb::decode {
 
 namespace {
 
-void linear_rows(const float* W, const float* x, float* y, int64_t r0, int64_t r1, int64_t K) {
-  for (int64_t n = r0; n < r1; ++n) {
-    const float* w = W + n * K;
-    // Eight partial sums: independent chains the compiler can pipeline.
-    float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    int64_t k = 0;
-    for (; k + 8 <= K; k += 8)
-      for (int u = 0; u < 8; ++u) acc[u] += w[k + u] * x[k + u];
-    for (; k < K; ++k) acc[0] += w[k] * x[k];
-    y[n] = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+// y[n] = W[n] · x with eight partial sums: independent chains the
+// compiler can pipeline.
+void linear_row(const float* W, const float* x, float* y, int64_t n, int64_t K) {
+  const float* w = W + n * K;
+  float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t k = 0;
+  for (; k + 8 <= K; k += 8)
+    for (int u = 0; u < 8; ++u) acc[u] += w[k + u] * x[k + u];
+  for (; k < K; ++k) acc[0] += w[k] * x[k];
+  y[n] = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+}
+
+// y = W·x, W row-major [N, K].
+void linear_ref(const float* W, const float* x, float* y, int64_t N, int64_t K) {
+  if (N * K < (int64_t(1) << 22)) {  // threads cost more than they save
+    for (int64_t n = 0; n < N; ++n) linear_row(W, x, y, n, K);
+    return;
   }
+  parallel_for(N, [&](int64_t n) { linear_row(W, x, y, n, K); });
 }
 
 std::vector<float> host_tensor(WeightType t, int64_t rows, int64_t cols, uint64_t seed,
@@ -75,30 +85,6 @@ HostWeights make_host_weights(const ModelConfig& c, WeightType t, uint64_t seed)
   return w;
 }
 
-void linear_ref(const float* W, const float* x, float* y, int64_t N, int64_t K) {
-  const int64_t work = N * K;
-  const int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const int threads = work < (int64_t(1) << 22) ? 1 : static_cast<int>(std::min<int64_t>(hw, N));
-  if (threads <= 1) {
-    linear_rows(W, x, y, 0, N, K);
-    return;
-  }
-  std::vector<std::thread> pool;
-  const int64_t per = (N + threads - 1) / threads;
-  for (int t = 0; t < threads; ++t) {
-    const int64_t r0 = t * per, r1 = std::min(N, r0 + per);
-    if (r0 < r1) pool.emplace_back(linear_rows, W, x, y, r0, r1, K);
-  }
-  for (auto& th : pool) th.join();
-}
-
-void rmsnorm_ref(const float* x, int n, float eps, float* y) {
-  double ss = 0;
-  for (int i = 0; i < n; ++i) ss += double(x[i]) * x[i];
-  const float r = static_cast<float>(1.0 / std::sqrt(ss / n + eps));
-  for (int i = 0; i < n; ++i) y[i] = x[i] * r;
-}
-
 void rope_ref(float* v, int head_dim, int pos, float theta) {
   for (int i = 0; i < head_dim / 2; ++i) {
     const double freq = std::pow(double(theta), -2.0 * i / head_dim);
@@ -137,18 +123,8 @@ void attention_ref(const float* q, const float* k_cache, const float* v_cache, i
   }
 }
 
-void silu_mul_ref(const float* gate, const float* up, int n, float* h) {
-  for (int i = 0; i < n; ++i) {
-    const double g = gate[i];
-    h[i] = static_cast<float>(g / (1.0 + std::exp(-g)) * up[i]);
-  }
-}
-
 int argmax_ref(const std::vector<float>& v) {
-  int best = 0;
-  for (int i = 1; i < static_cast<int>(v.size()); ++i)
-    if (v[i] > v[best]) best = i;
-  return best;
+  return static_cast<int>(std::max_element(v.begin(), v.end()) - v.begin());
 }
 
 RefDecoder::RefDecoder(const HostWeights& w, int max_seq)
@@ -189,7 +165,7 @@ void RefDecoder::moe_block(int layer, const std::vector<float>& xn) {
     const int e = route.ids[j];
     linear_ref(L.experts_gate_up.data() + size_t(e) * 2 * F * c.dim, xn.data(), gu.data(), 2 * F,
                c.dim);
-    silu_mul_ref(gu.data(), gu.data() + F, static_cast<int>(F), h.data());
+    swiglu::swiglu_ref(gu.data(), h.data(), 1, F);
     linear_ref(L.experts_down.data() + size_t(e) * c.dim * F, h.data(), y.data(), c.dim, F);
     for (int i = 0; i < c.dim; ++i) x_[i] += route.weights[j] * y[i];
   }
@@ -212,7 +188,7 @@ std::vector<float> RefDecoder::step(int token) {
   std::vector<float> gu(2 * size_t(c.ffn)), h(c.ffn);
   for (int l = 0; l < c.n_layers; ++l) {
     const HostLayer& L = w_.layers[l];
-    rmsnorm_ref(x_.data(), c.dim, c.norm_eps, xn.data());
+    rms_norm::rms_norm_ref(x_.data(), nullptr, xn.data(), 1, c.dim, c.norm_eps);
     linear_ref(L.qkv.data(), xn.data(), qkv.data(), c.qkv_rows(), c.dim);
     float* q = qkv.data();
     float* k = q + c.q_size();
@@ -227,17 +203,17 @@ std::vector<float> RefDecoder::step(int token) {
                   att.data());
     linear_ref(L.wo.data(), att.data(), proj.data(), c.dim, c.q_size());
     for (int i = 0; i < c.dim; ++i) x_[i] += proj[i];
-    rmsnorm_ref(x_.data(), c.dim, c.norm_eps, xn.data());
+    rms_norm::rms_norm_ref(x_.data(), nullptr, xn.data(), 1, c.dim, c.norm_eps);
     if (c.moe()) {
       moe_block(l, xn);
       continue;
     }
     linear_ref(L.gate_up.data(), xn.data(), gu.data(), 2 * int64_t(c.ffn), c.dim);
-    silu_mul_ref(gu.data(), gu.data() + c.ffn, c.ffn, h.data());
+    swiglu::swiglu_ref(gu.data(), h.data(), 1, c.ffn);
     linear_ref(L.down.data(), h.data(), proj.data(), c.dim, c.ffn);
     for (int i = 0; i < c.dim; ++i) x_[i] += proj[i];
   }
-  rmsnorm_ref(x_.data(), c.dim, c.norm_eps, xn.data());
+  rms_norm::rms_norm_ref(x_.data(), nullptr, xn.data(), 1, c.dim, c.norm_eps);
   std::vector<float> logits(c.vocab);
   linear_ref(w_.output.data(), xn.data(), logits.data(), c.vocab, c.dim);
   ++pos_;

@@ -1,8 +1,6 @@
-// CPU fp32 reference of the Llama decode step, written the plain way
-// (RMSNorm before each projection, full softmax over the cache), so that it
-// shares no algebra with the GPU path (which scales after the projection and
-// splits the softmax). Weights come dequantized to fp32 from the GPU model
-// (Decoder::host_weights), so both run the same numbers.
+// CPU fp32 reference of the Llama decode step, written the plain way (RMSNorm
+// before each projection, full softmax over the cache) so that it shares no
+// algebra with the GPU path; its weights are the GPU model's, dequantized.
 #pragma once
 
 #include <cstdint>
@@ -36,18 +34,12 @@ struct HostWeights {
 HostWeights make_host_weights(const ModelConfig& c, WeightType t, uint64_t seed);
 
 // ---- single operations (also the references of the kernel tests) ----
-// y = W·x, W row-major [N, K]; rows split over threads for large matrices.
-void linear_ref(const float* W, const float* x, float* y, int64_t N, int64_t K);
-// y = x · rsqrt(mean(x²) + eps) (norm weight 1).
-void rmsnorm_ref(const float* x, int n, float eps, float* y);
 // In place, interleaved pairs (v[2i], v[2i+1]) rotated by pos · theta^(-2i/hd).
 void rope_ref(float* v, int head_dim, int pos, float theta);
 // One query token over cache positions [0, len): q [H·hd], caches
 // [KVH][max_seq][hd], out [H·hd]; query head h reads kv head h / (H / KVH).
 void attention_ref(const float* q, const float* k_cache, const float* v_cache, int n_heads,
                    int n_kv_heads, int head_dim, int max_seq, int len, float* out);
-// h[i] = silu(gate[i]) · up[i].
-void silu_mul_ref(const float* gate, const float* up, int n, float* h);
 // Index of the largest value, the lowest on a tie (torch.argmax).
 int argmax_ref(const std::vector<float>& v);
 
@@ -58,17 +50,15 @@ class RefDecoder {
   // Runs `token` at the next position; returns the logits [vocab].
   // A MoE layer routes as route_ref, or as set by prefer_routing.
   std::vector<float> step(int token);
-  // MoE, for the next step only: per layer the ids the GPU chose. The step
-  // uses them where routing_mismatch accepts them against its own logits
-  // (tolerance `tol`: near ties go the GPU's way, so that rounding does not
-  // make the two models diverge), else its own choice, and records why in
-  // route_error().
+  // MoE, for the next step only: per layer the ids the GPU chose, taken
+  // where routing_mismatch accepts them (near ties go the GPU's way, so
+  // that rounding does not make the two models diverge), else its own
+  // choice, recording why in route_error().
   void prefer_routing(std::vector<std::vector<int>> ids, double tol);
   // The first routing the GPU's choice did not pass ("" if none).
   const std::string& route_error() const { return route_error_; }
   // MoE: the last step's router logits of a layer (CPU), [E].
   const std::vector<float>& router_logits(int layer) const { return router_logits_.at(layer); }
-  int position() const { return pos_; }
   // The residual after the last step's final block (before the final norm).
   const std::vector<float>& residual() const { return x_; }
   // This layer's K cache row at `pos` of kv head `kvh` (after RoPE).

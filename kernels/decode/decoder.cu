@@ -1,9 +1,7 @@
 // The decoder's construction (decoder.h): the arena's layout, the memory
-// check, the weights' fill, and the graph captures. The step's launches are
-// in decoder_step.cu, the host views in decoder_views.cpp.
+// check, the weights' fill, and the graph captures.
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <stdexcept>
 #include <type_traits>
 
@@ -17,17 +15,10 @@ namespace kb::decode {
 namespace {
 
 constexpr size_t kAlign = 256;  // every tensor starts 256-byte aligned (vector loads, gemv)
-// Left free beyond what the decoder allocates: the CUDA context's own needs,
-// the gemv's workspace if it has one, and the engine's L2-flush buffer.
+// Left free for the CUDA context, the gemv's workspace and the engine's L2 flush.
 constexpr size_t kReserveBytes = size_t(512) << 20;
 
 size_t align_up(size_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
-
-std::string gb(double bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f GB", bytes / 1e9);
-  return buf;
-}
 
 }  // namespace
 
@@ -88,8 +79,7 @@ size_t Decoder::layout(uint8_t* base) {
   place(pf_x_, size_t(pf_rows_) * c.dim);
   place(pf_qkv_, size_t(pf_rows_) * c.qkv_rows());
   place(pf_att_, size_t(pf_rows_) * c.q_size());
-  // MoE: h and the down projection per expert and token ([E][rows][ffn],
-  // [E][rows][dim]), each layer's ids and weights per token ([L][rows][top]).
+  // MoE: per expert and token h and the down rows, per layer and token the routes.
   const size_t pf_experts = c.moe() ? size_t(c.n_experts) : 1;
   place(pf_h_, pf_experts * pf_rows_ * c.ffn);
   if (c.moe()) {
@@ -163,12 +153,12 @@ Decoder::Decoder(const ModelConfig& c, WeightType t, const DecoderOptions& o)
   if (need + kReserveBytes > free_b) {
     const WeightBytes wb = weight_bytes(c, t);
     const double cache = 2.0 * c.n_layers * c.kv_size() * o.max_seq * 2;
-    throw std::runtime_error(c.name + " " + weight_type_name(t) + " does not fit: needs " +
-                             gb(double(need)) + " of GPU memory (weights " +
-                             gb(wb.linear + wb.scales + wb.embedding) + ", KV cache " + gb(cache) +
-                             " for " + std::to_string(o.max_seq) + " positions) + " +
-                             gb(double(kReserveBytes)) + " reserve; " + gb(double(free_b)) +
-                             " of " + gb(double(total_b)) + " free");
+    throw std::runtime_error(
+        c.name + " " + weight_type_name(t) + " does not fit: needs " + gigabytes(double(need)) +
+        " of GPU memory (weights " + gigabytes(wb.linear + wb.scales + wb.embedding) +
+        ", KV cache " + gigabytes(cache) + " for " + std::to_string(o.max_seq) + " positions) + " +
+        gigabytes(double(kReserveBytes)) + " reserve; " + gigabytes(double(free_b)) + " of " +
+        gigabytes(double(total_b)) + " free");
   }
   arena_ = DeviceBuffer<uint8_t>(need);
   layout(arena_.get());
@@ -210,8 +200,7 @@ Decoder::Decoder(const ModelConfig& c, WeightType t, const DecoderOptions& o)
     for (size_t i = 0; i < positions.size(); ++i) positions[i] = static_cast<int32_t>(i);
     KB_CUDA_CHECK(cudaMemcpyAsync(pf_pos_, positions.data(), positions.size() * 4,
                                   cudaMemcpyHostToDevice, s));
-    // One eager step and prefill: any lazy setup of the kernels (function
-    // attributes, workspaces) happens here, outside the capture.
+    // One eager step and prefill: any lazy setup happens outside the capture.
     reset(s);
     step(s);
     prefill(s, /*eager=*/true);
@@ -273,8 +262,7 @@ gemv::Config Decoder::step_config(int64_t rows, int64_t cols) const {
 
 namespace {
 
-// Captures what `enqueue` launches on a fresh stream into a graph,
-// instantiates and uploads it.
+// Captures what `enqueue` launches into a graph, instantiates and uploads it.
 template <typename Enqueue>
 void capture_graph(Enqueue&& enqueue, cudaGraph_t* graph, cudaGraphExec_t* exec) {
   cudaStream_t s = nullptr;

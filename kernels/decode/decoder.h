@@ -1,31 +1,11 @@
-// A Llama decoder at batch 1 on the GPU: random weights from a seed (bf16,
-// or int8 weight-only with per-row bf16 scales), a bf16 KV cache, and one
-// decode step captured once as a CUDA graph. The step reads the position and
-// the current token from device memory and advances them itself, so the same
-// graph replays for every step:
+// A Llama decoder at batch 1 on the GPU (docs/notes/decode.md): random
+// weights from a seed (bf16, or int8 with per-row bf16 scales), a bf16 KV
+// cache, and one decode step captured once as a CUDA graph that reads and
+// advances the position and tokens in device memory:
 //
 //   Decoder d(find_config("Llama-2-7b-chat-hf"), WeightType::int8, opts);
 //   d.reset(stream);                          // pos = 0, tokens = prompt
 //   for (int i = 0; i < n; ++i) d.replay(stream);
-//
-// Kernels per step (decode_kernels.h): embed, per layer [gemv qkv, attention,
-// gemv o (+x), gemv gate/up with the SwiGLU (gemv::gemv_swiglu), gemv down
-// (+x)], gemv lm head, sample: 5 · n_layers + 3 (if each gemv is one kernel).
-//
-// A mixture of experts (Mixtral) replaces the MLP's two gemvs with three
-// kernels: the router, gemv::gather_gemv_swiglu (both chosen experts'
-// gate/up rows and the SwiGLU, one launch) and gemv::gather_gemv_combine
-// (both experts' down rows, the weighted sum and the residual, one launch):
-// 6 · n_layers + 3 kernels per step. The router (ids and weights stay in
-// device memory): router blocks in the o projection's grid pick the experts
-// (gemv::RouteBlocks) and moe_route_finish takes the weights beside the
-// gate/up gather, so 5 kernels a layer are on the chain; where the o
-// projection's kernel cannot carry router blocks, moe_route on the chain.
-//
-// Every kernel after the first launches as a programmatic dependent
-// (docs/decisions/0032-decode-programmatic-dependent-launch.md); the gemvs
-// run as chosen for the decode step (gemv::Use::decode,
-// docs/decisions/0031-decode-keeps-the-general-gemv.md).
 #pragma once
 
 #include <cuda_bf16.h>
@@ -48,50 +28,41 @@ struct DecoderOptions {
   uint64_t seed = 1;               // of the weights
   std::vector<int32_t> prompt{1};  // token ids, each in [0, vocab)
   bool capture = true;             // capture the step and prefill graphs in the constructor
-                                   // (false: eager launches only, as a check's eager run)
-  // The split attention's (the kernel where the whole-cache one cannot run:
-  // below compute capability 9.0, or one kv head's cache too large for
-  // shared memory): splits over the sequence, positions per split at the least.
-  int attn_splits = 0;  // 0: default_attention_splits() for this GPU
+  // The split attention's (where the whole-cache one cannot run): splits
+  // over the sequence (0: default_attention_splits), positions per split.
+  int attn_splits = 0;
   int attn_min_chunk = 16;
-  // Tests: false runs the split attention where the whole-cache one could
-  // run, so that a 9.0 GPU covers the kernel of other GPUs and long caches
-  // (docs/decisions/0039-whole-cache-attention.md).
+  // Tests: false runs the split attention where the whole-cache one could,
+  // so that a 9.0 GPU covers the kernel of other GPUs and long caches.
   bool attn_whole = true;
   // Tests: false keeps the MoE router on the chain (moe_route) where the o
-  // projection could carry router blocks: the path of a GPU whose table
-  // gives the o projection another kernel
-  // (docs/decisions/0035-router-beside-the-o-projection.md).
+  // projection could carry router blocks, as on a GPU whose table gives the
+  // o projection another kernel.
   bool moe_route_parallel = true;
   // Tests only, to prove the checks fail: 1 wrong routing, 2 id out of range
-  // (RouteArgs::fault); 3 the combine reads the next layer's ids and weights
-  // (a wrong read of a right routing; no fault with one layer).
+  // (RouteArgs::fault); 3 the combine reads the next layer's ids and weights.
   int route_fault = 0;
 };
 
 // Which linear layer. A MoE layer has router, experts_gate_up ([E·2·ffn,
 // dim]) and experts_down ([E·dim, ffn]) instead of gate_up and down.
-enum class Linear { qkv, wo, gate_up, down, output, router, experts_gate_up, experts_down };
+enum class Linear { qkv, wo, gate_up, down, router, experts_gate_up, experts_down, output };
 
 class Decoder {
  public:
   // Device bytes a decoder needs: weights + KV cache + step buffers.
   static size_t device_bytes(const ModelConfig& c, WeightType t, int max_seq);
   // Kernels per step when every gemv is one kernel (the graph's node count then).
-  // (A MoE layer: 6 either way; with the router beside the o projection the
-  // router is the o projection's router blocks and moe_route_finish runs
-  // beside the chain.)
   static int kernels_per_step(const ModelConfig& c) { return (c.moe() ? 6 : 5) * c.n_layers + 3; }
   // Of those, the kernels that each wait for the one before (the roofline's
-  // launches): all but moe_route_finish beside the chain (route_parallel()).
+  // launches): all but moe_route_finish beside the chain.
   static int chain_kernels_per_step(const ModelConfig& c, bool moe_parallel = true) {
     return kernels_per_step(c) - (c.moe() && moe_parallel ? c.n_layers : 0);
   }
 
-  // Allocates (after checking free memory: a model that does not fit throws
-  // std::runtime_error saying how much it needs), fills the weights, runs one
-  // eager step (so that any lazy setup of the kernels happens outside the
-  // capture) and captures the step graph. Returns with the device idle.
+  // Allocates (a model that does not fit throws std::runtime_error saying
+  // how much it needs), fills the weights, runs one eager step and prefill
+  // (any lazy setup outside the capture) and captures the graphs.
   Decoder(const ModelConfig& c, WeightType t, const DecoderOptions& o);
   ~Decoder();
   Decoder(const Decoder&) = delete;
@@ -99,22 +70,15 @@ class Decoder {
 
   // pos = 0, tokens[0, prompt) = prompt: one kernel.
   void reset(cudaStream_t s);
-  // The prompt as one forward (gpt-fast's prefill): resets, then runs every
-  // prompt token through the model with one gemv per linear layer for up to
-  // gemv::kMaxTokens tokens at a time (each weight read once per chunk; a
-  // MoE layer: each token routed, then each expert that some token chose
-  // read once for those tokens), attention token by token, and the LM head
-  // and sampler for the last token. Leaves the state that reset + prompt-length steps leave: pos =
-  // prompt length, tokens[pos] = the first generated token, logits of the
-  // last prompt token. The captured prefill graph when captured(), else
-  // eager launches (or always eager with `eager`).
+  // The prompt as one forward (gpt-fast's prefill): each weight read once
+  // per chunk of up to gemv::kMaxTokens tokens (a MoE layer: each chosen
+  // expert once for the tokens that chose it), attention token by token,
+  // the LM head and sampler for the last token. Leaves the state of reset +
+  // prompt-length steps. The captured graph unless `eager` or not captured.
   void prefill(cudaStream_t s, bool eager = false);
-  // Kernels (and the one copy) of a prefill of `prompt_len` tokens: its graph's nodes.
+  // Kernels (and the one copy) of a prefill of `prompt_len` tokens: its
+  // graph's nodes, all on the chain.
   static int prefill_nodes(const ModelConfig& c, int prompt_len);
-  // Of those, the kernels on the chain (chain_kernels_per_step): all of them
-  // (the router beside the o projection is the step's only; a MoE prefill
-  // routes each token in the chain).
-  static int prefill_chain_nodes(const ModelConfig& c, int prompt_len);
   // One step, eager (every kernel launched on `s`).
   void step(cudaStream_t s);
   // One step, as a replay of the captured graph.
@@ -134,7 +98,6 @@ class Decoder {
   std::vector<float> cache_row(bool v, int layer, int kvh, int pos) const;
   // Rows [row0, row0 + n) of a linear layer, dequantized (scale · int8 for int8).
   std::vector<float> linear_rows(Linear which, int layer, int64_t row0, int64_t n) const;
-  std::vector<float> embedding_rows(int64_t row0, int64_t n) const;
   // Every weight, dequantized, for the CPU reference (small models only).
   HostWeights host_weights() const;
   // MoE: the router's logits [n_layers · n_experts] and chosen ids
@@ -147,11 +110,8 @@ class Decoder {
   int capacity() const { return opt_.max_seq + 1; }
   int max_seq() const { return opt_.max_seq; }
   const std::vector<int32_t>& prompt() const { return opt_.prompt; }
-  // AttentionArgs::whole: one block a kv head, its cache in shared memory.
-  bool attention_whole() const { return whole_; }
-  // The router beside the o projection (where the o projection's kernel
-  // carries router blocks and DecoderOptions::moe_route_parallel is on).
-  bool route_parallel() const { return parallel_; }
+  bool attention_whole() const { return whole_; }    // AttentionArgs::whole
+  bool route_parallel() const { return parallel_; }  // the router beside the o projection
 
  private:
   struct LinearW {
@@ -173,8 +133,6 @@ class Decoder {
             const gemv::RouteBlocks* route = nullptr) const;
   // The configuration a one-token gemv of rows x cols runs with in the step.
   gemv::Config step_config(int64_t rows, int64_t cols) const;
-  // The step's launches.
-  void enqueue_step(cudaStream_t s);
   void enqueue_moe(int layer, cudaStream_t s);
   void enqueue_o_and_route(int layer, cudaStream_t s);
   void enqueue_prefill(cudaStream_t s);
@@ -226,12 +184,10 @@ class Decoder {
   float* route_w_ = nullptr;
   float* hist_logits_ = nullptr;
   int32_t* hist_ids_ = nullptr;
-  // The router beside the o projection (parallel_: on, and the o projection runs the
-  // general kernel, which carries the router blocks): the MoE block's input
-  // (the o projection's output), per layer the router blocks' logits
-  // [L][E + top], their workspace and ticket, the stream beside the chain
-  // for route_finish and its fork/join events (after the o projection,
-  // after route_finish).
+  // The router beside the o projection: the MoE block's input (the o
+  // projection's output), per layer the router blocks' logits [L][E + top],
+  // their workspace and ticket, the stream beside the chain for
+  // route_finish and its events (after the o projection, after route_finish).
   bool parallel_ = false;
   bf16* xm_ = nullptr;
   float* route_l_ = nullptr;

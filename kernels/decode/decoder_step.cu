@@ -54,10 +54,7 @@ AttentionArgs Decoder::attention_args(int layer) const {
   a.partial = attn_partial_;
   a.counters = attn_counters_;
   a.pdl = true;
-  // x (the residual) is written by the kernel before the qkv gemv (embed,
-  // the combine or down gemv), and every gemv family waits for its
-  // predecessor before it lets the next grid launch.
-  a.x_ready = true;
+  a.x_ready = true;  // x's writer precedes the qkv gemv, which waits for it
   a.whole = whole_;
   return a;
 }
@@ -81,8 +78,7 @@ SampleArgs Decoder::sample_args() const {
   return sa;
 }
 
-// The router of `layer` on x (the token at *pos): its ids and weights out,
-// the history's logits and ids at its position.
+// The router of `layer` on x (the token at *pos).
 RouteArgs Decoder::route_args(int layer, const bf16* x, int32_t* ids, float* weights,
                               const int32_t* pos) const {
   const auto& c = cfg_;
@@ -107,37 +103,29 @@ RouteArgs Decoder::route_args(int layer, const bf16* x, int32_t* ids, float* wei
   return ra;
 }
 
-// The MoE block of `layer` on x (after the attention's residual add):
-// route, both experts' gate/up with the SwiGLU, both experts' down with
-// the weighted sum and the residual. With the router beside the o
-// projection its grid picked the experts (enqueue_o_and_route) and `xin`,
-// its output, is this block's input; else xin is x_ and the router runs
-// here. The combine reads the ids and weights after its wait
-// (docs/decisions/0033-moe-combine-reads-ids-after-its-wait.md).
+// The MoE block of `layer`: route (unless the o projection's grid did:
+// then its output xm_ is the block's input), both experts' gate/up with the
+// SwiGLU, their down rows with the weighted sum and the residual.
 void Decoder::enqueue_moe(int layer, cudaStream_t s) {
   const auto& c = cfg_;
   const LayerW& L = layers_[layer];
   const bool int8 = wt_ == WeightType::int8;
   const int k = c.top_experts;
-  const bool parallel = parallel_;
-  const bf16* xin = parallel ? xm_ : x_;
-  if (!parallel)
+  const bf16* xin = parallel_ ? xm_ : x_;
+  if (!parallel_)
     moe_route(route_args(layer, x_, route_ids_ + layer * k, route_w_ + layer * k, pos_), s);
   gemv::gather_gemv_swiglu(int8, L.experts_gate_up.w, L.experts_gate_up.scale,
                            route_ids_ + layer * k, k, c.n_experts, xin, moe_h_, c.ffn, c.dim,
                            c.norm_eps, s, /*pdl=*/true);
-  if (parallel) KB_CUDA_CHECK(cudaStreamWaitEvent(s, ev_finish_, 0));  // the weights
+  if (parallel_) KB_CUDA_CHECK(cudaStreamWaitEvent(s, ev_finish_, 0));  // the weights
   const int combine_layer = opt_.route_fault == 3 ? (layer + 1) % c.n_layers : layer;
   gemv::gather_gemv_combine(int8, L.experts_down.w, L.experts_down.scale,
                             route_ids_ + combine_layer * k, route_w_ + combine_layer * k, k,
                             c.n_experts, moe_h_, x_, c.dim, c.ffn, xin, s, /*pdl=*/true);
 }
 
-// The router beside the o projection: the o projection of `layer` (into xm_) carrying the
-// router blocks (gemv::RouteBlocks: the ids from x_, the layer's input, and
-// att_), then moe_route_finish on side_ once it is complete (r from xm_, the
-// weights, the history's logits); enqueue_moe waits for it before the
-// combine.
+// The o projection of `layer` (into xm_) carrying the router blocks (the
+// ids from x_ and att_), then moe_route_finish on side_ once it is complete.
 void Decoder::enqueue_o_and_route(int layer, cudaStream_t s) {
   const auto& c = cfg_;
   const LayerW& L = layers_[layer];
@@ -179,7 +167,7 @@ void Decoder::enqueue_o_and_route(int layer, cudaStream_t s) {
   KB_CUDA_CHECK(cudaEventRecord(ev_finish_, side_));
 }
 
-void Decoder::enqueue_step(cudaStream_t s) {
+void Decoder::step(cudaStream_t s) {
   const auto& c = cfg_;
   embed(embedding_, tokens_, pos_, capacity(), c.vocab, c.dim, x_, s);
   for (int l = 0; l < c.n_layers; ++l) {
@@ -203,7 +191,8 @@ void Decoder::enqueue_step(cudaStream_t s) {
 }
 
 // The MoE block of `layer` for the n tokens of a prefill chunk at
-// positions c0.. (pf_x_ rows, after the attention's residual add), in place.
+// positions c0.. (pf_x_ rows), in place: each token routed, each chosen
+// expert read once for its tokens (docs/decisions/0040).
 void Decoder::enqueue_prefill_moe(int layer, int n, int c0, cudaStream_t s) {
   const auto& c = cfg_;
   const LayerW& L = layers_[layer];
@@ -227,10 +216,8 @@ void Decoder::enqueue_prefill_moe(int layer, int n, int c0, cudaStream_t s) {
 }
 
 // The layers for the n tokens of a prefill chunk at positions c0.. (pf_x_
-// rows, in place). Attention runs token by token in order, each appending
-// its K/V before the next reads them, so it is launched without the
-// programmatic-dependent attribute (it reads the cache rows before its
-// position before waiting). A MoE layer: enqueue_prefill_moe.
+// rows, in place). Attention runs token by token, without pdl: it reads
+// the cache rows the previous token appended before its wait.
 void Decoder::enqueue_prefill_layers(int n, int c0, cudaStream_t s) {
   const auto& c = cfg_;
   for (int l = 0; l < c.n_layers; ++l) {
@@ -257,12 +244,7 @@ void Decoder::enqueue_prefill_layers(int n, int c0, cudaStream_t s) {
 }
 
 // Chunks of up to pf_rows_ prompt tokens; within a chunk, token i has
-// position c0 + i (pf_pos_), its rows at i in the pf_ buffers. A MoE layer
-// routes each token (moe_route, its ids and weights into pf_ids_ / pf_rw_
-// and the history at its position), then reads each chosen expert once for
-// the tokens that chose it (gather_tokens_swiglu, gather_tokens_gemv) and
-// adds the weighted rows (moe_tokens_combine;
-// docs/decisions/0040-moe-prefill-by-expert.md).
+// position c0 + i (pf_pos_), its rows at i in the pf_ buffers.
 void Decoder::enqueue_prefill(cudaStream_t s) {
   const auto& c = cfg_;
   const int P = static_cast<int>(opt_.prompt.size());
@@ -276,8 +258,7 @@ void Decoder::enqueue_prefill(cudaStream_t s) {
             pf_x_ + size_t(i) * c.dim, s);
     enqueue_prefill_layers(n, c0, s);
   }
-  // The last prompt token's residual becomes the step's x; the LM head and
-  // the sampler (at pos = P - 1) as in a step.
+  // The last prompt token's residual is the step's x for the LM head and sampler.
   KB_CUDA_CHECK(cudaMemcpyAsync(x_, pf_x_ + size_t(last) * c.dim, size_t(c.dim) * 2,
                                 cudaMemcpyDeviceToDevice, s));
   gemv(output_, x_, raw_logits_, nullptr, s);
@@ -287,16 +268,11 @@ void Decoder::enqueue_prefill(cudaStream_t s) {
 int Decoder::prefill_nodes(const ModelConfig& c, int prompt_len) {
   const int P = prompt_len;
   const int chunks = (P + gemv::kMaxTokens - 1) / gemv::kMaxTokens;
-  // reset; per chunk: the embeds and, per layer, 4 gemvs (MoE: the qkv and
-  // o gemvs, the two gathers over tokens and the combine); per token and
-  // layer an attention (MoE: and a router); the copy, the LM head, the
-  // sampler.
+  // reset; per chunk the embeds and per layer 4 gemvs (MoE: 2, two gathers
+  // and the combine); per token and layer an attention (MoE: and a router);
+  // the copy, the LM head, the sampler.
   if (c.moe()) return 1 + P + chunks * 5 * c.n_layers + 2 * P * c.n_layers + 3;
   return 1 + P + chunks * 4 * c.n_layers + P * c.n_layers + 3;
-}
-
-int Decoder::prefill_chain_nodes(const ModelConfig& c, int prompt_len) {
-  return prefill_nodes(c, prompt_len);  // no kernel beside the chain
 }
 
 void Decoder::prefill(cudaStream_t s, bool eager) {
@@ -309,8 +285,6 @@ void Decoder::prefill(cudaStream_t s, bool eager) {
 void Decoder::reset(cudaStream_t s) {
   reset_state(prompt_, static_cast<int>(opt_.prompt.size()), tokens_, pos_, s);
 }
-
-void Decoder::step(cudaStream_t s) { enqueue_step(s); }
 
 void Decoder::replay(cudaStream_t s) {
   if (!exec_) throw std::logic_error("Decoder::replay before capture()");

@@ -12,73 +12,43 @@ namespace kb::decode {
 
 namespace {
 
-void sync_device() { KB_CUDA_CHECK(cudaDeviceSynchronize()); }
-
-std::vector<float> download_bf16(const bf16* p, size_t n) {
-  std::vector<bf16> h(n);
-  KB_CUDA_CHECK(cudaMemcpy(h.data(), p, n * 2, cudaMemcpyDeviceToHost));
-  return to_float(h);
+// n elements at p, after every kernel on the device has finished.
+template <typename T>
+std::vector<T> download(const T* p, size_t n) {
+  KB_CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<T> v(n);
+  KB_CUDA_CHECK(cudaMemcpy(v.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost));
+  return v;
 }
+
+std::vector<float> download_bf16(const bf16* p, size_t n) { return to_float(download(p, n)); }
 
 }  // namespace
 
-std::vector<float> Decoder::logits() const {
-  sync_device();
-  std::vector<float> v(cfg_.vocab);
-  KB_CUDA_CHECK(cudaMemcpy(v.data(), logits_, v.size() * 4, cudaMemcpyDeviceToHost));
-  return v;
-}
+std::vector<float> Decoder::logits() const { return download(logits_, size_t(cfg_.vocab)); }
 
-std::vector<int32_t> Decoder::tokens() const {
-  sync_device();
-  std::vector<int32_t> v(capacity());
-  KB_CUDA_CHECK(cudaMemcpy(v.data(), tokens_, v.size() * 4, cudaMemcpyDeviceToHost));
-  return v;
-}
+std::vector<int32_t> Decoder::tokens() const { return download(tokens_, size_t(capacity())); }
 
-int32_t Decoder::position() const {
-  sync_device();
-  int32_t p = 0;
-  KB_CUDA_CHECK(cudaMemcpy(&p, pos_, 4, cudaMemcpyDeviceToHost));
-  return p;
-}
+int32_t Decoder::position() const { return download(pos_, 1)[0]; }
 
-std::vector<float> Decoder::residual() const {
-  sync_device();
-  return download_bf16(x_, cfg_.dim);
-}
+std::vector<float> Decoder::residual() const { return download_bf16(x_, cfg_.dim); }
 
 std::vector<float> Decoder::cache_row(bool v, int layer, int kvh, int pos) const {
   if (layer < 0 || layer >= cfg_.n_layers || kvh < 0 || kvh >= cfg_.n_kv_heads || pos < 0 ||
       pos >= opt_.max_seq)
     throw std::out_of_range("Decoder::cache_row: index out of range");
-  sync_device();
   const size_t off = ((size_t(layer) * cfg_.n_kv_heads + kvh) * opt_.max_seq + pos) * cfg_.head_dim;
   return download_bf16((v ? v_cache_ : k_cache_) + off, cfg_.head_dim);
 }
 
 const Decoder::LinearW& Decoder::linear(Linear which, int layer) const {
   if (which == Linear::output) return output_;
-  const LayerW& L = layers_.at(layer);
-  switch (which) {
-    case Linear::qkv:
-      return L.qkv;
-    case Linear::wo:
-      return L.wo;
-    case Linear::gate_up:
-      return L.gate_up;
-    case Linear::down:
-      return L.down;
-    case Linear::router:
-      return L.router;
-    case Linear::experts_gate_up:
-      return L.experts_gate_up;
-    case Linear::experts_down:
-      return L.experts_down;
-    case Linear::output:
-      break;
-  }
-  return output_;
+  static constexpr LinearW LayerW::*kByLinear[] = {// in the order of Linear
+                                                   &LayerW::qkv,         &LayerW::wo,
+                                                   &LayerW::gate_up,     &LayerW::down,
+                                                   &LayerW::router,      &LayerW::experts_gate_up,
+                                                   &LayerW::experts_down};
+  return layers_.at(layer).*kByLinear[static_cast<int>(which)];
 }
 
 std::vector<float> Decoder::linear_rows(Linear which, int layer, int64_t row0, int64_t n) const {
@@ -86,13 +56,11 @@ std::vector<float> Decoder::linear_rows(Linear which, int layer, int64_t row0, i
   if (!l.w) throw std::invalid_argument("Decoder::linear_rows: this model has no such layer");
   if (row0 < 0 || n < 0 || row0 + n > l.rows)
     throw std::out_of_range("Decoder::linear_rows: rows out of range");
-  sync_device();
   const size_t count = size_t(n) * l.cols;
   if (wt_ == WeightType::bf16)
     return download_bf16(static_cast<const bf16*>(l.w) + size_t(row0) * l.cols, count);
-  std::vector<int8_t> q(count);
-  KB_CUDA_CHECK(cudaMemcpy(q.data(), static_cast<const int8_t*>(l.w) + size_t(row0) * l.cols, count,
-                           cudaMemcpyDeviceToHost));
+  const std::vector<int8_t> q =
+      download(static_cast<const int8_t*>(l.w) + size_t(row0) * l.cols, count);
   const std::vector<float> sc = download_bf16(l.scale + row0, size_t(n));
   std::vector<float> out(count);
   for (int64_t r = 0; r < n; ++r)
@@ -101,17 +69,10 @@ std::vector<float> Decoder::linear_rows(Linear which, int layer, int64_t row0, i
   return out;
 }
 
-std::vector<float> Decoder::embedding_rows(int64_t row0, int64_t n) const {
-  if (row0 < 0 || n < 0 || row0 + n > cfg_.vocab)
-    throw std::out_of_range("Decoder::embedding_rows: rows out of range");
-  sync_device();
-  return download_bf16(embedding_ + size_t(row0) * cfg_.dim, size_t(n) * cfg_.dim);
-}
-
 HostWeights Decoder::host_weights() const {
   HostWeights w;
   w.cfg = cfg_;
-  w.embedding = embedding_rows(0, cfg_.vocab);
+  w.embedding = download_bf16(embedding_, size_t(cfg_.vocab) * cfg_.dim);
   w.layers.resize(cfg_.n_layers);
   auto all = [&](Linear which, int layer) {
     return linear_rows(which, layer, 0, linear(which, layer).rows);
@@ -136,23 +97,16 @@ std::vector<float> Decoder::router_logits(int pos) const {
   const auto& c = cfg_;
   if (!c.moe()) throw std::logic_error("Decoder::router_logits: not a mixture of experts");
   if (pos < 0 || pos >= capacity()) throw std::out_of_range("Decoder::router_logits: pos");
-  sync_device();
   const size_t row = size_t(c.n_layers) * c.n_experts;
-  std::vector<float> v(row);
-  KB_CUDA_CHECK(
-      cudaMemcpy(v.data(), hist_logits_ + size_t(pos) * row, row * 4, cudaMemcpyDeviceToHost));
-  return v;
+  return download(hist_logits_ + size_t(pos) * row, row);
 }
 
 std::vector<int32_t> Decoder::routed_experts(int pos) const {
   const auto& c = cfg_;
   if (!c.moe()) throw std::logic_error("Decoder::routed_experts: not a mixture of experts");
   if (pos < 0 || pos >= capacity()) throw std::out_of_range("Decoder::routed_experts: pos");
-  sync_device();
   const size_t row = size_t(c.n_layers) * c.n_experts;
-  std::vector<int32_t> all(row);
-  KB_CUDA_CHECK(
-      cudaMemcpy(all.data(), hist_ids_ + size_t(pos) * row, row * 4, cudaMemcpyDeviceToHost));
+  const std::vector<int32_t> all = download(hist_ids_ + size_t(pos) * row, row);
   std::vector<int32_t> v;
   for (int l = 0; l < c.n_layers; ++l)
     for (int j = 0; j < c.top_experts; ++j) v.push_back(all[size_t(l) * c.n_experts + j]);

@@ -1,5 +1,6 @@
 #include "kernels/decode/model_config.h"
 
+#include <cstdio>
 #include <stdexcept>
 
 namespace kb::decode {
@@ -7,60 +8,16 @@ namespace kb::decode {
 const char* weight_type_name(WeightType t) { return t == WeightType::int8 ? "int8" : "bfloat16"; }
 
 const std::vector<ModelConfig>& model_configs() {
-  static const std::vector<ModelConfig> configs = [] {
-    std::vector<ModelConfig> v;
-    ModelConfig llama2;
-    llama2.name = "Llama-2-7b-chat-hf";
-    llama2.dim = 4096;
-    llama2.n_layers = 32;
-    llama2.n_heads = 32;
-    llama2.n_kv_heads = 32;
-    llama2.head_dim = 128;
-    llama2.ffn = 11008;
-    llama2.vocab = 32000;
-    llama2.rope_theta = 10000.f;
-    llama2.norm_eps = 1e-5f;
-    v.push_back(llama2);
-
-    ModelConfig llama3 = llama2;
-    llama3.name = "Meta-Llama-3-8B";
-    llama3.n_kv_heads = 8;
-    llama3.ffn = 14336;
-    llama3.vocab = 128256;
-    llama3.rope_theta = 500000.f;
-    v.push_back(llama3);
-
-    ModelConfig mixtral = llama3;
-    mixtral.name = "Mixtral-8x7B-v0.1";
-    mixtral.vocab = 32000;
-    mixtral.rope_theta = 1000000.f;
-    mixtral.n_experts = 8;
-    mixtral.top_experts = 2;
-    v.push_back(mixtral);
-
-    // Small enough for a CPU reference in milliseconds; GQA (2 query heads per
-    // kv head), head_dim 64, and sizes that are not powers of two (FFN 704,
-    // vocab 1000) so that an indexing bug shows.
-    ModelConfig tiny;
-    tiny.name = "tiny";
-    tiny.dim = 256;
-    tiny.n_layers = 2;
-    tiny.n_heads = 4;
-    tiny.n_kv_heads = 2;
-    tiny.head_dim = 64;
-    tiny.ffn = 704;
-    tiny.vocab = 1000;
-    v.push_back(tiny);
-
-    // The tiny model with a mixture of 4 experts, top 2 (Mixtral's block).
-    ModelConfig tiny_moe = tiny;
-    tiny_moe.name = "tiny-moe";
-    tiny_moe.n_experts = 4;
-    tiny_moe.top_experts = 2;
-    tiny_moe.rope_theta = 1000000.f;
-    v.push_back(tiny_moe);
-    return v;
-  }();
+  // name, dim, layers, heads, kv heads, head_dim, ffn, vocab, rope theta, eps, experts, top.
+  // "tiny" is small enough for a CPU reference in milliseconds, with GQA,
+  // head_dim 64 and sizes that are not powers of two (an indexing bug shows).
+  static const std::vector<ModelConfig> configs = {
+      {"Llama-2-7b-chat-hf", 4096, 32, 32, 32, 128, 11008, 32000, 10000.f, 1e-5f, 0, 0},
+      {"Meta-Llama-3-8B", 4096, 32, 32, 8, 128, 14336, 128256, 500000.f, 1e-5f, 0, 0},
+      {"Mixtral-8x7B-v0.1", 4096, 32, 32, 8, 128, 14336, 32000, 1000000.f, 1e-5f, 8, 2},
+      {"tiny", 256, 2, 4, 2, 64, 704, 1000, 10000.f, 1e-5f, 0, 0},
+      {"tiny-moe", 256, 2, 4, 2, 64, 704, 1000, 1000000.f, 1e-5f, 4, 2},
+  };
   return configs;
 }
 
@@ -120,6 +77,12 @@ double active_weight_bytes(const ModelConfig& c, WeightType t) {
   const double expert =
       3.0 * c.ffn * c.dim * per_elem + (t == WeightType::int8 ? (2.0 * c.ffn + c.dim) * 2.0 : 0.0);
   return all.seed_model_size() - double(c.n_layers) * (c.n_experts - c.top_experts) * expert;
+}
+
+std::string gigabytes(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f GB", bytes / 1e9);
+  return buf;
 }
 
 double kv_bytes_read(const ModelConfig& c, int64_t len) {

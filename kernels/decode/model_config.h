@@ -1,7 +1,6 @@
-// Model configurations for batch-1 decode, as a plain table of named
-// configs (gpt-fast's `transformer_configs`), and the byte counts that the
-// decode rows declare. No CUDA here: the CPU tests and the experiment's
-// work() use it.
+// Model configurations for batch-1 decode, a table of named configs
+// (gpt-fast's `transformer_configs`), and the byte counts the decode rows
+// declare. No CUDA.
 #pragma once
 
 #include <cstdint>
@@ -10,8 +9,8 @@
 
 namespace kb::decode {
 
-// How the linear weights are stored. The embedding stays bf16 in both (as in
-// gpt-fast's int8 weight-only path); int8 has one bf16 scale per output row.
+// How the linear weights are stored (the embedding stays bf16); int8 has one
+// bf16 scale per output row.
 enum class WeightType { bf16, int8 };
 const char* weight_type_name(WeightType t);  // "bfloat16", "int8" (the CSV dtype)
 
@@ -45,9 +44,7 @@ std::string unsupported_reason(const ModelConfig& c);
 
 // Bytes of one model's parts, as stored on the GPU.
 struct WeightBytes {
-  // Every linear layer's weights incl. the LM head (bf16 or int8); a MoE
-  // model's router and all its experts.
-  double linear = 0;
+  double linear = 0;     // every linear layer's weights, the LM head and all experts
   double scales = 0;     // int8 per-row scales (bf16), 0 for bf16
   double norms = 0;      // RMSNorm weights (bf16, 2 per layer + final): counted as the seed does
   double embedding = 0;  // token embedding (bf16)
@@ -55,12 +52,14 @@ struct WeightBytes {
   double seed_model_size() const { return linear + scales + norms; }
 };
 WeightBytes weight_bytes(const ModelConfig& c, WeightType t);
-// The weight bytes one decode step reads (docs/metrics.md): a dense model's
-// seed_model_size(); a MoE model's with only top_experts of each layer's
-// experts (their weights and scales), every other part as there.
+// The weight bytes one decode step reads (docs/metrics.md): seed_model_size()
+// with only the top_experts of each layer's experts.
 double active_weight_bytes(const ModelConfig& c, WeightType t);
 
 // KV-cache bytes read by one decode step attending over `len` positions (bf16 K and V).
 double kv_bytes_read(const ModelConfig& c, int64_t len);
+
+// `bytes` as "12.3 GB", for messages.
+std::string gigabytes(double bytes);
 
 }  // namespace kb::decode

@@ -1,6 +1,4 @@
-// The decode step's mixture-of-experts kernels (decode_kernels.h): the
-// router, the router's fold and finish beside the o projection, and the
-// prefill's weighted combine over tokens.
+// The decode step's mixture-of-experts kernels (decode_kernels.h).
 #include <algorithm>
 #include <cmath>
 #include <type_traits>
@@ -17,8 +15,6 @@ using namespace detail;
 
 namespace {
 
-// ------------------------------------------------- MoE prefill's combine
-
 constexpr int kTokensCombineThreads = 128;
 
 // blockIdx.y = the token; a thread sums 8 consecutive elements.
@@ -30,8 +26,7 @@ __global__ void __launch_bounds__(kTokensCombineThreads)
   let_next_grid_launch();
   wait_for_previous_grid();
   if (i >= dim / 8) return;
-  // Everything through L2 (__ldcg): earlier grids of the chain wrote it
-  // (a line left in this SM's L1 before them may be stale).
+  // Through L2 (__ldcg): earlier grids wrote it, this SM's L1 may be stale.
   uint4* xv = reinterpret_cast<uint4*>(x + int64_t(t) * dim) + i;
   float acc[8];
   unpack8(__ldcg(xv), acc);
@@ -51,15 +46,13 @@ __global__ void __launch_bounds__(kTokensCombineThreads)
   *xv = pack8(acc);
 }
 
-// ---------------------------------------------------------------- MoE router
-
 constexpr int kRouteThreads = 1024;
 constexpr int kRouteWarps = kRouteThreads / 32;
 constexpr int kMaxExperts = 64;
 constexpr int kRouteUnroll = 4;
 
 // kRouteUnroll groups of 8 weights of expert e, from group `i0` every
-// `stride`-th, as loaded (int8: 8 bytes a group; bf16: 16); past the row: zero.
+// `stride`-th (past the row: zero).
 template <bool kInt8>
 using RouteRaw = std::conditional_t<kInt8, uint2, uint4>;
 template <bool kInt8>
@@ -74,8 +67,7 @@ __device__ __forceinline__ void route_load(const void* w, int e, int dim, int i0
   }
 }
 
-// The partial dot product of those groups with x; `squares`: also adds
-// their x² to xx (the lanes of one expert visit every group of x once).
+// The partial dot product of those groups with x; `squares`: also x² into xx.
 template <bool kInt8>
 __device__ __forceinline__ float route_use(const RouteRaw<kInt8> (&raw)[kRouteUnroll],
                                            const uint4* xv, int dim, int i0, int stride,
@@ -106,17 +98,12 @@ __device__ __forceinline__ float route_use(const RouteRaw<kInt8> (&raw)[kRouteUn
 
 __device__ void route_pick(const float* logit, const RouteArgs& a);
 
-// The router of one token: one block of 1024 threads; each expert's dot
-// product split over kRouteWarps / E warps (g), kRouteUnroll loads in
-// flight per lane. Its weights (E x dim, 32 KB int8 for Mixtral) do not
-// depend on the kernel before it: each lane's first kRouteUnroll groups
-// (all of them for Mixtral) are loaded into registers before the wait for
-// that kernel, the rest prefetched into L2. After the wait one read of x
-// serves the dot products and, in the first expert's warps, the sum of
-// squares for r (no pass of its own;
-// docs/decisions/0035-router-beside-the-o-projection.md). The partial sums
-// are added in a fixed order, so the logits, and with them the choice on a
-// near tie, are the same on every run.
+// The router of one token: one block of 1024 threads, each expert's dot
+// product over kRouteWarps / E warps (g). Its weights do not depend on the
+// kernel before it: loaded into registers (the rest prefetched into L2)
+// before the wait. One read of x serves the dot products and the sum of
+// squares for r. Partial sums are added in a fixed order, so the choice on
+// a near tie is the same on every run (docs/decisions/0035).
 template <bool kInt8>
 __global__ void __launch_bounds__(kRouteThreads) route_kernel(RouteArgs a) {
   __shared__ float s_part[kMaxExperts > kRouteWarps ? kMaxExperts : kRouteWarps];
@@ -130,15 +117,13 @@ __global__ void __launch_bounds__(kRouteThreads) route_kernel(RouteArgs a) {
   RouteRaw<kInt8> pre[kRouteUnroll];
   const bool has_pre = slot < slots && slot < a.n_experts;
   if (has_pre) route_load<kInt8>(a.w, slot, a.dim, first, stride, pre);
-  // The registers hold every weight where each expert has a slot of its own
-  // and a row is one pass of its lanes; else the weights also go into L2.
+  // Where the registers cannot hold every weight, the weights go into L2.
   if (a.n_experts > slots || a.dim / 8 > kRouteUnroll * stride) {
     const int64_t bytes = int64_t(a.n_experts) * a.dim * (kInt8 ? 1 : 2);
     const char* wb = static_cast<const char*>(a.w);
     for (int64_t off = int64_t(threadIdx.x) * 128; off < bytes; off += int64_t(kRouteThreads) * 128)
       asm volatile("prefetch.global.L2 [%0];" ::"l"(wb + off));
   }
-  // The gather kernel that follows waits for this grid before reading the ids.
   let_next_grid_launch();
   wait_for_previous_grid();
   const uint4* xv = reinterpret_cast<const uint4*>(a.x);
@@ -173,16 +158,14 @@ __global__ void __launch_bounds__(kRouteThreads) route_kernel(RouteArgs a) {
   if (threadIdx.x == 0) route_pick(s_logit, a);
 }
 
-// Softmax over all experts, renormalized over the chosen = softmax over the
-// chosen of r·logit.
+// Softmax over the chosen of r·logit (= over all, renormalized).
 __device__ void route_weights(const float (&chosen)[2], int top, float r, float* weights) {
   float p[2], sum = 0.f;
   for (int j = 0; j < top; ++j) sum += (p[j] = __expf(r * (chosen[j] - chosen[0])));
   for (int j = 0; j < top; ++j) weights[j] = p[j] / sum;
 }
 
-// Thread 0 of the router's block: the top `a.top` of `logit`, their
-// renormalized softmax weights, the history (RouteArgs).
+// Thread 0 of the router's block: the choice, its weights, the history.
 __device__ void route_pick(const float* s_logit, const RouteArgs& a) {
   const RouteChoice c = route_choose(s_logit, a.n_experts, a.top, a.fault);
   for (int j = 0; j < a.top; ++j) a.ids[j] = c.ids[j];
@@ -197,10 +180,7 @@ __device__ void route_pick(const float* s_logit, const RouteArgs& a) {
   }
 }
 
-// ---------------------------------------------------------------- the router beside o
-
-// F[e, k] = sum_n W[e, n] · so[n] · Wo[n, k] (fp32, n in order): thread k of
-// block (k / 256, e). A setup kernel (once per layer).
+// F[e, k] = sum_n W[e, n] · so[n] · Wo[n, k] (fp32, n in order), at setup.
 template <bool kInt8>
 __global__ void __launch_bounds__(256)
     route_fold_kernel(const void* w, const void* wo, const bf16* so, int dim, int q, float* fold) {
@@ -222,9 +202,8 @@ __global__ void __launch_bounds__(256)
   fold[int64_t(e) * q + k] = acc;
 }
 
-// moe_route_finish: r from y (block_rms_scale: y is complete, the o
-// projection's, a full dependency of this launch), the weights of the
-// chosen, r·l into the history.
+// moe_route_finish: r from y (complete: a full dependency), the weights of
+// the chosen, r·l into the history.
 constexpr int kFinishThreads = 256;
 __global__ void __launch_bounds__(kFinishThreads) route_finish_kernel(RouteFinishArgs a) {
   __shared__ float s_red[32];

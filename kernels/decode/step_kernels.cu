@@ -1,6 +1,5 @@
 // The decode step's kernels around the layers (decode_kernels.h): the
-// weights' seeded fill, the state reset, the embedding and the greedy
-// sampler.
+// weights' fill, the state reset, the embedding and the greedy sampler.
 #include <cmath>
 
 #include "kernels/common/cuda_check.h"
@@ -13,8 +12,6 @@ namespace kb::decode {
 using namespace detail;
 
 namespace {
-
-// ---------------------------------------------------------------- weights
 
 __global__ void init_bf16_kernel(bf16* w, int64_t n, uint32_t key, float amp) {
   const int64_t n8 = n / 8, stride = int64_t(gridDim.x) * blockDim.x;
@@ -49,8 +46,6 @@ __global__ void init_scales_kernel(bf16* s, int64_t rows, uint32_t key, float am
     s[i] = __float2bfloat16_rn(row_scale_value(key, uint64_t(i), amp));
 }
 
-// ---------------------------------------------------------------- state
-
 __global__ void reset_kernel(const int32_t* prompt, int prompt_len, int32_t* tokens, int32_t* pos,
                              int pos0) {
   for (int i = threadIdx.x; i < prompt_len; i += blockDim.x) tokens[i] = prompt[i];
@@ -72,8 +67,6 @@ __global__ void embed_kernel(const bf16* emb, const int32_t* tokens, const int32
   }
   reinterpret_cast<uint4*>(x)[i] = v;
 }
-
-// ---------------------------------------------------------------- sample
 
 constexpr int kSampleThreads = 256;
 constexpr int kSamplePerThread = 8;

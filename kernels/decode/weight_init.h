@@ -1,16 +1,12 @@
-// Random weights from a seed, computed element by element from a hash so
-// that the GPU fills 13 GB at write bandwidth and the host can recompute any
-// element (the tests check the GPU fill against it).
+// Random weights from a seed, element by element from a hash, so that the
+// GPU fills 13 GB at write bandwidth and the host can recompute any element:
 //
 //   u(seed, tensor, i) = uniform in [-1, 1) from a 32-bit hash of (seed, tensor, i)
-//   bf16 weight        = amplitude * u
+//   bf16 weight        = amplitude * u,  amplitude = sqrt(3 / K) (std 1/sqrt(K))
 //   int8 weight        = uniform integer in [-127, 127] from the same hash
 //   int8 row scale     = amplitude / 127 * (0.75 + 0.25 * u(seed, tensor + offset, row))
 //
-// amplitude = sqrt(3 / K) gives each weight a standard deviation of
-// 1/sqrt(K), so a projection keeps the size of its input and the attention
-// scores of the random model are neither flat nor one-hot. The row scales vary
-// between 0.5x and 1x from row to row, so that a wrong scale index shows.
+// (row scales that vary from row to row, so that a wrong scale index shows).
 #pragma once
 
 #include <cmath>
@@ -32,9 +28,8 @@ constexpr uint32_t kScaleTensorOffset = 0x10000000u;
 KB_HOST_DEVICE inline uint32_t layer_tensor(int layer, TensorKind kind) {
   return static_cast<uint32_t>(layer) * kKinds + kind;
 }
-// A mixture of experts' tensors, in a range of their own (the dense ids
-// stay as they were): the router [E, dim], every expert's gate | up rows as
-// one tensor [E·2·ffn, dim], every expert's down rows [E·dim, ffn].
+// A mixture of experts' tensors, in a range of their own: the router, every
+// expert's gate | up rows as one tensor, every expert's down rows.
 enum MoeKind : uint32_t { kRouter = 0, kExpertsGateUp = 1, kExpertsDown = 2, kMoeKinds = 3 };
 constexpr uint32_t kMoeTensorBase = 0x20000000u;
 KB_HOST_DEVICE inline uint32_t moe_tensor(int layer, MoeKind kind) {
@@ -60,8 +55,7 @@ KB_HOST_DEVICE inline uint32_t hash_bits(uint32_t key, uint64_t i) {
   return mix32(mix32(static_cast<uint32_t>(i) ^ key) + static_cast<uint32_t>(i >> 32));
 }
 
-// Uniform in [-1, 1): the top 24 bits of the hash (exact in a float, so the
-// GPU and the host agree bit for bit).
+// Uniform in [-1, 1): the top 24 bits of the hash (exact in a float).
 KB_HOST_DEVICE inline float hash_uniform(uint32_t key, uint64_t i) {
   return static_cast<float>(hash_bits(key, i) >> 8) * (2.0f / 16777216.0f) - 1.0f;
 }

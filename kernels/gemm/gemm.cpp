@@ -3,6 +3,7 @@
 
 #include <cublasLt.h>
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -14,10 +15,8 @@ namespace kb::gemm {
 
 namespace {
 
-// One cuBLASLt handle per device for the whole process: creating one costs
-// milliseconds and it holds no per-call state. Never destroyed: a static
-// destructor would run after the CUDA runtime has begun tearing down, and
-// the process's exit frees it anyway.
+// One cuBLASLt handle per device for the process (one costs milliseconds),
+// never destroyed: a static destructor would run after the CUDA runtime's.
 cublasLtHandle_t handle_for_current_device() {
   static std::mutex mu;
   static std::map<int, cublasLtHandle_t> handles;
@@ -50,33 +49,35 @@ bool aligned(const void* p, uint32_t alignment) {
   return reinterpret_cast<uintptr_t>(p) % alignment == 0;
 }
 
-template <typename T>
-void get_config(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t attr,
-                T& out) {
-  size_t written = 0;
-  KB_CUBLAS_CHECK(cublasLtMatmulAlgoConfigGetAttribute(&algo, attr, &out, sizeof(T), &written));
+// The configuration of `algo` as cuBLASLt reports it.
+AlgoConfig read_config(const cublasLtMatmulAlgo_t& algo, size_t workspace) {
+  AlgoConfig c;
+  c.workspace = workspace;
+  auto get = [&](cublasLtMatmulAlgoConfigAttributes_t attr, auto& out) {
+    size_t written = 0;
+    KB_CUBLAS_CHECK(cublasLtMatmulAlgoConfigGetAttribute(&algo, attr, &out, sizeof(out), &written));
+  };
+  get(CUBLASLT_ALGO_CONFIG_ID, c.id);
+  get(CUBLASLT_ALGO_CONFIG_TILE_ID, c.tile);
+  get(CUBLASLT_ALGO_CONFIG_STAGES_ID, c.stages);
+  get(CUBLASLT_ALGO_CONFIG_SPLITK_NUM, c.splitk);
+  get(CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, c.reduction);
+  get(CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, c.swizzle);
+  get(CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, c.custom);
+  get(CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, c.cluster);
+  get(CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, c.inner);
+  return c;
 }
 
-}  // namespace
-
-namespace {
 std::vector<PinnedAlgo>& pins() {
   static std::vector<PinnedAlgo> p;
   return p;
 }
-}  // namespace
 
-void set_pinned_algos(std::vector<PinnedAlgo> p) { pins() = std::move(p); }
-
-namespace {
 std::vector<AlgoKey>& planned() {
   static std::vector<AlgoKey> k;
   return k;
 }
-}  // namespace
-
-std::vector<AlgoKey> planned_keys() { return planned(); }
-void clear_planned_keys() { planned().clear(); }
 
 const PinnedAlgo* find_pinned(const AlgoKey& key) {
   for (const auto& p : pins())
@@ -84,18 +85,16 @@ const PinnedAlgo* find_pinned(const AlgoKey& key) {
   return nullptr;
 }
 
+}  // namespace
+
+void set_pinned_algos(std::vector<PinnedAlgo> p) { pins() = std::move(p); }
+
+std::vector<AlgoKey> planned_keys() { return planned(); }
+void clear_planned_keys() { planned().clear(); }
+
 const char* algo_source_name(AlgoSource s) {
-  switch (s) {
-    case AlgoSource::table:
-      return "table";
-    case AlgoSource::heuristic:
-      return "heuristic";
-    case AlgoSource::refused:
-      return "refused";
-    case AlgoSource::candidate:
-      return "candidate";
-  }
-  return "?";
+  static const char* const names[] = {"table", "heuristic", "refused", "candidate"};
+  return names[static_cast<int>(s)];
 }
 
 struct Gemm::Impl {
@@ -109,7 +108,6 @@ struct Gemm::Impl {
   std::string id;
   // The heuristic's usable candidates, in its order (kbench tune times them).
   std::vector<cublasLtMatmulHeuristicResult_t> usable;
-  int chosen_index = 0;  // into `usable`
   AlgoSource source = AlgoSource::heuristic;
   std::string note;
   cudaDataType_t in_type = CUDA_R_16BF;
@@ -138,8 +136,7 @@ Gemm::Gemm(int64_t M, int64_t N, int64_t K, Options opts) : impl_(std::make_uniq
     throw std::invalid_argument("gemm: min_alignment must be a power of two");
 
   g.handle = handle_for_current_device();
-  const cudaDataType_t in_type = opts.input == Input::bf16 ? CUDA_R_16BF : CUDA_R_8F_E4M3;
-  g.in_type = in_type;
+  g.in_type = opts.input == Input::bf16 ? CUDA_R_16BF : CUDA_R_8F_E4M3;
 
   KB_CUBLAS_CHECK(cublasLtMatmulDescCreate(&g.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
   const cublasOperation_t op_w = CUBLAS_OP_T, op_a = CUBLAS_OP_N;
@@ -162,8 +159,8 @@ Gemm::Gemm(int64_t M, int64_t N, int64_t K, Options opts) : impl_(std::make_uniq
                                                    &stand_in, sizeof(stand_in)));
   }
   const auto u64 = [](int64_t v) { return static_cast<uint64_t>(v); };
-  KB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&g.w_layout, in_type, u64(K), u64(N), K));
-  KB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&g.a_layout, in_type, u64(K), u64(M), K));
+  KB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&g.w_layout, g.in_type, u64(K), u64(N), K));
+  KB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&g.a_layout, g.in_type, u64(K), u64(M), K));
   KB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&g.d_layout, CUDA_R_16BF, u64(N), u64(M), N));
 
   cublasLtMatmulPreference_t pref = nullptr;
@@ -193,15 +190,13 @@ Gemm::Gemm(int64_t M, int64_t N, int64_t K, Options opts) : impl_(std::make_uniq
   for (int i = 0; i < returned; ++i)
     if (results[i].state == CUBLAS_STATUS_SUCCESS && results[i].workspaceSize <= opts.max_workspace)
       g.usable.push_back(results[i]);
-  bool seen = false;
-  for (const auto& k : planned()) seen |= k == key();
-  if (!seen) planned().push_back(key());
+  if (std::find(planned().begin(), planned().end(), key()) == planned().end())
+    planned().push_back(key());
   const PinnedAlgo* pin = opts.use_pins ? find_pinned(key()) : nullptr;
   if (pin && try_pinned(*pin)) return;
   if (g.usable.empty()) {
-    const int st = returned > 0 ? static_cast<int>(results[0].state)
-                                : static_cast<int>(CUBLAS_STATUS_NOT_SUPPORTED);
-    throw CudaError("cuBLASLt refuses " + describe() + ": " + cublas_status_name(st) + " (" +
+    const cublasStatus_t st = returned > 0 ? results[0].state : CUBLAS_STATUS_NOT_SUPPORTED;
+    throw CudaError("cuBLASLt refuses " + describe() + ": " + cublasLtGetStatusName(st) + " (" +
                         std::to_string(returned) + " of " + std::to_string(opts.candidates) +
                         " algorithms returned, none usable within " +
                         std::to_string(opts.max_workspace) + " bytes of workspace)",
@@ -249,22 +244,12 @@ bool Gemm::try_pinned(const PinnedAlgo& pin) {
   }
   if (st != CUBLAS_STATUS_SUCCESS) {
     g.note = "the pinned cuBLASLt algorithm " + algo_id(c) + " (" + pin.origin +
-             ") was refused by this cuBLASLt (" + cublas_status_name(static_cast<int>(st)) +
-             " at " + step + "): the heuristic's first choice ran";
+             ") was refused by this cuBLASLt (" + cublasLtGetStatusName(st) + " at " + step +
+             "): the heuristic's first choice ran";
     return false;
   }
   g.algo = algo;
-  g.config = AlgoConfig{};
-  g.config.workspace = check.workspaceSize;
-  get_config(g.algo, CUBLASLT_ALGO_CONFIG_ID, g.config.id);
-  get_config(g.algo, CUBLASLT_ALGO_CONFIG_TILE_ID, g.config.tile);
-  get_config(g.algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, g.config.stages);
-  get_config(g.algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, g.config.splitk);
-  get_config(g.algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, g.config.reduction);
-  get_config(g.algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, g.config.swizzle);
-  get_config(g.algo, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, g.config.custom);
-  get_config(g.algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, g.config.cluster);
-  get_config(g.algo, CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, g.config.inner);
+  g.config = read_config(g.algo, check.workspaceSize);
   g.id = algo_id(g.config);
   g.source = AlgoSource::table;
   g.workspace = DeviceBuffer<unsigned char>(g.config.workspace);
@@ -274,21 +259,10 @@ bool Gemm::try_pinned(const PinnedAlgo& pin) {
 void Gemm::choose(int index) {
   Impl& g = *impl_;
   const cublasLtMatmulHeuristicResult_t& chosen = g.usable.at(static_cast<size_t>(index));
-  g.chosen_index = index;
   g.algo = chosen.algo;
   AlgoConfig& c = g.config;
-  c = AlgoConfig{};
-  c.workspace = chosen.workspaceSize;
+  c = read_config(g.algo, chosen.workspaceSize);
   c.waves = chosen.wavesCount;
-  get_config(g.algo, CUBLASLT_ALGO_CONFIG_ID, c.id);
-  get_config(g.algo, CUBLASLT_ALGO_CONFIG_TILE_ID, c.tile);
-  get_config(g.algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, c.stages);
-  get_config(g.algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, c.splitk);
-  get_config(g.algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, c.reduction);
-  get_config(g.algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, c.swizzle);
-  get_config(g.algo, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, c.custom);
-  get_config(g.algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, c.cluster);
-  get_config(g.algo, CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, c.inner);
   g.id = algo_id(c);
   // What the chosen algorithm needs (often nothing); kbench tune keeps the largest.
   if (g.workspace.bytes() < c.workspace) g.workspace = DeviceBuffer<unsigned char>(c.workspace);
@@ -309,9 +283,6 @@ Gemm::~Gemm() = default;
 Gemm::Gemm(Gemm&&) noexcept = default;
 Gemm& Gemm::operator=(Gemm&&) noexcept = default;
 
-int64_t Gemm::M() const { return impl_->M; }
-int64_t Gemm::N() const { return impl_->N; }
-int64_t Gemm::K() const { return impl_->K; }
 const Options& Gemm::options() const { return impl_->opts; }
 const AlgoConfig& Gemm::algo() const { return impl_->config; }
 const std::string& Gemm::id() const { return impl_->id; }

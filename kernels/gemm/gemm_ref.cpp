@@ -3,24 +3,15 @@
 // checks' tolerance covers the GPU's final rounding to bf16).
 #include <array>
 #include <cmath>
-#include <cstring>
 
 #include "kernels/common/allclose.h"
+#include "kernels/common/host_math.h"
 #include "kernels/common/host_parallel.h"
 #include "kernels/gemm/gemm.h"
 
 namespace kb::gemm {
 
 namespace {
-
-inline float bf16_bits_to_float(bf16 v) {
-  uint16_t bits;
-  std::memcpy(&bits, &v, 2);
-  const uint32_t f = static_cast<uint32_t>(bits) << 16;
-  float out;
-  std::memcpy(&out, &f, 4);
-  return out;
-}
 
 // Every E4M3 value, decoded once by CUDA's own host conversion.
 const std::array<float, 256>& fp8_table() {
@@ -36,7 +27,7 @@ const std::array<float, 256>& fp8_table() {
   return table;
 }
 
-inline float to_f(bf16 v) { return bf16_bits_to_float(v); }
+inline float to_f(bf16 v) { return bf16_to_float(v); }
 inline float to_f(fp8 v) { return fp8_table()[v.__x]; }
 
 template <typename T>
@@ -54,9 +45,11 @@ inline float apply(float acc, const float* bias, int64_t n, Epilogue ep) {
   return has_gelu(ep) ? gelu_tanh(v) : v;
 }
 
+}  // namespace
+
 template <typename T>
-std::vector<float> rows_impl(const std::vector<int64_t>& rows, const T* A, const T* W,
-                             const float* bias, int64_t N, int64_t K, Epilogue ep) {
+std::vector<float> ref_rows(const std::vector<int64_t>& rows, const T* A, const T* W,
+                            const float* bias, int64_t N, int64_t K, Epilogue ep) {
   const int64_t R = static_cast<int64_t>(rows.size());
   std::vector<float> a(static_cast<size_t>(R * K)), out(static_cast<size_t>(R * N));
   for (int64_t r = 0; r < R; ++r)
@@ -70,8 +63,8 @@ std::vector<float> rows_impl(const std::vector<int64_t>& rows, const T* A, const
 }
 
 template <typename T>
-std::vector<float> cols_impl(const std::vector<int64_t>& cols, const T* A, const T* W,
-                             const float* bias, int64_t M, int64_t K, Epilogue ep) {
+std::vector<float> ref_cols(const std::vector<int64_t>& cols, const T* A, const T* W,
+                            const float* bias, int64_t M, int64_t K, Epilogue ep) {
   const int64_t C = static_cast<int64_t>(cols.size());
   std::vector<float> w(static_cast<size_t>(C * K)), out(static_cast<size_t>(M * C));
   for (int64_t c = 0; c < C; ++c)
@@ -83,21 +76,21 @@ std::vector<float> cols_impl(const std::vector<int64_t>& cols, const T* A, const
   return out;
 }
 
-}  // namespace
+template std::vector<float> ref_rows(const std::vector<int64_t>&, const bf16*, const bf16*,
+                                     const float*, int64_t, int64_t, Epilogue);
+template std::vector<float> ref_rows(const std::vector<int64_t>&, const fp8*, const fp8*,
+                                     const float*, int64_t, int64_t, Epilogue);
+template std::vector<float> ref_cols(const std::vector<int64_t>&, const bf16*, const bf16*,
+                                     const float*, int64_t, int64_t, Epilogue);
+template std::vector<float> ref_cols(const std::vector<int64_t>&, const fp8*, const fp8*,
+                                     const float*, int64_t, int64_t, Epilogue);
 
-float dot(const float* x, const bf16* w, int64_t K) { return dot_impl(x, w, K); }
-float dot(const float* x, const fp8* w, int64_t K) { return dot_impl(x, w, K); }
 float fp8_to_float(fp8 v) { return to_f(v); }
 
 float gelu_tanh(float v) {
   const double x = v;
   return static_cast<float>(0.5 * x *
                             (1.0 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))));
-}
-
-float gelu_erf(float v) {
-  const double x = v;
-  return static_cast<float>(0.5 * x * (1.0 + std::erf(x * 0.70710678118654752)));
 }
 
 void gemm_ref(const float* A, const float* W, const float* bias, float* D, int64_t M, int64_t N,
@@ -111,37 +104,18 @@ void gemm_ref(const float* A, const float* W, const float* bias, float* D, int64
   });
 }
 
-std::vector<float> ref_rows(const std::vector<int64_t>& rows, const bf16* A, const bf16* W,
-                            const float* bias, int64_t N, int64_t K, Epilogue ep) {
-  return rows_impl(rows, A, W, bias, N, K, ep);
-}
-std::vector<float> ref_rows(const std::vector<int64_t>& rows, const fp8* A, const fp8* W,
-                            const float* bias, int64_t N, int64_t K, Epilogue ep) {
-  return rows_impl(rows, A, W, bias, N, K, ep);
-}
-std::vector<float> ref_cols(const std::vector<int64_t>& cols, const bf16* A, const bf16* W,
-                            const float* bias, int64_t M, int64_t K, Epilogue ep) {
-  return cols_impl(cols, A, W, bias, M, K, ep);
-}
-std::vector<float> ref_cols(const std::vector<int64_t>& cols, const fp8* A, const fp8* W,
-                            const float* bias, int64_t M, int64_t K, Epilogue ep) {
-  return cols_impl(cols, A, W, bias, M, K, ep);
-}
-
-namespace {
-
 template <typename T>
-bool crossings_impl(const std::vector<bf16>& D, int64_t N, const std::vector<int64_t>& rows,
-                    const std::vector<int64_t>& cols, const T* a_rows, const T* w_rows, int64_t K,
-                    std::string* text) {
+bool check_crossings(const std::vector<bf16>& D, int64_t N, const std::vector<int64_t>& rows,
+                     const std::vector<int64_t>& cols, const T* a_rows, const T* w_rows, int64_t K,
+                     std::string* text) {
   std::vector<int64_t> in_order(rows.size());
   for (size_t i = 0; i < rows.size(); ++i) in_order[i] = static_cast<int64_t>(i);
-  const std::vector<float> ref = rows_impl(in_order, a_rows, w_rows, nullptr,
-                                           static_cast<int64_t>(cols.size()), K, Epilogue::none);
+  const std::vector<float> ref = ref_rows(in_order, a_rows, w_rows, nullptr,
+                                          static_cast<int64_t>(cols.size()), K, Epilogue::none);
   std::vector<float> out;
   out.reserve(ref.size());
   for (int64_t r : rows)
-    for (int64_t c : cols) out.push_back(bf16_bits_to_float(D[static_cast<size_t>(r * N + c)]));
+    for (int64_t c : cols) out.push_back(bf16_to_float(D[static_cast<size_t>(r * N + c)]));
   const auto rel = compare(out, ref, 5e-3);
   const auto close = allclose(out, ref, 1.0 / 128, 4e-3 * rms(ref));
   *text = std::to_string(rows.size()) + " rows x " + std::to_string(cols.size()) +
@@ -149,17 +123,11 @@ bool crossings_impl(const std::vector<bf16>& D, int64_t N, const std::vector<int
   return rel.ok && close.ok;
 }
 
-}  // namespace
-
-bool check_crossings(const std::vector<bf16>& D, int64_t N, const std::vector<int64_t>& rows,
-                     const std::vector<int64_t>& cols, const bf16* a_rows, const bf16* w_rows,
-                     int64_t K, std::string* text) {
-  return crossings_impl(D, N, rows, cols, a_rows, w_rows, K, text);
-}
-bool check_crossings(const std::vector<bf16>& D, int64_t N, const std::vector<int64_t>& rows,
-                     const std::vector<int64_t>& cols, const fp8* a_rows, const fp8* w_rows,
-                     int64_t K, std::string* text) {
-  return crossings_impl(D, N, rows, cols, a_rows, w_rows, K, text);
-}
+template bool check_crossings(const std::vector<bf16>&, int64_t, const std::vector<int64_t>&,
+                              const std::vector<int64_t>&, const bf16*, const bf16*, int64_t,
+                              std::string*);
+template bool check_crossings(const std::vector<bf16>&, int64_t, const std::vector<int64_t>&,
+                              const std::vector<int64_t>&, const fp8*, const fp8*, int64_t,
+                              std::string*);
 
 }  // namespace kb::gemm

@@ -1,16 +1,10 @@
-// LayerNorm (+ optional GELU) over rows of bf16, fp32 statistics.
-//
-// Versions:
+// LayerNorm (+ optional GELU) over rows of bf16, fp32 statistics, each row
+// held in registers so that it is read from HBM once and written once (the
+// 2·rows·D·2 bytes the seed counts), with two-pass statistics (mean, then
+// the sum of squared deviations) as exact as a CPU two-pass:
 //   row_per_warp<VPL>      D <= 2048: one warp per row, VPL 16-byte vectors
-//                          per lane in registers, shuffle-only reductions.
-//   row_in_registers<VPT>  one block per row; each thread holds VPT 16-byte
-//                          vectors (8 bf16 each) of the row in registers, so
-//                          the row is read from HBM once and written once
-//                          (the 2·rows·D·2 bytes the seed counts). Two-pass
-//                          statistics (mean, then sum of squared deviations)
-//                          on the registers: exact as a CPU two-pass.
-//   row_streaming          D too large for registers (> 32768): three passes
-//                          over global memory. Correct, not tuned.
+//                          per lane, shuffle-only reductions.
+//   row_in_registers<VPT>  D <= 32768: one block per row, VPT vectors per thread.
 #include <cuda_bf16.h>
 
 #include <algorithm>
@@ -30,6 +24,7 @@ namespace kb::layer_norm {
 namespace {
 
 constexpr int kVec = kBf16x8;
+constexpr int64_t kMaxD = 512 * 8 * kVec;  // 512 threads of 8 vectors
 
 // The hardware's approximate reciprocal and 2^x, flush-to-zero (2^x is 0
 // below -126: fine for e^(-v²/2)).
@@ -45,13 +40,9 @@ __device__ __forceinline__ float exp2_approx(float x) {
 }
 
 // The exact (erf) GELU, v·Φ(v), without erff: q = Φ(-|v|) = erfc(|v|/√2)/2
-// from Abramowitz & Stegun 7.1.26 (erfc(z) = t·P(t)·e^(-z²), t = 1/(1 +
-// 0.3275911·z), |error| <= 1.5e-7), then Φ(v) = v >= 0 ? 1 - q : q: one
-// reciprocal, one exponential, a few FMAs and no branch (erff has two
-// ranges). Relative error against a double erfc (float, on the CPU):
-// < 7e-7 for v >= -1, 3e-6 on [-2, -1), 5e-5 on [-3, -2), 5e-4 on [-4, -3),
-// 2e-3 on [-5, -4), where 0.5·v·(1 + erff(v/√2)) is off by 5e-2 (and below
-// -5.5 returns 0, as 1 + erf cancels); |GELU| there is under 1.3e-4.
+// from Abramowitz & Stegun 7.1.26 (|error| <= 1.5e-7), Φ(v) = v >= 0 ? 1 - q
+// : q: one reciprocal, one exponential, no branch; within 2e-3 relative down
+// to v = -5, where erff's form is off by 5e-2 (docs/decisions/0044).
 __device__ __forceinline__ float gelu_erf(float v) {
   // t = 1 / (1 + p·|v|/√2); the 1/2 of q folded into the coefficients.
   const float t = rcp_approx(fmaf(0.3275911f * 0.70710678118654752f, fabsf(v), 1.f));
@@ -68,17 +59,13 @@ template <Activation ACT>
 __device__ __forceinline__ float activate(float v) {
   if constexpr (ACT == Activation::gelu_erf) {
     return gelu_erf(v);
-  } else if constexpr (ACT == Activation::gelu_tanh) {
-    const float u = 0.7978845608028654f * (v + 0.044715f * v * v * v);
-    return 0.5f * v * (1.f + tanhf(u));
   } else {
     return v;
   }
 }
 
 // The scalars every version takes; the pointers go as __restrict__
-// parameters (read-only, not aliasing y: with them in a struct the gamma
-// and beta loads were no longer hoisted and D >= 4096 lost 25%).
+// parameters (in a struct, the gamma and beta loads were not hoisted).
 struct Shape {
   int64_t rows, D;
   float eps;
@@ -94,8 +81,7 @@ struct Args {
   bool pdl;  // launched as a programmatic dependent (layer_norm.h)
 };
 
-// The input bias of vector c, added (after all of a thread's loads are
-// issued: a branch between them would serialize them).
+// The input bias of vector c, added after all of a thread's loads are issued.
 __device__ __forceinline__ void add_bias(const bf16* bias, int c, int nvec, float (&v)[kVec]) {
   if (c >= nvec) return;
   float b[kVec];
@@ -116,8 +102,7 @@ __device__ __forceinline__ float sum_of(const float (&v)[N][kVec]) {
 }
 
 // Vector c of a row, given as deviations d = v - mean: d * rstd * gamma +
-// beta, activated, stored as bf16 (gamma/beta nullptr: 1 and 0). The tail
-// of every version.
+// beta, activated, stored as bf16 (gamma/beta nullptr: 1 and 0).
 template <Activation ACT>
 __device__ __forceinline__ void normalize_store(const float (&d)[kVec], int c,
                                                 const bf16* __restrict__ gamma,
@@ -141,33 +126,40 @@ __device__ __forceinline__ void normalize_store(const float (&d)[kVec], int c,
   store_stream(yr + static_cast<int64_t>(c) * kVec, out);
 }
 
-template <int VPT, Activation ACT>
-__global__ void __launch_bounds__(512)
-    row_in_registers(const bf16* __restrict__ x, const bf16* __restrict__ bias,
-                     const bf16* __restrict__ gamma, const bf16* __restrict__ beta,
-                     bf16* __restrict__ y, const Shape a) {
-  __shared__ float scratch[32];
-  kb::wait_for_previous_grid();
-  kb::let_next_grid_launch();
-  const int64_t row = blockIdx.x, D = a.D;
+// One row: the thread's N vectors first, first + stride, ... in registers,
+// two-pass statistics over the warp (WARP) or the block,
+// the normalized row stored.
+template <int N, Activation ACT, bool WARP>
+__device__ __forceinline__ void normalize_row(const bf16* __restrict__ x,
+                                              const bf16* __restrict__ bias,
+                                              const bf16* __restrict__ gamma,
+                                              const bf16* __restrict__ beta, bf16* __restrict__ y,
+                                              const Shape& a, int64_t row, int first, int stride) {
+  auto reduce = [](float v) {
+    if constexpr (WARP) {
+      return warp_sum(v);
+    } else {
+      __shared__ float scratch[32];
+      return block_sum(v, scratch);
+    }
+  };
+  const int64_t D = a.D;
   const int nvec = static_cast<int>(D / kVec);
   const bf16* xr = x + row * D;
   bf16* yr = y + row * D;
-
-  float v[VPT][kVec];
+  float v[N][kVec];
 #pragma unroll
-  for (int i = 0; i < VPT; ++i) load_row_vec(xr, threadIdx.x + i * blockDim.x, nvec, v[i]);
+  for (int i = 0; i < N; ++i) load_row_vec(xr, first + i * stride, nvec, v[i]);
   if (bias)
 #pragma unroll
-    for (int i = 0; i < VPT; ++i) add_bias(bias, threadIdx.x + i * blockDim.x, nvec, v[i]);
+    for (int i = 0; i < N; ++i) add_bias(bias, first + i * stride, nvec, v[i]);
   const float sum = sum_of(v);
   const float inv_d = 1.f / static_cast<float>(D);
-  const float mean = block_sum(sum, scratch) * inv_d;
-
+  const float mean = reduce(sum) * inv_d;
   float m2 = 0.f;
 #pragma unroll
-  for (int i = 0; i < VPT; ++i) {
-    const int c = threadIdx.x + i * blockDim.x;
+  for (int i = 0; i < N; ++i) {
+    const int c = first + i * stride;
     if (c < nvec) {
 #pragma unroll
       for (int j = 0; j < kVec; ++j) {
@@ -176,51 +168,28 @@ __global__ void __launch_bounds__(512)
       }
     }
   }
-  const float rstd = rsqrtf(block_sum(m2, scratch) * inv_d + a.eps);
-
+  const float rstd = rsqrtf(reduce(m2) * inv_d + a.eps);
 #pragma unroll
-  for (int i = 0; i < VPT; ++i) {
-    const int c = threadIdx.x + i * blockDim.x;
+  for (int i = 0; i < N; ++i) {
+    const int c = first + i * stride;
     if (c >= nvec) continue;
     normalize_store<ACT>(v[i], c, gamma, beta, rstd, yr);
   }
 }
 
-template <Activation ACT>
-__global__ void __launch_bounds__(1024)
-    row_streaming(const bf16* __restrict__ x, const bf16* __restrict__ bias,
-                  const bf16* __restrict__ gamma, const bf16* __restrict__ beta,
-                  bf16* __restrict__ y, const Shape a) {
-  __shared__ float scratch[32];
+// D <= 32768: one block per row, VPT vectors a thread.
+template <int VPT, Activation ACT>
+__global__ void __launch_bounds__(512)
+    row_in_registers(const bf16* __restrict__ x, const bf16* __restrict__ bias,
+                     const bf16* __restrict__ gamma, const bf16* __restrict__ beta,
+                     bf16* __restrict__ y, const Shape a) {
   kb::wait_for_previous_grid();
   kb::let_next_grid_launch();
-  const int64_t D = a.D;
-  const bf16* xr = x + static_cast<int64_t>(blockIdx.x) * D;
-  bf16* yr = y + static_cast<int64_t>(blockIdx.x) * D;
-  auto at = [&](int64_t i) {
-    return __bfloat162float(xr[i]) + (bias ? __bfloat162float(bias[i]) : 0.f);
-  };
-  float sum = 0.f;
-  for (int64_t i = threadIdx.x; i < D; i += blockDim.x) sum += at(i);
-  const float mean = block_sum(sum, scratch) / static_cast<float>(D);
-  float m2 = 0.f;
-  for (int64_t i = threadIdx.x; i < D; i += blockDim.x) {
-    float d = at(i) - mean;
-    m2 += d * d;
-  }
-  const float rstd = rsqrtf(block_sum(m2, scratch) / static_cast<float>(D) + a.eps);
-  for (int64_t i = threadIdx.x; i < D; i += blockDim.x) {
-    float g = gamma ? __bfloat162float(gamma[i]) : 1.f;
-    float b = beta ? __bfloat162float(beta[i]) : 0.f;
-    yr[i] = __float2bfloat16(activate<ACT>((at(i) - mean) * rstd * g + b));
-  }
+  normalize_row<VPT, ACT, false>(x, bias, gamma, beta, y, a, blockIdx.x, threadIdx.x, blockDim.x);
 }
 
-// D <= 2048: one warp per row, VPL vectors per lane, warp-shuffle
-// reductions only (no __syncthreads). A block of 8 warps takes 8 rows, so
-// BS=4096 is 512 blocks: every row of the tensor is in flight in a single
-// wave, where one 128-thread block per row needed two waves of short-lived
-// blocks, each paying the HBM latency.
+// D <= 2048: one warp per row, 8 rows a block: BS=4096 is in flight in one
+// wave, where a block per row needed two waves of short-lived blocks.
 template <int VPL, Activation ACT>
 __global__ void __launch_bounds__(256)
     row_per_warp(const bf16* __restrict__ x, const bf16* __restrict__ bias,
@@ -230,40 +199,8 @@ __global__ void __launch_bounds__(256)
   kb::let_next_grid_launch();
   const int lane = threadIdx.x & 31;
   const int64_t row = static_cast<int64_t>(blockIdx.x) * (blockDim.x >> 5) + (threadIdx.x >> 5);
-  const int64_t D = a.D;
   if (row >= a.rows) return;
-  const int nvec = static_cast<int>(D / kVec);
-  const bf16* xr = x + row * D;
-  bf16* yr = y + row * D;
-  float v[VPL][kVec];
-#pragma unroll
-  for (int i = 0; i < VPL; ++i) load_row_vec(xr, lane + i * 32, nvec, v[i]);
-  if (bias)
-#pragma unroll
-    for (int i = 0; i < VPL; ++i) add_bias(bias, lane + i * 32, nvec, v[i]);
-  float sum = sum_of(v);
-  sum = warp_sum(sum);
-  const float inv_d = 1.f / static_cast<float>(D);
-  const float mean = sum * inv_d;
-  float m2 = 0.f;
-#pragma unroll
-  for (int i = 0; i < VPL; ++i) {
-    if (lane + i * 32 < nvec) {
-#pragma unroll
-      for (int j = 0; j < kVec; ++j) {
-        v[i][j] -= mean;  // kept: normalize_store takes deviations
-        m2 = fmaf(v[i][j], v[i][j], m2);
-      }
-    }
-  }
-  m2 = warp_sum(m2);
-  const float rstd = rsqrtf(m2 * inv_d + a.eps);
-#pragma unroll
-  for (int i = 0; i < VPL; ++i) {
-    const int c = lane + i * 32;
-    if (c >= nvec) continue;
-    normalize_store<ACT>(v[i], c, gamma, beta, rstd, yr);
-  }
+  normalize_row<VPL, ACT, true>(x, bias, gamma, beta, y, a, row, lane, 32);
 }
 
 template <int VPL, Activation ACT>
@@ -283,15 +220,12 @@ void launch_registers(const Args& a, cudaStream_t s) {
                        dim3(threads), s, a.x, a.bias, a.gamma, a.beta, a.y, a.shape);
 }
 
-// The version for the row length, with the activation compiled in (a
-// runtime switch per element cost instructions in the GELU pass).
+// The version for the row length, with the activation compiled in.
 template <Activation ACT>
 void launch(const Args& a, cudaStream_t stream) {
-  // Four 16-byte vectors per thread where the row allows (four loads in
-  // flight per thread), blocks of 128..512 threads: small blocks keep many
-  // rows resident per SM, so one block's reductions overlap another's loads.
-  // Measured on H100 (docs/decisions/0044-gelu-without-erff.md): one vector per thread in
-  // 512-thread blocks left D=4096 at 0.83 of the roofline.
+  // Four 16-byte vectors per thread where the row allows, blocks of
+  // 128..512 threads: many rows resident per SM overlap one block's
+  // reductions with another's loads (docs/decisions/0044).
   const int64_t nvec = a.shape.D / kVec;
   if (nvec <= 64) return launch_warp_rows<2, ACT>(a, stream);
   if (nvec <= 128) return launch_warp_rows<4, ACT>(a, stream);
@@ -301,12 +235,8 @@ void launch(const Args& a, cudaStream_t stream) {
   if (vpt <= 1) return launch_registers<1, ACT>(a, stream);
   if (vpt <= 2) return launch_registers<2, ACT>(a, stream);
   if (vpt <= 4) return launch_registers<4, ACT>(a, stream);
-  if (vpt <= 8) return launch_registers<8, ACT>(a, stream);
-  kb::launch_maybe_pdl(a.pdl, row_streaming<ACT>, dim3(static_cast<unsigned>(a.shape.rows)),
-                       dim3(1024), stream, a.x, a.bias, a.gamma, a.beta, a.y, a.shape);
+  launch_registers<8, ACT>(a, stream);  // vpt <= 8: D <= kMaxD
 }
-
-bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
 
 }  // namespace
 
@@ -319,6 +249,10 @@ void layer_norm(const bf16* x, const bf16* gamma, const bf16* beta, bf16* y, int
   if (D % kVec != 0)
     throw std::invalid_argument("layer_norm: D must be a multiple of 8 (16-byte vectors), got D=" +
                                 std::to_string(D));
+  if (D > kMaxD)
+    throw std::invalid_argument(
+        "layer_norm: D must be <= " + std::to_string(kMaxD) +
+        " (a row held in one block's registers), got D=" + std::to_string(D));
   if (rows > 0x7fffffff) throw std::invalid_argument("layer_norm: more than 2^31-1 rows");
   for (const void* p :
        {static_cast<const void*>(x), static_cast<const void*>(y), static_cast<const void*>(gamma),
@@ -329,8 +263,6 @@ void layer_norm(const bf16* x, const bf16* gamma, const bf16* beta, bf16* y, int
   switch (act) {
     case Activation::none:
       return launch<Activation::none>(a, stream);
-    case Activation::gelu_tanh:
-      return launch<Activation::gelu_tanh>(a, stream);
     case Activation::gelu_erf:
       return launch<Activation::gelu_erf>(a, stream);
   }

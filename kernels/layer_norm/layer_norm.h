@@ -1,20 +1,14 @@
 // LayerNorm over the last dimension, bf16 in/out, fp32 statistics, with an
-// optional fused activation (for the MLP's LayerNorm -> GELU) and an
-// optional input bias (the preceding Linear's, added in fp32 as the row is
-// read):
+// optional fused activation (the MLP's LayerNorm -> GELU) and an optional
+// input bias (the preceding Linear's, added in fp32 as the row is read):
 //
-//   h[r, :] = x[r, :] + bias                       (bias nullptr: x)
-//   y[r, :] = act((h[r, :] - mean_r) * rstd_r * gamma + beta)
+//   y[r, :] = act((h[r, :] - mean_r) * rstd_r * gamma + beta),  h = x + bias
 //   rstd_r  = 1 / sqrt(var_r + eps),  var the biased variance of h (as PyTorch)
 //
-// gamma/beta may be nullptr (no affine). D must be a multiple of 8 (16-byte
-// vectors) and rows, D > 0; otherwise std::invalid_argument before launch.
-//
-// `pdl`: launch as a programmatic dependent of the previous work on the
-// stream (kernels/common/pdl.cuh; compute capability 9.0+, else ignored):
-// the kernel waits for that work before it reads anything, and lets the next
-// grid launch at once (a GEMV after it then streams its weights while the
-// LayerNorm runs; the next kernel must wait before it reads y).
+// gamma, beta and bias may be nullptr. D must be a multiple of 8 up to 32768,
+// rows > 0, the pointers 16-byte aligned; otherwise std::invalid_argument
+// before launch. `pdl`: a programmatic dependent of the previous work on the
+// stream (kernels/common/pdl.cuh), which lets the next grid launch at once.
 #pragma once
 
 #include <cuda_bf16.h>

@@ -23,8 +23,6 @@ void layer_norm_ref(const float* x, const float* gamma, const float* beta, float
       // v·Φ(v) as 0.5·v·erfc(-v/√2): exact in the negative tail, where
       // 1 + erf(v/√2) cancels to nothing.
       if (act == Activation::gelu_erf) v = 0.5 * v * std::erfc(-v / std::sqrt(2.0));
-      if (act == Activation::gelu_tanh)
-        v = 0.5 * v * (1.0 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
       y[r * D + i] = static_cast<float>(v);
     }
   }

@@ -25,10 +25,7 @@ Mlp::Mlp(int64_t tokens, int64_t D, int64_t F, Path path) : T_(tokens), D_(D), F
       throw std::invalid_argument("mlp: the gemv path needs D and F multiples of " +
                                   std::to_string(kv) + " (got " + shape + ")");
   } else {
-    // No epilogue: the biases are added by the LayerNorms that read the
-    // GEMMs' outputs (layer_norm's input bias, in fp32), which costs them
-    // nothing; with cuBLASLt's bias epilogue its heuristic chose slower
-    // algorithms than for the bare GEMM (docs/decisions/0041-mlp-biases-in-the-layernorms.md).
+    // No epilogue: the LayerNorms add the biases (docs/decisions/0041).
     up_ = std::make_unique<gemm::Gemm>(T_, F_, D_);
     down_ = std::make_unique<gemm::Gemm>(T_, D_, F_);
   }
@@ -38,13 +35,9 @@ Mlp::Mlp(int64_t tokens, int64_t D, int64_t F, Path path) : T_(tokens), D_(D), F
 }
 
 void Mlp::run(const Params& p, const bf16* x, bf16* y, cudaStream_t s) {
-  // cublaslt: bare GEMMs, the biases added by the LayerNorms; gemv: the
-  // biases as the gemv's residual. Every kernel after the first is a
-  // programmatic dependent of the one before (kernels/common/pdl.cuh): it
-  // launches while that one runs and waits for it before reading its output;
-  // the second GEMV streams its weights during the LayerNorm. (cuBLASLt's
-  // kernels take no such launch: the LayerNorm after one still launches
-  // early, the GEMM after one launches as usual.)
+  // Every kernel after the first is a programmatic dependent of the one
+  // before (cuBLASLt's GEMMs aside): the second GEMV streams its weights
+  // during the LayerNorm.
   const bool lt = path_ == Path::cublaslt;
   if (lt)
     up_->run(x, p.w1, nullptr, h_.get(), s);
@@ -61,7 +54,6 @@ void Mlp::run(const Params& p, const bf16* x, bf16* y, cudaStream_t s) {
 }
 
 void Mlp::run_gemms(const Params& p, const bf16* x, cudaStream_t s) {
-  // Launched as in run(): the second GEMV a programmatic dependent.
   if (path_ == Path::cublaslt) {
     up_->run(x, p.w1, nullptr, h_.get(), s);
     down_->run(g_.get(), p.w2, nullptr, u_.get(), s);

@@ -1,13 +1,7 @@
-// RMSNorm over rows of bf16, fp32 math. One pass over x: each thread holds
-// its V 16-byte vectors of a row in registers, so x is read once and y
-// written once (the 2·rows·D·2 bytes that count, and w's D·2). Two layouts
-// of the same body, chosen by D as layer_norm chooses (and measured there):
-//   warp rows   D <= 2048: one warp per row, 8 rows per block, warp-shuffle
-//               reduction only; BS=4096 rows are all in flight in one wave.
-//   block rows  D <= 32768: one block of 128..512 threads per row, 4
-//               vectors per thread where the row allows (four loads in
-//               flight), block reduction through shared memory.
-// Larger rows are refused (Llama's and Mixtral's are 4096..16384).
+// RMSNorm over rows of bf16, fp32 math, each thread's V 16-byte vectors of
+// a row in registers (x read once, y written once). Two layouts of one body,
+// chosen by D as layer_norm chooses: warp rows (D <= 2048, one warp a row)
+// and block rows (D <= 32768, a block of 128..512 threads a row).
 #include <algorithm>
 #include <cstdint>
 #include <stdexcept>
@@ -83,37 +77,31 @@ __global__ void __launch_bounds__(512)
   }
 }
 
-template <int V>
-void launch_warp_rows(const bf16* x, const bf16* w, bf16* y, const Shape& a, cudaStream_t s) {
-  const int64_t blocks = (a.rows + kWarpsPerBlock - 1) / kWarpsPerBlock;
-  rms_norm_rows<V, true><<<static_cast<unsigned>(blocks), 32 * kWarpsPerBlock, 0, s>>>(x, w, y, a);
-  KB_CHECK_LAUNCH();
-}
-
-// As many whole warps as V vectors per thread need (<= 512: launch() picks V).
-template <int V>
-void launch_block_rows(const bf16* x, const bf16* w, bf16* y, const Shape& a, cudaStream_t s) {
-  const int64_t threads = ((a.D / kVec + V - 1) / V + 31) / 32 * 32;
-  rms_norm_rows<V, false>
-      <<<static_cast<unsigned>(a.rows), static_cast<unsigned>(threads), 0, s>>>(x, w, y, a);
+// Warp rows: kWarpsPerBlock rows a block. Block rows: as many whole warps
+// as V vectors per thread need (<= 512: launch() picks V).
+template <int V, bool WARP_ROWS>
+void launch_rows(const bf16* x, const bf16* w, bf16* y, const Shape& a, cudaStream_t s) {
+  const int64_t blocks = WARP_ROWS ? (a.rows + kWarpsPerBlock - 1) / kWarpsPerBlock : a.rows;
+  const int64_t threads =
+      WARP_ROWS ? 32 * kWarpsPerBlock : ((a.D / kVec + V - 1) / V + 31) / 32 * 32;
+  rms_norm_rows<V, WARP_ROWS>
+      <<<static_cast<unsigned>(blocks), static_cast<unsigned>(threads), 0, s>>>(x, w, y, a);
   KB_CHECK_LAUNCH();
 }
 
 void launch(const bf16* x, const bf16* w, bf16* y, const Shape& a, cudaStream_t s) {
   const int64_t nvec = a.D / kVec;
-  if (nvec <= 64) return launch_warp_rows<2>(x, w, y, a, s);
-  if (nvec <= 128) return launch_warp_rows<4>(x, w, y, a, s);
-  if (nvec <= 256) return launch_warp_rows<8>(x, w, y, a, s);
+  if (nvec <= 64) return launch_rows<2, true>(x, w, y, a, s);
+  if (nvec <= 128) return launch_rows<4, true>(x, w, y, a, s);
+  if (nvec <= 256) return launch_rows<8, true>(x, w, y, a, s);
   // Blocks of 128..512 threads: small blocks keep several rows resident per
   // SM, so one block's reduction overlaps another's loads. Past 256 vectors
   // a thread has 3 or more: V = 4, or 8.
   const int64_t threads = std::min<int64_t>(std::max<int64_t>(nvec / 4, 128), 512);
   const int64_t v = (nvec + threads - 1) / threads;
-  if (v <= 4) return launch_block_rows<4>(x, w, y, a, s);
-  launch_block_rows<8>(x, w, y, a, s);  // v <= 8: D <= kMaxD
+  if (v <= 4) return launch_rows<4, false>(x, w, y, a, s);
+  launch_rows<8, false>(x, w, y, a, s);  // v <= 8: D <= kMaxD
 }
-
-bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
 
 }  // namespace
 

@@ -1,12 +1,10 @@
 // RMSNorm over the last dimension (Llama's, Mixtral's), bf16 in/out, fp32
-// math:
+// math, rounded to bf16 once (Hugging Face's Llama also rounds x · rstd):
 //
 //   y[r, :] = x[r, :] · rstd_r · w,  rstd_r = 1 / sqrt(mean(x[r, :]²) + eps)
 //
-// rounded to bf16 once, at the end (Hugging Face's Llama rounds x · rstd to
-// bf16 before the weight: a second rounding, at most one bf16 ulp apart).
-// D must be a multiple of 8 (16-byte vectors) up to 32768, rows > 0, the pointers
-// 16-byte aligned; otherwise std::invalid_argument before any launch.
+// D must be a multiple of 8 up to 32768, rows > 0, the pointers 16-byte
+// aligned; otherwise std::invalid_argument before any launch.
 #pragma once
 
 #include <cuda_bf16.h>

@@ -11,7 +11,8 @@ void rms_norm_ref(const float* x, const float* w, float* y, int64_t rows, int64_
     double ss = 0;
     for (int64_t i = 0; i < D; ++i) ss += double(xr[i]) * xr[i];
     const double rstd = 1.0 / std::sqrt(ss / static_cast<double>(D) + eps);
-    for (int64_t i = 0; i < D; ++i) y[r * D + i] = static_cast<float>(xr[i] * rstd * w[i]);
+    for (int64_t i = 0; i < D; ++i)
+      y[r * D + i] = static_cast<float>(xr[i] * rstd * (w ? w[i] : 1.0));
   }
 }
 

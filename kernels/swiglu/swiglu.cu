@@ -1,11 +1,7 @@
-// SwiGLU over [tokens, 2F] -> [tokens, F], bf16, fp32 math. Elementwise: each
-// output vector of 8 bf16 needs the g vector and the u vector at the same
-// column of its row, so every byte of gu is read once and y written once
-// (the 3·tokens·F·2 bytes that count). The grid runs over y's vectors as
-// one flat range, so no row leaves a block partly idle: each block of 256
-// threads owns 512 consecutive vectors, 2 per thread, a block's stride
-// apart (every warp's accesses are 512 contiguous bytes), and a thread
-// issues its 4 16-byte loads before its first store.
+// SwiGLU over [tokens, 2F] -> [tokens, F], bf16, fp32 math: every byte of
+// gu read once, y written once. The grid runs over y's vectors as one flat
+// range (no row leaves a block partly idle), 2 vectors a thread a block's
+// stride apart, all 4 loads issued before the first store.
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -20,10 +16,8 @@ namespace {
 
 constexpr int kVec = kBf16x8;
 constexpr int kThreads = 256;
-// Two output vectors a thread, six blocks an SM (ptxas: 40 registers, no
-// spills at sm_90): 1536 threads, 96 KB of loads in flight an SM. Four
-// vectors a thread took 80 registers, three blocks: the same bytes in
-// flight from half the warps; at four blocks, 64 registers, it spilled.
+// Two output vectors a thread, six blocks an SM (40 registers): 96 KB of
+// loads in flight an SM; four vectors a thread halved the warps.
 constexpr int kPerThread = 2;
 constexpr int kMinBlocks = 6;
 constexpr int64_t kMaxVectors = 0x7fffffff;
@@ -59,8 +53,6 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
     store_stream(y + static_cast<int64_t>(i) * kVec, from_floats(gf));
   }
 }
-
-bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
 
 }  // namespace
 

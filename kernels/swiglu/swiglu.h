@@ -1,14 +1,11 @@
 // SwiGLU, the activation of Llama's and Mixtral's MLP, on the gate/up
-// projection's output, bf16 in/out, fp32 math:
+// projection's output gu [tokens, 2F] (row t = [g[t, :], u[t, :]]), bf16
+// in/out, fp32 math, rounded to bf16 once:
 //
 //   y[t, i] = silu(g[t, i]) · u[t, i],  silu(z) = z / (1 + e^-z)
 //
-// where gu is one bf16 tensor [tokens, 2F], row t = [g[t, 0..F), u[t, 0..F)],
-// and y is [tokens, F]. Rounded to bf16 once, at the end (Hugging Face's
-// Llama rounds silu(g) to bf16 before the product: a second rounding, at
-// most one bf16 ulp apart). F must be a multiple of 8 (16-byte vectors),
-// tokens > 0, tokens · F / 8 < 2^31, the pointers 16-byte aligned;
-// otherwise std::invalid_argument before any launch.
+// F must be a multiple of 8, tokens > 0, tokens · F / 8 < 2^31, the pointers
+// 16-byte aligned; otherwise std::invalid_argument before any launch.
 #pragma once
 
 #include <cuda_bf16.h>

@@ -1,20 +1,9 @@
-// gemm: the bare cuBLASLt GEMM (kb::gemm, no epilogue), the reference the
-// mlp_layer_norm_gelu rows are read against: its two GEMMs at every point
-// of that experiment,
-//   up    D[T, 14336] = x[T, D] · W1[14336, D]^T      (M=T, N=14336, K=D)
-//   down  D[T, D]     = g[T, 14336] · W2[D, 14336]^T  (M=T, N=D, K=14336)
-// for T in {1, 16, 4096} and D in {1024, 4096, 8192, 16384}, plus the square
-// 8192^3 the anchors measured (800-822 TFLOP/s on H100). The sum of the up
-// and down times at a point is what the MLP would take if everything around
-// its GEMMs were free; at one token they show cuBLASLt's GEMV, the path the
-// MLP replaces with kb::gemv.
-//
-// bf16 (the MLP's dtype) and FP8 E4M3 inputs (bf16 output) on GPUs with FP8
-// tensor cores. The algorithm is the heuristic's first usable one, chosen
-// once per point; the row's variant names it.
-//
-// Counted: flops = 2·M·N·K; bytes = A and W read once (M·K + N·K elements)
-// + D written once (M·N·2).
+// gemm: the bare cuBLASLt GEMM (kb::gemm, no epilogue), bf16 or FP8 E4M3
+// in, bf16 out, at both GEMMs of every mlp_layer_norm_gelu point (up: M=T,
+// N=14336, K=D; down: M=T, N=D, K=14336; their sum is the MLP with
+// everything around its GEMMs free) and at the square 8192^3. The algorithm
+// is the tuning table's or the heuristic's, named in the variant. Counted:
+// flops = 2·M·N·K; bytes = A and W read once + D written once.
 #include <cmath>
 #include <memory>
 #include <type_traits>
@@ -33,12 +22,10 @@ using kb::bf16;
 using kb::gemm::fp8;
 
 constexpr int64_t kF = 14336;  // the MLP's hidden width
-// The check's sample (GemmCase::check): kPerBand rows in every band of
-// kBand rows, as many columns in every band of kBand columns; kBand is no
-// larger than a cuBLASLt tile (128 or 256), so every output tile holds
-// kPerBand^2 checked outputs. At M = 4096, N = 14336, K = 16384: 66 x 226
-// outputs, 0.24e9 multiply-adds and 7.4 MB of A and W rows (it was 17
-// whole rows and 32 whole columns, 6e9, and all of A and W: 0.6 GB).
+// The check's sample: kPerBand rows in every band of kBand rows, as many
+// columns in every band of kBand columns; kBand is no larger than a
+// cuBLASLt tile, so every output tile holds checked outputs
+// (docs/decisions/0045).
 constexpr int64_t kBand = 128;
 constexpr int64_t kPerBand = 2;
 
@@ -52,13 +39,11 @@ class GemmCase : public kb::Case {
         a_(static_cast<size_t>(M * K)),
         w_(static_cast<size_t>(N * K)),
         d_(static_cast<size_t>(M * N)),
-        gemm_(M, N, K, options(input)) {}
+        gemm_(M, N, K, kb::gemm::Options{kb::gemm::Epilogue::none, input}) {}
 
   void run(cudaStream_t s) override { gemm_.run(a_.get(), w_.get(), nullptr, d_.get(), s); }
 
-  // The algorithm that ran and where it came from (the GPU's tuning table,
-  // or the heuristic where the table has no entry or this cuBLASLt refused it).
-  std::string variant() const override {
+  std::string variant() const override {  // the algorithm and where it came from
     return gemm_.id() + ";src=" + kb::gemm::algo_source_name(gemm_.source());
   }
   std::string note() const override { return gemm_.note(); }
@@ -69,12 +54,9 @@ class GemmCase : public kb::Case {
   }
 
   kb::Check check(cudaStream_t s, uint64_t seed) override {
-    fill(a_, seed + 1, s);
-    fill(w_, seed + 2, s);
+    prepare(s, seed);
     d_.poison();
-    // The fills ran on `s`, the poisoning (cudaMemset) on the legacy default
-    // stream, which a non-blocking `s` does not wait for.
-    KB_CUDA_CHECK(cudaDeviceSynchronize());
+    KB_CUDA_CHECK(cudaDeviceSynchronize());  // the fills ran on `s`
     run(s);
     KB_CUDA_CHECK(cudaStreamSynchronize(s));
     // Every output written: no NaN/inf (the poison) anywhere.
@@ -84,11 +66,8 @@ class GemmCase : public kb::Case {
     if (nonfinite)
       return kb::Check::fail(std::to_string(nonfinite) + " of " + std::to_string(d.size()) +
                              " outputs are NaN/inf (unwritten)");
-    // Values: kPerBand rows of every kBand-row band (every row of a few
-    // tokens) and columns of every kBand-column band, the first and last
-    // of each dimension among them, so their crossings hold outputs of
-    // every output tile; only those rows of A and of W come back for the
-    // CPU reference.
+    // Values where the sampled rows and columns cross; only those rows of A
+    // and W come back for the CPU reference.
     const auto rows = kb::sample_per_band(M_, kBand, M_ <= kBand ? M_ : kPerBand, seed + 3);
     const auto cols = kb::sample_per_band(N_, kBand, kPerBand, seed + 4);
     const auto a = a_.download_rows(rows, static_cast<size_t>(K_));
@@ -103,11 +82,6 @@ class GemmCase : public kb::Case {
   }
 
  private:
-  static kb::gemm::Options options(kb::gemm::Input input) {
-    kb::gemm::Options o;
-    o.input = input;
-    return o;
-  }
   static void fill(kb::DeviceBuffer<bf16>& b, uint64_t seed, cudaStream_t s) {
     kb::fill_uniform_bf16(b.get(), b.size(), seed, -1.f, 1.f, s);
   }

@@ -1,35 +1,7 @@
-// Whole-model decode at batch 1, the seed's model rows (`Llama-2-7b-chat-hf`,
-// bf16 and int8 weight-only), in our own CUDA: random weights generated on
-// the GPU, the prefill and one decode step each captured once as a CUDA
-// graph and replayed.
-//
-// Measured as benchmarks/gpt_fast measures: one generation = the 6-token
-// prompt + 200 new tokens, one warm-up generation, then the mean of 5. As
-// gpt-fast, the prompt is one forward (the prefill graph: every weight read
-// once for the 6 tokens) that also picks the first new token; 199 decode
-// steps follow.
-//
-//   token_per_sec          = 200 / t
-//   memory_bandwidth(GB/s) = seed model size × 200 / t, the seed's count:
-//                            every parameter but the embedding (linear
-//                            weights, int8 scales, RMSNorm weights)
-//   memory_bandwidth_kv    = adds the KV-cache bytes the 205 attentions read
-//   latency(us)            = t / 200 (per generated token)
-//   compilation_time(s)    = the Case constructor: allocation, weights,
-//                            one eager step and prefill, graph captures and
-//                            uploads
-//
-// The roofline counts every graph node (the prefill's + 199 × a step's).
-// A model that does not fit in GPU memory becomes a `failed` row saying
-// how much it needs.
-//
-// `Mixtral-8x7B-v0.1` (int8, the seed's third model row): the same case
-// with the mixture-of-experts step (kernels/decode/decoder.h), at shapes
-// layers=16 (the seed's row: its 32 layers cut to 16) and layers=32 (the
-// whole model, 47 GB; a GPU with less memory gives a `skipped` row). Its
-// bytes are those one token reads: the two chosen experts of each layer,
-// not all eight (docs/metrics.md).
-#include <cstdio>
+// Whole-model decode at batch 1, the seed's model rows (Llama-2-7b-chat-hf
+// bf16 and int8, Mixtral-8x7B-v0.1 int8 at 16 and 32 layers), in our own
+// CUDA, measured as benchmarks/gpt_fast measures; what a run is and what its
+// rows count: docs/notes/decode.md.
 #include <memory>
 #include <string>
 
@@ -55,11 +27,11 @@ dec::WeightType weight_type(kb::DType d) {
   throw std::invalid_argument(std::string("decode: no weights of dtype ") + kb::dtype_name(d));
 }
 
-// Device memory a model needs beside the reserve the decoder keeps free.
-std::string gb_text(double bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f GB", bytes / 1e9);
-  return buf;
+// The model at a point: Mixtral's points set its layers.
+dec::ModelConfig config_at(const dec::ModelConfig& c, const kb::Point& p) {
+  dec::ModelConfig l = c;
+  if (p.shape.has("layers")) l.n_layers = static_cast<int>(p["layers"]);
+  return l;
 }
 
 dec::DecoderOptions decoder_options(const dec::ModelConfig& c) {
@@ -68,6 +40,19 @@ dec::DecoderOptions decoder_options(const dec::ModelConfig& c) {
   o.seed = kWeightSeed;
   o.prompt.clear();
   for (int32_t id : kPrompt) o.prompt.push_back(id % c.vocab);
+  return o;
+}
+
+// A check against the CPU: the prompt as a prefill (as run() starts), then
+// steps, with several attention splits even at these lengths.
+dec::ReferenceCheckOptions reference_options(int steps, uint64_t seed) {
+  dec::ReferenceCheckOptions o;
+  o.decoder.prompt = kPrompt;
+  o.decoder.max_seq = 32;
+  o.decoder.attn_min_chunk = 2;
+  o.decoder.seed = seed;
+  o.steps = steps;
+  o.prefill = true;
   return o;
 }
 
@@ -83,39 +68,20 @@ class DecodeCase : public kb::Case {
 
   kb::Check check(cudaStream_t s, uint64_t seed) override {
     std::string tiny_detail;
-    if (cfg_.moe()) {
-      // 0. The tiny mixture of experts (4 experts, top 2) against the CPU
-      //    over 16 steps, the prompt as a prefill: the routing of every
-      //    layer and position, and the logits.
-      dec::ReferenceCheckOptions to;
-      to.prompt = kPrompt;
-      to.steps = 16;
-      to.max_seq = 32;
-      to.attn_min_chunk = 2;
-      to.seed = seed;
-      to.prefill = true;
-      const dec::DecodeCheck tiny =
-          dec::check_against_reference(dec::find_config("tiny-moe"), wt_, to);
+    if (cfg_.moe()) {  // 0. the tiny mixture of experts: every routing, 16 steps
+      const dec::DecodeCheck tiny = dec::check_against_reference(dec::find_config("tiny-moe"), wt_,
+                                                                 reference_options(16, seed));
       if (!tiny.ok) return kb::Check::fail("tiny-moe vs CPU: " + tiny.detail);
       tiny_detail = tiny.detail + "; ";
     }
     // 1. One layer at the model's own sizes (every kernel and gemv shape of
-    //    the real step) against the CPU fp32 reference, on fresh weights:
-    //    the prefill graph, then 4 decode steps through the step graph, with
-    //    2 attention splits from the third position on.
+    //    the real step) on fresh weights: the prefill, then 4 steps.
     dec::ModelConfig one = cfg_;
     one.n_layers = 1;
-    dec::ReferenceCheckOptions ro;
-    ro.prompt = kPrompt;
-    ro.steps = static_cast<int>(kPrompt.size()) + 4;
-    ro.max_seq = 32;
-    ro.attn_min_chunk = 2;  // several splits even at these lengths
-    ro.seed = seed;
-    ro.prefill = true;  // as run() starts
-    const dec::DecodeCheck ref = dec::check_against_reference(one, wt_, ro);
+    const dec::DecodeCheck ref = dec::check_against_reference(
+        one, wt_, reference_options(static_cast<int>(kPrompt.size()) + 4, seed));
     if (!ref.ok) return kb::Check::fail("one layer vs CPU: " + ref.detail);
-    // 2. The whole model: finite logits, greedy = argmax, LM-head rows on
-    //    the CPU, graph replay = eager launches = prefill then steps.
+    // 2. The whole model (decode_check.h).
     const dec::DecodeCheck full = dec::check_full_model(decoder_, 12, s);
     if (!full.ok) return kb::Check::fail(full.detail);
     return kb::Check::pass(tiny_detail + ref.detail + "; " + full.detail);
@@ -127,62 +93,58 @@ class DecodeCase : public kb::Case {
   dec::Decoder decoder_;
 };
 
-kb::Experiment decode_experiment(const std::string& model) {
-  const dec::ModelConfig& cfg = dec::find_config(model);
-  return kb::Experiment(model)
-      .doc("batch-1 decode of " + model +
-           " (random weights), prefill and step as CUDA graphs; 6-token prompt + 200 new tokens, "
-           "greedy; mean of 5 generations after a warm-up")
-      .point(kb::Shape{{"BS", 1}, {"prompt", 6}, {"new_tokens", kNewTokens}})
-      .dtypes({kb::DType::bf16, kb::DType::i8})
+kb::Work decode_work(const dec::ModelConfig& c, kb::DType d) {
+  kb::Work w;
+  w.steps = kNewTokens;
+  w.bytes = dec::active_weight_bytes(c, weight_type(d)) * kNewTokens;
+  for (int pos = 0; pos < kPositions; ++pos) w.kv_bytes += dec::kv_bytes_read(c, pos + 1);
+  w.bound = kb::Bound::read;
+  w.graph = true;
+  // The kernels that wait for each other: not moe_route_finish beside the chain.
+  w.launches = dec::Decoder::prefill_nodes(c, static_cast<int>(kPrompt.size())) +
+               double(kNewTokens - 1) * dec::Decoder::chain_kernels_per_step(c);
+  return w;
+}
+
+kb::Experiment decode_experiment(const dec::ModelConfig& cfg, const std::string& doc) {
+  return kb::Experiment(cfg.name)
+      .doc(doc)
       .metrics({kb::Metric::token_per_sec, kb::Metric::memory_bandwidth,
                 kb::Metric::memory_bandwidth_kv, kb::Metric::compilation_time,
                 kb::Metric::latency_us})
       .model()
       .protocol(kb::Protocol::decode, 5)
-      .work([cfg](const kb::Point& p) {
-        const dec::WeightBytes wb = dec::weight_bytes(cfg, weight_type(p.dtype));
-        kb::Work w;
-        w.steps = kNewTokens;
-        w.bytes = wb.seed_model_size() * kNewTokens;
-        for (int pos = 0; pos < kPositions; ++pos) w.kv_bytes += dec::kv_bytes_read(cfg, pos + 1);
-        w.bound = kb::Bound::read;
-        w.graph = true;
-        w.launches = dec::Decoder::prefill_nodes(cfg, static_cast<int>(kPrompt.size())) +
-                     double(kNewTokens - 1) * dec::Decoder::kernels_per_step(cfg);
-        return w;
-      })
-      .make([cfg](const kb::Point& p) { return std::make_unique<DecodeCase>(cfg, p.dtype); });
+      .work([cfg](const kb::Point& p) { return decode_work(config_at(cfg, p), p.dtype); })
+      .make([cfg](const kb::Point& p) {
+        return std::make_unique<DecodeCase>(config_at(cfg, p), p.dtype);
+      });
 }
 
 }  // namespace
 
-KB_EXPERIMENT(llama_2_7b_decode) { return decode_experiment("Llama-2-7b-chat-hf"); }
-
-// The config at a point's `layers` (Mixtral's shapes).
-static dec::ModelConfig with_layers(const dec::ModelConfig& c, const kb::Point& p) {
-  dec::ModelConfig l = c;
-  l.n_layers = static_cast<int>(p["layers"]);
-  return l;
+KB_EXPERIMENT(llama_2_7b_decode) {
+  return decode_experiment(
+             dec::find_config("Llama-2-7b-chat-hf"),
+             "batch-1 decode of Llama-2-7b-chat-hf (random weights), prefill and step as CUDA "
+             "graphs; 6-token prompt + 200 new tokens, greedy; mean of 5 generations after a "
+             "warm-up")
+      .point(kb::Shape{{"BS", 1}, {"prompt", 6}, {"new_tokens", kNewTokens}})
+      .dtypes({kb::DType::bf16, kb::DType::i8});
 }
 
 KB_EXPERIMENT(mixtral_8x7b_decode) {
   const dec::ModelConfig& cfg = dec::find_config("Mixtral-8x7B-v0.1");
-  return kb::Experiment(cfg.name)
-      .doc(
-          "batch-1 decode of Mixtral-8x7B-v0.1 int8 (random weights, 8 experts, top 2 routed on "
-          "the GPU), prefill and step as CUDA graphs; layers=16 is the seed's row, layers=32 the "
-          "whole model; 6-token prompt + 200 new tokens, greedy; mean of 5 after a warm-up")
+  return decode_experiment(
+             cfg,
+             "batch-1 decode of Mixtral-8x7B-v0.1 int8 (random weights, 8 experts, top 2 routed "
+             "on the GPU), prefill and step as CUDA graphs; layers=16 is the seed's row, "
+             "layers=32 the whole model; 6-token prompt + 200 new tokens, greedy; mean of 5 "
+             "after a warm-up")
       .point(kb::Shape{{"layers", 16}})
       .point(kb::Shape{{"layers", 32}})
       .dtypes({kb::DType::i8})
-      .metrics({kb::Metric::token_per_sec, kb::Metric::memory_bandwidth,
-                kb::Metric::memory_bandwidth_kv, kb::Metric::compilation_time,
-                kb::Metric::latency_us})
-      .model()
-      .protocol(kb::Protocol::decode, 5)
       .supported([cfg](const kb::Point& p, const cudaDeviceProp& prop) -> std::string {
-        const dec::ModelConfig c = with_layers(cfg, p);
+        const dec::ModelConfig c = config_at(cfg, p);
         // The decoder's arena, the one-layer check model beside it and 1 GB
         // for the context and the engine: a smaller GPU skips the point.
         dec::ModelConfig one = c;
@@ -191,25 +153,8 @@ KB_EXPERIMENT(mixtral_8x7b_decode) {
                             double(dec::Decoder::device_bytes(one, weight_type(p.dtype), 32)) + 1e9;
         if (need > double(prop.totalGlobalMem))
           return c.name + " with " + std::to_string(c.n_layers) + " layers needs about " +
-                 gb_text(need) + " of GPU memory; this GPU has " +
-                 gb_text(double(prop.totalGlobalMem));
+                 dec::gigabytes(need) + " of GPU memory; this GPU has " +
+                 dec::gigabytes(double(prop.totalGlobalMem));
         return "";
-      })
-      .work([cfg](const kb::Point& p) {
-        const dec::ModelConfig c = with_layers(cfg, p);
-        kb::Work w;
-        w.steps = kNewTokens;
-        w.bytes = dec::active_weight_bytes(c, weight_type(p.dtype)) * kNewTokens;
-        for (int pos = 0; pos < kPositions; ++pos) w.kv_bytes += dec::kv_bytes_read(c, pos + 1);
-        w.bound = kb::Bound::read;
-        w.graph = true;
-        // The roofline counts the kernels that wait for each other: not
-        // moe_route_finish beside the chain (DecoderOptions::moe_route_parallel).
-        w.launches = dec::Decoder::prefill_chain_nodes(c, static_cast<int>(kPrompt.size())) +
-                     double(kNewTokens - 1) * dec::Decoder::chain_kernels_per_step(c);
-        return w;
-      })
-      .make([cfg](const kb::Point& p) {
-        return std::make_unique<DecodeCase>(with_layers(cfg, p), p.dtype);
       });
 }

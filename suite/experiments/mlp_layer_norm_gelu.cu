@@ -1,32 +1,7 @@
-// mlp_layer_norm_gelu: the seed's MLP block, Linear(D -> 14336, +bias) ->
-// LayerNorm -> GELU -> Linear(14336 -> D, +bias) -> LayerNorm, bf16 in and
-// out, fp32 accumulation (kernels/mlp/mlp.h), on `tokens` rows of width D.
-//
-// Points: the seed's case is one token (its input is 1-D), so the seed
-// axis is D at tokens=1 and the `shape=mean` row averages those four points
-// only; tokens=16 and 4096 are extra points. One path per point, named in
-// the variant: `gemv` at one token (two weight streams, where cuBLASLt
-// reaches about 60% of HBM bandwidth), `cublaslt` at 16 and 4096 tokens
-// (bias fused as the GEMMs' epilogue; its rows add the chosen algorithms,
-// "up=algo.._tile..;down=..."). The bare cuBLASLt GEMMs of the same shapes,
-// one token included, are rows of the `gemm` experiment.
-//
-// Counted per run() (docs/notes/mlp.md):
-//   flops = 4·T·D·F: the two GEMMs. The bias adds, LayerNorms and GELU
-//           (about 20 flops per element of h, < 1% at any D) are not counted,
-//           as the seed and PyTorch's flop counters do not count them.
-//   bytes = both weight matrices (2·D·F·2) + biases and LayerNorm parameters
-//           (3·(F + D)·2) + x read and y written (2·T·D·2) + the
-//           intermediates each written once and read once: h and g
-//           (2·2·T·F·2) and u (2·T·D·2). At one token the weights are
-//           99.6% of it (D=1024) or more. Of it, written: h, g, u, y.
-//
-// gemm_share = the time of the MLP's two GEMMs alone (Mlp::run_gemms: the
-// bare cuBLASLt GEMMs, or the two GEMVs at one token) / the time of the
-// whole MLP, both sampled in one loop, alternating, each after an L2 flush
-// (Case::companion): the fusion cost, free of the GPU's power state. Issue
-// 5: at D=1024 and 4096 tokens the LayerNorm needs whole 14336-wide rows
-// of h, >= 78 us of extra HBM traffic, so the share is bound by 0.78 there.
+// mlp_layer_norm_gelu: the seed's MLP block (kernels/mlp/mlp.h) on `tokens`
+// rows of width D: one token (the seed's points and `shape=mean` row) on the
+// `gemv` path, 16 and 4096 tokens on `cublaslt`. What it counts, gemm_share
+// included: docs/notes/mlp.md.
 #include <cmath>
 #include <memory>
 
@@ -45,9 +20,7 @@ using kb::mlp::Path;
 
 constexpr int64_t kF = kb::mlp::kHidden;
 
-// Multiply-adds the CPU reference may spend per check. Its fp32 dot
-// products vectorize: 2e9 took 0.22 s on 2 cores of the build machine, so
-// this is about a second there and a fraction of one on 16.
+// Multiply-adds the CPU reference may spend per check (about a second on 2 cores).
 constexpr double kCheckMacs = 8e9;
 
 class MlpCase : public kb::Case {
@@ -68,9 +41,7 @@ class MlpCase : public kb::Case {
         mlp_(T_, D_, kF, p.variant == "gemv" ? Path::gemv : Path::cublaslt) {}
 
   void run(cudaStream_t s) override { mlp_.run(params(), x_.get(), y_.get(), s); }
-  // gemm_share: its two GEMMs alone, timed by the engine right after each
-  // sample of the whole MLP (one loop, alternating, both cold).
-  bool has_companion() const override { return true; }
+  bool has_companion() const override { return true; }  // gemm_share
   void companion(cudaStream_t s) override { mlp_.run_gemms(params(), x_.get(), s); }
 
   std::string variant() const override { return mlp_.detail(); }
@@ -83,10 +54,7 @@ class MlpCase : public kb::Case {
     kb::mlp::HostParams hp = fill(s, seed);
     y_.poison();
     mlp_.poison_intermediates();
-    // The fills ran on `s`; the uploads and the poisoning (cudaMemcpy,
-    // cudaMemset) on the legacy default stream, which a non-blocking `s`
-    // does not wait for: all of it must be done before run() reads it.
-    KB_CUDA_CHECK(cudaDeviceSynchronize());
+    KB_CUDA_CHECK(cudaDeviceSynchronize());  // the fills ran on `s`
     run(s);
     KB_CUDA_CHECK(cudaStreamSynchronize(s));
 
@@ -97,8 +65,7 @@ class MlpCase : public kb::Case {
       return kb::Check::fail(std::to_string(nonfinite) + " of " + std::to_string(y.size()) +
                              " outputs are NaN/inf (unwritten or overflowed)");
 
-    // The reference computes whole tokens (LayerNorm needs the full rows):
-    // as many as the budget allows, first and last always.
+    // Whole tokens (LayerNorm needs full rows), as many as the budget allows.
     const double macs_per_token = 2.0 * static_cast<double>(D_) * kF;  // both Linears
     const int64_t n_check = std::max<int64_t>(
         2, std::min<int64_t>(64, static_cast<int64_t>(kCheckMacs / macs_per_token)));
@@ -110,9 +77,8 @@ class MlpCase : public kb::Case {
     std::vector<float> out;
     out.reserve(ref.size());
     for (int64_t t : tokens) out.insert(out.end(), y.begin() + t * D_, y.begin() + (t + 1) * D_);
-    // Tolerance: the final bf16 rounding (<= 2^-8 relative) plus a 1-ulp
-    // flip of an intermediate rounding where the GPU's fp32 sum and ours
-    // straddle a bf16 tie, which LayerNorm carries into its row.
+    // The final bf16 rounding plus a 1-ulp flip of an intermediate rounding
+    // (the GPU's fp32 sum and ours on either side of a bf16 tie).
     const auto rel = kb::compare(out, ref, 1e-2);
     const auto close = kb::allclose(out, ref, 1.0 / 64, 1e-2 * kb::rms(ref));
     const std::string text = std::to_string(tokens.size()) + " of " + std::to_string(T_) +
@@ -123,10 +89,8 @@ class MlpCase : public kb::Case {
  private:
   // Inputs and parameters from `seed`; returns the small host-generated ones.
   kb::mlp::HostParams fill(cudaStream_t s, uint64_t seed) {
-    // Scales that keep every stage O(1): weights U(-sqrt(3/K), sqrt(3/K))
-    // give each Linear's output about the variance of its input, and
-    // biases/LayerNorm parameters comparable to it, so that a missing bias,
-    // GELU or affine term moves the output by O(1).
+    // Every stage O(1) (weights U(±sqrt(3/K))), so that a missing bias, GELU
+    // or affine term moves the output by O(1).
     const float s1 = std::sqrt(3.f / static_cast<float>(D_));
     const float s2 = std::sqrt(3.f / static_cast<float>(kF));
     kb::fill_uniform_bf16(w1_.get(), w1_.size(), seed + 1, -s1, s1, s);
@@ -148,17 +112,9 @@ class MlpCase : public kb::Case {
     return hp;
   }
 
-  kb::mlp::Params params() const {
-    kb::mlp::Params p;
-    p.w1 = w1_.get();
-    p.b1 = b1_.get();
-    p.ln1_g = ln1_g_.get();
-    p.ln1_b = ln1_b_.get();
-    p.w2 = w2_.get();
-    p.b2 = b2_.get();
-    p.ln2_g = ln2_g_.get();
-    p.ln2_b = ln2_b_.get();
-    return p;
+  kb::mlp::Params params() const {  // in the order of Params' fields
+    return {w1_.get(), b1_.get(), ln1_g_.get(), ln1_b_.get(),
+            w2_.get(), b2_.get(), ln2_g_.get(), ln2_b_.get()};
   }
 
   int64_t T_, D_;
@@ -195,8 +151,7 @@ KB_EXPERIMENT(mlp_layer_norm_gelu) {
         const double intermediates = 2 * (2 * T * F * b) + 2 * T * D * b;  // h, g, u: write + read
         w.bytes = weights + params + io + intermediates;
         const double writes = 2 * T * F * b + 2 * T * D * b;  // h, g, u, y
-        // Weight streaming at few tokens; at 4096 the intermediates' writes
-        // are a third of the traffic, which the copy ceiling describes.
+        // At 4096 tokens the intermediates' writes are a third of the traffic.
         w.bound = writes * 4 >= w.bytes ? kb::Bound::copy : kb::Bound::read;
         w.write_bytes = writes;
         w.launches = kb::mlp::kLaunches;

@@ -1,15 +1,11 @@
-// nccl_all_reduce and nccl_all_gather across the GPUs of one run, at the
-// sizes tensor-parallel decode moves (hidden 4096, bf16, 1 to 16 tokens: 8
-// to 128 KiB; latency in us) and at 256 MiB and 1 GiB (the bus ceiling;
-// algbw = bytes / time, busbw = algbw * 2(n-1)/n for all-reduce, (n-1)/n
-// for all-gather, whose bytes are the gathered whole, as nccl-tests).
-// Multi-device experiments (Experiment::across_devices): each measured in
-// one worker process driving every GPU (one NCCL rank each), after the
-// per-GPU chains, against a link roofline measured there (each GPU writing
-// to the next over peer access, all at once: a ring). Never a hang:
-// communicators are nonblocking, every wait polls ncclCommGetAsyncError
-// against a deadline and aborts them on expiry. NVLink multicast stays off
-// (kbench sets NCCL_NVLS_ENABLE=0). One GPU or no NCCL: `skipped` rows.
+// nccl_all_reduce and nccl_all_gather across the GPUs of one run, one NCCL
+// rank a GPU in one worker process (Experiment::across_devices): latency at
+// the sizes tensor-parallel decode moves (hidden 4096 bf16 x 1..16 tokens),
+// algbw and busbw (as nccl-tests) at 256 MiB and 1 GiB, against a link
+// roofline measured there (every GPU writing to the next over peer access at
+// once: a ring). Never a hang: communicators are nonblocking and every wait
+// has a deadline that aborts them. NVLink multicast stays off (kbench sets
+// NCCL_NVLS_ENABLE=0). One GPU or no NCCL: `skipped` rows.
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -20,6 +16,7 @@
 
 #include "core/metrics.h"
 #include "kernels/common/cuda_check.h"
+#include "kernels/common/device_random.h"
 #include "suite/device.h"
 #include "suite/experiment.h"
 #include "suite/stats.h"
@@ -55,18 +52,16 @@ std::vector<const char*> metrics_of(size_t bytes) {
   return {metric_name::algorithm_bandwidth, metric_name::bus_bandwidth};
 }
 
-std::vector<Record> status_rows(const std::string& name, int ranks, const std::string& st,
-                                const std::string& message, const RunInfo& info,
-                                const GpuIdentity& gpu) {
-  std::vector<Record> rows;
-  for (int64_t b : kSizes)
-    for (const char* m : metrics_of(b)) {
-      Record r = base_row(name, b, m, ranks, info, gpu);
-      r.status = st;
-      r.message = message;
-      rows.push_back(r);
-    }
-  return rows;
+// The rows of one size with a status and message instead of figures.
+void add_status_rows(std::vector<Record>& rows, const std::string& name, size_t bytes, int ranks,
+                     const std::string& st, const std::string& message, const RunInfo& info,
+                     const GpuIdentity& gpu) {
+  for (const char* m : metrics_of(bytes)) {
+    Record r = base_row(name, bytes, m, ranks, info, gpu);
+    r.status = st;
+    r.message = message;
+    rows.push_back(r);
+  }
 }
 
 std::string unavailable(int ranks) {
@@ -84,21 +79,14 @@ std::string unavailable(int ranks) {
 
 constexpr const char* kAllReduce = "nccl_all_reduce";
 
-// Each wait of a collective (init, one operation, finalize) gives up after
-// this long and aborts the communicators; the parent's --timeout still
-// bounds the whole worker.
+// Each wait (init, one operation, finalize) gives up after this long and
+// aborts the communicators; the parent's --timeout bounds the whole worker.
 constexpr double kWaitS = 120;
 
 // busbw / algbw (nccl-tests' factors).
 double bus_factor(const std::string& name, int n) {
   if (n < 2) return 1;
   return name == kAllReduce ? 2.0 * (n - 1) / n : double(n - 1) / n;
-}
-
-__global__ void fill_bf16(__nv_bfloat16* p, size_t n, float v) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
-       i += size_t(gridDim.x) * blockDim.x)
-    p[i] = __float2bfloat16(v);
 }
 
 // The ring's link: each GPU writes its buffer into the next GPU's memory
@@ -175,7 +163,7 @@ class Comms {
         }
         KB_CUDA_CHECK(e);
       }
-      poll_errors(what);
+      busy(what);
       if (done) return;
       expire(t0, what);
       std::this_thread::sleep_for(std::chrono::microseconds(50));
@@ -183,29 +171,25 @@ class Comms {
   }
 
  private:
-  void wait_ready(const char* what) {
-    const auto t0 = std::chrono::steady_clock::now();
-    for (;;) {
-      bool ready = true;
-      for (auto c : comms_) {
-        ncclResult_t async = ncclSuccess;
-        ncclResult_t res = ncclCommGetAsyncError(c, &async);
-        if (res != ncclSuccess) fail(res, what);
-        if (async == ncclInProgress)
-          ready = false;
-        else if (async != ncclSuccess)
-          fail(async, what);
-      }
-      if (ready) return;
-      expire(t0, what);
-      std::this_thread::yield();
-    }
-  }
-  void poll_errors(const char* what) {
+  // Whether a communicator is still taking work; throws on its error.
+  bool busy(const char* what) {
+    bool busy = false;
     for (auto c : comms_) {
       ncclResult_t async = ncclSuccess;
-      if (ncclCommGetAsyncError(c, &async) != ncclSuccess) fail(ncclInternalError, what);
-      if (async != ncclSuccess && async != ncclInProgress) fail(async, what);
+      ncclResult_t res = ncclCommGetAsyncError(c, &async);
+      if (res != ncclSuccess) fail(res, what);
+      if (async == ncclInProgress)
+        busy = true;
+      else if (async != ncclSuccess)
+        fail(async, what);
+    }
+    return busy;
+  }
+  void wait_ready(const char* what) {
+    const auto t0 = std::chrono::steady_clock::now();
+    while (busy(what)) {
+      expire(t0, what);
+      std::this_thread::yield();
     }
   }
   void expire(std::chrono::steady_clock::time_point t0, const char* what) {
@@ -230,9 +214,8 @@ class Comms {
   bool aborted_ = false;
 };
 
-// Every rank's `iters` collectives of one size captured once into a CUDA
-// graph of its stream: the times are the GPUs' (as a decode step replays its
-// graph; nccl-tests -G), not the host's enqueue rate
+// Every rank's collectives of one size captured once into a CUDA graph of
+// its stream, so that the times are the GPUs', not the host's enqueue rate
 // (docs/decisions/0024-nccl-collectives-as-graphs.md). Throws NcclError,
 // every capture ended, where `enqueue` or CUDA fails.
 struct Graphs {
@@ -293,9 +276,7 @@ struct Graphs {
   }
 };
 
-// Every rank's buffers of `max_bytes` (all-reduce: each rank sends and
-// receives `bytes`; all-gather: each sends bytes/n and receives the whole),
-// its stream and events.
+// Every rank's send and receive buffers of `max_bytes`, stream and events.
 struct Buffers {
   Buffers(const std::vector<int>& devs, size_t max_bytes)
       : devices(devs),
@@ -332,6 +313,17 @@ struct Buffers {
   std::vector<cudaEvent_t> start, stop;
 };
 
+// The slowest rank's time from its start event to its stop event, in ms.
+double slowest_ms(const Buffers& b) {
+  double worst = 0;
+  for (size_t r = 0; r < b.devices.size(); ++r) {
+    float ms = 0;
+    KB_CUDA_CHECK(cudaEventElapsedTime(&ms, b.start[r], b.stop[r]));
+    worst = std::max(worst, double(ms));
+  }
+  return worst;
+}
+
 // The ring's bandwidth per GPU in GB/s, or 0 when some neighbours have no
 // peer access (`why` says which).
 double ring_link_gbps(Buffers& b, size_t bytes, std::string* why) {
@@ -365,15 +357,11 @@ double ring_link_gbps(Buffers& b, size_t bytes, std::string* why) {
       KB_CUDA_CHECK(cudaGetLastError());
       KB_CUDA_CHECK(cudaEventRecord(b.stop[r], b.streams[r]));
     }
-    double worst = 0;
     for (size_t r = 0; r < n; ++r) {
       KB_CUDA_CHECK(cudaSetDevice(dev[r]));
       KB_CUDA_CHECK(cudaEventSynchronize(b.stop[r]));
-      float ms = 0;
-      KB_CUDA_CHECK(cudaEventElapsedTime(&ms, b.start[r], b.stop[r]));
-      worst = std::max(worst, double(ms));
     }
-    if (rep > 0) best = std::min(best, worst);  // the first is the warm-up
+    if (rep > 0) best = std::min(best, slowest_ms(b));  // the first is the warm-up
   }
   return double(words * sizeof(int4)) / (best * 1e-3) / 1e9;
 }
@@ -384,15 +372,11 @@ Record link_row(const std::string& name, Buffers& b, const RunInfo& info, const 
   std::string why;
   const size_t bytes = size_t(256) << 20;
   *link = ring_link_gbps(b, bytes, &why);
-  Record r;
-  r.name = "roofline_probe";
-  r.metric = metric_name::link_bandwidth;
+  Record r = base_row("roofline_probe", bytes, metric_name::link_bandwidth,
+                      static_cast<int>(b.devices.size()), info, gpu);
   r.dtype = "int8";
-  r.device = "cuda";
-  r.shape = "bytes=" + std::to_string(bytes) + ";ranks=" + std::to_string(b.devices.size()) +
-            ";for=" + name;
+  r.shape += ";for=" + name;
   r.variant = "ring_peer_write";
-  stamp_run(r, info, gpu);
   if (*link > 0) {
     r.actual = *link;
   } else {
@@ -436,9 +420,8 @@ std::string check_point(const Calls& c, size_t per_rank, size_t bytes) {
   const int n = static_cast<int>(dev.size());
   for (int r = 0; r < n; ++r) {
     KB_CUDA_CHECK(cudaSetDevice(dev[r]));
-    fill_bf16<<<1024, 256, 0, c.b.streams[r]>>>(static_cast<__nv_bfloat16*>(c.b.send[r]), per_rank,
-                                                float(r + 1));
-    KB_CUDA_CHECK(cudaGetLastError());
+    const float v = float(r + 1);  // a uniform fill over [v, v]: exactly v
+    fill_uniform_bf16(static_cast<__nv_bfloat16*>(c.b.send[r]), per_rank, 0, v, v, c.b.streams[r]);
     KB_CUDA_CHECK(cudaMemsetAsync(c.b.recv[r], 0, bytes, c.b.streams[r]));
   }
   c.enqueue(bytes, 1);
@@ -459,45 +442,36 @@ std::string check_point(const Calls& c, size_t per_rank, size_t bytes) {
   return "";
 }
 
-// The samples of one size, in seconds a collective. nccl-tests' way:
-// `iters` back to back per sample, time / iters; the `iters` are one graph
-// a rank (Graphs), launched on every rank per sample (the ranks' launches,
-// one thread after another, start a few us apart: amortized over the
-// iters). The slowest rank's time is the collective's.
+// The samples of one size, in seconds a collective, nccl-tests' way: `iters`
+// back to back per sample (one graph a rank), time / iters; the slowest
+// rank's time is the collective's.
 std::vector<double> time_point(const Calls& c, size_t bytes, bool latency, bool quick) {
   const auto& dev = c.b.devices;
   const int n = static_cast<int>(dev.size());
   const int iters = latency ? 50 : 20;
   const int samples = quick ? 5 : latency ? 20 : 10;
   Graphs g(dev, c.b.streams, [&] { c.enqueue(bytes, iters); });
+  auto launch = [&](bool timed) {  // every rank's graph, between its events when timed
+    for (int r = 0; r < n; ++r) {
+      KB_CUDA_CHECK(cudaSetDevice(dev[r]));
+      if (timed) KB_CUDA_CHECK(cudaEventRecord(c.b.start[r], c.b.streams[r]));
+      KB_CUDA_CHECK(cudaGraphLaunch(g.exec[r], c.b.streams[r]));
+      if (timed) KB_CUDA_CHECK(cudaEventRecord(c.b.stop[r], c.b.streams[r]));
+    }
+  };
   // Warm-up: 5 launches and at least 100 ms of them (the clocks up and
-  // NCCL's connections made before the first sample: the first size timed
-  // read 25.8 us before it and 14.1 us after, on 4x H100).
+  // NCCL's connections made before the first sample).
   const auto warm0 = std::chrono::steady_clock::now();
   for (int w = 0;
        w < 5 || std::chrono::steady_clock::now() - warm0 < std::chrono::milliseconds(100); ++w) {
-    for (int r = 0; r < n; ++r) {
-      KB_CUDA_CHECK(cudaSetDevice(dev[r]));
-      KB_CUDA_CHECK(cudaGraphLaunch(g.exec[r], c.b.streams[r]));
-    }
+    launch(false);
     c.comms.wait_streams(c.b.streams, "the warm-up");
   }
   std::vector<double> t;
   for (int s = 0; s < samples; ++s) {
-    for (int r = 0; r < n; ++r) {
-      KB_CUDA_CHECK(cudaSetDevice(dev[r]));
-      KB_CUDA_CHECK(cudaEventRecord(c.b.start[r], c.b.streams[r]));
-      KB_CUDA_CHECK(cudaGraphLaunch(g.exec[r], c.b.streams[r]));
-      KB_CUDA_CHECK(cudaEventRecord(c.b.stop[r], c.b.streams[r]));
-    }
+    launch(true);
     c.comms.wait_streams(c.b.streams, "a timed collective");
-    double worst = 0;
-    for (int r = 0; r < n; ++r) {
-      float ms = 0;
-      KB_CUDA_CHECK(cudaEventElapsedTime(&ms, c.b.start[r], c.b.stop[r]));
-      worst = std::max(worst, double(ms) * 1e-3 / iters);
-    }
-    t.push_back(worst);
+    t.push_back(slowest_ms(c.b) * 1e-3 / iters);
   }
   return t;
 }
@@ -547,16 +521,10 @@ std::vector<Record> measure(const std::string& name, const std::vector<int>& dev
     const size_t per_rank = calls.reduce ? p / 2 : p / 2 / n;
     const size_t bytes = calls.reduce ? p : per_rank * 2 * n;  // all-gather: n equal chunks
     const std::string bad = check_point(calls, per_rank, bytes);
-    if (bad.empty()) {
+    if (bad.empty())
       add_rows(rows, name, p, bytes, n, time_point(calls, bytes, small(p), quick), link, info, gpu);
-      continue;
-    }
-    for (const char* m : metrics_of(p)) {
-      Record r = base_row(name, p, m, n, info, gpu);
-      r.status = status::incorrect;
-      r.message = bad;
-      rows.push_back(r);
-    }
+    else
+      add_status_rows(rows, name, p, n, status::incorrect, bad, info, gpu);
   }
   return rows;
 }
@@ -568,7 +536,9 @@ Experiment collective(const std::string& name, const std::string& doc) {
   a.unavailable = unavailable;
   a.status_rows = [name](int ranks, const std::string& st, const std::string& message,
                          const RunInfo& info, const GpuIdentity& gpu) {
-    return status_rows(name, ranks, st, message, info, gpu);
+    std::vector<Record> rows;
+    for (int64_t b : kSizes) add_status_rows(rows, name, b, ranks, st, message, info, gpu);
+    return rows;
   };
   a.measure = [name](const std::vector<int>& devices, const RunInfo& info,
                      bool quick) -> std::vector<Record> {

@@ -1,6 +1,5 @@
-// rms_norm: Llama's and Mixtral's RMSNorm as a bandwidth experiment, rows
-// as layer_norm's. bf16 input [BS=4096, D], bf16 weight, fp32 math; GB/s
-// counts what must move: x read once, w read once, y written once.
+// rms_norm: Llama's and Mixtral's RMSNorm as a bandwidth experiment, bf16
+// [BS=4096, D] with a bf16 weight; bytes: x and w read once, y written once.
 #include <memory>
 #include <string>
 #include <vector>

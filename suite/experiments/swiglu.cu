@@ -1,8 +1,6 @@
-// swiglu: the SwiGLU activation of Llama's and Mixtral's MLP at prefill as a
-// bandwidth experiment. The gate/up projection's output is one bf16 tensor
-// GU [tokens=4096, 2F] (g its first F columns, u the next F), y = silu(g) · u
-// bf16 [tokens, F], fp32 math; GB/s counts what must move: GU read once, y
-// written once. F: Llama-2-7B's 11008, Mixtral's 14336.
+// swiglu: the SwiGLU of Llama's (F = 11008) and Mixtral's (14336) MLP at
+// prefill as a bandwidth experiment, bf16 GU [4096, 2F] -> y [4096, F];
+// bytes: GU read once, y written once.
 #include <memory>
 #include <string>
 #include <vector>

@@ -36,8 +36,6 @@ std::vector<float> layer_norm_fp32(const std::vector<float>& x, const std::vecto
     for (int64_t i = 0; i < D; ++i) {
       float v = std::fma((xr[i] - mean) * rstd, g[i], b[i]);
       if (act == Activation::gelu_erf) v = 0.5f * v * std::erfc(-v * 0.70710678f);
-      if (act == Activation::gelu_tanh)
-        v = 0.5f * v * (1.f + std::tanh(0.7978845608f * (v + 0.044715f * v * v * v)));
       y[r * D + i] = round_bf16(v);
     }
   }
@@ -67,8 +65,7 @@ TEST(LayerNormCheck, PassesAnFp32LayerNormRoundedToBf16) {
     Activation act;
   };
   for (const Case& c : {Case{4096, 1024, Activation::none}, Case{64, 16384, Activation::none},
-                        Case{4, 65544, Activation::none}, Case{256, 1024, Activation::gelu_erf},
-                        Case{256, 1024, Activation::gelu_tanh}}) {
+                        Case{4, 65544, Activation::none}, Case{256, 1024, Activation::gelu_erf}}) {
     SCOPED_TRACE("rows=" + std::to_string(c.rows) + " D=" + std::to_string(c.D) +
                  " act=" + std::to_string(static_cast<int>(c.act)));
     const Data d = make(c.rows, c.D, c.act, 7);

@@ -489,15 +489,15 @@ TEST_P(DecodeTiny, MatchesCpuReference) {
   KB_REQUIRE_GPU();
   const ModelParam p = GetParam();
   dec::ReferenceCheckOptions o;
-  o.prompt = {1, 15043, 29892, 590, 1024, 338};
+  o.decoder.prompt = {1, 15043, 29892, 590, 1024, 338};
   o.steps = 40;
-  o.max_seq = 48;
-  o.attn_splits = p.splits;
-  o.attn_min_chunk = p.min_chunk;
-  o.graph = p.graph;
+  o.decoder.max_seq = 48;
+  o.decoder.attn_splits = p.splits;
+  o.decoder.attn_min_chunk = p.min_chunk;
+  o.decoder.capture = p.graph;
   o.prefill = p.prefill;
-  o.attn_whole = p.whole;
-  o.seed = 11;
+  o.decoder.attn_whole = p.whole;
+  o.decoder.seed = 11;
   const auto r = dec::check_against_reference(dec::find_config("tiny"), p.type, o);
   EXPECT_TRUE(r.ok) << r.detail;
   EXPECT_LE(r.worst_logits_rel, 3e-2);
@@ -578,8 +578,8 @@ TEST(DecodeModel, Gqa4HeadDim128MatchesCpuReference) {
   for (auto t : {dec::WeightType::bf16, dec::WeightType::int8}) {
     dec::ReferenceCheckOptions o;
     o.steps = 20;
-    o.max_seq = 24;
-    o.attn_min_chunk = 3;
+    o.decoder.max_seq = 24;
+    o.decoder.attn_min_chunk = 3;
     const auto r = dec::check_against_reference(c, t, o);
     EXPECT_TRUE(r.ok) << r.detail;
   }
@@ -693,10 +693,10 @@ TEST(DecodeModel, Llama2OneLayerMatchesCpuReference) {
   c.n_layers = 1;
   for (auto t : {dec::WeightType::bf16, dec::WeightType::int8}) {
     dec::ReferenceCheckOptions o;
-    o.prompt = {1, 15043, 29892, 590, 1024, 338};
+    o.decoder.prompt = {1, 15043, 29892, 590, 1024, 338};
     o.steps = 10;
-    o.max_seq = 16;
-    o.attn_min_chunk = 2;
+    o.decoder.max_seq = 16;
+    o.decoder.attn_min_chunk = 2;
     for (bool prefill : {false, true}) {
       o.prefill = prefill;
       const auto r = dec::check_against_reference(c, t, o);

@@ -70,8 +70,7 @@ INSTANTIATE_TEST_SUITE_P(
         Param{5, 24, Activation::none, true},     // fewer threads than a warp
         Param{7, 4104, Activation::none, false},  // not a multiple of the block
         Param{3, 32768, Activation::none, true},  // the largest register version
-        Param{2, 65544, Activation::none, true},  // the streaming fallback
-        Param{31, 4096, Activation::gelu_erf, true}, Param{31, 1024, Activation::gelu_tanh, true},
+        Param{31, 4096, Activation::gelu_erf, true},
         // warp-per-row versions: partial last block, each VPL, a partial lane tail
         Param{13, 512, Activation::none, true}, Param{9, 1032, Activation::none, true},
         Param{17, 2048, Activation::gelu_erf, false}, Param{1, 2056, Activation::none, true}),
@@ -132,14 +131,14 @@ __global__ void slow_copy(const kb::bf16* src, kb::bf16* dst, int64_t n, long lo
 }
 
 // With pdl the LayerNorm launches while the kernel before it runs: it must
-// still read that kernel's output (each of its three kernel versions), not
+// still read that kernel's output (each of its two kernel versions), not
 // the poison under it.
 TEST(LayerNorm, WithPdlWaitsForTheKernelBeforeIt) {
   KB_REQUIRE_GPU();
   struct Shape {
     int64_t rows, D;
   };
-  for (Shape sh : {Shape{64, 1024}, Shape{1, 14336}, Shape{2, 65544}}) {
+  for (Shape sh : {Shape{64, 1024}, Shape{1, 14336}}) {
     SCOPED_TRACE("rows=" + std::to_string(sh.rows) + " D=" + std::to_string(sh.D));
     auto xh = kb::random_bf16(sh.rows * sh.D, 99 + sh.D, -3.f, 5.f);
     kb::DeviceBuffer<kb::bf16> src(xh.size()), x(xh.size()), y(xh.size());
@@ -174,6 +173,9 @@ TEST(LayerNorm, RefusesBadShapesBeforeLaunch) {
       kb::layer_norm::layer_norm(p, nullptr, nullptr, p, 0, 1024, 1e-5f, Activation::none, nullptr),
       std::invalid_argument);
   EXPECT_THROW(kb::layer_norm::layer_norm(p + 1, nullptr, nullptr, p, 4, 1024, 1e-5f,
+                                          Activation::none, nullptr),
+               std::invalid_argument);
+  EXPECT_THROW(kb::layer_norm::layer_norm(p, nullptr, nullptr, p, 2, 32768 + 8, 1e-5f,
                                           Activation::none, nullptr),
                std::invalid_argument);
 }

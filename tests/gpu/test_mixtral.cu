@@ -58,7 +58,6 @@ TEST(MixtralConfig, ActiveBytesMatchTheAnchor) {
   // The prefill: per layer 5 kernels for the chunk and a router and an
   // attention per token, all on the chain.
   EXPECT_EQ(dec::Decoder::prefill_nodes(c, 6), 1 + 6 + 5 * 32 + 2 * 6 * 32 + 3);
-  EXPECT_EQ(dec::Decoder::prefill_chain_nodes(c, 6), dec::Decoder::prefill_nodes(c, 6));
 }
 
 // A gemv carrying router blocks refuses what it cannot run, before any
@@ -930,15 +929,15 @@ TEST_P(MixtralTiny, MatchesCpuReference) {
   KB_REQUIRE_GPU();
   const MoeParam p = GetParam();
   dec::ReferenceCheckOptions o;
-  o.prompt = {1, 15043, 29892, 590, 1024, 338};
+  o.decoder.prompt = {1, 15043, 29892, 590, 1024, 338};
   o.steps = 24;
-  o.max_seq = 32;
-  o.attn_min_chunk = 2;
-  o.graph = p.graph;
+  o.decoder.max_seq = 32;
+  o.decoder.attn_min_chunk = 2;
+  o.decoder.capture = p.graph;
   o.prefill = p.prefill;
-  o.moe_route_parallel = p.parallel;
-  o.attn_whole = p.whole;
-  o.seed = 5;
+  o.decoder.moe_route_parallel = p.parallel;
+  o.decoder.attn_whole = p.whole;
+  o.decoder.seed = 5;
   const auto r = dec::check_against_reference(dec::find_config("tiny-moe"), p.type, o);
   EXPECT_TRUE(r.ok) << r.detail;
   EXPECT_EQ(r.routings, 24 * 2);
@@ -973,21 +972,21 @@ TEST(MixtralModel, WrongRoutingFailsTheCheck) {
   for (const bool parallel : {true, false}) {
     SCOPED_TRACE(parallel ? "router beside o" : "router in the chain");
     dec::ReferenceCheckOptions o;
-    o.prompt = {1, 2, 3};
+    o.decoder.prompt = {1, 2, 3};
     o.steps = 12;
-    o.max_seq = 16;
-    o.moe_route_parallel = parallel;
-    o.route_fault = 1;
+    o.decoder.max_seq = 16;
+    o.decoder.moe_route_parallel = parallel;
+    o.decoder.route_fault = 1;
     const auto wrong =
         dec::check_against_reference(dec::find_config("tiny-moe"), dec::WeightType::int8, o);
     EXPECT_FALSE(wrong.ok);
     EXPECT_NE(wrong.detail.find("routing differs"), std::string::npos) << wrong.detail;
-    o.route_fault = 2;
+    o.decoder.route_fault = 2;
     const auto bad =
         dec::check_against_reference(dec::find_config("tiny-moe"), dec::WeightType::int8, o);
     EXPECT_FALSE(bad.ok);
     std::printf("  %s\n  %s\n", wrong.detail.c_str(), bad.detail.c_str());
-    o.route_fault = 3;
+    o.decoder.route_fault = 3;
     const auto misread =
         dec::check_against_reference(dec::find_config("tiny-moe"), dec::WeightType::int8, o);
     EXPECT_FALSE(misread.ok);
@@ -1017,10 +1016,10 @@ TEST(MixtralModel, OneFullLayerMatchesCpuReference) {
   dec::ModelConfig c = dec::find_config("Mixtral-8x7B-v0.1");
   c.n_layers = 1;
   dec::ReferenceCheckOptions o;
-  o.prompt = {1, 15043, 29892, 590, 1024, 338};
+  o.decoder.prompt = {1, 15043, 29892, 590, 1024, 338};
   o.steps = 10;
-  o.max_seq = 16;
-  o.attn_min_chunk = 2;
+  o.decoder.max_seq = 16;
+  o.decoder.attn_min_chunk = 2;
   o.prefill = true;
   const auto r = dec::check_against_reference(c, dec::WeightType::int8, o);
   EXPECT_TRUE(r.ok) << r.detail;
