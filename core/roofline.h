@@ -26,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/metrics.h"
 #include "core/types.h"
 
 namespace kb {
@@ -151,21 +152,76 @@ double ladder_memory_seconds(const SpeedOfLight& l, double reads, double writes)
 // Throws std::invalid_argument when the ceilings this work needs are zero.
 Roofline roofline(const Work& w, const Ceilings& c);
 
-// The value of `metric` for one run() that took `t_s` seconds; `setup_s` is
-// the case's setup time (compilation_time). nullopt when undefined (e.g.
-// flops_utilization without a datasheet peak for the dtype). The companion
-// ratio (gemm_share) is not a function of one time: see gemm_share_value.
-std::optional<double> metric_value(Metric m, const Work& w, double t_s, double setup_s,
-                                   const Ceilings& c);
+// What a metric's value is computed from: one run() of `work` that took
+// `t_s` seconds (for the roofline: its t_min), and what the engine timed
+// beside it.
+struct MetricInput {
+  const Work& work;
+  double t_s = 0;
+  const Ceilings& ceilings;
+  double setup_s = 0;                     // the Case's construction
+  std::optional<double> companion_ratio;  // Case::companion's time / run()'s
+};
 
-// The attainable value of `metric` (the metric at t_min); nullopt for
-// metrics that have no roofline (compilation_time, gemm_share).
-std::optional<double> roofline_value(Metric m, const Work& w, const Ceilings& c);
+// One metric a point's rows report, one row each (docs/metrics.md), as
+// Google Benchmark's counters and nvbench's summaries: a name (its unit in
+// it, which also gives its direction: metric_direction) and how its value
+// follows from the time and the declared Work. The generic ones are here;
+// an experiment declares its own in its file. Plain data and function
+// pointers, so that an experiment registered at static initialization may
+// copy them.
+struct Metric {
+  using Value = std::optional<double> (*)(const MetricInput&);
+  constexpr Metric(const char* csv_name, Value f) : name(csv_name), value(f) {}
+  // No roofline, so no roofline_fraction (a ratio of two times).
+  constexpr Metric without_roofline() const {
+    Metric m = *this;
+    m.has_roofline = false;
+    return m;
+  }
+  // Not a measure of the timed run() (a setup time): no roofline, and
+  // without the mark of an injected slowdown.
+  constexpr Metric untimed() const {
+    Metric m = without_roofline();
+    m.timed = false;
+    return m;
+  }
+  // The roofline is the value at the t_min of `f(work)`, for a metric that
+  // counts more than the work's bytes (decode's KV cache).
+  constexpr Metric bounded_by(Work (*f)(const Work&)) const {
+    Metric m = *this;
+    m.roofline_work = f;
+    return m;
+  }
+  // The message of a row whose value is undefined (value() gave nullopt).
+  constexpr Metric undefined_means(const char* why) const {
+    Metric m = *this;
+    m.undefined = why;
+    return m;
+  }
 
-bool lower_is_better(Metric m);
+  const char* name;
+  Value value;
+  bool has_roofline = true;
+  bool timed = true;
+  Work (*roofline_work)(const Work&) = nullptr;
+  const char* undefined = "metric undefined";
+
+  static const Metric memory_bandwidth;   // bytes / t / 1e9
+  static const Metric flops_utilization;  // flops / t / the datasheet's peak of flop_dtype
+  static const Metric tflops;             // flops / t / 1e12
+  static const Metric latency_us;         // t in us
+  static const Metric compilation_time;   // the setup time in s
+};
+
+// The metric's value; nullopt where undefined (a timed metric of no time).
+std::optional<double> metric_value(const Metric& m, const MetricInput& in);
+
+// The attainable value of `m` (its value at t_min); nullopt without one.
+std::optional<double> roofline_value(const Metric& m, const Work& w, const Ceilings& c);
 
 // actual / roofline for rates; roofline / actual for times, so that 1.0 is
 // always the limit and larger is closer to it.
-std::optional<double> roofline_fraction(Metric m, double actual, double roofline);
+std::optional<double> roofline_fraction(const std::string& metric, double actual, double roofline);
 
 }  // namespace kb

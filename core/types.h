@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -57,10 +58,8 @@ enum class Bound {
   copy,  // reads and writes alike (elementwise, norms): the copy bandwidth
 };
 
-// What one timed call of Case::run must do, at the least. The engine turns
-// this into metrics and the roofline:
-// (suite/roofline.h: from the target file's speed-of-light ladder for the
-// reads and writes, else from the bandwidth of `bound`).
+// What one timed call of Case::run must do, at the least: the roofline's
+// inputs (core/roofline.h), and the counts an experiment's own metrics read.
 struct Work {
   double bytes = 0;                // bytes that must move (inputs read once, outputs written once)
   double write_bytes = -1;         // of `bytes`, those written; < 0: from `bound` (copy: half)
@@ -69,27 +68,9 @@ struct Work {
   Bound bound = Bound::read;
   double launches = 1;  // kernel launches (or graph nodes) in one run()
   bool graph = false;   // run() replays a CUDA graph
-  double steps = 1;     // decode steps (tokens) in one run(): token_per_sec, latency(us)
-  double kv_bytes = 0;  // KV-cache bytes read in one run() (memory_bandwidth_kv)
+  // Named counts of one run() that only the experiment's own metrics read
+  // (decode: "tokens", "kv_bytes").
+  std::map<std::string, double> counts;
 };
-
-// The metrics a point's rows report, one row each.
-enum class Metric {
-  memory_bandwidth,     // bytes / t                      "memory_bandwidth(GB/s)"
-  memory_bandwidth_kv,  // (bytes + kv_bytes) / t         "memory_bandwidth_kv(GB/s)"
-  flops_utilization,    // flops / t / peak(flop_dtype)   "flops_utilization"
-  tflops,               // flops / t / 1e12               "tflops"
-  token_per_sec,        // steps / t                      "token_per_sec"
-  latency_us,           // t / steps, in µs               "latency(us)"
-  compilation_time,     // setup (Case constructor) in s  "compilation_time(s)"
-  gemm_share,           // companion time / case time     "gemm_share" (Case::companion)
-};
-// Every Metric, for tests that walk them all.
-inline constexpr Metric kAllMetrics[] = {Metric::memory_bandwidth,  Metric::memory_bandwidth_kv,
-                                         Metric::flops_utilization, Metric::tflops,
-                                         Metric::token_per_sec,     Metric::latency_us,
-                                         Metric::compilation_time,  Metric::gemm_share};
-// The CSV name (reports/metrics.h's metric_name, which also gives its direction).
-const char* metric_csv_name(Metric m);
 
 }  // namespace kb

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "core/metrics.h"
+
 namespace kb {
 
 Experiment& Experiment::doc(std::string text) {
@@ -129,6 +131,10 @@ const Experiment* Registry::find(const std::string& name) const {
 void Registry::add(Experiment e) {
   if ((!e.work_for_defined() || !e.make_defined()) && !e.is_across_devices())
     throw std::logic_error("experiment '" + e.name() + "' lacks work() or make()");
+  for (const Metric& m : e.metric_list())
+    if (!metric_direction(m.name))
+      throw std::logic_error("experiment '" + e.name() + "': metric '" + m.name +
+                             "' names no unit kgate can judge (docs/metrics.md)");
   if (find(e.name())) throw std::logic_error("experiment '" + e.name() + "' registered twice");
   if (!e.variant_shape_key().empty() && e.has_seed_mean())
     throw std::logic_error("experiment '" + e.name() +

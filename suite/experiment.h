@@ -73,9 +73,9 @@ class Case {
   // An optional second piece of work, timed by the engine right after each
   // sample with the same protocol (L2 flushed, events around it): one
   // sample of each, alternating, so that the GPU's power state cannot favour
-  // either. The rows' `gemm_share` metric is the median over the pairs of
-  // companion time / run() time (e.g. the MLP's two GEMMs alone against the
-  // whole MLP). Same rules as run(). Default: none.
+  // either. The median over the pairs of companion time / run() time is
+  // MetricInput::companion_ratio (the MLP's gemm_share: its two GEMMs alone
+  // against the whole MLP). Same rules as run(). Default: none.
   virtual bool has_companion() const { return false; }
   virtual void companion(cudaStream_t /*stream*/) {}
   // Something the row's message must say about how it ran (e.g. "the pinned

@@ -50,7 +50,7 @@ struct Measurement {
   std::string inject;  // "inject=5%": the variant field of an injected slowdown ("" = none)
   std::string note;    // for the rows' message (how it ran, e.g. the buffer sets' spread)
   // Case::companion timed right after each sample: the median over the
-  // sample pairs of companion time / case time (the gemm_share metric).
+  // sample pairs of companion time / case time (MetricInput::companion_ratio).
   std::optional<double> companion_ratio;
   size_t buffer_sets = 1;
 };
@@ -75,12 +75,12 @@ std::string join_variant(const std::string& a, const std::string& b);
 // the suite's version and commit, the run id and its timestamp.
 void stamp_run(Record& r, const RunInfo& info, const GpuIdentity& gpu);
 
-Record make_record(const RowSource& e, const Point& p, Metric m, const RunInfo& info,
+Record make_record(const RowSource& e, const Point& p, const Metric& m, const RunInfo& info,
                    const GpuIdentity& gpu);
 
 // Sets the row's target (from the file, or the roofline fallback when
 // `targets` is null) and turns an `ok` row that misses it into `below_target`.
-void apply_target(Record& r, Metric m, const TargetFile* targets);
+void apply_target(Record& r, const TargetFile* targets);
 
 // One row per metric of the point, all with `status` and `message`; the
 // case's own variant text `detail` (the algorithm that ran, if known) follows
@@ -119,7 +119,7 @@ bool point_measured(const std::vector<Record>& rows);
 // of the processes' (each its samples' median), min and max over all their
 // samples, the samples, throttled samples and buffer sets summed, noise_rel
 // the mean of theirs (the sample noise within a process), the SM clock and
-// gemm_share's companion ratio their means, the setup time and note the
+// the companion ratio their means, the setup time and note the
 // first's. Why the mean: where a process lands in a slow state (about half
 // of them for some keys on some boards, docs/measuring.md), the mean of N
 // moves by the share of slow ones, the median by the whole gap. Where the

@@ -159,14 +159,14 @@ void replace_ladder(const std::string& path, bool replace, const SpeedOfLight& p
     std::printf("measured.ladder of %s replaced: review the diff and commit it\n", path.c_str());
 }
 
-// A draft's targets: 80% of the roofline for every metric, dtype and seed
-// mean of every experiment.
+// A draft's targets: 80% of the roofline for every metric that has one, for
+// each dtype and seed mean of every experiment.
 nlohmann::ordered_json draft_targets() {
   nlohmann::ordered_json targets = nlohmann::ordered_json::array();
   for (const auto& e : Registry::instance().all()) {
     if (e.is_across_devices()) continue;
-    for (Metric m : e.metric_list()) {
-      if (m == Metric::compilation_time) continue;
+    for (const Metric& m : e.metric_list()) {
+      if (!m.has_roofline) continue;  // a relative target of no roofline is none
       std::vector<std::string> dtypes;
       for (const auto& p2 : e.points()) {
         std::string dt = dtype_name(p2.dtype);
@@ -174,13 +174,13 @@ nlohmann::ordered_json draft_targets() {
       }
       for (const auto& dt : dtypes) {
         targets.push_back({{"name", e.name()},
-                           {"metric", metric_csv_name(m)},
+                           {"metric", m.name},
                            {"dtype", dt},
                            {"shape", "*"},
                            {"roofline_fraction", 0.8}});
         if (e.has_seed_mean())
           targets.push_back({{"name", e.name()},
-                             {"metric", metric_csv_name(m)},
+                             {"metric", m.name},
                              {"dtype", dt},
                              {"shape", "mean"},
                              {"roofline_fraction", 0.8}});

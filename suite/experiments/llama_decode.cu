@@ -37,10 +37,12 @@
 #include "kernels/decode/decode_check.h"
 #include "kernels/decode/decoder.h"
 #include "suite/experiment.h"
+#include "suite/experiments/decode_metrics.h"
 
 namespace {
 
 namespace dec = kb::decode;
+namespace dm = kb::decode_metrics;
 
 constexpr int kNewTokens = 200;
 // gpt-fast's benchmark prompt, "Hello, my name is" in the Llama tokenizer.
@@ -135,17 +137,17 @@ kb::Experiment decode_experiment(const std::string& model) {
            "greedy; mean of 5 generations after a warm-up")
       .point(kb::Shape{{"BS", 1}, {"prompt", 6}, {"new_tokens", kNewTokens}})
       .dtypes({kb::DType::bf16, kb::DType::i8})
-      .metrics({kb::Metric::token_per_sec, kb::Metric::memory_bandwidth,
-                kb::Metric::memory_bandwidth_kv, kb::Metric::compilation_time,
-                kb::Metric::latency_us})
+      .metrics({dm::kTokenPerSec, kb::Metric::memory_bandwidth, dm::kMemoryBandwidthKv,
+                kb::Metric::compilation_time, dm::kLatencyPerToken})
       .model()
       .protocol(kb::Protocol::decode, 5)
       .work([cfg](const kb::Point& p) {
         const dec::WeightBytes wb = dec::weight_bytes(cfg, weight_type(p.dtype));
         kb::Work w;
-        w.steps = kNewTokens;
+        w.counts["tokens"] = kNewTokens;
         w.bytes = wb.seed_model_size() * kNewTokens;
-        for (int pos = 0; pos < kPositions; ++pos) w.kv_bytes += dec::kv_bytes_read(cfg, pos + 1);
+        double& kv = w.counts["kv_bytes"];
+        for (int pos = 0; pos < kPositions; ++pos) kv += dec::kv_bytes_read(cfg, pos + 1);
         w.bound = kb::Bound::read;
         w.graph = true;
         w.launches = dec::Decoder::prefill_nodes(cfg, static_cast<int>(kPrompt.size())) +
@@ -176,9 +178,8 @@ KB_EXPERIMENT(mixtral_8x7b_decode) {
       .point(kb::Shape{{"layers", 16}})
       .point(kb::Shape{{"layers", 32}})
       .dtypes({kb::DType::i8})
-      .metrics({kb::Metric::token_per_sec, kb::Metric::memory_bandwidth,
-                kb::Metric::memory_bandwidth_kv, kb::Metric::compilation_time,
-                kb::Metric::latency_us})
+      .metrics({dm::kTokenPerSec, kb::Metric::memory_bandwidth, dm::kMemoryBandwidthKv,
+                kb::Metric::compilation_time, dm::kLatencyPerToken})
       .model()
       .protocol(kb::Protocol::decode, 5)
       .supported([cfg](const kb::Point& p, const cudaDeviceProp& prop) -> std::string {
@@ -198,9 +199,10 @@ KB_EXPERIMENT(mixtral_8x7b_decode) {
       .work([cfg](const kb::Point& p) {
         const dec::ModelConfig c = with_layers(cfg, p);
         kb::Work w;
-        w.steps = kNewTokens;
+        w.counts["tokens"] = kNewTokens;
         w.bytes = dec::active_weight_bytes(c, weight_type(p.dtype)) * kNewTokens;
-        for (int pos = 0; pos < kPositions; ++pos) w.kv_bytes += dec::kv_bytes_read(c, pos + 1);
+        double& kv = w.counts["kv_bytes"];
+        for (int pos = 0; pos < kPositions; ++pos) kv += dec::kv_bytes_read(c, pos + 1);
         w.bound = kb::Bound::read;
         w.graph = true;
         // The roofline counts the kernels that wait for each other: not
