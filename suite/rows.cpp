@@ -325,11 +325,4 @@ double relative_spread(const std::vector<double>& times_s) {
   return mean > 0 ? (*hi - *lo) / mean : 0;
 }
 
-int processes_after(const std::vector<double>& medians_s, int processes, int short_processes,
-                    double spread_extend) {
-  if (spread_extend <= 0) return processes;
-  return relative_spread(medians_s) > spread_extend ? std::max(processes, short_processes)
-                                                    : processes;
-}
-
 }  // namespace kb

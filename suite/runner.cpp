@@ -188,8 +188,7 @@ Pass run_pass(const WorkerConfig& cfg, const Experiment& e, const DeviceInfo& de
 // The further passes over the points the first pass measured (`again`,
 // points of `e`; `first_s` their first time): passes 2..processes measure
 // every one again, passes up to short_processes only the short ones
-// (processes_for) and, with cfg.spread_extend, those whose first
-// `processes` disagree (processes_after).
+// (processes_for).
 struct Further {
   std::vector<Pass> passes;
   std::vector<std::vector<size_t>> in_pass;  // per pass, the indices into `again` it measured
@@ -209,15 +208,6 @@ Further further_passes(const WorkerConfig& each, const Experiment& e, const Devi
   std::vector<int> wanted;  // per point of `again`: its processes
   for (double s : first_s) wanted.push_back(processes_for(s, passes, each.short_processes));
   for (int p = 1;; ++p) {
-    if (p == passes && each.spread_extend > 0)
-      for (size_t n = 0; n < again.size(); ++n) {
-        std::vector<double> medians{first_s[n]};
-        for (size_t q = 0; q < f.passes.size(); ++q)
-          if (const auto j = f.index(q, n); j && f.passes[q].measured[*j])
-            medians.push_back(f.passes[q].measured[*j]->m.value_s);
-        wanted[n] = std::max(
-            wanted[n], processes_after(medians, passes, each.short_processes, each.spread_extend));
-      }
     std::vector<size_t> points_n, todo_p;
     for (size_t n = 0; n < again.size(); ++n)
       if (wanted[n] > p) {

@@ -37,14 +37,14 @@ struct OptionSpec {
   bool takes_value;
 };
 const std::vector<OptionSpec> kRunOptions = {
-    {"--filter", true},        {"--device", true},          {"--quick", false},
-    {"--csv", true},           {"--no-csv", false},         {"--json", true},
-    {"--targets", true},       {"--max-noise", true},       {"--max-time", true},
-    {"--seed", true},          {"--timeout", true},         {"--rerun", true},
-    {"--repeat", true},        {"--inject-slowdown", true}, {"--allow-injected-slowdown", false},
-    {"--buffer-sets", true},   {"--buffer-mib", true},      {"--shard", true},
-    {"--run-id", true},        {"--processes", true},       {"--short-processes", true},
-    {"--extend-spread", true}, {"--detail", false}};
+    {"--filter", true},      {"--device", true},          {"--quick", false},
+    {"--csv", true},         {"--no-csv", false},         {"--json", true},
+    {"--targets", true},     {"--max-noise", true},       {"--max-time", true},
+    {"--seed", true},        {"--timeout", true},         {"--rerun", true},
+    {"--repeat", true},      {"--inject-slowdown", true}, {"--allow-injected-slowdown", false},
+    {"--buffer-sets", true}, {"--buffer-mib", true},      {"--shard", true},
+    {"--run-id", true},      {"--processes", true},       {"--short-processes", true},
+    {"--detail", false}};
 const std::vector<OptionSpec> kListOptions = {
     {"--points", false}, {"--filter", true}, {"--shard", true}};
 const std::vector<OptionSpec> kProbeOptions = {{"--device", true},
@@ -221,8 +221,6 @@ void set_option(Args& a, const std::vector<std::string>& v, size_t* i) {
     a.processes = parse_count(f, value(), kMaxProcesses);
   else if (f == "--short-processes")
     a.short_processes = parse_count(f, value(), kMaxProcesses);
-  else if (f == "--extend-spread")
-    a.extend_spread = parse_double(f, value()) / 100;
   else if (f == "--buffer-sets")
     a.engine.max_buffer_sets = parse_count(f, value());
   else if (f == "--buffer-mib")
