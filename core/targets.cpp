@@ -449,11 +449,6 @@ SpeedOfLight faster_of(const SpeedOfLight& before, const SpeedOfLight& now, int*
   };
   rungs(before.read, out.read);
   rungs(before.copy, out.copy);
-  // The further-launch tables and scalars are this probe's alone: each is
-  // the median of several worker processes (chain_probe.h), and a launch's
-  // cost is a state of the process, so the fastest over probes would be the
-  // luckiest process, which rows do not attain (H100: 16 MB stream chains
-  // at 0.948 of such a bound).
   if (kept) *kept = k;
   return out;
 }

@@ -84,33 +84,33 @@ class Experiment {
 
   explicit Experiment(std::string name) : name_(std::move(name)) {}
 
-  Experiment& doc(std::string text);
+  Experiment& doc(std::string text) { return set(doc_, std::move(text)); }
   // A seed axis: the product of axes x dtypes x variants gives the points
   // of the seed's `shape=mean` row.
   Experiment& axis(const std::string& key, std::vector<int64_t> values);
   // An extra point beyond the product, for every dtype and variant, not in
   // the seed mean.
   Experiment& point(Shape shape);
-  Experiment& dtypes(std::vector<DType> d);
-  Experiment& variants(std::vector<std::string> v);
-  Experiment& metrics(std::vector<Metric> m);
+  Experiment& dtypes(std::vector<DType> d) { return set(dtypes_, std::move(d)); }
+  Experiment& variants(std::vector<std::string> v) { return set(variants_, std::move(v)); }
+  Experiment& metrics(std::vector<Metric> m) { return set(metrics_, std::move(m)); }
   // Adds the seed's `shape=mean` row per (dtype, variant, metric).
-  Experiment& seed_mean(bool on = true);
-  Experiment& model(bool on = true);  // is_model=True rows
+  Experiment& seed_mean(bool on = true) { return set(seed_mean_, on); }
+  Experiment& model(bool on = true) { return set(model_, on); }  // is_model=True rows
   Experiment& protocol(Protocol p, int decode_runs = 5);
-  Experiment& work(WorkFn f);
-  Experiment& make(MakeFn f);
-  Experiment& supported(SupportFn f);
+  Experiment& work(WorkFn f) { return set(work_, std::move(f)); }
+  Experiment& make(MakeFn f) { return set(make_, std::move(f)); }
+  Experiment& supported(SupportFn f) { return set(supported_, std::move(f)); }
   // Drops the points for which `f` is false (no rows, unlike supported()'s
   // `skipped` ones): a variant that exists at some shapes only.
-  Experiment& applies(AppliesFn f);
+  Experiment& applies(AppliesFn f) { return set(applies_, std::move(f)); }
   // Makes it a multi-device experiment (no work() or make()).
-  Experiment& across_devices(AcrossDevices a);
+  Experiment& across_devices(AcrossDevices a) { return set(across_, std::move(a)); }
   // The variant is part of the point's identity: its shape carries it as
   // the label `key` (`bytes=65536;kernel=read_sweep`), since the gate keys
   // rows without their variant (docs/gate.md "Like with like"). Not with
   // seed_mean().
-  Experiment& variant_in_shape(std::string key);
+  Experiment& variant_in_shape(std::string key) { return set(variant_key_, std::move(key)); }
 
   // The axis product, then the extra points, without those applies() drops.
   std::vector<Point> points() const;
@@ -138,6 +138,12 @@ class Experiment {
   }
 
  private:
+  template <typename T>
+  Experiment& set(T& field, T value) {
+    field = std::move(value);
+    return *this;
+  }
+
   std::string name_, doc_, variant_key_;
   std::vector<std::pair<std::string, std::vector<int64_t>>> axes_;
   std::vector<Shape> extra_;

@@ -127,8 +127,7 @@ std::vector<Record> measured_rows(const RowSource& e, const Point& p, const std:
               std::to_string(int(kThrottleClockFraction * 100)) + "% of the max SM clock",
           r.message);
     }
-    // Last: the mark of a validation run, on the rows it slowed (the setup
-    // time is not in the timed window).
+    // Last: the mark of a validation run, on the rows it slowed.
     if (m.timed) r.variant = join_variant(r.variant, t.inject);
     r.message = join_message(r.message, t.note);
     apply_target(r, targets);
@@ -196,8 +195,7 @@ std::vector<Record> seed_mean_rows(const RowSource& e, const std::vector<Point>&
         r.roofline = roof / static_cast<double>(a.actual.size());
         r.roofline_fraction = roofline_fraction(r.metric, *r.actual, *r.roofline);
       }
-      // A mean over throttled points says more about the machine than the
-      // code: it is throttled too, so the gate keeps it out of baselines.
+      // Throttled too, so that the gate keeps it out of baselines.
       r.status = a.throttled > 0 ? status::throttled : status::ok;
       if (a.throttled > 0) r.message = std::to_string(a.throttled) + of_n + " were throttled";
       // The version of the rooflines averaged (kgate reads it from here).
@@ -220,8 +218,7 @@ bool point_measured(const std::vector<Record>& rows) {
 
 Measurement combine_process_measurements(const std::vector<Measurement>& all, bool list_always) {
   if (all.empty()) throw std::invalid_argument("no worker process measured the point");
-  // A process whose samples were mostly throttled (its statistics then over
-  // all of them) stays out where another was not: its median is a clock's.
+  // A mostly throttled process stays out where another was not.
   std::vector<Measurement> each;
   std::string left_out;
   for (size_t k = 0; k < all.size(); ++k) {

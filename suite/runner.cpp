@@ -139,11 +139,9 @@ struct Pass {
   std::vector<std::optional<MeasuredPoint>> measured;  // what a measured point's rows came from
 };
 
-// One worker pass over `todo` (points of `e`, ascending unless `listed`):
-// the rows of each, in that order. A worker that dies in a point leaves that
-// point `failed` and a new worker goes on at the next; `listed` = false
-// starts a worker at a point and lets it run to the end (--from), true names
-// the points (--points).
+// One worker pass over `todo`: the rows of each. A worker that dies in a
+// point fails it and a new one goes on at the next; `listed` names the
+// points, else a worker runs from a point to the end.
 Pass run_pass(const WorkerConfig& cfg, const Experiment& e, const DeviceInfo& dev,
               const TargetFile* targets, const std::vector<size_t>& todo, bool listed,
               const std::string& probed) {
@@ -185,10 +183,8 @@ Pass run_pass(const WorkerConfig& cfg, const Experiment& e, const DeviceInfo& de
   return pass;
 }
 
-// The further passes over the points the first pass measured (`again`,
-// points of `e`; `first_s` their first time): passes 2..processes measure
-// every one again, passes up to short_processes only the short ones
-// (processes_for).
+// The further passes over the points the first measured (`again`, their
+// first times `first_s`): all up to `processes`, the short ones beyond.
 struct Further {
   std::vector<Pass> passes;
   std::vector<std::vector<size_t>> in_pass;  // per pass, the indices into `again` it measured
@@ -221,20 +217,17 @@ Further further_passes(const WorkerConfig& each, const Experiment& e, const Devi
   return f;
 }
 
-// The first pass's rows of `todo`, then (kernel protocol, cfg.processes > 1)
-// further passes, each a fresh worker over the points the first one
-// measured (and checked), and per point the rows of its processes'
-// measurements together (combine_process_measurements). Passes go one after
-// another, so a point's processes are an experiment's length apart in time.
+// The first pass, then (kernel protocol) the further passes, and per point
+// the rows of its processes together. Passes go one after another, so a
+// point's processes are an experiment's length apart in time.
 std::vector<std::vector<Record>> run_passes(const WorkerConfig& cfg, const Experiment& e,
                                             const DeviceInfo& dev, const TargetFile* targets,
                                             const ProbeResult& probed,
                                             const std::vector<size_t>& todo, bool listed) {
   const int passes = e.sampling() == Protocol::kernel ? std::max(1, cfg.processes) : 1;
   const int most = e.sampling() == Protocol::kernel ? std::max(passes, cfg.short_processes) : 1;
-  // Each process samples its share of the buffer-set bytes (at least 3
-  // sets still), so a point spans as many allocations as one process
-  // would; only the first checks the output.
+  // Each process samples its share of the buffer-set bytes; only the first
+  // checks the output.
   WorkerConfig each = cfg;
   each.engine.sampled_bytes_goal = std::max<size_t>(cfg.engine.sampled_bytes_goal / passes, 1);
   const std::string probed_text = probed_arg(probed);
