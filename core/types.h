@@ -15,26 +15,19 @@ enum class DType { bf16, f16, f32, i8, fp8_e4m3 };
 const char* dtype_name(DType d);
 int dtype_size(DType d);
 
-// The named integer axes of one point, in declaration order, and after
-// them any named labels: text that is part of the point's identity but not
-// an axis (roofline_ideal's ideal kernel, `kernel=read_sweep`: an
-// experiment's variant written into its points' shapes,
-// Experiment::variant_in_shape).
+// The named integer axes of one point, in order, then its labels: text of
+// the point's identity that is no axis (Experiment::variant_in_shape).
 class Shape {
  public:
   Shape() = default;
   Shape(std::initializer_list<std::pair<std::string, int64_t>> kv) : kv_(kv) {}
   void set(const std::string& key, int64_t value);
-  // An integer axis `key` (labels are not axes).
-  bool has(const std::string& key) const;
+  bool has(const std::string& key) const;  // an axis (labels are none)
   // The value of `key`; throws std::out_of_range naming the key when absent.
   int64_t operator[](const std::string& key) const;
-  // Sets (or replaces) the label `key`.
   void set_label(const std::string& key, std::string value);
-  // "BS=4096;D=1024", "bytes=65536;kernel=read_sweep" (the CSV `shape`
-  // column): the axes, then the labels.
+  // "bytes=65536;kernel=read_sweep" (the CSV `shape`): the axes, the labels.
   std::string str() const;
-  // The integer axes only.
   const std::vector<std::pair<std::string, int64_t>>& items() const { return kv_; }
   const std::vector<std::pair<std::string, std::string>>& labels() const { return labels_; }
 
