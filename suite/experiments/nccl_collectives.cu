@@ -32,11 +32,8 @@ namespace kb {
 
 namespace {
 
-// nccl-tests' algbw (bytes / time) and busbw, and the probe's GPU-to-GPU
-// ring bandwidth per GPU (a collective's busbw ceiling).
-constexpr const char* kAlgorithmBandwidth = "algorithm_bandwidth(GB/s)";
+// nccl-tests' busbw (algorithm_bandwidth: its algbw, bytes / time).
 constexpr const char* kBusBandwidth = "bus_bandwidth(GB/s)";
-constexpr const char* kLinkBandwidth = "link_bandwidth(GB/s)";
 
 // Decode's hidden size (Llama-2-7B, Mixtral-8x7B) in bf16 times 1..16
 // tokens (latency rows, small), then the bus ceiling's sizes.
@@ -58,7 +55,7 @@ Record base_row(const std::string& name, size_t bytes, const char* metric, int r
 
 std::vector<const char*> metrics_of(size_t bytes) {
   if (small(bytes)) return {metric_name::latency_us};
-  return {kAlgorithmBandwidth, kBusBandwidth};
+  return {"algorithm_bandwidth(GB/s)", kBusBandwidth};
 }
 
 std::vector<Record> status_rows(const std::string& name, int ranks, const std::string& st,
@@ -392,7 +389,7 @@ Record link_row(const std::string& name, Buffers& b, const RunInfo& info, const 
   *link = ring_link_gbps(b, bytes, &why);
   Record r;
   r.name = "roofline_probe";
-  r.metric = kLinkBandwidth;
+  r.metric = "link_bandwidth(GB/s)";  // the GPU ring per GPU: busbw's ceiling
   r.dtype = "int8";
   r.device = "cuda";
   r.shape = "bytes=" + std::to_string(bytes) + ";ranks=" + std::to_string(b.devices.size()) +
