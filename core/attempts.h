@@ -1,9 +1,5 @@
-// Attempts: the re-measurements of one nightly run (docs/csv-schema.md).
-// `kbench run --rerun` appends rows for the points kgate suspects, with the
-// run id of the night they confirm and a suffix: `<base run_id>/<N>`, N >= 2
-// the attempt. A run id without such a suffix is attempt 1. No column was
-// added for this, so history files written before attempts keep appending.
-// kgate and the dashboard both read run ids through this one function.
+// Attempts: re-measurements of a nightly run carry its run id and a suffix,
+// `<base run_id>/<N>`, N >= 2 (docs/csv-schema.md); no suffix is attempt 1.
 #pragma once
 
 #include <cstdint>
@@ -16,11 +12,8 @@ struct RunAttempt {
   uint32_t attempt = 1;   // 1 = the nightly's own measurement
 };
 
-// "20261125T101500Z-3fa9c1/2" -> {"20261125T101500Z-3fa9c1", 2}. Only a
-// suffix of decimal digits without a leading zero, after a non-empty base,
-// counts ("/1" is attempt 1 spelled out); anything else ("a/", "/2", "a/02",
-// "a/x") is a plain run id, attempt 1. Attempts above 1,000,000 are not
-// attempts either (no rerun makes that many).
+// "run/2" -> {"run", 2}. Only a suffix of digits without a leading zero,
+// up to 1,000,000, after a non-empty base counts; else attempt 1.
 inline RunAttempt split_attempt(std::string_view run_id) {
   RunAttempt r{run_id, 1};
   size_t slash = run_id.rfind('/');
@@ -36,11 +29,8 @@ inline RunAttempt split_attempt(std::string_view run_id) {
   return {run_id.substr(0, slash), n};
 }
 
-// A run id as kbench writes it: 1 to 128 characters of A-Z a-z 0-9 - _ . :
-// + (kbench's --run-id takes no others), then optionally `/<N>`, an attempt
-// split_attempt reads (N from 1 to 1,000,000, no leading zero). Anything
-// else ("", "a/02", "a/x", "/2", a space) is a row kgate cannot place in a
-// run, so it cannot trust it.
+// A run id as kbench writes it: 1 to 128 of A-Z a-z 0-9 - _ . : +, then
+// optionally an attempt `/<N>`; kgate cannot place a row with another.
 inline bool well_formed_run_id(std::string_view run_id) {
   const RunAttempt a = split_attempt(run_id);
   if (a.base.empty() || a.base.size() > 128) return false;

@@ -1,12 +1,6 @@
 // The datasheet table (targets/datasheets/nvidia.json): each GPU model's
-// published HBM bandwidth, dense tensor-core peaks, SM count and L2, with
-// the document they come from. `kbench probe --write` drafts a target
-// file's `peaks` from it, and the bring-up report (kgate bringup) sets the
-// measured ceilings against it. Plain C++ (kgate uses it too).
-//
-// Why a table of its own, not the target files' `peaks`: a target file
-// exists only for a GPU the project has measured; the table names GPUs
-// before they are brought up, which is when it is needed.
+// published figures and their source, for a drafted target file's `peaks`
+// and the bring-up report; it names GPUs before any target file exists.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -17,16 +11,13 @@
 
 namespace kb {
 
-// A table that cannot be read or is malformed; what() names the file, the
-// line and the field ("targets/datasheets/nvidia.json:40: gpus[2].hbm_gbps:
-// expected a number > 0").
+// A table that cannot be read; what() names the file, line and field.
 struct DatasheetError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// One figure of an entry: a number, `null` in the table (the model has no
-// such unit, or NVIDIA does not publish it: the entry's note says which),
-// or absent (the entry is incomplete: a message asks for it).
+// One figure: a number, `null` (no such unit, or unpublished: the note says
+// which), or absent (incomplete: a message asks for it).
 struct DatasheetFigure {
   std::optional<double> value;
   bool present = false;  // the key is in the entry (with a number or null)
@@ -58,19 +49,16 @@ DatasheetTable load_datasheets(const std::string& path);
 // targets/datasheets/nvidia.json under a targets folder.
 std::string datasheets_path(const std::string& targets_dir);
 
-// The entry for a driver's GPU name: an exact driver name, else the entry
-// with the longest matching substring (so "H200 NVL" would beat "H200");
-// nullptr when none.
+// The entry for a driver's GPU name: an exact driver name, else the longest
+// matching substring; nullptr when none.
 const Datasheet* find_datasheet(const DatasheetTable& t, const std::string& gpu_name);
 
-// "<path>: NVIDIA B200 has no int8_tops: add it from the datasheet" for
-// each key absent from the entry (null is not absent).
+// A message for each key absent from the entry (null is not absent).
 std::vector<std::string> missing_figures(const Datasheet& d, const std::string& path);
 
-// A drafted target file's `peaks`: the datasheet's figures where known
-// (source named); for a GPU not in the table, `measured_read_gbps` as a
-// placeholder for hbm_gbps (the field is required) with a source that says
-// so, and `*message` asks for the figures.
+// A drafted target file's `peaks`: the datasheet's figures, or for a GPU
+// not in the table `measured_read_gbps` as a placeholder (`*message` asks
+// for the figures).
 nlohmann::ordered_json draft_peaks(const Datasheet* d, const std::string& table_path,
                                    const std::string& gpu_name, double measured_read_gbps,
                                    std::string* message);

@@ -1,25 +1,21 @@
 #include "core/metrics.h"
 
-#include <array>
-
 namespace kb {
 
 std::optional<Direction> metric_direction(const std::string& m) {
-  static const std::array<const char*, 12> higher = {
-      metric_name::memory_bandwidth,  metric_name::memory_bandwidth_kv,
-      metric_name::flops_utilization, metric_name::tflops,
-      metric_name::token_per_sec,     metric_name::bus_bandwidth,
-      metric_name::read_bandwidth,    metric_name::copy_bandwidth,
-      metric_name::gemm_share,        metric_name::algorithm_bandwidth,
-      metric_name::link_bandwidth,    "tops"};
-  static const std::array<const char*, 5> lower = {
-      metric_name::compilation_time, metric_name::latency_us, metric_name::launch_us,
-      metric_name::graph_node_us, metric_name::mem_latency_us};
-  for (const char* h : higher)
-    if (m == h) return Direction::higher_is_better;
-  for (const char* l : lower)
-    if (m == l) return Direction::lower_is_better;
-  return std::nullopt;
+  for (const char* name : {"flops_utilization", "tflops", "tops", "token_per_sec", "gemm_share"})
+    if (m == name) return Direction::higher_is_better;
+  const size_t open = m.rfind('(');
+  if (open == std::string::npos || open == 0 || m.size() < open + 3 || m.back() != ')')
+    return std::nullopt;
+  const std::string unit = m.substr(open + 1, m.size() - open - 2);
+  for (const char* time : {"s", "ms", "us", "ns"})
+    if (unit == time) return Direction::lower_is_better;
+  return Direction::higher_is_better;
+}
+
+bool lower_is_better(const std::string& metric) {
+  return metric_direction(metric) == Direction::lower_is_better;
 }
 
 int roofline_version(std::string_view v, std::string_view message) {

@@ -10,21 +10,13 @@ namespace kb {
 
 enum class Direction { higher_is_better, lower_is_better };
 
+// The names generic code writes or reads; an experiment's own are in its file.
 namespace metric_name {
 inline constexpr const char* memory_bandwidth = "memory_bandwidth(GB/s)";
-inline constexpr const char* memory_bandwidth_kv = "memory_bandwidth_kv(GB/s)";
 inline constexpr const char* flops_utilization = "flops_utilization";
 inline constexpr const char* tflops = "tflops";
-inline constexpr const char* token_per_sec = "token_per_sec";
 inline constexpr const char* compilation_time = "compilation_time(s)";
 inline constexpr const char* latency_us = "latency(us)";
-// The bare GEMMs' time over the MLP's, sampled interleaved (a ratio: higher is better).
-inline constexpr const char* gemm_share = "gemm_share";
-inline constexpr const char* bus_bandwidth = "bus_bandwidth(GB/s)";
-// A collective's bytes / time, as nccl-tests' algbw (bus_bandwidth is its busbw).
-inline constexpr const char* algorithm_bandwidth = "algorithm_bandwidth(GB/s)";
-// The GPU-to-GPU ring's bandwidth per GPU (roofline_probe): a collective's busbw ceiling.
-inline constexpr const char* link_bandwidth = "link_bandwidth(GB/s)";
 inline constexpr const char* read_bandwidth = "read_bandwidth(GB/s)";
 inline constexpr const char* copy_bandwidth = "copy_bandwidth(GB/s)";
 inline constexpr const char* launch_us = "launch(us)";
@@ -43,8 +35,13 @@ inline constexpr const char* kRooflineModelNote = "roofline=model";
 // two versions are not comparable (docs/gate.md).
 int roofline_version(std::string_view suite_version, std::string_view message);
 
-// Direction of a known metric; nullopt for a name this build does not know.
-// Rule: rates are higher-is-better; times ("(s)", "(us)", "(ms)") lower.
+// Direction of a metric, from its name alone (so that a new experiment's
+// metric needs no edit here): a time unit, "(s)", "(ms)", "(us)" or "(ns)",
+// is lower-is-better, any other unit in parentheses ("(GB/s)") higher; of
+// the names without a unit, those rows already carry (the seed's and
+// earlier ones) are rates or ratios, higher-is-better. nullopt for any
+// other name: kgate refuses a row it cannot judge.
 std::optional<Direction> metric_direction(const std::string& metric);
+bool lower_is_better(const std::string& metric);
 
 }  // namespace kb

@@ -1,7 +1,5 @@
-// One result row: the plain record every reporter formats (CSV, JSON,
-// console). The measurement engine fills it; reporters only read it.
-// Field order and names are the CSV schema v2 (docs/csv-schema.md): v1's
-// 27 columns, then the GPU's identity.
+// One result row, in the order and names of the CSV schema v2
+// (docs/csv-schema.md): v1's 27 columns, then the GPU's identity.
 #pragma once
 
 #include <cstdint>
@@ -31,11 +29,8 @@ struct Record {
   std::optional<double> sm_clock_mhz, mem_clock_mhz;
   std::string driver, cuda, suite_version, git_sha, run_id, timestamp;
   std::string message;  // why a row failed / was skipped / is flagged
-  // Schema v2: which GPU of which host measured the row ("" where unknown,
-  // e.g. a row read from a v1 file). gpu_index is the CUDA device index as
-  // this process saw it (CUDA_VISIBLE_DEVICES renumbers); the UUID
-  // ("GPU-xxxxxxxx-...", as nvidia-smi -L prints it) and the PCI bus id
-  // name the board itself.
+  // Schema v2: which GPU of which host ("" where unknown); the UUID and
+  // PCI bus id name the board, gpu_index as CUDA_VISIBLE_DEVICES numbers it.
   std::string gpu_index, gpu_uuid, gpu_bus_id, host;
 };
 
@@ -53,12 +48,11 @@ inline constexpr const char* throttled = "throttled";
 const std::vector<std::string>& csv_columns();
 // The header line (no newline).
 std::string csv_header();
-// Schema v1: the first 27 columns of v2 (name .. message). History files
-// written before v2 keep this header; kbench appends v1 rows to them.
+// Schema v1: v2's first 27 columns (older history files keep this header).
 size_t csv_columns_v1();
 std::string csv_header_v1();
-// The row's fields as text, in column order (numbers in shortest round-trip
-// form); `columns` = csv_columns_v1() gives a v1 row.
+// The row's fields as text, in column order; `columns` = csv_columns_v1()
+// gives a v1 row.
 std::vector<std::string> record_fields(const Record& r);
 std::vector<std::string> record_fields(const Record& r, size_t columns);
 

@@ -184,51 +184,48 @@ Roofline roofline(const Work& w, const Ceilings& c) {
   return c.ladder.present() ? ladder_roofline(w, c) : model_roofline(w, c);
 }
 
-std::optional<double> metric_value(Metric m, const Work& w, double t_s, double setup_s,
-                                   const Ceilings& c) {
-  if (m == Metric::compilation_time) return setup_s;
-  if (!(t_s > 0)) return std::nullopt;
-  switch (m) {
-    case Metric::memory_bandwidth:
-      return w.bytes / t_s / 1e9;
-    case Metric::memory_bandwidth_kv:
-      return (w.bytes + w.kv_bytes) / t_s / 1e9;
-    case Metric::flops_utilization: {
-      // The datasheet's dense peak of the dtype, as MFU and the seed's 312
-      // mean it; the roofline's (measured) peak is only its ceiling.
-      double peak = c.datasheet.ops(w.flop_dtype);
-      if (peak <= 0) return std::nullopt;
-      return w.flops / t_s / peak;
-    }
-    case Metric::tflops:
-      return w.flops / t_s / 1e12;
-    case Metric::token_per_sec:
-      return w.steps / t_s;
-    case Metric::latency_us:
-      return t_s * 1e6 / std::max(w.steps, 1.0);
-    case Metric::compilation_time:
-    case Metric::gemm_share:
-      break;
-  }
-  return std::nullopt;
+namespace {
+
+std::optional<double> bytes_per_second(const MetricInput& in) {
+  return in.work.bytes / in.t_s / 1e9;
 }
 
-std::optional<double> roofline_value(Metric m, const Work& w, const Ceilings& c) {
-  if (m == Metric::compilation_time || m == Metric::gemm_share) return std::nullopt;
-  Work wk = w;
-  if (m == Metric::memory_bandwidth_kv) wk.bytes = w.bytes + w.kv_bytes;  // read
-  if (wk.write_bytes < 0) wk.write_bytes = writes_of(w);
-  return metric_value(m, w, roofline(wk, c).t_min_s, 0, c);
+// The datasheet's dense peak of the dtype, as MFU and the seed's 312 mean
+// it; the roofline's (measured) peak is only its ceiling.
+std::optional<double> of_datasheet_peak(const MetricInput& in) {
+  const double peak = in.ceilings.datasheet.ops(in.work.flop_dtype);
+  if (peak <= 0) return std::nullopt;
+  return in.work.flops / in.t_s / peak;
 }
 
-// The direction is the gate's (reports/metrics.h), so the two cannot differ.
-bool lower_is_better(Metric m) {
-  return metric_direction(metric_csv_name(m)) == Direction::lower_is_better;
+std::optional<double> tflops_of(const MetricInput& in) { return in.work.flops / in.t_s / 1e12; }
+std::optional<double> microseconds(const MetricInput& in) { return in.t_s * 1e6; }
+std::optional<double> setup_seconds(const MetricInput& in) { return in.setup_s; }
+
+}  // namespace
+
+const Metric Metric::memory_bandwidth{metric_name::memory_bandwidth, &bytes_per_second};
+const Metric Metric::flops_utilization =
+    Metric(metric_name::flops_utilization, &of_datasheet_peak)
+        .undefined_means("metric undefined for this GPU (no peak for the dtype in the datasheet)");
+const Metric Metric::tflops{metric_name::tflops, &tflops_of};
+const Metric Metric::latency_us{metric_name::latency_us, &microseconds};
+const Metric Metric::compilation_time =
+    Metric(metric_name::compilation_time, &setup_seconds).untimed();
+
+std::optional<double> metric_value(const Metric& m, const MetricInput& in) {
+  if (m.timed && !(in.t_s > 0)) return std::nullopt;
+  return m.value(in);
 }
 
-std::optional<double> roofline_fraction(Metric m, double actual, double roof) {
+std::optional<double> roofline_value(const Metric& m, const Work& w, const Ceilings& c) {
+  if (!m.has_roofline) return std::nullopt;
+  return metric_value(m, {w, roofline(m.roofline_work ? m.roofline_work(w) : w, c).t_min_s, c});
+}
+
+std::optional<double> roofline_fraction(const std::string& metric, double actual, double roof) {
   if (!(actual > 0) || !(roof > 0)) return std::nullopt;
-  return lower_is_better(m) ? roof / actual : actual / roof;
+  return lower_is_better(metric) ? roof / actual : actual / roof;
 }
 
 std::string unresolved_latency(double cold_read_us, double one_block_us) {

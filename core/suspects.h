@@ -1,11 +1,6 @@
-// The suspects file kgate writes (`kgate check --suspects FILE`) and
-// `kbench run --rerun FILE` reads: the keys of the newest run to measure
-// again before the gate may fail them. CSV with the header
-//   run_id,name,dtype,shape,variant,metric,arch,reason
-// one line per suspect key (several metrics of one point may be listed).
-// Re-measurements are appended as attempts of the same run: their rows'
-// run_id is `<run_id>/<attempt>`, attempt >= 2 (docs/csv-schema.md).
-// CUDA-free: the CPU tests check the parsing and the attempt numbering.
+// The suspects file `kgate check --suspects` writes and `kbench run
+// --rerun` reads (CSV, suspects_columns()): the keys to measure again, as
+// attempts of the same run, before the gate may fail them.
 #pragma once
 
 #include <stdexcept>
@@ -26,9 +21,8 @@ struct Suspect {
 // The columns, in order, of the header a suspects file has.
 const std::vector<std::string>& suspects_columns();
 
-// Parses a suspects file's text; `path` names it in messages. Throws
-// SuspectsError naming the file and line for a missing header, a missing
-// column or an empty run_id/name/dtype/shape.
+// Throws SuspectsError naming the file and line for a missing header or
+// column, or an empty run_id, name, dtype or shape.
 std::vector<Suspect> parse_suspects(const std::string& text, const std::string& path);
 // Reads and parses the file; a file that cannot be read throws SuspectsError.
 std::vector<Suspect> read_suspects(const std::string& path);

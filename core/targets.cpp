@@ -356,42 +356,21 @@ ordered_json rungs_json(const Ladder& l) {
   return a;
 }
 
-// Top-level keys one a line, `measured` one field a line, `targets` one
-// entry a line: diffs of a re-probe stay readable.
-std::string layout(const ordered_json& doc) {
-  std::string out = "{\n";
+// `v` at `path`: the top level, `measured` and its `ladder` one member a
+// line, `targets` one entry a line, so that diffs of a re-probe stay readable.
+std::string layout(const ordered_json& v, const std::string& path, const std::string& indent) {
+  const bool arr = v.is_array();
+  if (!(path.empty() || (path == "targets" && arr) ||
+        ((path == "measured" || path == "measured.ladder") && v.is_object())))
+    return v.dump();
+  std::string out = arr ? "[\n" : "{\n";
   bool first = true;
-  for (const auto& [key, v] : doc.items()) {
-    out += first ? "" : ",\n";
+  for (const auto& [key, x] : v.items()) {
+    out += (first ? "" : ",\n") + indent + "  " + (arr ? "" : ordered_json(key).dump() + ": ") +
+           layout(x, path.empty() ? key : path + "." + key, indent + "  ");
     first = false;
-    out += "  " + ordered_json(key).dump() + ": ";
-    if ((key == "targets" && v.is_array()) || (key == "measured" && v.is_object())) {
-      const bool arr = v.is_array();
-      out += arr ? "[\n" : "{\n";
-      bool f2 = true;
-      for (const auto& [k2, v2] : v.items()) {
-        out += f2 ? "" : ",\n";
-        f2 = false;
-        out += "    " + (arr ? std::string() : ordered_json(k2).dump() + ": ");
-        if (!arr && k2 == "ladder" && v2.is_object()) {
-          out += "{\n";
-          bool f3 = true;
-          for (const auto& [k3, v3] : v2.items()) {
-            out += (f3 ? "" : ",\n") + std::string("      ") + ordered_json(k3).dump() + ": " +
-                   v3.dump();
-            f3 = false;
-          }
-          out += "\n    }";
-        } else {
-          out += v2.dump();
-        }
-      }
-      out += arr ? "\n  ]" : "\n  }";
-    } else {
-      out += v.dump();
-    }
   }
-  return out + "\n}\n";
+  return out + "\n" + indent + (arr ? "]" : "}");
 }
 
 }  // namespace
@@ -421,7 +400,7 @@ std::string set_ladder(const std::string& text, const std::string& path, const S
        "kbench probe: the ideal kernels (suite/ideal_kernels.h) timed cold as experiments are, "
        "the fastest median per byte count [bytes, us]; copy bytes = read + written; extra: "
        "chains of 8 ideal reads, the smallest, and by the bytes of one link"}};
-  const std::string out = layout(doc);
+  const std::string out = layout(doc, "", "") + "\n";
   parse_target_file(out, path);  // what was written must read back
   return out;
 }
@@ -434,7 +413,7 @@ std::string layout_target_file(const std::string& text, const std::string& path)
     throw TargetError(path + ": not valid JSON: " + e.what());
   }
   if (!doc.is_object()) throw TargetError(path + ": (top level): expected an object");
-  return layout(doc);
+  return layout(doc, "", "") + "\n";
 }
 
 SpeedOfLight faster_of(const SpeedOfLight& before, const SpeedOfLight& now, int* kept) {
@@ -449,11 +428,6 @@ SpeedOfLight faster_of(const SpeedOfLight& before, const SpeedOfLight& now, int*
   };
   rungs(before.read, out.read);
   rungs(before.copy, out.copy);
-  // The further-launch tables and scalars are this probe's alone: each is
-  // the median of several worker processes (chain_probe.h), and a launch's
-  // cost is a state of the process, so the fastest over probes would be the
-  // luckiest process, which rows do not attain (H100: 16 MB stream chains
-  // at 0.948 of such a bound).
   if (kept) *kept = k;
   return out;
 }

@@ -2,8 +2,6 @@
 
 #include <stdexcept>
 
-#include "core/metrics.h"
-
 namespace kb {
 
 const char* dtype_name(DType d) {
@@ -77,29 +75,6 @@ std::string Shape::str() const {
     s += kv.first + "=" + kv.second;
   }
   return s;
-}
-
-// The names are reports/metrics.h's, the one definition the gate reads too.
-const char* metric_csv_name(Metric m) {
-  switch (m) {
-    case Metric::memory_bandwidth:
-      return metric_name::memory_bandwidth;
-    case Metric::memory_bandwidth_kv:
-      return metric_name::memory_bandwidth_kv;
-    case Metric::flops_utilization:
-      return metric_name::flops_utilization;
-    case Metric::tflops:
-      return metric_name::tflops;
-    case Metric::token_per_sec:
-      return metric_name::token_per_sec;
-    case Metric::latency_us:
-      return metric_name::latency_us;
-    case Metric::compilation_time:
-      return metric_name::compilation_time;
-    case Metric::gemm_share:
-      return metric_name::gemm_share;
-  }
-  return "unknown";
 }
 
 }  // namespace kb

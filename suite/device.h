@@ -42,16 +42,12 @@ int cuda_device_count(std::string* why);
 DeviceInfo query_device(int index);
 
 // Why the driver cannot serve this build's CUDA runtime, as one sentence
-// with the fix ("no NVIDIA driver is loaded ...", "the NVIDIA driver
-// 535.104 supports CUDA 12.2; kbench was built with CUDA 13.0, which needs
-// driver 580 or newer"), or "" when the driver is new enough.
+// with the fix, or "" when it can.
 std::string driver_problem();
-// The oldest Linux driver a CUDA major version runs on (its minor-version
-// compatibility floor): 13 -> "580", 12 -> "525", 11 -> "450"; "" if unknown.
+// The oldest Linux driver a CUDA major version runs on (13 -> "580").
 std::string min_driver_for_cuda(int cuda_major);
 
-// Reads the SM/memory clocks and the clock-event (throttle) reasons. Every
-// method returns nullopt when NVML is not available.
+// The clocks and slowdown reasons through NVML; nullopt without NVML.
 class ClockMonitor {
  public:
   explicit ClockMonitor(const std::string& pci_bus_id);
@@ -60,8 +56,7 @@ class ClockMonitor {
   std::optional<unsigned> sm_clock_mhz() const;
   std::optional<unsigned> mem_clock_mhz() const;
   std::optional<unsigned> max_sm_clock_mhz() const;
-  // Bits of NVML's clocks event reasons that mean the GPU slowed itself
-  // (power cap, thermal, hardware slowdown, power brake); idle excluded.
+  // NVML's clock event reasons that slow the GPU (idle excluded).
   std::optional<uint64_t> slowdown_reasons() const;
   std::optional<std::string> driver_version() const;
 

@@ -43,9 +43,7 @@ std::string utc_now(const char* format) {
 
 }  // namespace
 
-// "32 buffer sets' medians 35.46-38.94 us, spread 2.6%" when the sets'
-// medians spread (1.4826 MAD / median) by more than 1.5%: where the buffers
-// landed mattered (docs/measuring.md).
+// "32 buffer sets' medians 35.46-38.94 us, spread 2.6%".
 std::string set_spread_note(const std::vector<std::vector<double>>& per_set, bool detail) {
   if (per_set.size() < 2) return "";
   std::vector<double> med;
@@ -234,9 +232,7 @@ Measurement Engine::sample(const Experiment& e, const std::vector<Case*>& cases)
   size_t capped = 0;  // with --detail: samples after which NVML named a slowdown reason
   uint64_t reasons = 0;
   const int target_runs = decode ? (opts_.quick ? 2 : e.decode_runs()) : opts_.max_samples;
-  // Samples of 100 us or more are followed by an idle gap as long as they
-  // are, the companion's too: each timed window starts from the same power
-  // state.
+  // The idle gap after a long sample, the companion's too (cool_gap_seconds).
   auto cool = [&](double sample_s) {
     if (const double gap = decode ? 0 : cool_gap_seconds(sample_s); gap > 0)
       std::this_thread::sleep_for(std::chrono::duration<double>(gap));
@@ -310,8 +306,7 @@ std::optional<Measurement> Engine::measure(const Experiment& e, const Point& p,
     chk = cases[0]->check(stream_, seed);
     KB_CUDA_CHECK(cudaStreamSynchronize(stream_));
   } else {
-    // A further worker process of a point this run checked (--processes):
-    // inputs as a further buffer set gets them.
+    // A further worker process of a checked point: inputs as a further set's.
     NvtxRange r("prepare");
     cases[0]->prepare(stream_, seed);
     KB_CUDA_CHECK(cudaStreamSynchronize(stream_));
@@ -341,9 +336,7 @@ std::vector<std::unique_ptr<Case>> Engine::build_sets(const Experiment& e, const
   return cases;
 }
 
-// More buffer sets, each built like the first and given inputs
-// (Case::prepare; the first was checked or prepared); a set that does not
-// fit is simply not built.
+// A set that does not fit is simply not built.
 void Engine::add_buffer_sets(const Experiment& e, const Point& p, size_t free0, uint64_t seed,
                              std::vector<std::unique_ptr<Case>>& cases) {
   size_t free1 = 0, total = 0;

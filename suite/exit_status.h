@@ -1,9 +1,6 @@
-// What kbench says and which exit code it returns when a command ends in an
-// exception rather than in rows (docs/kbench-help.txt "Exit codes"): 2 for
-// bad usage or input, 3 for the machine (no memory, a failed fork, an
-// unwritable disk). Never 1: that means a row failed, and a night that
-// measured nothing must not read as one that measured a failure.
-// CUDA-free (the CPU tests check it); suite/cli/dispatch.cpp handles CUDA's errors itself.
+// What kbench says and returns when a command ends in an exception: 2 for
+// bad usage or input, 3 for the machine; never 1, a failed row's
+// (docs/kbench-help.txt "Exit codes"). CUDA-free.
 #pragma once
 
 #include <exception>

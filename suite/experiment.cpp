@@ -3,12 +3,10 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "core/metrics.h"
+
 namespace kb {
 
-Experiment& Experiment::doc(std::string text) {
-  doc_ = std::move(text);
-  return *this;
-}
 Experiment& Experiment::axis(const std::string& key, std::vector<int64_t> values) {
   axes_.emplace_back(key, std::move(values));
   return *this;
@@ -17,53 +15,9 @@ Experiment& Experiment::point(Shape shape) {
   extra_.push_back(std::move(shape));
   return *this;
 }
-Experiment& Experiment::dtypes(std::vector<DType> d) {
-  dtypes_ = std::move(d);
-  return *this;
-}
-Experiment& Experiment::variants(std::vector<std::string> v) {
-  variants_ = std::move(v);
-  return *this;
-}
-Experiment& Experiment::metrics(std::vector<Metric> m) {
-  metrics_ = std::move(m);
-  return *this;
-}
-Experiment& Experiment::seed_mean(bool on) {
-  seed_mean_ = on;
-  return *this;
-}
-Experiment& Experiment::model(bool on) {
-  model_ = on;
-  return *this;
-}
 Experiment& Experiment::protocol(Protocol p, int decode_runs) {
   protocol_ = p;
   decode_runs_ = decode_runs;
-  return *this;
-}
-Experiment& Experiment::work(WorkFn f) {
-  work_ = std::move(f);
-  return *this;
-}
-Experiment& Experiment::make(MakeFn f) {
-  make_ = std::move(f);
-  return *this;
-}
-Experiment& Experiment::across_devices(AcrossDevices a) {
-  across_ = std::move(a);
-  return *this;
-}
-Experiment& Experiment::variant_in_shape(std::string key) {
-  variant_key_ = std::move(key);
-  return *this;
-}
-Experiment& Experiment::supported(SupportFn f) {
-  supported_ = std::move(f);
-  return *this;
-}
-Experiment& Experiment::applies(AppliesFn f) {
-  applies_ = std::move(f);
   return *this;
 }
 
@@ -129,6 +83,10 @@ const Experiment* Registry::find(const std::string& name) const {
 void Registry::add(Experiment e) {
   if ((!e.work_for_defined() || !e.make_defined()) && !e.is_across_devices())
     throw std::logic_error("experiment '" + e.name() + "' lacks work() or make()");
+  for (const Metric& m : e.metric_list())
+    if (!metric_direction(m.name))
+      throw std::logic_error("experiment '" + e.name() + "': metric '" + m.name +
+                             "' names no unit kgate can judge (docs/metrics.md)");
   if (find(e.name())) throw std::logic_error("experiment '" + e.name() + "' registered twice");
   if (!e.variant_shape_key().empty() && e.has_seed_mean())
     throw std::logic_error("experiment '" + e.name() +

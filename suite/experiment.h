@@ -1,28 +1,8 @@
-// The experiment API: what one experiment file declares.
-//
-// An experiment is one small .cu file under suite/experiments/ that declares
-// its axes, the bytes and flops each axis point must move/do, a Case that
-// owns the device buffers of one point (its kernel call and its check against
-// a CPU reference), and registers itself with KB_EXPERIMENT. Registering
-// makes no CUDA call. The engine (suite/engine.h) does everything else:
-// checking, warm-up, L2 flush, timing, statistics, roofline, rows.
-//
-//   KB_EXPERIMENT(layer_norm) {
-//     return kb::Experiment("layer_norm")
-//         .doc("LayerNorm over the last dim, bf16 in/out, fp32 statistics")
-//         .axis("BS", {4096})
-//         .axis("D", {1024, 4096, 8192, 16384})
-//         .dtypes({kb::DType::bf16})
-//         .metrics({kb::Metric::memory_bandwidth})
-//         .seed_mean()
-//         .work([](const kb::Point& p) {
-//           kb::Work w;
-//           w.bytes = 2.0 * p["BS"] * p["D"] * kb::dtype_size(p.dtype);
-//           w.bound = kb::Bound::copy;
-//           return w;
-//         })
-//         .make([](const kb::Point& p) { return std::make_unique<LayerNormCase>(p); });
-//   }
+// The experiment API: what one experiment file under suite/experiments/
+// declares (its axes, its Work per point, metrics, and a Case that owns one
+// point's buffers, runs its kernel and checks it against a CPU reference)
+// and registers with KB_EXPERIMENT, making no CUDA call. The engine does
+// the rest. docs/adding-an-experiment.md walks through one.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -47,40 +27,27 @@ struct Check {
   static Check fail(std::string d) { return {false, std::move(d)}; }
 };
 
-// One experiment at one point: owns its device buffers (allocated in the
-// constructor, freed in the destructor). Throw (kb::CudaError, or any
-// std::exception) for errors: the engine makes the row `failed` with the
-// message and goes on.
+// One experiment at one point: owns its device buffers. Throw for errors:
+// the engine makes the rows `failed` with the message and goes on.
 class Case {
  public:
   virtual ~Case() = default;
-  // The timed work. Enqueue on `stream` only: no sync, no allocation, no
-  // host<->device copies. The engine times it with CUDA events.
+  // The timed work: enqueue on `stream` only (no sync, allocation or copy).
   virtual void run(cudaStream_t stream) = 0;
-  // Fill the inputs with fresh random data from `seed`, run, copy the output
-  // back and compare it with the CPU reference. Called before any timing.
+  // Fresh random inputs from `seed`, run, compare with the CPU reference.
   virtual Check check(cudaStream_t stream, uint64_t seed) = 0;
-  // Fill the inputs with fresh random data from `seed`, as check() does,
-  // without the reference: the engine's further buffer sets (timed like the
-  // first, which was checked) need valid inputs, not another CPU reference.
-  // Default: check() (correct, only slower).
+  // The inputs as check() makes them, without the reference (the further
+  // buffer sets). Default: check() (correct, only slower).
   virtual void prepare(cudaStream_t stream, uint64_t seed) { check(stream, seed); }
-  // What only the built case knows about how it runs (e.g. the algorithm
-  // cuBLASLt chose: "algo66_tile24_..."), `key=value` pairs joined by ';'.
-  // The engine adds it to the rows' variant after the point's own variant
-  // and before `bound=`; read after check(), which may settle it. Default: nothing.
+  // What only the built case knows (the cuBLASLt algorithm it chose),
+  // `key=value;...`, added to the rows' variant; read after check().
   virtual std::string variant() const { return {}; }
-  // An optional second piece of work, timed by the engine right after each
-  // sample with the same protocol (L2 flushed, events around it): one
-  // sample of each, alternating, so that the GPU's power state cannot favour
-  // either. The rows' `gemm_share` metric is the median over the pairs of
-  // companion time / run() time (e.g. the MLP's two GEMMs alone against the
-  // whole MLP). Same rules as run(). Default: none.
+  // Optional second work, timed as run() is right after each sample (so
+  // that the power state favours neither): the median over the pairs of
+  // its time / run()'s is MetricInput::companion_ratio. Rules as run().
   virtual bool has_companion() const { return false; }
   virtual void companion(cudaStream_t /*stream*/) {}
-  // Something the row's message must say about how it ran (e.g. "the pinned
-  // cuBLASLt algorithm was refused: ..., the heuristic's first ran"). Read
-  // after check(). Default: nothing.
+  // A sentence for the rows' message about how it ran; read after check().
   virtual std::string note() const { return {}; }
 };
 
@@ -90,20 +57,18 @@ enum class Protocol {
   decode,  // no flush (the working set is far beyond L2), `decode_runs` samples; mean (as the seed)
 };
 
-// A multi-device experiment (the NCCL collectives): all its points measured
-// together across every GPU of a run at once, in one worker process after
-// the per-GPU chains, by a protocol of its own
-// (docs/decisions/0024-nccl-collectives-as-graphs.md), which builds its rows.
+// A multi-device experiment (the NCCL collectives): its points measured
+// across every GPU of a run at once, after the per-GPU chains, by a
+// protocol of its own that builds its rows
+// (docs/decisions/0024-nccl-collectives-as-graphs.md).
 struct AcrossDevices {
   // Why it cannot run across `ranks` GPUs in this build ("" = it can).
   std::function<std::string(int ranks)> unavailable;
-  // Its rows, every one with `status` and `message` (skipped; failed: the
-  // worker died).
+  // Its rows, all with `status` and `message` (skipped, or the worker died).
   std::function<std::vector<Record>(int ranks, const std::string& status,
                                     const std::string& message, const RunInfo&, const GpuIdentity&)>
       status_rows;
-  // Measures every point across `devices`: its rows, and probe rows of
-  // other names. Throws where it leaves no row.
+  // Measures every point across `devices` (and probe rows); throws for none.
   std::function<std::vector<Record>(const std::vector<int>& devices, const RunInfo&, bool quick)>
       measure;
 };
@@ -119,44 +84,35 @@ class Experiment {
 
   explicit Experiment(std::string name) : name_(std::move(name)) {}
 
-  Experiment& doc(std::string text);
-  // A seed axis: the cartesian product of all axes x dtypes x variants gives
-  // the points that count in the seed's `shape=mean` row.
+  Experiment& doc(std::string text) { return set(doc_, std::move(text)); }
+  // A seed axis: the product of axes x dtypes x variants gives the points
+  // of the seed's `shape=mean` row.
   Experiment& axis(const std::string& key, std::vector<int64_t> values);
-  // An extra point beyond the product (e.g. a model's decode shapes); it is
-  // run for every dtype and variant but is not in the seed mean.
+  // An extra point beyond the product, for every dtype and variant, not in
+  // the seed mean.
   Experiment& point(Shape shape);
-  Experiment& dtypes(std::vector<DType> d);
-  Experiment& variants(std::vector<std::string> v);
-  Experiment& metrics(std::vector<Metric> m);
-  // Adds the seed's `shape=mean` row per (dtype, variant, metric): the
-  // arithmetic mean of the seed points' values, as gpt_fast averages.
-  Experiment& seed_mean(bool on = true);
-  Experiment& model(bool on = true);  // is_model=True rows
+  Experiment& dtypes(std::vector<DType> d) { return set(dtypes_, std::move(d)); }
+  Experiment& variants(std::vector<std::string> v) { return set(variants_, std::move(v)); }
+  Experiment& metrics(std::vector<Metric> m) { return set(metrics_, std::move(m)); }
+  // Adds the seed's `shape=mean` row per (dtype, variant, metric).
+  Experiment& seed_mean(bool on = true) { return set(seed_mean_, on); }
+  Experiment& model(bool on = true) { return set(model_, on); }  // is_model=True rows
   Experiment& protocol(Protocol p, int decode_runs = 5);
-  Experiment& work(WorkFn f);
-  Experiment& make(MakeFn f);
-  Experiment& supported(SupportFn f);
-  // Drops the points for which `f` is false: no rows at all, unlike
-  // supported(), whose refusals are `skipped` rows. For a variant that
-  // exists only at some shapes (a path that serves one token only), so that
-  // each (shape, dtype) has one row per metric and the seed mean of a
-  // variant covers the seed points it applies to.
-  Experiment& applies(AppliesFn f);
+  Experiment& work(WorkFn f) { return set(work_, std::move(f)); }
+  Experiment& make(MakeFn f) { return set(make_, std::move(f)); }
+  Experiment& supported(SupportFn f) { return set(supported_, std::move(f)); }
+  // Drops the points for which `f` is false (no rows, unlike supported()'s
+  // `skipped` ones): a variant that exists at some shapes only.
+  Experiment& applies(AppliesFn f) { return set(applies_, std::move(f)); }
   // Makes it a multi-device experiment (no work() or make()).
-  Experiment& across_devices(AcrossDevices a);
-  // The variant is part of the point's identity, not only the name of the
-  // kernel that ran: each point's shape carries it as the label `key`
-  // after the axes (`bytes=65536;kernel=read_sweep`), and so do its rows'
-  // `shape`, `kbench list --points` and suspects files. For variants that
-  // are measured side by side at the same shapes (roofline_ideal's ideal
-  // kernels): the gate keys a row without its variant (docs/gate.md "Like
-  // with like"), so without it their rows would be one key. Not with
-  // seed_mean() (whose rows are `shape=mean`): Registry::add refuses both.
-  Experiment& variant_in_shape(std::string key);
+  Experiment& across_devices(AcrossDevices a) { return set(across_, std::move(a)); }
+  // The variant is part of the point's identity: its shape carries it as
+  // the label `key` (`bytes=65536;kernel=read_sweep`), since the gate keys
+  // rows without their variant (docs/gate.md "Like with like"). Not with
+  // seed_mean().
+  Experiment& variant_in_shape(std::string key) { return set(variant_key_, std::move(key)); }
 
-  // Every point in order: the axis product first, then the extra points,
-  // without those applies() drops.
+  // The axis product, then the extra points, without those applies() drops.
   std::vector<Point> points() const;
   std::string axes_text() const;  // for `kbench list`
 
@@ -182,6 +138,12 @@ class Experiment {
   }
 
  private:
+  template <typename T>
+  Experiment& set(T& field, T value) {
+    field = std::move(value);
+    return *this;
+  }
+
   std::string name_, doc_, variant_key_;
   std::vector<std::pair<std::string, std::vector<int64_t>>> axes_;
   std::vector<Shape> extra_;

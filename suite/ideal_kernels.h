@@ -1,10 +1,7 @@
-// The probe's ideal kernels: the simplest kernels that stream bytes, which
-// define the speed of light of memory-bound work (docs/metrics.md "The
-// roofline"). `kbench probe` times each over a ladder of byte counts, cold
-// and as experiments are timed, and keeps the fastest per count (the
-// target file's `measured.ladder`); the experiment `roofline_ideal` times
-// them again in every run, as rows, so that each run shows the roofline is
-// attained (>= 0.97) by a kernel of ours.
+// The probe's ideal kernels: the simplest kernels that stream bytes, the
+// speed of light of memory-bound work (the target file's `measured.ladder`);
+// `roofline_ideal` times them in every run, so that each run shows the
+// roofline attained (docs/metrics.md "The roofline").
 #pragma once
 
 #include <cuda_runtime.h>
@@ -29,26 +26,22 @@ inline constexpr Ideal kIdealCopies[] = {Ideal::copy_sweep, Ideal::copy_chunks, 
 const char* ideal_name(Ideal k);  // "read_sweep", ...
 bool ideal_writes(Ideal k);       // a copy
 
-// One launch that moves `bytes` (a multiple of 32): a read of `bytes` at
-// `src`, or a copy of bytes / 2 from `src` to `dst` (bytes read + written).
-// `sms` sizes the sweeps' grids; `sink` (one int) keeps reads from being
-// dropped. Enqueued on `stream` only. Throws kb::CudaError.
+// One launch that moves `bytes` (a multiple of 32): a read, or a copy of
+// bytes / 2. `sms` sizes the sweeps' grids; `sink` (one int) keeps reads
+// from being dropped. Throws kb::CudaError.
 void launch_ideal(Ideal k, const void* src, void* dst, size_t bytes, int sms, int* sink,
                   cudaStream_t stream);
 
-// copy_wave's kernel in any of its configurations (copy_wave itself: 128
-// threads, vectors by its rule, streaming stores; the lab's _copy_wave
-// times the others): a copy of `bytes` (a multiple of 16) from
-// `src` to `dst` by blocks of `threads` (64, 128, 256 or 512), each thread
-// loading all of its `vectors` (1, 2, 4 or 8) 16-byte vectors before it
-// stores them, with st.global.cs stores if `streaming_stores`, else default
-// ones. Throws std::invalid_argument for another configuration, kb::CudaError.
+// copy_wave's kernel in any configuration (the lab sweeps them): a copy of
+// `bytes` (a multiple of 16) by blocks of `threads` (64-512), each thread
+// loading its `vectors` (1-8) 16-byte vectors before storing them
+// (st.global.cs with `streaming_stores`). Throws std::invalid_argument for
+// another configuration, kb::CudaError.
 void launch_copy_wave(const void* src, void* dst, size_t bytes, int threads, int vectors,
                       bool streaming_stores, cudaStream_t stream);
 
 // `links` launches of read_chunks, each reading the next bytes / links of
-// `src` (bytes / links a multiple of 16): the chain that measures what each
-// further launch costs.
+// `src`: the chain that measures what each further launch costs.
 void launch_ideal_chain(const void* src, size_t bytes, int links, int sms, int* sink,
                         cudaStream_t stream);
 

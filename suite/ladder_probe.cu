@@ -16,11 +16,9 @@ namespace kb {
 
 namespace {
 
-// The buffer sets one rung rotates over, as the engine builds them for an
-// experiment's point of the same bytes (buffer_sets, suite/sampling.h): as
-// many independent allocations as sample 4 GiB, at least 3, at most 32, so
-// the ladder pays what a row pays for where its buffers landed and for
-// translating their addresses.
+// The buffer sets one rung rotates over, as many as a point of the same
+// bytes gets, so that the ladder pays what a row pays for where its buffers
+// landed.
 std::vector<DeviceBuffer<char>> rung_sets(size_t bytes) {
   size_t free_b = 0, total = 0;
   KB_CUDA_CHECK(cudaMemGetInfo(&free_b, &total));
@@ -36,11 +34,8 @@ std::vector<DeviceBuffer<char>> rung_sets(size_t bytes) {
 }
 
 // The engine's warm-up, for one kernel over `sets` buffer sets: round-robin,
-// every set at least once, then until warmup_done (20 ms, at most 50 runs).
-// The probe once warmed each kernel on its first set only; the ideal kernels
-// it measured read 2-5% faster as rows of `roofline_ideal` (which the engine
-// warms so) than in the ladder: 64 MB chains of 8 graph nodes 36.8 vs 38.5 us
-// (H100, 5 runs and 3 probes), so the ladder did not bound them.
+// every set at least once, then until warmup_done (warmed on one set only,
+// the ideal kernels read 2-5% faster as rows than in the ladder).
 template <typename Run>
 void warm_up(Engine& engine, size_t sets, Run&& run) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -99,10 +94,8 @@ LadderProbe probe_ladder(Engine& engine, int sms, size_t mem_bytes, bool quick) 
       for (size_t k = 0; k < n_kernels; ++k)
         warm_up(engine, sets.size(),
                 [&](size_t set, cudaStream_t s) { launch(kernels[k], set, s); });
-      // Each kernel as the engine samples a point: its samples round-robin
-      // over the sets (A B C ... A B C). Not the kernels in turn on one set:
-      // copies that rewrote the same output back to back measured 8-13%
-      // slower at 40-128 MB than the same copy rotated over the sets.
+      // Each kernel as the engine samples a point: round-robin over the sets
+      // (a copy rewriting one output back to back read 8-13% slower).
       for (size_t k = 0; k < n_kernels; ++k)
         for (int r = 0, n = rounds(reps, sets.size()); r < n; ++r)
           for (size_t set = 0; set < sets.size(); ++set)

@@ -1,14 +1,7 @@
-// The empirical speed of light (docs/metrics.md "The roofline"): the probe's
-// ideal kernels (suite/ideal_kernels.h) timed exactly as experiments' samples
-// are (Engine::time_cold: L2 flushed, CUDA events around the launch on the
-// engine's stream), over a ladder of byte counts from 4 KB to 2 GB (ladder_bytes), round-
-// robin over as many buffer sets as the engine builds for a point of those
-// bytes (buffer_sets), after half a second that takes the GPU out of its idle
-// state; per count the fastest kernel's median. `kbench probe` writes it as
-// the target file's `measured.ladder`. What each further launch or graph
-// node costs comes from chains of 8 ideal reads, measured as the rows of
-// `roofline_ideal` are (suite/chain_probe.h): in worker processes
-// (suite/runner.h's measure_points_isolated).
+// The empirical speed of light (docs/metrics.md "The roofline"): the ideal
+// kernels timed as experiments' samples are, over a ladder of byte counts
+// and as many buffer sets as a point of those bytes gets; per count the
+// fastest kernel's median. The further launches: suite/chain_probe.h.
 #pragma once
 
 #include <string>
@@ -27,22 +20,17 @@ struct LadderRung {
 };
 
 struct LadderProbe {
-  // The ladders, monotone (each rung's time the fastest at its count or
-  // above); the further-launch tables are set_further_launches' (suite/chain_probe.h).
-  SpeedOfLight sol;
+  SpeedOfLight sol;  // monotone ladders
   std::vector<LadderRung> read, copy;
   double max_bytes = 0;  // the largest rung: chain_points(max_bytes) are the chains
-  // set_further_launches' lines: "stream x8 64 MB: 31.2 us (one launch 25.0 us): +0.89 us a launch"
-  std::vector<std::string> chain_report;
+  std::vector<std::string> chain_report;  // set_further_launches' lines
 };
 
-// Measures the read and copy ladders on the engine's device (`sms`
-// streaming multiprocessors, `mem_bytes` of memory); not the chains.
-// `quick`: 5 samples a kernel a rung instead of 15. Throws kb::CudaError.
+// The read and copy ladders, not the chains (`quick`: 5 samples a kernel a
+// rung instead of 15). Throws kb::CudaError.
 LadderProbe probe_ladder(Engine& engine, int sms, size_t mem_bytes, bool quick);
 
-// The experiment whose points the chains are (roofline_ideal), checked to
-// have both chain variants. Throws std::runtime_error naming what is missing.
+// roofline_ideal, checked to have both chains (std::runtime_error).
 const Experiment& chain_experiment();
 
 }  // namespace kb

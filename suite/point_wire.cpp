@@ -28,26 +28,14 @@ PointTime point_time_of(const Measurement& t) {
   return p;
 }
 
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Summary, n, median, mean, min, max, mad, noise_rel,
+                                   median_rel_err)
+
 json measured_point_to_json(const MeasuredPoint& p) {
   const Measurement& t = p.m;
-  const Summary& u = t.summary;
-  json j = {{"detail", p.detail},
-            {"summary",
-             {{"n", u.n},
-              {"median", u.median},
-              {"mean", u.mean},
-              {"min", u.min},
-              {"max", u.max},
-              {"mad", u.mad},
-              {"noise_rel", u.noise_rel},
-              {"median_rel_err", u.median_rel_err}}},
-            {"value_s", t.value_s},
-            {"throttled", t.throttled},
-            {"total", t.total},
-            {"setup_s", t.setup_s},
-            {"inject", t.inject},
-            {"note", t.note},
-            {"buffer_sets", t.buffer_sets}};
+  json j = {{"detail", p.detail},       {"summary", t.summary}, {"value_s", t.value_s},
+            {"throttled", t.throttled}, {"total", t.total},     {"setup_s", t.setup_s},
+            {"inject", t.inject},       {"note", t.note},       {"buffer_sets", t.buffer_sets}};
   if (t.sm_clock_mhz) j["sm_clock_mhz"] = *t.sm_clock_mhz;
   if (t.mem_clock_mhz) j["mem_clock_mhz"] = *t.mem_clock_mhz;
   if (t.companion_ratio) j["companion_ratio"] = *t.companion_ratio;
@@ -58,17 +46,8 @@ MeasuredPoint measured_point_from_json(const json& j) {
   try {
     MeasuredPoint p;
     Measurement& t = p.m;
-    Summary& u = t.summary;
     p.detail = j.at("detail").get<std::string>();
-    const json& s = j.at("summary");
-    u.n = s.at("n").get<size_t>();
-    u.median = s.at("median").get<double>();
-    u.mean = s.at("mean").get<double>();
-    u.min = s.at("min").get<double>();
-    u.max = s.at("max").get<double>();
-    u.mad = s.at("mad").get<double>();
-    u.noise_rel = s.at("noise_rel").get<double>();
-    u.median_rel_err = s.at("median_rel_err").get<double>();
+    t.summary = j.at("summary").get<Summary>();
     t.value_s = j.at("value_s").get<double>();
     t.throttled = j.at("throttled").get<size_t>();
     t.total = j.at("total").get<size_t>();

@@ -1,10 +1,6 @@
-// Measures the ceilings of the GPU a run is on (docs/metrics.md "The roofline"): the
-// read-only and copy bandwidth of streaming kernels, the event-timed
-// duration of an empty kernel with a grid that can stream (4 blocks of 128
-// threads per SM) and of one such node of a captured graph, and the HBM
-// round trip of a one-vector read on a cold L2. Used by
-// `kbench probe` (to draft a target file) and at the start of `kbench run`
-// (as rows, so each CSV carries the ceilings measured in the same run).
+// The GPU's ceilings (docs/metrics.md "The roofline"): read and copy
+// bandwidth, an empty kernel's and graph node's time, the HBM round trip;
+// for `kbench probe` and as the first rows of every `kbench run`.
 #pragma once
 
 #include <cuda_runtime.h>

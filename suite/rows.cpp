@@ -35,11 +35,11 @@ void stamp_run(Record& r, const RunInfo& info, const GpuIdentity& gpu) {
   r.timestamp = info.timestamp;
 }
 
-Record make_record(const RowSource& e, const Point& p, Metric m, const RunInfo& info,
+Record make_record(const RowSource& e, const Point& p, const Metric& m, const RunInfo& info,
                    const GpuIdentity& gpu) {
   Record r;
   r.name = e.name;
-  r.metric = metric_csv_name(m);
+  r.metric = m.name;
   r.dtype = dtype_name(p.dtype);
   r.device = info.device_label;
   r.is_model = e.is_model;
@@ -49,16 +49,12 @@ Record make_record(const RowSource& e, const Point& p, Metric m, const RunInfo& 
   return r;
 }
 
-void apply_target(Record& r, Metric m, const TargetFile* targets) {
-  const bool lower = lower_is_better(m);
+void apply_target(Record& r, const TargetFile* targets) {
+  const bool lower = lower_is_better(r.metric);
   TargetEntry fallback;
-  const TargetEntry* t = nullptr;
-  if (targets) {
-    t = targets->find(r.name, r.metric, r.dtype, r.shape, r.variant);
-  } else if (m != Metric::compilation_time) {
-    fallback.roofline_fraction = kFallbackRooflineFraction;
-    t = &fallback;
-  }
+  fallback.roofline_fraction = kFallbackRooflineFraction;
+  const TargetEntry* t =
+      targets ? targets->find(r.name, r.metric, r.dtype, r.shape, r.variant) : &fallback;
   if (!t) return;
   r.target = resolve_target(*t, r.roofline, lower);
   if (r.target && r.actual && r.status == status::ok &&
@@ -71,12 +67,12 @@ std::vector<Record> status_rows(const RowSource& e, const Point& p, const std::s
                                 const RunInfo& info, const GpuIdentity& gpu,
                                 const TargetFile* targets) {
   std::vector<Record> rows;
-  for (Metric m : e.metrics) {
+  for (const Metric& m : e.metrics) {
     Record r = make_record(e, p, m, info, gpu);
     r.variant = join_variant(r.variant, detail);
     r.status = st;
     r.message = message;
-    apply_target(r, m, targets);
+    apply_target(r, targets);
     rows.push_back(r);
   }
   return rows;
@@ -88,7 +84,7 @@ std::vector<Record> measured_rows(const RowSource& e, const Point& p, const std:
                                   const TargetFile* targets) {
   const bool throttled = point_throttled(t.throttled, t.total);
   std::vector<Record> rows;
-  for (Metric m : e.metrics) {
+  for (const Metric& m : e.metrics) {
     Record r = make_record(e, p, m, info, gpu);
     r.variant = join_variant(r.variant, detail);
     r.samples = static_cast<int64_t>(t.summary.n);
@@ -98,11 +94,9 @@ std::vector<Record> measured_rows(const RowSource& e, const Point& p, const std:
     r.noise_rel = t.summary.noise_rel;
     r.sm_clock_mhz = t.sm_clock_mhz;
     r.mem_clock_mhz = t.mem_clock_mhz;
-    r.actual = m == Metric::gemm_share ? t.companion_ratio
-                                       : metric_value(m, w, t.value_s, t.setup_s, ceilings);
+    r.actual = metric_value(m, {w, t.value_s, ceilings, t.setup_s, t.companion_ratio});
     r.status = status::ok;
-    const bool has_roofline = m != Metric::compilation_time && m != Metric::gemm_share;
-    if (has_roofline) {
+    if (m.has_roofline) {
       try {
         r.roofline = roofline_value(m, w, ceilings);
         const Roofline roof = roofline(w, ceilings);
@@ -115,7 +109,8 @@ std::vector<Record> measured_rows(const RowSource& e, const Point& p, const std:
         r.message = std::string("no roofline: ") + ex.what();
       }
     }
-    if (r.actual && r.roofline) r.roofline_fraction = roofline_fraction(m, *r.actual, *r.roofline);
+    if (r.actual && r.roofline)
+      r.roofline_fraction = roofline_fraction(r.metric, *r.actual, *r.roofline);
     if (r.roofline_fraction && *r.roofline_fraction > kRooflineNoise)
       r.message = join_message(
           r.message,
@@ -123,9 +118,7 @@ std::vector<Record> measured_rows(const RowSource& e, const Point& p, const std:
           "the ceilings");
     if (!r.actual) {
       r.status = status::failed;
-      r.message = m == Metric::gemm_share
-                      ? "metric undefined: no companion was timed"
-                      : "metric undefined for this GPU (no peak for the dtype in the datasheet)";
+      r.message = m.undefined;
     }
     if (throttled && r.status == status::ok) {
       r.status = status::throttled;
@@ -134,11 +127,10 @@ std::vector<Record> measured_rows(const RowSource& e, const Point& p, const std:
               std::to_string(int(kThrottleClockFraction * 100)) + "% of the max SM clock",
           r.message);
     }
-    // Last: the mark of a validation run, on the rows it slowed (the setup
-    // time is not in the timed window).
-    if (m != Metric::compilation_time) r.variant = join_variant(r.variant, t.inject);
+    // Last: the mark of a validation run, on the rows it slowed.
+    if (m.timed) r.variant = join_variant(r.variant, t.inject);
     r.message = join_message(r.message, t.note);
-    apply_target(r, m, targets);
+    apply_target(r, targets);
     rows.push_back(r);
   }
   return rows;
@@ -174,7 +166,6 @@ std::vector<Record> seed_mean_rows(const RowSource& e, const std::vector<Point>&
     }
   }
   for (auto& [key, a] : means) {
-    const Metric m = e.metrics.at(std::get<2>(key));
     Record r = *a.first;
     r.shape = "mean";
     // The point's own variant, and the mark of an injected slowdown if any.
@@ -202,10 +193,9 @@ std::vector<Record> seed_mean_rows(const RowSource& e, const std::vector<Point>&
       r.actual = sum / static_cast<double>(a.actual.size());
       if (have_roof) {
         r.roofline = roof / static_cast<double>(a.actual.size());
-        r.roofline_fraction = roofline_fraction(m, *r.actual, *r.roofline);
+        r.roofline_fraction = roofline_fraction(r.metric, *r.actual, *r.roofline);
       }
-      // A mean over throttled points says more about the machine than the
-      // code: it is throttled too, so the gate keeps it out of baselines.
+      // Throttled too, so that the gate keeps it out of baselines.
       r.status = a.throttled > 0 ? status::throttled : status::ok;
       if (a.throttled > 0) r.message = std::to_string(a.throttled) + of_n + " were throttled";
       // The version of the rooflines averaged (kgate reads it from here).
@@ -213,7 +203,7 @@ std::vector<Record> seed_mean_rows(const RowSource& e, const std::vector<Point>&
       if (have_roof && model != std::string::npos)
         r.message = join_message(r.message, kRooflineModelNote);
     }
-    apply_target(r, m, targets);
+    apply_target(r, targets);
     out.push_back(r);
   }
   return out;
@@ -228,8 +218,7 @@ bool point_measured(const std::vector<Record>& rows) {
 
 Measurement combine_process_measurements(const std::vector<Measurement>& all, bool list_always) {
   if (all.empty()) throw std::invalid_argument("no worker process measured the point");
-  // A process whose samples were mostly throttled (its statistics then over
-  // all of them) stays out where another was not: its median is a clock's.
+  // A mostly throttled process stays out where another was not.
   std::vector<Measurement> each;
   std::string left_out;
   for (size_t k = 0; k < all.size(); ++k) {
@@ -331,13 +320,6 @@ double relative_spread(const std::vector<double>& times_s) {
   for (double t : times_s) sum += t;
   const double mean = sum / static_cast<double>(times_s.size());
   return mean > 0 ? (*hi - *lo) / mean : 0;
-}
-
-int processes_after(const std::vector<double>& medians_s, int processes, int short_processes,
-                    double spread_extend) {
-  if (spread_extend <= 0) return processes;
-  return relative_spread(medians_s) > spread_extend ? std::max(processes, short_processes)
-                                                    : processes;
 }
 
 }  // namespace kb

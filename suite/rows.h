@@ -1,9 +1,6 @@
-// Building rows, with no CUDA: the base record of a point, variant strings,
-// targets and statuses, the rows of a measured point, failure rows, and the
-// seed's `shape=mean` rows. Pure functions of plain data, so the CPU tests
-// check every status a row can get; the engine (in the worker process that
-// measures) and the runner (in the parent, for a worker that died) only call
-// them.
+// Building rows from plain data, with no CUDA (so that the CPU tests check
+// every status a row can get): a point's rows, measured or not, targets,
+// the seed's `shape=mean` rows, and a point's worker processes together.
 #pragma once
 
 #include <algorithm>
@@ -49,127 +46,87 @@ struct Measurement {
   double setup_s = 0;  // the Case's construction (compilation_time)
   std::string inject;  // "inject=5%": the variant field of an injected slowdown ("" = none)
   std::string note;    // for the rows' message (how it ran, e.g. the buffer sets' spread)
-  // Case::companion timed right after each sample: the median over the
-  // sample pairs of companion time / case time (the gemm_share metric).
-  std::optional<double> companion_ratio;
+  std::optional<double> companion_ratio;  // MetricInput::companion_ratio
   size_t buffer_sets = 1;
 };
 
-// A measured point as a row's worker measured it: the case's own variant
-// text and the Measurement. The parent of several worker processes builds
-// the point's rows from theirs (kbench run --processes;
-// combine_process_measurements).
+// A measured point: the case's own variant text and its Measurement.
 struct MeasuredPoint {
   std::string detail;
   Measurement m;
 };
 
-// Fallback when no target file matches the GPU: every rate row's target is
-// this fraction of its roofline.
+// Without a target file, a row's target is this fraction of its roofline.
 inline constexpr double kFallbackRooflineFraction = 0.7;
 
 // "a;b", or the one that is not empty.
 std::string join_variant(const std::string& a, const std::string& b);
 
-// The columns every row of one run shares: the GPU's name, driver and CUDA,
-// the suite's version and commit, the run id and its timestamp.
+// The columns every row of one run shares (GPU, versions, run id, time).
 void stamp_run(Record& r, const RunInfo& info, const GpuIdentity& gpu);
 
-Record make_record(const RowSource& e, const Point& p, Metric m, const RunInfo& info,
+Record make_record(const RowSource& e, const Point& p, const Metric& m, const RunInfo& info,
                    const GpuIdentity& gpu);
 
 // Sets the row's target (from the file, or the roofline fallback when
 // `targets` is null) and turns an `ok` row that misses it into `below_target`.
-void apply_target(Record& r, Metric m, const TargetFile* targets);
+void apply_target(Record& r, const TargetFile* targets);
 
-// One row per metric of the point, all with `status` and `message`; the
-// case's own variant text `detail` (the algorithm that ran, if known) follows
-// the point's variant.
+// One row per metric, all with `status` and `message`; `detail` (the
+// case's variant text, if known) follows the point's variant.
 std::vector<Record> status_rows(const RowSource& e, const Point& p, const std::string& status,
                                 const std::string& message, const std::string& detail,
                                 const RunInfo& info, const GpuIdentity& gpu,
                                 const TargetFile* targets);
 
 // The rows of a measured point, one per metric: values, roofline and its
-// limiter (`bound=` in the variant), statuses (ok, throttled when more than
-// half of the samples were, failed when a metric is undefined here,
-// below_target) and targets.
+// limiter (`bound=` in the variant), statuses and targets.
 std::vector<Record> measured_rows(const RowSource& e, const Point& p, const std::string& detail,
                                   const Work& w, const Measurement& t, const Ceilings& ceilings,
                                   const RunInfo& info, const GpuIdentity& gpu,
                                   const TargetFile* targets);
 
-// The seed's `shape=mean` rows: per (dtype, variant, metric), the arithmetic
-// mean of the seed points' values (as gpt_fast averages), with the mean of
-// their rooflines. `rows[i]` are the rows of `points[i]`, one per metric. A
-// seed point without a value makes the mean `failed`; a throttled one makes
-// it `throttled` (so that the gate keeps it out of baselines).
+// The seed's `shape=mean` rows: per (dtype, variant, metric) the arithmetic
+// mean of the seed points' values and rooflines (`rows[i]` are
+// `points[i]`'s); `failed` where one has no value, `throttled` where one is.
 std::vector<Record> seed_mean_rows(const RowSource& e, const std::vector<Point>& points,
                                    const std::vector<std::vector<Record>>& rows,
                                    const TargetFile* targets);
 
-// A point was measured: every row carries its time (measured_rows' rows do,
-// a metric undefined on this GPU too; status_rows' failed, incorrect and
-// skipped rows do not).
+// Every row carries a time (measured_rows' do, status_rows' do not).
 bool point_measured(const std::vector<Record>& rows);
 
-// One point measured in several worker processes (`kbench run --processes
-// N`, docs/decisions/0005-mean-of-three-worker-processes.md), as one Measurement whose rows
-// measured_rows builds: its time (value_s, and the median column) the mean
-// of the processes' (each its samples' median), min and max over all their
-// samples, the samples, throttled samples and buffer sets summed, noise_rel
-// the mean of theirs (the sample noise within a process), the SM clock and
-// gemm_share's companion ratio their means, the setup time and note the
-// first's. Why the mean: where a process lands in a slow state (about half
-// of them for some keys on some boards, docs/measuring.md), the mean of N
-// moves by the share of slow ones, the median by the whole gap. Where the
-// processes' times spread by more than 1% ((max - min) / mean) the note
-// says so with each. A process most of whose samples were throttled
-// (point_throttled) is left out where another was not, and the note says
-// so; where all were, all count, and the rows are `throttled`. With
-// `list_always` (kbench run --detail) the note lists the processes' medians
-// whatever their spread. Throws std::invalid_argument for no measurements.
+// One point measured in several worker processes as one Measurement: its
+// time the mean of the processes' medians (a slow process state moves the
+// mean by its share, the median by the whole gap:
+// docs/decisions/0005-mean-of-three-worker-processes.md), min and max over
+// all samples, counts summed, noise, clock and companion ratio averaged,
+// setup and note the first's. A mostly throttled process is left out where
+// another was not. The note lists the processes' medians where they spread
+// by more than 1%, or always with `list_always` (--detail). Throws
+// std::invalid_argument for no measurements.
 Measurement combine_process_measurements(const std::vector<Measurement>& each,
                                          bool list_always = false);
 
-// The processes' times' spread: (max - min) / mean (0 for fewer than two
-// or a mean not > 0). The note of combine_process_measurements and the
-// rule of processes_after read the same figure.
+// (max - min) / mean; 0 for fewer than two or a mean not > 0.
 double relative_spread(const std::vector<double>& times_s);
 
-// A point is short where its timed call is under this (the gate's noise
-// bar moves from 0.5% to 1.5% there: kgate's kBarBoundaryUs).
+// A point is short under this (kgate's noise bar boundary, kBarBoundaryUs).
 inline constexpr double kShortPointUs = 20;
 
-// `kbench run`'s worker processes per kernel point on one GPU (--quick: 1;
-// WorkerConfig::processes, suite/runner.h), and the most --processes takes.
+// Worker processes per kernel point on one GPU, the most --processes takes,
+// and the count for short points (their process states are far apart:
+// docs/decisions/0006-nine-processes-for-short-points.md).
 inline constexpr int kDefaultProcesses = 3;
 inline constexpr int kMaxProcesses = 9;
-// `kbench run`'s default for WorkerConfig::short_processes where
-// --processes is above 1 (--short-processes). A launch-bound point of a few
-// us has process states far apart (H100: `gather_gemv D=1024
-// bfloat16`'s process medians 5.50-5.70 us or 5.95-6.08 us, a third to a
-// half of the processes slow), which the mean of 3 leaves at 2-2.6%
-// run-to-run against the 1.5% bar; the mean of 9 about 1.0% (resampled;
-// docs/decisions/0006-nine-processes-for-short-points.md).
 inline constexpr int kDefaultShortProcesses = 9;
 
-// The worker processes of `kbench run` (WorkerConfig::processes and
-// short_processes) from --processes and --short-processes (0 where not
-// given), --quick, and the number of GPUs measured at once. One GPU:
-// kDefaultProcesses and kDefaultShortProcesses (--processes 1 or --quick:
-// one for every point). On `gpus` > 1 GPUs the gate judges a night by the
-// median of its GPUs, as attempts of one key (docs/gate.md), while every
-// process's CUDA context and allocations queue in the host's one driver;
-// so each GPU measures twice the one-GPU count shared out over the GPUs,
-// ceil(2 n / gpus), never more than n (2 GPUs: 3 and 9; 4 GPUs: 2 and 5;
-// 8 GPUs: 1 and 3), at least 2 under 20 us. Twice, because a median of
-// rows keeps less of them than a mean: resampled, that median holds every
-// key about as still as one GPU's 3 or 9
-// (docs/decisions/0007-processes-shared-over-gpus.md); a single process a GPU did not (a
-// launch-bound key with two states 7% apart read 3.9-4.1% against its 1.5%
-// bar). A count given on the command line is each GPU's. Short never fewer
-// than processes.
+// The worker processes of `kbench run` from --processes and
+// --short-processes (0 where not given), --quick, and the GPUs measured at
+// once: on several, each measures ceil(2 n / gpus) of the one-GPU count n,
+// at least 2 for short points, since the gate takes the median of the GPUs
+// (docs/decisions/0007-processes-shared-over-gpus.md). A count given is
+// each GPU's; short never fewer than processes.
 struct ProcessCounts {
   int processes = 1, short_processes = 1;
 };
@@ -186,23 +143,9 @@ inline ProcessCounts worker_processes(int given, int given_short, bool quick, in
   return c;
 }
 
-// How many worker processes measure a point whose first process's median
-// timed call took `first_median_s`: `short_processes` (never fewer than
-// `processes`) where that is under kShortPointUs, else `processes`. A
-// point near the boundary may get either from run to run (the same
-// statistic, with less or more noise).
+// The processes of a point whose first process's median was
+// `first_median_s`: `short_processes` under kShortPointUs, else `processes`.
 int processes_for(double first_median_s, int processes, int short_processes);
-
-// With `spread_extend` > 0 (a fraction; kbench run --extend-spread, off by
-// default): how many processes a point gets once its first `processes`
-// gave `medians_s` (those that measured it): `short_processes` (never
-// fewer than `processes`) where they spread, (max - min) / mean, by more
-// than `spread_extend`, else `processes`. Resampled on two H100 histories
-// (docs/decisions/0006-nine-processes-for-short-points.md), 1% took the keys of
-// 20 us or more whose p90 noise was over 0.5% from 6 of 62 to 0, at 3.6
-// processes a point; not yet run as a nightly on a GPU.
-int processes_after(const std::vector<double>& medians_s, int processes, int short_processes,
-                    double spread_extend);
 
 // What a further worker process gave for a point: its rows, and what they
 // were built from (none where it did not measure it).
@@ -211,14 +154,10 @@ struct ProcessResult {
   std::optional<MeasuredPoint> measured;
 };
 
-// The rows of a point the first worker process measured (`first`) and the
-// further processes measured again: `rows_of` of their measurements
-// together (combine_process_measurements). A further process that did not
-// measure it makes it fail: its own failed rows (a crash, a CUDA error),
-// their message saying which process, or `failed_rows(why)` where it gave
-// none or its rows came without a measurement; as does a process that ran
-// another kernel (`detail`) than the first. `list_always`: as
-// combine_process_measurements'.
+// The rows of a point from its first process's measurement and the
+// further processes': `rows_of` their combination. A further process that
+// did not measure it, or ran another kernel (`detail`), makes the point
+// fail: with that process's own failed rows, else `failed_rows(why)`.
 std::vector<Record> point_rows_of_processes(
     const MeasuredPoint& first, const std::vector<ProcessResult>& further,
     const std::function<std::vector<Record>(const Measurement&)>& rows_of,

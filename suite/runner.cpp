@@ -139,11 +139,9 @@ struct Pass {
   std::vector<std::optional<MeasuredPoint>> measured;  // what a measured point's rows came from
 };
 
-// One worker pass over `todo` (points of `e`, ascending unless `listed`):
-// the rows of each, in that order. A worker that dies in a point leaves that
-// point `failed` and a new worker goes on at the next; `listed` = false
-// starts a worker at a point and lets it run to the end (--from), true names
-// the points (--points).
+// One worker pass over `todo`: the rows of each. A worker that dies in a
+// point fails it and a new one goes on at the next; `listed` names the
+// points, else a worker runs from a point to the end.
 Pass run_pass(const WorkerConfig& cfg, const Experiment& e, const DeviceInfo& dev,
               const TargetFile* targets, const std::vector<size_t>& todo, bool listed,
               const std::string& probed) {
@@ -185,11 +183,8 @@ Pass run_pass(const WorkerConfig& cfg, const Experiment& e, const DeviceInfo& de
   return pass;
 }
 
-// The further passes over the points the first pass measured (`again`,
-// points of `e`; `first_s` their first time): passes 2..processes measure
-// every one again, passes up to short_processes only the short ones
-// (processes_for) and, with cfg.spread_extend, those whose first
-// `processes` disagree (processes_after).
+// The further passes over the points the first measured (`again`, their
+// first times `first_s`): all up to `processes`, the short ones beyond.
 struct Further {
   std::vector<Pass> passes;
   std::vector<std::vector<size_t>> in_pass;  // per pass, the indices into `again` it measured
@@ -209,15 +204,6 @@ Further further_passes(const WorkerConfig& each, const Experiment& e, const Devi
   std::vector<int> wanted;  // per point of `again`: its processes
   for (double s : first_s) wanted.push_back(processes_for(s, passes, each.short_processes));
   for (int p = 1;; ++p) {
-    if (p == passes && each.spread_extend > 0)
-      for (size_t n = 0; n < again.size(); ++n) {
-        std::vector<double> medians{first_s[n]};
-        for (size_t q = 0; q < f.passes.size(); ++q)
-          if (const auto j = f.index(q, n); j && f.passes[q].measured[*j])
-            medians.push_back(f.passes[q].measured[*j]->m.value_s);
-        wanted[n] = std::max(
-            wanted[n], processes_after(medians, passes, each.short_processes, each.spread_extend));
-      }
     std::vector<size_t> points_n, todo_p;
     for (size_t n = 0; n < again.size(); ++n)
       if (wanted[n] > p) {
@@ -231,20 +217,17 @@ Further further_passes(const WorkerConfig& each, const Experiment& e, const Devi
   return f;
 }
 
-// The first pass's rows of `todo`, then (kernel protocol, cfg.processes > 1)
-// further passes, each a fresh worker over the points the first one
-// measured (and checked), and per point the rows of its processes'
-// measurements together (combine_process_measurements). Passes go one after
-// another, so a point's processes are an experiment's length apart in time.
+// The first pass, then (kernel protocol) the further passes, and per point
+// the rows of its processes together. Passes go one after another, so a
+// point's processes are an experiment's length apart in time.
 std::vector<std::vector<Record>> run_passes(const WorkerConfig& cfg, const Experiment& e,
                                             const DeviceInfo& dev, const TargetFile* targets,
                                             const ProbeResult& probed,
                                             const std::vector<size_t>& todo, bool listed) {
   const int passes = e.sampling() == Protocol::kernel ? std::max(1, cfg.processes) : 1;
   const int most = e.sampling() == Protocol::kernel ? std::max(passes, cfg.short_processes) : 1;
-  // Each process samples its share of the buffer-set bytes (at least 3
-  // sets still), so a point spans as many allocations as one process
-  // would; only the first checks the output.
+  // Each process samples its share of the buffer-set bytes; only the first
+  // checks the output.
   WorkerConfig each = cfg;
   each.engine.sampled_bytes_goal = std::max<size_t>(cfg.engine.sampled_bytes_goal / passes, 1);
   const std::string probed_text = probed_arg(probed);

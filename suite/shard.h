@@ -1,15 +1,7 @@
-// `kbench run --shard i/n`: a deterministic share of the suite's points, so
-// that n nodes of a scheduler's job array (Slurm, a Kubernetes Indexed Job)
-// measure the suite between them, each point once, with no coordination:
-// every node builds the same ordered list (the selected experiments in the
-// registry's order, each one's points in order) and keeps its share of it.
-//
-// The unit dealt out is not the point but the group a row depends on: the
-// seed points of one (experiment, dtype, variant) stay together, because
-// their `shape=mean` row is the mean over all of them; every other point is
-// a unit of its own. Units are dealt round-robin in list order (unit u to
-// shard u mod n), which spreads each experiment's points over the shards.
-// No CUDA here: the CPU tests check it.
+// `kbench run --shard i/n`: a deterministic share of the suite's points for
+// n nodes of a job array, with no coordination. The seed points of one
+// (experiment, dtype, variant) stay together (their `shape=mean` row needs
+// all); units are dealt round-robin in list order. No CUDA here.
 #pragma once
 
 #include <stdexcept>
@@ -29,8 +21,7 @@ struct ShardSpec {
   bool whole() const { return count == 1; }
 };
 
-// "i/n" with 1 <= i <= n <= 10000; ShardError with a message naming the
-// problem otherwise ("--shard 0/3": shards count from 1).
+// "i/n" with 1 <= i <= n <= 10000, else ShardError.
 ShardSpec parse_shard(const std::string& spec);
 
 // One point of the ordered list, as far as dealing it needs.

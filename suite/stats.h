@@ -12,9 +12,7 @@ struct Summary {
   double median = 0, mean = 0, min = 0, max = 0;
   double mad = 0;        // median absolute deviation from the median
   double noise_rel = 0;  // 1.4826 * MAD / median: a robust coefficient of variation
-  // Relative standard error of the median, ~1.2533 * sigma / sqrt(n) / median
-  // with sigma estimated as 1.4826 * MAD. Falls as samples are added; the
-  // engine stops sampling when it is under the noise bound.
+  // Relative standard error of the median, 1.2533 * 1.4826 * MAD / sqrt(n) / median.
   double median_rel_err = 0;
 };
 

@@ -1,7 +1,5 @@
-// The worker's side of process isolation (suite/runner.h): `kbench __worker
-// ...`, started by the parent with a WorkerRequest (suite/worker_request.h),
-// appends JSON lines to its `--out` file: rows, measurements, point times,
-// the probe's ceilings, or the error that stopped it.
+// The worker's side of process isolation (suite/runner.h): appends JSON
+// lines to its `--out` file (rows, measurements, times, or its error).
 #pragma once
 
 #include <string>

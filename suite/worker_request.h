@@ -1,7 +1,5 @@
-// What one worker process (`kbench __worker`, suite/runner.h) is asked to
-// do: written by the parent as the worker's command line (worker_argv) and
-// read back by the worker (parse_worker_request), in one place so that the
-// two cannot drift. No CUDA here: the CPU tests use it.
+// What a worker process is asked to do, as its command line and back, in
+// one place so that the two cannot drift. No CUDA here.
 #pragma once
 
 #include <cstddef>
@@ -18,10 +16,8 @@ struct WorkerRequest {
   std::string targets_dir;  // "" = none
   EngineOptions engine;
   RunInfo info;  // device_label, run_id and timestamp travel; the rest is the build's
-  // One of: the ceiling probe; an experiment's points from `from` to the
-  // end, or exactly `points` (in that order); the times of the points
-  // `measure` names (point_wire's points_arg), without rows; a multi-device
-  // experiment across `devices`.
+  // One of: the probe; an experiment's points from `from`, or `points`; the
+  // times of the points `measure` names; a multi-device experiment.
   bool probe = false;
   std::string experiment;
   size_t from = 0;
@@ -32,11 +28,9 @@ struct WorkerRequest {
   std::string out;     // the file the worker appends its JSON lines to
 };
 
-// `exe __worker` and the options that say `r`.
+// `exe __worker REQUEST`, the request as one JSON argument.
 std::vector<std::string> worker_argv(const std::string& exe, const WorkerRequest& r);
-// argv as worker_argv wrote it (argv[1] is "__worker"). Throws
-// std::invalid_argument on an option it does not know: the parent wrote
-// it, so that is a bug.
+// argv as worker_argv wrote it; std::invalid_argument otherwise (a bug).
 WorkerRequest parse_worker_request(int argc, char** argv);
 
 }  // namespace kb

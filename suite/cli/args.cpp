@@ -1,5 +1,6 @@
 #include "suite/cli/args.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
@@ -12,7 +13,6 @@
 
 namespace kb::cli {
 
-// Each command's usage line, printed under a usage error.
 std::string usage_line(const std::string& command) {
   if (command == "run")
     return "kbench run [--filter REGEX] [--device N|N,M|all] [--shard I/N] [--csv FILE] "
@@ -31,39 +31,6 @@ std::string usage_line(const std::string& command) {
 
 namespace {
 
-// The options each command takes (with `true`: followed by a value).
-struct OptionSpec {
-  const char* name;
-  bool takes_value;
-};
-const std::vector<OptionSpec> kRunOptions = {
-    {"--filter", true},        {"--device", true},          {"--quick", false},
-    {"--csv", true},           {"--no-csv", false},         {"--json", true},
-    {"--targets", true},       {"--max-noise", true},       {"--max-time", true},
-    {"--seed", true},          {"--timeout", true},         {"--rerun", true},
-    {"--repeat", true},        {"--inject-slowdown", true}, {"--allow-injected-slowdown", false},
-    {"--buffer-sets", true},   {"--buffer-mib", true},      {"--shard", true},
-    {"--run-id", true},        {"--processes", true},       {"--short-processes", true},
-    {"--extend-spread", true}, {"--detail", false}};
-const std::vector<OptionSpec> kListOptions = {
-    {"--points", false}, {"--filter", true}, {"--shard", true}};
-const std::vector<OptionSpec> kProbeOptions = {{"--device", true},
-                                               {"--write", true},
-                                               {"--targets", true},
-                                               {"--quick", false},
-                                               {"--replace", false}};
-const std::vector<OptionSpec> kTuneOptions = {{"--filter", true},  {"--device", true},
-                                              {"--targets", true}, {"--write", true},
-                                              {"--reps", true},    {"--candidates", true}};
-
-const std::vector<OptionSpec>* options_of(const std::string& command) {
-  if (command == "run") return &kRunOptions;
-  if (command == "probe") return &kProbeOptions;
-  if (command == "tune") return &kTuneOptions;
-  if (command == "list") return &kListOptions;
-  return nullptr;  // help, version, unknown: judged later
-}
-
 // --run-id: what a scheduler gives every task of one job (Slurm's array job
 // id, a Kubernetes Job's name), so that the shards' rows are one run. No
 // '/': that would read as an attempt (<run>/<N>, docs/csv-schema.md).
@@ -76,6 +43,14 @@ std::string check_run_id(const std::string& id) {
     throw UsageError("--run-id needs 1 to 128 characters of A-Z a-z 0-9 - _ . : + (no '/'), got '" +
                      id + "'");
   return id;
+}
+
+ShardSpec shard_of(const std::string& v) {
+  try {
+    return parse_shard(v);
+  } catch (const ShardError& e) {
+    throw UsageError(e.what());
+  }
 }
 
 int parse_count(const std::string& flag, const std::string& v, long max = 1000) {
@@ -98,6 +73,80 @@ double parse_double(const std::string& flag, const std::string& v) {
   }
 }
 
+using Text = const std::string&;
+
+// Every option: the commands that take it, whether a value follows, and
+// what it sets.
+struct Option {
+  const char* name;
+  std::vector<std::string> commands;
+  bool takes_value;
+  void (*set)(Args& a, Text flag, Text value);
+};
+const Option kOptions[] = {
+    {"--filter", {"run", "list", "tune"}, true, [](Args& a, Text, Text v) { a.filter = v; }},
+    {"--device", {"run", "probe", "tune"}, true, [](Args& a, Text, Text v) { a.device = v; }},
+    {"--quick", {"run", "probe"}, false, [](Args& a, Text, Text) { a.quick = true; }},
+    {"--csv", {"run"}, true, [](Args& a, Text, Text v) { a.csv = v; }},
+    {"--no-csv", {"run"}, false, [](Args& a, Text, Text) { a.no_csv = true; }},
+    {"--json", {"run"}, true, [](Args& a, Text, Text v) { a.json = v; }},
+    {"--targets", {"run", "probe", "tune"}, true, [](Args& a, Text, Text v) { a.targets = v; }},
+    {"--write", {"probe", "tune"}, true, [](Args& a, Text, Text v) { a.write = v; }},
+    {"--max-noise",
+     {"run"},
+     true,
+     [](Args& a, Text f, Text v) { a.engine.max_noise = parse_double(f, v); }},
+    {"--max-time",
+     {"run"},
+     true,
+     [](Args& a, Text f, Text v) { a.engine.max_time_s = parse_double(f, v); }},
+    {"--seed",
+     {"run"},
+     true,
+     [](Args& a, Text f, Text v) { a.engine.seed = static_cast<uint64_t>(parse_double(f, v)); }},
+    {"--timeout", {"run"}, true, [](Args& a, Text f, Text v) { a.timeout_s = parse_double(f, v); }},
+    {"--rerun", {"run"}, true, [](Args& a, Text, Text v) { a.rerun = v; }},
+    {"--repeat", {"run"}, true, [](Args& a, Text f, Text v) { a.repeat = parse_count(f, v); }},
+    {"--inject-slowdown", {"run"}, true, [](Args& a, Text, Text v) { a.inject = v; }},
+    {"--allow-injected-slowdown",
+     {"run"},
+     false,
+     [](Args& a, Text, Text) { a.allow_inject = true; }},
+    {"--buffer-sets",
+     {"run"},
+     true,
+     [](Args& a, Text f, Text v) { a.engine.max_buffer_sets = parse_count(f, v); }},
+    {"--buffer-mib",
+     {"run"},
+     true,
+     [](Args& a, Text f, Text v) {
+       a.engine.sampled_bytes_goal = static_cast<size_t>(parse_count(f, v, 1 << 20)) << 20;
+     }},
+    {"--shard", {"run", "list"}, true, [](Args& a, Text, Text v) { a.shard = shard_of(v); }},
+    {"--run-id", {"run"}, true, [](Args& a, Text, Text v) { a.run_id = check_run_id(v); }},
+    {"--processes",
+     {"run"},
+     true,
+     [](Args& a, Text f, Text v) { a.processes = parse_count(f, v, kMaxProcesses); }},
+    {"--short-processes",
+     {"run"},
+     true,
+     [](Args& a, Text f, Text v) { a.short_processes = parse_count(f, v, kMaxProcesses); }},
+    {"--detail", {"run"}, false, [](Args& a, Text, Text) { a.engine.detail = true; }},
+    {"--points", {"list"}, false, [](Args& a, Text, Text) { a.points = true; }},
+    {"--replace", {"probe"}, false, [](Args& a, Text, Text) { a.replace = true; }},
+    {"--reps", {"tune"}, true, [](Args& a, Text f, Text v) { a.reps = parse_count(f, v); }},
+    {"--candidates",
+     {"tune"},
+     true,
+     [](Args& a, Text f, Text v) { a.candidates = parse_count(f, v); }},
+};
+
+const Option* find_option(const std::string& name) {
+  for (const Option& o : kOptions)
+    if (name == o.name) return &o;
+  return nullptr;
+}
 }  // namespace
 
 Injection parse_injection(const std::string& spec) {
@@ -122,16 +171,17 @@ Injection parse_injection(const std::string& spec) {
 
 namespace {
 
-// The option as given, checked against the command: `--opt=value` is
-// `--opt value`; an option the command does not take is refused (not
-// silently ignored); a file given without its flag gets a hint.
-std::vector<std::string> normalize(const std::string& command, const std::vector<std::string>& in) {
-  const std::vector<OptionSpec>* spec = options_of(command);
-  std::vector<std::string> out;
+// The options as given, checked against the command, as (option, value)
+// pairs (`--opt=value` is `--opt value`); an option the command does not
+// take is refused, and a file given without its flag gets a hint.
+void set_options(Args& a, const std::vector<std::string>& in) {
+  const std::string command = a.command;  // --help changes a.command
+  const bool judged = command == "run" || command == "probe" || command == "tune" ||
+                      command == "list";  // help, version, unknown: judged later
   for (size_t i = 0; i < in.size(); ++i) {
     std::string f = in[i];
     if (f == "--help" || f == "-h") {
-      out.push_back(f);
+      a.command = "help";
       continue;
     }
     std::optional<std::string> inline_value;
@@ -140,12 +190,8 @@ std::vector<std::string> normalize(const std::string& command, const std::vector
       f = f.substr(0, eq);
     }
     if (f == "-d") f = "--device";  // nvbench's short form
-    if (!spec) {
-      out.push_back(f);
-      if (inline_value) out.push_back(*inline_value);
-      continue;
-    }
-    if (f.rfind("-", 0) != 0) {
+    const Option* o = find_option(f);
+    if (judged && f.rfind("-", 0) != 0) {
       std::error_code ec;
       bool file_like = f.find(".csv") != std::string::npos ||
                        f.find(".json") != std::string::npos || std::filesystem::exists(f, ec);
@@ -158,101 +204,15 @@ std::vector<std::string> normalize(const std::string& command, const std::vector
                          ")");
       throw UsageError(command + ": unexpected argument '" + f + "'");
     }
-    const OptionSpec* o = nullptr;
-    for (const auto& x : *spec)
-      if (f == x.name) o = &x;
-    if (!o) {
-      bool known = false;
-      for (const auto* list : {&kRunOptions, &kProbeOptions, &kTuneOptions, &kListOptions})
-        for (const auto& x : *list) known = known || f == x.name;
-      if (known) throw UsageError(command + " does not take " + f);
-      throw UsageError("unknown option '" + f + "'");
-    }
-    if (!o->takes_value && inline_value)
+    if (!o) throw UsageError("unknown option '" + f + "'");
+    if (judged && std::find(o->commands.begin(), o->commands.end(), command) == o->commands.end())
+      throw UsageError(command + " does not take " + f);
+    if (judged && !o->takes_value && inline_value)
       throw UsageError(f + " takes no value (got '" + in[i] + "')");
-    out.push_back(f);
-    if (inline_value)
-      out.push_back(*inline_value);
-    else if (o->takes_value) {
-      if (i + 1 >= in.size()) throw UsageError(f + " needs a value");
-      out.push_back(in[++i]);
-    }
+    if (o->takes_value && !inline_value && i + 1 >= in.size())
+      throw UsageError(f + " needs a value");
+    o->set(a, f, inline_value ? *inline_value : o->takes_value ? in[++i] : "");
   }
-  return out;
-}
-
-// One option (v[*i]) into `a`; an option with a value takes the next
-// word (advancing *i).
-void set_option(Args& a, const std::vector<std::string>& v, size_t* i) {
-  const std::string& f = v[*i];
-  auto value = [&]() -> std::string {
-    if (*i + 1 >= v.size()) throw UsageError(f + " needs a value");
-    return v[++*i];
-  };
-  if (f == "--filter")
-    a.filter = value();
-  else if (f == "--device")
-    a.device = value();
-  else if (f == "--quick")
-    a.quick = true;
-  else if (f == "--csv")
-    a.csv = value();
-  else if (f == "--no-csv")
-    a.no_csv = true;
-  else if (f == "--json")
-    a.json = value();
-  else if (f == "--targets")
-    a.targets = value();
-  else if (f == "--write")
-    a.write = value();
-  else if (f == "--max-noise")
-    a.engine.max_noise = parse_double(f, value());
-  else if (f == "--max-time")
-    a.engine.max_time_s = parse_double(f, value());
-  else if (f == "--timeout")
-    a.timeout_s = parse_double(f, value());
-  else if (f == "--seed")
-    a.engine.seed = static_cast<uint64_t>(parse_double(f, value()));
-  else if (f == "--rerun")
-    a.rerun = value();
-  else if (f == "--repeat")
-    a.repeat = parse_count(f, value());
-  else if (f == "--processes")
-    a.processes = parse_count(f, value(), kMaxProcesses);
-  else if (f == "--short-processes")
-    a.short_processes = parse_count(f, value(), kMaxProcesses);
-  else if (f == "--extend-spread")
-    a.extend_spread = parse_double(f, value()) / 100;
-  else if (f == "--buffer-sets")
-    a.engine.max_buffer_sets = parse_count(f, value());
-  else if (f == "--buffer-mib")
-    a.engine.sampled_bytes_goal = static_cast<size_t>(parse_count(f, value(), 1 << 20)) << 20;
-  else if (f == "--inject-slowdown")
-    a.inject = value();
-  else if (f == "--allow-injected-slowdown")
-    a.allow_inject = true;
-  else if (f == "--reps")
-    a.reps = parse_count(f, value());
-  else if (f == "--candidates")
-    a.candidates = parse_count(f, value());
-  else if (f == "--shard") {
-    try {
-      a.shard = parse_shard(value());
-    } catch (const ShardError& e) {
-      throw UsageError(e.what());
-    }
-  } else if (f == "--run-id")
-    a.run_id = check_run_id(value());
-  else if (f == "--points")
-    a.points = true;
-  else if (f == "--detail")
-    a.engine.detail = true;
-  else if (f == "--replace")
-    a.replace = true;
-  else if (f == "--help" || f == "-h")
-    a.command = "help";
-  else
-    throw UsageError("unknown option '" + f + "'");
 }
 
 // The combinations refused before anything runs.
@@ -286,23 +246,17 @@ Args parse(int argc, char** argv) {
   std::vector<std::string> raw(argv + 1, argv + argc);
   if (raw.empty()) throw UsageError("no command given");
   a.command = raw[0];
-  std::vector<std::string> v = {raw[0]};
   size_t first = 1;
   if (a.command == "tune" && raw.size() > 1 && raw[1] == "gemv") {  // kbench tune gemv
     a.tune_gemv = true;
     first = 2;
   }
-  const auto rest = normalize(a.command, std::vector<std::string>(raw.begin() + first, raw.end()));
-  v.insert(v.end(), rest.begin(), rest.end());
-  for (size_t i = 1; i < v.size(); ++i) set_option(a, v, &i);
+  set_options(a, std::vector<std::string>(raw.begin() + first, raw.end()));
   a.engine.quick = a.quick;
   check_combinations(a);
   return a;
 }
 
-// `--device N`, `N,M,...` or `all`: the indices asked for (empty for
-// all), checked for form before any device is looked for (a typo is a
-// usage error, exit 2, on any machine).
 std::vector<int> parse_device_spec(const std::string& spec) {
   if (spec == "all") return {};
   std::vector<int> out;

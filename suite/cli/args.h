@@ -30,12 +30,11 @@ struct Args {
   std::string write;
   double timeout_s = 1800;
   EngineOptions engine;
-  std::string rerun;         // suspects file to re-measure
-  int repeat = 0;            // attempts per suspect (--repeat; 0 = not given)
-  int processes = 0;         // worker processes per kernel point (--processes; 0 = the default)
-  int short_processes = 0;   // ... per point under 20 us (--short-processes; 0 = the default)
-  double extend_spread = 0;  // --extend-spread PCT, as a fraction (0 = off)
-  std::string inject;        // --inject-slowdown REGEX=PCT
+  std::string rerun;        // suspects file to re-measure
+  int repeat = 0;           // attempts per suspect (--repeat; 0 = not given)
+  int processes = 0;        // worker processes per kernel point (--processes; 0 = the default)
+  int short_processes = 0;  // ... per point under 20 us (--short-processes; 0 = the default)
+  std::string inject;       // --inject-slowdown REGEX=PCT
   bool allow_inject = false;
   int reps = 20;           // kbench tune: samples per candidate
   int candidates = 16;     // kbench tune: algorithms asked of the heuristic
@@ -58,9 +57,7 @@ struct Injection {
 };
 Injection parse_injection(const std::string& spec);
 
-// `--device N`, `N,M,...` or `all`: the indices asked for (empty for
-// all), checked for form before any device is looked for (a typo is a
-// usage error, exit 2, on any machine).
+// `--device N`, `N,M,...` or `all` (empty): the indices, checked for form.
 std::vector<int> parse_device_spec(const std::string& spec);
 
 }  // namespace kb::cli

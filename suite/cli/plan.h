@@ -16,10 +16,8 @@ std::string experiment_names();
 // The experiments --filter selects; UsageError when it selects nothing.
 std::vector<const Experiment*> select(const std::string& filter);
 
-// What one run measures, in order: each selected experiment with its points
-// (all of them, or this shard's share), then each selected multi-device
-// experiment (all its points, across the run's GPUs, once per run: one
-// unit of the shards).
+// What one run measures: each experiment with its points (or this shard's
+// share), then each multi-device experiment (one unit of the shards).
 struct Step {
   const Experiment* e = nullptr;
   std::vector<size_t> indices;  // e's points in this run, ascending

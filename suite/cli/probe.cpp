@@ -24,16 +24,11 @@ namespace kb::cli {
 
 namespace {
 
-// The ladder probe's chains (suite/chain_probe.h), in seconds in the order
-// of `chains`, measured as a `kbench run` measures roofline_ideal's rows:
-// in kChainProcesses worker processes one after the other
-// (measure_points_isolated), each measuring the experiment's points as a
-// run's worker does, the chains among them (chain_worker_points), with its
-// share of the buffer-set bytes; per chain the mean over the processes
+// The chains' times (in the order of `chains`), measured as a run measures
+// roofline_ideal's rows: the mean of kChainProcesses worker processes
 // (docs/decisions/0009-chains-probed-in-worker-processes.md). This
-// process's CUDA context goes first, so that the workers are alone on the
-// GPU as a run's are; the caller makes no CUDA call after this. Where a
-// worker fails, the probe fails with the reason and writes nothing.
+// process's context goes first, so that the workers are alone on the GPU;
+// the caller makes no CUDA call after this. A failed worker fails the probe.
 std::vector<double> chains_in_workers(const RunPlan& plan, const DeviceInfo& dev,
                                       const std::vector<Point>& chains,
                                       std::vector<Point>* all_points,
@@ -42,9 +37,7 @@ std::vector<double> chains_in_workers(const RunPlan& plan, const DeviceInfo& dev
   KB_CUDA_CHECK(cudaDeviceReset());
   WorkerConfig cfg = worker_config(plan);
   cfg.info.device_label = "cuda";
-  // No target files: times without rows need no ceilings, and the ideal
-  // kernels no cuBLASLt or GEMV choices; a target file the probe is about
-  // to write (or fix) must not stop it.
+  // No target files: the file the probe is about to write must not stop it.
   cfg.targets_dir.clear();
   static_assert(kChainProcesses == kDefaultProcesses, "the chains are measured as rows are");
   cfg.engine.sampled_bytes_goal =
@@ -62,8 +55,7 @@ std::vector<double> chains_in_workers(const RunPlan& plan, const DeviceInfo& dev
       for (const PointTime& pt : t) v.push_back(pt.value_s);
       per_process.push_back(std::move(v));
     }
-    // Every point's mean (the single launches fold into the rungs:
-    // fold_worker_rungs), the chains' in the order of `chains`.
+    // Every point's mean (the single launches fold into the rungs).
     *all_seconds = mean_over_processes(per_process);
     *all_points = points;
     std::vector<double> out;
@@ -93,8 +85,6 @@ Probed measure(const RunPlan& plan, const DeviceInfo& dev) {
   r.p = probe_ceilings(s, dev.mem_bytes, plan.quick);
   cudaStreamDestroy(s);
   {
-    // The speed of light: the ideal kernels timed as the engine times
-    // samples, with the options of a run (quick with --quick).
     EngineOptions eo;
     eo.quick = plan.quick;
     Engine engine(dev, nullptr, eo, RunInfo{});
@@ -159,14 +149,14 @@ void replace_ladder(const std::string& path, bool replace, const SpeedOfLight& p
     std::printf("measured.ladder of %s replaced: review the diff and commit it\n", path.c_str());
 }
 
-// A draft's targets: 80% of the roofline for every metric, dtype and seed
-// mean of every experiment.
+// A draft's targets: 80% of the roofline for every metric that has one, for
+// each dtype and seed mean of every experiment.
 nlohmann::ordered_json draft_targets() {
   nlohmann::ordered_json targets = nlohmann::ordered_json::array();
   for (const auto& e : Registry::instance().all()) {
     if (e.is_across_devices()) continue;
-    for (Metric m : e.metric_list()) {
-      if (m == Metric::compilation_time) continue;
+    for (const Metric& m : e.metric_list()) {
+      if (!m.has_roofline) continue;  // a relative target of no roofline is none
       std::vector<std::string> dtypes;
       for (const auto& p2 : e.points()) {
         std::string dt = dtype_name(p2.dtype);
@@ -174,13 +164,13 @@ nlohmann::ordered_json draft_targets() {
       }
       for (const auto& dt : dtypes) {
         targets.push_back({{"name", e.name()},
-                           {"metric", metric_csv_name(m)},
+                           {"metric", m.name},
                            {"dtype", dt},
                            {"shape", "*"},
                            {"roofline_fraction", 0.8}});
         if (e.has_seed_mean())
           targets.push_back({{"name", e.name()},
-                             {"metric", metric_csv_name(m)},
+                             {"metric", m.name},
                              {"dtype", dt},
                              {"shape", "mean"},
                              {"roofline_fraction", 0.8}});

@@ -121,7 +121,6 @@ RunPlan run_plan(const Args& a) {
   p.processes = a.processes;
   p.short_processes = a.short_processes;
   p.quick = a.quick;
-  p.extend_spread = a.extend_spread;
   p.run_id = a.run_id;
   if (!a.inject.empty()) p.inject = parse_injection(a.inject);
   p.write_csv = !a.no_csv;
@@ -145,7 +144,6 @@ WorkerConfig worker_config(const RunPlan& plan, int gpus) {
   const ProcessCounts pc = worker_processes(plan.processes, plan.short_processes, plan.quick, gpus);
   cfg.processes = pc.processes;
   cfg.short_processes = pc.short_processes;
-  cfg.spread_extend = plan.extend_spread;
   cfg.info.run_id = plan.run_id.empty() ? new_run_id() : plan.run_id;
   cfg.info.timestamp = utc_timestamp();
   cfg.info.suite_version = KBENCH_VERSION;

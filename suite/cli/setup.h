@@ -13,8 +13,7 @@
 
 namespace kb::cli {
 
-// Where the target files and tuning tables are: --targets, else the source
-// tree's targets/, else ./targets.
+// --targets, else the source tree's targets/, else ./targets.
 struct TargetsDir {
   std::string path;
   bool given = false;  // --targets: a folder that is not there is an error
@@ -22,8 +21,7 @@ struct TargetsDir {
 TargetsDir targets_dir(const std::string& option);
 std::vector<TargetFile> load_targets(const TargetsDir& dir);
 
-// What a measuring command's options come to, built by the command from
-// its Args: the code below the commands takes this (or narrower values).
+// What a measuring command's options come to: nothing below sees Args.
 struct RunPlan {
   TargetsDir targets;
   EngineOptions engine;  // --quick, --seed, --max-noise, --max-time, buffer sets
@@ -31,10 +29,9 @@ struct RunPlan {
   int processes = 0;        // worker processes per kernel point (0: the default)
   int short_processes = 0;  // ... per point under kShortPointUs (0: the default)
   bool quick = false;
-  double extend_spread = 0;  // a fraction (0: off)
-  std::string run_id;        // empty: a new one
-  Injection inject;          // --inject-slowdown (fraction 0: none)
-  bool write_csv = true;     // false: --no-csv
+  std::string run_id;     // empty: a new one
+  Injection inject;       // --inject-slowdown (fraction 0: none)
+  bool write_csv = true;  // false: --no-csv
   std::string csv;
   std::string json;  // empty: no JSON
 };
@@ -48,8 +45,7 @@ std::vector<int> devices_for(const std::string& spec, int count);
 // How many CUDA devices there are; 0 after saying why there are none.
 int require_devices();
 
-// The GPU's target file, or null after a warning naming `dir` (the
-// roofline fallback).
+// The GPU's target file, or null after a warning (the roofline fallback).
 const TargetFile* target_for(const std::vector<TargetFile>& files, const DeviceInfo& dev,
                              const std::string& dir);
 // The inputs a GPU's chain reads, checked before anything is measured.

@@ -9,10 +9,12 @@
 #include "kernels/decode/decode_check.h"
 #include "kernels/decode/decoder.h"
 #include "suite/experiment.h"
+#include "suite/experiments/decode_metrics.h"
 
 namespace {
 
 namespace dec = kb::decode;
+namespace dm = kb::decode_metrics;
 
 constexpr int kNewTokens = 200;
 // gpt-fast's benchmark prompt, "Hello, my name is" in the Llama tokenizer.
@@ -95,9 +97,10 @@ class DecodeCase : public kb::Case {
 
 kb::Work decode_work(const dec::ModelConfig& c, kb::DType d) {
   kb::Work w;
-  w.steps = kNewTokens;
+  w.counts["tokens"] = kNewTokens;
   w.bytes = dec::active_weight_bytes(c, weight_type(d)) * kNewTokens;
-  for (int pos = 0; pos < kPositions; ++pos) w.kv_bytes += dec::kv_bytes_read(c, pos + 1);
+  double& kv = w.counts["kv_bytes"];
+  for (int pos = 0; pos < kPositions; ++pos) kv += dec::kv_bytes_read(c, pos + 1);
   w.bound = kb::Bound::read;
   w.graph = true;
   // The kernels that wait for each other: not moe_route_finish beside the chain.
@@ -109,9 +112,8 @@ kb::Work decode_work(const dec::ModelConfig& c, kb::DType d) {
 kb::Experiment decode_experiment(const dec::ModelConfig& cfg, const std::string& doc) {
   return kb::Experiment(cfg.name)
       .doc(doc)
-      .metrics({kb::Metric::token_per_sec, kb::Metric::memory_bandwidth,
-                kb::Metric::memory_bandwidth_kv, kb::Metric::compilation_time,
-                kb::Metric::latency_us})
+      .metrics({dm::kTokenPerSec, kb::Metric::memory_bandwidth, dm::kMemoryBandwidthKv,
+                kb::Metric::compilation_time, dm::kLatencyPerToken})
       .model()
       .protocol(kb::Protocol::decode, 5)
       .work([cfg](const kb::Point& p) { return decode_work(config_at(cfg, p), p.dtype); })

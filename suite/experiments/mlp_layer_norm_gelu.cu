@@ -12,6 +12,7 @@
 #include "kernels/common/index_sample.h"
 #include "kernels/mlp/mlp.h"
 #include "suite/experiment.h"
+#include "suite/experiments/mlp_metrics.h"
 
 namespace {
 
@@ -139,7 +140,7 @@ KB_EXPERIMENT(mlp_layer_norm_gelu) {
       // One path per shape: gemv serves one token, cuBLASLt the rest.
       .applies([](const kb::Point& p) { return (p.variant == "gemv") == (p["tokens"] == 1); })
       .metrics({kb::Metric::flops_utilization, kb::Metric::tflops, kb::Metric::memory_bandwidth,
-                kb::Metric::gemm_share})
+                kb::mlp_metrics::kGemmShare})
       .seed_mean()
       .work([](const kb::Point& p) {
         const double T = p["tokens"], D = p["D"], F = kF, b = 2;  // bf16 bytes

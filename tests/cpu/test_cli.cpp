@@ -55,7 +55,7 @@ TEST(Cli, HelpAndList) {
   for (const char* o :
        {"kbench tune", "--rerun FILE", "--repeat N", "--inject-slowdown REGEX=PCT",
         "--allow-injected-slowdown", "--buffer-sets N", "--processes N", "--short-processes N",
-        "--extend-spread PCT", "--reps N", "--candidates N", "--opt=VALUE", "--detail"})
+        "--reps N", "--candidates N", "--opt=VALUE", "--detail"})
     EXPECT_TRUE(contains(h.out, o)) << o << "\n" << h.out;
   auto l = kbench("list");
   EXPECT_EQ(l.code, 0);

@@ -1,4 +1,4 @@
-// Roofline math and every metric formula (docs/metrics.md).
+// Roofline math (docs/metrics.md); the metrics' formulas: test_metrics.cpp.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -80,44 +80,6 @@ TEST(Roofline, MissingCeilingIsAnError) {
   EXPECT_THROW(kb::roofline(b, none), std::invalid_argument);
 }
 
-TEST(Metrics, Formulas) {
-  const auto c = h100();
-  kb::Work w;
-  w.bytes = 2e9;
-  w.flops = 4e12;
-  w.steps = 200;
-  w.kv_bytes = 1e9;
-  const double t = 0.01;  // 10 ms
-  EXPECT_DOUBLE_EQ(*kb::metric_value(kb::Metric::memory_bandwidth, w, t, 0, c), 200.0);
-  EXPECT_DOUBLE_EQ(*kb::metric_value(kb::Metric::memory_bandwidth_kv, w, t, 0, c), 300.0);
-  EXPECT_DOUBLE_EQ(*kb::metric_value(kb::Metric::tflops, w, t, 0, c), 400.0);
-  // Of the datasheet's 1000, not the roofline's (measured) 800.
-  EXPECT_DOUBLE_EQ(*kb::metric_value(kb::Metric::flops_utilization, w, t, 0, c), 0.4);
-  EXPECT_DOUBLE_EQ(*kb::metric_value(kb::Metric::token_per_sec, w, t, 0, c), 20000.0);
-  EXPECT_DOUBLE_EQ(*kb::metric_value(kb::Metric::latency_us, w, t, 0, c), 50.0);
-  EXPECT_DOUBLE_EQ(*kb::metric_value(kb::Metric::compilation_time, w, t, 3.5, c), 3.5);
-  EXPECT_FALSE(kb::metric_value(kb::Metric::memory_bandwidth, w, 0, 0, c).has_value());
-  kb::Work f8 = w;
-  f8.flop_dtype = kb::DType::fp8_e4m3;
-  EXPECT_FALSE(kb::metric_value(kb::Metric::flops_utilization, f8, t, 0, c).has_value());
-}
-
-TEST(Metrics, RooflineValueAndFraction) {
-  const auto c = h100();
-  kb::Work w;
-  w.bytes = 3e9;
-  auto roof = kb::roofline_value(kb::Metric::memory_bandwidth, w, c);
-  ASSERT_TRUE(roof);
-  EXPECT_NEAR(*roof, 3e9 / (1e-3 + 5e-6) / 1e9, 1e-9);
-  EXPECT_NEAR(*kb::roofline_fraction(kb::Metric::memory_bandwidth, *roof * 0.9, *roof), 0.9, 1e-12);
-  // Times: a faster (smaller) actual is a larger fraction; 1.0 is the limit for both.
-  auto lat = kb::roofline_value(kb::Metric::latency_us, w, c);
-  ASSERT_TRUE(lat);
-  EXPECT_NEAR(*kb::roofline_fraction(kb::Metric::latency_us, *lat / 0.9, *lat), 0.9, 1e-12);
-  EXPECT_FALSE(kb::roofline_value(kb::Metric::compilation_time, w, c).has_value());
-  EXPECT_FALSE(kb::roofline_fraction(kb::Metric::tflops, 0, 1).has_value());
-}
-
 // The seed's flops_utilization is `us_per_iter * flops / 1e9 / 312`: it
 // multiplies by time, so a slower kernel scores higher. Ours divides.
 TEST(Metrics, SeedFlopsUtilizationIsInvertedOursIsNot) {
@@ -131,7 +93,7 @@ TEST(Metrics, SeedFlopsUtilizationIsInvertedOursIsNot) {
   kb::Work w;
   w.flops = flops;
   auto ours = [&](double us) {
-    return *kb::metric_value(kb::Metric::flops_utilization, w, us * 1e-6, 0, a100);
+    return *kb::metric_value(kb::Metric::flops_utilization, {w, us * 1e-6, a100});
   };
   EXPECT_GT(ours(fast_us), ours(slow_us));  // the fix
   EXPECT_NEAR(ours(fast_us), flops / 100e-6 / 312e12, 1e-15);
@@ -327,8 +289,8 @@ TEST(Ladder, RooflineIsVersionTwoAndBounds) {
   EXPECT_DOUBLE_EQ(g.t_min_s, 10e-3);
   // The fraction of a kernel as fast as the ladder's own kernel is 1.0.
   auto roof = kb::roofline_value(kb::Metric::memory_bandwidth, w, c);
-  auto ideal = kb::metric_value(kb::Metric::memory_bandwidth, w, c.ladder.read.seconds(2e6), 0, c);
-  EXPECT_NEAR(*kb::roofline_fraction(kb::Metric::memory_bandwidth, *ideal, *roof), 1.0, 1e-12);
+  auto ideal = kb::metric_value(kb::Metric::memory_bandwidth, {w, c.ladder.read.seconds(2e6), c});
+  EXPECT_NEAR(*kb::roofline_fraction(kb::metric_name::memory_bandwidth, *ideal, *roof), 1.0, 1e-12);
 }
 
 TEST(Ladder, WithoutALadderTheModelOfVersionOne) {
@@ -339,14 +301,6 @@ TEST(Ladder, WithoutALadderTheModelOfVersionOne) {
   auto r = kb::roofline(w, c);
   EXPECT_EQ(r.version, 1);
   EXPECT_NEAR(r.t_min_s, 1e-3 + 5e-6, 1e-12);  // today's model
-}
-
-TEST(Metrics, GemmShareHasNoRooflineAndNoFormulaOfOneTime) {
-  kb::Work w;
-  w.bytes = 1e6;
-  EXPECT_FALSE(kb::metric_value(kb::Metric::gemm_share, w, 1e-3, 0, h100()));
-  EXPECT_FALSE(kb::roofline_value(kb::Metric::gemm_share, w, h100()));
-  EXPECT_FALSE(kb::lower_is_better(kb::Metric::gemm_share));
 }
 
 TEST(Probe, AnUnresolvedRoundTripIsSaidNotWrittenAsZero) {

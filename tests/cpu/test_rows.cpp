@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/metrics.h"
+#include "suite/experiments/mlp_metrics.h"
 #include "suite/rows.h"
 #include "suite/sampling.h"
 
@@ -43,10 +44,11 @@ std::vector<kb::Record> measured(const kb::RowSource& e, const kb::Point& p, dou
                                  const std::string& status = kb::status::ok) {
   kb::GpuIdentity gpu{"Toy GPU", "1.0", "13.0"};
   std::vector<kb::Record> rows;
-  for (Metric m : e.metrics) {
+  for (const Metric& m : e.metrics) {
     kb::Record r = kb::make_record(e, p, m, {}, gpu);
-    r.actual = m == Metric::memory_bandwidth ? bw : 1e6 / bw;
-    r.roofline = m == Metric::memory_bandwidth ? roof : 1e6 / roof;
+    const bool bandwidth = std::string(m.name) == kb::metric_name::memory_bandwidth;
+    r.actual = bandwidth ? bw : 1e6 / bw;
+    r.roofline = bandwidth ? roof : 1e6 / roof;
     r.status = status;
     rows.push_back(r);
   }
@@ -138,20 +140,20 @@ TEST(Rows, TargetsFromFileAndStatus) {
                                     "toy.json");
   auto e = toy_source();
   auto rows = measured(e, toy_points()[0], 100, 200);  // 0.5 of the roofline
-  kb::apply_target(rows[0], Metric::memory_bandwidth, &file);
+  kb::apply_target(rows[0], &file);
   EXPECT_DOUBLE_EQ(*rows[0].target, 170);
   EXPECT_EQ(rows[0].status, "below_target");
-  kb::apply_target(rows[1], Metric::latency_us, &file);  // 10000 us vs 5000 target, lower is better
+  kb::apply_target(rows[1], &file);  // 10000 us vs 5000 target, lower is better
   EXPECT_DOUBLE_EQ(*rows[1].target, 5000);
   EXPECT_EQ(rows[1].status, "below_target");
   auto good = measured(e, toy_points()[0], 190, 200);
-  kb::apply_target(good[0], Metric::memory_bandwidth, &file);
+  kb::apply_target(good[0], &file);
   EXPECT_EQ(good[0].status, "ok");
   auto failed = kb::status_rows(e, toy_points()[0], kb::status::failed, "x", "", {}, {}, &file);
   EXPECT_EQ(failed[0].status, "failed");  // a failed row never becomes below_target
   // A throttled row keeps its status (the gate treats it as the machine's).
   auto hot = measured(e, toy_points()[0], 100, 200, kb::status::throttled);
-  kb::apply_target(hot[0], Metric::memory_bandwidth, &file);
+  kb::apply_target(hot[0], &file);
   EXPECT_EQ(hot[0].status, "throttled");
 }
 
@@ -260,20 +262,6 @@ TEST(Rows, StatusRowsCarryTheCaseDetail) {
   EXPECT_EQ(rows[0].variant, "gemv;algo=3");
   EXPECT_EQ(rows[0].status, "incorrect");
   EXPECT_FALSE(rows[0].actual);
-}
-
-// Issue 21, defect 7: metric names and directions were defined in suite/
-// and again in reports/; a metric missing from reports was silently not gated.
-TEST(Metrics, EveryRunnerMetricIsKnownToTheGateWithTheSameDirection) {
-  for (Metric m : kb::kAllMetrics) {
-    const std::string name = kb::metric_csv_name(m);
-    auto dir = kb::metric_direction(name);
-    ASSERT_TRUE(dir.has_value()) << name << " is not known to the gate";
-    EXPECT_EQ(*dir == kb::Direction::lower_is_better, kb::lower_is_better(m)) << name;
-  }
-  EXPECT_TRUE(kb::lower_is_better(Metric::latency_us));
-  EXPECT_TRUE(kb::lower_is_better(Metric::compilation_time));
-  EXPECT_FALSE(kb::lower_is_better(Metric::token_per_sec));
 }
 
 TEST(Sampling, QuickModeClampsTheBudget) {
@@ -448,7 +436,7 @@ TEST(Rows, TheRooflineVersionIsInTheMessageOfModelRowsOnly) {
 TEST(Rows, GemmShareIsTheCompanionRatioWithoutARoofline) {
   kb::RowSource e;
   e.name = "mlp";
-  e.metrics = {Metric::tflops, Metric::gemm_share};
+  e.metrics = {Metric::tflops, kb::mlp_metrics::kGemmShare};
   kb::Work w;
   w.flops = 8e9;
   kb::Measurement t = timing(2e-3);
@@ -544,16 +532,8 @@ TEST(ProcessRows, SeveralGpusShareTheDefaultProcessesOut) {
   EXPECT_EQ(counts(0, 0, true, 4), P(1, 1));
 }
 
-TEST(ProcessRows, PointsWhoseProcessesDisagreeGetMoreWhenAsked) {
-  const std::vector<double> close{51.0e-6, 51.2e-6, 51.1e-6},  // 0.4% apart
-      apart{50.7e-6, 51.9e-6, 51.2e-6};                        // 2.3% apart
-  EXPECT_EQ(kb::processes_after(apart, 3, 9, 0.01), 9);
-  EXPECT_EQ(kb::processes_after(close, 3, 9, 0.01), 3);
-  EXPECT_EQ(kb::processes_after(close, 3, 9, 0.003), 9);
-  // Off, one process, or nothing to extend to.
-  EXPECT_EQ(kb::processes_after(apart, 3, 9, 0), 3);
-  EXPECT_EQ(kb::processes_after({51e-6}, 1, 9, 0.01), 1);
-  EXPECT_EQ(kb::processes_after(apart, 3, 1, 0.01), 3);
+TEST(ProcessRows, RelativeSpreadOfTheProcesses) {
+  const std::vector<double> apart{50.7e-6, 51.9e-6, 51.2e-6};  // 2.3% apart
   // The figure the rows' note prints as "spread".
   EXPECT_NEAR(kb::relative_spread(apart), 1.2 / 51.2666666, 1e-6);
   EXPECT_EQ(kb::relative_spread({51e-6}), 0);

@@ -349,7 +349,7 @@ const std::vector<RunRow> kRun = {
     {"gemv", kb::metric_name::memory_bandwidth, "N=4096;K=4096", "int8"},  // 11
     {"layer_norm", kb::metric_name::memory_bandwidth, "BS=4096;D=8192", "bfloat16"},
     {"Llama-2-7b-chat-hf", kb::metric_name::latency_us, "BS=1;prompt=6;new_tokens=200", "int8"},
-    {"Llama-2-7b-chat-hf", kb::metric_name::token_per_sec, "BS=1;prompt=6;new_tokens=200", "int8"},
+    {"Llama-2-7b-chat-hf", "token_per_sec", "BS=1;prompt=6;new_tokens=200", "int8"},
     {"Llama-2-7b-chat-hf", kb::metric_name::compilation_time, "BS=1;prompt=6;new_tokens=200",
      "int8"},                                                                       // 15
     {"Mixtral-8x7B-v0.1", kb::metric_name::compilation_time, "layers=16", "int8"},  // 16

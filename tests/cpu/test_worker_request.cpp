@@ -1,6 +1,5 @@
 // The worker's command line (suite/worker_request.h): what the parent
-// writes is what the worker reads, and an option the worker does not know
-// is refused rather than ignored.
+// writes is what the worker reads, and anything else is refused.
 #include <gtest/gtest.h>
 
 #include <stdexcept>
@@ -74,11 +73,15 @@ TEST(WorkerRequest, ProbeFromAndDevicesTravel) {
   EXPECT_EQ(round_trip(r).from, 4u);
 }
 
-TEST(WorkerRequest, AnUnknownOptionIsRefused) {
-  std::vector<std::string> args = {"kbench", "__worker", "--collective", "x"};
-  std::vector<char*> argv;
-  for (auto& s : args) argv.push_back(s.data());
-  EXPECT_THROW(kb::parse_worker_request(4, argv.data()), std::invalid_argument);
+TEST(WorkerRequest, AnythingElseIsRefused) {
+  for (std::vector<std::string> args : {std::vector<std::string>{"kbench", "__worker", "--x", "y"},
+                                        {"kbench", "__worker", "{\"device\": 1}"},
+                                        {"kbench", "__worker", "not json"}}) {
+    std::vector<char*> argv;
+    for (auto& s : args) argv.push_back(s.data());
+    EXPECT_THROW(kb::parse_worker_request(static_cast<int>(argv.size()), argv.data()),
+                 std::invalid_argument);
+  }
 }
 
 }  // namespace

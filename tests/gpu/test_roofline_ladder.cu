@@ -15,6 +15,7 @@
 #include "kernels/common/device_buffer.h"
 #include "suite/device.h"
 #include "suite/engine.h"
+#include "suite/experiments/mlp_metrics.h"
 #include "suite/ideal_kernels.h"
 #include "suite/ladder_probe.h"
 #include "tests/gpu/gpu_test_util.h"
@@ -179,7 +180,7 @@ class TwiceCase : public kb::Case {
 TEST_F(LadderTest, CompanionGivesTheRatioOfItsTimeToTheSample) {
   auto e = kb::Experiment("twice")
                .axis("x", {1})
-               .metrics({kb::Metric::latency_us, kb::Metric::gemm_share})
+               .metrics({kb::Metric::latency_us, kb::mlp_metrics::kGemmShare})
                .work([](const kb::Point&) {
                  kb::Work w;
                  w.bytes = 2.0 * (size_t(4) << 20) * 16;
