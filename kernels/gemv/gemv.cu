@@ -335,9 +335,7 @@ void launch_impl(bool int8, const void* W, const bf16* scale, const int32_t* exp
                   static_cast<unsigned>(weights     ? 1
                                         : token_ids ? E
                                                     : n_sel));
-  const dim3 block(static_cast<unsigned>(32 * g->warps));
-  detail::launch_general(int8, {g->rows_per_warp, g->unroll, g->pipeline, cfg.pdl, g->min_blocks},
-                         swiglu, grid, block, stream, a);
+  detail::launch_general(int8, *g, cfg.pdl, swiglu, grid, stream, a);
 }
 
 }  // namespace
