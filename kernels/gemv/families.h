@@ -1,7 +1,6 @@
-// The launchers of the kernel families (one .cu file each), for gemv.cu's
-// launch: each instantiates its kernel's templates and launches the one a
-// configuration names, or throws std::invalid_argument for one it does not
-// build. Internal to kernels/gemv.
+// The launchers of the kernel families (one .cu file each), for gemv.cu:
+// each launches the instantiation a configuration names, or throws
+// std::invalid_argument for one it does not build.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -10,8 +9,7 @@
 
 namespace kb::gemv::detail {
 
-// Lets `kernel` use `smem` bytes of dynamic shared memory (once per kernel,
-// device and larger size).
+// Lets `kernel` use `smem` bytes of dynamic shared memory.
 void allow_smem(void (*kernel)(KernelArgs), size_t smem);
 
 // general.cu: g's kernel in blocks of g.warps warps. `swiglu`: gemv_swiglu's
