@@ -1,9 +1,8 @@
-// The bulk-copy GEMV kernel, float or tensor-core consumers (compute
-// capability 9.0). It wins where a ring of rows in shared memory, filled by
-// the TMA engine, keeps HBM busy with fewer warps than the register kernels
-// need: bf16 rows of 8 KB up to 4096 rows (4096² on an H100: 2543 GB/s
-// against 2128) and, with tensor-core consumers, int8 rows of 16 KB in
-// matrices of 14336 rows or more (16384²: 2963-2975 against 2920-2926).
+// The bulk-copy GEMV kernel (compute capability 9.0): a ring of rows in
+// shared memory, filled by the TMA engine, keeps HBM busy with fewer warps
+// than the register kernels need; float consumers (bf16 rows of 8 KB) or
+// tensor-core ones (int8 rows of 16 KB). docs/notes/gemv.md,
+// docs/decisions/0027-gemv-bulk-kernel.md.
 #include <atomic>
 #include <cmath>
 #include <stdexcept>
@@ -17,37 +16,22 @@ namespace kb::gemv::detail {
 
 namespace {
 
-// The bulk-copy GEMV (Bulk, compute capability 9.0+): a
-// grid of a few blocks per SM. A producer warp streams rows (of all
-// selected experts: row g = s·N + n) into a ring of `stages` row-sized
-// buffers in shared memory with cp.async.bulk (the TMA engine, completing
-// on the buffer's `full` mbarrier), so the bytes in flight are the ring's
-// and cost no registers. Which rows a block takes (Bulk::rows): a
-// contiguous share, every gridDim-th row, or (dynamic) the next row of a
-// counter shared by the grid, so that a block on an SM that streams faster
-// takes more rows and every SM streams to the end.
-// WARPS consumer warps: lane t owns vectors t + j·32·WARPS (j < J) of every
-// row and holds its x as floats in registers for the whole kernel; per row
-// it waits for the buffer, dots, and its warp's sum goes to shared memory
-// before the warp arrives on the buffer's `empty` mbarrier. Consumers never
-// wait for each other. A buffer holds 1 or 2 rows (`rows_per_buffer`); the
-// scale and residual of each are copied into shared memory (cp.async) when
-// the buffer is requested; once every consumer is done with the buffer,
-// the producer warp adds the warps' sums, lane r·WARPS writes row r's y,
-// and the buffer is refilled. An expert id outside [0, E): its
-// rows are never copied (the buffer's `full` barrier is arrived on instead)
-// and are written as NaN. The end: a buffer whose `full` phase carries no
-// row (`last` set).
+// A producer warp streams rows (of all selected experts: row g = s·N + n)
+// into a ring of `stages` buffers with cp.async.bulk, completing on each
+// buffer's `full` mbarrier, so the bytes in flight cost no registers. Rows
+// come from a contiguous share, every gridDim-th row, or (dynamic) a
+// counter shared by the grid, so that faster SMs take more (Bulk::rows).
+// WARPS consumer warps hold x in registers, dot each buffer and arrive on
+// its `empty` mbarrier; the producer then adds the warps' sums, writes y
+// (scale and residual copied to shared memory with cp.async when the
+// buffer was requested) and refills it. An id outside [0, E): rows never
+// copied, written as NaN. The end: a buffer whose phase has `last` set.
+// MMA (int8, 2 rows per buffer): consumers multiply as the mma kernel's
+// diagonal variant, x in registers as f16 scaled by 2^e.
 constexpr int kBulkSlots = 1024;  // dynamic row counters, one per launch in flight (round robin)
 __device__ unsigned int g_bulk_counters[kBulkSlots]
                                        [2];  // next unit, tickets; zero between launches
 
-//
-// MMA (Bulk::mma; int8, 2 rows per buffer): the consumers multiply
-// on the tensor cores as the mma kernel's diagonal variant does: lane
-// (g, t)'s vector of row 0 and the same vector of row 1 make one unit
-// (mma_unit), against x held in registers as f16 scaled by 2^e (e from
-// max|x|, which the consumer warps agree on through shared memory).
 template <bool INT8, int WARPS, int J, int STAGES, bool MMA = false>
 __global__ void __launch_bounds__(32 * (WARPS + 1)) gemv_bulk_kernel(const KernelArgs a) {
   static_assert(!MMA || INT8, "the tensor-core consumers take int8 weights");
@@ -154,14 +138,9 @@ __global__ void __launch_bounds__(32 * (WARPS + 1)) gemv_bulk_kernel(const Kerne
       mbar_arrive_expect_tx(bar, bytes);
       bulk_copy_to_shared(smem_u32(ring + static_cast<size_t>(s) * buf_bytes), src, bytes, bar);
     };
-    // Buffer s's rows, once every consumer is done with them: lane r·WARPS
-    // + w holds warp w's sum of row r; segments of WARPS lanes add up.
-    // The epilogue operands of buffer s's row r (lane r·WARPS writes that
-    // row): its scale and residual, each as the aligned bf16 pair holding
-    // it, copied into shared memory with cp.async (one commit group per
-    // buffer, waited for at finish(s), STAGES - 1 groups later), so that no
-    // register waits on them: a warp tracks only a few loads in flight, and
-    // scale loads into registers stalled the int8 ring (docs/decisions/0027-gemv-bulk-kernel.md).
+    // Row r's scale and residual (lane r·WARPS writes the row), each as the
+    // aligned bf16 pair holding it, copied to shared memory with cp.async
+    // (waited for at finish(s)): loads into registers stalled the int8 ring.
     auto epilogue_pair = [&](uint32_t* dst, const bf16* base, int64_t idx, int64_t count) {
       const int64_t even = idx & ~int64_t(1);
       if (even + 1 < count) {
@@ -195,6 +174,8 @@ __global__ void __launch_bounds__(32 * (WARPS + 1)) gemv_bulk_kernel(const Kerne
       }
       asm volatile("cp.async.commit_group;" ::: "memory");
     };
+    // Buffer s's rows, once every consumer is done: lane r·WARPS + w holds
+    // warp w's sum of row r; segments of WARPS lanes add up.
     auto finish = [&](int s, bool drain) {
       mbar_wait(smem_u32(&empty[s]), (it[s] / STAGES) & 1);
       if (drain)
@@ -255,12 +236,9 @@ __global__ void __launch_bounds__(32 * (WARPS + 1)) gemv_bulk_kernel(const Kerne
         }
       }
     }
-    // The block takes no more units: once every counter value it asked for
-    // has come back (each atomic performed; `and` reads them all), it takes
-    // a ticket. The block with the last ticket resets the counter for the
-    // next launch at its end, every block's atomics on it being done by
-    // then; the ticket is back long before that, so no block's end waits on
-    // a round trip to memory.
+    // Once every counter value it asked for has come back (`and` reads
+    // them all), the block takes a ticket; the last ticket's block resets
+    // the counter for the next launch at its end.
     unsigned int ticket = 0;
     if (counter && lane == 0) {
       unsigned int all = 0, zero;

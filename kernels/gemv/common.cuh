@@ -1,6 +1,5 @@
 // What every GEMV kernel shares (device side): the 16-byte loads, the
-// weight conversions and dot products, the launch arguments, the timer.
-// Included by each family's .cu file and by gemv.cu (the launch).
+// weight conversions and dot products, the launch arguments.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -15,13 +14,10 @@
 namespace kb::gemv::detail {
 
 // One 16-byte load. Weights (kStream): ld.global.nc.L1::no_allocate with an
-// L2 256-byte prefetch hint. x (kCoherent): a plain ld.global, cached in
-// L1; not ld.global.nc (__ldg): under programmatic dependent launch the
-// grid starts while the previous one still writes x, and the non-coherent
-// path may then serve a line that an earlier kernel on the SM cached
-// before that write; griddepcontrol.wait makes the previous grid's writes
-// visible to coherent loads only. (With __ldg the int8 Llama decode read
-// stale x at random steps.)
+// L2 256-byte prefetch hint. x (kCoherent): a plain ld.global, not
+// ld.global.nc: under programmatic dependent launch the non-coherent path
+// may serve a line cached before the previous grid wrote x (the wait makes
+// its writes visible to coherent loads only; __ldg read stale x).
 enum LoadKind { kStream, kCoherent };
 template <LoadKind L>
 __device__ __forceinline__ int4 load16(const int4* p) {
@@ -101,10 +97,9 @@ __device__ __forceinline__ void convert(const int4& w, float (&wf)[Traits<INT8>:
   }
 }
 
-// acc[j] += the products of word j (the j-th quarter of the vector): four
-// independent FMA chains, so the dot product of a vector is 4 (bf16: 2)
-// FMAs deep rather than 16 (8). Several tokens convert a vector once and
-// call this per token: the same products in the same order as one token.
+// acc[j] += the products of word j: four independent FMA chains, so a
+// vector's dot product is 4 (bf16: 2) FMAs deep rather than 16 (8); several
+// tokens convert once and sum in the same order as one token.
 template <bool INT8>
 __device__ __forceinline__ void dot_converted(const float (&wf)[Traits<INT8>::kVec],
                                               const float (&xf)[Traits<INT8>::kVec],
@@ -133,27 +128,19 @@ struct KernelArgs {
   bf16* y;               // [tokens or n_sel, N]
   const bf16* residual;  // [tokens, N] or nullptr
   int N, K;
-  int ks;                 // warps splitting K (General::k_split, Mma::k_split)
-  int tokens;             // x rows, <= the instantiation's T
-  float eps;              // SwiGLU: the RMSNorm epsilon
-  int n_sel;              // gather: the selected experts (bulk kernel: its rows are n_sel·N)
-  int stages;             // bulk kernel: the buffers of its shared-memory ring
-  int bulk_rows;          // bulk kernel: Bulk::rows
-  int rows_per_buffer;    // bulk kernel: rows per ring buffer, 1 or 2
-  unsigned int* counter;  // bulk kernel, dynamic rows: [next unit, tickets], zero
-  const float* weights;   // combine (gather_gemv_combine): the n_sel slot weights; else nullptr
-  // combine: the ids and weights were complete before this grid could
-  // launch, so they are read before griddepcontrol.wait
-  // (gather_gemv_combine's experts_ready); false: read after it.
-  bool experts_ready;
-  // Router blocks (Operands::route): the grid's first `route_blocks` blocks
-  // run route_block (route_blocks.cuh); 0: none.
-  RouteBlocks route;
-  int route_blocks;
-  // A gather over tokens (gather_tokens_swiglu / gather_tokens_gemv on the
-  // general kernel): each token's `top` expert ids [tokens][top]; grid.y =
-  // E (blockIdx.y the expert). Else nullptr.
-  const int32_t* token_ids;
+  int ks;                    // warps splitting K (General::k_split, Mma::k_split)
+  int tokens;                // x rows, <= the instantiation's T
+  float eps;                 // SwiGLU: the RMSNorm epsilon
+  int n_sel;                 // gather: the selected experts (bulk kernel: its rows are n_sel·N)
+  int stages;                // bulk kernel: the buffers of its shared-memory ring
+  int bulk_rows;             // bulk kernel: Bulk::rows
+  int rows_per_buffer;       // bulk kernel: rows per ring buffer, 1 or 2
+  unsigned int* counter;     // bulk kernel, dynamic rows: [next unit, tickets], zero
+  const float* weights;      // combine (gather_gemv_combine): the n_sel slot weights; else nullptr
+  bool experts_ready;        // combine: read the ids before the wait (gemv.h)
+  RouteBlocks route;         // router blocks: the grid's first `route_blocks` blocks
+  int route_blocks;          // run route_block (route_blocks.cuh); 0: none
+  const int32_t* token_ids;  // a gather over tokens: the ids [tokens][top]; blockIdx.y = e
   int top;
 };
 

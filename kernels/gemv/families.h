@@ -1,7 +1,6 @@
-// The launchers of the kernel families (one .cu file each), for gemv.cu's
-// launch: each instantiates its kernel's templates and launches the one a
-// configuration names, or throws std::invalid_argument for one it does not
-// build. Internal to kernels/gemv.
+// The launchers of the kernel families (one .cu file each), for gemv.cu:
+// each launches the instantiation a configuration names, or throws
+// std::invalid_argument for one it does not build.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -10,19 +9,13 @@
 
 namespace kb::gemv::detail {
 
-// Lets `kernel` use `smem` bytes of dynamic shared memory (once per kernel,
-// device and larger size).
+// Lets `kernel` use `smem` bytes of dynamic shared memory.
 void allow_smem(void (*kernel)(KernelArgs), size_t smem);
 
-// general.cu. `swiglu`: gemv_swiglu's mode; a.weights: gather_gemv_combine;
-// a.tokens > 1: several tokens.
-struct GeneralLaunch {
-  int rows_per_warp, unroll;
-  bool pipeline, pdl;
-  int min_blocks;  // General::min_blocks
-};
-void launch_general(bool int8, const GeneralLaunch& c, bool swiglu, dim3 grid, dim3 block,
-                    cudaStream_t s, const KernelArgs& a);
+// general.cu: g's kernel in blocks of g.warps warps. `swiglu`: gemv_swiglu's
+// mode; a.weights: gather_gemv_combine; a.tokens > 1: several tokens.
+void launch_general(bool int8, const General& g, bool pdl, bool swiglu, dim3 grid, cudaStream_t s,
+                    const KernelArgs& a);
 // one_load.cu: a row of 32·ks vectors, blocks of `warps` (4 or 8) warps.
 void launch_one_load(bool int8, int warps, int ks, bool pdl, dim3 grid, cudaStream_t s,
                      const KernelArgs& a);

@@ -1,37 +1,16 @@
 // The tensor-core int8 GEMV kernel and its diagonal variant (compute
-// capability 8.0). It wins for int8 rows of 1-4 KB in matrices too large
-// for the tile kernel (12288x4096 on an H100: 2436 GB/s against 2205 for
-// the general kernel), and for gathers of such rows: there the general
-// kernel is bound by its three instructions per weight, not by HBM. Not at
-// long rows (16384²), where staging x per block costs more than the
-// instructions saved.
-
-// The tensor-core int8 GEMV (Mma, compute capability 8.0+). The
-// general kernel spends about three instructions per int8 weight (PRMT,
-// FADD, FFMA) and at 16384² and 4096² int8 is bound by that, not by HBM.
-// Here a weight costs about one and a half: four int8 become two f16x2 with
-// a LOP3 (the sign bit flipped), two PRMTs (each byte into the mantissa of
-// 1024) and two HSUB2s (minus 1152: exact, -128..127), and one
-// mma.sync.m16n8k16 (f16 in, fp32 accumulation) multiplies 16 rows by 16
-// k for 8 weights per thread.
-//   - A warp owns a tile of 16 rows; KS warps of a block share it and split
-//     its K (batch b of the row goes to warp b % KS). Lane (g, t) = (lane/4,
-//     lane%4) loads the 16-byte vector 4u + t of rows g and g + 8 for each
-//     unit u of 64 bytes, so the four lanes of a row read 64 contiguous
-//     bytes, U units per batch, the next batch loaded while this one is used.
-//   - The MMA's k order is free, as long as x follows it: slots 2t, 2t+1 /
-//     2t+8, 2t+9 of MMA m of a unit are bytes 4m, 4m+1 / 4m+2, 4m+3 of lane
-//     t's vector, so each lane's A fragment is its own loaded bytes and its B
-//     fragment x at the same k (every column of B is x; column 0 is used).
-//   - x becomes f16 once per block, in shared memory, scaled by a power of
-//     two 2^e that puts its largest magnitude in [2^14, 2^15) (bf16 -> f16 is
-//     then exact but for values 2^24 times smaller than the largest, whose
-//     products are below the fp32 sum's rounding) and unscaled from the fp32
-//     sum: any bf16 x, no overflow.
-//   - The sums stay in the MMA's accumulators (no shuffles); the KS warps
-//     add through shared memory; scale, residual and the store as the general
-//     kernel. Gathers and programmatic dependent launch as there.
-// The 16 sums of a tile equal the fp64 reference within fp32 accumulation
+// capability 8.0), for int8 rows of 1-4 KB in matrices too large for the
+// tile kernel, and gathers of such rows, where the general kernel is bound
+// by its three instructions per weight. Four int8 become two f16x2 exactly
+// (LOP3, PRMT, HSUB2) and mma.sync.m16n8k16 multiplies 16 rows by 16 k;
+// x is staged once per block in f16, scaled by 2^e. How and why:
+// docs/notes/gemv.md, docs/decisions/0028-gemv-tensor-core-int8.md.
+//   - A warp owns a tile of 16 rows; KS warps of a block split its K
+//     (batch b to warp b % KS). Lane (g, t) loads vector 4u + t of rows g
+//     and g + 8 for each 64-byte unit u, U units a batch, DEPTH batches in
+//     flight.
+//   - The MMA's k order is free as long as x follows it: each lane's A
+//     fragment is its own loaded bytes and its B fragment x at the same k.
 #include <cmath>
 #include <stdexcept>
 
@@ -42,13 +21,10 @@ namespace kb::gemv::detail {
 
 namespace {
 
-// DIAG (Mma::diag): a warp group owns 2 rows, not 16. Lane (g, t)
-// loads bytes 64g + 16t of each 512-byte unit of both rows, so a warp-wide
-// load reads 512 contiguous bytes of a row (as the general kernel), and
-// the MMA's row m is segment m of a row (m < 8: the first row, m >= 8: the
-// second) against column n = x's segment n: the diagonal C[m][m] (and
-// C[8 + m][m]) holds segment m's dot product, the rest is discarded; the
-// diagonal lanes' values are then summed across the warp.
+// DIAG: a warp group owns 2 rows; lane (g, t) loads bytes 64g + 16t of each
+// 512-byte unit of both (the general kernel's loads), the MMA's row m is
+// segment m of a row against x's segment n: the diagonal holds the dot
+// products, summed across the warp.
 template <int U, int DEPTH, bool DIAG>
 __global__ void __launch_bounds__(256) gemv_mma_kernel(const KernelArgs a) {
   constexpr int kUnitVec = DIAG ? 32 : 4;  // 16-byte vectors per unit of a row
@@ -153,8 +129,7 @@ __global__ void __launch_bounds__(256) gemv_mma_kernel(const KernelArgs a) {
 
 }  // namespace
 
-// The tensor-core int8 kernel, U units per batch (shared memory over the
-// default 48 KB, K > 24576: allow_smem).
+// U units per batch (shared memory over the default 48 KB: allow_smem).
 void launch_mma(int U, int depth, bool diag, bool pdl, dim3 grid, dim3 block, size_t smem,
                 cudaStream_t s, const KernelArgs& a) {
   auto go = [&](auto kernel) {

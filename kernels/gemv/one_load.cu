@@ -1,10 +1,6 @@
-// The one-load GEMV kernel: small GEMVs (the seed's D = 1024, up to 4 MB
-// with rows of 32, 64 or 128 16-byte vectors), where the launch and the
-// first HBM round trip are most of the time. Every lane loads exactly one
-// weight vector as its first instruction and nothing is decided at run
-// time, so the instructions between the launch and the first load, and
-// between the data and the store, are as few as they can be (H100, int8
-// 1024²: 4.29 us against 4.64-4.74 for the general kernel).
+// The one-load GEMV kernel, for GEMVs up to 4 MB (rows of 32, 64 or 128
+// 16-byte vectors), where the launch and the first HBM round trip are most
+// of the time (docs/decisions/0026-gemv-one-load-kernel.md).
 #include <cmath>
 #include <stdexcept>
 
@@ -14,15 +10,11 @@ namespace kb::gemv::detail {
 
 namespace {
 
-// The one-load GEMV (OneLoad): lane l of warp part p of a row
-// loads vector 32·p + l of it, first thing; KS warps cover the row (WARPS/KS
-// rows per block), reduce by shuffles and through shared memory;
-// x, the scale and the residual are read while the weights are in flight.
-// Everything a general kernel decides at run time (batches, the K split,
-// the loop) is compile-time here: at 1-2 MB the instructions between the
-// launch and the first load, and between the data and the store, are what
-// is left above the launch floor (the general kernel ran 276 instructions
-// per warp at int8 1024², the floor's one-load kernel 34).
+// Lane l of warp part p of a row loads vector 32·p + l of it, first thing;
+// KS warps cover the row (WARPS/KS rows a block); x, the scale and the
+// residual are read while the weights are in flight. Nothing is decided at
+// run time: the instructions before the first load are what is left above
+// the launch floor.
 template <bool INT8, int KS, int WARPS>
 __global__ void __launch_bounds__(256) gemv_one_load_kernel(const KernelArgs a) {
   using Wt = typename Traits<INT8>::W;

@@ -1,9 +1,6 @@
-// The whole-tile int8 GEMV kernel (compute capability 9.0). It wins for
-// int8 rows of 1-4 KB in matrices up to 32 MB beyond the one-load kernel's
-// 4 MB (4096² on an H100: 1923-1927 GB/s against 1601-1611 for the general
-// kernel): every block copies its 16 rows at once, so at such sizes every
-// byte is requested within the first microsecond, which the register
-// kernels' ramp-up cannot match.
+// The whole-tile int8 GEMV kernel (compute capability 9.0), for int8 rows
+// of 1-4 KB in matrices up to 32 MB: every block copies its 16 rows at once
+// (docs/notes/gemv.md, docs/decisions/0028-gemv-tensor-core-int8.md).
 #include <cmath>
 #include <stdexcept>
 
@@ -15,19 +12,12 @@ namespace kb::gemv::detail {
 
 namespace {
 
-// The whole-tile int8 GEMV (Tile, compute capability 9.0+): a block
-// per tile of 16 rows. Lanes 0-15 of warp 0 copy the tile's rows into
-// shared memory with one cp.async.bulk each (the TMA engine; rows 64 bytes
-// apart beyond their length so that the MMA's loads meet no bank conflict),
-// all on one mbarrier, first thing; meanwhile the block stages x as f16
-// (stage_x_f16) and reads the scales and residuals. Then warp w multiplies
-// units w, w + WARPS, ... of the tile (mma_unit, from shared memory), the
-// warps' sums meet in shared memory, and threads 0-15 write the 16 rows.
-// Nothing is pipelined within a block: a GPU holds 2-3 tiles of rows up to
-// 4 KB per SM, so at a 4096-row GEMV every byte of the matrix is requested
-// within the first microsecond, and the blocks co-resident on an SM overlap
-// each other's copies and arithmetic at larger N. For int8 rows of at most
-// 8192 bytes (Tile); a gather's blocks read their expert id first.
+// A block per tile of 16 rows: lanes 0-15 of warp 0 copy the rows into
+// shared memory with cp.async.bulk first thing (rows 64 bytes apart beyond
+// their length: no bank conflicts), while the block stages x as f16 and
+// reads the scales and residuals; then warp w multiplies units w, w +
+// WARPS, ... and the warps' sums meet in shared memory. Nothing is
+// pipelined within a block: co-resident blocks overlap each other.
 template <int WARPS>
 __global__ void __launch_bounds__(WARPS * 32) gemv_tile_kernel(const KernelArgs a) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900

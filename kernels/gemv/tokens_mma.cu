@@ -1,26 +1,14 @@
 // A gather over tokens on the tensor cores (gather_tokens_swiglu /
 // gather_tokens_gemv with int8 weights and K a multiple of 64): a MoE
-// prefill's experts, each read once for every token that chose it.
-//   - mma.sync m16n8k16 in bf16 with fp32 sums: the 8 columns are the
-//     tokens (kMaxTokens = 8), so a weight meets every token for one
-//     conversion and a fraction of an instruction (the general kernel's
-//     several-token path is bound by its per-token FMAs and registers:
-//     docs/decisions/0040-moe-prefill-by-expert.md);
-//   - int8 -> bf16 exactly: the byte into the mantissa of 2^23, the bias
-//     subtracted (int8_at), and a bf16 is the top half of that float;
-//   - a warp owns 2 tiles of 16 rows (rows g and g + 8 of a tile are the
-//     A fragment's; the SwiGLU: gate row i and up row i, so that a lane
-//     holds both of its outputs); lane (g, q) loads 16 bytes of each of its
-//     rows a 64-byte chunk, and the 16 k of a chunk that an mma takes are
-//     bytes 4i..4i+3 of each lane's load, put in the k slots 2q, 2q+1,
-//     2q+8, 2q+9; the lane of token g takes x at the same 16 positions
-//     (32 bytes), so A and B agree on k without any shuffle;
-//   - x (a token that did not choose the expert: zeros, and not read) is
-//     read with coherent loads after the wait, the weights as a stream;
-//   - k split over `ks` warps of a block (shared memory), the SwiGLU's
-//     squares of x summed alongside for the RMSNorm factor.
-// The block's expert: blockIdx.x / blocks_per_expert; its warps read the
-// ids with one ballot and return together when no token chose it.
+// prefill's experts, each read once for every token that chose it
+// (docs/decisions/0040-moe-prefill-by-expert.md).
+//   - mma.sync m16n8k16 in bf16, fp32 sums: the 8 columns are the tokens;
+//     int8 -> bf16 exactly (int8_at: a bf16 is the top half of that float);
+//   - a warp owns 2 tiles of 16 rows (the SwiGLU: gate row i and up row i);
+//     lane (g, q) loads 16 bytes of each of its rows a 64-byte chunk, and
+//     the lane of token g takes x at the same 16 k, so A and B agree on k;
+//   - K split over `ks` warps of a block; the block's expert is
+//     blockIdx.x / blocks_per_expert, and it returns when no token chose it.
 #include <stdexcept>
 
 #include "kernels/gemv/families.h"
