@@ -7,26 +7,10 @@
 #                    [--device N] [--quick] [--filter REGEX] [--no-tune]
 #                    [--no-build]
 #
-# --reference   the GPU to compare every row with: a results CSV, or a GPU
-#               name found in the run's CSV (default: the project's recorded
-#               H100 run of the landed build, tests/data/h100-2026-11-24.csv)
-# --out DIR     where everything goes (default out/bringup): targets/ (the
-#               copy of --targets every step works on), probe.json (the
-#               probe's draft target file), results.csv (the run),
-#               bringup.md, bringup.html, and the files ready to commit,
-#               named as in targets/: <gpu>.json (the target file drafted
-#               from the run) and tuning/<gpu>.json (the tuning table)
-# --targets DIR target files, datasheets/nvidia.json and tuning/ (default:
-#               targets/); copied to DIR/targets, never written. In the copy
-#               the probe's draft is the GPU's target file (under the name of
-#               its file there, else a new one), so that the tuning and the
-#               run use the ceilings the drafted file will hold
-# --no-tune     a quick look: no tuning (the run uses the copy's tuning
-#               table, if any) and no tuning table in --out
-# --no-build    use the kbench and kgate already in $KBENCH_BUILD_DIR (or build/)
-# The build is tools/build.sh's (KBENCH_CUDA_ARCH=90 builds for sm_90 only).
-# Exit status: the report's (2 when an input had a problem, said on stderr
-# and in the report), else kbench run's (1 when rows failed).
+# Every step works on a copy of --targets (default targets/) in --out
+# (default out/bringup), in which the probe's draft is the GPU's target
+# file. Exit status: the report's (2 when an input had a problem), else
+# kbench run's (1 when rows failed).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 
@@ -43,17 +27,13 @@ while [ $# -gt 0 ]; do
       awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
       exit 0
       ;;
-    --reference) reference="$2"; shift 2 ;;
+    --reference | --out | --targets | --device | --filter) set -- "$1=${2-}" "${@:3}"; continue ;;
     --reference=*) reference="${1#*=}"; shift ;;
-    --out) out="$2"; shift 2 ;;
     --out=*) out="${1#*=}"; shift ;;
-    --targets) targets="$2"; shift 2 ;;
     --targets=*) targets="${1#*=}"; shift ;;
-    --device) device="$2"; shift 2 ;;
     --device=*) device="${1#*=}"; shift ;;
-    --quick) run_args+=(--quick); shift ;;
-    --filter) run_args+=(--filter "$2"); shift 2 ;;
     --filter=*) run_args+=(--filter "${1#*=}"); shift ;;
+    --quick) run_args+=(--quick); shift ;;
     --no-tune) tune=0; shift ;;
     --no-build) build=0; shift ;;
     *)
