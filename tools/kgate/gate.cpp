@@ -10,7 +10,6 @@
 #include "core/metrics.h"
 #include "reports/format.h"
 #include "tools/kgate/boards.h"
-#include "tools/kgate/gate_input.h"
 #include "tools/kgate/gate_rules.h"
 #include "tools/kgate/siblings.h"
 #include "tools/kgate/variant.h"
@@ -19,16 +18,11 @@ namespace kb {
 
 namespace {
 
-// A seed mean (shape `mean`: the mean of its experiment's seed shapes,
-// with no time per call of its own) moves with its shapes. Where it fails
-// on history alone, every other shape of its name, metric, dtype and GPU
-// in this run passed or was the machine's (`host launch`, or `new board`
-// within what boards differ by), and at least one was the host's launch,
-// its drop is the host's too: inconclusive, not a suspect (a recorded 4x
-// H100 host: the gather_gemv and layer_norm means -4.5% and -5.8%, each
-// of their shapes the host's or the board's). One shape that fails, or is
-// inconclusive for another reason (a changed variant), keeps the mean
-// failing.
+// A seed mean (shape `mean`, no time per call of its own) moves with its
+// shapes: where it fails on history alone while each of its shapes in this
+// run passed or was the machine's (`host launch`, `new board`), and at
+// least one the host's launch, its drop is the host's too (docs/gate.md
+// "Hosts: the launch cost").
 void host_means(std::vector<GateKeyResult>& keys) {
   for (GateKeyResult& m : keys) {
     if (m.shape != "mean" || m.status != GateStatus::fail || m.rule != "history") continue;
@@ -92,9 +86,8 @@ void merge_series(const History& hist, const std::vector<uint32_t>& group,
   });
 }
 
-// The probe's launch(us) of each run, per arch: the median of the run's
-// GPUs, attempt 1 (the probe is not re-measured); NaN where a run has
-// none. For the host rule (boards.h HostLaunch).
+// The probe's launch(us) of each run, per arch, for the host rule: the
+// median of the run's GPUs, attempt 1; NaN where a run has none.
 std::map<std::string, std::vector<double>> launch_per_run(const History& hist) {
   const auto& keys = hist.keys();
   std::map<std::string, std::vector<double>> launch_of;
@@ -111,6 +104,36 @@ std::map<std::string, std::vector<double>> launch_per_run(const History& hist) {
     per_run[arch_run.second] = median_of(v);
   }
   return launch_of;
+}
+
+// The newest run and the one before it, per arch, and how many (gate) keys
+// each has.
+struct ArchGate {
+  uint32_t newest = 0, previous = 0;
+  bool has_previous = false;
+  size_t keys = 0, previous_keys = 0;
+};
+
+// Rule 5, fail closed: tonight's rows kgate cannot trust, and a newest run
+// with fewer than half the keys of the run before it (a run cut short, or
+// a stray row appended as a run of its own).
+void add_input_failures(const History& hist, const std::map<std::string, ArchGate>& arch_runs,
+                        GateReport& rep) {
+  for (const Warning& w : hist.untrusted())
+    rep.input_failures.push_back(
+        {w.path + (w.line && w.line != SIZE_MAX ? ":" + std::to_string(w.line) : std::string()),
+         "untrusted row", w.what});
+  const auto& runs = hist.runs();
+  for (const auto& [arch, a] : arch_runs) {
+    if (!a.has_previous || a.keys >= 0.5 * static_cast<double>(a.previous_keys)) continue;
+    rep.input_failures.push_back(
+        {arch.empty() ? std::string("rows without an arch") : arch, "partial run",
+         "the newest run " + runs[a.newest].label + " has " + std::to_string(a.keys) +
+             (a.keys == 1 ? " key" : " keys") + " where the run before it, " +
+             runs[a.previous].label + ", had " + std::to_string(a.previous_keys) +
+             ": fewer than half (a run cut short, or a stray row appended after the night's "
+             "rows: the newest run is the one appended last)"});
+  }
 }
 
 }  // namespace
@@ -224,12 +247,10 @@ GateReport run_gate(const History& hist, const GateOptions& opt) {
   }
 
   host_means(rep.keys);
-  // Rule 5: fail closed (gate_input.h).
   add_input_failures(hist, arch_runs, rep);
   for (const auto& [arch, a] : arch_runs)
     rep.gated_runs.push_back({arch, context_of(runs[a.newest]), a.keys});
-  // A GPU behind its siblings of the newest run: a finding about that GPU,
-  // not a regression of the code (tools/kgate/siblings.h).
+  // A GPU behind its siblings: a finding about that GPU, not about the code.
   for (const SiblingReport& s : sibling_check(hist, opt.sibling))
     for (const SiblingGpu& g : s.gpus)
       if (g.named) rep.gpu_findings.push_back({s.arch, s.run, g.gpu, g.why});

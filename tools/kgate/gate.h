@@ -1,24 +1,7 @@
-// The gate's rules (DESIGN.md "The gate's rules") applied to every key of
-// the newest run of each GPU model (arch) in a History:
-// 1. an `incorrect` or `failed` row fails;
-// 2. a value worse than its target by more than the target's tolerance
-//    fails (the target file matched by arch name, else the row's own
-//    `target` column);
-// 3. a drop against the key's earlier runs on the same arch fails when it
-//    is larger than both --min-gap and what the history's noise explains
-//    (history_rule.h); too little history or too much noise is
-//    inconclusive, which fails only with --strict. Boards (boards.h): with
-//    enough runs on the newest run's board, the baseline is those runs; on
-//    a board new to the key, a drop the boards' spread explains is
-//    inconclusive. Hosts (boards.h HostLaunch): where the newest run's
-//    probe launches slower than the key's baseline runs, a slowdown per
-//    call within that rise is inconclusive.
-// `skipped` rows are not gated. A `throttled` row that would fail rule 2 or
-// 3 is inconclusive instead: a hot GPU is not a code regression. A key that
-// was in the arch's previous run but is missing from its newest one is
-// inconclusive too. The newest run is the one appended last (history.h);
-// tonight's rows kgate cannot trust, and a newest run with fewer than half
-// the keys of the one before it, fail the night (gate_input.h).
+// The gate's rules (DESIGN.md "The gate's rules", docs/gate.md "What each
+// rule does") applied to every key of the newest run of each GPU model:
+// failed or incorrect rows, targets, the history rule with its board and
+// host rules (gate_rules.h), and the input that fails the night.
 #pragma once
 
 #include <cstddef>

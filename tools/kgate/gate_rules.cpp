@@ -10,7 +10,6 @@
 #include "core/metrics.h"
 #include "reports/format.h"
 #include "tools/kgate/boards.h"
-#include "tools/kgate/gate_input.h"
 #include "tools/kgate/siblings.h"
 #include "tools/kgate/variant.h"
 

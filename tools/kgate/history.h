@@ -1,35 +1,9 @@
 // The rows of every results file given to kgate, grouped into runs and into
-// one series per key. A key is (name, metric, dtype, shape, arch, device):
-// DESIGN.md's key plus the device, so that the GPUs of one `--device all`
-// run are not duplicates of each other and each is compared with itself.
-// The arch is compared as core/gpu_name.h compares GPU names (case aside):
-// each GPU model's keys carry the first spelling of its name read.
-// The gate takes the GPUs of one kind in one run together, as attempts of
-// one key (gate_key_device: cuda:N is cuda); the dashboard shows each.
-//
-// Each row also names the GPU that measured it (schema v2's UUID and host;
-// the device label in v1 files): two rows of one key, run and attempt are
-// duplicates only on the same GPU.
-//
-// Runs: rows with a run_id belong to that run (the same id in two files is
-// one run); rows whose id is `<id>/<N>` are attempt N of run <id>
-// (core/attempts.h: re-measurements of suspects, appended by
-// `kbench run --rerun`). Rows without one (gpt_fast files) are taken in file
-// order, each repeat of a key in a file being the next run of that file.
-//
-// Run order is append order, never the clock: files in the order given
-// (oldest first), rows in file order, each run placed where its own first
-// row is (attempt 1's; where it has none, its first re-measurement's). The newest run of a GPU
-// model is the one whose first row comes last (docs/gate.md "Which run is tonight's"): a stray row
-// stamped 2099, in another time zone, or under an id that sorts later cannot take its place.
-//
-// Tonight: the newest run of the whole input and the newest runs of other
-// GPU models still appending when it began (their rows reach past its
-// first row). A damaged row (result_reader.h) is tonight's when its run_id
-// names one of tonight's runs, or, when it names no run kgate read a row
-// of (unreadable, malformed, or only on damaged rows), when it lies after
-// the last row before tonight's first: kgate cannot trust it, and the night
-// fails on it (untrusted()). Damaged rows of older runs are warnings.
+// one series per key: (name, metric, dtype, shape, arch, device), the arch
+// compared as core/gpu_name.h compares GPU names. docs/gate.md ("Input",
+// "Which run is tonight's", "Fail closed") says how rows become runs and
+// attempts, why run order is append order and never the clock, and which
+// damaged rows are tonight's (untrusted(): they fail the night).
 #pragma once
 
 #include <cstdint>

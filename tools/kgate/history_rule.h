@@ -1,36 +1,9 @@
 // Rule 3 of the gate (DESIGN.md): is the newest value of a key a drop
 // against the history of earlier runs, larger than both a minimum relative
-// gap and what that history's own noise explains?
-//
-// Robust statistics, because nightly histories have bad nights (a busy
-// node, a clock dip) that must neither move the baseline nor inflate the
-// noise (docs/gate.md argues the choice with the simulation):
-// - baseline: the median of the last `window` earlier runs;
-// - noise: a robust standard deviation of those runs, relative to the
-//   baseline: Qn (Rousseeuw & Croux, from the pairwise distances), or the
-//   interquartile range where that is larger (runs on two levels);
-// - the newest value fails when it is worse than the baseline by more than
-//   `min_gap` and more than z * noise * sqrt(1 + pi/(2n)) (the spread of one
-//   new run around the median of n runs), z widened like a Student-t
-//   quantile when n is small, because the noise itself is then uncertain;
-// - a drop that lands below that line on its first night is caught on the
-//   next ones: the newest k runs (k = 2..max_recent) are tested together
-//   against the window before them (the better of two, the median of more:
-//   one bad night among them does not count), with the spread of that
-//   statistic, as long as the newest run itself is still low.
-//
-// Confirmation (docs/gate.md "Confirmation"): the newest run may hold
-// several attempts of a key (re-measurements in fresh processes of the
-// keys the first stage suspected). Its value is then the median of the
-// re-measurements (attempt 1 left out: it was re-measured because it was
-// low, so it is biased low), judged with `confirm_z` and the spread of that
-// median: the
-// share of the run-to-run noise that attempts of one run share
-// (`shared_noise`: the machine, the night) does not shrink, the rest
-// shrinks as a median of m values does. The first stage (one attempt)
-// names suspects eagerly: every drop beyond `min_gap` and `suspect_z`
-// standard deviations, so that a real drop gets its re-measurements on the
-// night it lands, and a transient is re-measured away before it fails.
+// gap and what that history's own noise explains? Robust statistics (the
+// median, Qn), the newest k runs tested together for a sustained drop, and
+// a run's re-measurements judged on their median: docs/gate.md "The history
+// rule" and "Confirmation" argue each choice with the simulation.
 #pragma once
 
 #include <vector>

@@ -13,23 +13,11 @@
 #include "reports/gate_result.h"
 #include "reports/markdown.h"
 #include "tools/kgate/history_rule.h"
+#include "tools/kgate/variant.h"
 
 namespace kb {
 
 namespace {
-
-std::string without_injection(std::string_view v) {
-  std::string out;
-  size_t start = 0;
-  while (start <= v.size()) {
-    size_t end = v.find(';', start);
-    if (end == std::string_view::npos) end = v.size();
-    std::string_view f = v.substr(start, end - start);
-    if (f.rfind("inject=", 0) != 0) out += (out.empty() ? "" : ";") + std::string(f);
-    start = end + 1;
-  }
-  return out;
-}
 
 std::string label(const NoiseKey& k) {
   std::string s = k.name;
@@ -124,7 +112,7 @@ NoiseReport noise_report(const History& h) {
                                                    : 0);
       if (o.median_us()) timed.push_back(*o.median_us());
       labels.push_back(h.runs()[o.run].label);
-      variants.insert(without_injection(o.variant));
+      variants.insert(kernel_identity(o.variant));
       boards.push_back(h.gpus()[o.gpu].uuid);
       all_named = all_named && !boards.back().empty();
     }
