@@ -2,15 +2,11 @@
 
 #include <algorithm>
 #include <atomic>
-#include <charconv>
-#include <ctime>
 #include <deque>
 #include <map>
 #include <optional>
 #include <thread>
 
-#include "core/csv_reader.h"
-#include "core/result_reader.h"
 #include "tools/kgate/boards.h"
 #include "tools/kgate/history_rule.h"
 
@@ -23,12 +19,6 @@ char status_letter(RowStatus s) { return kDashStatusLetters[static_cast<int>(s)]
 int status_slot(char letter) {
   const char* p = std::char_traits<char>::find(kDashStatusLetters, 6, letter);
   return p ? static_cast<int>(p - kDashStatusLetters) : 5;
-}
-
-std::string trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return std::string(s);
 }
 
 // Days since 1970-01-01 of a civil date (proleptic Gregorian).
@@ -93,65 +83,6 @@ bool parse_iso_time(std::string_view s, int64_t& out) {
   }
   out = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se - offset;
   return true;
-}
-
-uint32_t RowExtras::intern(std::string_view s) {
-  auto it = index_.find(std::string(s));
-  if (it != index_.end()) return it->second;
-  uint32_t id = static_cast<uint32_t>(strings_.size());
-  strings_.emplace_back(s);
-  index_.emplace(std::string(s), id);
-  return id;
-}
-
-void RowExtras::add_file(uint32_t file, const std::string& path) {
-  FileText text(path);
-  add_text(file, text.view());
-}
-
-void RowExtras::add_text(uint32_t file, std::string_view text) {
-  if (rows_.size() <= file) rows_.resize(file + 1);
-  std::vector<Extra>& out = rows_[file];
-  CsvReader csv(text);
-  std::vector<std::string_view> f;
-  if (!csv.next(f)) return;
-  const size_t columns = f.size();
-  int sha = -1, driver = -1, cuda = -1, attempt = -1, name = -1;
-  for (size_t i = 0; i < f.size(); ++i) {
-    std::string c = trim(f[i]);
-    int col = static_cast<int>(i);
-    if (c == "git_sha") sha = col;
-    if (c == "driver") driver = col;
-    if (c == "cuda") cuda = col;
-    if (c == "attempt") attempt = col;
-    if (c == "name") name = col;
-  }
-  if (sha < 0 && driver < 0 && cuda < 0 && attempt < 0) return;  // gpt_fast: nothing to add
-  auto at = [&](int col) { return col >= 0 ? f[static_cast<size_t>(col)] : std::string_view(); };
-  while (csv.next(f)) {
-    // Rows History skips (wrong width, a repeated header) are skipped here too.
-    if (f.size() != columns || (name >= 0 && trim(at(name)) == "name")) continue;
-    Extra e;
-    e.line = static_cast<uint32_t>(csv.line());
-    e.git_sha = intern(trim(at(sha)));
-    e.driver = intern(trim(at(driver)));
-    e.cuda = intern(trim(at(cuda)));
-    std::string a = trim(at(attempt));
-    if (!a.empty()) {
-      int n = 0;
-      auto res = std::from_chars(a.data(), a.data() + a.size(), n);
-      e.attempt = res.ec == std::errc() && res.ptr == a.data() + a.size() && n >= 1 ? n : 0;
-    }
-    out.push_back(e);
-  }
-}
-
-const RowExtras::Extra* RowExtras::find(uint32_t file, uint32_t line) const {
-  if (file >= rows_.size()) return nullptr;
-  const auto& v = rows_[file];
-  auto it = std::lower_bound(v.begin(), v.end(), line,
-                             [](const Extra& e, uint32_t l) { return e.line < l; });
-  return it != v.end() && it->line == line ? &*it : nullptr;
 }
 
 std::vector<DashboardPoint> judge_series(const History& h, uint32_t k, const GateOptions& opt) {
@@ -286,26 +217,16 @@ GpuIndex add_gpus(DashboardData& d, const History& h, const DashboardOptions& op
   return gpu_index;
 }
 
-// Runs, described by their first row.
-void add_runs(DashboardData& d, const History& h, const RowExtras& extras) {
-  const auto& obs = h.observations();
-  const auto& runs = h.runs();
-  d.runs.resize(runs.size());
-  std::vector<uint32_t> first_row(runs.size(), UINT32_MAX);
-  for (uint32_t i = 0; i < obs.size(); ++i)
-    if (first_row[obs[i].run] == UINT32_MAX) first_row[obs[i].run] = i;
-  for (size_t r = 0; r < runs.size(); ++r) {
-    DashboardRun& dr = d.runs[r];
-    dr.label = runs[r].label;
-    dr.timestamp = runs[r].timestamp;
+// Runs, with their context (History::Run: the run's own first row).
+void add_runs(DashboardData& d, const History& h) {
+  for (const Run& run : h.runs()) {
+    DashboardRun& dr = d.runs.emplace_back();
+    dr.label = run.label;
+    dr.timestamp = run.timestamp;
     dr.has_time = parse_iso_time(dr.timestamp, dr.time);
-    if (first_row[r] == UINT32_MAX) continue;
-    const Observation& o = obs[first_row[r]];
-    if (const RowExtras::Extra* e = extras.find(o.file, o.line)) {
-      dr.git_sha = extras.str(e->git_sha);
-      dr.driver = extras.str(e->driver);
-      dr.cuda = extras.str(e->cuda);
-    }
+    dr.git_sha = run.git_sha;
+    dr.driver = run.driver;
+    dr.cuda = run.cuda;
   }
 }
 
@@ -388,8 +309,8 @@ void describe_keys(DashboardData& d, const History& h, const GateReport& rep, Gp
 }
 
 // The rows History did not put in a series (a second row of a key in one
-// run): attempts of that run's point.
-void add_repeats(DashboardData& d, const History& h, const RowExtras& extras) {
+// attempt of a run): markers of that run's point.
+void add_repeats(DashboardData& d, const History& h) {
   const auto& obs = h.observations();
   std::vector<char> in_series(obs.size(), 0);
   for (uint32_t k = 0; k < h.keys().size(); ++k)
@@ -403,8 +324,7 @@ void add_repeats(DashboardData& d, const History& h, const RowExtras& extras) {
     if (p == dk.points.end() || p->run != o.run) continue;
     DashboardAttempt a;
     a.point = static_cast<uint32_t>(p - dk.points.begin());
-    const RowExtras::Extra* e = extras.find(o.file, o.line);
-    a.attempt = e ? e->attempt : 0;
+    a.attempt = static_cast<int>(o.attempt);
     a.status = status_letter(o.status);
     if (o.measured()) a.value = o.actual;
     dk.attempts.push_back(a);
@@ -488,8 +408,7 @@ void note_keys(DashboardData& d, const DashboardOptions& opt) {
 
 }  // namespace
 
-DashboardData build_dashboard(const History& h, const RowExtras& extras,
-                              const DashboardOptions& opt) {
+DashboardData build_dashboard(const History& h, const DashboardOptions& opt) {
   DashboardData d;
   GateReport rep = run_gate(h, opt.gate);
   d.title = opt.title;
@@ -504,11 +423,11 @@ DashboardData build_dashboard(const History& h, const RowExtras& extras,
   d.warnings = rep.warnings;
   for (const auto& f : rep.input_failures) d.warnings.push_back("FAIL " + f.rule + " " + f.text());
   GpuIndex gpu_index = add_gpus(d, h, opt);
-  add_runs(d, h, extras);
+  add_runs(d, h);
   judge_keys(d, h, opt);
   number_boards(d, h);
   describe_keys(d, h, rep, gpu_index);
-  add_repeats(d, h, extras);
+  add_repeats(d, h);
   count_per_run(d);
   note_runs(d, h, opt);
   note_keys(d, opt);

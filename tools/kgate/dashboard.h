@@ -11,7 +11,6 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "reports/dashboard_data.h"
@@ -19,31 +18,6 @@
 #include "tools/kgate/history.h"
 
 namespace kb {
-
-// The columns History does not keep (git_sha, driver, cuda, attempt), read
-// from the same files by a second, light pass; rows are found again by
-// (file, line).
-class RowExtras {
- public:
-  // `file` is the file's index in History::files().
-  void add_text(uint32_t file, std::string_view text);
-  void add_file(uint32_t file, const std::string& path);
-
-  struct Extra {
-    uint32_t line = 0;
-    uint32_t git_sha = 0, driver = 0, cuda = 0;  // indices into strings(); 0 = ""
-    int attempt = 1;                             // 1 when the column is absent or empty
-  };
-  // nullptr when the row was not seen (a file without these columns).
-  const Extra* find(uint32_t file, uint32_t line) const;
-  const std::string& str(uint32_t i) const { return strings_[i]; }
-
- private:
-  uint32_t intern(std::string_view s);
-  std::vector<std::vector<Extra>> rows_;  // per file, by line
-  std::vector<std::string> strings_{""};
-  std::unordered_map<std::string, uint32_t> index_{{"", 0}};
-};
 
 // Every point of one key, oldest first, each judged as the gate judges its
 // newest run: rule 1 (failed/incorrect), rule 2 (target, from the target
@@ -56,8 +30,7 @@ struct DashboardOptions {
   std::string title = "kbench history";
 };
 
-DashboardData build_dashboard(const History& h, const RowExtras& extras,
-                              const DashboardOptions& opt);
+DashboardData build_dashboard(const History& h, const DashboardOptions& opt);
 
 // "YYYY-MM-DDThh:mm:ssZ" (also with fractional seconds, or "+00:00") as
 // seconds since 1970; false when it is not such a time.

@@ -21,14 +21,10 @@ constexpr auto worse_first = [](const auto& a, const auto& b) { return a.behind 
 }  // namespace
 
 SiblingRole sibling_role(const Key& k) {
-  // Our setup time on the host's CPU: with every GPU's chain at once the
-  // host is contended (5.9-22.7% apart between identical H100s).
+  // Setup time on the host's contended CPU; the probe's times are the
+  // host's and the driver's as much as the board's.
   if (k.metric == metric_name::compilation_time) return SiblingRole::not_the_board;
   if (k.name == "roofline_probe")
-    // Its times (metric_name::launch_us, graph_node_us, mem_latency_us) are
-    // the host's and the driver's as much as the board's (mem_latency
-    // 0.26-0.43 us over four healthy H100s); its bandwidths and throughputs
-    // are the board's ceilings.
     return k.lower_is_better ? SiblingRole::not_the_board : SiblingRole::ceiling;
   return SiblingRole::point_metric;
 }

@@ -126,9 +126,9 @@ void write_bringup(BringupReport& rep, const BringupPlan& p, bool ref_is_file) {
   std::filesystem::create_directories(p.out, ec);
   if (ec) throw OutputError("cannot make the folder " + p.out + ": " + ec.message());
   rep.draft_path = draft;
-  write_file(draft, rep.draft_json);
-  write_file(md, bringup_markdown(rep));
-  write_file(html, bringup_html(rep));
+  atomic_write(draft, rep.draft_json);
+  atomic_write(md, bringup_markdown(rep));
+  atomic_write(html, bringup_html(rep));
   std::printf(
       "kgate bringup: %s, run %s%s: %zu of %zu points %.0f%% or more behind the reference\n",
       rep.gpu.c_str(), rep.run_id.c_str(),

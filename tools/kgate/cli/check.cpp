@@ -59,7 +59,7 @@ CheckPlan parse_check(const Args& args) {
 void write_suspects(const GateReport& rep, const std::string& path, double max_suspects) {
   size_t capped = 0;
   std::string text = suspects_csv(rep, &capped, max_suspects);
-  write_file(path, text);
+  atomic_write(path, text);
   size_t n = static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) - 1;
   std::printf("suspects: %zu key(s) to re-measure written to %s", n, path.c_str());
   if (capped)
@@ -86,9 +86,9 @@ int cmd_check(const Args& args) {
   print_warnings(rep.warnings);
   std::fputs(gate_console(rep, p.all).c_str(), stdout);
   std::fflush(stdout);
-  if (!p.markdown.empty()) write_file(p.markdown, gate_markdown(rep));
-  if (!p.junit.empty()) write_file(p.junit, gate_junit(rep));
-  if (!p.html.empty()) write_file(p.html, gate_html(rep));
+  if (!p.markdown.empty()) atomic_write(p.markdown, gate_markdown(rep));
+  if (!p.junit.empty()) atomic_write(p.junit, gate_junit(rep));
+  if (!p.html.empty()) atomic_write(p.html, gate_html(rep));
   if (!p.suspects.empty()) write_suspects(rep, p.suspects, p.max_suspects);
   return rep.exit_code();
 }

@@ -39,7 +39,7 @@ int cmd_compare(const Args& args) {
   print_warnings(rep.warnings);
   std::fputs(compare_console(rep).c_str(), stdout);
   std::fflush(stdout);
-  if (!markdown.empty()) write_file(markdown, compare_markdown(rep));
+  if (!markdown.empty()) atomic_write(markdown, compare_markdown(rep));
   return 0;
 }
 

@@ -63,9 +63,7 @@ int cmd_dashboard(const Args& args) {
 
   History h;
   read_history(h, p.results);
-  RowExtras extras;
-  for (uint32_t i = 0; i < p.results.size(); ++i) extras.add_file(i, p.results[i]);
-  DashboardData d = build_dashboard(h, extras, p.opt);
+  DashboardData d = build_dashboard(h, p.opt);
   print_warnings(d.warnings);
 
   if (to_folder) {
@@ -74,7 +72,7 @@ int cmd_dashboard(const Args& args) {
     if (ec) throw OutputError("cannot make the folder " + out + ": " + ec.message());
   }
   std::string html = dashboard_html(d);
-  write_file(path, html);
+  atomic_write(path, html);
   std::printf("kgate dashboard: %s (%zu runs, %zu keys, %zu rows; %.1f MB)\n", path.c_str(),
               d.runs.size(), d.keys.size(), d.rows, static_cast<double>(html.size()) / 1e6);
   for (const auto& n : d.notes) std::printf("  missing: %s\n", n.c_str());

@@ -40,8 +40,8 @@ int cmd_gpt_fast(const Args& args) {
   for (const auto& n : ex.notes) std::fprintf(stderr, "kgate: gpt-fast: %s\n", n.c_str());
   if (ex.rows.empty())
     throw ResultFileError("no row of gpt_fast's (its seed-mean and model rows) in the newest run");
-  if (!csv_out.empty()) write_file(csv_out, gpt_fast_csv(ex.rows));
-  if (!json_out.empty()) write_file(json_out, gpt_fast_json(ex.rows));
+  if (!csv_out.empty()) atomic_write(csv_out, gpt_fast_csv(ex.rows));
+  if (!json_out.empty()) atomic_write(json_out, gpt_fast_json(ex.rows));
   std::printf("kgate gpt-fast: %zu row(s) written%s%s%s%s\n", ex.rows.size(),
               csv_out.empty() ? "" : " to ", csv_out.c_str(),
               json_out.empty() ? "" : (csv_out.empty() ? " to " : " and "), json_out.c_str());

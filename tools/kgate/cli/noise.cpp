@@ -33,8 +33,8 @@ int cmd_noise(const Args& args) {
   NoiseReport rep = noise_report(h);
   std::fputs(noise_console(rep).c_str(), stdout);
   std::fflush(stdout);
-  if (!markdown.empty()) write_file(markdown, noise_markdown(rep));
-  if (!csv_out.empty()) write_file(csv_out, noise_csv(rep));
+  if (!markdown.empty()) atomic_write(markdown, noise_markdown(rep));
+  if (!csv_out.empty()) atomic_write(csv_out, noise_csv(rep));
   return 0;
 }
 

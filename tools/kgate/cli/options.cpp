@@ -72,8 +72,6 @@ long parse_int(const std::string& flag, const std::string& v, long lo, long hi) 
   return x;
 }
 
-void write_file(const std::string& path, const std::string& text) { atomic_write(path, text); }
-
 void refuse_clashes(const std::vector<NamedPath>& inputs, const std::vector<NamedPath>& outputs) {
   const std::string clash = output_clash(inputs, outputs);
   if (!clash.empty()) throw OutputError(clash);

@@ -78,9 +78,6 @@ void take_files(const Args& a, size_t& i, std::vector<std::string>& files, const
 
 std::string host_name();
 
-// Whole or not at all (core/atomic_write.h): the previous file stays on any failure.
-void write_file(const std::string& path, const std::string& text);
-
 // Before anything is written: no output may be an input (the
 // history above all) or another output.
 void refuse_clashes(const std::vector<NamedPath>& inputs, const std::vector<NamedPath>& outputs);

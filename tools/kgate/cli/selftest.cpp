@@ -37,7 +37,7 @@ int cmd_selftest_table(const Args& args) {
   if (!targets_dir.empty()) opt.targets = load_target_dir(targets_dir);
   std::string md = selftest_markdown(in, opt);
   std::fputs(md.c_str(), stdout);
-  if (!markdown.empty()) write_file(markdown, md);
+  if (!markdown.empty()) atomic_write(markdown, md);
   return 0;
 }
 

@@ -38,7 +38,7 @@ int cmd_siblings(const Args& args) {
   const auto reps = sibling_check(h, opt);
   std::fputs(sibling_text(reps, false).c_str(), stdout);
   std::fflush(stdout);
-  if (!markdown.empty()) write_file(markdown, sibling_text(reps, true));
+  if (!markdown.empty()) atomic_write(markdown, sibling_text(reps, true));
   for (const auto& r : reps)
     for (const auto& g : r.gpus)
       if (g.named) return 1;
