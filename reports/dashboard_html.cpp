@@ -87,7 +87,6 @@ void put_key(std::string& out, const DashboardKey& k) {
   if (k.has_verdict) out += verdict_letter(k.verdict);
   out += "\",\"rule\":" + json_string(k.rule);
   out += ",\"why\":" + json_string(k.why);
-  out += ",\"tsrc\":" + json_string(k.target_source);
   // Runs as steps from the previous point's run (mostly 1: short).
   out += ",\"r\":[";
   uint32_t prev = 0;

@@ -1,13 +1,7 @@
 // `kgate gpt-fast`: the newest run of each GPU model as PyTorch
-// benchmarks/gpt_fast writes it, for consumers of gpt_fast_benchmark.csv and
-// of PyTorch's OSS benchmark database.
-//
-// Our full CSV keeps gpt_fast's eight columns first, but it is not a
-// gpt_fast file: one run has a row per shape (up to 25 per name, metric and
-// dtype), extra metrics, and targets only where a target file has one. This
-// export writes exactly gpt_fast's rows: its names, metrics and dtypes, one
-// row per (name, metric, dtype, device) — the seed-mean rows (`shape=mean`)
-// of the micro-benchmarks and the model rows — with every target filled.
+// benchmarks/gpt_fast writes it: exactly its rows (the seed-mean rows of the
+// micro-benchmarks and the model rows, one per name, metric, dtype and
+// device), every target filled (docs/csv-schema.md "Reading it as gpt_fast").
 #pragma once
 
 #include <string>
@@ -28,16 +22,13 @@ struct GptFastExport {
   std::vector<std::string> notes;  // rows left out or targets missing, one line each
 };
 
-// The rows of the newest run of each arch in `history`. A target comes from
-// the target file matching the arch (absolute, or roofline fraction x the
-// row's roofline), else the row's own target column, else "0" (what gpt_fast
-// writes for a value it does not have; kgate reads 0 as "no target").
+// The rows of the newest run of each arch. A target comes from the arch's
+// target file, else the row's own column, else "0" (gpt_fast's "none").
 GptFastExport gpt_fast_rows(const History& history, const std::vector<TargetFile>& targets);
 
 // gpt_fast_benchmark.csv: its header, then the rows (csv.writer quoting).
 std::string gpt_fast_csv(const std::vector<GptFastRow>& rows);
-// One JSON record per line, as gpt_fast's output_json writes for PyTorch's
-// OSS benchmark database (benchmark.name "PyTorch gpt-fast benchmark").
+// One JSON record per line, as gpt_fast's output_json writes them.
 std::string gpt_fast_json(const std::vector<GptFastRow>& rows);
 
 }  // namespace kb

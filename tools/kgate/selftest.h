@@ -1,13 +1,7 @@
-// `kgate selftest-table` (hidden; tools/gate-selftest.sh): the gate measured
-// on the GPU, as a Markdown table (the figures of docs/decisions/0017).
-// - A/A: an A/A history of nightly runs (with their re-measurements), as
-//   nightly.sh appends it (night by night: the file before night k+1 is the
-//   history night k was gated on); each
-//   night k is gated against the nights before it, as the nightly did:
-//   failing nights and the keys re-measured per night.
-// - Injected drops: per drop size, a copy of the A/A history with one more
-//   nightly run made PCT% slower; the share of keys failed on that night,
-//   per noise class of the A/A history (kgate noise).
+// `kgate selftest-table` (tools/gate-selftest.sh; docs/gate.md "The
+// self-test on a GPU"): each night of an A/A history gated against the
+// nights before it, and per injected drop the share of keys failed on that
+// night by noise class, as a Markdown table.
 #pragma once
 
 #include <string>
