@@ -38,10 +38,8 @@ enum class BoardMode {
 
 struct BoardPlan {
   BoardMode mode = BoardMode::pooled;
-  // same_board: the indices into the earlier values of the runs on that
-  // board, oldest first.
-  std::vector<size_t> same;
-  int same_runs = 0;  // earlier runs on the newest run's board
+  std::vector<size_t> same;  // same_board: indices of the earlier runs on that board
+  int same_runs = 0;         // earlier runs on the newest run's board
   // new_board: the window's runs on other boards (one board each), the
   // distinct boards among them, and its runs on several GPUs.
   int other_runs = 0, other_boards = 0, several_runs = 0;
@@ -51,20 +49,17 @@ struct BoardPlan {
   int spread_boards = 0;  // observed: boards with >= kMinRunsPerBoard runs in the window
 };
 
-// The board of a run whose rows are rows[0..n) (indices into the
-// history's observations).
+// The board of a run whose rows are rows[0..n) (indices of observations).
 int64_t board_of_rows(const History& h, const uint32_t* rows, size_t n);
 
 // `boards[i]` is the board of earlier run i (`values[i]`, oldest first);
-// `newest` the newest run's board. The window is the last `rule.window` of
-// them (as the history rule's baseline).
+// `newest` the newest run's board.
 BoardPlan plan_boards(const std::vector<double>& values, const std::vector<int64_t>& boards,
                       int64_t newest, bool lower_is_better, const HistoryRuleOptions& rule,
                       const BoardOptions& opt);
 
-// The earlier values the history rule judges against under `p`: the runs on
-// the newest run's board (same_board), else all of them. `v` is any per-run
-// vector of the earlier runs (values, labels).
+// Of any per-run vector of the earlier runs, those the history rule judges
+// against under `p`: the newest run's board's (same_board), else all.
 template <typename T>
 std::vector<T> baseline_runs(const BoardPlan& p, const std::vector<T>& v) {
   if (p.mode != BoardMode::same_board) return v;
@@ -73,8 +68,7 @@ std::vector<T> baseline_runs(const BoardPlan& p, const std::vector<T>& v) {
   return out;
 }
 
-// Whether a history-rule failure is a drop the boards' spread explains: on a
-// board new to the key and within the allowance (then inconclusive).
+// Whether a history-rule failure is a drop the boards' spread explains.
 inline bool board_explains(const BoardPlan& p, const HistoryResult& h) {
   return p.mode == BoardMode::new_board && h.outcome == HistoryOutcome::fail &&
          h.drop <= p.allowance;
@@ -83,9 +77,7 @@ inline bool board_explains(const BoardPlan& p, const HistoryResult& h) {
 // The host rule: a kernel timed call by call pays one launch's host-side
 // cost per call.
 struct HostLaunch {
-  // The probe's launch(us) of the newest run (the median of its GPUs) is
-  // above that of the key's baseline runs by more than the history rule
-  // lets the probe's own launch row move (--min-gap and its noise), and the
+  // The newest run's probe launch(us) moved up beyond its own noise, and the
   // key has a time per call (median_us) and a drop.
   bool applies = false;
   double before_us = 0, now_us = 0;  // the probe's launch: the baseline runs' median, the newest
@@ -95,24 +87,20 @@ struct HostLaunch {
   bool explains() const { return applies && slowdown_us <= allowed_us; }
 };
 
-// `launch_before`: the probe's launch(us) of the key's earlier runs (oldest
-// first; the history rule's window is the last --window of them);
-// `launch_now` and `time_now_us` (the key's median_us): the newest run's,
-// NaN where it has none; `h`: the history rule's result for the key.
+// `launch_before`: the probe's launch(us) of the key's earlier runs, oldest
+// first; `launch_now` and `time_now_us` (the key's median_us): the newest
+// run's, NaN where it has none; `h`: the history rule's result for the key.
 HostLaunch host_launch(const std::vector<double>& launch_before, double launch_now,
                        double time_now_us, const HistoryResult& h, bool lower_is_better,
                        const HistoryRuleOptions& rule);
 
-// "the launch ceiling moved +1.62 us (3.36 -> 4.98): a slowdown of up to
-// that much per call is the host's", and where the key's is beyond it, so.
+// "the launch ceiling moved +1.62 us (3.36 -> 4.98): ..." and the key's slowdown.
 std::string host_note(const HostLaunch& l);
 
 // A board's UUID, short: its first 12 characters and "…".
 std::string short_board(const std::string& uuid);
 
-// The note a new board's key carries in every report: "first runs on board
-// GPU-5c1e… (2 earlier runs on it): judged against 20 runs on 1 other
-// board; ...".
+// The note of a key on a new board: "first runs on board GPU-5c1e… (...)".
 std::string board_note(const BoardPlan& p, const std::string& uuid, const BoardOptions& opt);
 
 }  // namespace kb

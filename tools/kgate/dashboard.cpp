@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "tools/kgate/boards.h"
+#include "tools/kgate/gate_rules.h"
 #include "tools/kgate/history_rule.h"
 
 namespace kb {
@@ -39,17 +40,6 @@ bool digits(std::string_view s, size_t pos, size_t n, int& out) {
     out = out * 10 + (s[i] - '0');
   }
   return true;
-}
-
-std::string key_tuple(const std::string& name, const std::string& metric, const std::string& dtype,
-                      const std::string& shape, const std::string& arch,
-                      const std::string& device) {
-  std::string s;
-  for (const std::string* part : {&name, &metric, &dtype, &shape, &arch, &device}) {
-    s += *part;
-    s += '\x1f';
-  }
-  return s;
 }
 
 std::string count_of(size_t n, const char* one, const char* many) {
@@ -116,22 +106,8 @@ std::vector<DashboardPoint> judge_series(const History& h, uint32_t k, const Gat
     const int64_t board = board_of_rows(h, &series[rv.first], static_cast<size_t>(rv.attempts));
     p.board = board >= 0 ? static_cast<int32_t>(board) : -1;
 
-    // Rule 2's target, found as run_gate finds it: the target file's entry
-    // for this row, else the row's own column.
-    std::optional<double> target;
-    double tolerance = 0.05;
-    if (tf) {
-      if (const TargetEntry* e =
-              tf->find(key.name, key.metric, key.dtype, key.shape, std::string(o.variant))) {
-        target = resolve_target(*e, o.roofline(), lower);
-        tolerance = e->tolerance;
-      }
-    }
-    if (!target && o.target()) {
-      target = o.target();
-      tolerance = 0.05;
-    }
-    if (target) p.target = *target;
+    const TargetCheck t = find_target(key, o, tf);  // rule 2's, as run_gate finds it
+    if (t.target) p.target = *t.target;
 
     if (o.status == RowStatus::failed || o.status == RowStatus::incorrect) {
       p.verdict = GateStatus::fail;
@@ -155,8 +131,8 @@ std::vector<DashboardPoint> judge_series(const History& h, uint32_t k, const Gat
         p.band = std::max(opt.rule.min_gap, r.explained);
       }
       const bool explained = board_explains(plan, r);
-      bool fails = target ? below_target(rv.value, *target, tolerance, lower)
-                          : o.status == RowStatus::below_target && rv.attempts == 1;
+      bool fails = t.target ? below_target(rv.value, *t.target, t.tolerance, lower)
+                            : o.status == RowStatus::below_target && rv.attempts == 1;
       fails = fails || (r.outcome == HistoryOutcome::fail && !explained);
       if (fails)
         p.verdict = rv.throttled ? GateStatus::inconclusive : GateStatus::fail;
@@ -180,26 +156,17 @@ std::vector<DashboardPoint> judge_series(const History& h, uint32_t k, const Gat
 
 namespace {
 
-// The re-measurements (`<run>/<N>` rows, attempt >= 2) of a key's runs, as
-// markers of their run's point.
-std::vector<DashboardAttempt> remeasurements(const History& h, uint32_t k,
-                                             const std::vector<DashboardPoint>& points) {
-  std::vector<DashboardAttempt> out;
-  const auto& obs = h.observations();
-  for (uint32_t i : h.series(k)) {
-    const Observation& o = obs[i];
-    if (o.attempt < 2) continue;
-    auto p = std::lower_bound(points.begin(), points.end(), o.run,
-                              [](const DashboardPoint& pt, uint32_t run) { return pt.run < run; });
-    if (p == points.end() || p->run != o.run) continue;
-    DashboardAttempt a;
-    a.point = static_cast<uint32_t>(p - points.begin());
-    a.attempt = static_cast<int>(o.attempt);
-    a.status = status_letter(o.status);
-    if (o.measured()) a.value = o.actual;
-    out.push_back(a);
-  }
-  return out;
+// A row of a key as a marker of its run's point (none where the run has no point).
+void add_marker(DashboardKey& dk, const Observation& o) {
+  auto p = std::lower_bound(dk.points.begin(), dk.points.end(), o.run,
+                            [](const DashboardPoint& pt, uint32_t run) { return pt.run < run; });
+  if (p == dk.points.end() || p->run != o.run) return;
+  DashboardAttempt a;
+  a.point = static_cast<uint32_t>(p - dk.points.begin());
+  a.attempt = static_cast<int>(o.attempt);
+  a.status = status_letter(o.status);
+  if (o.measured()) a.value = o.actual;
+  dk.attempts.push_back(a);
 }
 
 using GpuIndex = std::map<std::pair<std::string, std::string>, uint32_t>;
@@ -240,7 +207,8 @@ void judge_keys(DashboardData& d, const History& h, const DashboardOptions& opt)
   auto work = [&] {
     for (uint32_t k; (k = next++) < n_keys;) {
       d.keys[k].points = judge_series(h, k, opt.gate);
-      d.keys[k].attempts = remeasurements(h, k, d.keys[k].points);
+      for (uint32_t i : h.series(k))  // the re-measurements (`<run>/<N>` rows)
+        if (h.observations()[i].attempt >= 2) add_marker(d.keys[k], h.observations()[i]);
     }
   };
   unsigned n = std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
@@ -274,8 +242,7 @@ void number_boards(DashboardData& d, const History& h) {
 void describe_keys(DashboardData& d, const History& h, const GateReport& rep, GpuIndex& gpu_index) {
   const auto& keys = h.keys();
   std::unordered_map<std::string, const GateKeyResult*> verdicts;
-  for (const GateKeyResult& g : rep.keys)
-    verdicts.emplace(key_tuple(g.name, g.metric, g.dtype, g.shape, g.arch, g.device), &g);
+  for (const GateKeyResult& g : rep.keys) verdicts.emplace(key_id(g, g.device), &g);
   std::vector<std::vector<uint32_t>> gpu_runs(d.gpus.size());
   for (uint32_t k = 0; k < keys.size(); ++k) {
     const Key& key = keys[k];
@@ -288,8 +255,7 @@ void describe_keys(DashboardData& d, const History& h, const GateReport& rep, Gp
     dk.gpu = gpu_index[{key.arch, key.device}];
     if (!h.series(k).empty())
       dk.variant = std::string(h.observations()[h.series(k).back()].variant);
-    auto it =
-        verdicts.find(key_tuple(key.name, key.metric, key.dtype, key.shape, key.arch, key.device));
+    auto it = verdicts.find(key_id(key, key.device));
     if (it != verdicts.end()) {
       const GateKeyResult& g = *it->second;
       dk.has_verdict = true;
@@ -315,20 +281,8 @@ void add_repeats(DashboardData& d, const History& h) {
   std::vector<char> in_series(obs.size(), 0);
   for (uint32_t k = 0; k < h.keys().size(); ++k)
     for (uint32_t i : h.series(k)) in_series[i] = 1;
-  for (uint32_t i = 0; i < obs.size(); ++i) {
-    if (in_series[i]) continue;
-    const Observation& o = obs[i];
-    DashboardKey& dk = d.keys[o.key];
-    auto p = std::lower_bound(dk.points.begin(), dk.points.end(), o.run,
-                              [](const DashboardPoint& pt, uint32_t run) { return pt.run < run; });
-    if (p == dk.points.end() || p->run != o.run) continue;
-    DashboardAttempt a;
-    a.point = static_cast<uint32_t>(p - dk.points.begin());
-    a.attempt = static_cast<int>(o.attempt);
-    a.status = status_letter(o.status);
-    if (o.measured()) a.value = o.actual;
-    dk.attempts.push_back(a);
-  }
+  for (uint32_t i = 0; i < obs.size(); ++i)
+    if (!in_series[i]) add_marker(d.keys[obs[i].key], obs[i]);
 }
 
 // Per run: rows by status (attempts included), keys by verdict, GPUs.

@@ -59,10 +59,8 @@ std::vector<std::vector<uint32_t>> key_groups(const std::vector<Key>& keys) {
   std::vector<std::vector<uint32_t>> groups;
   std::map<std::string, size_t> at;
   for (uint32_t k = 0; k < keys.size(); ++k) {
-    const Key& key = keys[k];
-    const std::string g = key.name + '\x1f' + key.metric + '\x1f' + key.dtype + '\x1f' + key.shape +
-                          '\x1f' + key.arch + '\x1f' + gate_key_device(key.device);
-    auto [it, fresh] = at.try_emplace(g, groups.size());
+    auto [it, fresh] =
+        at.try_emplace(key_id(keys[k], gate_key_device(keys[k].device)), groups.size());
     if (fresh) groups.emplace_back();
     groups[it->second].push_back(k);
   }

@@ -17,34 +17,6 @@ namespace kb {
 
 namespace {
 
-struct TargetCheck {
-  std::optional<double> target;
-  double tolerance = 0.05;  // TargetEntry's default, for the rows' own targets
-  std::string source;
-};
-
-TargetCheck find_target(const Key& key, const Observation& o, const GateOptions& opt) {
-  TargetCheck t;
-  if (!key.arch.empty()) {
-    if (const TargetFile* tf = match_gpu(opt.targets, key.arch)) {
-      std::string variant(o.variant);
-      if (const TargetEntry* e = tf->find(key.name, key.metric, key.dtype, key.shape, variant)) {
-        t.target = resolve_target(*e, o.roofline(), key.lower_is_better);
-        t.tolerance = e->tolerance;
-        t.source = tf->path;
-      }
-    }
-  }
-  // No target file entry (or a relative one and no roofline in the row):
-  // the target the run wrote into the row.
-  if (!t.target && o.target()) {
-    t.target = o.target();
-    t.tolerance = 0.05;
-    t.source = "the row's target column";
-  }
-  return t;
-}
-
 std::string target_why(double value, const TargetCheck& t, bool lower) {
   double miss = lower ? value / *t.target - 1 : 1 - value / *t.target;
   return std::string(lower ? "above" : "below") + " target: " + show_value(value) + " vs " +
@@ -239,7 +211,8 @@ bool not_gated(const KeyRuns& k, GateKeyResult& r) {
 // Rule 2: below target beyond the target's tolerance fails.
 void rule2_below_target(const GateContext& g, const KeyRuns& k, GateKeyResult& r, Findings& f) {
   const double value = k.now.value;
-  f.target = find_target(k.key, k.last, g.opt);
+  f.target = find_target(k.key, k.last,
+                         k.key.arch.empty() ? nullptr : match_gpu(g.opt.targets, k.key.arch));
   if (f.target.target) {
     r.target = f.target.target;
     f.by_target = below_target(value, *f.target.target, f.target.tolerance, k.key.lower_is_better);
@@ -383,6 +356,25 @@ void add_notes(const std::vector<std::string>& notes, GateKeyResult& r) {
 }
 
 }  // namespace
+
+TargetCheck find_target(const Key& key, const Observation& o, const TargetFile* tf) {
+  TargetCheck t;
+  if (tf) {
+    if (const TargetEntry* e =
+            tf->find(key.name, key.metric, key.dtype, key.shape, std::string(o.variant))) {
+      t.target = resolve_target(*e, o.roofline(), key.lower_is_better);
+      t.tolerance = e->tolerance;
+      t.source = tf->path;
+    }
+  }
+  // No entry (or a relative one and no roofline in the row): the row's own.
+  if (!t.target && o.target()) {
+    t.target = o.target();
+    t.tolerance = 0.05;
+    t.source = "the row's target column";
+  }
+  return t;
+}
 
 // A key's result before any rule: its identity.
 GateKeyResult result_of(const Key& key) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,15 @@ struct KeyRuns {
   const RunValue& now;
   const Observation& last;
 };
+
+// Rule 2's target for a row: its entry in the GPU's target file `tf`
+// (nullptr: none), else the row's own target column.
+struct TargetCheck {
+  std::optional<double> target;
+  double tolerance = 0.05;  // TargetEntry's default, for the rows' own targets
+  std::string source;
+};
+TargetCheck find_target(const Key& key, const Observation& o, const TargetFile* tf);
 
 // A key's result before any rule: its identity.
 GateKeyResult result_of(const Key& key);

@@ -25,6 +25,14 @@ struct Key {
   bool lower_is_better = false;
 };
 
+// A key's parts as one lookup string; any record naming them (Key,
+// GateKeyResult, NoiseKey) gives the same string for the same key.
+template <class K>
+std::string key_id(const K& k, const std::string& device) {
+  return k.name + '\x1f' + k.metric + '\x1f' + k.dtype + '\x1f' + k.shape + '\x1f' + k.arch +
+         '\x1f' + device;
+}
+
 // The gate's device for a key's device: "cuda:N" (one GPU of a run of
 // several) is "cuda", so that the GPUs of one kind are attempts of one key.
 std::string gate_key_device(const std::string& device);
@@ -39,14 +47,12 @@ struct GpuId {
 struct Run {
   std::string label;      // run_id, or "<file>#<n>" for a file without run ids
   std::string timestamp;  // "" when the rows have none
-  // The run's context, from its first row of its lowest attempt read (attempt
-  // 1, the run itself, when it is there; "" where the file has none): what
-  // the reports name for the gated run and for a key's last good run.
+  // The run's context, from the first row of its lowest attempt read.
   std::string git_sha, driver, cuda;
   std::string suite_version;     // which roofline its fractions are of (reports/metrics.h)
   uint32_t context_attempt = 0;  // the attempt the context came from (0: none yet)
-  // Its place: its first own row (attempt 1; else its first row) among all
-  // rows read, and its last row's place.
+  // Its first own row (attempt 1; else its first row) among all rows read,
+  // and its last row.
   uint32_t first_seen = 0, last_seen = 0;
   bool own_seen = false;  // first_seen is an attempt-1 row
   bool has_id = false;    // from a run_id (kbench), not from file order (gpt_fast)
@@ -66,8 +72,7 @@ struct Observation {
   bool is_model = false;
   uint32_t samples = 0;
   double actual = 0;  // valid when measured()
-  // NaN where the row has no value (a million rows: optionals would double
-  // the memory); read them through the accessors.
+  // NaN where the row has no value (optionals would double the memory).
   double target_ = kNone, roofline_ = kNone, roofline_fraction_ = kNone, noise_rel_ = kNone,
          min_us_ = kNone, median_us_ = kNone;
   std::string_view variant, message;
@@ -104,13 +109,12 @@ struct ArchRuns {
 
 class History {
  public:
-  // Reads one results file. Throws ResultFileError on file-level damage;
-  // row-level damage becomes a warning.
+  // Reads one results file (or text, `path` naming it). Throws
+  // ResultFileError on file-level damage; row-level damage is kept for finish().
   void add_file(const std::string& path);
-  // The same for text in memory (tests); `path` names it in messages.
   void add_text(std::string text, const std::string& path);
-  // Orders the runs and each key's observations; finds duplicate keys
-  // within one attempt of one run (the later row is dropped with a warning).
+  // Orders the runs and each key's observations; drops a key's later row
+  // within one attempt of one run on one GPU, with a warning.
   void finish();
 
   const std::vector<Key>& keys() const { return keys_; }
@@ -118,18 +122,15 @@ class History {
   const std::vector<std::string>& files() const { return files_; }
   const std::vector<Observation>& observations() const { return obs_; }
   const std::vector<GpuId>& gpus() const { return gpus_; }
-  // A key's observations, oldest run first, a run's attempts in order
-  // (after finish()).
+  // A key's observations, oldest run first, a run's attempts in order.
   const std::vector<uint32_t>& series(uint32_t key) const { return by_key_[key]; }
-  // Warnings in file and line order (after finish()), at most
-  // kMaxWarningsPerFile per file and then one saying how many more.
+  // Warnings in file and line order, at most kMaxWarningsPerFile per file.
   static constexpr size_t kMaxWarningsPerFile = 50;
   const std::vector<Warning>& warnings() const { return warnings_; }
   size_t rows() const { return obs_.size(); }
-  // Per GPU model, its newest run and the one before (after finish()).
+  // Per GPU model, its newest run and the one before.
   const std::map<std::string, ArchRuns>& arch_runs() const { return arch_runs_; }
-  // Tonight's rows that kgate cannot trust, in file and line order (after
-  // finish()): each fails the night.
+  // Tonight's rows that kgate cannot trust: each fails the night.
   const std::vector<Warning>& untrusted() const { return untrusted_; }
 
  private:

@@ -10,14 +10,13 @@
 
 namespace kb {
 
-// What the baseline and the noise of a window are. The gate uses `robust`;
-// the others exist so that `kgate_simulate --stats` (lab/gate) can show why
-// (docs/gate.md): `mad` is the median with 1.4826 * MAD, `mean_sd` the mean
-// with the standard deviation.
+// What the baseline and the noise of a window are: the gate uses `robust`;
+// lab/gate's `kgate_simulate --stats` shows why (the median with 1.4826 *
+// MAD, the mean with the standard deviation).
 enum class Statistics { robust, mad, mean_sd };
 
 struct HistoryRuleOptions {
-  // Defaults from the simulation (docs/gate.md, lab/gate's `kgate_simulate`).
+  // Defaults from the simulation (docs/gate.md).
   int window = 60;          // earlier runs in the baseline
   double min_gap = 0.03;    // a drop must be larger than this (relative) to fail
   int min_history = 10;     // fewer earlier runs: inconclusive
@@ -25,7 +24,6 @@ struct HistoryRuleOptions {
   int max_recent = 8;       // newest runs tested together for a sustained drop
   double z = 4.25;          // noise multiplier (before the small-history widening)
   Statistics stats = Statistics::robust;
-  // Confirmation, from the simulation (docs/gate.md, `kgate_simulate --confirm`).
   double suspect_z = 2.0;     // one attempt: re-measure a drop beyond min_gap and this
   double confirm_z = 3.5;     // several attempts: their median fails beyond this
   double shared_noise = 0.5;  // share of the run-to-run variance attempts of one run share
@@ -47,28 +45,24 @@ struct HistoryResult {
   double drop = 0;       // change in the worse direction (> 0 = worse)
   double noise = 0;      // robust relative standard deviation of the window
   double explained = 0;  // the largest drop of one run the noise explains
-  // For a fail: the newest `recent` runs were tested together (1 = the
-  // newest alone), with their drop (the better of two, the median of more)
-  // and what the noise explains for it.
+  // For a fail: the newest `recent` runs tested together (1 = the newest
+  // alone), their drop and what the noise explains for it.
   int recent = 1;
   double recent_drop = 0;
   double recent_explained = 0;
   // The newest run's attempts behind its value (its median).
   int attempts = 1;
   // One attempt, and a drop worth re-measuring: it fails, or it is beyond
-  // min_gap and suspect_z (widened) standard deviations. Never with too
-  // little history or too much noise (a re-measurement cannot change those).
+  // min_gap and suspect_z standard deviations (never too little history or
+  // too much noise: a re-measurement cannot change those).
   bool suspect = false;
 };
 
 // `series`: the key's values, oldest first, the newest run's value last
 // (with attempts > 1: the median of its attempts 2..attempts).
-// `history_attempts`: how many attempts the earlier values are medians of
-// (history_attempts_of; several GPUs a night, docs/gate.md): their noise is
-// then that of a median, and the rules read it as one attempt's,
-// noise / sqrt(shared_noise + (1 - shared_noise) * median_variance(m)), so
-// that a night of 4 GPUs against nights of 4 GPUs is not held to a median's
-// threshold twice.
+// `history_attempts`: how many attempts (GPUs) the earlier values are
+// medians of; their noise is then read as one attempt's (docs/gate.md
+// "Several GPUs, siblings and shards").
 HistoryResult history_rule(const std::vector<double>& series, bool lower_is_better,
                            const HistoryRuleOptions& opt, int attempts = 1,
                            int history_attempts = 1);
@@ -77,15 +71,13 @@ HistoryResult history_rule(const std::vector<double>& series, bool lower_is_bett
 // lower median of each earlier run's count; 1 for none.
 int history_attempts_of(std::vector<int> attempts);
 
-// The variance of the median of m values of unit variance, m >= 1 (the
-// mean of the middle two for even m).
+// The variance of the median of m values of unit variance, m >= 1.
 double median_variance(int m);
 
 // The history's noise as a standard deviation: the larger of Qn and the
 // interquartile range / 1.349; 0 for fewer than 2 values.
 double noise_scale(std::vector<double> v);
-// Qn (scaled to estimate the standard deviation of a normal sample, with
-// the small-sample correction); 0 for fewer than 2 values.
+// Qn, scaled to estimate a normal sample's standard deviation.
 double qn_scale(std::vector<double> v);
 // Median (0 for an empty vector).
 double median_of(std::vector<double> v);

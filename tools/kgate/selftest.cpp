@@ -11,12 +11,6 @@ namespace kb {
 
 namespace {
 
-// The key as both the gate and the noise report name it.
-std::string key_of(const std::string& name, const std::string& metric, const std::string& dtype,
-                   const std::string& shape, const std::string& arch, const std::string& device) {
-  return name + "\x1f" + metric + "\x1f" + dtype + "\x1f" + shape + "\x1f" + arch + "\x1f" + device;
-}
-
 // The text of `text` before physical line `line` (1-based).
 std::string lines_before(const std::string& text, size_t line) {
   size_t pos = 0;
@@ -73,8 +67,7 @@ std::string selftest_markdown(const SelftestInput& in, const GateOptions& opt) {
   // Noise classes from the A/A history.
   NoiseReport noise = noise_report(aa);
   std::map<std::string, std::string> cls;
-  for (const auto& n : noise.keys)
-    cls[key_of(n.name, n.metric, n.dtype, n.shape, n.arch, n.device)] = noise_class(n.noise);
+  for (const auto& n : noise.keys) cls[key_id(n, n.device)] = noise_class(n.noise);
   const std::vector<std::string> classes = {"<=0.5%", "<=1%", "<=3%", ">3%"};
   std::map<std::string, int> in_class;
   for (const auto& [k, c] : cls) ++in_class[c];
@@ -99,7 +92,7 @@ std::string selftest_markdown(const SelftestInput& in, const GateOptions& opt) {
       // Only the keys the injection slowed (their rows say inject=): the
       // probe's ceilings and setup times are not timed work of an experiment.
       if (g.variant.find("inject=") == std::string::npos) continue;
-      auto it = cls.find(key_of(g.name, g.metric, g.dtype, g.shape, g.arch, g.device));
+      auto it = cls.find(key_id(g, g.device));
       if (it == cls.end()) continue;
       ++judged[it->second];
       ++judged["all"];
