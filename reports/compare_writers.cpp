@@ -50,8 +50,6 @@ std::string CompareReport::summary() const {
 
 namespace {
 
-std::string opt_value(const std::optional<double>& v) { return v ? show_value(*v) : "-"; }
-
 std::string noise_text(double u) { return "±" + percent(u); }
 
 std::string header_lines(const CompareReport& r) {
@@ -78,7 +76,7 @@ std::string compare_console(const CompareReport& r) {
     std::string metric = r.cross_arch ? "roofline_fraction of " + c.metric : c.metric;
     bool both = c.base && c.next;
     cells.push_back({compare_verdict_name(c.verdict), c.name, c.shape.empty() ? "-" : c.shape,
-                     c.dtype, metric, opt_value(c.base), opt_value(c.next),
+                     c.dtype, metric, show_value(c.base), show_value(c.next),
                      both ? show_change(c.change) : "-", both ? noise_text(c.noise) : "-", c.note});
   }
   std::string out = header_lines(r) + "\n" + text_table(head, cells, 5, 8);
@@ -100,7 +98,7 @@ std::string compare_markdown(const CompareReport& r) {
                       (r.cross_arch ? "roofline_fraction of " : "") + c.metric;
     bool both = c.base && c.next;
     out += std::string("| ") + compare_verdict_name(c.verdict) + " | " + cell(key) + " | " +
-           opt_value(c.base) + " | " + opt_value(c.next) + " | " +
+           show_value(c.base) + " | " + show_value(c.next) + " | " +
            (both ? show_change(c.change) : "-") + " | " + (both ? noise_text(c.noise) : "-") +
            " | " + cell(c.note) + " |\n";
   }

@@ -143,6 +143,10 @@ std::string show_value(double v) {
   return format_double(a >= 1000 && a < 1e7 ? "%.0f" : "%.4g", v);
 }
 
+std::string show_value(const std::optional<double>& v) { return v ? show_value(*v) : "-"; }
+
+std::string show_change(const std::optional<double>& rel) { return rel ? show_change(*rel) : "-"; }
+
 std::string show_change(double rel) {
   if (std::fabs(rel * 100) < 0.05) return "0.0%";
   return format_double("%+.1f%%", rel * 100);

@@ -125,5 +125,8 @@ std::string key_label(const GateKeyResult& k);
 std::string show_value(double v);
 // "+3.2%", "-8.1%", "0.0%".
 std::string show_change(double rel);
+// The same, "-" for none.
+std::string show_value(const std::optional<double>& v);
+std::string show_change(const std::optional<double>& rel);
 
 }  // namespace kb

@@ -88,12 +88,8 @@ double time_per_call(const std::vector<Observation>& obs, const std::vector<uint
 }
 
 // For a failing key: the newest earlier run where it was good (measured,
-// not throttled, its row `ok` or its re-measurements taken instead, and not
-// worse than `baseline` (when there is one) by more than the gap). The
-// reports name it, so that the commits and drivers in between are the
-// suspects. `runs_of_key` ends with the run being judged.
-// With `board` (>= 0; boards.h), only runs on that board: the baseline was
-// that board's.
+// unthrottled, `ok` or re-measured, not worse than `baseline` by more than
+// the gap); with `board` >= 0, only runs on that board (the baseline's).
 void find_last_good(const History& hist, const std::vector<uint32_t>& series,
                     const std::vector<RunValue>& runs_of_key, const Key& key,
                     const std::optional<double>& baseline, double min_gap, GateKeyResult& r,
@@ -136,12 +132,8 @@ struct Findings {
   bool by_host = false;    // the host's slower launch explains the drop
 };
 
-// The earlier measured runs of the same kernel (throttled ones say more
-// about the machine than about the code: left out of the baseline).
-// A run of another variant is another kernel: not the baseline.
-// Boards (boards.h): with enough runs on the newest run's board, those
-// runs are its baseline; on a board new to the key, the boards' spread
-// may explain a drop.
+// The earlier measured, unthrottled runs of the same kernel (variant), as
+// the board rule narrows them (boards.h).
 Baseline find_baseline(const GateContext& g, const KeyRuns& k, GateKeyResult& r,
                        std::vector<std::string>& notes) {
   const auto& obs = g.hist.observations();
@@ -223,11 +215,8 @@ void rule2_below_target(const GateContext& g, const KeyRuns& k, GateKeyResult& r
   }
 }
 
-// Hosts (boards.h HostLaunch): a host that launches kernels slower adds
-// its launch cost to each timed call; a slowdown per call no larger
-// (with the history's noise) is the host's: inconclusive, and not a
-// suspect (measuring again on that host cannot tell). A target missed
-// by it is the host's too where the baseline met the target.
+// The host rule (boards.h HostLaunch): a slowdown per call within the
+// host's slower launch is the host's: inconclusive, and not a suspect.
 HostLaunch host_of(const GateContext& g, const KeyRuns& k, const Baseline& b, const Findings& f) {
   HostLaunch host;
   if (f.explained || f.ceiling) return host;
@@ -242,10 +231,11 @@ HostLaunch host_of(const GateContext& g, const KeyRuns& k, const Baseline& b, co
                      k.key.lower_is_better, g.opt.rule);
 }
 
-// Rule 3: against the history of the same arch, a drop larger than both
-// --min-gap and the history's noise fails; too little history or too much
-// noise is inconclusive. What the machine explains (a board new to the key,
-// the host's slower launch) and the probe's ceilings are reported, not failed.
+// Rule 3: a drop larger than both --min-gap and the history's noise fails;
+// too little history or too much noise is inconclusive. What the machine
+// explains (a new board, the host's launch) and the probe's ceilings are
+// reported, not failed (a target missed by the host's launch too, where the
+// baseline met it).
 void rule3_history(const GateContext& g, const KeyRuns& k, const Baseline& b, GateKeyResult& r,
                    Findings& f, std::vector<std::string>& notes) {
   std::vector<double> values = b.values;
@@ -260,20 +250,14 @@ void rule3_history(const GateContext& g, const KeyRuns& k, const Baseline& b, Ga
     r.change = h.change;
   }
   std::string hw = history_why(h, g.opt.rule);
-  // A board new to the key: a drop within what boards differ by is
-  // inconclusive, not a failure; beyond it, it fails as before.
   const bool new_board = b.plan.mode == BoardMode::new_board && h.outcome == HistoryOutcome::fail;
   f.explained = board_explains(b.plan, h);
   if (new_board) {
     notes.push_back(board_note(b.plan, g.hist.gpus()[b.board].uuid, g.opt.board) +
                     (f.explained ? "" : "; this drop (" + percent(h.drop) + ") is beyond it"));
   }
-  // The probe's rows are the GPU's ceilings, not a kernel of the suite, and
-  // `kbench run --rerun` cannot measure them again (it re-measures
-  // experiments' points): a move beyond the noise is reported, never a
-  // failure or a suspect; the rows they bound are gated themselves (H100:
-  // graph_node(us) +6.1% on 1 of 12 nights of an unchanged build, which
-  // the rerun then refused; docs/decisions/0018-probe-rows-reported-not-gated.md).
+  // The probe's rows are the GPU's ceilings, which --rerun cannot measure
+  // again: reported, never failed nor suspect (decisions/0018).
   f.ceiling = k.key.name == "roofline_probe";
   if (f.ceiling) h.suspect = false;
   const HostLaunch host = host_of(g, k, b, f);
@@ -304,9 +288,8 @@ void rule3_history(const GateContext& g, const KeyRuns& k, const Baseline& b, Ga
   if (!target_doubt.empty()) f.doubts.push_back(target_doubt);
 }
 
-// Rule 4, its first stage: the suspects kbench is asked to measure again.
-// Only a key with one attempt (one that has its re-measurements is judged
-// on them), and never a crash or a wrong result (those fail as they are).
+// Rule 4, its first stage: the suspects kbench is asked to measure again
+// (keys of one attempt; a crash or a wrong result fails as it is).
 void rule4_suspect(const KeyRuns& k, const Findings& f, GateKeyResult& r) {
   const HistoryResult& h = f.history;
   if (k.now.attempts != 1 || !(f.by_target || h.suspect)) return;
@@ -401,8 +384,7 @@ GateKeyResult judge_key(const GateContext& g, const KeyRuns& k) {
   r.run_has_id = runs[k.last.run].has_id;
   r.variant = std::string(k.last.variant);
   r.attempts = k.now.attempts;
-  // The value judged is throttled (a throttled row with no unthrottled
-  // re-measurement behind it): the reports call it so.
+  // A throttled row with no unthrottled re-measurement behind it.
   r.throttled = k.now.measured && k.now.throttled;
   std::vector<std::string> notes;
   if (kernel_identity(k.last.variant).size() != k.last.variant.size())

@@ -302,13 +302,16 @@ void History::finish() {
     }
     v.resize(out);
   }
-  for (uint32_t f = 0; f < warning_count_.size(); ++f)
-    if (warning_count_[f] > kMaxWarningsPerFile)
-      warnings_.push_back({files_[f], SIZE_MAX,
-                           std::to_string(warning_count_[f] - kMaxWarningsPerFile) +
-                               " more warning(s) in this file not shown"});
-  // Warnings in file order, then line order (the "more" line last).
-  std::stable_sort(warnings_.begin(), warnings_.end(), [&](const Warning& a, const Warning& b) {
+  close_list(warnings_, warning_count_, " more warning(s) in this file not shown");
+}
+
+void History::close_list(std::vector<Warning>& list, const std::vector<size_t>& count,
+                         const std::string& more) const {
+  for (uint32_t f = 0; f < count.size(); ++f)
+    if (count[f] > kMaxWarningsPerFile)
+      list.push_back({files_[f], SIZE_MAX, std::to_string(count[f] - kMaxWarningsPerFile) + more});
+  // File order, then line order (the "more" line last).
+  std::stable_sort(list.begin(), list.end(), [&](const Warning& a, const Warning& b) {
     if (a.path != b.path) {
       auto ia = std::find(files_.begin(), files_.end(), a.path) - files_.begin();
       auto ib = std::find(files_.begin(), files_.end(), b.path) - files_.begin();

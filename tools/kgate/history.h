@@ -148,6 +148,10 @@ class History {
   void find_arch_runs();
   void judge_damaged();
   void warn_out_of_order();
+  // Sorts `list` by file and line, after a line per file of how many more
+  // than kMaxWarningsPerFile (`count`, per file) it left out.
+  void close_list(std::vector<Warning>& list, const std::vector<size_t>& count,
+                  const std::string& more) const;
   std::string_view keep(std::string_view v, uint32_t file);
   std::string_view arch_spelling(std::string_view arch);
   uint32_t intern_key(const ResultRow& r);

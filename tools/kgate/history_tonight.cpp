@@ -69,20 +69,8 @@ void History::judge_damaged() {
       untrusted_.push_back({files_[d.file], d.line, d.what + " (" + whose + ")"});
     }
   }
-  for (uint32_t f = 0; f < shown.size(); ++f)
-    if (shown[f] > kMaxWarningsPerFile)
-      untrusted_.push_back({files_[f], SIZE_MAX,
-                            std::to_string(shown[f] - kMaxWarningsPerFile) +
-                                " more row(s) of tonight that kgate cannot trust, not shown"});
   damaged_.clear();
-  std::stable_sort(untrusted_.begin(), untrusted_.end(), [&](const Warning& a, const Warning& b) {
-    if (a.path != b.path) {
-      auto ia = std::find(files_.begin(), files_.end(), a.path) - files_.begin();
-      auto ib = std::find(files_.begin(), files_.end(), b.path) - files_.begin();
-      return ia < ib;
-    }
-    return a.line < b.line;
-  });
+  close_list(untrusted_, shown, " more row(s) of tonight that kgate cannot trust, not shown");
 }
 
 // The clock is not trusted to order runs, but a newest run stamped earlier
