@@ -421,20 +421,7 @@ void add_tuning(Ctx& c) {
 // The drafted target file (bringup_draft.h).
 void add_draft(Ctx& c) {
   BringupReport& r = c.r;
-  DraftInputs d;
-  d.run = &c.here;
-  d.gpu = r.gpu;
-  d.run_id = r.run_id;
-  d.git_sha = r.git_sha;
-  d.driver = r.driver;
-  d.timestamp = r.timestamp;
-  d.datasheet = c.ds;
-  d.datasheets_path = c.in.datasheets_path;
-  d.run_targets = c.tf;
-  d.probe_path = c.in.probe_path;
-  d.probe_text = c.in.probe_text;
-  d.probe_problem = c.in.probe_problem;
-  DraftedTargetFile f = draft_target_file(d);
+  DraftedTargetFile f = draft_target_file({c.here, r, c.in, c.ds, c.tf});
   r.draft_json = std::move(f.json);
   r.draft_path = c.slug;  // the file name; kgate bringup writes it under --out
   r.notes.insert(r.notes.end(), f.notes.begin(), f.notes.end());

@@ -17,14 +17,11 @@
 namespace kb {
 
 struct DraftInputs {
-  const RunView* run = nullptr;  // the run brought up
-  std::string gpu, run_id, git_sha, driver, timestamp;
-  const Datasheet* datasheet = nullptr;  // the GPU's entry (nullptr: not in the table)
-  std::string datasheets_path;
-  // The target file the run's rooflines came from (nullptr: none matched).
-  const TargetFile* run_targets = nullptr;
-  // --probe FILE: its text, or why it could not be read ("" = no --probe).
-  std::string probe_path, probe_text, probe_problem;
+  const RunView& run;             // the run brought up
+  const BringupReport& report;    // its GPU, run id, commit, driver and time
+  const BringupInputs& in;        // --probe and the datasheet table's path
+  const Datasheet* datasheet;     // the GPU's entry (nullptr: not in the table)
+  const TargetFile* run_targets;  // where the run's rooflines came from (nullptr: none)
 };
 
 struct DraftedTargetFile {
