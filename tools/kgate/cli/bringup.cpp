@@ -23,35 +23,24 @@ struct BringupPlan {
 };
 
 BringupPlan parse_bringup(const Args& args) {
-  const Args a = expand_equals(args, {}, kBringupUsage);
   BringupPlan p;
   BringupInputs& in = p.in;
   in.reference = "H100";
-  for (size_t i = 1; i < a.size(); ++i) {
-    const std::string& f = a[i];
-    if (f == "--results") {
-      take_files(a, i, p.results, kBringupUsage);
-    } else if (f == "--out") {
-      p.out = value_of(a, i);
-    } else if (f == "--reference") {
-      in.reference = value_of(a, i);
-    } else if (f == "--reference-gpu") {
-      in.reference_gpu = value_of(a, i);
-    } else if (f == "--gpu") {
-      in.gpu = value_of(a, i);
-    } else if (f == "--targets") {
-      in.targets_dir = value_of(a, i);
-      p.targets_given = true;
-    } else if (f == "--datasheets") {
-      p.datasheets = value_of(a, i);
-    } else if (f == "--probe") {
-      in.probe_path = value_of(a, i);
-    } else if (f == "--threshold") {
-      in.threshold = parse_double(f, value_of(a, i), 0.01, 0.9);
-    } else {
-      unexpected("bringup", f, kBringupUsage, "--results");
-    }
-  }
+  const Reader targets = [&](const Args& a, size_t& i) {
+    in.targets_dir = value_of(a, i);
+    p.targets_given = true;
+  };
+  parse_options(args,
+                {{"--results", files(p.results, kBringupUsage)},
+                 {"--out", text(p.out)},
+                 {"--reference", text(in.reference)},
+                 {"--reference-gpu", text(in.reference_gpu)},
+                 {"--gpu", text(in.gpu)},
+                 {"--targets", targets},
+                 {"--datasheets", text(p.datasheets)},
+                 {"--probe", text(in.probe_path)},
+                 {"--threshold", number(in.threshold, 0.01, 0.9)}},
+                "bringup", kBringupUsage, "--results");
   if (p.results.empty()) throw UsageError("bringup needs --results FILE...", kBringupUsage);
   if (p.out.empty()) throw UsageError("bringup needs --out DIR", kBringupUsage);
   if (in.reference.empty())

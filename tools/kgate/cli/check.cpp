@@ -22,34 +22,19 @@ struct CheckPlan {
 };
 
 CheckPlan parse_check(const Args& args) {
-  const Args a = expand_equals(args, {"--strict", "--all"}, kCheckUsage);
   CheckPlan p;
   GateOptions& opt = p.gate;
-  for (size_t i = 1; i < a.size(); ++i) {
-    const std::string& f = a[i];
-    if (f == "--results") {
-      take_files(a, i, p.results, kCheckUsage);
-    } else if (f == "--all") {
-      p.all = true;
-    } else if (f == "--targets") {
-      p.targets_dir = value_of(a, i);
-    } else if (take_gate_option(a, i, opt)) {  // read into opt
-    } else if (f == "--suspects") {
-      p.suspects = value_of(a, i);
-    } else if (f == "--max-suspects") {
-      p.max_suspects = parse_double(f, value_of(a, i), 0.01, 1);
-    } else if (f == "--shared-noise") {
-      opt.rule.shared_noise = parse_double(f, value_of(a, i), 0, 1);
-    } else if (f == "--markdown") {
-      p.markdown = value_of(a, i);
-    } else if (f == "--junit") {
-      p.junit = value_of(a, i);
-    } else if (f == "--html") {
-      p.html = value_of(a, i);
-    } else {
-      unexpected("check", f, kCheckUsage, "--results");
-    }
-  }
+  Options o = gate_options(opt);
+  o.insert(o.begin(), {{"--results", files(p.results, kCheckUsage)},
+                       flag("--all", p.all),
+                       {"--targets", text(p.targets_dir)},
+                       {"--suspects", text(p.suspects)},
+                       {"--max-suspects", number(p.max_suspects, 0.01, 1)},
+                       {"--shared-noise", number(opt.rule.shared_noise, 0, 1)},
+                       {"--markdown", text(p.markdown)},
+                       {"--junit", text(p.junit)},
+                       {"--html", text(p.html)}});
+  parse_options(args, o, "check", kCheckUsage, "--results");
   if (p.results.empty()) throw UsageError("check needs --results FILE...", kCheckUsage);
   check_gate_options(opt, kCheckUsage);
   return p;

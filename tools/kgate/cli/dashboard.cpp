@@ -21,23 +21,14 @@ struct DashboardPlan {
 };
 
 DashboardPlan parse_dashboard(const Args& args) {
-  const Args a = expand_equals(args, {"--strict"}, kDashboardUsage);
   DashboardPlan p;
   GateOptions& gate = p.opt.gate;
-  for (size_t i = 1; i < a.size(); ++i) {
-    const std::string& f = a[i];
-    if (f == "--results") {
-      take_files(a, i, p.results, kDashboardUsage);
-    } else if (f == "--targets") {
-      p.targets_dir = value_of(a, i);
-    } else if (f == "--out") {
-      p.out = value_of(a, i);
-    } else if (f == "--title") {
-      p.opt.title = value_of(a, i);
-    } else if (!take_gate_option(a, i, gate)) {
-      unexpected("dashboard", f, kDashboardUsage, "--results");
-    }
-  }
+  Options o = gate_options(gate);
+  o.insert(o.begin(), {{"--results", files(p.results, kDashboardUsage)},
+                       {"--targets", text(p.targets_dir)},
+                       {"--out", text(p.out)},
+                       {"--title", text(p.opt.title)}});
+  parse_options(args, o, "dashboard", kDashboardUsage, "--results");
   if (p.results.empty()) throw UsageError("dashboard needs --results FILE...", kDashboardUsage);
   if (p.out.empty())
     throw UsageError("dashboard needs --out DIR (or --out FILE.html)", kDashboardUsage);

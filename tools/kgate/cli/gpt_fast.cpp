@@ -11,22 +11,14 @@
 namespace kb::kgate_cli {
 
 int cmd_gpt_fast(const Args& args) {
-  const Args a = expand_equals(args, {}, kGptFastUsage);
   std::vector<std::string> results;
   std::string targets_dir, csv_out, json_out;
-  for (size_t i = 1; i < a.size(); ++i) {
-    const std::string& f = a[i];
-    if (f == "--results")
-      take_files(a, i, results, kGptFastUsage);
-    else if (f == "--targets")
-      targets_dir = value_of(a, i);
-    else if (f == "--csv")
-      csv_out = value_of(a, i);
-    else if (f == "--json")
-      json_out = value_of(a, i);
-    else
-      unexpected("gpt-fast", f, kGptFastUsage, "--results");
-  }
+  parse_options(args,
+                {{"--results", files(results, kGptFastUsage)},
+                 {"--targets", text(targets_dir)},
+                 {"--csv", text(csv_out)},
+                 {"--json", text(json_out)}},
+                "gpt-fast", kGptFastUsage, "--results");
   if (results.empty()) throw UsageError("gpt-fast needs --results FILE...", kGptFastUsage);
   if (csv_out.empty() && json_out.empty())
     throw UsageError("gpt-fast needs --csv FILE and/or --json FILE", kGptFastUsage);

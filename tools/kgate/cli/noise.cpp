@@ -10,21 +10,13 @@
 namespace kb::kgate_cli {
 
 int cmd_noise(const Args& args) {
-  const Args a = expand_equals(args, {}, kNoiseUsage);
   std::vector<std::string> results;
   std::string markdown, csv_out;
-  for (size_t i = 1; i < a.size(); ++i) {
-    const std::string& f = a[i];
-    if (f == "--results") {
-      take_files(a, i, results, kNoiseUsage);
-    } else if (f == "--markdown") {
-      markdown = value_of(a, i);
-    } else if (f == "--csv") {
-      csv_out = value_of(a, i);
-    } else {
-      unexpected("noise", f, kNoiseUsage, "--results");
-    }
-  }
+  parse_options(args,
+                {{"--results", files(results, kNoiseUsage)},
+                 {"--markdown", text(markdown)},
+                 {"--csv", text(csv_out)}},
+                "noise", kNoiseUsage, "--results");
   if (results.empty()) throw UsageError("noise needs --results FILE...", kNoiseUsage);
   refuse_clashes(inputs_of(results, {}), {{"--markdown", markdown}, {"--csv", csv_out}});
   History h;

@@ -11,25 +11,20 @@
 namespace kb::kgate_cli {
 
 int cmd_selftest_table(const Args& args) {
-  const Args a = expand_equals(args, {}, kSelftestUsage);
   SelftestInput in;
   GateOptions opt;
   std::string targets_dir, markdown;
-  for (size_t i = 1; i < a.size(); ++i) {
+  const Reader drop = [&](const Args& a, size_t& i) {
     const std::string& f = a[i];
-    if (f == "--aa") {
-      in.aa = value_of(a, i);
-    } else if (f == "--drop") {
-      double pct = parse_double(f, value_of(a, i), 0, 100);
-      in.drops.emplace_back(pct, value_of(a, i));
-    } else if (f == "--targets") {
-      targets_dir = value_of(a, i);
-    } else if (f == "--markdown") {
-      markdown = value_of(a, i);
-    } else {
-      unexpected("selftest-table", f, kSelftestUsage, "--aa");
-    }
-  }
+    const double pct = parse_double(f, value_of(a, i), 0, 100);
+    in.drops.emplace_back(pct, value_of(a, i));
+  };
+  parse_options(args,
+                {{"--aa", text(in.aa)},
+                 {"--drop", drop},
+                 {"--targets", text(targets_dir)},
+                 {"--markdown", text(markdown)}},
+                "selftest-table", kSelftestUsage, "--aa");
   if (in.aa.empty()) throw UsageError("selftest-table needs --aa FILE", kSelftestUsage);
   std::vector<NamedPath> inputs = {{"--aa", in.aa}};
   for (const auto& d : in.drops) inputs.push_back({"--drop", d.second});
