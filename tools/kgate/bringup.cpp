@@ -331,9 +331,7 @@ BringupRow compare_row(const Ctx& c, const Observation* o) {
     row.actual = o->actual;
     row.here = o->roofline_fraction();
   } else {
-    row.note = "here: " + std::string(o->status == RowStatus::failed      ? "failed"
-                                      : o->status == RowStatus::incorrect ? "incorrect"
-                                                                          : "skipped");
+    row.note = std::string("here: ") + status_name(o->status);
   }
   if (c.ref) {
     const Observation* p = c.ref->find(k.name, k.metric, k.dtype, k.shape);

@@ -57,11 +57,7 @@ std::map<CompareKey, Side> collect(const History& h, bool cross_arch,
     }
     Side& s = *side_of[o.key];
     if (!o.measured() || o.status == RowStatus::throttled) {
-      if (s.problem.empty())
-        s.problem = o.status == RowStatus::throttled   ? "throttled"
-                    : o.status == RowStatus::failed    ? "failed"
-                    : o.status == RowStatus::incorrect ? "incorrect"
-                                                       : "skipped";
+      if (s.problem.empty()) s.problem = status_name(o.status);
       continue;
     }
     double v = o.actual;

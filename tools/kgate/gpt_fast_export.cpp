@@ -5,6 +5,7 @@
 
 #include "core/csv_writer.h"
 #include "core/record.h"
+#include "tools/kgate/gate_rules.h"
 #include "tools/kgate/history_rule.h"
 
 namespace kb {
@@ -47,15 +48,6 @@ const SeedRow kSeedRows[] = {
 // shapes, that one.
 bool seed_model_shape(const std::string& shape) {
   return shape.rfind("BS=1;", 0) == 0 || shape == "BS=1";
-}
-
-std::string target_of(const Key& key, const Observation& o, const std::vector<TargetFile>& files) {
-  if (const TargetFile* tf = match_gpu(files, key.arch))
-    if (const TargetEntry* e =
-            tf->find(key.name, key.metric, key.dtype, key.shape, std::string(o.variant)))
-      if (auto t = resolve_target(*e, o.roofline(), key.lower_is_better)) return format_number(*t);
-  if (o.target()) return format_number(*o.target());
-  return "";
 }
 
 }  // namespace
@@ -101,10 +93,7 @@ GptFastExport gpt_fast_rows(const History& hist, const std::vector<TargetFile>& 
         if (o.is_model != s.is_model) continue;
         if (!s.is_model && key.shape != "mean") continue;
         if (!o.measured()) {
-          why_not[key.device] = "status " +
-                                std::string(o.status == RowStatus::failed      ? "failed"
-                                            : o.status == RowStatus::incorrect ? "incorrect"
-                                                                               : "skipped") +
+          why_not[key.device] = "status " + std::string(status_name(o.status)) +
                                 (o.message.empty() ? "" : ": " + std::string(o.message));
           continue;
         }
@@ -133,9 +122,9 @@ GptFastExport gpt_fast_rows(const History& hist, const std::vector<TargetFile>& 
         r.arch = arch;
         r.is_model = s.is_model;
         r.actual = format_number(value[o]);
-        r.target = target_of(key, *o, targets);
-        if (r.target.empty()) {
-          r.target = "0";
+        const TargetCheck t = find_target(key, *o, match_gpu(targets, key.arch));
+        r.target = t.target ? format_number(*t.target) : "0";
+        if (!t.target) {
           out.notes.push_back(label +
                               ": no target (no target file entry, none in the row): "
                               "written as 0, gpt_fast's \"none\"");

@@ -13,12 +13,13 @@ namespace kb {
 
 namespace {
 
+// In RowStatus order.
+constexpr const char* kStatusNames[] = {status::ok,        status::below_target, status::throttled,
+                                        status::incorrect, status::failed,       status::skipped};
+
 RowStatus row_status(std::string_view s) {
-  if (s == status::ok) return RowStatus::ok;
-  if (s == status::below_target) return RowStatus::below_target;
-  if (s == status::throttled) return RowStatus::throttled;
-  if (s == status::incorrect) return RowStatus::incorrect;
-  if (s == status::failed) return RowStatus::failed;
+  for (int i = 0; i < 5; ++i)
+    if (s == kStatusNames[i]) return static_cast<RowStatus>(i);
   return RowStatus::skipped;  // the reader lets only known statuses through
 }
 
@@ -28,6 +29,8 @@ std::string base_name(const std::string& path) {
 }
 
 }  // namespace
+
+const char* status_name(RowStatus s) { return kStatusNames[static_cast<int>(s)]; }
 
 std::string gate_key_device(const std::string& device) {
   if (device.rfind("cuda:", 0) == 0 && device.size() > 5 &&

@@ -59,6 +59,7 @@ struct Run {
 };
 
 enum class RowStatus : uint8_t { ok, below_target, throttled, incorrect, failed, skipped };
+const char* status_name(RowStatus s);  // as the CSV writes it: "ok", "below_target", ...
 
 struct Observation {
   uint32_t key = 0;
