@@ -11,19 +11,8 @@
 namespace kb {
 
 const char* compare_verdict_name(CompareVerdict v) {
-  switch (v) {
-    case CompareVerdict::same:
-      return "SAME";
-    case CompareVerdict::faster:
-      return "FASTER";
-    case CompareVerdict::slower:
-      return "SLOWER";
-    case CompareVerdict::unsure:
-      return "UNSURE";
-    case CompareVerdict::not_compared:
-      return "-";
-  }
-  return "?";
+  static const char* const names[] = {"SAME", "FASTER", "SLOWER", "UNSURE", "-"};
+  return names[static_cast<int>(v)];
 }
 
 size_t CompareReport::count(CompareVerdict v) const {

@@ -39,19 +39,7 @@ void put_strs(std::string& out, const std::vector<std::string>& v) {
   out += ']';
 }
 
-char verdict_letter(GateStatus s) {
-  switch (s) {
-    case GateStatus::fail:
-      return 'F';
-    case GateStatus::inconclusive:
-      return 'I';
-    case GateStatus::pass:
-      return 'P';
-    case GateStatus::skipped:
-      return 'S';
-  }
-  return 'S';
-}
+char verdict_letter(GateStatus s) { return "FIPS"[static_cast<int>(s)]; }
 
 // A value that rarely changes along a series (roofline, target) as the
 // points where it changes: [[index, value], ...].
@@ -202,43 +190,29 @@ std::string data_json(const DashboardData& d) {
 std::string json_string(const std::string& s) {
   std::string out = "\"";
   for (size_t i = 0; i < s.size(); ++i) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '<':
-        out += "\\u003c";
-        break;
-      case '>':
-        out += "\\u003e";
-        break;
-      case '&':
-        out += "\\u0026";
-        break;
-      default:
-        if (c < 0x20 || c == 0x7f) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else if (c == 0xe2 && i + 2 < s.size() && static_cast<unsigned char>(s[i + 1]) == 0x80 &&
-                   (static_cast<unsigned char>(s[i + 2]) == 0xa8 ||
-                    static_cast<unsigned char>(s[i + 2]) == 0xa9)) {
-          // U+2028 / U+2029: line ends to a JavaScript parser.
-          out += static_cast<unsigned char>(s[i + 2]) == 0xa8 ? "\\u2028" : "\\u2029";
-          i += 2;
-        } else {
-          out += static_cast<char>(c);
-        }
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    const unsigned char c2 = i + 2 < s.size() ? static_cast<unsigned char>(s[i + 2]) : 0;
+    const char* esc = c == '"'    ? "\\\""
+                      : c == '\\' ? "\\\\"
+                      : c == '\n' ? "\\n"
+                      : c == '\t' ? "\\t"
+                      : c == '<'  ? "\\u003c"
+                      : c == '>'  ? "\\u003e"
+                      : c == '&'  ? "\\u0026"
+                                  : nullptr;
+    if (esc) {
+      out += esc;
+    } else if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else if (c == 0xe2 && static_cast<unsigned char>(s[i + 1]) == 0x80 &&
+               (c2 == 0xa8 || c2 == 0xa9)) {
+      // U+2028 / U+2029: line ends to a JavaScript parser.
+      out += c2 == 0xa8 ? "\\u2028" : "\\u2029";
+      i += 2;
+    } else {
+      out += static_cast<char>(c);
     }
   }
   return out + "\"";

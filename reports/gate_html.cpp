@@ -14,17 +14,8 @@ std::string esc(const std::string& s) { return escape_markup(s, Markup::html); }
 std::string num(double v) { return format_double("%.1f", v); }
 
 const char* css_class(GateStatus s) {
-  switch (s) {
-    case GateStatus::fail:
-      return "fail";
-    case GateStatus::inconclusive:
-      return "inc";
-    case GateStatus::pass:
-      return "pass";
-    case GateStatus::skipped:
-      return "skip";
-  }
-  return "";
+  static const char* const names[] = {"fail", "inc", "pass", "skip"};
+  return names[static_cast<int>(s)];
 }
 
 // The key's history as an inline SVG: earlier runs as a line of points

@@ -117,31 +117,18 @@ std::string escape_markup(const std::string& s, Markup m) {
   std::string o;
   o.reserve(s.size());
   for (char ch : s) {
-    const unsigned char c = static_cast<unsigned char>(ch);
-    switch (ch) {
-      case '&':
-        o += "&amp;";
-        break;
-      case '<':
-        o += "&lt;";
-        break;
-      case '>':
-        o += "&gt;";
-        break;
-      case '"':
-        o += "&quot;";
-        break;
-      case '\'':
-        if (m == Markup::xml) {
-          o += "&apos;";
-          break;
-        }
-        o += ch;
-        break;
-      default:
-        if (m == Markup::xml && c < 0x20 && ch != '\t' && ch != '\n' && ch != '\r') break;
-        o += ch;
-    }
+    const bool xml = m == Markup::xml;
+    const char* esc = ch == '&'           ? "&amp;"
+                      : ch == '<'         ? "&lt;"
+                      : ch == '>'         ? "&gt;"
+                      : ch == '"'         ? "&quot;"
+                      : ch == '\'' && xml ? "&apos;"
+                                          : nullptr;
+    if (esc)
+      o += esc;
+    else if (!(xml && static_cast<unsigned char>(ch) < 0x20 && ch != '\t' && ch != '\n' &&
+               ch != '\r'))
+      o += ch;
   }
   return o;
 }

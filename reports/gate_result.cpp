@@ -9,17 +9,8 @@
 namespace kb {
 
 const char* gate_status_name(GateStatus s) {
-  switch (s) {
-    case GateStatus::fail:
-      return "FAIL";
-    case GateStatus::inconclusive:
-      return "inconclusive";
-    case GateStatus::pass:
-      return "pass";
-    case GateStatus::skipped:
-      return "skipped";
-  }
-  return "?";
+  static const char* const names[] = {"FAIL", "inconclusive", "pass", "skipped"};
+  return names[static_cast<int>(s)];
 }
 
 size_t GateReport::count(GateStatus s) const {
