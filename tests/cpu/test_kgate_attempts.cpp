@@ -8,7 +8,6 @@
 #include "reports/gate_writers.h"
 #include "tools/kgate/gate.h"
 #include "tools/kgate/noise.h"
-#include "tools/kgate/suspects.h"
 
 namespace {
 

@@ -12,7 +12,6 @@
 #include "reports/gate_writers.h"
 #include "tools/kgate/boards.h"
 #include "tools/kgate/gate.h"
-#include "tools/kgate/suspects.h"
 
 namespace {
 

@@ -14,7 +14,6 @@
 #include "reports/gate_writers.h"
 #include "reports/markdown.h"
 #include "tools/kgate/gate.h"
-#include "tools/kgate/suspects.h"
 
 namespace {
 

@@ -13,7 +13,6 @@
 #include "core/record.h"
 #include "core/tuning.h"
 #include "suite/rows.h"
-#include "tools/kgate/bringup_draft.h"
 #include "tools/kgate/bringup_run.h"
 
 namespace kb {
@@ -416,7 +415,7 @@ void add_tuning(Ctx& c) {
       c.r.tuning.push_back(row.tuning);
 }
 
-// The drafted target file (bringup_draft.h).
+// The drafted target file (bringup_draft.cpp).
 void add_draft(Ctx& c) {
   BringupReport& r = c.r;
   DraftedTargetFile f = draft_target_file({c.here, r, c.in, c.ds, c.tf});

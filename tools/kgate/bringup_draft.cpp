@@ -1,5 +1,3 @@
-#include "tools/kgate/bringup_draft.h"
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -10,6 +8,7 @@
 
 #include "core/atomic_write.h"
 #include "reports/format.h"
+#include "tools/kgate/bringup_run.h"
 #include "tools/kgate/gate.h"
 
 namespace kb {

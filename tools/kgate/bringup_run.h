@@ -73,4 +73,28 @@ std::string targets_dir_name(const BringupInputs& in);
 // (bringup_a100.cpp).
 void add_a100(BringupReport& r, const BringupInputs& in, const RunView& here, const Datasheet* ds);
 
+// The target file `kgate bringup` drafts from the run (docs/bringup.md "The
+// drafted target file"): peaks from the datasheet table, `measured` from the
+// probe's draft (else the run's probe rows), a target per rate key at the
+// roofline fraction it reached, and a `*` floor per experiment, metric and dtype.
+struct DraftInputs {
+  const RunView& run;             // the run brought up
+  const BringupReport& report;    // its GPU, run id, commit, driver and time
+  const BringupInputs& in;        // --probe and the datasheet table's path
+  const Datasheet* datasheet;     // the GPU's entry (nullptr: not in the table)
+  const TargetFile* run_targets;  // where the run's rooflines came from (nullptr: none)
+};
+
+struct DraftedTargetFile {
+  std::string json;                   // the file's text
+  std::vector<std::string> notes;     // for the report
+  std::vector<std::string> problems;  // input problems: kgate exits 2
+};
+
+DraftedTargetFile draft_target_file(const DraftInputs& in);
+
+// A drafted target: the fraction rounded down to 0.01, at most 1, at least
+// 0.01 (a target of 0 would never fail).
+double drafted_fraction(double fraction);
+
 }  // namespace kb

@@ -7,7 +7,6 @@
 #include "reports/gate_writers.h"
 #include "tools/kgate/cli/commands.h"
 #include "tools/kgate/gate.h"
-#include "tools/kgate/suspects.h"
 
 namespace kb::kgate_cli {
 

@@ -6,7 +6,6 @@
 
 #include "kgate_help_text.h"
 #include "tools/kgate/bringup.h"
-#include "tools/kgate/cli.h"
 #include "tools/kgate/cli/commands.h"
 
 namespace kb {
