@@ -13,6 +13,10 @@
 # kbench run's (1 when rows failed).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+die() {
+  echo "tools/bringup.sh: $*" >&2
+  exit 2
+}
 
 reference="$root/tests/data/h100-2026-11-24.csv"
 out="out/bringup"
@@ -36,23 +40,14 @@ while [ $# -gt 0 ]; do
     --quick) run_args+=(--quick); shift ;;
     --no-tune) tune=0; shift ;;
     --no-build) build=0; shift ;;
-    *)
-      echo "tools/bringup.sh: unknown option '$1' (tools/bringup.sh --help)" >&2
-      exit 2
-      ;;
+    *) die "unknown option '$1' (tools/bringup.sh --help)" ;;
   esac
 done
-if [ ! -d "$targets" ]; then
-  echo "tools/bringup.sh: --targets $targets: not a folder" >&2
-  exit 2
-fi
+[ -d "$targets" ] || die "--targets $targets: not a folder"
 # The copy goes into --out: an --out inside --targets would copy the folder
 # into itself.
 case "$(realpath -m "$out")/" in
-  "$(realpath "$targets")"/*)
-    echo "tools/bringup.sh: --out $out is inside --targets $targets: give an --out elsewhere" >&2
-    exit 2
-    ;;
+  "$(realpath "$targets")"/*) die "--out $out is inside --targets $targets: give an --out elsewhere" ;;
 esac
 mkdir -p "$out"
 
@@ -85,11 +80,8 @@ case "$line" in
   "target file: none (new: "*")")
     name="${line#target file: none (new: }"
     name="${name%)}"
-    if [ -e "$work/$name" ]; then
-      echo "tools/bringup.sh: $targets/$name exists but does not match this GPU: fix its" \
-        "\"match\" list, or move it away" >&2
-      exit 2
-    fi
+    [ ! -e "$work/$name" ] ||
+      die "$targets/$name exists but does not match this GPU: fix its \"match\" list, or move it away"
     cp "$out/probe.json" "$work/$name"
     echo "   no target file of this GPU in $targets: the probe's draft is the run's ($work/$name)"
     ;;
@@ -100,11 +92,7 @@ case "$line" in
     cp "$out/probe.json" "$work/$name"
     echo "   the GPU's target file is $targets/$name: in the copy, the probe's draft takes its place"
     ;;
-  *)
-    echo "tools/bringup.sh: kbench probe did not name the GPU's target file (no 'target file:'" \
-      "line in $out/probe.log)" >&2
-    exit 2
-    ;;
+  *) die "kbench probe did not name the GPU's target file (no 'target file:' line in $out/probe.log)" ;;
 esac
 
 if [ "$tune" = 1 ]; then
