@@ -79,30 +79,25 @@ std::string gate_junit(const GateReport& r) {
     std::string said;
     if (k.throttled && k.status == GateStatus::pass && !r.folded(k))
       said = "throttled: the SM clock was low during the run; the value " +
-             xml(k.value ? show_value(*k.value) : "-") + " may be low";
+             xml(show_value(k.value)) + " may be low";
     if (!k.note.empty()) said += (said.empty() ? "" : "\n") + xml("note: " + k.note);
-    std::string sysout = said.empty() ? "" : "      <system-out>" + said + "</system-out>\n";
+    std::string inner;  // the verdict's element, if any, then the <system-out>
     if (as_failure) {
       // A row that crashed or errored is an error, not a slower kernel.
       const char* tag = k.status == GateStatus::fail && k.rule == "failed" ? "error" : "failure";
       std::string type = k.status == GateStatus::fail ? k.rule : "inconclusive";
-      out += ">\n      <" + std::string(tag) + " message=\"" + xml(why) + "\" type=\"" + xml(type) +
-             "\">" + xml(gate_line(k)) + (k.last_good ? "\n" + xml(last_good_text(k)) : "") + "</" +
-             tag + ">\n" + sysout + "    </testcase>\n";
-    } else if (r.folded(k) && k.target) {
-      // New, judged against its target alone, and meets it.
-      out += sysout.empty() ? "/>\n" : ">\n" + sysout + "    </testcase>\n";
-    } else if (k.status == GateStatus::inconclusive || k.status == GateStatus::skipped) {
+      inner = "      <" + std::string(tag) + " message=\"" + xml(why) + "\" type=\"" + xml(type) +
+              "\">" + xml(gate_line(k)) + (k.last_good ? "\n" + xml(last_good_text(k)) : "") +
+              "</" + tag + ">\n";
+    } else if ((k.status == GateStatus::inconclusive || k.status == GateStatus::skipped) &&
+               !(r.folded(k) && k.target)) {  // a new key that meets its target passes
       std::string what = r.folded(k)                            ? "new, no target: "
                          : k.status == GateStatus::inconclusive ? "inconclusive: "
                                                                 : "skipped: ";
-      out += ">\n      <skipped message=\"" + xml(what + k.why) + "\"/>\n" + sysout +
-             "    </testcase>\n";
-    } else if (!sysout.empty()) {
-      out += ">\n" + sysout + "    </testcase>\n";
-    } else {
-      out += "/>\n";
+      inner = "      <skipped message=\"" + xml(what + k.why) + "\"/>\n";
     }
+    if (!said.empty()) inner += "      <system-out>" + said + "</system-out>\n";
+    out += inner.empty() ? "/>\n" : ">\n" + inner + "    </testcase>\n";
   }
   if (!r.warnings.empty()) {
     out += "    <system-err>";

@@ -148,13 +148,9 @@ void conclude(SiblingGpu& s, std::map<std::string, PointStanding>& points, const
 }  // namespace
 
 std::vector<SiblingReport> sibling_check(const History& h, const SiblingOptions& opt) {
-  std::map<std::string, uint32_t> newest;  // arch -> newest run
-  for (const auto& o : h.observations()) {
-    auto [it, fresh] = newest.try_emplace(h.keys()[o.key].arch, o.run);
-    if (!fresh && o.run > it->second) it->second = o.run;
-  }
   std::vector<SiblingReport> out;
-  for (const auto& [arch, run] : newest) {
+  for (const auto& [arch, runs] : h.arch_runs()) {
+    const uint32_t run = runs.newest;
     const std::map<std::string, Cell> cells = cells_of_run(h, arch, run);
     // The GPUs that have siblings on some row (a collective's rows, of the
     // host's GPUs together, have none).

@@ -74,14 +74,8 @@ GptFastExport gpt_fast_rows(const History& hist, const std::vector<TargetFile>& 
   const auto& obs = hist.observations();
   const auto& runs = hist.runs();
 
-  // The newest run of each arch (runs are in order after finish()).
-  std::map<std::string, uint32_t> newest;
-  for (const auto& o : obs) {
-    auto [it, fresh] = newest.try_emplace(keys[o.key].arch, o.run);
-    if (!fresh && o.run > it->second) it->second = o.run;
-  }
-
-  for (const auto& [arch, run] : newest) {
+  for (const auto& [arch, runs_of_arch] : hist.arch_runs()) {
+    const uint32_t run = runs_of_arch.newest;
     for (const SeedRow& s : kSeedRows) {
       // Every device of the run that has this row (cuda, or cuda:N).
       std::map<std::string, const Observation*> found;  // device -> row
