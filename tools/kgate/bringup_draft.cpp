@@ -19,8 +19,7 @@ using ordered_json = nlohmann::ordered_json;
 
 double round_to(double v, double step) { return std::round(v / step) * step; }
 
-// Today's `measured` without a probe file: the scalars of the run's probe
-// rows and its fastest GEMMs.
+// `measured` without a probe file: the run's probe rows and fastest GEMMs.
 ordered_json measured_from_run(const DraftInputs& d) {
   const RunView& here = d.run;
   ordered_json m;
@@ -68,8 +67,7 @@ std::string unit_of(const std::string& metric) {
   return metric;
 }
 
-// One key of the run (the gate's key: the GPUs of one model in one run are
-// attempts of one key) and all its rows, attempts in order.
+// One key of the run (its GPUs merged, as the gate's) and its rows.
 struct RunKey {
   std::string name, metric, dtype, shape;
   bool lower_is_better = false;
@@ -99,9 +97,8 @@ std::vector<RunKey> keys_of_run(const RunView& here) {
   return keys;
 }
 
-// A key's per-shape target; none for a key without a roofline, and none
-// with the reason in `*skip` for a key whose run has no value to draft from
-// (the gate fails a failed key whatever its target).
+// A key's per-shape target; none without a roofline, nor (the reason in
+// `*skip`) where the run has no value to draft from.
 struct Drafted {
   double fraction = 0;
   ordered_json entry;
@@ -198,9 +195,8 @@ void say_if_ceilings_differ(const DraftInputs& d, const ordered_json& probe_meas
                   "(tools/bringup.sh then runs against the probe's draft)");
 }
 
-// What the drafted file is to the run's target file: its successor where
-// that was the probe's draft (tools/bringup.sh runs with it), else a file
-// to compare with it.
+// The drafted file succeeds the run's target file where that was the
+// probe's draft (tools/bringup.sh), else it is to compare with it.
 void say_what_it_is_for(const DraftInputs& d, std::vector<std::string>& notes) {
   if (!d.run_targets) return;
   const std::string& path = d.run_targets->path;

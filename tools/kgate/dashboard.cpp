@@ -88,10 +88,7 @@ std::vector<DashboardPoint> judge_series(const History& h, uint32_t k, const Gat
   std::deque<int> earlier_attempts;    // and its attempts (GPUs)
   std::vector<double> values;
   std::vector<int64_t> boards;
-  // One point per run, its attempts taken together as the gate takes them
-  // (group_runs: the median of the re-measurements where a suspect was
-  // measured again, else the night's own row), so a night the nightly
-  // cleared by re-measuring reads as the gate judged it.
+  // One point per run, its attempts taken together as the gate takes them.
   std::vector<RunValue> runs;
   group_runs(obs, series, runs);
   std::vector<DashboardPoint> out;
@@ -116,9 +113,6 @@ std::vector<DashboardPoint> judge_series(const History& h, uint32_t k, const Gat
     } else {
       values.assign(earlier.begin(), earlier.end());
       boards.assign(earlier_boards.begin(), earlier_boards.end());
-      // The gate's board rule (boards.h): enough earlier runs on this
-      // point's board are its baseline; on a board new to the key, a drop
-      // the boards' spread explains is inconclusive.
       const BoardPlan plan = plan_boards(values, boards, board, lower, opt.rule, opt.board);
       values = baseline_runs(plan, values);
       values.push_back(rv.value);
@@ -197,9 +191,8 @@ void add_runs(DashboardData& d, const History& h) {
   }
 }
 
-// Judging every point of a year of history is most of the work (the
-// history rule once per point): keys are independent, so spread them over
-// the cores.
+// Judging every point is most of the work: keys are independent, so spread
+// them over the cores.
 void judge_keys(DashboardData& d, const History& h, const DashboardOptions& opt) {
   const size_t n_keys = h.keys().size();
   d.keys.resize(n_keys);
@@ -262,8 +255,7 @@ void describe_keys(DashboardData& d, const History& h, const GateReport& rep, Gp
       dk.verdict = g.status;
       dk.rule = g.rule;
       dk.why = g.why;
-      // The newest point is the gated one (unless the key is missing from
-      // the newest run): it shows `kgate check`'s own verdict.
+      // The newest point (unless missing from the newest run) is the gated one.
       if (!dk.points.empty() && g.rule != "missing" &&
           h.runs()[dk.points.back().run].label == g.run)
         dk.points.back().verdict = g.status;

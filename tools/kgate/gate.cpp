@@ -54,9 +54,8 @@ void host_means(std::vector<GateKeyResult>& keys) {
 
 int status_rank(GateStatus s) { return static_cast<int>(s); }
 
-// The GPUs of one kind in one run are attempts of one key: the keys that
-// differ only in their device label (cuda:0, cuda:1, ...) are judged as
-// one, their rows merged in run and attempt order.
+// The keys that differ only in their device label (cuda:0, cuda:1, ...)
+// are one key of the gate, their rows merged in run and attempt order.
 std::vector<std::vector<uint32_t>> key_groups(const std::vector<Key>& keys) {
   std::vector<std::vector<uint32_t>> groups;
   std::map<std::string, size_t> at;

@@ -107,11 +107,9 @@ std::string_view History::arch_spelling(std::string_view arch) {
 }
 
 uint32_t History::intern_key(const ResultRow& r) {
-  // One GPU model is one series however a file spells its name: the first
-  // spelling read stands for all (core/gpu_name.h), so that a drop measured
-  // under another case is judged against the model's history.
+  // One GPU model is one series however a file spells its name (the first
+  // spelling read stands for all); the parts joined by a byte no field holds.
   const std::string_view arch = arch_spelling(r.arch);
-  // One string holding every part, separated by a byte no field contains.
   scratch_.clear();
   for (std::string_view part : {r.name, r.metric, r.dtype, r.shape, arch, r.device}) {
     scratch_.append(part);
@@ -162,12 +160,9 @@ uint32_t History::intern_run(const ResultRow& r, uint32_t file, uint32_t key) {
     runs_.push_back(std::move(run));
     run_index_.emplace(scratch_, id);
   }
-  // A run's time is when it started: its attempts come later, and may even
-  // be read first (files in any order).
   Run& run = runs_[id];
   run.last_seen = static_cast<uint32_t>(obs_.size());
-  // Re-measurements read before the run's own rows (files in any order) do
-  // not move the run: its place is where its own rows are.
+  // Its place is where its own rows are, whatever was read first.
   uint32_t attempt = r.run_id.empty() ? 1 : split_attempt(r.run_id).attempt;
   if (attempt == 1 && !run.own_seen) {
     run.first_seen = static_cast<uint32_t>(obs_.size());
@@ -175,8 +170,7 @@ uint32_t History::intern_run(const ResultRow& r, uint32_t file, uint32_t key) {
   }
   if (!r.timestamp.empty() && (run.timestamp.empty() || r.timestamp < run.timestamp))
     run.timestamp = std::string(r.timestamp);
-  // Its context (commit, driver, CUDA) is the run's own, attempt 1's: a
-  // re-measurement read first gives it only until attempt 1 is read.
+  // Its context (commit, driver, CUDA) is its lowest attempt's.
   if (run.context_attempt == 0 || attempt < run.context_attempt) {
     run.git_sha = std::string(r.git_sha);
     run.driver = std::string(r.driver);
@@ -194,9 +188,8 @@ uint32_t History::intern_run(const ResultRow& r, uint32_t file, uint32_t key) {
 void History::parse(uint32_t file) {
   const std::string& path = files_[file];
   std::string_view text = texts_[file].view();
-  // Rows are 60 to 300 bytes: reserving for 64-byte rows means a million-row
-  // history is never copied as the vector grows (unused reserve is never
-  // touched, so it costs no memory).
+  // Rows are 60 to 300 bytes: a million-row history is never copied as the
+  // vector grows (unused reserve is never touched: it costs no memory).
   obs_.reserve(obs_.size() + text.size() / 64 + 1);
   std::fill(repeats_.begin(), repeats_.end(), 0);
   last_run_ = UINT32_MAX;
@@ -279,9 +272,7 @@ void History::finish() {
       if (obs_[a].attempt != obs_[b].attempt) return obs_[a].attempt < obs_[b].attempt;
       return obs_[a].gpu < obs_[b].gpu;
     });
-    // A key twice in one attempt of a run on one GPU: keep the first row,
-    // warn about the others. (Rows of other GPUs of the run are further
-    // attempts: a fleet's nodes under one --run-id.)
+    // A key twice in one attempt of a run on one GPU: keep the first row.
     size_t out = 0;
     for (size_t i = 0; i < v.size(); ++i) {
       const Observation* same = nullptr;
