@@ -28,14 +28,11 @@ struct DashboardRun {
   std::string timestamp;  // as written; "" when none
   int64_t time = 0;       // seconds since 1970 (UTC), valid when has_time
   bool has_time = false;
-  std::string git_sha, driver, cuda;  // from the run's first row; "" when none
-  std::vector<uint32_t> gpus;         // DashboardGpu indices with rows in this run
-  // Rows by status, in kDashStatusLetters order.
-  std::array<uint32_t, 6> rows{};
-  // Keys by verdict, in GateStatus order (fail, inconclusive, pass, skipped).
-  std::array<uint32_t, 4> verdicts{};
-  // The newest run of one of its GPUs: its verdicts are `kgate check`'s.
-  bool gated = false;
+  std::string git_sha, driver, cuda;   // from the run's first row; "" when none
+  std::vector<uint32_t> gpus;          // DashboardGpu indices with rows in this run
+  std::array<uint32_t, 6> rows{};      // rows by status, in kDashStatusLetters order
+  std::array<uint32_t, 4> verdicts{};  // keys by verdict, in GateStatus order
+  bool gated = false;  // the newest run of one of its GPUs: its verdicts are `kgate check`'s
 };
 
 struct DashboardPoint {

@@ -1,11 +1,7 @@
-// `kgate dashboard`: the whole history as a DashboardData
-// (reports/dashboard_data.h), for a page that shows every key's trend.
-//
-// Nothing here re-decides what the gate decides: the newest run of each GPU
-// carries run_gate()'s verdicts, and every earlier point is judged the way
-// the gate would have judged it on its own night (the same history rule,
-// window and target lookup: judge_series), so the colours of a trend are the
-// verdicts a nightly job would have printed.
+// `kgate dashboard`: the whole history as a DashboardData. Nothing here
+// re-decides what the gate decides: the newest run of each GPU carries
+// run_gate()'s verdicts, and every earlier point is judged as the gate would
+// have judged it on its own night (judge_series).
 #pragma once
 
 #include <cstdint>
@@ -19,10 +15,8 @@
 
 namespace kb {
 
-// Every point of one key, oldest first, each judged as the gate judges its
-// newest run: rule 1 (failed/incorrect), rule 2 (target, from the target
-// files or the row's column), rule 3 (history_rule on the earlier measured,
-// unthrottled runs of the window), throttled failures inconclusive.
+// Every point of one key, oldest first, each judged by rules 1 to 3 as the
+// gate judges its newest run.
 std::vector<DashboardPoint> judge_series(const History& h, uint32_t key, const GateOptions& opt);
 
 struct DashboardOptions {
@@ -32,8 +26,8 @@ struct DashboardOptions {
 
 DashboardData build_dashboard(const History& h, const DashboardOptions& opt);
 
-// "YYYY-MM-DDThh:mm:ssZ" (also with fractional seconds, or "+00:00") as
-// seconds since 1970; false when it is not such a time.
+// "YYYY-MM-DDThh:mm:ssZ" (with fractional seconds, or "+00:00") as seconds
+// since 1970; false when it is not such a time.
 bool parse_iso_time(std::string_view s, int64_t& out);
 
 }  // namespace kb
