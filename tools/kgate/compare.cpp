@@ -42,9 +42,8 @@ std::set<std::string> archs_of(const History& h) {
 std::map<CompareKey, Side> collect(const History& h, bool cross_arch,
                                    std::map<CompareKey, bool>& lower) {
   std::map<CompareKey, Side> out;
-  // Each history key's side, looked up once (not once a row: a long
-  // history has a million rows and a few hundred keys). Keys that differ
-  // only in device (or arch, across GPU models) share one side.
+  // Each history key's side, looked up once a key (not once a row); keys that
+  // differ only in device (or arch, across GPU models) share one side.
   std::vector<Side*> side_of(h.keys().size(), nullptr);
   for (const auto& o : h.observations()) {
     if (!side_of[o.key]) {

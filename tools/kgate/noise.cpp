@@ -148,19 +148,16 @@ NoiseReport noise_report(const History& h) {
       n.board_spread = (*std::max_element(board_medians.begin(), board_medians.end()) -
                         *std::min_element(board_medians.begin(), board_medians.end())) /
                        n.median;
-    // Issue 24's bar: rate keys only, judged on the noise the table shows
-    // (each board's own where there are several).
+    // The bar: rate keys only, on the noise the table shows.
     if (!timed.empty()) n.timed_us = median_of(timed);
     if (n.timed_us && metric_direction(key.metric) == Direction::higher_is_better) {
       n.bar = noise_bar(*n.timed_us);
       n.meets_bar = n.runs >= kMinRunsForBar && n.noise <= n.bar;
     }
-    // A mode: a run whose fastest call is outside the others' range (on its
-    // board) and further from their median than 5 of their robust standard
-    // deviations (and than 1%): not the tail of one distribution, another state.
-    // Only the board's lowest or highest run, where no other run equals it,
-    // can lie outside the others' range: the others' statistics are taken
-    // for those two alone (a long history has thousands of runs a key).
+    // A mode: a run whose fastest call is outside the others' range on its
+    // board and further from their median than 5 robust standard deviations
+    // (and 1%): another state, not a tail. Only a board's unique lowest or
+    // highest run can be one, so only those two are tested.
     for (const auto& [b, idx] : by_board) {
       if (idx.size() < 4) continue;
       const auto [lowest, highest] = std::minmax_element(
@@ -215,8 +212,6 @@ std::string noise_csv(const NoiseReport& r) {
   for (const auto& k : r.keys) {
     std::string mr;
     for (const auto& m : k.mode_runs) mr += (mr.empty() ? "" : " ") + m;
-    // timed_us and bar empty where the key has none; meets_bar: yes / no
-    // (also on too few runs) / empty without a bar.
     const std::string timed = k.timed_us ? format_double("%.6g", *k.timed_us) : "";
     const std::string bar = k.bar > 0 ? format_double("%.6g", k.bar) : "";
     const char* meets = k.bar <= 0 ? "" : k.meets_bar ? "yes" : "no";

@@ -31,8 +31,7 @@ SiblingRole sibling_role(const Key& k) {
 
 namespace {
 
-// One key of the gate (devices merged) in one run: each GPU's value in the
-// run's own measurement (attempt 1; re-measurements are of one GPU).
+// One key of the gate (devices merged) in one run: each GPU's attempt-1 value.
 struct Cell {
   const Key* key;
   std::string point;  // name [shape] dtype: the rows of one timing
@@ -152,8 +151,7 @@ std::vector<SiblingReport> sibling_check(const History& h, const SiblingOptions&
   for (const auto& [arch, runs] : h.arch_runs()) {
     const uint32_t run = runs.newest;
     const std::map<std::string, Cell> cells = cells_of_run(h, arch, run);
-    // The GPUs that have siblings on some row (a collective's rows, of the
-    // host's GPUs together, have none).
+    // The GPUs that have siblings on some row.
     std::map<uint32_t, size_t> gpus;  // gpu -> rows with siblings
     for (const auto& [id, c] : cells)
       if (c.by_gpu.size() >= 2)
@@ -202,8 +200,7 @@ std::string sibling_text(const std::vector<SiblingReport>& reps, bool markdown) 
                     ceilings.c_str(), standing.c_str(), g.named ? "NAMED" : "ok");
       s += line;
     }
-    // What the columns count, and what they leave out: lines on the
-    // console, one paragraph in Markdown.
+    // What the columns count and leave out.
     std::vector<std::string> legend = {
         "points: the rows of one name, shape and dtype (one timing, whatever its metrics), "
         "behind when any of its rows is",

@@ -79,9 +79,8 @@ void load_bringup_inputs(BringupPlan& p) {
   }
 }
 
-// --reference: a results file when it names one (or looks like one), else a
-// GPU name. Returns whether it is a file; one that cannot be read is a
-// problem of the report.
+// --reference: a results file when it names or looks like one (returns
+// true; one that cannot be read is a problem of the report), else a GPU name.
 bool read_reference(BringupInputs& in, History& ref) {
   std::error_code ec;
   bool ref_is_file = std::filesystem::exists(in.reference, ec) ||

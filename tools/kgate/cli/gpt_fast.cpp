@@ -88,9 +88,8 @@ GptFastExport gpt_fast_rows(const History& hist, const std::vector<TargetFile>& 
           continue;
         const auto& series = hist.series(k);
         if (series.empty() || obs[series.back()].run != run) continue;
-        // The run's own row (attempt 1), and its re-measurements where the
-        // nightly took any (kbench run --rerun): the value is then their
-        // median, as the gate judges it (unthrottled ones first).
+        // The run's own row, valued as the gate values it: the median of its
+        // re-measurements where it has any (unthrottled ones first).
         size_t first = series.size() - 1;
         while (first > 0 && obs[series[first - 1]].run == run) --first;
         std::vector<double> re_ok, re_hot;
@@ -158,8 +157,7 @@ std::string gpt_fast_csv(const std::vector<GptFastRow>& rows) {
 std::string gpt_fast_json(const std::vector<GptFastRow>& rows) {
   std::string s;
   for (const auto& r : rows) {
-    // The record gpt_fast's output_json builds; values as numbers (it
-    // passes its CSV strings through; the database reads numbers).
+    // The record gpt_fast's output_json builds, values as numbers.
     nlohmann::ordered_json j;
     j["benchmark"] = {{"name", "PyTorch gpt-fast benchmark"},
                       {"mode", "inference"},

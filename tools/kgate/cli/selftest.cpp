@@ -98,8 +98,7 @@ std::string selftest_markdown(const SelftestInput& in, const GateOptions& opt) {
     std::map<std::string, int> judged, caught;
     for (const auto& g : r.keys) {
       if (g.status == GateStatus::skipped || g.rule == "missing") continue;
-      // Only the keys the injection slowed (their rows say inject=): the
-      // probe's ceilings and setup times are not timed work of an experiment.
+      // Only the keys the injection slowed (their rows say inject=).
       if (g.variant.find("inject=") == std::string::npos) continue;
       auto it = cls.find(key_id(g, g.device));
       if (it == cls.end()) continue;
