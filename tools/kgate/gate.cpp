@@ -140,46 +140,29 @@ void add_input_failures(const History& hist, const std::map<std::string, ArchGat
 void group_runs(const std::vector<Observation>& obs, const std::vector<uint32_t>& series,
                 std::vector<RunValue>& out) {
   out.clear();
-  std::vector<double> ok, hot, re_ok, re_hot;
-  for (size_t i = 0; i < series.size();) {
-    size_t j = i;
-    ok.clear();
-    hot.clear();
-    re_ok.clear();
-    re_hot.clear();
+  for (size_t i = 0, j; i < series.size(); i = j) {
+    std::vector<double> v[4];  // attempt 1 ok, throttled; re-measurements ok, throttled
     RunValue rv;
     rv.first = i;
-    for (; j < series.size() && obs[series[j]].run == obs[series[i]].run; ++j) {
+    for (j = i; j < series.size() && obs[series[j]].run == obs[series[i]].run; ++j) {
       const Observation& o = obs[series[j]];
       ++rv.attempts;
       if (o.attempt == 1 && rv.bad == SIZE_MAX &&
           (o.status == RowStatus::failed || o.status == RowStatus::incorrect))
         rv.bad = j;
-      if (!o.measured()) continue;
-      bool hot_row = o.status == RowStatus::throttled;
-      if (o.attempt == 1) {
-        (hot_row ? hot : ok).push_back(o.actual);
-      } else {
-        (hot_row ? re_hot : re_ok).push_back(o.actual);
-      }
+      if (o.measured())
+        v[(o.attempt > 1) * 2 + (o.status == RowStatus::throttled)].push_back(o.actual);
     }
-    const std::vector<double>* use = !re_ok.empty()    ? &re_ok
-                                     : !re_hot.empty() ? &re_hot
-                                     : !ok.empty()     ? &ok
-                                                       : &hot;
     // The run's own value: its GPUs' median (one GPU: its row).
-    if (!ok.empty())
-      rv.first_value = median_of(ok);
-    else if (!hot.empty())
-      rv.first_value = median_of(hot);
-    if (!use->empty()) {
+    if (!v[0].empty() || !v[1].empty()) rv.first_value = median_of(v[v[0].empty() ? 1 : 0]);
+    const int use = !v[2].empty() ? 2 : !v[3].empty() ? 3 : !v[0].empty() ? 0 : 1;
+    if (!v[use].empty()) {
       rv.measured = true;
-      rv.throttled = use == &re_hot || use == &hot;
-      rv.value = median_of(*use);
-      rv.remeasured = use == &re_ok || use == &re_hot ? static_cast<int>(use->size()) : 0;
+      rv.throttled = use % 2 == 1;
+      rv.value = median_of(v[use]);
+      rv.remeasured = use >= 2 ? static_cast<int>(v[use].size()) : 0;
     }
     out.push_back(rv);
-    i = j;
   }
 }
 
