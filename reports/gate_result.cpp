@@ -46,11 +46,9 @@ std::string GatedRun::describe() const {
          std::to_string(keys) + (keys == 1 ? " key" : " keys");
 }
 
-bool is_new_key(const GateKeyResult& k) {
-  return k.status == GateStatus::inconclusive && k.rule == "too little history";
+bool GateReport::folded(const GateKeyResult& k) const {
+  return !strict && k.status == GateStatus::inconclusive && k.rule == "too little history";
 }
-
-bool GateReport::folded(const GateKeyResult& k) const { return !strict && is_new_key(k); }
 
 size_t GateReport::count_folded() const {
   size_t n = 0;

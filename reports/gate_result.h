@@ -109,10 +109,6 @@ struct GateReport {
   std::string provenance() const;
 };
 
-// Inconclusive for too little history alone (the rule's "too little
-// history"), whatever --strict says.
-bool is_new_key(const GateKeyResult& k);
-
 // "last good: run r41 (...; commit ..., driver ...): 1850", or "".
 std::string last_good_text(const GateKeyResult& k);
 

@@ -87,18 +87,14 @@ Record record_from_json(const nlohmann::json& j) {
   return r;
 }
 
-std::string records_to_json(const std::vector<Record>& rows) {
-  nlohmann::json arr = nlohmann::json::array();
-  for (const auto& r : rows) arr.push_back(record_to_json(r));
-  return arr.dump(2) + "\n";
-}
-
 void write_json(const std::string& path, const std::vector<Record>& rows) {
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::path parent = fs::path(path).parent_path();
   if (!parent.empty()) fs::create_directories(parent, ec);
-  atomic_write(path, records_to_json(rows));
+  nlohmann::json arr = nlohmann::json::array();
+  for (const auto& r : rows) arr.push_back(record_to_json(r));
+  atomic_write(path, arr.dump(2) + "\n");
 }
 
 }  // namespace kb
