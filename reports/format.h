@@ -21,4 +21,12 @@ inline std::string percent(double rel, int decimals = 1) {
   return buf;
 }
 
+// The items of `v` joined by `sep`.
+template <class C>
+std::string join(const C& v, const char* sep) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
+  return s;
+}
+
 }  // namespace kb

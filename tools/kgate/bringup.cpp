@@ -12,6 +12,7 @@
 #include "core/gpu_name.h"
 #include "core/record.h"
 #include "core/tuning.h"
+#include "reports/format.h"
 #include "suite/rows.h"
 #include "tools/kgate/bringup_run.h"
 
@@ -19,11 +20,8 @@ namespace kb {
 
 namespace {
 
-std::string join(const std::set<std::string>& s) {
-  std::string out;
-  for (const auto& x : s) out += (out.empty() ? "" : ", ") + x;
-  return out.empty() ? "none" : out;
-}
+// "a, b", or "none".
+std::string names(const std::set<std::string>& s) { return s.empty() ? "none" : join(s, ", "); }
 
 std::set<std::string> archs_of(const History& h) {
   std::set<std::string> s;
@@ -170,7 +168,7 @@ void reference_from_file(Ctx& c, const History& file) {
     c.r.problems.push_back(in.reference + " has no rows of " +
                            (in.reference_gpu.empty() ? std::string("a reference GPU")
                                                      : "reference GPU '" + in.reference_gpu + "'") +
-                           " (GPUs there: " + join(archs_of(file)) + "; the GPU brought up is '" +
+                           " (GPUs there: " + names(archs_of(file)) + "; the GPU brought up is '" +
                            c.r.gpu + "'): the comparison with a reference is left out");
     return;
   }
@@ -178,7 +176,7 @@ void reference_from_file(Ctx& c, const History& file) {
   for (const auto& a : others)
     if (gpu_name_contains(a, "H100")) pick = a;
   if (others.size() > 1)
-    c.r.notes.push_back(in.reference + " holds runs of " + join(others) + ": '" + pick +
+    c.r.notes.push_back(in.reference + " holds runs of " + names(others) + ": '" + pick +
                         "' is the reference (--reference-gpu NAME picks another)");
   c.ref = newest_run(file, pick);
   c.r.reference_from = in.reference;
@@ -211,7 +209,7 @@ void reference_by_name(Ctx& c) {
     c.r.reference_from = in.results_names;
     return;
   }
-  const std::string there = " (GPUs there: " + join(archs_of(c.results)) + ")";
+  const std::string there = " (GPUs there: " + names(archs_of(c.results)) + ")";
   if (gpu_name_contains(c.r.gpu, in.reference))
     c.r.problems.push_back("the reference '" + in.reference + "' is the GPU brought up ('" +
                            c.r.gpu + "'): give --reference another GPU or its results file");
@@ -433,7 +431,7 @@ BringupReport build_bringup(const History& results, const History* reference_fil
   if (!here)
     throw BringupError("no run of " +
                        (in.gpu.empty() ? std::string("any GPU") : "'" + in.gpu + "'") + " in " +
-                       in.results_names + " (GPUs there: " + join(archs_of(results)) + ")");
+                       in.results_names + " (GPUs there: " + names(archs_of(results)) + ")");
   BringupReport r;
   r.threshold = in.threshold;
   const Run& run = results.runs()[here->run];

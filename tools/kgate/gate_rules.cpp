@@ -299,12 +299,6 @@ void rule4_suspect(const KeyRuns& k, const Findings& f, GateKeyResult& r) {
   r.suspect_score = (f.fails.empty() ? 0 : 1000) + ratio;
 }
 
-std::string join(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : "; and ") + x;
-  return s;
-}
-
 // The key's status and its one-line reason from what rules 2 and 3 found.
 void verdict(const GateContext& g, const KeyRuns& k, const Baseline& b, const Findings& f,
              GateKeyResult& r) {
@@ -312,13 +306,13 @@ void verdict(const GateContext& g, const KeyRuns& k, const Baseline& b, const Fi
   if (!f.fails.empty() && k.now.throttled) {
     r.status = GateStatus::inconclusive;
     r.rule = "throttled";
-    r.why = "the run was throttled (SM clock low), so this may be the machine: " + join(f.fails) +
-            "; rerun to tell";
+    r.why = "the run was throttled (SM clock low), so this may be the machine: " +
+            join(f.fails, "; and ") + "; rerun to tell";
   } else if (!f.fails.empty()) {
     r.status = GateStatus::fail;
     bool by_history = h.outcome == HistoryOutcome::fail && !f.explained && !f.by_host;
     r.rule = f.by_target && by_history ? "target+history" : f.by_target ? "target" : "history";
-    r.why = join(f.fails);
+    r.why = join(f.fails, "; and ");
     const int64_t last_good_board = b.plan.mode == BoardMode::same_board ? b.board : kUnknownBoard;
     find_last_good(g.hist, k.series, k.runs, k.key, r.baseline, g.opt.rule.min_gap, r,
                    last_good_board);
@@ -330,12 +324,8 @@ void verdict(const GateContext& g, const KeyRuns& k, const Baseline& b, const Fi
              : h.outcome == HistoryOutcome::too_little_history ? "too little history"
              : h.outcome == HistoryOutcome::too_noisy          ? "too noisy"
                                                                : "within noise";
-    r.why = join(f.doubts);
+    r.why = join(f.doubts, "; and ");
   }
-}
-
-void add_notes(const std::vector<std::string>& notes, GateKeyResult& r) {
-  for (const auto& n : notes) r.note += (r.note.empty() ? "" : "; ") + n;
 }
 
 }  // namespace
@@ -396,7 +386,7 @@ GateKeyResult judge_key(const GateContext& g, const KeyRuns& k) {
                     " re-measurement(s) " + show_value(k.now.value) + " (the nightly's own " +
                     (k.now.first_value ? show_value(*k.now.first_value) : std::string("-")) + ")");
   if (rule1_failed_or_incorrect(g, k, r) || not_gated(k, r)) {
-    add_notes(notes, r);
+    r.note = join(notes, "; ");
     return r;
   }
   r.value = k.now.value;
@@ -405,7 +395,7 @@ GateKeyResult judge_key(const GateContext& g, const KeyRuns& k) {
   rule3_history(g, k, b, r, f, notes);
   rule4_suspect(k, f, r);
   verdict(g, k, b, f, r);
-  add_notes(notes, r);
+  r.note = join(notes, "; ");
   return r;
 }
 
