@@ -14,7 +14,6 @@
 #include "core/tuning.h"
 #include "reports/format.h"
 #include "suite/rows.h"
-#include "tools/kgate/bringup_run.h"
 
 namespace kb {
 

@@ -8,7 +8,7 @@
 
 #include "core/atomic_write.h"
 #include "reports/format.h"
-#include "tools/kgate/bringup_run.h"
+#include "tools/kgate/bringup.h"
 #include "tools/kgate/gate.h"
 
 namespace kb {
