@@ -164,7 +164,13 @@ EOF
 
 step_multi() {
   local gpus t one_rc one_s all_rc all_s sib_rc torch_rc=skipped
-  { date -u +%FT%TZ; nvidia-smi -L; nvidia-smi topo -m; echo "cores: $(nproc)"; } > "$out/host.txt" 2>&1
+  {
+    date -u +%FT%TZ
+    nvidia-smi -L
+    nvidia-smi --query-gpu=index,name,pci.bus_id,driver_version,persistence_mode --format=csv
+    nvidia-smi topo -m
+    echo "cores: $(nproc)"
+  } > "$out/host.txt" 2>&1
   gpus=$(nvidia-smi -L 2> /dev/null | grep -c '^GPU ')
   [ "${gpus:-0}" -ge 2 ] || { echo "multi: this host has ${gpus:-0} GPU(s); it needs 2 or more"; return 2; }
   t=$SECONDS
@@ -180,6 +186,7 @@ step_multi() {
   fi
   {
     echo "GPUs: $gpus; kbench run --device 0: ${one_s} s (rc $one_rc); --device all: ${all_s} s (rc $all_rc)"
+    awk -v a="$all_s" -v o="$one_s" 'BEGIN { if (o > 0) printf "wall ratio all / one: %.2f\n", a / o }'
     echo "kgate siblings rc=$sib_rc (1: a GPU is named); torch_allreduce rc=$torch_rc"
     grep -v warning "$out/siblings.txt"
     echo "-- NCCL rows (kbench: graph-launched)"
