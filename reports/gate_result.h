@@ -26,8 +26,7 @@ struct GatedRun {
   std::string arch;  // "" for rows without one
   RunContext context;
   size_t keys = 0;
-  // "NVIDIA H100 80GB HBM3: run r42 (...), 240 keys"
-  std::string describe() const;
+  std::string describe() const;  // "NVIDIA H100 80GB HBM3: run r42 (...), 240 keys"
 };
 
 struct GateKeyResult {
@@ -105,8 +104,7 @@ struct GateReport {
   // "240 keys have too little history for the history rule (...): judged
   // against their targets only: ...", "" when none are folded.
   std::string history_note() const;
-  // "kgate ran on <host> at <time>", or "" when neither is known.
-  std::string provenance() const;
+  std::string provenance() const;  // "kgate ran on <host> at <time>", or "" when neither is known.
 };
 
 // "last good: run r41 (...; commit ..., driver ...): 1850", or "".

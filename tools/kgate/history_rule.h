@@ -50,8 +50,7 @@ struct HistoryResult {
   int recent = 1;
   double recent_drop = 0;
   double recent_explained = 0;
-  // The newest run's attempts behind its value (its median).
-  int attempts = 1;
+  int attempts = 1;  // The newest run's attempts behind its value (its median).
   // One attempt, and a drop worth re-measuring: it fails, or it is beyond
   // min_gap and suspect_z standard deviations (never too little history or
   // too much noise: a re-measurement cannot change those).

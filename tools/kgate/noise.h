@@ -32,8 +32,7 @@ struct NoiseKey {
   std::optional<double> timed_us;
   // noise_bar(timed_us) for a rate key (higher is better) with a timed_us; 0: no bar.
   double bar = 0;
-  // noise <= bar, on kMinRunsForBar runs or more (one run reads 0%).
-  bool meets_bar = false;
+  bool meets_bar = false;  // noise <= bar, on kMinRunsForBar runs or more (one run reads 0%).
 };
 
 // The bar for a rate row's run-to-run noise: 0.5% where its timed work is
