@@ -7,7 +7,7 @@
 
 #include "reports/bringup_report.h"
 #include "reports/format.h"
-#include "reports/gate_writers.h"
+#include "reports/gate_result.h"
 #include "reports/markdown.h"
 
 namespace kb {

@@ -9,7 +9,7 @@
 #include "dashboard_assets.h"
 #include "reports/dashboard_data.h"
 #include "reports/format.h"
-#include "reports/gate_writers.h"
+#include "reports/gate_result.h"
 
 namespace kb {
 

@@ -3,7 +3,7 @@
 
 #include "reports/console_table.h"
 #include "reports/format.h"
-#include "reports/gate_writers.h"
+#include "reports/gate_result.h"
 
 namespace kb {
 

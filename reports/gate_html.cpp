@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "reports/format.h"
-#include "reports/gate_writers.h"
+#include "reports/gate_result.h"
 
 namespace kb {
 

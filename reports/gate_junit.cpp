@@ -1,4 +1,4 @@
-#include "reports/gate_writers.h"
+#include "reports/gate_result.h"
 
 namespace kb {
 

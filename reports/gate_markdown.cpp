@@ -1,7 +1,7 @@
 #include <cstdio>
 
 #include "reports/format.h"
-#include "reports/gate_writers.h"
+#include "reports/gate_result.h"
 #include "reports/markdown.h"
 
 namespace kb {

@@ -5,7 +5,7 @@
 
 #include "core/attempts.h"
 #include "kgate_test_util.h"
-#include "reports/gate_writers.h"
+#include "reports/gate_result.h"
 #include "tools/kgate/gate.h"
 #include "tools/kgate/noise.h"
 

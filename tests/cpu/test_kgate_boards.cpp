@@ -9,7 +9,7 @@
 #include <cstdio>
 
 #include "kgate_test_util.h"
-#include "reports/gate_writers.h"
+#include "reports/gate_result.h"
 #include "tools/kgate/boards.h"
 #include "tools/kgate/gate.h"
 

@@ -11,7 +11,7 @@
 #include <cmath>
 
 #include "kgate_test_util.h"
-#include "reports/gate_writers.h"
+#include "reports/gate_result.h"
 #include "reports/markdown.h"
 #include "tools/kgate/gate.h"
 

@@ -6,7 +6,7 @@
 #include "kgate_test_util.h"
 #include "reports/bringup_report.h"
 #include "reports/compare_result.h"
-#include "reports/gate_writers.h"
+#include "reports/gate_result.h"
 #include "reports/markdown.h"
 #include "tools/kgate/compare.h"
 #include "tools/kgate/gate.h"

@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "tools/kgate/boards.h"
-#include "tools/kgate/gate_rules.h"
+#include "tools/kgate/gate.h"
 #include "tools/kgate/history_rule.h"
 
 namespace kb {

@@ -12,9 +12,7 @@
 #include "core/metrics.h"
 #include "reports/format.h"
 #include "tools/kgate/boards.h"
-#include "tools/kgate/gate_rules.h"
 #include "tools/kgate/siblings.h"
-#include "tools/kgate/variant.h"
 
 namespace kb {
 

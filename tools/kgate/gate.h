@@ -1,11 +1,12 @@
 // The gate's rules (DESIGN.md "The gate's rules", docs/gate.md "What each
 // rule does") applied to every key of the newest run of each GPU model:
 // failed or incorrect rows, targets, the history rule with its board and
-// host rules (gate_rules.h), and the input that fails the night.
+// host rules (gate_rules.cpp), and the input that fails the night.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -67,5 +68,44 @@ std::string suspects_csv(const GateReport& rep, size_t* capped = nullptr,
 
 // Now, as ISO-8601 UTC ("YYYY-MM-DDThh:mm:ssZ"): when a report was made.
 std::string utc_now();
+
+// The rules of the gate for one key of the newest run (gate_rules.cpp), each
+// a function named after its rule.
+
+// The gate's view of a history: its options, the probe's launch(us) of
+// each run per arch (for the host rule) and how many earlier runs a key keeps.
+struct GateContext {
+  const History& hist;
+  const GateOptions& opt;
+  const std::map<std::string, std::vector<double>>& launch_of;
+  size_t keep;
+};
+
+// One key's rows (its GPUs merged), grouped by run; `now` is the run judged
+// and `last` its row that speaks for it (the failed one, if any).
+struct KeyRuns {
+  const Key& key;
+  const std::vector<uint32_t>& series;
+  const std::vector<RunValue>& runs;
+  const RunValue& now;
+  const Observation& last;
+};
+
+// Rule 2's target for a row: its entry in the GPU's target file `tf`
+// (nullptr: none), else the row's own target column.
+struct TargetCheck {
+  std::optional<double> target;
+  double tolerance = 0.05;  // TargetEntry's default, for the rows' own targets
+  std::string source;
+};
+TargetCheck find_target(const Key& key, const Observation& o, const TargetFile* tf);
+
+// A key's result before any rule: its identity.
+GateKeyResult result_of(const Key& key);
+
+RunContext context_of(const Run& run);
+
+// One key of the newest run through rules 1 to 4.
+GateKeyResult judge_key(const GateContext& g, const KeyRuns& k);
 
 }  // namespace kb

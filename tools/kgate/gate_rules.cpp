@@ -1,5 +1,3 @@
-#include "tools/kgate/gate_rules.h"
-
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
@@ -10,8 +8,9 @@
 #include "core/metrics.h"
 #include "reports/format.h"
 #include "tools/kgate/boards.h"
+#include "tools/kgate/gate.h"
+#include "tools/kgate/history.h"
 #include "tools/kgate/siblings.h"
-#include "tools/kgate/variant.h"
 
 namespace kb {
 

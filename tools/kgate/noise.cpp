@@ -12,8 +12,8 @@
 #include "reports/format.h"
 #include "reports/gate_result.h"
 #include "reports/markdown.h"
+#include "tools/kgate/history.h"
 #include "tools/kgate/history_rule.h"
-#include "tools/kgate/variant.h"
 
 namespace kb {
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "reports/gate_writers.h"
+#include "reports/gate_result.h"
 #include "tools/kgate/cli/commands.h"
 #include "tools/kgate/gate.h"
 

@@ -13,7 +13,7 @@
 #include "core/record.h"
 #include "core/result_reader.h"
 #include "tools/kgate/cli/commands.h"
-#include "tools/kgate/gate_rules.h"
+#include "tools/kgate/gate.h"
 #include "tools/kgate/history_rule.h"
 
 namespace kb::kgate_cli {
