@@ -110,9 +110,7 @@ void write_bringup(BringupReport& rep, const BringupPlan& p, bool ref_is_file) {
   inputs.push_back({"the tuning table", (in.tuning_dir.empty() ? "targets/tuning" : in.tuning_dir) +
                                             "/" + rep.draft_path});
   refuse_clashes(inputs, {{"--out", draft}, {"--out", md}, {"--out", html}});
-  std::error_code ec;
-  std::filesystem::create_directories(p.out, ec);
-  if (ec) throw OutputError("cannot make the folder " + p.out + ": " + ec.message());
+  make_folder(p.out);
   rep.draft_path = draft;
   atomic_write(draft, rep.draft_json);
   atomic_write(md, bringup_markdown(rep));

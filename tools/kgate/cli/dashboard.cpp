@@ -3,7 +3,6 @@
 #include "tools/kgate/dashboard.h"
 
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -36,11 +35,6 @@ DashboardPlan parse_dashboard(const Args& args) {
   return p;
 }
 
-bool ends_with(const std::string& s, const char* sfx) {
-  size_t n = std::strlen(sfx);
-  return s.size() >= n && s.compare(s.size() - n, n, sfx) == 0;
-}
-
 }  // namespace
 
 int cmd_dashboard(const Args& args) {
@@ -48,7 +42,8 @@ int cmd_dashboard(const Args& args) {
   const std::string& out = p.out;
   if (!p.targets_dir.empty()) p.opt.gate.targets = load_target_dir(p.targets_dir);
   // A folder (made if need be) gets index.html; a name ending in .html is the file.
-  const bool to_folder = !ends_with(out, ".html") && !ends_with(out, ".htm");
+  const std::string ext = std::filesystem::path(out).extension().string();
+  const bool to_folder = ext != ".html" && ext != ".htm";
   const std::string path = to_folder ? (std::filesystem::path(out) / "index.html").string() : out;
   refuse_clashes(inputs_of(p.results, p.opt.gate.targets), {{"--out", path}});
 
@@ -57,11 +52,7 @@ int cmd_dashboard(const Args& args) {
   DashboardData d = build_dashboard(h, p.opt);
   print_warnings(d.warnings);
 
-  if (to_folder) {
-    std::error_code ec;
-    std::filesystem::create_directories(out, ec);
-    if (ec) throw OutputError("cannot make the folder " + out + ": " + ec.message());
-  }
+  if (to_folder) make_folder(out);
   std::string html = dashboard_html(d);
   atomic_write(path, html);
   std::printf("kgate dashboard: %s (%zu runs, %zu keys, %zu rows; %.1f MB)\n", path.c_str(),

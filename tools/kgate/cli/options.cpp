@@ -85,6 +85,12 @@ std::vector<NamedPath> inputs_of(const std::vector<std::string>& results,
   return in;
 }
 
+void make_folder(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::create_directories(path, ec);
+  if (ec) throw OutputError("cannot make the folder " + path + ": " + ec.message());
+}
+
 void print_warnings(const std::vector<std::string>& warnings) {
   for (const auto& w : warnings) std::fprintf(stderr, "kgate: warning: %s\n", w.c_str());
 }

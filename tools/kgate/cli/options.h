@@ -107,6 +107,9 @@ void refuse_clashes(const std::vector<NamedPath>& inputs, const std::vector<Name
 std::vector<NamedPath> inputs_of(const std::vector<std::string>& results,
                                  const std::vector<TargetFile>& targets);
 
+// The folder `path`, made if need be (OutputError when it cannot be).
+void make_folder(const std::string& path);
+
 void print_warnings(const std::vector<std::string>& warnings);
 
 // For the commands that do not gate (check reports tonight's damaged rows
