@@ -119,8 +119,8 @@ void parse_options(const Args& args, const Options& options, const char* cmd, co
   const Args a = expand_equals(args, flags, usage);
   for (size_t i = 1; i < a.size(); ++i) {
     const Option* o = nullptr;
-    for (const Option& c : options)
-      if (a[i] == c.flag) o = &c;
+    for (const Option& c : options)  // flag "": the arguments that are not options
+      if (a[i] == c.flag || (!*c.flag && (a[i].rfind("-", 0) != 0 || a[i] == "-"))) o = &c;
     if (!o) unexpected(cmd, a[i], usage, file_flag);
     o->read(a, i);
   }
