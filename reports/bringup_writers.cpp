@@ -8,7 +8,6 @@
 #include "reports/bringup_report.h"
 #include "reports/format.h"
 #include "reports/gate_result.h"
-#include "reports/markdown.h"
 
 namespace kb {
 

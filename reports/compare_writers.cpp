@@ -6,7 +6,6 @@
 #include "reports/console_table.h"
 #include "reports/format.h"
 #include "reports/gate_result.h"
-#include "reports/markdown.h"
 
 namespace kb {
 

@@ -2,7 +2,6 @@
 
 #include "reports/format.h"
 #include "reports/gate_result.h"
-#include "reports/markdown.h"
 
 namespace kb {
 

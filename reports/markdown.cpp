@@ -1,7 +1,7 @@
-#include "reports/markdown.h"
-
 #include <algorithm>
 #include <string_view>
+
+#include "reports/format.h"
 
 namespace kb {
 

@@ -11,8 +11,8 @@
 #include <cmath>
 
 #include "kgate_test_util.h"
+#include "reports/format.h"
 #include "reports/gate_result.h"
-#include "reports/markdown.h"
 #include "tools/kgate/gate.h"
 
 namespace {

@@ -11,7 +11,6 @@
 #include "reports/console_table.h"
 #include "reports/format.h"
 #include "reports/gate_result.h"
-#include "reports/markdown.h"
 #include "tools/kgate/history.h"
 #include "tools/kgate/history_rule.h"
 

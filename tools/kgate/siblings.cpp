@@ -6,7 +6,6 @@
 
 #include "core/metrics.h"
 #include "reports/format.h"
-#include "reports/markdown.h"
 #include "tools/kgate/history_rule.h"
 
 namespace kb {
