@@ -21,29 +21,6 @@ struct Window {
   double noise = 0;  // relative
 };
 
-double center(const std::vector<double>& w, Statistics st) {
-  if (st != Statistics::mean_sd) return median_of(w);
-  double sum = 0;
-  for (double x : w) sum += x;
-  return w.empty() ? 0 : sum / static_cast<double>(w.size());
-}
-
-double spread(std::vector<double> w, double center, Statistics st) {
-  switch (st) {
-    case Statistics::robust:
-      return noise_scale(std::move(w));
-    case Statistics::mad:
-      return mad_scale(w);
-    case Statistics::mean_sd: {
-      if (w.size() < 2) return 0;
-      double ss = 0;
-      for (double x : w) ss += (x - center) * (x - center);
-      return std::sqrt(ss / static_cast<double>(w.size() - 1));
-    }
-  }
-  return 0;
-}
-
 std::vector<double> slice(const std::vector<double>& series, size_t end, int window) {
   size_t begin = end > static_cast<size_t>(window) ? end - static_cast<size_t>(window) : 0;
   return std::vector<double>(series.begin() + static_cast<long>(begin),
@@ -55,8 +32,8 @@ Window window_stats(const std::vector<double>& series, size_t end, const History
   Window s;
   s.n = static_cast<int>(w.size());
   if (w.empty()) return s;
-  s.baseline = center(w, opt.stats);
-  if (s.baseline > 0) s.noise = spread(std::move(w), s.baseline, opt.stats) / s.baseline;
+  s.baseline = median_of(w);
+  if (s.baseline > 0) s.noise = noise_scale(std::move(w)) / s.baseline;
   return s;
 }
 
@@ -260,7 +237,7 @@ HistoryResult history_rule(const std::vector<double>& series, bool lower_is_bett
       std::vector<double> w = slice(series, last + 1 - static_cast<size_t>(k), opt.window);
       wk.n = static_cast<int>(w.size());
       if (wk.n < opt.min_history) break;
-      wk.baseline = center(w, opt.stats);
+      wk.baseline = median_of(w);
       if (wk.baseline <= 0) break;
     }
     double d = drop_of(recent_value(series, k, lower_is_better), wk.baseline, lower_is_better);

@@ -10,20 +10,14 @@
 
 namespace kb {
 
-// What the baseline and the noise of a window are: the gate uses `robust`;
-// lab/gate's `kgate_simulate --stats` shows why (the median with 1.4826 *
-// MAD, the mean with the standard deviation).
-enum class Statistics { robust, mad, mean_sd };
-
 struct HistoryRuleOptions {
   // Defaults from the simulation (docs/gate.md).
-  int window = 60;          // earlier runs in the baseline
-  double min_gap = 0.03;    // a drop must be larger than this (relative) to fail
-  int min_history = 10;     // fewer earlier runs: inconclusive
-  double max_noise = 0.05;  // history noise (relative) above this: inconclusive
-  int max_recent = 8;       // newest runs tested together for a sustained drop
-  double z = 4.25;          // noise multiplier (before the small-history widening)
-  Statistics stats = Statistics::robust;
+  int window = 60;            // earlier runs in the baseline
+  double min_gap = 0.03;      // a drop must be larger than this (relative) to fail
+  int min_history = 10;       // fewer earlier runs: inconclusive
+  double max_noise = 0.05;    // history noise (relative) above this: inconclusive
+  int max_recent = 8;         // newest runs tested together for a sustained drop
+  double z = 4.25;            // noise multiplier (before the small-history widening)
   double suspect_z = 2.0;     // one attempt: re-measure a drop beyond min_gap and this
   double confirm_z = 3.5;     // several attempts: their median fails beyond this
   double shared_noise = 0.5;  // share of the run-to-run variance attempts of one run share
