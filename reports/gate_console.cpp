@@ -62,10 +62,8 @@ std::string gate_console(const GateReport& r, bool all) {
     out += "\n" + text_table(head, cells, 6, head.size() - 1);
   }
 
-  // One line per failure and per inconclusive key; the keys too noisy to
-  // gate say so in one line (they would say it every night), notes (a
-  // changed variant, an injected slowdown, re-measurements) one each, then
-  // the throttled passes (a low value that passed may still hide a drop).
+  // A line per failure and inconclusive key (the keys too noisy to gate in
+  // one: they would say it every night), per note, per throttled pass.
   std::string lines;
   for (const auto& f : r.input_failures) lines += "FAIL " + f.rule + " " + f.text() + "\n";
   for (const auto& k : r.keys) {

@@ -73,9 +73,7 @@ std::string gate_junit(const GateReport& r) {
         k.status == GateStatus::fail || (r.strict && k.status == GateStatus::inconclusive);
     std::string why = k.why;
     if (k.last_good) why += "; " + last_good_text(k);
-    // What the case says besides its verdict, in one <system-out>: a
-    // throttled pass's warning, a note (a changed variant, an injected
-    // slowdown, re-measurements).
+    // Besides its verdict, in one <system-out>: a throttled pass, a note.
     std::string said;
     if (k.throttled && k.status == GateStatus::pass && !r.folded(k))
       said = "throttled: the SM clock was low during the run; the value " +

@@ -123,11 +123,9 @@ std::string show_change(double rel);
 std::string show_value(const std::optional<double>& v);
 std::string show_change(const std::optional<double>& rel);
 
-// The formats of a gate report, each only reading the GateReport: console,
-// Markdown (a CI step summary), JUnit XML (one testcase per key) and one
-// self-contained HTML page. Every format names the gated run, the machine
-// kgate ran on, each failing key's last good run and throttled rows as such;
-// keys inconclusive only for too little history are one line, not one each.
+// The formats of a gate report: console, Markdown (a CI step summary), JUnit
+// XML (one testcase per key) and one self-contained HTML page; each names the
+// gated run, the machine, each failing key's last good run and throttled rows.
 
 // Without `all`, passes, skipped and new keys are folded into counts.
 std::string gate_console(const GateReport& r, bool all = false);

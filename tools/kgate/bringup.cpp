@@ -289,10 +289,8 @@ void add_ceilings(Ctx& c) {
                           " (a --filter run, or a failed probe): that ceiling is left empty");
 }
 
-// A compute-bound point's roofline uses the peak the run had: a measured
-// cuBLASLt figure where the GPU's target file has one (the H100's 822
-// TFLOP/s bf16), else the datasheet's. Two GPUs' fractions are then of
-// different things; both are taken of the datasheet peak.
+// A compute-bound point's roofline uses the peak its run had (measured or
+// the datasheet's): two GPUs' fractions are both taken of the datasheet peak.
 void of_datasheet_peak(const Ctx& c, const Key& k, BringupRow& row) {
   const Observation* t = c.here.find(k.name, "tflops", k.dtype, k.shape);
   const Observation* u = c.ref ? c.ref->find(k.name, "tflops", k.dtype, k.shape) : nullptr;

@@ -51,14 +51,11 @@ void group_runs(const std::vector<Observation>& obs, const std::vector<uint32_t>
 
 GateReport run_gate(const History& history, const GateOptions& opt);
 
-// The suspects file: what the first stage of the nightly asks kbench to
-// measure again (`kgate check --suspects FILE`, then `kbench run --rerun
-// FILE`; docs/gate.md "Confirmation"): a header,
-//   run_id,name,dtype,shape,variant,metric,arch,reason
-// then one line per suspect key of the newest run.
-// By default at most this share of a run's gated keys are suspects
-// (`--max-suspects`): beyond it the night is a broad regression or a broken
-// machine, and the first stage's verdict stands.
+// The suspects file (`kgate check --suspects FILE`, then `kbench run --rerun
+// FILE`; docs/gate.md "Confirmation"): run_id,name,dtype,shape,variant,
+// metric,arch,reason, a line per suspect key of the newest run. By default at
+// most this share of the gated keys are suspects: beyond, the night is a broad
+// regression or a broken machine, and the first stage's verdict stands.
 constexpr double kMaxSuspectShare = 0.25;
 
 // The suspects of `rep` (from runs with an id), strongest first, capped at

@@ -230,11 +230,9 @@ HostLaunch host_of(const GateContext& g, const KeyRuns& k, const Baseline& b, co
                      k.key.lower_is_better, g.opt.rule);
 }
 
-// Rule 3: a drop larger than both --min-gap and the history's noise fails;
-// too little history or too much noise is inconclusive. What the machine
-// explains (a new board, the host's launch) and the probe's ceilings are
-// reported, not failed (a target missed by the host's launch too, where the
-// baseline met it).
+// Rule 3: a drop beyond both --min-gap and the history's noise fails; too
+// little history or too much noise is inconclusive. What the machine explains
+// and the probe's ceilings are reported, not failed.
 void rule3_history(const GateContext& g, const KeyRuns& k, const Baseline& b, GateKeyResult& r,
                    Findings& f, std::vector<std::string>& notes) {
   std::vector<double> values = b.values;

@@ -56,9 +56,7 @@ const char* noise_class(double noise);
 
 std::string noise_console(const NoiseReport& r);
 std::string noise_markdown(const NoiseReport& r);
-// name,metric,dtype,shape,arch,device,runs,median,noise_rel,noise_class,variants,modes,mode_runs,
-// boards,board_spread,noise_all_boards,timed_us,bar,meets_bar (the last three
-// appended, so that readers of the older columns keep working)
+// One line per key; new columns are appended (readers of the older keep working).
 std::string noise_csv(const NoiseReport& r);
 
 }  // namespace kb
