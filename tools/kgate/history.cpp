@@ -57,13 +57,11 @@ uint32_t History::intern_gpu(const ResultRow& r) {
   } else {
     scratch_.append(r.gpu_uuid);
   }
-  auto it = gpu_index_.find(scratch_);
-  if (it != gpu_index_.end()) return it->second;
-  const uint32_t id = static_cast<uint32_t>(gpus_.size());
-  gpus_.push_back({std::string(r.device), std::string(r.gpu_index), std::string(r.gpu_uuid),
-                   std::string(r.gpu_bus_id), std::string(r.host)});
-  gpu_index_.emplace(scratch_, id);
-  return id;
+  auto [it, fresh] = gpu_index_.try_emplace(scratch_, static_cast<uint32_t>(gpus_.size()));
+  if (fresh)
+    gpus_.push_back({std::string(r.device), std::string(r.gpu_index), std::string(r.gpu_uuid),
+                     std::string(r.gpu_bus_id), std::string(r.host)});
+  return it->second;
 }
 
 std::string Warning::text() const {
@@ -116,18 +114,16 @@ uint32_t History::intern_key(const ResultRow& r) {
     scratch_.append(part);
     scratch_ += '\x1f';
   }
-  auto it = key_index_.find(scratch_);
-  if (it != key_index_.end()) return it->second;
-  uint32_t id = static_cast<uint32_t>(keys_.size());
+  auto [it, fresh] = key_index_.try_emplace(scratch_, static_cast<uint32_t>(keys_.size()));
+  if (!fresh) return it->second;
   Key k{std::string(r.name),  std::string(r.metric), std::string(r.dtype),
         std::string(r.shape), std::string(arch),     std::string(r.device)};
   // The reader lets only known metrics through.
   k.lower_is_better = metric_direction(k.metric) == Direction::lower_is_better;
   keys_.push_back(std::move(k));
-  key_index_.emplace(scratch_, id);
   by_key_.emplace_back();
   repeats_.push_back(0);
-  return id;
+  return it->second;
 }
 
 uint32_t History::intern_run(const ResultRow& r, uint32_t file, uint32_t key) {
@@ -144,22 +140,15 @@ uint32_t History::intern_run(const ResultRow& r, uint32_t file, uint32_t key) {
     uint32_t n = repeats_[key]++;
     scratch_.assign("file\x1f" + std::to_string(file) + "\x1f" + std::to_string(n));
   }
-  uint32_t id;
-  auto it = run_index_.find(scratch_);
-  if (it != run_index_.end()) {
-    id = it->second;
-  } else {
-    id = static_cast<uint32_t>(runs_.size());
-    Run run;
+  auto [it, fresh] = run_index_.try_emplace(scratch_, static_cast<uint32_t>(runs_.size()));
+  const uint32_t id = it->second;
+  if (fresh) {
+    Run& run = runs_.emplace_back();
     run.has_id = !r.run_id.empty();
-    if (run.has_id)
-      run.label = std::string(split_attempt(r.run_id).base);
-    else
-      run.label = base_name(files_[file]) + "#" + std::to_string(repeats_[key]);
+    run.label = run.has_id ? std::string(split_attempt(r.run_id).base)
+                           : base_name(files_[file]) + "#" + std::to_string(repeats_[key]);
     run.timestamp = std::string(r.timestamp);
     run.first_seen = static_cast<uint32_t>(obs_.size());
-    runs_.push_back(std::move(run));
-    run_index_.emplace(scratch_, id);
   }
   Run& run = runs_[id];
   run.last_seen = static_cast<uint32_t>(obs_.size());
