@@ -53,10 +53,8 @@ mkdir -p "$out"
 
 bdir="${KBENCH_BUILD_DIR:-$root/build}"
 if [ "$build" = 1 ]; then
-  cmake_args=()
-  if [ -n "${KBENCH_CUDA_ARCH:-}" ]; then cmake_args+=("-DCMAKE_CUDA_ARCHITECTURES=$KBENCH_CUDA_ARCH"); fi
   "$root/tools/setup.sh"
-  "$root/tools/build.sh" ${cmake_args[@]+"${cmake_args[@]}"}
+  "$root/tools/build.sh"
 fi
 kbench="$bdir/suite/kbench"
 kgate="$bdir/tools/kgate/kgate"
