@@ -7,8 +7,7 @@
 
 #include "reports/bringup_report.h"
 #include "reports/format.h"
-#include "reports/gate_writers.h"
-#include "reports/markdown.h"
+#include "reports/gate_result.h"
 
 namespace kb {
 
@@ -17,7 +16,7 @@ namespace {
 struct Table {
   std::vector<std::string> head;
   std::vector<std::vector<std::string>> rows;
-  std::vector<bool> marked;  // rows shown as tuning candidates
+  std::vector<bool> marked;  // rows shown as tuning candidates (rows past its end: not)
 };
 
 struct Section {
@@ -78,7 +77,6 @@ Section ceilings_section(const BringupReport& r, const std::string& ref) {
     s.table.rows.push_back({c.name, show(c.measured), show(c.datasheet), frac(c.share),
                             show(c.ref_measured), show(c.ref_datasheet), frac(c.ref_share),
                             c.note});
-    s.table.marked.push_back(false);
   }
   return s;
 }
@@ -135,7 +133,6 @@ Section a100_section(const BringupReport& r) {
         {a.name, a.metric, a.dtype, a.shape, show(a.actual), show(a.a100_target),
          frac(a.measured_ratio), a.spec_ratio ? frac(a.spec_ratio) + " (" + a.bound + ")" : "—",
          show(a.roofline), frac(a.fraction), show(a.a100_roofline), frac(a.a100_fraction), a.note});
-    s.table.marked.push_back(false);
   }
   return s;
 }
@@ -189,7 +186,7 @@ std::string bringup_markdown(const BringupReport& r) {
         o += "|";
         for (size_t c = 0; c < s.table.rows[i].size(); ++c) {
           std::string cell = md_cell(s.table.rows[i][c]);
-          if (c == 0 && s.table.marked[i]) cell = "**" + cell + "**";
+          if (c == 0 && i < s.table.marked.size() && s.table.marked[i]) cell = "**" + cell + "**";
           o += " " + cell + " |";
         }
         o += "\n";
@@ -233,7 +230,7 @@ std::string bringup_html(const BringupReport& r) {
       for (const auto& h : s.table.head) o += "<th>" + esc(h) + "</th>";
       o += "</tr></thead>\n<tbody>\n";
       for (size_t i = 0; i < s.table.rows.size(); ++i) {
-        o += s.table.marked[i] ? "<tr class=\"cand\">" : "<tr>";
+        o += i < s.table.marked.size() && s.table.marked[i] ? "<tr class=\"cand\">" : "<tr>";
         for (const auto& c : s.table.rows[i]) o += "<td>" + esc(c) + "</td>";
         o += "</tr>\n";
       }

@@ -6,24 +6,12 @@
 #include "reports/console_table.h"
 #include "reports/format.h"
 #include "reports/gate_result.h"
-#include "reports/markdown.h"
 
 namespace kb {
 
 const char* compare_verdict_name(CompareVerdict v) {
-  switch (v) {
-    case CompareVerdict::same:
-      return "SAME";
-    case CompareVerdict::faster:
-      return "FASTER";
-    case CompareVerdict::slower:
-      return "SLOWER";
-    case CompareVerdict::unsure:
-      return "UNSURE";
-    case CompareVerdict::not_compared:
-      return "-";
-  }
-  return "?";
+  static const char* const names[] = {"SAME", "FASTER", "SLOWER", "UNSURE", "-"};
+  return names[static_cast<int>(v)];
 }
 
 size_t CompareReport::count(CompareVerdict v) const {
@@ -49,8 +37,6 @@ std::string CompareReport::summary() const {
 }
 
 namespace {
-
-std::string opt_value(const std::optional<double>& v) { return v ? show_value(*v) : "-"; }
 
 std::string noise_text(double u) { return "±" + percent(u); }
 
@@ -78,7 +64,7 @@ std::string compare_console(const CompareReport& r) {
     std::string metric = r.cross_arch ? "roofline_fraction of " + c.metric : c.metric;
     bool both = c.base && c.next;
     cells.push_back({compare_verdict_name(c.verdict), c.name, c.shape.empty() ? "-" : c.shape,
-                     c.dtype, metric, opt_value(c.base), opt_value(c.next),
+                     c.dtype, metric, show_value(c.base), show_value(c.next),
                      both ? show_change(c.change) : "-", both ? noise_text(c.noise) : "-", c.note});
   }
   std::string out = header_lines(r) + "\n" + text_table(head, cells, 5, 8);
@@ -100,7 +86,7 @@ std::string compare_markdown(const CompareReport& r) {
                       (r.cross_arch ? "roofline_fraction of " : "") + c.metric;
     bool both = c.base && c.next;
     out += std::string("| ") + compare_verdict_name(c.verdict) + " | " + cell(key) + " | " +
-           opt_value(c.base) + " | " + opt_value(c.next) + " | " +
+           show_value(c.base) + " | " + show_value(c.next) + " | " +
            (both ? show_change(c.change) : "-") + " | " + (both ? noise_text(c.noise) : "-") +
            " | " + cell(c.note) + " |\n";
   }

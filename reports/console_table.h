@@ -12,10 +12,7 @@ namespace kb {
 std::string console_table(const std::vector<Record>& rows);
 
 // The aligned text table the console reporters share: the header, a rule of
-// dashes, one line per row; columns two spaces apart, those in
-// [first_right, last_right] right-aligned, trailing blanks cut. A column is
-// as wide as its widest cell in bytes; cells are padded by their display
-// width ("±" is two bytes, one column).
+// dashes, one line per row; columns [first_right, last_right] right-aligned.
 std::string text_table(const std::vector<std::string>& head,
                        const std::vector<std::vector<std::string>>& cells, size_t first_right,
                        size_t last_right);

@@ -1,9 +1,7 @@
 // What `kgate dashboard` shows, as a plain record: the history of every key
-// of every GPU, each point with the verdict the gate's rules give it on its
-// night, the baseline and band the history rule computes for it, the runs
-// and what was missing in the input. tools/kgate/dashboard.cpp fills it
-// (from kgate's History, gate and history rule); dashboard_html.cpp only
-// formats it.
+// of every GPU, each point with the verdict, baseline and band the gate's
+// rules give it on its night. tools/kgate/dashboard.cpp fills it;
+// dashboard_html.cpp only formats it.
 #pragma once
 
 #include <array>
@@ -30,14 +28,11 @@ struct DashboardRun {
   std::string timestamp;  // as written; "" when none
   int64_t time = 0;       // seconds since 1970 (UTC), valid when has_time
   bool has_time = false;
-  std::string git_sha, driver, cuda;  // from the run's first row; "" when none
-  std::vector<uint32_t> gpus;         // DashboardGpu indices with rows in this run
-  // Rows by status, in kDashStatusLetters order.
-  std::array<uint32_t, 6> rows{};
-  // Keys by verdict, in GateStatus order (fail, inconclusive, pass, skipped).
-  std::array<uint32_t, 4> verdicts{};
-  // The newest run of one of its GPUs: its verdicts are `kgate check`'s.
-  bool gated = false;
+  std::string git_sha, driver, cuda;   // from the run's first row; "" when none
+  std::vector<uint32_t> gpus;          // DashboardGpu indices with rows in this run
+  std::array<uint32_t, 6> rows{};      // rows by status, in kDashStatusLetters order
+  std::array<uint32_t, 4> verdicts{};  // keys by verdict, in GateStatus order
+  bool gated = false;  // the newest run of one of its GPUs: its verdicts are `kgate check`'s
 };
 
 struct DashboardPoint {
@@ -50,20 +45,17 @@ struct DashboardPoint {
   double target = kNone;    // the target the gate applies to this row
   double baseline = kNone;  // median of the earlier runs in the window; NaN when none
   // Relative half-width of the band around the baseline: the larger of
-  // --min-gap and the drop the history's noise explains for one run. A
-  // value beyond it on the worse side fails rule 3 (with enough history).
+  // --min-gap and the drop the history's noise explains for one run.
   double band = kNone;
-  // The board that measured it: an index into DashboardData::boards; -1 when
-  // its row names no UUID (schema v1). judge_series leaves the History's GPU
-  // index here (boards.h's board_of_rows); build_dashboard maps it.
+  // An index into DashboardData::boards, -1 when its row names no UUID
+  // (judge_series leaves the History's GPU index here; build_dashboard maps it).
   int32_t board = -1;
 };
 
-// A re-measurement of a point (CSV column `attempt` > 1, or a second row of
-// the same key in one run): drawn as an extra marker of the same run.
+// A re-measurement of a point (`<run>/<N>`, or a repeated row): a marker.
 struct DashboardAttempt {
   uint32_t point = 0;  // index into DashboardKey::points
-  int attempt = 2;     // 0 when the row had no attempt number
+  int attempt = 2;
   char status = 'o';
   double value = DashboardPoint::kNone;
 };
@@ -78,7 +70,7 @@ struct DashboardKey {
   // is false for a key not in that run nor in the one before it (retired).
   bool has_verdict = false;
   GateStatus verdict = GateStatus::pass;
-  std::string rule, why, target_source;
+  std::string rule, why;
 };
 
 struct DashboardData {

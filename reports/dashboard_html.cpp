@@ -9,7 +9,7 @@
 #include "dashboard_assets.h"
 #include "reports/dashboard_data.h"
 #include "reports/format.h"
-#include "reports/gate_writers.h"
+#include "reports/gate_result.h"
 
 namespace kb {
 
@@ -30,28 +30,20 @@ void put_num(std::string& out, double v, int digits = 6) {
 
 void put_str(std::string& out, const std::string& s) { out += json_string(s); }
 
-void put_strs(std::string& out, const std::vector<std::string>& v) {
+// `v` as a JSON list, each item written by put(out, item).
+template <class V, class Put>
+void put_list(std::string& out, const V& v, Put put, const char* sep = ",") {
   out += '[';
   for (size_t i = 0; i < v.size(); ++i) {
-    if (i) out += ',';
-    put_str(out, v[i]);
+    if (i) out += sep;
+    put(out, v[i]);
   }
   out += ']';
 }
 
-char verdict_letter(GateStatus s) {
-  switch (s) {
-    case GateStatus::fail:
-      return 'F';
-    case GateStatus::inconclusive:
-      return 'I';
-    case GateStatus::pass:
-      return 'P';
-    case GateStatus::skipped:
-      return 'S';
-  }
-  return 'S';
-}
+void put_u32(std::string& out, uint32_t n) { out += std::to_string(n); }
+
+char verdict_letter(GateStatus s) { return "FIPS"[static_cast<int>(s)]; }
 
 // A value that rarely changes along a series (roofline, target) as the
 // points where it changes: [[index, value], ...].
@@ -87,7 +79,6 @@ void put_key(std::string& out, const DashboardKey& k) {
   if (k.has_verdict) out += verdict_letter(k.verdict);
   out += "\",\"rule\":" + json_string(k.rule);
   out += ",\"why\":" + json_string(k.why);
-  out += ",\"tsrc\":" + json_string(k.target_source);
   // Runs as steps from the previous point's run (mostly 1: short).
   out += ",\"r\":[";
   uint32_t prev = 0;
@@ -96,26 +87,18 @@ void put_key(std::string& out, const DashboardKey& k) {
     out += std::to_string(k.points[i].run - prev);
     prev = k.points[i].run;
   }
-  out += "],\"v\":[";
-  for (size_t i = 0; i < k.points.size(); ++i) {
-    if (i) out += ',';
-    put_num(out, k.points[i].value);
-  }
-  out += "],\"st\":\"";
+  out += "],\"v\":";
+  put_list(out, k.points, [](std::string& o, const DashboardPoint& p) { put_num(o, p.value); });
+  out += ",\"st\":\"";
   for (const auto& p : k.points) out += p.status;
   out += "\",\"ve\":\"";
   for (const auto& p : k.points) out += verdict_letter(p.verdict);
-  out += "\",\"b\":[";
-  for (size_t i = 0; i < k.points.size(); ++i) {
-    if (i) out += ',';
-    put_num(out, k.points[i].baseline, 5);
-  }
-  out += "],\"e\":[";
-  for (size_t i = 0; i < k.points.size(); ++i) {
-    if (i) out += ',';
-    put_num(out, k.points[i].band, 3);
-  }
-  out += "],\"rf\":";
+  out += "\",\"b\":";
+  put_list(out, k.points,
+           [](std::string& o, const DashboardPoint& p) { put_num(o, p.baseline, 5); });
+  out += ",\"e\":";
+  put_list(out, k.points, [](std::string& o, const DashboardPoint& p) { put_num(o, p.band, 3); });
+  out += ",\"rf\":";
   put_steps(out, k.points, [](const DashboardPoint& p) { return p.roofline; });
   out += ",\"tg\":";
   put_steps(out, k.points, [](const DashboardPoint& p) { return p.target; });
@@ -127,17 +110,13 @@ void put_key(std::string& out, const DashboardKey& k) {
       return p.board >= 0 ? static_cast<double>(p.board) : DashboardPoint::kNone;
     });
   }
-  out += ",\"at\":[";
-  for (size_t i = 0; i < k.attempts.size(); ++i) {
-    const DashboardAttempt& a = k.attempts[i];
-    if (i) out += ',';
-    out += '[' + std::to_string(a.point) + ',' + std::to_string(a.attempt) + ',';
-    put_num(out, a.value);
-    out += ",\"";
-    out += a.status;
-    out += "\"]";
-  }
-  out += "]}";
+  out += ",\"at\":";
+  put_list(out, k.attempts, [](std::string& o, const DashboardAttempt& a) {
+    o += '[' + std::to_string(a.point) + ',' + std::to_string(a.attempt) + ',';
+    put_num(o, a.value);
+    o += std::string(",\"") + a.status + "\"]";
+  });
+  out += "}";
 }
 
 std::string data_json(const DashboardData& d) {
@@ -150,50 +129,41 @@ std::string data_json(const DashboardData& d) {
   out += "{\"v\":1,\"title\":" + json_string(d.title);
   out += ",\"generated\":" + json_string(d.generated);
   out += ",\"inputs\":";
-  put_strs(out, d.inputs);
+  put_list(out, d.inputs, put_str);
   out += ",\"rows\":" + std::to_string(d.rows) + ",\"window\":" + std::to_string(d.window) +
          ",\"minGap\":";
   put_num(out, d.min_gap);
   out += std::string(",\"strict\":") + (d.strict ? "true" : "false");
   out += std::string(",\"timeAxis\":") + (time_axis ? "true" : "false");
   out += ",\"summary\":" + json_string(d.gate_summary);
-  out += ",\"gpus\":[";
-  for (size_t i = 0; i < d.gpus.size(); ++i) {
-    if (i) out += ',';
-    out += '[' + json_string(d.gpus[i].arch);
-    out += ',' + json_string(d.gpus[i].device);
-    out += ']';
-  }
-  out += "],\"boards\":";
-  put_strs(out, d.boards);
-  out += ",\"runs\":[";
-  for (size_t i = 0; i < d.runs.size(); ++i) {
-    const DashboardRun& r = d.runs[i];
-    if (i) out += ",\n";
-    out += '[' + json_string(r.label);
-    out += ',' + (r.has_time ? std::to_string(r.time) : std::string("null")) + ',';
-    put_str(out, r.timestamp);
-    out += ',' + json_string(r.git_sha);
-    out += ',' + json_string(r.driver);
-    out += ',' + json_string(r.cuda);
-    out += ",[";
-    for (size_t g = 0; g < r.gpus.size(); ++g) out += (g ? "," : "") + std::to_string(r.gpus[g]);
-    out += "],[";
-    for (size_t s = 0; s < r.rows.size(); ++s) out += (s ? "," : "") + std::to_string(r.rows[s]);
-    out += "],[";
-    for (size_t s = 0; s < r.verdicts.size(); ++s)
-      out += (s ? "," : "") + std::to_string(r.verdicts[s]);
-    out += std::string("],") + (r.gated ? "1" : "0") + ']';
-  }
-  out += "],\n\"keys\":[";
-  for (size_t i = 0; i < d.keys.size(); ++i) {
-    if (i) out += ",\n";
-    put_key(out, d.keys[i]);
-  }
-  out += "],\n\"warnings\":";
-  put_strs(out, d.warnings);
+  out += ",\"gpus\":";
+  put_list(out, d.gpus, [](std::string& o, const DashboardGpu& g) {
+    o += '[' + json_string(g.arch) + ',' + json_string(g.device) + ']';
+  });
+  out += ",\"boards\":";
+  put_list(out, d.boards, put_str);
+  out += ",\"runs\":";
+  put_list(
+      out, d.runs,
+      [](std::string& o, const DashboardRun& r) {
+        o += '[' + json_string(r.label) + ',' +
+             (r.has_time ? std::to_string(r.time) : std::string("null")) + ',' +
+             json_string(r.timestamp) + ',' + json_string(r.git_sha) + ',' + json_string(r.driver) +
+             ',' + json_string(r.cuda) + ',';
+        put_list(o, r.gpus, put_u32);
+        o += ',';
+        put_list(o, r.rows, put_u32);
+        o += ',';
+        put_list(o, r.verdicts, put_u32);
+        o += std::string(",") + (r.gated ? "1" : "0") + ']';
+      },
+      ",\n");
+  out += ",\n\"keys\":";
+  put_list(out, d.keys, put_key, ",\n");
+  out += ",\n\"warnings\":";
+  put_list(out, d.warnings, put_str);
   out += ",\"notes\":";
-  put_strs(out, d.notes);
+  put_list(out, d.notes, put_str);
   out += "}";
   return out;
 }
@@ -203,43 +173,29 @@ std::string data_json(const DashboardData& d) {
 std::string json_string(const std::string& s) {
   std::string out = "\"";
   for (size_t i = 0; i < s.size(); ++i) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '<':
-        out += "\\u003c";
-        break;
-      case '>':
-        out += "\\u003e";
-        break;
-      case '&':
-        out += "\\u0026";
-        break;
-      default:
-        if (c < 0x20 || c == 0x7f) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else if (c == 0xe2 && i + 2 < s.size() && static_cast<unsigned char>(s[i + 1]) == 0x80 &&
-                   (static_cast<unsigned char>(s[i + 2]) == 0xa8 ||
-                    static_cast<unsigned char>(s[i + 2]) == 0xa9)) {
-          // U+2028 / U+2029: line ends to a JavaScript parser.
-          out += static_cast<unsigned char>(s[i + 2]) == 0xa8 ? "\\u2028" : "\\u2029";
-          i += 2;
-        } else {
-          out += static_cast<char>(c);
-        }
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    const unsigned char c2 = i + 2 < s.size() ? static_cast<unsigned char>(s[i + 2]) : 0;
+    const char* esc = c == '"'    ? "\\\""
+                      : c == '\\' ? "\\\\"
+                      : c == '\n' ? "\\n"
+                      : c == '\t' ? "\\t"
+                      : c == '<'  ? "\\u003c"
+                      : c == '>'  ? "\\u003e"
+                      : c == '&'  ? "\\u0026"
+                                  : nullptr;
+    if (esc) {
+      out += esc;
+    } else if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else if (c == 0xe2 && static_cast<unsigned char>(s[i + 1]) == 0x80 &&
+               (c2 == 0xa8 || c2 == 0xa9)) {
+      // U+2028 / U+2029: line ends to a JavaScript parser.
+      out += c2 == 0xa8 ? "\\u2028" : "\\u2029";
+      i += 2;
+    } else {
+      out += static_cast<char>(c);
     }
   }
   return out + "\"";

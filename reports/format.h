@@ -1,4 +1,4 @@
-// Numbers as text in reports and kgate's messages.
+// Numbers and names as text in reports and kgate's messages.
 #pragma once
 
 #include <cstdio>
@@ -20,5 +20,21 @@ inline std::string percent(double rel, int decimals = 1) {
   std::snprintf(buf, sizeof buf, "%.*f%%", decimals, rel * 100);
   return buf;
 }
+
+// The items of `v` joined by `sep`.
+template <class C>
+std::string join(const C& v, const char* sep) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
+  return s;
+}
+
+// `s` as literal text in a Markdown table cell or paragraph: a name from the
+// data is never markup (`|`, line breaks, `*`, `_`, backticks, `<`, `](`).
+std::string markdown_text(const std::string& s);
+
+// A fenced code block holding `code` (ending in a newline or not), with a
+// fence longer than any run of backticks in it.
+std::string markdown_code_block(const std::string& code, const std::string& language);
 
 }  // namespace kb

@@ -3,15 +3,9 @@
 
 #include "reports/console_table.h"
 #include "reports/format.h"
-#include "reports/gate_writers.h"
+#include "reports/gate_result.h"
 
 namespace kb {
-
-namespace {
-
-std::string opt_value(const std::optional<double>& v) { return v ? show_value(*v) : "-"; }
-
-}  // namespace
 
 std::string too_noisy_line(const GateReport& r) {
   std::string keys;
@@ -62,17 +56,14 @@ std::string gate_console(const GateReport& r, bool all) {
       std::string arch = k.arch;
       if (!k.device.empty() && k.device != "cuda") arch += " (" + k.device + ")";
       cells.push_back({shown_status(r, k), k.name, k.shape.empty() ? "-" : k.shape, k.dtype,
-                       k.metric, arch.empty() ? "-" : arch, opt_value(k.value),
-                       opt_value(k.baseline), k.change ? show_change(*k.change) : "-",
-                       opt_value(k.target)});
+                       k.metric, arch.empty() ? "-" : arch, show_value(k.value),
+                       show_value(k.baseline), show_change(k.change), show_value(k.target)});
     }
     out += "\n" + text_table(head, cells, 6, head.size() - 1);
   }
 
-  // One line per failure and per inconclusive key; the keys too noisy to
-  // gate say so in one line (they would say it every night), notes (a
-  // changed variant, an injected slowdown, re-measurements) one each, then
-  // the throttled passes (a low value that passed may still hide a drop).
+  // A line per failure and inconclusive key (the keys too noisy to gate in
+  // one: they would say it every night), per note, per throttled pass.
   std::string lines;
   for (const auto& f : r.input_failures) lines += "FAIL " + f.rule + " " + f.text() + "\n";
   for (const auto& k : r.keys) {
@@ -87,7 +78,7 @@ std::string gate_console(const GateReport& r, bool all) {
     if (!k.note.empty()) lines += "note " + key_label(k) + ": " + k.note + "\n";
   for (const auto& k : r.keys)
     if (k.throttled && (k.status == GateStatus::pass || r.folded(k)))
-      lines += "throttled " + key_label(k) + ": " + opt_value(k.value) +
+      lines += "throttled " + key_label(k) + ": " + show_value(k.value) +
                ": the run was throttled (SM clock low): its value may be low\n";
   if (!lines.empty()) out += "\n" + lines;
   if (!r.gpu_findings.empty()) {

@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "reports/format.h"
-#include "reports/gate_writers.h"
+#include "reports/gate_result.h"
 
 namespace kb {
 
@@ -14,17 +14,8 @@ std::string esc(const std::string& s) { return escape_markup(s, Markup::html); }
 std::string num(double v) { return format_double("%.1f", v); }
 
 const char* css_class(GateStatus s) {
-  switch (s) {
-    case GateStatus::fail:
-      return "fail";
-    case GateStatus::inconclusive:
-      return "inc";
-    case GateStatus::pass:
-      return "pass";
-    case GateStatus::skipped:
-      return "skip";
-  }
-  return "";
+  static const char* const names[] = {"fail", "inc", "pass", "skip"};
+  return names[static_cast<int>(s)];
 }
 
 // The key's history as an inline SVG: earlier runs as a line of points
@@ -131,16 +122,15 @@ std::string gate_html(const GateReport& r) {
       "<table>\n<thead><tr><th>status</th><th>key</th><th>history</th><th>value</th>"
       "<th>baseline</th><th>change</th><th>target</th><th>why</th></tr></thead>\n<tbody>\n";
   for (const auto& k : r.keys) {
-    auto o = [](const std::optional<double>& v) { return v ? show_value(*v) : std::string("-"); };
     std::string why = k.why;
     if (k.last_good) why += "; " + last_good_text(k);
     if (k.throttled && k.status == GateStatus::pass)
       why = "the run was throttled (SM clock low): the value may be low";
     out += "<tr class=\"" + std::string(css_class(k.status)) + "\"><td class=\"st\">" +
            esc(shown_status(r, k)) + "</td><td>" + esc(key_label(k)) + "</td><td>" + sparkline(k) +
-           "</td><td class=\"n\">" + o(k.value) + "</td><td class=\"n\">" + o(k.baseline) +
-           "</td><td class=\"n\">" + (k.change ? show_change(*k.change) : "-") +
-           "</td><td class=\"n\">" + o(k.target) + "</td><td class=\"why\">" + esc(why) +
+           "</td><td class=\"n\">" + show_value(k.value) + "</td><td class=\"n\">" +
+           show_value(k.baseline) + "</td><td class=\"n\">" + show_change(k.change) +
+           "</td><td class=\"n\">" + show_value(k.target) + "</td><td class=\"why\">" + esc(why) +
            (k.note.empty() ? std::string() : (why.empty() ? "" : "<br>") + esc("note: " + k.note)) +
            "</td></tr>\n";
   }

@@ -1,4 +1,4 @@
-#include "reports/gate_writers.h"
+#include "reports/gate_result.h"
 
 namespace kb {
 
@@ -73,36 +73,29 @@ std::string gate_junit(const GateReport& r) {
         k.status == GateStatus::fail || (r.strict && k.status == GateStatus::inconclusive);
     std::string why = k.why;
     if (k.last_good) why += "; " + last_good_text(k);
-    // What the case says besides its verdict, in one <system-out>: a
-    // throttled pass's warning, a note (a changed variant, an injected
-    // slowdown, re-measurements).
+    // Besides its verdict, in one <system-out>: a throttled pass, a note.
     std::string said;
     if (k.throttled && k.status == GateStatus::pass && !r.folded(k))
       said = "throttled: the SM clock was low during the run; the value " +
-             xml(k.value ? show_value(*k.value) : "-") + " may be low";
+             xml(show_value(k.value)) + " may be low";
     if (!k.note.empty()) said += (said.empty() ? "" : "\n") + xml("note: " + k.note);
-    std::string sysout = said.empty() ? "" : "      <system-out>" + said + "</system-out>\n";
+    std::string inner;  // the verdict's element, if any, then the <system-out>
     if (as_failure) {
       // A row that crashed or errored is an error, not a slower kernel.
       const char* tag = k.status == GateStatus::fail && k.rule == "failed" ? "error" : "failure";
       std::string type = k.status == GateStatus::fail ? k.rule : "inconclusive";
-      out += ">\n      <" + std::string(tag) + " message=\"" + xml(why) + "\" type=\"" + xml(type) +
-             "\">" + xml(gate_line(k)) + (k.last_good ? "\n" + xml(last_good_text(k)) : "") + "</" +
-             tag + ">\n" + sysout + "    </testcase>\n";
-    } else if (r.folded(k) && k.target) {
-      // New, judged against its target alone, and meets it.
-      out += sysout.empty() ? "/>\n" : ">\n" + sysout + "    </testcase>\n";
-    } else if (k.status == GateStatus::inconclusive || k.status == GateStatus::skipped) {
+      inner = "      <" + std::string(tag) + " message=\"" + xml(why) + "\" type=\"" + xml(type) +
+              "\">" + xml(gate_line(k)) + (k.last_good ? "\n" + xml(last_good_text(k)) : "") +
+              "</" + tag + ">\n";
+    } else if ((k.status == GateStatus::inconclusive || k.status == GateStatus::skipped) &&
+               !(r.folded(k) && k.target)) {  // a new key that meets its target passes
       std::string what = r.folded(k)                            ? "new, no target: "
                          : k.status == GateStatus::inconclusive ? "inconclusive: "
                                                                 : "skipped: ";
-      out += ">\n      <skipped message=\"" + xml(what + k.why) + "\"/>\n" + sysout +
-             "    </testcase>\n";
-    } else if (!sysout.empty()) {
-      out += ">\n" + sysout + "    </testcase>\n";
-    } else {
-      out += "/>\n";
+      inner = "      <skipped message=\"" + xml(what + k.why) + "\"/>\n";
     }
+    if (!said.empty()) inner += "      <system-out>" + said + "</system-out>\n";
+    out += inner.empty() ? "/>\n" : ">\n" + inner + "    </testcase>\n";
   }
   if (!r.warnings.empty()) {
     out += "    <system-err>";
@@ -117,31 +110,18 @@ std::string escape_markup(const std::string& s, Markup m) {
   std::string o;
   o.reserve(s.size());
   for (char ch : s) {
-    const unsigned char c = static_cast<unsigned char>(ch);
-    switch (ch) {
-      case '&':
-        o += "&amp;";
-        break;
-      case '<':
-        o += "&lt;";
-        break;
-      case '>':
-        o += "&gt;";
-        break;
-      case '"':
-        o += "&quot;";
-        break;
-      case '\'':
-        if (m == Markup::xml) {
-          o += "&apos;";
-          break;
-        }
-        o += ch;
-        break;
-      default:
-        if (m == Markup::xml && c < 0x20 && ch != '\t' && ch != '\n' && ch != '\r') break;
-        o += ch;
-    }
+    const bool xml = m == Markup::xml;
+    const char* esc = ch == '&'           ? "&amp;"
+                      : ch == '<'         ? "&lt;"
+                      : ch == '>'         ? "&gt;"
+                      : ch == '"'         ? "&quot;"
+                      : ch == '\'' && xml ? "&apos;"
+                                          : nullptr;
+    if (esc)
+      o += esc;
+    else if (!(xml && static_cast<unsigned char>(ch) < 0x20 && ch != '\t' && ch != '\n' &&
+               ch != '\r'))
+      o += ch;
   }
   return o;
 }

@@ -1,16 +1,13 @@
 #include <cstdio>
 
 #include "reports/format.h"
-#include "reports/gate_writers.h"
-#include "reports/markdown.h"
+#include "reports/gate_result.h"
 
 namespace kb {
 
 namespace {
 
 std::string cell(const std::string& s) { return markdown_text(s); }
-
-std::string opt_value(const std::optional<double>& v) { return v ? show_value(*v) : "-"; }
 
 // GitHub caps a step summary at 1 MiB: a suite of thousands of passing keys
 // must not push the failures out of it.
@@ -53,9 +50,8 @@ std::string gate_markdown(const GateReport& r) {
       std::string st = k.status == GateStatus::fail ? "**FAIL**" : "inconclusive";
       std::string why = k.why;
       if (k.last_good) why += "; " + last_good_text(k);
-      out += "| " + st + " | " + cell(key_label(k)) + " | " + opt_value(k.value) + " | " +
-             opt_value(k.baseline) + " | " + (k.change ? show_change(*k.change) : "-") + " | " +
-             cell(why) + " |\n";
+      out += "| " + st + " | " + cell(key_label(k)) + " | " + show_value(k.value) + " | " +
+             show_value(k.baseline) + " | " + show_change(k.change) + " | " + cell(why) + " |\n";
     }
     out += "\n";
   }
@@ -81,9 +77,9 @@ std::string gate_markdown(const GateReport& r) {
     for (const auto& k : r.keys) {
       if (shown(k)) continue;
       if (++n > kMaxPassRows) break;
-      out += "| " + shown_status(r, k) + " | " + cell(key_label(k)) + " | " + opt_value(k.value) +
-             " | " + opt_value(k.baseline) + " | " + (k.change ? show_change(*k.change) : "-") +
-             " | " + opt_value(k.target) + " |\n";
+      out += "| " + shown_status(r, k) + " | " + cell(key_label(k)) + " | " + show_value(k.value) +
+             " | " + show_value(k.baseline) + " | " + show_change(k.change) + " | " +
+             show_value(k.target) + " |\n";
     }
     if (n > kMaxPassRows) out += "\n" + std::to_string(rest - kMaxPassRows) + " more not shown.\n";
     out += "\n</details>\n\n";

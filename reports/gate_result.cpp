@@ -9,17 +9,8 @@
 namespace kb {
 
 const char* gate_status_name(GateStatus s) {
-  switch (s) {
-    case GateStatus::fail:
-      return "FAIL";
-    case GateStatus::inconclusive:
-      return "inconclusive";
-    case GateStatus::pass:
-      return "pass";
-    case GateStatus::skipped:
-      return "skipped";
-  }
-  return "?";
+  static const char* const names[] = {"FAIL", "inconclusive", "pass", "skipped"};
+  return names[static_cast<int>(s)];
 }
 
 size_t GateReport::count(GateStatus s) const {
@@ -55,11 +46,9 @@ std::string GatedRun::describe() const {
          std::to_string(keys) + (keys == 1 ? " key" : " keys");
 }
 
-bool is_new_key(const GateKeyResult& k) {
-  return k.status == GateStatus::inconclusive && k.rule == "too little history";
+bool GateReport::folded(const GateKeyResult& k) const {
+  return !strict && k.status == GateStatus::inconclusive && k.rule == "too little history";
 }
-
-bool GateReport::folded(const GateKeyResult& k) const { return !strict && is_new_key(k); }
 
 size_t GateReport::count_folded() const {
   size_t n = 0;
@@ -142,6 +131,10 @@ std::string show_value(double v) {
   const double a = std::fabs(v);
   return format_double(a >= 1000 && a < 1e7 ? "%.0f" : "%.4g", v);
 }
+
+std::string show_value(const std::optional<double>& v) { return v ? show_value(*v) : "-"; }
+
+std::string show_change(const std::optional<double>& rel) { return rel ? show_change(*rel) : "-"; }
 
 std::string show_change(double rel) {
   if (std::fabs(rel * 100) < 0.05) return "0.0%";

@@ -1,6 +1,5 @@
 // What `kgate check` decided, as a plain record: one verdict per key of the
-// newest run. The gate fills it; the reporters (console, Markdown, JUnit,
-// HTML: gate_writers.h) only format it.
+// newest run. The gate fills it; the reporters below format it.
 #pragma once
 
 #include <optional>
@@ -19,8 +18,7 @@ struct RunContext {
   std::string run, timestamp, git_sha, driver, cuda;
 };
 
-// "run r42 (<timestamp>; commit d691121bf87b, driver 580.159.04, CUDA
-// 13.0)": what is known of it.
+// "run r42 (<timestamp>; commit d691121bf87b, driver 580.159.04, CUDA 13.0)".
 std::string describe_run(const RunContext& r);
 
 // The newest run of one GPU model: the run the gate judged.
@@ -28,8 +26,7 @@ struct GatedRun {
   std::string arch;  // "" for rows without one
   RunContext context;
   size_t keys = 0;
-  // "NVIDIA H100 80GB HBM3: run r42 (...), 240 keys"
-  std::string describe() const;
+  std::string describe() const;  // "NVIDIA H100 80GB HBM3: run r42 (...), 240 keys"
 };
 
 struct GateKeyResult {
@@ -40,9 +37,8 @@ struct GateKeyResult {
   std::string why;         // one line, no key: "dropped 8.1% ... "
   std::string run;         // the newest run's label
   bool throttled = false;  // the newest row's status is `throttled` (SM clock low)
-  // For a failing key: the newest earlier run where it was good (status ok,
-  // not worse than the baseline by more than --min-gap), and its value:
-  // what changed since (commit, driver) is the first suspect.
+  // For a failing key: the newest earlier run where it was good, and its
+  // value: what changed since (commit, driver) is the first suspect.
   std::optional<RunContext> last_good;
   std::optional<double> last_good_value;
   std::optional<double> value;     // the newest run's value
@@ -51,33 +47,27 @@ struct GateKeyResult {
   std::optional<double> target;    // the target applied (after tolerance: no)
   double noise = 0;                // relative noise of the history window
   int history_runs = 0;            // earlier runs in the window
-  // Confirmation (docs/gate.md): the newest run's attempts of this key (1 =
-  // not re-measured; the value is then the median of attempts 2..n), and
-  // whether the first stage asks for re-measurement (`--suspects`).
+  // The newest run's attempts of this key (its value the median of attempts
+  // 2..n), and whether the first stage asks for re-measurement (`--suspects`).
   int attempts = 1;
   bool suspect = false;
   double suspect_score = 0;  // ordering of the suspects: larger first
   bool run_has_id = false;   // suspects need a run id to attach attempts to
-  // Something to know that is not a verdict: the variant changed against
-  // the history, the run was injected with a slowdown, the value is a median
-  // of re-measurements. Shown in every report.
+  // Not a verdict, shown in every report: a changed variant, an injected
+  // slowdown, a median of re-measurements.
   std::string note;
-  // Earlier measured values (oldest first, at most a few windows) and
-  // their run labels, for the dashboard.
+  // The baseline's values (oldest first) and their run labels: the sparkline.
   std::vector<double> history;
   std::vector<std::string> history_runs_labels;
 };
 
-// A GPU behind its siblings of the same model in the newest run (kgate's
-// sibling check): a finding about that board, reported on its own; it does
-// not change the gate's exit code, which is about the code.
+// A GPU behind its siblings in the newest run (siblings.h): a finding about
+// that board, which does not change the exit code.
 struct GpuFinding {
   std::string arch, run, gpu, why;
 };
 
-// What fails the night before any key is judged (DESIGN.md rule 5, fail
-// closed): a row of tonight's run that kgate cannot trust, or a newest run
-// with far fewer keys than the run before it.
+// What fails the night before any key is judged (rule 5, fail closed).
 struct InputFailure {
   std::string where;  // "results.csv:1234", or the GPU model for a partial run
   std::string rule;   // "untrusted row", "partial run"
@@ -103,30 +93,19 @@ struct GateReport {
   size_t count(GateStatus s) const;
   // 0 pass, 1 regression, an input failure (or inconclusive under --strict).
   int exit_code() const;
-  // "FAIL: 2 regressions, 1 inconclusive, 40 passed, 3 skipped (46 keys)";
-  // "FAIL: 1 input failure (tonight's rows cannot be trusted), 0
-  // regressions, ..." when there are input failures;
-  // with keys too new for the history rule (not under --strict):
-  // "PASS: 0 regressions, 0 inconclusive, 0 passed, 240 new (50 on target),
-  // 0 skipped (240 keys)"; "; 6 throttled" inside the parentheses when so.
+  // "FAIL: 2 regressions, 1 inconclusive, 40 passed, 3 skipped (46 keys)",
+  // with input failures, keys too new for the history rule ("240 new (50 on
+  // target)") and throttled keys counted where there are any.
   std::string summary() const;
-  // Keys that are inconclusive only for too little history and are folded
-  // into one line (history_note) rather than listed: none under --strict,
-  // where they fail and are listed as inconclusive.
+  // Inconclusive only for too little history, and so folded into one line
+  // (history_note) rather than listed; none under --strict.
   bool folded(const GateKeyResult& k) const;
   size_t count_folded() const;
-  // One line for the folded keys, "" when there are none: "240 keys have
-  // too little history for the history rule (0 earlier runs each; it needs
-  // 10): judged against their targets only: 50 meet their target, 190 have
-  // none".
+  // "240 keys have too little history for the history rule (...): judged
+  // against their targets only: ...", "" when none are folded.
   std::string history_note() const;
-  // "kgate ran on <host> at <time>", or "" when neither is known.
-  std::string provenance() const;
+  std::string provenance() const;  // "kgate ran on <host> at <time>", or "" when neither is known.
 };
-
-// Inconclusive for too little history alone (the rule's "too little
-// history"), whatever --strict says.
-bool is_new_key(const GateKeyResult& k);
 
 // "last good: run r41 (...; commit ..., driver ...): 1850", or "".
 std::string last_good_text(const GateKeyResult& k);
@@ -140,5 +119,30 @@ std::string key_label(const GateKeyResult& k);
 std::string show_value(double v);
 // "+3.2%", "-8.1%", "0.0%".
 std::string show_change(double rel);
+// The same, "-" for none.
+std::string show_value(const std::optional<double>& v);
+std::string show_change(const std::optional<double>& rel);
+
+// The formats of a gate report: console, Markdown (a CI step summary), JUnit
+// XML (one testcase per key) and one self-contained HTML page; each names the
+// gated run, the machine, each failing key's last good run and throttled rows.
+
+// Without `all`, passes, skipped and new keys are folded into counts.
+std::string gate_console(const GateReport& r, bool all = false);
+// The console's per-key line: "FAIL <key>: <value> (baseline <b>, <change>): <why>".
+std::string gate_line(const GateKeyResult& k);
+// One line naming every key too noisy to gate ("" when none).
+std::string too_noisy_line(const GateReport& r);
+// The status as the reports show it: "FAIL", "inconclusive", "pass",
+// "pass (throttled)", "new", "skipped".
+std::string shown_status(const GateReport& r, const GateKeyResult& k);
+std::string gate_markdown(const GateReport& r);
+std::string gate_junit(const GateReport& r);
+std::string gate_html(const GateReport& r);
+
+// & < > " escaped; for XML also ', and the control characters XML 1.0
+// does not allow dropped.
+enum class Markup { html, xml };
+std::string escape_markup(const std::string& s, Markup m);
 
 }  // namespace kb

@@ -4,102 +4,87 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
-#include <utility>
+#include <string_view>
 
 #include "core/atomic_write.h"
 
 namespace kb {
 
 namespace {
-nlohmann::json num(const std::optional<double>& v) {
+
+// Every column of a Record with its JSON key: f(key, member).
+template <class R, class F>
+void for_each_field(R& r, F f) {
+  f("name", r.name);
+  f("metric", r.metric);
+  f("target", r.target);
+  f("actual", r.actual);
+  f("dtype", r.dtype);
+  f("device", r.device);
+  f("arch", r.arch);
+  f("is_model", r.is_model);
+  f("shape", r.shape);
+  f("variant", r.variant);
+  f("status", r.status);
+  f("samples", r.samples);
+  f("median_us", r.median_us);
+  f("min_us", r.min_us);
+  f("max_us", r.max_us);
+  f("noise_rel", r.noise_rel);
+  f("roofline", r.roofline);
+  f("roofline_fraction", r.roofline_fraction);
+  f("sm_clock_mhz", r.sm_clock_mhz);
+  f("mem_clock_mhz", r.mem_clock_mhz);
+  f("driver", r.driver);
+  f("cuda", r.cuda);
+  f("suite_version", r.suite_version);
+  f("git_sha", r.git_sha);
+  f("run_id", r.run_id);
+  f("timestamp", r.timestamp);
+  f("message", r.message);
+  f("gpu_index", r.gpu_index);
+  f("gpu_uuid", r.gpu_uuid);
+  f("gpu_bus_id", r.gpu_bus_id);
+  f("host", r.host);
+}
+
+nlohmann::json value(const std::optional<double>& v) {
   if (!v || !std::isfinite(*v)) return nullptr;
   return *v;
 }
+template <class T>
+nlohmann::json value(const T& v) {
+  return v;
+}
+
+void read(const nlohmann::json& v, std::optional<double>& out) {
+  out = v.is_null() ? std::nullopt : std::optional<double>(v.get<double>());
+}
+template <class T>
+void read(const nlohmann::json& v, T& out) {
+  out = v.get<T>();
+}
+
 }  // namespace
 
 nlohmann::json record_to_json(const Record& r) {
-  return {{"name", r.name},
-          {"metric", r.metric},
-          {"target", num(r.target)},
-          {"actual", num(r.actual)},
-          {"dtype", r.dtype},
-          {"device", r.device},
-          {"arch", r.arch},
-          {"is_model", r.is_model},
-          {"shape", r.shape},
-          {"variant", r.variant},
-          {"status", r.status},
-          {"samples", r.samples},
-          {"median_us", num(r.median_us)},
-          {"min_us", num(r.min_us)},
-          {"max_us", num(r.max_us)},
-          {"noise_rel", num(r.noise_rel)},
-          {"roofline", num(r.roofline)},
-          {"roofline_fraction", num(r.roofline_fraction)},
-          {"sm_clock_mhz", num(r.sm_clock_mhz)},
-          {"mem_clock_mhz", num(r.mem_clock_mhz)},
-          {"driver", r.driver},
-          {"cuda", r.cuda},
-          {"suite_version", r.suite_version},
-          {"git_sha", r.git_sha},
-          {"run_id", r.run_id},
-          {"timestamp", r.timestamp},
-          {"message", r.message},
-          {"gpu_index", r.gpu_index},
-          {"gpu_uuid", r.gpu_uuid},
-          {"gpu_bus_id", r.gpu_bus_id},
-          {"host", r.host}};
+  nlohmann::json j = nlohmann::json::object();
+  for_each_field(r, [&](const char* key, const auto& v) { j[key] = value(v); });
+  return j;
 }
-
-namespace {
-std::optional<double> opt(const nlohmann::json& j, const char* key) {
-  const auto& v = j.at(key);
-  if (v.is_null()) return std::nullopt;
-  return v.get<double>();
-}
-}  // namespace
 
 Record record_from_json(const nlohmann::json& j) {
   Record r;
-  r.name = j.at("name").get<std::string>();
-  r.metric = j.at("metric").get<std::string>();
-  r.target = opt(j, "target");
-  r.actual = opt(j, "actual");
-  r.dtype = j.at("dtype").get<std::string>();
-  r.device = j.at("device").get<std::string>();
-  r.arch = j.at("arch").get<std::string>();
-  r.is_model = j.at("is_model").get<bool>();
-  r.shape = j.at("shape").get<std::string>();
-  r.variant = j.at("variant").get<std::string>();
-  r.status = j.at("status").get<std::string>();
-  r.samples = j.at("samples").get<int64_t>();
-  r.median_us = opt(j, "median_us");
-  r.min_us = opt(j, "min_us");
-  r.max_us = opt(j, "max_us");
-  r.noise_rel = opt(j, "noise_rel");
-  r.roofline = opt(j, "roofline");
-  r.roofline_fraction = opt(j, "roofline_fraction");
-  r.sm_clock_mhz = opt(j, "sm_clock_mhz");
-  r.mem_clock_mhz = opt(j, "mem_clock_mhz");
-  r.driver = j.at("driver").get<std::string>();
-  r.cuda = j.at("cuda").get<std::string>();
-  r.suite_version = j.at("suite_version").get<std::string>();
-  r.git_sha = j.at("git_sha").get<std::string>();
-  r.run_id = j.at("run_id").get<std::string>();
-  r.timestamp = j.at("timestamp").get<std::string>();
-  r.message = j.at("message").get<std::string>();
-  // Schema v2's GPU identity: absent from JSON written before it.
-  for (auto [key, field] :
-       {std::pair{"gpu_index", &r.gpu_index}, std::pair{"gpu_uuid", &r.gpu_uuid},
-        std::pair{"gpu_bus_id", &r.gpu_bus_id}, std::pair{"host", &r.host}})
-    if (j.contains(key) && j[key].is_string()) *field = j[key].get<std::string>();
+  for_each_field(r, [&](const char* key, auto& field) {
+    // Schema v2's GPU identity: absent from JSON written before it.
+    const std::string_view k = key;
+    if (k.rfind("gpu_", 0) == 0 || k == "host") {
+      if (j.contains(key) && j[key].is_string()) read(j[key], field);
+    } else {
+      read(j.at(key), field);
+    }
+  });
   return r;
-}
-
-std::string records_to_json(const std::vector<Record>& rows) {
-  nlohmann::json arr = nlohmann::json::array();
-  for (const auto& r : rows) arr.push_back(record_to_json(r));
-  return arr.dump(2) + "\n";
 }
 
 void write_json(const std::string& path, const std::vector<Record>& rows) {
@@ -107,7 +92,9 @@ void write_json(const std::string& path, const std::vector<Record>& rows) {
   std::error_code ec;
   fs::path parent = fs::path(path).parent_path();
   if (!parent.empty()) fs::create_directories(parent, ec);
-  atomic_write(path, records_to_json(rows));
+  nlohmann::json arr = nlohmann::json::array();
+  for (const auto& r : rows) arr.push_back(record_to_json(r));
+  atomic_write(path, arr.dump(2) + "\n");
 }
 
 }  // namespace kb

@@ -15,7 +15,6 @@ nlohmann::json record_to_json(const Record& r);
 // The inverse of record_to_json; throws nlohmann::json::exception on a
 // malformed object.
 Record record_from_json(const nlohmann::json& j);
-std::string records_to_json(const std::vector<Record>& rows);
 // Throws WriteError (a std::runtime_error) naming the file when it cannot be
 // written; the previous file is then untouched.
 void write_json(const std::string& path, const std::vector<Record>& rows);

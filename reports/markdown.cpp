@@ -1,6 +1,7 @@
-#include "reports/markdown.h"
-
 #include <algorithm>
+#include <string_view>
+
+#include "reports/format.h"
 
 namespace kb {
 
@@ -17,40 +18,16 @@ std::string markdown_text(const std::string& s) {
   o.reserve(s.size() + s.size() / 8);
   for (size_t i = 0; i < s.size(); ++i) {
     const char c = s[i];
-    switch (c) {
-      case '\\':
-      case '|':
-      case '*':
-      case '`':
-      case '~':
-        o += '\\';
-        o += c;
-        break;
-      case '_':
-        // Between two letters or digits an underscore opens no emphasis
-        // (layer_norm stays readable in the raw file); elsewhere it may.
-        if (i > 0 && i + 1 < s.size() && alnum(s[i - 1]) && alnum(s[i + 1]))
-          o += c;
-        else
-          o += "\\_";
-        break;
-      case '(':
-        if (i > 0 && s[i - 1] == ']') o += '\\';  // "[text](url)" is a link
-        o += c;
-        break;
-      case '<':
-        o += "&lt;";
-        break;
-      case '>':
-        o += "&gt;";
-        break;
-      case '\n':
-      case '\r':
-        o += ' ';
-        break;
-      default:
-        o += c;
-    }
+    // Between two letters or digits an underscore opens no emphasis
+    // (layer_norm stays readable in the raw file); elsewhere it may.
+    const bool in_word = i > 0 && i + 1 < s.size() && alnum(s[i - 1]) && alnum(s[i + 1]);
+    if (std::string_view("\\|*`~").find(c) != std::string_view::npos || (c == '_' && !in_word) ||
+        (c == '(' && i > 0 && s[i - 1] == ']'))  // "[text](url)" is a link
+      o += '\\';
+    if (c == '<' || c == '>')
+      o += c == '<' ? "&lt;" : "&gt;";
+    else
+      o += c == '\n' || c == '\r' ? ' ' : c;
   }
   return o;
 }

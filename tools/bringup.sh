@@ -7,28 +7,16 @@
 #                    [--device N] [--quick] [--filter REGEX] [--no-tune]
 #                    [--no-build]
 #
-# --reference   the GPU to compare every row with: a results CSV, or a GPU
-#               name found in the run's CSV (default: the project's recorded
-#               H100 run of the landed build, tests/data/h100-2026-11-24.csv)
-# --out DIR     where everything goes (default out/bringup): targets/ (the
-#               copy of --targets every step works on), probe.json (the
-#               probe's draft target file), results.csv (the run),
-#               bringup.md, bringup.html, and the files ready to commit,
-#               named as in targets/: <gpu>.json (the target file drafted
-#               from the run) and tuning/<gpu>.json (the tuning table)
-# --targets DIR target files, datasheets/nvidia.json and tuning/ (default:
-#               targets/); copied to DIR/targets, never written. In the copy
-#               the probe's draft is the GPU's target file (under the name of
-#               its file there, else a new one), so that the tuning and the
-#               run use the ceilings the drafted file will hold
-# --no-tune     a quick look: no tuning (the run uses the copy's tuning
-#               table, if any) and no tuning table in --out
-# --no-build    use the kbench and kgate already in $KBENCH_BUILD_DIR (or build/)
-# The build is tools/build.sh's (KBENCH_CUDA_ARCH=90 builds for sm_90 only).
-# Exit status: the report's (2 when an input had a problem, said on stderr
-# and in the report), else kbench run's (1 when rows failed).
+# Every step works on a copy of --targets (default targets/) in --out
+# (default out/bringup), in which the probe's draft is the GPU's target
+# file. Exit status: the report's (2 when an input had a problem), else
+# kbench run's (1 when rows failed).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+die() {
+  echo "tools/bringup.sh: $*" >&2
+  exit 2
+}
 
 reference="$root/tests/data/h100-2026-11-24.csv"
 out="out/bringup"
@@ -43,45 +31,30 @@ while [ $# -gt 0 ]; do
       awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
       exit 0
       ;;
-    --reference) reference="$2"; shift 2 ;;
+    --reference | --out | --targets | --device | --filter) set -- "$1=${2-}" "${@:3}"; continue ;;
     --reference=*) reference="${1#*=}"; shift ;;
-    --out) out="$2"; shift 2 ;;
     --out=*) out="${1#*=}"; shift ;;
-    --targets) targets="$2"; shift 2 ;;
     --targets=*) targets="${1#*=}"; shift ;;
-    --device) device="$2"; shift 2 ;;
     --device=*) device="${1#*=}"; shift ;;
-    --quick) run_args+=(--quick); shift ;;
-    --filter) run_args+=(--filter "$2"); shift 2 ;;
     --filter=*) run_args+=(--filter "${1#*=}"); shift ;;
+    --quick) run_args+=(--quick); shift ;;
     --no-tune) tune=0; shift ;;
     --no-build) build=0; shift ;;
-    *)
-      echo "tools/bringup.sh: unknown option '$1' (tools/bringup.sh --help)" >&2
-      exit 2
-      ;;
+    *) die "unknown option '$1' (tools/bringup.sh --help)" ;;
   esac
 done
-if [ ! -d "$targets" ]; then
-  echo "tools/bringup.sh: --targets $targets: not a folder" >&2
-  exit 2
-fi
+[ -d "$targets" ] || die "--targets $targets: not a folder"
 # The copy goes into --out: an --out inside --targets would copy the folder
 # into itself.
 case "$(realpath -m "$out")/" in
-  "$(realpath "$targets")"/*)
-    echo "tools/bringup.sh: --out $out is inside --targets $targets: give an --out elsewhere" >&2
-    exit 2
-    ;;
+  "$(realpath "$targets")"/*) die "--out $out is inside --targets $targets: give an --out elsewhere" ;;
 esac
 mkdir -p "$out"
 
 bdir="${KBENCH_BUILD_DIR:-$root/build}"
 if [ "$build" = 1 ]; then
-  cmake_args=()
-  if [ -n "${KBENCH_CUDA_ARCH:-}" ]; then cmake_args+=("-DCMAKE_CUDA_ARCHITECTURES=$KBENCH_CUDA_ARCH"); fi
   "$root/tools/setup.sh"
-  "$root/tools/build.sh" ${cmake_args[@]+"${cmake_args[@]}"}
+  "$root/tools/build.sh"
 fi
 kbench="$bdir/suite/kbench"
 kgate="$bdir/tools/kgate/kgate"
@@ -105,11 +78,8 @@ case "$line" in
   "target file: none (new: "*")")
     name="${line#target file: none (new: }"
     name="${name%)}"
-    if [ -e "$work/$name" ]; then
-      echo "tools/bringup.sh: $targets/$name exists but does not match this GPU: fix its" \
-        "\"match\" list, or move it away" >&2
-      exit 2
-    fi
+    [ ! -e "$work/$name" ] ||
+      die "$targets/$name exists but does not match this GPU: fix its \"match\" list, or move it away"
     cp "$out/probe.json" "$work/$name"
     echo "   no target file of this GPU in $targets: the probe's draft is the run's ($work/$name)"
     ;;
@@ -120,11 +90,7 @@ case "$line" in
     cp "$out/probe.json" "$work/$name"
     echo "   the GPU's target file is $targets/$name: in the copy, the probe's draft takes its place"
     ;;
-  *)
-    echo "tools/bringup.sh: kbench probe did not name the GPU's target file (no 'target file:'" \
-      "line in $out/probe.log)" >&2
-    exit 2
-    ;;
+  *) die "kbench probe did not name the GPU's target file (no 'target file:' line in $out/probe.log)" ;;
 esac
 
 if [ "$tune" = 1 ]; then

@@ -5,20 +5,11 @@
 #                          [--build DIR] [--confirm N] [--resume] [--skip-table]
 #                          [-- kbench run options...]
 #
-# --resume continues an A/A history in DIR (a device call has a time limit:
-# run the nights over several calls, then the drops); --drops "" skips the
-# drops; --skip-table leaves the table for a later call.
-#
-# (a) an A/A history: K nightly runs (default 20) of tools/nightly.sh, back to
-#     back, into DIR/aa.csv;
-# (b) per drop size P: a copy of the A/A history and one more nightly with
-#     every timed sample made P% slower (kbench --inject-slowdown '.*=P'
-#     --allow-injected-slowdown; the rows' variant gets ';inject=P%scaled',
-#     or ';inject=P%' (rows of older builds' real spin), which kgate does not count
-#     as another kernel);
-# (c) a Markdown table (DIR/selftest.md, and stdout): A/A failing nights, the
-#     keys re-measured each night, the time confirmation added, and the share
-#     of keys caught on the first night per drop size and A/A noise class.
+# K nightly runs (tools/nightly.sh) into DIR/aa.csv; per drop size P a copy
+# of it and one more nightly with every sample P% slower; then the Markdown
+# table (DIR/selftest.md). --resume continues an A/A history in DIR (a device
+# call has a time limit: the nights over several calls, then the drops);
+# --drops "" skips the drops; --skip-table leaves the table for a later call.
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 nights=20 drops="3 5 10" out="$root/selftest" build="${KBENCH_BUILD_DIR:-$root/build}" confirm=4

@@ -5,9 +5,8 @@
 #   tools/gpu-call.sh STEP... [-- kbench run options]
 #
 # Steps:
-#   tests[=FILTER]    GPU tests (gtest filter, default all), with
-#                     KBENCH_REQUIRE_GPU=1: a test that finds no usable GPU
-#                     fails instead of skipping
+#   tests[=FILTER]    GPU tests (gtest filter, default all); one that finds
+#                     no usable GPU fails instead of skipping
 #   cpu-tests         the CPU tests
 #   sanitize[=FILTER] GPU tests under compute-sanitizer's memcheck (default:
 #                     LayerNorm and the gathers' out-of-range ids)
@@ -17,29 +16,20 @@
 #                     KB_SANITIZE_FILTER narrow them; KB_SANITIZE=0 skips the
 #                     sanitizer)
 #   tune              kbench tune; the tuning tables copied to $OUT
-#   run[=N]           the suite (or $KBENCH_RUN_FILTER) N times back to back
-#                     into runs.csv; no run starts after $KBENCH_SESSION_LIMIT
-#                     seconds (default 540) counted from $KBENCH_SESSION_T0
-#                     (epoch seconds; export it once when one device call runs
-#                     this script twice, so that the second one's limit does
-#                     not start late)
+#   run[=N]           the suite (or $KBENCH_RUN_FILTER) N times into runs.csv;
+#                     none starts $KBENCH_SESSION_LIMIT s (default 540) after
+#                     $KBENCH_SESSION_T0 (epoch seconds, default now)
 #   kbench:ARGS       any kbench command (ARGS split on spaces)
-#   accept            the bring-up command (tools/bringup.sh: probe, tune,
-#                     the whole suite, the drafted target file and tuning
-#                     table) into $OUT/bringup
-#   multi             a host of 2 or more GPUs: host.txt, the suite on GPU 0
-#                     (one.csv) and on all GPUs (all.csv), kgate siblings,
-#                     PyTorch's collectives where torch is installed
-#                     (lab/tools/torch_allreduce.py), summary.txt
-#   pack              everything under $OUT into $OUT/all.tgz (for device
-#                     tools that bring back only a few files)
+#   accept            tools/bringup.sh into $OUT/bringup (docs/bringup.md)
+#   multi             2 or more GPUs: the suite on GPU 0 and on all GPUs,
+#                     kgate siblings, PyTorch's collectives where torch is
+#                     installed; summary.txt (docs/scale.md)
+#   pack              everything under $OUT into $OUT/all.tgz
 # e.g. tools/gpu-call.sh check; tools/gpu-call.sh tests run=3 tune pack
 #
-# KBENCH_PREBUILT=DIR: binaries built elsewhere and carried (suite/kbench,
-# tools/kgate/kgate, tests/...), used when they start on this machine, else
-# built here into $KBENCH_BUILD_DIR (default build-gpu). NVLink multicast
-# stays off in every process it starts. Exit status: 0 when every step
-# succeeded, 1 when one failed, 2 on a usage error.
+# KBENCH_PREBUILT=DIR: carried binaries, used when they start here, else
+# built into $KBENCH_BUILD_DIR (default build-gpu). NVLink multicast stays
+# off. Exit status: 0 every step succeeded, 1 one failed, 2 usage error.
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 usage() { sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
@@ -85,61 +75,55 @@ fi
 kb="$build/suite/kbench"
 kg="$build/tools/kgate/kgate"
 
-step_tests() {
-  KBENCH_REQUIRE_GPU=1 "$build/tests/kbench_gpu_tests" --gtest_brief=1 --gtest_filter="${1:-*}" \
-    > "$out/gpu-tests.log" 2>&1
-  local rc=$?
-  grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$out/gpu-tests.log"
-  grep -E '^\[  FAILED' "$out/gpu-tests.log" | head -20
+# logged LOG N CMD...: CMD's output into $out/LOG, its last N lines shown.
+logged() {
+  local log="$out/$1" n="$2" rc
+  shift 2
+  "$@" > "$log" 2>&1
+  rc=$?
+  tail -n "$n" "$log"
   return $rc
 }
 
-step_cpu_tests() {
-  "$build/tests/kbench_cpu_tests" --gtest_brief=1 > "$out/cpu-tests.log" 2>&1
-  local rc=$?
-  grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$out/cpu-tests.log"
+# gtest LOG CMD...: a gtest binary (or a tool running one), its verdict lines shown.
+gtest() {
+  local log="$out/$1" rc
+  shift
+  "$@" --gtest_brief=1 > "$log" 2>&1
+  rc=$?
+  grep -E '^\[  (PASSED|FAILED|SKIPPED)|ERROR SUMMARY' "$log"
   return $rc
 }
+
+step_tests() { KBENCH_REQUIRE_GPU=1 gtest gpu-tests.log "$build/tests/kbench_gpu_tests" --gtest_filter="${1:-*}"; }
 
 step_sanitize() {
   local filter="${1:-LayerNorm*:GatherGemv.IdOutsideRange*:GemvBulk.IdOutsideRange*:GemvOneLoad.IdOutsideRange*}"
-  if ! command -v compute-sanitizer > /dev/null; then
-    echo "compute-sanitizer not found (the CUDA Toolkit's bin/)"
-    return 127
-  fi
-  compute-sanitizer --tool memcheck --error-exitcode 1 "$build/tests/kbench_gpu_tests" --gtest_brief=1 \
-    --gtest_filter="$filter" > "$out/sanitizer.log" 2>&1
+  command -v compute-sanitizer > /dev/null || { echo "compute-sanitizer not found (the CUDA Toolkit's bin/)"; return 127; }
+  gtest sanitizer.log compute-sanitizer --tool memcheck --error-exitcode 1 "$build/tests/kbench_gpu_tests" \
+    --gtest_filter="$filter"
   local rc=$?
-  grep -E 'ERROR SUMMARY' "$out/sanitizer.log"
   # Under gVisor compute-sanitizer refuses the device: nothing was checked.
   grep -q "Device not supported" "$out/sanitizer.log" &&
     echo "compute-sanitizer: device not supported on this machine, nothing checked"
   return $rc
 }
 
-step_probe() { "$kb" probe > "$out/probe.json" 2> "$out/probe.log"; }
-
-step_suite() {
-  "$kb" run --csv "$out/results.csv" --json "$out/results.json" "${kbench_opts[@]}" > "$out/kbench.log" 2>&1
-  local rc=$?
-  tail -30 "$out/kbench.log"
-  return $rc
-}
-
 step_check() {
   local rc=0
   step_tests "${KB_GTEST_FILTER:-}" || rc=1
-  step_cpu_tests || rc=1
+  gtest cpu-tests.log "$build/tests/kbench_cpu_tests" || rc=1
   [ "${KB_SANITIZE:-1}" = "0" ] || step_sanitize "${KB_SANITIZE_FILTER:-}" || rc=1
-  step_probe || { echo "kbench probe failed (probe.log)"; rc=1; }
+  "$kb" probe > "$out/probe.json" 2> "$out/probe.log" || { echo "kbench probe failed (probe.log)"; rc=1; }
   step_suite || rc=1
   return $rc
 }
 
+step_suite() { logged kbench.log 30 "$kb" run --csv "$out/results.csv" --json "$out/results.json" "${kbench_opts[@]}"; }
+
 step_tune() {
-  "$kb" tune > "$out/tune.log" 2>&1
+  logged tune.log 60 "$kb" tune
   local rc=$?
-  tail -60 "$out/tune.log"
   cp targets/tuning/*.json "$out/" 2> /dev/null
   return $rc
 }
@@ -155,23 +139,6 @@ step_run() {
     grep -E "^kbench |^cuBLASLt|failed/incorrect|warning" "$out/run$i.log" | head -8
   done
   return $rc
-}
-
-step_kbench() {
-  # shellcheck disable=SC2086  # ARGS split on spaces, as documented
-  "$kb" $1 > "$out/kbench-step.log" 2>&1
-  local rc=$?
-  tail -30 "$out/kbench-step.log"
-  return $rc
-}
-
-step_accept() {
-  # The bring-up command as a new GPU gets it: bringup.sh probes, tunes and
-  # runs on a copy of targets/ whose file for this GPU is the probe's draft
-  # (docs/bringup.md); the drafted target file and tuning table land in
-  # $out/bringup, ready to compare with the committed ones.
-  KBENCH_BUILD_DIR="$build" timeout 480 tools/bringup.sh --no-build --out "$out/bringup" \
-    > "$out/bringup.log" 2>&1
 }
 
 # The summary of `multi`: each GPU's rows of --device all against --device 0.
@@ -208,8 +175,7 @@ step_multi() {
   [ "${gpus:-0}" -ge 2 ] || { echo "multi: this host has ${gpus:-0} GPU(s); it needs 2 or more"; return 2; }
   t=$SECONDS
   "$kb" run --device 0 --csv "$out/one.csv" "${kbench_opts[@]}" > "$out/one.log" 2>&1
-  one_rc=$? one_s=$((SECONDS - t))
-  t=$SECONDS
+  one_rc=$? one_s=$((SECONDS - t)) t=$SECONDS
   "$kb" run --device all --csv "$out/all.csv" "${kbench_opts[@]}" > "$out/all.log" 2>&1
   all_rc=$? all_s=$((SECONDS - t))
   "$kg" siblings --results "$out/all.csv" --markdown "$out/siblings.md" > "$out/siblings.txt" 2>&1
@@ -233,12 +199,6 @@ step_multi() {
   [ $one_rc -eq 0 ] && [ $all_rc -eq 0 ]
 }
 
-step_pack() {
-  local tgz
-  tgz="$(mktemp /tmp/gpu-call.XXXXXX)"
-  (cd "$out" && tar czf "$tgz" . && rm -rf ./* && mv "$tgz" all.tgz)
-}
-
 rc_all=0
 for step in "${steps[@]}"; do
   t=$SECONDS
@@ -247,17 +207,17 @@ for step in "${steps[@]}"; do
   echo "== $step"
   case "$step" in
     tests*) step_tests "$arg" ;;
-    cpu-tests) step_cpu_tests ;;
+    cpu-tests) gtest cpu-tests.log "$build/tests/kbench_cpu_tests" ;;
     sanitize*) step_sanitize "$arg" ;;
-    probe) step_probe ;;
+    probe) "$kb" probe > "$out/probe.json" 2> "$out/probe.log" ;;
     suite) step_suite ;;
     check) step_check ;;
     tune) step_tune ;;
     run*) step_run "$arg" ;;
-    kbench:*) step_kbench "$arg" ;;
-    accept) step_accept ;;
+    kbench:*) logged kbench-step.log 30 "$kb" $arg ;;  # ARGS split on spaces, as documented
+    accept) KBENCH_BUILD_DIR="$build" logged bringup.log 0 timeout 480 tools/bringup.sh --no-build --out "$out/bringup" ;;
     multi) step_multi ;;
-    pack) step_pack ;;
+    pack) tgz="$(mktemp /tmp/gpu-call.XXXXXX)" && (cd "$out" && tar czf "$tgz" . && rm -rf ./* && mv "$tgz" all.tgz) ;;
   esac
   rc=$?
   [ $rc -eq 0 ] || rc_all=1

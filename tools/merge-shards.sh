@@ -1,20 +1,12 @@
 #!/usr/bin/env bash
 # Appends shard results files to a history file (docs/scale.md): a shard
 # whose header is the history's last header goes in without it, any other
-# (a v2 shard into a v1 history) with its header, which kgate reads as the
-# columns of the rows below it and kbench appends under from then on
-# (docs/csv-schema.md). Nothing already in the history changes.
+# with its header. Nothing already in the history changes.
 #   tools/merge-shards.sh HISTORY.csv SHARD.csv...
 #
-# Fails closed (exit 2, nothing merged) before writing when a shard is the
-# history itself (the same file: device and inode, so a link of it too) or
-# is named twice, when a header is not kbench's (v1 or v2, exactly), when a
-# shard's last row is cut off (no final newline), or when a row of a shard
-# is already in the history (a second merge of the same shard). It appends
-# under flock(2) on the history, the lock kbench takes to append
-# (core/csv_writer.cpp), so a nightly may run it while another job
-# writes; if an append fails part-way (a full disk, a file size limit, a
-# signal) the history is cut back to the size it had before the merge.
+# Fails closed: every refusal (exit 2) is checked before anything is
+# written, the append holds kbench's lock (flock on the history), and an
+# append that fails part-way cuts the history back to its size (exit 1).
 set -euo pipefail
 
 # core/record.cpp's csv_header_v1() and csv_header() (tests/cpu/test_merge_shards.cpp

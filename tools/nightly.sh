@@ -1,76 +1,41 @@
 #!/usr/bin/env bash
 # The nightly job: measure, gate, re-measure the suspects, gate again; the
-# same on every CI system (docs/ci.md, docs/gate.md "Wiring it into a
-# nightly job"). It fails closed: a night is green only when every stage
-# ran and said so.
+# same on every CI system. It fails closed: a night is green only when every
+# stage ran and said so (docs/ci.md says what each stage proves and each
+# exit code; docs/gate.md "Wiring it into a nightly job").
 #
 #   tools/nightly.sh --history FILE --out DIR [--build DIR] [--confirm N] [--targets DIR]
 #                    [--max-suspects REL] [--no-gpt-fast] [--dry-run] [-- kbench run options...]
 #
-# 1. kbench run --csv FILE --run-id ID [options]: tonight's rows appended to
-#    the history (ID made here, as kbench makes its own, unless the options
-#    give --run-id). The script then proves it: the history grew, ends with
-#    a whole row, and what was appended holds rows of run ID;
-# 2. kgate check (first stage): names the suspects in DIR/suspects.csv (at
-#    most --max-suspects of the keys, default 0.25: kgate's);
-# 3. if there are any: kbench run --rerun DIR/suspects.csv --repeat N
-#    (default 4) --csv FILE [options]: attempts ID/2..ID/N+1 of tonight's
-#    run, proved appended the same way;
-# 4. kgate check (final), always: DIR/summary.md, junit.xml, report.html,
-#    and the console in DIR/gate.txt and on stdout (the first stage's in
-#    DIR/gate-first.txt, the kbench steps' times in DIR/timing.txt); then
-#    kgate gpt-fast: DIR/gpt_fast_benchmark.csv and .json (--no-gpt-fast
-#    skips it, for runs without gpt_fast's rows);
-# 5. exits 0 only when every stage succeeded and the gate passed; else with
-#    one "nightly.sh: FAIL:" line per reason and
-#    1: the gate found a regression, or kbench exited 1 (rows failed) after
-#       appending tonight's rows: the reports are written all the same;
-#    2: anything else: bad usage or input; kbench exited 2 or 3, crashed,
-#       was killed, or appended no row of tonight's run (or a row cut
-#       short); a kgate stage exited 2 or crashed. The gate would otherwise
-#       judge an earlier run again.
-#
-# Options take `--opt VALUE` or `--opt=VALUE`. --history may not be inside
-# --out (its reports are replaced each night). --dry-run (or
-# KBENCH_NIGHTLY_DRY_RUN=1) skips the kbench steps: the history is gated as
-# it is (a CPU-only machine can try the job's command and its reports).
-# The programs: KBENCH_BIN and KGATE_BIN when set, else BUILD/suite/kbench
-# and BUILD/tools/kgate/kgate (BUILD: --build, KBENCH_BUILD_DIR, ./build).
+# Exit 0: every stage succeeded and the gate passed; 1: a regression, or
+# kbench's rows failed (reports written); 2: anything else, one
+# "nightly.sh: FAIL:" line per reason. --dry-run (KBENCH_NIGHTLY_DRY_RUN=1)
+# gates the history as it is, without kbench.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 usage_line="usage: tools/nightly.sh --history FILE --out DIR [--build DIR] [--confirm N] [--targets DIR] [--max-suspects REL] [--no-gpt-fast] [--dry-run] [-- kbench run options...]"
 
-die_usage() {
-  echo "nightly.sh: $1" >&2
-  echo "$usage_line" >&2
-  exit 2
-}
 die() {
   echo "nightly.sh: $1" >&2
   exit 2
 }
+die_usage() { die "$1"$'\n'"$usage_line"; }
 
 history="" out="" build="${KBENCH_BUILD_DIR:-$root/build}" confirm=4 targets="$root/targets"
 dry="${KBENCH_NIGHTLY_DRY_RUN:-0}"
 gpt_fast=1
 kbench_opts=()
 max_suspects=()
-# `--opt VALUE` (the value must be there) or `--opt=VALUE`.
-value() {
-  [ $# -ge 2 ] || die_usage "$1 needs a value"
-  printf '%s' "$2"
-}
 while [ $# -gt 0 ]; do
   case "$1" in
-    --history | --out | --build | --confirm | --targets | --max-suspects)
-      v="$(value "$@")" || exit 2
-      opt="$1"
-      shift 2
-      ;;
     --history=* | --out=* | --build=* | --confirm=* | --targets=* | --max-suspects=*)
-      v="${1#*=}"
-      opt="${1%%=*}"
+      v="${1#*=}" opt="${1%%=*}"
       shift
+      ;;
+    --history | --out | --build | --confirm | --targets | --max-suspects)
+      [ $# -ge 2 ] || die_usage "$1 needs a value"
+      v="$2" opt="$1"
+      shift 2
       ;;
     --dry-run) dry=1; shift; continue ;;
     --no-gpt-fast) gpt_fast=0; shift; continue ;;
@@ -137,30 +102,22 @@ exit_text() {
   esac
 }
 # kgate's: 2 is bad input or usage (its message is in its output).
-kgate_exit_text() {
-  if [ "$1" -eq 2 ]; then echo "exit 2: bad input or usage"; else exit_text "$1"; fi
-}
+kgate_exit_text() { if [ "$1" -eq 2 ]; then echo "exit 2: bad input or usage"; else exit_text "$1"; fi; }
 size_of() { if [ -e "$1" ]; then stat -c %s -- "$1"; else echo 0; fi; }
 lines_of() { if [ -e "$1" ]; then wc -l < "$1"; else echo 0; fi; }
 ends_in_newline() { [ ! -s "$1" ] || [ "$(tail -c 1 -- "$1" | od -An -tx1 | tr -d ' ')" = 0a ]; }
 
-# kbench's options, less those a re-measurement refuses (it appends
-# attempts of the suspects' own run, all of their points).
-rerun_opts=()
-for ((i = 0; i < ${#kbench_opts[@]}; i++)); do
-  case "${kbench_opts[$i]}" in
-    --run-id | --shard) i=$((i + 1)) ;;
-    --run-id=* | --shard=*) ;;
-    *) rerun_opts+=("${kbench_opts[$i]}") ;;
-  esac
-done
 # Tonight's run id: the options' --run-id, else one made as kbench makes
-# them (UTC time and 6 random hex digits).
-run_id=""
+# them (UTC time and 6 random hex digits). The re-measurement refuses
+# --run-id and --shard (it appends attempts of the suspects' own run).
+run_id="" rerun_opts=()
 for ((i = 0; i < ${#kbench_opts[@]}; i++)); do
   case "${kbench_opts[$i]}" in
-    --run-id) run_id="${kbench_opts[$((i + 1))]:-}" ;;
+    --run-id) run_id="${kbench_opts[$((i + 1))]:-}" i=$((i + 1)) ;;
     --run-id=*) run_id="${kbench_opts[$i]#--run-id=}" ;;
+    --shard) i=$((i + 1)) ;;
+    --shard=*) ;;
+    *) rerun_opts+=("${kbench_opts[$i]}") ;;
   esac
 done
 id_opt=()
@@ -175,16 +132,14 @@ fi
 run_kbench() {
   local what="$1" pattern="$2"
   shift 2
-  local size0 lines0 t0 rc=0
+  local size0 lines0 t0 rc=0 size1 lines1 appended
   size0="$(size_of "$history")"
   lines0="$(lines_of "$history")"
   t0=$(date +%s%N)
   "$kbench" run "$@" || rc=$?
   echo "$what $((($(date +%s%N) - t0) / 1000000)) ms (exit $rc)" >> "$timing"
-  local size1 lines1
   size1="$(size_of "$history")"
   lines1="$(lines_of "$history")"
-  local appended
   if [ "$size1" -lt "$size0" ]; then
     fail 2 "FAIL: kbench $what ($(exit_text "$rc")) left $history shorter than it was ($size0 -> $size1 bytes)"
     return

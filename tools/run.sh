@@ -20,14 +20,7 @@ for a in "$@"; do
   esac
 done
 
-cmake_args=()
-if [ -n "${KBENCH_CUDA_ARCH:-}" ]; then cmake_args+=("-DCMAKE_CUDA_ARCHITECTURES=$KBENCH_CUDA_ARCH"); fi
-if [ -n "${KBENCH_CMAKE_ARGS:-}" ]; then
-  read -r -a extra <<<"$KBENCH_CMAKE_ARGS"
-  cmake_args+=("${extra[@]}")
-fi
-
 "$root/tools/setup.sh"
-"$root/tools/build.sh" ${cmake_args[@]+"${cmake_args[@]}"}
+"$root/tools/build.sh"  # KBENCH_CUDA_ARCH, KBENCH_CMAKE_ARGS
 cd "$root"
 exec "${KBENCH_BUILD_DIR:-$root/build}/suite/kbench" run "$@"

@@ -3,13 +3,10 @@
 
   python3 tools/size_report.py [--root DIR] [--check]
 
-Counts the non-blank lines of tracked C++/CUDA/shell/Python/JS sources per
-area (suite, kernels, reports, tools, core, lab; tests apart), lists product
-files over 600 lines and functions over 120 lines (device kernels over 200),
-and with --check exits 1 when a limit is broken (docs/architecture.md).
-Functions are found by braces in clang-formatted code: a line at the file's
-namespace level that ends a signature with `{` opens one; it is a heuristic
-that fits this tree's format, not a C++ parser.
+Non-blank lines of tracked sources per area, product files over 600 lines,
+functions over 120 lines (device kernels 200); --check exits 1 when a limit
+of docs/architecture.md is broken. Functions are found by braces in
+clang-formatted code: a heuristic that fits this tree, not a C++ parser.
 """
 import argparse
 import os

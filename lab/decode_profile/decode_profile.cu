@@ -37,7 +37,7 @@
 #include "kernels/common/cuda_check.h"
 #include "kernels/decode/decoder.h"
 #include "kernels/gemv/gemv.h"
-#include "tools/common/options.h"
+#include "lab/decode_profile/options.h"
 
 namespace {
 

@@ -21,13 +21,6 @@ struct SimulatePlan {
   bool table = false;
 };
 
-Statistics parse_stats(const std::string& v) {
-  if (v == "robust") return Statistics::robust;
-  if (v == "mad") return Statistics::mad;
-  if (v == "mean-sd") return Statistics::mean_sd;
-  throw UsageError("--stats: robust, mad or mean-sd");
-}
-
 SimulatePlan parse_simulate(const Args& args) {
   const Args a = expand_equals(args, {}, nullptr);
   SimulatePlan p;
@@ -78,8 +71,6 @@ SimulatePlan parse_simulate(const Args& args) {
       opt.mode_stick = parse_double(f, value_of(a, i), 0, 1);
     else if (f == "--table")
       p.table = true;
-    else if (f == "--stats")
-      opt.rule.stats = parse_stats(value_of(a, i));
     else
       throw UsageError("simulate: unknown option '" + f + "'");
   }
@@ -90,14 +81,10 @@ SimulatePlan parse_simulate(const Args& args) {
 
 void print_simulate_settings(const SimulationOptions& opt) {
   std::printf(
-      "kgate_simulate: noise %.2f%% (relative s.d. of a night), bad nights %.1f%%, stats %s, "
+      "kgate_simulate: noise %.2f%% (relative s.d. of a night), bad nights %.1f%%, "
       "window %d, min gap %.1f%%, z %.2f, max recent %d, seed %llu\n",
-      opt.noise * 100, opt.bad_nights * 100,
-      opt.rule.stats == Statistics::robust ? "robust"
-      : opt.rule.stats == Statistics::mad  ? "mad"
-                                           : "mean-sd",
-      opt.rule.window, opt.rule.min_gap * 100, opt.rule.z, opt.rule.max_recent,
-      static_cast<unsigned long long>(opt.seed));
+      opt.noise * 100, opt.bad_nights * 100, opt.rule.window, opt.rule.min_gap * 100, opt.rule.z,
+      opt.rule.max_recent, static_cast<unsigned long long>(opt.seed));
   if (opt.confirm > 0 || opt.shared < 1 || opt.tails_dof > 0 || opt.mode_rate > 0)
     std::printf(
         "  attempts: confirm %d, suspect z %.2f, confirm z %.2f, rule's shared share %.2f; "

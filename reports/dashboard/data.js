@@ -40,6 +40,17 @@ function el(tag, attrs, text) {
   if (text !== undefined) e.textContent = text;
   return e;
 }
+// Cells of `tag` appended to tr: each a text, or [attrs, text].
+function cells(tr, tag, list) {
+  list.forEach(function (c) { tr.appendChild(Array.isArray(c) ? el(tag, c[0], c[1]) : el(tag, null, c)); });
+  return tr;
+}
+// A table in the view with its header row; its rows go into the tbody returned.
+function table(attrs, heads) {
+  var t = view.appendChild(el('table', attrs));
+  cells(t.appendChild(el('thead')).appendChild(el('tr')), 'th', heads);
+  return t.appendChild(el('tbody'));
+}
 function sv(tag, attrs, text) {
   var e = document.createElementNS(SVGNS, tag);
   if (attrs) for (var a in attrs) e.setAttribute(a, attrs[a]);

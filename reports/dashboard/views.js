@@ -19,18 +19,10 @@ function renderOverview() {
   view.appendChild(el('div', { 'class': 'legend' },
     'Each cell: the newest run\'s fraction of its roofline (the value where there is no roofline), ' +
     'coloured by the gate\'s verdict; click it for the trend.'));
-  var t = el('table', { 'class': 'overview', id: 'overview' });
-  var hr = el('tr');
-  ['experiment', 'shape', 'dtype', 'metric'].forEach(function (h) { hr.appendChild(el('th', null, h)); });
-  usedGpus.forEach(function (g) { hr.appendChild(el('th', { 'class': 'n' }, gpuLabel(g))); });
-  t.appendChild(el('thead')).appendChild(hr);
-  var body = el('tbody');
+  var body = table({ 'class': 'overview', id: 'overview' }, ['experiment', 'shape', 'dtype', 'metric']
+    .concat(usedGpus.map(function (g) { return [{ 'class': 'n' }, gpuLabel(g)]; })));
   rowOrder.forEach(function (row, ri) {
-    var tr = el('tr', { 'data-row': ri });
-    tr.appendChild(el('td', null, row.n));
-    tr.appendChild(el('td', null, row.s));
-    tr.appendChild(el('td', null, row.d));
-    tr.appendChild(el('td', null, row.m));
+    var tr = cells(el('tr', { 'data-row': ri }), 'td', [row.n, row.s, row.d, row.m]);
     usedGpus.forEach(function (g) {
       var ki = row.cells[g];
       if (ki === undefined) { tr.appendChild(el('td', { 'class': 'cell none' })); return; }
@@ -47,8 +39,6 @@ function renderOverview() {
     });
     body.appendChild(tr);
   });
-  t.appendChild(body);
-  view.appendChild(t);
   applyFilter();
 }
 function decodeRunOfLast(k) {
@@ -118,7 +108,7 @@ function renderKey(i) {
   var p = el('p', { 'class': 'why' });
   p.appendChild(el('span', { 'class': 'badge ' + VERDICT_CLASS[k.vd] }, VERDICT_NAME[k.vd]));
   p.appendChild(document.createTextNode(' ' + (k.why || (k.vd ? '' : 'not in the newest run of this GPU (nor in the one before)')) +
-    (k['var'] ? ' \u00b7 variant ' + k['var'] : '') + (k.tsrc ? ' \u00b7 target from ' + k.tsrc : '')));
+    (k['var'] ? ' \u00b7 variant ' + k['var'] : '')));
   view.appendChild(p);
   var missing = [];
   if (!k.tg.some(function (s) { return s[1] !== null; })) missing.push('no target');
@@ -137,39 +127,23 @@ function renderKey(i) {
     view.appendChild(grid);
   }
   view.appendChild(el('h2', null, 'Newest runs'));
-  var t = el('table', { id: 'points' });
-  var hr = el('tr');
-  ['run', 'time', 'git_sha', 'value', 'roofline fraction', 'baseline', 'target', 'row status', 'verdict', 'attempts']
-    .forEach(function (h) { hr.appendChild(el('th', null, h)); });
-  t.appendChild(el('thead')).appendChild(hr);
-  var body = el('tbody');
+  var body = table({ id: 'points' }, ['run', 'time', 'git_sha', 'value', 'roofline fraction', 'baseline', 'target',
+    'row status', 'verdict', 'attempts']);
+  var N = { 'class': 'n' };
   for (var j = dec.n - 1; j >= 0 && j >= dec.n - 30; j--) {
-    var run = runs[dec.run[j]], vd = k.ve.charAt(j), tr = el('tr');
-    tr.appendChild(el('td', null, run[0]));
-    tr.appendChild(el('td', null, run[2]));
-    tr.appendChild(el('td', { 'class': 'sha' }, run[3] || '-'));
-    tr.appendChild(el('td', { 'class': 'n' }, show(k.v[j])));
-    tr.appendChild(el('td', { 'class': 'n' }, pct(onAxis(k, k.v[j], dec.roof[j], true))));
-    tr.appendChild(el('td', { 'class': 'n' }, show(k.b[j])));
-    tr.appendChild(el('td', { 'class': 'n' }, show(dec.target[j])));
-    tr.appendChild(el('td', null, STATUS_NAME[k.st.charAt(j)]));
-    tr.appendChild(el('td', { 'class': VERDICT_CLASS[vd] }, VERDICT_NAME[vd]));
-    tr.appendChild(el('td', null, (dec.att[j] || []).map(function (a) {
-      return (a[1] ? '#' + a[1] : 'repeat') + ' ' + show(a[2]) + ' (' + STATUS_NAME[a[3]] + ')';
-    }).join(', ')));
-    body.appendChild(tr);
+    var run = runs[dec.run[j]], vd = k.ve.charAt(j);
+    body.appendChild(cells(el('tr'), 'td', [run[0], run[2], [{ 'class': 'sha' }, run[3] || '-'], [N, show(k.v[j])],
+      [N, pct(onAxis(k, k.v[j], dec.roof[j], true))], [N, show(k.b[j])], [N, show(dec.target[j])],
+      STATUS_NAME[k.st.charAt(j)], [{ 'class': VERDICT_CLASS[vd] }, VERDICT_NAME[vd]],
+      (dec.att[j] || []).map(function (a) {
+        return (a[1] ? '#' + a[1] : 'repeat') + ' ' + show(a[2]) + ' (' + STATUS_NAME[a[3]] + ')';
+      }).join(', ')]));
   }
-  t.appendChild(body);
-  view.appendChild(t);
 }
 
 function renderRuns() {
   view.appendChild(el('div', { 'class': 'count', id: 'count' }));
-  var t = el('table', { id: 'runs' });
-  var hr = el('tr');
-  ['time', 'run', 'GPU', 'driver', 'CUDA', 'git_sha', 'rows', 'gate verdict'].forEach(function (h) { hr.appendChild(el('th', null, h)); });
-  t.appendChild(el('thead')).appendChild(hr);
-  var body = el('tbody');
+  var body = table({ id: 'runs' }, ['time', 'run', 'GPU', 'driver', 'CUDA', 'git_sha', 'rows', 'gate verdict']);
   for (var r = runs.length - 1; r >= 0; r--) {
     var run = runs[r], tr = el('tr', { 'data-row': r });
     var gpus = run[6].map(gpuLabel).join(', ');
@@ -178,20 +152,12 @@ function renderRuns() {
     var v = run[8], cls = v[0] ? 'fail' : v[1] ? 'inc' : v[2] ? 'pass' : 'skip';
     var vt = (v[0] ? 'FAIL ' + v[0] + ' \u00b7 ' : '') + (v[1] ? v[1] + ' inconclusive \u00b7 ' : '') + v[2] + ' pass' +
       (v[3] ? ' \u00b7 ' + v[3] + ' skipped' : '') + (run[9] ? ' (kgate check)' : '');
-    tr.appendChild(el('td', null, run[2] || '-'));
-    tr.appendChild(el('td', null, run[0]));
-    tr.appendChild(el('td', null, gpus));
-    tr.appendChild(el('td', null, run[4] || '-'));
-    tr.appendChild(el('td', null, run[5] || '-'));
-    tr.appendChild(el('td', { 'class': 'sha' }, run[3] || '-'));
-    tr.appendChild(el('td', null, rowText.join(', ')));
-    tr.appendChild(el('td', { 'class': cls }, vt));
+    cells(tr, 'td', [run[2] || '-', run[0], gpus, run[4] || '-', run[5] || '-', [{ 'class': 'sha' }, run[3] || '-'],
+      rowText.join(', '), [{ 'class': cls }, vt]]);
     tr.kbText = [run[0], run[2], gpus, run[3], run[4], run[5]].join(' ').toLowerCase();
     tr.kbProblem = v[0] > 0 || v[1] > 0;
     body.appendChild(tr);
   }
-  t.appendChild(body);
-  view.appendChild(t);
   applyFilter();
 }
 

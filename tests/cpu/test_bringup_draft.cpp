@@ -1,4 +1,4 @@
-// The target file `kgate bringup` drafts (tools/kgate/bringup_draft.h,
+// The target file `kgate bringup` drafts (tools/kgate/bringup.h,
 // docs/bringup.md) from a tuned H200 run (tests/data/h200-tuned-trimmed.csv:
 // a trimmed copy of a whole run) and the probe's draft target file of that
 // GPU (tests/data/h200-probe-target.json, with its measured ladder).
@@ -12,7 +12,6 @@
 #include "core/targets.h"
 #include "tests/cpu/kgate_test_util.h"
 #include "tools/kgate/bringup.h"
-#include "tools/kgate/bringup_draft.h"
 #include "tools/kgate/gate.h"
 
 namespace {

@@ -5,10 +5,9 @@
 
 #include "core/attempts.h"
 #include "kgate_test_util.h"
-#include "reports/gate_writers.h"
+#include "reports/gate_result.h"
 #include "tools/kgate/gate.h"
 #include "tools/kgate/noise.h"
-#include "tools/kgate/suspects.h"
 
 namespace {
 

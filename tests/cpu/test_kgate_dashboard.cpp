@@ -16,18 +16,15 @@ using namespace kgt;
 
 struct Built {
   kb::History h;
-  kb::RowExtras extras;
   kb::DashboardData d;
 };
 
 std::unique_ptr<Built> build(const std::vector<std::string>& files, kb::DashboardOptions opt = {}) {
   auto b = std::make_unique<Built>();
-  for (size_t i = 0; i < files.size(); ++i) {
+  for (size_t i = 0; i < files.size(); ++i)
     b->h.add_text(files[i], "f" + std::to_string(i) + ".csv");
-    b->extras.add_text(static_cast<uint32_t>(i), files[i]);
-  }
   b->h.finish();
-  b->d = kb::build_dashboard(b->h, b->extras, opt);
+  b->d = kb::build_dashboard(b->h, opt);
   return b;
 }
 
@@ -253,28 +250,23 @@ TEST(KgateDashboard, RunsCarryCommitDriverCudaAndCounts) {
   ASSERT_EQ(last.gpus.size(), 1u);
 }
 
-TEST(KgateDashboard, AttemptsAreMarkersOfTheirRun) {
+TEST(KgateDashboard, RepeatedRowIsAMarkerOfItsRun) {
   auto rows = series("gemv", steady(12, 2000, 1900));
-  std::string text = csv(rows);
-  // The same file with an attempt column, and the newest run measured again.
-  std::string with = kb::csv_header() + ",attempt\n";
-  for (const auto& r : rows) with += kb::csv_line(kb::record_fields(r)) + ",\n";
+  auto plain = build({csv(rows)});
+  EXPECT_TRUE(plain->d.keys[0].attempts.empty());
+  // The newest run's row again (the same key twice in one attempt of a run).
   kb::Record again = rows.back();
   again.actual = 1995;
-  with += kb::csv_line(kb::record_fields(again)) + ",2\n";
-  auto b = build({with});
+  rows.push_back(again);
+  auto b = build({csv(rows)});
   ASSERT_EQ(b->d.keys.size(), 1u);
   const auto& k = b->d.keys[0];
   ASSERT_EQ(k.points.size(), 13u);
   ASSERT_EQ(k.attempts.size(), 1u);
   EXPECT_EQ(k.attempts[0].point, 12u);
-  EXPECT_EQ(k.attempts[0].attempt, 2);
+  EXPECT_EQ(k.attempts[0].attempt, 1);
   EXPECT_EQ(k.attempts[0].value, 1995);
   EXPECT_EQ(b->d.runs.back().rows[0], 2u);  // both rows of the run counted
-  // Without the column everything else is the same, and no attempts.
-  auto plain = build({text});
-  EXPECT_TRUE(plain->d.keys[0].attempts.empty());
-  EXPECT_EQ(plain->d.keys[0].points.size(), 13u);
 }
 
 // The nightly's re-measurements (`<run>/<N>` rows of the suspects): a night
@@ -432,7 +424,6 @@ TEST(KgateDashboard, GenHistoryFromRealRunIsLabelledSynthetic) {
   opt.attempts = true;
   ASSERT_TRUE(kb::write_history_file((d / "syn.csv").string(), opt));
   std::string syn = slurp(d / "syn.csv");
-  EXPECT_TRUE(contains(syn.substr(0, syn.find('\n')), ",attempt"));
   EXPECT_TRUE(contains(syn, "synthetic-h100-80gb-hbm3-30,2026-11-23T09:00:00Z"));
   EXPECT_TRUE(contains(syn, ",synth"));
   kb::History h;

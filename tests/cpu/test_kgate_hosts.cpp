@@ -11,10 +11,9 @@
 #include <cmath>
 
 #include "kgate_test_util.h"
-#include "reports/gate_writers.h"
-#include "reports/markdown.h"
+#include "reports/format.h"
+#include "reports/gate_result.h"
 #include "tools/kgate/gate.h"
-#include "tools/kgate/suspects.h"
 
 namespace {
 

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "kgate_test_util.h"
-#include "reports/gate_writers.h"
+#include "reports/gate_result.h"
 
 namespace {
 

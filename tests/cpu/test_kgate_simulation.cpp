@@ -75,17 +75,13 @@ TEST(KgateSimulation, SigmaNoiseFalseFailureRateAndDropsCaughtWithinDays) {
 
 TEST(KgateSimulation, RobustStatisticsSurviveBadNights) {
   // Band noise, and 5% of the nights bad (25% low). The median and the
-  // robust noise still catch a 5% drop on its first night; the mean and
-  // standard deviation, pulled down and blown up by the bad nights, miss
-  // nearly all of them.
+  // robust noise still catch a 5% drop on its first night (the mean and
+  // standard deviation missed nearly all: decisions/0015).
   auto o = sim(0.02 / 3);
   o.bad_nights = 0.05;
   auto ff = kb::simulate_false_failures(o, 5000);
   EXPECT_LE(ff.failures, ff.nights / 1000);  // under 1 in 1000 (bad nights not counted)
   EXPECT_GE(kb::simulate_detection(o, 0.05, 1000, 1)[0], 0.95);
-  o.rule.stats = kb::Statistics::mean_sd;
-  EXPECT_LT(kb::simulate_detection(o, 0.05, 1000, 1)[0], 0.2);
-  EXPECT_LT(kb::simulate_detection(o, 0.10, 1000, 1)[0], 0.2);
 }
 
 TEST(KgateSimulation, NoSingleNightRuleSeparates2point5SigmaAtZeroFalseFailures) {

@@ -14,7 +14,7 @@
 #include "core/csv_reader.h"
 #include "core/metrics.h"
 #include "kgate_test_util.h"
-#include "reports/gate_writers.h"
+#include "reports/gate_result.h"
 #include "suite/shard.h"
 #include "tools/kgate/gate.h"
 #include "tools/kgate/siblings.h"

@@ -1,4 +1,4 @@
-// tools/common/options.h: the profilers' "--key value" loop.
+// lab/decode_profile/options.h: the profilers' "--key value" loop.
 #include <gtest/gtest.h>
 
 #include <stdexcept>
@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "tools/common/options.h"
+#include "lab/decode_profile/options.h"
 
 namespace {
 

@@ -24,7 +24,7 @@ struct GenOptions {
   // nights before it on each file's GPU (gen_history_from.cpp); `keys`,
   // `arch`, `gpt_fast` and the drop options are then unused.
   std::vector<std::string> from;
-  bool attempts = false;  // an `attempt` column: low nights measured again
+  bool attempts = false;  // low nights measured again (`<run>/2` rows)
 };
 
 // Writes the CSV (header first) to `out`. Returns false on a write error.

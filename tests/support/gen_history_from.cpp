@@ -42,8 +42,6 @@ Source read_source(const std::string& path) {
   History h;
   h.add_file(path);
   h.finish();
-  RowExtras extras;
-  extras.add_file(0, path);
   Source s;
   const auto& obs = h.observations();
   uint32_t newest = 0;
@@ -71,10 +69,8 @@ Source read_source(const std::string& path) {
     r.roofline = o.roofline();
     r.noise_rel = o.noise_rel();
     r.samples = o.samples;
-    if (const RowExtras::Extra* e = extras.find(o.file, o.line)) {
-      r.driver = extras.str(e->driver);
-      r.cuda = extras.str(e->cuda);
-    }
+    r.driver = run.driver;
+    r.cuda = run.cuda;
     r.suite_version = "synthetic";
     s.rows.push_back(std::move(r));
   }
@@ -108,7 +104,7 @@ bool write_history_from(std::FILE* out, const GenOptions& opt) {
   // The events: `gemv` got 6% faster at 40% of the history; `layer_norm`
   // lost 9% at 70% for five nights, then the fix landed.
   const int improve_at = nights * 4 / 10, regress_at = nights * 7 / 10;
-  std::string header = csv_header() + (opt.attempts ? ",attempt" : "") + "\n";
+  std::string header = csv_header() + "\n";
   std::string buf = header;
   for (int n = 0; n < nights; ++n) {
     for (const Source& src : sources) {
@@ -147,8 +143,7 @@ bool write_history_from(std::FILE* out, const GenOptions& opt) {
           r.roofline_fraction = lower ? *r.roofline / *r.actual : *r.actual / *r.roofline;
         else
           r.roofline_fraction.reset();
-        buf += csv_line(record_fields(r));
-        buf += opt.attempts ? ",1\n" : "\n";
+        buf += csv_line(record_fields(r)) + "\n";
         // A suspect night (far below the noise, or the regression) is measured
         // again, as kbench does: the attempt confirms a real drop, not a blip.
         if (opt.attempts && r.actual && (z < -2.5 || regressed) && r.status == status::ok) {
@@ -156,7 +151,8 @@ bool write_history_from(std::FILE* out, const GenOptions& opt) {
           r.actual = value_of(again);
           if (r.roofline)
             r.roofline_fraction = lower ? *r.roofline / *r.actual : *r.actual / *r.roofline;
-          buf += csv_line(record_fields(r)) + ",2\n";
+          r.run_id = run_id + "/2";
+          buf += csv_line(record_fields(r)) + "\n";
         }
       }
       if (buf.size() > (1 << 20)) {

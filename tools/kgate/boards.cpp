@@ -50,9 +50,8 @@ BoardPlan plan_boards(const std::vector<double>& values, const std::vector<int64
   }
   p.same.clear();
 
-  // A board new to the key, judged against the window (the history rule's
-  // baseline): only where every run of it names its board. A run without a
-  // UUID may have been on this very board; nothing says the board is new.
+  // A board new to the key, only where every run of the window names its
+  // board (a run without a UUID may have been on this very board).
   const size_t begin =
       values.size() > static_cast<size_t>(rule.window) ? values.size() - rule.window : 0;
   std::map<int64_t, std::vector<double>> by_board;
@@ -69,8 +68,7 @@ BoardPlan plan_boards(const std::vector<double>& values, const std::vector<int64
   p.other_boards = static_cast<int>(by_board.size());
   p.mode = BoardMode::new_board;
 
-  // The key's own spread between boards, where the window shows two boards
-  // well enough (the new board's own earlier runs count too).
+  // The key's own spread, where the window shows two boards well enough.
   for (size_t i = begin; i < values.size(); ++i)
     if (boards[i] >= 0) by_board[boards[i]].push_back(values[i]);
   std::vector<double> medians;
@@ -97,9 +95,8 @@ HostLaunch host_launch(const std::vector<double>& launch_before, double launch_n
                        const HistoryRuleOptions& rule) {
   HostLaunch l;
   if (!(launch_now > 0) || !(time_now_us > 0) || h.history == 0 || !(h.drop > 0)) return l;
-  // Only a launch that moved beyond its own noise: on one host the probe
-  // reads 3.26-3.52 us night to night (H100, 26 runs), which must excuse
-  // nothing. The history rule on the probe's launch row, over the same runs.
+  // Only a launch that moved beyond its own noise (the history rule on the
+  // probe's launch row, over the same runs).
   std::vector<double> launch = launch_before;
   launch.push_back(launch_now);
   HistoryRuleOptions one = rule;
@@ -109,8 +106,7 @@ HostLaunch host_launch(const std::vector<double>& launch_before, double launch_n
   l.applies = true;
   l.before_us = moved.baseline;
   l.now_us = launch_now;
-  // The key's time per call at its baseline: a rate is inversely
-  // proportional to it, a time proportional.
+  // The key's time per call at its baseline (a rate is inversely proportional).
   const double base_us = lower_is_better ? time_now_us / (1 + h.drop) : time_now_us * (1 - h.drop);
   l.slowdown_us = time_now_us - base_us;
   // The slowest time per call the history's noise explains, over the baseline's.

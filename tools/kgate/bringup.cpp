@@ -12,19 +12,15 @@
 #include "core/gpu_name.h"
 #include "core/record.h"
 #include "core/tuning.h"
+#include "reports/format.h"
 #include "suite/rows.h"
-#include "tools/kgate/bringup_draft.h"
-#include "tools/kgate/bringup_run.h"
 
 namespace kb {
 
 namespace {
 
-std::string join(const std::set<std::string>& s) {
-  std::string out;
-  for (const auto& x : s) out += (out.empty() ? "" : ", ") + x;
-  return out.empty() ? "none" : out;
-}
+// "a, b", or "none".
+std::string names(const std::set<std::string>& s) { return s.empty() ? "none" : join(s, ", "); }
 
 std::set<std::string> archs_of(const History& h) {
   std::set<std::string> s;
@@ -171,7 +167,7 @@ void reference_from_file(Ctx& c, const History& file) {
     c.r.problems.push_back(in.reference + " has no rows of " +
                            (in.reference_gpu.empty() ? std::string("a reference GPU")
                                                      : "reference GPU '" + in.reference_gpu + "'") +
-                           " (GPUs there: " + join(archs_of(file)) + "; the GPU brought up is '" +
+                           " (GPUs there: " + names(archs_of(file)) + "; the GPU brought up is '" +
                            c.r.gpu + "'): the comparison with a reference is left out");
     return;
   }
@@ -179,7 +175,7 @@ void reference_from_file(Ctx& c, const History& file) {
   for (const auto& a : others)
     if (gpu_name_contains(a, "H100")) pick = a;
   if (others.size() > 1)
-    c.r.notes.push_back(in.reference + " holds runs of " + join(others) + ": '" + pick +
+    c.r.notes.push_back(in.reference + " holds runs of " + names(others) + ": '" + pick +
                         "' is the reference (--reference-gpu NAME picks another)");
   c.ref = newest_run(file, pick);
   c.r.reference_from = in.reference;
@@ -212,7 +208,7 @@ void reference_by_name(Ctx& c) {
     c.r.reference_from = in.results_names;
     return;
   }
-  const std::string there = " (GPUs there: " + join(archs_of(c.results)) + ")";
+  const std::string there = " (GPUs there: " + names(archs_of(c.results)) + ")";
   if (gpu_name_contains(c.r.gpu, in.reference))
     c.r.problems.push_back("the reference '" + in.reference + "' is the GPU brought up ('" +
                            c.r.gpu + "'): give --reference another GPU or its results file");
@@ -293,10 +289,8 @@ void add_ceilings(Ctx& c) {
                           " (a --filter run, or a failed probe): that ceiling is left empty");
 }
 
-// A compute-bound point's roofline uses the peak the run had: a measured
-// cuBLASLt figure where the GPU's target file has one (the H100's 822
-// TFLOP/s bf16), else the datasheet's. Two GPUs' fractions are then of
-// different things; both are taken of the datasheet peak.
+// A compute-bound point's roofline uses the peak its run had (measured or
+// the datasheet's): two GPUs' fractions are both taken of the datasheet peak.
 void of_datasheet_peak(const Ctx& c, const Key& k, BringupRow& row) {
   const Observation* t = c.here.find(k.name, "tflops", k.dtype, k.shape);
   const Observation* u = c.ref ? c.ref->find(k.name, "tflops", k.dtype, k.shape) : nullptr;
@@ -331,9 +325,7 @@ BringupRow compare_row(const Ctx& c, const Observation* o) {
     row.actual = o->actual;
     row.here = o->roofline_fraction();
   } else {
-    row.note = "here: " + std::string(o->status == RowStatus::failed      ? "failed"
-                                      : o->status == RowStatus::incorrect ? "incorrect"
-                                                                          : "skipped");
+    row.note = std::string("here: ") + status_name(o->status);
   }
   if (c.ref) {
     const Observation* p = c.ref->find(k.name, k.metric, k.dtype, k.shape);
@@ -418,23 +410,10 @@ void add_tuning(Ctx& c) {
       c.r.tuning.push_back(row.tuning);
 }
 
-// The drafted target file (bringup_draft.h).
+// The drafted target file (bringup_draft.cpp).
 void add_draft(Ctx& c) {
   BringupReport& r = c.r;
-  DraftInputs d;
-  d.run = &c.here;
-  d.gpu = r.gpu;
-  d.run_id = r.run_id;
-  d.git_sha = r.git_sha;
-  d.driver = r.driver;
-  d.timestamp = r.timestamp;
-  d.datasheet = c.ds;
-  d.datasheets_path = c.in.datasheets_path;
-  d.run_targets = c.tf;
-  d.probe_path = c.in.probe_path;
-  d.probe_text = c.in.probe_text;
-  d.probe_problem = c.in.probe_problem;
-  DraftedTargetFile f = draft_target_file(d);
+  DraftedTargetFile f = draft_target_file({c.here, r, c.in, c.ds, c.tf});
   r.draft_json = std::move(f.json);
   r.draft_path = c.slug;  // the file name; kgate bringup writes it under --out
   r.notes.insert(r.notes.end(), f.notes.begin(), f.notes.end());
@@ -449,7 +428,7 @@ BringupReport build_bringup(const History& results, const History* reference_fil
   if (!here)
     throw BringupError("no run of " +
                        (in.gpu.empty() ? std::string("any GPU") : "'" + in.gpu + "'") + " in " +
-                       in.results_names + " (GPUs there: " + join(archs_of(results)) + ")");
+                       in.results_names + " (GPUs there: " + names(archs_of(results)) + ")");
   BringupReport r;
   r.threshold = in.threshold;
   const Run& run = results.runs()[here->run];

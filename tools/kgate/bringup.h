@@ -1,8 +1,10 @@
 // `kgate bringup`: the bring-up report of a new GPU from results CSVs
-// (docs/bringup.md). Runs on recorded files, without a GPU;
-// tools/bringup.sh chains it after kbench's probe and run.
+// (docs/bringup.md), built in sections (bringup.cpp, bringup_a100.cpp) and
+// a drafted target file (bringup_draft.cpp) that all read one run: RunView.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -49,5 +51,87 @@ BringupReport build_bringup(const History& results, const History* reference_fil
 std::string tuning_pointer(const std::string& experiment);
 // The same for one row: the MLP's one-token rows run the GEMV kernel.
 std::string tuning_pointer(const std::string& experiment, const std::string& variant);
+
+// The run reported on: one run of one GPU, its own measurement (attempt 1).
+struct RunView {
+  const History* h = nullptr;
+  uint32_t run = 0;
+  std::string arch;
+  std::vector<const Observation*> obs;
+  const Key& key(const Observation* o) const { return h->keys()[o->key]; }
+  const Observation* find(const std::string& name, const std::string& metric,
+                          const std::string& dtype, const std::string& shape) const {
+    for (const auto* o : obs) {
+      const Key& k = key(o);
+      if (k.name == name && k.metric == metric && k.dtype == dtype && k.shape == shape) return o;
+    }
+    return nullptr;
+  }
+  std::optional<double> probe(const std::string& metric) const {
+    std::optional<double> best;
+    for (const auto* o : obs)
+      if (key(o).name == "roofline_probe" && key(o).metric == metric && o->measured())
+        best = std::max(best.value_or(0), o->actual);
+    return best;
+  }
+  // The fastest GEMM of a dtype in TFLOP/s (the suite's cuBLASLt GEMMs).
+  std::optional<double> best_gemm(const std::string& dtype) const {
+    std::optional<double> best;
+    for (const auto* o : obs)
+      if (key(o).name == "gemm" && key(o).metric == "tflops" && key(o).dtype == dtype &&
+          o->measured())
+        best = std::max(best.value_or(0), o->actual);
+    return best;
+  }
+};
+
+// The limiter a row's variant names ("memory", "compute", "launch"; "" = none).
+inline std::string bound_of(const std::string& variant) {
+  const auto p = variant.find("bound=");
+  if (p == std::string::npos) return "";
+  auto e = variant.find(';', p);
+  return variant.substr(p + 6, e == std::string::npos ? std::string::npos : e - p - 6);
+}
+
+// The peak of a row's dtype in a datasheet entry.
+inline std::optional<double> dtype_peak(const Datasheet* d, const std::string& dtype) {
+  if (!d) return std::nullopt;
+  if (dtype == "bfloat16") return d->bf16_tflops.value;
+  if (dtype == "float16") return d->f16_tflops.value;
+  if (dtype == "int8") return d->int8_tops.value;
+  if (dtype == "fp8_e4m3") return d->fp8_tflops.value;
+  if (dtype == "float32") return d->tf32_tflops.value;
+  return std::nullopt;
+}
+
+std::string targets_dir_name(const BringupInputs& in);
+
+// The report's section of the seed's rows against the seed's A100 targets
+// (bringup_a100.cpp).
+void add_a100(BringupReport& r, const BringupInputs& in, const RunView& here, const Datasheet* ds);
+
+// The target file `kgate bringup` drafts from the run (docs/bringup.md "The
+// drafted target file"): peaks from the datasheet table, `measured` from the
+// probe's draft (else the run's probe rows), a target per rate key at the
+// roofline fraction it reached, and a `*` floor per experiment, metric and dtype.
+struct DraftInputs {
+  const RunView& run;             // the run brought up
+  const BringupReport& report;    // its GPU, run id, commit, driver and time
+  const BringupInputs& in;        // --probe and the datasheet table's path
+  const Datasheet* datasheet;     // the GPU's entry (nullptr: not in the table)
+  const TargetFile* run_targets;  // where the run's rooflines came from (nullptr: none)
+};
+
+struct DraftedTargetFile {
+  std::string json;                   // the file's text
+  std::vector<std::string> notes;     // for the report
+  std::vector<std::string> problems;  // input problems: kgate exits 2
+};
+
+DraftedTargetFile draft_target_file(const DraftInputs& in);
+
+// A drafted target: the fraction rounded down to 0.01, at most 1, at least
+// 0.01 (a target of 0 would never fail).
+double drafted_fraction(double fraction);
 
 }  // namespace kb

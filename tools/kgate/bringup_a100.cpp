@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "tools/kgate/bringup_run.h"
+#include "tools/kgate/bringup.h"
 
 namespace kb {
 

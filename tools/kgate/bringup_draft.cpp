@@ -1,5 +1,3 @@
-#include "tools/kgate/bringup_draft.h"
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -10,6 +8,7 @@
 
 #include "core/atomic_write.h"
 #include "reports/format.h"
+#include "tools/kgate/bringup.h"
 #include "tools/kgate/gate.h"
 
 namespace kb {
@@ -20,10 +19,9 @@ using ordered_json = nlohmann::ordered_json;
 
 double round_to(double v, double step) { return std::round(v / step) * step; }
 
-// Today's `measured` without a probe file: the scalars of the run's probe
-// rows and its fastest GEMMs.
-ordered_json measured_from_run(const DraftInputs& in) {
-  const RunView& here = *in.run;
+// `measured` without a probe file: the run's probe rows and fastest GEMMs.
+ordered_json measured_from_run(const DraftInputs& d) {
+  const RunView& here = d.run;
   ordered_json m;
   auto put = [&](const char* key, std::optional<double> v, double step) {
     if (v) m[key] = round_to(*v, step);
@@ -35,9 +33,9 @@ ordered_json measured_from_run(const DraftInputs& in) {
   put("launch_us", here.probe("launch(us)"), 0.01);
   put("graph_node_us", here.probe("graph_node(us)"), 0.01);
   put("mem_latency_us", here.probe("mem_latency(us)"), 0.01);
-  m["date"] = in.timestamp.substr(0, 10);
-  m["driver"] = in.driver;
-  m["source"] = "run " + in.run_id +
+  m["date"] = d.report.timestamp.substr(0, 10);
+  m["driver"] = d.report.driver;
+  m["source"] = "run " + d.report.run_id +
                 ": read/copy/launch/graph node/HBM round trip from its "
                 "roofline_probe rows (copy: the faster of the copy kernel and cudaMemcpy), "
                 "bf16/fp8 from its fastest gemm row";
@@ -69,8 +67,7 @@ std::string unit_of(const std::string& metric) {
   return metric;
 }
 
-// One key of the run (the gate's key: the GPUs of one model in one run are
-// attempts of one key) and all its rows, attempts in order.
+// One key of the run (its GPUs merged, as the gate's) and its rows.
 struct RunKey {
   std::string name, metric, dtype, shape;
   bool lower_is_better = false;
@@ -100,9 +97,8 @@ std::vector<RunKey> keys_of_run(const RunView& here) {
   return keys;
 }
 
-// A key's per-shape target; none for a key without a roofline, and none
-// with the reason in `*skip` for a key whose run has no value to draft from
-// (the gate fails a failed key whatever its target).
+// A key's per-shape target; none without a roofline, nor (the reason in
+// `*skip`) where the run has no value to draft from.
 struct Drafted {
   double fraction = 0;
   ordered_json entry;
@@ -185,27 +181,26 @@ ordered_json drafted_targets(const RunView& here, const std::string& run_id,
 
 // The run's rooflines came from its target file's `measured`; where the
 // probe's differ, the drafted fractions are of the former.
-void say_if_ceilings_differ(const DraftInputs& in, const ordered_json& probe_measured,
+void say_if_ceilings_differ(const DraftInputs& d, const ordered_json& probe_measured,
                             std::vector<std::string>& notes) {
-  if (!in.run_targets) return;
+  if (!d.run_targets) return;
   std::string why;
   const auto used =
-      measured_of(read_whole_file(in.run_targets->path).value_or(""), in.run_targets->path, &why);
+      measured_of(read_whole_file(d.run_targets->path).value_or(""), d.run_targets->path, &why);
   if (used && *used == probe_measured) return;
-  notes.push_back("the run's rooflines came from " + in.run_targets->path +
-                  "'s measured ceilings, which differ from " + in.probe_path +
+  notes.push_back("the run's rooflines came from " + d.run_targets->path +
+                  "'s measured ceilings, which differ from " + d.in.probe_path +
                   "'s: the drafted fractions are of the run's rooflines. To draft them against "
                   "the probe's, bring up with a targets folder without that file "
                   "(tools/bringup.sh then runs against the probe's draft)");
 }
 
-// What the drafted file is to the run's target file: its successor where
-// that was the probe's draft (tools/bringup.sh runs with it), else a file
-// to compare with it.
-void say_what_it_is_for(const DraftInputs& in, std::vector<std::string>& notes) {
-  if (!in.run_targets) return;
-  const std::string& path = in.run_targets->path;
-  if (!in.probe_text.empty() && read_whole_file(path) == in.probe_text)
+// The drafted file succeeds the run's target file where that was the
+// probe's draft (tools/bringup.sh), else it is to compare with it.
+void say_what_it_is_for(const DraftInputs& d, std::vector<std::string>& notes) {
+  if (!d.run_targets) return;
+  const std::string& path = d.run_targets->path;
+  if (!d.in.probe_text.empty() && read_whole_file(path) == d.in.probe_text)
     notes.push_back(path + " is the probe's draft, which the run used: the drafted file, " +
                     "with the targets of this run, is to take its place");
   else
@@ -220,35 +215,35 @@ double drafted_fraction(double fraction) {
   return std::clamp(std::floor(fraction * 100 + 1e-9) / 100, 0.01, 1.0);
 }
 
-DraftedTargetFile draft_target_file(const DraftInputs& in) {
+DraftedTargetFile draft_target_file(const DraftInputs& d) {
   DraftedTargetFile out;
   std::optional<ordered_json> probe;
-  if (!in.probe_path.empty()) {
-    std::string why = in.probe_problem;
-    if (why.empty()) probe = measured_of(in.probe_text, in.probe_path, &why);
+  if (!d.in.probe_path.empty()) {
+    std::string why = d.in.probe_problem;
+    if (why.empty()) probe = measured_of(d.in.probe_text, d.in.probe_path, &why);
     if (!probe)
-      out.problems.push_back("--probe " + in.probe_path + ": " + why +
+      out.problems.push_back("--probe " + d.in.probe_path + ": " + why +
                              ": the drafted `measured` is the run's probe rows instead");
   }
   ordered_json doc;
-  doc["gpu"] = in.gpu;
-  doc["match"] = {in.gpu};
-  doc["note"] = "Drafted by kgate bringup from run " + in.run_id + " (" + in.git_sha + ", driver " +
-                in.driver + "): peaks from the datasheet table, measured " +
-                (probe ? "from the probe's draft " + in.probe_path + " (its ladder included)"
+  doc["gpu"] = d.report.gpu;
+  doc["match"] = {d.report.gpu};
+  doc["note"] = "Drafted by kgate bringup from run " + d.report.run_id + " (" + d.report.git_sha +
+                ", driver " + d.report.driver + "): peaks from the datasheet table, measured " +
+                (probe ? "from the probe's draft " + d.in.probe_path + " (its ladder included)"
                        : std::string("from the run's probe rows and its fastest GEMMs")) +
                 "; each target the roofline fraction its row reached, rounded down to 0.01 (its "
                 "note gives the measurement), and a `*` entry per experiment, metric and dtype "
                 "at the lowest of them. Review (docs/bringup.md) and commit.";
   std::string message;
-  doc["peaks"] = draft_peaks(in.datasheet, in.datasheets_path, in.gpu,
-                             in.run->probe("read_bandwidth(GB/s)").value_or(0), &message);
-  if (!message.empty() && in.datasheet) out.problems.push_back(message);
-  doc["measured"] = probe ? *probe : measured_from_run(in);
-  if (probe) say_if_ceilings_differ(in, *probe, out.notes);
+  doc["peaks"] = draft_peaks(d.datasheet, d.in.datasheets_path, d.report.gpu,
+                             d.run.probe("read_bandwidth(GB/s)").value_or(0), &message);
+  if (!message.empty() && d.datasheet) out.problems.push_back(message);
+  doc["measured"] = probe ? *probe : measured_from_run(d);
+  if (probe) say_if_ceilings_differ(d, *probe, out.notes);
   doc["tolerance"] = 0.05;
-  doc["targets"] = drafted_targets(*in.run, in.run_id, out.notes);
-  say_what_it_is_for(in, out.notes);
+  doc["targets"] = drafted_targets(d.run, d.report.run_id, out.notes);
+  say_what_it_is_for(d, out.notes);
   out.json = layout_target_file(doc.dump(), "(drafted target file)");
   return out;
 }

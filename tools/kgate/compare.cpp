@@ -42,9 +42,8 @@ std::set<std::string> archs_of(const History& h) {
 std::map<CompareKey, Side> collect(const History& h, bool cross_arch,
                                    std::map<CompareKey, bool>& lower) {
   std::map<CompareKey, Side> out;
-  // Each history key's side, looked up once (not once a row: a long
-  // history has a million rows and a few hundred keys). Keys that differ
-  // only in device (or arch, across GPU models) share one side.
+  // Each history key's side, looked up once a key (not once a row); keys that
+  // differ only in device (or arch, across GPU models) share one side.
   std::vector<Side*> side_of(h.keys().size(), nullptr);
   for (const auto& o : h.observations()) {
     if (!side_of[o.key]) {
@@ -57,11 +56,7 @@ std::map<CompareKey, Side> collect(const History& h, bool cross_arch,
     }
     Side& s = *side_of[o.key];
     if (!o.measured() || o.status == RowStatus::throttled) {
-      if (s.problem.empty())
-        s.problem = o.status == RowStatus::throttled   ? "throttled"
-                    : o.status == RowStatus::failed    ? "failed"
-                    : o.status == RowStatus::incorrect ? "incorrect"
-                                                       : "skipped";
+      if (s.problem.empty()) s.problem = status_name(o.status);
       continue;
     }
     double v = o.actual;

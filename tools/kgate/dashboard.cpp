@@ -2,16 +2,13 @@
 
 #include <algorithm>
 #include <atomic>
-#include <charconv>
-#include <ctime>
 #include <deque>
 #include <map>
 #include <optional>
 #include <thread>
 
-#include "core/csv_reader.h"
-#include "core/result_reader.h"
 #include "tools/kgate/boards.h"
+#include "tools/kgate/gate.h"
 #include "tools/kgate/history_rule.h"
 
 namespace kb {
@@ -23,12 +20,6 @@ char status_letter(RowStatus s) { return kDashStatusLetters[static_cast<int>(s)]
 int status_slot(char letter) {
   const char* p = std::char_traits<char>::find(kDashStatusLetters, 6, letter);
   return p ? static_cast<int>(p - kDashStatusLetters) : 5;
-}
-
-std::string trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return std::string(s);
 }
 
 // Days since 1970-01-01 of a civil date (proleptic Gregorian).
@@ -49,17 +40,6 @@ bool digits(std::string_view s, size_t pos, size_t n, int& out) {
     out = out * 10 + (s[i] - '0');
   }
   return true;
-}
-
-std::string key_tuple(const std::string& name, const std::string& metric, const std::string& dtype,
-                      const std::string& shape, const std::string& arch,
-                      const std::string& device) {
-  std::string s;
-  for (const std::string* part : {&name, &metric, &dtype, &shape, &arch, &device}) {
-    s += *part;
-    s += '\x1f';
-  }
-  return s;
 }
 
 std::string count_of(size_t n, const char* one, const char* many) {
@@ -95,65 +75,6 @@ bool parse_iso_time(std::string_view s, int64_t& out) {
   return true;
 }
 
-uint32_t RowExtras::intern(std::string_view s) {
-  auto it = index_.find(std::string(s));
-  if (it != index_.end()) return it->second;
-  uint32_t id = static_cast<uint32_t>(strings_.size());
-  strings_.emplace_back(s);
-  index_.emplace(std::string(s), id);
-  return id;
-}
-
-void RowExtras::add_file(uint32_t file, const std::string& path) {
-  FileText text(path);
-  add_text(file, text.view());
-}
-
-void RowExtras::add_text(uint32_t file, std::string_view text) {
-  if (rows_.size() <= file) rows_.resize(file + 1);
-  std::vector<Extra>& out = rows_[file];
-  CsvReader csv(text);
-  std::vector<std::string_view> f;
-  if (!csv.next(f)) return;
-  const size_t columns = f.size();
-  int sha = -1, driver = -1, cuda = -1, attempt = -1, name = -1;
-  for (size_t i = 0; i < f.size(); ++i) {
-    std::string c = trim(f[i]);
-    int col = static_cast<int>(i);
-    if (c == "git_sha") sha = col;
-    if (c == "driver") driver = col;
-    if (c == "cuda") cuda = col;
-    if (c == "attempt") attempt = col;
-    if (c == "name") name = col;
-  }
-  if (sha < 0 && driver < 0 && cuda < 0 && attempt < 0) return;  // gpt_fast: nothing to add
-  auto at = [&](int col) { return col >= 0 ? f[static_cast<size_t>(col)] : std::string_view(); };
-  while (csv.next(f)) {
-    // Rows History skips (wrong width, a repeated header) are skipped here too.
-    if (f.size() != columns || (name >= 0 && trim(at(name)) == "name")) continue;
-    Extra e;
-    e.line = static_cast<uint32_t>(csv.line());
-    e.git_sha = intern(trim(at(sha)));
-    e.driver = intern(trim(at(driver)));
-    e.cuda = intern(trim(at(cuda)));
-    std::string a = trim(at(attempt));
-    if (!a.empty()) {
-      int n = 0;
-      auto res = std::from_chars(a.data(), a.data() + a.size(), n);
-      e.attempt = res.ec == std::errc() && res.ptr == a.data() + a.size() && n >= 1 ? n : 0;
-    }
-    out.push_back(e);
-  }
-}
-
-const RowExtras::Extra* RowExtras::find(uint32_t file, uint32_t line) const {
-  if (file >= rows_.size()) return nullptr;
-  const auto& v = rows_[file];
-  auto it = std::lower_bound(v.begin(), v.end(), line,
-                             [](const Extra& e, uint32_t l) { return e.line < l; });
-  return it != v.end() && it->line == line ? &*it : nullptr;
-}
-
 std::vector<DashboardPoint> judge_series(const History& h, uint32_t k, const GateOptions& opt) {
   const Key& key = h.keys()[k];
   const auto& obs = h.observations();
@@ -167,10 +88,7 @@ std::vector<DashboardPoint> judge_series(const History& h, uint32_t k, const Gat
   std::deque<int> earlier_attempts;    // and its attempts (GPUs)
   std::vector<double> values;
   std::vector<int64_t> boards;
-  // One point per run, its attempts taken together as the gate takes them
-  // (group_runs: the median of the re-measurements where a suspect was
-  // measured again, else the night's own row), so a night the nightly
-  // cleared by re-measuring reads as the gate judged it.
+  // One point per run, its attempts taken together as the gate takes them.
   std::vector<RunValue> runs;
   group_runs(obs, series, runs);
   std::vector<DashboardPoint> out;
@@ -185,22 +103,8 @@ std::vector<DashboardPoint> judge_series(const History& h, uint32_t k, const Gat
     const int64_t board = board_of_rows(h, &series[rv.first], static_cast<size_t>(rv.attempts));
     p.board = board >= 0 ? static_cast<int32_t>(board) : -1;
 
-    // Rule 2's target, found as run_gate finds it: the target file's entry
-    // for this row, else the row's own column.
-    std::optional<double> target;
-    double tolerance = 0.05;
-    if (tf) {
-      if (const TargetEntry* e =
-              tf->find(key.name, key.metric, key.dtype, key.shape, std::string(o.variant))) {
-        target = resolve_target(*e, o.roofline(), lower);
-        tolerance = e->tolerance;
-      }
-    }
-    if (!target && o.target()) {
-      target = o.target();
-      tolerance = 0.05;
-    }
-    if (target) p.target = *target;
+    const TargetCheck t = find_target(key, o, tf);  // rule 2's, as run_gate finds it
+    if (t.target) p.target = *t.target;
 
     if (o.status == RowStatus::failed || o.status == RowStatus::incorrect) {
       p.verdict = GateStatus::fail;
@@ -209,9 +113,6 @@ std::vector<DashboardPoint> judge_series(const History& h, uint32_t k, const Gat
     } else {
       values.assign(earlier.begin(), earlier.end());
       boards.assign(earlier_boards.begin(), earlier_boards.end());
-      // The gate's board rule (boards.h): enough earlier runs on this
-      // point's board are its baseline; on a board new to the key, a drop
-      // the boards' spread explains is inconclusive.
       const BoardPlan plan = plan_boards(values, boards, board, lower, opt.rule, opt.board);
       values = baseline_runs(plan, values);
       values.push_back(rv.value);
@@ -224,8 +125,8 @@ std::vector<DashboardPoint> judge_series(const History& h, uint32_t k, const Gat
         p.band = std::max(opt.rule.min_gap, r.explained);
       }
       const bool explained = board_explains(plan, r);
-      bool fails = target ? below_target(rv.value, *target, tolerance, lower)
-                          : o.status == RowStatus::below_target && rv.attempts == 1;
+      bool fails = t.target ? below_target(rv.value, *t.target, t.tolerance, lower)
+                            : o.status == RowStatus::below_target && rv.attempts == 1;
       fails = fails || (r.outcome == HistoryOutcome::fail && !explained);
       if (fails)
         p.verdict = rv.throttled ? GateStatus::inconclusive : GateStatus::fail;
@@ -249,26 +150,17 @@ std::vector<DashboardPoint> judge_series(const History& h, uint32_t k, const Gat
 
 namespace {
 
-// The re-measurements (`<run>/<N>` rows, attempt >= 2) of a key's runs, as
-// markers of their run's point.
-std::vector<DashboardAttempt> remeasurements(const History& h, uint32_t k,
-                                             const std::vector<DashboardPoint>& points) {
-  std::vector<DashboardAttempt> out;
-  const auto& obs = h.observations();
-  for (uint32_t i : h.series(k)) {
-    const Observation& o = obs[i];
-    if (o.attempt < 2) continue;
-    auto p = std::lower_bound(points.begin(), points.end(), o.run,
-                              [](const DashboardPoint& pt, uint32_t run) { return pt.run < run; });
-    if (p == points.end() || p->run != o.run) continue;
-    DashboardAttempt a;
-    a.point = static_cast<uint32_t>(p - points.begin());
-    a.attempt = static_cast<int>(o.attempt);
-    a.status = status_letter(o.status);
-    if (o.measured()) a.value = o.actual;
-    out.push_back(a);
-  }
-  return out;
+// A row of a key as a marker of its run's point (none where the run has no point).
+void add_marker(DashboardKey& dk, const Observation& o) {
+  auto p = std::lower_bound(dk.points.begin(), dk.points.end(), o.run,
+                            [](const DashboardPoint& pt, uint32_t run) { return pt.run < run; });
+  if (p == dk.points.end() || p->run != o.run) return;
+  DashboardAttempt a;
+  a.point = static_cast<uint32_t>(p - dk.points.begin());
+  a.attempt = static_cast<int>(o.attempt);
+  a.status = status_letter(o.status);
+  if (o.measured()) a.value = o.actual;
+  dk.attempts.push_back(a);
 }
 
 using GpuIndex = std::map<std::pair<std::string, std::string>, uint32_t>;
@@ -286,32 +178,21 @@ GpuIndex add_gpus(DashboardData& d, const History& h, const DashboardOptions& op
   return gpu_index;
 }
 
-// Runs, described by their first row.
-void add_runs(DashboardData& d, const History& h, const RowExtras& extras) {
-  const auto& obs = h.observations();
-  const auto& runs = h.runs();
-  d.runs.resize(runs.size());
-  std::vector<uint32_t> first_row(runs.size(), UINT32_MAX);
-  for (uint32_t i = 0; i < obs.size(); ++i)
-    if (first_row[obs[i].run] == UINT32_MAX) first_row[obs[i].run] = i;
-  for (size_t r = 0; r < runs.size(); ++r) {
-    DashboardRun& dr = d.runs[r];
-    dr.label = runs[r].label;
-    dr.timestamp = runs[r].timestamp;
+// Runs, with their context (History::Run: the run's own first row).
+void add_runs(DashboardData& d, const History& h) {
+  for (const Run& run : h.runs()) {
+    DashboardRun& dr = d.runs.emplace_back();
+    dr.label = run.label;
+    dr.timestamp = run.timestamp;
     dr.has_time = parse_iso_time(dr.timestamp, dr.time);
-    if (first_row[r] == UINT32_MAX) continue;
-    const Observation& o = obs[first_row[r]];
-    if (const RowExtras::Extra* e = extras.find(o.file, o.line)) {
-      dr.git_sha = extras.str(e->git_sha);
-      dr.driver = extras.str(e->driver);
-      dr.cuda = extras.str(e->cuda);
-    }
+    dr.git_sha = run.git_sha;
+    dr.driver = run.driver;
+    dr.cuda = run.cuda;
   }
 }
 
-// Judging every point of a year of history is most of the work (the
-// history rule once per point): keys are independent, so spread them over
-// the cores.
+// Judging every point is most of the work: keys are independent, so spread
+// them over the cores.
 void judge_keys(DashboardData& d, const History& h, const DashboardOptions& opt) {
   const size_t n_keys = h.keys().size();
   d.keys.resize(n_keys);
@@ -319,7 +200,8 @@ void judge_keys(DashboardData& d, const History& h, const DashboardOptions& opt)
   auto work = [&] {
     for (uint32_t k; (k = next++) < n_keys;) {
       d.keys[k].points = judge_series(h, k, opt.gate);
-      d.keys[k].attempts = remeasurements(h, k, d.keys[k].points);
+      for (uint32_t i : h.series(k))  // the re-measurements (`<run>/<N>` rows)
+        if (h.observations()[i].attempt >= 2) add_marker(d.keys[k], h.observations()[i]);
     }
   };
   unsigned n = std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
@@ -353,8 +235,7 @@ void number_boards(DashboardData& d, const History& h) {
 void describe_keys(DashboardData& d, const History& h, const GateReport& rep, GpuIndex& gpu_index) {
   const auto& keys = h.keys();
   std::unordered_map<std::string, const GateKeyResult*> verdicts;
-  for (const GateKeyResult& g : rep.keys)
-    verdicts.emplace(key_tuple(g.name, g.metric, g.dtype, g.shape, g.arch, g.device), &g);
+  for (const GateKeyResult& g : rep.keys) verdicts.emplace(key_id(g, g.device), &g);
   std::vector<std::vector<uint32_t>> gpu_runs(d.gpus.size());
   for (uint32_t k = 0; k < keys.size(); ++k) {
     const Key& key = keys[k];
@@ -367,16 +248,14 @@ void describe_keys(DashboardData& d, const History& h, const GateReport& rep, Gp
     dk.gpu = gpu_index[{key.arch, key.device}];
     if (!h.series(k).empty())
       dk.variant = std::string(h.observations()[h.series(k).back()].variant);
-    auto it =
-        verdicts.find(key_tuple(key.name, key.metric, key.dtype, key.shape, key.arch, key.device));
+    auto it = verdicts.find(key_id(key, key.device));
     if (it != verdicts.end()) {
       const GateKeyResult& g = *it->second;
       dk.has_verdict = true;
       dk.verdict = g.status;
       dk.rule = g.rule;
       dk.why = g.why;
-      // The newest point is the gated one (unless the key is missing from
-      // the newest run): it shows `kgate check`'s own verdict.
+      // The newest point (unless missing from the newest run) is the gated one.
       if (!dk.points.empty() && g.rule != "missing" &&
           h.runs()[dk.points.back().run].label == g.run)
         dk.points.back().verdict = g.status;
@@ -388,27 +267,14 @@ void describe_keys(DashboardData& d, const History& h, const GateReport& rep, Gp
 }
 
 // The rows History did not put in a series (a second row of a key in one
-// run): attempts of that run's point.
-void add_repeats(DashboardData& d, const History& h, const RowExtras& extras) {
+// attempt of a run): markers of that run's point.
+void add_repeats(DashboardData& d, const History& h) {
   const auto& obs = h.observations();
   std::vector<char> in_series(obs.size(), 0);
   for (uint32_t k = 0; k < h.keys().size(); ++k)
     for (uint32_t i : h.series(k)) in_series[i] = 1;
-  for (uint32_t i = 0; i < obs.size(); ++i) {
-    if (in_series[i]) continue;
-    const Observation& o = obs[i];
-    DashboardKey& dk = d.keys[o.key];
-    auto p = std::lower_bound(dk.points.begin(), dk.points.end(), o.run,
-                              [](const DashboardPoint& pt, uint32_t run) { return pt.run < run; });
-    if (p == dk.points.end() || p->run != o.run) continue;
-    DashboardAttempt a;
-    a.point = static_cast<uint32_t>(p - dk.points.begin());
-    const RowExtras::Extra* e = extras.find(o.file, o.line);
-    a.attempt = e ? e->attempt : 0;
-    a.status = status_letter(o.status);
-    if (o.measured()) a.value = o.actual;
-    dk.attempts.push_back(a);
-  }
+  for (uint32_t i = 0; i < obs.size(); ++i)
+    if (!in_series[i]) add_marker(d.keys[obs[i].key], obs[i]);
 }
 
 // Per run: rows by status (attempts included), keys by verdict, GPUs.
@@ -488,8 +354,7 @@ void note_keys(DashboardData& d, const DashboardOptions& opt) {
 
 }  // namespace
 
-DashboardData build_dashboard(const History& h, const RowExtras& extras,
-                              const DashboardOptions& opt) {
+DashboardData build_dashboard(const History& h, const DashboardOptions& opt) {
   DashboardData d;
   GateReport rep = run_gate(h, opt.gate);
   d.title = opt.title;
@@ -504,11 +369,11 @@ DashboardData build_dashboard(const History& h, const RowExtras& extras,
   d.warnings = rep.warnings;
   for (const auto& f : rep.input_failures) d.warnings.push_back("FAIL " + f.rule + " " + f.text());
   GpuIndex gpu_index = add_gpus(d, h, opt);
-  add_runs(d, h, extras);
+  add_runs(d, h);
   judge_keys(d, h, opt);
   number_boards(d, h);
   describe_keys(d, h, rep, gpu_index);
-  add_repeats(d, h, extras);
+  add_repeats(d, h);
   count_per_run(d);
   note_runs(d, h, opt);
   note_keys(d, opt);

@@ -1,34 +1,28 @@
 #include "tools/kgate/gate.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <map>
 #include <optional>
 #include <string_view>
 
+#include "core/csv_writer.h"
 #include "core/metrics.h"
 #include "reports/format.h"
 #include "tools/kgate/boards.h"
-#include "tools/kgate/gate_input.h"
-#include "tools/kgate/gate_rules.h"
 #include "tools/kgate/siblings.h"
-#include "tools/kgate/variant.h"
 
 namespace kb {
 
 namespace {
 
-// A seed mean (shape `mean`: the mean of its experiment's seed shapes,
-// with no time per call of its own) moves with its shapes. Where it fails
-// on history alone, every other shape of its name, metric, dtype and GPU
-// in this run passed or was the machine's (`host launch`, or `new board`
-// within what boards differ by), and at least one was the host's launch,
-// its drop is the host's too: inconclusive, not a suspect (a recorded 4x
-// H100 host: the gather_gemv and layer_norm means -4.5% and -5.8%, each
-// of their shapes the host's or the board's). One shape that fails, or is
-// inconclusive for another reason (a changed variant), keeps the mean
-// failing.
+// A seed mean (shape `mean`, no time per call of its own) moves with its
+// shapes: where it fails on history alone while each of its shapes in this
+// run passed or was the machine's (`host launch`, `new board`), and at
+// least one the host's launch, its drop is the host's too (docs/gate.md
+// "Hosts: the launch cost").
 void host_means(std::vector<GateKeyResult>& keys) {
   for (GateKeyResult& m : keys) {
     if (m.shape != "mean" || m.status != GateStatus::fail || m.rule != "history") continue;
@@ -58,17 +52,14 @@ void host_means(std::vector<GateKeyResult>& keys) {
 
 int status_rank(GateStatus s) { return static_cast<int>(s); }
 
-// The GPUs of one kind in one run are attempts of one key: the keys that
-// differ only in their device label (cuda:0, cuda:1, ...) are judged as
-// one, their rows merged in run and attempt order.
+// The keys that differ only in their device label (cuda:0, cuda:1, ...)
+// are one key of the gate, their rows merged in run and attempt order.
 std::vector<std::vector<uint32_t>> key_groups(const std::vector<Key>& keys) {
   std::vector<std::vector<uint32_t>> groups;
   std::map<std::string, size_t> at;
   for (uint32_t k = 0; k < keys.size(); ++k) {
-    const Key& key = keys[k];
-    const std::string g = key.name + '\x1f' + key.metric + '\x1f' + key.dtype + '\x1f' + key.shape +
-                          '\x1f' + key.arch + '\x1f' + gate_key_device(key.device);
-    auto [it, fresh] = at.try_emplace(g, groups.size());
+    auto [it, fresh] =
+        at.try_emplace(key_id(keys[k], gate_key_device(keys[k].device)), groups.size());
     if (fresh) groups.emplace_back();
     groups[it->second].push_back(k);
   }
@@ -92,9 +83,8 @@ void merge_series(const History& hist, const std::vector<uint32_t>& group,
   });
 }
 
-// The probe's launch(us) of each run, per arch: the median of the run's
-// GPUs, attempt 1 (the probe is not re-measured); NaN where a run has
-// none. For the host rule (boards.h HostLaunch).
+// The probe's launch(us) of each run, per arch, for the host rule: the
+// median of the run's GPUs, attempt 1; NaN where a run has none.
 std::map<std::string, std::vector<double>> launch_per_run(const History& hist) {
   const auto& keys = hist.keys();
   std::map<std::string, std::vector<double>> launch_of;
@@ -113,52 +103,90 @@ std::map<std::string, std::vector<double>> launch_per_run(const History& hist) {
   return launch_of;
 }
 
+// The newest run and the one before it, per arch, and how many (gate) keys
+// each has.
+struct ArchGate {
+  uint32_t newest = 0, previous = 0;
+  bool has_previous = false;
+  size_t keys = 0, previous_keys = 0;
+};
+
+// Rule 5, fail closed: tonight's rows kgate cannot trust, and a newest run
+// with fewer than half the keys of the run before it (a run cut short, or
+// a stray row appended as a run of its own).
+void add_input_failures(const History& hist, const std::map<std::string, ArchGate>& arch_runs,
+                        GateReport& rep) {
+  for (const Warning& w : hist.untrusted())
+    rep.input_failures.push_back(
+        {w.path + (w.line && w.line != SIZE_MAX ? ":" + std::to_string(w.line) : std::string()),
+         "untrusted row", w.what});
+  const auto& runs = hist.runs();
+  for (const auto& [arch, a] : arch_runs) {
+    if (!a.has_previous || a.keys >= 0.5 * static_cast<double>(a.previous_keys)) continue;
+    rep.input_failures.push_back(
+        {arch.empty() ? std::string("rows without an arch") : arch, "partial run",
+         "the newest run " + runs[a.newest].label + " has " + std::to_string(a.keys) +
+             (a.keys == 1 ? " key" : " keys") + " where the run before it, " +
+             runs[a.previous].label + ", had " + std::to_string(a.previous_keys) +
+             ": fewer than half (a run cut short, or a stray row appended after the night's "
+             "rows: the newest run is the one appended last)"});
+  }
+}
+
 }  // namespace
 
 void group_runs(const std::vector<Observation>& obs, const std::vector<uint32_t>& series,
                 std::vector<RunValue>& out) {
   out.clear();
-  std::vector<double> ok, hot, re_ok, re_hot;
-  for (size_t i = 0; i < series.size();) {
-    size_t j = i;
-    ok.clear();
-    hot.clear();
-    re_ok.clear();
-    re_hot.clear();
+  for (size_t i = 0, j; i < series.size(); i = j) {
+    std::vector<double> v[4];  // attempt 1 ok, throttled; re-measurements ok, throttled
     RunValue rv;
     rv.first = i;
-    for (; j < series.size() && obs[series[j]].run == obs[series[i]].run; ++j) {
+    for (j = i; j < series.size() && obs[series[j]].run == obs[series[i]].run; ++j) {
       const Observation& o = obs[series[j]];
       ++rv.attempts;
       if (o.attempt == 1 && rv.bad == SIZE_MAX &&
           (o.status == RowStatus::failed || o.status == RowStatus::incorrect))
         rv.bad = j;
-      if (!o.measured()) continue;
-      bool hot_row = o.status == RowStatus::throttled;
-      if (o.attempt == 1) {
-        (hot_row ? hot : ok).push_back(o.actual);
-      } else {
-        (hot_row ? re_hot : re_ok).push_back(o.actual);
-      }
+      if (o.measured())
+        v[(o.attempt > 1) * 2 + (o.status == RowStatus::throttled)].push_back(o.actual);
     }
-    const std::vector<double>* use = !re_ok.empty()    ? &re_ok
-                                     : !re_hot.empty() ? &re_hot
-                                     : !ok.empty()     ? &ok
-                                                       : &hot;
     // The run's own value: its GPUs' median (one GPU: its row).
-    if (!ok.empty())
-      rv.first_value = median_of(ok);
-    else if (!hot.empty())
-      rv.first_value = median_of(hot);
-    if (!use->empty()) {
+    if (!v[0].empty() || !v[1].empty()) rv.first_value = median_of(v[v[0].empty() ? 1 : 0]);
+    const int use = !v[2].empty() ? 2 : !v[3].empty() ? 3 : !v[0].empty() ? 0 : 1;
+    if (!v[use].empty()) {
       rv.measured = true;
-      rv.throttled = use == &re_hot || use == &hot;
-      rv.value = median_of(*use);
-      rv.remeasured = use == &re_ok || use == &re_hot ? static_cast<int>(use->size()) : 0;
+      rv.throttled = use % 2 == 1;
+      rv.value = median_of(v[use]);
+      rv.remeasured = use >= 2 ? static_cast<int>(v[use].size()) : 0;
     }
     out.push_back(rv);
-    i = j;
   }
+}
+
+std::string suspects_csv(const GateReport& rep, size_t* capped, double max_share) {
+  std::vector<const GateKeyResult*> s;
+  size_t gated = 0;
+  for (const auto& k : rep.keys) {
+    if (k.status == GateStatus::skipped || k.rule == "missing") continue;
+    ++gated;
+    if (k.suspect && k.run_has_id) s.push_back(&k);
+  }
+  std::stable_sort(s.begin(), s.end(), [](const GateKeyResult* a, const GateKeyResult* b) {
+    return a->suspect_score > b->suspect_score;
+  });
+  size_t cap = std::max<size_t>(1, static_cast<size_t>(std::floor(max_share * gated + 1e-9)));
+  if (capped) *capped = s.size() > cap ? s.size() - cap : 0;
+  if (s.size() > cap) s.resize(cap);
+  std::string out = "run_id,name,dtype,shape,variant,metric,arch,reason\n";
+  for (const GateKeyResult* k : s) {
+    std::string reason = k->status == GateStatus::fail ? "fails: " : "drop: ";
+    reason += k->change ? show_change(*k->change) + " against the baseline" : k->rule;
+    if (k->status == GateStatus::fail) reason += " (" + k->rule + ")";
+    out += csv_line({k->run, k->name, k->dtype, k->shape, k->variant, k->metric, k->arch, reason}) +
+           "\n";
+  }
+  return out;
 }
 
 std::string utc_now() {
@@ -224,12 +252,10 @@ GateReport run_gate(const History& hist, const GateOptions& opt) {
   }
 
   host_means(rep.keys);
-  // Rule 5: fail closed (gate_input.h).
   add_input_failures(hist, arch_runs, rep);
   for (const auto& [arch, a] : arch_runs)
     rep.gated_runs.push_back({arch, context_of(runs[a.newest]), a.keys});
-  // A GPU behind its siblings of the newest run: a finding about that GPU,
-  // not a regression of the code (tools/kgate/siblings.h).
+  // A GPU behind its siblings: a finding about that GPU, not about the code.
   for (const SiblingReport& s : sibling_check(hist, opt.sibling))
     for (const SiblingGpu& g : s.gpus)
       if (g.named) rep.gpu_findings.push_back({s.arch, s.run, g.gpu, g.why});

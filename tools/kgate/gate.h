@@ -1,28 +1,12 @@
-// The gate's rules (DESIGN.md "The gate's rules") applied to every key of
-// the newest run of each GPU model (arch) in a History:
-// 1. an `incorrect` or `failed` row fails;
-// 2. a value worse than its target by more than the target's tolerance
-//    fails (the target file matched by arch name, else the row's own
-//    `target` column);
-// 3. a drop against the key's earlier runs on the same arch fails when it
-//    is larger than both --min-gap and what the history's noise explains
-//    (history_rule.h); too little history or too much noise is
-//    inconclusive, which fails only with --strict. Boards (boards.h): with
-//    enough runs on the newest run's board, the baseline is those runs; on
-//    a board new to the key, a drop the boards' spread explains is
-//    inconclusive. Hosts (boards.h HostLaunch): where the newest run's
-//    probe launches slower than the key's baseline runs, a slowdown per
-//    call within that rise is inconclusive.
-// `skipped` rows are not gated. A `throttled` row that would fail rule 2 or
-// 3 is inconclusive instead: a hot GPU is not a code regression. A key that
-// was in the arch's previous run but is missing from its newest one is
-// inconclusive too. The newest run is the one appended last (history.h);
-// tonight's rows kgate cannot trust, and a newest run with fewer than half
-// the keys of the one before it, fail the night (gate_input.h).
+// The gate's rules (DESIGN.md "The gate's rules", docs/gate.md "What each
+// rule does") applied to every key of the newest run of each GPU model:
+// failed or incorrect rows, targets, the history rule with its board and
+// host rules (gate_rules.cpp), and the input that fails the night.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -67,7 +51,58 @@ void group_runs(const std::vector<Observation>& obs, const std::vector<uint32_t>
 
 GateReport run_gate(const History& history, const GateOptions& opt);
 
+// The suspects file (`kgate check --suspects FILE`, then `kbench run --rerun
+// FILE`; docs/gate.md "Confirmation"): run_id,name,dtype,shape,variant,
+// metric,arch,reason, a line per suspect key of the newest run. By default at
+// most this share of the gated keys are suspects: beyond, the night is a broad
+// regression or a broken machine, and the first stage's verdict stands.
+constexpr double kMaxSuspectShare = 0.25;
+
+// The suspects of `rep` (from runs with an id), strongest first, capped at
+// `max_share` of the gated keys (at least one); `capped`: how many were left out.
+std::string suspects_csv(const GateReport& rep, size_t* capped = nullptr,
+                         double max_share = kMaxSuspectShare);
+
 // Now, as ISO-8601 UTC ("YYYY-MM-DDThh:mm:ssZ"): when a report was made.
 std::string utc_now();
+
+// The rules of the gate for one key of the newest run (gate_rules.cpp), each
+// a function named after its rule.
+
+// The gate's view of a history: its options, the probe's launch(us) of
+// each run per arch (for the host rule) and how many earlier runs a key keeps.
+struct GateContext {
+  const History& hist;
+  const GateOptions& opt;
+  const std::map<std::string, std::vector<double>>& launch_of;
+  size_t keep;
+};
+
+// One key's rows (its GPUs merged), grouped by run; `now` is the run judged
+// and `last` its row that speaks for it (the failed one, if any).
+struct KeyRuns {
+  const Key& key;
+  const std::vector<uint32_t>& series;
+  const std::vector<RunValue>& runs;
+  const RunValue& now;
+  const Observation& last;
+};
+
+// Rule 2's target for a row: its entry in the GPU's target file `tf`
+// (nullptr: none), else the row's own target column.
+struct TargetCheck {
+  std::optional<double> target;
+  double tolerance = 0.05;  // TargetEntry's default, for the rows' own targets
+  std::string source;
+};
+TargetCheck find_target(const Key& key, const Observation& o, const TargetFile* tf);
+
+// A key's result before any rule: its identity.
+GateKeyResult result_of(const Key& key);
+
+RunContext context_of(const Run& run);
+
+// One key of the newest run through rules 1 to 4.
+GateKeyResult judge_key(const GateContext& g, const KeyRuns& k);
 
 }  // namespace kb

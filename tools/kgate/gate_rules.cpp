@@ -1,5 +1,3 @@
-#include "tools/kgate/gate_rules.h"
-
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
@@ -10,41 +8,13 @@
 #include "core/metrics.h"
 #include "reports/format.h"
 #include "tools/kgate/boards.h"
-#include "tools/kgate/gate_input.h"
+#include "tools/kgate/gate.h"
+#include "tools/kgate/history.h"
 #include "tools/kgate/siblings.h"
-#include "tools/kgate/variant.h"
 
 namespace kb {
 
 namespace {
-
-struct TargetCheck {
-  std::optional<double> target;
-  double tolerance = 0.05;  // TargetEntry's default, for the rows' own targets
-  std::string source;
-};
-
-TargetCheck find_target(const Key& key, const Observation& o, const GateOptions& opt) {
-  TargetCheck t;
-  if (!key.arch.empty()) {
-    if (const TargetFile* tf = match_gpu(opt.targets, key.arch)) {
-      std::string variant(o.variant);
-      if (const TargetEntry* e = tf->find(key.name, key.metric, key.dtype, key.shape, variant)) {
-        t.target = resolve_target(*e, o.roofline(), key.lower_is_better);
-        t.tolerance = e->tolerance;
-        t.source = tf->path;
-      }
-    }
-  }
-  // No target file entry (or a relative one and no roofline in the row):
-  // the target the run wrote into the row.
-  if (!t.target && o.target()) {
-    t.target = o.target();
-    t.tolerance = 0.05;
-    t.source = "the row's target column";
-  }
-  return t;
-}
 
 std::string target_why(double value, const TargetCheck& t, bool lower) {
   double miss = lower ? value / *t.target - 1 : 1 - value / *t.target;
@@ -117,12 +87,8 @@ double time_per_call(const std::vector<Observation>& obs, const std::vector<uint
 }
 
 // For a failing key: the newest earlier run where it was good (measured,
-// not throttled, its row `ok` or its re-measurements taken instead, and not
-// worse than `baseline` (when there is one) by more than the gap). The
-// reports name it, so that the commits and drivers in between are the
-// suspects. `runs_of_key` ends with the run being judged.
-// With `board` (>= 0; boards.h), only runs on that board: the baseline was
-// that board's.
+// unthrottled, `ok` or re-measured, not worse than `baseline` by more than
+// the gap); with `board` >= 0, only runs on that board (the baseline's).
 void find_last_good(const History& hist, const std::vector<uint32_t>& series,
                     const std::vector<RunValue>& runs_of_key, const Key& key,
                     const std::optional<double>& baseline, double min_gap, GateKeyResult& r,
@@ -165,12 +131,8 @@ struct Findings {
   bool by_host = false;    // the host's slower launch explains the drop
 };
 
-// The earlier measured runs of the same kernel (throttled ones say more
-// about the machine than about the code: left out of the baseline).
-// A run of another variant is another kernel: not the baseline.
-// Boards (boards.h): with enough runs on the newest run's board, those
-// runs are its baseline; on a board new to the key, the boards' spread
-// may explain a drop.
+// The earlier measured, unthrottled runs of the same kernel (variant), as
+// the board rule narrows them (boards.h).
 Baseline find_baseline(const GateContext& g, const KeyRuns& k, GateKeyResult& r,
                        std::vector<std::string>& notes) {
   const auto& obs = g.hist.observations();
@@ -240,7 +202,8 @@ bool not_gated(const KeyRuns& k, GateKeyResult& r) {
 // Rule 2: below target beyond the target's tolerance fails.
 void rule2_below_target(const GateContext& g, const KeyRuns& k, GateKeyResult& r, Findings& f) {
   const double value = k.now.value;
-  f.target = find_target(k.key, k.last, g.opt);
+  f.target = find_target(k.key, k.last,
+                         k.key.arch.empty() ? nullptr : match_gpu(g.opt.targets, k.key.arch));
   if (f.target.target) {
     r.target = f.target.target;
     f.by_target = below_target(value, *f.target.target, f.target.tolerance, k.key.lower_is_better);
@@ -251,11 +214,8 @@ void rule2_below_target(const GateContext& g, const KeyRuns& k, GateKeyResult& r
   }
 }
 
-// Hosts (boards.h HostLaunch): a host that launches kernels slower adds
-// its launch cost to each timed call; a slowdown per call no larger
-// (with the history's noise) is the host's: inconclusive, and not a
-// suspect (measuring again on that host cannot tell). A target missed
-// by it is the host's too where the baseline met the target.
+// The host rule (boards.h HostLaunch): a slowdown per call within the
+// host's slower launch is the host's: inconclusive, and not a suspect.
 HostLaunch host_of(const GateContext& g, const KeyRuns& k, const Baseline& b, const Findings& f) {
   HostLaunch host;
   if (f.explained || f.ceiling) return host;
@@ -270,10 +230,9 @@ HostLaunch host_of(const GateContext& g, const KeyRuns& k, const Baseline& b, co
                      k.key.lower_is_better, g.opt.rule);
 }
 
-// Rule 3: against the history of the same arch, a drop larger than both
-// --min-gap and the history's noise fails; too little history or too much
-// noise is inconclusive. What the machine explains (a board new to the key,
-// the host's slower launch) and the probe's ceilings are reported, not failed.
+// Rule 3: a drop beyond both --min-gap and the history's noise fails; too
+// little history or too much noise is inconclusive. What the machine explains
+// and the probe's ceilings are reported, not failed.
 void rule3_history(const GateContext& g, const KeyRuns& k, const Baseline& b, GateKeyResult& r,
                    Findings& f, std::vector<std::string>& notes) {
   std::vector<double> values = b.values;
@@ -288,20 +247,14 @@ void rule3_history(const GateContext& g, const KeyRuns& k, const Baseline& b, Ga
     r.change = h.change;
   }
   std::string hw = history_why(h, g.opt.rule);
-  // A board new to the key: a drop within what boards differ by is
-  // inconclusive, not a failure; beyond it, it fails as before.
   const bool new_board = b.plan.mode == BoardMode::new_board && h.outcome == HistoryOutcome::fail;
   f.explained = board_explains(b.plan, h);
   if (new_board) {
     notes.push_back(board_note(b.plan, g.hist.gpus()[b.board].uuid, g.opt.board) +
                     (f.explained ? "" : "; this drop (" + percent(h.drop) + ") is beyond it"));
   }
-  // The probe's rows are the GPU's ceilings, not a kernel of the suite, and
-  // `kbench run --rerun` cannot measure them again (it re-measures
-  // experiments' points): a move beyond the noise is reported, never a
-  // failure or a suspect; the rows they bound are gated themselves (H100:
-  // graph_node(us) +6.1% on 1 of 12 nights of an unchanged build, which
-  // the rerun then refused; docs/decisions/0018-probe-rows-reported-not-gated.md).
+  // The probe's rows are the GPU's ceilings, which --rerun cannot measure
+  // again: reported, never failed nor suspect (decisions/0018).
   f.ceiling = k.key.name == "roofline_probe";
   if (f.ceiling) h.suspect = false;
   const HostLaunch host = host_of(g, k, b, f);
@@ -332,9 +285,8 @@ void rule3_history(const GateContext& g, const KeyRuns& k, const Baseline& b, Ga
   if (!target_doubt.empty()) f.doubts.push_back(target_doubt);
 }
 
-// Rule 4, its first stage: the suspects kbench is asked to measure again.
-// Only a key with one attempt (one that has its re-measurements is judged
-// on them), and never a crash or a wrong result (those fail as they are).
+// Rule 4, its first stage: the suspects kbench is asked to measure again
+// (keys of one attempt; a crash or a wrong result fails as it is).
 void rule4_suspect(const KeyRuns& k, const Findings& f, GateKeyResult& r) {
   const HistoryResult& h = f.history;
   if (k.now.attempts != 1 || !(f.by_target || h.suspect)) return;
@@ -344,12 +296,6 @@ void rule4_suspect(const KeyRuns& k, const Findings& f, GateKeyResult& r) {
   r.suspect_score = (f.fails.empty() ? 0 : 1000) + ratio;
 }
 
-std::string join(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : "; and ") + x;
-  return s;
-}
-
 // The key's status and its one-line reason from what rules 2 and 3 found.
 void verdict(const GateContext& g, const KeyRuns& k, const Baseline& b, const Findings& f,
              GateKeyResult& r) {
@@ -357,13 +303,13 @@ void verdict(const GateContext& g, const KeyRuns& k, const Baseline& b, const Fi
   if (!f.fails.empty() && k.now.throttled) {
     r.status = GateStatus::inconclusive;
     r.rule = "throttled";
-    r.why = "the run was throttled (SM clock low), so this may be the machine: " + join(f.fails) +
-            "; rerun to tell";
+    r.why = "the run was throttled (SM clock low), so this may be the machine: " +
+            join(f.fails, "; and ") + "; rerun to tell";
   } else if (!f.fails.empty()) {
     r.status = GateStatus::fail;
     bool by_history = h.outcome == HistoryOutcome::fail && !f.explained && !f.by_host;
     r.rule = f.by_target && by_history ? "target+history" : f.by_target ? "target" : "history";
-    r.why = join(f.fails);
+    r.why = join(f.fails, "; and ");
     const int64_t last_good_board = b.plan.mode == BoardMode::same_board ? b.board : kUnknownBoard;
     find_last_good(g.hist, k.series, k.runs, k.key, r.baseline, g.opt.rule.min_gap, r,
                    last_good_board);
@@ -375,15 +321,30 @@ void verdict(const GateContext& g, const KeyRuns& k, const Baseline& b, const Fi
              : h.outcome == HistoryOutcome::too_little_history ? "too little history"
              : h.outcome == HistoryOutcome::too_noisy          ? "too noisy"
                                                                : "within noise";
-    r.why = join(f.doubts);
+    r.why = join(f.doubts, "; and ");
   }
 }
 
-void add_notes(const std::vector<std::string>& notes, GateKeyResult& r) {
-  for (const auto& n : notes) r.note += (r.note.empty() ? "" : "; ") + n;
-}
-
 }  // namespace
+
+TargetCheck find_target(const Key& key, const Observation& o, const TargetFile* tf) {
+  TargetCheck t;
+  if (tf) {
+    if (const TargetEntry* e =
+            tf->find(key.name, key.metric, key.dtype, key.shape, std::string(o.variant))) {
+      t.target = resolve_target(*e, o.roofline(), key.lower_is_better);
+      t.tolerance = e->tolerance;
+      t.source = tf->path;
+    }
+  }
+  // No entry (or a relative one and no roofline in the row): the row's own.
+  if (!t.target && o.target()) {
+    t.target = o.target();
+    t.tolerance = 0.05;
+    t.source = "the row's target column";
+  }
+  return t;
+}
 
 // A key's result before any rule: its identity.
 GateKeyResult result_of(const Key& key) {
@@ -410,8 +371,7 @@ GateKeyResult judge_key(const GateContext& g, const KeyRuns& k) {
   r.run_has_id = runs[k.last.run].has_id;
   r.variant = std::string(k.last.variant);
   r.attempts = k.now.attempts;
-  // The value judged is throttled (a throttled row with no unthrottled
-  // re-measurement behind it): the reports call it so.
+  // A throttled row with no unthrottled re-measurement behind it.
   r.throttled = k.now.measured && k.now.throttled;
   std::vector<std::string> notes;
   if (kernel_identity(k.last.variant).size() != k.last.variant.size())
@@ -423,7 +383,7 @@ GateKeyResult judge_key(const GateContext& g, const KeyRuns& k) {
                     " re-measurement(s) " + show_value(k.now.value) + " (the nightly's own " +
                     (k.now.first_value ? show_value(*k.now.first_value) : std::string("-")) + ")");
   if (rule1_failed_or_incorrect(g, k, r) || not_gated(k, r)) {
-    add_notes(notes, r);
+    r.note = join(notes, "; ");
     return r;
   }
   r.value = k.now.value;
@@ -432,7 +392,7 @@ GateKeyResult judge_key(const GateContext& g, const KeyRuns& k) {
   rule3_history(g, k, b, r, f, notes);
   rule4_suspect(k, f, r);
   verdict(g, k, b, f, r);
-  add_notes(notes, r);
+  r.note = join(notes, "; ");
   return r;
 }
 

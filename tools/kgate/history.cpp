@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <numeric>
+#include <set>
 
 #include "core/attempts.h"
 #include "core/gpu_name.h"
@@ -13,12 +14,13 @@ namespace kb {
 
 namespace {
 
+// In RowStatus order.
+constexpr const char* kStatusNames[] = {status::ok,        status::below_target, status::throttled,
+                                        status::incorrect, status::failed,       status::skipped};
+
 RowStatus row_status(std::string_view s) {
-  if (s == status::ok) return RowStatus::ok;
-  if (s == status::below_target) return RowStatus::below_target;
-  if (s == status::throttled) return RowStatus::throttled;
-  if (s == status::incorrect) return RowStatus::incorrect;
-  if (s == status::failed) return RowStatus::failed;
+  for (int i = 0; i < 5; ++i)
+    if (s == kStatusNames[i]) return static_cast<RowStatus>(i);
   return RowStatus::skipped;  // the reader lets only known statuses through
 }
 
@@ -28,6 +30,8 @@ std::string base_name(const std::string& path) {
 }
 
 }  // namespace
+
+const char* status_name(RowStatus s) { return kStatusNames[static_cast<int>(s)]; }
 
 std::string gate_key_device(const std::string& device) {
   if (device.rfind("cuda:", 0) == 0 && device.size() > 5 &&
@@ -53,13 +57,11 @@ uint32_t History::intern_gpu(const ResultRow& r) {
   } else {
     scratch_.append(r.gpu_uuid);
   }
-  auto it = gpu_index_.find(scratch_);
-  if (it != gpu_index_.end()) return it->second;
-  const uint32_t id = static_cast<uint32_t>(gpus_.size());
-  gpus_.push_back({std::string(r.device), std::string(r.gpu_index), std::string(r.gpu_uuid),
-                   std::string(r.gpu_bus_id), std::string(r.host)});
-  gpu_index_.emplace(scratch_, id);
-  return id;
+  auto [it, fresh] = gpu_index_.try_emplace(scratch_, static_cast<uint32_t>(gpus_.size()));
+  if (fresh)
+    gpus_.push_back({std::string(r.device), std::string(r.gpu_index), std::string(r.gpu_uuid),
+                     std::string(r.gpu_bus_id), std::string(r.host)});
+  return it->second;
 }
 
 std::string Warning::text() const {
@@ -104,28 +106,24 @@ std::string_view History::arch_spelling(std::string_view arch) {
 }
 
 uint32_t History::intern_key(const ResultRow& r) {
-  // One GPU model is one series however a file spells its name: the first
-  // spelling read stands for all (core/gpu_name.h), so that a drop measured
-  // under another case is judged against the model's history.
+  // One GPU model is one series however a file spells its name (the first
+  // spelling read stands for all); the parts joined by a byte no field holds.
   const std::string_view arch = arch_spelling(r.arch);
-  // One string holding every part, separated by a byte no field contains.
   scratch_.clear();
   for (std::string_view part : {r.name, r.metric, r.dtype, r.shape, arch, r.device}) {
     scratch_.append(part);
     scratch_ += '\x1f';
   }
-  auto it = key_index_.find(scratch_);
-  if (it != key_index_.end()) return it->second;
-  uint32_t id = static_cast<uint32_t>(keys_.size());
+  auto [it, fresh] = key_index_.try_emplace(scratch_, static_cast<uint32_t>(keys_.size()));
+  if (!fresh) return it->second;
   Key k{std::string(r.name),  std::string(r.metric), std::string(r.dtype),
         std::string(r.shape), std::string(arch),     std::string(r.device)};
   // The reader lets only known metrics through.
   k.lower_is_better = metric_direction(k.metric) == Direction::lower_is_better;
   keys_.push_back(std::move(k));
-  key_index_.emplace(scratch_, id);
   by_key_.emplace_back();
   repeats_.push_back(0);
-  return id;
+  return it->second;
 }
 
 uint32_t History::intern_run(const ResultRow& r, uint32_t file, uint32_t key) {
@@ -142,29 +140,19 @@ uint32_t History::intern_run(const ResultRow& r, uint32_t file, uint32_t key) {
     uint32_t n = repeats_[key]++;
     scratch_.assign("file\x1f" + std::to_string(file) + "\x1f" + std::to_string(n));
   }
-  uint32_t id;
-  auto it = run_index_.find(scratch_);
-  if (it != run_index_.end()) {
-    id = it->second;
-  } else {
-    id = static_cast<uint32_t>(runs_.size());
-    Run run;
+  auto [it, fresh] = run_index_.try_emplace(scratch_, static_cast<uint32_t>(runs_.size()));
+  const uint32_t id = it->second;
+  if (fresh) {
+    Run& run = runs_.emplace_back();
     run.has_id = !r.run_id.empty();
-    if (run.has_id)
-      run.label = std::string(split_attempt(r.run_id).base);
-    else
-      run.label = base_name(files_[file]) + "#" + std::to_string(repeats_[key]);
+    run.label = run.has_id ? std::string(split_attempt(r.run_id).base)
+                           : base_name(files_[file]) + "#" + std::to_string(repeats_[key]);
     run.timestamp = std::string(r.timestamp);
     run.first_seen = static_cast<uint32_t>(obs_.size());
-    runs_.push_back(std::move(run));
-    run_index_.emplace(scratch_, id);
   }
-  // A run's time is when it started: its attempts come later, and may even
-  // be read first (files in any order).
   Run& run = runs_[id];
   run.last_seen = static_cast<uint32_t>(obs_.size());
-  // Re-measurements read before the run's own rows (files in any order) do
-  // not move the run: its place is where its own rows are.
+  // Its place is where its own rows are, whatever was read first.
   uint32_t attempt = r.run_id.empty() ? 1 : split_attempt(r.run_id).attempt;
   if (attempt == 1 && !run.own_seen) {
     run.first_seen = static_cast<uint32_t>(obs_.size());
@@ -172,8 +160,7 @@ uint32_t History::intern_run(const ResultRow& r, uint32_t file, uint32_t key) {
   }
   if (!r.timestamp.empty() && (run.timestamp.empty() || r.timestamp < run.timestamp))
     run.timestamp = std::string(r.timestamp);
-  // Its context (commit, driver, CUDA) is the run's own, attempt 1's: a
-  // re-measurement read first gives it only until attempt 1 is read.
+  // Its context (commit, driver, CUDA) is its lowest attempt's.
   if (run.context_attempt == 0 || attempt < run.context_attempt) {
     run.git_sha = std::string(r.git_sha);
     run.driver = std::string(r.driver);
@@ -191,9 +178,8 @@ uint32_t History::intern_run(const ResultRow& r, uint32_t file, uint32_t key) {
 void History::parse(uint32_t file) {
   const std::string& path = files_[file];
   std::string_view text = texts_[file].view();
-  // Rows are 60 to 300 bytes: reserving for 64-byte rows means a million-row
-  // history is never copied as the vector grows (unused reserve is never
-  // touched, so it costs no memory).
+  // Rows are 60 to 300 bytes: a million-row history is never copied as the
+  // vector grows (unused reserve is never touched: it costs no memory).
   obs_.reserve(obs_.size() + text.size() / 64 + 1);
   std::fill(repeats_.begin(), repeats_.end(), 0);
   last_run_ = UINT32_MAX;
@@ -276,9 +262,7 @@ void History::finish() {
       if (obs_[a].attempt != obs_[b].attempt) return obs_[a].attempt < obs_[b].attempt;
       return obs_[a].gpu < obs_[b].gpu;
     });
-    // A key twice in one attempt of a run on one GPU: keep the first row,
-    // warn about the others. (Rows of other GPUs of the run are further
-    // attempts: a fleet's nodes under one --run-id.)
+    // A key twice in one attempt of a run on one GPU: keep the first row.
     size_t out = 0;
     for (size_t i = 0; i < v.size(); ++i) {
       const Observation* same = nullptr;
@@ -302,13 +286,16 @@ void History::finish() {
     }
     v.resize(out);
   }
-  for (uint32_t f = 0; f < warning_count_.size(); ++f)
-    if (warning_count_[f] > kMaxWarningsPerFile)
-      warnings_.push_back({files_[f], SIZE_MAX,
-                           std::to_string(warning_count_[f] - kMaxWarningsPerFile) +
-                               " more warning(s) in this file not shown"});
-  // Warnings in file order, then line order (the "more" line last).
-  std::stable_sort(warnings_.begin(), warnings_.end(), [&](const Warning& a, const Warning& b) {
+  close_list(warnings_, warning_count_, " more warning(s) in this file not shown");
+}
+
+void History::close_list(std::vector<Warning>& list, const std::vector<size_t>& count,
+                         const std::string& more) const {
+  for (uint32_t f = 0; f < count.size(); ++f)
+    if (count[f] > kMaxWarningsPerFile)
+      list.push_back({files_[f], SIZE_MAX, std::to_string(count[f] - kMaxWarningsPerFile) + more});
+  // File order, then line order (the "more" line last).
+  std::stable_sort(list.begin(), list.end(), [&](const Warning& a, const Warning& b) {
     if (a.path != b.path) {
       auto ia = std::find(files_.begin(), files_.end(), a.path) - files_.begin();
       auto ib = std::find(files_.begin(), files_.end(), b.path) - files_.begin();
@@ -316,6 +303,101 @@ void History::finish() {
     }
     return a.line < b.line;
   });
+}
+
+// Which runs are tonight's, and what a damaged row means (docs/gate.md
+// "Which run is tonight's").
+
+void History::find_arch_runs() {
+  arch_runs_.clear();
+  for (const auto& o : obs_) {
+    auto [it, fresh] = arch_runs_.try_emplace(keys_[o.key].arch);
+    ArchRuns& a = it->second;
+    if (fresh) {
+      a.newest = o.run;
+    } else if (o.run > a.newest) {
+      a.previous = a.newest;
+      a.has_previous = true;
+      a.newest = o.run;
+    } else if (o.run < a.newest && (!a.has_previous || o.run > a.previous)) {
+      a.previous = o.run;
+      a.has_previous = true;
+    }
+  }
+}
+
+void History::judge_damaged() {
+  untrusted_.clear();
+  // Tonight: the newest run, and the GPU models' newest runs whose rows
+  // reach past its first row (several GPU models appending at once).
+  std::set<uint32_t> tonight;
+  uint32_t start = UINT32_MAX;
+  if (!runs_.empty()) {
+    const Run& last = runs_.back();
+    for (const auto& [arch, a] : arch_runs_) {
+      const Run& r = runs_[a.newest];
+      if (r.last_seen < last.first_seen) continue;
+      tonight.insert(a.newest);
+      start = std::min(start, r.first_seen);
+    }
+  }
+  // A row between the runs before tonight's and tonight's first row is
+  // tonight's (fail closed), but for the last rows of an earlier file: they
+  // end that file's last run.
+  auto after_start = [&](const Damaged& d) {
+    if (start == UINT32_MAX) return false;
+    return d.seq > start || (d.seq == start && d.file == obs_[start].file);
+  };
+  std::vector<size_t> shown(files_.size(), 0);
+  for (Damaged& d : damaged_) {
+    bool ours = false;
+    std::string whose;
+    auto it = d.run.empty() ? run_index_.end() : run_index_.find("id\x1f" + d.run);
+    if (it != run_index_.end()) {
+      // Its run id names a run kgate read: the row is that run's.
+      ours = tonight.count(it->second) > 0;
+      whose = "a row of tonight's run " + runs_[it->second].label;
+    } else if (after_start(d)) {
+      // It cannot be placed by its run id: by where it was appended.
+      ours = true;
+      whose = "a row appended after the runs before the newest run " + runs_.back().label +
+              ": tonight's" +
+              (d.run.empty() ? "" : "; its run " + d.run + " has no row kgate could read");
+    }
+    if (!ours) {
+      warn(d.file, d.line, d.what + "; row skipped (an older run's row: history, not tonight's)");
+    } else if (++shown[d.file] <= kMaxWarningsPerFile) {
+      untrusted_.push_back({files_[d.file], d.line, d.what + " (" + whose + ")"});
+    }
+  }
+  damaged_.clear();
+  close_list(untrusted_, shown, " more row(s) of tonight that kgate cannot trust, not shown");
+}
+
+// The clock is not trusted to order runs, but a newest run stamped earlier
+// than a run appended before it is worth a word: files given newest first,
+// or a node whose clock is off.
+void History::warn_out_of_order() {
+  for (const auto& [arch, a] : arch_runs_) {
+    const Run& now = runs_[a.newest];
+    if (now.timestamp.empty()) continue;
+    const Run* later = nullptr;
+    uint32_t seen = UINT32_MAX;  // rows of one run come together: look at each run once
+    for (const auto& o : obs_) {
+      if (o.run == seen || o.run == a.newest || keys_[o.key].arch != arch) continue;
+      seen = o.run;
+      const Run& r = runs_[o.run];
+      if (r.timestamp > now.timestamp && (!later || r.timestamp > later->timestamp)) later = &r;
+    }
+    if (!later) continue;
+    const Observation& first = obs_[now.first_seen];
+    warn(first.file, first.line,
+         "the newest run of " + (arch.empty() ? std::string("rows without an arch") : arch) + ", " +
+             now.label + " (" + now.timestamp + "), appended last and gated, is stamped " +
+             "earlier than run " + later->label + " (" + later->timestamp +
+             ") appended before it: give the files oldest first; kgate orders runs by where " +
+             "they were appended, not by their clocks");
+  }
 }
 
 }  // namespace kb

@@ -1,35 +1,9 @@
 // The rows of every results file given to kgate, grouped into runs and into
-// one series per key. A key is (name, metric, dtype, shape, arch, device):
-// DESIGN.md's key plus the device, so that the GPUs of one `--device all`
-// run are not duplicates of each other and each is compared with itself.
-// The arch is compared as core/gpu_name.h compares GPU names (case aside):
-// each GPU model's keys carry the first spelling of its name read.
-// The gate takes the GPUs of one kind in one run together, as attempts of
-// one key (gate_key_device: cuda:N is cuda); the dashboard shows each.
-//
-// Each row also names the GPU that measured it (schema v2's UUID and host;
-// the device label in v1 files): two rows of one key, run and attempt are
-// duplicates only on the same GPU.
-//
-// Runs: rows with a run_id belong to that run (the same id in two files is
-// one run); rows whose id is `<id>/<N>` are attempt N of run <id>
-// (core/attempts.h: re-measurements of suspects, appended by
-// `kbench run --rerun`). Rows without one (gpt_fast files) are taken in file
-// order, each repeat of a key in a file being the next run of that file.
-//
-// Run order is append order, never the clock: files in the order given
-// (oldest first), rows in file order, each run placed where its own first
-// row is (attempt 1's; where it has none, its first re-measurement's). The newest run of a GPU
-// model is the one whose first row comes last (docs/gate.md "Which run is tonight's"): a stray row
-// stamped 2099, in another time zone, or under an id that sorts later cannot take its place.
-//
-// Tonight: the newest run of the whole input and the newest runs of other
-// GPU models still appending when it began (their rows reach past its
-// first row). A damaged row (result_reader.h) is tonight's when its run_id
-// names one of tonight's runs, or, when it names no run kgate read a row
-// of (unreadable, malformed, or only on damaged rows), when it lies after
-// the last row before tonight's first: kgate cannot trust it, and the night
-// fails on it (untrusted()). Damaged rows of older runs are warnings.
+// one series per key: (name, metric, dtype, shape, arch, device), the arch
+// compared as core/gpu_name.h compares GPU names. docs/gate.md ("Input",
+// "Which run is tonight's", "Fail closed") says how rows become runs and
+// attempts, why run order is append order and never the clock, and which
+// damaged rows are tonight's (untrusted(): they fail the night).
 #pragma once
 
 #include <cstdint>
@@ -51,6 +25,14 @@ struct Key {
   bool lower_is_better = false;
 };
 
+// A key's parts as one lookup string; any record naming them (Key,
+// GateKeyResult, NoiseKey) gives the same string for the same key.
+template <class K>
+std::string key_id(const K& k, const std::string& device) {
+  return k.name + '\x1f' + k.metric + '\x1f' + k.dtype + '\x1f' + k.shape + '\x1f' + k.arch +
+         '\x1f' + device;
+}
+
 // The gate's device for a key's device: "cuda:N" (one GPU of a run of
 // several) is "cuda", so that the GPUs of one kind are attempts of one key.
 std::string gate_key_device(const std::string& device);
@@ -58,27 +40,25 @@ std::string gate_key_device(const std::string& device);
 // The GPU a row names.
 struct GpuId {
   std::string device, index, uuid, bus_id, host;  // "" where the file has none
-  // "cuda:1 GPU-5c1e... on node07", as short as the row allows.
-  std::string label() const;
+  std::string label() const;  // "cuda:1 GPU-5c1e... on node07", as short as the row allows.
 };
 
 struct Run {
   std::string label;      // run_id, or "<file>#<n>" for a file without run ids
   std::string timestamp;  // "" when the rows have none
-  // The run's context, from its first row of its lowest attempt read (attempt
-  // 1, the run itself, when it is there; "" where the file has none): what
-  // the reports name for the gated run and for a key's last good run.
+  // The run's context, from the first row of its lowest attempt read.
   std::string git_sha, driver, cuda;
   std::string suite_version;     // which roofline its fractions are of (reports/metrics.h)
   uint32_t context_attempt = 0;  // the attempt the context came from (0: none yet)
-  // Its place: its first own row (attempt 1; else its first row) among all
-  // rows read, and its last row's place.
+  // Its first own row (attempt 1; else its first row) among all rows read,
+  // and its last row.
   uint32_t first_seen = 0, last_seen = 0;
   bool own_seen = false;  // first_seen is an attempt-1 row
   bool has_id = false;    // from a run_id (kbench), not from file order (gpt_fast)
 };
 
 enum class RowStatus : uint8_t { ok, below_target, throttled, incorrect, failed, skipped };
+const char* status_name(RowStatus s);  // as the CSV writes it: "ok", "below_target", ...
 
 struct Observation {
   uint32_t key = 0;
@@ -92,8 +72,7 @@ struct Observation {
   bool is_model = false;
   uint32_t samples = 0;
   double actual = 0;  // valid when measured()
-  // NaN where the row has no value (a million rows: optionals would double
-  // the memory); read them through the accessors.
+  // NaN where the row has no value (optionals would double the memory).
   double target_ = kNone, roofline_ = kNone, roofline_fraction_ = kNone, noise_rel_ = kNone,
          min_us_ = kNone, median_us_ = kNone;
   std::string_view variant, message;
@@ -130,13 +109,12 @@ struct ArchRuns {
 
 class History {
  public:
-  // Reads one results file. Throws ResultFileError on file-level damage;
-  // row-level damage becomes a warning.
+  // Reads one results file (or text, `path` naming it). Throws
+  // ResultFileError on file-level damage; row-level damage is kept for finish().
   void add_file(const std::string& path);
-  // The same for text in memory (tests); `path` names it in messages.
   void add_text(std::string text, const std::string& path);
-  // Orders the runs and each key's observations; finds duplicate keys
-  // within one attempt of one run (the later row is dropped with a warning).
+  // Orders the runs and each key's observations; drops a key's later row
+  // within one attempt of one run on one GPU, with a warning.
   void finish();
 
   const std::vector<Key>& keys() const { return keys_; }
@@ -144,18 +122,15 @@ class History {
   const std::vector<std::string>& files() const { return files_; }
   const std::vector<Observation>& observations() const { return obs_; }
   const std::vector<GpuId>& gpus() const { return gpus_; }
-  // A key's observations, oldest run first, a run's attempts in order
-  // (after finish()).
+  // A key's observations, oldest run first, a run's attempts in order.
   const std::vector<uint32_t>& series(uint32_t key) const { return by_key_[key]; }
-  // Warnings in file and line order (after finish()), at most
-  // kMaxWarningsPerFile per file and then one saying how many more.
+  // Warnings in file and line order, at most kMaxWarningsPerFile per file.
   static constexpr size_t kMaxWarningsPerFile = 50;
   const std::vector<Warning>& warnings() const { return warnings_; }
   size_t rows() const { return obs_.size(); }
-  // Per GPU model, its newest run and the one before (after finish()).
+  // Per GPU model, its newest run and the one before.
   const std::map<std::string, ArchRuns>& arch_runs() const { return arch_runs_; }
-  // Tonight's rows that kgate cannot trust, in file and line order (after
-  // finish()): each fails the night.
+  // Tonight's rows that kgate cannot trust: each fails the night.
   const std::vector<Warning>& untrusted() const { return untrusted_; }
 
  private:
@@ -173,6 +148,10 @@ class History {
   void find_arch_runs();
   void judge_damaged();
   void warn_out_of_order();
+  // Sorts `list` by file and line, after a line per file of how many more
+  // than kMaxWarningsPerFile (`count`, per file) it left out.
+  void close_list(std::vector<Warning>& list, const std::vector<size_t>& count,
+                  const std::string& more) const;
   std::string_view keep(std::string_view v, uint32_t file);
   std::string_view arch_spelling(std::string_view arch);
   uint32_t intern_key(const ResultRow& r);
@@ -203,5 +182,35 @@ class History {
   std::string last_run_id_;
   uint32_t last_run_ = UINT32_MAX;
 };
+
+// A row's variant as the gate reads it: the kernel it names, and the
+// `inject=` fields kbench --inject-slowdown adds (the same kernel, slowed).
+
+inline bool injected_field(std::string_view f) { return f.rfind("inject=", 0) == 0; }
+
+// The `;` fields of a variant that are (`injected`) or are not `inject=`
+// fields, joined again in their order.
+inline std::string variant_fields(std::string_view variant, bool injected) {
+  std::string out;
+  size_t start = 0;
+  while (start <= variant.size()) {
+    size_t end = variant.find(';', start);
+    if (end == std::string_view::npos) end = variant.size();
+    std::string_view f = variant.substr(start, end - start);
+    if (injected_field(f) == injected) out += (out.empty() ? "" : ";") + std::string(f);
+    start = end + 1;
+  }
+  return out;
+}
+
+// The kernel a row's variant names: the variant without `inject=` fields
+// (kbench --inject-slowdown marks its rows so; the kernel is the same).
+inline std::string kernel_identity(std::string_view variant) {
+  if (variant.find("inject=") == std::string_view::npos) return std::string(variant);
+  return variant_fields(variant, false);
+}
+
+// The `inject=` fields of a variant, "" where it has none.
+inline std::string injected_part(std::string_view variant) { return variant_fields(variant, true); }
 
 }  // namespace kb

@@ -21,29 +21,6 @@ struct Window {
   double noise = 0;  // relative
 };
 
-double center(const std::vector<double>& w, Statistics st) {
-  if (st != Statistics::mean_sd) return median_of(w);
-  double sum = 0;
-  for (double x : w) sum += x;
-  return w.empty() ? 0 : sum / static_cast<double>(w.size());
-}
-
-double spread(std::vector<double> w, double center, Statistics st) {
-  switch (st) {
-    case Statistics::robust:
-      return noise_scale(std::move(w));
-    case Statistics::mad:
-      return mad_scale(w);
-    case Statistics::mean_sd: {
-      if (w.size() < 2) return 0;
-      double ss = 0;
-      for (double x : w) ss += (x - center) * (x - center);
-      return std::sqrt(ss / static_cast<double>(w.size() - 1));
-    }
-  }
-  return 0;
-}
-
 std::vector<double> slice(const std::vector<double>& series, size_t end, int window) {
   size_t begin = end > static_cast<size_t>(window) ? end - static_cast<size_t>(window) : 0;
   return std::vector<double>(series.begin() + static_cast<long>(begin),
@@ -55,17 +32,14 @@ Window window_stats(const std::vector<double>& series, size_t end, const History
   Window s;
   s.n = static_cast<int>(w.size());
   if (w.empty()) return s;
-  s.baseline = center(w, opt.stats);
-  if (s.baseline > 0) s.noise = spread(std::move(w), s.baseline, opt.stats) / s.baseline;
+  s.baseline = median_of(w);
+  if (s.baseline > 0) s.noise = noise_scale(std::move(w)) / s.baseline;
   return s;
 }
 
-// The noise is estimated from n runs, so it is itself uncertain: a window
-// that happens to look quiet would make the gate trigger-happy. As a
-// Student-t quantile does, z widens as n shrinks: Cornish-Fisher expansion
-// of t with the degrees of freedom of an estimate of 82% efficiency (Qn's).
-// Without it, a history of 10 to 20 runs fails falsely 20 to 30 times as
-// often as a full window does (docs/gate.md).
+// The noise estimated from n runs is itself uncertain: z widens as n
+// shrinks, as a Student-t quantile does (Cornish-Fisher expansion of t with
+// the degrees of freedom of Qn's 82% efficiency; docs/gate.md says why).
 double widened_z(double z, int n) {
   double nu = std::max(0.82 * (n - 1), 1.0);  // n < 3 is never gated; keep it finite
   double z3 = z * z * z, z5 = z3 * z * z;
@@ -82,8 +56,7 @@ double recent_value(const std::vector<double>& series, int k, bool lower_is_bett
 }
 
 // Variance of recent_value for k runs of unit variance (Monte Carlo, 4e6
-// draws): the better of two is 0.682 (and sits 0.56 higher, which only
-// makes the rule more careful); the median of k follows pi/(2k) for large k.
+// draws; the median of k follows pi/(2k) for large k).
 double recent_variance(int k) {
   static const double v[] = {0, 1, 0.682, 0.449, 0.298, 0.287, 0.215, 0.210, 0.168};
   return k <= 8 ? v[k] : kPi / (2.0 * k);
@@ -108,16 +81,11 @@ double suspect_line(const HistoryRuleOptions& opt, double noise, int n) {
   return widened_z(opt.suspect_z, n) * noise * std::sqrt(1 + kPi / (2.0 * n));
 }
 
-// Runs of a key (kgate compare takes all of them, a million in a long
-// history): the distances are never listed. Row i of the sorted values'
-// distances x[j] - x[i], j > i, rises with j, and a row's distances below a
-// pivot end where row i - 1's did or later, so one pass counts those below
-// any pivot; each row keeps the range of j that can still hold the answer,
-// and a pivot drawn at random among them removes a share of them each time
-// (Croux & Rousseeuw's algorithm, with a random pivot, fixed seed, for
-// their weighted median). Expected O(n log n) time, O(n) memory. The
-// result is one of the distances, each computed as x[j] - x[i]: bit for bit
-// the value the k-th of all of them listed would be.
+// The k-th smallest pairwise distance of the sorted x without listing them
+// (kgate compare may pass a million runs): Croux & Rousseeuw's selection,
+// with a random pivot (fixed seed) among each row's candidate range.
+// Expected O(n log n) time, O(n) memory; the result is bit for bit the
+// value the k-th of all distances listed would be.
 double kth_distance(const std::vector<double>& x, uint64_t k) {
   const size_t n = x.size();
   std::vector<size_t> lo(n), hi(n), below_p(n), upto_p(n);  // row i's candidates: j in [lo, hi)
@@ -196,12 +164,8 @@ double mad_scale(const std::vector<double>& v) {
 
 double noise_scale(std::vector<double> v) {
   // Qn alone says 0 when the runs sit on a few levels (two hosts, two clock
-  // states: half the pairwise distances are 0), and the gate would then fail
-  // on the first run at the other level. The interquartile range sees such
-  // levels once the smaller one holds a quarter of the runs (1.349 of it is
-  // one standard deviation of a normal sample), and, like Qn, ignores bad
-  // nights up to a quarter of the window. The larger of the two errs on the
-  // side of not crying wolf.
+  // states); the interquartile range sees such levels once the smaller holds
+  // a quarter of the runs, and ignores bad nights as Qn does.
   if (v.size() < 2) return 0;
   std::sort(v.begin(), v.end());
   auto at = [&](double q) {
@@ -217,10 +181,8 @@ double noise_scale(std::vector<double> v) {
 double qn_scale(std::vector<double> v) {
   const size_t n = v.size();
   if (n < 2) return 0;
-  // The k-th smallest of the n(n-1)/2 pairwise distances, k = h(h-1)/2 with
-  // h = n/2 + 1: about their first quartile. 2.2219 makes it estimate the
-  // standard deviation of a normal sample; d_n corrects its small-sample bias
-  // (Croux & Rousseeuw 1992).
+  // The k-th smallest pairwise distance, k = h(h-1)/2 with h = n/2 + 1;
+  // 2.2219 and the small-sample d_n (Croux & Rousseeuw 1992).
   std::sort(v.begin(), v.end());
   const uint64_t h = n / 2 + 1;
   static const double small[] = {0, 0, 0.399, 0.994, 0.512, 0.844, 0.611, 0.857, 0.669, 0.872};
@@ -275,7 +237,7 @@ HistoryResult history_rule(const std::vector<double>& series, bool lower_is_bett
       std::vector<double> w = slice(series, last + 1 - static_cast<size_t>(k), opt.window);
       wk.n = static_cast<int>(w.size());
       if (wk.n < opt.min_history) break;
-      wk.baseline = center(w, opt.stats);
+      wk.baseline = median_of(w);
       if (wk.baseline <= 0) break;
     }
     double d = drop_of(recent_value(series, k, lower_is_better), wk.baseline, lower_is_better);

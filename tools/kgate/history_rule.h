@@ -1,58 +1,23 @@
 // Rule 3 of the gate (DESIGN.md): is the newest value of a key a drop
 // against the history of earlier runs, larger than both a minimum relative
-// gap and what that history's own noise explains?
-//
-// Robust statistics, because nightly histories have bad nights (a busy
-// node, a clock dip) that must neither move the baseline nor inflate the
-// noise (docs/gate.md argues the choice with the simulation):
-// - baseline: the median of the last `window` earlier runs;
-// - noise: a robust standard deviation of those runs, relative to the
-//   baseline: Qn (Rousseeuw & Croux, from the pairwise distances), or the
-//   interquartile range where that is larger (runs on two levels);
-// - the newest value fails when it is worse than the baseline by more than
-//   `min_gap` and more than z * noise * sqrt(1 + pi/(2n)) (the spread of one
-//   new run around the median of n runs), z widened like a Student-t
-//   quantile when n is small, because the noise itself is then uncertain;
-// - a drop that lands below that line on its first night is caught on the
-//   next ones: the newest k runs (k = 2..max_recent) are tested together
-//   against the window before them (the better of two, the median of more:
-//   one bad night among them does not count), with the spread of that
-//   statistic, as long as the newest run itself is still low.
-//
-// Confirmation (docs/gate.md "Confirmation"): the newest run may hold
-// several attempts of a key (re-measurements in fresh processes of the
-// keys the first stage suspected). Its value is then the median of the
-// re-measurements (attempt 1 left out: it was re-measured because it was
-// low, so it is biased low), judged with `confirm_z` and the spread of that
-// median: the
-// share of the run-to-run noise that attempts of one run share
-// (`shared_noise`: the machine, the night) does not shrink, the rest
-// shrinks as a median of m values does. The first stage (one attempt)
-// names suspects eagerly: every drop beyond `min_gap` and `suspect_z`
-// standard deviations, so that a real drop gets its re-measurements on the
-// night it lands, and a transient is re-measured away before it fails.
+// gap and what that history's own noise explains? Robust statistics (the
+// median, Qn), the newest k runs tested together for a sustained drop, and
+// a run's re-measurements judged on their median: docs/gate.md "The history
+// rule" and "Confirmation" argue each choice with the simulation.
 #pragma once
 
 #include <vector>
 
 namespace kb {
 
-// What the baseline and the noise of a window are. The gate uses `robust`;
-// the others exist so that `kgate_simulate --stats` (lab/gate) can show why
-// (docs/gate.md): `mad` is the median with 1.4826 * MAD, `mean_sd` the mean
-// with the standard deviation.
-enum class Statistics { robust, mad, mean_sd };
-
 struct HistoryRuleOptions {
-  // Defaults from the simulation (docs/gate.md, lab/gate's `kgate_simulate`).
-  int window = 60;          // earlier runs in the baseline
-  double min_gap = 0.03;    // a drop must be larger than this (relative) to fail
-  int min_history = 10;     // fewer earlier runs: inconclusive
-  double max_noise = 0.05;  // history noise (relative) above this: inconclusive
-  int max_recent = 8;       // newest runs tested together for a sustained drop
-  double z = 4.25;          // noise multiplier (before the small-history widening)
-  Statistics stats = Statistics::robust;
-  // Confirmation, from the simulation (docs/gate.md, `kgate_simulate --confirm`).
+  // Defaults from the simulation (docs/gate.md).
+  int window = 60;            // earlier runs in the baseline
+  double min_gap = 0.03;      // a drop must be larger than this (relative) to fail
+  int min_history = 10;       // fewer earlier runs: inconclusive
+  double max_noise = 0.05;    // history noise (relative) above this: inconclusive
+  int max_recent = 8;         // newest runs tested together for a sustained drop
+  double z = 4.25;            // noise multiplier (before the small-history widening)
   double suspect_z = 2.0;     // one attempt: re-measure a drop beyond min_gap and this
   double confirm_z = 3.5;     // several attempts: their median fails beyond this
   double shared_noise = 0.5;  // share of the run-to-run variance attempts of one run share
@@ -74,28 +39,23 @@ struct HistoryResult {
   double drop = 0;       // change in the worse direction (> 0 = worse)
   double noise = 0;      // robust relative standard deviation of the window
   double explained = 0;  // the largest drop of one run the noise explains
-  // For a fail: the newest `recent` runs were tested together (1 = the
-  // newest alone), with their drop (the better of two, the median of more)
-  // and what the noise explains for it.
+  // For a fail: the newest `recent` runs tested together (1 = the newest
+  // alone), their drop and what the noise explains for it.
   int recent = 1;
   double recent_drop = 0;
   double recent_explained = 0;
-  // The newest run's attempts behind its value (its median).
-  int attempts = 1;
+  int attempts = 1;  // The newest run's attempts behind its value (its median).
   // One attempt, and a drop worth re-measuring: it fails, or it is beyond
-  // min_gap and suspect_z (widened) standard deviations. Never with too
-  // little history or too much noise (a re-measurement cannot change those).
+  // min_gap and suspect_z standard deviations (never too little history or
+  // too much noise: a re-measurement cannot change those).
   bool suspect = false;
 };
 
 // `series`: the key's values, oldest first, the newest run's value last
 // (with attempts > 1: the median of its attempts 2..attempts).
-// `history_attempts`: how many attempts the earlier values are medians of
-// (history_attempts_of; several GPUs a night, docs/gate.md): their noise is
-// then that of a median, and the rules read it as one attempt's,
-// noise / sqrt(shared_noise + (1 - shared_noise) * median_variance(m)), so
-// that a night of 4 GPUs against nights of 4 GPUs is not held to a median's
-// threshold twice.
+// `history_attempts`: how many attempts (GPUs) the earlier values are
+// medians of; their noise is then read as one attempt's (docs/gate.md
+// "Several GPUs, siblings and shards").
 HistoryResult history_rule(const std::vector<double>& series, bool lower_is_better,
                            const HistoryRuleOptions& opt, int attempts = 1,
                            int history_attempts = 1);
@@ -104,15 +64,13 @@ HistoryResult history_rule(const std::vector<double>& series, bool lower_is_bett
 // lower median of each earlier run's count; 1 for none.
 int history_attempts_of(std::vector<int> attempts);
 
-// The variance of the median of m values of unit variance, m >= 1 (the
-// mean of the middle two for even m).
+// The variance of the median of m values of unit variance, m >= 1.
 double median_variance(int m);
 
 // The history's noise as a standard deviation: the larger of Qn and the
 // interquartile range / 1.349; 0 for fewer than 2 values.
 double noise_scale(std::vector<double> v);
-// Qn (scaled to estimate the standard deviation of a normal sample, with
-// the small-sample correction); 0 for fewer than 2 values.
+// Qn, scaled to estimate a normal sample's standard deviation.
 double qn_scale(std::vector<double> v);
 // Median (0 for an empty vector).
 double median_of(std::vector<double> v);

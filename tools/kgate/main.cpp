@@ -1,3 +1,3 @@
-#include "tools/kgate/cli.h"
+#include "tools/kgate/cli/commands.h"
 
 int main(int argc, char** argv) { return kb::kgate_main(argc, argv); }

@@ -11,25 +11,12 @@
 #include "reports/console_table.h"
 #include "reports/format.h"
 #include "reports/gate_result.h"
-#include "reports/markdown.h"
+#include "tools/kgate/history.h"
 #include "tools/kgate/history_rule.h"
 
 namespace kb {
 
 namespace {
-
-std::string without_injection(std::string_view v) {
-  std::string out;
-  size_t start = 0;
-  while (start <= v.size()) {
-    size_t end = v.find(';', start);
-    if (end == std::string_view::npos) end = v.size();
-    std::string_view f = v.substr(start, end - start);
-    if (f.rfind("inject=", 0) != 0) out += (out.empty() ? "" : ";") + std::string(f);
-    start = end + 1;
-  }
-  return out;
-}
 
 std::string label(const NoiseKey& k) {
   std::string s = k.name;
@@ -124,7 +111,7 @@ NoiseReport noise_report(const History& h) {
                                                    : 0);
       if (o.median_us()) timed.push_back(*o.median_us());
       labels.push_back(h.runs()[o.run].label);
-      variants.insert(without_injection(o.variant));
+      variants.insert(kernel_identity(o.variant));
       boards.push_back(h.gpus()[o.gpu].uuid);
       all_named = all_named && !boards.back().empty();
     }
@@ -160,19 +147,16 @@ NoiseReport noise_report(const History& h) {
       n.board_spread = (*std::max_element(board_medians.begin(), board_medians.end()) -
                         *std::min_element(board_medians.begin(), board_medians.end())) /
                        n.median;
-    // Issue 24's bar: rate keys only, judged on the noise the table shows
-    // (each board's own where there are several).
+    // The bar: rate keys only, on the noise the table shows.
     if (!timed.empty()) n.timed_us = median_of(timed);
     if (n.timed_us && metric_direction(key.metric) == Direction::higher_is_better) {
       n.bar = noise_bar(*n.timed_us);
       n.meets_bar = n.runs >= kMinRunsForBar && n.noise <= n.bar;
     }
-    // A mode: a run whose fastest call is outside the others' range (on its
-    // board) and further from their median than 5 of their robust standard
-    // deviations (and than 1%): not the tail of one distribution, another state.
-    // Only the board's lowest or highest run, where no other run equals it,
-    // can lie outside the others' range: the others' statistics are taken
-    // for those two alone (a long history has thousands of runs a key).
+    // A mode: a run whose fastest call is outside the others' range on its
+    // board and further from their median than 5 robust standard deviations
+    // (and 1%): another state, not a tail. Only a board's unique lowest or
+    // highest run can be one, so only those two are tested.
     for (const auto& [b, idx] : by_board) {
       if (idx.size() < 4) continue;
       const auto [lowest, highest] = std::minmax_element(
@@ -227,8 +211,6 @@ std::string noise_csv(const NoiseReport& r) {
   for (const auto& k : r.keys) {
     std::string mr;
     for (const auto& m : k.mode_runs) mr += (mr.empty() ? "" : " ") + m;
-    // timed_us and bar empty where the key has none; meets_bar: yes / no
-    // (also on too few runs) / empty without a bar.
     const std::string timed = k.timed_us ? format_double("%.6g", *k.timed_us) : "";
     const std::string bar = k.bar > 0 ? format_double("%.6g", k.bar) : "";
     const char* meets = k.bar <= 0 ? "" : k.meets_bar ? "yes" : "no";

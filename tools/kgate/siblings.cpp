@@ -6,7 +6,6 @@
 
 #include "core/metrics.h"
 #include "reports/format.h"
-#include "reports/markdown.h"
 #include "tools/kgate/history_rule.h"
 
 namespace kb {
@@ -21,22 +20,17 @@ constexpr auto worse_first = [](const auto& a, const auto& b) { return a.behind 
 }  // namespace
 
 SiblingRole sibling_role(const Key& k) {
-  // Our setup time on the host's CPU: with every GPU's chain at once the
-  // host is contended (5.9-22.7% apart between identical H100s).
+  // Setup time on the host's contended CPU; the probe's times are the
+  // host's and the driver's as much as the board's.
   if (k.metric == metric_name::compilation_time) return SiblingRole::not_the_board;
   if (k.name == "roofline_probe")
-    // Its times (metric_name::launch_us, graph_node_us, mem_latency_us) are
-    // the host's and the driver's as much as the board's (mem_latency
-    // 0.26-0.43 us over four healthy H100s); its bandwidths and throughputs
-    // are the board's ceilings.
     return k.lower_is_better ? SiblingRole::not_the_board : SiblingRole::ceiling;
   return SiblingRole::point_metric;
 }
 
 namespace {
 
-// One key of the gate (devices merged) in one run: each GPU's value in the
-// run's own measurement (attempt 1; re-measurements are of one GPU).
+// One key of the gate (devices merged) in one run: each GPU's attempt-1 value.
 struct Cell {
   const Key* key;
   std::string point;  // name [shape] dtype: the rows of one timing
@@ -152,16 +146,11 @@ void conclude(SiblingGpu& s, std::map<std::string, PointStanding>& points, const
 }  // namespace
 
 std::vector<SiblingReport> sibling_check(const History& h, const SiblingOptions& opt) {
-  std::map<std::string, uint32_t> newest;  // arch -> newest run
-  for (const auto& o : h.observations()) {
-    auto [it, fresh] = newest.try_emplace(h.keys()[o.key].arch, o.run);
-    if (!fresh && o.run > it->second) it->second = o.run;
-  }
   std::vector<SiblingReport> out;
-  for (const auto& [arch, run] : newest) {
+  for (const auto& [arch, runs] : h.arch_runs()) {
+    const uint32_t run = runs.newest;
     const std::map<std::string, Cell> cells = cells_of_run(h, arch, run);
-    // The GPUs that have siblings on some row (a collective's rows, of the
-    // host's GPUs together, have none).
+    // The GPUs that have siblings on some row.
     std::map<uint32_t, size_t> gpus;  // gpu -> rows with siblings
     for (const auto& [id, c] : cells)
       if (c.by_gpu.size() >= 2)
@@ -210,8 +199,7 @@ std::string sibling_text(const std::vector<SiblingReport>& reps, bool markdown) 
                     ceilings.c_str(), standing.c_str(), g.named ? "NAMED" : "ok");
       s += line;
     }
-    // What the columns count, and what they leave out: lines on the
-    // console, one paragraph in Markdown.
+    // What the columns count and leave out.
     std::vector<std::string> legend = {
         "points: the rows of one name, shape and dtype (one timing, whatever its metrics), "
         "behind when any of its rows is",

@@ -1,20 +1,9 @@
-// The sibling check (bring-up, and every night of a host with several
-// GPUs): in the newest run of each GPU model, each GPU's rows against the
-// median of the same rows on its siblings (the other GPUs of that model in
-// the run). A GPU is named when it is behind by at least `threshold` on a
-// ceiling (a roofline_probe bandwidth or throughput: read, copy, ...) or on
-// at least `min_points` measured points: a board that is slow is a finding
-// about the board (clocks, power, HBM, PCIe/NVLink), as DCGM's diagnostics
-// would report, not a regression of the code. The gate reports it on its
-// own.
-//
-// Only what the board decides is compared (docs/gate.md, "Several GPUs,
-// siblings and shards"): not compilation_time(s) (our setup time on the
-// host's CPU, contended by the other GPUs' chains) nor the probe's times
-// (launch, graph node, memory latency: the host's and the driver's as much
-// as the board's). And a point's metrics (a GEMM's tflops,
-// flops_utilization and memory_bandwidth: one timing) are one piece of
-// evidence, so the rule counts points, not rows.
+// The sibling check: in the newest run of each GPU model, each GPU's rows
+// against the median of the same rows on its siblings (the other GPUs of
+// that model in the run). A GPU behind by `threshold` on a ceiling or on
+// `min_points` measured points is named: a finding about the board, not a
+// regression of the code. Only what the board decides is compared, and a
+// point's metrics count once (docs/gate.md "Several GPUs, siblings and shards").
 #pragma once
 
 #include <string>

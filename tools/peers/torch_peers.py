@@ -1,26 +1,15 @@
 #!/usr/bin/env python3
 """torch.compile at the seed's micro shapes, written as kbench rows.
 
-The peer of kbench's seed micro rows (layer_norm, gemv, gather_gemv and
-mlp_layer_norm_gelu at one token): the same computation in PyTorch, compiled
-with torch.compile, timed on the GPU, and appended to a CSV in kbench's
-schema so that `kgate compare OURS.csv PEERS.csv` lines the rows up key by
-key (name, metric, dtype, shape, arch).
-
-Two protocols, each row's variant says which:
-  cold  kbench's: before every sample the L2 is flushed by reading a buffer
-        of twice its size; CUDA events around the one call; the median of
-        the samples (docs/measuring.md).
-  hot   triton's do_bench manner: back-to-back calls with no flush (the
-        weights of the small shapes then stay in L2).
-Bytes and flops are counted as kbench's experiments count them (their
-`work()`), so GB/s compares as is.
+The same computation as kbench's seed micro rows, compiled with
+torch.compile, timed on the GPU (`cold`: kbench's protocol; `hot`: triton's
+do_bench manner), bytes counted as kbench's experiments count them, and
+appended to a CSV in kbench's schema for `kgate compare` (docs/bringup.md
+"Peers: torch.compile in the same lease").
 
   python3 tools/peers/torch_peers.py --csv peers.csv [--protocol cold|hot|cold,hot]
       [--samples 200] [--mode default] [--filter REGEX]
-With both protocols, --csv must hold "{protocol}" (one file each: kgate
-compare reads one value a key a run).
-
+With both protocols, --csv must hold "{protocol}" (one file each).
 Needs PyTorch with CUDA (and Triton for torch.compile); exit 3 without.
 """
 import argparse

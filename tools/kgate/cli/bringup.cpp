@@ -23,35 +23,24 @@ struct BringupPlan {
 };
 
 BringupPlan parse_bringup(const Args& args) {
-  const Args a = expand_equals(args, {}, kBringupUsage);
   BringupPlan p;
   BringupInputs& in = p.in;
   in.reference = "H100";
-  for (size_t i = 1; i < a.size(); ++i) {
-    const std::string& f = a[i];
-    if (f == "--results") {
-      take_files(a, i, p.results, kBringupUsage);
-    } else if (f == "--out") {
-      p.out = value_of(a, i);
-    } else if (f == "--reference") {
-      in.reference = value_of(a, i);
-    } else if (f == "--reference-gpu") {
-      in.reference_gpu = value_of(a, i);
-    } else if (f == "--gpu") {
-      in.gpu = value_of(a, i);
-    } else if (f == "--targets") {
-      in.targets_dir = value_of(a, i);
-      p.targets_given = true;
-    } else if (f == "--datasheets") {
-      p.datasheets = value_of(a, i);
-    } else if (f == "--probe") {
-      in.probe_path = value_of(a, i);
-    } else if (f == "--threshold") {
-      in.threshold = parse_double(f, value_of(a, i), 0.01, 0.9);
-    } else {
-      unexpected("bringup", f, kBringupUsage, "--results");
-    }
-  }
+  const Reader targets = [&](const Args& a, size_t& i) {
+    in.targets_dir = value_of(a, i);
+    p.targets_given = true;
+  };
+  parse_options(args,
+                {{"--results", files(p.results, kBringupUsage)},
+                 {"--out", text(p.out)},
+                 {"--reference", text(in.reference)},
+                 {"--reference-gpu", text(in.reference_gpu)},
+                 {"--gpu", text(in.gpu)},
+                 {"--targets", targets},
+                 {"--datasheets", text(p.datasheets)},
+                 {"--probe", text(in.probe_path)},
+                 {"--threshold", number(in.threshold, 0.01, 0.9)}},
+                "bringup", kBringupUsage, "--results");
   if (p.results.empty()) throw UsageError("bringup needs --results FILE...", kBringupUsage);
   if (p.out.empty()) throw UsageError("bringup needs --out DIR", kBringupUsage);
   if (in.reference.empty())
@@ -90,9 +79,8 @@ void load_bringup_inputs(BringupPlan& p) {
   }
 }
 
-// --reference: a results file when it names one (or looks like one), else a
-// GPU name. Returns whether it is a file; one that cannot be read is a
-// problem of the report.
+// --reference: a results file when it names or looks like one (returns
+// true; one that cannot be read is a problem of the report), else a GPU name.
 bool read_reference(BringupInputs& in, History& ref) {
   std::error_code ec;
   bool ref_is_file = std::filesystem::exists(in.reference, ec) ||
@@ -122,13 +110,11 @@ void write_bringup(BringupReport& rep, const BringupPlan& p, bool ref_is_file) {
   inputs.push_back({"the tuning table", (in.tuning_dir.empty() ? "targets/tuning" : in.tuning_dir) +
                                             "/" + rep.draft_path});
   refuse_clashes(inputs, {{"--out", draft}, {"--out", md}, {"--out", html}});
-  std::error_code ec;
-  std::filesystem::create_directories(p.out, ec);
-  if (ec) throw OutputError("cannot make the folder " + p.out + ": " + ec.message());
+  make_folder(p.out);
   rep.draft_path = draft;
-  write_file(draft, rep.draft_json);
-  write_file(md, bringup_markdown(rep));
-  write_file(html, bringup_html(rep));
+  atomic_write(draft, rep.draft_json);
+  atomic_write(md, bringup_markdown(rep));
+  atomic_write(html, bringup_html(rep));
   std::printf(
       "kgate bringup: %s, run %s%s: %zu of %zu points %.0f%% or more behind the reference\n",
       rep.gpu.c_str(), rep.run_id.c_str(),

@@ -4,10 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "reports/gate_writers.h"
+#include "reports/gate_result.h"
 #include "tools/kgate/cli/commands.h"
 #include "tools/kgate/gate.h"
-#include "tools/kgate/suspects.h"
 
 namespace kb::kgate_cli {
 
@@ -22,34 +21,19 @@ struct CheckPlan {
 };
 
 CheckPlan parse_check(const Args& args) {
-  const Args a = expand_equals(args, {"--strict", "--all"}, kCheckUsage);
   CheckPlan p;
   GateOptions& opt = p.gate;
-  for (size_t i = 1; i < a.size(); ++i) {
-    const std::string& f = a[i];
-    if (f == "--results") {
-      take_files(a, i, p.results, kCheckUsage);
-    } else if (f == "--all") {
-      p.all = true;
-    } else if (f == "--targets") {
-      p.targets_dir = value_of(a, i);
-    } else if (take_gate_option(a, i, opt)) {  // read into opt
-    } else if (f == "--suspects") {
-      p.suspects = value_of(a, i);
-    } else if (f == "--max-suspects") {
-      p.max_suspects = parse_double(f, value_of(a, i), 0.01, 1);
-    } else if (f == "--shared-noise") {
-      opt.rule.shared_noise = parse_double(f, value_of(a, i), 0, 1);
-    } else if (f == "--markdown") {
-      p.markdown = value_of(a, i);
-    } else if (f == "--junit") {
-      p.junit = value_of(a, i);
-    } else if (f == "--html") {
-      p.html = value_of(a, i);
-    } else {
-      unexpected("check", f, kCheckUsage, "--results");
-    }
-  }
+  Options o = gate_options(opt);
+  o.insert(o.begin(), {{"--results", files(p.results, kCheckUsage)},
+                       flag("--all", p.all),
+                       {"--targets", text(p.targets_dir)},
+                       {"--suspects", text(p.suspects)},
+                       {"--max-suspects", number(p.max_suspects, 0.01, 1)},
+                       {"--shared-noise", number(opt.rule.shared_noise, 0, 1)},
+                       {"--markdown", text(p.markdown)},
+                       {"--junit", text(p.junit)},
+                       {"--html", text(p.html)}});
+  parse_options(args, o, "check", kCheckUsage, "--results");
   if (p.results.empty()) throw UsageError("check needs --results FILE...", kCheckUsage);
   check_gate_options(opt, kCheckUsage);
   return p;
@@ -59,7 +43,7 @@ CheckPlan parse_check(const Args& args) {
 void write_suspects(const GateReport& rep, const std::string& path, double max_suspects) {
   size_t capped = 0;
   std::string text = suspects_csv(rep, &capped, max_suspects);
-  write_file(path, text);
+  atomic_write(path, text);
   size_t n = static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) - 1;
   std::printf("suspects: %zu key(s) to re-measure written to %s", n, path.c_str());
   if (capped)
@@ -86,9 +70,9 @@ int cmd_check(const Args& args) {
   print_warnings(rep.warnings);
   std::fputs(gate_console(rep, p.all).c_str(), stdout);
   std::fflush(stdout);
-  if (!p.markdown.empty()) write_file(p.markdown, gate_markdown(rep));
-  if (!p.junit.empty()) write_file(p.junit, gate_junit(rep));
-  if (!p.html.empty()) write_file(p.html, gate_html(rep));
+  if (!p.markdown.empty()) atomic_write(p.markdown, gate_markdown(rep));
+  if (!p.junit.empty()) atomic_write(p.junit, gate_junit(rep));
+  if (!p.html.empty()) atomic_write(p.html, gate_html(rep));
   if (!p.suspects.empty()) write_suspects(rep, p.suspects, p.max_suspects);
   return rep.exit_code();
 }

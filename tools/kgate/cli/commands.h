@@ -16,3 +16,9 @@ int cmd_siblings(const Args& args);
 int cmd_selftest_table(const Args& args);
 
 }  // namespace kb::kgate_cli
+
+namespace kb {
+// The kgate command line; returns the exit code: 0 pass, 1 regression, 2
+// bad usage or input.
+int kgate_main(int argc, char** argv);
+}  // namespace kb

@@ -10,23 +10,15 @@
 namespace kb::kgate_cli {
 
 int cmd_compare(const Args& args) {
-  const Args a = expand_equals(args, {}, kCompareUsage);
   CompareOptions opt;
   std::vector<std::string> files;
   std::string markdown;
-  for (size_t i = 1; i < a.size(); ++i) {
-    const std::string& f = a[i];
-    if (f == "--min-change")
-      opt.min_change = parse_double(f, value_of(a, i), 0, 1, true);
-    else if (f == "--noise")
-      opt.default_noise = parse_double(f, value_of(a, i), 0, 1, true);
-    else if (f == "--markdown")
-      markdown = value_of(a, i);
-    else if (f.rfind("-", 0) == 0 && f != "-")
-      unexpected("compare", f, kCompareUsage, nullptr);
-    else
-      files.push_back(f);
-  }
+  parse_options(args,
+                {{"--min-change", number(opt.min_change, 0, 1, true)},
+                 {"--noise", number(opt.default_noise, 0, 1, true)},
+                 {"--markdown", text(markdown)},
+                 {"", [&](const Args& a, size_t& i) { files.push_back(a[i]); }}},
+                "compare", kCompareUsage, nullptr);
   if (files.size() != 2)
     throw UsageError(
         "compare needs two files, BASE.csv and NEW.csv (got " + std::to_string(files.size()) + ")",
@@ -39,7 +31,7 @@ int cmd_compare(const Args& args) {
   print_warnings(rep.warnings);
   std::fputs(compare_console(rep).c_str(), stdout);
   std::fflush(stdout);
-  if (!markdown.empty()) write_file(markdown, compare_markdown(rep));
+  if (!markdown.empty()) atomic_write(markdown, compare_markdown(rep));
   return 0;
 }
 

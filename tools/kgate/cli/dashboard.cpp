@@ -3,7 +3,6 @@
 #include "tools/kgate/dashboard.h"
 
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -21,33 +20,19 @@ struct DashboardPlan {
 };
 
 DashboardPlan parse_dashboard(const Args& args) {
-  const Args a = expand_equals(args, {"--strict"}, kDashboardUsage);
   DashboardPlan p;
   GateOptions& gate = p.opt.gate;
-  for (size_t i = 1; i < a.size(); ++i) {
-    const std::string& f = a[i];
-    if (f == "--results") {
-      take_files(a, i, p.results, kDashboardUsage);
-    } else if (f == "--targets") {
-      p.targets_dir = value_of(a, i);
-    } else if (f == "--out") {
-      p.out = value_of(a, i);
-    } else if (f == "--title") {
-      p.opt.title = value_of(a, i);
-    } else if (!take_gate_option(a, i, gate)) {
-      unexpected("dashboard", f, kDashboardUsage, "--results");
-    }
-  }
+  Options o = gate_options(gate);
+  o.insert(o.begin(), {{"--results", files(p.results, kDashboardUsage)},
+                       {"--targets", text(p.targets_dir)},
+                       {"--out", text(p.out)},
+                       {"--title", text(p.opt.title)}});
+  parse_options(args, o, "dashboard", kDashboardUsage, "--results");
   if (p.results.empty()) throw UsageError("dashboard needs --results FILE...", kDashboardUsage);
   if (p.out.empty())
     throw UsageError("dashboard needs --out DIR (or --out FILE.html)", kDashboardUsage);
   check_gate_options(gate, kDashboardUsage);
   return p;
-}
-
-bool ends_with(const std::string& s, const char* sfx) {
-  size_t n = std::strlen(sfx);
-  return s.size() >= n && s.compare(s.size() - n, n, sfx) == 0;
 }
 
 }  // namespace
@@ -57,24 +42,19 @@ int cmd_dashboard(const Args& args) {
   const std::string& out = p.out;
   if (!p.targets_dir.empty()) p.opt.gate.targets = load_target_dir(p.targets_dir);
   // A folder (made if need be) gets index.html; a name ending in .html is the file.
-  const bool to_folder = !ends_with(out, ".html") && !ends_with(out, ".htm");
+  const std::string ext = std::filesystem::path(out).extension().string();
+  const bool to_folder = ext != ".html" && ext != ".htm";
   const std::string path = to_folder ? (std::filesystem::path(out) / "index.html").string() : out;
   refuse_clashes(inputs_of(p.results, p.opt.gate.targets), {{"--out", path}});
 
   History h;
   read_history(h, p.results);
-  RowExtras extras;
-  for (uint32_t i = 0; i < p.results.size(); ++i) extras.add_file(i, p.results[i]);
-  DashboardData d = build_dashboard(h, extras, p.opt);
+  DashboardData d = build_dashboard(h, p.opt);
   print_warnings(d.warnings);
 
-  if (to_folder) {
-    std::error_code ec;
-    std::filesystem::create_directories(out, ec);
-    if (ec) throw OutputError("cannot make the folder " + out + ": " + ec.message());
-  }
+  if (to_folder) make_folder(out);
   std::string html = dashboard_html(d);
-  write_file(path, html);
+  atomic_write(path, html);
   std::printf("kgate dashboard: %s (%zu runs, %zu keys, %zu rows; %.1f MB)\n", path.c_str(),
               d.runs.size(), d.keys.size(), d.rows, static_cast<double>(html.size()) / 1e6);
   for (const auto& n : d.notes) std::printf("  missing: %s\n", n.c_str());

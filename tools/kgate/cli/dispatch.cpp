@@ -6,7 +6,6 @@
 
 #include "kgate_help_text.h"
 #include "tools/kgate/bringup.h"
-#include "tools/kgate/cli.h"
 #include "tools/kgate/cli/commands.h"
 
 namespace kb {
@@ -14,6 +13,22 @@ namespace kb {
 namespace {
 
 using namespace kgate_cli;
+
+struct Command {
+  const char* name;
+  int (*run)(const Args&);
+  const char* usage;
+};
+constexpr Command kCommands[] = {
+    {"check", cmd_check, kCheckUsage},
+    {"compare", cmd_compare, kCompareUsage},
+    {"dashboard", cmd_dashboard, kDashboardUsage},
+    {"noise", cmd_noise, kNoiseUsage},
+    {"siblings", cmd_siblings, kSiblingsUsage},
+    {"gpt-fast", cmd_gpt_fast, kGptFastUsage},
+    {"bringup", cmd_bringup, kBringupUsage},
+    {"selftest-table", cmd_selftest_table, kSelftestUsage},
+};
 
 int dispatch(const Args& a) {
   if (a.empty()) throw UsageError("no command given", kTopUsage);
@@ -26,14 +41,8 @@ int dispatch(const Args& a) {
     std::printf("kgate %s\n", KBENCH_VERSION);
     return 0;
   }
-  if (cmd == "check") return cmd_check(a);
-  if (cmd == "compare") return cmd_compare(a);
-  if (cmd == "dashboard") return cmd_dashboard(a);
-  if (cmd == "gpt-fast") return cmd_gpt_fast(a);
-  if (cmd == "noise") return cmd_noise(a);
-  if (cmd == "siblings") return cmd_siblings(a);
-  if (cmd == "bringup") return cmd_bringup(a);
-  if (cmd == "selftest-table") return cmd_selftest_table(a);
+  for (const Command& c : kCommands)
+    if (cmd == c.name) return c.run(a);
   std::error_code ec;
   if (std::filesystem::exists(cmd, ec) || cmd.find(".csv") != std::string::npos)
     throw UsageError(
@@ -45,19 +54,10 @@ int dispatch(const Args& a) {
 // The usage line of the command named first (an error thrown without one,
 // such as a flag's missing value, still shows it).
 std::string usage_for(const UsageError& e, const Args& a) {
-  std::string usage = e.usage;
-  if (usage.empty() && !a.empty())
-    usage = a[0] == "check"            ? kCheckUsage
-            : a[0] == "compare"        ? kCompareUsage
-            : a[0] == "dashboard"      ? kDashboardUsage
-            : a[0] == "noise"          ? kNoiseUsage
-            : a[0] == "siblings"       ? kSiblingsUsage
-            : a[0] == "gpt-fast"       ? kGptFastUsage
-            : a[0] == "bringup"        ? kBringupUsage
-            : a[0] == "selftest-table" ? kSelftestUsage
-                                       : "";
-  if (usage.empty()) usage = kTopUsage;
-  return usage;
+  if (!e.usage.empty()) return e.usage;
+  for (const Command& c : kCommands)
+    if (!a.empty() && a[0] == c.name) return c.usage;
+  return kTopUsage;
 }
 
 }  // namespace

@@ -1,32 +1,190 @@
-// kgate gpt-fast: the newest run as gpt_fast's CSV and JSON
-// (tools/kgate/gpt_fast_export.h).
+// kgate gpt-fast: the newest run of each GPU model as PyTorch
+// benchmarks/gpt_fast writes it: exactly its rows (the seed-mean rows of the
+// micro-benchmarks and the model rows, one per name, metric, dtype and
+// device), every target filled (docs/csv-schema.md "Reading it as gpt_fast"):
+// its CSV, and its JSON records for PyTorch's OSS benchmark database.
 #include <cstdio>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "core/csv_writer.h"
+#include "core/record.h"
 #include "core/result_reader.h"
 #include "tools/kgate/cli/commands.h"
-#include "tools/kgate/gpt_fast_export.h"
+#include "tools/kgate/gate.h"
+#include "tools/kgate/history_rule.h"
 
 namespace kb::kgate_cli {
 
+namespace {
+
+struct GptFastRow {
+  std::string name, metric, target, actual, dtype, device, arch;
+  bool is_model = false;
+};
+
+struct GptFastExport {
+  std::vector<GptFastRow> rows;    // in gpt_fast's order (models, then micro-benchmarks)
+  std::vector<std::string> notes;  // rows left out or targets missing, one line each
+};
+
+// gpt_fast's rows, in the order its benchmark.py writes them (all_experiments:
+// the models first, each metric in turn, then the micro-benchmarks; int8
+// before bfloat16 where its dtype maps list them so).
+struct SeedRow {
+  const char* name;
+  const char* metric;
+  const char* dtype;
+  bool is_model;
+};
+
+constexpr const char* kTok = "token_per_sec";
+constexpr const char* kBw = "memory_bandwidth(GB/s)";
+constexpr const char* kCompile = "compilation_time(s)";
+
+const SeedRow kSeedRows[] = {
+    {"Llama-2-7b-chat-hf", kTok, "bfloat16", true},
+    {"Llama-2-7b-chat-hf", kBw, "bfloat16", true},
+    {"Llama-2-7b-chat-hf", kCompile, "bfloat16", true},
+    {"Llama-2-7b-chat-hf", kTok, "int8", true},
+    {"Llama-2-7b-chat-hf", kBw, "int8", true},
+    {"Llama-2-7b-chat-hf", kCompile, "int8", true},
+    {"Mixtral-8x7B-v0.1", kTok, "int8", true},
+    {"Mixtral-8x7B-v0.1", kBw, "int8", true},
+    {"Mixtral-8x7B-v0.1", kCompile, "int8", true},
+    {"mlp_layer_norm_gelu", "flops_utilization", "bfloat16", false},
+    {"layer_norm", kBw, "bfloat16", false},
+    {"gather_gemv", kBw, "int8", false},
+    {"gather_gemv", kBw, "bfloat16", false},
+    {"gemv", kBw, "int8", false},
+    {"gemv", kBw, "bfloat16", false},
+};
+
+// gpt_fast's models run batch size 1: where a model has rows at several
+// shapes, that one.
+bool seed_model_shape(const std::string& shape) {
+  return shape.rfind("BS=1;", 0) == 0 || shape == "BS=1";
+}
+
+GptFastExport gpt_fast_rows(const History& hist, const std::vector<TargetFile>& targets) {
+  GptFastExport out;
+  const auto& keys = hist.keys();
+  const auto& obs = hist.observations();
+  const auto& runs = hist.runs();
+
+  for (const auto& [arch, runs_of_arch] : hist.arch_runs()) {
+    const uint32_t run = runs_of_arch.newest;
+    for (const SeedRow& s : kSeedRows) {
+      // Every device of the run that has this row (cuda, or cuda:N).
+      std::map<std::string, const Observation*> found;  // device -> row
+      std::map<std::string, std::string> why_not;
+      std::map<const Observation*, double> value;  // the value each row found stands for
+      for (uint32_t k = 0; k < keys.size(); ++k) {
+        const Key& key = keys[k];
+        if (key.arch != arch || key.name != s.name || key.metric != s.metric ||
+            key.dtype != s.dtype)
+          continue;
+        const auto& series = hist.series(k);
+        if (series.empty() || obs[series.back()].run != run) continue;
+        // The run's own row, valued as the gate values it: the median of its
+        // re-measurements where it has any (unthrottled ones first).
+        size_t first = series.size() - 1;
+        while (first > 0 && obs[series[first - 1]].run == run) --first;
+        std::vector<double> re_ok, re_hot;
+        for (size_t i = first; i < series.size(); ++i) {
+          const Observation& a = obs[series[i]];
+          if (a.attempt > 1 && a.measured())
+            (a.status == RowStatus::throttled ? re_hot : re_ok).push_back(a.actual);
+        }
+        const Observation& o = obs[series[first]];
+        if (o.is_model != s.is_model) continue;
+        if (!s.is_model && key.shape != "mean") continue;
+        if (!o.measured()) {
+          why_not[key.device] = "status " + std::string(status_name(o.status)) +
+                                (o.message.empty() ? "" : ": " + std::string(o.message));
+          continue;
+        }
+        auto& slot = found[key.device];
+        if (!slot ||
+            (s.is_model && seed_model_shape(key.shape) && !seed_model_shape(keys[slot->key].shape)))
+          slot = &o;
+        value[&o] = !re_ok.empty()    ? median_of(re_ok)
+                    : !re_hot.empty() ? median_of(re_hot)
+                                      : o.actual;
+      }
+      std::string label = std::string(s.name) + " " + s.metric + " " + s.dtype + " @ " + arch;
+      if (found.empty()) {
+        std::string why = why_not.empty() ? "not in run " + runs[run].label
+                                          : why_not.begin()->second + " in run " + runs[run].label;
+        out.notes.push_back(label + ": left out (" + why + ")");
+        continue;
+      }
+      for (const auto& [device, o] : found) {
+        const Key& key = keys[o->key];
+        GptFastRow r;
+        r.name = s.name;
+        r.metric = s.metric;
+        r.dtype = s.dtype;
+        r.device = device.empty() ? "cuda" : device;
+        r.arch = arch;
+        r.is_model = s.is_model;
+        r.actual = format_number(value[o]);
+        const TargetCheck t = find_target(key, *o, match_gpu(targets, key.arch));
+        r.target = t.target ? format_number(*t.target) : "0";
+        if (!t.target) {
+          out.notes.push_back(label +
+                              ": no target (no target file entry, none in the row): "
+                              "written as 0, gpt_fast's \"none\"");
+        }
+        out.rows.push_back(std::move(r));
+      }
+    }
+  }
+  return out;
+}
+
+std::string gpt_fast_csv(const std::vector<GptFastRow>& rows) {
+  std::string s = "name,metric,target,actual,dtype,device,arch,is_model\n";
+  for (const auto& r : rows)
+    s += csv_line({r.name, r.metric, r.target, r.actual, r.dtype, r.device, r.arch,
+                   r.is_model ? "True" : "False"}) +
+         "\n";
+  return s;
+}
+
+std::string gpt_fast_json(const std::vector<GptFastRow>& rows) {
+  std::string s;
+  for (const auto& r : rows) {
+    // The record gpt_fast's output_json builds, values as numbers.
+    nlohmann::ordered_json j;
+    j["benchmark"] = {{"name", "PyTorch gpt-fast benchmark"},
+                      {"mode", "inference"},
+                      {"dtype", r.dtype},
+                      {"extra_info", {{"device", r.device}, {"arch", r.arch}}}};
+    j["model"] = {{"name", r.name},
+                  {"type", r.is_model ? "OSS model" : "micro-benchmark"},
+                  {"origins", {"pytorch"}}};
+    j["metric"] = {{"name", r.metric},
+                   {"benchmark_values", {std::stod(r.actual)}},
+                   {"target_value", std::stod(r.target)}};
+    s += j.dump() + "\n";
+  }
+  return s;
+}
+
+}  // namespace
+
 int cmd_gpt_fast(const Args& args) {
-  const Args a = expand_equals(args, {}, kGptFastUsage);
   std::vector<std::string> results;
   std::string targets_dir, csv_out, json_out;
-  for (size_t i = 1; i < a.size(); ++i) {
-    const std::string& f = a[i];
-    if (f == "--results")
-      take_files(a, i, results, kGptFastUsage);
-    else if (f == "--targets")
-      targets_dir = value_of(a, i);
-    else if (f == "--csv")
-      csv_out = value_of(a, i);
-    else if (f == "--json")
-      json_out = value_of(a, i);
-    else
-      unexpected("gpt-fast", f, kGptFastUsage, "--results");
-  }
+  parse_options(args,
+                {{"--results", files(results, kGptFastUsage)},
+                 {"--targets", text(targets_dir)},
+                 {"--csv", text(csv_out)},
+                 {"--json", text(json_out)}},
+                "gpt-fast", kGptFastUsage, "--results");
   if (results.empty()) throw UsageError("gpt-fast needs --results FILE...", kGptFastUsage);
   if (csv_out.empty() && json_out.empty())
     throw UsageError("gpt-fast needs --csv FILE and/or --json FILE", kGptFastUsage);
@@ -40,8 +198,8 @@ int cmd_gpt_fast(const Args& args) {
   for (const auto& n : ex.notes) std::fprintf(stderr, "kgate: gpt-fast: %s\n", n.c_str());
   if (ex.rows.empty())
     throw ResultFileError("no row of gpt_fast's (its seed-mean and model rows) in the newest run");
-  if (!csv_out.empty()) write_file(csv_out, gpt_fast_csv(ex.rows));
-  if (!json_out.empty()) write_file(json_out, gpt_fast_json(ex.rows));
+  if (!csv_out.empty()) atomic_write(csv_out, gpt_fast_csv(ex.rows));
+  if (!json_out.empty()) atomic_write(json_out, gpt_fast_json(ex.rows));
   std::printf("kgate gpt-fast: %zu row(s) written%s%s%s%s\n", ex.rows.size(),
               csv_out.empty() ? "" : " to ", csv_out.c_str(),
               json_out.empty() ? "" : (csv_out.empty() ? " to " : " and "), json_out.c_str());

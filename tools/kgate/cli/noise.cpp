@@ -10,21 +10,13 @@
 namespace kb::kgate_cli {
 
 int cmd_noise(const Args& args) {
-  const Args a = expand_equals(args, {}, kNoiseUsage);
   std::vector<std::string> results;
   std::string markdown, csv_out;
-  for (size_t i = 1; i < a.size(); ++i) {
-    const std::string& f = a[i];
-    if (f == "--results") {
-      take_files(a, i, results, kNoiseUsage);
-    } else if (f == "--markdown") {
-      markdown = value_of(a, i);
-    } else if (f == "--csv") {
-      csv_out = value_of(a, i);
-    } else {
-      unexpected("noise", f, kNoiseUsage, "--results");
-    }
-  }
+  parse_options(args,
+                {{"--results", files(results, kNoiseUsage)},
+                 {"--markdown", text(markdown)},
+                 {"--csv", text(csv_out)}},
+                "noise", kNoiseUsage, "--results");
   if (results.empty()) throw UsageError("noise needs --results FILE...", kNoiseUsage);
   refuse_clashes(inputs_of(results, {}), {{"--markdown", markdown}, {"--csv", csv_out}});
   History h;
@@ -33,8 +25,8 @@ int cmd_noise(const Args& args) {
   NoiseReport rep = noise_report(h);
   std::fputs(noise_console(rep).c_str(), stdout);
   std::fflush(stdout);
-  if (!markdown.empty()) write_file(markdown, noise_markdown(rep));
-  if (!csv_out.empty()) write_file(csv_out, noise_csv(rep));
+  if (!markdown.empty()) atomic_write(markdown, noise_markdown(rep));
+  if (!csv_out.empty()) atomic_write(csv_out, noise_csv(rep));
   return 0;
 }
 

@@ -11,7 +11,7 @@
 
 namespace kb::kgate_cli {
 
-Args expand_equals(const Args& in, std::initializer_list<const char*> no_value, const char* usage) {
+Args expand_equals(const Args& in, const std::vector<const char*>& no_value, const char* usage) {
   Args out;
   for (const auto& a : in) {
     size_t eq = a.find('=');
@@ -72,8 +72,6 @@ long parse_int(const std::string& flag, const std::string& v, long lo, long hi) 
   return x;
 }
 
-void write_file(const std::string& path, const std::string& text) { atomic_write(path, text); }
-
 void refuse_clashes(const std::vector<NamedPath>& inputs, const std::vector<NamedPath>& outputs) {
   const std::string clash = output_clash(inputs, outputs);
   if (!clash.empty()) throw OutputError(clash);
@@ -85,6 +83,12 @@ std::vector<NamedPath> inputs_of(const std::vector<std::string>& results,
   for (const auto& r : results) in.push_back({"--results", r});
   for (const auto& t : targets) in.push_back({"--targets", t.path});
   return in;
+}
+
+void make_folder(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::create_directories(path, ec);
+  if (ec) throw OutputError("cannot make the folder " + path + ": " + ec.message());
 }
 
 void print_warnings(const std::vector<std::string>& warnings) {
@@ -107,23 +111,51 @@ void read_history(History& h, const std::vector<std::string>& files) {
   h.finish();
 }
 
-bool take_gate_option(const Args& a, size_t& i, GateOptions& opt) {
-  const std::string& f = a[i];
-  if (f == "--window")
-    opt.rule.window = static_cast<int>(parse_int(f, value_of(a, i), 3, 500));
-  else if (f == "--min-gap")
-    opt.rule.min_gap = parse_double(f, value_of(a, i), 0, 1, true);
-  else if (f == "--min-history")
-    opt.rule.min_history = static_cast<int>(parse_int(f, value_of(a, i), 3, 500));
-  else if (f == "--max-noise")
-    opt.rule.max_noise = parse_double(f, value_of(a, i), 0, 1, true);
-  else if (f == "--board-gap")
-    opt.board.board_gap = parse_double(f, value_of(a, i), 0, 1, true);
-  else if (f == "--strict")
-    opt.strict = true;
-  else
-    return false;
-  return true;
+void parse_options(const Args& args, const Options& options, const char* cmd, const char* usage,
+                   const char* file_flag) {
+  std::vector<const char*> flags;
+  for (const Option& o : options)
+    if (!o.takes_value) flags.push_back(o.flag);
+  const Args a = expand_equals(args, flags, usage);
+  for (size_t i = 1; i < a.size(); ++i) {
+    const Option* o = nullptr;
+    for (const Option& c : options)  // flag "": the arguments that are not options
+      if (a[i] == c.flag || (!*c.flag && (a[i].rfind("-", 0) != 0 || a[i] == "-"))) o = &c;
+    if (!o) unexpected(cmd, a[i], usage, file_flag);
+    o->read(a, i);
+  }
+}
+
+Reader text(std::string& s) {
+  return [&s](const Args& a, size_t& i) { s = value_of(a, i); };
+}
+
+Reader files(std::vector<std::string>& v, const char* usage) {
+  return [&v, usage](const Args& a, size_t& i) {
+    const size_t before = v.size();
+    while (i + 1 < a.size() && a[i + 1].rfind("--", 0) != 0) v.push_back(a[++i]);
+    if (v.size() == before) throw UsageError("--results needs at least one file", usage);
+  };
+}
+
+Reader number(double& x, double lo, double hi, bool hi_open) {
+  return [&x, lo, hi, hi_open](const Args& a, size_t& i) {
+    const std::string& f = a[i];
+    x = parse_double(f, value_of(a, i), lo, hi, hi_open);
+  };
+}
+
+Option flag(const char* name, bool& b) {
+  return {name, [&b](const Args&, size_t&) { b = true; }, false};
+}
+
+Options gate_options(GateOptions& opt) {
+  return {{"--window", whole(opt.rule.window, 3, 500)},
+          {"--min-gap", number(opt.rule.min_gap, 0, 1, true)},
+          {"--min-history", whole(opt.rule.min_history, 3, 500)},
+          {"--max-noise", number(opt.rule.max_noise, 0, 1, true)},
+          {"--board-gap", number(opt.board.board_gap, 0, 1, true)},
+          flag("--strict", opt.strict)};
 }
 
 void check_gate_options(const GateOptions& opt, const char* usage) {
@@ -131,12 +163,6 @@ void check_gate_options(const GateOptions& opt, const char* usage) {
     throw UsageError("--min-history " + std::to_string(opt.rule.min_history) +
                          " is larger than --window " + std::to_string(opt.rule.window),
                      usage);
-}
-
-void take_files(const Args& a, size_t& i, std::vector<std::string>& files, const char* usage) {
-  size_t before = files.size();
-  while (i + 1 < a.size() && a[i + 1].rfind("--", 0) != 0) files.push_back(a[++i]);
-  if (files.size() == before) throw UsageError("--results needs at least one file", usage);
 }
 
 }  // namespace kb::kgate_cli

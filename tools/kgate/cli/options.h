@@ -2,7 +2,7 @@
 // exit code, and the helpers that read options and write outputs.
 #pragma once
 
-#include <initializer_list>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -50,9 +50,8 @@ constexpr const char* kGptFastUsage =
 
 using Args = std::vector<std::string>;
 
-// `--opt=value` as `--opt value` (nvbench's and Google Benchmark's users
-// write it so). A flag that takes no value refuses one.
-Args expand_equals(const Args& in, std::initializer_list<const char*> no_value, const char* usage);
+// `--opt=value` as `--opt value`; a flag that takes no value refuses one.
+Args expand_equals(const Args& in, const std::vector<const char*>& no_value, const char* usage);
 
 // An argument where an option was expected: a file given without its flag
 // gets a hint.
@@ -66,20 +65,39 @@ double parse_double(const std::string& flag, const std::string& v, double lo, do
                     bool hi_open = false);
 long parse_int(const std::string& flag, const std::string& v, long lo, long hi);
 
-// The history rule's options that check and dashboard share (--window,
-// --min-gap, --min-history, --max-noise, --board-gap, --strict): reads the
-// one at `i` into `opt`; false when a[i] is not one of them.
-bool take_gate_option(const Args& a, size_t& i, GateOptions& opt);
+// A command's options: per flag, what reads it at a[i] (leaving i on the
+// last value it takes); a flag that takes no value refuses `--flag=value`.
+using Reader = std::function<void(const Args& a, size_t& i)>;
+struct Option {
+  const char* flag;
+  Reader read;
+  bool takes_value = true;
+};
+using Options = std::vector<Option>;
+
+// Reads args[1..] (`--opt=value` as `--opt value`) by `options`; anything
+// else is unexpected(cmd, ..., usage, file_flag).
+void parse_options(const Args& args, const Options& options, const char* cmd, const char* usage,
+                   const char* file_flag);
+Reader text(std::string& s);
+Reader files(std::vector<std::string>& v, const char* usage);  // `--results FILE...`
+Reader number(double& x, double lo, double hi, bool hi_open = false);
+template <class T>
+Reader whole(T& x, long lo, long hi) {
+  return [&x, lo, hi](const Args& a, size_t& i) {
+    const std::string& f = a[i];
+    x = static_cast<T>(parse_int(f, value_of(a, i), lo, hi));
+  };
+}
+Option flag(const char* name, bool& b);
+
+// The history rule's options that check and dashboard share: --window,
+// --min-gap, --min-history, --max-noise, --board-gap, --strict.
+Options gate_options(GateOptions& opt);
 // --min-history no larger than --window.
 void check_gate_options(const GateOptions& opt, const char* usage);
 
-// `--results FILE...`: the files up to the next option.
-void take_files(const Args& a, size_t& i, std::vector<std::string>& files, const char* usage);
-
 std::string host_name();
-
-// Whole or not at all (core/atomic_write.h): the previous file stays on any failure.
-void write_file(const std::string& path, const std::string& text);
 
 // Before anything is written: no output may be an input (the
 // history above all) or another output.
@@ -88,6 +106,9 @@ void refuse_clashes(const std::vector<NamedPath>& inputs, const std::vector<Name
 // The files behind --results and the target files loaded, as inputs.
 std::vector<NamedPath> inputs_of(const std::vector<std::string>& results,
                                  const std::vector<TargetFile>& targets);
+
+// The folder `path`, made if need be (OutputError when it cannot be).
+void make_folder(const std::string& path);
 
 void print_warnings(const std::vector<std::string>& warnings);
 

@@ -1,35 +1,143 @@
-// kgate selftest-table: the gate's self-test on a GPU as a table
-// (tools/gate-selftest.sh; docs/gate.md "The self-test on a GPU").
-#include "tools/kgate/selftest.h"
-
+// kgate selftest-table (tools/gate-selftest.sh; docs/gate.md "The self-test
+// on a GPU"): each night of an A/A history gated against the nights before
+// it, and per injected drop the share of keys failed on that night by noise
+// class, as a Markdown table.
+#include <algorithm>
 #include <cstdio>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "reports/format.h"
 #include "tools/kgate/cli/commands.h"
+#include "tools/kgate/noise.h"
 
 namespace kb::kgate_cli {
 
+namespace {
+
+struct SelftestInput {
+  std::string aa;                                     // the A/A history file
+  std::vector<std::pair<double, std::string>> drops;  // (percent, file)
+};
+
+// The text of `text` before physical line `line` (1-based).
+std::string lines_before(const std::string& text, size_t line) {
+  size_t pos = 0;
+  for (size_t l = 1; l < line && pos != std::string::npos; ++l) {
+    pos = text.find('\n', pos);
+    if (pos != std::string::npos) ++pos;
+  }
+  return pos == std::string::npos ? text : text.substr(0, pos);
+}
+
+std::string selftest_markdown(const SelftestInput& in, const GateOptions& opt) {
+  std::string text = read_file_text(in.aa);
+  History aa;
+  aa.add_text(text, in.aa);
+  aa.finish();
+  // Where each run's rows begin in the file: the history of night k is
+  // everything before night k+1 (its re-measurements included).
+  std::vector<size_t> first_line(aa.runs().size(), SIZE_MAX);
+  std::vector<size_t> remeasured(aa.runs().size(), 0);
+  for (const auto& o : aa.observations()) {
+    first_line[o.run] = std::min<size_t>(first_line[o.run], o.line);
+    remeasured[o.run] += o.attempt == 2;
+  }
+  std::string out = "### A/A: " + std::to_string(aa.runs().size()) + " nightly runs\n\n";
+  out +=
+      "| night | run | verdict | keys re-measured | failing keys |\n| --- | --- | --- | --- | --- "
+      "|\n";
+  int gated = 0, failing = 0;
+  size_t keys = 0;
+  for (size_t k = 0; k < aa.runs().size(); ++k) {
+    std::string prefix = k + 1 < aa.runs().size() ? lines_before(text, first_line[k + 1]) : text;
+    History h;
+    h.add_text(prefix, in.aa);
+    h.finish();
+    GateReport r = run_gate(h, opt);
+    keys = std::max(keys, r.keys.size());
+    std::string fails;
+    for (const auto& g : r.keys)
+      if (g.status == GateStatus::fail) fails += (fails.empty() ? "" : "; ") + key_label(g);
+    bool history_gated = static_cast<int>(k) >= opt.rule.min_history;
+    gated += history_gated;
+    failing += r.exit_code() != 0 && history_gated;
+    out += "| " + std::to_string(k + 1) + " | " + aa.runs()[k].label + " | " +
+           (r.exit_code() ? "FAIL" : "pass") + (history_gated ? "" : " (too little history)") +
+           " | " + std::to_string(remeasured[k]) + " | " + (fails.empty() ? "-" : fails) + " |\n";
+  }
+  out += "\nA/A false failures: **" + std::to_string(failing) + " of " + std::to_string(gated) +
+         "** nights gated on history (nights with at least " +
+         std::to_string(opt.rule.min_history) + " earlier runs); " + std::to_string(keys) +
+         " keys.\n\n";
+
+  // Noise classes from the A/A history.
+  NoiseReport noise = noise_report(aa);
+  std::map<std::string, std::string> cls;
+  for (const auto& n : noise.keys) cls[key_id(n, n.device)] = noise_class(n.noise);
+  const std::vector<std::string> classes = {"<=0.5%", "<=1%", "<=3%", ">3%"};
+  std::map<std::string, int> in_class;
+  for (const auto& [k, c] : cls) ++in_class[c];
+
+  out +=
+      "### Injected slowdowns: keys failed on the first night, by A/A noise\n\n"
+      "(keys whose rows carry `inject=`; the class sizes count every key of the A/A history)\n\n";
+  out += "| drop |";
+  for (const auto& c : classes)
+    out += " noise " + c + " (" + std::to_string(in_class[c]) + " keys) |";
+  out += " all |\n| --- |";
+  for (size_t i = 0; i <= classes.size(); ++i) out += " --- |";
+  out += "\n";
+  for (const auto& [pct, file] : in.drops) {
+    History h;
+    h.add_file(file);
+    h.finish();
+    GateReport r = run_gate(h, opt);
+    std::map<std::string, int> judged, caught;
+    for (const auto& g : r.keys) {
+      if (g.status == GateStatus::skipped || g.rule == "missing") continue;
+      // Only the keys the injection slowed (their rows say inject=).
+      if (g.variant.find("inject=") == std::string::npos) continue;
+      auto it = cls.find(key_id(g, g.device));
+      if (it == cls.end()) continue;
+      ++judged[it->second];
+      ++judged["all"];
+      if (g.status == GateStatus::fail) {
+        ++caught[it->second];
+        ++caught["all"];
+      }
+    }
+    out += "| " + format_double("%g%%", pct) + " |";
+    std::vector<std::string> cols = classes;
+    cols.push_back("all");
+    for (const auto& c : cols)
+      out += judged[c] ? " " + format_double("%.0f%%", 100.0 * caught[c] / judged[c]) + " (" +
+                             std::to_string(caught[c]) + "/" + std::to_string(judged[c]) + ") |"
+                       : " - |";
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
 int cmd_selftest_table(const Args& args) {
-  const Args a = expand_equals(args, {}, kSelftestUsage);
   SelftestInput in;
   GateOptions opt;
   std::string targets_dir, markdown;
-  for (size_t i = 1; i < a.size(); ++i) {
+  const Reader drop = [&](const Args& a, size_t& i) {
     const std::string& f = a[i];
-    if (f == "--aa") {
-      in.aa = value_of(a, i);
-    } else if (f == "--drop") {
-      double pct = parse_double(f, value_of(a, i), 0, 100);
-      in.drops.emplace_back(pct, value_of(a, i));
-    } else if (f == "--targets") {
-      targets_dir = value_of(a, i);
-    } else if (f == "--markdown") {
-      markdown = value_of(a, i);
-    } else {
-      unexpected("selftest-table", f, kSelftestUsage, "--aa");
-    }
-  }
+    const double pct = parse_double(f, value_of(a, i), 0, 100);
+    in.drops.emplace_back(pct, value_of(a, i));
+  };
+  parse_options(args,
+                {{"--aa", text(in.aa)},
+                 {"--drop", drop},
+                 {"--targets", text(targets_dir)},
+                 {"--markdown", text(markdown)}},
+                "selftest-table", kSelftestUsage, "--aa");
   if (in.aa.empty()) throw UsageError("selftest-table needs --aa FILE", kSelftestUsage);
   std::vector<NamedPath> inputs = {{"--aa", in.aa}};
   for (const auto& d : in.drops) inputs.push_back({"--drop", d.second});
@@ -37,7 +145,7 @@ int cmd_selftest_table(const Args& args) {
   if (!targets_dir.empty()) opt.targets = load_target_dir(targets_dir);
   std::string md = selftest_markdown(in, opt);
   std::fputs(md.c_str(), stdout);
-  if (!markdown.empty()) write_file(markdown, md);
+  if (!markdown.empty()) atomic_write(markdown, md);
   return 0;
 }
 

@@ -12,24 +12,16 @@
 namespace kb::kgate_cli {
 
 int cmd_siblings(const Args& args) {
-  const Args a = expand_equals(args, {}, kSiblingsUsage);
   std::vector<std::string> results;
   std::string markdown;
   SiblingOptions opt;
-  for (size_t i = 1; i < a.size(); ++i) {
-    const std::string& f = a[i];
-    if (f == "--results") {
-      take_files(a, i, results, kSiblingsUsage);
-    } else if (f == "--threshold") {
-      opt.threshold = parse_double(f, value_of(a, i), 0.001, 0.9);
-    } else if (f == "--min-points" || f == "--min-rows") {  // --min-rows: its first name
-      opt.min_points = static_cast<size_t>(parse_int(f, value_of(a, i), 1, 100000));
-    } else if (f == "--markdown") {
-      markdown = value_of(a, i);
-    } else {
-      unexpected("siblings", f, kSiblingsUsage, "--results");
-    }
-  }
+  parse_options(args,
+                {{"--results", files(results, kSiblingsUsage)},
+                 {"--threshold", number(opt.threshold, 0.001, 0.9)},
+                 {"--min-points", whole(opt.min_points, 1, 100000)},
+                 {"--min-rows", whole(opt.min_points, 1, 100000)},  // its first name
+                 {"--markdown", text(markdown)}},
+                "siblings", kSiblingsUsage, "--results");
   if (results.empty()) throw UsageError("siblings needs --results FILE...", kSiblingsUsage);
   refuse_clashes(inputs_of(results, {}), {{"--markdown", markdown}});
   History h;
@@ -38,7 +30,7 @@ int cmd_siblings(const Args& args) {
   const auto reps = sibling_check(h, opt);
   std::fputs(sibling_text(reps, false).c_str(), stdout);
   std::fflush(stdout);
-  if (!markdown.empty()) write_file(markdown, sibling_text(reps, true));
+  if (!markdown.empty()) atomic_write(markdown, sibling_text(reps, true));
   for (const auto& r : reps)
     for (const auto& g : r.gpus)
       if (g.named) return 1;

@@ -1,4 +1,4 @@
-// The profilers' command lines: "--key value" pairs, one loop for all.
+// The decode profiler's command line: "--key value" pairs.
 #pragma once
 
 #include <algorithm>
