@@ -15,6 +15,7 @@
 #include "core/csv_writer.h"
 #include "core/record.h"
 #include "tests/cpu/run_command.h"
+#include "tests/cpu/temp_root.h"
 
 namespace kgt {
 
@@ -25,7 +26,7 @@ inline const char* kA100 = "NVIDIA A100-SXM4-40GB";
 
 // A fresh folder for one test.
 inline fs::path temp_dir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / ("kgate_test_" + std::to_string(::getpid())) / name;
+  fs::path d = kb::test::process_temp_root("kgate_test_") / name;
   fs::remove_all(d);
   fs::create_directories(d);
   return d;

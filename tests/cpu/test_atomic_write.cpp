@@ -14,13 +14,14 @@
 
 #include "core/atomic_write.h"
 #include "tests/cpu/file_size_limit.h"
+#include "tests/cpu/temp_root.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 
 fs::path fresh_dir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / ("atomic_write_" + std::to_string(::getpid())) / name;
+  fs::path d = kb::test::process_temp_root("atomic_write_") / name;
   fs::remove_all(d);
   fs::create_directories(d);
   return d;

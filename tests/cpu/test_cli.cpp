@@ -36,7 +36,7 @@ using Result = kb::test::CommandResult;
 Result kbench(const std::string& args) { return kb::test::run_command(KBENCH_EXE, args); }
 
 fs::path temp_dir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / ("kb_cli_" + std::to_string(::getpid())) / name;
+  fs::path d = kb::test::process_temp_root("kb_cli_") / name;
   fs::remove_all(d);
   fs::create_directories(d);
   return d;
@@ -322,6 +322,7 @@ TEST(Cli, AFileWithoutItsFlagGetsAHint) {
 
 #ifdef KBENCH_SELFTEST_EXE
 #include "reports/json_writer.h"
+#include "tests/cpu/temp_root.h"
 
 namespace {
 

@@ -16,6 +16,7 @@
 #include "core/record.h"
 #include "reports/json_writer.h"
 #include "tests/cpu/file_size_limit.h"
+#include "tests/cpu/temp_root.h"
 
 namespace {
 
@@ -58,7 +59,7 @@ std::vector<std::string> lines_of(const fs::path& p) {
 }
 
 fs::path temp_file(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / ("kb_csv_" + std::to_string(::getpid()));
+  fs::path d = kb::test::process_temp_root("kb_csv_");
   fs::create_directories(d);
   fs::path p = d / name;
   fs::remove(p);
