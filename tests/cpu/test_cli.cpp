@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "tests/cpu/run_command.h"
+#include "tests/cpu/temp_root.h"
 #include "tests/gpu/gpu_policy.h"
 
 // kbench exits 3 where it finds no CUDA device: the test skips, naming
@@ -322,7 +323,6 @@ TEST(Cli, AFileWithoutItsFlagGetsAHint) {
 
 #ifdef KBENCH_SELFTEST_EXE
 #include "reports/json_writer.h"
-#include "tests/cpu/temp_root.h"
 
 namespace {
 
