@@ -32,6 +32,148 @@ constexpr int kBulkSlots = 1024;  // dynamic row counters, one per launch in fli
 __device__ unsigned int g_bulk_counters[kBulkSlots]
                                        [2];  // next unit, tickets; zero between launches
 
+// A consumer warp's walk round the ring: per buffer in order, wait for it
+// to fill; stop at the end, else consume(s, the buffer), which arrives on
+// empty[s] when done with it.
+template <int STAGES, class F>
+__device__ __forceinline__ void for_each_buffer(const uint64_t (&full)[STAGES],
+                                                const int (&last)[STAGES],
+                                                const unsigned char* ring, uint32_t buf_bytes,
+                                                F&& consume) {
+  for (int base = 0;; base += STAGES) {
+    bool end = false;
+#pragma unroll
+    for (int s = 0; s < STAGES; ++s) {
+      if (!end) {
+        mbar_wait(smem_u32(&full[s]), (base / STAGES) & 1);
+        end = last[s];
+        if (!end)
+          consume(s, reinterpret_cast<const int4*>(ring + static_cast<size_t>(s) * buf_bytes));
+      }
+    }
+    if (end) break;
+  }
+}
+
+// Row r's scale and residual (lane r·WARPS writes the row), each as the
+// aligned bf16 pair holding it, copied to shared memory with cp.async
+// (waited for at finish(s)): loads into registers stalled the int8 ring.
+__device__ __forceinline__ void epilogue_pair(uint32_t* dst, const bf16* base, int64_t idx,
+                                              int64_t count) {
+  const int64_t even = idx & ~int64_t(1);
+  if (even + 1 < count) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(smem_u32(dst)), "l"(base + even)
+                 : "memory");
+  } else {  // the last element of an odd count: one plain load (once per kernel at most)
+    const uint32_t v = reinterpret_cast<const unsigned short*>(base)[idx];
+    *dst = v | (v << 16);
+  }
+}
+
+// The tensor-core consumers (int8, 2 rows per buffer): the mma kernel's
+// diagonal variant, x in registers as f16 scaled by 2^e.
+template <int WARPS, int J, int STAGES, int kMaxRs>
+__device__ __forceinline__ void mma_consumers(const KernelArgs& a, const uint64_t (&full)[STAGES],
+                                              uint64_t (&empty)[STAGES], const int (&last)[STAGES],
+                                              float (&red)[STAGES][kMaxRs][WARPS],
+                                              const unsigned char* ring, uint32_t buf_bytes,
+                                              uint32_t row_bytes, int tid) {
+  constexpr int kConsumers = 32 * WARPS;
+  const int lane = tid & 31, warp = tid >> 5;
+  __shared__ float x_max[WARPS];
+  wait_for_previous_grid();  // x may be the previous grid's output
+  int4 xr[J][2];             // x at the lane's vectors: 16 bf16 each
+  float m = 0.f;
+#pragma unroll
+  for (int j = 0; j < J; ++j)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      xr[j][h] =
+          load16<kCoherent>(reinterpret_cast<const int4*>(a.x) + 2 * (tid + j * kConsumers) + h);
+      m = max_abs_bf16x8(xr[j][h], m);
+    }
+  m = warp_max(m);
+  if (lane == 0) x_max[warp] = m;
+  asm volatile("bar.sync 1, %0;" ::"n"(kConsumers) : "memory");  // the consumer warps only
+#pragma unroll
+  for (int w = 0; w < WARPS; ++w) m = fmaxf(m, x_max[w]);
+  const int e = x_exponent(m);
+  const float up1 = pow2(e / 2), up2 = pow2(e - e / 2);
+  uint32_t xh[J][8];
+#pragma unroll
+  for (int j = 0; j < J; ++j)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int4 f = bf16x8_to_f16x8(xr[j][h], up1, up2);
+      xh[j][4 * h + 0] = uint32_t(f.x);
+      xh[j][4 * h + 1] = uint32_t(f.y);
+      xh[j][4 * h + 2] = uint32_t(f.z);
+      xh[j][4 * h + 3] = uint32_t(f.w);
+    }
+  const int g = lane >> 2, t = lane & 3;
+  const int row_vecs = static_cast<int>(row_bytes / 16);
+  for_each_buffer<STAGES>(full, last, ring, buf_bytes, [&](int s, const int4* buf) {
+    // Rows 0 and 1 of the buffer (a short last unit: row 1 is stale,
+    // finite as any int8, and never written out).
+    float c0[4] = {0.f, 0.f, 0.f, 0.f}, c1[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+    for (int j = 0; j < J; ++j)
+      mma_unit(buf[tid + j * kConsumers], buf[row_vecs + tid + j * kConsumers], xh[j], c0, c1);
+    float sumA, sumB;
+    diag_sums(c0, c1, g, t, sumA, sumB);
+    if (lane == 0) {
+      red[s][0][warp] = times_pow2(sumA, -e);
+      red[s][1][warp] = times_pow2(sumB, -e);
+      mbar_arrive(smem_u32(&empty[s]));  // release: the sums and the reads of buffer s
+    }
+  });
+}
+
+// The float consumers: x in registers, a dot product per row of a buffer.
+template <bool INT8, int WARPS, int J, int STAGES, int kMaxRs>
+__device__ __forceinline__ void float_consumers(const KernelArgs& a, const uint64_t (&full)[STAGES],
+                                                uint64_t (&empty)[STAGES],
+                                                const int (&last)[STAGES],
+                                                float (&red)[STAGES][kMaxRs][WARPS],
+                                                const unsigned char* ring, uint32_t buf_bytes,
+                                                uint32_t row_bytes, int rs, int tid) {
+  constexpr int kVec = Traits<INT8>::kVec;
+  constexpr int kConsumers = 32 * WARPS;
+  const int lane = tid & 31, warp = tid >> 5;
+  wait_for_previous_grid();  // x may be the previous grid's output
+  float xf[J][kVec];
+#pragma unroll
+  for (int j = 0; j < J; ++j)
+    load_x<INT8>(reinterpret_cast<const int4*>(a.x), tid + j * kConsumers, xf[j]);
+  const int row_vecs = static_cast<int>(row_bytes / 16);
+  for_each_buffer<STAGES>(full, last, ring, buf_bytes, [&](int s, const int4* buf) {
+    // The rows of the buffer (a short last unit: the rest is stale
+    // and never written out).
+    float acc[kMaxRs][4];
+#pragma unroll
+    for (int r = 0; r < kMaxRs; ++r) {
+      acc[r][0] = acc[r][1] = acc[r][2] = acc[r][3] = 0.f;
+      if (r < rs) {
+#pragma unroll
+        for (int j = 0; j < J; ++j)
+          dot<INT8>(buf[r * row_vecs + tid + j * kConsumers], xf[j], acc[r]);
+      }
+    }
+    float sum[kMaxRs];
+#pragma unroll
+    for (int r = 0; r < kMaxRs; ++r) sum[r] = (acc[r][0] + acc[r][1]) + (acc[r][2] + acc[r][3]);
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+#pragma unroll
+      for (int r = 0; r < kMaxRs; ++r) sum[r] += __shfl_xor_sync(0xffffffffu, sum[r], o);
+    if (lane == 0) {
+#pragma unroll
+      for (int r = 0; r < kMaxRs; ++r) red[s][r][warp] = sum[r];
+      mbar_arrive(smem_u32(&empty[s]));  // release: the sums and the reads of buffer s
+    }
+  });
+}
+
 template <bool INT8, int WARPS, int J, int STAGES, bool MMA = false>
 __global__ void __launch_bounds__(32 * (WARPS + 1)) gemv_bulk_kernel(const KernelArgs a) {
   static_assert(!MMA || INT8, "the tensor-core consumers take int8 weights");
@@ -62,25 +204,6 @@ __global__ void __launch_bounds__(32 * (WARPS + 1)) gemv_bulk_kernel(const Kerne
     mbar_init_fence();
   }
   __syncthreads();
-
-  // A consumer warp's walk round the ring: per buffer in order, wait for
-  // it to fill; stop at the end, else consume(s, the buffer), which
-  // arrives on empty[s] when done with it.
-  auto for_each_buffer = [&](auto&& consume) {
-    for (int base = 0;; base += STAGES) {
-      bool end = false;
-#pragma unroll
-      for (int s = 0; s < STAGES; ++s) {
-        if (!end) {
-          mbar_wait(smem_u32(&full[s]), (base / STAGES) & 1);
-          end = last[s];
-          if (!end)
-            consume(s, reinterpret_cast<const int4*>(ring + static_cast<size_t>(s) * buf_bytes));
-        }
-      }
-      if (end) break;
-    }
-  };
 
   if (warp == WARPS) {  // the producer
     // Nothing the producer reads from global memory is waited for when it
@@ -137,20 +260,6 @@ __global__ void __launch_bounds__(32 * (WARPS + 1)) gemv_bulk_kernel(const Kerne
       const Wt* src = W + (a.experts ? e * N + g % N : g) * K;
       mbar_arrive_expect_tx(bar, bytes);
       bulk_copy_to_shared(smem_u32(ring + static_cast<size_t>(s) * buf_bytes), src, bytes, bar);
-    };
-    // Row r's scale and residual (lane r·WARPS writes the row), each as the
-    // aligned bf16 pair holding it, copied to shared memory with cp.async
-    // (waited for at finish(s)): loads into registers stalled the int8 ring.
-    auto epilogue_pair = [&](uint32_t* dst, const bf16* base, int64_t idx, int64_t count) {
-      const int64_t even = idx & ~int64_t(1);
-      if (even + 1 < count) {
-        asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(smem_u32(dst)),
-                     "l"(base + even)
-                     : "memory");
-      } else {  // the last element of an odd count: one plain load (once per kernel at most)
-        const uint32_t v = reinterpret_cast<const unsigned short*>(base)[idx];
-        *dst = v | (v << 16);
-      }
     };
     // Buffer s's scales and residuals, used at finish(s); e: unit_expert(u).
     auto operands = [&](int s, int64_t u, int64_t e) {
@@ -254,87 +363,12 @@ __global__ void __launch_bounds__(32 * (WARPS + 1)) gemv_bulk_kernel(const Kerne
       counter[0] = 0u;
       counter[1] = 0u;
     }
-  } else if constexpr (MMA) {  // the tensor-core consumers
-    __shared__ float x_max[WARPS];
-    wait_for_previous_grid();  // x may be the previous grid's output
-    int4 xr[J][2];             // x at the lane's vectors: 16 bf16 each
-    float m = 0.f;
-#pragma unroll
-    for (int j = 0; j < J; ++j)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        xr[j][h] =
-            load16<kCoherent>(reinterpret_cast<const int4*>(a.x) + 2 * (tid + j * kConsumers) + h);
-        m = max_abs_bf16x8(xr[j][h], m);
-      }
-    m = warp_max(m);
-    if (lane == 0) x_max[warp] = m;
-    asm volatile("bar.sync 1, %0;" ::"n"(kConsumers) : "memory");  // the consumer warps only
-#pragma unroll
-    for (int w = 0; w < WARPS; ++w) m = fmaxf(m, x_max[w]);
-    const int e = x_exponent(m);
-    const float up1 = pow2(e / 2), up2 = pow2(e - e / 2);
-    uint32_t xh[J][8];
-#pragma unroll
-    for (int j = 0; j < J; ++j)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int4 f = bf16x8_to_f16x8(xr[j][h], up1, up2);
-        xh[j][4 * h + 0] = uint32_t(f.x);
-        xh[j][4 * h + 1] = uint32_t(f.y);
-        xh[j][4 * h + 2] = uint32_t(f.z);
-        xh[j][4 * h + 3] = uint32_t(f.w);
-      }
-    const int g = lane >> 2, t = lane & 3;
-    const int row_vecs = static_cast<int>(row_bytes / 16);
-    for_each_buffer([&](int s, const int4* buf) {
-      // Rows 0 and 1 of the buffer (a short last unit: row 1 is stale,
-      // finite as any int8, and never written out).
-      float c0[4] = {0.f, 0.f, 0.f, 0.f}, c1[4] = {0.f, 0.f, 0.f, 0.f};
-#pragma unroll
-      for (int j = 0; j < J; ++j)
-        mma_unit(buf[tid + j * kConsumers], buf[row_vecs + tid + j * kConsumers], xh[j], c0, c1);
-      float sumA, sumB;
-      diag_sums(c0, c1, g, t, sumA, sumB);
-      if (lane == 0) {
-        red[s][0][warp] = times_pow2(sumA, -e);
-        red[s][1][warp] = times_pow2(sumB, -e);
-        mbar_arrive(smem_u32(&empty[s]));  // release: the sums and the reads of buffer s
-      }
-    });
-  } else {                     // the consumers
-    wait_for_previous_grid();  // x may be the previous grid's output
-    float xf[J][kVec];
-#pragma unroll
-    for (int j = 0; j < J; ++j)
-      load_x<INT8>(reinterpret_cast<const int4*>(a.x), tid + j * kConsumers, xf[j]);
-    const int row_vecs = static_cast<int>(row_bytes / 16);
-    for_each_buffer([&](int s, const int4* buf) {
-      // The rows of the buffer (a short last unit: the rest is stale
-      // and never written out).
-      float acc[kMaxRs][4];
-#pragma unroll
-      for (int r = 0; r < kMaxRs; ++r) {
-        acc[r][0] = acc[r][1] = acc[r][2] = acc[r][3] = 0.f;
-        if (r < rs) {
-#pragma unroll
-          for (int j = 0; j < J; ++j)
-            dot<INT8>(buf[r * row_vecs + tid + j * kConsumers], xf[j], acc[r]);
-        }
-      }
-      float sum[kMaxRs];
-#pragma unroll
-      for (int r = 0; r < kMaxRs; ++r) sum[r] = (acc[r][0] + acc[r][1]) + (acc[r][2] + acc[r][3]);
-#pragma unroll
-      for (int o = 16; o > 0; o >>= 1)
-#pragma unroll
-        for (int r = 0; r < kMaxRs; ++r) sum[r] += __shfl_xor_sync(0xffffffffu, sum[r], o);
-      if (lane == 0) {
-#pragma unroll
-        for (int r = 0; r < kMaxRs; ++r) red[s][r][warp] = sum[r];
-        mbar_arrive(smem_u32(&empty[s]));  // release: the sums and the reads of buffer s
-      }
-    });
+  } else if constexpr (MMA) {
+    mma_consumers<WARPS, J, STAGES, kMaxRs>(a, full, empty, last, red, ring, buf_bytes, row_bytes,
+                                            tid);
+  } else {
+    float_consumers<INT8, WARPS, J, STAGES, kMaxRs>(a, full, empty, last, red, ring, buf_bytes,
+                                                    row_bytes, rs, tid);
   }
   let_next_grid_launch();
 #else
