@@ -219,6 +219,12 @@ def main():
         check(all(x.startswith("FAIL-6.") and "since " in x for x in first),
               "6%% drop: the first rows are FAIL -6.x%% since <run> (%s)" % first[:1])
         b.screenshot(os.path.join(a.out, "overview-drop.png"))
+        goto(b, "#charts")
+        off = b.eval("Array.from(document.querySelectorAll('#view svg text.tgt-off'))"
+                     ".map(t => t.textContent)")
+        check(len(off) >= 1 and all("target" in t for t in off),
+              "a target far from the data is named at the chart's edge: %s" % off)
+        b.screenshot(os.path.join(a.out, "charts-drop.png"))
         four = os.path.join(a.out, "four-gpus.html")
         kgate(a.kgate, "dashboard", "--results", os.path.join(
             HERE, "..", "data", "4xh100-device-all-3ed4dcd2-2026-11-27.csv"), "--out", four)
@@ -351,6 +357,10 @@ def main():
               "bring-up: ceilings, rows and A100 tables")
         cand = b.eval("document.querySelectorAll('tr.cand').length")
         check(cand > 0, "bring-up: %d tuning candidates marked" % cand)
+        check(b.eval("Array.from(document.querySelectorAll('p, li, td')).every(e => "
+                     "e.textContent.indexOf('`') < 0) && "
+                     "document.querySelectorAll('p code, td code').length > 0"),
+              "bring-up: Markdown code spans rendered, no backtick shown")
         check("NVIDIA H200" in b.eval("document.querySelector('h1').textContent"),
               "bring-up: the title names the GPU")
         b.screenshot(os.path.join(a.out, "bringup.png"))
