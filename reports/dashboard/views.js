@@ -48,6 +48,8 @@ var COLS = {
     return el('td', { 'class': 'n', title: 'newest run against its baseline (median of the window)' },
       isFinite(k.chg) ? (k.chg > 0 ? '+' : '') + (k.chg * 100).toFixed(1) + '%' : '-');
   }],
+  n: ['experiment', function (k) { return k.n; }], s: ['shape', function (k) { return k.s; }],
+  d: ['dtype', function (k) { return k.d; }],
   since: ['failing since', function (k) { return k.since < 0 ? NaN : decode(k).run[k.since]; }, function (k) {
     var r = sinceRun(k), td = el('td', { 'class': 'since' });
     if (r) {
@@ -56,8 +58,7 @@ var COLS = {
     }
     return td;
   }],
-  n: ['experiment', function (k) { return k.n; }], s: ['shape', function (k) { return k.s; }],
-  d: ['dtype', function (k) { return k.d; }], m: ['metric', function (k) { return k.m; }],
+  m: ['metric', function (k) { return k.m; }],
   g: ['GPU', function (k) { return gpuLabel(k.g); }],
   value: ['newest', function (k) { return newestFraction(k); }, function (k) {
     return el('td', { 'class': 'n', title: 'fraction of the roofline (the value where there is none)' }, newestText(k));
