@@ -219,10 +219,10 @@ std::string bringup_html(const BringupReport& r) {
     const bool problems = s.title == "Problems with the input";
     o += std::string("<section") + (problems ? " class=\"problems\"" : "") + ">\n";
     if (!s.title.empty()) o += "<h2>" + esc(s.title) + "</h2>\n";
-    for (const auto& p : s.paragraphs) o += "<p>" + esc(p) + "</p>\n";
+    for (const auto& p : s.paragraphs) o += "<p>" + html_code_spans(esc(p)) + "</p>\n";
     if (!s.bullets.empty()) {
       o += "<ul>\n";
-      for (const auto& b : s.bullets) o += "<li>" + esc(b) + "</li>\n";
+      for (const auto& b : s.bullets) o += "<li>" + html_code_spans(esc(b)) + "</li>\n";
       o += "</ul>\n";
     }
     if (!s.table.head.empty() && !s.table.rows.empty()) {
@@ -231,7 +231,7 @@ std::string bringup_html(const BringupReport& r) {
       o += "</tr></thead>\n<tbody>\n";
       for (size_t i = 0; i < s.table.rows.size(); ++i) {
         o += i < s.table.marked.size() && s.table.marked[i] ? "<tr class=\"cand\">" : "<tr>";
-        for (const auto& c : s.table.rows[i]) o += "<td>" + esc(c) + "</td>";
+        for (const auto& c : s.table.rows[i]) o += "<td>" + html_code_spans(esc(c)) + "</td>";
         o += "</tr>\n";
       }
       o += "</tbody></table>\n";

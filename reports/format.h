@@ -33,6 +33,9 @@ std::string join(const C& v, const char* sep) {
 // data is never markup (`|`, line breaks, `*`, `_`, backticks, `<`, `](`).
 std::string markdown_text(const std::string& s);
 
+// Escaped HTML text with its Markdown code spans (`x`) as <code>x</code>.
+std::string html_code_spans(const std::string& escaped);
+
 // A fenced code block holding `code` (ending in a newline or not), with a
 // fence longer than any run of backticks in it.
 std::string markdown_code_block(const std::string& code, const std::string& language);

@@ -86,6 +86,7 @@ svg.spark line.base { stroke: #3b6fd4; stroke-dasharray: 4 3; stroke-width: 1; }
 svg.spark line.tgt { stroke: #1b7f3b; stroke-dasharray: 1 2; stroke-width: 1; }
 svg.spark circle.now.fail { fill: #b3261e; } svg.spark circle.now.inc { fill: #e08a00; }
 svg.spark circle.now.pass { fill: #1b7f3b; } svg.spark circle.now.skip { fill: #999; }
+ul.findings { font-weight: 600; }
 body.only tr.pass, body.only tr.skip { display: none; }
 )CSS";
 
@@ -106,6 +107,9 @@ std::string gate_html(const GateReport& r) {
   for (const auto& g : r.gated_runs)
     out += "<p class=\"meta\">Gated " + esc(g.describe()) + "</p>\n";
   if (!r.provenance().empty()) out += "<p class=\"meta\">" + esc(r.provenance()) + "</p>\n";
+  if (!findings(r).empty()) out += "<ul class=\"findings\">";
+  for (const auto& f : findings(r)) out += "<li>" + esc(f) + "</li>";
+  if (!findings(r).empty()) out += "</ul>\n";
   if (!r.history_note().empty()) out += "<p class=\"meta\">" + esc(r.history_note()) + "</p>\n";
   if (!r.input_failures.empty()) {
     out +=
@@ -122,12 +126,14 @@ std::string gate_html(const GateReport& r) {
       "<table>\n<thead><tr><th>status</th><th>key</th><th>history</th><th>value</th>"
       "<th>baseline</th><th>change</th><th>target</th><th>why</th></tr></thead>\n<tbody>\n";
   for (const auto& k : r.keys) {
-    std::string why = k.why;
+    std::string why = k.why, link = chart_link(r, k), label = esc(key_label(k));
+    if (!failing_since(k).empty()) why += "; " + failing_since(k);
     if (k.last_good) why += "; " + last_good_text(k);
+    if (!link.empty()) label = "<a href=\"" + esc(link) + "\">" + label + "</a>";
     if (k.throttled && k.status == GateStatus::pass)
       why = "the run was throttled (SM clock low): the value may be low";
     out += "<tr class=\"" + std::string(css_class(k.status)) + "\"><td class=\"st\">" +
-           esc(shown_status(r, k)) + "</td><td>" + esc(key_label(k)) + "</td><td>" + sparkline(k) +
+           esc(shown_status(r, k)) + "</td><td>" + label + "</td><td>" + sparkline(k) +
            "</td><td class=\"n\">" + show_value(k.value) + "</td><td class=\"n\">" +
            show_value(k.baseline) + "</td><td class=\"n\">" + show_change(k.change) +
            "</td><td class=\"n\">" + show_value(k.target) + "</td><td class=\"why\">" + esc(why) +

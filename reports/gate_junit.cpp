@@ -59,6 +59,7 @@ std::string gate_junit(const GateReport& r) {
       if (!c.cuda.empty()) out += property("cuda", c.cuda);
     }
     if (!r.host.empty()) out += property("kgate_host", r.host);
+    for (const auto& f : findings(r)) out += property("finding", f);
     out += "    </properties>\n";
   }
   // Input that fails the night: one case each, named by its place.
@@ -71,7 +72,8 @@ std::string gate_junit(const GateReport& r) {
            "\" time=\"0\"";
     bool as_failure =
         k.status == GateStatus::fail || (r.strict && k.status == GateStatus::inconclusive);
-    std::string why = k.why;
+    std::string why = k.why, link = chart_link(r, k);
+    if (!failing_since(k).empty()) why += "; " + failing_since(k);
     if (k.last_good) why += "; " + last_good_text(k);
     // Besides its verdict, in one <system-out>: a throttled pass, a note.
     std::string said;
@@ -86,7 +88,7 @@ std::string gate_junit(const GateReport& r) {
       std::string type = k.status == GateStatus::fail ? k.rule : "inconclusive";
       inner = "      <" + std::string(tag) + " message=\"" + xml(why) + "\" type=\"" + xml(type) +
               "\">" + xml(gate_line(k)) + (k.last_good ? "\n" + xml(last_good_text(k)) : "") +
-              "</" + tag + ">\n";
+              (link.empty() ? "" : "\nchart: " + xml(link)) + "</" + tag + ">\n";
     } else if ((k.status == GateStatus::inconclusive || k.status == GateStatus::skipped) &&
                !(r.folded(k) && k.target)) {  // a new key that meets its target passes
       std::string what = r.folded(k)                            ? "new, no target: "

@@ -22,6 +22,9 @@ std::string gate_markdown(const GateReport& r) {
   for (const auto& g : r.gated_runs) out += " Gated " + cell(g.describe()) + ".";
   if (!r.provenance().empty()) out += " " + cell(r.provenance()) + ".";
   out += "\n\n";
+  for (const auto& f : findings(r))
+    out += "- **" + cell(f.substr(0, f.find(':'))) + "**" + cell(f.substr(f.find(':'))) + "\n";
+  if (!findings(r).empty()) out += "\n";
   if (!r.history_note().empty()) out += cell(r.history_note()) + ".\n\n";
 
   if (!r.input_failures.empty()) {
@@ -48,9 +51,11 @@ std::string gate_markdown(const GateReport& r) {
     for (const auto& k : r.keys) {
       if (!listed(k)) continue;
       std::string st = k.status == GateStatus::fail ? "**FAIL**" : "inconclusive";
-      std::string why = k.why;
+      std::string why = k.why, link = chart_link(r, k), label = cell(key_label(k));
+      if (!failing_since(k).empty()) why += "; " + failing_since(k);
       if (k.last_good) why += "; " + last_good_text(k);
-      out += "| " + st + " | " + cell(key_label(k)) + " | " + show_value(k.value) + " | " +
+      if (!link.empty()) label = "[" + label + "](" + link + ")";
+      out += "| " + st + " | " + label + " | " + show_value(k.value) + " | " +
              show_value(k.baseline) + " | " + show_change(k.change) + " | " + cell(why) + " |\n";
     }
     out += "\n";

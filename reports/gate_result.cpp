@@ -1,6 +1,7 @@
 #include "reports/gate_result.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 
@@ -116,6 +117,78 @@ std::string last_good_text(const GateKeyResult& k) {
   std::string s = "last good: " + describe_run(*k.last_good);
   if (k.last_good_value) s += ": " + show_value(*k.last_good_value);
   return s;
+}
+
+namespace {
+
+// How much worse the newest run is than its baseline (negative: better).
+double drop_of(const GateKeyResult& k) {
+  if (!k.change) return -1e9;
+  return k.lower_is_better ? *k.change : -*k.change;
+}
+
+std::string url_part(const std::string& s) {
+  std::string o;
+  for (unsigned char c : s) {
+    char hex[4];
+    std::snprintf(hex, sizeof hex, "%%%02X", c);
+    o += std::isalnum(c) || c == '-' || c == '.' || c == '_' ? std::string(1, static_cast<char>(c))
+                                                             : std::string(hex);
+  }
+  return o;
+}
+
+}  // namespace
+
+std::vector<std::string> findings(const GateReport& r) {
+  std::vector<double> drops;
+  size_t judged = 0;
+  for (const auto& k : r.keys) {
+    judged += k.change.has_value();
+    if (drop_of(k) > r.min_gap) drops.push_back(drop_of(k));
+  }
+  if (drops.size() < 2) return {};  // one key's drop is its own line below
+  std::sort(drops.begin(), drops.end());
+  const double edges[] = {r.min_gap, 0.05, 0.1, 0.2, 1e9};
+  std::string sizes;
+  for (int b = 0; b < 4; ++b) {
+    size_t n = 0;
+    for (double d : drops) n += d > edges[b] && d <= edges[b + 1];
+    if (n)
+      sizes += (sizes.empty() ? "" : ", ") + std::to_string(n) + " by " + percent(edges[b], 0) +
+               (b < 3 ? "–" + percent(edges[b + 1], 0) : std::string(" or more"));
+  }
+  std::vector<std::string> out = {std::to_string(drops.size()) + " of " + std::to_string(judged) +
+                                  " keys with a baseline dropped more than " + percent(r.min_gap) +
+                                  ": " + sizes};
+  if (drops.size() >= 5 && drops.size() * 4 >= judged)
+    out.push_back("broad: " + std::to_string(drops.size()) + " of " + std::to_string(judged) +
+                  " keys moved together (" + percent(drops.front()) + " to " +
+                  percent(drops.back()) +
+                  " worse in one run): more likely the machine, the driver or a shared "
+                  "dependency than one kernel");
+  return out;
+}
+
+std::string failing_since(const GateKeyResult& k) {
+  if (k.status != GateStatus::fail || !k.last_good) return "";
+  const auto& l = k.history_runs_labels;
+  auto it = std::find(l.begin(), l.end(), k.last_good->run);
+  if (it == l.end() || it + 1 == l.end()) return "";  // tonight only: "last good" says it
+  return "failing since run " + *(it + 1);
+}
+
+std::string chart_link(const GateReport& r, const GateKeyResult& k) {
+  if (r.dashboard.empty()) return "";
+  std::string q = k.shape + " " + k.metric + (k.device == "cuda" ? "" : " " + k.device);
+  return r.dashboard + "#charts?q=" + url_part(q) + "&exp=" + url_part(k.name) +
+         "&dtype=" + url_part(k.dtype) + "&gpu=" + url_part(k.arch);
+}
+
+void order_worst_first(GateReport& r) {
+  std::stable_sort(r.keys.begin(), r.keys.end(), [](const auto& a, const auto& b) {
+    return a.status != b.status ? a.status < b.status : drop_of(a) > drop_of(b);
+  });
 }
 
 std::string key_label(const GateKeyResult& k) {

@@ -87,6 +87,7 @@ struct GateReport {
   int window = 0;
   int min_history = 0;
   double min_gap = 0;
+  std::string dashboard;     // the dashboard's URL (--dashboard): each key links to its chart
   std::string host;          // the machine kgate ran on ("" = not known)
   std::string generated_at;  // when kgate ran, ISO-8601 UTC ("" = not known)
 
@@ -109,6 +110,21 @@ struct GateReport {
 
 // "last good: run r41 (...; commit ..., driver ...): 1850", or "".
 std::string last_good_text(const GateKeyResult& k);
+
+// The night at a glance, before any key: the drops by size and, where many
+// keys dropped at once, "broad: N of M keys moved together" (more likely the
+// machine or a shared dependency than one kernel). Empty when fewer than two
+// keys dropped.
+std::vector<std::string> findings(const GateReport& r);
+// For a key failing since before tonight: "failing since run X" (the run
+// after its last good one); "" when tonight's is the first failing run or
+// when not known.
+std::string failing_since(const GateKeyResult& k);
+// The key's charts on the dashboard (r.dashboard with the filter that
+// selects it), "" without --dashboard.
+std::string chart_link(const GateReport& r, const GateKeyResult& k);
+// The keys by status, each status worst drop first (check's reports' order).
+void order_worst_first(GateReport& r);
 
 // "layer_norm [BS=4096;D=8192] bfloat16 memory_bandwidth(GB/s) @ NVIDIA H100 80GB HBM3",
 // with " (cuda:1)" when the device is not plain "cuda".

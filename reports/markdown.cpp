@@ -32,6 +32,19 @@ std::string markdown_text(const std::string& s) {
   return o;
 }
 
+std::string html_code_spans(const std::string& escaped) {
+  std::string o;
+  size_t i = 0, open;
+  while ((open = escaped.find('`', i)) != std::string::npos) {
+    const size_t close = escaped.find('`', open + 1);
+    if (close == std::string::npos) break;
+    o += escaped.substr(i, open - i) + "<code>" + escaped.substr(open + 1, close - open - 1) +
+         "</code>";
+    i = close + 1;
+  }
+  return o + escaped.substr(i);
+}
+
 std::string markdown_code_block(const std::string& code, const std::string& language) {
   size_t longest = 0, run = 0;
   for (char c : code) {

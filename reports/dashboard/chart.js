@@ -4,7 +4,7 @@ function niceStep(span, n) {
   return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 2.5 ? 2.5 : m <= 5 ? 5 : 10) * p;
 }
 function timeStep(span) {
-  var H = 3600, Dy = 86400, c = [H, 3 * H, 6 * H, 12 * H, Dy, 2 * Dy, 7 * Dy, 14 * Dy, 30 * Dy, 61 * Dy, 91 * Dy, 182 * Dy, 365 * Dy];
+  var H = 3600, Dy = 86400, c = [60, 300, 900, 1800, H, 3 * H, 6 * H, 12 * H, Dy, 2 * Dy, 7 * Dy, 14 * Dy, 30 * Dy, 61 * Dy, 91 * Dy, 182 * Dy, 365 * Dy];
   for (var i = 0; i < c.length; i++) if (span / c[i] <= 7) return c[i];
   return c[c.length - 1] * Math.ceil(span / (7 * c[c.length - 1]));
 }
@@ -71,7 +71,7 @@ function chart(k, W, H) {
   var ys_ = niceStep(hi - lo, 4);
   for (var yt = Math.ceil(lo / ys_) * ys_; yt <= hi; yt += ys_) {
     g.appendChild(sv('line', { x1: L, x2: W - R, y1: Y(yt), y2: Y(yt), 'class': 'gl' }));
-    g.appendChild(sv('text', { x: L - 4, y: Y(yt) + 3, 'text-anchor': 'end', 'class': 'ax' }, frac ? (yt * 100).toFixed(ys_ < 0.01 ? 1 : 0) + '%' : show(yt)));
+    g.appendChild(sv('text', { x: L - 4, y: Y(yt) + 3, 'text-anchor': 'end', 'class': 'ax' }, frac ? (yt * 100).toFixed(Math.max(0, Math.ceil(-Math.log10(ys_ * 100) - 1e-9))) + '%' : show(yt)));
   }
   var xs_ = D.timeAxis ? timeStep(x1 - x0) : Math.max(1, niceStep(x1 - x0, 6));
   for (var xt = Math.ceil(x0 / xs_) * xs_; xt <= x1; xt += xs_) {
@@ -80,6 +80,13 @@ function chart(k, W, H) {
     g.appendChild(sv('text', { x: X(xt), y: H - 6, 'text-anchor': 'middle', 'class': 'ax' }, lab));
   }
   g.appendChild(sv('text', { x: 4, y: 9, 'class': 'ax' }, frac ? 'fraction of roofline' : k.m));
+  // A target too far from the data to fit: named at the edge it lies beyond.
+  var tLast = NaN;
+  for (i = n - 1; i >= first && !isFinite(tLast); i--) tLast = tgt[i];
+  if (tLast > hi || tLast < lo) {
+    g.appendChild(sv('text', { x: W - R - 2, y: tLast > hi ? T + 8 : T + ph - 4, 'text-anchor': 'end', 'class': 'tgt-off' },
+      (tLast > hi ? '\u25b2' : '\u25bc') + ' target ' + (frac ? pct(tLast) : show(tLast)) + ' (off scale)'));
+  }
   svg.appendChild(g);
 
   // Everything inside the plot area is clipped to it.

@@ -10,7 +10,7 @@ var statusEl = document.getElementById('kb-status');
 var errors = [];
 var PAGE = 24;  // charts drawn at a time in the Charts view
 var clipCount = 0;
-var state = { view: 'overview', key: -1, shown: PAGE, ready: false, loadMs: 0 };
+var state = { view: 'overview', key: -1, shown: PAGE, ready: false, loadMs: 0, sort: 'verdict', desc: false, all: false, rows: 0 };
 function noteError(msg) {
   errors.push(String(msg));
   report();
@@ -31,6 +31,7 @@ var filterBox = document.getElementById('filter');
 var yModeBox = document.getElementById('ymode');
 var rangeBox = document.getElementById('range');
 var problemsBox = document.getElementById('problems');
+var menus = { gpu: document.getElementById('gpu'), dtype: document.getElementById('dtype'), exp: document.getElementById('exp') };
 var tip = document.getElementById('tip');
 
 // ---- small helpers ----
@@ -46,8 +47,8 @@ function cells(tr, tag, list) {
   return tr;
 }
 // A table in the view with its header row; its rows go into the tbody returned.
-function table(attrs, heads) {
-  var t = view.appendChild(el('table', attrs));
+function table(attrs, heads, parent) {
+  var t = (parent || view).appendChild(el('table', attrs));
   cells(t.appendChild(el('thead')).appendChild(el('tr')), 'th', heads);
   return t.appendChild(el('tbody'));
 }
@@ -83,6 +84,7 @@ function tokens() {
   return filterBox.value.toLowerCase().split(/\s+/).filter(function (t) { return t; });
 }
 function matches(text, toks) {
+  toks = toks || tokens();
   for (var i = 0; i < toks.length; i++) if (text.indexOf(toks[i]) < 0) return false;
   return true;
 }
@@ -126,23 +128,26 @@ function newestFraction(k) {
   return onAxis(k, k.v[n - 1], lastStep(k.rf), true);
 }
 
-// ---- rows of the overview: one per experiment, shape, dtype and metric ----
-var rowsByKey = [], rowOrder = [], rowIndex = {};
+// ---- per key: what the overview sorts and filters on ----
+var DTYPE_ALIAS = { bfloat16: 'bf16', float16: 'fp16', float32: 'fp32', float8_e4m3fn: 'fp8' };
+var sameKey = {};  // experiment, shape, dtype and metric -> the key on each GPU
 keys.forEach(function (k, i) {
-  var id = [k.n, k.s, k.d, k.m].join('\u001f');
-  if (!(id in rowIndex)) {
-    rowIndex[id] = rowOrder.length;
-    rowOrder.push({ n: k.n, s: k.s, d: k.d, m: k.m, cells: {}, text: '' });
-  }
-  var row = rowOrder[rowIndex[id]];
-  row.cells[k.g] = i;
-  rowsByKey[i] = rowIndex[id];
-  k.text = (keyLabel(k) + ' ' + (k['var'] || '') + ' ' + gpuLabel(k.g)).toLowerCase();
+  var id = [k.n, k.s, k.d, k.m].join('\u001f'), n = k.v.length;
+  (sameKey[id] = sameKey[id] || []).push(i);
+  k.id = id;
+  k.text = (keyLabel(k) + ' ' + (k['var'] || '') + ' ' + gpuLabel(k.g) + ' ' + (DTYPE_ALIAS[k.d] || '')).toLowerCase();
+  k.chg = n && k.b[n - 1] ? k.v[n - 1] / k.b[n - 1] - 1 : NaN;  // the newest run against its baseline
+  k.bad = k.lo ? k.chg : -k.chg;  // the same, larger = worse
+  k.rank = k.vd ? 'FIPS'.indexOf(k.vd) : 4;
+  // Probes measure the machine; keys too new for the history rule cannot regress yet.
+  k.grp = /probe/.test(k.n) ? 2 : k.vd === 'I' && k.rule === 'too little history' ? 1 : 0;
+  var j = n;
+  if (k.vd === 'F') while (j > 0 && k.ve.charAt(j - 1) === 'F') j--;
+  k.since = j < n ? j : -1;  // the first point of the newest unbroken run of FAILs
 });
-rowOrder.forEach(function (row) {
-  row.text = [row.n, row.s, row.d, row.m].join(' ').toLowerCase();
-  row.problem = false;
-  for (var g in row.cells) { var vd = keys[row.cells[g]].vd; if (vd === 'F' || vd === 'I') row.problem = true; }
+var gpuModels = [], dtypes = [], experiments = [];
+keys.forEach(function (k) {
+  [[gpuModels, D.gpus[k.g][0]], [dtypes, k.d], [experiments, k.n]].forEach(function (p) {
+    if (p[0].indexOf(p[1]) < 0) p[0].push(p[1]);
+  });
 });
-var usedGpus = [];
-D.gpus.forEach(function (g, i) { if (keys.some(function (k) { return k.g === i; })) usedGpus.push(i); });

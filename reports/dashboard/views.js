@@ -11,58 +11,105 @@ function render() {
   else if (state.view === 'runs') renderRuns();
   else if (state.view === 'input') renderInput();
   else renderOverview();
+  syncUrl();
   report();
 }
 
-function renderOverview() {
-  view.appendChild(el('div', { 'class': 'count', id: 'count' }));
-  view.appendChild(el('div', { 'class': 'legend' },
-    'Each cell: the newest run\'s fraction of its roofline (the value where there is no roofline), ' +
-    'coloured by the gate\'s verdict; click it for the trend.'));
-  var body = table({ 'class': 'overview', id: 'overview' }, ['experiment', 'shape', 'dtype', 'metric']
-    .concat(usedGpus.map(function (g) { return [{ 'class': 'n' }, gpuLabel(g)]; })));
-  rowOrder.forEach(function (row, ri) {
-    var tr = cells(el('tr', { 'data-row': ri }), 'td', [row.n, row.s, row.d, row.m]);
-    usedGpus.forEach(function (g) {
-      var ki = row.cells[g];
-      if (ki === undefined) { tr.appendChild(el('td', { 'class': 'cell none' })); return; }
-      var k = keys[ki], f = newestFraction(k), n = k.v.length;
-      var td = el('td', { 'class': 'cell ' + VERDICT_CLASS[k.vd] });
-      var text = isFinite(f) ? pct(f) : n && k.v[n - 1] !== null ? show(k.v[n - 1]) : STATUS_NAME[k.st.charAt(n - 1)] || '-';
-      var a = el('a', { href: '#key/' + ki }, text);
-      var lastRun = n ? runs[decodeRunOfLast(k)] : null;
-      a.title = keyLabel(k) + ' @ ' + gpuLabel(k.g) + '\n' + VERDICT_NAME[k.vd] + (k.why ? ': ' + k.why : '') +
-        (lastRun ? '\nnewest: run ' + lastRun[0] + (lastRun[2] ? ' (' + lastRun[2] + ')' : '') : '') +
-        '\nvalue ' + show(n ? k.v[n - 1] : null) + ', target ' + show(lastStep(k.tg));
-      td.appendChild(a);
-      tr.appendChild(td);
-    });
-    body.appendChild(tr);
+// The keys the filter and menus let through, in the chosen order: by group
+// (regressions, then keys too new to judge, then probes), by the chosen
+// column, then worst first.
+function selected(k) {
+  return matches(k.text) && (!problemsBox.checked || k.rank < 2) && (!menus.gpu.value || D.gpus[k.g][0] === menus.gpu.value) &&
+    (!menus.dtype.value || k.d === menus.dtype.value) && (!menus.exp.value || k.n === menus.exp.value);
+}
+function ranked() {
+  var col = COLS[state.sort] || COLS.verdict, list = [];
+  keys.forEach(function (k, i) { if (selected(k)) list.push(i); });
+  function num(x, y) { return (isNaN(x) - isNaN(y)) || (x < y ? -1 : x > y ? 1 : 0); }
+  return list.sort(function (a, b) {
+    var ka = keys[a], kb = keys[b], x = col[1](ka), y = col[1](kb);
+    var c = typeof x === 'string' ? x.localeCompare(y) : num(x, y);
+    return ka.grp - kb.grp || (state.desc && !isNaN(x) && !isNaN(y) ? -c : c) || ka.rank - kb.rank || num(-ka.bad, -kb.bad) || a - b;
   });
-  applyFilter();
 }
-function decodeRunOfLast(k) {
-  var s = 0;
-  for (var i = 0; i < k.r.length; i++) s += k.r[i];
-  return s;
+function sinceRun(k) { return k.since < 0 ? null : runs[decode(k).run[k.since]]; }
+function newestText(k) {
+  var f = newestFraction(k), n = k.v.length;
+  return isFinite(f) ? pct(f) : n && k.v[n - 1] !== null ? show(k.v[n - 1]) : STATUS_NAME[k.st.charAt(n - 1)] || '-';
 }
+// The overview's columns: heading, sort value, cell.
+var COLS = {
+  verdict: ['verdict', function (k) { return k.rank; }, function (k, i) {
+    var td = el('td', { 'class': 'cell ' + VERDICT_CLASS[k.vd] });
+    td.appendChild(el('a', { href: '#key/' + i, title: k.why || '' }, VERDICT_NAME[k.vd]));
+    return td;
+  }],
+  change: ['change', function (k) { return -k.bad; }, function (k) {
+    return el('td', { 'class': 'n', title: 'newest run against its baseline (median of the window)' },
+      isFinite(k.chg) ? (k.chg > 0 ? '+' : '') + (k.chg * 100).toFixed(1) + '%' : '-');
+  }],
+  n: ['experiment', function (k) { return k.n; }], s: ['shape', function (k) { return k.s; }],
+  d: ['dtype', function (k) { return k.d; }],
+  since: ['failing since', function (k) { return k.since < 0 ? NaN : decode(k).run[k.since]; }, function (k) {
+    var r = sinceRun(k), td = el('td', { 'class': 'since' });
+    if (r) {
+      td.textContent = 'since ' + r[0] + ' ';
+      td.appendChild(el('span', { 'class': 'sub' }, [iso(r[1]), (r[3] || '').slice(0, 7), (k.v.length - k.since > 1 ? k.v.length - k.since + ' runs' : 'newest run only')].filter(String).join(' \u00b7 ')));
+    }
+    return td;
+  }],
+  m: ['metric', function (k) { return k.m; }],
+  g: ['GPU', function (k) { return gpuLabel(k.g); }],
+  value: ['newest', function (k) { return newestFraction(k); }, function (k) {
+    return el('td', { 'class': 'n', title: 'fraction of the roofline (the value where there is none)' }, newestText(k));
+  }]
+};
+var GROUPS = ['', 'Too little history for the history rule (judged against their targets only)', 'Probes (they measure the machine, not a kernel)'];
+var CAP = 200;  // rows drawn at first: the first screen stays fast on any history
+
+function renderOverview() {
+  var list = ranked(), shown = state.all ? list : list.slice(0, CAP), grp = -1, body;
+  view.appendChild(el('div', { 'class': 'count', id: 'count' }, list.length + ' of ' + keys.length + ' keys match' +
+    (shown.length < list.length ? '; the first ' + shown.length + ' are shown' : '') + '. Worst first; click a heading to sort.'));
+  shown.forEach(function (i) {
+    var k = keys[i];
+    if (k.grp !== grp) {
+      grp = k.grp;
+      if (grp) view.appendChild(el('h2', null, GROUPS[grp]));
+      var wrap = view.appendChild(el('div', { 'class': 'scroll' }));
+      body = table({ 'class': 'overview' }, Object.keys(COLS).map(function (c) {
+        return [{ 'data-sort': c, 'class': c === state.sort ? 'on' : undefined }, COLS[c][0] + (c === state.sort ? (state.desc ? ' \u25b4' : ' \u25be') : '')];
+      }), wrap);
+    }
+    var tr = body.appendChild(el('tr', { 'data-key': i, title: k['var'] ? 'variant ' + k['var'] : undefined }));
+    for (var c in COLS) tr.appendChild(COLS[c][2] ? COLS[c][2](k, i) : el('td', null, COLS[c][1](k)));
+  });
+  state.rows = list.length;
+  if (shown.length < list.length) more('show all ' + list.length, function () { state.all = true; });
+}
+function more(text, then) {
+  var b = view.appendChild(el('button', { 'class': 'more' }, text));
+  b.addEventListener('click', function () { then(); render(); });
+}
+view.addEventListener('click', function (e) {
+  var c = e.target.closest && e.target.closest('th[data-sort]');
+  if (!c) return;
+  var s = c.getAttribute('data-sort');
+  state.desc = s === state.sort && !state.desc;
+  state.sort = s;
+  render();
+});
 
 function renderCharts() {
-  var toks = tokens(), only = problemsBox.checked, list = [];
-  keys.forEach(function (k, i) {
-    if (matches(k.text, toks) && (!only || k.vd === 'F' || k.vd === 'I')) list.push(i);
-  });
+  var list = ranked();
+  state.rows = list.length;
   view.appendChild(el('div', { 'class': 'count', id: 'count' },
-    list.length + ' of ' + keys.length + ' keys match' + (list.length > state.shown ? '; the first ' + state.shown + ' are drawn' : '')));
+    list.length + ' of ' + keys.length + ' keys match, worst first' + (list.length > state.shown ? '; the first ' + state.shown + ' are drawn' : '')));
   view.appendChild(legend());
   var grid = el('div', { 'class': 'grid' });
   list.slice(0, state.shown).forEach(function (i) { grid.appendChild(card(i, 440, 170)); });
   view.appendChild(grid);
-  if (list.length > state.shown) {
-    var more = el('button', { 'class': 'more' }, 'draw ' + Math.min(PAGE, list.length - state.shown) + ' more');
-    more.addEventListener('click', function () { state.shown += PAGE; render(); });
-    view.appendChild(more);
-  }
+  if (list.length > state.shown) more('draw ' + Math.min(PAGE, list.length - state.shown) + ' more', function () { state.shown += PAGE; });
 }
 
 function card(i, w, h) {
@@ -102,6 +149,7 @@ function legend() {
 
 function renderKey(i) {
   var k = keys[i];
+  state.rows = 0;
   if (!k) { view.appendChild(el('p', null, 'No such key.')); return; }
   var dec = decode(k);
   view.appendChild(el('h2', null, keyLabel(k) + ' @ ' + gpuLabel(k.g)));
@@ -117,9 +165,7 @@ function renderKey(i) {
   if (missing.length) view.appendChild(el('p', { 'class': 'count' }, 'Missing: ' + missing.join('; ') + '.'));
   view.appendChild(legend());
   view.appendChild(chart(k, Math.max(600, Math.min(1200, view.clientWidth - 20)), 320));
-  var sib = [];
-  var row = rowOrder[rowsByKey[i]];
-  for (var g in row.cells) if (row.cells[g] !== i) sib.push(row.cells[g]);
+  var sib = sameKey[k.id].filter(function (j) { return j !== i; });
   if (sib.length) {
     view.appendChild(el('h2', null, 'The same on other GPUs'));
     var grid = el('div', { 'class': 'grid' });
@@ -142,59 +188,35 @@ function renderKey(i) {
 }
 
 function renderRuns() {
+  var toks = tokens(), shown = 0;
   view.appendChild(el('div', { 'class': 'count', id: 'count' }));
-  var body = table({ id: 'runs' }, ['time', 'run', 'GPU', 'driver', 'CUDA', 'git_sha', 'rows', 'gate verdict']);
+  var body = table({ id: 'runs' }, ['time', 'run', 'GPU', 'driver', 'CUDA', 'git_sha', 'rows', 'gate verdict'], view.appendChild(el('div', { 'class': 'scroll' })));
   for (var r = runs.length - 1; r >= 0; r--) {
-    var run = runs[r], tr = el('tr', { 'data-row': r });
-    var gpus = run[6].map(gpuLabel).join(', ');
+    var run = runs[r], gpus = run[6].map(gpuLabel).join(', '), v = run[8];
+    if (!matches([run[0], run[2], gpus, run[3], run[4], run[5]].join(' ').toLowerCase(), toks) || (problemsBox.checked && !v[0] && !v[1])) continue;
     var rowText = [];
     'obtifs'.split('').forEach(function (s, j) { if (run[7][j]) rowText.push(run[7][j] + ' ' + STATUS_NAME[s]); });
-    var v = run[8], cls = v[0] ? 'fail' : v[1] ? 'inc' : v[2] ? 'pass' : 'skip';
+    var cls = v[0] ? 'fail' : v[1] ? 'inc' : v[2] ? 'pass' : 'skip';
     var vt = (v[0] ? 'FAIL ' + v[0] + ' \u00b7 ' : '') + (v[1] ? v[1] + ' inconclusive \u00b7 ' : '') + v[2] + ' pass' +
       (v[3] ? ' \u00b7 ' + v[3] + ' skipped' : '') + (run[9] ? ' (kgate check)' : '');
-    cells(tr, 'td', [run[2] || '-', run[0], gpus, run[4] || '-', run[5] || '-', [{ 'class': 'sha' }, run[3] || '-'],
-      rowText.join(', '), [{ 'class': cls }, vt]]);
-    tr.kbText = [run[0], run[2], gpus, run[3], run[4], run[5]].join(' ').toLowerCase();
-    tr.kbProblem = v[0] > 0 || v[1] > 0;
-    body.appendChild(tr);
+    body.appendChild(cells(el('tr', { 'data-row': r }), 'td', [run[2] || '-', run[0], gpus, run[4] || '-', run[5] || '-', [{ 'class': 'sha' }, run[3] || '-'],
+      rowText.join(', '), [{ 'class': cls }, vt]]));
+    shown++;
   }
-  applyFilter();
+  document.getElementById('count').textContent = shown + ' of ' + runs.length + ' runs shown';
+  state.rows = shown;
 }
 
 function renderInput() {
+  state.rows = 0;
   view.appendChild(el('h2', null, 'Files read'));
   var ul = el('ul');
   D.inputs.forEach(function (f) { ul.appendChild(el('li', null, f)); });
   view.appendChild(ul);
   view.appendChild(el('p', null, D.rows + ' rows, ' + runs.length + ' runs, ' + keys.length + ' keys, ' +
-    usedGpus.length + ' GPUs; generated ' + D.generated + '.'));
+    D.gpus.length + ' GPUs; generated ' + D.generated + '.'));
   view.appendChild(el('h2', null, D.warnings.length + ' input warning(s)'));
   var w = el('ul');
   D.warnings.forEach(function (x) { w.appendChild(el('li', null, x)); });
   view.appendChild(w);
-}
-
-// Hides the rows of the current table that the filter leaves out.
-function applyFilter() {
-  var toks = tokens(), only = problemsBox.checked, shown = 0, total = 0;
-  var ov = document.getElementById('overview'), rt = document.getElementById('runs');
-  if (ov) {
-    ov.tBodies[0].childNodes.forEach(function (tr) {
-      var row = rowOrder[+tr.getAttribute('data-row')];
-      var on = matches(row.text, toks) && (!only || row.problem);
-      tr.hidden = !on;
-      total++;
-      shown += on;
-    });
-  } else if (rt) {
-    rt.tBodies[0].childNodes.forEach(function (tr) {
-      var on = matches(tr.kbText, toks) && (!only || tr.kbProblem);
-      tr.hidden = !on;
-      total++;
-      shown += on;
-    });
-  }
-  var c = document.getElementById('count');
-  if (c && (ov || rt)) c.textContent = shown + ' of ' + total + (ov ? ' rows' : ' runs') + ' shown';
-  report();
 }

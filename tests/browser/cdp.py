@@ -129,8 +129,9 @@ class Browser:
         self.call("Page.navigate", session=True, url=url)
         self.wait_event("Page.loadEventFired", timeout)
         # (A load event of the page before may arrive late: also wait for the URL.)
-        check = "(function () { try { return location.href === %s && !!(%s); } " \
-                "catch (e) { return false; } })()" % (json.dumps(url), ready_expr)
+        # (The page may rewrite its hash to the state it shows.)
+        check = "(function () { try { return location.href.split('#')[0] === %s && !!(%s); } " \
+                "catch (e) { return false; } })()" % (json.dumps(url.split("#")[0]), ready_expr)
         while not self.eval(check):
             if time.time() - t0 > timeout:
                 raise TimeoutError("page not ready: " + url)

@@ -16,6 +16,12 @@ TEST(KgateCli, HelpAndUsageErrors) {
   EXPECT_EQ(h.code, 0);
   EXPECT_TRUE(contains(h.out, "kgate check --results FILE..."));
   EXPECT_TRUE(contains(h.out, "--min-gap REL"));
+  for (const char* cmd : {"check", "compare", "dashboard", "noise", "siblings", "gpt-fast",
+                          "bringup", "selftest-table"}) {
+    Result c = kgate(std::string(cmd) + " --help");
+    EXPECT_EQ(c.code, 0) << cmd << "\n" << c.out;
+    EXPECT_TRUE(contains(c.out, std::string("usage: kgate ") + cmd)) << c.out;
+  }
   for (const char* bad :
        {"", "frobnicate", "check", "check --results", "check --window",
         "check --results x.csv --window 1", "check --results x.csv --min-gap 2",

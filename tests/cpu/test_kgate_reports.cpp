@@ -296,3 +296,37 @@ TEST(KgateReports, FailedRowIsAJunitError) {
 }
 
 }  // namespace
+
+namespace {
+
+// Six keys that dropped together on one night, one of them since two runs.
+TEST(KgateReports, SummaryFirstWorstFirstWithSinceAndLink) {
+  kb::GateReport r = fixture();
+  r.dashboard = "https://ci/dash/index.html";
+  for (int i = 0; i < 5; ++i) {
+    kb::GateKeyResult k = r.keys[0];
+    k.shape = "D=" + std::to_string(1024 << i);
+    k.change = -0.05 - 0.002 * i;
+    r.keys.push_back(k);
+  }
+  r.keys.back().last_good->run = "r40";
+  kb::order_worst_first(r);
+  EXPECT_EQ(r.keys[0].shape, "BS=4096;D=8192");  // -8.1%
+  EXPECT_EQ(r.keys[1].shape, "D=16384");         // -5.8%
+  EXPECT_EQ(kb::failing_since(r.keys[1]), "failing since run r41");
+  EXPECT_EQ(kb::failing_since(r.keys[0]), "");  // tonight only
+  const auto f = kb::findings(r);
+  ASSERT_EQ(f.size(), 2u);
+  EXPECT_EQ(f[0], "6 of 8 keys with a baseline dropped more than 3.0%: 1 by 3%–5%, 5 by 5%–10%");
+  EXPECT_TRUE(contains(f[1], "broad: 6 of 8 keys moved together (5.0% to 8.1% worse")) << f[1];
+  EXPECT_EQ(kb::chart_link(r, r.keys[1]),
+            "https://ci/dash/index.html#charts?q=D%3D16384%20memory_bandwidth%28GB%2Fs%29"
+            "&exp=layer_norm&dtype=bfloat16&gpu=NVIDIA%20H100%2080GB%20HBM3");
+  const std::string md = kb::gate_markdown(r);
+  EXPECT_LT(md.find("**broad**"), md.find("| status |"));
+  EXPECT_TRUE(contains(md, "[layer_norm [D=16384]")) << md;
+  EXPECT_TRUE(contains(kb::gate_html(r), "<ul class=\"findings\"><li>6 of 8 keys"));
+  EXPECT_TRUE(contains(kb::gate_junit(r), "<property name=\"finding\" value=\"broad: 6 of 8"));
+}
+
+}  // namespace

@@ -15,7 +15,7 @@ namespace {
 struct CheckPlan {
   GateOptions gate;
   std::vector<std::string> results;
-  std::string targets_dir, markdown, junit, html, suspects;
+  std::string targets_dir, markdown, junit, html, suspects, dashboard;
   double max_suspects = kMaxSuspectShare;
   bool all = false;
 };
@@ -32,7 +32,8 @@ CheckPlan parse_check(const Args& args) {
                        {"--shared-noise", number(opt.rule.shared_noise, 0, 1)},
                        {"--markdown", text(p.markdown)},
                        {"--junit", text(p.junit)},
-                       {"--html", text(p.html)}});
+                       {"--html", text(p.html)},
+                       {"--dashboard", text(p.dashboard)}});
   parse_options(args, o, "check", kCheckUsage, "--results");
   if (p.results.empty()) throw UsageError("check needs --results FILE...", kCheckUsage);
   check_gate_options(opt, kCheckUsage);
@@ -67,6 +68,8 @@ int cmd_check(const Args& args) {
   GateReport rep = run_gate(h, p.gate);
   rep.host = host_name();
   rep.generated_at = utc_now();
+  rep.dashboard = p.dashboard;
+  order_worst_first(rep);
   print_warnings(rep.warnings);
   std::fputs(gate_console(rep, p.all).c_str(), stdout);
   std::fflush(stdout);

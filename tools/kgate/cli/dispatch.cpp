@@ -41,8 +41,15 @@ int dispatch(const Args& a) {
     std::printf("kgate %s\n", KBENCH_VERSION);
     return 0;
   }
-  for (const Command& c : kCommands)
-    if (cmd == c.name) return c.run(a);
+  for (const Command& c : kCommands) {
+    if (cmd != c.name) continue;
+    for (const std::string& arg : a)
+      if (arg == "--help" || arg == "-h") {
+        std::printf("usage: %s\n(kgate --help describes every option)\n", c.usage);
+        return 0;
+      }
+    return c.run(a);
+  }
   std::error_code ec;
   if (std::filesystem::exists(cmd, ec) || cmd.find(".csv") != std::string::npos)
     throw UsageError(
