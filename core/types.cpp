@@ -4,34 +4,15 @@
 
 namespace kb {
 
+// In the order of DType's enumerators.
 const char* dtype_name(DType d) {
-  switch (d) {
-    case DType::bf16:
-      return "bfloat16";
-    case DType::f16:
-      return "float16";
-    case DType::f32:
-      return "float32";
-    case DType::i8:
-      return "int8";
-    case DType::fp8_e4m3:
-      return "fp8_e4m3";
-  }
-  return "unknown";
+  static const char* const names[] = {"bfloat16", "float16", "float32", "int8", "fp8_e4m3"};
+  return names[static_cast<int>(d)];
 }
 
 int dtype_size(DType d) {
-  switch (d) {
-    case DType::bf16:
-    case DType::f16:
-      return 2;
-    case DType::f32:
-      return 4;
-    case DType::i8:
-    case DType::fp8_e4m3:
-      return 1;
-  }
-  return 0;
+  static const int sizes[] = {2, 2, 4, 1, 1};
+  return sizes[static_cast<int>(d)];
 }
 
 void Shape::set(const std::string& key, int64_t value) {

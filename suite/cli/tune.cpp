@@ -1,10 +1,7 @@
-// `kbench tune`: builds every point of the selected experiments (gemm and
-// the MLP by default) to learn which cuBLASLt GEMMs they plan, then for each
-// GEMM times every candidate of the heuristic, interleaved (one cold sample
-// of each candidate in turn, `--reps` rounds) exactly as the engine times
-// samples, and writes the fastest by median into the GPU's tuning table with
-// what was measured. Other sections of an existing table are kept.
-// `kbench tune gemv`: the GEMV dispatch table (suite/gemv_tune.h).
+// `kbench tune`: times every candidate of cuBLASLt's heuristic for each GEMM
+// the selected experiments plan (gemm and the MLP by default), interleaved
+// and cold as the engine samples, and writes the fastest by median to the
+// GPU's tuning table (docs/targets.md). `kbench tune gemv`: suite/gemv_tune.h.
 #include <cublasLt.h>
 
 #include <cmath>
