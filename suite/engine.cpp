@@ -23,10 +23,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
 struct NvtxRange {
   explicit NvtxRange(const std::string& name) { nvtxRangePushA(name.c_str()); }
   ~NvtxRange() { nvtxRangePop(); }
@@ -187,10 +183,6 @@ double Engine::time_window(bool flush, const std::function<void(cudaStream_t)>& 
   return ms * 1e-3;
 }
 
-double Engine::time_once(Case& c, bool flush) {
-  return time_window(flush, [&](cudaStream_t s) { c.run(s); });
-}
-
 double Engine::time_cold(const std::function<void(cudaStream_t)>& f) {
   return time_window(true, f);
 }
@@ -241,7 +233,7 @@ Measurement Engine::sample(const Experiment& e, const std::vector<Case*>& cases)
   const auto t0 = Clock::now();
   while (static_cast<int>(all.size()) < target_runs) {
     const size_t set = all.size() % sets;
-    const double s = time_once(*cases[set], !decode) * scale;
+    const double s = time_window(!decode, [&](cudaStream_t st) { cases[set]->run(st); }) * scale;
     all.push_back(s);
     per_set[set].push_back(s);
     cool(s);

@@ -69,9 +69,7 @@ class Engine {
   void warm_up(const std::vector<Case*>& cases, bool decode);
   // Samples round-robin over `cases` (the point's buffer sets).
   Measurement sample(const Experiment& e, const std::vector<Case*>& cases);
-  // One sample: L2 flushed first (cold), events around run().
-  double time_once(Case& c, bool flush);
-  // The timed window of every sample, in seconds.
+  // The timed window of every sample, in seconds: L2 flushed first (cold).
   double time_window(bool flush, const std::function<void(cudaStream_t)>& f);
   void flush_l2();
   void after_error(const std::string& what);

@@ -18,16 +18,6 @@ DType dtype_of(const std::string& name) {
 
 }  // namespace
 
-PointTime point_time_of(const Measurement& t) {
-  PointTime p;
-  p.value_s = t.value_s;
-  p.median_s = t.summary.median;
-  p.noise_rel = t.summary.noise_rel;
-  p.samples = t.summary.n;
-  p.buffer_sets = t.buffer_sets;
-  return p;
-}
-
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Summary, n, median, mean, min, max, mad, noise_rel,
                                    median_rel_err)
 
@@ -130,7 +120,8 @@ std::vector<PointTime> point_times_from_lines(const std::vector<json>& lines,
       continue;
     }
     try {
-      const PointTime t = point_time_of(measured_point_from_json(j.at("measurement")).m);
+      const Measurement m = measured_point_from_json(j.at("measurement")).m;
+      const PointTime t{m.value_s, m.summary.noise_rel};
       if (!(t.value_s > 0)) {
         error[i] = "a time that is not > 0 (" + std::to_string(t.value_s) + " s)";
         continue;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/atomic_write.h"
+#include "core/attempts.h"
 #include "suite/rows.h"
 
 namespace kb::cli {
@@ -35,11 +36,7 @@ namespace {
 // id, a Kubernetes Job's name), so that the shards' rows are one run. No
 // '/': that would read as an attempt (<run>/<N>, docs/csv-schema.md).
 std::string check_run_id(const std::string& id) {
-  bool ok = !id.empty() && id.size() <= 128;
-  for (char c : id)
-    ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' ||
-                c == ':' || c == '+');
-  if (!ok)
+  if (id.find('/') != std::string::npos || !well_formed_run_id(id))
     throw UsageError("--run-id needs 1 to 128 characters of A-Z a-z 0-9 - _ . : + (no '/'), got '" +
                      id + "'");
   return id;
