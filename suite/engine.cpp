@@ -80,12 +80,6 @@ Engine::Engine(const DeviceInfo& dev, const TargetFile* targets, EngineOptions o
   if (targets_) ceilings_ = targets_->ceilings();
   clocks_ = std::make_unique<ClockMonitor>(dev_.pci_bus_id);
   KB_CUDA_CHECK(cudaSetDevice(dev_.index));
-  create_resources();
-}
-
-Engine::~Engine() { destroy_resources(); }
-
-void Engine::create_resources() {
   KB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   KB_CUDA_CHECK(cudaEventCreate(&start_));
   KB_CUDA_CHECK(cudaEventCreate(&stop_));
@@ -97,14 +91,11 @@ void Engine::create_resources() {
   KB_CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
 
-void Engine::destroy_resources() {
+Engine::~Engine() {
   if (flush_buf_) cudaFree(flush_buf_);
   if (start_) cudaEventDestroy(start_);
   if (stop_) cudaEventDestroy(stop_);
   if (stream_) cudaStreamDestroy(stream_);
-  flush_buf_ = nullptr;
-  start_ = stop_ = nullptr;
-  stream_ = nullptr;
 }
 
 void Engine::after_error(const std::string& what) {

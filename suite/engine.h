@@ -73,8 +73,6 @@ class Engine {
   double time_window(bool flush, const std::function<void(cudaStream_t)>& f);
   void flush_l2();
   void after_error(const std::string& what);
-  void create_resources();
-  void destroy_resources();
 
   DeviceInfo dev_;
   const TargetFile* targets_;

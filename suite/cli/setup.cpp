@@ -51,8 +51,6 @@ void precheck_csv(const std::string& path) {
   if (!in) return;  // new file
   std::string line;
   if (!std::getline(in, line)) return;  // empty file
-  if (!line.empty() && line.back() == '\r') line.pop_back();
-  if (line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);
   if (schema_columns(line) == 0)
     throw CsvError(path +
                    ": its header is not kbench's CSV schema (v2, or v1 before it); the file was "

@@ -41,7 +41,6 @@ struct TuneTarget {
 std::optional<TuneTarget> tune_target(const std::string& device, const std::string& write,
                                       const TargetsDir& targets,
                                       const std::vector<TargetFile>& files) {
-  parse_device_spec(device);
   const int count = require_devices();
   if (count == 0) return std::nullopt;
   const int d = devices_for(device, count).front();
