@@ -15,14 +15,20 @@ int dtype_size(DType d) {
   return sizes[static_cast<int>(d)];
 }
 
-void Shape::set(const std::string& key, int64_t value) {
-  for (auto& kv : kv_)
-    if (kv.first == key) {
-      kv.second = value;
+namespace {
+// Sets `key` where `kv` has it, else appends it: a point's axes keep their order.
+template <typename V>
+void put(std::vector<std::pair<std::string, V>>& kv, const std::string& key, V value) {
+  for (auto& [k, v] : kv)
+    if (k == key) {
+      v = std::move(value);
       return;
     }
-  kv_.emplace_back(key, value);
+  kv.emplace_back(key, std::move(value));
 }
+}  // namespace
+
+void Shape::set(const std::string& key, int64_t value) { put(kv_, key, value); }
 
 bool Shape::has(const std::string& key) const {
   for (const auto& kv : kv_)
@@ -37,12 +43,7 @@ int64_t Shape::operator[](const std::string& key) const {
 }
 
 void Shape::set_label(const std::string& key, std::string value) {
-  for (auto& kv : labels_)
-    if (kv.first == key) {
-      kv.second = std::move(value);
-      return;
-    }
-  labels_.emplace_back(key, std::move(value));
+  put(labels_, key, std::move(value));
 }
 
 std::string Shape::str() const {

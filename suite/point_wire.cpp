@@ -83,9 +83,7 @@ std::vector<Point> parse_points_arg(const std::string& arg) {
       p.variant = j.at("variant").get<std::string>();
       out.push_back(p);
     }
-  } catch (const json::exception& e) {
-    throw std::invalid_argument("bad --measure points '" + arg + "': " + e.what());
-  } catch (const std::invalid_argument& e) {
+  } catch (const std::exception& e) {  // json's, or one of ours above
     throw std::invalid_argument("bad --measure points '" + arg + "': " + e.what());
   }
   return out;
@@ -128,9 +126,7 @@ std::vector<PointTime> point_times_from_lines(const std::vector<json>& lines,
       }
       out[i] = t;
       have[i] = 1;
-    } catch (const json::exception& e) {
-      error[i] = std::string("an unreadable result line: ") + e.what();
-    } catch (const std::invalid_argument& e) {
+    } catch (const std::exception& e) {  // json's, or measured_point_from_json's
       error[i] = std::string("an unreadable result line: ") + e.what();
     }
   }
