@@ -67,23 +67,21 @@ struct RunView {
     }
     return nullptr;
   }
-  // The largest measured value of the rows of `name` and `metric` (of
-  // `dtype` where given).
-  std::optional<double> best(const std::string& name, const std::string& metric,
-                             const std::string& dtype = "") const {
+  std::optional<double> probe(const std::string& metric) const {
     std::optional<double> best;
     for (const auto* o : obs)
-      if (key(o).name == name && key(o).metric == metric &&
-          (dtype.empty() || key(o).dtype == dtype) && o->measured())
+      if (key(o).name == "roofline_probe" && key(o).metric == metric && o->measured())
         best = std::max(best.value_or(0), o->actual);
     return best;
   }
-  std::optional<double> probe(const std::string& metric) const {
-    return best("roofline_probe", metric);
-  }
   // The fastest GEMM of a dtype in TFLOP/s (the suite's cuBLASLt GEMMs).
   std::optional<double> best_gemm(const std::string& dtype) const {
-    return best("gemm", "tflops", dtype);
+    std::optional<double> best;
+    for (const auto* o : obs)
+      if (key(o).name == "gemm" && key(o).metric == "tflops" && key(o).dtype == dtype &&
+          o->measured())
+        best = std::max(best.value_or(0), o->actual);
+    return best;
   }
 };
 
