@@ -26,16 +26,11 @@ CsvReader::CsvReader(std::string_view text) : text_(text) {
 }
 
 const char* CsvReader::describe(Error e) {
-  switch (e) {
-    case Error::record_too_long:
-      return "a line longer than 65536 bytes (rows are read up to 64 KiB; a result row is under "
-             "1 KiB)";
-    case Error::nul_byte:
-      return "a NUL byte: not CSV text (a binary file, or zeros left by a crash)";
-    case Error::none:
-      break;
-  }
-  return "";
+  static const char* const what[] = {
+      "",
+      "a line longer than 65536 bytes (rows are read up to 64 KiB; a result row is under 1 KiB)",
+      "a NUL byte: not CSV text (a binary file, or zeros left by a crash)"};
+  return what[static_cast<int>(e)];
 }
 
 bool CsvReader::next(std::vector<std::string_view>& fields) {

@@ -87,7 +87,9 @@ size_t last_header_columns(int fd, off_t size, size_t first, const std::string& 
 
 }  // namespace
 
-size_t schema_columns(const std::string& line) {
+size_t schema_columns(std::string line) {
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  if (line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);
   if (line == csv_header()) return csv_columns().size();
   if (line == csv_header_v1()) return csv_columns_v1();
   return 0;
@@ -122,11 +124,8 @@ size_t append_csv(const std::string& path, const std::vector<Record>& rows) {
     ssize_t n = ::pread(f.fd, first.data(), first.size(), 0);
     if (n < 0) throw CsvError(path + ": cannot read its header: " + errno_text());
     first.resize(static_cast<size_t>(n));
-    size_t eol = first.find('\n');
-    std::string line = first.substr(0, eol);
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);
-    columns = eol == std::string::npos ? 0 : schema_columns(line);
+    const size_t eol = first.find('\n');
+    columns = eol == std::string::npos ? 0 : schema_columns(first.substr(0, eol));
     // Files concatenated (a v1 history, then v2 shard files with their
     // headers): the rows at the end take the columns of the last header.
     if (columns != 0) columns = last_header_columns(f.fd, st.st_size, columns, path);

@@ -20,8 +20,9 @@ std::string csv_quote(const std::string& field);
 // One line (no newline) of quoted fields.
 std::string csv_line(const std::vector<std::string>& fields);
 
-// The columns a header line's rows take (v2 or v1), 0 when it is neither.
-size_t schema_columns(const std::string& header_line);
+// The columns a header line's rows take (v2 or v1), 0 when it is neither
+// (a CR at its end and a byte order mark are not part of it).
+size_t schema_columns(std::string header_line);
 
 // Appends `rows` to `path` (created, with its folder, if missing). Throws
 // CsvError, the file unchanged, for another header or a failed write.

@@ -37,16 +37,15 @@ double round_to(double v, double step) { return std::round(v / step) * step; }
 }  // namespace
 
 const std::vector<DatasheetField>& datasheet_fields() {
-  static const std::vector<DatasheetField> f = {{"hbm_gbps", &Datasheet::hbm_gbps},
-                                                {"bf16_tflops", &Datasheet::bf16_tflops},
-                                                {"f16_tflops", &Datasheet::f16_tflops},
-                                                {"tf32_tflops", &Datasheet::tf32_tflops},
-                                                {"fp32_tflops", &Datasheet::fp32_tflops},
-                                                {"fp8_tflops", &Datasheet::fp8_tflops},
-                                                {"int8_tops", &Datasheet::int8_tops},
-                                                {"sm_count", &Datasheet::sm_count},
-                                                {"l2_mb", &Datasheet::l2_mb}};
-  return f;
+// The key and the member, spelled once so that the two cannot differ.
+#define KB_FIGURE(f) \
+  { #f, &Datasheet::f }
+  static const std::vector<DatasheetField> fields = {
+      KB_FIGURE(hbm_gbps),    KB_FIGURE(bf16_tflops), KB_FIGURE(f16_tflops),
+      KB_FIGURE(tf32_tflops), KB_FIGURE(fp32_tflops), KB_FIGURE(fp8_tflops),
+      KB_FIGURE(int8_tops),   KB_FIGURE(sm_count),    KB_FIGURE(l2_mb)};
+#undef KB_FIGURE
+  return fields;
 }
 
 DatasheetTable parse_datasheets(const std::string& text, const std::string& path) {

@@ -53,17 +53,8 @@ struct PinnedAlgo {
 
 inline const char* input_name(Input i) { return i == Input::bf16 ? "bf16" : "fp8_e4m3"; }
 inline const char* epilogue_name(Epilogue e) {
-  switch (e) {
-    case Epilogue::none:
-      return "none";
-    case Epilogue::bias:
-      return "bias";
-    case Epilogue::gelu:
-      return "gelu";
-    case Epilogue::gelu_bias:
-      return "gelu_bias";
-  }
-  return "?";
+  static const char* const names[] = {"none", "bias", "gelu", "gelu_bias"};
+  return names[static_cast<int>(e)];
 }
 
 }  // namespace kb::gemm

@@ -10,16 +10,8 @@ bool Bucket::holds(bool i8, int64_t N, int64_t K, int n_sel, Use u) const {
 }
 
 const char* use_name(Use u) {
-  switch (u) {
-    case Use::decode:
-      return "decode";
-    case Use::swiglu:
-      return "swiglu";
-    case Use::combine:
-      return "combine";
-    default:
-      return "standalone";
-  }
+  static const char* const names[] = {"standalone", "decode", "swiglu", "combine"};
+  return names[static_cast<int>(u)];
 }
 
 std::optional<Use> parse_use(const std::string& name) {

@@ -58,16 +58,8 @@ Num parse_number(std::string_view s, double& out) {
 }
 
 const char* num_problem(Num n) {
-  switch (n) {
-    case Num::not_a_number:
-      return "is not a number";
-    case Num::nan:
-      return "is NaN";
-    case Num::infinite:
-      return "is infinite";
-    default:
-      return "";
-  }
+  static const char* const problems[] = {"", "", "is not a number", "is NaN", "is infinite"};
+  return problems[static_cast<int>(n)];
 }
 
 bool known_status(std::string_view s) {
@@ -106,40 +98,24 @@ Header parse_header(const std::vector<std::string_view>& fields, const std::stri
                     size_t line, const WarningCallback& warn) {
   Header h;
   for (auto f : fields) h.names.emplace_back(trim(f));
+// A column's name and slot, spelled once so that the two cannot differ.
+#define KB_COLUMN(c) \
+  { #c, &Columns::c }
+  static const std::pair<const char*, int Columns::*> kSlots[] = {
+      KB_COLUMN(name),      KB_COLUMN(metric),    KB_COLUMN(target),
+      KB_COLUMN(actual),    KB_COLUMN(dtype),     KB_COLUMN(device),
+      KB_COLUMN(arch),      KB_COLUMN(is_model),  KB_COLUMN(shape),
+      KB_COLUMN(variant),   KB_COLUMN(status),    KB_COLUMN(samples),
+      KB_COLUMN(noise_rel), KB_COLUMN(roofline),  KB_COLUMN(roofline_fraction),
+      KB_COLUMN(run_id),    KB_COLUMN(timestamp), KB_COLUMN(message),
+      KB_COLUMN(min_us),    KB_COLUMN(median_us), KB_COLUMN(git_sha),
+      KB_COLUMN(driver),    KB_COLUMN(cuda),      KB_COLUMN(suite_version),
+      KB_COLUMN(gpu_index), KB_COLUMN(gpu_uuid),  KB_COLUMN(gpu_bus_id),
+      KB_COLUMN(host)};
+#undef KB_COLUMN
   auto slot = [&](const std::string& c) -> int* {
-    Columns& k = h.col;
-    static const std::array<std::pair<const char*, int Columns::*>, 28> map = {{
-        {"name", &Columns::name},
-        {"metric", &Columns::metric},
-        {"target", &Columns::target},
-        {"actual", &Columns::actual},
-        {"dtype", &Columns::dtype},
-        {"device", &Columns::device},
-        {"arch", &Columns::arch},
-        {"is_model", &Columns::is_model},
-        {"shape", &Columns::shape},
-        {"variant", &Columns::variant},
-        {"status", &Columns::status},
-        {"samples", &Columns::samples},
-        {"noise_rel", &Columns::noise_rel},
-        {"roofline", &Columns::roofline},
-        {"roofline_fraction", &Columns::roofline_fraction},
-        {"run_id", &Columns::run_id},
-        {"timestamp", &Columns::timestamp},
-        {"message", &Columns::message},
-        {"min_us", &Columns::min_us},
-        {"median_us", &Columns::median_us},
-        {"git_sha", &Columns::git_sha},
-        {"driver", &Columns::driver},
-        {"cuda", &Columns::cuda},
-        {"suite_version", &Columns::suite_version},
-        {"gpu_index", &Columns::gpu_index},
-        {"gpu_uuid", &Columns::gpu_uuid},
-        {"gpu_bus_id", &Columns::gpu_bus_id},
-        {"host", &Columns::host},
-    }};
-    for (const auto& [n, member] : map)
-      if (c == n) return &(k.*member);
+    for (const auto& [n, member] : kSlots)
+      if (c == n) return &(h.col.*member);
     return nullptr;
   };
   const auto& schema = csv_columns();

@@ -10,41 +10,14 @@
 namespace kb {
 
 double FlopPeaks::ops(DType d) const {
-  switch (d) {
-    case DType::bf16:
-      return bf16_tflops * 1e12;
-    case DType::f16:
-      return (f16_tflops > 0 ? f16_tflops : bf16_tflops) * 1e12;
-    case DType::f32:
-      return f32_tflops * 1e12;
-    case DType::i8:
-      return int8_tops * 1e12;
-    case DType::fp8_e4m3:
-      return fp8_tflops * 1e12;
-  }
-  return 0;
-}
-
-double Ceilings::peak_ops(DType d) const {
-  FlopPeaks p;
-  p.bf16_tflops = bf16_tflops;
-  p.f16_tflops = f16_tflops;
-  p.f32_tflops = f32_tflops;
-  p.int8_tops = int8_tops;
-  p.fp8_tflops = fp8_tflops;
-  return p.ops(d);
+  const double by_dtype[] = {bf16_tflops, f16_tflops > 0 ? f16_tflops : bf16_tflops, f32_tflops,
+                             int8_tops, fp8_tflops};  // in the order of DType
+  return by_dtype[static_cast<int>(d)] * 1e12;
 }
 
 const char* limiter_name(Limiter l) {
-  switch (l) {
-    case Limiter::memory:
-      return "memory";
-    case Limiter::compute:
-      return "compute";
-    case Limiter::launch:
-      return "launch";
-  }
-  return "?";
+  static const char* const names[] = {"memory", "compute", "launch"};
+  return names[static_cast<int>(l)];
 }
 
 std::string ladder_problem(const Ladder& l) {
@@ -128,7 +101,7 @@ namespace {
 
 double flop_seconds(const Work& w, const Ceilings& c) {
   if (!(w.flops > 0)) return 0;
-  const double peak = c.peak_ops(w.flop_dtype);
+  const double peak = c.ops(w.flop_dtype);
   if (peak <= 0)
     throw std::invalid_argument(std::string("no peak for ") + dtype_name(w.flop_dtype) +
                                 " on this GPU");

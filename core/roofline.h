@@ -79,14 +79,10 @@ struct FlopPeaks {
   double ops(DType d) const;
 };
 
-struct Ceilings {
-  double read_gbps = 0;    // read-only kernel bandwidth (GB/s, 1e9)
-  double copy_gbps = 0;    // copy bandwidth, bytes read + written
-  double bf16_tflops = 0;  // dense tensor-core peaks the roofline uses (measured where known)
-  double f16_tflops = 0;
-  double f32_tflops = 0;
-  double int8_tops = 0;
-  double fp8_tflops = 0;
+// FlopPeaks: the peaks the roofline uses (measured where known).
+struct Ceilings : FlopPeaks {
+  double read_gbps = 0;       // read-only kernel bandwidth (GB/s, 1e9)
+  double copy_gbps = 0;       // copy bandwidth, bytes read + written
   double launch_us = 0;       // event-timed empty kernel
   double graph_node_us = 0;   // per node of a captured graph
   double mem_latency_us = 0;  // HBM round trip on a cold L2, paid by each launch that moves bytes
@@ -94,8 +90,6 @@ struct Ceilings {
   SpeedOfLight ladder;        // roofline version 2 where present
 
   double bandwidth_gbps(Bound b) const { return b == Bound::copy ? copy_gbps : read_gbps; }
-  // Peak ops/s of a dtype for the roofline; 0 when unknown.
-  double peak_ops(DType d) const;
 };
 
 enum class Limiter { memory, compute, launch };

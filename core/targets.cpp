@@ -149,11 +149,7 @@ Ceilings TargetFile::ceilings() const {
   c.mem_latency_us = pick(measured.mem_latency_us, peaks.mem_latency_us);
   // flops_utilization divides by the datasheet (the MFU convention); the
   // measured peaks above are the roofline's ceilings.
-  c.datasheet.bf16_tflops = peaks.bf16_tflops;
-  c.datasheet.f16_tflops = peaks.f16_tflops;
-  c.datasheet.f32_tflops = peaks.f32_tflops;
-  c.datasheet.int8_tops = peaks.int8_tops;
-  c.datasheet.fp8_tflops = peaks.fp8_tflops;
+  c.datasheet = peaks;
   c.ladder = measured.ladder;
   return c;
 }

@@ -1,27 +1,8 @@
 // The GPU's tuning table: targets/tuning/<target file's name>, beside the
-// target file of the same GPU model. Choices that come from measurement
-// (which cuBLASLt algorithm each GEMM of the suite runs) are data here, with
-// the measurement that chose them, written by `kbench tune` and reviewed as
-// a commit; nightly runs only read it, so every night runs the same kernels.
-//
-//   { "gpu": "NVIDIA H100 80GB HBM3",
-//     "cublaslt": [ { "M": 4096, "N": 14336, "K": 1024, "input": "bf16", "epilogue": "none",
-//                     "algo": { "id": 66, "tile": 201, "stages": 35, "splitk": 1,
-//                               "reduction": 0, "swizzle": 0, "custom": 2, "cluster": 5,
-//                               "inner": 0 },
-//                     "measured": { "median_us": ..., "heuristic_first_us": ..., ... } } ] }
-//
-// The `gemv` section is the GPU's GEMV dispatch table (kernels/gemv/dispatch.h),
-// written by `kbench tune gemv`: one entry per bucket of shapes, first match wins:
-//
-//     "gemv": [ { "dtype": "int8", "experts": "one", "rows": [8192, null],
-//                 "row_bytes": [1024, 4096], "kernel": "GM4W4K1",
-//                 "measured": { "median_us": ..., "runner_up": ..., ... } } ]
-//
-// ("experts": "one" or "gather"; "rows"/"row_bytes": [min, max], null: no
-// bound; optional "max_bytes" over the selected experts and "use":
-// "decode" for the decode step's GEMVs). Each command rewrites only its own
-// section and keeps the others. CUDA-free: the CPU tests read and write it.
+// target file of the same GPU model: the measured choices (the cuBLASLt
+// algorithm of each GEMM, the GEMV kernel of each bucket of shapes), written
+// by `kbench tune` and reviewed as a commit; runs only read it, so every
+// night runs the same kernels. The format: docs/targets.md. CUDA-free.
 #pragma once
 
 #include <nlohmann/json.hpp>

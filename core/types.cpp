@@ -4,44 +4,31 @@
 
 namespace kb {
 
+// In the order of DType's enumerators.
 const char* dtype_name(DType d) {
-  switch (d) {
-    case DType::bf16:
-      return "bfloat16";
-    case DType::f16:
-      return "float16";
-    case DType::f32:
-      return "float32";
-    case DType::i8:
-      return "int8";
-    case DType::fp8_e4m3:
-      return "fp8_e4m3";
-  }
-  return "unknown";
+  static const char* const names[] = {"bfloat16", "float16", "float32", "int8", "fp8_e4m3"};
+  return names[static_cast<int>(d)];
 }
 
 int dtype_size(DType d) {
-  switch (d) {
-    case DType::bf16:
-    case DType::f16:
-      return 2;
-    case DType::f32:
-      return 4;
-    case DType::i8:
-    case DType::fp8_e4m3:
-      return 1;
-  }
-  return 0;
+  static const int sizes[] = {2, 2, 4, 1, 1};
+  return sizes[static_cast<int>(d)];
 }
 
-void Shape::set(const std::string& key, int64_t value) {
-  for (auto& kv : kv_)
-    if (kv.first == key) {
-      kv.second = value;
+namespace {
+// Sets `key` where `kv` has it, else appends it: a point's axes keep their order.
+template <typename V>
+void put(std::vector<std::pair<std::string, V>>& kv, const std::string& key, V value) {
+  for (auto& [k, v] : kv)
+    if (k == key) {
+      v = std::move(value);
       return;
     }
-  kv_.emplace_back(key, value);
+  kv.emplace_back(key, std::move(value));
 }
+}  // namespace
+
+void Shape::set(const std::string& key, int64_t value) { put(kv_, key, value); }
 
 bool Shape::has(const std::string& key) const {
   for (const auto& kv : kv_)
@@ -56,12 +43,7 @@ int64_t Shape::operator[](const std::string& key) const {
 }
 
 void Shape::set_label(const std::string& key, std::string value) {
-  for (auto& kv : labels_)
-    if (kv.first == key) {
-      kv.second = std::move(value);
-      return;
-    }
-  labels_.emplace_back(key, std::move(value));
+  put(labels_, key, std::move(value));
 }
 
 std::string Shape::str() const {

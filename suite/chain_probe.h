@@ -1,8 +1,6 @@
-// The further-launch part of the speed-of-light ladder: which chains
-// (roofline_ideal's 8 reads of bytes / 8, stream-launched or one graph)
-// `kbench probe` measures, as that experiment's rows are measured (worker
-// processes, the mean of three), and how their times become the target
-// file's *_extra_by_link (docs/decisions/0009-chains-probed-in-worker-processes.md).
+// The further-launch part of the speed-of-light ladder: which chains of
+// roofline_ideal `kbench probe` measures as rows are measured, and how their
+// times become the target file's *_extra_by_link (docs/decisions/0009).
 // No CUDA here: the CPU tests use it.
 #pragma once
 
@@ -42,17 +40,15 @@ inline constexpr int kChainProcesses = 3;
 std::vector<double> mean_over_processes(const std::vector<std::vector<double>>& per_process);
 
 // From each chain's time (`seconds`, in the order of `points`) and the read
-// ladder's one launch of its bytes: sol's *_extra_by_link per link size and
-// *_extra_us the smallest of them (further_launch_seconds). Returns a
-// report line per chain. Throws std::invalid_argument when the counts
-// differ, a point is no chain, or a size lacks a chain or has it twice.
+// ladder's one launch of its bytes: sol's *_extra_by_link and *_extra_us
+// (the smallest). Returns a report line per chain. Throws
+// std::invalid_argument for counts that differ or a missing or double chain.
 std::vector<std::string> set_further_launches(SpeedOfLight& sol, const std::vector<Point>& points,
                                               const std::vector<double>& seconds);
 
-// Where the chain workers timed one of the ladder's kernels (`read_kernels`,
-// `copy_kernels`) at a rung's bytes faster than the probe's process did,
-// the rung takes the workers' time and the ladder is made monotone again
-// (a bound must hold for rows). Returns a line per rung changed. Throws
+// Where the chain workers timed a ladder kernel at a rung's bytes faster
+// than the probe's process did, the rung takes their time (a bound must
+// hold for rows). Returns a line per rung changed. Throws
 // std::invalid_argument when the counts differ.
 std::vector<std::string> fold_worker_rungs(SpeedOfLight& sol, const std::vector<Point>& points,
                                            const std::vector<double>& seconds,

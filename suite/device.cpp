@@ -22,19 +22,6 @@ int cuda_device_count(std::string* why) {
   return n;
 }
 
-std::string min_driver_for_cuda(int cuda_major) {
-  switch (cuda_major) {
-    case 11:
-      return "450";
-    case 12:
-      return "525";
-    case 13:
-      return "580";
-    default:
-      return "";
-  }
-}
-
 std::string driver_problem() {
   int rt = 0, drv = 0;
   if (cudaRuntimeGetVersion(&rt) != cudaSuccess) rt = CUDART_VERSION;
@@ -43,7 +30,9 @@ std::string driver_problem() {
   auto version = [](int v) {
     return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
   };
-  const std::string floor = min_driver_for_cuda(rt / 1000);
+  // The oldest Linux driver of CUDA 11, 12 and 13.
+  const char* const floors[] = {"450", "525", "580"};
+  const std::string floor = rt >= 11000 && rt < 14000 ? floors[rt / 1000 - 11] : "";
   const std::string needs = "kbench was built with CUDA " + version(rt) +
                             (floor.empty() ? std::string(", which needs a newer driver")
                                            : ", which needs NVIDIA driver " + floor + " or newer");
@@ -148,22 +137,22 @@ ClockMonitor::ClockMonitor(const std::string& pci_bus_id) {
 
 ClockMonitor::~ClockMonitor() = default;
 
+namespace {
+std::optional<unsigned> read_clock(void* dev, decltype(Nvml::clock) f, int type) {
+  unsigned v = 0;
+  if (!dev || !f || f(dev, type, &v) != 0) return std::nullopt;
+  return v;
+}
+}  // namespace
+
 std::optional<unsigned> ClockMonitor::sm_clock_mhz() const {
-  unsigned v = 0;
-  if (!dev_ || nvml().clock(dev_, kClockSm, &v) != 0) return std::nullopt;
-  return v;
+  return read_clock(dev_, nvml().clock, kClockSm);
 }
-
 std::optional<unsigned> ClockMonitor::mem_clock_mhz() const {
-  unsigned v = 0;
-  if (!dev_ || nvml().clock(dev_, kClockMem, &v) != 0) return std::nullopt;
-  return v;
+  return read_clock(dev_, nvml().clock, kClockMem);
 }
-
 std::optional<unsigned> ClockMonitor::max_sm_clock_mhz() const {
-  unsigned v = 0;
-  if (!dev_ || !nvml().max_clock || nvml().max_clock(dev_, kClockSm, &v) != 0) return std::nullopt;
-  return v;
+  return read_clock(dev_, nvml().max_clock, kClockSm);
 }
 
 std::optional<uint64_t> ClockMonitor::slowdown_reasons() const {

@@ -44,8 +44,6 @@ DeviceInfo query_device(int index);
 // Why the driver cannot serve this build's CUDA runtime, as one sentence
 // with the fix, or "" when it can.
 std::string driver_problem();
-// The oldest Linux driver a CUDA major version runs on (13 -> "580").
-std::string min_driver_for_cuda(int cuda_major);
 
 // The clocks and slowdown reasons through NVML; nullopt without NVML.
 class ClockMonitor {

@@ -23,10 +23,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
 struct NvtxRange {
   explicit NvtxRange(const std::string& name) { nvtxRangePushA(name.c_str()); }
   ~NvtxRange() { nvtxRangePop(); }
@@ -84,12 +80,6 @@ Engine::Engine(const DeviceInfo& dev, const TargetFile* targets, EngineOptions o
   if (targets_) ceilings_ = targets_->ceilings();
   clocks_ = std::make_unique<ClockMonitor>(dev_.pci_bus_id);
   KB_CUDA_CHECK(cudaSetDevice(dev_.index));
-  create_resources();
-}
-
-Engine::~Engine() { destroy_resources(); }
-
-void Engine::create_resources() {
   KB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   KB_CUDA_CHECK(cudaEventCreate(&start_));
   KB_CUDA_CHECK(cudaEventCreate(&stop_));
@@ -101,14 +91,11 @@ void Engine::create_resources() {
   KB_CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
 
-void Engine::destroy_resources() {
+Engine::~Engine() {
   if (flush_buf_) cudaFree(flush_buf_);
   if (start_) cudaEventDestroy(start_);
   if (stop_) cudaEventDestroy(stop_);
   if (stream_) cudaStreamDestroy(stream_);
-  flush_buf_ = nullptr;
-  start_ = stop_ = nullptr;
-  stream_ = nullptr;
 }
 
 void Engine::after_error(const std::string& what) {
@@ -187,10 +174,6 @@ double Engine::time_window(bool flush, const std::function<void(cudaStream_t)>& 
   return ms * 1e-3;
 }
 
-double Engine::time_once(Case& c, bool flush) {
-  return time_window(flush, [&](cudaStream_t s) { c.run(s); });
-}
-
 double Engine::time_cold(const std::function<void(cudaStream_t)>& f) {
   return time_window(true, f);
 }
@@ -241,7 +224,7 @@ Measurement Engine::sample(const Experiment& e, const std::vector<Case*>& cases)
   const auto t0 = Clock::now();
   while (static_cast<int>(all.size()) < target_runs) {
     const size_t set = all.size() % sets;
-    const double s = time_once(*cases[set], !decode) * scale;
+    const double s = time_window(!decode, [&](cudaStream_t st) { cases[set]->run(st); }) * scale;
     all.push_back(s);
     per_set[set].push_back(s);
     cool(s);

@@ -1,7 +1,6 @@
 // The measurement engine, the one protocol (docs/measuring.md): per point,
-// make the Case (timed as setup), check it, build its buffer sets, warm up,
-// sample (L2 flushed, CUDA events around run(), SM clock after each), and
-// build the rows. An error inside a point fails its rows; the run goes on.
+// make the Case, check it, build its buffer sets, warm up, sample, and build
+// the rows. An error inside a point fails its rows; the run goes on.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -36,8 +35,8 @@ class Engine {
   const Ceilings& ceilings() const { return ceilings_; }
   // One cold sample of `f`, timed as experiments' samples are.
   double time_cold(const std::function<void(cudaStream_t)>& f);
-  // time_cold and the SM clock read that follows each sample (the GPU idle
-  // some tens of us: without it launch-bound kernels read 2-8% slower).
+  // time_cold and the SM clock read that follows each sample (without that
+  // idle gap launch-bound kernels read 2-8% slower).
   double time_as_sample(const std::function<void(cudaStream_t)>& f);
   void set_ceilings(const Ceilings& c) { ceilings_ = c; }
 
@@ -61,22 +60,17 @@ class Engine {
   // run_point's measurement; nullopt for a failed check (`chk` says why).
   std::optional<Measurement> measure(const Experiment& e, const Point& p, const std::string& label,
                                      std::string& detail, Check& chk);
-  // The further buffer sets, as many as buffer_sets() allows for what the
-  // first took of the `free0` bytes free before it.
+  // The further buffer sets, as many as buffer_sets() allows.
   void add_buffer_sets(const Experiment& e, const Point& p, size_t free0, uint64_t seed,
                        std::vector<std::unique_ptr<Case>>& cases);
   // Runs round-robin over `cases`, each run waited for, until warmup_done.
   void warm_up(const std::vector<Case*>& cases, bool decode);
   // Samples round-robin over `cases` (the point's buffer sets).
   Measurement sample(const Experiment& e, const std::vector<Case*>& cases);
-  // One sample: L2 flushed first (cold), events around run().
-  double time_once(Case& c, bool flush);
-  // The timed window of every sample, in seconds.
+  // The timed window of every sample, in seconds: L2 flushed first (cold).
   double time_window(bool flush, const std::function<void(cudaStream_t)>& f);
   void flush_l2();
   void after_error(const std::string& what);
-  void create_resources();
-  void destroy_resources();
 
   DeviceInfo dev_;
   const TargetFile* targets_;
@@ -92,8 +86,7 @@ class Engine {
   bool context_lost_ = false;
 };
 
-// The rows' note where the buffer sets' medians spread by more than 1.5%
-// (or always, listing them, with `detail`).
+// The rows' note where the buffer sets' medians spread by more than 1.5%.
 std::string set_spread_note(const std::vector<std::vector<double>>& per_set_seconds,
                             bool detail = false);
 

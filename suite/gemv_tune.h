@@ -1,16 +1,8 @@
-// `kbench tune gemv`: the GEMV dispatch table of this GPU, measured. For
-// every one-token GEMV shape the suite runs (gemv, gather_gemv, the MLP at
-// one token, the decoders' GEMVs alone), every candidate configuration that
-// serves it is timed as the engine times a row's samples (L2 flushed, CUDA
-// events, round-robin over the row's buffer sets, candidates interleaved,
-// `reps` rounds and at least one a set); the fastest by median wins unless
-// it beats the generic rule's choice by less than 2% (then the generic
-// choice stays: within what the tuning's own conditions shift). The winners
-// become buckets (tune_buckets) written as the `gemv` section of
-// targets/tuning/<gpu>.json, with what was measured.
-//
-// This header is CUDA-free (the CPU tests check the shapes, candidates and
-// buckets); the timing is suite/gemv_tune_run.cpp.
+// `kbench tune gemv` (docs/targets.md): every candidate configuration of
+// every one-token GEMV shape the suite runs is screened, the finalists timed
+// as rows are, and the winners become the `gemv` section of the tuning file.
+// CUDA-free (the CPU tests check the shapes, candidates and buckets); the
+// timing is suite/gemv_tune_run.cpp.
 #pragma once
 
 #include <cstdint>

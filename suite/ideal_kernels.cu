@@ -140,21 +140,9 @@ unsigned chunks(size_t vectors) {
 }  // namespace
 
 const char* ideal_name(Ideal k) {
-  switch (k) {
-    case Ideal::read_sweep:
-      return "read_sweep";
-    case Ideal::read_chunks:
-      return "read_chunks";
-    case Ideal::copy_sweep:
-      return "copy_sweep";
-    case Ideal::copy_chunks:
-      return "copy_chunks";
-    case Ideal::copy_wave:
-      return "copy_wave";
-    case Ideal::copy_memcpy:
-      return "copy_memcpy";
-  }
-  return "?";
+  static const char* const names[] = {"read_sweep",  "read_chunks", "copy_sweep",
+                                      "copy_chunks", "copy_wave",   "copy_memcpy"};
+  return names[static_cast<int>(k)];
 }
 
 bool ideal_writes(Ideal k) { return k != Ideal::read_sweep && k != Ideal::read_chunks; }

@@ -44,10 +44,7 @@ void warm_up(Engine& engine, size_t sets, Run&& run) {
     const size_t set = static_cast<size_t>(runs) % sets;
     engine.time_as_sample([&](cudaStream_t s) { run(set, s); });
     ++runs;
-  } while (runs < static_cast<int>(sets) ||
-           !warmup_done(
-               runs, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
-               false));
+  } while (runs < static_cast<int>(sets) || !warmup_done(runs, seconds_since(t0), false));
 }
 
 // Rounds over the sets: at least `reps` samples of each kernel, and 3 a set.
@@ -72,8 +69,7 @@ LadderProbe probe_ladder(Engine& engine, int sms, size_t mem_bytes, bool quick) 
     DeviceBuffer<char> warm(warm_bytes);
     KB_CUDA_CHECK(cudaMemset(warm.get(), 0, warm_bytes));
     const auto t0 = std::chrono::steady_clock::now();
-    while (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() <
-           (quick ? 0.1 : 0.5))
+    while (seconds_since(t0) < (quick ? 0.1 : 0.5))
       engine.time_cold([&](cudaStream_t s) {
         launch_ideal(kIdealReads[0], warm.get(), warm.get(), warm_bytes, sms, sink.get(), s);
       });

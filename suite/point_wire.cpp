@@ -18,16 +18,6 @@ DType dtype_of(const std::string& name) {
 
 }  // namespace
 
-PointTime point_time_of(const Measurement& t) {
-  PointTime p;
-  p.value_s = t.value_s;
-  p.median_s = t.summary.median;
-  p.noise_rel = t.summary.noise_rel;
-  p.samples = t.summary.n;
-  p.buffer_sets = t.buffer_sets;
-  return p;
-}
-
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Summary, n, median, mean, min, max, mad, noise_rel,
                                    median_rel_err)
 
@@ -93,9 +83,7 @@ std::vector<Point> parse_points_arg(const std::string& arg) {
       p.variant = j.at("variant").get<std::string>();
       out.push_back(p);
     }
-  } catch (const json::exception& e) {
-    throw std::invalid_argument("bad --measure points '" + arg + "': " + e.what());
-  } catch (const std::invalid_argument& e) {
+  } catch (const std::exception& e) {  // json's, or one of ours above
     throw std::invalid_argument("bad --measure points '" + arg + "': " + e.what());
   }
   return out;
@@ -130,16 +118,15 @@ std::vector<PointTime> point_times_from_lines(const std::vector<json>& lines,
       continue;
     }
     try {
-      const PointTime t = point_time_of(measured_point_from_json(j.at("measurement")).m);
+      const Measurement m = measured_point_from_json(j.at("measurement")).m;
+      const PointTime t{m.value_s, m.summary.noise_rel};
       if (!(t.value_s > 0)) {
         error[i] = "a time that is not > 0 (" + std::to_string(t.value_s) + " s)";
         continue;
       }
       out[i] = t;
       have[i] = 1;
-    } catch (const json::exception& e) {
-      error[i] = std::string("an unreadable result line: ") + e.what();
-    } catch (const std::invalid_argument& e) {
+    } catch (const std::exception& e) {  // json's, or measured_point_from_json's
       error[i] = std::string("an unreadable result line: ") + e.what();
     }
   }

@@ -15,14 +15,9 @@ namespace kb {
 
 // What the parent reads back of one point's Measurement.
 struct PointTime {
-  double value_s = 0;   // Measurement::value_s: what a row's metrics use (a kernel point's median)
-  double median_s = 0;  // the samples' median
+  double value_s = 0;  // Measurement::value_s: what a row's metrics use (a kernel point's median)
   double noise_rel = 0;
-  size_t samples = 0;      // the samples the statistics used
-  size_t buffer_sets = 0;  // the sets they went round-robin over
 };
-
-PointTime point_time_of(const Measurement& t);
 
 // The points as one JSON argument, and back (std::invalid_argument).
 std::string points_arg(const std::vector<Point>& points);

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "kernels/common/cuda_check.h"
@@ -12,6 +13,10 @@ namespace kb {
 namespace {
 
 __global__ void empty_kernel() {}
+
+// A CUDA handle destroyed on every way out.
+template <typename T>
+using Owned = std::unique_ptr<T, cudaError_t (*)(T*)>;
 
 // Keeps the GPU busy for about `cycles` SM clocks: queued before a timed
 // call, it makes the GPU (not the CPU) the one waiting, so the events time
@@ -30,29 +35,23 @@ template <typename F, typename B>
 double time_median(cudaStream_t s, int reps, F&& f, B&& before) {
   cudaEvent_t a, b;
   KB_CUDA_CHECK(cudaEventCreate(&a));
+  const Owned<CUevent_st> own_a(a, cudaEventDestroy);
   KB_CUDA_CHECK(cudaEventCreate(&b));
+  const Owned<CUevent_st> own_b(b, cudaEventDestroy);
   std::vector<double> t;
-  try {
-    for (int i = 0; i < 2; ++i) f();
-    for (int i = 0; i < reps; ++i) {
-      before(i);
-      spin_kernel<<<1, 1, 0, s>>>(40000);
-      KB_CHECK_LAUNCH();
-      KB_CUDA_CHECK(cudaEventRecord(a, s));
-      f();
-      KB_CUDA_CHECK(cudaEventRecord(b, s));
-      KB_CUDA_CHECK(cudaEventSynchronize(b));
-      float ms = 0;
-      KB_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
-      t.push_back(ms * 1e-3);
-    }
-  } catch (...) {
-    cudaEventDestroy(a);
-    cudaEventDestroy(b);
-    throw;
+  for (int i = 0; i < 2; ++i) f();
+  for (int i = 0; i < reps; ++i) {
+    before(i);
+    spin_kernel<<<1, 1, 0, s>>>(40000);
+    KB_CHECK_LAUNCH();
+    KB_CUDA_CHECK(cudaEventRecord(a, s));
+    f();
+    KB_CUDA_CHECK(cudaEventRecord(b, s));
+    KB_CUDA_CHECK(cudaEventSynchronize(b));
+    float ms = 0;
+    KB_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
+    t.push_back(ms * 1e-3);
   }
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
   return median(t);
 }
 template <typename F>
@@ -82,26 +81,19 @@ size_t pending_offset(size_t n_vectors) {
 // node, in us.
 double graph_node_us(cudaStream_t s, unsigned blocks, bool quick) {
   constexpr int kNodes = 100;
-  cudaGraph_t graph = nullptr;
-  cudaGraphExec_t exec = nullptr;
   cudaStream_t cap;
   KB_CUDA_CHECK(cudaStreamCreateWithFlags(&cap, cudaStreamNonBlocking));
-  double t = 0;
-  try {
-    KB_CUDA_CHECK(cudaStreamBeginCapture(cap, cudaStreamCaptureModeThreadLocal));
-    for (int i = 0; i < kNodes; ++i) launch_empty_kernel(cap, blocks, 128);
-    KB_CUDA_CHECK(cudaStreamEndCapture(cap, &graph));
-    KB_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-    t = time_median(s, quick ? 10 : 50, [&] { KB_CUDA_CHECK(cudaGraphLaunch(exec, s)); });
-  } catch (...) {
-    if (exec) cudaGraphExecDestroy(exec);
-    if (graph) cudaGraphDestroy(graph);
-    cudaStreamDestroy(cap);
-    throw;
-  }
-  cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
-  cudaStreamDestroy(cap);
+  const Owned<CUstream_st> own_cap(cap, cudaStreamDestroy);
+  cudaGraph_t graph = nullptr;
+  KB_CUDA_CHECK(cudaStreamBeginCapture(cap, cudaStreamCaptureModeThreadLocal));
+  for (int i = 0; i < kNodes; ++i) launch_empty_kernel(cap, blocks, 128);
+  KB_CUDA_CHECK(cudaStreamEndCapture(cap, &graph));
+  const Owned<CUgraph_st> own_graph(graph, cudaGraphDestroy);
+  cudaGraphExec_t exec = nullptr;
+  KB_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  const Owned<CUgraphExec_st> own_exec(exec, cudaGraphExecDestroy);
+  const double t =
+      time_median(s, quick ? 10 : 50, [&] { KB_CUDA_CHECK(cudaGraphLaunch(exec, s)); });
   return t * 1e6 / kNodes;
 }
 

@@ -11,19 +11,14 @@
 
 namespace kb {
 
-std::string join_variant(const std::string& a, const std::string& b) {
-  if (a.empty()) return b;
-  if (b.empty()) return a;
-  return a + ";" + b;
-}
-
 namespace {
-std::string join_message(const std::string& a, const std::string& b) {
-  if (a.empty()) return b;
-  if (b.empty()) return a;
-  return a + "; " + b;
+std::string join(const std::string& a, const std::string& b, const char* sep) {
+  return a.empty() ? b : b.empty() ? a : a + sep + b;
 }
+std::string join_message(const std::string& a, const std::string& b) { return join(a, b, "; "); }
 }  // namespace
+
+std::string join_variant(const std::string& a, const std::string& b) { return join(a, b, ";"); }
 
 void stamp_run(Record& r, const RunInfo& info, const GpuIdentity& gpu) {
   r.arch = gpu.name;

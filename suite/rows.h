@@ -1,6 +1,5 @@
-// Building rows from plain data, with no CUDA (so that the CPU tests check
-// every status a row can get): a point's rows, measured or not, targets,
-// the seed's `shape=mean` rows, and a point's worker processes together.
+// Building rows from plain data, with no CUDA (the CPU tests check every
+// status a row can get).
 #pragma once
 
 #include <algorithm>
@@ -72,8 +71,8 @@ Record make_record(const RowSource& e, const Point& p, const Metric& m, const Ru
 // `targets` is null) and turns an `ok` row that misses it into `below_target`.
 void apply_target(Record& r, const TargetFile* targets);
 
-// One row per metric, all with `status` and `message`; `detail` (the
-// case's variant text, if known) follows the point's variant.
+// One row per metric, all with `status` and `message`; `detail`: the
+// case's variant text, if known.
 std::vector<Record> status_rows(const RowSource& e, const Point& p, const std::string& status,
                                 const std::string& message, const std::string& detail,
                                 const RunInfo& info, const GpuIdentity& gpu,
@@ -86,9 +85,8 @@ std::vector<Record> measured_rows(const RowSource& e, const Point& p, const std:
                                   const RunInfo& info, const GpuIdentity& gpu,
                                   const TargetFile* targets);
 
-// The seed's `shape=mean` rows: per (dtype, variant, metric) the arithmetic
-// mean of the seed points' values and rooflines (`rows[i]` are
-// `points[i]`'s); `failed` where one has no value, `throttled` where one is.
+// The seed's `shape=mean` rows: per (dtype, variant, metric) the mean of the
+// seed points' values and rooflines (`rows[i]` are `points[i]`'s).
 std::vector<Record> seed_mean_rows(const RowSource& e, const std::vector<Point>& points,
                                    const std::vector<std::vector<Record>>& rows,
                                    const TargetFile* targets);
@@ -97,14 +95,11 @@ std::vector<Record> seed_mean_rows(const RowSource& e, const std::vector<Point>&
 bool point_measured(const std::vector<Record>& rows);
 
 // One point measured in several worker processes as one Measurement: its
-// time the mean of the processes' medians (a slow process state moves the
-// mean by its share, the median by the whole gap:
-// docs/decisions/0005-mean-of-three-worker-processes.md), min and max over
-// all samples, counts summed, noise, clock and companion ratio averaged,
-// setup and note the first's. A mostly throttled process is left out where
-// another was not. The note lists the processes' medians where they spread
-// by more than 1%, or always with `list_always` (--detail). Throws
-// std::invalid_argument for no measurements.
+// time the mean of the processes' medians (docs/decisions/0005), min and
+// max over all samples, counts summed, the rest averaged or the first's; a
+// mostly throttled process left out where another was not. The note lists
+// the medians where they spread by more than 1% (always with `list_always`).
+// Throws std::invalid_argument for no measurements.
 Measurement combine_process_measurements(const std::vector<Measurement>& each,
                                          bool list_always = false);
 
@@ -124,9 +119,7 @@ inline constexpr int kDefaultShortProcesses = 9;
 // The worker processes of `kbench run` from --processes and
 // --short-processes (0 where not given), --quick, and the GPUs measured at
 // once: on several, each measures ceil(2 n / gpus) of the one-GPU count n,
-// at least 2 for short points, since the gate takes the median of the GPUs
-// (docs/decisions/0007-processes-shared-over-gpus.md). A count given is
-// each GPU's; short never fewer than processes.
+// at least 2 for short points (docs/decisions/0007).
 struct ProcessCounts {
   int processes = 1, short_processes = 1;
 };
@@ -154,10 +147,9 @@ struct ProcessResult {
   std::optional<MeasuredPoint> measured;
 };
 
-// The rows of a point from its first process's measurement and the
-// further processes': `rows_of` their combination. A further process that
-// did not measure it, or ran another kernel (`detail`), makes the point
-// fail: with that process's own failed rows, else `failed_rows(why)`.
+// The rows of a point from its processes' measurements (`rows_of` their
+// combination); a further process that did not measure it, or ran another
+// kernel, fails the point (its own failed rows, else `failed_rows(why)`).
 std::vector<Record> point_rows_of_processes(
     const MeasuredPoint& first, const std::vector<ProcessResult>& further,
     const std::function<std::vector<Record>(const Measurement&)>& rows_of,

@@ -88,7 +88,7 @@ WorkerResult spawn(const std::string& exe, WorkerRequest req, double timeout_s) 
   for (;;) {
     pid_t r = ::waitpid(pid, &st, WNOHANG);
     if (r == pid || (r < 0 && errno != EINTR)) break;
-    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > timeout_s) {
+    if (seconds_since(t0) > timeout_s) {
       ::kill(pid, SIGKILL);
       ::waitpid(pid, &st, 0);
       timed_out = true;
@@ -140,10 +140,9 @@ struct Pass {
 };
 
 // One worker pass over `todo`: the rows of each. A worker that dies in a
-// point fails it and a new one goes on at the next; `listed` names the
-// points, else a worker runs from a point to the end.
+// point fails it and a new one goes on at the next.
 Pass run_pass(const WorkerConfig& cfg, const Experiment& e, const DeviceInfo& dev,
-              const TargetFile* targets, const std::vector<size_t>& todo, bool listed,
+              const TargetFile* targets, const std::vector<size_t>& todo,
               const std::string& probed) {
   Pass pass;
   pass.measured.resize(todo.size());
@@ -153,10 +152,7 @@ Pass run_pass(const WorkerConfig& cfg, const Experiment& e, const DeviceInfo& de
     WorkerRequest req = request_for(cfg, dev);
     req.experiment = e.name();
     req.probed = probed;
-    if (listed)
-      req.points.assign(todo.begin() + static_cast<std::ptrdiff_t>(next), todo.end());
-    else
-      req.from = todo[next];
+    req.points.assign(todo.begin() + static_cast<std::ptrdiff_t>(next), todo.end());
     WorkerResult r = spawn(cfg.exe, req, cfg.timeout_s);
     for (const auto& j : r.lines) {
       if (!j.contains("point")) continue;
@@ -211,7 +207,7 @@ Further further_passes(const WorkerConfig& each, const Experiment& e, const Devi
         todo_p.push_back(again[n]);
       }
     if (todo_p.empty()) break;
-    f.passes.push_back(run_pass(each, e, dev, targets, todo_p, true, probed));
+    f.passes.push_back(run_pass(each, e, dev, targets, todo_p, probed));
     f.in_pass.push_back(std::move(points_n));
   }
   return f;
@@ -223,7 +219,7 @@ Further further_passes(const WorkerConfig& each, const Experiment& e, const Devi
 std::vector<std::vector<Record>> run_passes(const WorkerConfig& cfg, const Experiment& e,
                                             const DeviceInfo& dev, const TargetFile* targets,
                                             const ProbeResult& probed,
-                                            const std::vector<size_t>& todo, bool listed) {
+                                            const std::vector<size_t>& todo) {
   const int passes = e.sampling() == Protocol::kernel ? std::max(1, cfg.processes) : 1;
   const int most = e.sampling() == Protocol::kernel ? std::max(passes, cfg.short_processes) : 1;
   // Each process samples its share of the buffer-set bytes; only the first
@@ -231,7 +227,7 @@ std::vector<std::vector<Record>> run_passes(const WorkerConfig& cfg, const Exper
   WorkerConfig each = cfg;
   each.engine.sampled_bytes_goal = std::max<size_t>(cfg.engine.sampled_bytes_goal / passes, 1);
   const std::string probed_text = probed_arg(probed);
-  Pass first = run_pass(each, e, dev, targets, todo, listed, probed_text);
+  Pass first = run_pass(each, e, dev, targets, todo, probed_text);
   if (most == 1) return first.rows;
   each.engine.check = false;
   std::vector<size_t> again, at;  // points the first pass measured; their index in todo
@@ -279,7 +275,7 @@ std::vector<Record> run_experiment_isolated(const WorkerConfig& cfg, const Exper
   std::vector<size_t> todo = indices;
   if (todo.empty())
     for (size_t i = 0; i < points.size(); ++i) todo.push_back(i);
-  const auto per_point = run_passes(cfg, e, dev, targets, probed, todo, !indices.empty());
+  const auto per_point = run_passes(cfg, e, dev, targets, probed, todo);
   std::vector<Record> out;
   for (const auto& rows : per_point) out.insert(out.end(), rows.begin(), rows.end());
   std::vector<Point> measured;
@@ -297,7 +293,7 @@ std::vector<std::vector<Record>> run_points_isolated(const WorkerConfig& cfg, co
   const std::vector<Point> points = e.points();
   for (size_t i : indices)
     if (i >= points.size()) throw std::out_of_range("no point " + std::to_string(i));
-  return run_passes(cfg, e, dev, targets, probed, indices, true);
+  return run_passes(cfg, e, dev, targets, probed, indices);
 }
 
 std::vector<PointTime> measure_points_isolated(const WorkerConfig& cfg, const Experiment& e,

@@ -1,8 +1,7 @@
-// Process isolation for `kbench run`, the parent's side (it never creates a
-// CUDA context): worker processes (`kbench __worker`, suite/worker.h)
-// measure the points and stream rows back one point at a time. A kernel
-// fault, hang or crash fails that point's rows with the reason, and a new
-// worker goes on at the next point.
+// Process isolation, the parent's side (it never creates a CUDA context):
+// worker processes (suite/worker.h) measure the points and stream rows back
+// one point at a time; a fault, hang or crash fails that point's rows and a
+// new worker goes on at the next.
 #pragma once
 
 #include <string>
@@ -26,8 +25,7 @@ struct WorkerConfig {
   EngineOptions engine;
   RunInfo info;
   double timeout_s = 1800;  // per worker process
-  // Worker processes per kernel-protocol point, one pass after another
-  // (decode: 1), and per short point (processes_for).
+  // Worker processes per kernel point (decode: 1), and per short point.
   int processes = 1;
   int short_processes = 1;
 };
@@ -52,15 +50,14 @@ std::vector<std::vector<Record>> run_points_isolated(const WorkerConfig& cfg, co
                                                      const ProbeResult& probed);
 
 // The times of any points of `e`'s axes, without rows, in one worker
-// process, as a row's worker measures them (the ladder probe's chains).
-// Throws std::runtime_error naming the first point without a time and why.
+// process (the ladder probe's chains, the GEMV tuner's finalists). Throws
+// std::runtime_error naming the first point without a time and why.
 std::vector<PointTime> measure_points_isolated(const WorkerConfig& cfg, const Experiment& e,
                                                const std::vector<Point>& points,
                                                const DeviceInfo& dev);
 
 // The rows of a multi-device experiment across `devices`, in one worker
-// process driving them all (`skipped` where it cannot run, `failed` for
-// what the worker did not finish).
+// process driving them all.
 std::vector<Record> run_across_devices_isolated(const WorkerConfig& cfg, const Experiment& e,
                                                 const std::vector<int>& devices,
                                                 const std::string& host);

@@ -1,6 +1,7 @@
 // How the engine samples a point, as pure functions the CPU tests check.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -8,6 +9,11 @@
 #include <vector>
 
 namespace kb {
+
+// Wall-clock seconds since `t0`.
+inline double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
 
 inline constexpr size_t kSampledBytesGoal = size_t{4} << 30;
 

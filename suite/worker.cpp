@@ -71,10 +71,7 @@ int measure_points(Engine& engine, const Experiment& e, const std::string& arg,
 // was built from (for a parent of several processes: run_passes).
 int run_points(Engine& engine, const Experiment& e, const WorkerRequest& r, std::ofstream& out) {
   const auto points = e.points();
-  std::vector<size_t> todo = r.points;
-  if (todo.empty())
-    for (size_t i = r.from; i < points.size(); ++i) todo.push_back(i);
-  for (size_t i : todo) {
+  for (size_t i : r.points) {
     if (i >= points.size()) continue;
     MeasuredPoint measured;
     const auto rows = engine.run_point(e, points[i], &measured);

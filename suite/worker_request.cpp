@@ -12,7 +12,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(EngineOptions, quick, max_noise, max_time_s, 
                                    detail)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RunInfo, device_label, run_id, timestamp)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(WorkerRequest, device, targets_dir, engine, info, probe,
-                                   experiment, from, points, measure, devices, probed, out)
+                                   experiment, points, measure, devices, probed, out)
 
 std::vector<std::string> worker_argv(const std::string& exe, const WorkerRequest& r) {
   WorkerRequest w = r;

@@ -16,11 +16,10 @@ struct WorkerRequest {
   std::string targets_dir;  // "" = none
   EngineOptions engine;
   RunInfo info;  // device_label, run_id and timestamp travel; the rest is the build's
-  // One of: the probe; an experiment's points from `from`, or `points`; the
-  // times of the points `measure` names; a multi-device experiment.
+  // One of: the probe; an experiment's `points`; the times of the points
+  // `measure` names; a multi-device experiment.
   bool probe = false;
   std::string experiment;
-  size_t from = 0;
   std::vector<size_t> points;
   std::string measure;
   std::vector<int> devices;

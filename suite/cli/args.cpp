@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/atomic_write.h"
+#include "core/attempts.h"
 #include "suite/rows.h"
 
 namespace kb::cli {
@@ -35,11 +36,7 @@ namespace {
 // id, a Kubernetes Job's name), so that the shards' rows are one run. No
 // '/': that would read as an attempt (<run>/<N>, docs/csv-schema.md).
 std::string check_run_id(const std::string& id) {
-  bool ok = !id.empty() && id.size() <= 128;
-  for (char c : id)
-    ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' ||
-                c == ':' || c == '+');
-  if (!ok)
+  if (id.find('/') != std::string::npos || !well_formed_run_id(id))
     throw UsageError("--run-id needs 1 to 128 characters of A-Z a-z 0-9 - _ . : + (no '/'), got '" +
                      id + "'");
   return id;
@@ -75,71 +72,57 @@ double parse_double(const std::string& flag, const std::string& v) {
 
 using Text = const std::string&;
 
+// What an option's setter is given: the command line so far, the flag as
+// written and its value.
+struct Given {
+  Args& a;
+  Text flag, value;
+  double number() const { return parse_double(flag, value); }
+  int count(long max = 1000) const { return parse_count(flag, value, max); }
+};
+
 // Every option: the commands that take it, whether a value follows, and
 // what it sets.
 struct Option {
   const char* name;
   std::vector<std::string> commands;
   bool takes_value;
-  void (*set)(Args& a, Text flag, Text value);
+  void (*set)(Given g);
 };
 const Option kOptions[] = {
-    {"--filter", {"run", "list", "tune"}, true, [](Args& a, Text, Text v) { a.filter = v; }},
-    {"--device", {"run", "probe", "tune"}, true, [](Args& a, Text, Text v) { a.device = v; }},
-    {"--quick", {"run", "probe"}, false, [](Args& a, Text, Text) { a.quick = true; }},
-    {"--csv", {"run"}, true, [](Args& a, Text, Text v) { a.csv = v; }},
-    {"--no-csv", {"run"}, false, [](Args& a, Text, Text) { a.no_csv = true; }},
-    {"--json", {"run"}, true, [](Args& a, Text, Text v) { a.json = v; }},
-    {"--targets", {"run", "probe", "tune"}, true, [](Args& a, Text, Text v) { a.targets = v; }},
-    {"--write", {"probe", "tune"}, true, [](Args& a, Text, Text v) { a.write = v; }},
-    {"--max-noise",
-     {"run"},
-     true,
-     [](Args& a, Text f, Text v) { a.engine.max_noise = parse_double(f, v); }},
-    {"--max-time",
-     {"run"},
-     true,
-     [](Args& a, Text f, Text v) { a.engine.max_time_s = parse_double(f, v); }},
-    {"--seed",
-     {"run"},
-     true,
-     [](Args& a, Text f, Text v) { a.engine.seed = static_cast<uint64_t>(parse_double(f, v)); }},
-    {"--timeout", {"run"}, true, [](Args& a, Text f, Text v) { a.timeout_s = parse_double(f, v); }},
-    {"--rerun", {"run"}, true, [](Args& a, Text, Text v) { a.rerun = v; }},
-    {"--repeat", {"run"}, true, [](Args& a, Text f, Text v) { a.repeat = parse_count(f, v); }},
-    {"--inject-slowdown", {"run"}, true, [](Args& a, Text, Text v) { a.inject = v; }},
-    {"--allow-injected-slowdown",
-     {"run"},
-     false,
-     [](Args& a, Text, Text) { a.allow_inject = true; }},
-    {"--buffer-sets",
-     {"run"},
-     true,
-     [](Args& a, Text f, Text v) { a.engine.max_buffer_sets = parse_count(f, v); }},
+    {"--filter", {"run", "list", "tune"}, true, [](Given g) { g.a.filter = g.value; }},
+    {"--device", {"run", "probe", "tune"}, true, [](Given g) { g.a.device = g.value; }},
+    {"--quick", {"run", "probe"}, false, [](Given g) { g.a.quick = true; }},
+    {"--csv", {"run"}, true, [](Given g) { g.a.csv = g.value; }},
+    {"--no-csv", {"run"}, false, [](Given g) { g.a.no_csv = true; }},
+    {"--json", {"run"}, true, [](Given g) { g.a.json = g.value; }},
+    {"--targets", {"run", "probe", "tune"}, true, [](Given g) { g.a.targets = g.value; }},
+    {"--write", {"probe", "tune"}, true, [](Given g) { g.a.write = g.value; }},
+    {"--max-noise", {"run"}, true, [](Given g) { g.a.engine.max_noise = g.number(); }},
+    {"--max-time", {"run"}, true, [](Given g) { g.a.engine.max_time_s = g.number(); }},
+    {"--seed", {"run"}, true, [](Given g) { g.a.engine.seed = uint64_t(g.number()); }},
+    {"--timeout", {"run"}, true, [](Given g) { g.a.timeout_s = g.number(); }},
+    {"--rerun", {"run"}, true, [](Given g) { g.a.rerun = g.value; }},
+    {"--repeat", {"run"}, true, [](Given g) { g.a.repeat = g.count(); }},
+    {"--inject-slowdown", {"run"}, true, [](Given g) { g.a.inject = g.value; }},
+    {"--allow-injected-slowdown", {"run"}, false, [](Given g) { g.a.allow_inject = true; }},
+    {"--buffer-sets", {"run"}, true, [](Given g) { g.a.engine.max_buffer_sets = g.count(); }},
     {"--buffer-mib",
      {"run"},
      true,
-     [](Args& a, Text f, Text v) {
-       a.engine.sampled_bytes_goal = static_cast<size_t>(parse_count(f, v, 1 << 20)) << 20;
-     }},
-    {"--shard", {"run", "list"}, true, [](Args& a, Text, Text v) { a.shard = shard_of(v); }},
-    {"--run-id", {"run"}, true, [](Args& a, Text, Text v) { a.run_id = check_run_id(v); }},
-    {"--processes",
-     {"run"},
-     true,
-     [](Args& a, Text f, Text v) { a.processes = parse_count(f, v, kMaxProcesses); }},
+     [](Given g) { g.a.engine.sampled_bytes_goal = size_t(g.count(1 << 20)) << 20; }},
+    {"--shard", {"run", "list"}, true, [](Given g) { g.a.shard = shard_of(g.value); }},
+    {"--run-id", {"run"}, true, [](Given g) { g.a.run_id = check_run_id(g.value); }},
+    {"--processes", {"run"}, true, [](Given g) { g.a.processes = g.count(kMaxProcesses); }},
     {"--short-processes",
      {"run"},
      true,
-     [](Args& a, Text f, Text v) { a.short_processes = parse_count(f, v, kMaxProcesses); }},
-    {"--detail", {"run"}, false, [](Args& a, Text, Text) { a.engine.detail = true; }},
-    {"--points", {"list"}, false, [](Args& a, Text, Text) { a.points = true; }},
-    {"--replace", {"probe"}, false, [](Args& a, Text, Text) { a.replace = true; }},
-    {"--reps", {"tune"}, true, [](Args& a, Text f, Text v) { a.reps = parse_count(f, v); }},
-    {"--candidates",
-     {"tune"},
-     true,
-     [](Args& a, Text f, Text v) { a.candidates = parse_count(f, v); }},
+     [](Given g) { g.a.short_processes = g.count(kMaxProcesses); }},
+    {"--detail", {"run"}, false, [](Given g) { g.a.engine.detail = true; }},
+    {"--points", {"list"}, false, [](Given g) { g.a.points = true; }},
+    {"--replace", {"probe"}, false, [](Given g) { g.a.replace = true; }},
+    {"--reps", {"tune"}, true, [](Given g) { g.a.reps = g.count(); }},
+    {"--candidates", {"tune"}, true, [](Given g) { g.a.candidates = g.count(); }},
 };
 
 const Option* find_option(const std::string& name) {
@@ -211,7 +194,7 @@ void set_options(Args& a, const std::vector<std::string>& in) {
       throw UsageError(f + " takes no value (got '" + in[i] + "')");
     if (o->takes_value && !inline_value && i + 1 >= in.size())
       throw UsageError(f + " needs a value");
-    o->set(a, f, inline_value ? *inline_value : o->takes_value ? in[++i] : "");
+    o->set({a, f, inline_value ? *inline_value : o->takes_value ? in[++i] : ""});
   }
 }
 

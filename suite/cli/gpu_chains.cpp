@@ -126,11 +126,8 @@ std::vector<Record> run_steps(WorkerConfig& cfg, int d, const DeviceInfo& dev, c
     } catch (const std::exception& ex) {
       er = failed_steps({st}, ex.what(), cfg, gpu_identity(dev), tf);
     }
-    con.line(
-        d,
-        "[" + std::to_string(n) + "/" + std::to_string(total) + "] " + e.name() + ": " +
-            step_text(
-                er, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()));
+    con.line(d, "[" + std::to_string(n) + "/" + std::to_string(total) + "] " + e.name() + ": " +
+                    step_text(er, seconds_since(t0)));
     rows.insert(rows.end(), er.begin(), er.end());
   }
   return rows;

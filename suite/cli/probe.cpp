@@ -162,19 +162,14 @@ nlohmann::ordered_json draft_targets() {
         std::string dt = dtype_name(p2.dtype);
         if (std::find(dtypes.begin(), dtypes.end(), dt) == dtypes.end()) dtypes.push_back(dt);
       }
-      for (const auto& dt : dtypes) {
-        targets.push_back({{"name", e.name()},
-                           {"metric", m.name},
-                           {"dtype", dt},
-                           {"shape", "*"},
-                           {"roofline_fraction", 0.8}});
-        if (e.has_seed_mean())
-          targets.push_back({{"name", e.name()},
-                             {"metric", m.name},
-                             {"dtype", dt},
-                             {"shape", "mean"},
-                             {"roofline_fraction", 0.8}});
-      }
+      for (const auto& dt : dtypes)
+        for (const char* shape : {"*", "mean"})
+          if (shape[0] == '*' || e.has_seed_mean())
+            targets.push_back({{"name", e.name()},
+                               {"metric", m.name},
+                               {"dtype", dt},
+                               {"shape", shape},
+                               {"roofline_fraction", 0.8}});
     }
   }
   return targets;

@@ -130,8 +130,7 @@ std::vector<Record> measure_attempt(WorkerConfig& cfg, const RerunPlan& plan, in
       pp[idx[n]] = got[n];
       er.insert(er.end(), got[n].begin(), got[n].end());
     }
-    const double secs =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double secs = seconds_since(t0);
     std::printf(" %s\n", step_text(er, secs).c_str());
     rows.insert(rows.end(), er.begin(), er.end());
   }

@@ -40,10 +40,7 @@ std::vector<Record> run_across_devices(const WorkerConfig& cfg, const std::vecto
     std::fflush(stdout);
     const auto t0 = std::chrono::steady_clock::now();
     auto cr = run_across_devices_isolated(cfg, *st.e, devices, host);
-    std::printf(
-        " %s\n",
-        step_text(cr, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count())
-            .c_str());
+    std::printf(" %s\n", step_text(cr, seconds_since(t0)).c_str());
     rows.insert(rows.end(), cr.begin(), cr.end());
   }
   return rows;

@@ -46,14 +46,11 @@ std::vector<TargetFile> load_targets(const TargetsDir& targets) {
   return load_target_dir(dir);
 }
 
-// Refuse before measuring, not after: a results file with another header.
 void precheck_csv(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return;  // new file
   std::string line;
   if (!std::getline(in, line)) return;  // empty file
-  if (!line.empty() && line.back() == '\r') line.pop_back();
-  if (line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);
   if (schema_columns(line) == 0)
     throw CsvError(path +
                    ": its header is not kbench's CSV schema (v2, or v1 before it); the file was "
@@ -129,7 +126,6 @@ RunPlan run_plan(const Args& a) {
   return p;
 }
 
-// `gpus`: how many GPUs the run measures at once (worker_processes).
 WorkerConfig worker_config(const RunPlan& plan, int gpus) {
   WorkerConfig cfg;
   cfg.exe = self_exe();
@@ -155,7 +151,6 @@ double injection_for(const Injection& inj, const std::string& experiment) {
   return inj.fraction > 0 && std::regex_search(experiment, inj.re) ? inj.fraction : 0;
 }
 
-// Every row names the GPU and host that measured it (schema v2).
 void stamp_gpu(std::vector<Record>& rows, const DeviceInfo& dev, const std::string& host) {
   for (auto& r : rows) {
     if (r.gpu_index.empty()) r.gpu_index = std::to_string(dev.index);
@@ -165,7 +160,6 @@ void stamp_gpu(std::vector<Record>& rows, const DeviceInfo& dev, const std::stri
   }
 }
 
-// The step's line ("12 rows, 3.4 s, 1 failed/incorrect") and its failed rows.
 std::string step_text(const std::vector<Record>& er, double seconds) {
   size_t bad = 0;
   for (const auto& r : er)

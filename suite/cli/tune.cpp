@@ -1,10 +1,7 @@
-// `kbench tune`: builds every point of the selected experiments (gemm and
-// the MLP by default) to learn which cuBLASLt GEMMs they plan, then for each
-// GEMM times every candidate of the heuristic, interleaved (one cold sample
-// of each candidate in turn, `--reps` rounds) exactly as the engine times
-// samples, and writes the fastest by median into the GPU's tuning table with
-// what was measured. Other sections of an existing table are kept.
-// `kbench tune gemv`: the GEMV dispatch table (suite/gemv_tune.h).
+// `kbench tune`: times every candidate of cuBLASLt's heuristic for each GEMM
+// the selected experiments plan (gemm and the MLP by default), interleaved
+// and cold as the engine samples, and writes the fastest by median to the
+// GPU's tuning table (docs/targets.md). `kbench tune gemv`: suite/gemv_tune.h.
 #include <cublasLt.h>
 
 #include <cmath>
@@ -44,7 +41,6 @@ struct TuneTarget {
 std::optional<TuneTarget> tune_target(const std::string& device, const std::string& write,
                                       const TargetsDir& targets,
                                       const std::vector<TargetFile>& files) {
-  parse_device_spec(device);
   const int count = require_devices();
   if (count == 0) return std::nullopt;
   const int d = devices_for(device, count).front();
@@ -91,27 +87,24 @@ CandidateTimes time_candidates(Engine& engine, const gemm::AlgoKey& k, int candi
   DeviceBuffer<unsigned char> A(static_cast<size_t>(k.M * k.K) * in_size),
       W(static_cast<size_t>(k.N * k.K) * in_size), D(static_cast<size_t>(k.M * k.N) * 2),
       bias(static_cast<size_t>(k.N) * 2);
-  cudaStream_t s0 = nullptr;
-  if (k.input == gemm::Input::bf16) {
-    fill_uniform_bf16(reinterpret_cast<gemm::bf16*>(A.get()), k.M * k.K, 1, -1.f, 1.f, s0);
-    fill_uniform_bf16(reinterpret_cast<gemm::bf16*>(W.get()), k.N * k.K, 2, -1.f, 1.f, s0);
-  } else {
-    fill_uniform_fp8_e4m3(reinterpret_cast<gemm::fp8*>(A.get()), k.M * k.K, 1, -1.f, 1.f, s0);
-    fill_uniform_fp8_e4m3(reinterpret_cast<gemm::fp8*>(W.get()), k.N * k.K, 2, -1.f, 1.f, s0);
+  const bool bf16_in = k.input == gemm::Input::bf16;
+  auto as_bf16 = [](auto& b) { return reinterpret_cast<gemm::bf16*>(b.get()); };
+  auto as_fp8 = [](auto& b) { return reinterpret_cast<gemm::fp8*>(b.get()); };
+  for (auto [b, n, seed] : {std::tuple{&A, k.M * k.K, 1}, {&W, k.N * k.K, 2}}) {
+    if (bf16_in)
+      fill_uniform_bf16(as_bf16(*b), n, seed, -1.f, 1.f, nullptr);
+    else
+      fill_uniform_fp8_e4m3(as_fp8(*b), n, seed, -1.f, 1.f, nullptr);
   }
-  fill_uniform_bf16(reinterpret_cast<gemm::bf16*>(bias.get()), k.N, 3, -1.f, 1.f, s0);
+  fill_uniform_bf16(as_bf16(bias), k.N, 3, -1.f, 1.f, nullptr);
   KB_CUDA_CHECK(cudaDeviceSynchronize());
   gemm::Gemm g(k.M, k.N, k.K, o);
-  const void* bp = gemm::has_bias(k.epilogue) ? bias.get() : nullptr;
+  const gemm::bf16* bp = gemm::has_bias(k.epilogue) ? as_bf16(bias) : nullptr;
   auto launch = [&](cudaStream_t s) {
-    if (k.input == gemm::Input::bf16)
-      g.run(reinterpret_cast<const gemm::bf16*>(A.get()),
-            reinterpret_cast<const gemm::bf16*>(W.get()), static_cast<const gemm::bf16*>(bp),
-            reinterpret_cast<gemm::bf16*>(D.get()), s);
+    if (bf16_in)
+      g.run(as_bf16(A), as_bf16(W), bp, as_bf16(D), s);
     else
-      g.run(reinterpret_cast<const gemm::fp8*>(A.get()),
-            reinterpret_cast<const gemm::fp8*>(W.get()), static_cast<const gemm::bf16*>(bp),
-            reinterpret_cast<gemm::bf16*>(D.get()), s);
+      g.run(as_fp8(A), as_fp8(W), bp, as_bf16(D), s);
   };
   const int n = g.candidates();
   CandidateTimes r{std::vector<std::vector<double>>(static_cast<size_t>(n)),

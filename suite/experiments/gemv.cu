@@ -1,10 +1,7 @@
 // gemv: the seed's batch-1 GEMV, y = W·x with W [N, K] in bf16 or int8
-// weight-only (per-row bf16 scale), x and y bf16, fp32 accumulation.
-// Seed shapes: square D in {1024, 4096, 8192, 16384} (and the seed's mean);
-// also the decode shapes of Llama-2-7B, which the decode step runs: those
-// rows time the GEMV alone as gemv_bf16/gemv_int8 run it (the dispatch's
-// standalone choice); their variant adds the decoder's choice where it
-// differs (gemv::Use::decode, "decode=R2U1W4P1K2").
+// weight-only (per-row bf16 scale), x and y bf16, fp32 accumulation, at the
+// seed's square D and the Llama-2-7B decode step's shapes (their variant
+// adds the decoder's choice where it differs: "decode=R2U1W4P1K2").
 #include "suite/experiments/gemv_case.h"
 
 KB_EXPERIMENT(gemv) {
@@ -22,9 +19,7 @@ KB_EXPERIMENT(gemv) {
       .seed_mean()
       .work([](const kb::Point& p) { return kb::gemv_experiment::gemv_work(p, 1); })
       .make([](const kb::Point& p) {
-        // The Llama-2-7B points (N, K given) are the decode step's GEMVs:
-        // their variant also names the decoder's choice where it differs.
         return std::make_unique<kb::gemv_experiment::GemvCase>(p, 1, 1, std::vector<int32_t>{},
-                                                               nullptr, p.shape.has("N"));
+                                                               p.shape.has("N"));
       });
 }

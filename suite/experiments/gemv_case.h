@@ -1,12 +1,8 @@
-// The Case shared by the gemv, gather_gemv and gemv_tune experiments: one
-// GEMV (or gather-GEMV over E experts) at one shape and weight dtype.
-//
-// Weights are filled on the GPU from a seed (kernels/common/fill.h), so a
-// 4 GiB expert stack is ready in milliseconds, and the CPU reference
-// recomputes exactly the rows it checks: every row when the problem is
-// small, else 512 rows per selected expert (the first, the last and random
-// ones) — while every output is checked to be finite (the output is
-// poisoned with NaN first, so a row the kernel skipped shows).
+// The Case of the gemv and gather_gemv experiments: one GEMV (or gather-GEMV
+// over E experts) at one shape and weight dtype. Weights are filled on the
+// GPU from a seed, so the CPU reference recomputes only the rows it checks
+// (all when small, else 512 per selected expert); every output is checked
+// finite (poisoned with NaN first, so a skipped row shows).
 #pragma once
 
 #include <algorithm>
@@ -61,15 +57,14 @@ inline std::optional<gemv::Config> labelled_config(const Point& p) {
 
 class GemvCase : public Case {
  public:
-  // E = 1, n_sel = 1: plain gemv (no expert ids). `cfg` empty: the
-  // dispatch's choice (the GPU's table, else the generic rule), which the
-  // rows' variant names ("GM4W4K1", "...;generic" where no table entry
-  // chose it). `decode_shape`: a decode step runs this GEMV too; where the
-  // decoder's choice differs (gemv::Use::decode), the variant says which
-  // kernel the decode runs ("...;decode=R2U1W4P1K2"): the row times the GEMV
-  // alone, as gemv_int8 runs it.
+  // E = 1, n_sel = 1: plain gemv (no expert ids). The kernel: the point's
+  // `config` label, else the dispatch's choice (the GPU's table, else the
+  // generic rule), which the rows' variant names ("GM4W4K1", "...;generic"
+  // where no table entry chose it). `decode_shape`: a decode step runs this
+  // GEMV too; where the decoder's choice differs (gemv::Use::decode), the
+  // variant says which ("...;decode=R2U1W4P1K2").
   GemvCase(const Point& p, int E, int n_sel, std::vector<int32_t> timed_experts,
-           const gemv::Config* cfg = nullptr, bool decode_shape = false)
+           bool decode_shape = false)
       : int8_(p.dtype == DType::i8),
         gather_(!timed_experts.empty()),
         N_(rows_of(p)),
@@ -77,7 +72,7 @@ class GemvCase : public Case {
         E_(E),
         n_sel_(n_sel),
         timed_(std::move(timed_experts)),
-        choice_(first_choice(p, cfg)),
+        choice_(first_choice(p)),
         w_(static_cast<size_t>(E) * N_ * K_ * (int8_ ? 1 : 2)),
         scale_(int8_ ? static_cast<size_t>(E) * N_ : 0),
         x_(K_),
@@ -194,9 +189,7 @@ class GemvCase : public Case {
   }
 
  private:
-  // `cfg`, else the point's `config` label, else the dispatch's choice.
-  gemv::Choice first_choice(const Point& p, const gemv::Config* cfg) const {
-    if (cfg) return {*cfg, "given"};
+  gemv::Choice first_choice(const Point& p) const {
     if (auto c = labelled_config(p)) return {*c, "given"};
     return gemv::choose(int8_, N_, K_, n_sel_);
   }

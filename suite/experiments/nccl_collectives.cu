@@ -19,6 +19,7 @@
 #include "kernels/common/device_random.h"
 #include "suite/device.h"
 #include "suite/experiment.h"
+#include "suite/sampling.h"
 #include "suite/stats.h"
 
 #ifdef KBENCH_HAVE_NCCL
@@ -88,7 +89,6 @@ constexpr double kWaitS = 120;
 
 // busbw / algbw (nccl-tests' factors).
 double bus_factor(const std::string& name, int n) {
-  if (n < 2) return 1;
   return name == kAllReduce ? 2.0 * (n - 1) / n : double(n - 1) / n;
 }
 
@@ -196,7 +196,7 @@ class Comms {
     }
   }
   void expire(std::chrono::steady_clock::time_point t0, const char* what) {
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double s = seconds_since(t0);
     if (s > kWaitS) {
       aborted_ = true;
       throw NcclError(std::string(what) + ": no progress in " + std::to_string(int(kWaitS)) +

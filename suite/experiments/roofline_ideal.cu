@@ -1,28 +1,9 @@
 // roofline_ideal: the probe's ideal kernels (suite/ideal_kernels.h), timed
-// in every run exactly as the other experiments are, against the roofline
-// their own ladder defines (docs/metrics.md "The roofline"). The roofline
-// bounds only if no kernel of ours beats it, and it means something only if
-// a kernel of ours reaches it: each kind of traffic it assumes has a point
-// here, and the best variant of each kind must read >= 0.97.
-//
-//   read_sweep, read_chunks        read-mostly (one launch)
-//   copy_sweep, copy_chunks        read + write; at bytes <= 2x the L2 the
-//                                  output fits in L2 and its write-back lands
-//                                  after the timed window, as it does for
-//                                  layer_norm at D <= 8192
-//   copy_wave                      read + write in one round trip a thread,
-//                                  one wave to 17 MB: small and mid-size
-//                                  copies, where the two above stayed 4-13%
-//                                  behind cudaMemcpy (64 KB-1 MB)
-//   copy_memcpy                    cudaMemcpy (not ours: shows the gap)
-//   read_chunks_x8_stream / _graph eight launches (graph nodes) of
-//                                  read_chunks, bytes / 8 each
-//
-// Off-rung sizes (5, 40, 112 MB and 1.25 GB; 112 MB copies 56 MB, just past
-// the H100's 50 MB L2, where the copy's time bends) check the
-// interpolation. Counted: bytes moved (copy: read + written, half each);
-// dtype int8 (raw bytes). The rows' shape names the kernel
-// (`bytes=65536;kernel=read_sweep`; docs/metrics.md "The roofline").
+// in every run as the other experiments are, against the roofline their own
+// ladder defines: each kind of traffic the roofline assumes has a point here,
+// and the best variant of each must read >= 0.97 (docs/metrics.md "The
+// roofline" lists the kernels and the off-rung sizes that check the
+// interpolation). Counted: bytes moved (copy: read + written); dtype int8.
 #include <cstring>
 #include <memory>
 #include <vector>

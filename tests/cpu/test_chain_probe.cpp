@@ -278,9 +278,7 @@ TEST(PointWire, TimesReadBackInThePointsOrder) {
   EXPECT_EQ(t[0].value_s, 29.123456789012345e-6);  // exactly: the digits round-trip
   EXPECT_EQ(t[1].value_s, 32.35e-6);
   EXPECT_EQ(t[2].value_s, 24.96e-6);
-  EXPECT_EQ(t[3].median_s, 26.27e-6);
-  EXPECT_EQ(t[3].samples, 40u);
-  EXPECT_EQ(t[3].buffer_sets, 32u);
+  EXPECT_EQ(t[3].value_s, 26.27e-6);
   EXPECT_DOUBLE_EQ(t[3].noise_rel, 0.004);
 }
 

@@ -51,14 +51,13 @@ TEST(WorkerRequest, ThePointsOfARunTravelWhole) {
   EXPECT_DOUBLE_EQ(b.engine.inject_slowdown, 0.05);
   EXPECT_EQ(b.experiment, "gemv");
   EXPECT_EQ(b.points, (std::vector<size_t>{2, 5, 11}));
-  EXPECT_EQ(b.from, 0u);
   EXPECT_EQ(b.probed, r.probed);
   EXPECT_EQ(b.out, "/tmp/x");
   EXPECT_FALSE(b.probe);
   EXPECT_TRUE(b.devices.empty());
 }
 
-TEST(WorkerRequest, ProbeFromAndDevicesTravel) {
+TEST(WorkerRequest, ProbeAndDevicesTravel) {
   kb::WorkerRequest r;
   r.probe = true;
   r.engine.quick = true;
@@ -68,9 +67,6 @@ TEST(WorkerRequest, ProbeFromAndDevicesTravel) {
   r.experiment = "nccl_all_reduce";
   r.devices = {0, 1, 2, 3};
   EXPECT_EQ(round_trip(r).devices, (std::vector<int>{0, 1, 2, 3}));
-  r = {};
-  r.from = 4;
-  EXPECT_EQ(round_trip(r).from, 4u);
 }
 
 TEST(WorkerRequest, AnythingElseIsRefused) {
