@@ -69,9 +69,9 @@ std::vector<gemv::TableEntry> parse_gemv_table(const nlohmann::ordered_json& doc
 std::vector<gemv::TableEntry> load_gemv_table(const std::string& path, const std::string& gpu_name,
                                               std::string* warning);
 
-// The entries of doc's gemv section that `kbench tune gemv` does not
-// measure (the decode step's: `use` other than standalone), as they are: a
-// re-tune writes them again after its own.
+// The entries of doc's gemv section that `kbench tune gemv`'s first stage
+// does not measure (the decode step's: `use` other than standalone), as
+// they are: its decode stage replaces those of the buckets it measures.
 nlohmann::ordered_json untuned_gemv_entries(const nlohmann::ordered_json& doc);
 
 // One entry of the gemv section.

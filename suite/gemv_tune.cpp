@@ -176,4 +176,45 @@ std::vector<gemv::TableEntry> tune_buckets(const std::vector<GemvTuned>& tuned) 
   return out;
 }
 
+std::vector<DecodeProjection> decode_projections(const decode::ModelConfig& c, bool int8) {
+  using gemv::Use;
+  std::vector<DecodeProjection> out = {{"qkv", int8, Use::decode, c.qkv_rows(), c.dim}};
+  if (c.moe()) {
+    out.push_back({"experts gate/up", int8, Use::swiglu, 2 * int64_t(c.ffn), c.dim, c.top_experts});
+    out.push_back({"experts down", int8, Use::combine, c.dim, c.ffn, c.top_experts});
+  } else {
+    out.push_back({"o", int8, Use::decode, c.dim, c.q_size()});
+    out.push_back({"gate/up", int8, Use::swiglu, 2 * int64_t(c.ffn), c.dim});
+    out.push_back({"down", int8, Use::decode, c.dim, c.ffn});
+  }
+  out.push_back({"lm head", int8, Use::decode, c.vocab, c.dim});
+  return out;
+}
+
+std::vector<gemv::Kernel> decode_candidates(const DecodeProjection& p) {
+  const bool gather = p.n_sel > 1;
+  std::vector<gemv::Kernel> out;
+  for (const auto& k : gemv_candidates({p.int8, p.rows, p.cols, gather ? p.n_sel : 1, ""})) {
+    if (!std::holds_alternative<gemv::General>(k)) continue;
+    const bool serves = p.use == gemv::Use::swiglu
+                            ? gemv::swiglu_refusal(k, p.int8, p.n_sel).empty()
+                        : p.use == gemv::Use::combine ? gemv::combine_refusal(k, p.int8).empty()
+                                                      : !gather;
+    if (serves) out.push_back(k);
+  }
+  return out;
+}
+
+gemv::TableEntry decode_entry(const DecodeProjection& p, const gemv::Kernel& k) {
+  gemv::TableEntry e;
+  e.bucket.int8 = p.int8;
+  e.bucket.gather = p.n_sel > 1;
+  e.bucket.use = p.use;
+  e.bucket.rows_min = e.bucket.rows_max = p.rows;
+  e.bucket.row_bytes_min = e.bucket.row_bytes_max = p.cols * (p.int8 ? 1 : 2);
+  e.kernel = k;
+  e.origin = "kbench tune gemv (decode step)";
+  return e;
+}
+
 }  // namespace kb

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/decode/model_config.h"
 #include "kernels/gemv/dispatch.h"
 
 namespace kb {
@@ -72,5 +73,32 @@ std::vector<gemv::Kernel> finalists(const gemv::Kernel& keep,
 // measured row count + 1 (the first from 1) to its own (the last without
 // bound); neighbours with the same kernel merge. Origins: "kbench tune gemv".
 std::vector<gemv::TableEntry> tune_buckets(const std::vector<GemvTuned>& tuned);
+
+// A GEMV of the decode step whose configuration the table's `decode`,
+// `swiglu` or `combine` entries choose: tuned in the step's graph, where
+// the chain of dependent launches, not the GEMV alone, decides
+// (docs/decisions/0053-decode-table-entries.md).
+struct DecodeProjection {
+  std::string what;  // "qkv", "o", "down", "gate/up", "lm head", "experts down"
+  bool int8 = false;
+  gemv::Use use = gemv::Use::decode;
+  int64_t rows = 0, cols = 0;  // the bucket's: the SwiGLU's 2F rows
+  int n_sel = 1;               // the MoE's experts a token reads
+};
+
+// The step's projections of model c. A MoE's o projection is left out: it
+// carries the router's blocks, decided when the decoder is built.
+std::vector<DecodeProjection> decode_projections(const decode::ModelConfig& c, bool int8);
+
+// The general-kernel configurations the projection's launch serves (the
+// step runs no other family, docs/decisions/0031), each name once.
+std::vector<gemv::Kernel> decode_candidates(const DecodeProjection& p);
+
+// The table entry that gives the projection kernel k (and no other shape).
+gemv::TableEntry decode_entry(const DecodeProjection& p, const gemv::Kernel& k);
+
+// The kept choice in the step: the fastest unless the present one is
+// within this of it (step time; the step's samples vary by about 0.1%).
+constexpr double kDecodeTuneMinGain = 0.01;
 
 }  // namespace kb

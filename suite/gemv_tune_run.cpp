@@ -1,5 +1,6 @@
 #include "suite/gemv_tune_run.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -22,6 +23,13 @@ namespace kb {
 namespace {
 
 double round_to(double v, double unit) { return std::round(v / unit) * unit; }
+
+// Whether two gemv entries (JSON) are for the same bucket.
+bool same_bucket(const nlohmann::ordered_json& a, const nlohmann::ordered_json& b) {
+  for (const char* k : {"dtype", "experts", "use", "rows", "row_bytes", "max_bytes"})
+    if (a.value(k, nlohmann::ordered_json()) != b.value(k, nlohmann::ordered_json())) return false;
+  return true;
+}
 
 // The experiment whose rows run the shape, and the shape as its point
 // naming kernel `k` (`config=...`).
@@ -207,12 +215,32 @@ std::vector<GemvTuned> tune_gemv_table(const DeviceInfo& dev, const TargetFile* 
     j["driver"] = dev.driver;
     list.push_back(gemv_entry_json(e, j));
   }
-  for (const auto& e : untuned_gemv_entries(doc)) list.push_back(e);
+  // The decode step, tuned under the table just measured and the file's
+  // decode entries; those of the buckets it measured are replaced.
+  nlohmann::ordered_json kept = untuned_gemv_entries(doc);
+  nlohmann::ordered_json installed = {{"gemv", list}};
+  for (const auto& e : kept) installed["gemv"].push_back(e);
+  gemv::set_table(parse_gemv_table(installed, out), out);
+  DecodeTuning decode;
+  {
+    RunInfo info;
+    EngineOptions eo;
+    Engine engine(dev, tf, eo, info);
+    decode = tune_decode_step(engine, dev, reps);
+  }
+  for (const auto& e : kept)
+    if (std::none_of(decode.tuned.begin(), decode.tuned.end(), [&](const DecodeProjection& p) {
+          return same_bucket(e, gemv_entry_json(decode_entry(p, gemv::General{}), nullptr));
+        }))
+      list.push_back(e);
+  for (const auto& e : decode.entries) list.push_back(e);
   doc["gpu"] = dev.name;
   doc["gemv"] = list;
   write_tuning_doc(doc, out);
-  std::printf("GEMV table written to %s (%zu buckets from %zu shapes): review and commit it\n",
-              out.c_str(), entries.size(), tuned.size());
+  std::printf(
+      "GEMV table written to %s (%zu buckets from %zu shapes, %zu decode step entries): review "
+      "and commit it\n",
+      out.c_str(), entries.size(), tuned.size(), decode.entries.size());
   return tuned;
 }
 

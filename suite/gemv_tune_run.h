@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -33,5 +34,17 @@ std::vector<GemvTuned> tune_gemv_table(const DeviceInfo& dev, const TargetFile* 
 
 // The screen's fastest that go on to be timed as rows (besides the generic choice).
 constexpr int kGemvFinalists = 4;
+
+// The decode step's projections tuned in the step (suite/gemv_tune_decode.cu)
+// for the suite's decoders (Llama-2-7B bf16 and int8, Mixtral int8 at 16
+// layers; one that does not fit is skipped with a message), under the
+// installed table: `entries`, the gemv entries of the kept choices that are
+// not the generic rule's, with what was measured; `tuned`, every projection
+// measured (a re-tune replaces the file's entries of those buckets).
+struct DecodeTuning {
+  std::vector<DecodeProjection> tuned;
+  nlohmann::ordered_json entries = nlohmann::ordered_json::array();
+};
+DecodeTuning tune_decode_step(Engine& engine, const DeviceInfo& dev, int reps);
 
 }  // namespace kb

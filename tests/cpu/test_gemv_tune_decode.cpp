@@ -1,0 +1,82 @@
+// The decode step's stage of `kbench tune gemv` (suite/gemv_tune.h), its
+// CPU half: which projections of a model it tunes, the candidates each
+// launch serves, and the entry a winner becomes (read back by the table).
+#include <gtest/gtest.h>
+
+#include <variant>
+
+#include "kernels/gemv/dispatch.h"
+#include "suite/gemv_tune.h"
+
+namespace {
+
+namespace gemv = kb::gemv;
+
+kb::decode::ModelConfig llama() {
+  kb::decode::ModelConfig c;
+  c.dim = 4096, c.n_layers = 32, c.n_heads = 32, c.n_kv_heads = 32, c.head_dim = 128;
+  c.ffn = 11008, c.vocab = 32000;
+  return c;
+}
+
+kb::decode::ModelConfig mixtral() {
+  kb::decode::ModelConfig c = llama();
+  c.n_kv_heads = 8, c.ffn = 14336, c.n_experts = 8, c.top_experts = 2;
+  return c;
+}
+
+TEST(GemvTuneDecode, ADenseModelTunesItsFiveProjectionsAMoeItsFour) {
+  const auto d = kb::decode_projections(llama(), true);
+  ASSERT_EQ(d.size(), 5u);
+  EXPECT_EQ(d[0].what, "qkv");
+  EXPECT_EQ(d[0].rows, 12288);
+  EXPECT_EQ(d[2].use, gemv::Use::swiglu);
+  EXPECT_EQ(d[2].rows, 2 * 11008);
+  EXPECT_EQ(d[3].what, "down");
+  EXPECT_EQ(d[3].cols, 11008);
+  const auto m = kb::decode_projections(mixtral(), true);
+  ASSERT_EQ(m.size(), 4u);  // no o projection: it carries the router's blocks
+  EXPECT_EQ(m[0].rows, 4096 + 2 * 1024);
+  EXPECT_EQ(m[1].use, gemv::Use::swiglu);
+  EXPECT_EQ(m[1].n_sel, 2);
+  EXPECT_EQ(m[2].use, gemv::Use::combine);
+  EXPECT_EQ(m[3].what, "lm head");
+}
+
+TEST(GemvTuneDecode, CandidatesAreGeneralKernelsTheLaunchServes) {
+  for (const auto& c : {llama(), mixtral()})
+    for (const bool int8 : {false, true})
+      for (const auto& p : kb::decode_projections(c, int8)) {
+        const auto cands = kb::decode_candidates(p);
+        EXPECT_GT(cands.size(), 3u) << p.what;
+        for (const auto& k : cands) {
+          EXPECT_TRUE(std::holds_alternative<gemv::General>(k)) << gemv::kernel_name(k);
+          if (p.use == gemv::Use::swiglu)
+            EXPECT_EQ(gemv::swiglu_refusal(k, int8, p.n_sel), "") << gemv::kernel_name(k);
+          if (p.use == gemv::Use::combine)
+            EXPECT_EQ(gemv::combine_refusal(k, int8), "") << gemv::kernel_name(k);
+        }
+      }
+}
+
+TEST(GemvTuneDecode, AWinnersEntryIsChosenForItsProjectionOnly) {
+  for (const auto& p : kb::decode_projections(mixtral(), true)) {
+    const auto cands = kb::decode_candidates(p);
+    const gemv::Kernel k = cands.back();
+    const std::vector<gemv::TableEntry> table = {kb::decode_entry(p, k)};
+    gemv::Config got;
+    if (p.use == gemv::Use::swiglu)
+      got = gemv::swiglu_config_in(table, true, p.rows / 2, p.cols, p.n_sel);
+    else if (p.use == gemv::Use::combine)
+      got = gemv::combine_config_in(table, true, p.rows, p.cols, p.n_sel);
+    else
+      got = gemv::choose_in(table, true, p.rows, p.cols, 1, gemv::Use::decode).config;
+    EXPECT_EQ(gemv::kernel_name(got.kernel), gemv::kernel_name(k)) << p.what;
+    // The bf16 weights' projection of that shape is not the entry's.
+    if (p.use == gemv::Use::decode)
+      EXPECT_FALSE(
+          gemv::choose_in(table, false, p.rows, p.cols, 1, gemv::Use::decode).from_table());
+  }
+}
+
+}  // namespace
