@@ -144,7 +144,7 @@ case "$case_name" in
       --confirm 0 --no-gpt-fast --ab > "$tmp/log" 2>&1
     rc=$?
     [ "$rc" = "$want" ] || fail "nightly.sh --ab: exit $rc, expected $want"
-    grep -q -E "^A/B gemv \[D=4096\] int8 memory_bandwidth\(GB/s\) @ NVIDIA H100 80GB HBM3: last good ${good:0:12} [0-9.]+, tonight ${head:0:12} [0-9.]+: [-+][0-9.]+% ±[0-9.]+% $verdict\$" "$tmp/out/ab.txt" ||
+    grep -q -E "^A/B gemv \[D=4096\] int8 memory_bandwidth\(GB/s\) @ NVIDIA H100 80GB HBM3: last good ${good:0:12} [0-9.]+, tonight ${head:0:12} [0-9.]+: [-+]?[0-9.]+% ±[0-9.]+% $verdict\$" "$tmp/out/ab.txt" ||
       fail "no A/B line of gemv [D=4096] ending '$verdict' in ab.txt: $(cat "$tmp/out/ab.txt")"
     [ "$(grep -c '^A/B ' "$tmp/out/ab.txt")" = 6 ] || fail "expected an A/B line for each of the 6 keys"
     [ "$case_name" = ab-stands ] || says "nightly.sh: A/B: no failure reproduced against the last good build: cleared"

@@ -262,7 +262,7 @@ HistoryResult history_rule(const std::vector<double>& series, bool lower_is_bett
     double d = drop_of(recent_value(series, k, lower_is_better), wk.baseline, lower_is_better);
     // A sustained drop only fails while the newest run is still low: a run
     // back at the baseline clears the gate the night the fix lands.
-    bool newest_low = drop_of(newest, wk.baseline, lower_is_better) > opt.min_gap / 2;
+    bool newest_low = k == 1 || drop_of(newest, wk.baseline, lower_is_better) > opt.min_gap / 2;
     const double held = k == 1 ? d - mid_spread / (2 * wk.baseline) : d;
     if (!(held > (k == 1 ? r.gap : opt.min_gap) && newest_low) || (k == 1 && r.seen_before))
       continue;

@@ -19,7 +19,7 @@ struct HistoryRuleOptions {
   double max_noise = 0.05;       // history noise (relative) above this: inconclusive
   int max_recent = 8;            // newest runs tested together for a sustained drop
   double z = 4.25;               // noise multiplier (before the small-history widening)
-  double suspect_z = 2.0;        // one attempt: re-measure a drop beyond min_gap and this
+  double suspect_z = 2.0;        // one attempt: re-measure a drop beyond its floor and this
   double confirm_z = 3.5;        // several attempts: their median fails beyond this
   double shared_noise = 0.5;     // share of the run-to-run variance attempts of one run share
 };
@@ -51,8 +51,8 @@ struct HistoryResult {
   // before): from kModeRuns on, a drop within --min-gap does not fail.
   int seen_before = 0;
   // One attempt, and a drop worth re-measuring: it fails, or it is beyond
-  // min_gap and suspect_z standard deviations (never too little history or
-  // too much noise: a re-measurement cannot change those).
+  // the floor a confirmation would use and suspect_z standard deviations
+  // (never too little history or too much noise: re-measuring cannot help).
   bool suspect = false;
 };
 
