@@ -3,7 +3,9 @@
 # stub committed in it (built by copying): like tests/nightly_stubs/kbench it
 # appends a recorded night of tests/data/nightly_history.csv, each value
 # jittered by up to 0.4% and made `slowdown`% lower, a number one commit
-# plants. Another commit does not build.
+# plants. Another commit does not build. The ab-* cases run tools/nightly.sh
+# --ab in the repository: tonight measured by c10's stub, the history's runs
+# of a good commit before it.
 #   tests/bisect_test.sh SOURCE_DIR BUILD_DIR CASE
 # One ctest test per CASE (tests/CMakeLists.txt).
 set -u
@@ -34,11 +36,12 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --csv) csv="$2"; shift 2 ;;
     --filter) filter="$2"; shift 2 ;;
+    --run-id) id="$2"; shift 2 ;;
     *) shift ;;
   esac
 done
 rows="$(grep -F ",$STUB_RUN," "$STUB_TEMPLATE" | awk -F, -v OFS=, -v re="$filter" -v s="$slowdown" \
-  -v seed="$RANDOM" -v id="stub-$$-$RANDOM" \
+  -v seed="$RANDOM" -v id="${id:-stub-$$-$RANDOM}" \
   'BEGIN { srand(seed) } $1 ~ re { $4 = $4 * (1 - s / 100) * (1 + (rand() - 0.5) * 0.008); $25 = id; print }')"
 [ -n "$rows" ] || { echo "kbench: error: --filter '$filter' matches no experiment" >&2; exit 2; }
 [ -s "$csv" ] || head -n 1 "$STUB_TEMPLATE" > "$csv"
@@ -120,16 +123,37 @@ case "$case_name" in
     bisect 2 --good "$c1" --bad "$c10" --key "gemv [D=9999] int8 memory_bandwidth(GB/s)"
     says "unknown key 'gemv [D=9999] int8 memory_bandwidth(GB/s)': the good build's rows are gemv [D=1024]"
     bisect 2 --good "$c1" --bad "$c10" --key "nosuch [D=1] int8 memory_bandwidth(GB/s)"
-    says "kbench of the good build failed: exit 2: kbench: error: --filter '^nosuch\$' matches no experiment"
+    says "kbench of the good build failed: exit 2: kbench: error: --filter '^(nosuch)\$' matches no experiment"
     bisect 2 --good "$c1" --bad "$c5" --key "$key"
     says "the bad commit does not build"
     bisect 2 --good "$c1" --bad "$c10" --key "$key" --work "$repo"
     one_line "is inside the repository"
     untouched
     ;;
+  ab-stands | ab-clears)
+    # The history: the recorded nights at commit GOOD (targets blanked: the
+    # history rule alone), tonight 10% slower (c10's stub) with HEAD at HEAD.
+    good="$c6" head="$c10" want=1 verdict="SLOWER: stands"
+    [ "$case_name" = ab-stands ] || good="$c1" head="$c6" want=0 verdict="SAME: does not reproduce: cleared"
+    git checkout -q "$head"
+    awk -F, -v OFS=, -v g="${good:0:12}-dirty" 'NR > 1 { $3 = ""; $24 = g } 1' "$STUB_TEMPLATE" > "$tmp/template.csv"
+    grep -v -F ",$STUB_RUN" "$tmp/template.csv" > "$tmp/history.csv"
+    git show "$c10:kbench.sh" > "$tmp/kbench-c10" && chmod +x "$tmp/kbench-c10"
+    STUB_TEMPLATE="$tmp/template.csv" KBENCH_BIN="$tmp/kbench-c10" KBENCH_AB_BUILD_CMD="$build_cmd" \
+      "$src/tools/nightly.sh" --history "$tmp/history.csv" --out "$tmp/out" --targets "$tmp/none" \
+      --confirm 0 --no-gpt-fast --ab > "$tmp/log" 2>&1
+    rc=$?
+    [ "$rc" = "$want" ] || fail "nightly.sh --ab: exit $rc, expected $want"
+    grep -q -E "^A/B gemv \[D=4096\] int8 memory_bandwidth\(GB/s\) @ NVIDIA H100 80GB HBM3: last good ${good:0:12} [0-9.]+, tonight ${head:0:12} [0-9.]+: [-+]?[0-9.]+% ±[0-9.]+% $verdict\$" "$tmp/out/ab.txt" ||
+      fail "no A/B line of gemv [D=4096] ending '$verdict' in ab.txt: $(cat "$tmp/out/ab.txt")"
+    [ "$(grep -c '^A/B ' "$tmp/out/ab.txt")" = 6 ] || fail "expected an A/B line for each of the 6 keys"
+    [ "$case_name" = ab-stands ] || says "nightly.sh: A/B: no failure reproduced against the last good build: cleared"
+    [ "$(git worktree list | wc -l)" = 1 ] && [ -z "$(ls "$tmp" | grep kbench-ab)" ] || fail "a worktree was left"
+    ;;
   *)
     echo "unknown case '$case_name'"
     exit 2
     ;;
 esac
+[ -z "${SHOW_LOG:-}" ] || cat "$tmp/log"
 echo "bisect ($case_name): ok"

@@ -22,75 +22,13 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 usage="usage: tools/bisect.sh --good SHA --bad SHA --key KEY [--rounds N] [--threshold PCT] [--seed N] [--targets DIR] [--build-cmd CMD] [--kbench PATH] [--kgate PATH] [--work DIR] [-- kbench run options...]"
 die() { echo "bisect.sh: $1" >&2; exit 2; }
 say() { printf '%-6s %-12s %12s %12s %8s  %s\n' "$@" >&3; }
-
-default_build() {
-  local gen=() args=(-DCMAKE_BUILD_TYPE=Release "-DCMAKE_CUDA_ARCHITECTURES=${KBENCH_CUDA_ARCH:-native}")
-  command -v ninja > /dev/null && [ ! -f "$BUILD/Makefile" ] && gen=(-G Ninja)
-  command -v ccache > /dev/null &&
-    args+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
-  read -r -a extra <<< "${KBENCH_CMAKE_ARGS:-}"
-  export PATH="/usr/local/cuda/bin:$PATH"
-  cmake -S "$SRC" -B "$BUILD" ${gen[@]+"${gen[@]}"} "${args[@]}" ${extra[@]+"${extra[@]}"} &&
-    cmake --build "$BUILD" --target kbench --parallel "$(nproc)"
-}
-
-# build SRC BUILD: 0 when it built and BUILD's kbench is there (the old one is
-# removed first: a build that fails quietly must not measure a stale binary).
-build() {
-  rm -f "$2/$kbench_rel"
-  (
-    cd "$1" || exit 1
-    export SRC="$1" BUILD="$2"
-    if [ -n "$build_cmd" ]; then bash -c "$build_cmd"; else default_build; fi
-  ) > "$work/build.log" 2>&1 && [ -x "$2/$kbench_rel" ]
-}
-
-# run_kbench WHICH CSV: one run of the key's experiment by the good or the
-# candidate build; exit 1 (some row failed) is still a measurement.
-run_kbench() {
-  local rc=0
-  "$work/$1-build/$kbench_rel" run --filter "$filter" --seed "$seed" --targets "${targets:-$work/$1/targets}" \
-    --csv "$2" ${opts[@]+"${opts[@]}"} > "$work/run.log" 2>&1 || rc=$?
-  [ "$rc" -le 1 ] || { echo "exit $rc: $(grep -m 1 . "$work/run.log" || echo 'no output')" > "$work/run.why" && return 1; }
-}
-
-has_key() { awk -F, -v n="$name" -v m="$metric" -v d="$dtype" -v s="$shape" \
-  '$1 == n && $2 == m && $5 == d && $9 == s { f = 1 } END { exit !f }' "$1"; }
+# shellcheck source=tools/ab-lib.sh
+source "$root/tools/ab-lib.sh"
 
 # keys_of CSV: its first keys, as kgate prints them, on one line.
 keys_of() {
   awk -F, 'NR > 1 { print $1 ($9 == "" ? "" : " [" $9 "]") " " $5 " " $2 }' "$1" | sort -u |
     awk 'NR <= 4 { s = s (NR > 1 ? ", " : "") $0 } END { print s (NR > 4 ? ", ..." : "") }'
-}
-
-# measure TAG: --rounds rounds A/B into TAG-good.csv and TAG-cand.csv.
-# Returns 1 when the good build failed, 2 the candidate, 3 no row of the key.
-measure() {
-  local r
-  for ((r = 1; r <= rounds; r++)); do
-    run_kbench good "$work/$1-good.csv" || return 1
-    [ "$r" -gt 1 ] || has_key "$work/$1-good.csv" || return 3
-    run_kbench cand "$work/$1-cand.csv" || return 2
-  done
-}
-
-# judge TAG MIN_CHANGE: sets verdict, good_med, cand_med and change from
-# kgate compare's line of the key.
-judge() {
-  local line
-  line="$("$kgate" compare "$work/$1-good.csv" "$work/$1-cand.csv" --min-change "$2" |
-    awk -v n="$name" -v s="${shape:--}" -v d="$dtype" -v m="$metric" \
-      '$2 == n && $3 == s && $4 == d && $5 == m && !f { print $1, $6, $7, $8; f = 1 }')" || return 1
-  [ -n "$line" ] && read -r verdict good_med cand_med change <<< "$line"
-}
-
-# measure_and_judge TAG MIN_CHANGE: measure, judge, and once more on UNSURE.
-measure_and_judge() {
-  measure "$1" || return
-  judge "$1" "$2" || return 4
-  [ "$verdict" = UNSURE ] || return 0
-  measure "$1" || return
-  judge "$1" "$2" || return 4
 }
 
 if [ "${1:-}" = --step ]; then # one step of git bisect run, in the candidates' worktree
@@ -152,24 +90,16 @@ good="$(git rev-parse -q --verify "$good_in^{commit}")" || die "--good '$good_in
 bad="$(git rev-parse -q --verify "$bad_in^{commit}")" || die "--bad '$bad_in': no such commit"
 [ "$good" != "$bad" ] && git merge-base --is-ancestor "$good" "$bad" ||
   die "--good $good_in is not an ancestor of --bad $bad_in: nothing to bisect between them"
-key_re='^([^ ]+)( \[([^]]*)\])? ([^ ]+) ([^ ]+)( @ .+)?$'
-[[ ${key% (cuda*)} =~ $key_re ]] ||
+parse_key "$key" ||
   die "--key '$key': not a key as kgate prints it (NAME [SHAPE] DTYPE METRIC, as 'gemv [D=4096] int8 memory_bandwidth(GB/s)')"
-name="${BASH_REMATCH[1]}" shape="${BASH_REMATCH[3]}" dtype="${BASH_REMATCH[4]}" metric="${BASH_REMATCH[5]}"
-filter="^$(printf '%s' "$name" | sed 's/[][\\.*^$+?(){}|]/\\&/g')\$"
+filter="$(name_filter "$name")"
 
 work="$(mktemp -d "${work_in:-${TMPDIR:-/tmp}}/kbench-bisect.XXXXXX")" || die "cannot make a folder under '${work_in:-${TMPDIR:-/tmp}}'"
-cleanup() {
-  for w in cand good; do git -C "$top" worktree remove --force "$work/$w" > /dev/null 2>&1 || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
+trap 'remove_worktrees "$top"' EXIT
 trap 'exit 130' INT TERM
 case "$(cd "$work" && pwd -P)/" in "$(cd "$top" && pwd -P)/"*) die "--work: '$work' is inside the repository" ;; esac
 exec 3>&1
-git worktree add -q --detach "$work/good" "$good" > "$work/build.log" 2>&1 &&
-  git worktree add -q --detach "$work/cand" "$bad" >> "$work/build.log" 2>&1 ||
-  { cat "$work/build.log" >&2 && die "git worktree add failed"; }
+worktrees "$top" "$good" "$bad" || { cat "$work/build.log" >&2 && die "git worktree add failed"; }
 
 echo "bisect.sh: $key: good ${good:0:12}, bad ${bad:0:12}; building both in $work"
 build "$work/good" "$work/good-build" || { tail -n 20 "$work/build.log" >&2 && die "the good commit does not build"; }

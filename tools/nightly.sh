@@ -5,15 +5,18 @@
 # exit code; docs/gate.md "Wiring it into a nightly job").
 #
 #   tools/nightly.sh --history FILE --out DIR [--build DIR] [--confirm N] [--targets DIR]
-#                    [--max-suspects REL] [--no-gpt-fast] [--dry-run] [-- kbench run options...]
+#                    [--max-suspects REL] [--no-gpt-fast] [--ab] [--dry-run] [-- kbench run options...]
 #
 # Exit 0: every stage succeeded and the gate passed; 1: a regression, or
 # kbench's rows failed (reports written); 2: anything else, one
 # "nightly.sh: FAIL:" line per reason. --dry-run (KBENCH_NIGHTLY_DRY_RUN=1)
-# gates the history as it is, without kbench.
+# gates the history as it is, without kbench. --ab: a key failed on its
+# history is measured again, its last good commit's build against HEAD's
+# (KBENCH_AB_BUILD_CMD as bisect.sh's --build-cmd); if that does not
+# reproduce the slowdown, the key is cleared.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-usage_line="usage: tools/nightly.sh --history FILE --out DIR [--build DIR] [--confirm N] [--targets DIR] [--max-suspects REL] [--no-gpt-fast] [--dry-run] [-- kbench run options...]"
+usage_line="usage: tools/nightly.sh --history FILE --out DIR [--build DIR] [--confirm N] [--targets DIR] [--max-suspects REL] [--no-gpt-fast] [--ab] [--dry-run] [-- kbench run options...]"
 
 die() {
   echo "nightly.sh: $1" >&2
@@ -23,34 +26,27 @@ die_usage() { die "$1"$'\n'"$usage_line"; }
 
 history="" out="" build="${KBENCH_BUILD_DIR:-$root/build}" confirm=4 targets="$root/targets"
 dry="${KBENCH_NIGHTLY_DRY_RUN:-0}"
-gpt_fast=1
+gpt_fast=1 ab=0
 kbench_opts=()
 max_suspects=()
 while [ $# -gt 0 ]; do
   case "$1" in
-    --history=* | --out=* | --build=* | --confirm=* | --targets=* | --max-suspects=*)
-      v="${1#*=}" opt="${1%%=*}"
-      shift
-      ;;
-    --history | --out | --build | --confirm | --targets | --max-suspects)
-      [ $# -ge 2 ] || die_usage "$1 needs a value"
-      v="$2" opt="$1"
-      shift 2
-      ;;
-    --dry-run) dry=1; shift; continue ;;
-    --no-gpt-fast) gpt_fast=0; shift; continue ;;
+    --dry-run) dry=1 ;;
+    --no-gpt-fast) gpt_fast=0 ;;
+    --ab) ab=1 ;;
     -h | --help) sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
     --) shift; kbench_opts=("$@"); break ;;
+    --*=*) set -- "${1%%=*}" "${1#*=}" "${@:2}"; continue ;;
+    --history | --out | --build | --confirm | --targets | --max-suspects)
+      [ $# -ge 2 ] || die_usage "$1 needs a value"
+      case "$1" in
+        --history) history="$2" ;; --out) out="$2" ;; --build) build="$2" ;; --confirm) confirm="$2" ;;
+        --targets) targets="$2" ;; --max-suspects) max_suspects=(--max-suspects "$2") ;;
+      esac
+      shift ;;
     *) die_usage "unknown option '$1' (kbench run options go after --)" ;;
   esac
-  case "$opt" in
-    --history) history="$v" ;;
-    --out) out="$v" ;;
-    --build) build="$v" ;;
-    --confirm) confirm="$v" ;;
-    --targets) targets="$v" ;;
-    --max-suspects) max_suspects=(--max-suspects "$v") ;;
-  esac
+  shift
 done
 [ -n "$history" ] || die_usage "--history FILE is required (the results CSV kept from night to night)"
 [ -n "$out" ] || die_usage "--out DIR is required (where the reports go)"
@@ -59,7 +55,7 @@ case "$confirm" in '' | *[!0-9]*) die_usage "--confirm needs a whole number, got
 # The history must survive the night's own writes: not inside --out (whose
 # files are replaced), not one of its files under another name (a link).
 outputs=(timing.txt suspects.csv gate-first.txt gate.txt summary.md junit.xml report.html
-  gpt_fast_benchmark.csv gpt_fast_benchmark.json)
+  gpt_fast_benchmark.csv gpt_fast_benchmark.json ab.txt)
 hist_abs="$(realpath -m -- "$history")"
 out_abs="$(realpath -m -- "$out")"
 case "$hist_abs/" in
@@ -77,7 +73,7 @@ kgate="${KGATE_BIN:-$build/tools/kgate/kgate}"
 [ -x "$kgate" ] || die "no kgate at $kgate (build it, or pass --build DIR, or set KGATE_BIN)"
 timing="$out/timing.txt"
 : > "$timing"
-rm -f "$out/suspects.csv"
+rm -f "$out/suspects.csv" "$out/ab.txt"
 
 failures=()  # one line per reason the night failed
 code=0       # the night's exit code: the worst of its stages'
@@ -204,6 +200,54 @@ else
   fi
 fi
 
+# ab_stage (--ab): 0 when no failure of the final stage stands (docs/gate.md
+# "A/B against the last good build"). A line per key.
+ab_stage() {
+  local top tonight sha k half failed keys names rc=0
+  # shellcheck source=tools/ab-lib.sh
+  source "$root/tools/ab-lib.sh"
+  build_cmd="${KBENCH_AB_BUILD_CMD:-}" kbench_rel="${KBENCH_BISECT_KBENCH:-suite/kbench}"
+  rounds=5 seed=1 targets="" opts=(${rerun_opts[@]+"${rerun_opts[@]}"})
+  top="$(git rev-parse --show-toplevel 2> /dev/null)" || { echo "A/B: not in a git repository" && return 1; }
+  tonight="$(git -C "$top" rev-parse HEAD)"
+  # KEY<tab>LAST_GOOD_COMMIT<tab>CHANGE per failure on history alone; "-" for any other.
+  failed="$(awk -v OFS='\t' '
+    /^FAIL / { if (k != "") print k, "-", c
+      k = "-"; if ($0 ~ / @ .*worse than the median/ && $0 !~ /(below|above) target/) {
+        k = $0; sub(/^FAIL /, "", k); sub(/: .*/, "", k)
+        c = $0; sub(/.*\(baseline [^,]*, /, "", c); sub(/\).*/, "", c) } }
+    /^    last good: .*; commit / && k != "-" { s = $0; sub(/.*; commit /, "", s); sub(/[,)].*/, "", s)
+      sub(/-dirty$/, "", s); print k, s, c; k = "" }
+    END { if (k != "") print k, "-", c }' "$out/gate.txt")"
+  if grep -q -E $'(^|\t)-\t' <<< "$failed"; then
+    echo "A/B: a failure that is not a key's history, or has no last good commit, stands" && rc=1
+  fi
+  for sha in $(awk -F '\t' '$2 != "-" { print $2 }' <<< "$failed" | sort -u); do
+    mapfile -t keys < <(awk -F '\t' -v s="$sha" '$2 == s { print $1 }' <<< "$failed")
+    names=() && for k in "${keys[@]}"; do parse_key "$k" && names+=("$name"); done
+    filter="$(name_filter "${names[@]}")"
+    work="$(mktemp -d "${TMPDIR:-/tmp}/kbench-ab.XXXXXX")"
+    if ! worktrees "$top" "$sha" "$tonight" || ! build "$work/good" "$work/good-build" ||
+      ! build "$work/cand" "$work/cand-build" || ! measure ab; then
+      echo "A/B against ${sha:0:12}: not built or measured ($(tail -n 1 "$work/build.log")): ${#keys[@]} key(s) stand"
+      remove_worktrees "$top" && rc=1 && continue
+    fi
+    for k in "${keys[@]}"; do
+      parse_key "$k"
+      half="$(awk -F '\t' -v k="$k" '$1 == k { c = $3; sub(/^[-+]/, "", c); print c / 200 }' <<< "$failed")"
+      judge ab "$half" || verdict=- good_med=- cand_med=- change=- spread=
+      printf 'A/B %s: last good %s %s, tonight %s %s: %s %s %s: ' "$k" "${sha:0:12}" "$good_med" \
+        "${tonight:0:12}" "$cand_med" "$change" "$spread" "$verdict"
+      case "$verdict" in
+        SAME | FASTER) echo "does not reproduce: cleared" ;;
+        *) echo "stands" && rc=1 ;;
+      esac
+    done
+    remove_worktrees "$top"
+  done
+  return "$rc"
+}
+
 # 4. The verdict, always, with every report; then gpt_fast's rows.
 gate=0
 "$kgate" check --results "$history" ${targets_opt[@]+"${targets_opt[@]}"} \
@@ -211,7 +255,11 @@ gate=0
   > "$out/gate.txt" 2>&1 || gate=$?
 cat "$out/gate.txt"
 if ! stage_failed "final stage (check)" "$gate" && [ "$gate" -eq 1 ]; then
-  fail 1 "FAIL: the gate found a regression (above, and in $out/summary.md)"
+  if [ "$ab" = 1 ] && [ "$dry" != 1 ] && ab_stage | tee "$out/ab.txt"; then
+    echo "nightly.sh: A/B: no failure reproduced against the last good build: cleared ($out/ab.txt)"
+  else
+    fail 1 "FAIL: the gate found a regression (above, and in $out/summary.md)"
+  fi
 fi
 if [ "$gpt_fast" = 1 ]; then
   export_rc=0

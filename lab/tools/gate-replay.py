@@ -8,9 +8,15 @@ x (1 + P), variant + ';inject=P%scaled'; the probe's rows, gemm_share (a
 ratio of two slowed times) and compilation_time untouched). One attempt:
 no re-measurement. Prints the A/A failing nights and keys, the injected
 keys caught (failed) of those judged (not new, not the probe), and the keys
-inconclusive for the host's launch (`host launch`).
+inconclusive for the host's launch (`host launch`). With --confirm N the
+first stage's suspects (`--suspects`, no cap) are re-measured as
+tools/nightly.sh would: the same keys' rows of the next N recorded runs
+(fresh processes on the same board, minutes later; the last N nights are not
+gated) become attempts 2..N+1; with --copies, N copies of tonight's own row
+(the worst case: the night's noise all shared). Caught keys are also
+counted by the key's noise class (`kgate noise`).
 
-  lab/tools/gate-replay.py KGATE HISTORY.csv [PERCENT=5] [--min-nights 10]
+  lab/tools/gate-replay.py KGATE HISTORY.csv [PERCENT=5] [--min-nights 10] [--confirm N [--copies]]
 
 Compare two kgate builds by running it with each.
 """
@@ -47,17 +53,34 @@ def inject(rows, p):
     return out
 
 
-def gate(kgate, header, rows, work):
+def key_of(r):
+    return (r["name"], r["dtype"], r["shape"], r["metric"], r["arch"])
+
+
+def check(kgate, header, rows, work, extra):
     path = os.path.join(work, "night.csv")
-    junit = os.path.join(work, "night.xml")
     with open(path, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=header)
         w.writeheader()
         w.writerows(rows)
-    rc = subprocess.run([kgate, "check", "--results", path, "--junit", junit],
+    rc = subprocess.run([kgate, "check", "--results", path] + extra,
                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
     if rc not in (0, 1):
         sys.exit("gate-replay: kgate exited %d on %s" % (rc, path))
+    return rc
+
+
+def gate(kgate, header, before, tonight, work, again):
+    junit = os.path.join(work, "night.xml")
+    if again:
+        sus = os.path.join(work, "suspects.csv")
+        check(kgate, header, before + tonight, work, ["--suspects", sus, "--max-suspects", "1"])
+        with open(sus, newline="") as f:
+            keys = {key_of(r) for r in csv.DictReader(f)}
+        run_id = tonight[0]["run_id"]
+        tonight = tonight + [dict(r, run_id="%s/%d" % (run_id, a + 2)) for a, rows in
+                             enumerate(again) for r in rows if key_of(r) in keys]
+    rc = check(kgate, header, before + tonight, work, ["--junit", junit])
     verdicts = {}
     for tc in ET.parse(junit).getroot().iter("testcase"):
         key = tc.get("classname")[len("kgate."):] + " " + tc.get("name")
@@ -75,11 +98,16 @@ def gate(kgate, header, rows, work):
 
 def main():
     args = sys.argv[1:]
-    min_nights = 10
-    if "--min-nights" in args:
-        i = args.index("--min-nights")
-        min_nights = int(args[i + 1])
-        del args[i:i + 2]
+    opts = {"--min-nights": 10, "--confirm": 0}
+    for o in opts:
+        if o in args:
+            i = args.index(o)
+            opts[o] = int(args[i + 1])
+            del args[i:i + 2]
+    min_nights, confirm = opts["--min-nights"], opts["--confirm"]
+    copies = "--copies" in args
+    if copies:
+        args.remove("--copies")
     if len(args) not in (2, 3):
         sys.exit(__doc__)
     kgate, history = args[0], args[1]
@@ -95,24 +123,39 @@ def main():
             order.append(base)
         runs[base].append(r)
     order.sort(key=lambda b: runs[b][0]["timestamp"])
+    noise_csv = tempfile.NamedTemporaryFile(suffix=".csv")
+    subprocess.run([kgate, "noise", "--results", history, "--csv", noise_csv.name],
+                   stdout=subprocess.DEVNULL, check=True)
+    cls = {"%s [%s] %s %s @ %s" % (r["name"], r["shape"], r["dtype"], r["metric"], r["arch"]):
+           r["noise_class"] for r in csv.DictReader(open(noise_csv.name, newline=""))}
+    by_class = {}
 
     aa_nights = aa_keys = aa_host = judged = caught = drop_host = 0
     nights = []
     with tempfile.TemporaryDirectory() as work:
-        for k in range(min_nights, len(order)):
+        first = lambda b: [r for r in runs[b] if "/" not in r["run_id"]]  # attempt 1
+        for k in range(min_nights, len(order) - (0 if copies else confirm)):
             before = [r for b in order[:k] for r in runs[b]]
-            tonight = [r for r in runs[order[k]] if "/" not in r["run_id"]]  # attempt 1
-            rc, aa = gate(kgate, header, before + tonight, work)
+            tonight = first(order[k])
+            again = [tonight] * confirm if copies else [first(b) for b in order[k + 1:k + 1 + confirm]]
+            rc, aa = gate(kgate, header, before, tonight, work, again)
             aa_nights += rc != 0
+            if rc:
+                print("  A/A night %d fails: %s" % (k + 1, ", ".join(
+                    key for key, v in aa.items() if v == "fail")))
             aa_keys += sum(v == "fail" for v in aa.values())
             aa_host += sum(v == "host" for v in aa.values())
-            _, dropped = gate(kgate, header, before + inject(tonight, p), work)
+            _, dropped = gate(kgate, header, before, inject(tonight, p), work,
+                              [inject(a, p) for a in again])
             j = c = 0
             for key, v in dropped.items():
                 if key.startswith("roofline_probe ") or "gemm_share" in key or v == "new":
                     continue
                 j += 1
                 c += v == "fail"
+                n = by_class.setdefault(cls.get(key, "?"), [0, 0])
+                n[0] += v == "fail"
+                n[1] += 1
             drop_host += sum(v == "host" for v in dropped.values())
             judged += j
             caught += c
@@ -122,6 +165,8 @@ def main():
           % (os.path.basename(history), len(nights), aa_nights, aa_keys, aa_host, p * 100,
              caught, judged, 100.0 * caught / max(judged, 1), drop_host))
     print("  per night (caught/judged): " + " ".join(nights))
+    print("  caught by noise class: " + ", ".join(
+        "%s %d/%d" % (c, n[0], n[1]) for c, n in sorted(by_class.items())))
 
 
 if __name__ == "__main__":

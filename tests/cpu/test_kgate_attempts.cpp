@@ -103,6 +103,41 @@ TEST(KgateAttempts, ATransientIsMeasuredAwayARealDropFails) {
   EXPECT_EQ(real.exit_code(), 1);
 }
 
+TEST(KgateAttempts, AConfirmedDropIsHeldToTheKeysOwnFloor) {
+  // steady()'s noise reads 0.5%: the floor of a re-measured value is 4
+  // times that, 2%; one attempt's stays --min-gap 3%.
+  auto base = series("gemv", steady(30, 1000, 975));
+  auto first = gate(csv(base));
+  EXPECT_EQ(key(first, "gemv").status, kb::GateStatus::pass) << key(first, "gemv").why;
+  EXPECT_TRUE(key(first, "gemv").suspect);  // a confirmation could fail it
+
+  auto real = gate(csv(base + attempts("gemv", 30, {976, 974, 975, 977})));
+  const auto& r = key(real, "gemv");
+  EXPECT_EQ(r.status, kb::GateStatus::fail) << r.why;
+  EXPECT_TRUE(contains(r.why,
+                       "more than the key's floor 2.0% (4 times its noise, at least "
+                       "--confirmed-gap 1.5%)"))
+      << r.why;
+  kb::GateOptions fixed;
+  fixed.rule.confirmed_gap = 0.03;  // the floor of every key at 3%
+  EXPECT_EQ(key(gate(csv(base + attempts("gemv", 30, {976, 974, 975, 977})), fixed), "gemv").status,
+            kb::GateStatus::pass);
+
+  // Two re-measurements of four still low: no majority holds the floor.
+  EXPECT_EQ(key(gate(csv(base + attempts("gemv", 30, {976, 974, 999, 1001}))), "gemv").status,
+            kb::GateStatus::pass);
+
+  // A slow state the history has shown twice before is recognised, not failed.
+  auto v = steady(30, 1000, 975);
+  v[8] = v[19] = 976;
+  auto seen = gate(csv(series("gemv", v) + attempts("gemv", 30, {976, 974, 975, 977})));
+  const auto& s = key(seen, "gemv");
+  EXPECT_EQ(s.status, kb::GateStatus::pass) << s.why;
+  EXPECT_TRUE(contains(s.note, "a slow state seen before: 2 of the last 30 runs were as slow"))
+      << s.note;
+  EXPECT_FALSE(key(gate(csv(series("gemv", v))), "gemv").suspect);  // nor re-measured
+}
+
 TEST(KgateAttempts, EarlierRunsContributeTheMedianOfTheirReMeasurements) {
   // Run r10 was 30% low on its first attempt and re-measured fine: its value
   // in the history is its re-measurements' median, not the transient.

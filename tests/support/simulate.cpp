@@ -124,7 +124,9 @@ Judged judge_night(Night& n, std::vector<double>& series, const SimulationOption
     std::vector<double> a;
     for (int i = 0; i < opt.confirm; ++i) a.push_back(n.attempt());
     series.back() = median_of(a);
-    j.last = history_rule(series, false, opt.rule, static_cast<int>(a.size()) + 1);
+    std::sort(a.begin(), a.end());
+    const double spread = a.size() % 2 ? 0 : a[a.size() / 2] - a[a.size() / 2 - 1];
+    j.last = history_rule(series, false, opt.rule, static_cast<int>(a.size()) + 1, 1, spread);
   }
   j.value = series.back();
   return j;

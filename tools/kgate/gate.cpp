@@ -158,6 +158,11 @@ void group_runs(const std::vector<Observation>& obs, const std::vector<uint32_t>
       rv.measured = true;
       rv.throttled = use % 2 == 1;
       rv.value = median_of(v[use]);
+      std::vector<double>& x = v[use];
+      if (x.size() % 2 == 0) {
+        std::sort(x.begin(), x.end());
+        rv.mid_spread = x[x.size() / 2] - x[x.size() / 2 - 1];
+      }
       rv.remeasured = use >= 2 ? static_cast<int>(v[use].size()) : 0;
     }
     out.push_back(rv);

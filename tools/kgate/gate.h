@@ -41,6 +41,7 @@ struct RunValue {
   int remeasured = 0;  // measured re-measurements behind `value`
   bool measured = false, throttled = false;
   double value = 0;
+  double mid_spread = 0;              // an even count behind `value`: its two middle values apart
   std::optional<double> first_value;  // attempt 1's, when measured
 };
 

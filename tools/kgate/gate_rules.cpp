@@ -23,14 +23,21 @@ std::string target_why(double value, const TargetCheck& t, bool lower) {
          percent(t.tolerance) + "; " + t.source + ")";
 }
 
+// The floor a newest value's drop was held to (gap_of).
+std::string gap_text(const HistoryResult& h, const HistoryRuleOptions& r) {
+  if (h.attempts == 1 || h.gap >= r.min_gap) return "--min-gap " + percent(r.min_gap);
+  return "the key's floor " + percent(h.gap) + " (4 times its noise, at least --confirmed-gap " +
+         percent(r.confirmed_gap) + ")";
+}
+
 std::string history_why(const HistoryResult& h, const HistoryRuleOptions& r) {
   std::string base = "median of the last " + std::to_string(h.history) + " runs";
   switch (h.outcome) {
     case HistoryOutcome::fail:
       if (h.recent == 1)
-        return percent(h.drop) + " worse than the " + base + ": more than --min-gap " +
-               percent(r.min_gap) + " and than the history's noise explains (noise " +
-               percent(h.noise) + ": up to " + percent(h.explained) + ")";
+        return percent(h.drop) + " worse than the " + base + ": more than " + gap_text(h, r) +
+               " and than the history's noise explains (noise " + percent(h.noise) + ": up to " +
+               percent(h.explained) + ")";
       return "the last " + std::to_string(h.recent) + " runs are " + percent(h.recent_drop) +
              " worse (" + (h.recent == 2 ? "the better of the two" : "their median") +
              ") than the median of the runs before them: more than --min-gap " +
@@ -56,7 +63,7 @@ std::string history_why(const HistoryResult& h, const HistoryRuleOptions& r) {
 // A failing drop on a board new to the key that the boards' spread explains.
 std::string new_board_why(const HistoryResult& h, const BoardPlan& p, const HistoryRuleOptions& r) {
   return percent(h.drop) + " worse than the median of the last " + std::to_string(h.history) +
-         " runs, beyond --min-gap " + percent(r.min_gap) + " and the history's noise (up to " +
+         " runs, beyond " + gap_text(h, r) + " and the history's noise (up to " +
          percent(h.explained) + "), but the newest run is on a board new to this key, and boards " +
          "differ by up to " + percent(p.allowance) +
          (p.observed ? " on it (twice the spread of its boards)" : " (--board-gap)") +
@@ -219,7 +226,7 @@ void rule2_below_target(const GateContext& g, const KeyRuns& k, GateKeyResult& r
 HostLaunch host_of(const GateContext& g, const KeyRuns& k, const Baseline& b, const Findings& f) {
   HostLaunch host;
   if (f.explained || f.ceiling) return host;
-  if (f.history.outcome != HistoryOutcome::fail && !f.by_target) return host;
+  if (f.history.outcome != HistoryOutcome::fail && !f.by_target && !f.history.suspect) return host;
   auto it = g.launch_of.find(k.key.arch);
   if (it == g.launch_of.end()) return host;
   std::vector<double> before;
@@ -239,13 +246,17 @@ void rule3_history(const GateContext& g, const KeyRuns& k, const Baseline& b, Ga
   values.push_back(k.now.value);
   HistoryResult& h = f.history;
   h = history_rule(values, k.key.lower_is_better, g.opt.rule, k.now.attempts,
-                   history_attempts_of(b.attempts));
+                   history_attempts_of(b.attempts), k.now.mid_spread);
   r.history_runs = h.history;
   r.noise = h.noise;
   if (h.history > 0) {
     r.baseline = h.baseline;
     r.change = h.change;
   }
+  if (h.seen_before)
+    notes.push_back("a slow state seen before: " + std::to_string(h.seen_before) + " of the last " +
+                    std::to_string(h.history) + " runs were as slow; a drop within --min-gap " +
+                    percent(g.opt.rule.min_gap) + " to a level the history knows is not failed");
   std::string hw = history_why(h, g.opt.rule);
   const bool new_board = b.plan.mode == BoardMode::new_board && h.outcome == HistoryOutcome::fail;
   f.explained = board_explains(b.plan, h);
@@ -258,8 +269,11 @@ void rule3_history(const GateContext& g, const KeyRuns& k, const Baseline& b, Ga
   f.ceiling = k.key.name == "roofline_probe";
   if (f.ceiling) h.suspect = false;
   const HostLaunch host = host_of(g, k, b, f);
-  f.by_host = host.explains();
-  if (host.applies) notes.push_back(host_note(host));
+  // Measuring again on that host cannot tell the host from the code.
+  if (host.explains()) h.suspect = false;
+  const bool judged = h.outcome == HistoryOutcome::fail || f.by_target;
+  f.by_host = judged && host.explains();
+  if (host.applies && judged) notes.push_back(host_note(host));
   std::string target_doubt;
   if (f.by_host && f.by_target && f.target.target &&
       !below_target(h.baseline, *f.target.target, f.target.tolerance, k.key.lower_is_better)) {
@@ -267,7 +281,6 @@ void rule3_history(const GateContext& g, const KeyRuns& k, const Baseline& b, Ga
     f.fails.pop_back();
     f.by_target = false;
   }
-  if (f.by_host) h.suspect = false;
   if (f.explained) {
     f.doubts.push_back(new_board_why(h, b.plan, g.opt.rule));
     // Measuring again on the same board cannot tell the board from the code.

@@ -190,6 +190,11 @@ double qn_scale(std::vector<double> v) {
   return dn * 2.2219 * kth_distance(v, h * (h - 1) / 2);
 }
 
+double gap_of(const HistoryRuleOptions& opt, double unit_noise, int attempts) {
+  if (attempts <= 1) return opt.min_gap;
+  return std::min(opt.min_gap, std::max(opt.confirmed_gap, kGapSigmas * unit_noise));
+}
+
 int history_attempts_of(std::vector<int> attempts) {
   if (attempts.empty()) return 1;
   std::sort(attempts.begin(), attempts.end());
@@ -197,7 +202,8 @@ int history_attempts_of(std::vector<int> attempts) {
 }
 
 HistoryResult history_rule(const std::vector<double>& series, bool lower_is_better,
-                           const HistoryRuleOptions& opt, int attempts, int history_attempts) {
+                           const HistoryRuleOptions& opt, int attempts, int history_attempts,
+                           double mid_spread) {
   HistoryResult r;
   r.attempts = std::max(attempts, 1);
   if (series.empty()) return r;
@@ -219,8 +225,21 @@ HistoryResult history_rule(const std::vector<double>& series, bool lower_is_bett
   r.change = (newest - w1.baseline) / w1.baseline;
   r.drop = drop_of(newest, w1.baseline, lower_is_better);
   r.noise = w1.noise;
-  r.explained = r.attempts > 1 ? explained_attempts(opt, w1.noise * unit, r.attempts, w1.n)
-                               : explained(opt, w1.noise * unit, 1, w1.n);
+  const double s = w1.noise * unit;
+  r.explained =
+      r.attempts > 1 ? explained_attempts(opt, s, r.attempts, w1.n) : explained(opt, s, 1, w1.n);
+  r.gap = gap_of(opt, s, r.attempts);
+  // A confirmation would hold the newest run to this floor.
+  const double confirm_gap = gap_of(opt, s, 2);
+  // A drop within --min-gap that kModeRuns earlier runs of the window
+  // reached too (within two of the key's standard deviations) is a slow
+  // state of the machine seen before, not a new one.
+  if (r.drop > confirm_gap && r.drop <= opt.min_gap) {
+    int slow = 0;
+    for (double v : slice(series, last, opt.window))
+      slow += drop_of(v, w1.baseline, lower_is_better) > std::max(confirm_gap, r.drop - 2 * s);
+    if (slow >= kModeRuns) r.seen_before = slow;
+  }
   r.recent_drop = r.drop;
   r.recent_explained = r.explained;
   if (w1.n < opt.min_history) {
@@ -243,8 +262,10 @@ HistoryResult history_rule(const std::vector<double>& series, bool lower_is_bett
     double d = drop_of(recent_value(series, k, lower_is_better), wk.baseline, lower_is_better);
     // A sustained drop only fails while the newest run is still low: a run
     // back at the baseline clears the gate the night the fix lands.
-    bool newest_low = drop_of(newest, wk.baseline, lower_is_better) > opt.min_gap / 2;
-    if (!(d > opt.min_gap && newest_low)) continue;
+    bool newest_low = k == 1 || drop_of(newest, wk.baseline, lower_is_better) > opt.min_gap / 2;
+    const double held = k == 1 ? d - mid_spread / (2 * wk.baseline) : d;
+    if (!(held > (k == 1 ? r.gap : opt.min_gap) && newest_low) || (k == 1 && r.seen_before))
+      continue;
     if (k > 1) wk = window_stats(series, last + 1 - k, opt);
     double e = k == 1 ? r.explained : explained(opt, wk.noise * unit, k, wk.n);
     if (d > e) {
@@ -260,9 +281,9 @@ HistoryResult history_rule(const std::vector<double>& series, bool lower_is_bett
     r.outcome = HistoryOutcome::too_noisy;
     return r;
   }
-  if (r.drop > opt.min_gap) r.outcome = HistoryOutcome::within_noise;
-  r.suspect =
-      r.attempts == 1 && r.drop > opt.min_gap && r.drop > suspect_line(opt, r.noise * unit, w1.n);
+  if (r.seen_before) return r;
+  if (r.drop > r.gap) r.outcome = HistoryOutcome::within_noise;
+  r.suspect = r.attempts == 1 && r.drop > confirm_gap && r.drop > suspect_line(opt, s, w1.n);
   return r;
 }
 

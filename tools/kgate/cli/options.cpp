@@ -152,6 +152,7 @@ Option flag(const char* name, bool& b) {
 Options gate_options(GateOptions& opt) {
   return {{"--window", whole(opt.rule.window, 3, 500)},
           {"--min-gap", number(opt.rule.min_gap, 0, 1, true)},
+          {"--confirmed-gap", number(opt.rule.confirmed_gap, 0, 1, true)},
           {"--min-history", whole(opt.rule.min_history, 3, 500)},
           {"--max-noise", number(opt.rule.max_noise, 0, 1, true)},
           {"--board-gap", number(opt.board.board_gap, 0, 1, true)},
