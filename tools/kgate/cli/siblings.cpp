@@ -19,7 +19,6 @@ int cmd_siblings(const Args& args) {
                 {{"--results", files(results, kSiblingsUsage)},
                  {"--threshold", number(opt.threshold, 0.001, 0.9)},
                  {"--min-points", whole(opt.min_points, 1, 100000)},
-                 {"--min-rows", whole(opt.min_points, 1, 100000)},  // its first name
                  {"--markdown", text(markdown)}},
                 "siblings", kSiblingsUsage, "--results");
   if (results.empty()) throw UsageError("siblings needs --results FILE...", kSiblingsUsage);
