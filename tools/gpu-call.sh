@@ -12,9 +12,7 @@
 #                     LayerNorm and the gathers' out-of-range ids)
 #   probe             kbench probe > probe.json
 #   suite             kbench run: results.csv, results.json, kbench.log
-#   check             tests cpu-tests sanitize probe suite (KB_GTEST_FILTER,
-#                     KB_SANITIZE_FILTER narrow them; KB_SANITIZE=0 skips the
-#                     sanitizer)
+#   check             tests cpu-tests sanitize probe suite
 #   tune              kbench tune; the tuning tables copied to $OUT
 #   run[=N]           the suite (or $KBENCH_RUN_FILTER) N times into runs.csv;
 #                     none starts $KBENCH_SESSION_LIMIT s (default 540) after
@@ -95,8 +93,6 @@ gtest() {
   return $rc
 }
 
-step_tests() { KBENCH_REQUIRE_GPU=1 gtest gpu-tests.log "$build/tests/kbench_gpu_tests" --gtest_filter="${1:-*}"; }
-
 step_sanitize() {
   local filter="${1:-LayerNorm*:GatherGemv.IdOutsideRange*:GemvBulk.IdOutsideRange*:GemvOneLoad.IdOutsideRange*}"
   command -v compute-sanitizer > /dev/null || { echo "compute-sanitizer not found (the CUDA Toolkit's bin/)"; return 127; }
@@ -108,18 +104,6 @@ step_sanitize() {
     echo "compute-sanitizer: device not supported on this machine, nothing checked"
   return $rc
 }
-
-step_check() {
-  local rc=0
-  step_tests "${KB_GTEST_FILTER:-}" || rc=1
-  gtest cpu-tests.log "$build/tests/kbench_cpu_tests" || rc=1
-  [ "${KB_SANITIZE:-1}" = "0" ] || step_sanitize "${KB_SANITIZE_FILTER:-}" || rc=1
-  "$kb" probe > "$out/probe.json" 2> "$out/probe.log" || { echo "kbench probe failed (probe.log)"; rc=1; }
-  step_suite || rc=1
-  return $rc
-}
-
-step_suite() { logged kbench.log 30 "$kb" run --csv "$out/results.csv" --json "$out/results.json" "${kbench_opts[@]}"; }
 
 step_tune() {
   logged tune.log 60 "$kb" tune
@@ -199,19 +183,19 @@ step_multi() {
   [ $one_rc -eq 0 ] && [ $all_rc -eq 0 ]
 }
 
-rc_all=0
-for step in "${steps[@]}"; do
-  t=$SECONDS
-  arg=""
+run_step() {
+  local step="$1" arg="" s rc=0
   case "$step" in *=*) arg="${step#*=}" ;; kbench:*) arg="${step#kbench:}" ;; esac
-  echo "== $step"
   case "$step" in
-    tests*) step_tests "$arg" ;;
+    tests*) KBENCH_REQUIRE_GPU=1 gtest gpu-tests.log "$build/tests/kbench_gpu_tests" --gtest_filter="${arg:-*}" ;;
     cpu-tests) gtest cpu-tests.log "$build/tests/kbench_cpu_tests" ;;
     sanitize*) step_sanitize "$arg" ;;
-    probe) "$kb" probe > "$out/probe.json" 2> "$out/probe.log" ;;
-    suite) step_suite ;;
-    check) step_check ;;
+    probe) "$kb" probe > "$out/probe.json" 2> "$out/probe.log" || { echo "kbench probe failed (probe.log)"; false; } ;;
+    suite) logged kbench.log 30 "$kb" run --csv "$out/results.csv" --json "$out/results.json" "${kbench_opts[@]}" ;;
+    check)
+      for s in tests cpu-tests sanitize probe suite; do run_step "$s" || rc=1; done
+      return $rc
+      ;;
     tune) step_tune ;;
     run*) step_run "$arg" ;;
     kbench:*) logged kbench-step.log 30 "$kb" $arg ;;  # ARGS split on spaces, as documented
@@ -219,6 +203,13 @@ for step in "${steps[@]}"; do
     multi) step_multi ;;
     pack) tgz="$(mktemp /tmp/gpu-call.XXXXXX)" && (cd "$out" && tar czf "$tgz" . && rm -rf ./* && mv "$tgz" all.tgz) ;;
   esac
+}
+
+rc_all=0
+for step in "${steps[@]}"; do
+  t=$SECONDS
+  echo "== $step"
+  run_step "$step"
   rc=$?
   [ $rc -eq 0 ] || rc_all=1
   echo "== $step rc=$rc ($((SECONDS - t)) s)"
