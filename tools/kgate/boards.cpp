@@ -9,12 +9,6 @@
 
 namespace kb {
 
-namespace {
-
-std::string runs_text(int n) { return std::to_string(n) + (n == 1 ? " run" : " runs"); }
-
-}  // namespace
-
 int64_t board_of_rows(const History& h, const uint32_t* rows, size_t n) {
   const auto& obs = h.observations();
   int64_t board = kUnknownBoard;
@@ -42,8 +36,7 @@ BoardPlan plan_boards(const std::vector<double>& values, const std::vector<int64
       other = true;
   }
   p.same_runs = static_cast<int>(p.same.size());
-  // Every earlier run on this board: the runs are the same as pooled.
-  if (!other) return p;
+  if (!other) return p;  // every earlier run on this board: the same as pooled
   if (p.same_runs >= rule.min_history) {
     p.mode = BoardMode::same_board;
     return p;
@@ -135,6 +128,7 @@ std::string short_board(const std::string& uuid) {
 }
 
 std::string board_note(const BoardPlan& p, const std::string& uuid, const BoardOptions& opt) {
+  const auto runs_text = [](int n) { return std::to_string(n) + (n == 1 ? " run" : " runs"); };
   std::string s = "first runs on board " + short_board(uuid) + " (" + runs_text(p.same_runs) +
                   " earlier on it): judged against " + runs_text(p.other_runs);
   const int single = p.other_runs - p.several_runs;
