@@ -1,16 +1,13 @@
 #!/usr/bin/env bash
-# Bring up a GPU in one command (docs/bringup.md): build, probe its ceilings,
-# tune its GEMV and cuBLASLt choices, run the whole suite with them, and
-# write the bring-up report with the target file and tuning table to commit.
+# Bring up a GPU in one command (docs/bringup.md): build, probe, tune, run
+# the suite, and write the report with the target file and tuning table.
 #
 #   tools/bringup.sh [--reference GPU|FILE.csv] [--out DIR] [--targets DIR]
 #                    [--device N] [--quick] [--filter REGEX] [--no-tune]
 #                    [--no-build]
 #
-# Every step works on a copy of --targets (default targets/) in --out
-# (default out/bringup), in which the probe's draft is the GPU's target
-# file. Exit status: the report's (2 when an input had a problem), else
-# kbench run's (1 when rows failed).
+# Works on a copy of --targets (default targets/) in --out (default
+# out/bringup). Exit status: the report's, else kbench run's.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 die() {

@@ -5,11 +5,9 @@
 #   tools/gpu-call.sh STEP... [-- kbench run options]
 #
 # Steps:
-#   tests[=FILTER]    GPU tests (gtest filter, default all); one that finds
-#                     no usable GPU fails instead of skipping
+#   tests[=FILTER]    GPU tests (gtest filter); no usable GPU fails them
 #   cpu-tests         the CPU tests
-#   sanitize[=FILTER] GPU tests under compute-sanitizer's memcheck (default:
-#                     LayerNorm and the gathers' out-of-range ids)
+#   sanitize[=FILTER] GPU tests under compute-sanitizer's memcheck
 #   probe             kbench probe > probe.json
 #   suite             kbench run: results.csv, results.json, kbench.log
 #   check             tests cpu-tests sanitize probe suite
@@ -23,7 +21,6 @@
 #                     kgate siblings, PyTorch's collectives where torch is
 #                     installed; summary.txt (docs/scale.md)
 #   pack              everything under $OUT into $OUT/all.tgz
-# e.g. tools/gpu-call.sh check; tools/gpu-call.sh tests run=3 tune pack
 #
 # KBENCH_PREBUILT=DIR: carried binaries, used when they start here, else
 # built into $KBENCH_BUILD_DIR (default build-gpu). NVLink multicast stays

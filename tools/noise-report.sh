@@ -1,12 +1,9 @@
 #!/usr/bin/env bash
-# Run-to-run noise of every key: runs the suite N times back to back into
-# one CSV, then `kgate noise` (per key: runs, median, robust noise
-# 1.4826*MAD/median, distinct variants, modes; noisiest first).
-#
+# Run-to-run noise of every key: the suite N times into one CSV, then
+# `kgate noise` (docs/gate.md "The noise report: `kgate noise`").
 #   tools/noise-report.sh N [kbench run options...]
-#
-# Writes noise/results.csv, noise/noise.md and noise/noise.csv (or under
-# $KBENCH_NOISE_DIR); the Markdown is printed.
+# Writes results.csv, noise.md (printed) and noise.csv under
+# $KBENCH_NOISE_DIR (default noise/).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 n="${1:-}"
