@@ -70,31 +70,25 @@ fi
 kb="$build/suite/kbench"
 kg="$build/tools/kgate/kgate"
 
-# logged LOG N CMD...: CMD's output into $out/LOG, its last N lines shown.
+# logged LOG N|gtest CMD...: CMD's output into $out/LOG; its last N lines
+# shown, or a gtest binary's (or a tool running one) verdict lines.
 logged() {
-  local log="$out/$1" n="$2" rc
+  local log="$out/$1" show="$2" rc
   shift 2
   "$@" > "$log" 2>&1
   rc=$?
-  tail -n "$n" "$log"
-  return $rc
-}
-
-# gtest LOG CMD...: a gtest binary (or a tool running one), its verdict lines shown.
-gtest() {
-  local log="$out/$1" rc
-  shift
-  "$@" --gtest_brief=1 > "$log" 2>&1
-  rc=$?
-  grep -E '^\[  (PASSED|FAILED|SKIPPED)|ERROR SUMMARY' "$log"
+  case "$show" in
+    gtest) grep -E '^\[  (PASSED|FAILED|SKIPPED)|ERROR SUMMARY' "$log" ;;
+    *) tail -n "$show" "$log" ;;
+  esac
   return $rc
 }
 
 step_sanitize() {
   local filter="${1:-LayerNorm*:GatherGemv.IdOutsideRange*:GemvBulk.IdOutsideRange*:GemvOneLoad.IdOutsideRange*}"
   command -v compute-sanitizer > /dev/null || { echo "compute-sanitizer not found (the CUDA Toolkit's bin/)"; return 127; }
-  gtest sanitizer.log compute-sanitizer --tool memcheck --error-exitcode 1 "$build/tests/kbench_gpu_tests" \
-    --gtest_filter="$filter"
+  logged sanitizer.log gtest compute-sanitizer --tool memcheck --error-exitcode 1 \
+    "$build/tests/kbench_gpu_tests" --gtest_brief=1 --gtest_filter="$filter"
   local rc=$?
   # Under gVisor compute-sanitizer refuses the device: nothing was checked.
   grep -q "Device not supported" "$out/sanitizer.log" &&
@@ -184,8 +178,8 @@ run_step() {
   local step="$1" arg="" s rc=0
   case "$step" in *=*) arg="${step#*=}" ;; kbench:*) arg="${step#kbench:}" ;; esac
   case "$step" in
-    tests*) KBENCH_REQUIRE_GPU=1 gtest gpu-tests.log "$build/tests/kbench_gpu_tests" --gtest_filter="${arg:-*}" ;;
-    cpu-tests) gtest cpu-tests.log "$build/tests/kbench_cpu_tests" ;;
+    tests*) KBENCH_REQUIRE_GPU=1 logged gpu-tests.log gtest "$build/tests/kbench_gpu_tests" --gtest_brief=1 --gtest_filter="${arg:-*}" ;;
+    cpu-tests) logged cpu-tests.log gtest "$build/tests/kbench_cpu_tests" --gtest_brief=1 ;;
     sanitize*) step_sanitize "$arg" ;;
     probe) "$kb" probe > "$out/probe.json" 2> "$out/probe.log" || { echo "kbench probe failed (probe.log)"; false; } ;;
     suite) logged kbench.log 30 "$kb" run --csv "$out/results.csv" --json "$out/results.json" "${kbench_opts[@]}" ;;

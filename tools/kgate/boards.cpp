@@ -28,15 +28,10 @@ BoardPlan plan_boards(const std::vector<double>& values, const std::vector<int64
                       const BoardOptions& opt) {
   BoardPlan p;
   if (newest < 0 || values.empty()) return p;
-  bool other = false;
-  for (size_t i = 0; i < boards.size(); ++i) {
-    if (boards[i] == newest)
-      p.same.push_back(i);
-    else
-      other = true;
-  }
+  for (size_t i = 0; i < boards.size(); ++i)
+    if (boards[i] == newest) p.same.push_back(i);
   p.same_runs = static_cast<int>(p.same.size());
-  if (!other) return p;  // every earlier run on this board: the same as pooled
+  if (p.same.size() == boards.size()) return p;  // all on this board: the same as pooled
   if (p.same_runs >= rule.min_history) {
     p.mode = BoardMode::same_board;
     return p;
@@ -111,15 +106,14 @@ HostLaunch host_launch(const std::vector<double>& launch_before, double launch_n
 }
 
 std::string host_note(const HostLaunch& l) {
-  char buf[256];
-  std::snprintf(buf, sizeof buf,
-                "the launch ceiling moved %+.2f us (%.2f -> %.2f): a slowdown of up to that much "
-                "per call is the host's",
-                l.rise_us(), l.before_us, l.now_us);
-  std::string s = buf;
-  std::snprintf(buf, sizeof buf, "; this key is %+.2f us per call (%s %+.2f us with its noise)",
-                l.slowdown_us, l.explains() ? "within" : "beyond", l.allowed_us);
-  return s + buf;
+  char buf[512];
+  std::snprintf(
+      buf, sizeof buf,
+      "the launch ceiling moved %+.2f us (%.2f -> %.2f): a slowdown of up to that much "
+      "per call is the host's; this key is %+.2f us per call (%s %+.2f us with its noise)",
+      l.rise_us(), l.before_us, l.now_us, l.slowdown_us, l.explains() ? "within" : "beyond",
+      l.allowed_us);
+  return buf;
 }
 
 std::string short_board(const std::string& uuid) {
