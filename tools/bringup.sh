@@ -113,15 +113,13 @@ report_rc=0
 
 # The files to commit, named as in targets/: kgate wrote the draft to
 # $out/$name; the tuning table is the copy's.
-ready=()
-[ -f "$out/$name" ] && ready+=("$out/$name -> targets/$name")
+ready="ready to commit (review first):"
+[ ! -f "$out/$name" ] || echo "$ready $out/$name -> targets/$name"
 rm -rf "$out/tuning"
 if [ "$tune" = 1 ] && [ -f "$work/tuning/$name" ]; then
   mkdir -p "$out/tuning"
   cp "$work/tuning/$name" "$out/tuning/$name"
-  ready+=("$out/tuning/$name -> targets/tuning/$name")
+  echo "$ready $out/tuning/$name -> targets/tuning/$name"
 fi
-for f in ${ready[@]+"${ready[@]}"}; do echo "ready to commit (review first): $f"; done
-
-if [ "$report_rc" != 0 ]; then exit "$report_rc"; fi
+[ "$report_rc" = 0 ] || exit "$report_rc"
 exit "$run_rc"

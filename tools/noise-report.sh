@@ -17,10 +17,7 @@ for i in $(seq 1 "$n"); do
   echo "noise-report: run $i of $n" >&2
   rc=0
   "$build/suite/kbench" run --csv "$csv" "$@" || rc=$?
-  if [ "$rc" -eq 2 ] || [ "$rc" -eq 3 ]; then
-    echo "noise-report: kbench could not run (exit $rc)" >&2
-    exit 2
-  fi
+  case "$rc" in 2 | 3) echo "noise-report: kbench could not run (exit $rc)" >&2; exit 2 ;; esac
 done
 "$build/tools/kgate/kgate" noise --results "$csv" --markdown "$dir/noise.md" --csv "$dir/noise.csv" >&2
 cat "$dir/noise.md"
