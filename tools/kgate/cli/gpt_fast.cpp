@@ -1,8 +1,6 @@
 // kgate gpt-fast: the newest run of each GPU model as PyTorch
-// benchmarks/gpt_fast writes it: exactly its rows (the seed-mean rows of the
-// micro-benchmarks and the model rows, one per name, metric, dtype and
-// device), every target filled (docs/csv-schema.md "Reading it as gpt_fast"):
-// its CSV, and its JSON records for PyTorch's OSS benchmark database.
+// benchmarks/gpt_fast writes it, CSV and JSON records, every target filled
+// (docs/csv-schema.md "Reading it as gpt_fast").
 #include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>

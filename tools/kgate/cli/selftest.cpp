@@ -1,7 +1,5 @@
-// kgate selftest-table (tools/gate-selftest.sh; docs/gate.md "The self-test
-// on a GPU"): each night of an A/A history gated against the nights before
-// it, and per injected drop the share of keys failed on that night by noise
-// class, as a Markdown table.
+// kgate selftest-table: the tables of tools/gate-selftest.sh (docs/gate.md
+// "The self-test on a GPU").
 #include <algorithm>
 #include <cstdio>
 #include <map>

@@ -1,6 +1,5 @@
-// kgate siblings: the sibling check of the newest run (bring-up of a host
-// with several GPUs): each GPU against the median of its siblings. Exit 1
-// when a GPU is named, so that a bring-up script can stop on it.
+// kgate siblings: the sibling check of the newest run; exit 1 when a GPU
+// is named, so that a bring-up script can stop on it.
 #include "tools/kgate/siblings.h"
 
 #include <cstdio>
