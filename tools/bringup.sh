@@ -1,16 +1,13 @@
 #!/usr/bin/env bash
-# Bring up a GPU in one command (docs/bringup.md): build, probe its ceilings,
-# tune its GEMV and cuBLASLt choices, run the whole suite with them, and
-# write the bring-up report with the target file and tuning table to commit.
+# Bring up a GPU in one command (docs/bringup.md): build, probe, tune, run
+# the suite, and write the report with the target file and tuning table.
 #
 #   tools/bringup.sh [--reference GPU|FILE.csv] [--out DIR] [--targets DIR]
 #                    [--device N] [--quick] [--filter REGEX] [--no-tune]
 #                    [--no-build]
 #
-# Every step works on a copy of --targets (default targets/) in --out
-# (default out/bringup), in which the probe's draft is the GPU's target
-# file. Exit status: the report's (2 when an input had a problem), else
-# kbench run's (1 when rows failed).
+# Works on a copy of --targets (default targets/) in --out (default
+# out/bringup). Exit status: the report's, else kbench run's.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 die() {
@@ -116,15 +113,13 @@ report_rc=0
 
 # The files to commit, named as in targets/: kgate wrote the draft to
 # $out/$name; the tuning table is the copy's.
-ready=()
-[ -f "$out/$name" ] && ready+=("$out/$name -> targets/$name")
+ready="ready to commit (review first):"
+[ ! -f "$out/$name" ] || echo "$ready $out/$name -> targets/$name"
 rm -rf "$out/tuning"
 if [ "$tune" = 1 ] && [ -f "$work/tuning/$name" ]; then
   mkdir -p "$out/tuning"
   cp "$work/tuning/$name" "$out/tuning/$name"
-  ready+=("$out/tuning/$name -> targets/tuning/$name")
+  echo "$ready $out/tuning/$name -> targets/tuning/$name"
 fi
-for f in ${ready[@]+"${ready[@]}"}; do echo "ready to commit (review first): $f"; done
-
-if [ "$report_rc" != 0 ]; then exit "$report_rc"; fi
+[ "$report_rc" = 0 ] || exit "$report_rc"
 exit "$run_rc"

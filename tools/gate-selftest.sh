@@ -1,15 +1,10 @@
 #!/usr/bin/env bash
 # The gate measured on one GPU (docs/gate.md "The self-test on a GPU"):
-#
 #   tools/gate-selftest.sh [--nights K] [--drops "3 5 10"] [--out DIR]
 #                          [--build DIR] [--confirm N] [--resume] [--skip-table]
 #                          [-- kbench run options...]
-#
-# K nightly runs (tools/nightly.sh) into DIR/aa.csv; per drop size P a copy
-# of it and one more nightly with every sample P% slower; then the Markdown
-# table (DIR/selftest.md). --resume continues an A/A history in DIR (a device
-# call has a time limit: the nights over several calls, then the drops);
-# --drops "" skips the drops; --skip-table leaves the table for a later call.
+# --resume continues the A/A history in DIR over several calls; --drops ""
+# skips the drops; --skip-table leaves the table for a later call.
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 nights=20 drops="3 5 10" out="$root/selftest" build="${KBENCH_BUILD_DIR:-$root/build}" confirm=4
@@ -28,7 +23,6 @@ while [ $# -gt 0 ]; do
     *) echo "gate-selftest.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
 done
-mkdir -p "$out"
 mkdir -p "$out/aa"
 aa="$out/aa.csv"
 [ -e "$aa" ] && [ "$resume" = 0 ] && { echo "gate-selftest.sh: $aa exists: use a fresh --out, or --resume" >&2; exit 2; }

@@ -5,16 +5,12 @@
 #   tools/gpu-call.sh STEP... [-- kbench run options]
 #
 # Steps:
-#   tests[=FILTER]    GPU tests (gtest filter, default all); one that finds
-#                     no usable GPU fails instead of skipping
+#   tests[=FILTER]    GPU tests (gtest filter); no usable GPU fails them
 #   cpu-tests         the CPU tests
-#   sanitize[=FILTER] GPU tests under compute-sanitizer's memcheck (default:
-#                     LayerNorm and the gathers' out-of-range ids)
+#   sanitize[=FILTER] GPU tests under compute-sanitizer's memcheck
 #   probe             kbench probe > probe.json
 #   suite             kbench run: results.csv, results.json, kbench.log
-#   check             tests cpu-tests sanitize probe suite (KB_GTEST_FILTER,
-#                     KB_SANITIZE_FILTER narrow them; KB_SANITIZE=0 skips the
-#                     sanitizer)
+#   check             tests cpu-tests sanitize probe suite
 #   tune              kbench tune; the tuning tables copied to $OUT
 #   run[=N]           the suite (or $KBENCH_RUN_FILTER) N times into runs.csv;
 #                     none starts $KBENCH_SESSION_LIMIT s (default 540) after
@@ -25,7 +21,6 @@
 #                     kgate siblings, PyTorch's collectives where torch is
 #                     installed; summary.txt (docs/scale.md)
 #   pack              everything under $OUT into $OUT/all.tgz
-# e.g. tools/gpu-call.sh check; tools/gpu-call.sh tests run=3 tune pack
 #
 # KBENCH_PREBUILT=DIR: carried binaries, used when they start here, else
 # built into $KBENCH_BUILD_DIR (default build-gpu). NVLink multicast stays
@@ -75,51 +70,31 @@ fi
 kb="$build/suite/kbench"
 kg="$build/tools/kgate/kgate"
 
-# logged LOG N CMD...: CMD's output into $out/LOG, its last N lines shown.
+# logged LOG N|gtest CMD...: CMD's output into $out/LOG; its last N lines
+# shown, or a gtest binary's (or a tool running one) verdict lines.
 logged() {
-  local log="$out/$1" n="$2" rc
+  local log="$out/$1" show="$2" rc
   shift 2
   "$@" > "$log" 2>&1
   rc=$?
-  tail -n "$n" "$log"
+  case "$show" in
+    gtest) grep -E '^\[  (PASSED|FAILED|SKIPPED)|ERROR SUMMARY' "$log" ;;
+    *) tail -n "$show" "$log" ;;
+  esac
   return $rc
 }
-
-# gtest LOG CMD...: a gtest binary (or a tool running one), its verdict lines shown.
-gtest() {
-  local log="$out/$1" rc
-  shift
-  "$@" --gtest_brief=1 > "$log" 2>&1
-  rc=$?
-  grep -E '^\[  (PASSED|FAILED|SKIPPED)|ERROR SUMMARY' "$log"
-  return $rc
-}
-
-step_tests() { KBENCH_REQUIRE_GPU=1 gtest gpu-tests.log "$build/tests/kbench_gpu_tests" --gtest_filter="${1:-*}"; }
 
 step_sanitize() {
   local filter="${1:-LayerNorm*:GatherGemv.IdOutsideRange*:GemvBulk.IdOutsideRange*:GemvOneLoad.IdOutsideRange*}"
   command -v compute-sanitizer > /dev/null || { echo "compute-sanitizer not found (the CUDA Toolkit's bin/)"; return 127; }
-  gtest sanitizer.log compute-sanitizer --tool memcheck --error-exitcode 1 "$build/tests/kbench_gpu_tests" \
-    --gtest_filter="$filter"
+  logged sanitizer.log gtest compute-sanitizer --tool memcheck --error-exitcode 1 \
+    "$build/tests/kbench_gpu_tests" --gtest_brief=1 --gtest_filter="$filter"
   local rc=$?
   # Under gVisor compute-sanitizer refuses the device: nothing was checked.
   grep -q "Device not supported" "$out/sanitizer.log" &&
     echo "compute-sanitizer: device not supported on this machine, nothing checked"
   return $rc
 }
-
-step_check() {
-  local rc=0
-  step_tests "${KB_GTEST_FILTER:-}" || rc=1
-  gtest cpu-tests.log "$build/tests/kbench_cpu_tests" || rc=1
-  [ "${KB_SANITIZE:-1}" = "0" ] || step_sanitize "${KB_SANITIZE_FILTER:-}" || rc=1
-  "$kb" probe > "$out/probe.json" 2> "$out/probe.log" || { echo "kbench probe failed (probe.log)"; rc=1; }
-  step_suite || rc=1
-  return $rc
-}
-
-step_suite() { logged kbench.log 30 "$kb" run --csv "$out/results.csv" --json "$out/results.json" "${kbench_opts[@]}"; }
 
 step_tune() {
   logged tune.log 60 "$kb" tune
@@ -199,19 +174,19 @@ step_multi() {
   [ $one_rc -eq 0 ] && [ $all_rc -eq 0 ]
 }
 
-rc_all=0
-for step in "${steps[@]}"; do
-  t=$SECONDS
-  arg=""
+run_step() {
+  local step="$1" arg="" s rc=0
   case "$step" in *=*) arg="${step#*=}" ;; kbench:*) arg="${step#kbench:}" ;; esac
-  echo "== $step"
   case "$step" in
-    tests*) step_tests "$arg" ;;
-    cpu-tests) gtest cpu-tests.log "$build/tests/kbench_cpu_tests" ;;
+    tests*) KBENCH_REQUIRE_GPU=1 logged gpu-tests.log gtest "$build/tests/kbench_gpu_tests" --gtest_brief=1 --gtest_filter="${arg:-*}" ;;
+    cpu-tests) logged cpu-tests.log gtest "$build/tests/kbench_cpu_tests" --gtest_brief=1 ;;
     sanitize*) step_sanitize "$arg" ;;
-    probe) "$kb" probe > "$out/probe.json" 2> "$out/probe.log" ;;
-    suite) step_suite ;;
-    check) step_check ;;
+    probe) "$kb" probe > "$out/probe.json" 2> "$out/probe.log" || { echo "kbench probe failed (probe.log)"; false; } ;;
+    suite) logged kbench.log 30 "$kb" run --csv "$out/results.csv" --json "$out/results.json" "${kbench_opts[@]}" ;;
+    check)
+      for s in tests cpu-tests sanitize probe suite; do run_step "$s" || rc=1; done
+      return $rc
+      ;;
     tune) step_tune ;;
     run*) step_run "$arg" ;;
     kbench:*) logged kbench-step.log 30 "$kb" $arg ;;  # ARGS split on spaces, as documented
@@ -219,6 +194,13 @@ for step in "${steps[@]}"; do
     multi) step_multi ;;
     pack) tgz="$(mktemp /tmp/gpu-call.XXXXXX)" && (cd "$out" && tar czf "$tgz" . && rm -rf ./* && mv "$tgz" all.tgz) ;;
   esac
+}
+
+rc_all=0
+for step in "${steps[@]}"; do
+  t=$SECONDS
+  echo "== $step"
+  run_step "$step"
   rc=$?
   [ $rc -eq 0 ] || rc_all=1
   echo "== $step rc=$rc ($((SECONDS - t)) s)"

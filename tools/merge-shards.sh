@@ -1,12 +1,9 @@
 #!/usr/bin/env bash
-# Appends shard results files to a history file (docs/scale.md): a shard
-# whose header is the history's last header goes in without it, any other
-# with its header. Nothing already in the history changes.
+# Appends shard results files to a history file (docs/scale.md), a shard's
+# header only where it differs from the history's last one.
 #   tools/merge-shards.sh HISTORY.csv SHARD.csv...
-#
-# Fails closed: every refusal (exit 2) is checked before anything is
-# written, the append holds kbench's lock (flock on the history), and an
-# append that fails part-way cuts the history back to its size (exit 1).
+# Fails closed: every refusal (exit 2) before anything is written, the
+# append under kbench's lock (flock), a failed append cut back (exit 1).
 set -euo pipefail
 
 # core/record.cpp's csv_header_v1() and csv_header() (tests/cpu/test_merge_shards.cpp
@@ -18,10 +15,7 @@ refuse() {
   echo "merge-shards: $1; nothing merged" >&2
   exit 2
 }
-if [ "$#" -lt 2 ]; then
-  echo "usage: tools/merge-shards.sh HISTORY.csv SHARD.csv..." >&2
-  exit 2
-fi
+[ "$#" -ge 2 ] || { echo "usage: tools/merge-shards.sh HISTORY.csv SHARD.csv..." >&2; exit 2; }
 history="$1"
 shift
 

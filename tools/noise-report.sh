@@ -1,12 +1,9 @@
 #!/usr/bin/env bash
-# Run-to-run noise of every key: runs the suite N times back to back into
-# one CSV, then `kgate noise` (per key: runs, median, robust noise
-# 1.4826*MAD/median, distinct variants, modes; noisiest first).
-#
+# Run-to-run noise of every key: the suite N times into one CSV, then
+# `kgate noise` (docs/gate.md "The noise report: `kgate noise`").
 #   tools/noise-report.sh N [kbench run options...]
-#
-# Writes noise/results.csv, noise/noise.md and noise/noise.csv (or under
-# $KBENCH_NOISE_DIR); the Markdown is printed.
+# Writes results.csv, noise.md (printed) and noise.csv under
+# $KBENCH_NOISE_DIR (default noise/).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 n="${1:-}"
@@ -20,10 +17,7 @@ for i in $(seq 1 "$n"); do
   echo "noise-report: run $i of $n" >&2
   rc=0
   "$build/suite/kbench" run --csv "$csv" "$@" || rc=$?
-  if [ "$rc" -eq 2 ] || [ "$rc" -eq 3 ]; then
-    echo "noise-report: kbench could not run (exit $rc)" >&2
-    exit 2
-  fi
+  case "$rc" in 2 | 3) echo "noise-report: kbench could not run (exit $rc)" >&2; exit 2 ;; esac
 done
 "$build/tools/kgate/kgate" noise --results "$csv" --markdown "$dir/noise.md" --csv "$dir/noise.csv" >&2
 cat "$dir/noise.md"

@@ -1,12 +1,10 @@
 #!/usr/bin/env python3
-"""The shape of the code: lines per area, files over the limit, long functions.
+"""Non-blank lines of tracked sources per area, product files over 600 lines,
+functions over 120 lines (device kernels 200): docs/architecture.md's limits.
 
-  python3 tools/size_report.py [--root DIR] [--check]
+  python3 tools/size_report.py [--root DIR] [--check]   (--check: exit 1 past a limit)
 
-Non-blank lines of tracked sources per area, product files over 600 lines,
-functions over 120 lines (device kernels 200); --check exits 1 when a limit
-of docs/architecture.md is broken. Functions are found by braces in
-clang-formatted code: a heuristic that fits this tree, not a C++ parser.
+Functions are found by braces in clang-formatted code, not by a C++ parser.
 """
 import argparse
 import os

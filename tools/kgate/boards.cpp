@@ -9,12 +9,6 @@
 
 namespace kb {
 
-namespace {
-
-std::string runs_text(int n) { return std::to_string(n) + (n == 1 ? " run" : " runs"); }
-
-}  // namespace
-
 int64_t board_of_rows(const History& h, const uint32_t* rows, size_t n) {
   const auto& obs = h.observations();
   int64_t board = kUnknownBoard;
@@ -34,16 +28,10 @@ BoardPlan plan_boards(const std::vector<double>& values, const std::vector<int64
                       const BoardOptions& opt) {
   BoardPlan p;
   if (newest < 0 || values.empty()) return p;
-  bool other = false;
-  for (size_t i = 0; i < boards.size(); ++i) {
-    if (boards[i] == newest)
-      p.same.push_back(i);
-    else
-      other = true;
-  }
+  for (size_t i = 0; i < boards.size(); ++i)
+    if (boards[i] == newest) p.same.push_back(i);
   p.same_runs = static_cast<int>(p.same.size());
-  // Every earlier run on this board: the runs are the same as pooled.
-  if (!other) return p;
+  if (p.same.size() == boards.size()) return p;  // all on this board: the same as pooled
   if (p.same_runs >= rule.min_history) {
     p.mode = BoardMode::same_board;
     return p;
@@ -118,15 +106,14 @@ HostLaunch host_launch(const std::vector<double>& launch_before, double launch_n
 }
 
 std::string host_note(const HostLaunch& l) {
-  char buf[256];
-  std::snprintf(buf, sizeof buf,
-                "the launch ceiling moved %+.2f us (%.2f -> %.2f): a slowdown of up to that much "
-                "per call is the host's",
-                l.rise_us(), l.before_us, l.now_us);
-  std::string s = buf;
-  std::snprintf(buf, sizeof buf, "; this key is %+.2f us per call (%s %+.2f us with its noise)",
-                l.slowdown_us, l.explains() ? "within" : "beyond", l.allowed_us);
-  return s + buf;
+  char buf[512];
+  std::snprintf(
+      buf, sizeof buf,
+      "the launch ceiling moved %+.2f us (%.2f -> %.2f): a slowdown of up to that much "
+      "per call is the host's; this key is %+.2f us per call (%s %+.2f us with its noise)",
+      l.rise_us(), l.before_us, l.now_us, l.slowdown_us, l.explains() ? "within" : "beyond",
+      l.allowed_us);
+  return buf;
 }
 
 std::string short_board(const std::string& uuid) {
@@ -135,6 +122,7 @@ std::string short_board(const std::string& uuid) {
 }
 
 std::string board_note(const BoardPlan& p, const std::string& uuid, const BoardOptions& opt) {
+  const auto runs_text = [](int n) { return std::to_string(n) + (n == 1 ? " run" : " runs"); };
   std::string s = "first runs on board " + short_board(uuid) + " (" + runs_text(p.same_runs) +
                   " earlier on it): judged against " + runs_text(p.other_runs);
   const int single = p.other_runs - p.several_runs;

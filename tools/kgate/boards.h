@@ -1,8 +1,5 @@
-// The board rule of the history rule and the host rule (docs/gate.md
-// "Boards" and "Hosts: the launch cost"): boards of one GPU model differ by
-// more than one board's run-to-run noise, and a host that launches slower
-// adds a constant time to every call of a short row
-// (docs/decisions/0019-boards-judged-on-their-own.md, 0020-host-launch-rule.md).
+// The history rule's board rule and the host rule (docs/gate.md "Boards"
+// and "Hosts: the launch cost"; decisions 0019 and 0020).
 #pragma once
 
 #include <cstdint>
@@ -20,15 +17,11 @@ constexpr int64_t kUnknownBoard = -1;   // a row without a UUID (schema v1, gpt_
 constexpr int64_t kSeveralBoards = -2;  // rows on two or more GPUs
 
 struct BoardOptions {
-  // The drop a board new to a key may show where the key's own window
-  // cannot tell how far its boards differ (3.4% measured on two H100s).
-  double board_gap = 0.04;
+  double board_gap = 0.04;  // a new board's allowed drop where the key's runs cannot tell
 };
 
-// The allowance is this many times the spread of the known boards' medians
-// (docs/gate.md "Boards" says why 2).
-constexpr double kSpreadFactor = 2.0;
-constexpr int kMinRunsPerBoard = 3;  // a board's median counts in the spread from this many runs
+constexpr double kSpreadFactor = 2.0;  // allowance: this times the boards' spread
+constexpr int kMinRunsPerBoard = 3;    // runs a board's median needs to count in the spread
 
 enum class BoardMode {
   pooled,      // the history rule as before
@@ -44,7 +37,7 @@ struct BoardPlan {
   // distinct boards among them, and its runs on several GPUs.
   int other_runs = 0, other_boards = 0, several_runs = 0;
   double allowance = 0;   // the drop the boards explain (relative)
-  bool observed = false;  // allowance = kSpreadFactor x the key's own spread (else --board-gap)
+  bool observed = false;  // allowance from the key's own spread (else --board-gap)
   double spread = 0;      // observed: the largest relative difference of two boards' medians
   int spread_boards = 0;  // observed: boards with >= kMinRunsPerBoard runs in the window
 };
@@ -77,9 +70,7 @@ inline bool board_explains(const BoardPlan& p, const HistoryResult& h) {
 // The host rule: a kernel timed call by call pays one launch's host-side
 // cost per call.
 struct HostLaunch {
-  // The newest run's probe launch(us) moved up beyond its own noise, and the
-  // key has a time per call (median_us) and a drop.
-  bool applies = false;
+  bool applies = false;  // the probe's launch(us) rose beyond its noise; the key dropped
   double before_us = 0, now_us = 0;  // the probe's launch: the baseline runs' median, the newest
   double slowdown_us = 0;            // the key's newest time per call minus its baseline's
   double allowed_us = 0;             // the launch's rise plus the history's noise, per call
@@ -89,7 +80,7 @@ struct HostLaunch {
 
 // `launch_before`: the probe's launch(us) of the key's earlier runs, oldest
 // first; `launch_now` and `time_now_us` (the key's median_us): the newest
-// run's, NaN where it has none; `h`: the history rule's result for the key.
+// run's, NaN where it has none.
 HostLaunch host_launch(const std::vector<double>& launch_before, double launch_now,
                        double time_now_us, const HistoryResult& h, bool lower_is_better,
                        const HistoryRuleOptions& rule);
@@ -97,8 +88,7 @@ HostLaunch host_launch(const std::vector<double>& launch_before, double launch_n
 // "the launch ceiling moved +1.62 us (3.36 -> 4.98): ..." and the key's slowdown.
 std::string host_note(const HostLaunch& l);
 
-// A board's UUID, short: its first 12 characters and "…".
-std::string short_board(const std::string& uuid);
+std::string short_board(const std::string& uuid);  // "GPU-5c1e1234…"
 
 // The note of a key on a new board: "first runs on board GPU-5c1e… (...)".
 std::string board_note(const BoardPlan& p, const std::string& uuid, const BoardOptions& opt);

@@ -17,9 +17,9 @@ namespace {
 using CompareKey = std::tuple<std::string, std::string, std::string, std::string, std::string>;
 
 struct Side {
-  std::vector<double> values, noise_rel;
-  std::vector<double> samples;
-  std::string problem;              // why there is no value: "failed: ...", "no roofline_fraction"
+  std::vector<double> values, noise_rel, samples;
+  bool lower_is_better = false;
+  std::string problem = "absent";   // why there are no values: "failed", "no roofline_fraction"
   std::set<int> roofline_versions;  // of the values, when they are roofline fractions
 };
 
@@ -39,8 +39,7 @@ std::set<std::string> archs_of(const History& h) {
   return a;
 }
 
-std::map<CompareKey, Side> collect(const History& h, bool cross_arch,
-                                   std::map<CompareKey, bool>& lower) {
+std::map<CompareKey, Side> collect(const History& h, bool cross_arch) {
   std::map<CompareKey, Side> out;
   // Each history key's side, looked up once a key (not once a row); keys that
   // differ only in device (or arch, across GPU models) share one side.
@@ -49,14 +48,13 @@ std::map<CompareKey, Side> collect(const History& h, bool cross_arch,
     if (!side_of[o.key]) {
       const Key& k = h.keys()[o.key];
       // The two files may spell one GPU model differently (core/gpu_name.h).
-      CompareKey ck{k.name, k.metric, k.dtype, k.shape,
-                    cross_arch ? std::string() : gpu_name_key(k.arch)};
-      lower[ck] = k.lower_is_better;
-      side_of[o.key] = &out[ck];
+      side_of[o.key] = &out[{k.name, k.metric, k.dtype, k.shape,
+                             cross_arch ? std::string() : gpu_name_key(k.arch)}];
+      side_of[o.key]->lower_is_better = k.lower_is_better;
     }
     Side& s = *side_of[o.key];
     if (!o.measured() || o.status == RowStatus::throttled) {
-      if (s.problem.empty()) s.problem = status_name(o.status);
+      if (s.problem == "absent") s.problem = status_name(o.status);
       continue;
     }
     double v = o.actual;
@@ -116,53 +114,44 @@ CompareReport compare_runs(const History& base, const History& next, const Compa
     for (const auto& w : h->untrusted()) rep.warnings.push_back(w.text() + "; row skipped");
   }
 
-  std::map<CompareKey, bool> lower;
-  auto bs = collect(base, rep.cross_arch, lower);
-  auto ns = collect(next, rep.cross_arch, lower);
+  auto bs = collect(base, rep.cross_arch), ns = collect(next, rep.cross_arch);
   std::set<CompareKey> all;
   for (const auto& [k, v] : bs) all.insert(k);
   for (const auto& [k, v] : ns) all.insert(k);
 
+  const Side absent;
   double log_sum = 0;
   for (const auto& k : all) {
+    const auto side = [&](const std::map<CompareKey, Side>& m) -> const Side& {
+      auto it = m.find(k);
+      return it == m.end() ? absent : it->second;
+    };
+    const Side &b = side(bs), &n = side(ns);
     CompareRow row;
     std::tie(row.name, row.metric, row.dtype, row.shape, row.arch) = k;
     // A roofline fraction is higher-is-better for every metric.
-    row.lower_is_better = !rep.cross_arch && lower[k];
-    auto b = bs.find(k), n = ns.find(k);
-    bool has_b = b != bs.end() && !b->second.values.empty();
-    bool has_n = n != ns.end() && !n->second.values.empty();
-    if (!has_b || !has_n) {
-      auto why = [](const std::map<CompareKey, Side>::iterator& it,
-                    const std::map<CompareKey, Side>& m) {
-        return it == m.end() ? std::string("absent") : it->second.problem;
-      };
-      if (has_b) row.base = median_of(b->second.values);
-      if (has_n) row.next = median_of(n->second.values);
-      row.note = !has_b && !has_n ? "BASE: " + why(b, bs) + ", NEW: " + why(n, ns)
-                 : !has_b         ? "BASE: " + why(b, bs)
-                                  : "NEW: " + why(n, ns);
-      rep.rows.push_back(std::move(row));
-      continue;
-    }
+    row.lower_is_better = !rep.cross_arch && (b.lower_is_better || n.lower_is_better);
+    if (b.values.empty()) row.note = "BASE: " + b.problem;
+    if (n.values.empty()) row.note += (row.note.empty() ? "NEW: " : ", NEW: ") + n.problem;
     // Fractions of two rooflines (suite 0.1's model, the 0.2 ladder) are
     // different quantities: not compared (docs/gate.md).
-    const auto& vb = b->second.roofline_versions;
-    const auto& vn = n->second.roofline_versions;
-    if (rep.cross_arch && (vb != vn || vb.size() > 1)) {
+    const auto &vb = b.roofline_versions, &vn = n.roofline_versions;
+    if (row.note.empty() && rep.cross_arch && (vb != vn || vb.size() > 1)) {
       auto names = [](const std::set<int>& v) {
         std::string s;
         for (int x : v) s += (s.empty() ? "v" : "+v") + std::to_string(x);
         return s;
       };
-      row.base = median_of(b->second.values);
-      row.next = median_of(n->second.values);
       row.note = "roofline versions differ (BASE " + names(vb) + ", NEW " + names(vn) +
                  "): fractions not compared";
+    }
+    if (!row.note.empty()) {
+      if (!b.values.empty()) row.base = median_of(b.values);
+      if (!n.values.empty()) row.next = median_of(n.values);
       rep.rows.push_back(std::move(row));
       continue;
     }
-    SideValue sb = summarize(b->second, opt), sn = summarize(n->second, opt);
+    SideValue sb = summarize(b, opt), sn = summarize(n, opt);
     row.base = sb.value;
     row.next = sn.value;
     row.base_runs = sb.runs;

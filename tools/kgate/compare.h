@@ -1,8 +1,6 @@
-// `kgate compare BASE NEW`: an A/B of two sets of runs (two builds, two
-// drivers, or two GPU models as fractions of their rooflines). Per key, each
-// side's median over its runs and its uncertainty; the change is FASTER or
-// SLOWER beyond both min_change and z times the noise, SAME when within
-// both, else UNSURE (docs/gate.md "Comparing two runs").
+// `kgate compare BASE NEW`: per key, each side's median over its runs and
+// its uncertainty; FASTER or SLOWER beyond both min_change and z times the
+// noise, SAME within both, else UNSURE (docs/gate.md "Comparing two runs").
 #pragma once
 
 #include "reports/compare_result.h"

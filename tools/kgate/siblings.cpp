@@ -10,15 +10,6 @@
 
 namespace kb {
 
-namespace {
-
-std::string num(double v) { return format_double(v >= 100 ? "%.0f" : "%.3g", v); }
-
-// Rows or points, the furthest behind first.
-constexpr auto worse_first = [](const auto& a, const auto& b) { return a.behind > b.behind; };
-
-}  // namespace
-
 SiblingRole sibling_role(const Key& k) {
   // Setup time on the host's contended CPU; the probe's times are the
   // host's and the driver's as much as the board's.
@@ -29,6 +20,11 @@ SiblingRole sibling_role(const Key& k) {
 }
 
 namespace {
+
+std::string num(double v) { return format_double(v >= 100 ? "%.0f" : "%.3g", v); }
+
+// Rows or points, the furthest behind first.
+constexpr auto worse_first = [](const auto& a, const auto& b) { return a.behind > b.behind; };
 
 // One key of the gate (devices merged) in one run: each GPU's attempt-1 value.
 struct Cell {
@@ -151,18 +147,16 @@ std::vector<SiblingReport> sibling_check(const History& h, const SiblingOptions&
     const uint32_t run = runs.newest;
     const std::map<std::string, Cell> cells = cells_of_run(h, arch, run);
     // The GPUs that have siblings on some row.
-    std::map<uint32_t, size_t> gpus;  // gpu -> rows with siblings
+    std::map<uint32_t, SiblingGpu> per;
     for (const auto& [id, c] : cells)
       if (c.by_gpu.size() >= 2)
-        for (const auto& [g, v] : c.by_gpu) ++gpus[g];
-    if (gpus.size() < 2) continue;
+        for (const auto& [g, v] : c.by_gpu) per[g].gpu = h.gpus()[g].label();
+    if (per.size() < 2) continue;
     SiblingReport rep;
     rep.arch = arch;
     rep.run = h.runs()[run].label;
-    rep.siblings = gpus.size();
-    std::map<uint32_t, SiblingGpu> per;
+    rep.siblings = per.size();
     Standings points;
-    for (const auto& [g, n] : gpus) per[g].gpu = h.gpus()[g].label();
     compare_cells(cells, opt, rep, per, points);
     for (auto& [g, s] : per) {
       conclude(s, points[g], rep, opt);

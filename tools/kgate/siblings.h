@@ -1,9 +1,8 @@
 // The sibling check: in the newest run of each GPU model, each GPU's rows
-// against the median of the same rows on its siblings (the other GPUs of
-// that model in the run). A GPU behind by `threshold` on a ceiling or on
-// `min_points` measured points is named: a finding about the board, not a
-// regression of the code. Only what the board decides is compared, and a
-// point's metrics count once (docs/gate.md "Several GPUs, siblings and shards").
+// against the median of the same rows on the other GPUs of that model. A
+// GPU behind by `threshold` on a ceiling or on `min_points` measured points
+// is named: a finding about the board, not a regression of the code
+// (docs/gate.md "Several GPUs, siblings and shards").
 #pragma once
 
 #include <string>
@@ -32,8 +31,8 @@ struct SiblingRow {
   double behind = 0;  // 0.07 = 7% worse than the siblings' median
 };
 
-// A measured point (one name, shape and dtype of the run: one timing,
-// whatever metrics its rows carry) behind its siblings on some metric.
+// A measured point (one name, shape and dtype: one timing, whatever
+// metrics its rows carry) behind its siblings on some metric.
 struct SiblingPoint {
   std::string point;             // "gemm [M=4096;N=4096;K=14336] bfloat16"
   double behind = 0;             // its worst row's
@@ -42,20 +41,19 @@ struct SiblingPoint {
 
 struct SiblingGpu {
   std::string gpu;                          // GpuId::label()
-  size_t points_compared = 0;               // measured points with siblings (ceilings apart)
+  size_t points_compared = 0;               // measured points with siblings
   size_t ceilings_compared = 0;             // ceiling rows with siblings
-  std::vector<SiblingPoint> points_behind;  // points behind by >= threshold, worst first
-  std::vector<SiblingRow> ceilings_behind;  // ceilings behind by >= threshold, worst first
-  double median_behind = 0;  // over its compared points (each its rows' median): typical standing
+  std::vector<SiblingPoint> points_behind;  // by >= threshold, worst first
+  std::vector<SiblingRow> ceilings_behind;  // by >= threshold, worst first
+  double median_behind = 0;                 // over its points (each its rows' median)
   bool named = false;
-  // For a named GPU: "behind its 3 sibling(s) ... on 1 ceiling(s) (...) and 4 of 250 points ..."
-  std::string why;
+  std::string why;  // for a named GPU: "behind its 3 sibling(s) ... on 1 ceiling(s) ..."
 };
 
 struct SiblingReport {
   std::string arch, run;
   size_t siblings = 0;           // GPUs of this model in the run
-  size_t rows_not_compared = 0;  // rows of those GPUs that are not the board's (SiblingRole)
+  size_t rows_not_compared = 0;  // rows of those GPUs that are not the board's
   std::vector<SiblingGpu> gpus;
 };
 

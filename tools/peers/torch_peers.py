@@ -1,16 +1,13 @@
 #!/usr/bin/env python3
 """torch.compile at the seed's micro shapes, written as kbench rows.
 
-The same computation as kbench's seed micro rows, compiled with
-torch.compile, timed on the GPU (`cold`: kbench's protocol; `hot`: triton's
-do_bench manner), bytes counted as kbench's experiments count them, and
-appended to a CSV in kbench's schema for `kgate compare` (docs/bringup.md
-"Peers: torch.compile in the same lease").
+  python3 tools/peers/torch_peers.py --csv peers.csv [--protocol cold|hot]
+      [--samples 200] [--filter REGEX]
 
-  python3 tools/peers/torch_peers.py --csv peers.csv [--protocol cold|hot|cold,hot]
-      [--samples 200] [--mode default] [--filter REGEX]
-With both protocols, --csv must hold "{protocol}" (one file each).
-Needs PyTorch with CUDA (and Triton for torch.compile); exit 3 without.
+The same computations as kbench's seed micro rows, compiled, timed on the
+GPU and appended to CSV in kbench's schema for `kgate compare`; exit 3
+without PyTorch and CUDA (docs/bringup.md "Peers: torch.compile in the
+same lease").
 """
 import argparse
 import csv
@@ -31,7 +28,7 @@ EXPERTS, CHOSEN = 8, (3, 5)
 
 
 def cases(torch):
-    """(name, dtype, shape, bytes, flops, make) for every seed micro point; make() -> fn."""
+    """(name, dtype, shape, bytes, make) for every seed micro point; make() -> fn."""
     F = torch.nn.functional
     bf16, dev = torch.bfloat16, "cuda"
 
@@ -83,21 +80,16 @@ def cases(torch):
         Fh = MLP_HIDDEN
         return 2 * d * Fh * 2 + 3 * (Fh + d) * 2 + 2 * t * d * 2 + 2 * (2 * t * Fh * 2) + 2 * t * d * 2
 
-    out = []
-    for d in SEED_D:
-        out.append(("layer_norm", "bfloat16", f"BS=4096;D={d}", 2 * 4096 * d * 2, 0,
-                    lambda d=d: layer_norm(d)))
+    out = [("layer_norm", "bfloat16", f"BS=4096;D={d}", 2 * 4096 * d * 2, lambda d=d: layer_norm(d))
+           for d in SEED_D]
     for int8 in (True, False):
         dt = "int8" if int8 else "bfloat16"
-        for d in SEED_D:
-            out.append(("gemv", dt, f"D={d}", gemv_bytes(d, int8, 1), 2 * d * d,
-                        lambda d=d, i=int8: gemv(d, i)))
-        for d in SEED_D:
-            out.append(("gather_gemv", dt, f"D={d}", gemv_bytes(d, int8, 2), 4 * d * d,
-                        lambda d=d, i=int8: gather_gemv(d, i)))
-    for d in SEED_D:
-        out.append(("mlp_layer_norm_gelu", "bfloat16", f"tokens=1;D={d}", mlp_bytes(d),
-                    4 * d * MLP_HIDDEN, lambda d=d: mlp(d)))
+        out += [("gemv", dt, f"D={d}", gemv_bytes(d, int8, 1), lambda d=d, i=int8: gemv(d, i))
+                for d in SEED_D]
+        out += [("gather_gemv", dt, f"D={d}", gemv_bytes(d, int8, 2),
+                 lambda d=d, i=int8: gather_gemv(d, i)) for d in SEED_D]
+    out += [("mlp_layer_norm_gelu", "bfloat16", f"tokens=1;D={d}", mlp_bytes(d), lambda d=d: mlp(d))
+            for d in SEED_D]
     return out
 
 
@@ -127,11 +119,12 @@ def time_samples(torch, fn, protocol, samples, flush):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--csv", required=True, help="rows appended here (header written if new)")
-    ap.add_argument("--protocol", default="cold")
+    ap.add_argument("--protocol", default="cold", choices=("cold", "hot"))
     ap.add_argument("--samples", type=int, default=200)
-    ap.add_argument("--mode", default="default", help="torch.compile mode")
     ap.add_argument("--filter", default="", help="regex on name;dtype;shape")
     args = ap.parse_args()
+    if args.samples < 5:
+        ap.error("--samples must be 5 or more")
     try:
         import torch
     except ImportError:
@@ -140,61 +133,46 @@ def main():
     if not torch.cuda.is_available():
         print("torch_peers: no CUDA device", file=sys.stderr)
         return 3
-    if args.mode != "default":
-        torch.compile = (lambda c: lambda *a, **k: c(*a, mode=args.mode, **k))(torch.compile)
-    protocols = [p for p in args.protocol.split(",") if p]
-    if any(p not in ("cold", "hot") for p in protocols) or args.samples < 5:
-        print("torch_peers: --protocol takes cold,hot; --samples >= 5", file=sys.stderr)
-        return 2
-    if len(protocols) > 1 and "{protocol}" not in args.csv:
-        print("torch_peers: two protocols need {protocol} in --csv", file=sys.stderr)
-        return 2
     props = torch.cuda.get_device_properties(0)
     l2 = getattr(props, "L2_cache_size", 64 << 20)
     flush = torch.empty(max(2 * l2, 8 << 20) // 4, dtype=torch.float32, device="cuda").fill_(1)
     now = datetime.datetime.now(datetime.timezone.utc)
-    run_id = now.strftime("%Y%m%dT%H%M%SZ") + "-peers"
     common = dict(device="cuda", arch=props.name, is_model="False", status="ok",
+                  metric="memory_bandwidth(GB/s)", variant="torch.compile;" + args.protocol,
                   cuda=torch.version.cuda or "", suite_version="torch-" + torch.__version__,
-                  run_id=run_id, timestamp=now.strftime("%Y-%m-%dT%H:%M:%SZ"), gpu_index="0",
+                  run_id=now.strftime("%Y%m%dT%H%M%SZ") + "-peers",
+                  timestamp=now.strftime("%Y-%m-%dT%H:%M:%SZ"), gpu_index="0",
                   gpu_uuid=str(getattr(props, "uuid", "")), host=os.uname().nodename)
     rows, means = [], {}
     rx = re.compile(args.filter) if args.filter else None
-    for name, dtype, shape, nbytes, flops, make in cases(torch):
+    for name, dtype, shape, nbytes, make in cases(torch):
         if rx and not rx.search(f"{name};{dtype};{shape}"):
             continue
         t0 = time.time()
         fn = make()
-        for p in protocols:
-            us = time_samples(torch, fn, p, args.samples, flush)
-            med = statistics.median(us)
-            q1, q3 = statistics.quantiles(us, n=4)[0], statistics.quantiles(us, n=4)[2]
-            gbs = nbytes / med / 1e3
-            row = dict(common, name=name, metric="memory_bandwidth(GB/s)", actual=repr(gbs),
-                       dtype=dtype, shape=shape, variant=f"torch.compile;{p}",
-                       samples=str(len(us)), median_us=repr(med), min_us=repr(min(us)),
-                       max_us=repr(max(us)), noise_rel=repr((q3 - q1) / 2 / med))
-            rows.append(row)
-            means.setdefault((name, dtype, p), []).append(gbs)
-            print(f"{name:20s} {dtype:9s} {shape:16s} {p:4s} {med:9.2f} us {gbs:8.1f} GB/s"
-                  f"  ({time.time() - t0:.1f} s)", flush=True)
+        us = time_samples(torch, fn, args.protocol, args.samples, flush)
+        med = statistics.median(us)
+        q1, _, q3 = statistics.quantiles(us, n=4)
+        gbs = nbytes / med / 1e3
+        rows.append(dict(common, name=name, actual=repr(gbs), dtype=dtype, shape=shape,
+                         samples=str(len(us)), median_us=repr(med), min_us=repr(min(us)),
+                         max_us=repr(max(us)), noise_rel=repr((q3 - q1) / 2 / med)))
+        means.setdefault((name, dtype), []).append(gbs)
+        print(f"{name:20s} {dtype:9s} {shape:16s} {args.protocol:4s} {med:9.2f} us "
+              f"{gbs:8.1f} GB/s  ({time.time() - t0:.1f} s)", flush=True)
         del fn
         torch.cuda.empty_cache()
-    for (name, dtype, p), v in means.items():
+    for (name, dtype), v in means.items():
         if len(v) == len(SEED_D):  # the seed's mean over its four D points
-            rows.append(dict(common, name=name, metric="memory_bandwidth(GB/s)",
-                             actual=repr(sum(v) / len(v)), dtype=dtype, shape="mean",
-                             variant=f"torch.compile;{p}", samples="0"))
-    for p in protocols:
-        path = args.csv.replace("{protocol}", p)
-        mine = [r for r in rows if r["variant"].endswith(";" + p)]
-        new = not os.path.exists(path) or os.path.getsize(path) == 0
-        with open(path, "a", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=HEADER, restval="")
-            if new:
-                w.writeheader()
-            w.writerows(mine)
-        print(f"{len(mine)} rows appended to {path}")
+            rows.append(dict(common, name=name, actual=repr(sum(v) / len(v)), dtype=dtype,
+                             shape="mean", samples="0"))
+    new = not os.path.exists(args.csv) or os.path.getsize(args.csv) == 0
+    with open(args.csv, "a", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=HEADER, restval="")
+        if new:
+            w.writeheader()
+        w.writerows(rows)
+    print(f"{len(rows)} rows appended to {args.csv}")
     return 0
 
 

@@ -1,8 +1,6 @@
 // kgate gpt-fast: the newest run of each GPU model as PyTorch
-// benchmarks/gpt_fast writes it: exactly its rows (the seed-mean rows of the
-// micro-benchmarks and the model rows, one per name, metric, dtype and
-// device), every target filled (docs/csv-schema.md "Reading it as gpt_fast"):
-// its CSV, and its JSON records for PyTorch's OSS benchmark database.
+// benchmarks/gpt_fast writes it, CSV and JSON records, every target filled
+// (docs/csv-schema.md "Reading it as gpt_fast").
 #include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -14,7 +12,6 @@
 #include "core/result_reader.h"
 #include "tools/kgate/cli/commands.h"
 #include "tools/kgate/gate.h"
-#include "tools/kgate/history_rule.h"
 
 namespace kb::kgate_cli {
 
@@ -30,9 +27,8 @@ struct GptFastExport {
   std::vector<std::string> notes;  // rows left out or targets missing, one line each
 };
 
-// gpt_fast's rows, in the order its benchmark.py writes them (all_experiments:
-// the models first, each metric in turn, then the micro-benchmarks; int8
-// before bfloat16 where its dtype maps list them so).
+// gpt_fast's rows, in the order its benchmark.py writes them (the models
+// first, each metric in turn, then the micro-benchmarks).
 struct SeedRow {
   const char* name;
   const char* metric;
@@ -72,15 +68,13 @@ GptFastExport gpt_fast_rows(const History& hist, const std::vector<TargetFile>& 
   GptFastExport out;
   const auto& keys = hist.keys();
   const auto& obs = hist.observations();
-  const auto& runs = hist.runs();
-
   for (const auto& [arch, runs_of_arch] : hist.arch_runs()) {
     const uint32_t run = runs_of_arch.newest;
     for (const SeedRow& s : kSeedRows) {
-      // Every device of the run that has this row (cuda, or cuda:N).
-      std::map<std::string, const Observation*> found;  // device -> row
+      // Every device of the run that has this row (cuda, or cuda:N): the
+      // run's first row and its value as the gate values it (group_runs).
+      std::map<std::string, std::pair<const Observation*, double>> found;
       std::map<std::string, std::string> why_not;
-      std::map<const Observation*, double> value;  // the value each row found stands for
       for (uint32_t k = 0; k < keys.size(); ++k) {
         const Key& key = keys[k];
         if (key.arch != arch || key.name != s.name || key.metric != s.metric ||
@@ -88,57 +82,37 @@ GptFastExport gpt_fast_rows(const History& hist, const std::vector<TargetFile>& 
           continue;
         const auto& series = hist.series(k);
         if (series.empty() || obs[series.back()].run != run) continue;
-        // The run's own row, valued as the gate values it: the median of its
-        // re-measurements where it has any (unthrottled ones first).
-        size_t first = series.size() - 1;
-        while (first > 0 && obs[series[first - 1]].run == run) --first;
-        std::vector<double> re_ok, re_hot;
-        for (size_t i = first; i < series.size(); ++i) {
-          const Observation& a = obs[series[i]];
-          if (a.attempt > 1 && a.measured())
-            (a.status == RowStatus::throttled ? re_hot : re_ok).push_back(a.actual);
-        }
-        const Observation& o = obs[series[first]];
-        if (o.is_model != s.is_model) continue;
-        if (!s.is_model && key.shape != "mean") continue;
+        std::vector<RunValue> rv;
+        group_runs(obs, series, rv);
+        const Observation& o = obs[series[rv.back().first]];
+        if (o.is_model != s.is_model || (!s.is_model && key.shape != "mean")) continue;
         if (!o.measured()) {
           why_not[key.device] = "status " + std::string(status_name(o.status)) +
                                 (o.message.empty() ? "" : ": " + std::string(o.message));
           continue;
         }
         auto& slot = found[key.device];
-        if (!slot ||
-            (s.is_model && seed_model_shape(key.shape) && !seed_model_shape(keys[slot->key].shape)))
-          slot = &o;
-        value[&o] = !re_ok.empty()    ? median_of(re_ok)
-                    : !re_hot.empty() ? median_of(re_hot)
-                                      : o.actual;
+        if (!slot.first || (s.is_model && seed_model_shape(key.shape) &&
+                            !seed_model_shape(keys[slot.first->key].shape)))
+          slot = {&o, rv.back().value};
       }
-      std::string label = std::string(s.name) + " " + s.metric + " " + s.dtype + " @ " + arch;
+      const std::string label = std::string(s.name) + " " + s.metric + " " + s.dtype + " @ " + arch;
       if (found.empty()) {
-        std::string why = why_not.empty() ? "not in run " + runs[run].label
-                                          : why_not.begin()->second + " in run " + runs[run].label;
-        out.notes.push_back(label + ": left out (" + why + ")");
-        continue;
+        const std::string& r = hist.runs()[run].label;
+        out.notes.push_back(
+            label + ": left out (" +
+            (why_not.empty() ? "not in run " + r : why_not.begin()->second + " in run " + r) + ")");
       }
-      for (const auto& [device, o] : found) {
-        const Key& key = keys[o->key];
-        GptFastRow r;
-        r.name = s.name;
-        r.metric = s.metric;
-        r.dtype = s.dtype;
-        r.device = device.empty() ? "cuda" : device;
-        r.arch = arch;
-        r.is_model = s.is_model;
-        r.actual = format_number(value[o]);
-        const TargetCheck t = find_target(key, *o, match_gpu(targets, key.arch));
-        r.target = t.target ? format_number(*t.target) : "0";
-        if (!t.target) {
+      for (const auto& [device, f] : found) {
+        const auto& [o, value] = f;
+        const TargetCheck t = find_target(keys[o->key], *o, match_gpu(targets, arch));
+        if (!t.target)
           out.notes.push_back(label +
                               ": no target (no target file entry, none in the row): "
                               "written as 0, gpt_fast's \"none\"");
-        }
-        out.rows.push_back(std::move(r));
+        out.rows.push_back({s.name, s.metric, t.target ? format_number(*t.target) : "0",
+                            format_number(value), s.dtype, device.empty() ? "cuda" : device, arch,
+                            s.is_model});
       }
     }
   }

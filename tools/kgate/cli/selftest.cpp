@@ -1,7 +1,5 @@
-// kgate selftest-table (tools/gate-selftest.sh; docs/gate.md "The self-test
-// on a GPU"): each night of an A/A history gated against the nights before
-// it, and per injected drop the share of keys failed on that night by noise
-// class, as a Markdown table.
+// kgate selftest-table: the tables of tools/gate-selftest.sh (docs/gate.md
+// "The self-test on a GPU").
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -17,28 +15,19 @@ namespace kb::kgate_cli {
 
 namespace {
 
-struct SelftestInput {
-  std::string aa;                                     // the A/A history file
-  std::vector<std::pair<double, std::string>> drops;  // (percent, file)
-};
-
-// The text of `text` before physical line `line` (1-based).
-std::string lines_before(const std::string& text, size_t line) {
-  size_t pos = 0;
-  for (size_t l = 1; l < line && pos != std::string::npos; ++l) {
-    pos = text.find('\n', pos);
-    if (pos != std::string::npos) ++pos;
-  }
-  return pos == std::string::npos ? text : text.substr(0, pos);
-}
-
-std::string selftest_markdown(const SelftestInput& in, const GateOptions& opt) {
-  std::string text = read_file_text(in.aa);
+// `drops`: (percent, file) of each injected drop.
+std::string selftest_markdown(const std::string& aa_file,
+                              const std::vector<std::pair<double, std::string>>& drops,
+                              const GateOptions& opt) {
+  const std::string text = read_file_text(aa_file);
   History aa;
-  aa.add_text(text, in.aa);
+  aa.add_text(text, aa_file);
   aa.finish();
   // Where each run's rows begin in the file: the history of night k is
   // everything before night k+1 (its re-measurements included).
+  std::vector<size_t> line_start = {0};  // of physical line i + 1
+  for (size_t p = text.find('\n'); p != std::string::npos; p = text.find('\n', p + 1))
+    line_start.push_back(p + 1);
   std::vector<size_t> first_line(aa.runs().size(), SIZE_MAX);
   std::vector<size_t> remeasured(aa.runs().size(), 0);
   for (const auto& o : aa.observations()) {
@@ -52,9 +41,11 @@ std::string selftest_markdown(const SelftestInput& in, const GateOptions& opt) {
   int gated = 0, failing = 0;
   size_t keys = 0;
   for (size_t k = 0; k < aa.runs().size(); ++k) {
-    std::string prefix = k + 1 < aa.runs().size() ? lines_before(text, first_line[k + 1]) : text;
+    const size_t end = k + 1 < aa.runs().size() && first_line[k + 1] <= line_start.size()
+                           ? line_start[first_line[k + 1] - 1]
+                           : text.size();
     History h;
-    h.add_text(prefix, in.aa);
+    h.add_text(text.substr(0, end), aa_file);
     h.finish();
     GateReport r = run_gate(h, opt);
     keys = std::max(keys, r.keys.size());
@@ -77,7 +68,7 @@ std::string selftest_markdown(const SelftestInput& in, const GateOptions& opt) {
   NoiseReport noise = noise_report(aa);
   std::map<std::string, std::string> cls;
   for (const auto& n : noise.keys) cls[key_id(n, n.device)] = noise_class(n.noise);
-  const std::vector<std::string> classes = {"<=0.5%", "<=1%", "<=3%", ">3%"};
+  const std::vector<std::string> classes = {"<=0.5%", "<=1%", "<=3%", ">3%", "all"};
   std::map<std::string, int> in_class;
   for (const auto& [k, c] : cls) ++in_class[c];
 
@@ -86,11 +77,11 @@ std::string selftest_markdown(const SelftestInput& in, const GateOptions& opt) {
       "(keys whose rows carry `inject=`; the class sizes count every key of the A/A history)\n\n";
   out += "| drop |";
   for (const auto& c : classes)
-    out += " noise " + c + " (" + std::to_string(in_class[c]) + " keys) |";
-  out += " all |\n| --- |";
-  for (size_t i = 0; i <= classes.size(); ++i) out += " --- |";
+    out += c == "all" ? " all |" : " noise " + c + " (" + std::to_string(in_class[c]) + " keys) |";
+  out += "\n| --- |";
+  for (size_t i = 0; i < classes.size(); ++i) out += " --- |";
   out += "\n";
-  for (const auto& [pct, file] : in.drops) {
+  for (const auto& [pct, file] : drops) {
     History h;
     h.add_file(file);
     h.finish();
@@ -102,17 +93,13 @@ std::string selftest_markdown(const SelftestInput& in, const GateOptions& opt) {
       if (g.variant.find("inject=") == std::string::npos) continue;
       auto it = cls.find(key_id(g, g.device));
       if (it == cls.end()) continue;
-      ++judged[it->second];
-      ++judged["all"];
-      if (g.status == GateStatus::fail) {
-        ++caught[it->second];
-        ++caught["all"];
+      for (const std::string& c : {it->second, std::string("all")}) {
+        ++judged[c];
+        caught[c] += g.status == GateStatus::fail;
       }
     }
     out += "| " + format_double("%g%%", pct) + " |";
-    std::vector<std::string> cols = classes;
-    cols.push_back("all");
-    for (const auto& c : cols)
+    for (const auto& c : classes)
       out += judged[c] ? " " + format_double("%.0f%%", 100.0 * caught[c] / judged[c]) + " (" +
                              std::to_string(caught[c]) + "/" + std::to_string(judged[c]) + ") |"
                        : " - |";
@@ -124,26 +111,26 @@ std::string selftest_markdown(const SelftestInput& in, const GateOptions& opt) {
 }  // namespace
 
 int cmd_selftest_table(const Args& args) {
-  SelftestInput in;
+  std::string aa, targets_dir, markdown;
+  std::vector<std::pair<double, std::string>> drops;
   GateOptions opt;
-  std::string targets_dir, markdown;
   const Reader drop = [&](const Args& a, size_t& i) {
     const std::string& f = a[i];
     const double pct = parse_double(f, value_of(a, i), 0, 100);
-    in.drops.emplace_back(pct, value_of(a, i));
+    drops.emplace_back(pct, value_of(a, i));
   };
   parse_options(args,
-                {{"--aa", text(in.aa)},
+                {{"--aa", text(aa)},
                  {"--drop", drop},
                  {"--targets", text(targets_dir)},
                  {"--markdown", text(markdown)}},
                 "selftest-table", kSelftestUsage, "--aa");
-  if (in.aa.empty()) throw UsageError("selftest-table needs --aa FILE", kSelftestUsage);
-  std::vector<NamedPath> inputs = {{"--aa", in.aa}};
-  for (const auto& d : in.drops) inputs.push_back({"--drop", d.second});
+  if (aa.empty()) throw UsageError("selftest-table needs --aa FILE", kSelftestUsage);
+  std::vector<NamedPath> inputs = {{"--aa", aa}};
+  for (const auto& d : drops) inputs.push_back({"--drop", d.second});
   refuse_clashes(inputs, {{"--markdown", markdown}});
   if (!targets_dir.empty()) opt.targets = load_target_dir(targets_dir);
-  std::string md = selftest_markdown(in, opt);
+  const std::string md = selftest_markdown(aa, drops, opt);
   std::fputs(md.c_str(), stdout);
   if (!markdown.empty()) atomic_write(markdown, md);
   return 0;

@@ -1,6 +1,5 @@
-// kgate siblings: the sibling check of the newest run (bring-up of a host
-// with several GPUs): each GPU against the median of its siblings. Exit 1
-// when a GPU is named, so that a bring-up script can stop on it.
+// kgate siblings: the sibling check of the newest run; exit 1 when a GPU
+// is named, so that a bring-up script can stop on it.
 #include "tools/kgate/siblings.h"
 
 #include <cstdio>
@@ -19,7 +18,6 @@ int cmd_siblings(const Args& args) {
                 {{"--results", files(results, kSiblingsUsage)},
                  {"--threshold", number(opt.threshold, 0.001, 0.9)},
                  {"--min-points", whole(opt.min_points, 1, 100000)},
-                 {"--min-rows", whole(opt.min_points, 1, 100000)},  // its first name
                  {"--markdown", text(markdown)}},
                 "siblings", kSiblingsUsage, "--results");
   if (results.empty()) throw UsageError("siblings needs --results FILE...", kSiblingsUsage);
