@@ -414,7 +414,7 @@ def main():
         check(b.eval("document.scripts.length") == 0, "bring-up: no script in the page")
         check(b.eval("document.querySelectorAll('table').length") == 3,
               "bring-up: ceilings, rows and A100 tables")
-        cand = b.eval("document.querySelectorAll('tr.cand').length")
+        cand = b.eval("document.querySelectorAll('tr:has(> td:first-child > b)').length")
         check(cand > 0, "bring-up: %d tuning candidates marked" % cand)
         check(b.eval("Array.from(document.querySelectorAll('p, li, td')).every(e => "
                      "e.textContent.indexOf('`') < 0) && "
