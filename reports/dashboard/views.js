@@ -172,7 +172,7 @@ function renderKey(i) {
     var x = decode(keys[j]).x;
     xr = [Math.min(xr[0], x[0]), Math.max(xr[1], x[x.length - 1])];
   });
-  view.appendChild(chart(k, Math.max(600, Math.min(1200, view.clientWidth - 20)), 320, sib.length && xr[1] > xr[0] ? xr : undefined));
+  view.appendChild(chart(k, Math.max(600, Math.min(1200, view.clientWidth - 40)), 320, sib.length && xr[1] > xr[0] ? xr : undefined));
   if (sib.length) {
     view.appendChild(el('h2', null, 'The same on other GPUs'));
     var grid = el('div', { 'class': 'grid' });
