@@ -181,7 +181,7 @@ function renderKey(i) {
   }
   view.appendChild(el('h2', null, 'Newest runs'));
   var body = table({ id: 'points' }, ['run', 'time', 'git_sha', 'value', 'roofline fraction', 'baseline', 'target',
-    'row status', 'verdict', 'attempts']);
+    'row status', 'verdict', 'attempts'], view.appendChild(el('div', { 'class': 'scroll' })));
   var N = { 'class': 'n' };
   for (var j = dec.n - 1; j >= 0 && j >= dec.n - 30; j--) {
     var run = runs[dec.run[j]], vd = k.ve.charAt(j);
