@@ -1,6 +1,6 @@
-// The bring-up report as Markdown and as one self-contained HTML page. Both
-// are rendered from one list of sections (title, paragraphs, a table), so
-// that the two say the same thing.
+// The bring-up report as Markdown, from a list of sections (title,
+// paragraphs, a table), and as one self-contained HTML page rendered from
+// that Markdown, so that the two say the same thing.
 #include <cmath>
 #include <cstdio>
 #include <optional>
@@ -163,9 +163,7 @@ std::vector<Section> sections(const BringupReport& r) {
   return out;
 }
 
-std::string md_cell(const std::string& s) { return markdown_text(s); }
-
-std::string esc(const std::string& s) { return escape_markup(s, Markup::html); }
+std::string md_cell(const std::string& s) { return markdown_with_code(s); }
 
 }  // namespace
 
@@ -199,48 +197,10 @@ std::string bringup_markdown(const BringupReport& r) {
 }
 
 std::string bringup_html(const BringupReport& r) {
-  std::string o =
-      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-      "<title>Bring-up report: " +
-      esc(r.gpu) +
-      "</title>\n<style>\n"
-      "body{font:14px/1.45 system-ui,sans-serif;margin:1.5em auto;max-width:1400px;"
-      "padding:0 1em;color:#1b1b1b}\n"
-      "table{border-collapse:collapse;margin:.6em 0 1.4em;font-size:13px}\n"
-      "th,td{border:1px solid #ccc;padding:3px 7px;text-align:left;vertical-align:top}\n"
-      "th{background:#f0f0f0;position:sticky;top:0}\n"
-      "tr.cand td{background:#fff3cd}\n"
-      "section.problems li{color:#8a1c1c}\n"
-      "pre{background:#f6f8fa;padding:.8em;overflow:auto;font-size:12px}\n"
-      "</style></head>\n<body>\n<h1>Bring-up report: " +
-      esc(r.gpu) + "</h1>\n";
-  for (const auto& s : sections(r)) {
-    const bool problems = s.title == "Problems with the input";
-    o += std::string("<section") + (problems ? " class=\"problems\"" : "") + ">\n";
-    if (!s.title.empty()) o += "<h2>" + esc(s.title) + "</h2>\n";
-    for (const auto& p : s.paragraphs) o += "<p>" + html_code_spans(esc(p)) + "</p>\n";
-    if (!s.bullets.empty()) {
-      o += "<ul>\n";
-      for (const auto& b : s.bullets) o += "<li>" + html_code_spans(esc(b)) + "</li>\n";
-      o += "</ul>\n";
-    }
-    if (!s.table.head.empty() && !s.table.rows.empty()) {
-      o += "<table>\n<thead><tr>";
-      for (const auto& h : s.table.head) o += "<th>" + esc(h) + "</th>";
-      o += "</tr></thead>\n<tbody>\n";
-      for (size_t i = 0; i < s.table.rows.size(); ++i) {
-        o += i < s.table.marked.size() && s.table.marked[i] ? "<tr class=\"cand\">" : "<tr>";
-        for (const auto& c : s.table.rows[i]) o += "<td>" + html_code_spans(esc(c)) + "</td>";
-        o += "</tr>\n";
-      }
-      o += "</tbody></table>\n";
-    }
-    if (!s.code.empty()) o += "<pre>" + esc(s.code) + "</pre>\n";
-    o += "</section>\n";
-  }
-  o += "</body></html>\n";
-  return o;
+  // A tuning candidate is the row whose first cell is bold.
+  return html_page("Bring-up report: " + r.gpu,
+                   "tr:has(> td:first-child > b) td { background: #fff3cd; }\n",
+                   markdown_html(bringup_markdown(r)));
 }
 
 }  // namespace kb

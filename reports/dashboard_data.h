@@ -30,7 +30,8 @@ struct DashboardRun {
   bool has_time = false;
   std::string git_sha, driver, cuda;   // from the run's first row; "" when none
   std::vector<uint32_t> gpus;          // DashboardGpu indices with rows in this run
-  std::array<uint32_t, 6> rows{};      // rows by status, in kDashStatusLetters order
+  std::vector<uint32_t> boards;        // DashboardData::boards with rows in this run
+  std::array<uint32_t, 6> rows{};      // its own rows by status (no re-measurement)
   std::array<uint32_t, 4> verdicts{};  // keys by verdict, in GateStatus order
   bool gated = false;  // the newest run of one of its GPUs: its verdicts are `kgate check`'s
 };
@@ -47,17 +48,24 @@ struct DashboardPoint {
   // Relative half-width of the band around the baseline: the larger of
   // --min-gap and the drop the history's noise explains for one run.
   double band = kNone;
-  // An index into DashboardData::boards, -1 when its row names no UUID
-  // (judge_series leaves the History's GPU index here; build_dashboard maps it).
-  int32_t board = -1;
+  double noise = kNone;  // the row's noise_rel: its samples' spread
+  uint32_t samples = 0;
+  int32_t board = -1;  // DashboardData::boards; -1 unless all its rows are on one UUID
 };
 
-// A re-measurement of a point (`<run>/<N>`, or a repeated row): a marker.
+// A re-measurement of a point (`<run>/<N>`, or a repeated row), or one
+// GPU's row of a run on several boards: a marker.
 struct DashboardAttempt {
   uint32_t point = 0;  // index into DashboardKey::points
   int attempt = 2;
+  int32_t board = -1;  // set for the rows of a run on several boards
   char status = 'o';
   double value = DashboardPoint::kNone;
+};
+
+// A GPU as the rows name it (History::gpus()): uuid is the gate's short label.
+struct DashboardBoard {
+  std::string uuid, device, host;  // "" where the rows have none
 };
 
 struct DashboardKey {
@@ -84,9 +92,7 @@ struct DashboardData {
   std::string gate_summary;             // GateReport::summary()
   std::vector<std::string> gated_runs;  // per GPU model: its newest run
   std::vector<DashboardGpu> gpus;
-  // The boards (GPUs by UUID) the points name, as the gate labels them
-  // (the UUID's first 12 characters and "…"); empty when no row names one.
-  std::vector<std::string> boards;
+  std::vector<DashboardBoard> boards;
   std::vector<DashboardRun> runs;  // oldest first
   std::vector<DashboardKey> keys;
   std::vector<std::string> warnings;  // the input's row-level damage

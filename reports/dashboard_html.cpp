@@ -110,11 +110,22 @@ void put_key(std::string& out, const DashboardKey& k) {
       return p.board >= 0 ? static_cast<double>(p.board) : DashboardPoint::kNone;
     });
   }
+  // Each run's noise_rel (in %) and its samples, for error bars and compare.
+  if (std::any_of(k.points.begin(), k.points.end(),
+                  [](const DashboardPoint& p) { return p.noise == p.noise; })) {
+    out += ",\"nr\":";
+    put_list(out, k.points,
+             [](std::string& o, const DashboardPoint& p) { put_num(o, p.noise * 100, 2); });
+    out += ",\"sa\":";
+    put_steps(out, k.points, [](const DashboardPoint& p) { return double(p.samples); });
+  }
   out += ",\"at\":";
   put_list(out, k.attempts, [](std::string& o, const DashboardAttempt& a) {
     o += '[' + std::to_string(a.point) + ',' + std::to_string(a.attempt) + ',';
     put_num(o, a.value);
-    o += std::string(",\"") + a.status + "\"]";
+    o += std::string(",\"") + a.status + "\"";
+    if (a.board >= 0) o += ',' + std::to_string(a.board);
+    o += ']';
   });
   out += "}";
 }
@@ -141,7 +152,9 @@ std::string data_json(const DashboardData& d) {
     o += '[' + json_string(g.arch) + ',' + json_string(g.device) + ']';
   });
   out += ",\"boards\":";
-  put_list(out, d.boards, put_str);
+  put_list(out, d.boards, [](std::string& o, const DashboardBoard& b) {
+    o += '[' + json_string(b.uuid) + ',' + json_string(b.device) + ',' + json_string(b.host) + ']';
+  });
   out += ",\"runs\":";
   put_list(
       out, d.runs,
@@ -155,7 +168,9 @@ std::string data_json(const DashboardData& d) {
         put_list(o, r.rows, put_u32);
         o += ',';
         put_list(o, r.verdicts, put_u32);
-        o += std::string(",") + (r.gated ? "1" : "0") + ']';
+        o += std::string(",") + (r.gated ? "1" : "0") + ',';
+        put_list(o, r.boards, put_u32);
+        o += ']';
       },
       ",\n");
   out += ",\n\"keys\":";

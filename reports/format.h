@@ -32,9 +32,16 @@ std::string join(const C& v, const char* sep) {
 // `s` as literal text in a Markdown table cell or paragraph: a name from the
 // data is never markup (`|`, line breaks, `*`, `_`, backticks, `<`, `](`).
 std::string markdown_text(const std::string& s);
+// The same, but for its code spans (`x`), kept.
+std::string markdown_with_code(const std::string& s);
 
-// Escaped HTML text with its Markdown code spans (`x`) as <code>x</code>.
-std::string html_code_spans(const std::string& escaped);
+// The Markdown the reports write (markdown_text's escapes, # headings,
+// paragraphs, `- ` lists, tables, fenced code, **bold**, `code`,
+// [text](url), and lines of their own HTML such as <details>) as HTML.
+std::string markdown_html(const std::string& md);
+
+// A self-contained HTML page: `title`, the reports' style and `css` inline, `body`.
+std::string html_page(const std::string& title, const std::string& css, const std::string& body);
 
 // A fenced code block holding `code` (ending in a newline or not), with a
 // fence longer than any run of backticks in it.

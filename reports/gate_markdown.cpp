@@ -108,4 +108,9 @@ std::string gate_markdown(const GateReport& r) {
   return out;
 }
 
+std::string gate_html(const GateReport& r) {
+  return html_page("kgate: " + r.summary(), "td b, h2 b { color: #b3261e; }\n",
+                   markdown_html(gate_markdown(r)));
+}
+
 }  // namespace kb

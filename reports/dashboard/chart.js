@@ -12,10 +12,26 @@ function circlePath(cx, cy, r) {
   return 'M' + (cx - r).toFixed(1) + ' ' + cy.toFixed(1) + 'a' + r + ' ' + r + ' 0 1 0 ' + 2 * r + ' 0a' + r + ' ' + r + ' 0 1 0 ' + -2 * r + ' 0';
 }
 
-function chart(k, W, H) {
-  var dec = decode(k), frac = yModeBox.value === 'fraction', n = dec.n;
-  var svg = sv('svg', { 'class': 'kb-chart', width: W, height: H, viewBox: '0 0 ' + W + ' ' + H, role: 'img' });
-  var L = 58, R = 10, T = 18, B = 22, pw = W - L - R, ph = H - T - B;
+var PALETTE = ['#1565c0', '#ef6c00', '#00897b', '#ad1457', '#5d4037', '#3949ab', '#7cb342', '#8e24aa'];
+// The low and high ends of a run's rows on the axis (re-measurements and
+// GPUs), each widened by its samples' noise (noise_rel): the error bar.
+function spread(k, i, frac) {
+  var dec = decode(k), s = k.nr && k.nr[i] !== null ? k.nr[i] / 100 : 0, lo = Infinity, hi = -Infinity;
+  [k.v[i]].concat((dec.att[i] || []).map(function (a) { return a[2]; })).forEach(function (v) {
+    if (v !== null) [v * (1 - s), v * (1 + s)].forEach(function (w) {
+      var y = onAxis(k, w, dec.roof[i], frac);
+      if (isFinite(y)) { lo = Math.min(lo, y); hi = Math.max(hi, y); }
+    });
+  });
+  return hi > lo ? [lo, hi] : null;
+}
+
+// One key's trend; `xr` ([x0, x1]) puts charts of several GPUs on one x range.
+function chart(k, W, H, xr) {
+  var dec = decode(k), frac = yModeBox.value === 'fraction', n = dec.n, nb = k.boards.length > 1 ? k.boards.length : 0;
+  var Hs = H + 12 * Math.ceil(nb / 4);  // a row of board names per four boards
+  var svg = sv('svg', { 'class': 'kb-chart', width: W, height: Hs, viewBox: '0 0 ' + W + ' ' + Hs, role: 'img' });
+  var L = 58, R = 10, T = 28, B = 22, pw = W - L - R, ph = H - T - B;
   // The points in the chosen range.
   var first = 0;
   var days = +rangeBox.value;
@@ -23,15 +39,13 @@ function chart(k, W, H) {
     var lim = D.timeAxis ? dec.x[n - 1] - days * 86400 : dec.x[n - 1] - days;
     while (first < n - 1 && dec.x[first] < lim) first++;
   }
-  var ys = [], lo = Infinity, hi = -Infinity;
+  var ys = [], err = [], lo = Infinity, hi = -Infinity;
   for (var i = first; i < n; i++) {
     var y = onAxis(k, k.v[i], dec.roof[i], frac);
     ys[i] = y;
+    err[i] = spread(k, i, frac);
     if (isFinite(y)) { lo = Math.min(lo, y); hi = Math.max(hi, y); }
-    (dec.att[i] || []).forEach(function (a) {
-      var ya = onAxis(k, a[2], dec.roof[i], frac);
-      if (isFinite(ya)) { lo = Math.min(lo, ya); hi = Math.max(hi, ya); }
-    });
+    if (err[i]) { lo = Math.min(lo, err[i][0]); hi = Math.max(hi, err[i][1]); }
   }
   var drawn = 0;
   if (!isFinite(lo)) {
@@ -58,10 +72,10 @@ function chart(k, W, H) {
       if (v !== undefined && isFinite(v) && v > lo - 1.5 * span && v < hi + 1.5 * span) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
     });
   }
-  if (hi - lo < 1e-12 * Math.max(1, Math.abs(hi))) { lo -= Math.abs(lo) * 0.05 || 1; hi += Math.abs(hi) * 0.05 || 1; }
-  var pad = (hi - lo) * 0.06;
-  lo -= pad; hi += pad;
-  var x0 = dec.x[first], x1 = dec.x[n - 1];
+  // At least 2% of the value high: a 0.2% wiggle does not fill the chart.
+  var mid = (lo + hi) / 2, half = Math.max((hi - lo) / 2, 0.01 * Math.abs(mid)) * 1.06 || 1;
+  lo = mid - half; hi = mid + half;
+  var x0 = xr ? xr[0] : dec.x[first], x1 = xr ? xr[1] : dec.x[n - 1];
   if (x1 - x0 <= 0) { var w0 = D.timeAxis ? 43200 : 1; x0 -= w0; x1 += w0; }
   function X(x) { return L + pw * (x - x0) / (x1 - x0); }
   function Y(y) { return T + ph * (1 - (y - lo) / (hi - lo)); }
@@ -118,19 +132,24 @@ function chart(k, W, H) {
   }
   if (tp) plot.appendChild(sv('path', { d: tp, 'class': 'tgt' }));
 
-  // Commit changes: a tick on top (and a faint line in big charts).
-  var shaPath = '';
+  // Commit changes: a tick on top, named where there is room; a tick per run below.
+  var shaPath = '', named = -Infinity, runTicks = '';
   for (i = Math.max(first, 1); i < n; i++) {
-    var s0 = runs[dec.run[i - 1]][3], s1 = runs[dec.run[i]][3];
+    var s0 = runs[dec.run[i - 1]][3], s1 = runs[dec.run[i]][3], xx = X(dec.x[i]);
     if (s0 && s1 && s0 !== s1) {
-      var xx = X(dec.x[i]).toFixed(1);
-      shaPath += 'M' + xx + ' ' + T + 'v-6';
+      shaPath += 'M' + xx.toFixed(1) + ' ' + T + 'v-6';
+      if (xx - named > 50) {
+        g.appendChild(sv('text', { x: xx, y: T - 8, 'text-anchor': 'middle', 'class': 'ax' }, s1.slice(0, 7)));
+        named = xx;
+      }
     }
   }
+  for (i = first; i < n && (n - first) * 4 < pw; i++) runTicks += 'M' + X(dec.x[i]).toFixed(1) + ' ' + (T + ph) + 'v4';
+  if (runTicks) g.appendChild(sv('path', { d: runTicks, 'class': 'rt' }));
   if (shaPath) plot.appendChild(sv('path', { d: shaPath, 'class': 'sha' }));
 
   // The values: a line through them, a dot per run coloured by verdict.
-  var vp = '', dots = { P: '', I: '', F: '', S: '' }, thr = '', bad = '', att = '';
+  var vp = '', dots = { P: '', I: '', F: '', S: '' }, thr = '', bad = '', att = '', ep = '';
   pen = false;
   for (i = first; i < n; i++) {
     var st = k.st.charAt(i), vd = k.ve.charAt(i), px = X(dec.x[i]);
@@ -138,6 +157,7 @@ function chart(k, W, H) {
       var py = Y(ys[i]);
       vp += (pen ? 'L' : 'M') + px.toFixed(1) + ' ' + py.toFixed(1);
       pen = true;
+      if (err[i]) ep += 'M' + px.toFixed(1) + ' ' + Y(err[i][0]).toFixed(1) + 'V' + Y(err[i][1]).toFixed(1) + 'm-2 0h4m0 ' + (Y(err[i][0]) - Y(err[i][1])).toFixed(1) + 'h-4';
       if (st === 't') thr += circlePath(px, py, 3);
       else dots[vd] += circlePath(px, py, vd === 'F' ? 3.8 : vd === 'I' ? 3 : 2.3);
       drawn++;
@@ -148,10 +168,25 @@ function chart(k, W, H) {
     }
     (dec.att[i] || []).forEach(function (a) {
       var ya = onAxis(k, a[2], dec.roof[i], frac);
-      if (isFinite(ya)) att += circlePath(px, Y(ya), 4);
+      if (isFinite(ya) && a.length < 5) att += circlePath(px, Y(ya), 4);
     });
   }
+  if (ep) plot.appendChild(sv('path', { d: ep, 'class': 'err' }));
   if (vp) plot.appendChild(sv('path', { d: vp, 'class': 'val' }));
+  // Each board (GPU by UUID) of a key on several: its own line, overlaid.
+  var per = {};
+  function onBoard(b, i, v) {
+    var y = onAxis(k, v, dec.roof[i], frac);
+    if (nb && i >= first && isFinite(y)) (per[b] = per[b] || []).push([X(dec.x[i]), Y(y)]);
+  }
+  for (i = first; i < n; i++) if (isFinite(dec.board[i])) onBoard(dec.board[i], i, k.v[i]);
+  k.at.forEach(function (a) { if (a.length > 4) onBoard(a[4], a[0], a[2]); });
+  (nb ? k.boards : []).forEach(function (b, j) {
+    var pts = (per[b] || []).sort(function (p, q) { return p[0] - q[0]; }), c = PALETTE[j % PALETTE.length];
+    plot.appendChild(sv('path', { d: pts.map(function (p, m) { return (m ? 'L' : 'M') + p[0].toFixed(1) + ' ' + p[1].toFixed(1) + circlePath(p[0], p[1], 1.8) + 'M' + p[0].toFixed(1) + ' ' + p[1].toFixed(1); }).join(''),
+      'class': 'bs', stroke: c, 'data-board': D.boards[b][0] }));
+    g.appendChild(sv('text', { x: L + (j % 4) * pw / 4, y: H + 8 + 12 * Math.floor(j / 4), fill: c }, '\u25cf ' + boardLabel(b)));
+  });
   ['P', 'I', 'S', 'F'].forEach(function (v) { if (dots[v]) plot.appendChild(sv('path', { d: dots[v], 'class': 'p-' + v })); });
   if (thr) plot.appendChild(sv('path', { d: thr, 'class': 'thr' }));
   if (att) plot.appendChild(sv('path', { d: att, 'class': 'att' }));
@@ -184,8 +219,8 @@ function chart(k, W, H) {
     if (!isFinite(bd0) || !isFinite(bd1) || bd0 === bd1) continue;
     var bx = X(dec.x[i]).toFixed(1);
     var mark = svg.appendChild(sv('g', { 'class': 'board-change' }));
-    mark.appendChild(sv('title', null, 'board ' + D.boards[bd1] + ' from run ' + runs[dec.run[i]][0] +
-      ' (was ' + D.boards[bd0] + ')'));
+    mark.appendChild(sv('title', null, 'board ' + boardLabel(bd1) + ' from run ' + runs[dec.run[i]][0] +
+      ' (was ' + boardLabel(bd0) + ')'));
     mark.appendChild(sv('line', { x1: bx, x2: bx, y1: T, y2: T + ph, 'class': 'bc' }));
     mark.appendChild(sv('line', { x1: bx, x2: bx, y1: T, y2: T + ph, 'class': 'bc-hit' }));
   }
@@ -198,11 +233,12 @@ function pointText(k, i) {
     'git_sha ' + (run[3] || '(none)'),
     k.m + ': ' + show(k.v[i]) + '   roofline fraction ' + pct(onAxis(k, k.v[i], dec.roof[i], true)),
     'row ' + STATUS_NAME[k.st.charAt(i)] + ', gate ' + VERDICT_NAME[vd]];
-  if (isFinite(dec.board[i])) lines.push('board ' + D.boards[dec.board[i]]);
+  if (isFinite(dec.board[i])) lines.push('board ' + boardLabel(dec.board[i]));
   if (k.b[i] !== null) lines.push('baseline ' + show(k.b[i]) + ' \u00b1 ' + pct(k.e[i]));
   if (isFinite(dec.target[i])) lines.push('target ' + show(dec.target[i]));
+  if (k.nr && k.nr[i] !== null) lines.push('noise_rel ' + k.nr[i] + '% of ' + dec.samples[i] + ' samples (the error bar)');
   (dec.att[i] || []).forEach(function (a) {
-    lines.push((a[1] ? 'attempt ' + a[1] : 'repeated row') + ': ' + show(a[2]) + ' (' + STATUS_NAME[a[3]] + ')');
+    lines.push((a.length > 4 ? boardLabel(a[4]) : a[1] ? 'attempt ' + a[1] : 'repeated row') + ': ' + show(a[2]) + ' (' + STATUS_NAME[a[3]] + ')');
   });
   if (i === dec.n - 1 && k.why) lines.push(k.why);
   return lines.join('\n');

@@ -24,7 +24,7 @@ var VERDICT_NAME = { F: 'FAIL', I: 'inconclusive', P: 'pass', S: 'skipped', '': 
 var STATUS_NAME = { o: 'ok', b: 'below_target', t: 'throttled', i: 'incorrect', f: 'failed', s: 'skipped' };
 
 var D = JSON.parse(document.getElementById('kb-data').textContent);
-var runs = D.runs;  // [label, time|null, timestamp, sha, driver, cuda, [gpu], [rows x6], [verdicts x4], gated]
+var runs = D.runs;  // [label, time|null, timestamp, sha, driver, cuda, [gpu], [rows x6], [verdicts x4], gated, [board]]
 var keys = D.keys;
 var view = document.getElementById('view');
 var filterBox = document.getElementById('filter');
@@ -72,6 +72,10 @@ function gpuLabel(g) {
   if (gp[1] && gp[1] !== 'cuda') s += ' (' + gp[1] + ')';
   return s;
 }
+function boardLabel(b) {
+  var bd = D.boards[b];
+  return bd[0] + (bd[1] && bd[1] !== 'cuda' ? ' ' + bd[1] : '');
+}
 function keyLabel(k) {
   return k.n + (k.s ? ' [' + k.s + ']' : '') + ' ' + k.d + ' ' + k.m;
 }
@@ -111,7 +115,7 @@ function decode(k) {
   }
   var att = {};
   for (var a = 0; a < k.at.length; a++) (att[k.at[a][0]] = att[k.at[a][0]] || []).push(k.at[a]);
-  k.dec = { n: n, run: r, x: x, roof: expand(k.rf, n), target: expand(k.tg, n), att: att, board: expand(k.bd || [], n) };
+  k.dec = { n: n, run: r, x: x, roof: expand(k.rf, n), target: expand(k.tg, n), att: att, board: expand(k.bd || [], n), samples: expand(k.sa || [], n) };
   return k.dec;
 }
 // A value on the chosen axis: the metric itself, or its fraction of the
@@ -128,14 +132,24 @@ function newestFraction(k) {
   return onAxis(k, k.v[n - 1], lastStep(k.rf), true);
 }
 
+// The point of key k at run r, -1 if none.
+function pointAt(k, r) {
+  var run = decode(k).run, a = 0, b = run.length - 1;
+  while (a < b) { var m = (a + b) >> 1; if (run[m] < r) a = m + 1; else b = m; }
+  return run[a] === r ? a : -1;
+}
 // ---- per key: what the overview sorts and filters on ----
 var DTYPE_ALIAS = { bfloat16: 'bf16', float16: 'fp16', float32: 'fp32', float8_e4m3fn: 'fp8' };
 var sameKey = {};  // experiment, shape, dtype and metric -> the key on each GPU
 keys.forEach(function (k, i) {
-  var id = [k.n, k.s, k.d, k.m].join('\u001f'), n = k.v.length;
+  var id = [k.n, k.s, k.d, k.m].join('\u001f'), n = k.v.length, bs = {};
   (sameKey[id] = sameKey[id] || []).push(i);
   k.id = id;
-  k.text = (keyLabel(k) + ' ' + (k['var'] || '') + ' ' + gpuLabel(k.g) + ' ' + (DTYPE_ALIAS[k.d] || '')).toLowerCase();
+  (k.bd || []).forEach(function (s) { if (s[1] !== null) bs[s[1]] = 1; });
+  k.at.forEach(function (a) { if (a.length > 4) bs[a[4]] = 1; });
+  k.boards = Object.keys(bs).map(Number);  // the GPUs (by UUID) its rows name
+  k.text = (keyLabel(k) + ' ' + (k['var'] || '') + ' ' + gpuLabel(k.g) + ' ' + (DTYPE_ALIAS[k.d] || '') + ' ' +
+    k.boards.map(boardLabel).join(' ')).toLowerCase();
   k.chg = n && k.b[n - 1] ? k.v[n - 1] / k.b[n - 1] - 1 : NaN;  // the newest run against its baseline
   k.bad = k.lo ? k.chg : -k.chg;  // the same, larger = worse
   k.rank = k.vd ? 'FIPS'.indexOf(k.vd) : 4;

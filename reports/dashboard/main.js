@@ -16,8 +16,9 @@ function route() {
     state.sort = sort.replace(/^-/, '');
     h = h.slice(0, q);
   }
-  var m = /^key\/(\d+)$/.exec(h);
+  var m = /^key\/(\d+)$/.exec(h), c = /^compare\/(-?\d+)\/(-?\d+)$/.exec(h);
   if (m) { state.view = 'key'; state.key = +m[1]; }
+  else if (c) { state.view = 'compare'; state.a = +c[1]; state.b = +c[2]; }
   else state.view = ['overview', 'charts', 'runs', 'input'].indexOf(h) >= 0 ? h : 'overview';
   state.shown = PAGE;
   state.all = false;
@@ -32,7 +33,8 @@ function syncUrl() {
     if (v && v !== (box.tagName === 'SELECT' ? box.options[0].value : '')) p.set(c, v);
   }
   if (state.sort !== 'verdict' || state.desc) p.set('sort', (state.desc ? '-' : '') + state.sort);
-  var s = p.toString(), h = '#' + (state.view === 'key' ? 'key/' + state.key : state.view) + (s ? '?' + s : '');
+  var v = state.view === 'key' ? 'key/' + state.key : state.view === 'compare' ? 'compare/' + state.a + '/' + state.b : state.view;
+  var s = p.toString(), h = '#' + v + (s ? '?' + s : '');
   if (h !== location.hash && (location.hash || h !== '#overview')) history.replaceState(null, '', h);
 }
 

@@ -9,6 +9,7 @@ function render() {
   if (state.view === 'key') renderKey(state.key);
   else if (state.view === 'charts') renderCharts();
   else if (state.view === 'runs') renderRuns();
+  else if (state.view === 'compare') renderCompare(state.a, state.b);
   else if (state.view === 'input') renderInput();
   else renderOverview();
   syncUrl();
@@ -59,7 +60,7 @@ var COLS = {
     return td;
   }],
   m: ['metric', function (k) { return k.m; }],
-  g: ['GPU', function (k) { return gpuLabel(k.g); }],
+  g: ['GPU', function (k) { return gpuLabel(k.g) + (k.boards.length > 1 ? ' \u00d7' + k.boards.length : ''); }],
   value: ['newest', function (k) { return newestFraction(k); }, function (k) {
     return el('td', { 'class': 'n', title: 'fraction of the roofline (the value where there is none)' }, newestText(k));
   }]
@@ -81,7 +82,7 @@ function renderOverview() {
         return [{ 'data-sort': c, 'class': c === state.sort ? 'on' : undefined }, COLS[c][0] + (c === state.sort ? (state.desc ? ' \u25b4' : ' \u25be') : '')];
       }), wrap);
     }
-    var tr = body.appendChild(el('tr', { 'data-key': i, title: k['var'] ? 'variant ' + k['var'] : undefined }));
+    var tr = body.appendChild(el('tr', { 'data-key': i, title: [k['var'] ? 'variant ' + k['var'] : ''].concat(k.boards.map(boardLabel)).join(' ') }));
     for (var c in COLS) tr.appendChild(COLS[c][2] ? COLS[c][2](k, i) : el('td', null, COLS[c][1](k)));
   });
   state.rows = list.length;
@@ -112,7 +113,7 @@ function renderCharts() {
   if (list.length > state.shown) more('draw ' + Math.min(PAGE, list.length - state.shown) + ' more', function () { state.shown += PAGE; });
 }
 
-function card(i, w, h) {
+function card(i, w, h, xr) {
   var k = keys[i], c = el('div', { 'class': 'card' });
   var h3 = el('h3');
   h3.appendChild(el('a', { href: '#key/' + i }, keyLabel(k)));
@@ -121,7 +122,7 @@ function card(i, w, h) {
   sub.appendChild(el('span', { 'class': 'badge ' + VERDICT_CLASS[k.vd] }, VERDICT_NAME[k.vd]));
   sub.appendChild(document.createTextNode(' ' + gpuLabel(k.g) + (k.why ? ' \u2014 ' + k.why : '')));
   c.appendChild(sub);
-  c.appendChild(chart(k, w, h));
+  c.appendChild(chart(k, w, h, xr));
   return c;
 }
 
@@ -142,8 +143,9 @@ function legend() {
   d.appendChild(document.createTextNode(
     ' \u00b7 dashed: baseline (median of the last ' + D.window + ' runs), shaded: the band a single run may ' +
     'move before rule 3 fails it (the larger of ' + pct(D.minGap) + ' and what the noise explains), ' +
-    'dotted: target, ticks on top: a new git_sha, \u00d7: failed or incorrect row' +
-    (D.boards && D.boards.length ? ', thin dashed vertical line: the key\'s runs moved to another board (GPU), judged by the gate\'s board rule.' : '.')));
+    'dotted: target, ticks on top: a new git_sha (named where there is room), whiskers: the run\'s rows \u00b1 their samples\' noise_rel, ' +
+    '\u00d7: failed or incorrect row' + (D.boards.length ? ', coloured lines: one per board (GPU UUID), thin dashed vertical line: ' +
+    'the key\'s runs moved to another board, judged by the gate\'s board rule.' : '.')));
   return d;
 }
 
@@ -164,17 +166,22 @@ function renderKey(i) {
   if (dec.n < 2) missing.push('one run only: no trend yet');
   if (missing.length) view.appendChild(el('p', { 'class': 'count' }, 'Missing: ' + missing.join('; ') + '.'));
   view.appendChild(legend());
-  view.appendChild(chart(k, Math.max(600, Math.min(1200, view.clientWidth - 20)), 320));
-  var sib = sameKey[k.id].filter(function (j) { return j !== i; });
+  // The same key on the other GPU models, all on one x range.
+  var sib = sameKey[k.id].filter(function (j) { return j !== i; }), xr = [Infinity, -Infinity];
+  sameKey[k.id].forEach(function (j) {
+    var x = decode(keys[j]).x;
+    xr = [Math.min(xr[0], x[0]), Math.max(xr[1], x[x.length - 1])];
+  });
+  view.appendChild(chart(k, Math.max(600, Math.min(1200, view.clientWidth - 40)), 320, sib.length && xr[1] > xr[0] ? xr : undefined));
   if (sib.length) {
     view.appendChild(el('h2', null, 'The same on other GPUs'));
     var grid = el('div', { 'class': 'grid' });
-    sib.forEach(function (j) { grid.appendChild(card(j, 440, 170)); });
+    sib.forEach(function (j) { grid.appendChild(card(j, 440, 170, xr)); });
     view.appendChild(grid);
   }
   view.appendChild(el('h2', null, 'Newest runs'));
   var body = table({ id: 'points' }, ['run', 'time', 'git_sha', 'value', 'roofline fraction', 'baseline', 'target',
-    'row status', 'verdict', 'attempts']);
+    'row status', 'verdict', 'attempts'], view.appendChild(el('div', { 'class': 'scroll' })));
   var N = { 'class': 'n' };
   for (var j = dec.n - 1; j >= 0 && j >= dec.n - 30; j--) {
     var run = runs[dec.run[j]], vd = k.ve.charAt(j);
@@ -182,7 +189,7 @@ function renderKey(i) {
       [N, pct(onAxis(k, k.v[j], dec.roof[j], true))], [N, show(k.b[j])], [N, show(dec.target[j])],
       STATUS_NAME[k.st.charAt(j)], [{ 'class': VERDICT_CLASS[vd] }, VERDICT_NAME[vd]],
       (dec.att[j] || []).map(function (a) {
-        return (a[1] ? '#' + a[1] : 'repeat') + ' ' + show(a[2]) + ' (' + STATUS_NAME[a[3]] + ')';
+        return (a.length > 4 ? boardLabel(a[4]) : a[1] ? '#' + a[1] : 'repeat') + ' ' + show(a[2]) + ' (' + STATUS_NAME[a[3]] + ')';
       }).join(', ')]));
   }
 }
@@ -190,21 +197,82 @@ function renderKey(i) {
 function renderRuns() {
   var toks = tokens(), shown = 0;
   view.appendChild(el('div', { 'class': 'count', id: 'count' }));
-  var body = table({ id: 'runs' }, ['time', 'run', 'GPU', 'driver', 'CUDA', 'git_sha', 'rows', 'gate verdict'], view.appendChild(el('div', { 'class': 'scroll' })));
+  var body = table({ id: 'runs' }, ['time', 'run: its keys against the run before', 'GPU', 'boards', 'host', 'driver', 'CUDA', 'git_sha', 'rows', 'gate verdict'],
+    view.appendChild(el('div', { 'class': 'scroll' })));
   for (var r = runs.length - 1; r >= 0; r--) {
-    var run = runs[r], gpus = run[6].map(gpuLabel).join(', '), v = run[8];
-    if (!matches([run[0], run[2], gpus, run[3], run[4], run[5]].join(' ').toLowerCase(), toks) || (problemsBox.checked && !v[0] && !v[1])) continue;
+    var run = runs[r], gpus = run[6].map(gpuLabel).join(', '), v = run[8], bds = run[10].filter(function (b) { return D.boards[b][0]; });
+    var hosts = bds.map(function (b) { return D.boards[b][2]; }).filter(function (h, j, a) { return h && a.indexOf(h) === j; }).join(', ');
+    if (!matches([run[0], run[2], gpus, run[3], run[4], run[5], hosts].concat(bds.map(boardLabel)).join(' ').toLowerCase(), toks) || (problemsBox.checked && !v[0] && !v[1])) continue;
     var rowText = [];
     'obtifs'.split('').forEach(function (s, j) { if (run[7][j]) rowText.push(run[7][j] + ' ' + STATUS_NAME[s]); });
     var cls = v[0] ? 'fail' : v[1] ? 'inc' : v[2] ? 'pass' : 'skip';
     var vt = (v[0] ? 'FAIL ' + v[0] + ' \u00b7 ' : '') + (v[1] ? v[1] + ' inconclusive \u00b7 ' : '') + v[2] + ' pass' +
       (v[3] ? ' \u00b7 ' + v[3] + ' skipped' : '') + (run[9] ? ' (kgate check)' : '');
-    body.appendChild(cells(el('tr', { 'data-row': r }), 'td', [run[2] || '-', run[0], gpus, run[4] || '-', run[5] || '-', [{ 'class': 'sha' }, run[3] || '-'],
-      rowText.join(', '), [{ 'class': cls }, vt]]));
+    var tr = body.appendChild(cells(el('tr', { 'data-row': r }), 'td', [run[2] || '-', '', gpus, bds.map(boardLabel).join(', ') || '-', hosts || '-',
+      run[4] || '-', run[5] || '-', [{ 'class': 'sha' }, run[3] || '-'], rowText.join(', '), [{ 'class': cls }, vt]]));
+    tr.cells[1].appendChild(el('a', { href: '#compare/' + runBefore(r) + '/' + r }, run[0]));
     shown++;
   }
   document.getElementById('count').textContent = shown + ' of ' + runs.length + ' runs shown';
   state.rows = shown;
+}
+
+// The newest earlier run on one of run r's GPU models, -1 if none.
+function runBefore(r) {
+  for (var p = r - 1; p >= 0; p--) if (runs[p][6].some(function (g) { return runs[r][6].indexOf(g) >= 0; })) return p;
+  return -1;
+}
+// kgate compare's table for two runs of this history: each key's value in
+// both, the change and the noise of one run on each side (1.2533 noise_rel /
+// sqrt(samples); 2% where a row has none), SLOWER or FASTER beyond the larger
+// of 2% and three times that noise, SAME within 2% when the noise allows.
+function renderCompare(a, b) {
+  var pick = view.appendChild(el('p', { 'class': 'count', id: 'count' }));
+  [a, b].forEach(function (r, j) {
+    pick.appendChild(document.createTextNode(j ? ' against NEW run ' : 'Keys of the BASE run '));
+    var s = pick.appendChild(el('select', { 'class': 'pick' }));
+    s.appendChild(el('option', { value: -1 }, '(none)'));
+    for (var q = runs.length - 1; q >= 0; q--) s.appendChild(el('option', { value: q }, runs[q][0] + ' ' + iso(runs[q][1], true)));
+    s.value = r;
+  });
+  pick.addEventListener('change', function () {
+    var s = pick.querySelectorAll('select');
+    location.hash = '#compare/' + s[0].value + '/' + s[1].value;
+  });
+  var summary = view.appendChild(el('p', { id: 'compare-summary' }));
+  var body = table({ id: 'compare' }, ['verdict', 'key', 'GPU', 'base', 'new', 'change', 'noise', 'gate (new run)'], view.appendChild(el('div', { 'class': 'scroll' })));
+  function noise(k, i) {
+    var s = k.nr && k.nr[i], n = decode(k).samples[i];
+    return s && n > 0 ? 1.2533 * s / 100 / Math.sqrt(n) : 0.02;
+  }
+  var list = [], count = {}, logSum = 0, N = { 'class': 'n' };
+  ranked().forEach(function (i) {
+    var k = keys[i], pa = pointAt(k, a), pb = pointAt(k, b), va = pa < 0 ? null : k.v[pa], vb = pb < 0 ? null : k.v[pb];
+    if (pb < 0 && pa < 0) return;
+    var row = { i: i, k: k, va: va, vb: vb, vd: '-', ratio: NaN, u: NaN, gate: pb < 0 ? '' : k.ve.charAt(pb) };
+    if (va > 0 && vb > 0) {
+      row.ratio = k.lo ? va / vb : vb / va;
+      row.u = Math.sqrt(Math.pow(noise(k, pa), 2) + Math.pow(noise(k, pb), 2));
+      var better = row.ratio - 1, needed = Math.max(0.02, 3 * row.u);
+      row.vd = better > needed ? 'FASTER' : better < -needed ? 'SLOWER' : Math.abs(better) <= 0.02 && 3 * row.u <= 0.02 ? 'SAME' : 'UNSURE';
+      logSum += Math.log(row.ratio);
+    }
+    count[row.vd] = (count[row.vd] || 0) + 1;
+    list.push(row);
+  });
+  list.sort(function (x, y) { return (isNaN(x.ratio) - isNaN(y.ratio)) || x.ratio - y.ratio; });  // worst first
+  list.forEach(function (w) {
+    var tr = body.appendChild(el('tr', { 'class': { SLOWER: 'fail', FASTER: 'pass', UNSURE: 'inc' }[w.vd] }));
+    cells(tr, 'td', [w.vd, '', gpuLabel(w.k.g), [N, show(w.va)], [N, show(w.vb)],
+      [N, isFinite(w.ratio) ? (w.vb / w.va > 1 ? '+' : '') + pct(w.vb / w.va - 1) : '-'], [N, isFinite(w.u) ? '\u00b1' + pct(w.u) : '-'],
+      [{ 'class': VERDICT_CLASS[w.gate] }, w.gate ? VERDICT_NAME[w.gate] : '-']]);
+    tr.cells[1].appendChild(el('a', { href: '#key/' + w.i }, keyLabel(w.k)));
+  });
+  var compared = list.length - (count['-'] || 0);
+  summary.textContent = compared ? 'geomean NEW/BASE ' + Math.exp(logSum / compared).toFixed(4) + ' over ' + compared + ' keys: ' +
+    ['FASTER', 'SLOWER', 'SAME', 'UNSURE'].map(function (v) { return (count[v] || 0) + ' ' + v; }).join(', ') +
+    (count['-'] ? '; ' + count['-'] + ' in one run only' : '') : list.length + ' keys; nothing to compare (no key has a value in both runs)';
+  state.rows = list.length;
 }
 
 function renderInput() {

@@ -144,6 +144,61 @@ def drive_overview(b, nkeys):
     b.open(link.split("#")[0], READY)
 
 
+def drive_compare(b):
+    """The Runs view links a run to its keys against the run before: kgate
+    compare's table, computed in the page; two other runs from its menus."""
+    st = goto(b, "#runs")
+    link = b.eval("document.querySelector('#runs tbody tr a').getAttribute('href')")
+    nruns = int(st["rows"])
+    check(link == "#compare/%d/%d" % (nruns - 2, nruns - 1), "the newest run links to %s" % link)
+    b.eval("document.querySelector('#runs tbody tr a').click()")
+    st = goto(b, link)
+    first = b.eval("Array.from(document.querySelectorAll('#compare tbody tr'))"
+                   ".map(r => Array.from(r.cells).map(c => c.textContent))"
+                   ".filter(r => r[1].indexOf('probe') < 0).slice(0, 3)")
+    summary = b.eval("document.getElementById('compare-summary').textContent")
+    check(int(st["rows"]) > 20 and all(r[0] == "SLOWER" and float(r[5][:-1]) < -4 for r in first),
+          "compare with the run before: %s keys, SLOWER first (%s)" % (st["rows"], first[:1]))
+    check("geomean NEW/BASE 0.9" in summary and " SLOWER" in summary, "its summary: " + summary)
+    b.eval("var s = document.querySelectorAll('#view select.pick')[0]; s.value = '0'; "
+           "s.dispatchEvent(new Event('change', {bubbles: true}))")
+    st = goto(b, "#compare/0/%d" % (nruns - 1))
+    check(b.eval("location.hash").startswith("#compare/0/%d" % (nruns - 1)) and
+          int(st["rows"]) > 20, "the base menu compares two chosen runs (%s)" % b.eval("location.hash"))
+    b.screenshot(os.path.join(os.path.dirname(b.eval("location.pathname")), "compare.png"))
+
+
+def drive_four_gpus(b, out, exe):
+    """The recorded H100 runs on board 3ed4dcd2 alone (device "cuda") and on
+    four boards (cuda:0..3): one GPU column, one series per board UUID."""
+    files = [os.path.join(HERE, "..", "data", "4xh100-device-%s-3ed4dcd2-2026-11-27.csv" % d)
+             for d in ("all", "0")]
+    uuids = set()
+    for f in files:
+        uuids |= {r["gpu_uuid"][:12] + "\u2026" for r in csv.DictReader(open(f))}
+    four = os.path.join(out, "four-gpus.html")
+    kgate(exe, "dashboard", "--results", *files, "--out", four)
+    b.open("file://" + four + "#overview?q=cuda%3A1", READY)
+    texts = b.eval("Array.from(document.querySelectorAll('#view tbody tr'))"
+                   ".map(r => (r.textContent + r.title).toLowerCase())")
+    check(len(texts) == 41 and all("cuda:1" in x and "h100 80gb hbm3 \u00d74" in x for x in texts),
+          "four GPUs: one row per key, one GPU column, 'cuda:1' keeps %d rows" % len(texts))
+    key = next(i for i, k in enumerate(page_data(four)["keys"]) if k["n"] == "gemv")
+    goto(b, "#key/%d" % key)
+    series = b.eval("Array.from(document.querySelectorAll('#view svg.kb-chart path.bs'))"
+                    ".map(p => p.getAttribute('data-board'))")
+    check(sorted(series) == sorted(uuids), "one series per board UUID: %s" % series)
+    b.screenshot(os.path.join(out, "four-gpus.png"))
+    set_filter(b, "")
+    goto(b, "#runs")
+    runs = b.eval("Array.from(document.querySelectorAll('#runs tbody tr'))"
+                  ".map(r => [r.cells[3].textContent, r.cells[9].textContent])")
+    check(len(runs) == 2 and runs[0][0].count("GPU-") == 1 and runs[1][0].count("GPU-") == 4,
+          "runs: their boards (%s)" % [r[0] for r in runs])
+    check("(kgate check)" in runs[0][1] and "(kgate check)" not in runs[1][1],
+          "the gated run is the newest one (%s)" % [r[1] for r in runs])
+
+
 def set_filter(b, text):
     b.eval("var f = document.getElementById('filter'); f.value = %s; "
            "f.dispatchEvent(new Event('input'))" % json.dumps(text))
@@ -225,12 +280,10 @@ def main():
         check(len(off) >= 1 and all("target" in t for t in off),
               "a target far from the data is named at the chart's edge: %s" % off)
         b.screenshot(os.path.join(a.out, "charts-drop.png"))
-        four = os.path.join(a.out, "four-gpus.html")
-        kgate(a.kgate, "dashboard", "--results", os.path.join(
-            HERE, "..", "data", "4xh100-device-all-3ed4dcd2-2026-11-27.csv"), "--out", four)
-        b.open("file://" + four + "#overview?q=cuda%3A1", READY)
-        texts = visible_rows_text(b)
-        check(texts and all("cuda:1" in x for x in texts), "'cuda:1' keeps %d rows" % len(texts))
+        check(b.eval("document.querySelectorAll('#view svg.kb-chart path.err').length") >= 20,
+              "the charts draw each run's spread as error bars")
+        drive_compare(b)
+        drive_four_gpus(b, a.out, a.kgate)
         # 100 000 rows: the first screen (the overview, worst first).
         times = sorted(b.open("file://" + big_page, READY) for _ in range(3))
         st = b.eval(STATUS)
@@ -280,6 +333,12 @@ def main():
 
         st = goto(b, "#runs")
         check(int(st["rows"]) == len(data["runs"]), "runs view: %s runs listed" % st["rows"])
+        own = {}
+        for r in csv.DictReader(open(hist)):
+            if "/" not in r["run_id"]:
+                own[r["run_id"]] = own.get(r["run_id"], 0) + 1
+        counted = {r[0]: sum(r[7]) for r in data["runs"] if r[0] in own}
+        check(counted == own, "runs: row counts leave re-measurements out")
         check(not b.errors, "no console error or exception: %s" % b.errors[:3])
 
         # Boards: the real two-board H100 history (14 runs on its first
@@ -355,7 +414,7 @@ def main():
         check(b.eval("document.scripts.length") == 0, "bring-up: no script in the page")
         check(b.eval("document.querySelectorAll('table').length") == 3,
               "bring-up: ceilings, rows and A100 tables")
-        cand = b.eval("document.querySelectorAll('tr.cand').length")
+        cand = b.eval("document.querySelectorAll('tr:has(> td:first-child > b)').length")
         check(cand > 0, "bring-up: %d tuning candidates marked" % cand)
         check(b.eval("Array.from(document.querySelectorAll('p, li, td')).every(e => "
                      "e.textContent.indexOf('`') < 0) && "

@@ -43,7 +43,7 @@ void expect_newest_matches_gate(const std::vector<std::string>& files,
     for (uint32_t k = 0; k < h.keys().size(); ++k) {
       const kb::Key& key = h.keys()[k];
       if (key.name != g.name || key.arch != g.arch || key.shape != g.shape) continue;
-      auto pts = kb::judge_series(h, k, opt);
+      auto pts = kb::judge_series(h, key, h.series(k), opt);
       ASSERT_FALSE(pts.empty());
       EXPECT_EQ(pts.back().verdict, g.status) << kb::key_label(g) << ": " << g.why;
       found = true;
@@ -166,12 +166,12 @@ TEST(KgateDashboard, BoardSwitchWithinTheBoardsSpreadIsInconclusiveNotFail) {
 
   // Boards: the gate's labels, one index per point.
   ASSERT_EQ(b->d.boards.size(), 2u);
-  EXPECT_EQ(b->d.boards[0], "GPU-aaaaaaaa\u2026");
-  EXPECT_EQ(b->d.boards[1], "GPU-bbbbbbbb\u2026");
+  EXPECT_EQ(b->d.boards[0].uuid, "GPU-aaaaaaaa\u2026");
+  EXPECT_EQ(b->d.boards[1].uuid, "GPU-bbbbbbbb\u2026");
   EXPECT_EQ(pts[13].board, 0);
   EXPECT_EQ(pts[14].board, 1);
   const std::string html = kb::dashboard_html(b->d);
-  EXPECT_TRUE(contains(html, "\"boards\":[\"GPU-aaaaaaaa\u2026\",\"GPU-bbbbbbbb\u2026\"]"));
+  EXPECT_TRUE(contains(html, "\"boards\":[[\"GPU-aaaaaaaa\u2026\","));
   EXPECT_TRUE(contains(html, "\"bd\":[[0,0],[14,1]]"));
 }
 
@@ -219,6 +219,36 @@ TEST(KgateDashboard, OneBoardOrNoUuidGivesTheSamePoints) {
     EXPECT_TRUE(p->d.boards.empty());
     EXPECT_EQ(o->d.boards.size(), 1u);
     EXPECT_FALSE(contains(kb::dashboard_html(p->d), "\"bd\":"));
+  }
+}
+
+// The recorded H100 runs on board 3ed4dcd2 alone (device "cuda") and on all
+// four boards (cuda:0..3): one key per key of the gate, one GPU column, each
+// run's boards by UUID, and the four-board run's rows a marker per board.
+TEST(KgateDashboard, OneBoardIsOneSeriesAcrossDeviceLabels) {
+  auto b = std::make_unique<Built>();
+  const std::string d = std::string(KBENCH_SOURCE_DIR) + "/tests/data/4xh100-device-";
+  b->h.add_file(d + "all-3ed4dcd2-2026-11-27.csv");
+  b->h.add_file(d + "0-3ed4dcd2-2026-11-27.csv");
+  b->h.finish();
+  b->d = kb::build_dashboard(b->h, {});
+  EXPECT_EQ(b->d.keys.size(), 41u);
+  ASSERT_EQ(b->d.gpus.size(), 1u);
+  EXPECT_EQ(b->d.gpus[0].device, "cuda");
+  ASSERT_EQ(b->d.boards.size(), 4u);
+  ASSERT_EQ(b->d.runs.size(), 2u);
+  EXPECT_EQ(b->d.runs[0].boards.size(), 4u);
+  EXPECT_EQ(b->d.runs[0].rows[0] + b->d.runs[0].rows[1], 164u);
+  ASSERT_EQ(b->d.runs[1].boards.size(), 1u);
+  EXPECT_EQ(b->d.runs[1].boards[0], b->d.runs[0].boards[0]) << "cuda and cuda:0: one board";
+  EXPECT_TRUE(b->d.runs[1].gated && !b->d.runs[0].gated);
+  for (const auto& k : b->d.keys) {
+    ASSERT_EQ(k.points.size(), 2u) << k.name;
+    EXPECT_EQ(k.points[0].board, -1);  // several boards
+    EXPECT_EQ(k.points[1].board, static_cast<int32_t>(b->d.runs[1].boards[0]));
+    size_t gpu_rows = 0;
+    for (const auto& a : k.attempts) gpu_rows += a.board >= 0 && a.point == 0;
+    EXPECT_EQ(gpu_rows, 4u) << k.name;
   }
 }
 

@@ -246,7 +246,7 @@ TEST(KgateUntrustedRow, TheReportsNameIt) {
   EXPECT_TRUE(contains(md, "## kgate: FAIL: 1 input failure (tonight's input cannot be trusted)"))
       << md;
   EXPECT_TRUE(contains(md, "- **untrusted row** " + at + ": status 'Failed'")) << md;
-  EXPECT_TRUE(contains(slurp(d / "r.html"), "<b>untrusted row</b> <code>" + at)) << md;
+  EXPECT_TRUE(contains(slurp(d / "r.html"), "<li><b>untrusted row</b> " + at)) << md;
 }
 
 // The same damage in an older night: history, a warning; the night passes.

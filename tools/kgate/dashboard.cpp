@@ -17,11 +17,6 @@ namespace {
 
 char status_letter(RowStatus s) { return kDashStatusLetters[static_cast<int>(s)]; }
 
-int status_slot(char letter) {
-  const char* p = std::char_traits<char>::find(kDashStatusLetters, 6, letter);
-  return p ? static_cast<int>(p - kDashStatusLetters) : 5;
-}
-
 // Days since 1970-01-01 of a civil date (proleptic Gregorian).
 int64_t days_from_civil(int64_t y, int64_t m, int64_t d) {
   y -= m <= 2;
@@ -75,10 +70,10 @@ bool parse_iso_time(std::string_view s, int64_t& out) {
   return true;
 }
 
-std::vector<DashboardPoint> judge_series(const History& h, uint32_t k, const GateOptions& opt) {
-  const Key& key = h.keys()[k];
+std::vector<DashboardPoint> judge_series(const History& h, const Key& key,
+                                         const std::vector<uint32_t>& series,
+                                         const GateOptions& opt) {
   const auto& obs = h.observations();
-  const auto& series = h.series(k);
   const bool lower = key.lower_is_better;
   const TargetFile* tf = key.arch.empty() ? nullptr : match_gpu(opt.targets, key.arch);
   // As run_gate: the earlier measured, unthrottled runs, at most this many.
@@ -99,6 +94,8 @@ std::vector<DashboardPoint> judge_series(const History& h, uint32_t k, const Gat
     p.run = o.run;
     p.status = status_letter(o.status);
     if (o.roofline()) p.roofline = *o.roofline();
+    if (o.noise_rel()) p.noise = *o.noise_rel();
+    p.samples = o.samples;
     if (rv.measured) p.value = rv.value;
     const int64_t board = board_of_rows(h, &series[rv.first], static_cast<size_t>(rv.attempts));
     p.board = board >= 0 ? static_cast<int32_t>(board) : -1;
@@ -150,12 +147,14 @@ std::vector<DashboardPoint> judge_series(const History& h, uint32_t k, const Gat
 
 namespace {
 
-// A row of a key as a marker of its run's point (none where the run has no point).
-void add_marker(DashboardKey& dk, const Observation& o) {
+// A row of a key as a marker of its run's point (none where the run has no
+// point); a GPU's row (`board` >= 0) only where the run is on several boards.
+void add_marker(DashboardKey& dk, const Observation& o, int32_t board = -1) {
   auto p = std::lower_bound(dk.points.begin(), dk.points.end(), o.run,
                             [](const DashboardPoint& pt, uint32_t run) { return pt.run < run; });
-  if (p == dk.points.end() || p->run != o.run) return;
+  if (p == dk.points.end() || p->run != o.run || (board >= 0 && p->board >= 0)) return;
   DashboardAttempt a;
+  a.board = board;
   a.point = static_cast<uint32_t>(p - dk.points.begin());
   a.attempt = static_cast<int>(o.attempt);
   a.status = status_letter(o.status);
@@ -165,10 +164,11 @@ void add_marker(DashboardKey& dk, const Observation& o) {
 
 using GpuIndex = std::map<std::pair<std::string, std::string>, uint32_t>;
 
-// GPUs: one column per (arch, device), by name.
+// GPUs: one column per (arch, device) as the gate names them (cuda:N is cuda).
 GpuIndex add_gpus(DashboardData& d, const History& h, const DashboardOptions& opt) {
   GpuIndex gpu_index;
-  for (const Key& k : h.keys()) gpu_index.emplace(std::make_pair(k.arch, k.device), 0);
+  for (const Key& k : h.keys())
+    gpu_index.emplace(std::make_pair(k.arch, gate_key_device(k.device)), 0);
   for (auto& [gpu, index] : gpu_index) {
     index = static_cast<uint32_t>(d.gpus.size());
     d.gpus.push_back({gpu.first, gpu.second});
@@ -191,17 +191,25 @@ void add_runs(DashboardData& d, const History& h) {
   }
 }
 
-// Judging every point is most of the work: keys are independent, so spread
-// them over the cores.
-void judge_keys(DashboardData& d, const History& h, const DashboardOptions& opt) {
-  const size_t n_keys = h.keys().size();
+// One key per key of the gate (its GPUs merged). Judging every point is
+// most of the work: keys are independent, so spread them over the cores.
+void judge_keys(DashboardData& d, const History& h, const DashboardOptions& opt,
+                const std::vector<std::vector<uint32_t>>& groups) {
+  const size_t n_keys = groups.size();
   d.keys.resize(n_keys);
   std::atomic<uint32_t> next{0};
   auto work = [&] {
+    std::vector<uint32_t> series;
     for (uint32_t k; (k = next++) < n_keys;) {
-      d.keys[k].points = judge_series(h, k, opt.gate);
-      for (uint32_t i : h.series(k))  // the re-measurements (`<run>/<N>` rows)
-        if (h.observations()[i].attempt >= 2) add_marker(d.keys[k], h.observations()[i]);
+      merge_series(h, groups[k], series);
+      Key key = h.keys()[groups[k].front()];
+      key.device = gate_key_device(key.device);
+      d.keys[k].points = judge_series(h, key, series, opt.gate);
+      for (uint32_t i : series) {  // re-measurements (`<run>/<N>` rows), GPUs of a run
+        const Observation& o = h.observations()[i];
+        const bool named = !h.gpus()[o.gpu].uuid.empty();
+        if (o.attempt >= 2 || named) add_marker(d.keys[k], o, o.attempt == 1 ? int32_t(o.gpu) : -1);
+      }
     }
   };
   unsigned n = std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
@@ -211,34 +219,23 @@ void judge_keys(DashboardData& d, const History& h, const DashboardOptions& opt)
   for (auto& t : pool) t.join();
 }
 
-// Boards: the History's GPUs that name a UUID, one entry per UUID, in the
-// order the points first name them.
-void number_boards(DashboardData& d, const History& h) {
-  std::vector<int32_t> board_of_gpu(h.gpus().size(), -1);
-  std::map<std::string, int32_t> by_uuid;
-  for (DashboardKey& dk : d.keys)
-    for (DashboardPoint& p : dk.points) {
-      if (p.board < 0) continue;
-      int32_t& b = board_of_gpu[static_cast<size_t>(p.board)];
-      if (b < 0) {
-        const std::string& uuid = h.gpus()[static_cast<size_t>(p.board)].uuid;
-        auto [it, fresh] = by_uuid.try_emplace(uuid, static_cast<int32_t>(d.boards.size()));
-        if (fresh) d.boards.push_back(short_board(uuid));
-        b = it->second;
-      }
-      p.board = b;
-    }
+// Boards: the History's GPUs (their index is a point's board), where a row names a UUID.
+void add_boards(DashboardData& d, const History& h) {
+  for (const GpuId& g : h.gpus())
+    d.boards.push_back({g.uuid.empty() ? "" : short_board(g.uuid), g.device, g.host});
+  if (std::all_of(h.gpus().begin(), h.gpus().end(), [](const GpuId& g) { return g.uuid.empty(); }))
+    d.boards.clear();
 }
 
-// Each key's identity and `kgate check`'s verdict; each GPU's newest run
-// is the gated one.
-void describe_keys(DashboardData& d, const History& h, const GateReport& rep, GpuIndex& gpu_index) {
-  const auto& keys = h.keys();
+// Each key's identity and `kgate check`'s verdict; each GPU model's newest
+// run is the gated one.
+void describe_keys(DashboardData& d, const History& h, const GateReport& rep, GpuIndex& gpu_index,
+                   const std::vector<std::vector<uint32_t>>& groups) {
   std::unordered_map<std::string, const GateKeyResult*> verdicts;
   for (const GateKeyResult& g : rep.keys) verdicts.emplace(key_id(g, g.device), &g);
-  std::vector<std::vector<uint32_t>> gpu_runs(d.gpus.size());
-  for (uint32_t k = 0; k < keys.size(); ++k) {
-    const Key& key = keys[k];
+  for (uint32_t k = 0; k < groups.size(); ++k) {
+    Key key = h.keys()[groups[k].front()];
+    key.device = gate_key_device(key.device);
     DashboardKey& dk = d.keys[k];
     dk.name = key.name;
     dk.metric = key.metric;
@@ -246,8 +243,8 @@ void describe_keys(DashboardData& d, const History& h, const GateReport& rep, Gp
     dk.shape = key.shape;
     dk.lower_is_better = key.lower_is_better;
     dk.gpu = gpu_index[{key.arch, key.device}];
-    if (!h.series(k).empty())
-      dk.variant = std::string(h.observations()[h.series(k).back()].variant);
+    if (!h.series(groups[k].back()).empty())
+      dk.variant = std::string(h.observations()[h.series(groups[k].back()).back()].variant);
     auto it = verdicts.find(key_id(key, key.device));
     if (it != verdicts.end()) {
       const GateKeyResult& g = *it->second;
@@ -260,35 +257,42 @@ void describe_keys(DashboardData& d, const History& h, const GateReport& rep, Gp
           h.runs()[dk.points.back().run].label == g.run)
         dk.points.back().verdict = g.status;
     }
-    if (!dk.points.empty()) gpu_runs[dk.gpu].push_back(dk.points.back().run);
   }
-  for (const auto& g : gpu_runs)
-    if (!g.empty()) d.runs[*std::max_element(g.begin(), g.end())].gated = true;
+  for (const auto& [arch, a] : h.arch_runs()) d.runs[a.newest].gated = true;
 }
 
 // The rows History did not put in a series (a second row of a key in one
 // attempt of a run): markers of that run's point.
-void add_repeats(DashboardData& d, const History& h) {
+void add_repeats(DashboardData& d, const History& h,
+                 const std::vector<std::vector<uint32_t>>& groups) {
   const auto& obs = h.observations();
   std::vector<char> in_series(obs.size(), 0);
-  for (uint32_t k = 0; k < h.keys().size(); ++k)
-    for (uint32_t i : h.series(k)) in_series[i] = 1;
+  std::vector<uint32_t> group_of(h.keys().size());
+  for (uint32_t g = 0; g < groups.size(); ++g)
+    for (uint32_t k : groups[g]) {
+      group_of[k] = g;
+      for (uint32_t i : h.series(k)) in_series[i] = 1;
+    }
   for (uint32_t i = 0; i < obs.size(); ++i)
-    if (!in_series[i]) add_marker(d.keys[obs[i].key], obs[i]);
+    if (!in_series[i]) add_marker(d.keys[group_of[obs[i].key]], obs[i]);
 }
 
-// Per run: rows by status (attempts included), keys by verdict, GPUs.
-void count_per_run(DashboardData& d) {
-  for (const DashboardKey& dk : d.keys) {
+void add_once(std::vector<uint32_t>& v, uint32_t x) {
+  if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
+}
+
+// Per run: its own rows by status (re-measurements left out), keys by
+// verdict, GPU models and boards.
+void count_per_run(DashboardData& d, const History& h) {
+  for (const DashboardKey& dk : d.keys)
     for (const DashboardPoint& p : dk.points) {
-      DashboardRun& dr = d.runs[p.run];
-      ++dr.rows[status_slot(p.status)];
-      ++dr.verdicts[static_cast<int>(p.verdict)];
-      if (std::find(dr.gpus.begin(), dr.gpus.end(), dk.gpu) == dr.gpus.end())
-        dr.gpus.push_back(dk.gpu);
+      ++d.runs[p.run].verdicts[static_cast<int>(p.verdict)];
+      add_once(d.runs[p.run].gpus, dk.gpu);
     }
-    for (const DashboardAttempt& a : dk.attempts)
-      ++d.runs[dk.points[a.point].run].rows[status_slot(a.status)];
+  for (const Observation& o : h.observations()) {
+    if (o.attempt != 1) continue;
+    ++d.runs[o.run].rows[static_cast<int>(o.status)];
+    if (!d.boards.empty()) add_once(d.runs[o.run].boards, o.gpu);
   }
   for (auto& dr : d.runs) std::sort(dr.gpus.begin(), dr.gpus.end());
 }
@@ -370,11 +374,12 @@ DashboardData build_dashboard(const History& h, const DashboardOptions& opt) {
   for (const auto& f : rep.input_failures) d.warnings.push_back("FAIL " + f.rule + " " + f.text());
   GpuIndex gpu_index = add_gpus(d, h, opt);
   add_runs(d, h);
-  judge_keys(d, h, opt);
-  number_boards(d, h);
-  describe_keys(d, h, rep, gpu_index);
-  add_repeats(d, h);
-  count_per_run(d);
+  add_boards(d, h);
+  const auto groups = key_groups(h.keys());
+  judge_keys(d, h, opt, groups);
+  describe_keys(d, h, rep, gpu_index, groups);
+  add_repeats(d, h, groups);
+  count_per_run(d, h);
   note_runs(d, h, opt);
   note_keys(d, opt);
   return d;

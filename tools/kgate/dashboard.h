@@ -15,9 +15,11 @@
 
 namespace kb {
 
-// Every point of one key, oldest first, each judged by rules 1 to 3 as the
-// gate judges its newest run.
-std::vector<DashboardPoint> judge_series(const History& h, uint32_t key, const GateOptions& opt);
+// Every point of one key of the gate (`series`: its rows, merge_series),
+// oldest first, each judged by rules 1 to 3 as the gate judges its newest run.
+std::vector<DashboardPoint> judge_series(const History& h, const Key& key,
+                                         const std::vector<uint32_t>& series,
+                                         const GateOptions& opt);
 
 struct DashboardOptions {
   GateOptions gate;

@@ -52,8 +52,8 @@ void host_means(std::vector<GateKeyResult>& keys) {
 
 int status_rank(GateStatus s) { return static_cast<int>(s); }
 
-// The keys that differ only in their device label (cuda:0, cuda:1, ...)
-// are one key of the gate, their rows merged in run and attempt order.
+}  // namespace
+
 std::vector<std::vector<uint32_t>> key_groups(const std::vector<Key>& keys) {
   std::vector<std::vector<uint32_t>> groups;
   std::map<std::string, size_t> at;
@@ -82,6 +82,8 @@ void merge_series(const History& hist, const std::vector<uint32_t>& group,
     return obs[a].seq < obs[b].seq;
   });
 }
+
+namespace {
 
 // The probe's launch(us) of each run, per arch, for the host rule: the
 // median of the run's GPUs, attempt 1; NaN where a run has none.

@@ -45,6 +45,13 @@ struct RunValue {
   std::optional<double> first_value;  // attempt 1's, when measured
 };
 
+// The keys that differ only in their device label (cuda:0, cuda:1, ...)
+// are one key of the gate (History key indices), their rows merged in run
+// and attempt order.
+std::vector<std::vector<uint32_t>> key_groups(const std::vector<Key>& keys);
+void merge_series(const History& hist, const std::vector<uint32_t>& group,
+                  std::vector<uint32_t>& merged);
+
 // A key's series (oldest first, a run's attempts consecutive) as one
 // RunValue per run. The dashboard judges its past nights through this too.
 void group_runs(const std::vector<Observation>& obs, const std::vector<uint32_t>& series,
