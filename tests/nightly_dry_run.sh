@@ -27,12 +27,14 @@ grep -q "re-measured: median of 4 re-measurement(s)" "$tmp/a/gate.txt" || fail "
 
 # The same night before its re-measurements: the first stage names the key.
 grep -v 'abc00b/[0-9]' "$hist" > "$tmp/first.csv"
-"$nightly" --history "$tmp/first.csv" --out "$tmp/b" --build "$build" --no-gpt-fast > "$tmp/b.log" 2>&1
+"$nightly" --history "$tmp/first.csv" --out "$tmp/b" --build "$build" --no-gpt-fast \
+  --dashboard https://ci.example/kbench.html > "$tmp/b.log" 2>&1
 rc=$?
 [ "$rc" -eq 1 ] || { cat "$tmp/b.log"; fail "first stage: exit $rc, expected 1"; }
 grep -q "^20261121T020000Z-abc00b,gather_gemv,int8,D=4096,bound=memory,memory_bandwidth(GB/s),NVIDIA H100 80GB HBM3,fails" \
   "$tmp/b/suspects.csv" || fail "suspects: $(cat "$tmp/b/suspects.csv")"
 grep -q "dry run: would re-measure 1 key(s) 4 times" "$tmp/b.log" || fail "no dry-run re-measure line"
+grep -q "https://ci.example/kbench.html#" "$tmp/b/summary.md" || fail "no dashboard link in summary.md"
 
 # The gpt_fast export is a stage too: without gpt_fast's rows it fails the night.
 "$nightly" --history "$hist" --out "$tmp/e" --build "$build" > "$tmp/e.log" 2>&1

@@ -5,7 +5,8 @@
 # exit code; docs/gate.md "Wiring it into a nightly job").
 #
 #   tools/nightly.sh --history FILE --out DIR [--build DIR] [--confirm N] [--targets DIR]
-#                    [--max-suspects REL] [--no-gpt-fast] [--ab] [--dry-run] [-- kbench run options...]
+#                    [--max-suspects REL] [--no-gpt-fast] [--ab] [--dashboard URL] [--dry-run]
+#                    [-- kbench run options...]
 #
 # Exit 0: every stage succeeded and the gate passed; 1: a regression, or
 # kbench's rows failed (reports written); 2: anything else, one
@@ -13,10 +14,11 @@
 # gates the history as it is, without kbench. --ab: a key failed on its
 # history is measured again, its last good commit's build against HEAD's
 # (KBENCH_AB_BUILD_CMD as bisect.sh's --build-cmd); if that does not
-# reproduce the slowdown, the key is cleared.
+# reproduce the slowdown, the key is cleared. --dashboard URL: the reports
+# link each failing key to its chart on that page (kgate check --dashboard).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-usage_line="usage: tools/nightly.sh --history FILE --out DIR [--build DIR] [--confirm N] [--targets DIR] [--max-suspects REL] [--no-gpt-fast] [--ab] [--dry-run] [-- kbench run options...]"
+usage_line="usage: tools/nightly.sh --history FILE --out DIR [--build DIR] [--confirm N] [--targets DIR] [--max-suspects REL] [--no-gpt-fast] [--ab] [--dashboard URL] [--dry-run] [-- kbench run options...]"
 
 die() {
   echo "nightly.sh: $1" >&2
@@ -28,7 +30,7 @@ history="" out="" build="${KBENCH_BUILD_DIR:-$root/build}" confirm=4 targets="$r
 dry="${KBENCH_NIGHTLY_DRY_RUN:-0}"
 gpt_fast=1 ab=0
 kbench_opts=()
-max_suspects=()
+max_suspects=() dashboard=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --dry-run) dry=1 ;;
@@ -37,11 +39,12 @@ while [ $# -gt 0 ]; do
     -h | --help) sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
     --) shift; kbench_opts=("$@"); break ;;
     --*=*) set -- "${1%%=*}" "${1#*=}" "${@:2}"; continue ;;
-    --history | --out | --build | --confirm | --targets | --max-suspects)
+    --history | --out | --build | --confirm | --targets | --max-suspects | --dashboard)
       [ $# -ge 2 ] || die_usage "$1 needs a value"
       case "$1" in
         --history) history="$2" ;; --out) out="$2" ;; --build) build="$2" ;; --confirm) confirm="$2" ;;
         --targets) targets="$2" ;; --max-suspects) max_suspects=(--max-suspects "$2") ;;
+        --dashboard) dashboard=(--dashboard "$2") ;;
       esac
       shift ;;
     *) die_usage "unknown option '$1' (kbench run options go after --)" ;;
@@ -252,7 +255,7 @@ ab_stage() {
 gate=0
 "$kgate" check --results "$history" ${targets_opt[@]+"${targets_opt[@]}"} \
   --markdown "$out/summary.md" --junit "$out/junit.xml" --html "$out/report.html" \
-  > "$out/gate.txt" 2>&1 || gate=$?
+  ${dashboard[@]+"${dashboard[@]}"} > "$out/gate.txt" 2>&1 || gate=$?
 cat "$out/gate.txt"
 if ! stage_failed "final stage (check)" "$gate" && [ "$gate" -eq 1 ]; then
   if [ "$ab" = 1 ] && [ "$dry" != 1 ] && ab_stage | tee "$out/ab.txt"; then
