@@ -2,13 +2,14 @@
 # The gate measured on one GPU (docs/gate.md "The self-test on a GPU"):
 #   tools/gate-selftest.sh [--nights K] [--drops "3 5 10"] [--out DIR]
 #                          [--build DIR] [--confirm N] [--resume] [--skip-table]
-#                          [-- kbench run options...]
+#                          [--no-gpt-fast] [-- kbench run options...]
 # --resume continues the A/A history in DIR over several calls; --drops ""
-# skips the drops; --skip-table leaves the table for a later call.
+# skips the drops; --skip-table leaves the table for a later call;
+# --no-gpt-fast for nights without the models (a --filter that leaves them out).
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 nights=20 drops="3 5 10" out="$root/selftest" build="${KBENCH_BUILD_DIR:-$root/build}" confirm=4
-resume=0 table=1
+resume=0 table=1 gpt_fast=()
 opts=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -19,6 +20,7 @@ while [ $# -gt 0 ]; do
     --confirm) confirm="$2"; shift 2 ;;
     --resume) resume=1; shift ;;
     --skip-table) table=0; shift ;;
+    --no-gpt-fast) gpt_fast=(--no-gpt-fast); shift ;;
     --) shift; opts=("$@"); break ;;
     *) echo "gate-selftest.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
@@ -26,7 +28,7 @@ done
 mkdir -p "$out/aa"
 aa="$out/aa.csv"
 [ -e "$aa" ] && [ "$resume" = 0 ] && { echo "gate-selftest.sh: $aa exists: use a fresh --out, or --resume" >&2; exit 2; }
-nightly=("$root/tools/nightly.sh" --build "$build" --confirm "$confirm")
+nightly=("$root/tools/nightly.sh" --build "$build" --confirm "$confirm" ${gpt_fast[@]+"${gpt_fast[@]}"})
 done_nights=0
 while [ -f "$out/aa/night-$((done_nights + 1))/exit" ]; do done_nights=$((done_nights + 1)); done
 
