@@ -8,12 +8,27 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 
 namespace kb {
 
 constexpr int kBf16x8 = 8;  // bf16 per 16-byte vector
 
 inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
+
+// The row kernels' shape limits: std::invalid_argument naming `op` unless
+// 0 < rows < 2^31 and D is a multiple of 8 in (0, max_d].
+inline void check_rows(const std::string& op, int64_t rows, int64_t D, int64_t max_d) {
+  const std::string got = " (got rows=" + std::to_string(rows) + ", D=" + std::to_string(D) + ")";
+  if (rows <= 0 || D <= 0) throw std::invalid_argument(op + ": rows and D must be > 0" + got);
+  if (D % kBf16x8 != 0)
+    throw std::invalid_argument(op + ": D must be a multiple of 8 (16-byte vectors)" + got);
+  if (D > max_d)
+    throw std::invalid_argument(op + ": D must be <= " + std::to_string(max_d) +
+                                " (a row held in one block's registers)" + got);
+  if (rows > 0x7fffffff) throw std::invalid_argument(op + ": more than 2^31-1 rows");
+}
 
 struct alignas(16) Bf16x8 {
   __nv_bfloat162 h[4];

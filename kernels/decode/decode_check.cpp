@@ -55,9 +55,7 @@ std::vector<float> cpu_step(const Decoder& d, RefDecoder& ref, const ReferenceCh
   if (!c.moe()) return ref.step(token);
   const std::vector<int32_t> ids = d.routed_experts(pos);
   std::vector<std::vector<int>> per_layer(c.n_layers);
-  for (int l = 0; l < c.n_layers; ++l)
-    per_layer[l].assign(ids.begin() + size_t(l) * c.top_experts,
-                        ids.begin() + size_t(l + 1) * c.top_experts);
+  for (int l = 0; l < c.n_layers; ++l) per_layer[l] = layer_slice(ids, l, size_t(c.top_experts));
   // The tie tolerance scales with the router logits' size (the GPU's at
   // this position; at least 1).
   const std::vector<float> gpu = d.router_logits(pos);

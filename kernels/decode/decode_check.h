@@ -1,9 +1,7 @@
-// Checks of a GPU decoder that the tests and the experiment's check() share.
-// check_against_reference: a model small enough for the CPU, decoded step by
-// step on the GPU and by the CPU fp32 reference of the same weights (logits,
-// KV-cache rows, greedy choices). check_full_model: a larger model, checked
-// for what is cheap (finite logits, greedy = argmax, LM-head rows from the
-// final residual on the CPU, graph replay = eager launches = prefill).
+// Checks of a GPU decoder that the tests and the experiment's check() share:
+// a small model against the CPU fp32 reference of the same weights, step by
+// step (check_against_reference), and a larger one for what is cheap
+// (check_full_model).
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,6 @@
 // The decode step's own kernels (every weight matrix goes through
-// kernels/gemv): embed, attention, the MoE router and combine, sample. The
-// step kernel by kernel, and why there is no RMSNorm kernel (each consumer
-// of a projection recomputes r from the raw residual): docs/notes/decode.md.
+// kernels/gemv): embed, attention, the MoE router and combine, sample.
+// Why there is no RMSNorm kernel: docs/notes/decode.md.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -15,15 +14,13 @@ namespace kb::decode {
 
 using bf16 = __nv_bfloat16;
 
-// ---- weights ----
-// Fills `n` elements of tensor `tensor` (see weight_init.h).
+// Fills `n` elements of tensor `tensor` (weight_init.h).
 void init_bf16(bf16* w, int64_t n, uint64_t seed, uint32_t tensor, float amplitude,
                cudaStream_t stream);
 void init_int8(int8_t* w, int64_t n, uint64_t seed, uint32_t tensor, cudaStream_t stream);
 void init_row_scales(bf16* scale, int64_t rows, uint64_t seed, uint32_t tensor, float amplitude,
                      cudaStream_t stream);
 
-// ---- step state ----
 // pos = pos0, tokens[0, prompt_len) = prompt (pos0 = prompt_len - 1 before a
 // prefill, whose sampler then consumes the last prompt position).
 void reset_state(const int32_t* prompt, int prompt_len, int32_t* tokens, int32_t* pos,
@@ -34,7 +31,6 @@ void reset_state(const int32_t* prompt, int prompt_len, int32_t* tokens, int32_t
 void embed(const bf16* embedding, const int32_t* tokens, const int32_t* pos, int capacity,
            int vocab, int dim, bf16* x, cudaStream_t stream);
 
-// ---- attention ----
 struct AttentionArgs {
   const bf16* qkv = nullptr;  // raw [q (H·hd) | k (KVH·hd) | v (KVH·hd)] of this token
   const bf16* x = nullptr;    // the residual that qkv was projected from (for r)
@@ -53,23 +49,18 @@ struct AttentionArgs {
   int min_chunk = 16;
   float* partial = nullptr;     // workspace [KVH][n_splits][G][hd + 2] (o, m, l)
   int32_t* counters = nullptr;  // [KVH], zero before the first launch; left zero after each
-  // A programmatic dependent of the previous kernel, letting the next launch
-  // at once. Before its wait it reads *pos and the cache rows before it: the
-  // previous kernel must wait for its own predecessors first (the gemv does).
+  // A programmatic dependent that reads *pos and the earlier cache rows
+  // before its wait: the previous kernel must wait for its own predecessors.
   bool pdl = false;
-  // x is complete when this grid can launch (the decode step: x's writer
-  // precedes the qkv gemv): r is computed before the wait, through L2.
+  // x is complete when this grid can launch: r is computed before the wait.
   bool x_ready = false;
-  // One block per kv head with the head's cache rows copied into its shared
-  // memory before its wait (compute capability 9.0, the cache must fit):
-  // no splits (n_splits and min_chunk ignored). Else the split kernel runs.
+  // One block per kv head, the head's cache copied into shared memory before
+  // the wait (9.0, the cache must fit; docs/decisions/0039); else the split kernel.
   bool whole = false;
 };
-// Dynamic shared memory of AttentionArgs::whole: one kv head's K and V rows
-// and their scores.
+// Dynamic shared memory of AttentionArgs::whole, and why it cannot run on
+// the current device at these sizes (nullptr where it can).
 size_t attention_whole_smem(int max_seq, int head_dim);
-// Why AttentionArgs::whole cannot run on the current device at these sizes,
-// or nullptr where it can.
 const char* attention_whole_refusal(int max_seq, int head_dim);
 // Floats of AttentionArgs::partial for a config and split count.
 int64_t attention_workspace_floats(const ModelConfig& c, int n_splits);
@@ -77,12 +68,9 @@ int64_t attention_workspace_floats(const ModelConfig& c, int n_splits);
 int default_attention_splits(const ModelConfig& c, int sm_count, int max_seq);
 void attention(const AttentionArgs& a, cudaStream_t stream);
 
-// ---- mixture of experts (Mixtral) ----
-// The router of one layer, one block: logits[e] = r · scale[e] · (W[e] · x)
-// (bf16: no scale); the top `top` (the larger logit first, the lower id on
-// a tie) and their softmax renormalized to sum 1: ids[j], weights[j], for
-// the gather kernels that follow. For the checks it also keeps each
-// position's logits and ids at *pos · hist_stride (if in [0, capacity)).
+// The MoE router of one layer, one block: logits[e] = r · scale[e] · (W[e] · x);
+// the top `top` (the lower id on a tie) and their renormalized softmax; for
+// the checks, each position's logits and ids at *pos · hist_stride.
 struct RouteArgs {
   const void* w = nullptr;      // [n_experts, dim]: int8 with `scale`, or bf16
   const bf16* scale = nullptr;  // int8: [n_experts]; bf16: nullptr
@@ -105,15 +93,12 @@ struct RouteArgs {
 };
 void moe_route(const RouteArgs& a, cudaStream_t stream);
 
-// ---- the router beside the o projection (docs/decisions/0035) ----
-// The router reads y = x + so ⊙ (Wo·a) only linearly: W[e]·y = W[e]·x +
-// F[e]·a with F = W · diag(so) · Wo, and r > 0 scales every logit alike. So
-// router blocks in the o projection's grid (gemv::RouteBlocks) pick the
-// experts from x and a while its other blocks stream Wo, and
-// moe_route_finish, once y exists, takes r for the weights and the logits.
-//
-// moe_route_fold: F [n_experts, q_size] fp32 for one layer (setup), from W
-// and Wo as stored and so (int8: Wo's row scales; bf16: nullptr = 1).
+// The router beside the o projection (docs/decisions/0035): W[e]·y = W[e]·x
+// + F[e]·a for y = x + so ⊙ (Wo·a), F = W · diag(so) · Wo, so router blocks
+// in the o projection's grid pick the experts from x and a, and
+// moe_route_finish, once y exists, takes r for the weights and logits.
+// moe_route_fold: F [n_experts, q_size] fp32 for one layer, at setup
+// (so: int8 Wo's row scales; bf16: nullptr = 1).
 void moe_route_fold(bool int8, const void* w, const void* wo, const bf16* wo_scale, int n_experts,
                     int dim, int q_size, float* fold, cudaStream_t stream);
 
@@ -132,14 +117,12 @@ struct RouteFinishArgs {
 };
 void moe_route_finish(const RouteFinishArgs& a, cudaStream_t stream);
 
-// ---- a MoE prefill ----
-// After gemv::gather_tokens_gemv (D [E, tokens, dim]): for each token t,
+// A MoE prefill, after gemv::gather_tokens_gemv (D [E, tokens, dim]): for each token t,
 // x[t, :] += sum_k weights[t, k] · D[ids[t, k], t, :] in fp32, rounded once;
 // an id outside [0, E) gives a NaN row.
 void moe_tokens_combine(bf16* x, const bf16* D, const int32_t* ids, const float* weights,
                         int tokens, int dim, int E, int top, cudaStream_t stream, bool pdl);
 
-// ---- next token ----
 struct SampleArgs {
   const bf16* raw_logits = nullptr;  // Wout · x, [vocab]
   const bf16* x = nullptr;           // final residual (for r)

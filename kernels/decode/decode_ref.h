@@ -29,8 +29,7 @@ struct HostWeights {
   std::vector<float> output;  // [vocab, dim]
 };
 
-// The weights a Decoder of (c, t, seed) generates on the GPU, recomputed on
-// the host from the same hash (weight_init.h), dequantized.
+// The weights a Decoder of (c, t, seed) generates, recomputed on the host.
 HostWeights make_host_weights(const ModelConfig& c, WeightType t, uint64_t seed);
 
 // ---- single operations (also the references of the kernel tests) ----
@@ -50,10 +49,9 @@ class RefDecoder {
   // Runs `token` at the next position; returns the logits [vocab].
   // A MoE layer routes as route_ref, or as set by prefer_routing.
   std::vector<float> step(int token);
-  // MoE, for the next step only: per layer the ids the GPU chose, taken
-  // where routing_mismatch accepts them (near ties go the GPU's way, so
-  // that rounding does not make the two models diverge), else its own
-  // choice, recording why in route_error().
+  // MoE, for the next step only: per layer the GPU's ids, taken where
+  // routing_mismatch accepts them (a near tie goes the GPU's way so that
+  // the models do not diverge), else its own choice, why in route_error().
   void prefer_routing(std::vector<std::vector<int>> ids, double tol);
   // The first routing the GPU's choice did not pass ("" if none).
   const std::string& route_error() const { return route_error_; }

@@ -1,11 +1,7 @@
-// A Llama decoder at batch 1 on the GPU (docs/notes/decode.md): random
-// weights from a seed (bf16, or int8 with per-row bf16 scales), a bf16 KV
-// cache, and one decode step captured once as a CUDA graph that reads and
-// advances the position and tokens in device memory:
-//
-//   Decoder d(find_config("Llama-2-7b-chat-hf"), WeightType::int8, opts);
-//   d.reset(stream);                          // pos = 0, tokens = prompt
-//   for (int i = 0; i < n; ++i) d.replay(stream);
+// A Llama decoder at batch 1 on the GPU (docs/notes/decode.md): seeded
+// random weights (bf16, or int8 with per-row bf16 scales), a bf16 KV cache,
+// and the step captured as a CUDA graph that reads and advances the
+// position and tokens in device memory: reset(s), then replay(s) per token.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -28,16 +24,13 @@ struct DecoderOptions {
   uint64_t seed = 1;               // of the weights
   std::vector<int32_t> prompt{1};  // token ids, each in [0, vocab)
   bool capture = true;             // capture the step and prefill graphs in the constructor
-  // The split attention's (where the whole-cache one cannot run): splits
-  // over the sequence (0: default_attention_splits), positions per split.
+  // The split attention's splits (0: default_attention_splits) and positions per split.
   int attn_splits = 0;
   int attn_min_chunk = 16;
-  // Tests: false runs the split attention where the whole-cache one could,
-  // so that a 9.0 GPU covers the kernel of other GPUs and long caches.
+  // Tests, to cover other GPUs' paths: false runs the split attention where
+  // the whole-cache one could, and keeps the MoE router on the chain
+  // (moe_route) where the o projection could carry router blocks.
   bool attn_whole = true;
-  // Tests: false keeps the MoE router on the chain (moe_route) where the o
-  // projection could carry router blocks, as on a GPU whose table gives the
-  // o projection another kernel.
   bool moe_route_parallel = true;
   // Tests only, to prove the checks fail: 1 wrong routing, 2 id out of range
   // (RouteArgs::fault); 3 the combine reads the next layer's ids and weights.
@@ -60,9 +53,9 @@ class Decoder {
     return kernels_per_step(c) - (c.moe() && moe_parallel ? c.n_layers : 0);
   }
 
-  // Allocates (a model that does not fit throws std::runtime_error saying
-  // how much it needs), fills the weights, runs one eager step and prefill
-  // (any lazy setup outside the capture) and captures the graphs.
+  // Allocates (std::runtime_error saying how much a model that does not fit
+  // needs), fills the weights, runs one eager step and prefill (any lazy
+  // setup outside the capture) and captures the graphs.
   Decoder(const ModelConfig& c, WeightType t, const DecoderOptions& o);
   ~Decoder();
   Decoder(const Decoder&) = delete;
@@ -70,21 +63,15 @@ class Decoder {
 
   // pos = 0, tokens[0, prompt) = prompt: one kernel.
   void reset(cudaStream_t s);
-  // The prompt as one forward (gpt-fast's prefill): each weight read once
-  // per chunk of up to gemv::kMaxTokens tokens (a MoE layer: each chosen
-  // expert once for the tokens that chose it), attention token by token,
-  // the LM head and sampler for the last token. Leaves the state of reset +
-  // prompt-length steps. The captured graph unless `eager` or not captured.
+  // The prompt as one forward (gpt-fast's prefill), each weight read once
+  // per chunk of up to gemv::kMaxTokens tokens: the state of reset + prompt
+  // steps. The captured graph unless `eager` or not captured.
   void prefill(cudaStream_t s, bool eager = false);
-  // Kernels (and the one copy) of a prefill of `prompt_len` tokens: its
-  // graph's nodes, all on the chain.
+  // The prefill graph's nodes (kernels and one copy) for `prompt_len` tokens.
   static int prefill_nodes(const ModelConfig& c, int prompt_len);
-  // One step, eager (every kernel launched on `s`).
-  void step(cudaStream_t s);
-  // One step, as a replay of the captured graph.
-  void replay(cudaStream_t s);
-  // Captures the step (done by the constructor unless options.capture is false).
-  void capture();
+  void step(cudaStream_t s);    // one step, eager
+  void replay(cudaStream_t s);  // one step, a replay of the captured graph
+  void capture();               // done by the constructor unless options.capture is false
   bool captured() const { return exec_ != nullptr; }
   size_t graph_nodes() const { return graph_nodes_; }
   size_t prefill_graph_nodes() const { return prefill_graph_nodes_; }
@@ -156,7 +143,6 @@ class Decoder {
   bf16* embedding_ = nullptr;
   std::vector<LayerW> layers_;
   LinearW output_;
-  // state and step buffers
   bf16 *k_cache_ = nullptr, *v_cache_ = nullptr;  // [L][KVH][max_seq][hd]
   bf16 *x_ = nullptr, *qkv_ = nullptr, *att_ = nullptr, *h_ = nullptr;
   bf16* raw_logits_ = nullptr;
@@ -186,8 +172,7 @@ class Decoder {
   int32_t* hist_ids_ = nullptr;
   // The router beside the o projection: the MoE block's input (the o
   // projection's output), per layer the router blocks' logits [L][E + top],
-  // their workspace and ticket, the stream beside the chain for
-  // route_finish and its events (after the o projection, after route_finish).
+  // their workspace and ticket, route_finish's stream and events.
   bool parallel_ = false;
   bf16* xm_ = nullptr;
   float* route_l_ = nullptr;

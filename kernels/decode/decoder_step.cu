@@ -10,20 +10,10 @@ namespace kb::decode {
 
 void Decoder::gemv(const LinearW& w, const bf16* x, bf16* y, const bf16* residual, cudaStream_t s,
                    const gemv::RouteBlocks* route) const {
-  const bool int8 = wt_ == WeightType::int8;
   gemv::Config c = step_config(w.rows, w.cols);
   c.pdl = true;
-  gemv::Operands op;
-  op.int8 = int8;
-  op.W = w.w;
-  op.scale = w.scale;
-  op.x = x;
-  op.y = y;
-  op.N = w.rows;
-  op.K = w.cols;
-  op.residual = residual;
-  op.route = route;
-  gemv::launch(op, c, s);
+  const bool int8 = wt_ == WeightType::int8;
+  gemv::launch({int8, w.w, w.scale, nullptr, 1, 0, x, y, w.rows, w.cols, residual, 1, route}, c, s);
 }
 
 void Decoder::gemv_tokens(const LinearW& w, const bf16* x, bf16* y, int tokens,

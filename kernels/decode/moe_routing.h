@@ -1,7 +1,5 @@
-// The router of a mixture of experts on the host (Mixtral's, as gpt-fast
-// computes it), and the rules by which a check accepts the GPU's choice:
-// the same experts, or others within a tolerance of the CPU's own (a near
-// tie, which rounding may decide either way). Plain C++.
+// The MoE router on the host (Mixtral's, as gpt-fast computes it), and when
+// a check accepts the GPU's choice: the same experts, or a near tie.
 #pragma once
 
 #include <string>
@@ -26,10 +24,8 @@ std::string routing_mismatch(const std::vector<float>& cpu_logits, const std::ve
                              int k, double tol);
 
 // "" when the GPU's router logits of one layer and position agree with the
-// CPU's: all finite and ||gpu - cpu|| <= tol · max(||cpu||, sqrt(E)). The
-// floor (an rms of 1): small logits nearly cancel, and the bf16 residual's
-// rounding then reads as a large relative error that changes no choice.
-// Otherwise why not.
+// CPU's: all finite and ||gpu - cpu|| <= tol · max(||cpu||, sqrt(E)) (the
+// floor: small logits nearly cancel). Otherwise why not.
 std::string router_logits_mismatch(const std::vector<float>& gpu, const std::vector<float>& cpu,
                                    double tol);
 

@@ -49,6 +49,19 @@ bool aligned(const void* p, uint32_t alignment) {
   return reinterpret_cast<uintptr_t>(p) % alignment == 0;
 }
 
+// f(attribute, field) for each configuration attribute an AlgoConfig holds past its id.
+template <typename Config, typename F>
+void for_each_attribute(Config& c, F&& f) {
+  f(CUBLASLT_ALGO_CONFIG_TILE_ID, c.tile);
+  f(CUBLASLT_ALGO_CONFIG_STAGES_ID, c.stages);
+  f(CUBLASLT_ALGO_CONFIG_SPLITK_NUM, c.splitk);
+  f(CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, c.reduction);
+  f(CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, c.swizzle);
+  f(CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, c.custom);
+  f(CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, c.cluster);
+  f(CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, c.inner);
+}
+
 // The configuration of `algo` as cuBLASLt reports it.
 AlgoConfig read_config(const cublasLtMatmulAlgo_t& algo, size_t workspace) {
   AlgoConfig c;
@@ -58,14 +71,7 @@ AlgoConfig read_config(const cublasLtMatmulAlgo_t& algo, size_t workspace) {
     KB_CUBLAS_CHECK(cublasLtMatmulAlgoConfigGetAttribute(&algo, attr, &out, sizeof(out), &written));
   };
   get(CUBLASLT_ALGO_CONFIG_ID, c.id);
-  get(CUBLASLT_ALGO_CONFIG_TILE_ID, c.tile);
-  get(CUBLASLT_ALGO_CONFIG_STAGES_ID, c.stages);
-  get(CUBLASLT_ALGO_CONFIG_SPLITK_NUM, c.splitk);
-  get(CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, c.reduction);
-  get(CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, c.swizzle);
-  get(CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, c.custom);
-  get(CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, c.cluster);
-  get(CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, c.inner);
+  for_each_attribute(c, get);
   return c;
 }
 
@@ -211,24 +217,15 @@ bool Gemm::try_pinned(const PinnedAlgo& pin) {
   const AlgoConfig& c = pin.config;
   cublasLtMatmulAlgo_t algo{};
   cublasLtMatmulHeuristicResult_t check{};
-  auto set = [&](cublasLtMatmulAlgoConfigAttributes_t attr, const auto& v) {
-    return cublasLtMatmulAlgoConfigSetAttribute(&algo, attr, &v, sizeof(v));
-  };
   cublasStatus_t st = cublasLtMatmulAlgoInit(g.handle, CUBLAS_COMPUTE_32F, CUDA_R_32F, g.in_type,
                                              g.in_type, CUDA_R_16BF, CUDA_R_16BF, c.id, &algo);
   const char* step = "cublasLtMatmulAlgoInit";
   if (st == CUBLAS_STATUS_SUCCESS) {
     step = "setting its configuration";
-    cublasStatus_t s2[] = {set(CUBLASLT_ALGO_CONFIG_TILE_ID, c.tile),
-                           set(CUBLASLT_ALGO_CONFIG_STAGES_ID, c.stages),
-                           set(CUBLASLT_ALGO_CONFIG_SPLITK_NUM, c.splitk),
-                           set(CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, c.reduction),
-                           set(CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, c.swizzle),
-                           set(CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, c.custom),
-                           set(CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, c.cluster),
-                           set(CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, c.inner)};
-    for (cublasStatus_t x : s2)
+    for_each_attribute(c, [&](cublasLtMatmulAlgoConfigAttributes_t attr, const auto& v) {
+      const cublasStatus_t x = cublasLtMatmulAlgoConfigSetAttribute(&algo, attr, &v, sizeof(v));
       if (x != CUBLAS_STATUS_SUCCESS && st == CUBLAS_STATUS_SUCCESS) st = x;
+    });
   }
   if (st == CUBLAS_STATUS_SUCCESS) {
     step = "cublasLtMatmulAlgoCheck";

@@ -1,15 +1,11 @@
 // cuBLASLt GEMM in nn.Linear's convention, row-major:
-//
 //   D[M, N] = epilogue(A[M, K] · W[N, K]^T (+ bias[N]))
-//
-// A and W in bf16 (or FP8 E4M3), D and bias in bf16, fp32 accumulation;
-// epilogues are cuBLASLt's own (its GELU is the tanh approximation). The
-// row-major product is cuBLASLt's column-major D^T = W · A^T, the "TN"
-// layout FP8 requires. A Gemm is a plan for one shape: the algorithm pinned
-// for its key in the GPU's tuning table (chosen by `kbench tune`), else the
-// heuristic's first usable one, with its workspace, so that every call runs
-// the same kernel. cuBLASLt's refusal throws kb::CudaError naming the status
-// (a `failed` row); bad arguments throw std::invalid_argument first.
+// A and W bf16 (or FP8 E4M3), D and bias bf16, fp32 sums, cuBLASLt's
+// epilogues (a tanh GELU); cuBLASLt computes D^T = W · A^T, the "TN" layout
+// FP8 requires. A Gemm is a plan for one shape, so that every call runs the
+// same algorithm: the one pinned in the GPU's tuning table, else the
+// heuristic's first usable one (docs/decisions/0046). cuBLASLt's refusal
+// throws kb::CudaError; bad arguments throw std::invalid_argument first.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -45,24 +41,20 @@ struct Options {
   uint32_t min_alignment = 256;
 };
 
-// The algorithms pinned for this process (the GPU's tuning table), set
-// before any plan is made: a plan of such a key runs that algorithm unless
-// this cuBLASLt refuses it.
+// The GPU's tuning table's algorithms, set before any plan is made.
 void set_pinned_algos(std::vector<PinnedAlgo> pins);
 // Every key planned since the last clear, once each (what `kbench tune` tunes).
 std::vector<AlgoKey> planned_keys();
 void clear_planned_keys();
 
-// Where a plan's algorithm came from: the pin, the heuristic's first usable
-// choice (no pin), the heuristic's after this cuBLASLt refused the pin, or a
-// candidate chosen by index (kbench tune).
+// Where a plan's algorithm came from: the pin, the heuristic (no pin; the
+// pin refused), or a candidate chosen by index (kbench tune).
 enum class AlgoSource { table, heuristic, refused, candidate };
 const char* algo_source_name(AlgoSource s);  // its name, as the enum spells it
 
 class Gemm {
  public:
-  // Plans the GEMM on the current device. Throws std::invalid_argument for
-  // M, N, K <= 0 or bad options, kb::CudaError when cuBLASLt refuses.
+  // Plans the GEMM on the current device.
   Gemm(int64_t M, int64_t N, int64_t K, Options opts = {});
   ~Gemm();
   Gemm(const Gemm&) = delete;
@@ -75,8 +67,7 @@ class Gemm {
   void run(const bf16* A, const bf16* W, const bf16* bias, bf16* D, cudaStream_t stream);
   void run(const fp8* A, const fp8* W, const bf16* bias, bf16* D, cudaStream_t stream);
 
-  // The heuristic's usable candidates, and running the i-th of them from
-  // now on (kbench tune times each).
+  // The heuristic's usable candidates; run the i-th from now on (kbench tune).
   int candidates() const;
   void use_candidate(int index);
 
@@ -118,11 +109,10 @@ std::vector<float> ref_cols(const std::vector<int64_t>& cols, const T* A, const 
 
 float fp8_to_float(fp8 v);  // exact (every E4M3 value is a float)
 
-// The check of D = A W^T (no epilogue; D: M x N bf16) where the sampled rows
-// and columns cross, against A's rows `a_rows` and W's rows `w_rows` (in
-// that order): relative L2 error within 5e-3 and every value within 1/128
-// relative plus 4e-3 of the reference's rms (bf16 output rounding; fp32
-// sums near zero). `text` says what was compared and how it came out.
+// The check of D = A W^T (D: M x N bf16) where the sampled rows and columns
+// cross (docs/decisions/0045), against A's rows `a_rows` and W's rows
+// `w_rows`: relative L2 within 5e-3 and every value within 1/128 relative
+// plus 4e-3 of the reference's rms. `text` says how it came out.
 template <typename T>
 bool check_crossings(const std::vector<bf16>& D, int64_t N, const std::vector<int64_t>& rows,
                      const std::vector<int64_t>& cols, const T* a_rows, const T* w_rows, int64_t K,

@@ -131,10 +131,13 @@ int bulk_rows_per_buffer(const Bulk& k, bool int8, int64_t N, int64_t K, bool ga
 }
 
 std::string refusal(const Kernel& kernel, bool int8, int64_t N, int64_t K, int n_sel) {
+  return refusal(kernel, int8, N, K, n_sel, n_sel > 1);
+}
+
+std::string refusal(const Kernel& kernel, bool int8, int64_t N, int64_t K, int n_sel, bool gather) {
   if (N <= 0 || K <= 0 || n_sel <= 0) return "empty shape";
   if (K % vec_elems(int8) != 0) return "K not a multiple of the 16-byte vector";
   const int64_t vecs = K / vec_elems(int8);
-  const bool gather = n_sel > 1;
   return std::visit(
       overloaded{[&](const General& c) -> std::string {
                    const auto in = [](int v, std::initializer_list<int> ok) {

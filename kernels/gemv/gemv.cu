@@ -242,24 +242,9 @@ dim3 family_grid(const Request& r, const Config& cfg) {
 bool launch_bulk(const Request& r, const Bulk& b, const Config& cfg, cudaStream_t stream) {
   const Operands& op = r.op;
   const int64_t vecs = op.K / (op.int8 ? k_multiple_int8() : k_multiple_bf16());
-  const int64_t threads = 32 * int64_t(b.warps);
-  const int64_t J = vecs % threads == 0 ? vecs / threads : 0;
-  const int64_t row_bytes = op.K * (op.int8 ? 1 : 2);
+  const int64_t J = vecs / (32 * int64_t(b.warps));
   const int rs = bulk_rows_per_buffer(b, op.int8, op.N, op.K, op.experts != nullptr);
-  const size_t smem = static_cast<size_t>(b.stages) * rs * row_bytes;
-  if (b.mma && (!op.int8 || rs != 2))
-    refuse(r.what(), "bulk_mma needs int8 weights and 2 rows per buffer, got " +
-                         shape_text(op.N, op.K) + (op.int8 ? "" : " bf16") + ", " +
-                         std::to_string(rs) + " per buffer");
-  if (op.tokens != 1 || r.swiglu || (b.warps != 8 && b.warps != 16) || rs < 1 || rs > 2 ||
-      (rs == 2 && op.experts && op.N % 2 != 0) || (J != 1 && J != 2 && J != 4) || b.stages != 3 ||
-      b.blocks_per_sm < 1 || b.blocks_per_sm > 4 || smem > (160u << 10) || b.rows < 0 || b.rows > 2)
-    refuse(r.what(),
-           "bulk needs one token, no SwiGLU, 8 or 16 warps, K of 1, 2 or 4 vectors per thread, 3 "
-           "stages of at most 160 KB in all, 1 or 2 rows per buffer (a gather's N even for 2), "
-           "1-4 blocks per SM and rows 0-2, got " +
-               shape_text(op.N, op.K) + ", " + std::to_string(b.warps) + " warps, " +
-               std::to_string(b.stages) + " stages");
+  const size_t smem = static_cast<size_t>(b.stages) * rs * op.K * (op.int8 ? 1 : 2);
   if (!device_has_pdl()) return false;
   KernelArgs a = kernel_args(r, cfg);
   a.stages = b.stages;
@@ -277,12 +262,6 @@ bool launch_tile(const Request& r, const Tile& t, const Config& cfg, cudaStream_
   const int units = detail::mma_units(op.K, 4);
   const size_t smem =
       static_cast<size_t>(16 * detail::tile_row_stride(units) + units * 128);  // rows, x
-  if (!op.int8 || op.tokens != 1 || r.swiglu || op.K > 8192 || (t.warps != 4 && t.warps != 8))
-    refuse(r.what(),
-           "tile needs int8 weights, one token, no SwiGLU, K <= 8192 and blocks of 4 or 8 warps, "
-           "got " +
-               shape_text(op.N, op.K) + (op.int8 ? "" : " bf16") + ", " + std::to_string(t.warps) +
-               " warps");
   if (!device_has_pdl()) return false;
   detail::launch_tile(t.warps, cfg.pdl, family_grid(r, cfg), smem, stream, kernel_args(r, cfg));
   return true;
@@ -293,18 +272,7 @@ bool launch_mma(const Request& r, const Mma& m, const Config& cfg, cudaStream_t 
   const int unit_vec = m.diag ? 32 : 4;  // 16-byte vectors per unit of a row
   const size_t smem =
       static_cast<size_t>(detail::mma_units(op.K, unit_vec)) * unit_vec * 16 * 2;  // x in f16
-  const bool built_unroll = m.diag ? m.unroll == 1 || m.unroll == 2 || m.unroll == 4
-                                   : m.unroll == 2 || m.unroll == 4 || m.unroll == 8;
-  if (!op.int8 || op.tokens != 1 || r.swiglu || smem > (96u << 10) || !built_unroll ||
-      m.depth < 2 || m.depth > 3 || (m.depth == 3 && m.unroll == 8) ||
-      (m.diag && (m.unroll == 8 || (m.depth == 3 && m.unroll != 2))) || m.warps < 1 ||
-      m.warps > 8 || m.k_split < 1 || m.warps % m.k_split != 0)
-    refuse(r.what(),
-           "mma needs int8 weights, one token, no SwiGLU, K <= 49152, unroll 2, 4 or 8, 2 or 3 "
-           "batches in flight (2 at unroll 8; diag: unroll 1, 2 or 4, 3 batches at unroll 2 "
-           "only) and k_split dividing 1-8 warps, got " +
-               shape_text(op.N, op.K) + (op.int8 ? "" : " bf16"));
-  if (device_attribute<cudaDevAttrComputeCapabilityMajor>() < 8) return false;  // no mma.sync
+  if (device_attribute<cudaDevAttrComputeCapabilityMajor>() < 8) return false;     // no mma.sync
   detail::launch_mma(m.unroll, m.depth, m.diag, cfg.pdl, family_grid(r, cfg), dim3(32 * m.warps),
                      smem, stream, kernel_args(r, cfg));
   return true;
@@ -313,10 +281,6 @@ bool launch_mma(const Request& r, const Mma& m, const Config& cfg, cudaStream_t 
 void launch_one_load(const Request& r, const OneLoad& o, const Config& cfg, cudaStream_t stream) {
   const Operands& op = r.op;
   const int64_t vecs = op.K / (op.int8 ? k_multiple_int8() : k_multiple_bf16());
-  if (op.tokens != 1 || r.swiglu || (vecs != 32 && vecs != 64 && vecs != 128))
-    refuse(r.what(),
-           "one_load needs one token, no SwiGLU and K of 32, 64 or 128 16-byte vectors, got " +
-               shape_text(op.N, op.K));
   KernelArgs a = kernel_args(r, cfg);
   a.ks = static_cast<int>(vecs / 32);  // warps per row, from K alone
   detail::launch_one_load(op.int8, o.warps == 8 ? 8 : 4, a.ks, cfg.pdl, family_grid(r, cfg), stream,
@@ -331,8 +295,15 @@ void launch_impl(Request r, Config cfg, cudaStream_t stream) {
   check_operands(r);
   Operands& op = r.op;
   if (!op.experts) op.n_sel = 1;
+  if (!cfg.is<General>()) {  // the specialised families: one token, their limits (refusal)
+    const std::string family = family_name(cfg.kernel);
+    if (op.tokens != 1 || r.swiglu) refuse(r.what(), family + " needs one token, no SwiGLU");
+    const std::string why =
+        refusal(cfg.kernel, op.int8, op.N, op.K, op.n_sel, op.experts != nullptr);
+    if (!why.empty()) refuse(r.what(), family + ": " + why + ", got " + shape_text(op.N, op.K));
+  }
   bool launched = true;
-  if (const Bulk* b = cfg.get<Bulk>()) {  // checked first (no CUDA call), then run on 9.0+ only
+  if (const Bulk* b = cfg.get<Bulk>()) {  // run on 9.0+ only
     launched = launch_bulk(r, *b, cfg, stream);
   } else {
     if (const General* g = cfg.get<General>()) check_general(*g);
@@ -365,18 +336,7 @@ Request request(bool int8, const void* W, const bf16* scale, const int32_t* expe
                 int E, const bf16* x, bf16* y, int64_t N, int64_t K, const bf16* residual,
                 int tokens) {
   Request r;
-  r.op.int8 = int8;
-  r.op.W = W;
-  r.op.scale = scale;
-  r.op.experts = experts;
-  r.op.n_sel = n_sel;
-  r.op.E = E;
-  r.op.x = x;
-  r.op.y = y;
-  r.op.N = N;
-  r.op.K = K;
-  r.op.residual = residual;
-  r.op.tokens = tokens;
+  r.op = Operands{int8, W, scale, experts, n_sel, E, x, y, N, K, residual, tokens};
   return r;
 }
 

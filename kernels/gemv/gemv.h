@@ -1,16 +1,10 @@
-// GEMV for batch-1 decode: y = W·x, weights streamed once from HBM.
-//
+// GEMV for batch-1 decode, weights streamed once from HBM (docs/notes/gemv.md):
 //   y[n] = scale[n] * sum_k W[n, k] * x[k]  (+ residual[n])
-//
-// W row-major [N, K] in bf16, or int8 with a per-row bf16 scale (bf16:
-// scale == nullptr); x, y, residual bf16; fp32 sums. `residual` may alias
-// `y` and serves as a bias too. gather_gemv: W [E, N, K] (scales [E, N]),
-// `experts` holds n_sel ids in device memory, y[s, :] = W[experts[s]] · x;
-// an id outside [0, E) is never read, its rows are written as NaN
-// (check_experts refuses host-side ids first). Shapes a kernel cannot serve
-// (N or K <= 0, K not a multiple of the vector width, a pointer not 16-byte
-// aligned, n_sel <= 0, E <= 0) throw std::invalid_argument before any launch.
-// Design and measurements: docs/notes/gemv.md.
+// W row-major [N, K], bf16 (scale nullptr) or int8 with per-row bf16 scales;
+// fp32 sums; `residual` may alias y. gather_gemv: W [E, N, K], y[s, :] =
+// W[experts[s]] · x with the ids in device memory; an id outside [0, E)
+// writes NaN rows. A shape no kernel serves throws std::invalid_argument
+// before any launch.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -27,31 +21,28 @@ namespace kb::gemv {
 
 using bf16 = __nv_bfloat16;
 
-// The vector width in elements that K must be a multiple of (16 bytes).
+// K must be a multiple of the 16-byte vector's elements.
 int k_multiple_bf16();
 int k_multiple_int8();
 
-// `pdl`: launch as a programmatic dependent of the previous work on the
-// stream (compute capability 9.0+, else ignored): the kernel reads its first
-// weights before waiting for that work, x and residual after. The work just
-// before it on the stream must not write W (or scale).
+// `pdl`: a programmatic dependent of the previous work on the stream (9.0+,
+// else ignored): weights are read before the wait, so that work must not
+// write W (or scale).
 void gemv_bf16(const bf16* W, const bf16* x, bf16* y, int64_t N, int64_t K, cudaStream_t stream,
                const bf16* residual = nullptr, bool pdl = false);
 void gemv_int8(const int8_t* W, const bf16* scale, const bf16* x, bf16* y, int64_t N, int64_t K,
                cudaStream_t stream, const bf16* residual = nullptr, bool pdl = false);
 
-// Several tokens (a prefill): Y[t, :] = W · X[t, :] (+ residual[t, :]) for
-// t < tokens <= kMaxTokens, each weight read once for all tokens; X [tokens,
-// K], Y and residual [tokens, N] (residual may alias Y).
+// A prefill: Y[t, :] = W · X[t, :] (+ residual[t, :]) for t < tokens <=
+// kMaxTokens, each weight read once for all tokens.
 constexpr int kMaxTokens = 8;
 void gemv_tokens(bool int8, const void* W, const bf16* scale, const bf16* X, bf16* Y, int tokens,
                  int64_t N, int64_t K, cudaStream_t stream, const bf16* residual = nullptr,
                  bool pdl = false);
 
-// The SwiGLU of an RMSNormed input, fused: W [2·F, K] holds F gate rows then
-// F up rows; for each token t,
-//   H[t, i] = silu(r·g) · (r·u),  g = W[i]·X[t] (·scale[i]), u = W[F+i]·X[t] (·scale[F+i]),
-//   r = rsqrt(mean(X[t]²) + eps); X [tokens, K], H [tokens, F].
+// The SwiGLU of an RMSNormed input: W [2·F, K] holds the gate then the up rows;
+//   H[t, i] = silu(r·g) · (r·u),  g = W[i]·X[t], u = W[F+i]·X[t] (each ·scale),
+//   r = rsqrt(mean(X[t]²) + eps).
 void gemv_swiglu(bool int8, const void* W, const bf16* scale, const bf16* X, bf16* H, int tokens,
                  int64_t F, int64_t K, float eps, cudaStream_t stream, bool pdl = false);
 
@@ -63,39 +54,28 @@ void gather_gemv_int8(const int8_t* W, const bf16* scale, const int32_t* experts
 // Throws std::invalid_argument naming the first id outside [0, E).
 void check_experts(const std::vector<int32_t>& experts, int E);
 
-// MoE at batch 1, the ids (and weights) in device memory, written by a
-// router just before: the general kernel waits for the previous grid before
-// reading them (no weight streams before), unless `experts_ready`. An id
-// outside [0, E) writes NaN (SwiGLU: that slot's F outputs; combine: all)
-// and reads no weight.
-// gather_gemv_swiglu: W [E, 2·F, K] (scales [E, 2·F]); H[s, :] = gemv_swiglu
-// of expert experts[s] for x (H [n_sel, F]).
+// MoE at batch 1, the ids (and weights) written by a router just before:
+// read after the wait unless `experts_ready`; an id outside [0, E) writes
+// NaN and reads no weight. gather_gemv_swiglu: H[s, :] = gemv_swiglu of
+// expert experts[s] (W [E, 2·F, K]).
 void gather_gemv_swiglu(bool int8, const void* W, const bf16* scale, const int32_t* experts,
                         int n_sel, int E, const bf16* x, bf16* H, int64_t F, int64_t K, float eps,
                         cudaStream_t stream, bool pdl = false, const Config* cfg = nullptr);
-// gather_gemv_combine: W [E, N, K]; the selected experts' weighted sum:
-//   y[n] = residual[n] + sum_{s < n_sel} weights[s] · scale[e_s, n] · (W[e_s, n] · X[s]),
-// e_s = experts[s], X [n_sel, K], n_sel <= 2, weights fp32 on the device;
-// residual may alias y or be nullptr. `experts_ready` (with `pdl`): the ids
-// and weights are complete before this grid can launch, so they are read
-// (and the first weights streamed) before the wait. True only where the
-// grid just before does not write them and lets this one launch only after
-// it has itself waited for their writer (the decoder's router -> gather
-// SwiGLU -> combine); false: the ids are read after the wait.
+// gather_gemv_combine, the selected experts' weighted sum (n_sel <= 2):
+//   y[n] = residual[n] + sum_s weights[s] · scale[e_s, n] · (W[e_s, n] · X[s]),  e_s = experts[s]
+// `experts_ready` (with `pdl`): the ids and weights are complete before this
+// grid can launch (the grid before does not write them and waited for their
+// writer, docs/decisions/0033), so they are read before the wait.
 void gather_gemv_combine(bool int8, const void* W, const bf16* scale, const int32_t* experts,
                          const float* weights, int n_sel, int E, const bf16* X, bf16* y, int64_t N,
                          int64_t K, const bf16* residual, cudaStream_t stream, bool pdl = false,
                          const Config* cfg = nullptr, bool experts_ready = false);
 
-// A MoE prefill's experts: `ids` [tokens][top] in device memory (a router's
-// output, read after the wait); expert e < E is read once, for the tokens
-// that chose it, and not at all if none did:
-//   gather_tokens_swiglu: H[e, t, :] = gemv_swiglu of expert e for X[t]
-//     (W [E, 2·F, K], X [tokens, K], H [E, tokens, F]);
-//   gather_tokens_gemv: Y[e, t, :] = W[e] · X[e, t, :]
-//     (W [E, N, K], X [E, tokens, K], Y [E, tokens, N]).
-// Other rows of H and Y are left as they were; an id outside [0, E) chooses
-// no expert (the caller makes that token NaN). tokens <= kMaxTokens.
+// A MoE prefill's experts, `ids` [tokens][top] read after the wait: expert e
+// is read once for the tokens that chose it (none: not at all); other rows
+// are left as they were, an id outside [0, E) chooses no expert.
+//   gather_tokens_swiglu: H[e, t, :] = gemv_swiglu of expert e for X[t] (H [E, tokens, F]);
+//   gather_tokens_gemv: Y[e, t, :] = W[e] · X[e, t, :] (X [E, tokens, K], Y [E, tokens, N]).
 void gather_tokens_swiglu(bool int8, const void* W, const bf16* scale, const int32_t* ids, int top,
                           int E, const bf16* X, bf16* H, int tokens, int64_t F, int64_t K,
                           float eps, cudaStream_t stream, bool pdl = false);
@@ -103,27 +83,21 @@ void gather_tokens_gemv(bool int8, const void* W, const bf16* scale, const int32
                         int E, const bf16* X, bf16* Y, int tokens, int64_t N, int64_t K,
                         cudaStream_t stream, bool pdl = false);
 
-// CPU references (fp64 sums over the same inputs as floats; y in fp32);
-// scale and residual may be nullptr. gemv_swiglu_ref: one token, h F floats.
+// CPU references (fp64 sums); scale and residual may be nullptr.
 void gemv_ref(const float* W, const float* scale, const float* x, float* y, int64_t N, int64_t K,
               const float* residual = nullptr);
 void gemv_swiglu_ref(const float* W, const float* scale, const float* x, float* h, int64_t F,
                      int64_t K, float eps);
 
-// The blocks a one-token launch of cfg runs (grid.x · grid.y; the bulk
-// kernel's need the current device, the others' none).
+// The blocks a one-token launch of cfg runs (bulk: on the current device).
 int64_t grid_blocks(bool int8, int64_t N, int64_t K, const Config& cfg, int n_sel = 1,
                     bool gather = false);
 
 // Router blocks beside a one-token general-kernel gemv (the decoder's o
-// projection; why: kernels/decode/decode_kernels.h and
-// docs/decisions/0035-router-beside-the-o-projection.md). The grid's first
-// route_blocks(dim, q) blocks each compute, for a slice of 128 of dim and
-// of q, every expert's part of l[e] = scale[e]·(W[e]·x + F[e]·a), a the
-// gemv's own x; they write their parts to `partial`, and the last of them
-// (a ticket on `counter`, left at zero) adds them and picks the top `top`:
-// ids, logits (l then the chosen ones' l), hist_ids[*pos · hist_stride + j].
-// They never stream the gemv's rows; the gemv's result is unchanged.
+// projection, docs/decisions/0035): the grid's first route_blocks(dim, q)
+// blocks each add a slice of 128 of dim and q to every expert's
+// l[e] = scale[e]·(W[e]·x + F[e]·a), a the gemv's x; the last of them (a
+// ticket on `counter`) picks the top `top`. The gemv's result is unchanged.
 struct RouteBlocks {
   const void* w = nullptr;          // the router [E, dim], the gemv's weight type
   const bf16* scale = nullptr;      // int8: [E]; bf16: nullptr
@@ -145,8 +119,7 @@ constexpr int kRouteSlice = 128;  // elements of dim and of q a router block tak
 inline int route_blocks(int dim, int q) {
   return (std::max(dim, q) + kRouteSlice - 1) / kRouteSlice;
 }
-// Whether cfg's kernel can carry router blocks (the general kernel at one
-// token, 1 or 2 rows per warp, batches of 1 or 2 vectors).
+// Whether cfg's kernel can carry router blocks (general, 1-2 rows a warp, unroll 1-2).
 bool carries_route_blocks(const Config& cfg);
 
 // The operands of one launch (gemv, or gather_gemv with `experts`).

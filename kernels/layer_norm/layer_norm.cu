@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
-#include <string>
 
 #include "kernels/common/bf16x8.cuh"
 #include "kernels/common/block_reduce.cuh"
@@ -243,17 +242,7 @@ void launch(const Args& a, cudaStream_t stream) {
 void layer_norm(const bf16* x, const bf16* gamma, const bf16* beta, bf16* y, int64_t rows,
                 int64_t D, float eps, Activation act, cudaStream_t stream, const bf16* bias,
                 bool pdl) {
-  if (rows <= 0 || D <= 0)
-    throw std::invalid_argument("layer_norm: rows and D must be > 0 (got rows=" +
-                                std::to_string(rows) + ", D=" + std::to_string(D) + ")");
-  if (D % kVec != 0)
-    throw std::invalid_argument("layer_norm: D must be a multiple of 8 (16-byte vectors), got D=" +
-                                std::to_string(D));
-  if (D > kMaxD)
-    throw std::invalid_argument(
-        "layer_norm: D must be <= " + std::to_string(kMaxD) +
-        " (a row held in one block's registers), got D=" + std::to_string(D));
-  if (rows > 0x7fffffff) throw std::invalid_argument("layer_norm: more than 2^31-1 rows");
+  check_rows("layer_norm", rows, D, kMaxD);
   for (const void* p :
        {static_cast<const void*>(x), static_cast<const void*>(y), static_cast<const void*>(gamma),
         static_cast<const void*>(beta), static_cast<const void*>(bias)})

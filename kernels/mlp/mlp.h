@@ -1,9 +1,7 @@
-// The seed's MLP block (benchmarks/gpt_fast's mlp_layer_norm_gelu) on T
-// tokens of width D, hidden width F, bf16 (docs/notes/mlp.md):
+// The seed's MLP block (mlp_layer_norm_gelu), bf16, docs/notes/mlp.md:
 //   h = x · W1^T + b1; g = GELU(LayerNorm(h)); u = g · W2^T + b2; y = LayerNorm(u)
-// in four kernels: bare cuBLASLt GEMMs with each bias and the GELU fused into
-// the LayerNorm after it (`cublaslt`), or at T = 1 kb::gemv with the bias as
-// its residual (`gemv`).
+// in four kernels: cuBLASLt GEMMs with the biases and GELU in the LayerNorms
+// (`cublaslt`), or at one token kb::gemv with the bias as its residual (`gemv`).
 #pragma once
 
 #include <cuda_bf16.h>
@@ -42,9 +40,7 @@ struct Params {
 
 class Mlp {
  public:
-  // Plans both GEMMs (cublaslt) and allocates h, g and u. Throws
-  // std::invalid_argument for shapes a path cannot serve, kb::CudaError
-  // when cuBLASLt refuses.
+  // Plans both GEMMs (cublaslt) and allocates h, g and u.
   Mlp(int64_t tokens, int64_t D, int64_t F, Path path);
 
   // y [T, D] = MLP(x [T, D]); enqueued on `stream` only.
@@ -75,10 +71,8 @@ struct HostParams {
   std::vector<bf16> w1, b1, ln1_g, ln1_b, w2, b2, ln2_g, ln2_b;
 };
 
-// CPU reference of the tokens `tokens` of x [T, D] (host, bf16): returns
-// [tokens.size(), D], with the GPU's roundings of h, g and u to bf16 and
-// each bias where `path` adds it, so that only summation order and the final
-// rounding of y differ.
+// CPU reference of the tokens `tokens` of x [T, D]: [tokens.size(), D], with
+// the GPU's bf16 roundings and each bias where `path` adds it.
 std::vector<float> mlp_ref(const HostParams& p, const bf16* x, const std::vector<int64_t>& tokens,
                            int64_t D, int64_t F, Path path = Path::gemv);
 

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <stdexcept>
-#include <string>
 
 #include "kernels/common/bf16x8.cuh"
 #include "kernels/common/block_reduce.cuh"
@@ -107,17 +106,7 @@ void launch(const bf16* x, const bf16* w, bf16* y, const Shape& a, cudaStream_t 
 
 void rms_norm(const bf16* x, const bf16* w, bf16* y, int64_t rows, int64_t D, float eps,
               cudaStream_t stream) {
-  if (rows <= 0 || D <= 0)
-    throw std::invalid_argument("rms_norm: rows and D must be > 0 (got rows=" +
-                                std::to_string(rows) + ", D=" + std::to_string(D) + ")");
-  if (D % kVec != 0)
-    throw std::invalid_argument("rms_norm: D must be a multiple of 8 (16-byte vectors), got D=" +
-                                std::to_string(D));
-  if (D > kMaxD)
-    throw std::invalid_argument(
-        "rms_norm: D must be <= " + std::to_string(kMaxD) +
-        " (a row held in one block's registers), got D=" + std::to_string(D));
-  if (rows > 0x7fffffff) throw std::invalid_argument("rms_norm: more than 2^31-1 rows");
+  check_rows("rms_norm", rows, D, kMaxD);
   if (!x || !w || !y || !aligned16(x) || !aligned16(w) || !aligned16(y))
     throw std::invalid_argument("rms_norm: x, w and y must be non-null and 16-byte aligned");
   launch(x, w, y, Shape{rows, D, eps}, stream);
