@@ -89,6 +89,7 @@ Tuned tune_projection(Engine& engine, dec::Decoder& d, cudaStream_t s, const Dec
   std::vector<gemv::Kernel> cands = {choice_in(saved, p).kernel, choice_in({}, p).kernel};
   for (const auto& k : decode_candidates(p)) cands.push_back(k);
   std::vector<std::string> names;
+  std::vector<gemv::Kernel> kept;
   std::vector<Exec> graphs;
   for (const auto& k : cands) {
     const std::string name = gemv::kernel_name(k);
@@ -98,12 +99,12 @@ Tuned tune_projection(Engine& engine, dec::Decoder& d, cudaStream_t s, const Dec
     gemv::set_table(table, "kbench tune gemv");
     graphs.push_back(capture_step(d, s));
     names.push_back(name);
+    kept.push_back(k);
   }
   gemv::set_table(saved, "kbench tune gemv");
   const auto screen_t = time_graphs(engine, d, s, graphs, kScreenRounds);
   std::vector<CandidateTime> screen;
-  for (size_t i = 0; i < names.size(); ++i)
-    screen.push_back({*gemv::parse_kernel(names[i]), median(screen_t[i]), 0});
+  for (size_t i = 0; i < names.size(); ++i) screen.push_back({kept[i], median(screen_t[i]), 0});
   // The present choice, the generic one and the screen's fastest, timed again.
   const auto fin = finalists(screen[0].kernel, screen, kGemvFinalists);
   std::vector<Exec> fin_graphs;
