@@ -316,3 +316,107 @@ TEST(KgateHosts, TheRecordedFourGpuHostNoLongerFailsItsShortRows) {
 #endif
 
 }  // namespace
+
+// A target file measured on the 3.36 us host: gemv int8 D=1024 at 2000 GB/s
+// (5 us a call).
+kb::GateOptions with_target() {
+  kb::GateOptions opt;
+  kb::TargetFile f;
+  f.path = "h100.json";
+  f.gpu = kH100;
+  f.match = {"H100"};
+  f.measured.launch_us = 3.36;
+  kb::TargetEntry e;
+  e.name = "gemv";
+  e.metric = "memory_bandwidth(GB/s)";
+  e.dtype = "int8";
+  e.shape = kShort;
+  e.target = 2000;
+  f.targets.push_back(e);
+  opt.targets.push_back(f);
+  return opt;
+}
+
+// Nights only on a host whose launch reads 4.98 us (no history of the
+// faster host to rise from): the target file's target holds on its own host;
+// here each call may take the launch's +1.62 us more (decisions/0055).
+std::vector<kb::Record> slow_host_nights(double us_tonight) {
+  std::vector<kb::Record> rows;
+  for (size_t i = 0; i < 12; ++i) {
+    auto r = run(i, 4.98, {i == 11 ? us_tonight : 6.6, 31.6, 91.6});
+    rows.insert(rows.end(), r.begin(), r.end());
+  }
+  return rows;
+}
+
+TEST(KgateHosts, ATargetFromAFasterLaunchingHostAllowsTheLaunchRise) {
+  // 6.6 us = 5 + 1.6: 1515 GB/s against 2000 (-24%), within the rise.
+  const auto& k = key(gate(slow_host_nights(6.6), with_target()), kShort);
+  EXPECT_EQ(k.status, kb::GateStatus::pass) << k.why;
+  EXPECT_TRUE(contains(k.note, "below target: 1515 vs 2000")) << k.note;
+  EXPECT_TRUE(contains(k.note,
+                       "this host launches slower (4.98 vs 3.36 us): the target here is "
+                       "1511, met"))
+      << k.note;
+  // 7.6 us: 1 us a call beyond the rise and the 5% tolerance fails.
+  const auto& slow = key(gate(slow_host_nights(7.6), with_target()), kShort);
+  EXPECT_EQ(slow.status, kb::GateStatus::fail) << slow.why;
+  EXPECT_EQ(slow.rule, "target+history");
+  EXPECT_TRUE(contains(slow.why, "below target: 1316 vs 2000")) << slow.why;
+}
+
+TEST(KgateHosts, ATargetOnItsOwnHostOrWithoutAProbeHasNoExcuse) {
+  // The target's own host (3.36) or a faster one: 6.6 us fails the target.
+  for (double launch : {3.36, 3.0}) {
+    std::vector<kb::Record> rows;
+    for (size_t i = 0; i < 12; ++i) {
+      auto r = run(i, launch, {6.6, 31.6, 91.6});
+      rows.insert(rows.end(), r.begin(), r.end());
+    }
+    const auto& k = key(gate(rows, with_target()), kShort);
+    EXPECT_EQ(k.status, kb::GateStatus::fail) << launch << ": " << k.why;
+    EXPECT_EQ(k.rule, "target");
+  }
+  // No probe row tonight: no launch to judge the host by.
+  auto rows = slow_host_nights(6.6);
+  rows.erase(std::remove_if(rows.begin(), rows.end(),
+                            [](const kb::Record& r) {
+                              return r.name == "roofline_probe" && r.run_id == "r11";
+                            }),
+             rows.end());
+  EXPECT_EQ(key(gate(rows, with_target()), kShort).status, kb::GateStatus::fail);
+}
+
+// The seed mean has no time per call: it follows its shapes. Its target
+// (the mean of 2000, 333 and 111 GB/s, less 1%) is missed only because its
+// short shape is slower by the launch's rise; the shapes meet theirs here.
+TEST(KgateHosts, AMeanMissingItsTargetOnlyByTheHostPasses) {
+  auto mean_opts = [](double mean_target) {
+    kb::GateOptions opt = with_target();
+    kb::TargetEntry e = opt.targets[0].targets[0];
+    e.shape = "mean";
+    e.target = mean_target;
+    opt.targets[0].targets.push_back(e);
+    return opt;
+  };
+  auto rows = slow_host_nights(6.6);
+  for (size_t i = 0; i < 12; ++i) {
+    kb::Record m = rows[i * 4 + 1];  // the night's D=1024 row
+    m.shape = "mean";
+    m.median_us.reset();
+    m.actual = (1e4 / 6.6 + 1e4 / 31.6 + 1e4 / 91.6) / 3;  // 652
+    rows.push_back(m);
+  }
+  auto mean_of = [](const kb::GateReport& r) { return key(r, "mean"); };
+  const auto pass = mean_of(gate(rows, mean_opts(0.99 * (2000 + 1e4 / 30 + 1e4 / 90) / 3)));
+  EXPECT_EQ(pass.status, kb::GateStatus::pass) << pass.why;
+  EXPECT_TRUE(contains(pass.note,
+                       "each of its 3 shapes in this run passed (1 of them on this "
+                       "host's target): so does the mean"))
+      << pass.note;
+  // A mean target no shape's host allowance covers: its D=1024 shape still
+  // fails its own target when that is 2500 GB/s.
+  kb::GateOptions strict_shape = mean_opts(900);
+  strict_shape.targets[0].targets[0].target = 2500;
+  EXPECT_EQ(mean_of(gate(rows, strict_shape)).status, kb::GateStatus::fail);
+}

@@ -19,13 +19,14 @@ namespace kb {
 namespace {
 
 // A seed mean (shape `mean`, no time per call of its own) moves with its
-// shapes: where it fails on history alone while each of its shapes in this
-// run passed or was the machine's (`host launch`, `new board`), and at
-// least one the host's launch, its drop is the host's too (docs/gate.md
-// "Hosts: the launch cost").
+// shapes: where it fails on history (or its target) alone while each of its
+// shapes in this run passed or was the machine's (`host launch`, `new
+// board`), and at least one the host's launch (met its target on this
+// host), its drop is the host's too (docs/gate.md "Hosts: the launch cost").
 void host_means(std::vector<GateKeyResult>& keys) {
   for (GateKeyResult& m : keys) {
-    if (m.shape != "mean" || m.status != GateStatus::fail || m.rule != "history") continue;
+    if (m.shape != "mean" || m.status != GateStatus::fail) continue;
+    if (m.rule != "history" && m.rule != "target") continue;
     size_t shapes = 0, by_host = 0;
     bool all_fine = true;
     for (const GateKeyResult& k : keys) {
@@ -33,13 +34,25 @@ void host_means(std::vector<GateKeyResult>& keys) {
           k.arch != m.arch || k.device != m.device)
         continue;
       ++shapes;
-      if (k.status == GateStatus::inconclusive && k.rule == "host launch")
-        ++by_host;
-      else if (k.status != GateStatus::pass &&
-               !(k.status == GateStatus::inconclusive && k.rule == "new board"))
-        all_fine = false;
+      by_host += m.rule == "target"
+                     ? k.note.find(kHostTargetNote) != std::string::npos
+                     : k.status == GateStatus::inconclusive && k.rule == "host launch";
+      all_fine = all_fine && (k.status == GateStatus::pass ||
+                              (k.status == GateStatus::inconclusive &&
+                               (k.rule == "host launch" || k.rule == "new board")));
     }
     if (!all_fine || by_host == 0) continue;
+    if (m.rule == "target") {  // its shapes met their targets on this host
+      m.status = GateStatus::pass;
+      m.note = (m.note.empty() ? "" : m.note + "; ") + m.why + ", but each of its " +
+               std::to_string(shapes) + " shapes in this run passed (" + std::to_string(by_host) +
+               " of them on this host's target): so does the mean";
+      m.why.clear();
+      m.rule.clear();
+      m.suspect = false;
+      m.suspect_score = 0;
+      continue;
+    }
     m.status = GateStatus::inconclusive;
     m.rule = "host launch";
     m.why += "; but each of its " + std::to_string(shapes) +
