@@ -37,9 +37,12 @@ void host_means(std::vector<GateKeyResult>& keys) {
       by_host += m.rule == "target"
                      ? k.note.find(kHostTargetNote) != std::string::npos
                      : k.status == GateStatus::inconclusive && k.rule == "host launch";
+      // For a target: each shape met its own (its history may not judge yet).
+      const bool judged_fine = m.rule == "target"
+                                   ? k.rule != "throttled"
+                                   : k.rule == "host launch" || k.rule == "new board";
       all_fine = all_fine && (k.status == GateStatus::pass ||
-                              (k.status == GateStatus::inconclusive &&
-                               (k.rule == "host launch" || k.rule == "new board")));
+                              (k.status == GateStatus::inconclusive && judged_fine));
     }
     if (!all_fine || by_host == 0) continue;
     if (m.rule == "target") {  // its shapes met their targets on this host
