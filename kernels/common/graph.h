@@ -1,7 +1,7 @@
-// CUDA graphs captured from a stream: capture_graph(enqueue) runs
-// enqueue(stream) under capture, instantiates the graph and uploads it, every
-// call checked (kb::CudaError). The graph and its exec live as long as the
-// CudaGraph.
+// An owned stream, and CUDA graphs captured from one: capture_graph(enqueue)
+// runs enqueue(stream) under capture, instantiates the graph and uploads it,
+// every call checked (kb::CudaError). The graph and its exec live as long as
+// the CudaGraph.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -13,10 +13,21 @@
 
 namespace kb {
 
+// A non-blocking stream; destroyed once its work is done.
+struct Stream {
+  cudaStream_t s = nullptr;
+  Stream() { KB_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
+  ~Stream() {
+    cudaStreamSynchronize(s);
+    cudaStreamDestroy(s);
+  }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+};
+
 struct GraphDeleter {
   void operator()(cudaGraph_t g) const { cudaGraphDestroy(g); }
   void operator()(cudaGraphExec_t e) const { cudaGraphExecDestroy(e); }
-  void operator()(cudaStream_t s) const { cudaStreamDestroy(s); }
 };
 
 struct CudaGraph {
@@ -36,9 +47,8 @@ struct CudaGraph {
 // upload makes the first launch as fast as the others.
 template <typename Enqueue>
 CudaGraph capture_graph(Enqueue&& enqueue) {
-  cudaStream_t s = nullptr;
-  KB_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  const std::unique_ptr<std::remove_pointer_t<cudaStream_t>, GraphDeleter> own_s(s);
+  const Stream own;
+  cudaStream_t s = own.s;
   KB_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
   CudaGraph r;
   cudaGraph_t g = nullptr;

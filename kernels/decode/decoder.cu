@@ -171,9 +171,9 @@ Decoder::Decoder(const ModelConfig& c, WeightType t, const DecoderOptions& o)
     for (cudaEvent_t* e : {&ev_o_, &ev_finish_})
       KB_CUDA_CHECK(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
   }
-  cudaStream_t s = nullptr;
-  KB_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  try {
+  {
+    const Stream own;
+    const cudaStream_t s = own.s;
     fill_weights(s);
     // Unwritten cache rows read as NaN: a read past the appended positions shows.
     const size_t cache = size_t(c.n_layers) * c.kv_size() * o.max_seq * 2;
@@ -206,12 +206,7 @@ Decoder::Decoder(const ModelConfig& c, WeightType t, const DecoderOptions& o)
     prefill(s, /*eager=*/true);
     reset(s);
     KB_CUDA_CHECK(cudaStreamSynchronize(s));  // `positions` is read until here
-  } catch (...) {
-    cudaStreamSynchronize(s);
-    cudaStreamDestroy(s);
-    throw;
   }
-  KB_CUDA_CHECK(cudaStreamDestroy(s));
   if (o.capture) capture();
 }
 
