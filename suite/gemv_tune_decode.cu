@@ -8,11 +8,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <memory>
-#include <type_traits>
 
 #include "core/tuning.h"
 #include "kernels/common/cuda_check.h"
+#include "kernels/common/graph.h"
 #include "kernels/decode/decoder.h"
 #include "suite/gemv_tune_run.h"
 #include "suite/stats.h"
@@ -22,31 +21,9 @@ namespace kb {
 namespace {
 
 namespace dec = decode;
-using Exec =
-    std::unique_ptr<std::remove_pointer_t<cudaGraphExec_t>, cudaError_t (*)(cudaGraphExec_t)>;
 
 constexpr int kSteps = 4;  // replays a sample
 constexpr int kScreenRounds = 3;
-
-// The step as the decoder captures it, under the table installed now.
-Exec capture_step(dec::Decoder& d, cudaStream_t s) {
-  cudaGraph_t g = nullptr;
-  KB_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-  try {
-    d.step(s);
-  } catch (...) {
-    cudaStreamEndCapture(s, &g);
-    if (g) cudaGraphDestroy(g);
-    cudaGetLastError();
-    throw;
-  }
-  KB_CUDA_CHECK(cudaStreamEndCapture(s, &g));
-  cudaGraphExec_t e = nullptr;
-  const cudaError_t err = cudaGraphInstantiate(&e, g, 0);
-  cudaGraphDestroy(g);
-  KB_CUDA_CHECK(err);
-  return Exec(e, cudaGraphExecDestroy);
-}
 
 // The configuration a projection's launch takes from `table`.
 gemv::Config choice_in(const std::vector<gemv::TableEntry>& table, const DecodeProjection& p) {
@@ -60,7 +37,7 @@ gemv::Config choice_in(const std::vector<gemv::TableEntry>& table, const DecodeP
 // Each graph's seconds a step: `rounds` rounds from a reset decoder, the
 // graphs in turn (the first one rotating).
 std::vector<std::vector<double>> time_graphs(Engine& engine, dec::Decoder& d, cudaStream_t s,
-                                             const std::vector<Exec>& graphs, int rounds) {
+                                             const std::vector<CudaGraph>& graphs, int rounds) {
   const size_t n = graphs.size();
   std::vector<std::vector<double>> t(n);
   for (int r = 0; r < rounds; ++r) {
@@ -69,7 +46,7 @@ std::vector<std::vector<double>> time_graphs(Engine& engine, dec::Decoder& d, cu
     for (size_t j = 0; j < n; ++j) {
       const size_t i = (j + static_cast<size_t>(r)) % n;
       t[i].push_back(engine.time_cold([&](cudaStream_t st) {
-        for (int k = 0; k < kSteps; ++k) KB_CUDA_CHECK(cudaGraphLaunch(graphs[i].get(), st));
+        for (int k = 0; k < kSteps; ++k) graphs[i].launch(st);
       }) / kSteps);
     }
   }
@@ -90,14 +67,14 @@ Tuned tune_projection(Engine& engine, dec::Decoder& d, cudaStream_t s, const Dec
   for (const auto& k : decode_candidates(p)) cands.push_back(k);
   std::vector<std::string> names;
   std::vector<gemv::Kernel> kept;
-  std::vector<Exec> graphs;
+  std::vector<CudaGraph> graphs;
   for (const auto& k : cands) {
     const std::string name = gemv::kernel_name(k);
     if (std::find(names.begin(), names.end(), name) != names.end()) continue;
     std::vector<gemv::TableEntry> table = saved;
     table.insert(table.begin(), decode_entry(p, k));
     gemv::set_table(table, "kbench tune gemv");
-    graphs.push_back(capture_step(d, s));
+    graphs.push_back(capture_graph([&](cudaStream_t c) { d.step(c); }));  // under that table
     names.push_back(name);
     kept.push_back(k);
   }
@@ -107,7 +84,7 @@ Tuned tune_projection(Engine& engine, dec::Decoder& d, cudaStream_t s, const Dec
   for (size_t i = 0; i < names.size(); ++i) screen.push_back({kept[i], median(screen_t[i]), 0});
   // The present choice, the generic one and the screen's fastest, timed again.
   const auto fin = finalists(screen[0].kernel, screen, kGemvFinalists);
-  std::vector<Exec> fin_graphs;
+  std::vector<CudaGraph> fin_graphs;
   for (const auto& k : fin) {
     const size_t i = std::find(names.begin(), names.end(), gemv::kernel_name(k)) - names.begin();
     fin_graphs.push_back(std::move(graphs[i]));

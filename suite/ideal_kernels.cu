@@ -206,34 +206,4 @@ void launch_ideal_chain(const void* src, size_t bytes, int links, int sms, int* 
                  sink, s);
 }
 
-IdealChainGraph::IdealChainGraph(const void* src, size_t bytes, int links, int sms, int* sink) {
-  KB_CUDA_CHECK(cudaStreamCreateWithFlags(&cap_, cudaStreamNonBlocking));
-  try {
-    KB_CUDA_CHECK(cudaStreamBeginCapture(cap_, cudaStreamCaptureModeThreadLocal));
-    launch_ideal_chain(src, bytes, links, sms, sink, cap_);
-    KB_CUDA_CHECK(cudaStreamEndCapture(cap_, &graph_));
-    KB_CUDA_CHECK(cudaGraphInstantiate(&exec_, graph_, 0));
-    // Upload now: the first launch of an exec that was never uploaded pays
-    // for it, and the ladder probe samples each set's graph only 3 times.
-    KB_CUDA_CHECK(cudaGraphUpload(exec_, cap_));
-    KB_CUDA_CHECK(cudaStreamSynchronize(cap_));
-  } catch (...) {
-    release();
-    throw;
-  }
-}
-
-IdealChainGraph::~IdealChainGraph() { release(); }
-
-void IdealChainGraph::launch(cudaStream_t s) { KB_CUDA_CHECK(cudaGraphLaunch(exec_, s)); }
-
-void IdealChainGraph::release() {
-  if (exec_) cudaGraphExecDestroy(exec_);
-  if (graph_) cudaGraphDestroy(graph_);
-  if (cap_) cudaStreamDestroy(cap_);
-  exec_ = nullptr;
-  graph_ = nullptr;
-  cap_ = nullptr;
-}
-
 }  // namespace kb

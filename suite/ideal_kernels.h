@@ -45,20 +45,4 @@ void launch_copy_wave(const void* src, void* dst, size_t bytes, int threads, int
 void launch_ideal_chain(const void* src, size_t bytes, int links, int sms, int* sink,
                         cudaStream_t stream);
 
-// The same chain captured once as a CUDA graph, replayed by launch().
-class IdealChainGraph {
- public:
-  IdealChainGraph(const void* src, size_t bytes, int links, int sms, int* sink);
-  ~IdealChainGraph();
-  IdealChainGraph(const IdealChainGraph&) = delete;
-  IdealChainGraph& operator=(const IdealChainGraph&) = delete;
-  void launch(cudaStream_t stream);
-
- private:
-  void release();
-  cudaStream_t cap_ = nullptr;
-  cudaGraph_t graph_ = nullptr;
-  cudaGraphExec_t exec_ = nullptr;
-};
-
 }  // namespace kb

@@ -4,6 +4,7 @@
 
 #include "kernels/common/cuda_check.h"
 #include "kernels/common/device_buffer.h"
+#include "kernels/common/graph.h"
 #include "suite/ideal_kernels.h"
 #include "suite/probe.h"
 #include "suite/stats.h"
@@ -81,19 +82,10 @@ size_t pending_offset(size_t n_vectors) {
 // node, in us.
 double graph_node_us(cudaStream_t s, unsigned blocks, bool quick) {
   constexpr int kNodes = 100;
-  cudaStream_t cap;
-  KB_CUDA_CHECK(cudaStreamCreateWithFlags(&cap, cudaStreamNonBlocking));
-  const Owned<CUstream_st> own_cap(cap, cudaStreamDestroy);
-  cudaGraph_t graph = nullptr;
-  KB_CUDA_CHECK(cudaStreamBeginCapture(cap, cudaStreamCaptureModeThreadLocal));
-  for (int i = 0; i < kNodes; ++i) launch_empty_kernel(cap, blocks, 128);
-  KB_CUDA_CHECK(cudaStreamEndCapture(cap, &graph));
-  const Owned<CUgraph_st> own_graph(graph, cudaGraphDestroy);
-  cudaGraphExec_t exec = nullptr;
-  KB_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-  const Owned<CUgraphExec_st> own_exec(exec, cudaGraphExecDestroy);
-  const double t =
-      time_median(s, quick ? 10 : 50, [&] { KB_CUDA_CHECK(cudaGraphLaunch(exec, s)); });
+  const CudaGraph g = capture_graph([&](cudaStream_t cap) {
+    for (int i = 0; i < kNodes; ++i) launch_empty_kernel(cap, blocks, 128);
+  });
+  const double t = time_median(s, quick ? 10 : 50, [&] { g.launch(s); });
   return t * 1e6 / kNodes;
 }
 

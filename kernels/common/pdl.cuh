@@ -1,7 +1,6 @@
-// Programmatic dependent launch (compute capability 9.0+): a kernel launched
-// with the attribute may start once every block of the previous kernel has
-// called let_next_grid_launch() or exited; it must call
-// wait_for_previous_grid() before it touches what that kernel reads or
+// Programmatic dependent launch (9.0+): a kernel so launched may start once
+// every block of the previous one called let_next_grid_launch() or exited,
+// and must wait_for_previous_grid() before touching what that one reads or
 // writes. Both are no-ops without the attribute or on older GPUs.
 #pragma once
 
@@ -25,9 +24,7 @@ __device__ __forceinline__ void let_next_grid_launch() {
 #endif
 }
 
-// Launches kernel<<<grid, block, smem, stream>>>(args...), as a
-// programmatic dependent of the previous work on the stream when `pdl`
-// (captured into a graph as such an edge). Checked.
+// kernel<<<grid, block, smem, stream>>>(args...), checked; a programmatic dependent when `pdl`.
 template <typename... Params, typename... Args>
 void launch_maybe_pdl_smem(bool pdl, void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem,
                            cudaStream_t stream, Args&&... args) {

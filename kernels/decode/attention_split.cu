@@ -1,6 +1,4 @@
-// The split attention (AttentionArgs without `whole`: GPUs below compute
-// capability 9.0, caches too large for shared memory), and attention(),
-// which picks between it and the whole-cache one.
+// The split attention (AttentionArgs without `whole`), and attention().
 #include <algorithm>
 #include <cmath>
 #include <string>

@@ -12,15 +12,6 @@ namespace kb::decode {
 
 namespace {
 
-// Owns a non-blocking stream for the checks.
-struct Stream {
-  cudaStream_t s = nullptr;
-  Stream() { KB_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
-  ~Stream() {
-    if (s) cudaStreamDestroy(s);
-  }
-};
-
 std::string fmt(const char* f, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, f, v);

@@ -171,9 +171,9 @@ Decoder::Decoder(const ModelConfig& c, WeightType t, const DecoderOptions& o)
     for (cudaEvent_t* e : {&ev_o_, &ev_finish_})
       KB_CUDA_CHECK(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
   }
-  cudaStream_t s = nullptr;
-  KB_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  try {
+  {
+    const Stream own;
+    const cudaStream_t s = own.s;
     fill_weights(s);
     // Unwritten cache rows read as NaN: a read past the appended positions shows.
     const size_t cache = size_t(c.n_layers) * c.kv_size() * o.max_seq * 2;
@@ -206,20 +206,13 @@ Decoder::Decoder(const ModelConfig& c, WeightType t, const DecoderOptions& o)
     prefill(s, /*eager=*/true);
     reset(s);
     KB_CUDA_CHECK(cudaStreamSynchronize(s));  // `positions` is read until here
-  } catch (...) {
-    cudaStreamSynchronize(s);
-    cudaStreamDestroy(s);
-    throw;
   }
-  KB_CUDA_CHECK(cudaStreamDestroy(s));
   if (o.capture) capture();
 }
 
 Decoder::~Decoder() {
-  if (exec_) cudaGraphExecDestroy(exec_);
-  if (graph_) cudaGraphDestroy(graph_);
-  if (pf_exec_) cudaGraphExecDestroy(pf_exec_);
-  if (pf_graph_) cudaGraphDestroy(pf_graph_);
+  graph_ = {};  // before the stream and events its nodes use
+  prefill_graph_ = {};
   for (cudaEvent_t e : {ev_o_, ev_finish_})
     if (e) cudaEventDestroy(e);
   if (side_) cudaStreamDestroy(side_);
@@ -260,46 +253,10 @@ gemv::Config Decoder::step_config(int64_t rows, int64_t cols) const {
   return gemv::choose(wt_ == WeightType::int8, rows, cols, 1, gemv::Use::decode).config;
 }
 
-namespace {
-
-// Captures what `enqueue` launches into a graph, instantiates and uploads it.
-template <typename Enqueue>
-void capture_graph(Enqueue&& enqueue, cudaGraph_t* graph, cudaGraphExec_t* exec) {
-  cudaStream_t s = nullptr;
-  KB_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  KB_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-  try {
-    enqueue(s);
-  } catch (...) {
-    cudaGraph_t broken = nullptr;
-    cudaStreamEndCapture(s, &broken);
-    if (broken) cudaGraphDestroy(broken);
-    cudaGetLastError();
-    cudaStreamDestroy(s);
-    throw;
-  }
-  cudaGraph_t g = nullptr;
-  const cudaError_t end = cudaStreamEndCapture(s, &g);
-  cudaStreamDestroy(s);
-  KB_CUDA_CHECK(end);
-  *graph = g;
-  KB_CUDA_CHECK(cudaGraphInstantiate(exec, g, 0));
-  // Upload now so that the first replay is not slower than the others.
-  cudaStream_t up = nullptr;
-  KB_CUDA_CHECK(cudaStreamCreateWithFlags(&up, cudaStreamNonBlocking));
-  KB_CUDA_CHECK(cudaGraphUpload(*exec, up));
-  KB_CUDA_CHECK(cudaStreamSynchronize(up));
-  KB_CUDA_CHECK(cudaStreamDestroy(up));
-}
-
-}  // namespace
-
 void Decoder::capture() {
-  if (exec_) return;
-  capture_graph([this](cudaStream_t s) { step(s); }, &graph_, &exec_);
-  KB_CUDA_CHECK(cudaGraphGetNodes(graph_, nullptr, &graph_nodes_));
-  capture_graph([this](cudaStream_t s) { enqueue_prefill(s); }, &pf_graph_, &pf_exec_);
-  KB_CUDA_CHECK(cudaGraphGetNodes(pf_graph_, nullptr, &prefill_graph_nodes_));
+  if (graph_.exec) return;
+  graph_ = capture_graph([this](cudaStream_t s) { step(s); });
+  prefill_graph_ = capture_graph([this](cudaStream_t s) { enqueue_prefill(s); });
 }
 
 }  // namespace kb::decode

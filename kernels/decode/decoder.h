@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/common/device_buffer.h"
+#include "kernels/common/graph.h"
 #include "kernels/decode/decode_kernels.h"
 #include "kernels/decode/decode_ref.h"
 #include "kernels/decode/model_config.h"
@@ -72,9 +73,9 @@ class Decoder {
   void step(cudaStream_t s);    // one step, eager
   void replay(cudaStream_t s);  // one step, a replay of the captured graph
   void capture();               // done by the constructor unless options.capture is false
-  bool captured() const { return exec_ != nullptr; }
-  size_t graph_nodes() const { return graph_nodes_; }
-  size_t prefill_graph_nodes() const { return prefill_graph_nodes_; }
+  bool captured() const { return graph_.exec != nullptr; }
+  size_t graph_nodes() const { return graph_.nodes(); }
+  size_t prefill_graph_nodes() const { return prefill_graph_.nodes(); }
 
   // ---- host views (each synchronizes the device first) ----
   std::vector<float> logits() const;    // fp32 logits of the last step (after the final norm)
@@ -180,13 +181,7 @@ class Decoder {
   unsigned int* route_counter_ = nullptr;
   cudaStream_t side_ = nullptr;
   cudaEvent_t ev_o_ = nullptr, ev_finish_ = nullptr;
-  // graphs
-  cudaGraph_t graph_ = nullptr;
-  cudaGraphExec_t exec_ = nullptr;
-  size_t graph_nodes_ = 0;
-  cudaGraph_t pf_graph_ = nullptr;
-  cudaGraphExec_t pf_exec_ = nullptr;
-  size_t prefill_graph_nodes_ = 0;
+  CudaGraph graph_, prefill_graph_;
 };
 
 }  // namespace kb::decode

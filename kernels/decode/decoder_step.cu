@@ -266,10 +266,10 @@ int Decoder::prefill_nodes(const ModelConfig& c, int prompt_len) {
 }
 
 void Decoder::prefill(cudaStream_t s, bool eager) {
-  if (eager || !pf_exec_)
+  if (eager || !prefill_graph_.exec)
     enqueue_prefill(s);
   else
-    KB_CUDA_CHECK(cudaGraphLaunch(pf_exec_, s));
+    prefill_graph_.launch(s);
 }
 
 void Decoder::reset(cudaStream_t s) {
@@ -277,8 +277,8 @@ void Decoder::reset(cudaStream_t s) {
 }
 
 void Decoder::replay(cudaStream_t s) {
-  if (!exec_) throw std::logic_error("Decoder::replay before capture()");
-  KB_CUDA_CHECK(cudaGraphLaunch(exec_, s));
+  if (!graph_.exec) throw std::logic_error("Decoder::replay before capture()");
+  graph_.launch(s);
 }
 
 }  // namespace kb::decode

@@ -1,12 +1,7 @@
-// Random weights from a seed, element by element from a hash, so that the
-// GPU fills 13 GB at write bandwidth and the host can recompute any element:
-//
-//   u(seed, tensor, i) = uniform in [-1, 1) from a 32-bit hash of (seed, tensor, i)
-//   bf16 weight        = amplitude * u,  amplitude = sqrt(3 / K) (std 1/sqrt(K))
-//   int8 weight        = uniform integer in [-127, 127] from the same hash
-//   int8 row scale     = amplitude / 127 * (0.75 + 0.25 * u(seed, tensor + offset, row))
-//
-// (row scales that vary from row to row, so that a wrong scale index shows).
+// Random weights element by element from a hash of (seed, tensor, i), so
+// that the GPU fills at write bandwidth and the host can recompute any
+// element: bf16 amplitude · u (std 1/sqrt(K)), int8 in [-127, 127], int8
+// row scales that vary by row (a wrong scale index shows).
 #pragma once
 
 #include <cmath>

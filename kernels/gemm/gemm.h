@@ -102,10 +102,6 @@ void gemm_ref(const float* A, const float* W, const float* bias, float* D, int64
 template <typename T>
 std::vector<float> ref_rows(const std::vector<int64_t>& rows, const T* A, const T* W,
                             const float* bias, int64_t N, int64_t K, Epilogue ep);
-// Columns `cols` of D for every row; out is [M, cols.size()].
-template <typename T>
-std::vector<float> ref_cols(const std::vector<int64_t>& cols, const T* A, const T* W,
-                            const float* bias, int64_t M, int64_t K, Epilogue ep);
 
 float fp8_to_float(fp8 v);  // exact (every E4M3 value is a float)
 

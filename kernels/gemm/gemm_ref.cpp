@@ -62,27 +62,9 @@ std::vector<float> ref_rows(const std::vector<int64_t>& rows, const T* A, const 
   return out;
 }
 
-template <typename T>
-std::vector<float> ref_cols(const std::vector<int64_t>& cols, const T* A, const T* W,
-                            const float* bias, int64_t M, int64_t K, Epilogue ep) {
-  const int64_t C = static_cast<int64_t>(cols.size());
-  std::vector<float> w(static_cast<size_t>(C * K)), out(static_cast<size_t>(M * C));
-  for (int64_t c = 0; c < C; ++c)
-    for (int64_t k = 0; k < K; ++k) w[c * K + k] = to_f(W[cols[c] * K + k]);
-  parallel_for(M, [&](int64_t m) {
-    for (int64_t c = 0; c < C; ++c)
-      out[m * C + c] = apply(dot_impl(&w[c * K], A + m * K, K), bias, cols[c], ep);
-  });
-  return out;
-}
-
 template std::vector<float> ref_rows(const std::vector<int64_t>&, const bf16*, const bf16*,
                                      const float*, int64_t, int64_t, Epilogue);
 template std::vector<float> ref_rows(const std::vector<int64_t>&, const fp8*, const fp8*,
-                                     const float*, int64_t, int64_t, Epilogue);
-template std::vector<float> ref_cols(const std::vector<int64_t>&, const bf16*, const bf16*,
-                                     const float*, int64_t, int64_t, Epilogue);
-template std::vector<float> ref_cols(const std::vector<int64_t>&, const fp8*, const fp8*,
                                      const float*, int64_t, int64_t, Epilogue);
 
 float fp8_to_float(fp8 v) { return to_f(v); }

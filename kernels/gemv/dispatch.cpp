@@ -22,8 +22,6 @@ struct overloaded : Fs... {
 template <class... Fs>
 overloaded(Fs...) -> overloaded<Fs...>;
 
-}  // namespace
-
 // The general kernel's knobs by shape, timed on an H100 (records 0025 and
 // 0036 hold the figures): pipelined batches of 2 loads, 4 warps; K split
 // over warps once rows are long (and for bf16 at many rows); int8 one load
@@ -56,6 +54,8 @@ General general_kernel(bool int8, int64_t N, int64_t K, int n_sel) {
   return c;
 }
 
+}  // namespace
+
 Config general_config(bool int8, int64_t N, int64_t K, int n_sel) {
   // Up to 4 MB in all with rows of 32, 64 or 128 vectors: the one-load
   // kernel in blocks of 8 warps (0026).
@@ -64,16 +64,6 @@ Config general_config(bool int8, int64_t N, int64_t K, int n_sel) {
       n_sel * N * K * item_bytes(int8) <= (int64_t(4) << 20))
     return Config(OneLoad{8});
   return Config(general_kernel(int8, N, K, n_sel));
-}
-
-Config bulk_config(int stages, int warps, int blocks_per_sm, int rows, int rows_per_buffer) {
-  Bulk b;
-  b.stages = stages;
-  b.warps = warps;
-  b.blocks_per_sm = blocks_per_sm;
-  b.rows = rows;
-  b.rows_per_buffer = rows_per_buffer;
-  return Config(b);
 }
 
 // Several tokens are bound by their x reads and FMAs, not by HBM (0025):

@@ -44,12 +44,8 @@ Choice choose_in(const std::vector<TableEntry>& table, bool int8, int64_t N, int
 
 // The generic rule's last resort: the one-load kernel where it serves, else general_kernel.
 Config general_config(bool int8, int64_t N, int64_t K, int n_sel = 1);
-// The general kernel's knobs by shape: general_config without the one-load kernel.
-General general_kernel(bool int8, int64_t N, int64_t K, int n_sel = 1);
 // choose(...).config.
 Config default_config(bool int8, int64_t N, int64_t K, int n_sel = 1);
-// The bulk kernel so configured.
-Config bulk_config(int stages, int warps, int blocks_per_sm, int rows = 2, int rows_per_buffer = 0);
 // What gemv_tokens (swiglu: gemv_swiglu) takes for `tokens` tokens.
 Config tokens_config(bool int8, int64_t N, int64_t K, int tokens, bool swiglu = false);
 // What gather_gemv_swiglu and gather_gemv_combine take without a config.

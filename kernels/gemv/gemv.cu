@@ -411,23 +411,15 @@ static void gather_tokens(bool int8, const void* W, const bf16* scale, const int
                           bool swiglu, float eps, cudaStream_t stream, bool pdl) {
   const std::string what = swiglu ? "gather_tokens_swiglu" : "gather_tokens_gemv";
   if (!ids) refuse(what, "null ids");
-  // Refused before any CUDA call (the general kernel's launch checks the rest).
-  if (E < 1 || E > 64 || top < 1 || top > E)
-    refuse(what, "needs 1 <= top <= E <= 64, got top " + std::to_string(top) + ", E " +
-                     std::to_string(E));
-  if (tokens < 1 || tokens > kMaxTokens)
-    refuse(what, "tokens must be in [1, " + std::to_string(kMaxTokens) + "], got " +
-                     std::to_string(tokens));
   Request r = request(int8, W, scale, nullptr, 1, E, X, Y, N, K, nullptr, tokens);
   r.swiglu = swiglu;
   r.eps = eps;
   r.token_ids = ids;
   r.top = top;
-  if (int8 && K > 0 && K % 64 == 0) {
-    if (N <= 0 || N > 0x7fffffffLL || K > 0x7fffffffLL || (swiglu && N % 2 != 0))
-      refuse(what, "bad shape " + shape_text(N, K));
-    if (!W || !X || !Y || !scale || !aligned16(W) || !aligned16(X))
-      refuse(what, "null W, scale, x or y, or W or x not 16-byte aligned");
+  check_modes(r, General{});  // before any CUDA call, whichever kernel runs
+  check_operands(r);
+  if (int8 && K % 64 == 0) {
+    if (swiglu && N % 2 != 0) refuse(what, "2·F rows (gate | up)");
     if (device_attribute<cudaDevAttrComputeCapabilityMajor>() >= 8) {
       KernelArgs a = kernel_args(r, Config());
       a.ks = 0;

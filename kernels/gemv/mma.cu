@@ -1,10 +1,8 @@
 // The tensor-core int8 GEMV kernel and its diagonal variant (compute
-// capability 8.0), for int8 rows of 1-4 KB in matrices too large for the
-// tile kernel, and gathers of such rows, where the general kernel is bound
-// by its three instructions per weight. Four int8 become two f16x2 exactly
-// (LOP3, PRMT, HSUB2) and mma.sync.m16n8k16 multiplies 16 rows by 16 k;
-// x is staged once per block in f16, scaled by 2^e. How and why:
-// docs/notes/gemv.md, docs/decisions/0028-gemv-tensor-core-int8.md.
+// capability 8.0), for int8 rows of 1-4 KB where the general kernel is bound
+// by its instructions per weight (docs/decisions/0028): four int8 become two
+// f16x2 exactly, mma.sync.m16n8k16 multiplies 16 rows by 16 k, x is staged
+// once per block in f16, scaled by 2^e.
 //   - A warp owns a tile of 16 rows; KS warps of a block split its K
 //     (batch b to warp b % KS). Lane (g, t) loads vector 4u + t of rows g
 //     and g + 8 for each 64-byte unit u, U units a batch, DEPTH batches in

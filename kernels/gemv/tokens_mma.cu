@@ -1,7 +1,5 @@
-// A gather over tokens on the tensor cores (gather_tokens_swiglu /
-// gather_tokens_gemv with int8 weights and K a multiple of 64): a MoE
-// prefill's experts, each read once for every token that chose it
-// (docs/decisions/0040-moe-prefill-by-expert.md).
+// A gather over tokens on the tensor cores (int8 weights, K a multiple of
+// 64): a MoE prefill's experts, each read once (docs/decisions/0040).
 //   - mma.sync m16n8k16 in bf16, fp32 sums: the 8 columns are the tokens;
 //     int8 -> bf16 exactly (int8_at: a bf16 is the top half of that float);
 //   - a warp owns 2 tiles of 16 rows (the SwiGLU: gate row i and up row i);

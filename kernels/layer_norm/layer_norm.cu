@@ -1,10 +1,6 @@
-// LayerNorm (+ optional GELU) over rows of bf16, fp32 statistics, each row
-// held in registers so that it is read from HBM once and written once (the
-// 2·rows·D·2 bytes the seed counts), with two-pass statistics (mean, then
-// the sum of squared deviations) as exact as a CPU two-pass:
-//   row_per_warp<VPL>      D <= 2048: one warp per row, VPL 16-byte vectors
-//                          per lane, shuffle-only reductions.
-//   row_in_registers<VPT>  D <= 32768: one block per row, VPT vectors per thread.
+// LayerNorm (+ optional GELU), each row held in registers so that it is
+// read once and written once, with two-pass statistics (mean, then squared
+// deviations): one warp a row to D = 2048, else one block a row.
 #include <cuda_bf16.h>
 
 #include <algorithm>

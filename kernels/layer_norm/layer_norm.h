@@ -1,14 +1,9 @@
 // LayerNorm over the last dimension, bf16 in/out, fp32 statistics, with an
-// optional fused activation (the MLP's LayerNorm -> GELU) and an optional
-// input bias (the preceding Linear's, added in fp32 as the row is read):
-//
-//   y[r, :] = act((h[r, :] - mean_r) * rstd_r * gamma + beta),  h = x + bias
-//   rstd_r  = 1 / sqrt(var_r + eps),  var the biased variance of h (as PyTorch)
-//
-// gamma, beta and bias may be nullptr. D must be a multiple of 8 up to 32768,
-// rows > 0, the pointers 16-byte aligned; otherwise std::invalid_argument
-// before launch. `pdl`: a programmatic dependent of the previous work on the
-// stream (kernels/common/pdl.cuh), which lets the next grid launch at once.
+// optional fused activation and input bias (the preceding Linear's):
+//   y[r, :] = act((h[r, :] - mean_r) * rstd_r * gamma + beta),  h = x + bias,
+//   rstd_r = 1 / sqrt(var_r + eps), var biased (as PyTorch)
+// gamma, beta and bias may be nullptr; D a multiple of 8 up to 32768 and
+// 16-byte aligned pointers, else std::invalid_argument. `pdl`: pdl.cuh.
 #pragma once
 
 #include <cuda_bf16.h>

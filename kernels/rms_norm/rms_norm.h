@@ -1,10 +1,6 @@
 // RMSNorm over the last dimension (Llama's, Mixtral's), bf16 in/out, fp32
-// math, rounded to bf16 once (Hugging Face's Llama also rounds x · rstd):
-//
-//   y[r, :] = x[r, :] · rstd_r · w,  rstd_r = 1 / sqrt(mean(x[r, :]²) + eps)
-//
-// D must be a multiple of 8 up to 32768, rows > 0, the pointers 16-byte
-// aligned; otherwise std::invalid_argument before any launch.
+// math, rounded once: y[r, :] = x[r, :] · w / sqrt(mean(x[r, :]²) + eps).
+// D a multiple of 8 up to 32768, 16-byte aligned pointers; else std::invalid_argument.
 #pragma once
 
 #include <cuda_bf16.h>

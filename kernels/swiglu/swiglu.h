@@ -1,11 +1,6 @@
-// SwiGLU, the activation of Llama's and Mixtral's MLP, on the gate/up
-// projection's output gu [tokens, 2F] (row t = [g[t, :], u[t, :]]), bf16
-// in/out, fp32 math, rounded to bf16 once:
-//
-//   y[t, i] = silu(g[t, i]) · u[t, i],  silu(z) = z / (1 + e^-z)
-//
-// F must be a multiple of 8, tokens > 0, tokens · F / 8 < 2^31, the pointers
-// 16-byte aligned; otherwise std::invalid_argument before any launch.
+// SwiGLU (Llama's, Mixtral's MLP) on gu [tokens, 2F], row t = [g[t, :], u[t, :]],
+// bf16 in/out, fp32 math: y[t, i] = silu(g[t, i]) · u[t, i]. F a multiple
+// of 8, tokens · F / 8 < 2^31, 16-byte aligned pointers; else std::invalid_argument.
 #pragma once
 
 #include <cuda_bf16.h>

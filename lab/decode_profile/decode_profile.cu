@@ -28,13 +28,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
-#include <memory>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 #include "core/tuning.h"
 #include "kernels/common/cuda_check.h"
+#include "kernels/common/graph.h"
 #include "kernels/decode/decoder.h"
 #include "kernels/gemv/gemv.h"
 #include "lab/decode_profile/options.h"
@@ -142,44 +141,24 @@ struct Timer {
   }
 };
 
-using Graph = std::unique_ptr<std::remove_pointer_t<cudaGraph_t>, cudaError_t (*)(cudaGraph_t)>;
-using Exec =
-    std::unique_ptr<std::remove_pointer_t<cudaGraphExec_t>, cudaError_t (*)(cudaGraphExec_t)>;
-
-// The decoder's step captured here as the decoder captures its own (under
-// the gemv table installed now).
-Graph capture_step(dec::Decoder& d, cudaStream_t s) {
-  cudaGraph_t g = nullptr;
-  KB_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-  d.step(s);
-  KB_CUDA_CHECK(cudaStreamEndCapture(s, &g));
-  return Graph(g, cudaGraphDestroy);
-}
-
-Exec instantiate(const Graph& g) {
-  cudaGraphExec_t e = nullptr;
-  KB_CUDA_CHECK(cudaGraphInstantiate(&e, g.get(), 0));
-  return Exec(e, cudaGraphExecDestroy);
-}
-
 // The graph's kernel nodes in an order that respects its edges (the
 // capture's launch order where it is a chain).
-std::vector<cudaGraphNode_t> kernels_in_order(const Graph& g) {
+std::vector<cudaGraphNode_t> kernels_in_order(cudaGraph_t g) {
   size_t n = 0, m = 0;
-  KB_CUDA_CHECK(cudaGraphGetNodes(g.get(), nullptr, &n));
+  KB_CUDA_CHECK(cudaGraphGetNodes(g, nullptr, &n));
   std::vector<cudaGraphNode_t> nodes(n);
-  KB_CUDA_CHECK(cudaGraphGetNodes(g.get(), nodes.data(), &n));
+  KB_CUDA_CHECK(cudaGraphGetNodes(g, nodes.data(), &n));
   // CUDA 13 added the edges' data to cudaGraphGetEdges; programmatic
   // (PDL) edges carry data, so it must be asked for.
 #if CUDART_VERSION >= 13000
   std::vector<cudaGraphEdgeData> data;
   auto edges = [&](cudaGraphNode_t* f, cudaGraphNode_t* t) {
     data.resize(m);
-    return cudaGraphGetEdges(g.get(), f, t, f ? data.data() : nullptr, &m);
+    return cudaGraphGetEdges(g, f, t, f ? data.data() : nullptr, &m);
   };
 #else
   auto edges = [&](cudaGraphNode_t* f, cudaGraphNode_t* t) {
-    return cudaGraphGetEdges(g.get(), f, t, &m);
+    return cudaGraphGetEdges(g, f, t, &m);
   };
 #endif
   KB_CUDA_CHECK(edges(nullptr, nullptr));
@@ -218,7 +197,7 @@ std::string kernel_name(const void* func) {
 
 // An eager step at the decoder's position, kernel by kernel: each kernel
 // node of `g` launched alone between two events. Returns (name, us) in order.
-std::vector<std::pair<std::string, double>> eager_kernels(const Graph& g, Timer& t) {
+std::vector<std::pair<std::string, double>> eager_kernels(cudaGraph_t g, Timer& t) {
   std::vector<std::pair<std::string, double>> out;
   for (cudaGraphNode_t node : kernels_in_order(g)) {
     cudaKernelNodeParams p{};
@@ -233,14 +212,14 @@ std::vector<std::pair<std::string, double>> eager_kernels(const Graph& g, Timer&
 }
 
 void print_breakdown(dec::Decoder& d, const Args& a, Timer& t, double graph_us) {
-  const Graph g = capture_step(d, t.s);
+  const kb::CudaGraph g = kb::capture_graph([&](cudaStream_t s) { d.step(s); });
   std::map<std::string, std::pair<int, double>> per;  // name -> (calls a step, us a step)
   std::vector<std::string> order;
   double total = 0;
   for (int rep = 0; rep < a.reps; ++rep) {
     d.reset(t.s);
     for (int i = 0; i < a.pos; ++i) d.replay(t.s);
-    for (const auto& [name, us] : eager_kernels(g, t)) {
+    for (const auto& [name, us] : eager_kernels(g.graph.get(), t)) {
       if (!per.count(name)) order.push_back(name);
       per[name].first += rep == 0;
       per[name].second += us / a.reps;
@@ -269,7 +248,7 @@ void by_kernel(dec::Decoder& d, const Args& a, Timer& t, const char* what, int64
       use == gemv::Use::swiglu    ? gemv::decode_swiglu_config(i8, rows / 2, cols, n_sel)
       : use == gemv::Use::combine ? gemv::decode_combine_config(i8, rows, cols, n_sel)
                                   : gemv::choose(i8, rows, cols, 1, use).config;
-  std::vector<Exec> graphs;
+  std::vector<kb::CudaGraph> graphs;
   for (const auto& name : names) {
     gemv::TableEntry e;
     e.bucket.int8 = i8;
@@ -282,7 +261,7 @@ void by_kernel(dec::Decoder& d, const Args& a, Timer& t, const char* what, int64
     std::vector<gemv::TableEntry> table = saved;
     table.insert(table.begin(), e);
     gemv::set_table(table, e.origin);
-    graphs.push_back(instantiate(capture_step(d, t.s)));
+    graphs.push_back(kb::capture_graph([&](cudaStream_t s) { d.step(s); }));
   }
   gemv::set_table(saved, a.tuning);
   auto step_us = [&](cudaGraphExec_t g) {
@@ -301,7 +280,7 @@ void by_kernel(dec::Decoder& d, const Args& a, Timer& t, const char* what, int64
   std::vector<std::vector<double>> us(graphs.size());
   for (int round = 0; round < a.rounds; ++round) {
     own.push_back(step_us(nullptr));
-    for (size_t i = 0; i < graphs.size(); ++i) us[i].push_back(step_us(graphs[i].get()));
+    for (size_t i = 0; i < graphs.size(); ++i) us[i].push_back(step_us(graphs[i].exec.get()));
   }
   const double f = median(own);
   std::printf(

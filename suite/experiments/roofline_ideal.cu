@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/common/device_buffer.h"
+#include "kernels/common/graph.h"
 #include "suite/chain_probe.h"
 #include "suite/experiment.h"
 #include "suite/ideal_kernels.h"
@@ -41,12 +42,14 @@ class IdealCase : public kb::Case {
     KB_CUDA_CHECK(cudaGetDevice(&dev));
     KB_CUDA_CHECK(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, dev));
     if (variant_ == "read_chunks_x8_graph")
-      graph_ = std::make_unique<kb::IdealChainGraph>(buf_.get(), bytes_, kLinks, sms_, sink_.get());
+      graph_ = kb::capture_graph([&](cudaStream_t s) {
+        kb::launch_ideal_chain(buf_.get(), bytes_, kLinks, sms_, sink_.get(), s);
+      });
   }
 
   void run(cudaStream_t s) override {
-    if (graph_)
-      graph_->launch(s);
+    if (graph_.exec)
+      graph_.launch(s);
     else if (is_chain(variant_))
       kb::launch_ideal_chain(buf_.get(), bytes_, kLinks, sms_, sink_.get(), s);
     else
@@ -91,7 +94,7 @@ class IdealCase : public kb::Case {
   kb::DeviceBuffer<char> buf_;
   kb::DeviceBuffer<int> sink_;
   int sms_ = 0;
-  std::unique_ptr<kb::IdealChainGraph> graph_;
+  kb::CudaGraph graph_;  // read_chunks_x8_graph
 };
 
 }  // namespace

@@ -215,8 +215,8 @@ TEST(Gemm, RunRefusesBadPointersBeforeLaunch) {
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
 }
 
-// The references used by the large-shape checks agree with the plain one.
-TEST(GemmRef, RowsAndColumnsMatchTheFullReference) {
+// The reference used by the large-shape checks agrees with the plain one.
+TEST(GemmRef, RowsMatchTheFullReference) {
   const int64_t M = 9, N = 13, K = 37;
   auto a = kb::random_bf16(M * K, 1), w = kb::random_bf16(N * K, 2), b = kb::random_bf16(N, 3);
   auto af = kb::to_float(a), wf = kb::to_float(w), bf = kb::to_float(b);
@@ -226,11 +226,6 @@ TEST(GemmRef, RowsAndColumnsMatchTheFullReference) {
       kb::gemm::ref_rows({0, 4, 8}, a.data(), w.data(), bf.data(), N, K, Epilogue::gelu_bias);
   for (int r = 0; r < 3; ++r)
     for (int64_t n = 0; n < N; ++n) EXPECT_NEAR(rows[r * N + n], full[(r * 4) * N + n], 1e-5);
-  auto cols = kb::gemm::ref_cols({1, 12}, a.data(), w.data(), bf.data(), M, K, Epilogue::gelu_bias);
-  for (int64_t m = 0; m < M; ++m) {
-    EXPECT_NEAR(cols[m * 2 + 0], full[m * N + 1], 1e-5);
-    EXPECT_NEAR(cols[m * 2 + 1], full[m * N + 12], 1e-5);
-  }
 }
 
 // The gemm experiment's values check (check_crossings on rows and columns

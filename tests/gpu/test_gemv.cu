@@ -516,7 +516,9 @@ void gather_with_ids(int64_t N, int64_t K, int E, const std::vector<int32_t>& id
 // blocks per SM, N of 1, 3 (fewer rows than SMs) and 1001, plain, with the
 // in-place residual, and gathered over every expert, each with the three
 // ways blocks take rows (Config::bulk_rows); and many rows per block.
-using gemv::bulk_config;
+gemv::Config bulk_config(int stages, int warps, int blocks_per_sm, int rows = 2, int rpb = 0) {
+  return gemv::Bulk{stages, warps, blocks_per_sm, rows, rpb, false};
+}
 void expect_nan_rows_for_bad_ids_int8(const gemv::Config& c, int64_t K);  // below
 
 TEST(GemvBulk, EveryRowLengthMatchesReference) {
