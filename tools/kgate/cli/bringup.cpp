@@ -31,7 +31,7 @@ BringupPlan parse_bringup(const Args& args) {
     p.targets_given = true;
   };
   parse_options(args,
-                {{"--results", files(p.results, kBringupUsage)},
+                {{"--results", files(p.results)},
                  {"--out", text(p.out)},
                  {"--reference", text(in.reference)},
                  {"--reference-gpu", text(in.reference_gpu)},
@@ -40,11 +40,10 @@ BringupPlan parse_bringup(const Args& args) {
                  {"--datasheets", text(p.datasheets)},
                  {"--probe", text(in.probe_path)},
                  {"--threshold", number(in.threshold, 0.01, 0.9)}},
-                "bringup", kBringupUsage, "--results");
-  if (p.results.empty()) throw UsageError("bringup needs --results FILE...", kBringupUsage);
-  if (p.out.empty()) throw UsageError("bringup needs --out DIR", kBringupUsage);
-  if (in.reference.empty())
-    throw UsageError("--reference needs a GPU name or a file", kBringupUsage);
+                "--results");
+  if (p.results.empty()) throw UsageError("bringup needs --results FILE...");
+  if (p.out.empty()) throw UsageError("bringup needs --out DIR");
+  if (in.reference.empty()) throw UsageError("--reference needs a GPU name or a file");
   return p;
 }
 

@@ -154,14 +154,14 @@ int cmd_gpt_fast(const Args& args) {
   std::vector<std::string> results;
   std::string targets_dir, csv_out, json_out;
   parse_options(args,
-                {{"--results", files(results, kGptFastUsage)},
+                {{"--results", files(results)},
                  {"--targets", text(targets_dir)},
                  {"--csv", text(csv_out)},
                  {"--json", text(json_out)}},
-                "gpt-fast", kGptFastUsage, "--results");
-  if (results.empty()) throw UsageError("gpt-fast needs --results FILE...", kGptFastUsage);
+                "--results");
+  if (results.empty()) throw UsageError("gpt-fast needs --results FILE...");
   if (csv_out.empty() && json_out.empty())
-    throw UsageError("gpt-fast needs --csv FILE and/or --json FILE", kGptFastUsage);
+    throw UsageError("gpt-fast needs --csv FILE and/or --json FILE");
   std::vector<TargetFile> targets;
   if (!targets_dir.empty()) targets = load_target_dir(targets_dir);
   refuse_clashes(inputs_of(results, targets), {{"--csv", csv_out}, {"--json", json_out}});

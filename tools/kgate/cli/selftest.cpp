@@ -124,8 +124,8 @@ int cmd_selftest_table(const Args& args) {
                  {"--drop", drop},
                  {"--targets", text(targets_dir)},
                  {"--markdown", text(markdown)}},
-                "selftest-table", kSelftestUsage, "--aa");
-  if (aa.empty()) throw UsageError("selftest-table needs --aa FILE", kSelftestUsage);
+                "--aa");
+  if (aa.empty()) throw UsageError("selftest-table needs --aa FILE");
   std::vector<NamedPath> inputs = {{"--aa", aa}};
   for (const auto& d : drops) inputs.push_back({"--drop", d.second});
   refuse_clashes(inputs, {{"--markdown", markdown}});
