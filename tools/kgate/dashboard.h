@@ -27,8 +27,8 @@ struct DashboardOptions {
 
 DashboardData build_dashboard(const History& h, const DashboardOptions& opt);
 
-// "YYYY-MM-DDThh:mm:ssZ" (fractional seconds, or "+hh:mm") as seconds since
-// 1970; false when it is not such a time.
+// "YYYY-MM-DDThh:mm:ssZ", the only timestamp the reader lets through, as
+// seconds since 1970; false when it is not such a time.
 bool parse_iso_time(std::string_view s, int64_t& out);
 
 }  // namespace kb

@@ -1,6 +1,5 @@
-// kgate bringup: the bring-up report of a new GPU (tools/kgate/bringup.h,
-// docs/bringup.md). Problems of the input are lines of the report (and of
-// stderr): the report is still written where it can be, and the exit code is 2.
+// kgate bringup (docs/bringup.md): problems of the input are lines of the
+// report and of stderr; the report is still written, and the exit code is 2.
 #include "tools/kgate/bringup.h"
 
 #include <cstdio>
@@ -97,7 +96,6 @@ bool read_reference(BringupInputs& in, History& ref) {
   return ref_is_file;
 }
 
-// The drafted target file and the report (Markdown and HTML) under --out.
 void write_bringup(BringupReport& rep, const BringupPlan& p, bool ref_is_file) {
   const BringupInputs& in = p.in;
   const std::string draft = (std::filesystem::path(p.out) / rep.draft_path).string();

@@ -1,5 +1,4 @@
-// kgate dashboard: the history of every key as one self-contained HTML page
-// (tools/kgate/dashboard.h).
+// kgate dashboard: the history of every key as one self-contained HTML page.
 #include "tools/kgate/dashboard.h"
 
 #include <cstdio>

@@ -71,7 +71,6 @@ int dispatch(const Args& a) {
   throw UsageError("unknown command '" + cmd + "'");
 }
 
-// The usage line of the command named first.
 const char* usage_for(const Args& a) {
   for (const Command& c : kCommands)
     if (!a.empty() && a[0] == c.name) return c.usage;

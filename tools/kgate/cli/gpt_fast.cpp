@@ -1,6 +1,5 @@
-// kgate gpt-fast: the newest run of each GPU model as PyTorch
-// benchmarks/gpt_fast writes it, CSV and JSON records, every target filled
-// (docs/csv-schema.md "Reading it as gpt_fast").
+// kgate gpt-fast: the newest run of each GPU model as PyTorch's gpt_fast
+// writes it (docs/csv-schema.md "Reading it as gpt_fast").
 #include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -58,8 +57,7 @@ const SeedRow kSeedRows[] = {
     {"gemv", kBw, "bfloat16", false},
 };
 
-// gpt_fast's models run batch size 1: where a model has rows at several
-// shapes, that one.
+// gpt_fast's models run batch size 1.
 bool seed_model_shape(const std::string& shape) {
   return shape.rfind("BS=1;", 0) == 0 || shape == "BS=1";
 }

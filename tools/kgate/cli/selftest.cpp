@@ -15,7 +15,6 @@ namespace kb::kgate_cli {
 
 namespace {
 
-// `drops`: (percent, file) of each injected drop.
 std::string selftest_markdown(const std::string& aa_file,
                               const std::vector<std::pair<double, std::string>>& drops,
                               const GateOptions& opt) {
