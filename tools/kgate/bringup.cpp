@@ -1,7 +1,6 @@
 #include "tools/kgate/bringup.h"
 
 #include <algorithm>
-#include <cmath>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>

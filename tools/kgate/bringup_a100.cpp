@@ -1,8 +1,6 @@
 // The seed's rows against the seed's A100 targets (docs/bringup.md): an A100
 // roofline modelled from this GPU's row and the two datasheets.
 #include <map>
-#include <optional>
-#include <string>
 
 #include "tools/kgate/bringup.h"
 

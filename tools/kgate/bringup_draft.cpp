@@ -1,9 +1,7 @@
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <optional>
 #include <tuple>
 
 #include "core/atomic_write.h"

@@ -4,12 +4,7 @@
 #include <atomic>
 #include <deque>
 #include <map>
-#include <optional>
 #include <thread>
-
-#include "tools/kgate/boards.h"
-#include "tools/kgate/gate.h"
-#include "tools/kgate/history_rule.h"
 
 namespace kb {
 

@@ -2,17 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <ctime>
 #include <map>
-#include <optional>
-#include <string_view>
 
 #include "core/csv_writer.h"
 #include "core/metrics.h"
 #include "reports/format.h"
-#include "tools/kgate/boards.h"
-#include "tools/kgate/siblings.h"
 
 namespace kb {
 

@@ -1,16 +1,8 @@
 #include <algorithm>
 #include <cstdio>
-#include <ctime>
-#include <map>
-#include <optional>
-#include <string_view>
 
-#include "core/metrics.h"
 #include "reports/format.h"
-#include "tools/kgate/boards.h"
 #include "tools/kgate/gate.h"
-#include "tools/kgate/history.h"
-#include "tools/kgate/siblings.h"
 
 namespace kb {
 

@@ -4,8 +4,6 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <string>
-#include <vector>
 
 #include "core/result_reader.h"
 #include "tools/kgate/cli/commands.h"

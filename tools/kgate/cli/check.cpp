@@ -1,12 +1,9 @@
 // kgate check: the nightly gate (DESIGN.md "The gate's rules").
 #include <algorithm>
 #include <cstdio>
-#include <string>
-#include <vector>
 
 #include "reports/gate_result.h"
 #include "tools/kgate/cli/commands.h"
-#include "tools/kgate/gate.h"
 
 namespace kb::kgate_cli {
 

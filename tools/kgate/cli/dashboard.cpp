@@ -3,8 +3,6 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <string>
-#include <vector>
 
 #include "tools/kgate/cli/commands.h"
 

@@ -2,7 +2,6 @@
 // exit code 2 (a regression's exit 1 is the command's own).
 #include <cstdio>
 #include <filesystem>
-#include <string>
 
 #include "kgate_help_text.h"
 #include "tools/kgate/bringup.h"

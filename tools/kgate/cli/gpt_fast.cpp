@@ -3,14 +3,11 @@
 #include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <string>
-#include <vector>
 
 #include "core/csv_writer.h"
 #include "core/record.h"
 #include "core/result_reader.h"
 #include "tools/kgate/cli/commands.h"
-#include "tools/kgate/gate.h"
 
 namespace kb::kgate_cli {
 

@@ -2,8 +2,6 @@
 #include "tools/kgate/noise.h"
 
 #include <cstdio>
-#include <string>
-#include <vector>
 
 #include "tools/kgate/cli/commands.h"
 

@@ -3,9 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
-#include <string>
 #include <utility>
-#include <vector>
 
 #include "reports/format.h"
 #include "tools/kgate/cli/commands.h"

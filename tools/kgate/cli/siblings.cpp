@@ -3,8 +3,6 @@
 #include "tools/kgate/siblings.h"
 
 #include <cstdio>
-#include <string>
-#include <vector>
 
 #include "tools/kgate/cli/commands.h"
 
