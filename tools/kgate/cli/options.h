@@ -37,7 +37,7 @@ double parse_double(const std::string& flag, const std::string& v, double lo, do
 long parse_int(const std::string& flag, const std::string& v, long lo, long hi);
 
 // A command's options: per flag, what reads it at a[i] (leaving i on the
-// last value it takes); a flag that takes no value refuses `--flag=value`.
+// last value it takes).
 using Reader = std::function<void(const Args& a, size_t& i)>;
 struct Option {
   const char* flag;
@@ -62,16 +62,13 @@ Reader whole(T& x, long lo, long hi) {
 }
 Option flag(const char* name, bool& b);
 
-// The history rule's options that check and dashboard share: --window,
-// --min-gap, --min-history, --max-noise, --board-gap, --strict.
+// The gate's options that check and dashboard share, and their check.
 Options gate_options(GateOptions& opt);
-// --min-history no larger than --window.
 void check_gate_options(const GateOptions& opt);
 
 std::string host_name();
 
-// Before anything is written: no output may be an input (the
-// history above all) or another output.
+// Before anything is written: no output may be an input or another output.
 void refuse_clashes(const std::vector<NamedPath>& inputs, const std::vector<NamedPath>& outputs);
 
 // The files behind --results and the target files loaded, as inputs.
@@ -83,12 +80,10 @@ void make_folder(const std::string& path);
 
 void print_warnings(const std::vector<std::string>& warnings);
 
-// For the commands that do not gate (check reports tonight's damaged rows
-// as failures of the night): every damaged row is a warning.
+// For the commands that do not gate: every damaged row is a warning.
 void print_history_warnings(const History& h);
 
-// Reads every results file; the warnings of a file that is then refused
-// are printed first, so that its error can refer to them.
+// Reads every results file; a refused file's warnings are printed first.
 void read_history(History& h, const std::vector<std::string>& files);
 
 }  // namespace kb::kgate_cli
