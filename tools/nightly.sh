@@ -93,11 +93,8 @@ exit_text() {
     2) echo "exit 2: bad usage or input" ;;
     3) echo "exit 3: no GPU or driver" ;;
     126 | 127) echo "exit $1: could not be started" ;;
-    *) if [ "$1" -gt 128 ]; then
-      echo "killed by signal $(($1 - 128)) (SIG$(kill -l $(($1 - 128)) 2> /dev/null || echo '?'))"
-    else
-      echo "exit $1"
-    fi ;;
+    129 | 1[3-9]? | 2??) echo "killed by signal $(($1 - 128)) (SIG$(kill -l $(($1 - 128)) 2> /dev/null || echo '?'))" ;;
+    *) echo "exit $1" ;;
   esac
 }
 # kgate's: 2 is bad input or usage (its message is in its output).

@@ -22,7 +22,7 @@ struct SimulatePlan {
 };
 
 SimulatePlan parse_simulate(const Args& args) {
-  const Args a = expand_equals(args, {}, nullptr);
+  const Args a = expand_equals(args, {});
   SimulatePlan p;
   SimulationOptions& opt = p.opt;
   for (size_t i = 1; i < a.size(); ++i) {

@@ -17,7 +17,7 @@ namespace kb::kgate_cli {
 namespace {
 
 GenOptions parse_gen_history(const Args& args, std::string& out) {
-  const Args a = expand_equals(args, {}, nullptr);
+  const Args a = expand_equals(args, {});
   GenOptions opt;
   for (size_t i = 1; i < a.size(); ++i) {
     const std::string& f = a[i];

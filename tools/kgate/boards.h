@@ -11,8 +11,8 @@
 
 namespace kb {
 
-// A run's board: an index into History::gpus() when all its rows (every
-// attempt) are on one GPU that names its UUID; else one of these.
+// A run's board: its GPU's index in History::gpus() when all its rows are on
+// one GPU that names its UUID; else one of these.
 constexpr int64_t kUnknownBoard = -1;   // a row without a UUID (schema v1, gpt_fast)
 constexpr int64_t kSeveralBoards = -2;  // rows on two or more GPUs
 
@@ -33,8 +33,7 @@ struct BoardPlan {
   BoardMode mode = BoardMode::pooled;
   std::vector<size_t> same;  // same_board: indices of the earlier runs on that board
   int same_runs = 0;         // earlier runs on the newest run's board
-  // new_board: the window's runs on other boards (one board each), the
-  // distinct boards among them, and its runs on several GPUs.
+  // new_board: the window's runs on other boards, those boards, and runs on several GPUs.
   int other_runs = 0, other_boards = 0, several_runs = 0;
   double allowance = 0;   // the drop the boards explain (relative)
   bool observed = false;  // allowance from the key's own spread (else --board-gap)
@@ -51,8 +50,8 @@ BoardPlan plan_boards(const std::vector<double>& values, const std::vector<int64
                       int64_t newest, bool lower_is_better, const HistoryRuleOptions& rule,
                       const BoardOptions& opt);
 
-// Of any per-run vector of the earlier runs, those the history rule judges
-// against under `p`: the newest run's board's (same_board), else all.
+// Of a per-run vector of the earlier runs, those the history rule judges
+// against: the newest run's board's (same_board), else all.
 template <typename T>
 std::vector<T> baseline_runs(const BoardPlan& p, const std::vector<T>& v) {
   if (p.mode != BoardMode::same_board) return v;
@@ -67,8 +66,7 @@ inline bool board_explains(const BoardPlan& p, const HistoryResult& h) {
          h.drop <= p.allowance;
 }
 
-// The host rule: a kernel timed call by call pays one launch's host-side
-// cost per call.
+// The host rule: a kernel timed call by call pays the host's launch cost per call.
 struct HostLaunch {
   bool applies = false;  // the probe's launch(us) rose beyond its noise; the key dropped
   double before_us = 0, now_us = 0;  // the probe's launch: the baseline runs' median, the newest
@@ -78,19 +76,14 @@ struct HostLaunch {
   bool explains() const { return applies && slowdown_us <= allowed_us; }
 };
 
-// `launch_before`: the probe's launch(us) of the key's earlier runs, oldest
-// first; `launch_now` and `time_now_us` (the key's median_us): the newest
-// run's, NaN where it has none.
+// The probe's launch(us) of the key's earlier runs (oldest first) and of the
+// newest, and the newest run's median_us (NaN: none).
 HostLaunch host_launch(const std::vector<double>& launch_before, double launch_now,
                        double time_now_us, const HistoryResult& h, bool lower_is_better,
                        const HistoryRuleOptions& rule);
 
-// "the launch ceiling moved +1.62 us (3.36 -> 4.98): ..." and the key's slowdown.
-std::string host_note(const HostLaunch& l);
-
+std::string host_note(const HostLaunch& l);        // "the launch ceiling moved ..."
 std::string short_board(const std::string& uuid);  // "GPU-5c1e1234…"
-
-// The note of a key on a new board: "first runs on board GPU-5c1e… (...)".
 std::string board_note(const BoardPlan& p, const std::string& uuid, const BoardOptions& opt);
 
 }  // namespace kb

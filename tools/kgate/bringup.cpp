@@ -1,7 +1,6 @@
 #include "tools/kgate/bringup.h"
 
 #include <algorithm>
-#include <cmath>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -60,8 +59,8 @@ std::optional<double> share(std::optional<double> a, std::optional<double> b) {
   return std::nullopt;
 }
 
-// The metrics of one point share a time, so their roofline fractions are
-// one number: each point is shown once, by the first of these it has.
+// A point's metrics share a time, hence a roofline fraction: each point is
+// shown once, by the first of these it has.
 int metric_rank(const std::string& m) {
   static const char* order[] = {"memory_bandwidth(GB/s)", "tflops",
                                 "token_per_sec",          "memory_bandwidth_kv(GB/s)",
@@ -74,7 +73,6 @@ int metric_rank(const std::string& m) {
 }  // namespace
 
 std::string tuning_pointer(const std::string& e, const std::string& variant) {
-  // The MLP runs the GEMV kernel at one token, cuBLASLt above (its variant says which).
   if (e == "mlp_layer_norm_gelu" && variant_matches("gemv", variant)) return tuning_pointer("gemv");
   return tuning_pointer(e);
 }
@@ -97,8 +95,7 @@ void add_note(std::string& note, const std::string& clause) {
   note += (note.empty() ? "" : "; ") + clause;
 }
 
-// What the report's sections share: the inputs, the run reported on, the
-// reference run and the datasheet entries found for both.
+// What the report's sections share.
 struct Ctx {
   const BringupInputs& in;
   const History& results;
@@ -112,7 +109,6 @@ struct Ctx {
   std::string slug{};  // the GPU's target and tuning file name
 };
 
-// The GPU's datasheet entry (a problem or a note when there is none).
 void find_datasheet_entry(Ctx& c) {
   BringupReport& r = c.r;
   r.datasheet_path = c.in.datasheets_path;
@@ -137,7 +133,6 @@ void find_datasheet_entry(Ctx& c) {
   }
 }
 
-// The GPU's target file (a note when there is none).
 void find_target_file(Ctx& c) {
   c.tf = match_gpu(c.in.targets, c.r.gpu);
   c.slug =
@@ -240,7 +235,6 @@ void find_reference(Ctx& c, const History* reference_file) {
   if (c.ref_ds) c.r.ref_datasheet_gpu = c.ref_ds->gpu;
 }
 
-// Ceilings against the datasheet.
 void add_ceilings(Ctx& c) {
   const Datasheet* ds = c.ds;
   const Datasheet* ref_ds = c.ref_ds;
@@ -289,8 +283,8 @@ void add_ceilings(Ctx& c) {
                           " (a --filter run, or a failed probe): that ceiling is left empty");
 }
 
-// A compute-bound point's roofline uses the peak its run had (measured or
-// the datasheet's): two GPUs' fractions are both taken of the datasheet peak.
+// A compute-bound point's roofline is of its run's peak (measured or the
+// datasheet's): both GPUs' fractions are taken of the datasheet peak.
 void of_datasheet_peak(const Ctx& c, const Key& k, BringupRow& row) {
   const Observation* t = c.here.find(k.name, "tflops", k.dtype, k.shape);
   const Observation* u = c.ref ? c.ref->find(k.name, "tflops", k.dtype, k.shape) : nullptr;
@@ -313,7 +307,6 @@ void of_datasheet_peak(const Ctx& c, const Key& k, BringupRow& row) {
   }
 }
 
-// One point of the run beside the reference's.
 BringupRow compare_row(const Ctx& c, const Observation* o) {
   const Key& k = c.here.key(o);
   BringupRow row;
@@ -351,8 +344,7 @@ BringupRow compare_row(const Ctx& c, const Observation* o) {
   return row;
 }
 
-// Every point against the reference: one row per point (by metric_rank),
-// candidates first, furthest behind first.
+// One row per point (metric_rank), candidates first, furthest behind first.
 void add_rows(Ctx& c) {
   using Point = std::tuple<std::string, std::string, std::string>;
   std::map<Point, const Observation*> pick;
@@ -391,8 +383,7 @@ void add_tuning(Ctx& c) {
             ": absent (the heuristic's first cuBLASLt choice and the GEMV's built-in "
             "configuration run)";
   } else {
-    // Read as kbench reads it: a table that does not parse stops kbench
-    // (exit 2), and so it stops the report (TuningError: file, line, entry).
+    // A table that does not parse stops kbench, and so the report (TuningError).
     const TuningFile t = parse_tuning_file(*text, path);
     parse_gemv_table(t.doc, path, &t.lines);
     const auto& j = t.doc;
@@ -410,12 +401,11 @@ void add_tuning(Ctx& c) {
       c.r.tuning.push_back(row.tuning);
 }
 
-// The drafted target file (bringup_draft.cpp).
 void add_draft(Ctx& c) {
   BringupReport& r = c.r;
   DraftedTargetFile f = draft_target_file({c.here, r, c.in, c.ds, c.tf});
   r.draft_json = std::move(f.json);
-  r.draft_path = c.slug;  // the file name; kgate bringup writes it under --out
+  r.draft_path = c.slug;  // written under --out
   r.notes.insert(r.notes.end(), f.notes.begin(), f.notes.end());
   r.problems.insert(r.problems.end(), f.problems.begin(), f.problems.end());
 }

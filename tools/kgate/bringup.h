@@ -1,6 +1,6 @@
-// `kgate bringup`: the bring-up report of a new GPU from results CSVs
-// (docs/bringup.md), built in sections (bringup.cpp, bringup_a100.cpp) and
-// a drafted target file (bringup_draft.cpp) that all read one run: RunView.
+// `kgate bringup`: the bring-up report of a new GPU (docs/bringup.md), its
+// sections (bringup.cpp, bringup_a100.cpp) and drafted target file
+// (bringup_draft.cpp) all read from one run: RunView.
 #pragma once
 
 #include <algorithm>
@@ -23,33 +23,31 @@ struct BringupError : std::runtime_error {
 };
 
 struct BringupInputs {
-  std::string gpu;        // the GPU brought up: "" = the GPU of the newest run
-  std::string reference;  // a GPU name searched in the results, or the reference file's path
-  std::string
-      reference_gpu;  // with a reference file: which of its GPUs ("" = the one other than gpu)
-  std::string results_names;      // the results files, for messages
+  std::string gpu;            // the GPU brought up: "" = the GPU of the newest run
+  std::string reference;      // a GPU name searched in the results, or the reference file's path
+  std::string reference_gpu;  // with a reference file: which of its GPUs ("": the other)
+  std::string results_names;  // the results files, for messages
   std::string reference_problem;  // the reference file could not be read (why)
   std::string targets_dir;        // "" = no target files
   std::vector<TargetFile> targets;
   std::optional<DatasheetTable> datasheets;
   std::string datasheets_path, datasheets_problem;  // why there is no table
   std::string tuning_dir;                           // targets_dir + "/tuning"
-  // --probe FILE: the probe's draft target file, whose `measured` (ladder
-  // included) the drafted file takes whole; its text, or why it could not be
-  // read ("" = no --probe).
+  // --probe FILE (the probe's draft, whose `measured` the drafted file
+  // takes whole): its text, or why it could not be read.
   std::string probe_path, probe_text, probe_problem;
   double threshold = 0.10;
 };
 
-// `reference_file`: the history of --reference FILE (nullptr when the
-// reference is a name). Throws BringupError when `results` has no run of
-// the GPU; every other problem is a line of BringupReport::problems.
+// `reference_file`: the history of --reference FILE (nullptr for a name).
+// Throws BringupError when `results` has no run of the GPU; any other
+// problem is a line of BringupReport::problems.
 BringupReport build_bringup(const History& results, const History* reference_file,
                             const BringupInputs& in);
 
-// Where a row's kernel choices are tuned per GPU ("" for none).
+// Where a row's kernel choices are tuned per GPU ("" for none); the MLP's
+// one-token rows (their variant says so) run the GEMV kernel.
 std::string tuning_pointer(const std::string& experiment);
-// The same for one row: the MLP's one-token rows run the GEMV kernel.
 std::string tuning_pointer(const std::string& experiment, const std::string& variant);
 
 // The run reported on: one run of one GPU, its own measurement (attempt 1).
@@ -67,22 +65,21 @@ struct RunView {
     }
     return nullptr;
   }
-  std::optional<double> probe(const std::string& metric) const {
-    std::optional<double> best;
+  // The largest measured value of a metric, of one dtype where `dtype` is given.
+  std::optional<double> best(const std::string& name, const std::string& metric,
+                             const char* dtype = nullptr) const {
+    std::optional<double> b;
     for (const auto* o : obs)
-      if (key(o).name == "roofline_probe" && key(o).metric == metric && o->measured())
-        best = std::max(best.value_or(0), o->actual);
-    return best;
-  }
-  // The fastest GEMM of a dtype in TFLOP/s (the suite's cuBLASLt GEMMs).
-  std::optional<double> best_gemm(const std::string& dtype) const {
-    std::optional<double> best;
-    for (const auto* o : obs)
-      if (key(o).name == "gemm" && key(o).metric == "tflops" && key(o).dtype == dtype &&
+      if (key(o).name == name && key(o).metric == metric && (!dtype || key(o).dtype == dtype) &&
           o->measured())
-        best = std::max(best.value_or(0), o->actual);
-    return best;
+        b = std::max(b.value_or(0), o->actual);
+    return b;
   }
+  std::optional<double> probe(const std::string& metric) const {
+    return best("roofline_probe", metric);
+  }
+  // The fastest of the suite's cuBLASLt GEMMs of a dtype, TFLOP/s.
+  std::optional<double> best_gemm(const char* dtype) const { return best("gemm", "tflops", dtype); }
 };
 
 // The limiter a row's variant names ("memory", "compute", "launch"; "" = none).
@@ -106,14 +103,11 @@ inline std::optional<double> dtype_peak(const Datasheet* d, const std::string& d
 
 std::string targets_dir_name(const BringupInputs& in);
 
-// The report's section of the seed's rows against the seed's A100 targets
-// (bringup_a100.cpp).
+// The seed's rows against the seed's A100 targets (bringup_a100.cpp).
 void add_a100(BringupReport& r, const BringupInputs& in, const RunView& here, const Datasheet* ds);
 
-// The target file `kgate bringup` drafts from the run (docs/bringup.md "The
-// drafted target file"): peaks from the datasheet table, `measured` from the
-// probe's draft (else the run's probe rows), a target per rate key at the
-// roofline fraction it reached, and a `*` floor per experiment, metric and dtype.
+// The target file drafted from the run (docs/bringup.md "The drafted target
+// file").
 struct DraftInputs {
   const RunView& run;             // the run brought up
   const BringupReport& report;    // its GPU, run id, commit, driver and time
@@ -130,8 +124,7 @@ struct DraftedTargetFile {
 
 DraftedTargetFile draft_target_file(const DraftInputs& in);
 
-// A drafted target: the fraction rounded down to 0.01, at most 1, at least
-// 0.01 (a target of 0 would never fail).
+// The fraction rounded down to 0.01, within [0.01, 1] (0 would never fail).
 double drafted_fraction(double fraction);
 
 }  // namespace kb

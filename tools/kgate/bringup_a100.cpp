@@ -1,9 +1,6 @@
-// The bring-up report's comparison of the seed's rows with the seed's A100
-// targets (docs/bringup.md): an A100 roofline modelled from this GPU's row
-// and the two datasheets, since kbench has not measured an A100.
+// The seed's rows against the seed's A100 targets (docs/bringup.md): an A100
+// roofline modelled from this GPU's row and the two datasheets.
 #include <map>
-#include <optional>
-#include <string>
 
 #include "tools/kgate/bringup.h"
 
@@ -15,7 +12,6 @@ std::string targets_dir_name(const BringupInputs& in) {
 
 namespace {
 
-// The seed's A100 target file with what its rows are compared by.
 struct A100 {
   const TargetFile* file = nullptr;
   const Datasheet* ds = nullptr;
@@ -49,8 +45,7 @@ std::string limiter(const RunView& here, const Key& k, const Observation* o) {
   return b;
 }
 
-// The A100 roofline of a measured rate row: this row's divided by the spec
-// ratio of its limiter.
+// A rate row's A100 roofline: this row's divided by its limiter's spec ratio.
 void a100_roofline(const RunView& here, const Datasheet* ds, const A100& a, const Key& k,
                    const Observation* o, const TargetEntry& e, BringupA100Row& row) {
   const bool lower = k.lower_is_better;
@@ -115,7 +110,6 @@ BringupA100Row a100_row(const RunView& here, const Datasheet* ds, const A100& a,
   return row;
 }
 
-// The seed's rows against the seed's A100 targets.
 }  // namespace
 
 void add_a100(BringupReport& r, const BringupInputs& in, const RunView& here, const Datasheet* ds) {

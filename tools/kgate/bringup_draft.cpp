@@ -1,9 +1,7 @@
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <optional>
 #include <tuple>
 
 #include "core/atomic_write.h"
@@ -57,7 +55,6 @@ std::optional<ordered_json> measured_of(const std::string& text, const std::stri
   return std::nullopt;
 }
 
-// The unit a note gives a value in.
 std::string unit_of(const std::string& metric) {
   const auto open = metric.find('(');
   if (open != std::string::npos && metric.back() == ')')
@@ -179,8 +176,8 @@ ordered_json drafted_targets(const RunView& here, const std::string& run_id,
   return targets;
 }
 
-// The run's rooflines came from its target file's `measured`; where the
-// probe's differ, the drafted fractions are of the former.
+// Where the run's target file's `measured` differs from the probe's, the
+// drafted fractions are of the former.
 void say_if_ceilings_differ(const DraftInputs& d, const ordered_json& probe_measured,
                             std::vector<std::string>& notes) {
   if (!d.run_targets) return;

@@ -4,12 +4,7 @@
 #include <atomic>
 #include <deque>
 #include <map>
-#include <optional>
 #include <thread>
-
-#include "tools/kgate/boards.h"
-#include "tools/kgate/gate.h"
-#include "tools/kgate/history_rule.h"
 
 namespace kb {
 
@@ -45,28 +40,12 @@ std::string count_of(size_t n, const char* one, const char* many) {
 
 bool parse_iso_time(std::string_view s, int64_t& out) {
   int y, mo, d, h, mi, se;
-  if (!digits(s, 0, 4, y) || s.size() < 19 || s[4] != '-' || !digits(s, 5, 2, mo) || s[7] != '-' ||
-      !digits(s, 8, 2, d) || (s[10] != 'T' && s[10] != ' ') || !digits(s, 11, 2, h) ||
-      s[13] != ':' || !digits(s, 14, 2, mi) || s[16] != ':' || !digits(s, 17, 2, se))
+  if (s.size() != 20 || !digits(s, 0, 4, y) || s[4] != '-' || !digits(s, 5, 2, mo) || s[7] != '-' ||
+      !digits(s, 8, 2, d) || s[10] != 'T' || !digits(s, 11, 2, h) || s[13] != ':' ||
+      !digits(s, 14, 2, mi) || s[16] != ':' || !digits(s, 17, 2, se) || s[19] != 'Z')
     return false;
   if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60) return false;
-  size_t pos = 19;
-  if (pos < s.size() && s[pos] == '.') {
-    ++pos;
-    while (pos < s.size() && s[pos] >= '0' && s[pos] <= '9') ++pos;
-  }
-  int64_t offset = 0;
-  if (pos < s.size()) {
-    if (s[pos] == 'Z' && pos + 1 == s.size()) {
-    } else if ((s[pos] == '+' || s[pos] == '-') && s.size() == pos + 6 && s[pos + 3] == ':') {
-      int oh, om;
-      if (!digits(s, pos + 1, 2, oh) || !digits(s, pos + 4, 2, om)) return false;
-      offset = (s[pos] == '+' ? 1 : -1) * (oh * 3600 + om * 60);
-    } else {
-      return false;
-    }
-  }
-  out = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se - offset;
+  out = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se;
   return true;
 }
 
@@ -178,7 +157,6 @@ GpuIndex add_gpus(DashboardData& d, const History& h, const DashboardOptions& op
   return gpu_index;
 }
 
-// Runs, with their context (History::Run: the run's own first row).
 void add_runs(DashboardData& d, const History& h) {
   for (const Run& run : h.runs()) {
     DashboardRun& dr = d.runs.emplace_back();
@@ -191,8 +169,8 @@ void add_runs(DashboardData& d, const History& h) {
   }
 }
 
-// One key per key of the gate (its GPUs merged). Judging every point is
-// most of the work: keys are independent, so spread them over the cores.
+// Judging every point is most of the work: keys are independent, so spread
+// them over the cores.
 void judge_keys(DashboardData& d, const History& h, const DashboardOptions& opt,
                 const std::vector<std::vector<uint32_t>>& groups) {
   const size_t n_keys = groups.size();
@@ -227,8 +205,7 @@ void add_boards(DashboardData& d, const History& h) {
     d.boards.clear();
 }
 
-// Each key's identity and `kgate check`'s verdict; each GPU model's newest
-// run is the gated one.
+// Each key's identity and `kgate check`'s verdict.
 void describe_keys(DashboardData& d, const History& h, const GateReport& rep, GpuIndex& gpu_index,
                    const std::vector<std::vector<uint32_t>>& groups) {
   std::unordered_map<std::string, const GateKeyResult*> verdicts;
@@ -323,7 +300,7 @@ void note_runs(DashboardData& d, const History& h, const DashboardOptions& opt) 
                       "is taken as that file's next run, files in the order given.");
 }
 
-// What the keys lack, and what the page leaves out because of it.
+// The same for the keys.
 void note_keys(DashboardData& d, const DashboardOptions& opt) {
   const size_t nk = d.keys.size();
   size_t no_target = 0, no_roof = 0;

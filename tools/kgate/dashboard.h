@@ -1,7 +1,6 @@
-// `kgate dashboard`: the whole history as a DashboardData. Nothing here
-// re-decides what the gate decides: the newest run of each GPU carries
-// run_gate()'s verdicts, and every earlier point is judged as the gate would
-// have judged it on its own night (judge_series).
+// `kgate dashboard`: the whole history as a DashboardData; the newest run of
+// each GPU carries run_gate()'s verdicts, every earlier point is judged as
+// the gate would have judged it that night (judge_series).
 #pragma once
 
 #include <cstdint>
@@ -15,8 +14,8 @@
 
 namespace kb {
 
-// Every point of one key of the gate (`series`: its rows, merge_series),
-// oldest first, each judged by rules 1 to 3 as the gate judges its newest run.
+// Every point of one gate key (`series`: merge_series), oldest first, judged
+// by rules 1 to 3.
 std::vector<DashboardPoint> judge_series(const History& h, const Key& key,
                                          const std::vector<uint32_t>& series,
                                          const GateOptions& opt);
@@ -28,8 +27,8 @@ struct DashboardOptions {
 
 DashboardData build_dashboard(const History& h, const DashboardOptions& opt);
 
-// "YYYY-MM-DDThh:mm:ssZ" (with fractional seconds, or "+00:00") as seconds
-// since 1970; false when it is not such a time.
+// "YYYY-MM-DDThh:mm:ssZ", the only timestamp the reader lets through, as
+// seconds since 1970; false when it is not such a time.
 bool parse_iso_time(std::string_view s, int64_t& out);
 
 }  // namespace kb

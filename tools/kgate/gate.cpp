@@ -2,27 +2,21 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <ctime>
 #include <map>
-#include <optional>
-#include <string_view>
 
 #include "core/csv_writer.h"
 #include "core/metrics.h"
 #include "reports/format.h"
-#include "tools/kgate/boards.h"
-#include "tools/kgate/siblings.h"
 
 namespace kb {
 
 namespace {
 
-// A seed mean (shape `mean`, no time per call of its own) moves with its
-// shapes: where it fails on history (or its target) alone while each of its
-// shapes in this run passed or was the machine's (`host launch`, `new
-// board`), and at least one the host's launch (met its target on this
-// host), its drop is the host's too (docs/gate.md "Hosts: the launch cost").
+// A seed mean (no time per call of its own) failing on history (or its
+// target) alone while each of its shapes passed or was the machine's, at
+// least one by the host's launch (or on this host's target), is the host's
+// too (docs/gate.md "Hosts: the launch cost").
 void host_means(std::vector<GateKeyResult>& keys) {
   for (GateKeyResult& m : keys) {
     if (m.shape != "mean" || m.status != GateStatus::fail) continue;
@@ -66,8 +60,6 @@ void host_means(std::vector<GateKeyResult>& keys) {
   }
 }
 
-int status_rank(GateStatus s) { return static_cast<int>(s); }
-
 }  // namespace
 
 std::vector<std::vector<uint32_t>> key_groups(const std::vector<Key>& keys) {
@@ -101,8 +93,8 @@ void merge_series(const History& hist, const std::vector<uint32_t>& group,
 
 namespace {
 
-// The probe's launch(us) of each run, per arch, for the host rule: the
-// median of the run's GPUs, attempt 1; NaN where a run has none.
+// The probe's launch(us) of each run per arch (the median of its GPUs'
+// attempt 1), NaN where a run has none.
 std::map<std::string, std::vector<double>> launch_per_run(const History& hist) {
   const auto& keys = hist.keys();
   std::map<std::string, std::vector<double>> launch_of;
@@ -121,17 +113,13 @@ std::map<std::string, std::vector<double>> launch_per_run(const History& hist) {
   return launch_of;
 }
 
-// The newest run and the one before it, per arch, and how many (gate) keys
-// each has.
-struct ArchGate {
-  uint32_t newest = 0, previous = 0;
-  bool has_previous = false;
+// An arch's newest run and the one before, with how many gate keys each has.
+struct ArchGate : ArchRuns {
   size_t keys = 0, previous_keys = 0;
 };
 
-// Rule 5, fail closed: tonight's rows kgate cannot trust, and a newest run
-// with fewer than half the keys of the run before it (a run cut short, or
-// a stray row appended as a run of its own).
+// Rule 5, fail closed: tonight's untrusted rows, and a newest run with
+// fewer than half the keys of the run before it.
 void add_input_failures(const History& hist, const std::map<std::string, ArchGate>& arch_runs,
                         GateReport& rep) {
   for (const Warning& w : hist.untrusted())
@@ -234,10 +222,8 @@ GateReport run_gate(const History& hist, const GateOptions& opt) {
   const auto& obs = hist.observations();
   const auto& runs = hist.runs();
 
-  // The newest run of each arch, and the run before it (append order).
   std::map<std::string, ArchGate> arch_runs;
-  for (const auto& [arch, a] : hist.arch_runs())
-    arch_runs[arch] = {a.newest, a.previous, a.has_previous, 0, 0};
+  for (const auto& [arch, a] : hist.arch_runs()) arch_runs[arch] = {a};
 
   const auto launch_of = launch_per_run(hist);
   const GateContext ctx{hist, opt, launch_of,
@@ -284,7 +270,7 @@ GateReport run_gate(const History& hist, const GateOptions& opt) {
       if (g.named) rep.gpu_findings.push_back({s.arch, s.run, g.gpu, g.why});
   std::stable_sort(rep.keys.begin(), rep.keys.end(),
                    [](const GateKeyResult& a, const GateKeyResult& b) {
-                     if (a.status != b.status) return status_rank(a.status) < status_rank(b.status);
+                     if (a.status != b.status) return a.status < b.status;
                      return key_label(a) < key_label(b);
                    });
   return rep;

@@ -1,7 +1,6 @@
-// The gate's rules (DESIGN.md "The gate's rules", docs/gate.md "What each
-// rule does") applied to every key of the newest run of each GPU model:
-// failed or incorrect rows, targets, the history rule with its board and
-// host rules (gate_rules.cpp), and the input that fails the night.
+// The gate's rules (DESIGN.md "The gate's rules", docs/gate.md) applied to
+// every key of the newest run of each GPU model; the rules of one key are in
+// gate_rules.cpp.
 #pragma once
 
 #include <cstddef>
@@ -28,57 +27,46 @@ struct GateOptions {
   SiblingOptions sibling;           // GPUs behind their siblings (findings, not failures)
 };
 
-// One run of one key: its attempts (consecutive in the key's series) taken
-// together. The value is the median of the re-measurements where there are
-// any (attempt 1 is left out: it was re-measured because it was low), else
-// attempt 1's; throttled attempts count only when nothing else was measured.
+// One run of one key, its attempts taken together: the median of the
+// re-measurements where there are any (attempt 1 was re-measured because it
+// was low), else attempt 1's; throttled rows only where nothing else is.
 struct RunValue {
-  size_t first = 0;  // index into the series of the run's first row (its lowest attempt)
-  // The first failed or incorrect row of the run's own measurement (attempt
-  // 1, on any of its GPUs), SIZE_MAX if none: a crash on one GPU is a crash.
-  size_t bad = SIZE_MAX;
-  int attempts = 0;    // rows of this run (attempts)
-  int remeasured = 0;  // measured re-measurements behind `value`
+  size_t first = 0;       // index into the series of the run's first row (its lowest attempt)
+  size_t bad = SIZE_MAX;  // its first failed or incorrect attempt-1 row (any GPU)
+  int attempts = 0;       // rows of this run (attempts)
+  int remeasured = 0;     // measured re-measurements behind `value`
   bool measured = false, throttled = false;
   double value = 0;
   double mid_spread = 0;              // an even count behind `value`: its two middle values apart
   std::optional<double> first_value;  // attempt 1's, when measured
 };
 
-// The keys that differ only in their device label (cuda:0, cuda:1, ...)
-// are one key of the gate (History key indices), their rows merged in run
-// and attempt order.
+// Keys that differ only in their device (cuda:0, cuda:1, ...) are one key of
+// the gate, their rows merged in run and attempt order.
 std::vector<std::vector<uint32_t>> key_groups(const std::vector<Key>& keys);
 void merge_series(const History& hist, const std::vector<uint32_t>& group,
                   std::vector<uint32_t>& merged);
 
-// A key's series (oldest first, a run's attempts consecutive) as one
-// RunValue per run. The dashboard judges its past nights through this too.
+// A key's series (oldest first) as one RunValue per run.
 void group_runs(const std::vector<Observation>& obs, const std::vector<uint32_t>& series,
                 std::vector<RunValue>& out);
 
 GateReport run_gate(const History& history, const GateOptions& opt);
 
-// The suspects file (`kgate check --suspects FILE`, then `kbench run --rerun
-// FILE`; docs/gate.md "Confirmation"): run_id,name,dtype,shape,variant,
-// metric,arch,reason, a line per suspect key of the newest run. By default at
-// most this share of the gated keys are suspects: beyond, the night is a broad
-// regression or a broken machine, and the first stage's verdict stands.
+// At most this share of the gated keys are suspects: beyond, the night is a
+// broad regression or a broken machine (docs/gate.md "Confirmation").
 constexpr double kMaxSuspectShare = 0.25;
 
-// The suspects of `rep` (from runs with an id), strongest first, capped at
-// `max_share` of the gated keys (at least one); `capped`: how many were left out.
+// The suspects file of `rep` (`kbench run --rerun FILE`), strongest first,
+// capped at `max_share` of the gated keys; `capped`: how many were left out.
 std::string suspects_csv(const GateReport& rep, size_t* capped = nullptr,
                          double max_share = kMaxSuspectShare);
 
-// Now, as ISO-8601 UTC ("YYYY-MM-DDThh:mm:ssZ"): when a report was made.
+// Now, as "YYYY-MM-DDThh:mm:ssZ".
 std::string utc_now();
 
-// The rules of the gate for one key of the newest run (gate_rules.cpp), each
-// a function named after its rule.
-
 // The gate's view of a history: its options, the probe's launch(us) of
-// each run per arch (for the host rule) and how many earlier runs a key keeps.
+// each run per arch (the host rule) and how many earlier runs a key keeps.
 struct GateContext {
   const History& hist;
   const GateOptions& opt;
@@ -96,11 +84,11 @@ struct KeyRuns {
   const Observation& last;
 };
 
-// Rule 2's target for a row: its entry in the GPU's target file `tf`
-// (nullptr: none), else the row's own target column.
 // The note of a target met only with the host's slower launch allowed.
 inline constexpr const char* kHostTargetNote = "this host launches slower";
 
+// Rule 2's target for a row: its entry in the target file `tf`, else the
+// row's own target column.
 struct TargetCheck {
   std::optional<double> target;
   double tolerance = 0.05;  // TargetEntry's default, for the rows' own targets
@@ -108,12 +96,8 @@ struct TargetCheck {
 };
 TargetCheck find_target(const Key& key, const Observation& o, const TargetFile* tf);
 
-// A key's result before any rule: its identity.
-GateKeyResult result_of(const Key& key);
-
+GateKeyResult result_of(const Key& key);  // its identity, before any rule
 RunContext context_of(const Run& run);
-
-// One key of the newest run through rules 1 to 4.
-GateKeyResult judge_key(const GateContext& g, const KeyRuns& k);
+GateKeyResult judge_key(const GateContext& g, const KeyRuns& k);  // rules 1 to 4
 
 }  // namespace kb

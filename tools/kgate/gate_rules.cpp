@@ -1,16 +1,8 @@
 #include <algorithm>
 #include <cstdio>
-#include <ctime>
-#include <map>
-#include <optional>
-#include <string_view>
 
-#include "core/metrics.h"
 #include "reports/format.h"
-#include "tools/kgate/boards.h"
 #include "tools/kgate/gate.h"
-#include "tools/kgate/history.h"
-#include "tools/kgate/siblings.h"
 
 namespace kb {
 
@@ -82,8 +74,7 @@ std::string host_why(const HistoryResult& h, const HostLaunch& l) {
          " runs" + buf;
 }
 
-// The newest run's time per call of a key (the median of its rows'
-// median_us), NaN where its rows have none.
+// The newest run's time per call (its rows' median median_us), NaN for none.
 double time_per_call(const std::vector<Observation>& obs, const std::vector<uint32_t>& series,
                      const RunValue& now) {
   std::vector<double> t;
@@ -93,9 +84,9 @@ double time_per_call(const std::vector<Observation>& obs, const std::vector<uint
   return t.empty() ? Observation::kNone : median_of(t);
 }
 
-// For a failing key: the newest earlier run where it was good (measured,
-// unthrottled, `ok` or re-measured, not worse than `baseline` by more than
-// the gap); with `board` >= 0, only runs on that board (the baseline's).
+// For a failing key: the newest earlier run that was good (measured,
+// unthrottled, `ok` or re-measured, within the gap of `baseline`), on
+// `board` where that is >= 0.
 void find_last_good(const History& hist, const std::vector<uint32_t>& series,
                     const std::vector<RunValue>& runs_of_key, const Key& key,
                     const std::optional<double>& baseline, double min_gap, GateKeyResult& r,
@@ -138,15 +129,15 @@ struct Findings {
   bool by_host = false;    // the host's slower launch explains the drop
 };
 
-// The earlier measured, unthrottled runs of the same kernel (variant), as
-// the board rule narrows them (boards.h).
+// The earlier measured, unthrottled runs of the same kernel, as the board
+// rule narrows them (boards.h).
 Baseline find_baseline(const GateContext& g, const KeyRuns& k, GateKeyResult& r,
                        std::vector<std::string>& notes) {
   const auto& obs = g.hist.observations();
   const auto& runs = g.hist.runs();
   const std::string kernel = kernel_identity(k.last.variant);
   Baseline b;
-  std::vector<int64_t> boards;  // each value's board (boards.h)
+  std::vector<int64_t> boards;
   for (size_t i = k.runs.size() - 1; i-- > 0 && b.values.size() < g.keep;) {
     const RunValue& e = k.runs[i];
     if (!e.measured || e.throttled) continue;
@@ -251,7 +242,7 @@ void rule2_below_target(const GateContext& g, const KeyRuns& k, GateKeyResult& r
 }
 
 // The host rule (boards.h HostLaunch): a slowdown per call within the
-// host's slower launch is the host's: inconclusive, and not a suspect.
+// host's slower launch is the host's.
 HostLaunch host_of(const GateContext& g, const KeyRuns& k, const Baseline& b, const Findings& f) {
   HostLaunch host;
   if (f.explained || f.ceiling) return host;
@@ -266,9 +257,8 @@ HostLaunch host_of(const GateContext& g, const KeyRuns& k, const Baseline& b, co
                      k.key.lower_is_better, g.opt.rule);
 }
 
-// Rule 3: a drop beyond both --min-gap and the history's noise fails; too
-// little history or too much noise is inconclusive. What the machine explains
-// and the probe's ceilings are reported, not failed.
+// Rule 3: a drop beyond both --min-gap and the history's noise fails; what
+// the machine explains and the probe's ceilings are reported, not failed.
 void rule3_history(const GateContext& g, const KeyRuns& k, const Baseline& b, GateKeyResult& r,
                    Findings& f, std::vector<std::string>& notes) {
   std::vector<double> values = b.values;
@@ -293,8 +283,7 @@ void rule3_history(const GateContext& g, const KeyRuns& k, const Baseline& b, Ga
     notes.push_back(board_note(b.plan, g.hist.gpus()[b.board].uuid, g.opt.board) +
                     (f.explained ? "" : "; this drop (" + percent(h.drop) + ") is beyond it"));
   }
-  // The probe's rows are the GPU's ceilings, which --rerun cannot measure
-  // again: reported, never failed nor suspect (decisions/0018).
+  // The probe's ceilings: --rerun cannot measure them again (decisions/0018).
   f.ceiling = k.key.name == "roofline_probe";
   if (f.ceiling) h.suspect = false;
   const HostLaunch host = host_of(g, k, b, f);
@@ -327,8 +316,7 @@ void rule3_history(const GateContext& g, const KeyRuns& k, const Baseline& b, Ga
   if (!target_doubt.empty()) f.doubts.push_back(target_doubt);
 }
 
-// Rule 4, its first stage: the suspects kbench is asked to measure again
-// (keys of one attempt; a crash or a wrong result fails as it is).
+// Rule 4, its first stage: the keys of one attempt to measure again.
 void rule4_suspect(const KeyRuns& k, const Findings& f, GateKeyResult& r) {
   const HistoryResult& h = f.history;
   if (k.now.attempts != 1 || !(f.by_target || h.suspect)) return;
@@ -388,7 +376,6 @@ TargetCheck find_target(const Key& key, const Observation& o, const TargetFile* 
   return t;
 }
 
-// A key's result before any rule: its identity.
 GateKeyResult result_of(const Key& key) {
   GateKeyResult r;
   r.name = key.name;
@@ -405,7 +392,6 @@ RunContext context_of(const Run& run) {
   return {run.label, run.timestamp, run.git_sha, run.driver, run.cuda};
 }
 
-// One key of the newest run through rules 1 to 4.
 GateKeyResult judge_key(const GateContext& g, const KeyRuns& k) {
   const auto& runs = g.hist.runs();
   GateKeyResult r = result_of(k.key);
@@ -417,7 +403,7 @@ GateKeyResult judge_key(const GateContext& g, const KeyRuns& k) {
   r.throttled = k.now.measured && k.now.throttled;
   std::vector<std::string> notes;
   if (kernel_identity(k.last.variant).size() != k.last.variant.size())
-    notes.push_back("injected slowdown (" + injected_part(k.last.variant) +
+    notes.push_back("injected slowdown (" + variant_fields(k.last.variant, true) +
                     "): a gate self-test, not a kernel change");
   const Baseline b = find_baseline(g, k, r, notes);
   if (k.now.attempts > 1 && k.now.measured && k.now.remeasured > 0)

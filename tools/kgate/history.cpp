@@ -178,8 +178,7 @@ uint32_t History::intern_run(const ResultRow& r, uint32_t file, uint32_t key) {
 void History::parse(uint32_t file) {
   const std::string& path = files_[file];
   std::string_view text = texts_[file].view();
-  // Rows are 60 to 300 bytes: a million-row history is never copied as the
-  // vector grows (unused reserve is never touched: it costs no memory).
+  // Rows are 60 to 300 bytes; unused reserve is never touched, so costs nothing.
   obs_.reserve(obs_.size() + text.size() / 64 + 1);
   std::fill(repeats_.begin(), repeats_.end(), 0);
   last_run_ = UINT32_MAX;
@@ -256,7 +255,6 @@ void History::finish() {
   for (auto& v : by_key_) v.clear();
   for (uint32_t i = 0; i < obs_.size(); ++i) by_key_[obs_[i].key].push_back(i);
   for (auto& v : by_key_) {
-    // Rows mostly arrive in run order already: this is nearly a no-op.
     std::stable_sort(v.begin(), v.end(), [&](uint32_t a, uint32_t b) {
       if (obs_[a].run != obs_[b].run) return obs_[a].run < obs_[b].run;
       if (obs_[a].attempt != obs_[b].attempt) return obs_[a].attempt < obs_[b].attempt;
@@ -305,9 +303,6 @@ void History::close_list(std::vector<Warning>& list, const std::vector<size_t>& 
   });
 }
 
-// Which runs are tonight's, and what a damaged row means (docs/gate.md
-// "Which run is tonight's").
-
 void History::find_arch_runs() {
   arch_runs_.clear();
   for (const auto& o : obs_) {
@@ -341,9 +336,8 @@ void History::judge_damaged() {
       start = std::min(start, r.first_seen);
     }
   }
-  // A row between the runs before tonight's and tonight's first row is
-  // tonight's (fail closed), but for the last rows of an earlier file: they
-  // end that file's last run.
+  // A row after the runs before tonight's is tonight's (fail closed), but
+  // for the last rows of an earlier file: they end that file's last run.
   auto after_start = [&](const Damaged& d) {
     if (start == UINT32_MAX) return false;
     return d.seq > start || (d.seq == start && d.file == obs_[start].file);
@@ -374,9 +368,8 @@ void History::judge_damaged() {
   close_list(untrusted_, shown, " more row(s) of tonight that kgate cannot trust, not shown");
 }
 
-// The clock is not trusted to order runs, but a newest run stamped earlier
-// than a run appended before it is worth a word: files given newest first,
-// or a node whose clock is off.
+// A newest run stamped earlier than a run appended before it: files given
+// newest first, or a node whose clock is off.
 void History::warn_out_of_order() {
   for (const auto& [arch, a] : arch_runs_) {
     const Run& now = runs_[a.newest];

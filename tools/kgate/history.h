@@ -1,9 +1,7 @@
 // The rows of every results file given to kgate, grouped into runs and into
-// one series per key: (name, metric, dtype, shape, arch, device), the arch
-// compared as core/gpu_name.h compares GPU names. docs/gate.md ("Input",
-// "Which run is tonight's", "Fail closed") says how rows become runs and
-// attempts, why run order is append order and never the clock, and which
-// damaged rows are tonight's (untrusted(): they fail the night).
+// one series per key (name, metric, dtype, shape, arch, device). docs/gate.md
+// ("Input", "Which run is tonight's", "Fail closed") says why run order is
+// append order, never the clock, and which damaged rows fail the night.
 #pragma once
 
 #include <cstdint>
@@ -25,16 +23,14 @@ struct Key {
   bool lower_is_better = false;
 };
 
-// A key's parts as one lookup string; any record naming them (Key,
-// GateKeyResult, NoiseKey) gives the same string for the same key.
+// A key's parts as one lookup string (Key, GateKeyResult, NoiseKey alike).
 template <class K>
 std::string key_id(const K& k, const std::string& device) {
   return k.name + '\x1f' + k.metric + '\x1f' + k.dtype + '\x1f' + k.shape + '\x1f' + k.arch +
          '\x1f' + device;
 }
 
-// The gate's device for a key's device: "cuda:N" (one GPU of a run of
-// several) is "cuda", so that the GPUs of one kind are attempts of one key.
+// "cuda:N" is "cuda" to the gate: the GPUs of one model are attempts of one key.
 std::string gate_key_device(const std::string& device);
 
 // The GPU a row names.
@@ -47,11 +43,9 @@ struct Run {
   std::string label;      // run_id, or "<file>#<n>" for a file without run ids
   std::string timestamp;  // "" when the rows have none
   // The run's context, from the first row of its lowest attempt read.
-  std::string git_sha, driver, cuda;
-  std::string suite_version;     // which roofline its fractions are of (reports/metrics.h)
+  std::string git_sha, driver, cuda, suite_version;
   uint32_t context_attempt = 0;  // the attempt the context came from (0: none yet)
-  // Its first own row (attempt 1; else its first row) among all rows read,
-  // and its last row.
+  // Its first own row (attempt 1; else its first row) among all rows read, and its last.
   uint32_t first_seen = 0, last_seen = 0;
   bool own_seen = false;  // first_seen is an attempt-1 row
   bool has_id = false;    // from a run_id (kbench), not from file order (gpt_fast)
@@ -109,12 +103,12 @@ struct ArchRuns {
 
 class History {
  public:
-  // Reads one results file (or text, `path` naming it). Throws
-  // ResultFileError on file-level damage; row-level damage is kept for finish().
+  // Reads one results file (or text). Throws ResultFileError on file-level
+  // damage; row-level damage is kept for finish().
   void add_file(const std::string& path);
   void add_text(std::string text, const std::string& path);
-  // Orders the runs and each key's observations; drops a key's later row
-  // within one attempt of one run on one GPU, with a warning.
+  // Orders the runs and each key's observations; drops (with a warning) a
+  // key's second row in one attempt of one run on one GPU.
   void finish();
 
   const std::vector<Key>& keys() const { return keys_; }
@@ -148,8 +142,8 @@ class History {
   void find_arch_runs();
   void judge_damaged();
   void warn_out_of_order();
-  // Sorts `list` by file and line, after a line per file of how many more
-  // than kMaxWarningsPerFile (`count`, per file) it left out.
+  // Sorts `list` by file and line, with a line per file that had more than
+  // kMaxWarningsPerFile (`count`).
   void close_list(std::vector<Warning>& list, const std::vector<size_t>& count,
                   const std::string& more) const;
   std::string_view keep(std::string_view v, uint32_t file);
@@ -183,13 +177,8 @@ class History {
   uint32_t last_run_ = UINT32_MAX;
 };
 
-// A row's variant as the gate reads it: the kernel it names, and the
-// `inject=` fields kbench --inject-slowdown adds (the same kernel, slowed).
-
-inline bool injected_field(std::string_view f) { return f.rfind("inject=", 0) == 0; }
-
-// The `;` fields of a variant that are (`injected`) or are not `inject=`
-// fields, joined again in their order.
+// The `;` fields of a variant that are (`injected`) or are not the `inject=`
+// fields kbench --inject-slowdown adds, joined again in their order.
 inline std::string variant_fields(std::string_view variant, bool injected) {
   std::string out;
   size_t start = 0;
@@ -197,20 +186,16 @@ inline std::string variant_fields(std::string_view variant, bool injected) {
     size_t end = variant.find(';', start);
     if (end == std::string_view::npos) end = variant.size();
     std::string_view f = variant.substr(start, end - start);
-    if (injected_field(f) == injected) out += (out.empty() ? "" : ";") + std::string(f);
+    if ((f.rfind("inject=", 0) == 0) == injected) out += (out.empty() ? "" : ";") + std::string(f);
     start = end + 1;
   }
   return out;
 }
 
-// The kernel a row's variant names: the variant without `inject=` fields
-// (kbench --inject-slowdown marks its rows so; the kernel is the same).
+// The kernel a row's variant names: an injected slowdown runs the same one.
 inline std::string kernel_identity(std::string_view variant) {
   if (variant.find("inject=") == std::string_view::npos) return std::string(variant);
   return variant_fields(variant, false);
 }
-
-// The `inject=` fields of a variant, "" where it has none.
-inline std::string injected_part(std::string_view variant) { return variant_fields(variant, true); }
 
 }  // namespace kb

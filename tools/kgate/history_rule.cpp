@@ -55,12 +55,9 @@ double recent_value(const std::vector<double>& series, int k, bool lower_is_bett
   return median_of(std::vector<double>(first, series.end()));
 }
 
-// Variance of recent_value for k runs of unit variance (Monte Carlo, 4e6
-// draws; the median of k follows pi/(2k) for large k).
-double recent_variance(int k) {
-  static const double v[] = {0, 1, 0.682, 0.449, 0.298, 0.287, 0.215, 0.210, 0.168};
-  return k <= 8 ? v[k] : kPi / (2.0 * k);
-}
+// Variance of recent_value for k runs of unit variance (Monte Carlo): the
+// median's but for the better of two.
+double recent_variance(int k) { return k == 2 ? 0.682 : median_variance(k); }
 
 // What the noise explains for the newest k runs against the median of n
 // runs: z (widened) standard deviations of their difference.
@@ -82,10 +79,8 @@ double suspect_line(const HistoryRuleOptions& opt, double noise, int n) {
 }
 
 // The k-th smallest pairwise distance of the sorted x without listing them
-// (kgate compare may pass a million runs): Croux & Rousseeuw's selection,
-// with a random pivot (fixed seed) among each row's candidate range.
-// Expected O(n log n) time, O(n) memory; the result is bit for bit the
-// value the k-th of all distances listed would be.
+// (kgate compare may pass a million runs): Croux & Rousseeuw's selection
+// with a seeded random pivot; exactly the k-th of all distances listed.
 double kth_distance(const std::vector<double>& x, uint64_t k) {
   const size_t n = x.size();
   std::vector<size_t> lo(n), hi(n), below_p(n), upto_p(n);  // row i's candidates: j in [lo, hi)

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <map>
 #include <set>
 
@@ -11,7 +10,6 @@
 #include "reports/console_table.h"
 #include "reports/format.h"
 #include "reports/gate_result.h"
-#include "tools/kgate/history.h"
 #include "tools/kgate/history_rule.h"
 
 namespace kb {

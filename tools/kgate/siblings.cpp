@@ -23,7 +23,6 @@ namespace {
 
 std::string num(double v) { return format_double(v >= 100 ? "%.0f" : "%.3g", v); }
 
-// Rows or points, the furthest behind first.
 constexpr auto worse_first = [](const auto& a, const auto& b) { return a.behind > b.behind; };
 
 // One key of the gate (devices merged) in one run: each GPU's attempt-1 value.

@@ -1,8 +1,6 @@
 // The sibling check: in the newest run of each GPU model, each GPU's rows
-// against the median of the same rows on the other GPUs of that model. A
-// GPU behind by `threshold` on a ceiling or on `min_points` measured points
-// is named: a finding about the board, not a regression of the code
-// (docs/gate.md "Several GPUs, siblings and shards").
+// against the median of its siblings'; one behind names a board, not the
+// code (docs/gate.md "Several GPUs, siblings and shards").
 #pragma once
 
 #include <string>
@@ -31,8 +29,7 @@ struct SiblingRow {
   double behind = 0;  // 0.07 = 7% worse than the siblings' median
 };
 
-// A measured point (one name, shape and dtype: one timing, whatever
-// metrics its rows carry) behind its siblings on some metric.
+// A measured point (name, shape, dtype: one timing) behind on some metric.
 struct SiblingPoint {
   std::string point;             // "gemm [M=4096;N=4096;K=14336] bfloat16"
   double behind = 0;             // its worst row's
@@ -60,7 +57,6 @@ struct SiblingReport {
 // One report per GPU model whose newest run has two or more GPUs.
 std::vector<SiblingReport> sibling_check(const History& h, const SiblingOptions& opt = {});
 
-// The table, for the console and Markdown (`kgate siblings`).
 std::string sibling_text(const std::vector<SiblingReport>& reps, bool markdown);
 
 }  // namespace kb

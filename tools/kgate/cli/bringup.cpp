@@ -1,12 +1,9 @@
-// kgate bringup: the bring-up report of a new GPU (tools/kgate/bringup.h,
-// docs/bringup.md). Problems of the input are lines of the report (and of
-// stderr): the report is still written where it can be, and the exit code is 2.
+// kgate bringup (docs/bringup.md): problems of the input are lines of the
+// report and of stderr; the report is still written, and the exit code is 2.
 #include "tools/kgate/bringup.h"
 
 #include <cstdio>
 #include <filesystem>
-#include <string>
-#include <vector>
 
 #include "core/result_reader.h"
 #include "tools/kgate/cli/commands.h"
@@ -31,7 +28,7 @@ BringupPlan parse_bringup(const Args& args) {
     p.targets_given = true;
   };
   parse_options(args,
-                {{"--results", files(p.results, kBringupUsage)},
+                {{"--results", files(p.results)},
                  {"--out", text(p.out)},
                  {"--reference", text(in.reference)},
                  {"--reference-gpu", text(in.reference_gpu)},
@@ -40,11 +37,10 @@ BringupPlan parse_bringup(const Args& args) {
                  {"--datasheets", text(p.datasheets)},
                  {"--probe", text(in.probe_path)},
                  {"--threshold", number(in.threshold, 0.01, 0.9)}},
-                "bringup", kBringupUsage, "--results");
-  if (p.results.empty()) throw UsageError("bringup needs --results FILE...", kBringupUsage);
-  if (p.out.empty()) throw UsageError("bringup needs --out DIR", kBringupUsage);
-  if (in.reference.empty())
-    throw UsageError("--reference needs a GPU name or a file", kBringupUsage);
+                "--results");
+  if (p.results.empty()) throw UsageError("bringup needs --results FILE...");
+  if (p.out.empty()) throw UsageError("bringup needs --out DIR");
+  if (in.reference.empty()) throw UsageError("--reference needs a GPU name or a file");
   return p;
 }
 
@@ -98,7 +94,6 @@ bool read_reference(BringupInputs& in, History& ref) {
   return ref_is_file;
 }
 
-// The drafted target file and the report (Markdown and HTML) under --out.
 void write_bringup(BringupReport& rep, const BringupPlan& p, bool ref_is_file) {
   const BringupInputs& in = p.in;
   const std::string draft = (std::filesystem::path(p.out) / rep.draft_path).string();

@@ -1,12 +1,9 @@
 // kgate check: the nightly gate (DESIGN.md "The gate's rules").
 #include <algorithm>
 #include <cstdio>
-#include <string>
-#include <vector>
 
 #include "reports/gate_result.h"
 #include "tools/kgate/cli/commands.h"
-#include "tools/kgate/gate.h"
 
 namespace kb::kgate_cli {
 
@@ -24,7 +21,7 @@ CheckPlan parse_check(const Args& args) {
   CheckPlan p;
   GateOptions& opt = p.gate;
   Options o = gate_options(opt);
-  o.insert(o.begin(), {{"--results", files(p.results, kCheckUsage)},
+  o.insert(o.begin(), {{"--results", files(p.results)},
                        flag("--all", p.all),
                        {"--targets", text(p.targets_dir)},
                        {"--suspects", text(p.suspects)},
@@ -34,9 +31,9 @@ CheckPlan parse_check(const Args& args) {
                        {"--junit", text(p.junit)},
                        {"--html", text(p.html)},
                        {"--dashboard", text(p.dashboard)}});
-  parse_options(args, o, "check", kCheckUsage, "--results");
-  if (p.results.empty()) throw UsageError("check needs --results FILE...", kCheckUsage);
-  check_gate_options(opt, kCheckUsage);
+  parse_options(args, o, "--results");
+  if (p.results.empty()) throw UsageError("check needs --results FILE...");
+  check_gate_options(opt);
   return p;
 }
 

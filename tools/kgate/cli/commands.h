@@ -1,5 +1,5 @@
-// The kgate commands, one file each in this folder; each takes the whole
-// command line (a[0] is the command's name) and returns the exit code.
+// The kgate commands, one file each; each takes the command line from its
+// name on and returns the exit code.
 #pragma once
 
 #include "tools/kgate/cli/options.h"

@@ -2,8 +2,6 @@
 #include "tools/kgate/compare.h"
 
 #include <cstdio>
-#include <string>
-#include <vector>
 
 #include "tools/kgate/cli/commands.h"
 
@@ -18,11 +16,10 @@ int cmd_compare(const Args& args) {
                  {"--noise", number(opt.default_noise, 0, 1, true)},
                  {"--markdown", text(markdown)},
                  {"", [&](const Args& a, size_t& i) { files.push_back(a[i]); }}},
-                "compare", kCompareUsage, nullptr);
+                nullptr);
   if (files.size() != 2)
-    throw UsageError(
-        "compare needs two files, BASE.csv and NEW.csv (got " + std::to_string(files.size()) + ")",
-        kCompareUsage);
+    throw UsageError("compare needs two files, BASE.csv and NEW.csv (got " +
+                     std::to_string(files.size()) + ")");
   refuse_clashes({{"BASE", files[0]}, {"NEW", files[1]}}, {{"--markdown", markdown}});
   History base, next;
   read_history(base, {files[0]});

@@ -1,11 +1,8 @@
-// kgate dashboard: the history of every key as one self-contained HTML page
-// (tools/kgate/dashboard.h).
+// kgate dashboard: the history of every key as one self-contained HTML page.
 #include "tools/kgate/dashboard.h"
 
 #include <cstdio>
 #include <filesystem>
-#include <string>
-#include <vector>
 
 #include "tools/kgate/cli/commands.h"
 
@@ -23,15 +20,14 @@ DashboardPlan parse_dashboard(const Args& args) {
   DashboardPlan p;
   GateOptions& gate = p.opt.gate;
   Options o = gate_options(gate);
-  o.insert(o.begin(), {{"--results", files(p.results, kDashboardUsage)},
+  o.insert(o.begin(), {{"--results", files(p.results)},
                        {"--targets", text(p.targets_dir)},
                        {"--out", text(p.out)},
                        {"--title", text(p.opt.title)}});
-  parse_options(args, o, "dashboard", kDashboardUsage, "--results");
-  if (p.results.empty()) throw UsageError("dashboard needs --results FILE...", kDashboardUsage);
-  if (p.out.empty())
-    throw UsageError("dashboard needs --out DIR (or --out FILE.html)", kDashboardUsage);
-  check_gate_options(gate, kDashboardUsage);
+  parse_options(args, o, "--results");
+  if (p.results.empty()) throw UsageError("dashboard needs --results FILE...");
+  if (p.out.empty()) throw UsageError("dashboard needs --out DIR (or --out FILE.html)");
+  check_gate_options(gate);
   return p;
 }
 

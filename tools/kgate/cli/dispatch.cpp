@@ -2,7 +2,6 @@
 // exit code 2 (a regression's exit 1 is the command's own).
 #include <cstdio>
 #include <filesystem>
-#include <string>
 
 #include "kgate_help_text.h"
 #include "tools/kgate/bringup.h"
@@ -14,24 +13,38 @@ namespace {
 
 using namespace kgate_cli;
 
+constexpr const char* kTopUsage =
+    "kgate check|compare|dashboard|noise|siblings|gpt-fast|bringup|selftest-table [options]   "
+    "(kgate --help)";
+
 struct Command {
   const char* name;
   int (*run)(const Args&);
   const char* usage;
 };
 constexpr Command kCommands[] = {
-    {"check", cmd_check, kCheckUsage},
-    {"compare", cmd_compare, kCompareUsage},
-    {"dashboard", cmd_dashboard, kDashboardUsage},
-    {"noise", cmd_noise, kNoiseUsage},
-    {"siblings", cmd_siblings, kSiblingsUsage},
-    {"gpt-fast", cmd_gpt_fast, kGptFastUsage},
-    {"bringup", cmd_bringup, kBringupUsage},
-    {"selftest-table", cmd_selftest_table, kSelftestUsage},
+    {"check", cmd_check,
+     "kgate check --results FILE... [--targets DIR] [--markdown FILE] [--junit FILE] "
+     "[--html FILE] [--suspects FILE] [--all] [options]"},
+    {"compare", cmd_compare,
+     "kgate compare BASE.csv NEW.csv [--min-change REL] [--noise REL] [--markdown FILE]"},
+    {"dashboard", cmd_dashboard,
+     "kgate dashboard --results FILE... --out DIR|FILE.html [--targets DIR] [--title TEXT] "
+     "[options]"},
+    {"noise", cmd_noise, "kgate noise --results FILE... [--markdown FILE] [--csv FILE]"},
+    {"siblings", cmd_siblings,
+     "kgate siblings --results FILE... [--threshold REL] [--min-points N] [--markdown FILE]"},
+    {"gpt-fast", cmd_gpt_fast,
+     "kgate gpt-fast --results FILE... --csv FILE [--json FILE] [--targets DIR]"},
+    {"bringup", cmd_bringup,
+     "kgate bringup --results FILE... --out DIR [--reference GPU|FILE.csv] [--reference-gpu "
+     "NAME] [--gpu NAME] [--targets DIR] [--datasheets FILE] [--probe FILE] [--threshold REL]"},
+    {"selftest-table", cmd_selftest_table,
+     "kgate selftest-table --aa FILE [--drop PCT FILE]... [--targets DIR] [--markdown FILE]"},
 };
 
 int dispatch(const Args& a) {
-  if (a.empty()) throw UsageError("no command given", kTopUsage);
+  if (a.empty()) throw UsageError("no command given");
   const std::string& cmd = a[0];
   if (cmd == "help" || cmd == "--help" || cmd == "-h") {
     std::fputs(kKgateHelp, stdout);
@@ -52,16 +65,12 @@ int dispatch(const Args& a) {
   }
   std::error_code ec;
   if (std::filesystem::exists(cmd, ec) || cmd.find(".csv") != std::string::npos)
-    throw UsageError(
-        "'" + cmd + "' is not a command; to gate a results file: kgate check --results " + cmd,
-        kTopUsage);
-  throw UsageError("unknown command '" + cmd + "'", kTopUsage);
+    throw UsageError("'" + cmd +
+                     "' is not a command; to gate a results file: kgate check --results " + cmd);
+  throw UsageError("unknown command '" + cmd + "'");
 }
 
-// The usage line of the command named first (an error thrown without one,
-// such as a flag's missing value, still shows it).
-std::string usage_for(const UsageError& e, const Args& a) {
-  if (!e.usage.empty()) return e.usage;
+const char* usage_for(const Args& a) {
   for (const Command& c : kCommands)
     if (!a.empty() && a[0] == c.name) return c.usage;
   return kTopUsage;
@@ -75,7 +84,7 @@ int kgate_main(int argc, char** argv) {
     return dispatch(a);
   } catch (const UsageError& e) {
     std::fprintf(stderr, "kgate: %s\nusage: %s\n(kgate --help lists the commands and options)\n",
-                 e.what(), usage_for(e, a).c_str());
+                 e.what(), usage_for(a));
   } catch (const BringupError& e) {
     std::fprintf(stderr, "kgate: bringup: %s; nothing was written\n", e.what());
   } catch (const std::exception& e) {  // unreadable input, bad target file, failed output

@@ -1,17 +1,13 @@
-// kgate gpt-fast: the newest run of each GPU model as PyTorch
-// benchmarks/gpt_fast writes it, CSV and JSON records, every target filled
-// (docs/csv-schema.md "Reading it as gpt_fast").
+// kgate gpt-fast: the newest run of each GPU model as PyTorch's gpt_fast
+// writes it (docs/csv-schema.md "Reading it as gpt_fast").
 #include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <string>
-#include <vector>
 
 #include "core/csv_writer.h"
 #include "core/record.h"
 #include "core/result_reader.h"
 #include "tools/kgate/cli/commands.h"
-#include "tools/kgate/gate.h"
 
 namespace kb::kgate_cli {
 
@@ -58,8 +54,7 @@ const SeedRow kSeedRows[] = {
     {"gemv", kBw, "bfloat16", false},
 };
 
-// gpt_fast's models run batch size 1: where a model has rows at several
-// shapes, that one.
+// gpt_fast's models run batch size 1.
 bool seed_model_shape(const std::string& shape) {
   return shape.rfind("BS=1;", 0) == 0 || shape == "BS=1";
 }
@@ -154,14 +149,14 @@ int cmd_gpt_fast(const Args& args) {
   std::vector<std::string> results;
   std::string targets_dir, csv_out, json_out;
   parse_options(args,
-                {{"--results", files(results, kGptFastUsage)},
+                {{"--results", files(results)},
                  {"--targets", text(targets_dir)},
                  {"--csv", text(csv_out)},
                  {"--json", text(json_out)}},
-                "gpt-fast", kGptFastUsage, "--results");
-  if (results.empty()) throw UsageError("gpt-fast needs --results FILE...", kGptFastUsage);
+                "--results");
+  if (results.empty()) throw UsageError("gpt-fast needs --results FILE...");
   if (csv_out.empty() && json_out.empty())
-    throw UsageError("gpt-fast needs --csv FILE and/or --json FILE", kGptFastUsage);
+    throw UsageError("gpt-fast needs --csv FILE and/or --json FILE");
   std::vector<TargetFile> targets;
   if (!targets_dir.empty()) targets = load_target_dir(targets_dir);
   refuse_clashes(inputs_of(results, targets), {{"--csv", csv_out}, {"--json", json_out}});

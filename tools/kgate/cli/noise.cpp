@@ -2,8 +2,6 @@
 #include "tools/kgate/noise.h"
 
 #include <cstdio>
-#include <string>
-#include <vector>
 
 #include "tools/kgate/cli/commands.h"
 
@@ -12,12 +10,11 @@ namespace kb::kgate_cli {
 int cmd_noise(const Args& args) {
   std::vector<std::string> results;
   std::string markdown, csv_out;
-  parse_options(args,
-                {{"--results", files(results, kNoiseUsage)},
-                 {"--markdown", text(markdown)},
-                 {"--csv", text(csv_out)}},
-                "noise", kNoiseUsage, "--results");
-  if (results.empty()) throw UsageError("noise needs --results FILE...", kNoiseUsage);
+  parse_options(
+      args,
+      {{"--results", files(results)}, {"--markdown", text(markdown)}, {"--csv", text(csv_out)}},
+      "--results");
+  if (results.empty()) throw UsageError("noise needs --results FILE...");
   refuse_clashes(inputs_of(results, {}), {{"--markdown", markdown}, {"--csv", csv_out}});
   History h;
   read_history(h, results);

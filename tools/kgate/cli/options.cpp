@@ -11,7 +11,7 @@
 
 namespace kb::kgate_cli {
 
-Args expand_equals(const Args& in, const std::vector<const char*>& no_value, const char* usage) {
+Args expand_equals(const Args& in, const std::vector<const char*>& no_value) {
   Args out;
   for (const auto& a : in) {
     size_t eq = a.find('=');
@@ -21,24 +21,11 @@ Args expand_equals(const Args& in, const std::vector<const char*>& no_value, con
     }
     std::string flag = a.substr(0, eq);
     for (const char* f : no_value)
-      if (flag == f) throw UsageError(flag + " takes no value (got '" + a + "')", usage);
+      if (flag == f) throw UsageError(flag + " takes no value (got '" + a + "')");
     out.push_back(flag);
     out.push_back(a.substr(eq + 1));
   }
   return out;
-}
-
-void unexpected(const std::string& cmd, const std::string& arg, const char* usage,
-                const char* file_flag) {
-  if (arg.rfind("-", 0) == 0) throw UsageError(cmd + ": unknown option '" + arg + "'", usage);
-  std::error_code ec;
-  bool looks_like_file = arg.find('.') != std::string::npos || arg.find('/') != std::string::npos ||
-                         std::filesystem::exists(arg, ec);
-  if (looks_like_file && file_flag)
-    throw UsageError(cmd + ": unexpected argument '" + arg + "': files follow " + file_flag +
-                         " (kgate " + cmd + " " + file_flag + " " + arg + " ...)",
-                     usage);
-  throw UsageError(cmd + ": unexpected argument '" + arg + "'", usage);
 }
 
 std::string host_name() {
@@ -111,17 +98,34 @@ void read_history(History& h, const std::vector<std::string>& files) {
   h.finish();
 }
 
-void parse_options(const Args& args, const Options& options, const char* cmd, const char* usage,
-                   const char* file_flag) {
+namespace {
+
+// An argument where an option was expected: a file given without its flag
+// gets a hint.
+[[noreturn]] void unexpected(const std::string& cmd, const std::string& arg,
+                             const char* file_flag) {
+  if (arg.rfind("-", 0) == 0) throw UsageError(cmd + ": unknown option '" + arg + "'");
+  std::error_code ec;
+  bool looks_like_file = arg.find('.') != std::string::npos || arg.find('/') != std::string::npos ||
+                         std::filesystem::exists(arg, ec);
+  if (looks_like_file && file_flag)
+    throw UsageError(cmd + ": unexpected argument '" + arg + "': files follow " + file_flag +
+                     " (kgate " + cmd + " " + file_flag + " " + arg + " ...)");
+  throw UsageError(cmd + ": unexpected argument '" + arg + "'");
+}
+
+}  // namespace
+
+void parse_options(const Args& args, const Options& options, const char* file_flag) {
   std::vector<const char*> flags;
   for (const Option& o : options)
     if (!o.takes_value) flags.push_back(o.flag);
-  const Args a = expand_equals(args, flags, usage);
+  const Args a = expand_equals(args, flags);
   for (size_t i = 1; i < a.size(); ++i) {
     const Option* o = nullptr;
     for (const Option& c : options)  // flag "": the arguments that are not options
       if (a[i] == c.flag || (!*c.flag && (a[i].rfind("-", 0) != 0 || a[i] == "-"))) o = &c;
-    if (!o) unexpected(cmd, a[i], usage, file_flag);
+    if (!o) unexpected(a[0], a[i], file_flag);
     o->read(a, i);
   }
 }
@@ -130,11 +134,11 @@ Reader text(std::string& s) {
   return [&s](const Args& a, size_t& i) { s = value_of(a, i); };
 }
 
-Reader files(std::vector<std::string>& v, const char* usage) {
-  return [&v, usage](const Args& a, size_t& i) {
+Reader files(std::vector<std::string>& v) {
+  return [&v](const Args& a, size_t& i) {
     const size_t before = v.size();
     while (i + 1 < a.size() && a[i + 1].rfind("--", 0) != 0) v.push_back(a[++i]);
-    if (v.size() == before) throw UsageError("--results needs at least one file", usage);
+    if (v.size() == before) throw UsageError("--results needs at least one file");
   };
 }
 
@@ -159,11 +163,10 @@ Options gate_options(GateOptions& opt) {
           flag("--strict", opt.strict)};
 }
 
-void check_gate_options(const GateOptions& opt, const char* usage) {
+void check_gate_options(const GateOptions& opt) {
   if (opt.rule.min_history > opt.rule.window)
     throw UsageError("--min-history " + std::to_string(opt.rule.min_history) +
-                         " is larger than --window " + std::to_string(opt.rule.window),
-                     usage);
+                     " is larger than --window " + std::to_string(opt.rule.window));
 }
 
 }  // namespace kb::kgate_cli

@@ -1,5 +1,5 @@
-// What every kgate command shares: its usage lines, the errors that set the
-// exit code, and the helpers that read options and write outputs.
+// What every kgate command shares: the usage error, the output error, and
+// the helpers that read options and write outputs.
 #pragma once
 
 #include <functional>
@@ -16,9 +16,7 @@ namespace kb::kgate_cli {
 
 // Bad usage: exit 2 with the message and the command's usage line.
 struct UsageError : std::runtime_error {
-  explicit UsageError(const std::string& what, const char* usage_line = nullptr)
-      : std::runtime_error(what), usage(usage_line ? usage_line : "") {}
-  std::string usage;
+  using std::runtime_error::runtime_error;
 };
 
 // An output file that cannot be written: the verdict would be lost.
@@ -26,37 +24,10 @@ struct OutputError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-constexpr const char* kTopUsage =
-    "kgate check|compare|dashboard|noise|siblings|gpt-fast|bringup|selftest-table [options]   "
-    "(kgate --help)";
-constexpr const char* kCheckUsage =
-    "kgate check --results FILE... [--targets DIR] [--markdown FILE] [--junit FILE] "
-    "[--html FILE] [--suspects FILE] [--all] [options]";
-constexpr const char* kCompareUsage =
-    "kgate compare BASE.csv NEW.csv [--min-change REL] [--noise REL] [--markdown FILE]";
-constexpr const char* kDashboardUsage =
-    "kgate dashboard --results FILE... --out DIR|FILE.html [--targets DIR] [--title TEXT] "
-    "[options]";
-constexpr const char* kNoiseUsage = "kgate noise --results FILE... [--markdown FILE] [--csv FILE]";
-constexpr const char* kSiblingsUsage =
-    "kgate siblings --results FILE... [--threshold REL] [--min-points N] [--markdown FILE]";
-constexpr const char* kBringupUsage =
-    "kgate bringup --results FILE... --out DIR [--reference GPU|FILE.csv] [--reference-gpu NAME] "
-    "[--gpu NAME] [--targets DIR] [--datasheets FILE] [--probe FILE] [--threshold REL]";
-constexpr const char* kSelftestUsage =
-    "kgate selftest-table --aa FILE [--drop PCT FILE]... [--targets DIR] [--markdown FILE]";
-constexpr const char* kGptFastUsage =
-    "kgate gpt-fast --results FILE... --csv FILE [--json FILE] [--targets DIR]";
-
 using Args = std::vector<std::string>;
 
 // `--opt=value` as `--opt value`; a flag that takes no value refuses one.
-Args expand_equals(const Args& in, const std::vector<const char*>& no_value, const char* usage);
-
-// An argument where an option was expected: a file given without its flag
-// gets a hint.
-[[noreturn]] void unexpected(const std::string& cmd, const std::string& arg, const char* usage,
-                             const char* file_flag);
+Args expand_equals(const Args& in, const std::vector<const char*>& no_value);
 
 // Reads the value after a flag; `i` is left on it.
 const std::string& value_of(const Args& a, size_t& i);
@@ -66,7 +37,7 @@ double parse_double(const std::string& flag, const std::string& v, double lo, do
 long parse_int(const std::string& flag, const std::string& v, long lo, long hi);
 
 // A command's options: per flag, what reads it at a[i] (leaving i on the
-// last value it takes); a flag that takes no value refuses `--flag=value`.
+// last value it takes).
 using Reader = std::function<void(const Args& a, size_t& i)>;
 struct Option {
   const char* flag;
@@ -75,12 +46,12 @@ struct Option {
 };
 using Options = std::vector<Option>;
 
-// Reads args[1..] (`--opt=value` as `--opt value`) by `options`; anything
-// else is unexpected(cmd, ..., usage, file_flag).
-void parse_options(const Args& args, const Options& options, const char* cmd, const char* usage,
-                   const char* file_flag);
+// Reads args[1..] (`--opt=value` as `--opt value`; args[0] is the command)
+// by `options`; an argument that looks like a file gets a hint to put it
+// after `file_flag`.
+void parse_options(const Args& args, const Options& options, const char* file_flag);
 Reader text(std::string& s);
-Reader files(std::vector<std::string>& v, const char* usage);  // `--results FILE...`
+Reader files(std::vector<std::string>& v);  // `--results FILE...`
 Reader number(double& x, double lo, double hi, bool hi_open = false);
 template <class T>
 Reader whole(T& x, long lo, long hi) {
@@ -91,16 +62,13 @@ Reader whole(T& x, long lo, long hi) {
 }
 Option flag(const char* name, bool& b);
 
-// The history rule's options that check and dashboard share: --window,
-// --min-gap, --min-history, --max-noise, --board-gap, --strict.
+// The gate's options that check and dashboard share, and their check.
 Options gate_options(GateOptions& opt);
-// --min-history no larger than --window.
-void check_gate_options(const GateOptions& opt, const char* usage);
+void check_gate_options(const GateOptions& opt);
 
 std::string host_name();
 
-// Before anything is written: no output may be an input (the
-// history above all) or another output.
+// Before anything is written: no output may be an input or another output.
 void refuse_clashes(const std::vector<NamedPath>& inputs, const std::vector<NamedPath>& outputs);
 
 // The files behind --results and the target files loaded, as inputs.
@@ -112,12 +80,10 @@ void make_folder(const std::string& path);
 
 void print_warnings(const std::vector<std::string>& warnings);
 
-// For the commands that do not gate (check reports tonight's damaged rows
-// as failures of the night): every damaged row is a warning.
+// For the commands that do not gate: every damaged row is a warning.
 void print_history_warnings(const History& h);
 
-// Reads every results file; the warnings of a file that is then refused
-// are printed first, so that its error can refer to them.
+// Reads every results file; a refused file's warnings are printed first.
 void read_history(History& h, const std::vector<std::string>& files);
 
 }  // namespace kb::kgate_cli

@@ -3,9 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
-#include <string>
 #include <utility>
-#include <vector>
 
 #include "reports/format.h"
 #include "tools/kgate/cli/commands.h"
@@ -15,7 +13,6 @@ namespace kb::kgate_cli {
 
 namespace {
 
-// `drops`: (percent, file) of each injected drop.
 std::string selftest_markdown(const std::string& aa_file,
                               const std::vector<std::pair<double, std::string>>& drops,
                               const GateOptions& opt) {
@@ -124,8 +121,8 @@ int cmd_selftest_table(const Args& args) {
                  {"--drop", drop},
                  {"--targets", text(targets_dir)},
                  {"--markdown", text(markdown)}},
-                "selftest-table", kSelftestUsage, "--aa");
-  if (aa.empty()) throw UsageError("selftest-table needs --aa FILE", kSelftestUsage);
+                "--aa");
+  if (aa.empty()) throw UsageError("selftest-table needs --aa FILE");
   std::vector<NamedPath> inputs = {{"--aa", aa}};
   for (const auto& d : drops) inputs.push_back({"--drop", d.second});
   refuse_clashes(inputs, {{"--markdown", markdown}});

@@ -3,8 +3,6 @@
 #include "tools/kgate/siblings.h"
 
 #include <cstdio>
-#include <string>
-#include <vector>
 
 #include "tools/kgate/cli/commands.h"
 
@@ -15,12 +13,12 @@ int cmd_siblings(const Args& args) {
   std::string markdown;
   SiblingOptions opt;
   parse_options(args,
-                {{"--results", files(results, kSiblingsUsage)},
+                {{"--results", files(results)},
                  {"--threshold", number(opt.threshold, 0.001, 0.9)},
                  {"--min-points", whole(opt.min_points, 1, 100000)},
                  {"--markdown", text(markdown)}},
-                "siblings", kSiblingsUsage, "--results");
-  if (results.empty()) throw UsageError("siblings needs --results FILE...", kSiblingsUsage);
+                "--results");
+  if (results.empty()) throw UsageError("siblings needs --results FILE...");
   refuse_clashes(inputs_of(results, {}), {{"--markdown", markdown}});
   History h;
   read_history(h, results);
