@@ -119,6 +119,18 @@ void put_key(std::string& out, const DashboardKey& k) {
     out += ",\"sa\":";
     put_steps(out, k.points, [](const DashboardPoint& p) { return double(p.samples); });
   }
+  // Each run's error bar: its rows' min-max, in % of the value below and above it.
+  if (std::any_of(k.points.begin(), k.points.end(),
+                  [](const DashboardPoint& p) { return p.lo == p.lo; })) {
+    out += ",\"mn\":";
+    put_list(out, k.points, [](std::string& o, const DashboardPoint& p) {
+      put_num(o, (1 - p.lo / p.value) * 100, 2);
+    });
+    out += ",\"mx\":";
+    put_list(out, k.points, [](std::string& o, const DashboardPoint& p) {
+      put_num(o, (p.hi / p.value - 1) * 100, 2);
+    });
+  }
   out += ",\"at\":";
   put_list(out, k.attempts, [](std::string& o, const DashboardAttempt& a) {
     o += '[' + std::to_string(a.point) + ',' + std::to_string(a.attempt) + ',';
