@@ -105,8 +105,8 @@ struct DashboardData {
 // as SVG by the page; nothing fetched when it is viewed.
 std::string dashboard_html(const DashboardData& d);
 
-// `s` as a JSON string literal that is inert inside an HTML <script>: <, >,
-// & and the line separators written as \u escapes.
+// `s` as a JSON string literal that is inert inside an HTML <script>: <, >
+// and & written as \u escapes (invalid UTF-8 as U+FFFD).
 std::string json_string(const std::string& s);
 
 }  // namespace kb
