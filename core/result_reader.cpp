@@ -79,8 +79,8 @@ struct Columns {
   int name = -1, metric = -1, target = -1, actual = -1, dtype = -1, device = -1, arch = -1,
       is_model = -1, shape = -1, variant = -1, status = -1, samples = -1, noise_rel = -1,
       roofline = -1, roofline_fraction = -1, run_id = -1, timestamp = -1, message = -1, min_us = -1,
-      median_us = -1, git_sha = -1, driver = -1, cuda = -1, suite_version = -1, gpu_index = -1,
-      gpu_uuid = -1, gpu_bus_id = -1, host = -1;
+      max_us = -1, median_us = -1, git_sha = -1, driver = -1, cuda = -1, suite_version = -1,
+      gpu_index = -1, gpu_uuid = -1, gpu_bus_id = -1, host = -1;
 };
 
 struct Header {
@@ -111,7 +111,7 @@ Header parse_header(const std::vector<std::string_view>& fields, const std::stri
       KB_COLUMN(min_us),    KB_COLUMN(median_us), KB_COLUMN(git_sha),
       KB_COLUMN(driver),    KB_COLUMN(cuda),      KB_COLUMN(suite_version),
       KB_COLUMN(gpu_index), KB_COLUMN(gpu_uuid),  KB_COLUMN(gpu_bus_id),
-      KB_COLUMN(host)};
+      KB_COLUMN(host),      KB_COLUMN(max_us)};
 #undef KB_COLUMN
   auto slot = [&](const std::string& c) -> int* {
     for (const auto& [n, member] : kSlots)
@@ -263,9 +263,10 @@ std::string check_numbers(const std::vector<std::string_view>& f, const Columns&
       return std::string(nc.name) + " " + shown(trim(text_v)) + " is negative";
     *nc.out = v;
   }
-  // min_us and median_us only inform `kgate noise` (modes; the timed work
-  // that picks a key's noise bar): never a reason to skip a row.
+  // The times only inform `kgate noise` and the dashboard's error bars:
+  // never a reason to skip a row.
   if (double m = 0; parse_number(field(f, c.min_us), m) == Num::ok && m > 0) row.min_us = m;
+  if (double m = 0; parse_number(field(f, c.max_us), m) == Num::ok && m > 0) row.max_us = m;
   if (double m = 0; parse_number(field(f, c.median_us), m) == Num::ok && m > 0) row.median_us = m;
   if (row.target && *row.target <= 0) row.target.reset();  // gpt_fast writes 0 for "none"
   if (measured_status(row.status)) {

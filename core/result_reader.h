@@ -36,7 +36,8 @@ struct ResultRow {
   // Which GPU (schema v2; empty in v1 and gpt_fast files).
   std::string_view gpu_index, gpu_uuid, gpu_bus_id, host;
   bool is_model = false;
-  std::optional<double> target, actual, roofline, roofline_fraction, noise_rel, min_us, median_us;
+  std::optional<double> target, actual, roofline, roofline_fraction, noise_rel, min_us, max_us,
+      median_us;
   int64_t samples = 0;
   size_t line = 0;  // where the row begins in the file (1-based)
 };

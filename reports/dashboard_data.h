@@ -49,6 +49,8 @@ struct DashboardPoint {
   // --min-gap and the drop the history's noise explains for one run.
   double band = kNone;
   double noise = kNone;  // the row's noise_rel: its samples' spread
+  // The run's rows' min_us..max_us in the metric (NaN: no row has them).
+  double lo = kNone, hi = kNone;
   uint32_t samples = 0;
   int32_t board = -1;  // DashboardData::boards; -1 unless all its rows are on one UUID
 };
@@ -103,8 +105,8 @@ struct DashboardData {
 // as SVG by the page; nothing fetched when it is viewed.
 std::string dashboard_html(const DashboardData& d);
 
-// `s` as a JSON string literal that is inert inside an HTML <script>: <, >,
-// & and the line separators written as \u escapes.
+// `s` as a JSON string literal that is inert inside an HTML <script>: <, >
+// and & written as \u escapes (invalid UTF-8 as U+FFFD).
 std::string json_string(const std::string& s);
 
 }  // namespace kb

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 #include "dashboard_assets.h"
 #include "reports/dashboard_data.h"
@@ -119,6 +120,18 @@ void put_key(std::string& out, const DashboardKey& k) {
     out += ",\"sa\":";
     put_steps(out, k.points, [](const DashboardPoint& p) { return double(p.samples); });
   }
+  // Each run's error bar: its rows' min-max, in % of the value below and above it.
+  if (std::any_of(k.points.begin(), k.points.end(),
+                  [](const DashboardPoint& p) { return p.lo == p.lo; })) {
+    out += ",\"mn\":";
+    put_list(out, k.points, [](std::string& o, const DashboardPoint& p) {
+      put_num(o, (1 - p.lo / p.value) * 100, 2);
+    });
+    out += ",\"mx\":";
+    put_list(out, k.points, [](std::string& o, const DashboardPoint& p) {
+      put_num(o, (p.hi / p.value - 1) * 100, 2);
+    });
+  }
   out += ",\"at\":";
   put_list(out, k.attempts, [](std::string& o, const DashboardAttempt& a) {
     o += '[' + std::to_string(a.point) + ',' + std::to_string(a.attempt) + ',';
@@ -186,34 +199,12 @@ std::string data_json(const DashboardData& d) {
 }  // namespace
 
 std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (size_t i = 0; i < s.size(); ++i) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    const unsigned char c2 = i + 2 < s.size() ? static_cast<unsigned char>(s[i + 2]) : 0;
-    const char* esc = c == '"'    ? "\\\""
-                      : c == '\\' ? "\\\\"
-                      : c == '\n' ? "\\n"
-                      : c == '\t' ? "\\t"
-                      : c == '<'  ? "\\u003c"
-                      : c == '>'  ? "\\u003e"
-                      : c == '&'  ? "\\u0026"
-                                  : nullptr;
-    if (esc) {
-      out += esc;
-    } else if (c < 0x20 || c == 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else if (c == 0xe2 && static_cast<unsigned char>(s[i + 1]) == 0x80 &&
-               (c2 == 0xa8 || c2 == 0xa9)) {
-      // U+2028 / U+2029: line ends to a JavaScript parser.
-      out += c2 == 0xa8 ? "\\u2028" : "\\u2029";
-      i += 2;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out + "\"";
+  const std::string j =
+      nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string out;
+  for (char c : j)
+    out += c == '<' ? "\\u003c" : c == '>' ? "\\u003e" : c == '&' ? "\\u0026" : std::string(1, c);
+  return out;
 }
 
 std::string dashboard_html(const DashboardData& d) {

@@ -13,16 +13,14 @@ function circlePath(cx, cy, r) {
 }
 
 var PALETTE = ['#1565c0', '#ef6c00', '#00897b', '#ad1457', '#5d4037', '#3949ab', '#7cb342', '#8e24aa'];
-// The low and high ends of a run's rows on the axis (re-measurements and
-// GPUs), each widened by its samples' noise (noise_rel): the error bar.
+// A run's error bar on the axis: its rows' min-max time in the metric
+// (mn, mx), else each row (re-measurements and GPUs) +- its samples' noise_rel.
 function spread(k, i, frac) {
-  var dec = decode(k), s = k.nr && k.nr[i] !== null ? k.nr[i] / 100 : 0, lo = Infinity, hi = -Infinity;
-  [k.v[i]].concat((dec.att[i] || []).map(function (a) { return a[2]; })).forEach(function (v) {
-    if (v !== null) [v * (1 - s), v * (1 + s)].forEach(function (w) {
-      var y = onAxis(k, w, dec.roof[i], frac);
-      if (isFinite(y)) { lo = Math.min(lo, y); hi = Math.max(hi, y); }
-    });
-  });
+  var dec = decode(k), v = k.v[i], s = k.nr && k.nr[i] !== null ? k.nr[i] / 100 : 0, w = [];
+  if (k.mn && k.mn[i] !== null) w = [v, v * (1 - k.mn[i] / 100), v * (1 + k.mx[i] / 100)];
+  else [v].concat((dec.att[i] || []).map(function (a) { return a[2]; })).forEach(function (x) { if (x !== null) w.push(x * (1 - s), x * (1 + s)); });
+  var y = w.map(function (x) { return onAxis(k, x, dec.roof[i], frac); }).filter(isFinite);
+  var lo = Math.min.apply(null, y), hi = Math.max.apply(null, y);
   return hi > lo ? [lo, hi] : null;
 }
 
@@ -33,19 +31,15 @@ function chart(k, W, H, xr) {
   var svg = sv('svg', { 'class': 'kb-chart', width: W, height: Hs, viewBox: '0 0 ' + W + ' ' + Hs, role: 'img' });
   var L = 58, R = 10, T = 28, B = 22, pw = W - L - R, ph = H - T - B;
   // The points in the chosen range.
-  var first = 0;
-  var days = +rangeBox.value;
-  if (days > 0 && n) {
-    var lim = D.timeAxis ? dec.x[n - 1] - days * 86400 : dec.x[n - 1] - days;
-    while (first < n - 1 && dec.x[first] < lim) first++;
-  }
+  var first = 0, x1 = xr ? xr[1] : dec.x[n - 1], days = +rangeBox.value;
+  var lim = days > 0 ? x1 - days * (D.timeAxis ? 86400 : 1) : -Infinity;
+  while (first < n - 1 && dec.x[first] < lim) first++;
   var ys = [], err = [], lo = Infinity, hi = -Infinity;
   for (var i = first; i < n; i++) {
     var y = onAxis(k, k.v[i], dec.roof[i], frac);
     ys[i] = y;
     err[i] = spread(k, i, frac);
     if (isFinite(y)) { lo = Math.min(lo, y); hi = Math.max(hi, y); }
-    if (err[i]) { lo = Math.min(lo, err[i][0]); hi = Math.max(hi, err[i][1]); }
   }
   var drawn = 0;
   if (!isFinite(lo)) {
@@ -66,16 +60,17 @@ function chart(k, W, H, xr) {
     tgt[i] = onAxis(k, dec.target[i], dec.roof[i], frac);
   }
   var span = hi - lo || Math.abs(hi) * 0.1 || 1;
-  // (Not the band: on a short history it is wide and would flatten the data.)
+  // (Not the band: on a short history it is wide and would flatten the data;
+  // nor an error bar's far end: a sample's max is often several times its median.)
   for (i = first; i < n; i++) {
-    [base[i], tgt[i]].forEach(function (v) {
+    [base[i], tgt[i]].concat(err[i] || []).forEach(function (v) {
       if (v !== undefined && isFinite(v) && v > lo - 1.5 * span && v < hi + 1.5 * span) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
     });
   }
   // At least 2% of the value high: a 0.2% wiggle does not fill the chart.
   var mid = (lo + hi) / 2, half = Math.max((hi - lo) / 2, 0.01 * Math.abs(mid)) * 1.06 || 1;
   lo = mid - half; hi = mid + half;
-  var x0 = xr ? xr[0] : dec.x[first], x1 = xr ? xr[1] : dec.x[n - 1];
+  var x0 = xr ? Math.max(xr[0], lim) : dec.x[first];
   if (x1 - x0 <= 0) { var w0 = D.timeAxis ? 43200 : 1; x0 -= w0; x1 += w0; }
   function X(x) { return L + pw * (x - x0) / (x1 - x0); }
   function Y(y) { return T + ph * (1 - (y - lo) / (hi - lo)); }
@@ -236,7 +231,9 @@ function pointText(k, i) {
   if (isFinite(dec.board[i])) lines.push('board ' + boardLabel(dec.board[i]));
   if (k.b[i] !== null) lines.push('baseline ' + show(k.b[i]) + ' \u00b1 ' + pct(k.e[i]));
   if (isFinite(dec.target[i])) lines.push('target ' + show(dec.target[i]));
-  if (k.nr && k.nr[i] !== null) lines.push('noise_rel ' + k.nr[i] + '% of ' + dec.samples[i] + ' samples (the error bar)');
+  var mm = k.mn && k.mn[i] !== null;
+  if (k.nr && k.nr[i] !== null) lines.push('noise_rel ' + k.nr[i] + '% of ' + dec.samples[i] + ' samples' + (mm ? '' : ' (the error bar)'));
+  if (mm) lines.push('min-max time of its rows: ' + show(k.v[i] * (1 - k.mn[i] / 100)) + ' to ' + show(k.v[i] * (1 + k.mx[i] / 100)) + ' (the error bar)');
   (dec.att[i] || []).forEach(function (a) {
     lines.push((a.length > 4 ? boardLabel(a[4]) : a[1] ? 'attempt ' + a[1] : 'repeated row') + ': ' + show(a[2]) + ' (' + STATUS_NAME[a[3]] + ')');
   });

@@ -108,11 +108,20 @@ function renderCharts() {
     list.length + ' of ' + keys.length + ' keys match, worst first' + (list.length > state.shown ? '; the first ' + state.shown + ' are drawn' : '')));
   view.appendChild(legend());
   var grid = el('div', { 'class': 'grid' });
-  list.slice(0, state.shown).forEach(function (i) { grid.appendChild(card(i, 440, 170)); });
+  list.slice(0, state.shown).forEach(function (i) { grid.appendChild(card(i, 440, 170, xRange(i))); });
   view.appendChild(grid);
   if (list.length > state.shown) more('draw ' + Math.min(PAGE, list.length - state.shown) + ' more', function () { state.shown += PAGE; });
 }
 
+// The x range of key i on every GPU model (undefined where it has no other).
+function xRange(i) {
+  var xr = [Infinity, -Infinity];
+  sameKey[keys[i].id].forEach(function (j) {
+    var x = decode(keys[j]).x;
+    xr = [Math.min(xr[0], x[0]), Math.max(xr[1], x[x.length - 1])];
+  });
+  return sameKey[keys[i].id].length > 1 && xr[1] > xr[0] ? xr : undefined;
+}
 function card(i, w, h, xr) {
   var k = keys[i], c = el('div', { 'class': 'card' });
   var h3 = el('h3');
@@ -143,7 +152,7 @@ function legend() {
   d.appendChild(document.createTextNode(
     ' \u00b7 dashed: baseline (median of the last ' + D.window + ' runs), shaded: the band a single run may ' +
     'move before rule 3 fails it (the larger of ' + pct(D.minGap) + ' and what the noise explains), ' +
-    'dotted: target, ticks on top: a new git_sha (named where there is room), whiskers: the run\'s rows \u00b1 their samples\' noise_rel, ' +
+    'dotted: target, ticks on top: a new git_sha (named where there is room), whiskers: the run\'s rows\' min-max time (else \u00b1 their samples\' noise_rel), ' +
     '\u00d7: failed or incorrect row' + (D.boards.length ? ', coloured lines: one per board (GPU UUID), thin dashed vertical line: ' +
     'the key\'s runs moved to another board, judged by the gate\'s board rule.' : '.')));
   return d;
@@ -167,12 +176,8 @@ function renderKey(i) {
   if (missing.length) view.appendChild(el('p', { 'class': 'count' }, 'Missing: ' + missing.join('; ') + '.'));
   view.appendChild(legend());
   // The same key on the other GPU models, all on one x range.
-  var sib = sameKey[k.id].filter(function (j) { return j !== i; }), xr = [Infinity, -Infinity];
-  sameKey[k.id].forEach(function (j) {
-    var x = decode(keys[j]).x;
-    xr = [Math.min(xr[0], x[0]), Math.max(xr[1], x[x.length - 1])];
-  });
-  view.appendChild(chart(k, Math.max(600, Math.min(1200, view.clientWidth - 40)), 320, sib.length && xr[1] > xr[0] ? xr : undefined));
+  var sib = sameKey[k.id].filter(function (j) { return j !== i; }), xr = xRange(i);
+  view.appendChild(chart(k, Math.max(600, Math.min(1200, view.clientWidth - 40)), 320, xr));
   if (sib.length) {
     view.appendChild(el('h2', null, 'The same on other GPUs'));
     var grid = el('div', { 'class': 'grid' });

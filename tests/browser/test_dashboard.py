@@ -224,6 +224,56 @@ def drop_page(d, exe, targets, drop=0.06):
     return page
 
 
+def drive_error_bar(b, drop_csv, page):
+    """A run's error bar spans its row's min_us..max_us in the metric (GB/s
+    at max_us is the low end): read off the drawn path and the y axis."""
+    rows = list(csv.DictReader(open(drop_csv)))
+    last = max(r["run_id"] for r in rows)
+    mine = [r for r in rows if r["run_id"] == last and "probe" not in r["name"] and
+            "(us)" not in r["metric"] and r["max_us"] and r["min_us"] and r["median_us"] and
+            float(r["max_us"]) < 1.08 * float(r["median_us"])][0]
+    a, med = float(mine["actual"]), float(mine["median_us"])
+    want = (a * med / float(mine["max_us"]), a * med / float(mine["min_us"]))
+    key = next(i for i, k in enumerate(page_data(page)["keys"]) if
+               [k["n"], k["s"], k["d"], k["m"]] == [mine[c] for c in ("name", "shape", "dtype", "metric")])
+    goto(b, "#key/%d" % key)
+    got = b.eval("""(function () {
+      var svg = document.querySelector('#view svg.kb-chart'), t = [];
+      svg.querySelectorAll('text.ax[text-anchor=end]').forEach(function (e) {
+        t.push([+e.getAttribute('y') - 3, parseFloat(e.textContent)]); });
+      var a = t[0], z = t[t.length - 1], s = (z[1] - a[1]) / (z[0] - a[0]);
+      var m = svg.querySelector('path.err').getAttribute('d').match(/M[-\\d.]+ [-\\d.]+V[-\\d.]+/g);
+      var e = m[m.length - 1].slice(1).split(/[ V]/).map(Number);
+      return [a[1] + (e[1] - a[0]) * s, a[1] + (e[2] - a[0]) * s, Math.abs(s)]; })()""")
+    lo, hi, px = got
+    check(abs(lo - want[0]) < 2 * px and abs(hi - want[1]) < 2 * px,
+          "the newest run's error bar spans its min-max time: %.1f to %.1f (%s: %.1f to %.1f)"
+          % (lo, hi, mine["name"], want[0], want[1]))
+
+
+def drive_shared_x(b, exe, out):
+    """The Charts grid puts a key's GPU models on one x range: the H100
+    nights and the H200 ones two days later."""
+    page = os.path.join(out, "two-models.html")
+    kgate(exe, "dashboard", "--results", os.path.join(HERE, "..", "data",
+          "h100-20runs-19e69e82-2026-11-26.csv"), os.path.join(HERE, "..", "data",
+          "h200x2-aa-bc80f3b-2026-11-28.csv"), "--out", page)
+    ks = page_data(page)["keys"]
+    ids = {}
+    for i, k in enumerate(ks):
+        ids.setdefault((k["n"], k["s"], k["d"], k["m"]), []).append(i)
+    n, s_, d, m = k = next(k for k, v in ids.items() if len(v) == 2 and "probe" not in k[0])
+    b.open("file://" + page, READY)
+    goto(b, "#charts")
+    set_filter(b, "%s [%s] %s %s" % (n, s_, d, m))
+    axes = b.eval("""%s.map(function (i) {
+      var c = document.querySelector('#view .card a[href="#key/' + i + '"]').closest('.card');
+      return Array.from(c.querySelectorAll('svg text.ax[y="164"]')).map(function (t) {
+        return t.getAttribute('x') + ' ' + t.textContent; }).join(', '); })""" % json.dumps(ids[k]))
+    check(axes[0] and axes[0] == axes[1], "charts grid: the H100 and H200 of %s share one x range "
+          "(%s)" % (n, axes))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kgate", required=True)
@@ -282,8 +332,10 @@ def main():
         b.screenshot(os.path.join(a.out, "charts-drop.png"))
         check(b.eval("document.querySelectorAll('#view svg.kb-chart path.err').length") >= 20,
               "the charts draw each run's spread as error bars")
+        drive_error_bar(b, os.path.join(a.out, "h100-drop.csv"), drop)
         drive_compare(b)
         drive_four_gpus(b, a.out, a.kgate)
+        drive_shared_x(b, a.kgate, a.out)
         # 100 000 rows: the first screen (the overview, worst first).
         times = sorted(b.open("file://" + big_page, READY) for _ in range(3))
         st = b.eval(STATUS)

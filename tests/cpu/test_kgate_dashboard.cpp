@@ -4,6 +4,8 @@
 // and the command writes a file or a folder and refuses bad usage.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "kgate_test_util.h"
 #include "reports/dashboard_data.h"
 #include "tests/support/gen_history.h"
@@ -353,6 +355,36 @@ TEST(KgateDashboard, ReMeasuredNightIsOnePointJudgedAsTheGateJudgedIt) {
   EXPECT_EQ(first->d.keys[0].points.back().verdict, kb::GateStatus::fail);
 }
 
+// Each point's error bar: its run's rows' min_us..max_us in the metric (a
+// rate is highest at min_us, a time at max_us), over its re-measurements;
+// none where the rows have no times (the page then draws noise_rel).
+TEST(KgateDashboard, ErrorBarIsTheRunsMinMaxInTheMetric) {
+  auto timed = [](kb::Record r, double min_us, double max_us) {
+    r.median_us = 10;
+    r.min_us = min_us;
+    r.max_us = max_us;
+    return r;
+  };
+  std::vector<kb::Record> rows = series("gemv", nights(3, 2000));
+  rows[0] = timed(rows[0], 8, 12.5);
+  kb::Record again = timed(rows[2], 9, 11);
+  again.run_id = "r2/2";
+  again.actual = 2200;
+  rows.push_back(again);
+  auto b = build({csv(rows)});
+  const auto& p = b->d.keys[0].points;
+  EXPECT_DOUBLE_EQ(p[0].lo, p[0].value * 10 / 12.5);  // GB/s at max_us
+  EXPECT_DOUBLE_EQ(p[0].hi, p[0].value * 10 / 8);
+  EXPECT_TRUE(std::isnan(p[1].lo) && std::isnan(p[1].hi));  // no times: no bar of its own
+  EXPECT_DOUBLE_EQ(p[2].lo, 2200 * 10 / 11.0);  // the re-measurement's row alone has times
+  EXPECT_DOUBLE_EQ(p[2].hi, 2200 * 10 / 9.0);
+  kb::Record us = timed(row("launch", 5, "r0"), 8, 12.5);
+  us.metric = "launch(us)";
+  const auto& t = build({csv({us})})->d.keys[0].points[0];
+  EXPECT_DOUBLE_EQ(t.lo, 5 * 0.8);  // a time at min_us
+  EXPECT_DOUBLE_EQ(t.hi, 5 * 1.25);
+}
+
 TEST(KgateDashboard, SaysWhatIsMissing) {
   // One run, no target, no git_sha; and a gpt_fast file without arch or run ids.
   auto one = build({csv({row("gemv", 2000, "r1")})});
@@ -381,7 +413,7 @@ TEST(KgateDashboard, SaysWhatIsMissing) {
 TEST(KgateDashboard, MarkupStaysInert) {
   EXPECT_EQ(kb::json_string("a\"b\\c"), "\"a\\\"b\\\\c\"");
   EXPECT_EQ(kb::json_string("</script><b>&"), "\"\\u003c/script\\u003e\\u003cb\\u003e\\u0026\"");
-  EXPECT_EQ(kb::json_string("x\xe2\x80\xa8y\x01"), "\"x\\u2028y\\u0001\"");
+  EXPECT_EQ(kb::json_string("x\x01y\xff"), "\"x\\u0001y\xef\xbf\xbd\"");
   kb::Record r = row("<img src=x onerror=alert(1)>", 1000, "r1");
   r.shape = "</script><script>alert(2)</script>";
   auto b = build({csv({r})});

@@ -193,6 +193,28 @@ TEST(KgateInput, QuotedFieldsWithCommasAndQuotes) {
   EXPECT_TRUE(h.warnings().empty());
 }
 
+// min_us and max_us (the dashboard's error bars) are read where the file
+// has them; an empty cell, a missing column or a gpt_fast file read as none.
+TEST(KgateInput, MinAndMaxTimesAreReadWhereGiven) {
+  kb::Record timed = row("gemv", 900, "r1");
+  timed.median_us = 10;
+  timed.min_us = 9.5;
+  timed.max_us = 12;
+  kb::History h;
+  ASSERT_EQ(load(h, csv({timed, row("layer_norm", 1000, "r1")})), "");
+  EXPECT_EQ(h.observations()[0].min_us(), 9.5);
+  EXPECT_EQ(h.observations()[0].max_us(), 12);
+  EXPECT_EQ(h.observations()[0].median_us(), 10);
+  EXPECT_FALSE(h.observations()[1].min_us() || h.observations()[1].max_us());  // empty cells
+  kb::History g;
+  ASSERT_EQ(load(g,
+                 "name,metric,target,actual,dtype,device,arch,is_model\n"
+                 "gemv,memory_bandwidth(GB/s),,900,int8,cuda,A,False\n"),
+            "");
+  EXPECT_FALSE(g.observations()[0].min_us() || g.observations()[0].max_us());
+  EXPECT_EQ(g.observations()[0].actual, 900);
+}
+
 // The last line of an earlier file, cut: that file's last run's row, a
 // warning (tonight's is in test_kgate_fail_closed.cpp).
 TEST(KgateInput, TruncatedLastLineOfAnEarlierFile) {

@@ -30,7 +30,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             h = kb::fuzz::touch(v, h);
           h += r.line + static_cast<uint64_t>(r.samples) + r.is_model;
           for (const auto* d : {&r.target, &r.actual, &r.roofline, &r.roofline_fraction,
-                                &r.noise_rel, &r.min_us, &r.median_us})
+                                &r.noise_rel, &r.min_us, &r.max_us, &r.median_us})
             if (d->has_value()) h += static_cast<uint64_t>(**d != **d);  // a NaN must not pass
         },
         [&](size_t line, const std::string& what) { h = kb::fuzz::touch(what, h + line); });

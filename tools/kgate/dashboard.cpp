@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <deque>
 #include <map>
 #include <thread>
@@ -126,15 +127,31 @@ std::vector<DashboardPoint> judge_series(const History& h, const Key& key,
 
 namespace {
 
+DashboardPoint* point_of(DashboardKey& dk, uint32_t run) {
+  auto p = std::lower_bound(dk.points.begin(), dk.points.end(), run,
+                            [](const DashboardPoint& pt, uint32_t r) { return pt.run < r; });
+  return p == dk.points.end() || p->run != run ? nullptr : &*p;
+}
+
+// A row's min_us..max_us in the metric widens its run's error bar: the
+// metric is computed from median_us, a time in proportion, a rate inversely.
+void widen_spread(DashboardKey& dk, const Observation& o, bool lower) {
+  DashboardPoint* p = point_of(dk, o.run);
+  if (!p || !o.measured() || !o.min_us() || !o.max_us() || !o.median_us()) return;
+  const double a = o.actual * (lower ? o.min_us_ / o.median_us_ : o.median_us_ / o.max_us_);
+  const double b = o.actual * (lower ? o.max_us_ / o.median_us_ : o.median_us_ / o.min_us_);
+  p->lo = std::fmin(p->lo, std::min(a, b));  // (fmin and fmax skip a NaN)
+  p->hi = std::fmax(p->hi, std::max(a, b));
+}
+
 // A row of a key as a marker of its run's point (none where the run has no
 // point); a GPU's row (`board` >= 0) only where the run is on several boards.
 void add_marker(DashboardKey& dk, const Observation& o, int32_t board = -1) {
-  auto p = std::lower_bound(dk.points.begin(), dk.points.end(), o.run,
-                            [](const DashboardPoint& pt, uint32_t run) { return pt.run < run; });
-  if (p == dk.points.end() || p->run != o.run || (board >= 0 && p->board >= 0)) return;
+  DashboardPoint* p = point_of(dk, o.run);
+  if (!p || (board >= 0 && p->board >= 0)) return;
   DashboardAttempt a;
   a.board = board;
-  a.point = static_cast<uint32_t>(p - dk.points.begin());
+  a.point = static_cast<uint32_t>(p - dk.points.data());
   a.attempt = static_cast<int>(o.attempt);
   a.status = status_letter(o.status);
   if (o.measured()) a.value = o.actual;
@@ -185,6 +202,7 @@ void judge_keys(DashboardData& d, const History& h, const DashboardOptions& opt,
       d.keys[k].points = judge_series(h, key, series, opt.gate);
       for (uint32_t i : series) {  // re-measurements (`<run>/<N>` rows), GPUs of a run
         const Observation& o = h.observations()[i];
+        widen_spread(d.keys[k], o, key.lower_is_better);
         const bool named = !h.gpus()[o.gpu].uuid.empty();
         if (o.attempt >= 2 || named) add_marker(d.keys[k], o, o.attempt == 1 ? int32_t(o.gpu) : -1);
       }
@@ -251,7 +269,11 @@ void add_repeats(DashboardData& d, const History& h,
       for (uint32_t i : h.series(k)) in_series[i] = 1;
     }
   for (uint32_t i = 0; i < obs.size(); ++i)
-    if (!in_series[i]) add_marker(d.keys[group_of[obs[i].key]], obs[i]);
+    if (!in_series[i]) {
+      DashboardKey& dk = d.keys[group_of[obs[i].key]];
+      add_marker(dk, obs[i]);
+      widen_spread(dk, obs[i], dk.lower_is_better);
+    }
 }
 
 void add_once(std::vector<uint32_t>& v, uint32_t x) {

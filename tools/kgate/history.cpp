@@ -199,6 +199,7 @@ void History::parse(uint32_t file) {
     o.roofline_fraction_ = r.roofline_fraction.value_or(Observation::kNone);
     o.noise_rel_ = r.noise_rel.value_or(Observation::kNone);
     o.min_us_ = r.min_us.value_or(Observation::kNone);
+    o.max_us_ = r.max_us.value_or(Observation::kNone);
     o.median_us_ = r.median_us.value_or(Observation::kNone);
     o.samples = static_cast<uint32_t>(std::min<int64_t>(r.samples, UINT32_MAX));
     o.variant = keep(r.variant, file);

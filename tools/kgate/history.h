@@ -68,7 +68,7 @@ struct Observation {
   double actual = 0;  // valid when measured()
   // NaN where the row has no value (optionals would double the memory).
   double target_ = kNone, roofline_ = kNone, roofline_fraction_ = kNone, noise_rel_ = kNone,
-         min_us_ = kNone, median_us_ = kNone;
+         min_us_ = kNone, max_us_ = kNone, median_us_ = kNone;
   std::string_view variant, message;
 
   static constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
@@ -80,6 +80,7 @@ struct Observation {
   std::optional<double> roofline_fraction() const { return opt(roofline_fraction_); }
   std::optional<double> noise_rel() const { return opt(noise_rel_); }
   std::optional<double> min_us() const { return opt(min_us_); }
+  std::optional<double> max_us() const { return opt(max_us_); }
   std::optional<double> median_us() const { return opt(median_us_); }
 
   bool measured() const {
