@@ -51,8 +51,9 @@ struct GateKeyResult {
   // 2..n), and whether the first stage asks for re-measurement (`--suspects`).
   int attempts = 1;
   bool suspect = false;
-  double suspect_score = 0;  // ordering of the suspects: larger first
-  bool run_has_id = false;   // suspects need a run id to attach attempts to
+  bool target_on_host = false;  // below its target, met on this host (decisions/0055)
+  double suspect_score = 0;     // ordering of the suspects: larger first
+  bool run_has_id = false;      // suspects need a run id to attach attempts to
   // Not a verdict, shown in every report: a changed variant, an injected
   // slowdown, a median of re-measurements.
   std::string note;

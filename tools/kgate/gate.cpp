@@ -29,7 +29,7 @@ void host_means(std::vector<GateKeyResult>& keys) {
         continue;
       ++shapes;
       by_host += m.rule == "target"
-                     ? k.note.find(kHostTargetNote) != std::string::npos
+                     ? k.target_on_host
                      : k.status == GateStatus::inconclusive && k.rule == "host launch";
       // For a target: each shape met its own (its history may not judge yet).
       const bool judged_fine = m.rule == "target"

@@ -84,9 +84,6 @@ struct KeyRuns {
   const Observation& last;
 };
 
-// The note of a target met only with the host's slower launch allowed.
-inline constexpr const char* kHostTargetNote = "this host launches slower";
-
 // Rule 2's target for a row: its entry in the target file `tf`, else the
 // row's own target column.
 struct TargetCheck {

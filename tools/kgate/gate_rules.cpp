@@ -229,7 +229,8 @@ void rule2_below_target(const GateContext& g, const KeyRuns& k, GateKeyResult& r
     const auto on_host = f.by_target ? host_target(g, k, tf, *f.target.target) : std::nullopt;
     if (on_host && !below_target(value, *on_host, f.target.tolerance, lower)) {
       f.by_target = false;
-      notes.push_back(target_why(value, f.target, lower) + ", but " + kHostTargetNote + " (" +
+      r.target_on_host = true;
+      notes.push_back(target_why(value, f.target, lower) + ", but this host launches slower (" +
                       show_value(g.launch_of.at(k.key.arch)[k.last.run]) + " vs " +
                       show_value(tf->measured.launch_us) + " us): the target here is " +
                       show_value(*on_host) + ", met");
