@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 namespace kb {
 
@@ -39,5 +40,23 @@ struct JsonDoc {
 // a syntax error, a number out of range or a key given twice.
 bool parse_json_file(const std::string& text, const std::string& path, JsonDoc* doc,
                      std::string* error);
+
+// The non-empty strings of the array obj[key] at field `where` + key (none
+// where it is absent); else throws Error naming the field.
+template <class Error>
+std::vector<std::string> json_strings(const JsonDoc& doc, const nlohmann::ordered_json& obj,
+                                      const char* key, const std::string& where) {
+  std::vector<std::string> out;
+  auto it = obj.find(key);
+  if (it == obj.end()) return out;
+  if (!it->is_array()) throw Error(doc.message(where + key, "expected an array of strings"));
+  for (size_t i = 0; i < it->size(); ++i) {
+    if (!(*it)[i].is_string() || (*it)[i].get<std::string>().empty())
+      throw Error(
+          doc.message(where + key + "[" + std::to_string(i) + "]", "expected a non-empty string"));
+    out.push_back((*it)[i].get<std::string>());
+  }
+  return out;
+}
 
 }  // namespace kb

@@ -205,15 +205,7 @@ TargetFile parse_target_file(const std::string& text, const std::string& path) {
   TargetFile f;
   f.path = path;
   f.gpu = get_string(doc, "gpu", d, "", true);
-  auto m = doc.find("match");
-  if (m != doc.end()) {
-    if (!m->is_array()) fail(d, "match", "expected an array of strings");
-    for (size_t i = 0; i < m->size(); ++i) {
-      if (!(*m)[i].is_string() || (*m)[i].get<std::string>().empty())
-        fail(d, "match[" + std::to_string(i) + "]", "expected a non-empty string");
-      f.match.push_back((*m)[i].get<std::string>());
-    }
-  }
+  f.match = json_strings<TargetError>(d, doc, "match", "");
   auto p = doc.find("peaks");
   if (p == doc.end()) fail(d, "peaks", "missing (the GPU's datasheet peaks)");
   f.peaks = parse_ceilings(*p, d, "peaks");

@@ -1,10 +1,8 @@
 #include "core/tuning.h"
 
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <optional>
-#include <sstream>
 
 #include "core/atomic_write.h"
 #include "core/gpu_name.h"
@@ -163,10 +161,9 @@ std::optional<TuningFile> read_for_gpu(const std::string& path, const std::strin
                                        std::string* warning) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return std::nullopt;
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  if (!in || !(ss << in.rdbuf())) throw TuningError(path + ": cannot read the tuning file");
-  TuningFile f = parse_tuning_file(ss.str(), path);
+  const auto text = read_whole_file(path);
+  if (!text) throw TuningError(path + ": cannot read the tuning file");
+  TuningFile f = parse_tuning_file(*text, path);
   parse_gemv_table(f.doc, path, &f.lines);  // the gemv section must parse for the pins too
   if (!same_gpu_name(f.gpu, gpu_name)) {
     if (warning)

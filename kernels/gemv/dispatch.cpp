@@ -186,17 +186,8 @@ namespace {
 
 TableEntry entry(bool int8, bool gather, int64_t rows_min, int64_t rows_max, int64_t rb_min,
                  int64_t rb_max, int64_t max_bytes, Kernel k, const char* why) {
-  TableEntry e;
-  e.bucket.int8 = int8;
-  e.bucket.gather = gather;
-  e.bucket.rows_min = rows_min;
-  e.bucket.rows_max = rows_max;
-  e.bucket.row_bytes_min = rb_min;
-  e.bucket.row_bytes_max = rb_max;
-  e.bucket.max_bytes = max_bytes;
-  e.kernel = k;
-  e.origin = std::string("generic rule: ") + why;
-  return e;
+  const Bucket b{int8, gather, Use::standalone, rows_min, rows_max, rb_min, rb_max, max_bytes};
+  return {b, k, std::string("generic rule: ") + why};
 }
 
 constexpr int64_t kAny = std::numeric_limits<int64_t>::max();
