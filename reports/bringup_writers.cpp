@@ -175,21 +175,13 @@ std::string bringup_markdown(const BringupReport& r) {
     for (const auto& b : s.bullets) o += "- " + md_cell(b) + "\n";
     if (!s.bullets.empty()) o += "\n";
     if (!s.table.head.empty() && !s.table.rows.empty()) {
-      o += "|";
-      for (const auto& h : s.table.head) o += " " + md_cell(h) + " |";
-      o += "\n|";
-      for (size_t i = 0; i < s.table.head.size(); ++i) o += " --- |";
-      o += "\n";
-      for (size_t i = 0; i < s.table.rows.size(); ++i) {
-        o += "|";
-        for (size_t c = 0; c < s.table.rows[i].size(); ++c) {
-          std::string cell = md_cell(s.table.rows[i][c]);
-          if (c == 0 && i < s.table.marked.size() && s.table.marked[i]) cell = "**" + cell + "**";
-          o += " " + cell + " |";
-        }
-        o += "\n";
-      }
-      o += "\n";
+      std::vector<std::vector<std::string>> cells = {s.table.head};
+      for (const auto& row : s.table.rows) cells.push_back(row);
+      for (auto& row : cells)
+        for (auto& c : row) c = md_cell(c);
+      for (size_t i = 0; i < s.table.marked.size(); ++i)
+        if (s.table.marked[i]) cells[i + 1][0] = "**" + cells[i + 1][0] + "**";
+      o += markdown_table(cells.front(), "", {cells.begin() + 1, cells.end()}) + "\n";
     }
     if (!s.code.empty()) o += markdown_code_block(s.code, "json") + "\n";
   }

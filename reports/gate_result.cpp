@@ -178,6 +178,13 @@ std::string failing_since(const GateKeyResult& k) {
   return "failing since run " + *(it + 1);
 }
 
+std::string why_with_history(const GateKeyResult& k) {
+  std::string why = k.why;
+  if (!failing_since(k).empty()) why += "; " + failing_since(k);
+  if (k.last_good) why += "; " + last_good_text(k);
+  return why;
+}
+
 std::string chart_link(const GateReport& r, const GateKeyResult& k) {
   if (r.dashboard.empty()) return "";
   std::string q = k.shape + " " + k.metric + (k.device == "cuda" ? "" : " " + k.device);

@@ -121,6 +121,8 @@ std::vector<std::string> findings(const GateReport& r);
 // after its last good one); "" when tonight's is the first failing run or
 // when not known.
 std::string failing_since(const GateKeyResult& k);
+// The key's why, then failing_since and last_good_text where there are any.
+std::string why_with_history(const GateKeyResult& k);
 // The key's charts on the dashboard (r.dashboard with the filter that
 // selects it), "" without --dashboard.
 std::string chart_link(const GateReport& r, const GateKeyResult& k);

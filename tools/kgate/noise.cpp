@@ -189,17 +189,14 @@ std::string noise_console(const NoiseReport& r) {
 }
 
 std::string noise_markdown(const NoiseReport& r) {
-  std::string out = "## Run-to-run noise\n\n" + class_summary(r) + ".\n\n|";
-  for (const auto& c : kColumns) out += " " + c + " |";
-  out += "\n| ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- | --- |\n";
+  std::vector<std::vector<std::string>> rows;
   for (const auto& k : r.keys) {
-    std::vector<std::string> c = cells_of(k);
+    std::vector<std::string>& c = rows.emplace_back(cells_of(k));
     c[kKeyColumn + 1] = k.arch;  // empty stays empty in a Markdown cell
-    out += "|";
-    for (const auto& cell : c) out += " " + markdown_text(cell) + " |";
-    out += "\n";
+    for (auto& cell : c) cell = markdown_text(cell);
   }
-  return out;
+  return "## Run-to-run noise\n\n" + class_summary(r) + ".\n\n" +
+         markdown_table(kColumns, "rrrrrr", rows);
 }
 
 std::string noise_csv(const NoiseReport& r) {
