@@ -198,15 +198,6 @@ void order_worst_first(GateReport& r) {
   });
 }
 
-std::string key_label(const GateKeyResult& k) {
-  std::string s = k.name;
-  if (!k.shape.empty()) s += " [" + k.shape + "]";
-  s += " " + k.dtype + " " + k.metric;
-  if (!k.arch.empty()) s += " @ " + k.arch;
-  if (!k.device.empty() && k.device != "cuda") s += " (" + k.device + ")";
-  return s;
-}
-
 std::string show_value(double v) {
   const double a = std::fabs(v);
   return format_double(a >= 1000 && a < 1e7 ? "%.0f" : "%.4g", v);

@@ -16,14 +16,6 @@ namespace kb {
 
 namespace {
 
-std::string label(const NoiseKey& k) {
-  std::string s = k.name;
-  if (!k.shape.empty()) s += " [" + k.shape + "]";
-  s += " " + k.dtype + " " + k.metric;
-  if (!k.device.empty() && k.device != "cuda") s += " (" + k.device + ")";
-  return s;
-}
-
 std::string boards_text(const NoiseKey& k) {
   if (k.boards < 2) return "-";
   return std::to_string(k.boards) + ": " + percent(k.board_spread, 2) + " apart, all " +
@@ -54,16 +46,11 @@ const std::vector<std::string> kColumns = {"noise",    "bar",   "timed_us", "run
 constexpr size_t kKeyColumn = 8;  // then arch
 
 std::vector<std::string> cells_of(const NoiseKey& k) {
-  return {percent(k.noise, 2),
-          bar_text(k),
-          timed_text(k),
-          std::to_string(k.runs),
-          show_value(k.median),
-          std::to_string(k.variants),
-          modes_text(k),
-          boards_text(k),
-          label(k),
-          k.arch.empty() ? "-" : k.arch};
+  return {percent(k.noise, 2),  bar_text(k),
+          timed_text(k),        std::to_string(k.runs),
+          show_value(k.median), std::to_string(k.variants),
+          modes_text(k),        boards_text(k),
+          key_label(k, ""),     k.arch.empty() ? "-" : k.arch};
 }
 
 std::string class_summary(const NoiseReport& r) {
