@@ -35,8 +35,6 @@ std::string show(std::optional<double> v) {
 
 std::string frac(std::optional<double> v) { return v ? format_double("%.2f", *v) : "—"; }
 
-std::string pct(double v) { return percent(v, 0); }
-
 Section run_section(const BringupReport& r) {
   Section s;
   s.paragraphs.push_back("Run " + r.run_id + " (" + (r.git_sha.empty() ? "?" : r.git_sha) +
@@ -90,7 +88,7 @@ Section rows_section(const BringupReport& r, const std::string& ref) {
     s.paragraphs.push_back(
         "Each point's roofline fraction here and on the " + ref +
         " (the metrics of one point share one time, so each point is shown once). A point " +
-        pct(r.threshold) + " or more behind the reference (here / there <= " +
+        percent(r.threshold, 0) + " or more behind the reference (here / there <= " +
         frac(1 - r.threshold) + ") uses this GPU less well than our kernels use the " + ref +
         ": a tuning candidate, listed first. " + std::to_string(r.candidates) + " of " +
         std::to_string(r.rows.size()) + " points are.");
@@ -163,33 +161,23 @@ std::vector<Section> sections(const BringupReport& r) {
   return out;
 }
 
-std::string md_cell(const std::string& s) { return markdown_with_code(s); }
-
 }  // namespace
 
 std::string bringup_markdown(const BringupReport& r) {
-  std::string o = "# Bring-up report: " + md_cell(r.gpu) + "\n\n";
+  std::string o = "# Bring-up report: " + markdown_with_code(r.gpu) + "\n\n";
   for (const auto& s : sections(r)) {
-    if (!s.title.empty()) o += "## " + md_cell(s.title) + "\n\n";
-    for (const auto& p : s.paragraphs) o += md_cell(p) + "\n\n";
-    for (const auto& b : s.bullets) o += "- " + md_cell(b) + "\n";
+    if (!s.title.empty()) o += "## " + markdown_with_code(s.title) + "\n\n";
+    for (const auto& p : s.paragraphs) o += markdown_with_code(p) + "\n\n";
+    for (const auto& b : s.bullets) o += "- " + markdown_with_code(b) + "\n";
     if (!s.bullets.empty()) o += "\n";
     if (!s.table.head.empty() && !s.table.rows.empty()) {
-      o += "|";
-      for (const auto& h : s.table.head) o += " " + md_cell(h) + " |";
-      o += "\n|";
-      for (size_t i = 0; i < s.table.head.size(); ++i) o += " --- |";
-      o += "\n";
-      for (size_t i = 0; i < s.table.rows.size(); ++i) {
-        o += "|";
-        for (size_t c = 0; c < s.table.rows[i].size(); ++c) {
-          std::string cell = md_cell(s.table.rows[i][c]);
-          if (c == 0 && i < s.table.marked.size() && s.table.marked[i]) cell = "**" + cell + "**";
-          o += " " + cell + " |";
-        }
-        o += "\n";
-      }
-      o += "\n";
+      std::vector<std::vector<std::string>> cells = {s.table.head};
+      for (const auto& row : s.table.rows) cells.push_back(row);
+      for (auto& row : cells)
+        for (auto& c : row) c = markdown_with_code(c);
+      for (size_t i = 0; i < s.table.marked.size(); ++i)
+        if (s.table.marked[i]) cells[i + 1][0] = "**" + cells[i + 1][0] + "**";
+      o += markdown_table(cells.front(), "", {cells.begin() + 1, cells.end()}) + "\n";
     }
     if (!s.code.empty()) o += markdown_code_block(s.code, "json") + "\n";
   }

@@ -79,18 +79,18 @@ std::string compare_markdown(const CompareReport& r) {
     q = head.find('\n', p);
     out += cell(head.substr(p, q - p)) + "  \n";
   }
-  out += "\n| verdict | key | base | new | change | noise | note |\n";
-  out += "| --- | --- | ---: | ---: | ---: | ---: | --- |\n";
+  std::vector<std::vector<std::string>> rows;
   for (const auto& c : r.rows) {
     std::string key = c.name + (c.shape.empty() ? "" : " [" + c.shape + "]") + " " + c.dtype + " " +
                       (r.cross_arch ? "roofline_fraction of " : "") + c.metric;
     bool both = c.base && c.next;
-    out += std::string("| ") + compare_verdict_name(c.verdict) + " | " + cell(key) + " | " +
-           show_value(c.base) + " | " + show_value(c.next) + " | " +
-           (both ? show_change(c.change) : "-") + " | " + (both ? noise_text(c.noise) : "-") +
-           " | " + cell(c.note) + " |\n";
+    rows.push_back({compare_verdict_name(c.verdict), cell(key), show_value(c.base),
+                    show_value(c.next), both ? show_change(c.change) : "-",
+                    both ? noise_text(c.noise) : "-", cell(c.note)});
   }
-  return out;
+  return out + "\n" +
+         markdown_table({"verdict", "key", "base", "new", "change", "noise", "note"}, "llrrrr",
+                        rows);
 }
 
 }  // namespace kb

@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <string>
+#include <vector>
 
 namespace kb {
 
@@ -46,5 +47,10 @@ std::string html_page(const std::string& title, const std::string& css, const st
 // A fenced code block holding `code` (ending in a newline or not), with a
 // fence longer than any run of backticks in it.
 std::string markdown_code_block(const std::string& code, const std::string& language);
+
+// A Markdown table of cells taken as written (escape data with markdown_text);
+// `align` has an 'r' for each right-aligned column (a number), else 'l'.
+std::string markdown_table(const std::vector<std::string>& head, const std::string& align,
+                           const std::vector<std::vector<std::string>>& rows);
 
 }  // namespace kb

@@ -72,9 +72,7 @@ std::string gate_junit(const GateReport& r) {
            "\" time=\"0\"";
     bool as_failure =
         k.status == GateStatus::fail || (r.strict && k.status == GateStatus::inconclusive);
-    std::string why = k.why, link = chart_link(r, k);
-    if (!failing_since(k).empty()) why += "; " + failing_since(k);
-    if (k.last_good) why += "; " + last_good_text(k);
+    const std::string why = why_with_history(k), link = chart_link(r, k);
     // Besides its verdict, in one <system-out>: a throttled pass, a note.
     std::string said;
     if (k.throttled && k.status == GateStatus::pass && !r.folded(k))

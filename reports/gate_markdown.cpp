@@ -46,19 +46,17 @@ std::string gate_markdown(const GateReport& r) {
     n_listed += listed(k);
   }
   if (n_listed) {
-    out += "| status | key | value | baseline | change | why |\n";
-    out += "| --- | --- | ---: | ---: | ---: | --- |\n";
+    std::vector<std::vector<std::string>> rows;
     for (const auto& k : r.keys) {
       if (!listed(k)) continue;
-      std::string st = k.status == GateStatus::fail ? "**FAIL**" : "inconclusive";
-      std::string why = k.why, link = chart_link(r, k), label = cell(key_label(k));
-      if (!failing_since(k).empty()) why += "; " + failing_since(k);
-      if (k.last_good) why += "; " + last_good_text(k);
+      std::string link = chart_link(r, k), label = cell(key_label(k));
       if (!link.empty()) label = "[" + label + "](" + link + ")";
-      out += "| " + st + " | " + label + " | " + show_value(k.value) + " | " +
-             show_value(k.baseline) + " | " + show_change(k.change) + " | " + cell(why) + " |\n";
+      rows.push_back({k.status == GateStatus::fail ? "**FAIL**" : "inconclusive", label,
+                      show_value(k.value), show_value(k.baseline), show_change(k.change),
+                      cell(why_with_history(k))});
     }
-    out += "\n";
+    out += markdown_table({"status", "key", "value", "baseline", "change", "why"}, "llrrr", rows) +
+           "\n";
   }
   if (std::string noisy = too_noisy_line(r); !noisy.empty()) out += cell(noisy) + "\n\n";
   bool any_note = false;
@@ -76,17 +74,17 @@ std::string gate_markdown(const GateReport& r) {
     out += "<details><summary>" + std::to_string(r.count(GateStatus::pass)) + " passed, " +
            (fresh ? std::to_string(fresh) + " new, " : std::string()) +
            std::to_string(r.count(GateStatus::skipped)) + " skipped</summary>\n\n";
-    out += "| status | key | value | baseline | change | target |\n";
-    out += "| --- | --- | ---: | ---: | ---: | ---: |\n";
-    size_t n = 0;
+    std::vector<std::vector<std::string>> rows;
     for (const auto& k : r.keys) {
       if (shown(k)) continue;
-      if (++n > kMaxPassRows) break;
-      out += "| " + shown_status(r, k) + " | " + cell(key_label(k)) + " | " + show_value(k.value) +
-             " | " + show_value(k.baseline) + " | " + show_change(k.change) + " | " +
-             show_value(k.target) + " |\n";
+      if (rows.size() == kMaxPassRows) break;
+      rows.push_back({shown_status(r, k), cell(key_label(k)), show_value(k.value),
+                      show_value(k.baseline), show_change(k.change), show_value(k.target)});
     }
-    if (n > kMaxPassRows) out += "\n" + std::to_string(rest - kMaxPassRows) + " more not shown.\n";
+    out +=
+        markdown_table({"status", "key", "value", "baseline", "change", "target"}, "llrrrr", rows);
+    if (rest > kMaxPassRows)
+      out += "\n" + std::to_string(rest - kMaxPassRows) + " more not shown.\n";
     out += "\n</details>\n\n";
   }
 

@@ -178,6 +178,13 @@ std::string failing_since(const GateKeyResult& k) {
   return "failing since run " + *(it + 1);
 }
 
+std::string why_with_history(const GateKeyResult& k) {
+  std::string why = k.why;
+  if (!failing_since(k).empty()) why += "; " + failing_since(k);
+  if (k.last_good) why += "; " + last_good_text(k);
+  return why;
+}
+
 std::string chart_link(const GateReport& r, const GateKeyResult& k) {
   if (r.dashboard.empty()) return "";
   std::string q = k.shape + " " + k.metric + (k.device == "cuda" ? "" : " " + k.device);
@@ -189,15 +196,6 @@ void order_worst_first(GateReport& r) {
   std::stable_sort(r.keys.begin(), r.keys.end(), [](const auto& a, const auto& b) {
     return a.status != b.status ? a.status < b.status : drop_of(a) > drop_of(b);
   });
-}
-
-std::string key_label(const GateKeyResult& k) {
-  std::string s = k.name;
-  if (!k.shape.empty()) s += " [" + k.shape + "]";
-  s += " " + k.dtype + " " + k.metric;
-  if (!k.arch.empty()) s += " @ " + k.arch;
-  if (!k.device.empty() && k.device != "cuda") s += " (" + k.device + ")";
-  return s;
 }
 
 std::string show_value(double v) {

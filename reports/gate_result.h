@@ -121,6 +121,8 @@ std::vector<std::string> findings(const GateReport& r);
 // after its last good one); "" when tonight's is the first failing run or
 // when not known.
 std::string failing_since(const GateKeyResult& k);
+// The key's why, then failing_since and last_good_text where there are any.
+std::string why_with_history(const GateKeyResult& k);
 // The key's charts on the dashboard (r.dashboard with the filter that
 // selects it), "" without --dashboard.
 std::string chart_link(const GateReport& r, const GateKeyResult& k);
@@ -128,8 +130,17 @@ std::string chart_link(const GateReport& r, const GateKeyResult& k);
 void order_worst_first(GateReport& r);
 
 // "layer_norm [BS=4096;D=8192] bfloat16 memory_bandwidth(GB/s) @ NVIDIA H100 80GB HBM3",
-// with " (cuda:1)" when the device is not plain "cuda".
-std::string key_label(const GateKeyResult& k);
+// with " (cuda:1)" when the device is not plain "cuda"; no " @ arch" for "".
+template <class K>
+std::string key_label(const K& k, const std::string& arch) {
+  std::string s = k.name;
+  if (!k.shape.empty()) s += " [" + k.shape + "]";
+  s += " " + k.dtype + " " + k.metric;
+  if (!arch.empty()) s += " @ " + arch;
+  if (!k.device.empty() && k.device != "cuda") s += " (" + k.device + ")";
+  return s;
+}
+inline std::string key_label(const GateKeyResult& k) { return key_label(k, k.arch); }
 
 // A value as the reports show it: 4 significant digits, no exponent for
 // everyday magnitudes ("1208", "0.8123", "12.35").

@@ -186,4 +186,19 @@ std::string markdown_code_block(const std::string& code, const std::string& lang
   return fence + language + "\n" + code + (ends ? "" : "\n") + fence + "\n";
 }
 
+std::string markdown_table(const std::vector<std::string>& head, const std::string& align,
+                           const std::vector<std::vector<std::string>>& rows) {
+  const auto line = [](const std::vector<std::string>& cells) {
+    std::string s = "|";
+    for (const auto& c : cells) s += " " + c + " |";
+    return s + "\n";
+  };
+  std::vector<std::string> rule;
+  for (size_t i = 0; i < head.size(); ++i)
+    rule.push_back(i < align.size() && align[i] == 'r' ? "---:" : "---");
+  std::string out = line(head) + line(rule);
+  for (const auto& r : rows) out += line(r);
+  return out;
+}
+
 }  // namespace kb

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <ctime>
 #include <deque>
 #include <map>
 #include <thread>
@@ -13,26 +14,6 @@ namespace {
 
 char status_letter(RowStatus s) { return kDashStatusLetters[static_cast<int>(s)]; }
 
-// Days since 1970-01-01 of a civil date (proleptic Gregorian).
-int64_t days_from_civil(int64_t y, int64_t m, int64_t d) {
-  y -= m <= 2;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const int64_t yoe = y - era * 400;
-  const int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + doe - 719468;
-}
-
-bool digits(std::string_view s, size_t pos, size_t n, int& out) {
-  if (pos + n > s.size()) return false;
-  out = 0;
-  for (size_t i = pos; i < pos + n; ++i) {
-    if (s[i] < '0' || s[i] > '9') return false;
-    out = out * 10 + (s[i] - '0');
-  }
-  return true;
-}
-
 std::string count_of(size_t n, const char* one, const char* many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
 }
@@ -40,13 +21,11 @@ std::string count_of(size_t n, const char* one, const char* many) {
 }  // namespace
 
 bool parse_iso_time(std::string_view s, int64_t& out) {
-  int y, mo, d, h, mi, se;
-  if (s.size() != 20 || !digits(s, 0, 4, y) || s[4] != '-' || !digits(s, 5, 2, mo) || s[7] != '-' ||
-      !digits(s, 8, 2, d) || s[10] != 'T' || !digits(s, 11, 2, h) || s[13] != ':' ||
-      !digits(s, 14, 2, mi) || s[16] != ':' || !digits(s, 17, 2, se) || s[19] != 'Z')
-    return false;
-  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60) return false;
-  out = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se;
+  const std::string t(s);
+  std::tm tm{};
+  const char* end = strptime(t.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  if (t.size() != 20 || !end || *end) return false;
+  out = timegm(&tm);
   return true;
 }
 

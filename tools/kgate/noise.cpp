@@ -16,14 +16,6 @@ namespace kb {
 
 namespace {
 
-std::string label(const NoiseKey& k) {
-  std::string s = k.name;
-  if (!k.shape.empty()) s += " [" + k.shape + "]";
-  s += " " + k.dtype + " " + k.metric;
-  if (!k.device.empty() && k.device != "cuda") s += " (" + k.device + ")";
-  return s;
-}
-
 std::string boards_text(const NoiseKey& k) {
   if (k.boards < 2) return "-";
   return std::to_string(k.boards) + ": " + percent(k.board_spread, 2) + " apart, all " +
@@ -54,16 +46,11 @@ const std::vector<std::string> kColumns = {"noise",    "bar",   "timed_us", "run
 constexpr size_t kKeyColumn = 8;  // then arch
 
 std::vector<std::string> cells_of(const NoiseKey& k) {
-  return {percent(k.noise, 2),
-          bar_text(k),
-          timed_text(k),
-          std::to_string(k.runs),
-          show_value(k.median),
-          std::to_string(k.variants),
-          modes_text(k),
-          boards_text(k),
-          label(k),
-          k.arch.empty() ? "-" : k.arch};
+  return {percent(k.noise, 2),  bar_text(k),
+          timed_text(k),        std::to_string(k.runs),
+          show_value(k.median), std::to_string(k.variants),
+          modes_text(k),        boards_text(k),
+          key_label(k, ""),     k.arch.empty() ? "-" : k.arch};
 }
 
 std::string class_summary(const NoiseReport& r) {
@@ -189,17 +176,14 @@ std::string noise_console(const NoiseReport& r) {
 }
 
 std::string noise_markdown(const NoiseReport& r) {
-  std::string out = "## Run-to-run noise\n\n" + class_summary(r) + ".\n\n|";
-  for (const auto& c : kColumns) out += " " + c + " |";
-  out += "\n| ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- | --- |\n";
+  std::vector<std::vector<std::string>> rows;
   for (const auto& k : r.keys) {
-    std::vector<std::string> c = cells_of(k);
+    std::vector<std::string>& c = rows.emplace_back(cells_of(k));
     c[kKeyColumn + 1] = k.arch;  // empty stays empty in a Markdown cell
-    out += "|";
-    for (const auto& cell : c) out += " " + markdown_text(cell) + " |";
-    out += "\n";
+    for (auto& cell : c) cell = markdown_text(cell);
   }
-  return out;
+  return "## Run-to-run noise\n\n" + class_summary(r) + ".\n\n" +
+         markdown_table(kColumns, "rrrrrr", rows);
 }
 
 std::string noise_csv(const NoiseReport& r) {

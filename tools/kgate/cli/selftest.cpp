@@ -31,10 +31,7 @@ std::string selftest_markdown(const std::string& aa_file,
     first_line[o.run] = std::min<size_t>(first_line[o.run], o.line);
     remeasured[o.run] += o.attempt == 2;
   }
-  std::string out = "### A/A: " + std::to_string(aa.runs().size()) + " nightly runs\n\n";
-  out +=
-      "| night | run | verdict | keys re-measured | failing keys |\n| --- | --- | --- | --- | --- "
-      "|\n";
+  std::vector<std::vector<std::string>> nights;
   int gated = 0, failing = 0;
   size_t keys = 0;
   for (size_t k = 0; k < aa.runs().size(); ++k) {
@@ -52,10 +49,14 @@ std::string selftest_markdown(const std::string& aa_file,
     bool history_gated = static_cast<int>(k) >= opt.rule.min_history;
     gated += history_gated;
     failing += r.exit_code() != 0 && history_gated;
-    out += "| " + std::to_string(k + 1) + " | " + aa.runs()[k].label + " | " +
-           (r.exit_code() ? "FAIL" : "pass") + (history_gated ? "" : " (too little history)") +
-           " | " + std::to_string(remeasured[k]) + " | " + (fails.empty() ? "-" : fails) + " |\n";
+    nights.push_back({std::to_string(k + 1), aa.runs()[k].label,
+                      std::string(r.exit_code() ? "FAIL" : "pass") +
+                          (history_gated ? "" : " (too little history)"),
+                      std::to_string(remeasured[k]), fails.empty() ? "-" : fails});
   }
+  std::string out =
+      "### A/A: " + std::to_string(aa.runs().size()) + " nightly runs\n\n" +
+      markdown_table({"night", "run", "verdict", "keys re-measured", "failing keys"}, "", nights);
   out += "\nA/A false failures: **" + std::to_string(failing) + " of " + std::to_string(gated) +
          "** nights gated on history (nights with at least " +
          std::to_string(opt.rule.min_history) + " earlier runs); " + std::to_string(keys) +
@@ -72,12 +73,10 @@ std::string selftest_markdown(const std::string& aa_file,
   out +=
       "### Injected slowdowns: keys failed on the first night, by A/A noise\n\n"
       "(keys whose rows carry `inject=`; the class sizes count every key of the A/A history)\n\n";
-  out += "| drop |";
+  std::vector<std::string> head = {"drop"};
   for (const auto& c : classes)
-    out += c == "all" ? " all |" : " noise " + c + " (" + std::to_string(in_class[c]) + " keys) |";
-  out += "\n| --- |";
-  for (size_t i = 0; i < classes.size(); ++i) out += " --- |";
-  out += "\n";
+    head.push_back(c == "all" ? c : "noise " + c + " (" + std::to_string(in_class[c]) + " keys)");
+  std::vector<std::vector<std::string>> rows;
   for (const auto& [pct, file] : drops) {
     History h;
     h.add_file(file);
@@ -95,14 +94,14 @@ std::string selftest_markdown(const std::string& aa_file,
         caught[c] += g.status == GateStatus::fail;
       }
     }
-    out += "| " + format_double("%g%%", pct) + " |";
+    std::vector<std::string>& row = rows.emplace_back(1, format_double("%g%%", pct));
     for (const auto& c : classes)
-      out += judged[c] ? " " + format_double("%.0f%%", 100.0 * caught[c] / judged[c]) + " (" +
-                             std::to_string(caught[c]) + "/" + std::to_string(judged[c]) + ") |"
-                       : " - |";
-    out += "\n";
+      row.push_back(judged[c]
+                        ? format_double("%.0f%%", 100.0 * caught[c] / judged[c]) + " (" +
+                              std::to_string(caught[c]) + "/" + std::to_string(judged[c]) + ")"
+                        : "-");
   }
-  return out;
+  return out + markdown_table(head, "", rows);
 }
 
 }  // namespace
