@@ -263,8 +263,7 @@ std::string check_numbers(const std::vector<std::string_view>& f, const Columns&
       return std::string(nc.name) + " " + shown(trim(text_v)) + " is negative";
     *nc.out = v;
   }
-  // min_us and median_us only inform `kgate noise` (modes; the timed work
-  // that picks a key's noise bar): never a reason to skip a row.
+  // min_us and median_us only inform `kgate noise`: never a reason to skip a row.
   if (double m = 0; parse_number(field(f, c.min_us), m) == Num::ok && m > 0) row.min_us = m;
   if (double m = 0; parse_number(field(f, c.median_us), m) == Num::ok && m > 0) row.median_us = m;
   if (row.target && *row.target <= 0) row.target.reset();  // gpt_fast writes 0 for "none"
@@ -305,10 +304,8 @@ Header next_header(const std::vector<std::string_view>& f, const Header& h, cons
 // A mapped file up to this size is read in at once (MAP_POPULATE).
 constexpr size_t kPopulateBytes = size_t{1} << 30;
 
-// Checks a chunk of a file being read for what CSV text never has, so
-// that reading stops at the first sign of it: a NUL byte, a line over the
-// CSV reader's bound. `line` and `run` (bytes since the last line end)
-// carry over from chunk to chunk.
+// Stops the reading at what CSV text never has: a NUL byte, a line over the
+// CSV reader's bound. `line` and `run` (bytes since the last line end) carry over.
 void check_chunk(const std::string& path, std::string_view chunk, size_t& line, size_t& run) {
   for (char ch : chunk) {
     if (ch == '\0') file_error(path, line, CsvReader::describe(CsvReader::Error::nul_byte));
@@ -321,19 +318,21 @@ void check_chunk(const std::string& path, std::string_view chunk, size_t& line, 
   }
 }
 
-}  // namespace
-
-std::string read_file_text(const std::string& path) {
-  struct stat st {};
+// An open descriptor of `path`, with its stat; ResultFileError for a path
+// that cannot be read or is a folder.
+int open_results(const std::string& path, struct stat& st) {
   if (::stat(path.c_str(), &st) != 0)
     throw ResultFileError(path + ": cannot read: " + std::strerror(errno));
   if (S_ISDIR(st.st_mode))
     throw ResultFileError(path + ": is a directory, expected a results CSV file");
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw ResultFileError(path + ": cannot read: " + std::strerror(errno));
-  std::string text;
-  // A file that could not be mapped: its size known, up to the size read
-  // in at once (a larger one grows as read, and stops at what is not CSV).
+  return fd;
+}
+
+// The text behind `fd` (closed after), checked chunk by chunk.
+std::string read_all(const std::string& path, int fd, const struct stat& st) {
+  std::string text;  // a large one grows as read, and stops at what is not CSV
   if (S_ISREG(st.st_mode) && static_cast<size_t>(st.st_size) <= kPopulateBytes)
     text.reserve(static_cast<size_t>(st.st_size));
   size_t line = 1, run = 0;
@@ -357,28 +356,32 @@ std::string read_file_text(const std::string& path) {
   return text;
 }
 
+}  // namespace
+
+std::string read_file_text(const std::string& path) {
+  struct stat st {};
+  const int fd = open_results(path, st);
+  return read_all(path, fd, st);
+}
+
 FileText::FileText(const std::string& path) {
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0)
-    throw ResultFileError(path + ": cannot read: " + std::strerror(errno));
+  const int fd = open_results(path, st);
   if (S_ISREG(st.st_mode) && st.st_size > 0) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw ResultFileError(path + ": cannot read: " + std::strerror(errno));
     const size_t size = static_cast<size_t>(st.st_size);
-    // Populated up front where that is cheap (a history of a million rows
-    // is a quarter of a gigabyte); beyond, pages come as the reader reaches
-    // them, so that a file that is not CSV costs only the pages read.
+    // Beyond kPopulateBytes, pages come as the reader reaches them, so that
+    // a file that is not CSV costs only the pages read.
     const int populate = size <= kPopulateBytes ? MAP_POPULATE : 0;
     void* m = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | populate, fd, 0);
-    ::close(fd);
     if (m != MAP_FAILED) {
+      ::close(fd);
       ::madvise(m, size, MADV_SEQUENTIAL);
       map_ = m;
       size_ = size;
       return;
     }
   }
-  text_ = read_file_text(path);  // not mappable: read it (also gives the errors)
+  text_ = read_all(path, fd, st);  // not mappable: read it
 }
 
 void FileText::release_pages() const {
@@ -408,8 +411,7 @@ ResultFileInfo parse_results(std::string_view text, const std::string& path,
   size_t last_line = 0;
   auto bad = [&](const std::string& what) {
     ++info.skipped;
-    // The run id where the row has its field (a row with other columns may
-    // still have it: v1 rows under a v2 header, a column added at the end).
+    // Where the row has the field (v1 rows under a v2 header still do).
     std::string_view run_id;
     if (h.col.run_id >= 0 && f.size() > static_cast<size_t>(h.col.run_id))
       run_id = f[static_cast<size_t>(h.col.run_id)];
@@ -424,14 +426,11 @@ ResultFileInfo parse_results(std::string_view text, const std::string& path,
       bad("a quoted field is not closed before the end of the file (file cut off?)");
       continue;
     }
-    // A header again: files concatenated with `cat`. The same header is
-    // harmless; another one means the rows below have other columns.
+    // A header again: files concatenated with `cat` (next_header).
     const Columns& c = h.col;
     if (f.size() > static_cast<size_t>(std::max(c.name, c.metric)) && trim(f[c.name]) == "name" &&
         trim(f[c.metric]) == "metric") {
       if (!same_header(f, h)) {
-        // Our schema v1 and v2 files concatenated (a history begun before
-        // v2, then a v2 file): the rows below are read with its columns.
         h = next_header(f, h, path, header_line, last_line, on_warning);
         header_line = last_line;
         continue;
@@ -452,8 +451,7 @@ ResultFileInfo parse_results(std::string_view text, const std::string& path,
     take_texts(f, c, row);
     std::string why = check_identity(f, h, row);
     if (why.empty()) why = check_numbers(f, c, row);
-    // kbench ends every row with a line end: a last line without one was
-    // cut off, maybe inside its last field.
+    // kbench ends every row with a line end: a last line without one was cut off.
     if (why.empty() && csv.no_line_end())
       why = "the last line has no line end: the file was cut off mid-row";
     if (!why.empty()) {

@@ -42,23 +42,22 @@ std::optional<double> get_number(const ordered_json& obj, const char* key, const
   return v;
 }
 
+// The ceilings a target file's `peaks` and `measured` name, each spelled once.
+const std::pair<const char*, double Ceilings::*> kCeilingFields[] = {
+    {"read_gbps", &Ceilings::read_gbps},         {"copy_gbps", &Ceilings::copy_gbps},
+    {"bf16_tflops", &Ceilings::bf16_tflops},     {"f16_tflops", &Ceilings::f16_tflops},
+    {"f32_tflops", &Ceilings::f32_tflops},       {"int8_tops", &Ceilings::int8_tops},
+    {"fp8_tflops", &Ceilings::fp8_tflops},       {"launch_us", &Ceilings::launch_us},
+    {"graph_node_us", &Ceilings::graph_node_us}, {"mem_latency_us", &Ceilings::mem_latency_us}};
+
 Ceilings parse_ceilings(const ordered_json& obj, const JsonDoc& doc, const std::string& where) {
   if (!obj.is_object()) fail(doc, where, "expected an object");
   Ceilings c;
   auto num = [&](const char* key) { return get_number(obj, key, doc, where + ".").value_or(0); };
-  c.read_gbps = num("read_gbps");
-  c.copy_gbps = num("copy_gbps");
-  double hbm = num("hbm_gbps");
+  for (const auto& [key, field] : kCeilingFields) c.*field = num(key);
+  const double hbm = num("hbm_gbps");  // both bandwidths where not given apart
   if (c.read_gbps == 0) c.read_gbps = hbm;
   if (c.copy_gbps == 0) c.copy_gbps = hbm;
-  c.bf16_tflops = num("bf16_tflops");
-  c.f16_tflops = num("f16_tflops");
-  c.f32_tflops = num("f32_tflops");
-  c.int8_tops = num("int8_tops");
-  c.fp8_tflops = num("fp8_tflops");
-  c.launch_us = num("launch_us");
-  c.graph_node_us = num("graph_node_us");
-  c.mem_latency_us = num("mem_latency_us");
   return c;
 }
 
@@ -131,22 +130,12 @@ SpeedOfLight parse_ladder(const ordered_json& obj, const JsonDoc& doc, const std
   return s;
 }
 
-double pick(double measured, double peak) { return measured > 0 ? measured : peak; }
-
 }  // namespace
 
 Ceilings TargetFile::ceilings() const {
   Ceilings c;
-  c.read_gbps = pick(measured.read_gbps, peaks.read_gbps);
-  c.copy_gbps = pick(measured.copy_gbps, peaks.copy_gbps);
-  c.bf16_tflops = pick(measured.bf16_tflops, peaks.bf16_tflops);
-  c.f16_tflops = pick(measured.f16_tflops, peaks.f16_tflops);
-  c.f32_tflops = pick(measured.f32_tflops, peaks.f32_tflops);
-  c.int8_tops = pick(measured.int8_tops, peaks.int8_tops);
-  c.fp8_tflops = pick(measured.fp8_tflops, peaks.fp8_tflops);
-  c.launch_us = pick(measured.launch_us, peaks.launch_us);
-  c.graph_node_us = pick(measured.graph_node_us, peaks.graph_node_us);
-  c.mem_latency_us = pick(measured.mem_latency_us, peaks.mem_latency_us);
+  for (const auto& [key, field] : kCeilingFields)
+    c.*field = measured.*field > 0 ? measured.*field : peaks.*field;
   // flops_utilization divides by the datasheet (the MFU convention); the
   // measured peaks above are the roofline's ceilings.
   c.datasheet = peaks;

@@ -86,10 +86,6 @@ class Engine {
   bool context_lost_ = false;
 };
 
-// The rows' note where the buffer sets' medians spread by more than 1.5%.
-std::string set_spread_note(const std::vector<std::vector<double>>& per_set_seconds,
-                            bool detail = false);
-
 // The target file's measured ceilings where it has them (stable from night
 // to night), else this run's probe's.
 Ceilings merge_ceilings(const TargetFile* targets, const ProbeResult& probed);

@@ -64,8 +64,9 @@ std::string join_variant(const std::string& a, const std::string& b);
 // The columns every row of one run shares (GPU, versions, run id, time).
 void stamp_run(Record& r, const RunInfo& info, const GpuIdentity& gpu);
 
+// A row of the point and metric; `detail` (the case's variant text) joins the point's variant.
 Record make_record(const RowSource& e, const Point& p, const Metric& m, const RunInfo& info,
-                   const GpuIdentity& gpu);
+                   const GpuIdentity& gpu, const std::string& detail = "");
 
 // Sets the row's target (from the file, or the roofline fallback when
 // `targets` is null) and turns an `ok` row that misses it into `below_target`.

@@ -138,42 +138,32 @@ std::vector<Record> run_steps(WorkerConfig& cfg, int d, const DeviceInfo& dev, c
 // run at once (one thread each, waiting on its workers): the references and
 // checks run in the workers, so no GPU waits on another's CPU work. Whatever
 // goes wrong becomes this GPU's failed rows; it never stops the others.
-std::vector<Record> run_chain(const RunPlan& plan, WorkerConfig cfg, int d,
+// `dev`: its index in, the GPU out (where it can be queried).
+std::vector<Record> run_chain(const RunPlan& plan, WorkerConfig cfg, DeviceInfo& dev,
                               const std::vector<Step>& steps, const std::vector<TargetFile>& files,
-                              const std::string& host, Console& con) {
-  DeviceInfo dev;
+                              Console& con) {
+  const int d = dev.index;
   try {
     dev = query_device(d);
   } catch (const std::exception& ex) {
-    dev.index = d;
-    dev.name = "unknown";
-    auto rows =
-        failed_steps(steps, std::string("cannot query GPU ") + std::to_string(d) + ": " + ex.what(),
-                     cfg, gpu_identity(dev), nullptr);
-    stamp_gpu(rows, dev, host);
-    return rows;
+    return failed_steps(steps, "cannot query GPU " + std::to_string(d) + ": " + ex.what(), cfg,
+                        gpu_identity(dev), nullptr);
   }
   const TargetFile* tf = target_for(files, dev, plan.targets.path);
   print_gpu_head(con, d, cfg, dev, tf);
   std::vector<Record> rows;
   ProbeResult probed;
   try {
-    auto probe_rows = run_probe_worker(cfg, dev, &probed);
-    rows.insert(rows.end(), probe_rows.begin(), probe_rows.end());
+    rows = run_probe_worker(cfg, dev, &probed);
   } catch (const std::exception& ex) {
     con.line(
         d, std::string("the ceiling probe failed: ") + ex.what() + ": this GPU's rows are failed");
-    auto failed =
-        failed_steps(steps, std::string("the ceiling probe failed on this GPU: ") + ex.what(), cfg,
-                     gpu_identity(dev), tf);
-    rows.insert(rows.end(), failed.begin(), failed.end());
-    stamp_gpu(rows, dev, host);
-    return rows;
+    return failed_steps(steps, std::string("the ceiling probe failed on this GPU: ") + ex.what(),
+                        cfg, gpu_identity(dev), tf);
   }
   con.line(d, ceilings_line(tf, probed));
   auto measured = run_steps(cfg, d, dev, tf, probed, steps, plan.inject, con);
   rows.insert(rows.end(), measured.begin(), measured.end());
-  stamp_gpu(rows, dev, host);
   return rows;
 }
 
@@ -193,8 +183,12 @@ std::vector<Record> run_gpu_chains(const RunPlan& plan, const WorkerConfig& cfg,
     WorkerConfig c = cfg;
     if (several) c.info.device_label = "cuda:" + std::to_string(devices[k]);
     threads.emplace_back([&, c, k] {
+      DeviceInfo dev;
+      dev.index = devices[k];
+      dev.name = "unknown";
       try {
-        per_gpu[k] = run_chain(plan, c, devices[k], steps, files, host, con);
+        per_gpu[k] = run_chain(plan, c, dev, steps, files, con);
+        stamp_gpu(per_gpu[k], dev, host);
       } catch (...) {  // run_chain turns errors into rows; this is a bug
         stopped[k] = std::current_exception();
       }
