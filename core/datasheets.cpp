@@ -17,20 +17,6 @@ namespace {
   throw DatasheetError(doc.message(field, what));
 }
 
-std::vector<std::string> strings(const ordered_json& obj, const char* key, const JsonDoc& doc,
-                                 const std::string& where) {
-  std::vector<std::string> out;
-  auto it = obj.find(key);
-  if (it == obj.end()) return out;
-  if (!it->is_array()) fail(doc, where + key, "expected an array of strings");
-  for (size_t i = 0; i < it->size(); ++i) {
-    if (!(*it)[i].is_string() || (*it)[i].get<std::string>().empty())
-      fail(doc, where + key + "[" + std::to_string(i) + "]", "expected a non-empty string");
-    out.push_back((*it)[i].get<std::string>());
-  }
-  return out;
-}
-
 // A rounded figure for a drafted file (datasheet figures keep their digits).
 double round_to(double v, double step) { return std::round(v / step) * step; }
 
@@ -66,8 +52,9 @@ DatasheetTable parse_datasheets(const std::string& text, const std::string& path
     if (gpu == e.end() || !gpu->is_string() || gpu->get<std::string>().empty())
       fail(d, where + "gpu", "missing (expected the model's name)");
     entry.gpu = gpu->get<std::string>();
-    entry.driver_names = strings(e, "driver_names", d, where);
-    entry.match = strings(e, "match", d, where);
+    const JsonFields<DatasheetError> in{path, &d.lines};
+    entry.driver_names = in.strings(e, "driver_names", where);
+    entry.match = in.strings(e, "match", where);
     if (entry.driver_names.empty() && entry.match.empty())
       fail(d, where + "match", "give driver_names or match: nothing would find this entry");
     for (const auto& [key, figure] : kFigures) {

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 namespace kb {
 
@@ -32,6 +33,42 @@ struct JsonDoc {
   JsonLines lines;
   std::string message(const std::string& field, const std::string& what) const {
     return json_message(path, &lines, field, what);
+  }
+};
+
+// Reads a parsed file's fields; every error an `Error` ("path:line: field: what").
+template <class Error>
+struct JsonFields {
+  const std::string& path;
+  const JsonLines* lines;  // null: lines unknown
+
+  [[noreturn]] void fail(const std::string& field, const std::string& what) const {
+    throw Error(json_message(path, lines, field, what));
+  }
+  // obj[key] (the field `where` + key) as a string; `dflt` where absent (null: required).
+  std::string string(const nlohmann::ordered_json& obj, const char* key, const std::string& where,
+                     const char* dflt) const {
+    auto it = obj.find(key);
+    if (it == obj.end()) {
+      if (dflt) return dflt;
+      fail(where + key, "missing (expected a string)");
+    }
+    if (!it->is_string()) fail(where + key, "expected a string");
+    return it->get<std::string>();
+  }
+  // obj[key] as non-empty strings; none where absent.
+  std::vector<std::string> strings(const nlohmann::ordered_json& obj, const char* key,
+                                   const std::string& where) const {
+    std::vector<std::string> out;
+    auto it = obj.find(key);
+    if (it == obj.end()) return out;
+    if (!it->is_array()) fail(where + key, "expected an array of strings");
+    for (size_t i = 0; i < it->size(); ++i) {
+      if (!(*it)[i].is_string() || (*it)[i].get<std::string>().empty())
+        fail(where + key + "[" + std::to_string(i) + "]", "expected a non-empty string");
+      out.push_back((*it)[i].get<std::string>());
+    }
+    return out;
   }
 };
 

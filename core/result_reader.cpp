@@ -83,6 +83,30 @@ struct Columns {
       gpu_uuid = -1, gpu_bus_id = -1, host = -1;
 };
 
+// Each column's name, slot and, for a text column taken as it is, its field
+// of the row; spelled once so that they cannot differ.
+struct Slot {
+  const char* name;
+  int Columns::*col;
+  std::string_view ResultRow::*text;
+};
+#define KB_TEXT(c) \
+  { #c, &Columns::c, &ResultRow::c }
+#define KB_OTHER(c) \
+  { #c, &Columns::c, nullptr }
+const Slot kSlots[] = {KB_TEXT(name),       KB_TEXT(metric),     KB_OTHER(target),
+                       KB_OTHER(actual),    KB_TEXT(dtype),      KB_TEXT(device),
+                       KB_TEXT(arch),       KB_OTHER(is_model),  KB_OTHER(shape),
+                       KB_TEXT(variant),    KB_OTHER(status),    KB_OTHER(samples),
+                       KB_OTHER(noise_rel), KB_OTHER(roofline),  KB_OTHER(roofline_fraction),
+                       KB_TEXT(run_id),     KB_TEXT(timestamp),  KB_TEXT(message),
+                       KB_OTHER(min_us),    KB_OTHER(median_us), KB_TEXT(git_sha),
+                       KB_TEXT(driver),     KB_TEXT(cuda),       KB_TEXT(suite_version),
+                       KB_TEXT(gpu_index),  KB_TEXT(gpu_uuid),   KB_TEXT(gpu_bus_id),
+                       KB_TEXT(host)};
+#undef KB_TEXT
+#undef KB_OTHER
+
 struct Header {
   std::vector<std::string> names;  // as written
   Columns col;
@@ -98,24 +122,9 @@ Header parse_header(const std::vector<std::string_view>& fields, const std::stri
                     size_t line, const WarningCallback& warn) {
   Header h;
   for (auto f : fields) h.names.emplace_back(trim(f));
-// A column's name and slot, spelled once so that the two cannot differ.
-#define KB_COLUMN(c) \
-  { #c, &Columns::c }
-  static const std::pair<const char*, int Columns::*> kSlots[] = {
-      KB_COLUMN(name),      KB_COLUMN(metric),    KB_COLUMN(target),
-      KB_COLUMN(actual),    KB_COLUMN(dtype),     KB_COLUMN(device),
-      KB_COLUMN(arch),      KB_COLUMN(is_model),  KB_COLUMN(shape),
-      KB_COLUMN(variant),   KB_COLUMN(status),    KB_COLUMN(samples),
-      KB_COLUMN(noise_rel), KB_COLUMN(roofline),  KB_COLUMN(roofline_fraction),
-      KB_COLUMN(run_id),    KB_COLUMN(timestamp), KB_COLUMN(message),
-      KB_COLUMN(min_us),    KB_COLUMN(median_us), KB_COLUMN(git_sha),
-      KB_COLUMN(driver),    KB_COLUMN(cuda),      KB_COLUMN(suite_version),
-      KB_COLUMN(gpu_index), KB_COLUMN(gpu_uuid),  KB_COLUMN(gpu_bus_id),
-      KB_COLUMN(host)};
-#undef KB_COLUMN
   auto slot = [&](const std::string& c) -> int* {
-    for (const auto& [n, member] : kSlots)
-      if (c == n) return &(h.col.*member);
+    for (const Slot& s : kSlots)
+      if (c == s.name) return &(h.col.*s.col);
     return nullptr;
   };
   const auto& schema = csv_columns();
@@ -179,23 +188,8 @@ bool utc_timestamp(std::string_view t) {
 
 // The row's text fields, as they are (views into `f`).
 void take_texts(const std::vector<std::string_view>& f, const Columns& c, ResultRow& row) {
-  row.name = field(f, c.name);
-  row.metric = field(f, c.metric);
-  row.dtype = field(f, c.dtype);
-  row.device = field(f, c.device);
-  row.arch = field(f, c.arch);
-  row.variant = field(f, c.variant);
-  row.run_id = field(f, c.run_id);
-  row.timestamp = field(f, c.timestamp);
-  row.message = field(f, c.message);
-  row.git_sha = field(f, c.git_sha);
-  row.driver = field(f, c.driver);
-  row.cuda = field(f, c.cuda);
-  row.suite_version = field(f, c.suite_version);
-  row.gpu_index = field(f, c.gpu_index);
-  row.gpu_uuid = field(f, c.gpu_uuid);
-  row.gpu_bus_id = field(f, c.gpu_bus_id);
-  row.host = field(f, c.host);
+  for (const Slot& s : kSlots)
+    if (s.text) row.*s.text = field(f, c.*s.col);
 }
 
 // What identifies the row and its run: "" when it can be trusted.

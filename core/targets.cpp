@@ -21,17 +21,6 @@ namespace {
   throw TargetError(doc.message(field, what));
 }
 
-std::string get_string(const ordered_json& obj, const char* key, const JsonDoc& doc,
-                       const std::string& where, bool required) {
-  auto it = obj.find(key);
-  if (it == obj.end()) {
-    if (required) fail(doc, where + key, "missing (expected a string)");
-    return "";
-  }
-  if (!it->is_string()) fail(doc, where + key, "expected a string");
-  return it->get<std::string>();
-}
-
 std::optional<double> get_number(const ordered_json& obj, const char* key, const JsonDoc& doc,
                                  const std::string& where) {
   auto it = obj.find(key);
@@ -191,18 +180,11 @@ TargetFile parse_target_file(const std::string& text, const std::string& path) {
   if (std::string error; !parse_json_file(text, path, &d, &error)) throw TargetError(error);
   const ordered_json& doc = d.value;
   if (!doc.is_object()) fail(d, "", "expected an object at the top level");
+  const JsonFields<TargetError> in{path, &d.lines};
   TargetFile f;
   f.path = path;
-  f.gpu = get_string(doc, "gpu", d, "", true);
-  auto m = doc.find("match");
-  if (m != doc.end()) {
-    if (!m->is_array()) fail(d, "match", "expected an array of strings");
-    for (size_t i = 0; i < m->size(); ++i) {
-      if (!(*m)[i].is_string() || (*m)[i].get<std::string>().empty())
-        fail(d, "match[" + std::to_string(i) + "]", "expected a non-empty string");
-      f.match.push_back((*m)[i].get<std::string>());
-    }
-  }
+  f.gpu = in.string(doc, "gpu", "", nullptr);
+  f.match = in.strings(doc, "match", "");
   auto p = doc.find("peaks");
   if (p == doc.end()) fail(d, "peaks", "missing (the GPU's datasheet peaks)");
   f.peaks = parse_ceilings(*p, d, "peaks");
@@ -210,8 +192,8 @@ TargetFile parse_target_file(const std::string& text, const std::string& path) {
   auto ms = doc.find("measured");
   if (ms != doc.end() && !ms->is_null()) {
     f.measured = parse_ceilings(*ms, d, "measured");
-    f.measured_date = get_string(*ms, "date", d, "measured.", false);
-    f.measured_driver = get_string(*ms, "driver", d, "measured.", false);
+    f.measured_date = in.string(*ms, "date", "measured.", "");
+    f.measured_driver = in.string(*ms, "driver", "measured.", "");
     if (auto l = ms->find("ladder"); l != ms->end() && !l->is_null())
       f.measured.ladder = parse_ladder(*l, d, "measured.ladder");
   }
@@ -226,12 +208,12 @@ TargetFile parse_target_file(const std::string& text, const std::string& path) {
     std::string where = "targets[" + std::to_string(i) + "].";
     if (!t.is_object()) fail(d, "targets[" + std::to_string(i) + "]", "expected an object");
     TargetEntry e;
-    e.name = get_string(t, "name", d, where, true);
-    e.metric = get_string(t, "metric", d, where, true);
-    e.dtype = get_string(t, "dtype", d, where, true);
-    e.shape = get_string(t, "shape", d, where, false);
-    e.variant = get_string(t, "variant", d, where, false);
-    e.note = get_string(t, "note", d, where, false);
+    e.name = in.string(t, "name", where, nullptr);
+    e.metric = in.string(t, "metric", where, nullptr);
+    e.dtype = in.string(t, "dtype", where, nullptr);
+    e.shape = in.string(t, "shape", where, "");
+    e.variant = in.string(t, "variant", where, "");
+    e.note = in.string(t, "note", where, "");
     e.target = get_number(t, "target", d, where);
     e.roofline_fraction = get_number(t, "roofline_fraction", d, where);
     if (e.target.has_value() == e.roofline_fraction.has_value())
