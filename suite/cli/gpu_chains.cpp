@@ -34,8 +34,7 @@ class Console {
   std::mutex mu_;
 };
 
-// The rows of steps that could not run on a GPU (its ceiling probe failed,
-// it vanished): `failed`, with the reason, so that the night shows them.
+// The rows of steps that could not run on a GPU, `failed` with the reason.
 std::vector<Record> failed_steps(const std::vector<Step>& steps, const std::string& why,
                                  const WorkerConfig& cfg, const GpuIdentity& gpu,
                                  const TargetFile* tf) {
@@ -90,8 +89,7 @@ void print_gpu_head(Console& con, int d, const WorkerConfig& cfg, const DeviceIn
                                                       tpath + ", the generic rule elsewhere"));
 }
 
-// The ceilings the rows use (the target file's merged with the probe's)
-// and what the probe measured now.
+// The ceilings the rows use, and what the probe measured now.
 std::string ceilings_line(const TargetFile* tf, const ProbeResult& probed) {
   const Ceilings c = merge_ceilings(tf, probed);
   char line[640];
@@ -106,8 +104,7 @@ std::string ceilings_line(const TargetFile* tf, const ProbeResult& probed) {
   return line;
 }
 
-// Each experiment step in order, each in worker processes of its own; a
-// step that throws becomes its failed rows.
+// Each step in its own worker processes; one that throws: its failed rows.
 std::vector<Record> run_steps(WorkerConfig& cfg, int d, const DeviceInfo& dev, const TargetFile* tf,
                               const ProbeResult& probed, const std::vector<Step>& steps,
                               const Injection& inject, Console& con) {
@@ -133,11 +130,9 @@ std::vector<Record> run_steps(WorkerConfig& cfg, int d, const DeviceInfo& dev, c
   return rows;
 }
 
-// One GPU's chain: its ceiling probe, then each step in order, every one in
-// worker processes of its own pinned to this GPU. Chains of several GPUs
-// run at once (one thread each, waiting on its workers): the references and
-// checks run in the workers, so no GPU waits on another's CPU work. Whatever
-// goes wrong becomes this GPU's failed rows; it never stops the others.
+// One GPU's chain: its ceiling probe, then each step in worker processes.
+// Chains of several GPUs run at once, a thread each (the references run in
+// the workers); whatever goes wrong becomes this GPU's failed rows.
 // `dev`: its index in, the GPU out (where it can be queried).
 std::vector<Record> run_chain(const RunPlan& plan, WorkerConfig cfg, DeviceInfo& dev,
                               const std::vector<Step>& steps, const std::vector<TargetFile>& files,
