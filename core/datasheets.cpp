@@ -20,19 +20,19 @@ namespace {
 // A rounded figure for a drafted file (datasheet figures keep their digits).
 double round_to(double v, double step) { return std::round(v / step) * step; }
 
-}  // namespace
+// The figures an entry should have, in the table's order, with their keys.
+const std::pair<const char*, DatasheetFigure Datasheet::*> kFigures[] = {
+    {"hbm_gbps", &Datasheet::hbm_gbps},
+    {"bf16_tflops", &Datasheet::bf16_tflops},
+    {"f16_tflops", &Datasheet::f16_tflops},
+    {"tf32_tflops", &Datasheet::tf32_tflops},
+    {"fp32_tflops", &Datasheet::fp32_tflops},
+    {"fp8_tflops", &Datasheet::fp8_tflops},
+    {"int8_tops", &Datasheet::int8_tops},
+    {"sm_count", &Datasheet::sm_count},
+    {"l2_mb", &Datasheet::l2_mb}};
 
-const std::vector<DatasheetField>& datasheet_fields() {
-// The key and the member, spelled once so that the two cannot differ.
-#define KB_FIGURE(f) \
-  { #f, &Datasheet::f }
-  static const std::vector<DatasheetField> fields = {
-      KB_FIGURE(hbm_gbps),    KB_FIGURE(bf16_tflops), KB_FIGURE(f16_tflops),
-      KB_FIGURE(tf32_tflops), KB_FIGURE(fp32_tflops), KB_FIGURE(fp8_tflops),
-      KB_FIGURE(int8_tops),   KB_FIGURE(sm_count),    KB_FIGURE(l2_mb)};
-#undef KB_FIGURE
-  return fields;
-}
+}  // namespace
 
 DatasheetTable parse_datasheets(const std::string& text, const std::string& path) {
   JsonDoc d;
@@ -52,18 +52,19 @@ DatasheetTable parse_datasheets(const std::string& text, const std::string& path
     if (gpu == e.end() || !gpu->is_string() || gpu->get<std::string>().empty())
       fail(d, where + "gpu", "missing (expected the model's name)");
     entry.gpu = gpu->get<std::string>();
-    entry.driver_names = json_strings<DatasheetError>(d, e, "driver_names", where);
-    entry.match = json_strings<DatasheetError>(d, e, "match", where);
+    const JsonFields<DatasheetError> in{path, &d.lines};
+    entry.driver_names = in.strings(e, "driver_names", where);
+    entry.match = in.strings(e, "match", where);
     if (entry.driver_names.empty() && entry.match.empty())
       fail(d, where + "match", "give driver_names or match: nothing would find this entry");
-    for (const auto& f : datasheet_fields()) {
-      auto it = e.find(f.key);
-      DatasheetFigure& fig = entry.*(f.figure);
+    for (const auto& [key, figure] : kFigures) {
+      auto it = e.find(key);
+      DatasheetFigure& fig = entry.*figure;
       if (it == e.end()) continue;
       fig.present = true;
       if (it->is_null()) continue;
       if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() <= 0)
-        fail(d, where + f.key, "expected a number > 0, or null (none, or not published)");
+        fail(d, where + key, "expected a number > 0, or null (none, or not published)");
       fig.value = it->get<double>();
     }
     auto src = e.find("source");
@@ -106,9 +107,9 @@ const Datasheet* find_datasheet(const DatasheetTable& t, const std::string& gpu_
 
 std::vector<std::string> missing_figures(const Datasheet& d, const std::string& path) {
   std::vector<std::string> out;
-  for (const auto& f : datasheet_fields())
-    if (!(d.*(f.figure)).present)
-      out.push_back(path + ": " + d.gpu + " has no " + f.key +
+  for (const auto& [key, figure] : kFigures)
+    if (!(d.*figure).present)
+      out.push_back(path + ": " + d.gpu + " has no " + key +
                     ": add it from the datasheet (or null where the model has none)");
   return out;
 }

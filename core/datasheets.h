@@ -37,13 +37,6 @@ struct DatasheetTable {
   std::vector<Datasheet> gpus;
 };
 
-// The figures an entry should have, in the table's order, with their keys.
-struct DatasheetField {
-  const char* key;
-  DatasheetFigure Datasheet::*figure;
-};
-const std::vector<DatasheetField>& datasheet_fields();
-
 DatasheetTable parse_datasheets(const std::string& json_text, const std::string& path);
 DatasheetTable load_datasheets(const std::string& path);
 // targets/datasheets/nvidia.json under a targets folder.

@@ -36,27 +36,45 @@ struct JsonDoc {
   }
 };
 
+// Reads a parsed file's fields; every error an `Error` ("path:line: field: what").
+template <class Error>
+struct JsonFields {
+  const std::string& path;
+  const JsonLines* lines;  // null: lines unknown
+
+  [[noreturn]] void fail(const std::string& field, const std::string& what) const {
+    throw Error(json_message(path, lines, field, what));
+  }
+  // obj[key] (the field `where` + key) as a string; `dflt` where absent (null: required).
+  std::string string(const nlohmann::ordered_json& obj, const char* key, const std::string& where,
+                     const char* dflt) const {
+    auto it = obj.find(key);
+    if (it == obj.end()) {
+      if (dflt) return dflt;
+      fail(where + key, "missing (expected a string)");
+    }
+    if (!it->is_string()) fail(where + key, "expected a string");
+    return it->get<std::string>();
+  }
+  // obj[key] as non-empty strings; none where absent.
+  std::vector<std::string> strings(const nlohmann::ordered_json& obj, const char* key,
+                                   const std::string& where) const {
+    std::vector<std::string> out;
+    auto it = obj.find(key);
+    if (it == obj.end()) return out;
+    if (!it->is_array()) fail(where + key, "expected an array of strings");
+    for (size_t i = 0; i < it->size(); ++i) {
+      if (!(*it)[i].is_string() || (*it)[i].get<std::string>().empty())
+        fail(where + key + "[" + std::to_string(i) + "]", "expected a non-empty string");
+      out.push_back((*it)[i].get<std::string>());
+    }
+    return out;
+  }
+};
+
 // False with `*error` naming file, line, column and field where `text` has
 // a syntax error, a number out of range or a key given twice.
 bool parse_json_file(const std::string& text, const std::string& path, JsonDoc* doc,
                      std::string* error);
-
-// The non-empty strings of the array obj[key] at field `where` + key (none
-// where it is absent); else throws Error naming the field.
-template <class Error>
-std::vector<std::string> json_strings(const JsonDoc& doc, const nlohmann::ordered_json& obj,
-                                      const char* key, const std::string& where) {
-  std::vector<std::string> out;
-  auto it = obj.find(key);
-  if (it == obj.end()) return out;
-  if (!it->is_array()) throw Error(doc.message(where + key, "expected an array of strings"));
-  for (size_t i = 0; i < it->size(); ++i) {
-    if (!(*it)[i].is_string() || (*it)[i].get<std::string>().empty())
-      throw Error(
-          doc.message(where + key + "[" + std::to_string(i) + "]", "expected a non-empty string"));
-    out.push_back((*it)[i].get<std::string>());
-  }
-  return out;
-}
 
 }  // namespace kb

@@ -83,6 +83,30 @@ struct Columns {
       gpu_index = -1, gpu_uuid = -1, gpu_bus_id = -1, host = -1;
 };
 
+// Each column's name, slot and, for a text column taken as it is, its field
+// of the row; spelled once so that they cannot differ.
+struct Slot {
+  const char* name;
+  int Columns::*col;
+  std::string_view ResultRow::*text;
+};
+#define KB_TEXT(c) \
+  { #c, &Columns::c, &ResultRow::c }
+#define KB_OTHER(c) \
+  { #c, &Columns::c, nullptr }
+const Slot kSlots[] = {KB_TEXT(name),          KB_TEXT(metric),    KB_OTHER(target),
+                       KB_OTHER(actual),       KB_TEXT(dtype),     KB_TEXT(device),
+                       KB_TEXT(arch),          KB_OTHER(is_model), KB_OTHER(shape),
+                       KB_TEXT(variant),       KB_OTHER(status),   KB_OTHER(samples),
+                       KB_OTHER(noise_rel),    KB_OTHER(roofline), KB_OTHER(roofline_fraction),
+                       KB_TEXT(run_id),        KB_TEXT(timestamp), KB_TEXT(message),
+                       KB_OTHER(min_us),       KB_OTHER(max_us),   KB_OTHER(median_us),
+                       KB_TEXT(git_sha),       KB_TEXT(driver),    KB_TEXT(cuda),
+                       KB_TEXT(suite_version), KB_TEXT(gpu_index), KB_TEXT(gpu_uuid),
+                       KB_TEXT(gpu_bus_id),    KB_TEXT(host)};
+#undef KB_TEXT
+#undef KB_OTHER
+
 struct Header {
   std::vector<std::string> names;  // as written
   Columns col;
@@ -98,24 +122,9 @@ Header parse_header(const std::vector<std::string_view>& fields, const std::stri
                     size_t line, const WarningCallback& warn) {
   Header h;
   for (auto f : fields) h.names.emplace_back(trim(f));
-// A column's name and slot, spelled once so that the two cannot differ.
-#define KB_COLUMN(c) \
-  { #c, &Columns::c }
-  static const std::pair<const char*, int Columns::*> kSlots[] = {
-      KB_COLUMN(name),      KB_COLUMN(metric),    KB_COLUMN(target),
-      KB_COLUMN(actual),    KB_COLUMN(dtype),     KB_COLUMN(device),
-      KB_COLUMN(arch),      KB_COLUMN(is_model),  KB_COLUMN(shape),
-      KB_COLUMN(variant),   KB_COLUMN(status),    KB_COLUMN(samples),
-      KB_COLUMN(noise_rel), KB_COLUMN(roofline),  KB_COLUMN(roofline_fraction),
-      KB_COLUMN(run_id),    KB_COLUMN(timestamp), KB_COLUMN(message),
-      KB_COLUMN(min_us),    KB_COLUMN(median_us), KB_COLUMN(git_sha),
-      KB_COLUMN(driver),    KB_COLUMN(cuda),      KB_COLUMN(suite_version),
-      KB_COLUMN(gpu_index), KB_COLUMN(gpu_uuid),  KB_COLUMN(gpu_bus_id),
-      KB_COLUMN(host),      KB_COLUMN(max_us)};
-#undef KB_COLUMN
   auto slot = [&](const std::string& c) -> int* {
-    for (const auto& [n, member] : kSlots)
-      if (c == n) return &(h.col.*member);
+    for (const Slot& s : kSlots)
+      if (c == s.name) return &(h.col.*s.col);
     return nullptr;
   };
   const auto& schema = csv_columns();
@@ -179,23 +188,8 @@ bool utc_timestamp(std::string_view t) {
 
 // The row's text fields, as they are (views into `f`).
 void take_texts(const std::vector<std::string_view>& f, const Columns& c, ResultRow& row) {
-  row.name = field(f, c.name);
-  row.metric = field(f, c.metric);
-  row.dtype = field(f, c.dtype);
-  row.device = field(f, c.device);
-  row.arch = field(f, c.arch);
-  row.variant = field(f, c.variant);
-  row.run_id = field(f, c.run_id);
-  row.timestamp = field(f, c.timestamp);
-  row.message = field(f, c.message);
-  row.git_sha = field(f, c.git_sha);
-  row.driver = field(f, c.driver);
-  row.cuda = field(f, c.cuda);
-  row.suite_version = field(f, c.suite_version);
-  row.gpu_index = field(f, c.gpu_index);
-  row.gpu_uuid = field(f, c.gpu_uuid);
-  row.gpu_bus_id = field(f, c.gpu_bus_id);
-  row.host = field(f, c.host);
+  for (const Slot& s : kSlots)
+    if (s.text) row.*s.text = field(f, c.*s.col);
 }
 
 // What identifies the row and its run: "" when it can be trusted.
@@ -306,10 +300,8 @@ Header next_header(const std::vector<std::string_view>& f, const Header& h, cons
 // A mapped file up to this size is read in at once (MAP_POPULATE).
 constexpr size_t kPopulateBytes = size_t{1} << 30;
 
-// Checks a chunk of a file being read for what CSV text never has, so
-// that reading stops at the first sign of it: a NUL byte, a line over the
-// CSV reader's bound. `line` and `run` (bytes since the last line end)
-// carry over from chunk to chunk.
+// Stops the reading at what CSV text never has: a NUL byte, a line over the
+// CSV reader's bound. `line` and `run` (bytes since the last line end) carry over.
 void check_chunk(const std::string& path, std::string_view chunk, size_t& line, size_t& run) {
   for (char ch : chunk) {
     if (ch == '\0') file_error(path, line, CsvReader::describe(CsvReader::Error::nul_byte));
@@ -322,19 +314,21 @@ void check_chunk(const std::string& path, std::string_view chunk, size_t& line, 
   }
 }
 
-}  // namespace
-
-std::string read_file_text(const std::string& path) {
-  struct stat st {};
+// An open descriptor of `path`, with its stat; ResultFileError for a path
+// that cannot be read or is a folder.
+int open_results(const std::string& path, struct stat& st) {
   if (::stat(path.c_str(), &st) != 0)
     throw ResultFileError(path + ": cannot read: " + std::strerror(errno));
   if (S_ISDIR(st.st_mode))
     throw ResultFileError(path + ": is a directory, expected a results CSV file");
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw ResultFileError(path + ": cannot read: " + std::strerror(errno));
-  std::string text;
-  // A file that could not be mapped: its size known, up to the size read
-  // in at once (a larger one grows as read, and stops at what is not CSV).
+  return fd;
+}
+
+// The text behind `fd` (closed after), checked chunk by chunk.
+std::string read_all(const std::string& path, int fd, const struct stat& st) {
+  std::string text;  // a large one grows as read, and stops at what is not CSV
   if (S_ISREG(st.st_mode) && static_cast<size_t>(st.st_size) <= kPopulateBytes)
     text.reserve(static_cast<size_t>(st.st_size));
   size_t line = 1, run = 0;
@@ -358,28 +352,32 @@ std::string read_file_text(const std::string& path) {
   return text;
 }
 
+}  // namespace
+
+std::string read_file_text(const std::string& path) {
+  struct stat st {};
+  const int fd = open_results(path, st);
+  return read_all(path, fd, st);
+}
+
 FileText::FileText(const std::string& path) {
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0)
-    throw ResultFileError(path + ": cannot read: " + std::strerror(errno));
+  const int fd = open_results(path, st);
   if (S_ISREG(st.st_mode) && st.st_size > 0) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw ResultFileError(path + ": cannot read: " + std::strerror(errno));
     const size_t size = static_cast<size_t>(st.st_size);
-    // Populated up front where that is cheap (a history of a million rows
-    // is a quarter of a gigabyte); beyond, pages come as the reader reaches
-    // them, so that a file that is not CSV costs only the pages read.
+    // Beyond kPopulateBytes, pages come as the reader reaches them, so that
+    // a file that is not CSV costs only the pages read.
     const int populate = size <= kPopulateBytes ? MAP_POPULATE : 0;
     void* m = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | populate, fd, 0);
-    ::close(fd);
     if (m != MAP_FAILED) {
+      ::close(fd);
       ::madvise(m, size, MADV_SEQUENTIAL);
       map_ = m;
       size_ = size;
       return;
     }
   }
-  text_ = read_file_text(path);  // not mappable: read it (also gives the errors)
+  text_ = read_all(path, fd, st);  // not mappable: read it
 }
 
 void FileText::release_pages() const {
@@ -409,8 +407,7 @@ ResultFileInfo parse_results(std::string_view text, const std::string& path,
   size_t last_line = 0;
   auto bad = [&](const std::string& what) {
     ++info.skipped;
-    // The run id where the row has its field (a row with other columns may
-    // still have it: v1 rows under a v2 header, a column added at the end).
+    // Where the row has the field (v1 rows under a v2 header still do).
     std::string_view run_id;
     if (h.col.run_id >= 0 && f.size() > static_cast<size_t>(h.col.run_id))
       run_id = f[static_cast<size_t>(h.col.run_id)];
@@ -425,14 +422,11 @@ ResultFileInfo parse_results(std::string_view text, const std::string& path,
       bad("a quoted field is not closed before the end of the file (file cut off?)");
       continue;
     }
-    // A header again: files concatenated with `cat`. The same header is
-    // harmless; another one means the rows below have other columns.
+    // A header again: files concatenated with `cat` (next_header).
     const Columns& c = h.col;
     if (f.size() > static_cast<size_t>(std::max(c.name, c.metric)) && trim(f[c.name]) == "name" &&
         trim(f[c.metric]) == "metric") {
       if (!same_header(f, h)) {
-        // Our schema v1 and v2 files concatenated (a history begun before
-        // v2, then a v2 file): the rows below are read with its columns.
         h = next_header(f, h, path, header_line, last_line, on_warning);
         header_line = last_line;
         continue;
@@ -453,8 +447,7 @@ ResultFileInfo parse_results(std::string_view text, const std::string& path,
     take_texts(f, c, row);
     std::string why = check_identity(f, h, row);
     if (why.empty()) why = check_numbers(f, c, row);
-    // kbench ends every row with a line end: a last line without one was
-    // cut off, maybe inside its last field.
+    // kbench ends every row with a line end: a last line without one was cut off.
     if (why.empty() && csv.no_line_end())
       why = "the last line has no line end: the file was cut off mid-row";
     if (!why.empty()) {

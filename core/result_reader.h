@@ -1,8 +1,6 @@
-// Reads a results CSV as the gate needs it: ours (schema v1 and v2, headers
-// possibly concatenated) or PyTorch gpt_fast's (with or without `arch` and
-// `is_model`), columns taken by name. File-level damage throws
-// ResultFileError (the gate exits 2: an unreadable file never passes);
-// a damaged row goes to the bad-row callback and the reading goes on
+// Reads a results CSV as the gate needs it: ours (schema v1 and v2) or
+// gpt_fast's, columns by name. File-level damage throws ResultFileError (an
+// unreadable file never passes); a damaged row goes to the bad-row callback
 // (docs/gate.md "Input").
 #pragma once
 
@@ -75,9 +73,8 @@ ResultFileInfo parse_results(std::string_view text, const std::string& path,
 // text (a NUL byte or an over-long line stops the reading: /dev/zero).
 std::string read_file_text(const std::string& path);
 
-// A file's bytes held while rows point into them: a regular file mapped
-// (a million-row history is a quarter of a gigabyte), anything else read.
-// Errors as read_file_text's; a mapped file's damage the reader finds.
+// A file's bytes held while rows point into them: a regular file mapped (a
+// million-row history is a quarter of a gigabyte), anything else read.
 class FileText {
  public:
   explicit FileText(const std::string& path);

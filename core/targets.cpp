@@ -21,17 +21,6 @@ namespace {
   throw TargetError(doc.message(field, what));
 }
 
-std::string get_string(const ordered_json& obj, const char* key, const JsonDoc& doc,
-                       const std::string& where, bool required) {
-  auto it = obj.find(key);
-  if (it == obj.end()) {
-    if (required) fail(doc, where + key, "missing (expected a string)");
-    return "";
-  }
-  if (!it->is_string()) fail(doc, where + key, "expected a string");
-  return it->get<std::string>();
-}
-
 std::optional<double> get_number(const ordered_json& obj, const char* key, const JsonDoc& doc,
                                  const std::string& where) {
   auto it = obj.find(key);
@@ -42,23 +31,22 @@ std::optional<double> get_number(const ordered_json& obj, const char* key, const
   return v;
 }
 
+// The ceilings a target file's `peaks` and `measured` name, each spelled once.
+const std::pair<const char*, double Ceilings::*> kCeilingFields[] = {
+    {"read_gbps", &Ceilings::read_gbps},         {"copy_gbps", &Ceilings::copy_gbps},
+    {"bf16_tflops", &Ceilings::bf16_tflops},     {"f16_tflops", &Ceilings::f16_tflops},
+    {"f32_tflops", &Ceilings::f32_tflops},       {"int8_tops", &Ceilings::int8_tops},
+    {"fp8_tflops", &Ceilings::fp8_tflops},       {"launch_us", &Ceilings::launch_us},
+    {"graph_node_us", &Ceilings::graph_node_us}, {"mem_latency_us", &Ceilings::mem_latency_us}};
+
 Ceilings parse_ceilings(const ordered_json& obj, const JsonDoc& doc, const std::string& where) {
   if (!obj.is_object()) fail(doc, where, "expected an object");
   Ceilings c;
   auto num = [&](const char* key) { return get_number(obj, key, doc, where + ".").value_or(0); };
-  c.read_gbps = num("read_gbps");
-  c.copy_gbps = num("copy_gbps");
-  double hbm = num("hbm_gbps");
+  for (const auto& [key, field] : kCeilingFields) c.*field = num(key);
+  const double hbm = num("hbm_gbps");  // both bandwidths where not given apart
   if (c.read_gbps == 0) c.read_gbps = hbm;
   if (c.copy_gbps == 0) c.copy_gbps = hbm;
-  c.bf16_tflops = num("bf16_tflops");
-  c.f16_tflops = num("f16_tflops");
-  c.f32_tflops = num("f32_tflops");
-  c.int8_tops = num("int8_tops");
-  c.fp8_tflops = num("fp8_tflops");
-  c.launch_us = num("launch_us");
-  c.graph_node_us = num("graph_node_us");
-  c.mem_latency_us = num("mem_latency_us");
   return c;
 }
 
@@ -131,22 +119,12 @@ SpeedOfLight parse_ladder(const ordered_json& obj, const JsonDoc& doc, const std
   return s;
 }
 
-double pick(double measured, double peak) { return measured > 0 ? measured : peak; }
-
 }  // namespace
 
 Ceilings TargetFile::ceilings() const {
   Ceilings c;
-  c.read_gbps = pick(measured.read_gbps, peaks.read_gbps);
-  c.copy_gbps = pick(measured.copy_gbps, peaks.copy_gbps);
-  c.bf16_tflops = pick(measured.bf16_tflops, peaks.bf16_tflops);
-  c.f16_tflops = pick(measured.f16_tflops, peaks.f16_tflops);
-  c.f32_tflops = pick(measured.f32_tflops, peaks.f32_tflops);
-  c.int8_tops = pick(measured.int8_tops, peaks.int8_tops);
-  c.fp8_tflops = pick(measured.fp8_tflops, peaks.fp8_tflops);
-  c.launch_us = pick(measured.launch_us, peaks.launch_us);
-  c.graph_node_us = pick(measured.graph_node_us, peaks.graph_node_us);
-  c.mem_latency_us = pick(measured.mem_latency_us, peaks.mem_latency_us);
+  for (const auto& [key, field] : kCeilingFields)
+    c.*field = measured.*field > 0 ? measured.*field : peaks.*field;
   // flops_utilization divides by the datasheet (the MFU convention); the
   // measured peaks above are the roofline's ceilings.
   c.datasheet = peaks;
@@ -202,10 +180,11 @@ TargetFile parse_target_file(const std::string& text, const std::string& path) {
   if (std::string error; !parse_json_file(text, path, &d, &error)) throw TargetError(error);
   const ordered_json& doc = d.value;
   if (!doc.is_object()) fail(d, "", "expected an object at the top level");
+  const JsonFields<TargetError> in{path, &d.lines};
   TargetFile f;
   f.path = path;
-  f.gpu = get_string(doc, "gpu", d, "", true);
-  f.match = json_strings<TargetError>(d, doc, "match", "");
+  f.gpu = in.string(doc, "gpu", "", nullptr);
+  f.match = in.strings(doc, "match", "");
   auto p = doc.find("peaks");
   if (p == doc.end()) fail(d, "peaks", "missing (the GPU's datasheet peaks)");
   f.peaks = parse_ceilings(*p, d, "peaks");
@@ -213,8 +192,8 @@ TargetFile parse_target_file(const std::string& text, const std::string& path) {
   auto ms = doc.find("measured");
   if (ms != doc.end() && !ms->is_null()) {
     f.measured = parse_ceilings(*ms, d, "measured");
-    f.measured_date = get_string(*ms, "date", d, "measured.", false);
-    f.measured_driver = get_string(*ms, "driver", d, "measured.", false);
+    f.measured_date = in.string(*ms, "date", "measured.", "");
+    f.measured_driver = in.string(*ms, "driver", "measured.", "");
     if (auto l = ms->find("ladder"); l != ms->end() && !l->is_null())
       f.measured.ladder = parse_ladder(*l, d, "measured.ladder");
   }
@@ -229,12 +208,12 @@ TargetFile parse_target_file(const std::string& text, const std::string& path) {
     std::string where = "targets[" + std::to_string(i) + "].";
     if (!t.is_object()) fail(d, "targets[" + std::to_string(i) + "]", "expected an object");
     TargetEntry e;
-    e.name = get_string(t, "name", d, where, true);
-    e.metric = get_string(t, "metric", d, where, true);
-    e.dtype = get_string(t, "dtype", d, where, true);
-    e.shape = get_string(t, "shape", d, where, false);
-    e.variant = get_string(t, "variant", d, where, false);
-    e.note = get_string(t, "note", d, where, false);
+    e.name = in.string(t, "name", where, nullptr);
+    e.metric = in.string(t, "metric", where, nullptr);
+    e.dtype = in.string(t, "dtype", where, nullptr);
+    e.shape = in.string(t, "shape", where, "");
+    e.variant = in.string(t, "variant", where, "");
+    e.note = in.string(t, "note", where, "");
     e.target = get_number(t, "target", d, where);
     e.roofline_fraction = get_number(t, "roofline_fraction", d, where);
     if (e.target.has_value() == e.roofline_fraction.has_value())

@@ -12,8 +12,7 @@
 
 namespace kb {
 
-// A target file that cannot be read, or two for one GPU; what() names the
-// file, line and field.
+// A target file that cannot be read, or two for one GPU.
 struct TargetError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
@@ -72,10 +71,8 @@ std::string layout_target_file(const std::string& json_text, const std::string& 
 std::string set_ladder(const std::string& json_text, const std::string& path,
                        const SpeedOfLight& sol, const std::string& date, const std::string& driver);
 
-// The faster of two probes of a GPU model's speed of light: per rung the
-// smaller time where both ladders have the same byte counts (else `now`);
-// the further-launch costs `now`'s alone (the fastest over probes was a
-// lucky process: docs/decisions/0009-chains-probed-in-worker-processes.md).
+// Per rung the faster of two probes where both ladders have the same byte
+// counts (else `now`); further-launch costs `now`'s (docs/decisions/0009).
 // `*kept`: how many rungs came from `before`.
 SpeedOfLight faster_of(const SpeedOfLight& before, const SpeedOfLight& now, int* kept = nullptr);
 

@@ -13,39 +13,18 @@ using nlohmann::ordered_json;
 
 namespace {
 
-// The file being read, and where its fields are (null: not known).
-struct Src {
-  const std::string& path;
-  const JsonLines* lines;
-};
-
-// "path:line: field: what".
-[[noreturn]] void fail(const Src& src, const std::string& where, const std::string& what) {
-  throw TuningError(json_message(src.path, src.lines, where, what));
-}
+using Src = JsonFields<TuningError>;  // the file being read
 
 int64_t get_int(const ordered_json& obj, const char* key, const Src& path, const std::string& where,
                 int64_t lo, int64_t hi) {
   auto it = obj.find(key);
-  if (it == obj.end()) fail(path, where + key, "missing (expected a whole number)");
-  if (!it->is_number_integer()) fail(path, where + key, "expected a whole number");
+  if (it == obj.end()) path.fail(where + key, "missing (expected a whole number)");
+  if (!it->is_number_integer()) path.fail(where + key, "expected a whole number");
   const int64_t v = it->get<int64_t>();
   if (v < lo || v > hi)
-    fail(path, where + key,
-         "expected a whole number from " + std::to_string(lo) + " to " + std::to_string(hi) +
-             ", got " + std::to_string(v));
+    path.fail(where + key, "expected a whole number from " + std::to_string(lo) + " to " +
+                               std::to_string(hi) + ", got " + std::to_string(v));
   return v;
-}
-
-std::string get_string(const ordered_json& e, const char* key, const Src& path,
-                       const std::string& where, const char* dflt) {
-  auto it = e.find(key);
-  if (it == e.end()) {
-    if (dflt) return dflt;
-    fail(path, where + "." + key, "missing");
-  }
-  if (!it->is_string()) fail(path, where + "." + key, "expected a string");
-  return it->get<std::string>();
 }
 
 }  // namespace
@@ -58,31 +37,31 @@ TuningFile parse_tuning_file(const std::string& text, const std::string& path) {
   f.doc = std::move(d.value);
   f.lines = std::move(d.lines);
   const Src src{path, &f.lines};
-  if (!f.doc.is_object()) fail(src, "", "expected an object at the top level");
+  if (!f.doc.is_object()) src.fail("", "expected an object at the top level");
   if (!f.doc.contains("gpu") || !f.doc["gpu"].is_string())
-    fail(src, "gpu", "missing (expected the GPU's name as the driver reports it)");
+    src.fail("gpu", "missing (expected the GPU's name as the driver reports it)");
   f.gpu = f.doc["gpu"].get<std::string>();
   if (!f.doc.contains("cublaslt")) return f;
   const auto& list = f.doc["cublaslt"];
-  if (!list.is_array()) fail(src, "cublaslt", "expected a list of entries");
+  if (!list.is_array()) src.fail("cublaslt", "expected a list of entries");
   const int64_t big = int64_t(1) << 40, u32 = 0xffffffffll;
   for (size_t i = 0; i < list.size(); ++i) {
     const std::string where = "cublaslt[" + std::to_string(i) + "]";
     const auto& e = list[i];
-    if (!e.is_object()) fail(src, where, "expected an object");
+    if (!e.is_object()) src.fail(where, "expected an object");
     gemm::PinnedAlgo p;
     p.origin = path + " " + where;
     p.key.M = get_int(e, "M", src, where + ".", 1, big);
     p.key.N = get_int(e, "N", src, where + ".", 1, big);
     p.key.K = get_int(e, "K", src, where + ".", 1, big);
-    const std::string input = get_string(e, "input", src, where, "bf16");
+    const std::string input = src.string(e, "input", where + ".", "bf16");
     if (input == "bf16")
       p.key.input = gemm::Input::bf16;
     else if (input == "fp8_e4m3")
       p.key.input = gemm::Input::fp8_e4m3;
     else
-      fail(src, where + ".input", "expected \"bf16\" or \"fp8_e4m3\", got \"" + input + "\"");
-    const std::string epi = get_string(e, "epilogue", src, where, "none");
+      src.fail(where + ".input", "expected \"bf16\" or \"fp8_e4m3\", got \"" + input + "\"");
+    const std::string epi = src.string(e, "epilogue", where + ".", "none");
     bool known = false;
     for (auto ep : {gemm::Epilogue::none, gemm::Epilogue::bias, gemm::Epilogue::gelu,
                     gemm::Epilogue::gelu_bias})
@@ -90,8 +69,8 @@ TuningFile parse_tuning_file(const std::string& text, const std::string& path) {
         p.key.epilogue = ep;
         known = true;
       }
-    if (!known) fail(src, where + ".epilogue", "unknown epilogue \"" + epi + "\"");
-    if (!e.contains("algo") || !e["algo"].is_object()) fail(src, where + ".algo", "missing");
+    if (!known) src.fail(where + ".epilogue", "unknown epilogue \"" + epi + "\"");
+    if (!e.contains("algo") || !e["algo"].is_object()) src.fail(where + ".algo", "missing");
     const auto& a = e["algo"];
     const std::string aw = where + ".algo.";
     gemm::AlgoConfig& c = p.config;
@@ -106,7 +85,7 @@ TuningFile parse_tuning_file(const std::string& text, const std::string& path) {
     c.inner =
         static_cast<uint16_t>(a.contains("inner") ? get_int(a, "inner", src, aw, 0, 0xffff) : 0);
     for (const auto& q : f.cublaslt)
-      if (q.key == p.key) fail(src, where, "a second entry for the same GEMM (" + q.origin + ")");
+      if (q.key == p.key) src.fail(where, "a second entry for the same GEMM (" + q.origin + ")");
     f.cublaslt.push_back(p);
   }
   return f;
@@ -139,17 +118,17 @@ void get_range(const ordered_json& e, const char* key, const Src& path, const st
   auto it = e.find(key);
   if (it == e.end()) return;  // the whole range
   if (!it->is_array() || it->size() != 2)
-    fail(path, w, "expected [min, max] (max null for no bound)");
+    path.fail(w, "expected [min, max] (max null for no bound)");
   const auto& a = *it;
   if (!a[0].is_number_integer() || a[0].get<int64_t>() < 1)
-    fail(path, w, "expected a whole number >= 1 as min");
+    path.fail(w, "expected a whole number >= 1 as min");
   lo = a[0].get<int64_t>();
   if (a[1].is_null()) {
     hi = std::numeric_limits<int64_t>::max();
   } else {
-    if (!a[1].is_number_integer()) fail(path, w, "expected a whole number or null as max");
+    if (!a[1].is_number_integer()) path.fail(w, "expected a whole number or null as max");
     hi = a[1].get<int64_t>();
-    if (hi < lo) fail(path, w, "max below min: the bucket holds no shape");
+    if (hi < lo) path.fail(w, "max below min: the bucket holds no shape");
   }
 }
 
@@ -182,41 +161,42 @@ std::vector<gemv::TableEntry> parse_gemv_table(const ordered_json& doc, const st
   std::vector<gemv::TableEntry> out;
   if (!doc.is_object() || !doc.contains("gemv")) return out;
   const auto& list = doc["gemv"];
-  if (!list.is_array()) fail(src, "gemv", "expected a list of entries");
+  if (!list.is_array()) src.fail("gemv", "expected a list of entries");
   for (size_t i = 0; i < list.size(); ++i) {
     const std::string where = "gemv[" + std::to_string(i) + "]";
     const auto& e = list[i];
-    if (!e.is_object()) fail(src, where, "expected an object");
+    if (!e.is_object()) src.fail(where, "expected an object");
     gemv::TableEntry t;
     t.origin = path + " " + where;
-    const std::string dtype = get_string(e, "dtype", src, where, nullptr);
+    const std::string dtype = src.string(e, "dtype", where + ".", nullptr);
     if (dtype == "int8")
       t.bucket.int8 = true;
     else if (dtype == "bfloat16" || dtype == "bf16")
       t.bucket.int8 = false;
     else
-      fail(src, where + ".dtype", "expected \"int8\" or \"bfloat16\", got \"" + dtype + "\"");
-    const std::string experts = get_string(e, "experts", src, where, "one");
+      src.fail(where + ".dtype", "expected \"int8\" or \"bfloat16\", got \"" + dtype + "\"");
+    const std::string experts = src.string(e, "experts", where + ".", "one");
     if (experts != "one" && experts != "gather")
-      fail(src, where + ".experts", "expected \"one\" or \"gather\", got \"" + experts + "\"");
+      src.fail(where + ".experts", "expected \"one\" or \"gather\", got \"" + experts + "\"");
     t.bucket.gather = experts == "gather";
-    const std::string use = get_string(e, "use", src, where, "standalone");
+    const std::string use = src.string(e, "use", where + ".", "standalone");
     const auto u = gemv::parse_use(use);
     if (!u)
-      fail(src, where + ".use",
-           "expected \"standalone\", \"decode\", \"swiglu\" or \"combine\", got \"" + use + "\"");
+      src.fail(
+          where + ".use",
+          "expected \"standalone\", \"decode\", \"swiglu\" or \"combine\", got \"" + use + "\"");
     t.bucket.use = *u;
     get_range(e, "rows", src, where, t.bucket.rows_min, t.bucket.rows_max);
     get_range(e, "row_bytes", src, where, t.bucket.row_bytes_min, t.bucket.row_bytes_max);
     if (e.contains("max_bytes"))
       t.bucket.max_bytes = get_int(e, "max_bytes", src, where + ".", 1, int64_t(1) << 50);
-    const std::string name = get_string(e, "kernel", src, where, nullptr);
+    const std::string name = src.string(e, "kernel", where + ".", nullptr);
     const auto k = gemv::parse_kernel(name);
     if (!k)
-      fail(src, where + ".kernel",
-           "unknown kernel '" + name +
-               "' (names: R2U1W4P1K2, one8, T4, GM4W4K1, M4W8K2D3, B3W8S3O2R0, BM3W8S2O2R2; "
-               "core/gemv_config.h)");
+      src.fail(where + ".kernel",
+               "unknown kernel '" + name +
+                   "' (names: R2U1W4P1K2, one8, T4, GM4W4K1, M4W8K2D3, B3W8S3O2R0, BM3W8S2O2R2; "
+                   "core/gemv_config.h)");
     t.kernel = *k;
     out.push_back(t);
   }

@@ -1,8 +1,6 @@
-// The GPU's tuning table: targets/tuning/<target file's name>, beside the
-// target file of the same GPU model: the measured choices (the cuBLASLt
-// algorithm of each GEMM, the GEMV kernel of each bucket of shapes), written
-// by `kbench tune` and reviewed as a commit; runs only read it, so every
-// night runs the same kernels. The format: docs/targets.md. CUDA-free.
+// The GPU's tuning table, targets/tuning/<target file's name>: the cuBLASLt
+// algorithm of each GEMM and the GEMV kernel of each bucket of shapes,
+// written by `kbench tune`, only read by runs (docs/targets.md). CUDA-free.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -17,9 +15,7 @@
 
 namespace kb {
 
-// A tuning file that cannot be read or is malformed; what() names the file,
-// the line and the entry ("targets/tuning/x.json:14: cublaslt[2].algo.tile:
-// expected ...").
+// A tuning file that cannot be read or is malformed ("x.json:14: cublaslt[2].algo.tile: ...").
 struct TuningError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
@@ -34,9 +30,8 @@ struct TuningFile {
 
 TuningFile parse_tuning_file(const std::string& text, const std::string& path);
 
-// The whole tuning file at `path` for rewriting (kbench tune, kbench tune
-// gemv): an empty document when it does not exist; throws TuningError when
-// it is malformed, so nothing is overwritten.
+// The tuning file at `path` for rewriting (empty when it does not exist);
+// TuningError when it is malformed, so nothing is overwritten.
 nlohmann::ordered_json read_tuning_doc(const std::string& path);
 // Writes `doc` to `path` (its folder created) through a temporary file and a
 // rename, so a failed write never leaves half a table. Throws std::runtime_error.
@@ -47,31 +42,24 @@ void write_tuning_doc(const nlohmann::ordered_json& doc, const std::string& path
 std::string tuning_path(const std::string& targets_dir, const TargetFile* target,
                         const std::string& gpu_name);
 
-// The pins for this GPU: none when the file does not exist. A file written
-// for another GPU gives none and sets `warning` to one line naming it (the
-// run goes on with the heuristic). A file that cannot be read or is
-// malformed (anywhere, the gemv section too) throws TuningError: the run
-// stops before measuring (exit 2).
+// The pins for this GPU: none without the file; none and a `warning` for
+// another GPU's. TuningError for a malformed file (the gemv section too): the
+// run stops before measuring.
 std::vector<gemm::PinnedAlgo> load_pins(const std::string& path, const std::string& gpu_name,
                                         std::string* warning);
 
-// The gemv section of a parsed tuning file (empty when it has none).
-// Throws TuningError naming the file, the line where `lines` knows it, and
-// the entry ("...:31: gemv[2].kernel: unknown kernel 'X9'").
+// The gemv section of a parsed tuning file (empty when it has none); TuningError
+// ("...:31: gemv[2].kernel: unknown kernel 'X9'").
 std::vector<gemv::TableEntry> parse_gemv_table(const nlohmann::ordered_json& doc,
                                                const std::string& path,
                                                const JsonLines* lines = nullptr);
 
-// The GEMV table for this GPU: none when the file or its section does not
-// exist. A file written for another GPU gives none and sets `warning` (the
-// run goes on with the generic rule, and the rows say `generic`); one that
-// cannot be read or is malformed throws TuningError, as load_pins.
+// The GEMV table for this GPU, as load_pins (without one, the generic rule).
 std::vector<gemv::TableEntry> load_gemv_table(const std::string& path, const std::string& gpu_name,
                                               std::string* warning);
 
-// The entries of doc's gemv section that `kbench tune gemv`'s first stage
-// does not measure (the decode step's: `use` other than standalone), as
-// they are: its decode stage replaces those of the buckets it measures.
+// The gemv entries `kbench tune gemv`'s first stage does not measure (`use`
+// other than standalone), as they are.
 nlohmann::ordered_json untuned_gemv_entries(const nlohmann::ordered_json& doc);
 
 // One entry of the gemv section.

@@ -39,17 +39,14 @@ inline constexpr int kChainProcesses = 3;
 // std::invalid_argument with no process or when the counts differ.
 std::vector<double> mean_over_processes(const std::vector<std::vector<double>>& per_process);
 
-// From each chain's time (`seconds`, in the order of `points`) and the read
-// ladder's one launch of its bytes: sol's *_extra_by_link and *_extra_us
-// (the smallest). Returns a report line per chain. Throws
-// std::invalid_argument for counts that differ or a missing or double chain.
+// sol's *_extra_by_link and *_extra_us from each chain's time (in the order
+// of `points`); a report line per chain. std::invalid_argument for counts
+// that differ or a missing or double chain.
 std::vector<std::string> set_further_launches(SpeedOfLight& sol, const std::vector<Point>& points,
                                               const std::vector<double>& seconds);
 
-// Where the chain workers timed a ladder kernel at a rung's bytes faster
-// than the probe's process did, the rung takes their time (a bound must
-// hold for rows). Returns a line per rung changed. Throws
-// std::invalid_argument when the counts differ.
+// A rung the chain workers timed faster takes their time (a bound must hold
+// for rows); a line per rung changed. std::invalid_argument for counts that differ.
 std::vector<std::string> fold_worker_rungs(SpeedOfLight& sol, const std::vector<Point>& points,
                                            const std::vector<double>& seconds,
                                            const std::vector<std::string>& read_kernels,

@@ -10,6 +10,25 @@
 
 namespace kb {
 
+namespace {
+
+// "13.0" from CUDA's 13000.
+std::string version_text(int v) {
+  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+}
+
+// The board's UUID in nvidia-smi's spelling, from the 16 bytes CUDA gives.
+std::string format_gpu_uuid(const unsigned char b[16]) {
+  char s[64];
+  std::snprintf(s, sizeof s,
+                "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+                b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+                b[14], b[15]);
+  return s;
+}
+
+}  // namespace
+
 int cuda_device_count(std::string* why) {
   int n = 0;
   cudaError_t err = cudaGetDeviceCount(&n);
@@ -27,31 +46,19 @@ std::string driver_problem() {
   if (cudaRuntimeGetVersion(&rt) != cudaSuccess) rt = CUDART_VERSION;
   if (cudaDriverGetVersion(&drv) != cudaSuccess) drv = 0;
   cudaGetLastError();
-  auto version = [](int v) {
-    return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
-  };
   // The oldest Linux driver of CUDA 11, 12 and 13.
   const char* const floors[] = {"450", "525", "580"};
   const std::string floor = rt >= 11000 && rt < 14000 ? floors[rt / 1000 - 11] : "";
-  const std::string needs = "kbench was built with CUDA " + version(rt) +
+  const std::string needs = "kbench was built with CUDA " + version_text(rt) +
                             (floor.empty() ? std::string(", which needs a newer driver")
                                            : ", which needs NVIDIA driver " + floor + " or newer");
   if (drv == 0) return "no NVIDIA driver is loaded (libcuda.so.1 not found); " + needs;
   if (drv / 1000 < rt / 1000) {
     std::string name = ClockMonitor("").driver_version().value_or("");
     return "the NVIDIA driver" + (name.empty() ? std::string() : " " + name) +
-           " is too old: it supports CUDA " + version(drv) + "; " + needs;
+           " is too old: it supports CUDA " + version_text(drv) + "; " + needs;
   }
   return "";
-}
-
-std::string format_gpu_uuid(const unsigned char b[16]) {
-  char s[64];
-  std::snprintf(s, sizeof s,
-                "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
-                b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
-                b[14], b[15]);
-  return s;
 }
 
 std::string host_name() {
@@ -68,8 +75,6 @@ DeviceInfo query_device(int index) {
   d.sm_count = d.prop.multiProcessorCount;
   d.l2_bytes = static_cast<size_t>(d.prop.l2CacheSize);
   d.mem_bytes = d.prop.totalGlobalMem;
-  d.cc_major = d.prop.major;
-  d.cc_minor = d.prop.minor;
   char bus[64] = {0};
   KB_CUDA_CHECK(cudaDeviceGetPCIBusId(bus, sizeof bus, index));
   d.pci_bus_id = bus;
@@ -77,10 +82,9 @@ DeviceInfo query_device(int index) {
   int rt = 0, drv = 0;
   KB_CUDA_CHECK(cudaRuntimeGetVersion(&rt));
   KB_CUDA_CHECK(cudaDriverGetVersion(&drv));
-  d.cuda = std::to_string(rt / 1000) + "." + std::to_string((rt % 1000) / 10);
-  ClockMonitor mon(d.pci_bus_id);
-  d.driver = mon.driver_version().value_or("cuda-driver-" + std::to_string(drv / 1000) + "." +
-                                           std::to_string((drv % 1000) / 10));
+  d.cuda = version_text(rt);
+  d.driver =
+      ClockMonitor(d.pci_bus_id).driver_version().value_or("cuda-driver-" + version_text(drv));
   return d;
 }
 
@@ -134,8 +138,6 @@ ClockMonitor::ClockMonitor(const std::string& pci_bus_id) {
   nvml_dev d = nullptr;
   if (n.by_bus(pci_bus_id.c_str(), &d) == 0) dev_ = d;
 }
-
-ClockMonitor::~ClockMonitor() = default;
 
 namespace {
 std::optional<unsigned> read_clock(void* dev, decltype(Nvml::clock) f, int type) {

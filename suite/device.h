@@ -20,7 +20,6 @@ struct DeviceInfo {
   int sm_count = 0;
   size_t l2_bytes = 0;
   size_t mem_bytes = 0;
-  int cc_major = 0, cc_minor = 0;
   std::string driver;  // "580.159.04" from NVML, else the CUDA driver API version
   std::string cuda;    // runtime version "13.0"
   std::string pci_bus_id;
@@ -28,8 +27,6 @@ struct DeviceInfo {
   cudaDeviceProp prop{};
 };
 
-// The board's UUID in nvidia-smi's spelling, from the 16 bytes CUDA gives.
-std::string format_gpu_uuid(const unsigned char bytes[16]);
 // This machine's host name ("" if it cannot be read).
 std::string host_name();
 
@@ -49,7 +46,6 @@ std::string driver_problem();
 class ClockMonitor {
  public:
   explicit ClockMonitor(const std::string& pci_bus_id);
-  ~ClockMonitor();
   bool available() const { return dev_ != nullptr; }
   std::optional<unsigned> sm_clock_mhz() const;
   std::optional<unsigned> mem_clock_mhz() const;

@@ -35,8 +35,8 @@ class Engine {
   const Ceilings& ceilings() const { return ceilings_; }
   // One cold sample of `f`, timed as experiments' samples are.
   double time_cold(const std::function<void(cudaStream_t)>& f);
-  // time_cold and the SM clock read that follows each sample (without that
-  // idle gap launch-bound kernels read 2-8% slower).
+  // time_cold and a sample's SM clock read (without that gap launch-bound
+  // kernels read 2-8% slower).
   double time_as_sample(const std::function<void(cudaStream_t)>& f);
   void set_ceilings(const Ceilings& c) { ceilings_ = c; }
 
@@ -46,14 +46,12 @@ class Engine {
   // run_point's measurement without rows (the ladder probe's chains).
   // Throws on a CUDA error or a failed check.
   Measurement measure_point(const Experiment& e, const Point& p);
-  // A point's buffer sets as measure_point builds them, all prepared, none
-  // checked (`kbench tune gemv`).
+  // A point's buffer sets, prepared, none checked (`kbench tune gemv`).
   std::vector<std::unique_ptr<Case>> build_sets(const Experiment& e, const Point& p, uint64_t seed);
   // All rows of one experiment: its points', then the seed-mean rows.
   std::vector<Record> run(const Experiment& e);
 
-  // A sticky CUDA error (kernel fault) poisoned the context: only a new
-  // process can go on.
+  // A sticky CUDA error poisoned the context: only a new process can go on.
   bool context_lost() const { return context_lost_; }
 
  private:
@@ -86,12 +84,7 @@ class Engine {
   bool context_lost_ = false;
 };
 
-// The rows' note where the buffer sets' medians spread by more than 1.5%.
-std::string set_spread_note(const std::vector<std::vector<double>>& per_set_seconds,
-                            bool detail = false);
-
-// The target file's measured ceilings where it has them (stable from night
-// to night), else this run's probe's.
+// The target file's measured ceilings where it has them, else the probe's.
 Ceilings merge_ceilings(const TargetFile* targets, const ProbeResult& probed);
 
 // Now as ISO-8601 UTC, "YYYY-MM-DDThh:mm:ssZ".

@@ -23,7 +23,9 @@ CommandFailure describe_failure(const std::exception_ptr& e, const std::string& 
   } catch (const TargetError& x) {
     return {kExitUsage, "kbench: bad target file: " + std::string(x.what())};
   } catch (const TuningError& x) {
-    return {kExitUsage, "kbench: bad tuning file: " + std::string(x.what())};
+    const char* hint =
+        command == "tune" ? "\nFix or remove it; nothing was measured or written." : "";
+    return {kExitUsage, "kbench: bad tuning file: " + std::string(x.what()) + hint};
   } catch (const DatasheetError& x) {
     return {kExitUsage, "kbench: bad datasheet table: " + std::string(x.what())};
   } catch (const SuspectsError& x) {

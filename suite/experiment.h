@@ -1,8 +1,6 @@
-// The experiment API: what one experiment file under suite/experiments/
-// declares (its axes, its Work per point, metrics, and a Case that owns one
-// point's buffers, runs its kernel and checks it against a CPU reference)
-// and registers with KB_EXPERIMENT, making no CUDA call. The engine does
-// the rest. docs/adding-an-experiment.md walks through one.
+// The experiment API: an experiment file declares its axes, Work, metrics
+// and a Case (one point's buffers, kernel and check against a CPU reference),
+// registered with KB_EXPERIMENT; docs/adding-an-experiment.md walks through one.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -42,9 +40,8 @@ class Case {
   // What only the built case knows (the cuBLASLt algorithm it chose),
   // `key=value;...`, added to the rows' variant; read after check().
   virtual std::string variant() const { return {}; }
-  // Optional second work, timed as run() is right after each sample (so
-  // that the power state favours neither): the median over the pairs of
-  // its time / run()'s is MetricInput::companion_ratio. Rules as run().
+  // Optional second work, timed right after each sample (the same power
+  // state): the median of its time / run()'s is MetricInput::companion_ratio.
   virtual bool has_companion() const { return false; }
   virtual void companion(cudaStream_t /*stream*/) {}
   // A sentence for the rows' message about how it ran; read after check().
@@ -57,10 +54,8 @@ enum class Protocol {
   decode,  // no flush (the working set is far beyond L2), `decode_runs` samples; mean (as the seed)
 };
 
-// A multi-device experiment (the NCCL collectives): its points measured
-// across every GPU of a run at once, after the per-GPU chains, by a
-// protocol of its own that builds its rows
-// (docs/decisions/0024-nccl-collectives-as-graphs.md).
+// A multi-device experiment (the NCCL collectives), measured across every
+// GPU of a run by a protocol of its own (docs/decisions/0024).
 struct AcrossDevices {
   // Why it cannot run across `ranks` GPUs in this build ("" = it can).
   std::function<std::string(int ranks)> unavailable;
@@ -106,10 +101,8 @@ class Experiment {
   Experiment& applies(AppliesFn f) { return set(applies_, std::move(f)); }
   // Makes it a multi-device experiment (no work() or make()).
   Experiment& across_devices(AcrossDevices a) { return set(across_, std::move(a)); }
-  // The variant is part of the point's identity: its shape carries it as
-  // the label `key` (`bytes=65536;kernel=read_sweep`), since the gate keys
-  // rows without their variant (docs/gate.md "Like with like"). Not with
-  // seed_mean().
+  // The shape carries the variant as the label `key` (`...;kernel=read_sweep`):
+  // the gate keys rows without their variant. Not with seed_mean().
   Experiment& variant_in_shape(std::string key) { return set(variant_key_, std::move(key)); }
 
   // The axis product, then the extra points, without those applies() drops.

@@ -1,8 +1,7 @@
-// `kbench tune gemv` (docs/targets.md): every candidate configuration of
-// every one-token GEMV shape the suite runs is screened, the finalists timed
-// as rows are, and the winners become the `gemv` section of the tuning file.
-// CUDA-free (the CPU tests check the shapes, candidates and buckets); the
-// timing is suite/gemv_tune_run.cpp.
+// `kbench tune gemv` (docs/targets.md): every candidate of every one-token
+// GEMV shape the suite runs screened, the finalists timed as rows are, the
+// winners the tuning file's `gemv` section. CUDA-free; the timing is
+// suite/gemv_tune_run.cpp.
 #pragma once
 
 #include <cstdint>
@@ -25,9 +24,7 @@ struct GemvShape {
 std::vector<GemvShape> gemv_tuning_shapes();
 
 // The candidates that serve this shape (refusal() empty), the generic
-// rule's choice first: every compiled instantiation of each kernel family
-// with every value of the knobs that cost no instantiation (block shape,
-// K split, row order, blocks per SM; docs/decisions/0050).
+// rule's choice first (the declared search space: docs/decisions/0050).
 std::vector<gemv::Kernel> gemv_candidates(const GemvShape& s);
 
 // One candidate's time at a shape: the median of its samples (a screen),
@@ -52,14 +49,11 @@ struct GemvTuned {
   std::vector<CandidateTime> screen;  // every candidate's screen time, the generic choice first
 };
 
-// The kept choice: the fastest unless the generic choice is within 2% of it.
 constexpr double kGemvTuneMinGain = 0.02;
 
-// The kept choice among `times` (times[0]: the choice in place, the table's
-// or else the generic rule's): the fastest unless times[0] is within
-// kGemvTuneMinGain of it, with the next fastest as runner-up; `generic`
-// and `generic_us` name the generic rule's choice where `times` holds it
-// (else times[0]). `times` must not be empty.
+// The kept choice among `times` (not empty; times[0]: the choice in place):
+// the fastest unless times[0] is within kGemvTuneMinGain of it, the next
+// fastest the runner-up; `generic`: the generic rule's (else times[0]).
 GemvTuned pick_candidate(const GemvShape& s, const std::vector<CandidateTime>& times);
 
 // What a screen hands on to be timed as rows: `keep` first (the table's
@@ -69,15 +63,12 @@ std::vector<gemv::Kernel> finalists(const gemv::Kernel& keep,
                                     const std::vector<CandidateTime>& screen, int n);
 
 // The table the measurements make: per (dtype, one or gather, row bytes),
-// shapes sorted by rows; each winner's bucket runs from the previous
-// measured row count + 1 (the first from 1) to its own (the last without
-// bound); neighbours with the same kernel merge. Origins: "kbench tune gemv".
+// each winner's bucket runs from the previous shape's rows + 1 to its own
+// (the last without bound); neighbours with the same kernel merge.
 std::vector<gemv::TableEntry> tune_buckets(const std::vector<GemvTuned>& tuned);
 
-// A GEMV of the decode step whose configuration the table's `decode`,
-// `swiglu` or `combine` entries choose: tuned in the step's graph, where
-// the chain of dependent launches, not the GEMV alone, decides
-// (docs/decisions/0053-decode-table-entries.md).
+// A GEMV of the decode step (the table's `decode`, `swiglu` or `combine`
+// entries), tuned in the step's graph (docs/decisions/0053).
 struct DecodeProjection {
   std::string what;  // "qkv", "o", "down", "gate/up", "lm head", "experts down"
   bool int8 = false;

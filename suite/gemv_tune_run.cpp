@@ -52,11 +52,12 @@ Point shape_point(const GemvShape& s, const gemv::Kernel& k) {
   return p;
 }
 
+// Every candidate on the engine's device: warm-up, then `reps` interleaved
+// cold rounds.
 GemvTuned measure_shape(Engine& engine, const GemvShape& s, int reps) {
   const std::vector<gemv::Kernel> cands = gemv_candidates(s);
-  // The row's buffer sets (Engine::build_sets): every candidate is timed
-  // round-robin over them, so that it pays what a row pays for where its
-  // weights, x and scales landed (one warm buffer ranked candidates 2-3 us
+  // Round-robin over the row's buffer sets, so that a candidate pays what a
+  // row pays for where its buffers landed (one warm buffer ranked them 2-3 us
   // faster than the rows then measured them).
   const auto cases = engine.build_sets(experiment_of(s), shape_point(s, cands[0]), 11);
   std::vector<gemv_experiment::GemvCase*> sets;
@@ -82,20 +83,6 @@ GemvTuned measure_shape(Engine& engine, const GemvShape& s, int reps) {
   return r;
 }
 
-}  // namespace
-
-std::vector<GemvTuned> measure_gemv(Engine& engine, const std::vector<GemvShape>& shapes, int reps,
-                                    const std::function<void(const GemvTuned&)>& progress) {
-  std::vector<GemvTuned> out;
-  for (const auto& s : shapes) {
-    out.push_back(measure_shape(engine, s, reps));
-    if (progress) progress(out.back());
-  }
-  return out;
-}
-
-namespace {
-
 void print_tuned(const char* stage, const GemvTuned& r) {
   std::printf("  %s %s %lldx%lld%s: %s %.2f us (generic %s %.2f us%s%s)\n", stage,
               r.shape.int8 ? "int8" : "bf16", (long long)r.shape.N, (long long)r.shape.K,
@@ -105,11 +92,9 @@ void print_tuned(const char* stage, const GemvTuned& r) {
   std::fflush(stdout);
 }
 
-// Each shape's finalists (`table`'s present choice, the generic one and
-// the screen's fastest) timed as rows are: points of gemv or gather_gemv
-// naming their kernel, in as many worker processes, one after the other,
-// as a row of that time gets, each finalist's time the mean of theirs.
-// Replaces each shape's choice (the present one kept unless beaten).
+// Each shape's finalists timed as rows are (points of gemv or gather_gemv
+// naming their kernel, in as many worker processes as such a row gets), and
+// its choice made again from those times.
 void confirm_as_rows(const WorkerConfig& cfg, const DeviceInfo& dev, std::vector<GemvTuned>& tuned,
                      const std::vector<gemv::TableEntry>& table, int n_finalists) {
   for (const bool gather : {false, true}) {
@@ -126,8 +111,7 @@ void confirm_as_rows(const WorkerConfig& cfg, const DeviceInfo& dev, std::vector
     }
     if (points.empty()) continue;
     const Experiment& e = experiment_of(tuned[at[0].first].shape);
-    // As many processes as a row of the point gets (short ones more:
-    // processes_for), each point's time the mean of its processes' medians.
+    // Each point's time: the mean of its processes' medians (short ones get more).
     std::vector<double> sum(points.size(), 0), noise(points.size(), 0);
     std::vector<int> runs(points.size(), 0);
     for (int p = 0; p < kDefaultShortProcesses; ++p) {
@@ -173,19 +157,17 @@ std::vector<GemvTuned> tune_gemv_table(const DeviceInfo& dev, const TargetFile* 
   nlohmann::ordered_json doc = read_tuning_doc(out);
   std::vector<GemvTuned> tuned;
   {
-    RunInfo info;
-    EngineOptions eo;
-    Engine engine(dev, tf, eo, info);
-    tuned =
-        measure_gemv(engine, shapes, reps, [](const GemvTuned& r) { print_tuned("screen", r); });
+    Engine engine(dev, tf, EngineOptions{}, RunInfo{});
+    for (const auto& s : shapes) {
+      tuned.push_back(measure_shape(engine, s, reps));
+      print_tuned("screen", tuned.back());
+    }
   }
   if (rows) {
     // The workers alone on the GPU, as a run's are (its parent never makes a context).
     KB_CUDA_CHECK(cudaDeviceReset());
     // The table in place (the file being rewritten) keeps its choice unless beaten.
-    std::vector<gemv::TableEntry> table;
-    if (doc.contains("gemv")) table = parse_gemv_table(doc, out);
-    confirm_as_rows(*rows, dev, tuned, table, kGemvFinalists);
+    confirm_as_rows(*rows, dev, tuned, parse_gemv_table(doc, out), kGemvFinalists);
   }
   // Each bucket's measurement: the shape that decided it (its largest N).
   const auto entries = tune_buckets(tuned);
@@ -223,9 +205,7 @@ std::vector<GemvTuned> tune_gemv_table(const DeviceInfo& dev, const TargetFile* 
   gemv::set_table(parse_gemv_table(installed, out), out);
   DecodeTuning decode;
   {
-    RunInfo info;
-    EngineOptions eo;
-    Engine engine(dev, tf, eo, info);
+    Engine engine(dev, tf, EngineOptions{}, RunInfo{});
     decode = tune_decode_step(engine, dev, reps);
   }
   for (const auto& e : kept)

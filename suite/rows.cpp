@@ -31,7 +31,7 @@ void stamp_run(Record& r, const RunInfo& info, const GpuIdentity& gpu) {
 }
 
 Record make_record(const RowSource& e, const Point& p, const Metric& m, const RunInfo& info,
-                   const GpuIdentity& gpu) {
+                   const GpuIdentity& gpu, const std::string& detail) {
   Record r;
   r.name = e.name;
   r.metric = m.name;
@@ -39,7 +39,7 @@ Record make_record(const RowSource& e, const Point& p, const Metric& m, const Ru
   r.device = info.device_label;
   r.is_model = e.is_model;
   r.shape = p.shape.str();
-  r.variant = p.variant;
+  r.variant = join_variant(p.variant, detail);
   stamp_run(r, info, gpu);
   return r;
 }
@@ -63,8 +63,7 @@ std::vector<Record> status_rows(const RowSource& e, const Point& p, const std::s
                                 const TargetFile* targets) {
   std::vector<Record> rows;
   for (const Metric& m : e.metrics) {
-    Record r = make_record(e, p, m, info, gpu);
-    r.variant = join_variant(r.variant, detail);
+    Record r = make_record(e, p, m, info, gpu, detail);
     r.status = st;
     r.message = message;
     apply_target(r, targets);
@@ -80,8 +79,7 @@ std::vector<Record> measured_rows(const RowSource& e, const Point& p, const std:
   const bool throttled = point_throttled(t.throttled, t.total);
   std::vector<Record> rows;
   for (const Metric& m : e.metrics) {
-    Record r = make_record(e, p, m, info, gpu);
-    r.variant = join_variant(r.variant, detail);
+    Record r = make_record(e, p, m, info, gpu, detail);
     r.samples = static_cast<int64_t>(t.summary.n);
     r.median_us = t.summary.median * 1e6;
     r.min_us = t.summary.min * 1e6;

@@ -1,5 +1,4 @@
-// Building rows from plain data, with no CUDA (the CPU tests check every
-// status a row can get).
+// Building rows from plain data, with no CUDA (the CPU tests check every status).
 #pragma once
 
 #include <algorithm>
@@ -64,22 +63,21 @@ std::string join_variant(const std::string& a, const std::string& b);
 // The columns every row of one run shares (GPU, versions, run id, time).
 void stamp_run(Record& r, const RunInfo& info, const GpuIdentity& gpu);
 
+// A row of the point and metric; `detail` (the case's variant text) joins the point's variant.
 Record make_record(const RowSource& e, const Point& p, const Metric& m, const RunInfo& info,
-                   const GpuIdentity& gpu);
+                   const GpuIdentity& gpu, const std::string& detail = "");
 
-// Sets the row's target (from the file, or the roofline fallback when
-// `targets` is null) and turns an `ok` row that misses it into `below_target`.
+// The row's target (the file's, or the roofline fallback without one); an
+// `ok` row that misses it becomes `below_target`.
 void apply_target(Record& r, const TargetFile* targets);
 
-// One row per metric, all with `status` and `message`; `detail`: the
-// case's variant text, if known.
+// One row per metric, all with `status` and `message`.
 std::vector<Record> status_rows(const RowSource& e, const Point& p, const std::string& status,
                                 const std::string& message, const std::string& detail,
                                 const RunInfo& info, const GpuIdentity& gpu,
                                 const TargetFile* targets);
 
-// The rows of a measured point, one per metric: values, roofline and its
-// limiter (`bound=` in the variant), statuses and targets.
+// The rows of a measured point, one per metric (the limiter in the variant).
 std::vector<Record> measured_rows(const RowSource& e, const Point& p, const std::string& detail,
                                   const Work& w, const Measurement& t, const Ceilings& ceilings,
                                   const RunInfo& info, const GpuIdentity& gpu,
@@ -94,12 +92,10 @@ std::vector<Record> seed_mean_rows(const RowSource& e, const std::vector<Point>&
 // Every row carries a time (measured_rows' do, status_rows' do not).
 bool point_measured(const std::vector<Record>& rows);
 
-// One point measured in several worker processes as one Measurement: its
-// time the mean of the processes' medians (docs/decisions/0005), min and
-// max over all samples, counts summed, the rest averaged or the first's; a
-// mostly throttled process left out where another was not. The note lists
-// the medians where they spread by more than 1% (always with `list_always`).
-// Throws std::invalid_argument for no measurements.
+// One point's worker processes as one Measurement: the mean of their medians
+// (docs/decisions/0005), a mostly throttled process left out where another
+// was not; the note lists the medians where they spread by more than 1%
+// (always with `list_always`). Throws std::invalid_argument for none.
 Measurement combine_process_measurements(const std::vector<Measurement>& each,
                                          bool list_always = false);
 
@@ -116,10 +112,8 @@ inline constexpr int kDefaultProcesses = 3;
 inline constexpr int kMaxProcesses = 9;
 inline constexpr int kDefaultShortProcesses = 9;
 
-// The worker processes of `kbench run` from --processes and
-// --short-processes (0 where not given), --quick, and the GPUs measured at
-// once: on several, each measures ceil(2 n / gpus) of the one-GPU count n,
-// at least 2 for short points (docs/decisions/0007).
+// The worker processes from --processes and --short-processes (0: not
+// given), --quick and the GPUs measured at once (docs/decisions/0007).
 struct ProcessCounts {
   int processes = 1, short_processes = 1;
 };
@@ -136,20 +130,17 @@ inline ProcessCounts worker_processes(int given, int given_short, bool quick, in
   return c;
 }
 
-// The processes of a point whose first process's median was
-// `first_median_s`: `short_processes` under kShortPointUs, else `processes`.
+// `short_processes` for a first median under kShortPointUs, else `processes`.
 int processes_for(double first_median_s, int processes, int short_processes);
 
-// What a further worker process gave for a point: its rows, and what they
-// were built from (none where it did not measure it).
+// A further worker process's rows of a point, and what they were built from.
 struct ProcessResult {
   std::vector<Record> rows;
   std::optional<MeasuredPoint> measured;
 };
 
-// The rows of a point from its processes' measurements (`rows_of` their
-// combination); a further process that did not measure it, or ran another
-// kernel, fails the point (its own failed rows, else `failed_rows(why)`).
+// The point's rows from its processes (`rows_of` their combination); a
+// further process that did not measure it, or ran another kernel, fails it.
 std::vector<Record> point_rows_of_processes(
     const MeasuredPoint& first, const std::vector<ProcessResult>& further,
     const std::function<std::vector<Record>(const Measurement&)>& rows_of,

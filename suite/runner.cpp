@@ -139,8 +139,8 @@ struct Pass {
   std::vector<std::optional<MeasuredPoint>> measured;  // what a measured point's rows came from
 };
 
-// One worker pass over `todo`: the rows of each. A worker that dies in a
-// point fails it and a new one goes on at the next.
+// One worker pass over `todo`: a worker that dies in a point fails it and a
+// new one goes on at the next.
 Pass run_pass(const WorkerConfig& cfg, const Experiment& e, const DeviceInfo& dev,
               const TargetFile* targets, const std::vector<size_t>& todo,
               const std::string& probed) {
@@ -213,17 +213,16 @@ Further further_passes(const WorkerConfig& each, const Experiment& e, const Devi
   return f;
 }
 
-// The first pass, then (kernel protocol) the further passes, and per point
-// the rows of its processes together. Passes go one after another, so a
-// point's processes are an experiment's length apart in time.
+// The first pass, then the further passes (kernel protocol), one after
+// another (a point's processes an experiment apart), and the rows of each
+// point's processes together.
 std::vector<std::vector<Record>> run_passes(const WorkerConfig& cfg, const Experiment& e,
                                             const DeviceInfo& dev, const TargetFile* targets,
                                             const ProbeResult& probed,
                                             const std::vector<size_t>& todo) {
   const int passes = e.sampling() == Protocol::kernel ? std::max(1, cfg.processes) : 1;
   const int most = e.sampling() == Protocol::kernel ? std::max(passes, cfg.short_processes) : 1;
-  // Each process samples its share of the buffer-set bytes; only the first
-  // checks the output.
+  // Each process samples its share of the buffer-set bytes; the first checks.
   WorkerConfig each = cfg;
   each.engine.sampled_bytes_goal = std::max<size_t>(cfg.engine.sampled_bytes_goal / passes, 1);
   const std::string probed_text = probed_arg(probed);

@@ -1,7 +1,6 @@
 // Process isolation, the parent's side (it never creates a CUDA context):
-// worker processes (suite/worker.h) measure the points and stream rows back
-// one point at a time; a fault, hang or crash fails that point's rows and a
-// new worker goes on at the next.
+// workers (suite/worker.h) stream rows back a point at a time; a fault, hang
+// or crash fails that point's rows and a new worker goes on at the next.
 #pragma once
 
 #include <string>
@@ -41,8 +40,7 @@ std::vector<Record> run_experiment_isolated(const WorkerConfig& cfg, const Exper
                                             const ProbeResult& probed,
                                             const std::vector<size_t>& indices = {});
 
-// The rows of the given points of `e`, in that order, measured as
-// run_experiment_isolated does, in fresh workers (`kbench run --rerun`).
+// The rows of the given points, measured as above (`kbench run --rerun`).
 std::vector<std::vector<Record>> run_points_isolated(const WorkerConfig& cfg, const Experiment& e,
                                                      const std::vector<size_t>& indices,
                                                      const DeviceInfo& dev,
@@ -50,14 +48,12 @@ std::vector<std::vector<Record>> run_points_isolated(const WorkerConfig& cfg, co
                                                      const ProbeResult& probed);
 
 // The times of any points of `e`'s axes, without rows, in one worker
-// process (the ladder probe's chains, the GEMV tuner's finalists). Throws
-// std::runtime_error naming the first point without a time and why.
+// process. Throws std::runtime_error naming the first point without one.
 std::vector<PointTime> measure_points_isolated(const WorkerConfig& cfg, const Experiment& e,
                                                const std::vector<Point>& points,
                                                const DeviceInfo& dev);
 
-// The rows of a multi-device experiment across `devices`, in one worker
-// process driving them all.
+// A multi-device experiment's rows, in one worker driving all `devices`.
 std::vector<Record> run_across_devices_isolated(const WorkerConfig& cfg, const Experiment& e,
                                                 const std::vector<int>& devices,
                                                 const std::string& host);

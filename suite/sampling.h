@@ -52,27 +52,22 @@ bool point_throttled(size_t throttled, size_t total);
 const std::vector<double>& samples_to_use(const std::vector<double>& good,
                                           const std::vector<double>& all);
 
-// Samples of at least kCoolSampleSeconds are each followed by an idle gap
-// as long, so that each starts from the same power state
-// (docs/decisions/0002-idle-gap-after-long-samples.md).
+// Samples of at least kCoolSampleSeconds are followed by an idle gap as
+// long (the same power state for each: docs/decisions/0002).
 inline constexpr double kCoolSampleSeconds = 100e-6;
 double cool_gap_seconds(double sample_s);
 
-// Whether a kernel point has sampled enough: the budget spent (3 samples at
-// least), max_samples reached, or at the end of a round over the `sets`,
-// min_samples good ones (3 a set) whose median's relative standard error is
-// under max_noise.
+// Enough samples: the budget spent (3 at least), max_samples, or at the end
+// of a round over the `sets` min_samples good ones (3 a set) under max_noise.
 bool stop_sampling(const EngineOptions& o, size_t taken, const std::vector<double>& good,
                    double elapsed_s, size_t sets = 1);
 
-// Buffer sets for a point whose first took `case_bytes`: enough to sample
-// `goal_bytes`, 3 to `max_sets`, within a quarter of the GPU's memory and
-// half of what is free.
+// Buffer sets for a point whose first took `case_bytes`: enough for
+// `goal_bytes`, 3 to `max_sets`, within a quarter of memory and half the free.
 int buffer_sets(size_t case_bytes, size_t free_bytes, size_t total_bytes, int max_sets,
                 size_t goal_bytes = kSampledBytesGoal);
 
-// "inject=5%scaled": the variant field of an injected row
-// (docs/decisions/0010-injected-slowdown-scales-samples.md).
+// "inject=5%scaled": the variant field of an injected row (docs/decisions/0010).
 std::string inject_field(double fraction);
 
 }  // namespace kb

@@ -154,9 +154,8 @@ Injection parse_injection(const std::string& spec) {
 
 namespace {
 
-// The options as given, checked against the command, as (option, value)
-// pairs (`--opt=value` is `--opt value`); an option the command does not
-// take is refused, and a file given without its flag gets a hint.
+// The options checked against the command (`--opt=value` is `--opt value`);
+// a file given without its flag gets a hint.
 void set_options(Args& a, const std::vector<std::string>& in) {
   const std::string command = a.command;  // --help changes a.command
   const bool judged = command == "run" || command == "probe" || command == "tune" ||
@@ -213,8 +212,7 @@ void check_combinations(const Args& a) {
     throw UsageError("--rerun measures the suspects it is given: it takes no --shard");
   if (!a.rerun.empty() && !a.run_id.empty())
     throw UsageError("--rerun appends attempts of the suspects' own run: it takes no --run-id");
-  // An output that is an input or another output would destroy it (the
-  // history above all): refused before anything runs.
+  // An output that is an input or another output would destroy it.
   std::vector<NamedPath> outputs = {{"--json", a.json}};
   if (a.command == "run" && !a.no_csv) outputs.insert(outputs.begin(), {"--csv", a.csv});
   if (a.command == "tune") outputs.push_back({"--write", a.write});

@@ -34,8 +34,7 @@ class Console {
   std::mutex mu_;
 };
 
-// The rows of steps that could not run on a GPU (its ceiling probe failed,
-// it vanished): `failed`, with the reason, so that the night shows them.
+// The rows of steps that could not run on a GPU, `failed` with the reason.
 std::vector<Record> failed_steps(const std::vector<Step>& steps, const std::string& why,
                                  const WorkerConfig& cfg, const GpuIdentity& gpu,
                                  const TargetFile* tf) {
@@ -90,8 +89,7 @@ void print_gpu_head(Console& con, int d, const WorkerConfig& cfg, const DeviceIn
                                                       tpath + ", the generic rule elsewhere"));
 }
 
-// The ceilings the rows use (the target file's merged with the probe's)
-// and what the probe measured now.
+// The ceilings the rows use, and what the probe measured now.
 std::string ceilings_line(const TargetFile* tf, const ProbeResult& probed) {
   const Ceilings c = merge_ceilings(tf, probed);
   char line[640];
@@ -106,8 +104,7 @@ std::string ceilings_line(const TargetFile* tf, const ProbeResult& probed) {
   return line;
 }
 
-// Each experiment step in order, each in worker processes of its own; a
-// step that throws becomes its failed rows.
+// Each step in its own worker processes; one that throws: its failed rows.
 std::vector<Record> run_steps(WorkerConfig& cfg, int d, const DeviceInfo& dev, const TargetFile* tf,
                               const ProbeResult& probed, const std::vector<Step>& steps,
                               const Injection& inject, Console& con) {
@@ -133,47 +130,35 @@ std::vector<Record> run_steps(WorkerConfig& cfg, int d, const DeviceInfo& dev, c
   return rows;
 }
 
-// One GPU's chain: its ceiling probe, then each step in order, every one in
-// worker processes of its own pinned to this GPU. Chains of several GPUs
-// run at once (one thread each, waiting on its workers): the references and
-// checks run in the workers, so no GPU waits on another's CPU work. Whatever
-// goes wrong becomes this GPU's failed rows; it never stops the others.
-std::vector<Record> run_chain(const RunPlan& plan, WorkerConfig cfg, int d,
+// One GPU's chain: its ceiling probe, then each step in worker processes.
+// Chains of several GPUs run at once, a thread each (the references run in
+// the workers); whatever goes wrong becomes this GPU's failed rows.
+// `dev`: its index in, the GPU out (where it can be queried).
+std::vector<Record> run_chain(const RunPlan& plan, WorkerConfig cfg, DeviceInfo& dev,
                               const std::vector<Step>& steps, const std::vector<TargetFile>& files,
-                              const std::string& host, Console& con) {
-  DeviceInfo dev;
+                              Console& con) {
+  const int d = dev.index;
   try {
     dev = query_device(d);
   } catch (const std::exception& ex) {
-    dev.index = d;
-    dev.name = "unknown";
-    auto rows =
-        failed_steps(steps, std::string("cannot query GPU ") + std::to_string(d) + ": " + ex.what(),
-                     cfg, gpu_identity(dev), nullptr);
-    stamp_gpu(rows, dev, host);
-    return rows;
+    return failed_steps(steps, "cannot query GPU " + std::to_string(d) + ": " + ex.what(), cfg,
+                        gpu_identity(dev), nullptr);
   }
   const TargetFile* tf = target_for(files, dev, plan.targets.path);
   print_gpu_head(con, d, cfg, dev, tf);
   std::vector<Record> rows;
   ProbeResult probed;
   try {
-    auto probe_rows = run_probe_worker(cfg, dev, &probed);
-    rows.insert(rows.end(), probe_rows.begin(), probe_rows.end());
+    rows = run_probe_worker(cfg, dev, &probed);
   } catch (const std::exception& ex) {
     con.line(
         d, std::string("the ceiling probe failed: ") + ex.what() + ": this GPU's rows are failed");
-    auto failed =
-        failed_steps(steps, std::string("the ceiling probe failed on this GPU: ") + ex.what(), cfg,
-                     gpu_identity(dev), tf);
-    rows.insert(rows.end(), failed.begin(), failed.end());
-    stamp_gpu(rows, dev, host);
-    return rows;
+    return failed_steps(steps, std::string("the ceiling probe failed on this GPU: ") + ex.what(),
+                        cfg, gpu_identity(dev), tf);
   }
   con.line(d, ceilings_line(tf, probed));
   auto measured = run_steps(cfg, d, dev, tf, probed, steps, plan.inject, con);
   rows.insert(rows.end(), measured.begin(), measured.end());
-  stamp_gpu(rows, dev, host);
   return rows;
 }
 
@@ -193,8 +178,12 @@ std::vector<Record> run_gpu_chains(const RunPlan& plan, const WorkerConfig& cfg,
     WorkerConfig c = cfg;
     if (several) c.info.device_label = "cuda:" + std::to_string(devices[k]);
     threads.emplace_back([&, c, k] {
+      DeviceInfo dev;
+      dev.index = devices[k];
+      dev.name = "unknown";
       try {
-        per_gpu[k] = run_chain(plan, c, devices[k], steps, files, host, con);
+        per_gpu[k] = run_chain(plan, c, dev, steps, files, con);
+        stamp_gpu(per_gpu[k], dev, host);
       } catch (...) {  // run_chain turns errors into rows; this is a bug
         stopped[k] = std::current_exception();
       }

@@ -14,9 +14,8 @@
 
 namespace kb::cli {
 
-// Each GPU of `devices` measures the experiments of `steps` (multi-device
-// ones are the caller's), all GPUs at once; the rows of all, in the order of
-// `devices`. Whatever goes wrong on one GPU becomes its failed rows.
+// Every GPU of `devices` at once measures `steps` (not the multi-device
+// ones); the rows in the order of `devices`, a GPU's errors its failed rows.
 std::vector<Record> run_gpu_chains(const RunPlan& plan, const WorkerConfig& cfg,
                                    const std::vector<int>& devices, const std::vector<Step>& steps,
                                    const std::vector<TargetFile>& files, const std::string& host);

@@ -25,10 +25,9 @@ namespace kb::cli {
 namespace {
 
 // The chains' times (in the order of `chains`), measured as a run measures
-// roofline_ideal's rows: the mean of kChainProcesses worker processes
-// (docs/decisions/0009-chains-probed-in-worker-processes.md). This
-// process's context goes first, so that the workers are alone on the GPU;
-// the caller makes no CUDA call after this. A failed worker fails the probe.
+// roofline_ideal's rows, in worker processes alone on the GPU (this
+// process's context reset first: docs/decisions/0009). A failed worker
+// fails the probe.
 std::vector<double> chains_in_workers(const RunPlan& plan, const DeviceInfo& dev,
                                       const std::vector<Point>& chains,
                                       std::vector<Point>* all_points,
@@ -69,8 +68,7 @@ std::vector<double> chains_in_workers(const RunPlan& plan, const DeviceInfo& dev
   }
 }
 
-// What the probe measured: the ceilings, the ladder (its chains set), and
-// the rungs measured faster as rows are than in this process.
+// The ceilings, the ladder, and the rungs the workers measured faster.
 struct Probed {
   ProbeResult p;
   LadderProbe lp;
@@ -121,13 +119,11 @@ void print_ladder(const Probed& r) {
 }
 
 // An existing --write file (`path`): only its ladder is replaced, by the
-// faster of both unless `replace`.
+// faster of both per rung (a bound must hold for every probe) unless `replace`.
 void replace_ladder(const std::string& path, bool replace, const SpeedOfLight& probed,
                     const std::string& today, const DeviceInfo& dev) {
   const auto text = read_whole_file(path);
   if (!text) throw std::runtime_error(path + ": cannot read");
-  // The file's own ladder, where it has one and --replace is not given:
-  // the faster of both per rung (a bound must hold for every probe).
   SpeedOfLight sol = probed;
   int kept = 0;
   bool merged = false;
@@ -149,8 +145,7 @@ void replace_ladder(const std::string& path, bool replace, const SpeedOfLight& p
     std::printf("measured.ladder of %s replaced: review the diff and commit it\n", path.c_str());
 }
 
-// A draft's targets: 80% of the roofline for every metric that has one, for
-// each dtype and seed mean of every experiment.
+// A draft's targets: 80% of the roofline, each dtype and seed mean.
 nlohmann::ordered_json draft_targets() {
   nlohmann::ordered_json targets = nlohmann::ordered_json::array();
   for (const auto& e : Registry::instance().all()) {
@@ -175,9 +170,8 @@ nlohmann::ordered_json draft_targets() {
   return targets;
 }
 
-// A new target file for this GPU, printed or written to --write. Peaks
-// from the datasheet table where the GPU is in it; the measured figures go
-// to `measured` (the roofline's ceilings), never to `peaks`.
+// A new target file, printed or written to --write: peaks from the
+// datasheet table, the measured figures under `measured`, never `peaks`.
 void write_draft(const std::string& write, const DeviceInfo& dev, const Probed& r,
                  const std::string& table, const std::optional<DatasheetTable>& sheets,
                  const std::string& today) {
@@ -217,8 +211,7 @@ void write_draft(const std::string& write, const DeviceInfo& dev, const Probed& 
 int cmd_probe(const Args& a) {
   if (parse_device_spec(a.device).size() != 1)
     throw UsageError("probe measures one GPU: --device N, got '" + a.device + "'");
-  // The files it reads, before it measures: one that does not parse is exit
-  // 2 with nothing measured. No datasheet table: the draft says so.
+  // Its inputs read before it measures: one that does not parse is exit 2.
   // (--replace: the file's ladder may be what is broken; set_ladder reads the rest.)
   if (!a.write.empty() && !a.replace && std::filesystem::exists(a.write)) load_target_file(a.write);
   const RunPlan plan = run_plan(a);
@@ -230,8 +223,7 @@ int cmd_probe(const Args& a) {
   if (count == 0) return kExitNoDevice;
   const int d = devices_for(a.device, count).front();
   DeviceInfo dev = query_device(d);
-  // Which target file of the folder is this GPU's, before measuring: the
-  // line tools/bringup.sh reads rather than matching names itself.
+  // The line tools/bringup.sh reads rather than matching names itself.
   std::fprintf(stderr, "%s\n", target_file_line(load_targets(plan.targets), dev.name).c_str());
   KB_CUDA_CHECK(cudaSetDevice(d));
   const Probed r = measure(plan, dev);

@@ -103,9 +103,8 @@ RerunPlan rerun_plan(const std::string& file, const std::vector<Suspect>& sus) {
   return plan;
 }
 
-// One attempt (`attempt`) of every suspect point: one worker per
-// experiment (a fresh process, fresh allocations), its points in order,
-// then the seed means recomputed from them.
+// One attempt of every suspect point, a fresh worker per experiment, then
+// the seed means recomputed from them.
 std::vector<Record> measure_attempt(WorkerConfig& cfg, const RerunPlan& plan, int attempt,
                                     const DeviceInfo& dev, const TargetFile* tf,
                                     const ProbeResult& probed, const Injection& inject) {

@@ -75,8 +75,7 @@ int require_devices() {
   std::string why;
   int n = cuda_device_count(&why);
   if (n == 0) {
-    // A driver missing or too old for this build's runtime reads, in CUDA's
-    // words, as cudaErrorInsufficientDriver: name which it is, and the fix.
+    // CUDA says cudaErrorInsufficientDriver for both: name which, and the fix.
     std::string driver = driver_problem();
     if (!driver.empty()) why = driver + " (" + why + ")";
     std::fprintf(stderr, "kbench: no CUDA device found: %s; nothing was measured\n", why.c_str());
@@ -98,9 +97,7 @@ const TargetFile* target_for(const std::vector<TargetFile>& files, const DeviceI
   return tf;
 }
 
-// The inputs a GPU's chain reads, checked before anything is measured: two
-// target files for the GPU, or a tuning file that does not parse, are the
-// run's error (exit 2), not one GPU's stopped chain that the run outlives.
+// A bad input is the run's error (exit 2), not a GPU chain the run outlives.
 void check_gpu_inputs(const std::vector<TargetFile>& files, const DeviceInfo& dev,
                       const WorkerConfig& cfg) {
   const TargetFile* tf = match_gpu(files, dev.name);

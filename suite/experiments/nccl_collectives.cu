@@ -1,11 +1,8 @@
-// nccl_all_reduce and nccl_all_gather across the GPUs of one run, one NCCL
-// rank a GPU in one worker process (Experiment::across_devices): latency at
-// the sizes tensor-parallel decode moves (hidden 4096 bf16 x 1..16 tokens),
-// algbw and busbw (as nccl-tests) at 256 MiB and 1 GiB, against a link
-// roofline measured there (every GPU writing to the next over peer access at
-// once: a ring). Never a hang: communicators are nonblocking and every wait
-// has a deadline that aborts them. NVLink multicast stays off (kbench sets
-// NCCL_NVLS_ENABLE=0). One GPU or no NCCL: `skipped` rows.
+// nccl_all_reduce and nccl_all_gather across a run's GPUs, a rank each in
+// one worker (Experiment::across_devices): latency at decode's sizes, algbw
+// and busbw (as nccl-tests) at 256 MiB and 1 GiB against a ring of peer
+// writes. Never a hang: nonblocking communicators, every wait a deadline
+// that aborts them. NVLS stays off (kbench sets NCCL_NVLS_ENABLE=0).
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -111,17 +108,17 @@ class Comms {
   explicit Comms(const std::vector<int>& devices)
       : devices_(devices), comms_(devices.size(), nullptr) {
     ncclUniqueId id;
-    check(ncclGetUniqueId(&id), "ncclGetUniqueId");
+    if (ncclResult_t res = ncclGetUniqueId(&id)) fail(res, "ncclGetUniqueId");
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.blocking = 0;  // nonblocking: every wait below has a deadline
-    check(ncclGroupStart(), "ncclGroupStart");
+    if (ncclResult_t res = ncclGroupStart()) fail(res, "ncclGroupStart");
     for (size_t r = 0; r < devices.size(); ++r) {
       KB_CUDA_CHECK(cudaSetDevice(devices[r]));
       ncclResult_t res = ncclCommInitRankConfig(&comms_[r], static_cast<int>(devices.size()), id,
                                                 static_cast<int>(r), &config);
       if (res != ncclSuccess && res != ncclInProgress) {
         ncclGroupEnd();
-        check(res, "ncclCommInitRankConfig");
+        fail(res, "ncclCommInitRankConfig");
       }
     }
     group_end("communicator init");
@@ -207,9 +204,6 @@ class Comms {
     aborted_ = true;
     throw NcclError(std::string(what) + ": " + ncclGetErrorString(res) +
                     " (NCCL_DEBUG=WARN tells more)");
-  }
-  void check(ncclResult_t res, const char* what) {
-    if (res != ncclSuccess) fail(res, what);
   }
 
   std::vector<int> devices_;
@@ -446,9 +440,8 @@ std::string check_point(const Calls& c, size_t per_rank, size_t bytes) {
   return "";
 }
 
-// The samples of one size, in seconds a collective, nccl-tests' way: `iters`
-// back to back per sample (one graph a rank), time / iters; the slowest
-// rank's time is the collective's.
+// The samples of one size, nccl-tests' way: `iters` back to back a sample,
+// the slowest rank's time / iters.
 std::vector<double> time_point(const Calls& c, size_t bytes, bool latency, bool quick) {
   const auto& dev = c.b.devices;
   const int n = static_cast<int>(dev.size());

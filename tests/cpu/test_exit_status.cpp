@@ -32,4 +32,12 @@ TEST(KbenchExitStatus, InputIsTwoTheMachineIsThreeNeverOne) {
   EXPECT_EQ(f.message, "kbench run failed: fork failed (the machine, not a row)");
 }
 
+TEST(KbenchExitStatus, ABrokenTuningFileTellsTuneWhatToDo) {
+  const auto e = std::make_exception_ptr(kb::TuningError("u.json:1: x: y"));
+  EXPECT_EQ(kb::describe_failure(e, "tune").message,
+            "kbench: bad tuning file: u.json:1: x: y\n"
+            "Fix or remove it; nothing was measured or written.");
+  EXPECT_EQ(kb::describe_failure(e, "run").message, "kbench: bad tuning file: u.json:1: x: y");
+}
+
 }  // namespace
