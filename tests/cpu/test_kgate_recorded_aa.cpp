@@ -1,0 +1,74 @@
+// The gate on a recorded real A/A of the whole nightly: every night, gated
+// against the nights before it, passes.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <sstream>
+
+#include "kgate_test_util.h"
+#include "reports/gate_result.h"
+#include "tools/kgate/gate.h"
+
+namespace {
+
+using namespace kgt;
+
+#ifdef KBENCH_SOURCE_DIR
+// The file's lines after its header, grouped by run (the run_id column), in
+// the order the runs were appended.
+std::vector<std::vector<std::string>> runs_of(const std::string& text, std::string* header) {
+  auto fields = [](const std::string& line) {
+    std::vector<std::string> out;
+    std::istringstream in(line);
+    for (std::string f; std::getline(in, f, ',');) out.push_back(f);
+    return out;
+  };
+  std::istringstream in(text);
+  std::getline(in, *header);
+  const auto names = fields(*header);
+  const size_t col = std::find(names.begin(), names.end(), "run_id") - names.begin();
+  std::vector<std::vector<std::string>> runs;
+  std::map<std::string, size_t> index;
+  for (std::string line; std::getline(in, line);) {
+    const auto f = fields(line);
+    auto [it, fresh] = index.emplace(col < f.size() ? f[col] : "", runs.size());
+    if (fresh) runs.emplace_back();
+    runs[it->second].push_back(line);
+  }
+  return runs;
+}
+
+// Seven nights of the whole nightly (gemm, MLP, decode, NCCL, probes: one
+// metric of each timing, `roofline_ideal` left out) on two one-GPU H200
+// boards, 3 then 4 nights, with the repo's target files: each night passes,
+// the first on the second board as a new board.
+TEST(KgateRecordedAA, EveryNightOfTheWholeNightlyOnTwoH200BoardsPasses) {
+  std::string header;
+  const auto runs = runs_of(
+      slurp(std::string(KBENCH_SOURCE_DIR) + "/tests/data/h200-aa-full-c6dc07d-2026-11-29.csv"),
+      &header);
+  ASSERT_EQ(runs.size(), 7u);
+  kb::GateOptions opt;
+  opt.targets = kb::load_target_dir(std::string(KBENCH_SOURCE_DIR) + "/targets");
+  const fs::path dir = temp_dir("recorded_aa");
+  std::string text = header + "\n";
+  for (size_t night = 0; night < runs.size(); ++night) {
+    for (const auto& line : runs[night]) text += line + "\n";
+    kb::History h;
+    h.add_file(write(dir / "history.csv", text).string());
+    h.finish();
+    const kb::GateReport rep = kb::run_gate(h, opt);
+    size_t gated = 0;
+    for (const auto& k : rep.keys) {
+      EXPECT_NE(k.status, kb::GateStatus::fail)
+          << "night " << night + 1 << ": " << kb::key_label(k) << ": " << k.why;
+      gated += k.status != kb::GateStatus::skipped;
+    }
+    EXPECT_GE(gated, 100u) << "night " << night + 1;
+    EXPECT_EQ(rep.exit_code(), 0) << "night " << night + 1 << "\n" << kb::gate_console(rep);
+  }
+}
+#endif
+
+}  // namespace
