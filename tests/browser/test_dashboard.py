@@ -274,6 +274,35 @@ def drive_shared_x(b, exe, out):
           "(%s)" % (n, axes))
 
 
+def drive_phone(b, page, out):
+    """At 390 px (a phone): no page-wide sideways scroll, the overview's table
+    scrolls inside its box with the verdict and change in view, charts fit."""
+    b.call("Emulation.setDeviceMetricsOverride", session=True, width=390, height=844,
+           deviceScaleFactor=1, mobile=True)
+    try:
+        b.open("about:blank", "true")
+        b.open("file://" + page, READY)
+        wide = b.eval("document.documentElement.scrollWidth")
+        check(wide <= 392, "at 390 px the page is not wider than the screen (%d px)" % wide)
+        cell = b.eval("(() => { const r = document.querySelector('#view table.overview')"
+                      ".tBodies[0].rows[0]; const c = r.cells[1].getBoundingClientRect();"
+                      " return [r.cells[0].textContent, r.cells[1].textContent, c.right]; })()")
+        check(cell[0] == "FAIL" and cell[1].startswith("-6.") and cell[2] <= 390,
+              "at 390 px the first row's verdict and change are on screen: %s" % cell)
+        b.screenshot(os.path.join(out, "phone-overview.png"))
+        goto(b, "#charts")
+        widths = b.eval("Array.from(document.querySelectorAll('#view svg.kb-chart'))"
+                        ".map(s => s.getBoundingClientRect().right)")
+        check(len(widths) > 0 and max(widths) <= 390,
+              "at 390 px every chart fits the screen (rightmost edge %s px)"
+              % (max(widths) if widths else None))
+        b.screenshot(os.path.join(out, "phone-charts.png"))
+    finally:
+        b.call("Emulation.setDeviceMetricsOverride", session=True, width=1400, height=900,
+               deviceScaleFactor=1, mobile=False)
+        b.open("about:blank", "true")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kgate", required=True)
@@ -336,6 +365,7 @@ def main():
         drive_compare(b)
         drive_four_gpus(b, a.out, a.kgate)
         drive_shared_x(b, a.kgate, a.out)
+        drive_phone(b, drop, a.out)
         # 100 000 rows: the first screen (the overview, worst first).
         times = sorted(b.open("file://" + big_page, READY) for _ in range(3))
         st = b.eval(STATUS)
