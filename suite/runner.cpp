@@ -181,36 +181,27 @@ Pass run_pass(const WorkerConfig& cfg, const Experiment& e, const DeviceInfo& de
 
 // The further passes over the points the first measured (`again`, their
 // first times `first_s`): all up to `processes`, the short ones beyond.
-struct Further {
-  std::vector<Pass> passes;
-  std::vector<std::vector<size_t>> in_pass;  // per pass, the indices into `again` it measured
-  // Where point n's result is in further pass p (none where it skipped it).
-  std::optional<size_t> index(size_t p, size_t n) const {
-    const auto& has = in_pass[p];
-    const auto it = std::find(has.begin(), has.end(), n);
-    if (it == has.end()) return std::nullopt;
-    return static_cast<size_t>(it - has.begin());
-  }
-};
-
-Further further_passes(const WorkerConfig& each, const Experiment& e, const DeviceInfo& dev,
-                       const TargetFile* targets, const std::vector<size_t>& again,
-                       const std::vector<double>& first_s, int passes, const std::string& probed) {
-  Further f;
-  std::vector<int> wanted;  // per point of `again`: its processes
-  for (double s : first_s) wanted.push_back(processes_for(s, passes, each.short_processes));
+// Per point of `again`, its further processes' results in pass order.
+std::vector<std::vector<ProcessResult>> further_passes(const WorkerConfig& each,
+                                                       const Experiment& e, const DeviceInfo& dev,
+                                                       const TargetFile* targets,
+                                                       const std::vector<size_t>& again,
+                                                       const std::vector<double>& first_s,
+                                                       int passes, const std::string& probed) {
+  std::vector<std::vector<ProcessResult>> further(again.size());
   for (int p = 1;; ++p) {
     std::vector<size_t> points_n, todo_p;
     for (size_t n = 0; n < again.size(); ++n)
-      if (wanted[n] > p) {
+      if (processes_for(first_s[n], passes, each.short_processes) > p) {
         points_n.push_back(n);
         todo_p.push_back(again[n]);
       }
     if (todo_p.empty()) break;
-    f.passes.push_back(run_pass(each, e, dev, targets, todo_p, probed));
-    f.in_pass.push_back(std::move(points_n));
+    const Pass pass = run_pass(each, e, dev, targets, todo_p, probed);
+    for (size_t j = 0; j < points_n.size(); ++j)
+      further[points_n[j]].push_back({pass.rows[j], pass.measured[j]});
   }
-  return f;
+  return further;
 }
 
 // The first pass, then the further passes (kernel protocol), one after
@@ -238,19 +229,15 @@ std::vector<std::vector<Record>> run_passes(const WorkerConfig& cfg, const Exper
       first_s.push_back(first.measured[k]->m.value_s);
     }
   if (again.empty()) return first.rows;
-  const Further more = further_passes(each, e, dev, targets, again, first_s, passes, probed_text);
+  const auto further = further_passes(each, e, dev, targets, again, first_s, passes, probed_text);
   const std::vector<Point> points = e.points();
   const Ceilings ceilings = merge_ceilings(targets, probed);
   const GpuIdentity gpu = gpu_identity(dev);
   for (size_t n = 0; n < again.size(); ++n) {
     const Point& pt = points[again[n]];
     const MeasuredPoint& m0 = *first.measured[at[n]];
-    std::vector<ProcessResult> further;
-    for (size_t p = 0; p < more.passes.size(); ++p)
-      if (const auto j = more.index(p, n))
-        further.push_back({more.passes[p].rows[*j], more.passes[p].measured[*j]});
     first.rows[at[n]] = point_rows_of_processes(
-        m0, further,
+        m0, further[n],
         [&](const Measurement& m) {
           return measured_rows(e.source(), pt, m0.detail, e.work_for(pt), m, ceilings, cfg.info,
                                gpu, targets);
