@@ -219,9 +219,9 @@ int cmd_probe(const Args& a) {
   std::optional<DatasheetTable> sheets;
   std::error_code exists_ec;
   if (std::filesystem::exists(table, exists_ec)) sheets = load_datasheets(table);
-  const int count = require_devices();
-  if (count == 0) return kExitNoDevice;
-  const int d = devices_for(a.device, count).front();
+  const std::vector<int> devices = devices_for(a.device);
+  if (devices.empty()) return kExitNoDevice;
+  const int d = devices.front();
   DeviceInfo dev = query_device(d);
   // The line tools/bringup.sh reads rather than matching names itself.
   std::fprintf(stderr, "%s\n", target_file_line(load_targets(plan.targets), dev.name).c_str());

@@ -155,9 +155,8 @@ int cmd_rerun(const Args& a) {
     std::printf("kbench: %s names no suspects: nothing to re-measure\n", a.rerun.c_str());
     return kExitOk;
   }
-  const int count = require_devices();
-  if (count == 0) return kExitNoDevice;
-  const std::vector<int> devices = devices_for(a.device, count);
+  const std::vector<int> devices = devices_for(a.device);
+  if (devices.empty()) return kExitNoDevice;
   if (devices.size() != 1) throw UsageError("--rerun measures on one GPU: give --device N");
   DeviceInfo dev = query_device(devices.front());
   for (const Suspect& s : sus)

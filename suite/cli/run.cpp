@@ -55,9 +55,8 @@ int cmd_run(const Args& a) {
   const RunPlan plan = run_plan(a);
   auto files = load_targets(plan.targets);
   if (plan.write_csv) precheck_csv(plan.csv);
-  const int count = require_devices();
-  if (count == 0) return kExitNoDevice;
-  const std::vector<int> devices = devices_for(a.device, count);
+  const std::vector<int> devices = devices_for(a.device);
+  if (devices.empty()) return kExitNoDevice;
 
   WorkerConfig cfg = worker_config(plan, static_cast<int>(devices.size()));
   cfg.info.device_label = "cuda";  // cuda:N where the run has several GPUs

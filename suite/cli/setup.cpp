@@ -57,7 +57,16 @@ void precheck_csv(const std::string& path) {
                    "left untouched. Write to another file with --csv FILE");
 }
 
-std::vector<int> devices_for(const std::string& spec, int count) {
+std::vector<int> devices_for(const std::string& spec) {
+  std::string why;
+  const int count = cuda_device_count(&why);
+  if (count == 0) {
+    // CUDA says cudaErrorInsufficientDriver for both: name which, and the fix.
+    std::string driver = driver_problem();
+    if (!driver.empty()) why = driver + " (" + why + ")";
+    std::fprintf(stderr, "kbench: no CUDA device found: %s; nothing was measured\n", why.c_str());
+    return {};
+  }
   std::vector<int> asked = parse_device_spec(spec);
   if (asked.empty()) {
     for (int i = 0; i < count; ++i) asked.push_back(i);
@@ -69,18 +78,6 @@ std::vector<int> devices_for(const std::string& spec, int count) {
                        std::to_string(count) + " CUDA device(s) (0.." + std::to_string(count - 1) +
                        ")");
   return asked;
-}
-
-int require_devices() {
-  std::string why;
-  int n = cuda_device_count(&why);
-  if (n == 0) {
-    // CUDA says cudaErrorInsufficientDriver for both: name which, and the fix.
-    std::string driver = driver_problem();
-    if (!driver.empty()) why = driver + " (" + why + ")";
-    std::fprintf(stderr, "kbench: no CUDA device found: %s; nothing was measured\n", why.c_str());
-  }
-  return n;
 }
 
 const TargetFile* target_for(const std::vector<TargetFile>& files, const DeviceInfo& dev,

@@ -40,10 +40,9 @@ RunPlan run_plan(const Args& a);
 // Refuse before measuring, not after: a results file with another header.
 void precheck_csv(const std::string& path);
 
-// The GPUs of --device, checked against the `count` this machine has.
-std::vector<int> devices_for(const std::string& spec, int count);
-// How many CUDA devices there are; 0 after saying why there are none.
-int require_devices();
+// The GPUs of --device, checked against this machine's; none after
+// saying why it has no CUDA device.
+std::vector<int> devices_for(const std::string& spec);
 
 // The GPU's target file, or null after a warning (the roofline fallback).
 const TargetFile* target_for(const std::vector<TargetFile>& files, const DeviceInfo& dev,

@@ -31,23 +31,25 @@ namespace {
 constexpr double kTuneMinGain = 0.02;
 
 // What both tuning commands tune: the one GPU of --device (made current),
-// its target file and the tuning table to write. None without a GPU.
+// its target file and the tuning table to write (--write, else the target
+// file's). None without a GPU.
 struct TuneTarget {
+  std::vector<TargetFile> files;  // `tf` points into them
   DeviceInfo dev;
-  const TargetFile* tf;
+  const TargetFile* tf = nullptr;
   std::string out;
 };
-// `write`: --write (empty: the tuning table of `targets`).
-std::optional<TuneTarget> tune_target(const std::string& device, const std::string& write,
-                                      const TargetsDir& targets,
-                                      const std::vector<TargetFile>& files) {
-  const int count = require_devices();
-  if (count == 0) return std::nullopt;
-  const int d = devices_for(device, count).front();
-  TuneTarget t{query_device(d), nullptr, ""};
-  KB_CUDA_CHECK(cudaSetDevice(d));
-  t.tf = match_gpu(files, t.dev.name);
-  t.out = write.empty() ? tuning_path(targets.path, t.tf, t.dev.name) : write;
+std::optional<TuneTarget> tune_target(const Args& a) {
+  parse_device_spec(a.device);  // a malformed --device is a usage error on any machine
+  const TargetsDir targets = targets_dir(a.targets);
+  TuneTarget t;
+  t.files = load_targets(targets);
+  const std::vector<int> devices = devices_for(a.device);
+  if (devices.empty()) return std::nullopt;
+  t.dev = query_device(devices.front());
+  KB_CUDA_CHECK(cudaSetDevice(t.dev.index));
+  t.tf = match_gpu(t.files, t.dev.name);
+  t.out = a.write.empty() ? tuning_path(targets.path, t.tf, t.dev.name) : a.write;
   return t;
 }
 
@@ -171,12 +173,9 @@ int cmd_tune_gemv(const Args& a) {
   if (!a.filter.empty() || a.candidates != 16)
     throw UsageError(
         "tune gemv takes no --filter or --candidates: it times the suite's GEMV shapes");
-  parse_device_spec(a.device);
-  const TargetsDir targets = targets_dir(a.targets);
-  auto files = load_targets(targets);
-  const auto t = tune_target(a.device, a.write, targets, files);
+  const auto t = tune_target(a);
   if (!t) return kExitNoDevice;
-  const auto& [dev, tf, out] = *t;
+  const auto& [files, dev, tf, out] = *t;
   const auto shapes = gemv_tuning_shapes();
   std::printf(
       "kbench tune gemv: %zu GEMV shapes on %s, at least %d interleaved cold samples per "
@@ -190,13 +189,10 @@ int cmd_tune_gemv(const Args& a) {
 
 int cmd_tune(const Args& a) {
   if (a.tune_gemv) return cmd_tune_gemv(a);
-  parse_device_spec(a.device);  // a malformed --device is a usage error on any machine
   auto experiments = select(a.filter.empty() ? "^(gemm|mlp_layer_norm_gelu)$" : a.filter);
-  const TargetsDir targets = targets_dir(a.targets);
-  auto files = load_targets(targets);
-  const auto t = tune_target(a.device, a.write, targets, files);
+  const auto t = tune_target(a);
   if (!t) return kExitNoDevice;
-  const auto& [dev, tf, out] = *t;
+  const auto& [files, dev, tf, out] = *t;
   nlohmann::ordered_json doc = read_tuning_doc(out);  // a broken one: exit 2 before measuring
   const std::vector<gemm::AlgoKey> keys = planned_gemms(experiments, dev);
   if (keys.empty()) throw UsageError("the selected experiments plan no cuBLASLt GEMM");
