@@ -1,8 +1,6 @@
-// `kbench tune gemv`, its second stage: the decode step's GEMVs tuned in
-// the step. Each candidate configuration of a projection is put in the
-// table, the step captured as a graph with it, and the graphs timed by the
-// engine in turn (samples of kSteps replays back to back, from a reset
-// decoder each round): a screen of every candidate, then the finalists.
+// `kbench tune gemv`, its second stage: each decode projection's candidates
+// put in the table in turn, the step captured as a graph with each, and the
+// graphs timed by the engine interleaved: a screen, then the finalists.
 #include <cuda_runtime.h>
 
 #include <algorithm>

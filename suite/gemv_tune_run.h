@@ -14,10 +14,8 @@
 namespace kb {
 
 // Writes the `gemv` section of the tuning file `out` (other sections kept):
-// every candidate of `shapes` screened in this process; with `rows`, each
-// shape's finalists (the present choice, the generic one and the
-// kGemvFinalists fastest) then timed as rows are, in worker processes, and
-// those times decide (kGemvTuneMinGain). Then the decode step's entries.
+// every candidate screened here; with `rows`, the finalists timed as rows
+// are, which decide; then the decode step's entries (docs/targets.md).
 // Throws TuningError for an existing file it cannot parse.
 std::vector<GemvTuned> tune_gemv_table(const DeviceInfo& dev, const TargetFile* tf,
                                        const std::string& out, int reps,

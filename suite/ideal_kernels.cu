@@ -13,9 +13,7 @@ constexpr int kChunkVectors = 2048;  // 32 KB per block of 128 threads
 constexpr int kChunkUnroll = 8;      // loads in flight per thread
 
 // Each block of 128 threads streams one contiguous 32 KB chunk, blocks
-// scheduled as they come, as a GEMV reads its rows. On an H100 it reads
-// faster than the grid-stride sweep (a GEMV with this pattern measured 3181
-// GB/s against the sweep's 3105).
+// scheduled as they come, as a GEMV reads its rows (faster than the sweep).
 __global__ void __launch_bounds__(128)
     read_chunks_kernel(const int4* __restrict__ p, size_t n, int* __restrict__ sink) {
   const size_t base = static_cast<size_t>(blockIdx.x) * kChunkVectors;
@@ -67,16 +65,10 @@ __global__ void __launch_bounds__(512)
   for (; i < n; i += stride) __stcs(dst + i, __ldcs(src + i));
 }
 
-// copy_wave: for small and mid-size copies (64 KB .. a few MB moved), where
-// a copy's time is the launch, the grid's dispatch and its HBM round trips,
-// not bandwidth, and cudaMemcpy set the ladder. Every thread makes exactly
-// one round trip: it issues all of its V 16-byte loads (__ldcs) before its
-// first store; no loop, no grid stride, and just enough blocks of 128
-// threads: V is the fewest of 1, 2, 4, 8 that keeps the grid within 4 blocks
-// per SM (blocks are cheap up to 4 per SM and not beyond); beyond 17 MB on
-// 132 SMs, more blocks of 16 KB. Streaming stores (st.global.cs) were faster
-// at 64 KB-1 MB and equal at 4 MB (lab's _copy_wave sweep;
-// docs/decisions/0011-roofline-version-2-ladder.md).
+// copy_wave: small and mid-size copies are launch- and round-trip-bound, so
+// every thread makes one round trip (all its V loads before its first
+// store), V the fewest of 1, 2, 4, 8 that keeps the grid within 4 blocks of
+// 128 threads per SM; streaming stores (docs/decisions/0011).
 constexpr int kWaveThreads = 128;
 constexpr int kWaveBlocksPerSm = 4;
 

@@ -20,10 +20,8 @@ template <typename T>
 using Owned = std::unique_ptr<T, cudaError_t (*)(T*)>;
 
 // Keeps the GPU busy for about `cycles` SM clocks: queued before a timed
-// call, it makes the GPU (not the CPU) the one waiting, so the events time
-// what the GPU does, as they do in the engine's samples (which follow an L2
-// flush). Without it an empty kernel's event-timed duration includes the
-// host's launch latency: 7 us instead of about 2 on an H100.
+// call, it makes the GPU wait, not the CPU, as the engine's L2 flush does;
+// else an empty kernel's time includes the host's launch latency.
 __global__ void spin_kernel(long long cycles) {
   const long long t0 = clock64();
   while (clock64() - t0 < cycles) {
@@ -123,10 +121,7 @@ ProbeResult probe_ceilings(cudaStream_t s, size_t mem_bytes, bool quick) {
   r.memcpy_gbps = 2.0 * bytes / t / 1e9;
 
   // The launch floor: an empty kernel with a grid that can stream (4 blocks
-  // of 128 threads per SM; a memory-bound kernel cannot use fewer SMs). On
-  // an H100 it takes 3.31 us against 2.98 for one block of 32 threads, and a
-  // full-grid kernel that reads 1 MB takes 4.00 = 3.31 + the HBM round trip
-  // + 1 MB at the read ceiling (the lab experiment _floor).
+  // of 128 threads per SM; a memory-bound kernel cannot use fewer SMs).
   const unsigned grid_blocks = static_cast<unsigned>(sms) * 4;
   r.launch_us =
       time_median(s, quick ? 50 : 200, [&] { launch_empty_kernel(s, grid_blocks, 128); }) * 1e6;
