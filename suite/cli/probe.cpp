@@ -47,13 +47,10 @@ std::vector<double> chains_in_workers(const RunPlan& plan, const DeviceInfo& dev
       if (e.unsupported_reason(p, dev.prop).empty()) runs_points.push_back(p);
     std::vector<size_t> at;
     const std::vector<Point> points = chain_worker_points(runs_points, chains, &at);
-    std::vector<std::vector<double>> per_process;
-    for (int i = 0; i < kChainProcesses; ++i) {
-      const std::vector<PointTime> t = measure_points_isolated(cfg, e, points, dev);
-      std::vector<double> v;
-      for (const PointTime& pt : t) v.push_back(pt.value_s);
-      per_process.push_back(std::move(v));
-    }
+    std::vector<std::vector<double>> per_process(kChainProcesses);
+    for (auto& times : per_process)
+      for (const PointTime& t : measure_points_isolated(cfg, e, points, dev))
+        times.push_back(t.value_s);
     // Every point's mean (the single launches fold into the rungs).
     *all_seconds = mean_over_processes(per_process);
     *all_points = points;
