@@ -189,10 +189,10 @@ std::string kernel_name(const void* func) {
   char* plain = abi::__cxa_demangle(mangled, nullptr, nullptr, &status);
   std::string name = status == 0 && plain ? plain : mangled;
   std::free(plain);
-  name = name.substr(0, name.find('('));
+  // The namespaces first: "(anonymous namespace)" would end the name at its '('.
   for (const char* drop : {"void ", "(anonymous namespace)::", "kb::"})
     for (size_t at; (at = name.find(drop)) != std::string::npos;) name.erase(at, std::strlen(drop));
-  return name;
+  return name.substr(0, name.find('('));
 }
 
 // An eager step at the decoder's position, kernel by kernel: each kernel
