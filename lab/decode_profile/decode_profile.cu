@@ -1,7 +1,7 @@
 // kbench_decode_profile (lab): where the time of one decode step goes.
 //
 //   kbench_decode_profile [--model NAME] [--layers N] [--dtype bfloat16|int8] [--pos N]
-//                         [--reps R] [--rounds N] [--tuning targets/tuning/GPU.json]
+//                         [--reps R] [--rounds N] [--tuning targets/tuning/GPU.json] [--blank all]
 //                         [--qkv-kernels NAME,...] [--o-kernels NAME,...] [--down-kernels ...]
 //                         [--swiglu-kernels NAME,...] [--combine-kernels NAME,...]
 //
@@ -18,6 +18,9 @@
 //     qkv (o) projection run by each named gemv configuration (a decode
 //     table entry for its shape), timed interleaved with the decoder's own
 //     over --rounds rounds (docs/decisions/0036-qkv-gemv-without-k-split.md).
+//   - with --blank all: per kernel of the step, the step with that kernel's
+//     nodes running an empty kernel instead, timed interleaved with the
+//     whole step: what those nodes cost in the graph beyond an empty node.
 // --tuning installs a tuning file's gemv table first, as `kbench run` does.
 // Rows are the product's measurement (kbench run); this is a development aid.
 #include <cuda_runtime.h>
@@ -51,6 +54,7 @@ struct Args {
   int reps = 20;
   int rounds = 7;
   std::string tuning;
+  bool blank = false;
   std::vector<std::string> qkv_kernels, o_kernels, down_kernels, swiglu_kernels, combine_kernels;
 };
 
@@ -58,7 +62,8 @@ struct Args {
   kb::tools::exit_with_usage(
       why,
       "kbench_decode_profile [--model NAME] [--layers N] [--dtype bfloat16|int8] [--pos N] "
-      "[--reps R] [--rounds N] [--tuning FILE] [--qkv-kernels NAME,...] [--o-kernels NAME,...] "
+      "[--reps R] [--rounds N] [--tuning FILE] [--blank all] [--qkv-kernels NAME,...] [--o-kernels "
+      "NAME,...] "
       "[--down-kernels NAME,...] [--swiglu-kernels NAME,...] [--combine-kernels NAME,...]");
 }
 
@@ -86,6 +91,9 @@ Args parse(int argc, char** argv) {
           a.reps = positive(k, v);
         } else if (k == "--rounds") {
           a.rounds = positive(k, v);
+        } else if (k == "--blank") {
+          if (v != "all") usage("--blank: all");
+          a.blank = true;
         } else if (k == "--tuning") {
           a.tuning = v;
         } else if (k == "--qkv-kernels" || k == "--o-kernels" || k == "--down-kernels" ||
@@ -295,6 +303,72 @@ void by_kernel(dec::Decoder& d, const Args& a, Timer& t, const char* what, int64
   }
 }
 
+__global__ void blank_kernel() {}
+
+// `step` with each kernel node named `name` running blank_kernel instead.
+kb::CudaGraph blanked(cudaGraph_t step, const std::string& name, int* nodes) {
+  cudaGraph_t g = nullptr;
+  KB_CUDA_CHECK(cudaGraphClone(&g, step));
+  kb::CudaGraph r;
+  r.graph.reset(g);
+  *nodes = 0;
+  for (cudaGraphNode_t node : kernels_in_order(g)) {
+    cudaKernelNodeParams p{};
+    KB_CUDA_CHECK(cudaGraphKernelNodeGetParams(node, &p));
+    if (kernel_name(p.func) != name) continue;
+    cudaKernelNodeParams e{};
+    e.func = reinterpret_cast<void*>(blank_kernel);
+    e.gridDim = dim3(1);
+    e.blockDim = dim3(32);
+    KB_CUDA_CHECK(cudaGraphKernelNodeSetParams(node, &e));
+    ++*nodes;
+  }
+  cudaGraphExec_t x = nullptr;
+  KB_CUDA_CHECK(cudaGraphInstantiate(&x, g, 0));
+  r.exec.reset(x);
+  return r;
+}
+
+// Per kernel of the step: the step with its nodes blanked, timed against the
+// whole step over the rounds, interleaved.
+void by_blanking(dec::Decoder& d, const Args& a, Timer& t) {
+  const kb::CudaGraph step = kb::capture_graph([&](cudaStream_t s) { d.step(s); });
+  std::vector<std::string> names;
+  for (cudaGraphNode_t node : kernels_in_order(step.graph.get())) {
+    cudaKernelNodeParams p{};
+    KB_CUDA_CHECK(cudaGraphKernelNodeGetParams(node, &p));
+    const std::string n = kernel_name(p.func);
+    if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+  }
+  std::vector<kb::CudaGraph> graphs;
+  std::vector<int> nodes(names.size());
+  for (size_t i = 0; i < names.size(); ++i)
+    graphs.push_back(blanked(step.graph.get(), names[i], &nodes[i]));
+  auto step_us = [&](const kb::CudaGraph& g) {
+    d.reset(t.s);
+    for (int i = 0; i < a.pos; ++i) d.replay(t.s);
+    return t.us([&] {
+      for (int i = 0; i < a.reps; ++i) g.launch(t.s);
+    }) / a.reps;
+  };
+  std::vector<double> whole;
+  std::vector<std::vector<double>> us(graphs.size());
+  for (int round = 0; round < a.rounds; ++round) {
+    whole.push_back(step_us(step));
+    for (size_t i = 0; i < graphs.size(); ++i) us[i].push_back(step_us(graphs[i]));
+  }
+  const double w = median(whole);
+  std::printf(
+      "\nthe step with each kernel's nodes blanked, medians of %d rounds of %d replays, "
+      "interleaved; the whole step %.1f us:\n%-64s %6s %10s %10s\n",
+      a.rounds, a.reps, w, "kernel", "nodes", "saved(us)", "each(us)");
+  for (size_t i = 0; i < graphs.size(); ++i) {
+    const double saved = w - median(us[i]);
+    std::printf("%-64.64s %6d %10.1f %10.2f\n", names[i].c_str(), nodes[i], saved,
+                saved / nodes[i]);
+  }
+}
+
 void profile(const Args& a) {
   dec::ModelConfig c = dec::find_config(a.model);
   if (a.layers > 0) c.n_layers = a.layers;
@@ -338,6 +412,7 @@ void profile(const Args& a) {
   std::printf("generation (prefill + 199 steps): %.1f ms = %.1f tok/s\n", gen_us * 1e-3,
               200 / (gen_us * 1e-6));
   print_breakdown(d, a, t, graph_us);
+  if (a.blank) by_blanking(d, a, t);
   if (!a.qkv_kernels.empty()) by_kernel(d, a, t, "qkv", c.qkv_rows(), c.dim, a.qkv_kernels);
   if (!a.o_kernels.empty()) by_kernel(d, a, t, "o", c.dim, c.q_size(), a.o_kernels);
   if (!a.down_kernels.empty()) by_kernel(d, a, t, "down", c.dim, c.ffn, a.down_kernels);
