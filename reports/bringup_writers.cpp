@@ -171,13 +171,17 @@ std::string bringup_markdown(const BringupReport& r) {
     for (const auto& b : s.bullets) o += "- " + markdown_with_code(b) + "\n";
     if (!s.bullets.empty()) o += "\n";
     if (!s.table.head.empty() && !s.table.rows.empty()) {
-      std::vector<std::vector<std::string>> cells = {s.table.head};
-      for (const auto& row : s.table.rows) cells.push_back(row);
-      for (auto& row : cells)
-        for (auto& c : row) c = markdown_with_code(c);
-      for (size_t i = 0; i < s.table.marked.size(); ++i)
-        if (s.table.marked[i]) cells[i + 1][0] = "**" + cells[i + 1][0] + "**";
-      o += markdown_table(cells.front(), "", {cells.begin() + 1, cells.end()}) + "\n";
+      auto md = [](std::vector<std::string> cells) {
+        for (auto& c : cells) c = markdown_with_code(c);
+        return cells;
+      };
+      std::vector<std::vector<std::string>> rows;
+      for (size_t i = 0; i < s.table.rows.size(); ++i) {
+        rows.push_back(md(s.table.rows[i]));
+        if (i < s.table.marked.size() && s.table.marked[i] && !rows.back().empty())
+          rows.back()[0] = "**" + rows.back()[0] + "**";
+      }
+      o += markdown_table(md(s.table.head), "", rows) + "\n";
     }
     if (!s.code.empty()) o += markdown_code_block(s.code, "json") + "\n";
   }
