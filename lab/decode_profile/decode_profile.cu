@@ -245,6 +245,21 @@ void print_breakdown(dec::Decoder& d, const Args& a, Timer& t, double graph_us) 
               "", total, graph_us);
 }
 
+// A step graph `g` (null: the decoder's own) from the decoder's position
+// a.pos: the mean of a.reps replays, in us.
+double step_us(dec::Decoder& d, const Args& a, Timer& t, cudaGraphExec_t g) {
+  d.reset(t.s);
+  for (int i = 0; i < a.pos; ++i) d.replay(t.s);
+  return t.us([&] {
+    for (int i = 0; i < a.reps; ++i) {
+      if (g)
+        KB_CUDA_CHECK(cudaGraphLaunch(g, t.s));
+      else
+        d.replay(t.s);
+    }
+  }) / a.reps;
+}
+
 // The step with a projection (rows x cols) run by each named configuration,
 // timed against the decoder's own step over the rounds, interleaved.
 void by_kernel(dec::Decoder& d, const Args& a, Timer& t, const char* what, int64_t rows,
@@ -272,23 +287,12 @@ void by_kernel(dec::Decoder& d, const Args& a, Timer& t, const char* what, int64
     graphs.push_back(kb::capture_graph([&](cudaStream_t s) { d.step(s); }));
   }
   gemv::set_table(saved, a.tuning);
-  auto step_us = [&](cudaGraphExec_t g) {
-    d.reset(t.s);
-    for (int i = 0; i < a.pos; ++i) d.replay(t.s);
-    return t.us([&] {
-      for (int i = 0; i < a.reps; ++i) {
-        if (g)
-          KB_CUDA_CHECK(cudaGraphLaunch(g, t.s));
-        else
-          d.replay(t.s);
-      }
-    }) / a.reps;
-  };
   std::vector<double> own;
   std::vector<std::vector<double>> us(graphs.size());
   for (int round = 0; round < a.rounds; ++round) {
-    own.push_back(step_us(nullptr));
-    for (size_t i = 0; i < graphs.size(); ++i) us[i].push_back(step_us(graphs[i].exec.get()));
+    own.push_back(step_us(d, a, t, nullptr));
+    for (size_t i = 0; i < graphs.size(); ++i)
+      us[i].push_back(step_us(d, a, t, graphs[i].exec.get()));
   }
   const double f = median(own);
   std::printf(
@@ -344,18 +348,12 @@ void by_blanking(dec::Decoder& d, const Args& a, Timer& t) {
   std::vector<int> nodes(names.size());
   for (size_t i = 0; i < names.size(); ++i)
     graphs.push_back(blanked(step.graph.get(), names[i], &nodes[i]));
-  auto step_us = [&](const kb::CudaGraph& g) {
-    d.reset(t.s);
-    for (int i = 0; i < a.pos; ++i) d.replay(t.s);
-    return t.us([&] {
-      for (int i = 0; i < a.reps; ++i) g.launch(t.s);
-    }) / a.reps;
-  };
   std::vector<double> whole;
   std::vector<std::vector<double>> us(graphs.size());
   for (int round = 0; round < a.rounds; ++round) {
-    whole.push_back(step_us(step));
-    for (size_t i = 0; i < graphs.size(); ++i) us[i].push_back(step_us(graphs[i]));
+    whole.push_back(step_us(d, a, t, step.exec.get()));
+    for (size_t i = 0; i < graphs.size(); ++i)
+      us[i].push_back(step_us(d, a, t, graphs[i].exec.get()));
   }
   const double w = median(whole);
   std::printf(
