@@ -61,8 +61,12 @@ class Browser:
                                  flatten=True)["sessionId"]
         for domain in ("Page", "Runtime", "Log"):
             self.call(domain + ".enable", session=True)
+        self.viewport(width, height)
+
+    def viewport(self, width, height, mobile=False):
+        """The page's size in CSS pixels; `mobile` as a phone lays it out."""
         self.call("Emulation.setDeviceMetricsOverride", session=True, width=width, height=height,
-                  deviceScaleFactor=1, mobile=False)
+                  deviceScaleFactor=1, mobile=mobile)
 
     def _read_message(self, deadline):
         while b"\0" not in self.buf:

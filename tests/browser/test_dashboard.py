@@ -277,8 +277,7 @@ def drive_shared_x(b, exe, out):
 def drive_phone(b, page, out):
     """At 390 px (a phone): no page-wide sideways scroll, the overview's table
     scrolls inside its box with the verdict and change in view, charts fit."""
-    b.call("Emulation.setDeviceMetricsOverride", session=True, width=390, height=844,
-           deviceScaleFactor=1, mobile=True)
+    b.viewport(390, 844, mobile=True)
     try:
         b.open("about:blank", "true")
         b.open("file://" + page, READY)
@@ -298,8 +297,7 @@ def drive_phone(b, page, out):
               % (max(widths) if widths else None))
         b.screenshot(os.path.join(out, "phone-charts.png"))
     finally:
-        b.call("Emulation.setDeviceMetricsOverride", session=True, width=1400, height=900,
-               deviceScaleFactor=1, mobile=False)
+        b.viewport(1400, 900)
         b.open("about:blank", "true")
 
 
