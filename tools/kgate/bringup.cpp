@@ -29,24 +29,14 @@ std::set<std::string> archs_of(const History& h) {
 
 // The newest run of the GPU `arch` ("" = of any GPU).
 std::optional<RunView> newest_run(const History& h, const std::string& arch) {
-  int64_t best = -1;
-  std::string best_arch;
-  for (const auto& o : h.observations()) {
-    if (o.attempt != 1) continue;
-    const std::string& a = h.keys()[o.key].arch;
-    if (!arch.empty() && !same_gpu_name(a, arch)) continue;
-    if (static_cast<int64_t>(o.run) > best) {
-      best = o.run;
-      best_arch = a;
-    }
-  }
-  if (best < 0) return std::nullopt;
-  RunView v;
-  v.h = &h;
-  v.run = static_cast<uint32_t>(best);
-  v.arch = best_arch;
-  for (const auto& o : h.observations())
-    if (o.attempt == 1 && o.run == v.run && h.keys()[o.key].arch == v.arch) v.obs.push_back(&o);
+  std::optional<RunView> v;
+  for (const auto& [a, runs] : h.arch_runs())
+    if ((arch.empty() || same_gpu_name(a, arch)) && (!v || runs.newest > v->run))
+      v = RunView{&h, runs.newest, a, {}};
+  if (v)
+    for (const auto& o : h.observations())
+      if (o.attempt == 1 && o.run == v->run && h.keys()[o.key].arch == v->arch)
+        v->obs.push_back(&o);
   return v;
 }
 
