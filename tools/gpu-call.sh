@@ -118,23 +118,11 @@ step_run() {
 
 # The summary of `multi`: each GPU's rows of --device all against --device 0.
 multi_summary() {
-  python3 - "$out/one.csv" "$out/all.csv" << 'EOF'
-import csv, statistics, sys
-def key(r):
-    return (r["name"], r["metric"], r["dtype"], r["shape"], r["variant"])
-def usable(r):
-    return (r["status"] == "ok" and r["actual"] and r["name"] != "roofline_probe"
-            and not r["metric"].startswith("compilation_time"))
-one = {key(r): float(r["actual"]) for r in csv.DictReader(open(sys.argv[1])) if usable(r)}
-by = {}
-for r in csv.DictReader(open(sys.argv[2])):
-    if usable(r) and key(r) in one and r["device"].startswith("cuda:"):
-        by.setdefault(r["device"], []).append(float(r["actual"]) / one[key(r)] - 1)
-for g, d in sorted(by.items()):
-    d.sort()
-    print(f"{g}: {len(d)} rows, median {statistics.median(d):+.4f}, "
-          f"5%-95% {d[len(d) // 20]:+.3f} .. {d[-1 - len(d) // 20]:+.3f}")
-EOF
+  local d
+  for d in $(tail -n +2 "$out/all.csv" | cut -d, -f6 | grep '^cuda:' | sort -u); do
+    awk -F, -v d="$d" 'NR == 1 || $6 == d' "$out/all.csv" > "$out/all-$d.csv"
+    echo "$d: $("$kg" compare "$out/one.csv" "$out/all-$d.csv" | tail -n 1)"
+  done
 }
 
 step_multi() {
@@ -167,7 +155,7 @@ step_multi() {
     echo "-- NCCL rows (kbench: graph-launched)"
     grep -h '^nccl_' "$out/all.csv" | cut -d, -f1,2,4,9
     [ -f "$out/torch.csv" ] && { echo "-- PyTorch"; tr -d '\r' < "$out/torch.csv"; }
-    echo "-- each GPU's rows of --device all against --device 0 (ratio - 1; probe and setup left out)"
+    echo "-- each GPU's rows of --device all against --device 0 (kgate compare)"
     multi_summary
   } > "$out/summary.txt" 2>&1
   cat "$out/summary.txt"

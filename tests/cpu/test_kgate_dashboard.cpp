@@ -45,7 +45,7 @@ void expect_newest_matches_gate(const std::vector<std::string>& files,
     for (uint32_t k = 0; k < h.keys().size(); ++k) {
       const kb::Key& key = h.keys()[k];
       if (key.name != g.name || key.arch != g.arch || key.shape != g.shape) continue;
-      auto pts = kb::judge_series(h, key, h.series(k), opt);
+      auto pts = kb::judge_series(kb::gate_context(h, opt), key, h.series(k));
       ASSERT_FALSE(pts.empty());
       EXPECT_EQ(pts.back().verdict, g.status) << kb::key_label(g) << ": " << g.why;
       found = true;

@@ -29,24 +29,14 @@ std::set<std::string> archs_of(const History& h) {
 
 // The newest run of the GPU `arch` ("" = of any GPU).
 std::optional<RunView> newest_run(const History& h, const std::string& arch) {
-  int64_t best = -1;
-  std::string best_arch;
-  for (const auto& o : h.observations()) {
-    if (o.attempt != 1) continue;
-    const std::string& a = h.keys()[o.key].arch;
-    if (!arch.empty() && !same_gpu_name(a, arch)) continue;
-    if (static_cast<int64_t>(o.run) > best) {
-      best = o.run;
-      best_arch = a;
-    }
-  }
-  if (best < 0) return std::nullopt;
-  RunView v;
-  v.h = &h;
-  v.run = static_cast<uint32_t>(best);
-  v.arch = best_arch;
-  for (const auto& o : h.observations())
-    if (o.attempt == 1 && o.run == v.run && h.keys()[o.key].arch == v.arch) v.obs.push_back(&o);
+  std::optional<RunView> v;
+  for (const auto& [a, runs] : h.arch_runs())
+    if ((arch.empty() || same_gpu_name(a, arch)) && (!v || runs.newest > v->run))
+      v = RunView{&h, runs.newest, a, {}};
+  if (v)
+    for (const auto& o : h.observations())
+      if (o.attempt == 1 && o.run == v->run && h.keys()[o.key].arch == v->arch)
+        v->obs.push_back(&o);
   return v;
 }
 
@@ -236,47 +226,22 @@ void find_reference(Ctx& c, const History* reference_file) {
 }
 
 void add_ceilings(Ctx& c) {
-  const Datasheet* ds = c.ds;
-  const Datasheet* ref_ds = c.ref_ds;
-  auto add = [&](const std::string& name, std::optional<double> m, std::optional<double> d,
-                 std::optional<double> rm, std::optional<double> rd, const std::string& note) {
-    c.r.ceilings.push_back({name, m, d, share(m, d), rm, rd, share(rm, rd), note});
-  };
-  auto probe = [&](const char* metric) { return c.here.probe(metric); };
-  auto rp = [&](const char* metric) {
-    return c.ref ? c.ref->probe(metric) : std::optional<double>();
-  };
-  auto rg = [&](const char* dtype) {
-    return c.ref ? c.ref->best_gemm(dtype) : std::optional<double>();
-  };
-  const auto hbm = fig(ds, &Datasheet::hbm_gbps), ref_hbm = fig(ref_ds, &Datasheet::hbm_gbps);
-  const char* hbm_missing = ds && !ds->hbm_gbps.value ? "the datasheet entry has no hbm_gbps" : "";
-  add("read bandwidth (GB/s)", probe("read_bandwidth(GB/s)"), hbm, rp("read_bandwidth(GB/s)"),
-      ref_hbm,
-      std::string("probe: the faster of two streaming read kernels, 2 GiB") +
-          (*hbm_missing ? std::string("; ") + hbm_missing : ""));
-  add("copy bandwidth (GB/s)", probe("copy_bandwidth(GB/s)"), hbm, rp("copy_bandwidth(GB/s)"),
-      ref_hbm, "bytes read + written: the faster of the copy kernel and cudaMemcpy");
-  add("launch (us)", probe("launch(us)"), std::nullopt, rp("launch(us)"), std::nullopt,
-      "empty kernel, 4 blocks of 128 threads per SM, event-timed behind a busy GPU; no "
-      "datasheet figure");
-  add("graph node (us)", probe("graph_node(us)"), std::nullopt, rp("graph_node(us)"), std::nullopt,
-      "per node of a captured graph of 100 empty kernels; no datasheet figure");
-  add("HBM round trip (us)", probe("mem_latency(us)"), std::nullopt, rp("mem_latency(us)"),
-      std::nullopt, "one 16-byte read on a cold L2 minus an empty kernel; no datasheet figure");
-  add("bf16 GEMM (TFLOP/s)", c.here.best_gemm("bfloat16"), fig(ds, &Datasheet::bf16_tflops),
-      rg("bfloat16"), fig(ref_ds, &Datasheet::bf16_tflops),
-      "the fastest of the run's cuBLASLt GEMMs (gemm); datasheet: dense");
-  add("fp8 GEMM (TFLOP/s)", c.here.best_gemm("fp8_e4m3"), fig(ds, &Datasheet::fp8_tflops),
-      rg("fp8_e4m3"), fig(ref_ds, &Datasheet::fp8_tflops),
-      "the fastest of the run's cuBLASLt GEMMs (gemm, e4m3); datasheet: dense");
+  for (const CeilingSpec& s : kCeilings) {
+    const auto m = s.of(c.here), d = s.figure ? fig(c.ds, s.figure) : std::nullopt;
+    const auto rm = c.ref ? s.of(*c.ref) : std::nullopt;
+    const auto rd = s.figure ? fig(c.ref_ds, s.figure) : std::nullopt;
+    std::string note = s.note;
+    if (&s == kCeilings && c.ds && !d) note += "; the datasheet entry has no hbm_gbps";
+    c.r.ceilings.push_back({s.name, m, d, share(m, d), rm, rd, share(rm, rd), note});
+  }
   std::optional<double> int8 = c.tf && c.tf->measured.int8_tops > 0
                                    ? std::optional<double>(c.tf->measured.int8_tops)
                                    : std::nullopt;
-  add("int8 GEMM (TOP/s)", int8, fig(ds, &Datasheet::int8_tops), std::nullopt,
-      fig(ref_ds, &Datasheet::int8_tops),
-      int8 ? "not measured by the suite: the target file's measured.int8_tops"
-           : "not measured: the suite has no int8 GEMM (its int8 work is GEMV, memory-bound)");
+  const auto d = fig(c.ds, &Datasheet::int8_tops), rd = fig(c.ref_ds, &Datasheet::int8_tops);
+  c.r.ceilings.push_back(
+      {"int8 GEMM (TOP/s)", int8, d, share(int8, d), std::nullopt, rd, std::nullopt,
+       int8 ? "not measured by the suite: the target file's measured.int8_tops"
+            : "not measured: the suite has no int8 GEMM (its int8 work is GEMV, memory-bound)"});
   for (const auto& x : c.r.ceilings)
     if (!x.measured && x.name.find("int8") == std::string::npos)
       c.r.notes.push_back("the run has no figure for " + x.name +

@@ -78,8 +78,39 @@ struct RunView {
   std::optional<double> probe(const std::string& metric) const {
     return best("roofline_probe", metric);
   }
-  // The fastest of the suite's cuBLASLt GEMMs of a dtype, TFLOP/s.
-  std::optional<double> best_gemm(const char* dtype) const { return best("gemm", "tflops", dtype); }
+};
+
+// The ceilings a run measures, in the report's order: the probe's rows, and
+// the fastest of the suite's cuBLASLt GEMMs of a dtype (TFLOP/s). The
+// drafted target file's `measured` takes them too.
+struct CeilingSpec {
+  const char* name;    // in the report
+  const char* metric;  // the probe row's metric, or (gemm) the GEMM's dtype
+  bool gemm;
+  const char* measured;  // the target file's `measured` field, rounded to `step`
+  double step;
+  DatasheetFigure Datasheet::*figure;  // nullptr: no datasheet figure
+  const char* note;
+  std::optional<double> of(const RunView& v) const {
+    return gemm ? v.best("gemm", "tflops", metric) : v.probe(metric);
+  }
+};
+inline const CeilingSpec kCeilings[] = {
+    {"read bandwidth (GB/s)", "read_bandwidth(GB/s)", false, "read_gbps", 1, &Datasheet::hbm_gbps,
+     "probe: the faster of two streaming read kernels, 2 GiB"},
+    {"copy bandwidth (GB/s)", "copy_bandwidth(GB/s)", false, "copy_gbps", 1, &Datasheet::hbm_gbps,
+     "bytes read + written: the faster of the copy kernel and cudaMemcpy"},
+    {"launch (us)", "launch(us)", false, "launch_us", 0.01, nullptr,
+     "empty kernel, 4 blocks of 128 threads per SM, event-timed behind a busy GPU; no "
+     "datasheet figure"},
+    {"graph node (us)", "graph_node(us)", false, "graph_node_us", 0.01, nullptr,
+     "per node of a captured graph of 100 empty kernels; no datasheet figure"},
+    {"HBM round trip (us)", "mem_latency(us)", false, "mem_latency_us", 0.01, nullptr,
+     "one 16-byte read on a cold L2 minus an empty kernel; no datasheet figure"},
+    {"bf16 GEMM (TFLOP/s)", "bfloat16", true, "bf16_tflops", 1, &Datasheet::bf16_tflops,
+     "the fastest of the run's cuBLASLt GEMMs (gemm); datasheet: dense"},
+    {"fp8 GEMM (TFLOP/s)", "fp8_e4m3", true, "fp8_tflops", 1, &Datasheet::fp8_tflops,
+     "the fastest of the run's cuBLASLt GEMMs (gemm, e4m3); datasheet: dense"},
 };
 
 // The limiter a row's variant names ("memory", "compute", "launch"; "" = none).

@@ -12,19 +12,6 @@ std::string targets_dir_name(const BringupInputs& in) {
 
 namespace {
 
-struct A100 {
-  const TargetFile* file = nullptr;
-  const Datasheet* ds = nullptr;
-  std::optional<double> hbm;
-  std::optional<double> peak(const std::string& dtype) const {
-    if (ds) return dtype_peak(ds, dtype);
-    const double v = dtype == "bfloat16" ? file->peaks.bf16_tflops
-                     : dtype == "int8"   ? file->peaks.int8_tops
-                                         : 0;
-    return v > 0 ? std::optional<double>(v) : std::nullopt;
-  }
-};
-
 // The limiter of a row: its own, or (a seed-mean row) the most common
 // among the run's rows of the same experiment, metric and dtype.
 std::string limiter(const RunView& here, const Key& k, const Observation* o) {
@@ -46,15 +33,15 @@ std::string limiter(const RunView& here, const Key& k, const Observation* o) {
 }
 
 // A rate row's A100 roofline: this row's divided by its limiter's spec ratio.
-void a100_roofline(const RunView& here, const Datasheet* ds, const A100& a, const Key& k,
+void a100_roofline(const RunView& here, const Datasheet* ds, const Datasheet* a100, const Key& k,
                    const Observation* o, const TargetEntry& e, BringupA100Row& row) {
   const bool lower = k.lower_is_better;
   const std::string b = limiter(here, k, o);
   row.bound = b;
-  if (b == "memory" && ds && ds->hbm_gbps.value && a.hbm)
-    row.spec_ratio = *ds->hbm_gbps.value / *a.hbm;
-  else if (b == "compute" && dtype_peak(ds, k.dtype) && a.peak(k.dtype))
-    row.spec_ratio = *dtype_peak(ds, k.dtype) / *a.peak(k.dtype);
+  if (b == "memory" && ds && ds->hbm_gbps.value && a100 && a100->hbm_gbps.value)
+    row.spec_ratio = *ds->hbm_gbps.value / *a100->hbm_gbps.value;
+  else if (b == "compute" && dtype_peak(ds, k.dtype) && dtype_peak(a100, k.dtype))
+    row.spec_ratio = *dtype_peak(ds, k.dtype) / *dtype_peak(a100, k.dtype);
   if (row.spec_ratio && row.roofline) {
     row.a100_roofline = lower ? *row.roofline * *row.spec_ratio : *row.roofline / *row.spec_ratio;
     row.a100_fraction = lower ? *row.a100_roofline / *e.target : *e.target / *row.a100_roofline;
@@ -66,8 +53,8 @@ void a100_roofline(const RunView& here, const Datasheet* ds, const A100& a, cons
 }
 
 // One of the seed's targets against this run's row it covers.
-BringupA100Row a100_row(const RunView& here, const Datasheet* ds, const A100& a,
-                        const TargetEntry& e) {
+BringupA100Row a100_row(const RunView& here, const Datasheet* ds, const TargetFile& file,
+                        const Datasheet* a100, const TargetEntry& e) {
   BringupA100Row row;
   row.name = e.name;
   row.metric = e.metric;
@@ -78,7 +65,7 @@ BringupA100Row a100_row(const RunView& here, const Datasheet* ds, const A100& a,
   for (const auto* x : here.obs) {
     const Key& k = here.key(x);
     if (k.name == e.name && k.metric == e.metric && k.dtype == e.dtype &&
-        a.file->find(k.name, k.metric, k.dtype, k.shape, std::string(x->variant)) == &e) {
+        file.find(k.name, k.metric, k.dtype, k.shape, std::string(x->variant)) == &e) {
       o = x;
       break;
     }
@@ -105,7 +92,7 @@ BringupA100Row a100_row(const RunView& here, const Datasheet* ds, const A100& a,
         "the seed's flops_utilization multiplies by time (docs/metrics.md): its 0.8 is "
         "not comparable with ours";
   } else {
-    a100_roofline(here, ds, a, k, o, e, row);
+    a100_roofline(here, ds, a100, k, o, e, row);
   }
   return row;
 }
@@ -113,18 +100,15 @@ BringupA100Row a100_row(const RunView& here, const Datasheet* ds, const A100& a,
 }  // namespace
 
 void add_a100(BringupReport& r, const BringupInputs& in, const RunView& here, const Datasheet* ds) {
-  A100 a;
-  a.file = match_gpu(in.targets, "NVIDIA A100-SXM4-40GB");
-  if (!a.file) {
+  const TargetFile* file = match_gpu(in.targets, "NVIDIA A100-SXM4-40GB");
+  if (!file) {
     r.problems.push_back("no A100 target file (a100-sxm4-40gb.json, the seed's targets) in " +
                          targets_dir_name(in) + ": the comparison with the A100 is left out");
     return;
   }
-  r.a100_file = a.file->path;
-  a.ds = in.datasheets ? find_datasheet(*in.datasheets, a.file->gpu) : nullptr;
-  r.a100_datasheet = a.ds ? a.ds->gpu : a.file->path + " peaks";
-  a.hbm = a.ds && a.ds->hbm_gbps.value ? a.ds->hbm_gbps.value
-                                       : std::optional<double>(a.file->peaks.read_gbps);
+  r.a100_file = file->path;
+  const Datasheet* a100 = in.datasheets ? find_datasheet(*in.datasheets, file->gpu) : nullptr;
+  r.a100_datasheet = a100 ? a100->gpu : "not in the datasheet table";
   if (!ds)
     r.a100_notes.push_back("'" + r.gpu +
                            "' is not in the datasheet table: no spec ratio, no A100 roofline");
@@ -134,8 +118,8 @@ void add_a100(BringupReport& r, const BringupInputs& in, const RunView& here, co
       "A100 that reaches the same share of its datasheet as this GPU does. kbench has not "
       "measured an A100 (its target file has no `measured`): a model, not a measurement. "
       "Launch-bound rows have no spec ratio (datasheets give no launch time)");
-  for (const auto& e : a.file->targets)
-    if (e.target) r.a100.push_back(a100_row(here, ds, a, e));
+  for (const auto& e : file->targets)
+    if (e.target) r.a100.push_back(a100_row(here, ds, *file, a100, e));
 }
 
 }  // namespace kb

@@ -4,7 +4,6 @@
 #include <atomic>
 #include <cmath>
 #include <ctime>
-#include <deque>
 #include <map>
 #include <thread>
 
@@ -29,25 +28,17 @@ bool parse_iso_time(std::string_view s, int64_t& out) {
   return true;
 }
 
-std::vector<DashboardPoint> judge_series(const History& h, const Key& key,
-                                         const std::vector<uint32_t>& series,
-                                         const GateOptions& opt) {
-  const auto& obs = h.observations();
-  const bool lower = key.lower_is_better;
-  const TargetFile* tf = key.arch.empty() ? nullptr : match_gpu(opt.targets, key.arch);
-  // As run_gate: the earlier measured, unthrottled runs, at most this many.
-  const size_t keep = static_cast<size_t>(opt.rule.window + opt.rule.max_recent);
-  std::deque<double> earlier;
-  std::deque<int64_t> earlier_boards;  // each earlier value's board (boards.h)
-  std::deque<int> earlier_attempts;    // and its attempts (GPUs)
-  std::vector<double> values;
-  std::vector<int64_t> boards;
-  // One point per run, its attempts taken together as the gate takes them.
-  std::vector<RunValue> runs;
+std::vector<DashboardPoint> judge_series(const GateContext& g, const Key& key,
+                                         const std::vector<uint32_t>& series) {
+  const auto& obs = g.hist.observations();
+  const TargetFile* tf = key.arch.empty() ? nullptr : match_gpu(g.opt.targets, key.arch);
+  // One point per run, judged by judge_key on the runs up to it.
+  std::vector<RunValue> runs, upto;
   group_runs(obs, series, runs);
   std::vector<DashboardPoint> out;
   out.reserve(runs.size());
   for (const RunValue& rv : runs) {
+    upto.push_back(rv);
     const Observation& o = obs[series[rv.bad != SIZE_MAX ? rv.bad : rv.first]];
     DashboardPoint p;
     p.run = o.run;
@@ -56,48 +47,15 @@ std::vector<DashboardPoint> judge_series(const History& h, const Key& key,
     if (o.noise_rel()) p.noise = *o.noise_rel();
     p.samples = o.samples;
     if (rv.measured) p.value = rv.value;
-    const int64_t board = board_of_rows(h, &series[rv.first], static_cast<size_t>(rv.attempts));
+    const int64_t board = board_of_rows(g.hist, &series[rv.first], rv.attempts);
     p.board = board >= 0 ? static_cast<int32_t>(board) : -1;
-
-    const TargetCheck t = find_target(key, o, tf);  // rule 2's, as run_gate finds it
+    const TargetCheck t = find_target(key, o, tf);  // drawn for every point, as rule 2 finds it
     if (t.target) p.target = *t.target;
-
-    if (o.status == RowStatus::failed || o.status == RowStatus::incorrect) {
-      p.verdict = GateStatus::fail;
-    } else if (o.status == RowStatus::skipped || !rv.measured) {
-      p.verdict = GateStatus::skipped;
-    } else {
-      values.assign(earlier.begin(), earlier.end());
-      boards.assign(earlier_boards.begin(), earlier_boards.end());
-      const BoardPlan plan = plan_boards(values, boards, board, lower, opt.rule, opt.board);
-      values = baseline_runs(plan, values);
-      values.push_back(rv.value);
-      const std::vector<int> attempts =
-          baseline_runs(plan, std::vector<int>(earlier_attempts.begin(), earlier_attempts.end()));
-      HistoryResult r =
-          history_rule(values, lower, opt.rule, rv.attempts, history_attempts_of(attempts));
-      if (r.history > 0 && r.baseline > 0) {
-        p.baseline = r.baseline;
-        p.band = std::max(opt.rule.min_gap, r.explained);
-      }
-      const bool explained = board_explains(plan, r);
-      bool fails = t.target ? below_target(rv.value, *t.target, t.tolerance, lower)
-                            : o.status == RowStatus::below_target && rv.attempts == 1;
-      fails = fails || (r.outcome == HistoryOutcome::fail && !explained);
-      if (fails)
-        p.verdict = rv.throttled ? GateStatus::inconclusive : GateStatus::fail;
-      else
-        p.verdict = r.outcome == HistoryOutcome::pass ? GateStatus::pass : GateStatus::inconclusive;
-      if (!rv.throttled) {
-        earlier.push_back(rv.value);
-        earlier_boards.push_back(board);
-        earlier_attempts.push_back(rv.attempts);
-        if (earlier.size() > keep) {
-          earlier.pop_front();
-          earlier_boards.pop_front();
-          earlier_attempts.pop_front();
-        }
-      }
+    HistoryResult r;
+    p.verdict = judge_key(g, {key, series, upto, upto.back(), o}, &r).status;
+    if (r.history > 0 && r.baseline > 0) {
+      p.baseline = r.baseline;
+      p.band = std::max(g.opt.rule.min_gap, r.explained);
     }
     out.push_back(p);
   }
@@ -171,6 +129,7 @@ void judge_keys(DashboardData& d, const History& h, const DashboardOptions& opt,
                 const std::vector<std::vector<uint32_t>>& groups) {
   const size_t n_keys = groups.size();
   d.keys.resize(n_keys);
+  const GateContext ctx = gate_context(h, opt.gate);
   std::atomic<uint32_t> next{0};
   auto work = [&] {
     std::vector<uint32_t> series;
@@ -178,7 +137,7 @@ void judge_keys(DashboardData& d, const History& h, const DashboardOptions& opt,
       merge_series(h, groups[k], series);
       Key key = h.keys()[groups[k].front()];
       key.device = gate_key_device(key.device);
-      d.keys[k].points = judge_series(h, key, series, opt.gate);
+      d.keys[k].points = judge_series(ctx, key, series);
       for (uint32_t i : series) {  // re-measurements (`<run>/<N>` rows), GPUs of a run
         const Observation& o = h.observations()[i];
         widen_spread(d.keys[k], o, key.lower_is_better);

@@ -14,11 +14,10 @@
 
 namespace kb {
 
-// Every point of one gate key (`series`: merge_series), oldest first, judged
-// by rules 1 to 3.
-std::vector<DashboardPoint> judge_series(const History& h, const Key& key,
-                                         const std::vector<uint32_t>& series,
-                                         const GateOptions& opt);
+// Every point of one gate key (`series`: merge_series), oldest first, each
+// judged by judge_key as on its own night.
+std::vector<DashboardPoint> judge_series(const GateContext& g, const Key& key,
+                                         const std::vector<uint32_t>& series);
 
 struct DashboardOptions {
   GateOptions gate;

@@ -209,6 +209,11 @@ std::string utc_now() {
   return buf;
 }
 
+GateContext gate_context(const History& hist, const GateOptions& opt) {
+  return {hist, opt, launch_per_run(hist),
+          static_cast<size_t>(opt.rule.window + opt.rule.max_recent)};
+}
+
 GateReport run_gate(const History& hist, const GateOptions& opt) {
   GateReport rep;
   rep.strict = opt.strict;
@@ -225,9 +230,7 @@ GateReport run_gate(const History& hist, const GateOptions& opt) {
   std::map<std::string, ArchGate> arch_runs;
   for (const auto& [arch, a] : hist.arch_runs()) arch_runs[arch] = {a};
 
-  const auto launch_of = launch_per_run(hist);
-  const GateContext ctx{hist, opt, launch_of,
-                        static_cast<size_t>(opt.rule.window + opt.rule.max_recent)};
+  const GateContext ctx = gate_context(hist, opt);
   std::vector<RunValue> runs_of_key;
   std::vector<uint32_t> series;
   for (const auto& group : key_groups(hist.keys())) {

@@ -70,9 +70,10 @@ std::string utc_now();
 struct GateContext {
   const History& hist;
   const GateOptions& opt;
-  const std::map<std::string, std::vector<double>>& launch_of;
+  std::map<std::string, std::vector<double>> launch_of;
   size_t keep;
 };
+GateContext gate_context(const History& hist, const GateOptions& opt);
 
 // One key's rows (its GPUs merged), grouped by run; `now` is the run judged
 // and `last` its row that speaks for it (the failed one, if any).
@@ -95,6 +96,7 @@ TargetCheck find_target(const Key& key, const Observation& o, const TargetFile* 
 
 GateKeyResult result_of(const Key& key);  // its identity, before any rule
 RunContext context_of(const Run& run);
-GateKeyResult judge_key(const GateContext& g, const KeyRuns& k);  // rules 1 to 4
+// Rules 1 to 4; `history`, where given, gets rule 3's result.
+GateKeyResult judge_key(const GateContext& g, const KeyRuns& k, HistoryResult* history = nullptr);
 
 }  // namespace kb

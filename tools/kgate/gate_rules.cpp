@@ -393,7 +393,7 @@ RunContext context_of(const Run& run) {
   return {run.label, run.timestamp, run.git_sha, run.driver, run.cuda};
 }
 
-GateKeyResult judge_key(const GateContext& g, const KeyRuns& k) {
+GateKeyResult judge_key(const GateContext& g, const KeyRuns& k, HistoryResult* history) {
   const auto& runs = g.hist.runs();
   GateKeyResult r = result_of(k.key);
   r.run = runs[k.last.run].label;
@@ -422,6 +422,7 @@ GateKeyResult judge_key(const GateContext& g, const KeyRuns& k) {
   rule4_suspect(k, f, r);
   verdict(g, k, b, f, r);
   r.note = join(notes, "; ");
+  if (history) *history = f.history;
   return r;
 }
 

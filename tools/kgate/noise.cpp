@@ -104,12 +104,7 @@ NoiseReport noise_report(const History& h) {
     if (!all_named) std::fill(boards.begin(), boards.end(), std::string());
     const Key& key = h.keys()[k];
     NoiseKey n;
-    n.name = key.name;
-    n.metric = key.metric;
-    n.dtype = key.dtype;
-    n.shape = key.shape;
-    n.arch = key.arch;
-    n.device = key.device;
+    static_cast<Key&>(n) = key;
     n.runs = static_cast<int>(values.size());
     n.median = median_of(values);
     n.noise_all = n.median > 0 ? mad_scale(values) / n.median : 0;

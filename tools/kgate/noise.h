@@ -12,8 +12,7 @@ namespace kb {
 
 // On two or more boards (gpu_uuid), a nightly's noise is one board's: each
 // run is taken against its board's median, modes looked for per board.
-struct NoiseKey {
-  std::string name, metric, dtype, shape, arch, device;
+struct NoiseKey : Key {
   int runs = 0;
   double median = 0;
   double noise = 0;         // relative: 1.4826 * MAD of each run against its board's median

@@ -126,8 +126,7 @@ int cmd_bringup(const Args& args) {
   load_bringup_inputs(p);
 
   History h;
-  read_history(h, p.results);
-  print_history_warnings(h);
+  read_history(h, p.results, true);
   History ref;
   const bool ref_is_file = read_reference(p.in, ref);
   BringupReport rep =

@@ -12,7 +12,7 @@ namespace {
 struct CheckPlan {
   GateOptions gate;
   std::vector<std::string> results;
-  std::string targets_dir, markdown, junit, html, suspects, dashboard;
+  std::string markdown, junit, html, suspects, dashboard;
   double max_suspects = kMaxSuspectShare;
   bool all = false;
 };
@@ -23,7 +23,7 @@ CheckPlan parse_check(const Args& args) {
   Options o = gate_options(opt);
   o.insert(o.begin(), {{"--results", files(p.results)},
                        flag("--all", p.all),
-                       {"--targets", text(p.targets_dir)},
+                       {"--targets", target_files(opt.targets)},
                        {"--suspects", text(p.suspects)},
                        {"--max-suspects", number(p.max_suspects, 0.01, 1)},
                        {"--shared-noise", number(opt.rule.shared_noise, 0, 1)},
@@ -54,7 +54,6 @@ void write_suspects(const GateReport& rep, const std::string& path, double max_s
 
 int cmd_check(const Args& args) {
   CheckPlan p = parse_check(args);
-  if (!p.targets_dir.empty()) p.gate.targets = load_target_dir(p.targets_dir);
   refuse_clashes(inputs_of(p.results, p.gate.targets), {{"--markdown", p.markdown},
                                                         {"--junit", p.junit},
                                                         {"--html", p.html},

@@ -13,7 +13,7 @@ namespace {
 struct DashboardPlan {
   DashboardOptions opt;
   std::vector<std::string> results;
-  std::string targets_dir, out;
+  std::string out;
 };
 
 DashboardPlan parse_dashboard(const Args& args) {
@@ -21,7 +21,7 @@ DashboardPlan parse_dashboard(const Args& args) {
   GateOptions& gate = p.opt.gate;
   Options o = gate_options(gate);
   o.insert(o.begin(), {{"--results", files(p.results)},
-                       {"--targets", text(p.targets_dir)},
+                       {"--targets", target_files(gate.targets)},
                        {"--out", text(p.out)},
                        {"--title", text(p.opt.title)}});
   parse_options(args, o, "--results");
@@ -36,7 +36,6 @@ DashboardPlan parse_dashboard(const Args& args) {
 int cmd_dashboard(const Args& args) {
   DashboardPlan p = parse_dashboard(args);
   const std::string& out = p.out;
-  if (!p.targets_dir.empty()) p.opt.gate.targets = load_target_dir(p.targets_dir);
   // A folder (made if need be) gets index.html; a name ending in .html is the file.
   const std::string ext = std::filesystem::path(out).extension().string();
   const bool to_folder = ext != ".html" && ext != ".htm";

@@ -20,28 +20,24 @@ constexpr const char* kTopUsage =
 struct Command {
   const char* name;
   int (*run)(const Args&);
-  const char* usage;
 };
 constexpr Command kCommands[] = {
-    {"check", cmd_check,
-     "kgate check --results FILE... [--targets DIR] [--markdown FILE] [--junit FILE] "
-     "[--html FILE] [--suspects FILE] [--all] [options]"},
-    {"compare", cmd_compare,
-     "kgate compare BASE.csv NEW.csv [--min-change REL] [--noise REL] [--markdown FILE]"},
-    {"dashboard", cmd_dashboard,
-     "kgate dashboard --results FILE... --out DIR|FILE.html [--targets DIR] [--title TEXT] "
-     "[options]"},
-    {"noise", cmd_noise, "kgate noise --results FILE... [--markdown FILE] [--csv FILE]"},
-    {"siblings", cmd_siblings,
-     "kgate siblings --results FILE... [--threshold REL] [--min-points N] [--markdown FILE]"},
-    {"gpt-fast", cmd_gpt_fast,
-     "kgate gpt-fast --results FILE... --csv FILE [--json FILE] [--targets DIR]"},
-    {"bringup", cmd_bringup,
-     "kgate bringup --results FILE... --out DIR [--reference GPU|FILE.csv] [--reference-gpu "
-     "NAME] [--gpu NAME] [--targets DIR] [--datasheets FILE] [--probe FILE] [--threshold REL]"},
-    {"selftest-table", cmd_selftest_table,
-     "kgate selftest-table --aa FILE [--drop PCT FILE]... [--targets DIR] [--markdown FILE]"},
+    {"check", cmd_check},         {"compare", cmd_compare},
+    {"dashboard", cmd_dashboard}, {"noise", cmd_noise},
+    {"siblings", cmd_siblings},   {"gpt-fast", cmd_gpt_fast},
+    {"bringup", cmd_bringup},     {"selftest-table", cmd_selftest_table},
 };
+
+// A command's usage line: its line of the help text (docs/kgate-help.txt).
+std::string usage_for(const Args& a) {
+  const std::string help = kKgateHelp;
+  for (const Command& c : kCommands) {
+    const size_t at = help.find(std::string("\n  kgate ") + c.name + " ");
+    if (!a.empty() && a[0] == c.name && at != std::string::npos)
+      return help.substr(at + 3, help.find('\n', at + 1) - at - 3);
+  }
+  return kTopUsage;
+}
 
 int dispatch(const Args& a) {
   if (a.empty()) throw UsageError("no command given");
@@ -58,7 +54,7 @@ int dispatch(const Args& a) {
     if (cmd != c.name) continue;
     for (const std::string& arg : a)
       if (arg == "--help" || arg == "-h") {
-        std::printf("usage: %s\n(kgate --help describes every option)\n", c.usage);
+        std::printf("usage: %s\n(kgate --help describes every option)\n", usage_for(a).c_str());
         return 0;
       }
     return c.run(a);
@@ -70,12 +66,6 @@ int dispatch(const Args& a) {
   throw UsageError("unknown command '" + cmd + "'");
 }
 
-const char* usage_for(const Args& a) {
-  for (const Command& c : kCommands)
-    if (!a.empty() && a[0] == c.name) return c.usage;
-  return kTopUsage;
-}
-
 }  // namespace
 
 int kgate_main(int argc, char** argv) {
@@ -84,7 +74,7 @@ int kgate_main(int argc, char** argv) {
     return dispatch(a);
   } catch (const UsageError& e) {
     std::fprintf(stderr, "kgate: %s\nusage: %s\n(kgate --help lists the commands and options)\n",
-                 e.what(), usage_for(a));
+                 e.what(), usage_for(a).c_str());
   } catch (const BringupError& e) {
     std::fprintf(stderr, "kgate: bringup: %s; nothing was written\n", e.what());
   } catch (const std::exception& e) {  // unreadable input, bad target file, failed output

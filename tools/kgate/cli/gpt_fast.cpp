@@ -147,22 +147,20 @@ std::string gpt_fast_json(const std::vector<GptFastRow>& rows) {
 
 int cmd_gpt_fast(const Args& args) {
   std::vector<std::string> results;
-  std::string targets_dir, csv_out, json_out;
+  std::string csv_out, json_out;
+  std::vector<TargetFile> targets;
   parse_options(args,
                 {{"--results", files(results)},
-                 {"--targets", text(targets_dir)},
+                 {"--targets", target_files(targets)},
                  {"--csv", text(csv_out)},
                  {"--json", text(json_out)}},
                 "--results");
   if (results.empty()) throw UsageError("gpt-fast needs --results FILE...");
   if (csv_out.empty() && json_out.empty())
     throw UsageError("gpt-fast needs --csv FILE and/or --json FILE");
-  std::vector<TargetFile> targets;
-  if (!targets_dir.empty()) targets = load_target_dir(targets_dir);
   refuse_clashes(inputs_of(results, targets), {{"--csv", csv_out}, {"--json", json_out}});
   History h;
-  read_history(h, results);
-  print_history_warnings(h);
+  read_history(h, results, true);
   GptFastExport ex = gpt_fast_rows(h, targets);
   for (const auto& n : ex.notes) std::fprintf(stderr, "kgate: gpt-fast: %s\n", n.c_str());
   if (ex.rows.empty())

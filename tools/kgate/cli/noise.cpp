@@ -17,8 +17,7 @@ int cmd_noise(const Args& args) {
   if (results.empty()) throw UsageError("noise needs --results FILE...");
   refuse_clashes(inputs_of(results, {}), {{"--markdown", markdown}, {"--csv", csv_out}});
   History h;
-  read_history(h, results);
-  print_history_warnings(h);
+  read_history(h, results, true);
   NoiseReport rep = noise_report(h);
   std::fputs(noise_console(rep).c_str(), stdout);
   std::fflush(stdout);

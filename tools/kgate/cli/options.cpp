@@ -88,7 +88,7 @@ void print_history_warnings(const History& h) {
     std::fprintf(stderr, "kgate: warning: %s; row skipped\n", w.text().c_str());
 }
 
-void read_history(History& h, const std::vector<std::string>& files) {
+void read_history(History& h, const std::vector<std::string>& files, bool warn) {
   try {
     for (const auto& p : files) h.add_file(p);
   } catch (const ResultFileError&) {
@@ -96,6 +96,7 @@ void read_history(History& h, const std::vector<std::string>& files) {
     throw;
   }
   h.finish();
+  if (warn) print_history_warnings(h);
 }
 
 namespace {
@@ -140,6 +141,10 @@ Reader files(std::vector<std::string>& v) {
     while (i + 1 < a.size() && a[i + 1].rfind("--", 0) != 0) v.push_back(a[++i]);
     if (v.size() == before) throw UsageError("--results needs at least one file");
   };
+}
+
+Reader target_files(std::vector<TargetFile>& v) {
+  return [&v](const Args& a, size_t& i) { v = load_target_dir(value_of(a, i)); };
 }
 
 Reader number(double& x, double lo, double hi, bool hi_open) {

@@ -51,7 +51,8 @@ using Options = std::vector<Option>;
 // after `file_flag`.
 void parse_options(const Args& args, const Options& options, const char* file_flag);
 Reader text(std::string& s);
-Reader files(std::vector<std::string>& v);  // `--results FILE...`
+Reader files(std::vector<std::string>& v);        // `--results FILE...`
+Reader target_files(std::vector<TargetFile>& v);  // `--targets DIR`, loaded
 Reader number(double& x, double lo, double hi, bool hi_open = false);
 template <class T>
 Reader whole(T& x, long lo, long hi) {
@@ -83,7 +84,8 @@ void print_warnings(const std::vector<std::string>& warnings);
 // For the commands that do not gate: every damaged row is a warning.
 void print_history_warnings(const History& h);
 
-// Reads every results file; a refused file's warnings are printed first.
-void read_history(History& h, const std::vector<std::string>& files);
+// Reads every results file; a refused file's warnings are printed first,
+// and with `warn` (a command that does not gate) those of the rest.
+void read_history(History& h, const std::vector<std::string>& files, bool warn = false);
 
 }  // namespace kb::kgate_cli

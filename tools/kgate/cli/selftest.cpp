@@ -107,7 +107,7 @@ std::string selftest_markdown(const std::string& aa_file,
 }  // namespace
 
 int cmd_selftest_table(const Args& args) {
-  std::string aa, targets_dir, markdown;
+  std::string aa, markdown;
   std::vector<std::pair<double, std::string>> drops;
   GateOptions opt;
   const Reader drop = [&](const Args& a, size_t& i) {
@@ -118,14 +118,13 @@ int cmd_selftest_table(const Args& args) {
   parse_options(args,
                 {{"--aa", text(aa)},
                  {"--drop", drop},
-                 {"--targets", text(targets_dir)},
+                 {"--targets", target_files(opt.targets)},
                  {"--markdown", text(markdown)}},
                 "--aa");
   if (aa.empty()) throw UsageError("selftest-table needs --aa FILE");
   std::vector<NamedPath> inputs = {{"--aa", aa}};
   for (const auto& d : drops) inputs.push_back({"--drop", d.second});
   refuse_clashes(inputs, {{"--markdown", markdown}});
-  if (!targets_dir.empty()) opt.targets = load_target_dir(targets_dir);
   const std::string md = selftest_markdown(aa, drops, opt);
   std::fputs(md.c_str(), stdout);
   if (!markdown.empty()) atomic_write(markdown, md);

@@ -21,8 +21,7 @@ int cmd_siblings(const Args& args) {
   if (results.empty()) throw UsageError("siblings needs --results FILE...");
   refuse_clashes(inputs_of(results, {}), {{"--markdown", markdown}});
   History h;
-  read_history(h, results);
-  print_history_warnings(h);
+  read_history(h, results, true);
   const auto reps = sibling_check(h, opt);
   std::fputs(sibling_text(reps, false).c_str(), stdout);
   std::fflush(stdout);
