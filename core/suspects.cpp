@@ -1,6 +1,5 @@
 #include "core/suspects.h"
 
-#include <algorithm>
 #include <cstdlib>
 #include <map>
 
