@@ -1,10 +1,6 @@
-// Roofline math: the fastest time the hardware allows for a row's Work, and
-// the metrics' values at a time. Version 2, from the target file's
-// speed-of-light ladder (the ideal kernels' measured times):
-//   t_min = max(t_mem(reads, writes), flops / peak) + (launches - 1) * t_extra
-// version 1 without one:
-//   t_min = max(bytes / bandwidth(bound), flops / peak) + launches * t_launch
-// docs/metrics.md "The roofline" says why each term is what it is.
+// Roofline math: the fastest time the hardware allows for a row's Work
+// (version 2 from the target file's measured ladder, version 1 without one),
+// and the metrics' values at a time. docs/metrics.md "The roofline".
 #pragma once
 
 #include <optional>
@@ -21,13 +17,11 @@ namespace kb {
 // ideal kernels' process-to-process spread); a row above it says so.
 inline constexpr double kRooflineNoise = 1.02;
 
-// The time one launch of an ideal kernel took, by bytes moved: rungs of
-// (bytes, seconds).
+// One launch of an ideal kernel: rungs of (bytes moved, seconds).
 struct Ladder {
   std::vector<std::pair<double, double>> rungs;
   bool empty() const { return rungs.empty(); }
-  // Piecewise linear between rungs, the end segments extended (floored at
-  // 0). Needs at least two rungs.
+  // Piecewise linear, the end segments extended (floored at 0).
   double seconds(double bytes) const;
 };
 
@@ -56,20 +50,15 @@ struct SpeedOfLight {
 };
 
 // The cost in us of each further launch (graph node with `graph`) of a
-// chain whose kernels move `link_bytes` each: the scalar without a table,
-// else the table made non-increasing, at the first entry at or above
-// `link_bytes` (the last beyond them).
+// chain whose kernels move `link_bytes` each (the per-link table where given).
 double further_launch_us(const SpeedOfLight& l, bool graph, double link_bytes);
 
-// Each further launch of a chain of `links`: (chain_s - one_s) / (links - 1),
-// never below 0, so that the chain's own row gets t_min = chain_s (the
-// probe times the chain as the row is timed). Throws std::invalid_argument
-// for fewer than 2 links or a time not > 0.
+// (chain_s - one_s) / (links - 1), never below 0: the chain's own row gets
+// t_min = chain_s. Throws std::invalid_argument for bad input.
 double further_launch_seconds(double chain_s, double one_s, int links);
 
-// The probe's HBM round trip is a cold one-vector read minus an empty
-// kernel, each ~3 us in 32 ns event steps: "" when the read was slower,
-// else why the figure is missing.
+// "" when the cold one-vector read was slower than the empty kernel (the HBM
+// round trip is their difference), else why the figure is missing.
 std::string unresolved_latency(double cold_read_us, double one_block_us);
 
 // Dense tensor-core peaks of a datasheet (TFLOP/s or TOP/s).
@@ -104,9 +93,7 @@ struct Roofline {
 // `write_bytes` where declared, else half the bytes for Bound::copy.
 double writes_of(const Work& w);
 
-// The ladder's time for one launch's reads and writes: the read ladder
-// without writes; else the copy of the writes plus what the further reads
-// add on the read ladder; the copy ladder where writes exceed reads.
+// The ladder's time for one launch's reads and writes (docs/metrics.md).
 double ladder_memory_seconds(const SpeedOfLight& l, double reads, double writes);
 
 // Throws std::invalid_argument when the ceilings this work needs are zero.
@@ -122,11 +109,9 @@ struct MetricInput {
   std::optional<double> companion_ratio;  // Case::companion's time / run()'s
 };
 
-// A metric of a point's rows (one row each): its CSV name, with the unit
-// that gives its direction (metric_direction), and its value from the time
-// and the declared Work. The generic ones are here; an experiment declares
-// its own in its file. Constant-initialized, so that experiments registered
-// at static initialization may copy them.
+// A metric of a point's rows: its CSV name (the unit gives its direction)
+// and its value from the time and the Work. An experiment may declare its
+// own; constant-initialized, so that static registrars may copy them.
 struct Metric {
   using Value = std::optional<double> (*)(const MetricInput&);
   constexpr Metric(const char* csv_name, Value f) : name(csv_name), value(f) {}

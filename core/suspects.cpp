@@ -1,6 +1,6 @@
 #include "core/suspects.h"
 
-#include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <map>
 
@@ -8,6 +8,13 @@
 #include "core/csv_reader.h"
 
 namespace kb {
+
+namespace {
+// Suspect's fields in the order of suspects_columns().
+const std::array<std::string Suspect::*, 8> kFields = {
+    &Suspect::run_id,  &Suspect::name,   &Suspect::dtype, &Suspect::shape,
+    &Suspect::variant, &Suspect::metric, &Suspect::arch,  &Suspect::reason};
+}  // namespace
 
 const std::vector<std::string>& suspects_columns() {
   static const std::vector<std::string> cols = {"run_id",  "name",   "dtype", "shape",
@@ -39,25 +46,14 @@ std::vector<Suspect> parse_suspects(const std::string& text, const std::string& 
     const size_t line = reader.line();
     if (reader.unterminated_quote())
       throw SuspectsError(path + ":" + std::to_string(line) + ": a quoted field is not closed");
-    auto get = [&](const char* c) {
-      const size_t i = col.at(c);
-      return i < fields.size() ? std::string(fields[i]) : std::string();
-    };
     Suspect s;
-    s.run_id = get("run_id");
-    s.name = get("name");
-    s.dtype = get("dtype");
-    s.shape = get("shape");
-    s.variant = get("variant");
-    s.metric = get("metric");
-    s.arch = get("arch");
-    s.reason = get("reason");
     s.line = line;
-    for (const auto& [what, v] : {std::pair<const char*, const std::string*>{"run_id", &s.run_id},
-                                  {"name", &s.name},
-                                  {"dtype", &s.dtype},
-                                  {"shape", &s.shape}})
-      if (v->empty()) throw SuspectsError(path + ":" + std::to_string(line) + ": empty " + what);
+    for (size_t k = 0; k < kFields.size(); ++k) {
+      const size_t i = col.at(suspects_columns()[k]);
+      s.*kFields[k] = i < fields.size() ? std::string(fields[i]) : std::string();
+      if (k < 4 && (s.*kFields[k]).empty())  // run_id, name, dtype, shape
+        throw SuspectsError(path + ":" + std::to_string(line) + ": empty " + suspects_columns()[k]);
+    }
     out.push_back(std::move(s));
   }
   refuse_damage();

@@ -4,11 +4,9 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
-#include <map>
 #include <random>
 #include <thread>
 
@@ -110,8 +108,6 @@ void Engine::after_error(const std::string& what) {
   }
 }
 
-void Engine::flush_l2() { read_buffer(flush_buf_, flush_bytes_, stream_); }
-
 Ceilings merge_ceilings(const TargetFile* targets, const ProbeResult& p) {
   Ceilings c = targets ? targets->ceilings() : Ceilings{};
   auto take = [&](double& dst, double file_measured, double probed) {
@@ -164,7 +160,7 @@ std::vector<Record> Engine::probe(ProbeResult* result) {
 }
 
 double Engine::time_window(bool flush, const std::function<void(cudaStream_t)>& f) {
-  if (flush) flush_l2();
+  if (flush) read_buffer(flush_buf_, flush_bytes_, stream_);  // reads twice the L2
   KB_CUDA_CHECK(cudaEventRecord(start_, stream_));
   f(stream_);
   KB_CHECK_LAUNCH();

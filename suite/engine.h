@@ -67,7 +67,6 @@ class Engine {
   Measurement sample(const Experiment& e, const std::vector<Case*>& cases);
   // The timed window of every sample, in seconds: L2 flushed first (cold).
   double time_window(bool flush, const std::function<void(cudaStream_t)>& f);
-  void flush_l2();
   void after_error(const std::string& what);
 
   DeviceInfo dev_;

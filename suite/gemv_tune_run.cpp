@@ -3,10 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <memory>
-#include <sstream>
 #include <stdexcept>
 
 #include "core/tuning.h"

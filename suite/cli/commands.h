@@ -6,11 +6,10 @@
 
 namespace kb::cli {
 
-int cmd_list(const Args& a);       // list.cpp
-int cmd_run(const Args& a);        // run.cpp
-int cmd_rerun(const Args& a);      // rerun.cpp: run --rerun
-int cmd_probe(const Args& a);      // probe.cpp
-int cmd_tune(const Args& a);       // tune.cpp: cuBLASLt's table, or `tune gemv`'s
-int cmd_tune_gemv(const Args& a);  // tune.cpp: `tune gemv`
+int cmd_list(const Args& a);   // list.cpp
+int cmd_run(const Args& a);    // run.cpp
+int cmd_rerun(const Args& a);  // rerun.cpp: run --rerun
+int cmd_probe(const Args& a);  // probe.cpp
+int cmd_tune(const Args& a);   // tune.cpp: cuBLASLt's table, or `tune gemv`'s
 
 }  // namespace kb::cli

@@ -167,8 +167,6 @@ nlohmann::ordered_json choose_candidate(const gemm::AlgoKey& k, const CandidateT
   return pin_json(pin, m);
 }
 
-}  // namespace
-
 int cmd_tune_gemv(const Args& a) {
   if (!a.filter.empty() || a.candidates != 16)
     throw UsageError(
@@ -186,6 +184,8 @@ int cmd_tune_gemv(const Args& a) {
   tune_gemv_table(dev, tf, out, a.reps, shapes, &rows);  // a broken `out`: TuningError, exit 2
   return kExitOk;
 }
+
+}  // namespace
 
 int cmd_tune(const Args& a) {
   if (a.tune_gemv) return cmd_tune_gemv(a);

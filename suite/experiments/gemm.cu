@@ -6,7 +6,6 @@
 // flops = 2·M·N·K; bytes = A and W read once + D written once.
 #include <cmath>
 #include <memory>
-#include <type_traits>
 
 #include "kernels/common/allclose.h"
 #include "kernels/common/device_buffer.h"
