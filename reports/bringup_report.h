@@ -1,8 +1,5 @@
-// The bring-up report of a new GPU (docs/bringup.md): its measured ceilings
-// against its datasheet, every row of its run against a reference GPU's
-// run, the seed's rows against the seed's A100 targets, and a drafted
-// target file. tools/kgate/bringup.cpp fills it from results CSVs; the
-// writers here (Markdown, self-contained HTML) only format it.
+// The bring-up report of a new GPU (docs/bringup.md). tools/kgate/bringup.cpp
+// fills it from results CSVs; bringup_writers.cpp formats it.
 #pragma once
 
 #include <optional>
@@ -11,8 +8,7 @@
 
 namespace kb {
 
-// One ceiling: what this GPU measured, its datasheet figure and the share,
-// and the same for the reference GPU.
+// One ceiling: measured, datasheet and share, here and on the reference GPU.
 struct BringupCeiling {
   std::string name;  // "read bandwidth (GB/s)"
   std::optional<double> measured, datasheet, share;
@@ -50,8 +46,8 @@ struct BringupReport {
   std::string ref_datasheet_gpu;
   double threshold = 0.10;  // a row this much behind the reference is a candidate
 
-  // Problems of the input, one clear line each (the report is still written
-  // where it can be); notes explain the report (no target file, unknown GPU).
+  // Problems of the input (the report is still written where it can be);
+  // notes explain the report (no target file, unknown GPU).
   std::vector<std::string> problems, notes;
 
   std::vector<BringupCeiling> ceilings;

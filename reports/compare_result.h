@@ -1,5 +1,4 @@
-// What `kgate compare BASE NEW` found, as a plain record, and its formats
-// (console table, Markdown). The comparison itself is tools/kgate/compare.h.
+// What `kgate compare BASE NEW` found (tools/kgate/compare.h) and its formats.
 #pragma once
 
 #include <optional>

@@ -1,7 +1,6 @@
-// What `kgate dashboard` shows, as a plain record: the history of every key
-// of every GPU, each point with the verdict, baseline and band the gate's
-// rules give it on its night. tools/kgate/dashboard.cpp fills it;
-// dashboard_html.cpp only formats it.
+// What `kgate dashboard` shows (docs/dashboard.md): every key's history, each
+// point with the verdict, baseline and band the gate gives it on its night.
+// tools/kgate/dashboard.cpp fills it; dashboard_html.cpp formats it.
 #pragma once
 
 #include <array>
@@ -45,18 +44,15 @@ struct DashboardPoint {
   double roofline = kNone;  // this row's roofline (same unit as value)
   double target = kNone;    // the target the gate applies to this row
   double baseline = kNone;  // median of the earlier runs in the window; NaN when none
-  // Relative half-width of the band around the baseline: the larger of
-  // --min-gap and the drop the history's noise explains for one run.
-  double band = kNone;
-  double noise = kNone;  // the row's noise_rel: its samples' spread
+  double band = kNone;      // relative half-width of the band around the baseline
+  double noise = kNone;     // the row's noise_rel: its samples' spread
   // The run's rows' min_us..max_us in the metric (NaN: no row has them).
   double lo = kNone, hi = kNone;
   uint32_t samples = 0;
   int32_t board = -1;  // DashboardData::boards; -1 unless all its rows are on one UUID
 };
 
-// A re-measurement of a point (`<run>/<N>`, or a repeated row), or one
-// GPU's row of a run on several boards: a marker.
+// A re-measurement of a point, or one GPU's row of a run on several boards.
 struct DashboardAttempt {
   uint32_t point = 0;  // index into DashboardKey::points
   int attempt = 2;
@@ -76,8 +72,8 @@ struct DashboardKey {
   bool lower_is_better = false;
   std::vector<DashboardPoint> points;  // oldest run first
   std::vector<DashboardAttempt> attempts;
-  // The verdict of `kgate check` on the newest run of this GPU; has_verdict
-  // is false for a key not in that run nor in the one before it (retired).
+  // `kgate check`'s verdict on this GPU's newest run; none for a key in
+  // neither of its two newest runs (retired).
   bool has_verdict = false;
   GateStatus verdict = GateStatus::pass;
   std::string rule, why;
@@ -101,12 +97,10 @@ struct DashboardData {
   std::vector<std::string> notes;     // what is missing, and what that leaves out
 };
 
-// One self-contained HTML file: inline CSS, data and script, charts drawn
-// as SVG by the page; nothing fetched when it is viewed.
+// One self-contained HTML file: nothing fetched when it is viewed.
 std::string dashboard_html(const DashboardData& d);
 
-// `s` as a JSON string literal that is inert inside an HTML <script>: <, >
-// and & written as \u escapes (invalid UTF-8 as U+FFFD).
+// `s` as a JSON string literal, inert inside an HTML <script>.
 std::string json_string(const std::string& s);
 
 }  // namespace kb

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "dashboard_assets.h"
 #include "reports/dashboard_data.h"
@@ -18,194 +20,139 @@ namespace {
 
 std::string esc(const std::string& s) { return escape_markup(s, Markup::html); }
 
-// A number with `digits` significant digits, or null.
-void put_num(std::string& out, double v, int digits = 6) {
-  if (!(v == v) || std::isinf(v)) {
-    out += "null";
-    return;
-  }
+using Json = nlohmann::ordered_json;
+
+// JSON text that is inert inside an HTML <script>: <, > and & (found only
+// in strings) as \u escapes; invalid UTF-8 as U+FFFD.
+std::string inert(const Json& j) {
+  std::string out;
+  for (char c : j.dump(-1, ' ', false, Json::error_handler_t::replace))
+    out += c == '<' ? "\\u003c" : c == '>' ? "\\u003e" : c == '&' ? "\\u0026" : std::string(1, c);
+  return out;
+}
+
+// A number with `digits` significant digits (the page needs no more), or null.
+Json num(double v, int digits = 6) {
+  if (!std::isfinite(v)) return nullptr;
   char buf[40];
   std::snprintf(buf, sizeof buf, "%.*g", digits, v);
-  out += buf;
+  const double r = std::strtod(buf, nullptr);
+  if (r == std::trunc(r) && std::fabs(r) < 1e15) return static_cast<int64_t>(r);
+  return r;
 }
-
-void put_str(std::string& out, const std::string& s) { out += json_string(s); }
-
-// `v` as a JSON list, each item written by put(out, item).
-template <class V, class Put>
-void put_list(std::string& out, const V& v, Put put, const char* sep = ",") {
-  out += '[';
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (i) out += sep;
-    put(out, v[i]);
-  }
-  out += ']';
-}
-
-void put_u32(std::string& out, uint32_t n) { out += std::to_string(n); }
 
 char verdict_letter(GateStatus s) { return "FIPS"[static_cast<int>(s)]; }
+
+// get(point) for every point.
+template <class Get>
+Json per_point(const std::vector<DashboardPoint>& pts, Get get) {
+  Json out = Json::array();
+  for (const auto& p : pts) out.push_back(get(p));
+  return out;
+}
 
 // A value that rarely changes along a series (roofline, target) as the
 // points where it changes: [[index, value], ...].
 template <class Get>
-void put_steps(std::string& out, const std::vector<DashboardPoint>& pts, Get get) {
-  out += '[';
-  bool first = true;
-  double prev = 0;
-  bool prev_none = false;
+Json steps(const std::vector<DashboardPoint>& pts, Get get) {
+  Json out = Json::array();
   for (size_t i = 0; i < pts.size(); ++i) {
-    double v = get(pts[i]);
-    bool none = !(v == v);
-    if (!first && none == prev_none && (none || v == prev)) continue;
-    if (!first) out += ',';
-    out += '[' + std::to_string(i) + ',';
-    put_num(out, v);
-    out += ']';
-    first = false;
-    prev = v;
-    prev_none = none;
+    const double v = get(pts[i]), prev = i ? get(pts[i - 1]) : 0;
+    if (!i || (v == v) != (prev == prev) || (v == v && v != prev)) out.push_back({i, num(v)});
   }
-  out += ']';
+  return out;
 }
 
-void put_key(std::string& out, const DashboardKey& k) {
-  out += "{\"n\":" + json_string(k.name);
-  out += ",\"m\":" + json_string(k.metric);
-  out += ",\"d\":" + json_string(k.dtype);
-  out += ",\"s\":" + json_string(k.shape);
-  out += ",\"var\":" + json_string(k.variant);
-  out += ",\"g\":" + std::to_string(k.gpu) + ",\"lo\":" + (k.lower_is_better ? "1" : "0");
-  out += ",\"vd\":\"";
-  if (k.has_verdict) out += verdict_letter(k.verdict);
-  out += "\",\"rule\":" + json_string(k.rule);
-  out += ",\"why\":" + json_string(k.why);
+template <class Has>
+bool any(const std::vector<DashboardPoint>& pts, Has has) {
+  return std::any_of(pts.begin(), pts.end(), has);
+}
+
+Json key_json(const DashboardKey& k) {
+  const auto& pts = k.points;
+  Json j = {{"n", k.name},
+            {"m", k.metric},
+            {"d", k.dtype},
+            {"s", k.shape},
+            {"var", k.variant},
+            {"g", k.gpu},
+            {"lo", k.lower_is_better ? 1 : 0}};
+  j["vd"] = k.has_verdict ? std::string(1, verdict_letter(k.verdict)) : "";
+  j["rule"] = k.rule;
+  j["why"] = k.why;
   // Runs as steps from the previous point's run (mostly 1: short).
-  out += ",\"r\":[";
   uint32_t prev = 0;
-  for (size_t i = 0; i < k.points.size(); ++i) {
-    if (i) out += ',';
-    out += std::to_string(k.points[i].run - prev);
-    prev = k.points[i].run;
+  j["r"] =
+      per_point(pts, [&](const DashboardPoint& p) { return p.run - std::exchange(prev, p.run); });
+  j["v"] = per_point(pts, [](const DashboardPoint& p) { return num(p.value); });
+  std::string st, ve;
+  for (const auto& p : pts) {
+    st += p.status;
+    ve += verdict_letter(p.verdict);
   }
-  out += "],\"v\":";
-  put_list(out, k.points, [](std::string& o, const DashboardPoint& p) { put_num(o, p.value); });
-  out += ",\"st\":\"";
-  for (const auto& p : k.points) out += p.status;
-  out += "\",\"ve\":\"";
-  for (const auto& p : k.points) out += verdict_letter(p.verdict);
-  out += "\",\"b\":";
-  put_list(out, k.points,
-           [](std::string& o, const DashboardPoint& p) { put_num(o, p.baseline, 5); });
-  out += ",\"e\":";
-  put_list(out, k.points, [](std::string& o, const DashboardPoint& p) { put_num(o, p.band, 3); });
-  out += ",\"rf\":";
-  put_steps(out, k.points, [](const DashboardPoint& p) { return p.roofline; });
-  out += ",\"tg\":";
-  put_steps(out, k.points, [](const DashboardPoint& p) { return p.target; });
+  j["st"] = st;
+  j["ve"] = ve;
+  j["b"] = per_point(pts, [](const DashboardPoint& p) { return num(p.baseline, 5); });
+  j["e"] = per_point(pts, [](const DashboardPoint& p) { return num(p.band, 3); });
+  j["rf"] = steps(pts, [](const DashboardPoint& p) { return p.roofline; });
+  j["tg"] = steps(pts, [](const DashboardPoint& p) { return p.target; });
   // Boards as steps, only for a key whose rows name one (schema v2).
-  if (std::any_of(k.points.begin(), k.points.end(),
-                  [](const DashboardPoint& p) { return p.board >= 0; })) {
-    out += ",\"bd\":";
-    put_steps(out, k.points, [](const DashboardPoint& p) {
+  if (any(pts, [](const DashboardPoint& p) { return p.board >= 0; }))
+    j["bd"] = steps(pts, [](const DashboardPoint& p) {
       return p.board >= 0 ? static_cast<double>(p.board) : DashboardPoint::kNone;
     });
-  }
   // Each run's noise_rel (in %) and its samples, for error bars and compare.
-  if (std::any_of(k.points.begin(), k.points.end(),
-                  [](const DashboardPoint& p) { return p.noise == p.noise; })) {
-    out += ",\"nr\":";
-    put_list(out, k.points,
-             [](std::string& o, const DashboardPoint& p) { put_num(o, p.noise * 100, 2); });
-    out += ",\"sa\":";
-    put_steps(out, k.points, [](const DashboardPoint& p) { return double(p.samples); });
+  if (any(pts, [](const DashboardPoint& p) { return p.noise == p.noise; })) {
+    j["nr"] = per_point(pts, [](const DashboardPoint& p) { return num(p.noise * 100, 2); });
+    j["sa"] = steps(pts, [](const DashboardPoint& p) { return double(p.samples); });
   }
   // Each run's error bar: its rows' min-max, in % of the value below and above it.
-  if (std::any_of(k.points.begin(), k.points.end(),
-                  [](const DashboardPoint& p) { return p.lo == p.lo; })) {
-    out += ",\"mn\":";
-    put_list(out, k.points, [](std::string& o, const DashboardPoint& p) {
-      put_num(o, (1 - p.lo / p.value) * 100, 2);
-    });
-    out += ",\"mx\":";
-    put_list(out, k.points, [](std::string& o, const DashboardPoint& p) {
-      put_num(o, (p.hi / p.value - 1) * 100, 2);
-    });
+  if (any(pts, [](const DashboardPoint& p) { return p.lo == p.lo; })) {
+    j["mn"] =
+        per_point(pts, [](const DashboardPoint& p) { return num((1 - p.lo / p.value) * 100, 2); });
+    j["mx"] =
+        per_point(pts, [](const DashboardPoint& p) { return num((p.hi / p.value - 1) * 100, 2); });
   }
-  out += ",\"at\":";
-  put_list(out, k.attempts, [](std::string& o, const DashboardAttempt& a) {
-    o += '[' + std::to_string(a.point) + ',' + std::to_string(a.attempt) + ',';
-    put_num(o, a.value);
-    o += std::string(",\"") + a.status + "\"";
-    if (a.board >= 0) o += ',' + std::to_string(a.board);
-    o += ']';
-  });
-  out += "}";
+  j["at"] = Json::array();
+  for (const auto& a : k.attempts) {
+    Json at = {a.point, a.attempt, num(a.value), std::string(1, a.status)};
+    if (a.board >= 0) at.push_back(a.board);
+    j["at"].push_back(at);
+  }
+  return j;
 }
 
-std::string data_json(const DashboardData& d) {
-  std::string out;
-  size_t points = 0;
-  for (const auto& k : d.keys) points += k.points.size();
-  out.reserve(4096 + points * 32);
+Json data_json(const DashboardData& d) {
   bool time_axis = !d.runs.empty();
   for (const auto& r : d.runs) time_axis = time_axis && r.has_time;
-  out += "{\"v\":1,\"title\":" + json_string(d.title);
-  out += ",\"generated\":" + json_string(d.generated);
-  out += ",\"inputs\":";
-  put_list(out, d.inputs, put_str);
-  out += ",\"rows\":" + std::to_string(d.rows) + ",\"window\":" + std::to_string(d.window) +
-         ",\"minGap\":";
-  put_num(out, d.min_gap);
-  out += std::string(",\"strict\":") + (d.strict ? "true" : "false");
-  out += std::string(",\"timeAxis\":") + (time_axis ? "true" : "false");
-  out += ",\"summary\":" + json_string(d.gate_summary);
-  out += ",\"gpus\":";
-  put_list(out, d.gpus, [](std::string& o, const DashboardGpu& g) {
-    o += '[' + json_string(g.arch) + ',' + json_string(g.device) + ']';
-  });
-  out += ",\"boards\":";
-  put_list(out, d.boards, [](std::string& o, const DashboardBoard& b) {
-    o += '[' + json_string(b.uuid) + ',' + json_string(b.device) + ',' + json_string(b.host) + ']';
-  });
-  out += ",\"runs\":";
-  put_list(
-      out, d.runs,
-      [](std::string& o, const DashboardRun& r) {
-        o += '[' + json_string(r.label) + ',' +
-             (r.has_time ? std::to_string(r.time) : std::string("null")) + ',' +
-             json_string(r.timestamp) + ',' + json_string(r.git_sha) + ',' + json_string(r.driver) +
-             ',' + json_string(r.cuda) + ',';
-        put_list(o, r.gpus, put_u32);
-        o += ',';
-        put_list(o, r.rows, put_u32);
-        o += ',';
-        put_list(o, r.verdicts, put_u32);
-        o += std::string(",") + (r.gated ? "1" : "0") + ',';
-        put_list(o, r.boards, put_u32);
-        o += ']';
-      },
-      ",\n");
-  out += ",\n\"keys\":";
-  put_list(out, d.keys, put_key, ",\n");
-  out += ",\n\"warnings\":";
-  put_list(out, d.warnings, put_str);
-  out += ",\"notes\":";
-  put_list(out, d.notes, put_str);
-  out += "}";
-  return out;
+  Json j = {{"v", 1},
+            {"title", d.title},
+            {"generated", d.generated},
+            {"inputs", d.inputs},
+            {"rows", d.rows},
+            {"window", d.window},
+            {"minGap", num(d.min_gap)},
+            {"strict", d.strict},
+            {"timeAxis", time_axis},
+            {"summary", d.gate_summary}};
+  j["gpus"] = Json::array();
+  for (const auto& g : d.gpus) j["gpus"].push_back({g.arch, g.device});
+  j["boards"] = Json::array();
+  for (const auto& b : d.boards) j["boards"].push_back({b.uuid, b.device, b.host});
+  j["runs"] = Json::array();
+  for (const auto& r : d.runs)
+    j["runs"].push_back({r.label, r.has_time ? Json(r.time) : Json(), r.timestamp, r.git_sha,
+                         r.driver, r.cuda, r.gpus, r.rows, r.verdicts, r.gated ? 1 : 0, r.boards});
+  j["keys"] = Json::array();
+  for (const auto& k : d.keys) j["keys"].push_back(key_json(k));
+  j["warnings"] = d.warnings;
+  j["notes"] = d.notes;
+  return j;
 }
 
 }  // namespace
 
-std::string json_string(const std::string& s) {
-  const std::string j =
-      nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  std::string out;
-  for (char c : j)
-    out += c == '<' ? "\\u003c" : c == '>' ? "\\u003e" : c == '&' ? "\\u0026" : std::string(1, c);
-  return out;
-}
+std::string json_string(const std::string& s) { return inert(Json(s)); }
 
 std::string dashboard_html(const DashboardData& d) {
   bool failed = d.gate_summary.rfind("FAIL", 0) == 0;
@@ -254,7 +201,7 @@ std::string dashboard_html(const DashboardData& d) {
       "above.</noscript></main>\n<div id=\"tip\" hidden></div>\n"
       "<output id=\"kb-status\" data-state=\"loading\"></output>\n"
       "<script type=\"application/json\" id=\"kb-data\">";
-  out += data_json(d);
+  out += inert(data_json(d));
   out += "</script>\n<script>\n";
   out += kDashboardJs;
   out += "</script>\n</body></html>\n";

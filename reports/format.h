@@ -14,8 +14,7 @@ inline std::string format_double(const char* format, double v) {
   return buf;
 }
 
-// A relative value as a percentage: 0.034 -> "3.4%" (`decimals` after the
-// point).
+// 0.034 -> "3.4%" (`decimals` after the point).
 inline std::string percent(double rel, int decimals = 1) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f%%", decimals, rel * 100);
@@ -36,9 +35,8 @@ std::string markdown_text(const std::string& s);
 // The same, but for its code spans (`x`), kept.
 std::string markdown_with_code(const std::string& s);
 
-// The Markdown the reports write (markdown_text's escapes, # headings,
-// paragraphs, `- ` lists, tables, fenced code, **bold**, `code`,
-// [text](url), and lines of their own HTML such as <details>) as HTML.
+// The Markdown the reports write (headings, paragraphs, lists, tables, code,
+// **bold**, links, lines of their own HTML such as <details>) as HTML.
 std::string markdown_html(const std::string& md);
 
 // A self-contained HTML page: `title`, the reports' style and `css` inline, `body`.

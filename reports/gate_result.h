@@ -12,8 +12,7 @@ enum class GateStatus { fail, inconclusive, pass, skipped };
 
 const char* gate_status_name(GateStatus s);  // "FAIL", "inconclusive", "pass", "skipped"
 
-// A run as the reports name it: which commit, driver and CUDA measured it.
-// Fields are "" where the results file has no such column (gpt_fast files).
+// Which commit, driver and CUDA measured a run ("" where the file has no such column).
 struct RunContext {
   std::string run, timestamp, git_sha, driver, cuda;
 };
@@ -37,8 +36,7 @@ struct GateKeyResult {
   std::string why;         // one line, no key: "dropped 8.1% ... "
   std::string run;         // the newest run's label
   bool throttled = false;  // the newest row's status is `throttled` (SM clock low)
-  // For a failing key: the newest earlier run where it was good, and its
-  // value: what changed since (commit, driver) is the first suspect.
+  // A failing key's newest good run: what changed since is the first suspect.
   std::optional<RunContext> last_good;
   std::optional<double> last_good_value;
   std::optional<double> value;     // the newest run's value
@@ -47,23 +45,18 @@ struct GateKeyResult {
   std::optional<double> target;    // the target applied (after tolerance: no)
   double noise = 0;                // relative noise of the history window
   int history_runs = 0;            // earlier runs in the window
-  // The newest run's attempts of this key (its value the median of attempts
-  // 2..n), and whether the first stage asks for re-measurement (`--suspects`).
-  int attempts = 1;
-  bool suspect = false;
-  bool target_on_host = false;  // below its target, met on this host (decisions/0055)
-  double suspect_score = 0;     // ordering of the suspects: larger first
-  bool run_has_id = false;      // suspects need a run id to attach attempts to
-  // Not a verdict, shown in every report: a changed variant, an injected
-  // slowdown, a median of re-measurements.
-  std::string note;
-  // The baseline's values (oldest first) and their run labels: the sparkline.
+  int attempts = 1;                // the newest run's (its value: the median of attempts 2..n)
+  bool suspect = false;            // the first stage asks for re-measurement (`--suspects`)
+  bool target_on_host = false;     // below its target, met on this host (decisions/0055)
+  double suspect_score = 0;        // ordering of the suspects: larger first
+  bool run_has_id = false;         // suspects need a run id to attach attempts to
+  std::string note;                // not a verdict: a changed variant, an injected slowdown, ...
+  // The baseline's values (oldest first) and their run labels.
   std::vector<double> history;
   std::vector<std::string> history_runs_labels;
 };
 
-// A GPU behind its siblings in the newest run (siblings.h): a finding about
-// that board, which does not change the exit code.
+// A GPU behind its siblings in the newest run (siblings.h); not an exit code.
 struct GpuFinding {
   std::string arch, run, gpu, why;
 };
@@ -95,38 +88,31 @@ struct GateReport {
   size_t count(GateStatus s) const;
   // 0 pass, 1 regression, an input failure (or inconclusive under --strict).
   int exit_code() const;
-  // "FAIL: 2 regressions, 1 inconclusive, 40 passed, 3 skipped (46 keys)",
-  // with input failures, keys too new for the history rule ("240 new (50 on
-  // target)") and throttled keys counted where there are any.
+  // "FAIL: 2 regressions, 1 inconclusive, 40 passed, 3 skipped (46 keys)".
   std::string summary() const;
-  // Inconclusive only for too little history, and so folded into one line
-  // (history_note) rather than listed; none under --strict.
+  // Inconclusive for too little history only: folded into history_note's
+  // one line rather than listed (none under --strict).
   bool folded(const GateKeyResult& k) const;
   size_t count_folded() const;
-  // "240 keys have too little history for the history rule (...): judged
-  // against their targets only: ...", "" when none are folded.
-  std::string history_note() const;
-  std::string provenance() const;  // "kgate ran on <host> at <time>", or "" when neither is known.
+  std::string history_note() const;  // "" when none are folded
+  std::string provenance() const;    // "kgate ran on <host> at <time>", or ""
 };
 
 // "last good: run r41 (...; commit ..., driver ...): 1850", or "".
 std::string last_good_text(const GateKeyResult& k);
 
-// The night at a glance, before any key: the drops by size and, where many
-// keys dropped at once, "broad: N of M keys moved together" (more likely the
-// machine or a shared dependency than one kernel). Empty when fewer than two
-// keys dropped.
+// The night at a glance: the drops by size and, where many keys dropped at
+// once, "broad: N of M keys moved together" (more likely the machine than
+// one kernel). Empty when fewer than two keys dropped.
 std::vector<std::string> findings(const GateReport& r);
-// For a key failing since before tonight: "failing since run X" (the run
-// after its last good one); "" when tonight's is the first failing run or
-// when not known.
+// "failing since run X" (the run after the last good one), "" when tonight's
+// is the first failing run or when not known.
 std::string failing_since(const GateKeyResult& k);
 // The key's why, then failing_since and last_good_text where there are any.
 std::string why_with_history(const GateKeyResult& k);
-// The key's charts on the dashboard (r.dashboard with the filter that
-// selects it), "" without --dashboard.
+// The key's charts on the dashboard (--dashboard), else "".
 std::string chart_link(const GateReport& r, const GateKeyResult& k);
-// The keys by status, each status worst drop first (check's reports' order).
+// The keys by status, each status worst drop first.
 void order_worst_first(GateReport& r);
 
 // "layer_norm [BS=4096;D=8192] bfloat16 memory_bandwidth(GB/s) @ NVIDIA H100 80GB HBM3",
@@ -142,20 +128,15 @@ std::string key_label(const K& k, const std::string& arch) {
 }
 inline std::string key_label(const GateKeyResult& k) { return key_label(k, k.arch); }
 
-// A value as the reports show it: 4 significant digits, no exponent for
-// everyday magnitudes ("1208", "0.8123", "12.35").
+// 4 significant digits, no exponent for everyday magnitudes ("1208",
+// "0.8123"); show_change: "+3.2%", "0.0%"; "-" for none.
 std::string show_value(double v);
-// "+3.2%", "-8.1%", "0.0%".
 std::string show_change(double rel);
-// The same, "-" for none.
 std::string show_value(const std::optional<double>& v);
 std::string show_change(const std::optional<double>& rel);
 
-// The formats of a gate report: console, Markdown (a CI step summary), JUnit
-// XML (one testcase per key) and one self-contained HTML page; each names the
-// gated run, the machine, each failing key's last good run and throttled rows.
-
-// Without `all`, passes, skipped and new keys are folded into counts.
+// The formats of a gate report (docs/gate.md). gate_console folds passes,
+// skipped and new keys into counts unless `all`.
 std::string gate_console(const GateReport& r, bool all = false);
 // The console's per-key line: "FAIL <key>: <value> (baseline <b>, <change>): <why>".
 std::string gate_line(const GateKeyResult& k);

@@ -1,6 +1,5 @@
-// Writes records as a JSON array of objects, one per row, keyed by the CSV
-// column names (numbers as numbers, empty fields as null). The file is
-// replaced whole or not at all (core/atomic_write.h).
+// Records as a JSON array of objects keyed by the CSV column names (empty
+// fields as null); the file is replaced whole or not at all.
 #pragma once
 
 #include <nlohmann/json.hpp>

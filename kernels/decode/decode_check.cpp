@@ -36,10 +36,9 @@ DecoderOptions decoder_options(const ModelConfig& c, const ReferenceCheckOptions
   return d;
 }
 
-// The CPU step at `pos` with `token`. MoE: it follows the GPU's routing of
-// that position where it is a near tie (RefDecoder::prefer_routing); then
-// the router logits of every layer must agree and no choice may be refused
-// (else *why says so, if still empty).
+// The CPU step at `pos` with `token`; MoE: following the GPU's routing at a
+// near tie (RefDecoder::prefer_routing), and *why (if still empty) says
+// where router logits disagree or a choice is refused.
 std::vector<float> cpu_step(const Decoder& d, RefDecoder& ref, const ReferenceCheckOptions& o,
                             int pos, int token, std::string* why, DecodeCheck& r) {
   const ModelConfig& c = d.config();
@@ -47,8 +46,7 @@ std::vector<float> cpu_step(const Decoder& d, RefDecoder& ref, const ReferenceCh
   const std::vector<int32_t> ids = d.routed_experts(pos);
   std::vector<std::vector<int>> per_layer(c.n_layers);
   for (int l = 0; l < c.n_layers; ++l) per_layer[l] = layer_slice(ids, l, size_t(c.top_experts));
-  // The tie tolerance scales with the router logits' size (the GPU's at
-  // this position; at least 1).
+  // The tie tolerance scales with the GPU's router logits (at least 1).
   const std::vector<float> gpu = d.router_logits(pos);
   ref.prefer_routing(per_layer, o.route_tie_tol * std::max(1.0, rms(gpu)));
   std::vector<float> logits = ref.step(token);
@@ -74,9 +72,8 @@ std::vector<float> cpu_step(const Decoder& d, RefDecoder& ref, const ReferenceCh
   return logits;
 }
 
-// The greedy token `next` against the GPU's logits (exactly their argmax)
-// and the CPU's (the CPU's best unless within the logits' error): "" or why
-// not.
+// "" when the greedy token `next` is the GPU logits' argmax and the CPU's
+// best or within the logits' error of it; else why not.
 std::string check_greedy(int32_t next, const std::vector<float>& gpu, const std::vector<float>& cpu,
                          const Compare& cmp, DecodeCheck& r) {
   const int gpu_best = argmax_ref(gpu);
@@ -220,9 +217,7 @@ std::string check_lm_head_rows(const Decoder& d, const std::vector<float>& logit
   return "";
 }
 
-// What `steps` graph replays from the reset leave: "" or why it is wrong
-// (position, prompt, tokens in range, finite and distinct logits, greedy =
-// argmax, LM-head rows on the CPU).
+// What `steps` graph replays from the reset leave: "" or why it is wrong.
 std::string check_graph_steps(Decoder& d, int steps, cudaStream_t s, std::vector<int32_t>* tok,
                               std::vector<float>* logits, size_t* rows) {
   const ModelConfig& c = d.config();
@@ -310,10 +305,9 @@ std::string compare_prefill_routing(const Decoder& d,
 }
 
 // The prompt as one prefill against the prompt as steps: the same next
-// token (unless the steps' top two logits are within the difference) and
-// logits within 2e-2 (the multi-token gemv may sum in another order); a
-// MoE prefill's routing as compare_prefill_routing. "" or why not;
-// *tie_at as there.
+// token (unless within the logits' difference), logits within 2e-2 (the
+// multi-token gemv sums in another order), routing as
+// compare_prefill_routing. "" or why not.
 std::string check_prefill(Decoder& d, cudaStream_t s, std::string* tie_at) {
   const ModelConfig& c = d.config();
   const int P = static_cast<int>(d.prompt().size());

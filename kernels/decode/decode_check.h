@@ -1,7 +1,5 @@
-// Checks of a GPU decoder that the tests and the experiment's check() share:
-// a small model against the CPU fp32 reference of the same weights, step by
-// step (check_against_reference), and a larger one for what is cheap
-// (check_full_model).
+// Decoder checks the tests and the experiment's check() share: a small model
+// step by step against the CPU fp32 reference, a large one for what is cheap.
 #pragma once
 
 #include <cstdint>

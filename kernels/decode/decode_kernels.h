@@ -1,6 +1,5 @@
-// The decode step's own kernels (every weight matrix goes through
-// kernels/gemv): embed, attention, the MoE router and combine, sample.
-// Why there is no RMSNorm kernel: docs/notes/decode.md.
+// The decode step's kernels besides kernels/gemv (no RMSNorm kernel:
+// docs/notes/decode.md).
 #pragma once
 
 #include <cuda_bf16.h>
@@ -52,14 +51,12 @@ struct AttentionArgs {
   // A programmatic dependent that reads *pos and the earlier cache rows
   // before its wait: the previous kernel must wait for its own predecessors.
   bool pdl = false;
-  // x is complete when this grid can launch: r is computed before the wait.
-  bool x_ready = false;
-  // One block per kv head, the head's cache copied into shared memory before
-  // the wait (9.0, the cache must fit; docs/decisions/0039); else the split kernel.
+  bool x_ready = false;  // x is complete at launch: r is computed before the wait
+  // One block per kv head, its cache copied to shared memory before the
+  // wait (docs/decisions/0039); else the split kernel.
   bool whole = false;
 };
-// Dynamic shared memory of AttentionArgs::whole, and why it cannot run on
-// the current device at these sizes (nullptr where it can).
+// AttentionArgs::whole's shared memory; why it cannot run here (or nullptr).
 size_t attention_whole_smem(int max_seq, int head_dim);
 const char* attention_whole_refusal(int max_seq, int head_dim);
 // Floats of AttentionArgs::partial for a config and split count.
@@ -94,11 +91,9 @@ struct RouteArgs {
 void moe_route(const RouteArgs& a, cudaStream_t stream);
 
 // The router beside the o projection (docs/decisions/0035): W[e]·y = W[e]·x
-// + F[e]·a for y = x + so ⊙ (Wo·a), F = W · diag(so) · Wo, so router blocks
-// in the o projection's grid pick the experts from x and a, and
-// moe_route_finish, once y exists, takes r for the weights and logits.
-// moe_route_fold: F [n_experts, q_size] fp32 for one layer, at setup
-// (so: int8 Wo's row scales; bf16: nullptr = 1).
+// + F[e]·a for y = x + so ⊙ (Wo·a), F = W · diag(so) · Wo. moe_route_fold:
+// F [n_experts, q_size] fp32 for one layer, at setup (so: int8 Wo's row
+// scales; bf16: nullptr = 1).
 void moe_route_fold(bool int8, const void* w, const void* wo, const bf16* wo_scale, int n_experts,
                     int dim, int q_size, float* fold, cudaStream_t stream);
 

@@ -32,7 +32,6 @@ struct HostWeights {
 // The weights a Decoder of (c, t, seed) generates, recomputed on the host.
 HostWeights make_host_weights(const ModelConfig& c, WeightType t, uint64_t seed);
 
-// ---- single operations (also the references of the kernel tests) ----
 // In place, interleaved pairs (v[2i], v[2i+1]) rotated by pos · theta^(-2i/hd).
 void rope_ref(float* v, int head_dim, int pos, float theta);
 // One query token over cache positions [0, len): q [H·hd], caches
@@ -42,16 +41,15 @@ void attention_ref(const float* q, const float* k_cache, const float* v_cache, i
 // Index of the largest value, the lowest on a tie (torch.argmax).
 int argmax_ref(const std::vector<float>& v);
 
-// ---- the whole model ----
 class RefDecoder {
  public:
   RefDecoder(const HostWeights& w, int max_seq);
   // Runs `token` at the next position; returns the logits [vocab].
   // A MoE layer routes as route_ref, or as set by prefer_routing.
   std::vector<float> step(int token);
-  // MoE, for the next step only: per layer the GPU's ids, taken where
-  // routing_mismatch accepts them (a near tie goes the GPU's way so that
-  // the models do not diverge), else its own choice, why in route_error().
+  // MoE, for the next step only: per layer the GPU's ids where
+  // routing_mismatch accepts them (so that a near tie does not make the
+  // models diverge), else its own choice, why in route_error().
   void prefer_routing(std::vector<std::vector<int>> ids, double tol);
   // The first routing the GPU's choice did not pass ("" if none).
   const std::string& route_error() const { return route_error_; }

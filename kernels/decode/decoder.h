@@ -1,6 +1,5 @@
-// A Llama decoder at batch 1 on the GPU (docs/notes/decode.md): seeded
-// random weights (bf16, or int8 with per-row bf16 scales), a bf16 KV cache,
-// and the step captured as a CUDA graph that reads and advances the
+// A Llama decoder at batch 1 on the GPU (docs/notes/decode.md), seeded
+// random weights; the step is a CUDA graph that reads and advances the
 // position and tokens in device memory: reset(s), then replay(s) per token.
 #pragma once
 
@@ -25,8 +24,7 @@ struct DecoderOptions {
   uint64_t seed = 1;               // of the weights
   std::vector<int32_t> prompt{1};  // token ids, each in [0, vocab)
   bool capture = true;             // capture the step and prefill graphs in the constructor
-  // The split attention's splits (0: default_attention_splits) and positions per split.
-  int attn_splits = 0;
+  int attn_splits = 0;             // the split attention's splits (0: default_attention_splits)
   int attn_min_chunk = 16;
   // Tests, to cover other GPUs' paths: false runs the split attention where
   // the whole-cache one could, and keeps the MoE router on the chain
@@ -46,7 +44,7 @@ class Decoder {
  public:
   // Device bytes a decoder needs: weights + KV cache + step buffers.
   static size_t device_bytes(const ModelConfig& c, WeightType t, int max_seq);
-  // Kernels per step when every gemv is one kernel (the graph's node count then).
+  // Kernels per step (the graph's nodes when every gemv is one kernel).
   static int kernels_per_step(const ModelConfig& c) { return (c.moe() ? 6 : 5) * c.n_layers + 3; }
   // Of those, the kernels that each wait for the one before (the roofline's
   // launches): all but moe_route_finish beside the chain.
@@ -54,9 +52,9 @@ class Decoder {
     return kernels_per_step(c) - (c.moe() && moe_parallel ? c.n_layers : 0);
   }
 
-  // Allocates (std::runtime_error saying how much a model that does not fit
-  // needs), fills the weights, runs one eager step and prefill (any lazy
-  // setup outside the capture) and captures the graphs.
+  // Allocates (a model that does not fit: std::runtime_error saying how
+  // much), fills the weights, runs one eager step and prefill (lazy setup
+  // outside the capture) and captures the graphs.
   Decoder(const ModelConfig& c, WeightType t, const DecoderOptions& o);
   ~Decoder();
   Decoder(const Decoder&) = delete;
@@ -65,8 +63,7 @@ class Decoder {
   // pos = 0, tokens[0, prompt) = prompt: one kernel.
   void reset(cudaStream_t s);
   // The prompt as one forward (gpt-fast's prefill), each weight read once
-  // per chunk of up to gemv::kMaxTokens tokens: the state of reset + prompt
-  // steps. The captured graph unless `eager` or not captured.
+  // per gemv::kMaxTokens tokens: the state of reset + prompt steps.
   void prefill(cudaStream_t s, bool eager = false);
   // The prefill graph's nodes (kernels and one copy) for `prompt_len` tokens.
   static int prefill_nodes(const ModelConfig& c, int prompt_len);
@@ -159,8 +156,8 @@ class Decoder {
   int pf_rows_ = 0;
   bf16 *pf_x_ = nullptr, *pf_qkv_ = nullptr, *pf_att_ = nullptr, *pf_h_ = nullptr;
   int32_t* pf_pos_ = nullptr;
-  // MoE prefill: the experts' down rows [E][rows][dim] (pf_h_ is then
-  // [E][rows][ffn]), each layer's ids and weights per token [L][rows][top]
+  // MoE prefill: experts' down rows [E][rows][dim] (pf_h_: [E][rows][ffn]),
+  // each layer's ids and weights per token [L][rows][top]
   bf16* pf_ed_ = nullptr;
   int32_t* pf_ids_ = nullptr;
   float* pf_rw_ = nullptr;
@@ -171,9 +168,9 @@ class Decoder {
   float* route_w_ = nullptr;
   float* hist_logits_ = nullptr;
   int32_t* hist_ids_ = nullptr;
-  // The router beside the o projection: the MoE block's input (the o
-  // projection's output), per layer the router blocks' logits [L][E + top],
-  // their workspace and ticket, route_finish's stream and events.
+  // The router beside the o projection: the MoE block's input, per layer
+  // the router blocks' logits [L][E + top], their workspace and ticket,
+  // route_finish's stream and events.
   bool parallel_ = false;
   bf16* xm_ = nullptr;
   float* route_l_ = nullptr;

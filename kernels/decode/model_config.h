@@ -1,6 +1,5 @@
-// Model configurations for batch-1 decode, a table of named configs
-// (gpt-fast's `transformer_configs`), and the byte counts the decode rows
-// declare. No CUDA.
+// Named model configs (gpt-fast's `transformer_configs`) and the byte counts
+// the decode rows declare. No CUDA.
 #pragma once
 
 #include <cstdint>
@@ -9,8 +8,7 @@
 
 namespace kb::decode {
 
-// How the linear weights are stored (the embedding stays bf16); int8 has one
-// bf16 scale per output row.
+// The linear weights (the embedding stays bf16); int8 has a bf16 scale per row.
 enum class WeightType { bf16, int8 };
 const char* weight_type_name(WeightType t);  // "bfloat16", "int8" (the CSV dtype)
 

@@ -1,7 +1,6 @@
-// Random weights element by element from a hash of (seed, tensor, i), so
-// that the GPU fills at write bandwidth and the host can recompute any
-// element: bf16 amplitude · u (std 1/sqrt(K)), int8 in [-127, 127], int8
-// row scales that vary by row (a wrong scale index shows).
+// Random weights from a hash of (seed, tensor, i): the GPU fills at write
+// bandwidth and the host recomputes any element. int8 row scales vary by
+// row, so that a wrong scale index shows.
 #pragma once
 
 #include <cmath>

@@ -191,8 +191,7 @@ Gemm::Gemm(int64_t M, int64_t N, int64_t K, Options opts) : impl_(std::make_uniq
   }
   KB_CUBLAS_CHECK(cublasLtMatmulPreferenceDestroy(pref));
 
-  // The heuristic orders its results by estimated time: take the first one
-  // it marks usable within our workspace limit (tune() may pick another).
+  // By estimated time: the first usable within our workspace (tune may pick another).
   for (int i = 0; i < returned; ++i)
     if (results[i].state == CUBLAS_STATUS_SUCCESS && results[i].workspaceSize <= opts.max_workspace)
       g.usable.push_back(results[i]);

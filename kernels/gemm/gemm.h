@@ -1,11 +1,10 @@
-// cuBLASLt GEMM in nn.Linear's convention, row-major:
-//   D[M, N] = epilogue(A[M, K] · W[N, K]^T (+ bias[N]))
-// A and W bf16 (or FP8 E4M3), D and bias bf16, fp32 sums, cuBLASLt's
-// epilogues (a tanh GELU); cuBLASLt computes D^T = W · A^T, the "TN" layout
-// FP8 requires. A Gemm is a plan for one shape, so that every call runs the
-// same algorithm: the one pinned in the GPU's tuning table, else the
-// heuristic's first usable one (docs/decisions/0046). cuBLASLt's refusal
-// throws kb::CudaError; bad arguments throw std::invalid_argument first.
+// cuBLASLt GEMM in nn.Linear's convention, row-major: D[M, N] =
+// epilogue(A[M, K] · W[N, K]^T (+ bias[N])); A and W bf16 or FP8 E4M3, D and
+// bias bf16, fp32 sums; computed as D^T = W · A^T, the "TN" layout FP8
+// requires. A Gemm is a plan for one shape, so that every call runs one
+// algorithm: the GPU's pinned one, else the heuristic's first usable one
+// (docs/decisions/0046). cuBLASLt's refusal throws kb::CudaError; bad
+// arguments throw std::invalid_argument first.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -31,8 +30,7 @@ inline bool has_gelu(Epilogue e) { return e == Epilogue::gelu || e == Epilogue::
 struct Options {
   Epilogue epilogue = Epilogue::none;
   Input input = Input::bf16;
-  // The most workspace an algorithm may need (NVIDIA's recommendation for
-  // Hopper); only what the chosen one needs is allocated.
+  // NVIDIA's recommendation for Hopper; only what the algorithm needs is allocated.
   size_t max_workspace = size_t(32) << 20;
   int candidates = 8;    // algorithms asked of the heuristic
   bool use_pins = true;  // false: ignore the pinned table (kbench tune)
@@ -47,8 +45,7 @@ void set_pinned_algos(std::vector<PinnedAlgo> pins);
 std::vector<AlgoKey> planned_keys();
 void clear_planned_keys();
 
-// Where a plan's algorithm came from: the pin, the heuristic (no pin; the
-// pin refused), or a candidate chosen by index (kbench tune).
+// The pin, the heuristic (no pin; the pin refused), a candidate (kbench tune).
 enum class AlgoSource { table, heuristic, refused, candidate };
 const char* algo_source_name(AlgoSource s);  // its name, as the enum spells it
 
@@ -62,8 +59,7 @@ class Gemm {
   Gemm(Gemm&&) noexcept;
   Gemm& operator=(Gemm&&) noexcept;
 
-  // Enqueues D = epilogue(A · W^T (+ bias)); `bias` exactly when the
-  // epilogue has one, the overload that matches Options::input.
+  // `bias` exactly when the epilogue has one; the overload of Options::input.
   void run(const bf16* A, const bf16* W, const bf16* bias, bf16* D, cudaStream_t stream);
   void run(const fp8* A, const fp8* W, const bf16* bias, bf16* D, cudaStream_t stream);
 
@@ -93,7 +89,6 @@ class Gemm {
 // ---- CPU references (fp32 dot products, the epilogue in fp32) ----
 float gelu_tanh(float v);  // cuBLASLt's GELU
 
-// Full reference on float inputs: D[m, n] = epi(sum_k A[m,k] W[n,k] + bias[n]).
 void gemm_ref(const float* A, const float* W, const float* bias, float* D, int64_t M, int64_t N,
               int64_t K, Epilogue ep);
 

@@ -1,5 +1,4 @@
-// The generic rule, the installed table and choose() (dispatch.h). The
-// measurements behind each bucket: the records docs/notes/gemv.md lists.
+// dispatch.h; the measurements behind each bucket: docs/notes/gemv.md.
 #include "kernels/gemv/dispatch.h"
 
 #include <algorithm>
@@ -205,9 +204,8 @@ Installed& installed() {
 
 }  // namespace
 
-// The kernel families where they measured faster than the general kernel
-// (H100 80GB HBM3, docs/decisions/0028-gemv-tensor-core-int8.md and its neighbours); the
-// first bucket holding a shape whose kernel serves it wins.
+// Where a family measured faster than the general kernel (H100 80GB HBM3,
+// docs/decisions/0028 and its neighbours).
 const std::vector<TableEntry>& generic_table() {
   static const std::vector<TableEntry> t = {
       // Up to 4 MB with rows of 32, 64 or 128 vectors (the seed's D = 1024):

@@ -1,11 +1,7 @@
-// Which GEMV kernel runs a shape: dispatch as data, no CUDA
-// (docs/decisions/0029). choose() takes the first entry, in the GPU's
-// measured table (targets/tuning/<gpu>.json, `kbench tune gemv`) and then
-// in generic_table(), whose bucket holds the shape and whose kernel serves
-// it (refusal() empty); else general_config, which serves every shape.
-// Use::decode consults only a table's `decode` entries, then general_config:
-// the tensor-core and tile kernels stage x after the dependency wait and
-// measured slower there (docs/decisions/0031).
+// Which GEMV kernel runs a shape, as data, no CUDA (docs/decisions/0029):
+// the first entry of the GPU's measured table, then of generic_table(), that
+// holds the shape and serves it (refusal() empty); else general_config.
+// Use::decode skips generic_table() (docs/decisions/0031).
 #pragma once
 
 #include <cstdint>
@@ -17,11 +13,10 @@
 
 namespace kb::gemv {
 
-// Why `k` cannot run a one-token GEMV (n_sel experts) of this shape, or "":
-// the launch's own checks. A kernel the GPU lacks is not refused (the
-// launch runs general_config's choice instead).
+// Why `k` cannot run a one-token GEMV (n_sel experts) of this shape, or ""
+// (a kernel the GPU lacks is not refused: the launch falls back itself).
 std::string refusal(const Kernel& k, bool int8, int64_t N, int64_t K, int n_sel);
-// The same for a launch that gathers experts (`gather`) or not; the above: n_sel > 1.
+// The same, `gather` or not (the above: n_sel > 1).
 std::string refusal(const Kernel& k, bool int8, int64_t N, int64_t K, int n_sel, bool gather);
 
 // The generic rule's family buckets (before general_config).
@@ -51,9 +46,8 @@ Config tokens_config(bool int8, int64_t N, int64_t K, int tokens, bool swiglu = 
 // What gather_gemv_swiglu and gather_gemv_combine take without a config.
 Config gather_swiglu_config(bool int8, int64_t F, int64_t K);
 Config combine_config(bool int8, int64_t N, int64_t K);
-// The decode step's SwiGLU and combine: the installed table's `swiglu` /
-// `combine` entry that holds the shape where these launches serve it
-// (swiglu_refusal, combine_refusal empty); else the rules above.
+// The decode step's SwiGLU and combine: the installed table's serving
+// `swiglu` / `combine` entry that holds the shape, else the rules above.
 Config decode_swiglu_config(bool int8, int64_t F, int64_t K, int n_sel = 1);
 Config decode_combine_config(bool int8, int64_t N, int64_t K, int n_sel);
 // The same against an explicit table (tests).

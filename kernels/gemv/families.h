@@ -1,6 +1,5 @@
-// The launchers of the kernel families (one .cu file each), for gemv.cu:
-// each launches the instantiation a configuration names, or throws
-// std::invalid_argument for one it does not build.
+// The kernel families' launchers (one .cu file each) for gemv.cu; each
+// throws std::invalid_argument for a configuration it does not build.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -1,10 +1,8 @@
-// GEMV for batch-1 decode, weights streamed once from HBM (docs/notes/gemv.md):
-//   y[n] = scale[n] * sum_k W[n, k] * x[k]  (+ residual[n])
-// W row-major [N, K], bf16 (scale nullptr) or int8 with per-row bf16 scales;
-// fp32 sums; `residual` may alias y. gather_gemv: W [E, N, K], y[s, :] =
-// W[experts[s]] · x with the ids in device memory; an id outside [0, E)
-// writes NaN rows. A shape no kernel serves throws std::invalid_argument
-// before any launch.
+// GEMV for batch-1 decode (docs/notes/gemv.md): y[n] = scale[n] · (W[n] · x)
+// (+ residual[n], which may alias y); W [N, K] bf16 (scale nullptr) or int8
+// with per-row bf16 scales; fp32 sums. gather_gemv: W [E, N, K], y[s, :] =
+// W[experts[s]] · x, ids in device memory, one outside [0, E) writes NaN. A
+// shape no kernel serves throws std::invalid_argument before any launch.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -25,9 +23,8 @@ using bf16 = __nv_bfloat16;
 int k_multiple_bf16();
 int k_multiple_int8();
 
-// `pdl`: a programmatic dependent of the previous work on the stream (9.0+,
-// else ignored): weights are read before the wait, so that work must not
-// write W (or scale).
+// `pdl`: a programmatic dependent of the work before (9.0+): it reads the
+// weights before its wait, so that work must not write W or scale.
 void gemv_bf16(const bf16* W, const bf16* x, bf16* y, int64_t N, int64_t K, cudaStream_t stream,
                const bf16* residual = nullptr, bool pdl = false);
 void gemv_int8(const int8_t* W, const bf16* scale, const bf16* x, bf16* y, int64_t N, int64_t K,
@@ -54,18 +51,16 @@ void gather_gemv_int8(const int8_t* W, const bf16* scale, const int32_t* experts
 // Throws std::invalid_argument naming the first id outside [0, E).
 void check_experts(const std::vector<int32_t>& experts, int E);
 
-// MoE at batch 1, the ids (and weights) written by a router just before:
-// read after the wait unless `experts_ready`; an id outside [0, E) writes
-// NaN and reads no weight. gather_gemv_swiglu: H[s, :] = gemv_swiglu of
-// expert experts[s] (W [E, 2·F, K]).
+// MoE at batch 1, the ids (and weights) written by a router just before and
+// read after the wait; an id outside [0, E) writes NaN and reads no weight.
+// gather_gemv_swiglu: H[s, :] = gemv_swiglu of expert experts[s].
 void gather_gemv_swiglu(bool int8, const void* W, const bf16* scale, const int32_t* experts,
                         int n_sel, int E, const bf16* x, bf16* H, int64_t F, int64_t K, float eps,
                         cudaStream_t stream, bool pdl = false, const Config* cfg = nullptr);
 // gather_gemv_combine, the selected experts' weighted sum (n_sel <= 2):
 //   y[n] = residual[n] + sum_s weights[s] · scale[e_s, n] · (W[e_s, n] · X[s]),  e_s = experts[s]
-// `experts_ready` (with `pdl`): the ids and weights are complete before this
-// grid can launch (the grid before does not write them and waited for their
-// writer, docs/decisions/0033), so they are read before the wait.
+// `experts_ready` (with `pdl`): the ids and weights are complete at launch
+// (docs/decisions/0033), so they are read before the wait.
 void gather_gemv_combine(bool int8, const void* W, const bf16* scale, const int32_t* experts,
                          const float* weights, int n_sel, int E, const bf16* X, bf16* y, int64_t N,
                          int64_t K, const bf16* residual, cudaStream_t stream, bool pdl = false,

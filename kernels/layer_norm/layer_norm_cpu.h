@@ -1,6 +1,5 @@
-// The CPU side of layer_norm (layer_norm.h): its activations, its reference
-// and the check of a kernel's output against it; no CUDA header (the CPU
-// tests link it through kbench_checks).
+// The CPU side of layer_norm (layer_norm.h): its reference and the check of
+// a kernel's output; no CUDA header (the CPU tests link it).
 #pragma once
 
 #include <cstdint>

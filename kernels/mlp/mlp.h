@@ -46,8 +46,7 @@ class Mlp {
   // y [T, D] = MLP(x [T, D]); enqueued on `stream` only.
   void run(const Params& p, const bf16* x, bf16* y, cudaStream_t stream);
 
-  // The two Linears of run() alone, as run() launches them (the
-  // `gemm_share` metric). Writes h and u.
+  // run()'s two Linears alone (the `gemm_share` metric); writes h and u.
   void run_gemms(const Params& p, const bf16* x, cudaStream_t stream);
 
   // The row's variant: "up=<id>;down=<id>;src=table" (cublaslt), or "".

@@ -12,6 +12,10 @@ function circlePath(cx, cy, r) {
   return 'M' + (cx - r).toFixed(1) + ' ' + cy.toFixed(1) + 'a' + r + ' ' + r + ' 0 1 0 ' + 2 * r + ' 0a' + r + ' ' + r + ' 0 1 0 ' + -2 * r + ' 0';
 }
 
+// A path of class c under `parent` for each [d, c] whose d is not empty.
+function paths(parent, list) {
+  list.forEach(function (p) { if (p[0]) parent.appendChild(sv('path', { d: p[0], 'class': p[1] })); });
+}
 var PALETTE = ['#1565c0', '#ef6c00', '#00897b', '#ad1457', '#5d4037', '#3949ab', '#7cb342', '#8e24aa'];
 // A run's error bar on the axis: its rows' min-max time in the metric
 // (mn, mx), else each row (re-measurements and GPUs) +- its samples' noise_rel.
@@ -119,13 +123,12 @@ function chart(k, W, H, xr) {
     else flush();
   }
   flush();
-  if (bandPath) plot.appendChild(sv('path', { d: bandPath, 'class': 'band' }));
-  if (basePath) plot.appendChild(sv('path', { d: basePath, 'class': 'base' }));
+  paths(plot, [[bandPath, 'band'], [basePath, 'base']]);
   var tp = '', pen = false;
   for (i = first; i < n; i++) {
     if (isFinite(tgt[i])) { tp += (pen ? 'L' : 'M') + X(dec.x[i]).toFixed(1) + ' ' + Y(tgt[i]).toFixed(1); pen = true; } else pen = false;
   }
-  if (tp) plot.appendChild(sv('path', { d: tp, 'class': 'tgt' }));
+  paths(plot, [[tp, 'tgt']]);
 
   // Commit changes: a tick on top, named where there is room; a tick per run below.
   var shaPath = '', named = -Infinity, runTicks = '';
@@ -140,8 +143,8 @@ function chart(k, W, H, xr) {
     }
   }
   for (i = first; i < n && (n - first) * 4 < pw; i++) runTicks += 'M' + X(dec.x[i]).toFixed(1) + ' ' + (T + ph) + 'v4';
-  if (runTicks) g.appendChild(sv('path', { d: runTicks, 'class': 'rt' }));
-  if (shaPath) plot.appendChild(sv('path', { d: shaPath, 'class': 'sha' }));
+  paths(g, [[runTicks, 'rt']]);
+  paths(plot, [[shaPath, 'sha']]);
 
   // The values: a line through them, a dot per run coloured by verdict.
   var vp = '', dots = { P: '', I: '', F: '', S: '' }, thr = '', bad = '', att = '', ep = '';
@@ -166,8 +169,7 @@ function chart(k, W, H, xr) {
       if (isFinite(ya) && a.length < 5) att += circlePath(px, Y(ya), 4);
     });
   }
-  if (ep) plot.appendChild(sv('path', { d: ep, 'class': 'err' }));
-  if (vp) plot.appendChild(sv('path', { d: vp, 'class': 'val' }));
+  paths(plot, [[ep, 'err'], [vp, 'val']]);
   // Each board (GPU by UUID) of a key on several: its own line, overlaid.
   var per = {};
   function onBoard(b, i, v) {
@@ -182,11 +184,8 @@ function chart(k, W, H, xr) {
       'class': 'bs', stroke: c, 'data-board': D.boards[b][0] }));
     g.appendChild(sv('text', { x: L + (j % 4) * pw / 4, y: H + 8 + 12 * Math.floor(j / 4), fill: c }, '\u25cf ' + boardLabel(b)));
   });
-  ['P', 'I', 'S', 'F'].forEach(function (v) { if (dots[v]) plot.appendChild(sv('path', { d: dots[v], 'class': 'p-' + v })); });
-  if (thr) plot.appendChild(sv('path', { d: thr, 'class': 'thr' }));
-  if (att) plot.appendChild(sv('path', { d: att, 'class': 'att' }));
-  if (bad) plot.appendChild(sv('path', { d: bad, 'class': 'bad' }));
-  if (isFinite(ys[n - 1])) plot.appendChild(sv('path', { d: circlePath(X(dec.x[n - 1]), Y(ys[n - 1]), 6), 'class': 'now' }));
+  paths(plot, [[dots.P, 'p-P'], [dots.I, 'p-I'], [dots.S, 'p-S'], [dots.F, 'p-F'], [thr, 'thr'], [att, 'att'], [bad, 'bad'],
+    [isFinite(ys[n - 1]) && circlePath(X(dec.x[n - 1]), Y(ys[n - 1]), 6), 'now']]);
   svg.setAttribute('data-points', String(drawn));
 
   // Hover: the nearest run's details.

@@ -1,10 +1,6 @@
-// kgate dashboard (reports/dashboard/*.js, concatenated in the order
-// reports/CMakeLists.txt lists them inside one function scope): draws the
-// history embedded in #kb-data (written by reports/dashboard_html.cpp) as an
-// overview, per-key trend charts (SVG) and a list of runs. No network, no
-// library: plain DOM and SVG. Data from the CSV is only ever inserted as
-// text (textContent, attribute values), never parsed as markup.
-//
+// kgate dashboard (docs/dashboard.md): reports/dashboard/*.js, concatenated
+// as reports/CMakeLists.txt lists them, draw #kb-data with plain DOM and SVG.
+// Data is only ever inserted as text, never parsed as markup.
 // This part: the page state, the data and its decoding, small helpers.
 var statusEl = document.getElementById('kb-status');
 var errors = [];

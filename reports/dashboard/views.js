@@ -124,31 +124,28 @@ function xRange(i) {
 }
 function card(i, w, h, xr) {
   var k = keys[i], c = el('div', { 'class': 'card' });
-  var h3 = el('h3');
-  h3.appendChild(el('a', { href: '#key/' + i }, keyLabel(k)));
-  c.appendChild(h3);
-  var sub = el('div', { 'class': 'sub' });
-  sub.appendChild(el('span', { 'class': 'badge ' + VERDICT_CLASS[k.vd] }, VERDICT_NAME[k.vd]));
-  sub.appendChild(document.createTextNode(' ' + gpuLabel(k.g) + (k.why ? ' \u2014 ' + k.why : '')));
-  c.appendChild(sub);
+  c.appendChild(el('h3')).appendChild(el('a', { href: '#key/' + i }, keyLabel(k)));
+  c.appendChild(badged(el('div', { 'class': 'sub' }), k, gpuLabel(k.g) + (k.why ? ' \u2014 ' + k.why : '')));
   c.appendChild(chart(k, w, h, xr));
   return c;
+}
+// `e` holding k's verdict as a badge, then `text`.
+function badged(e, k, text) {
+  e.appendChild(el('span', { 'class': 'badge ' + VERDICT_CLASS[k.vd] }, VERDICT_NAME[k.vd]));
+  e.appendChild(document.createTextNode(' ' + text));
+  return e;
 }
 
 function legend() {
   var d = el('div', { 'class': 'legend' });
-  function item(color, text, hollow) {
-    var i = el('i');
-    i.style.background = hollow ? '#fff' : color;
-    if (hollow) i.style.border = '1.5px solid ' + color;
-    d.appendChild(i);
-    d.appendChild(document.createTextNode(text));
-  }
-  item('#2e7d32', 'pass');
-  item('#d98200', 'inconclusive');
-  item('#c62828', 'FAIL');
-  item('#d98200', 'throttled', true);
-  item('#6a1b9a', 'attempt (re-measured)', true);
+  // [colour, text, hollow]
+  [['#2e7d32', 'pass'], ['#d98200', 'inconclusive'], ['#c62828', 'FAIL'], ['#d98200', 'throttled', true],
+    ['#6a1b9a', 'attempt (re-measured)', true]].forEach(function (m) {
+    var i = d.appendChild(el('i'));
+    i.style.background = m[2] ? '#fff' : m[0];
+    if (m[2]) i.style.border = '1.5px solid ' + m[0];
+    d.appendChild(document.createTextNode(m[1]));
+  });
   d.appendChild(document.createTextNode(
     ' \u00b7 dashed: baseline (median of the last ' + D.window + ' runs), shaded: the band a single run may ' +
     'move before rule 3 fails it (the larger of ' + pct(D.minGap) + ' and what the noise explains), ' +
@@ -164,11 +161,8 @@ function renderKey(i) {
   if (!k) { view.appendChild(el('p', null, 'No such key.')); return; }
   var dec = decode(k);
   view.appendChild(el('h2', null, keyLabel(k) + ' @ ' + gpuLabel(k.g)));
-  var p = el('p', { 'class': 'why' });
-  p.appendChild(el('span', { 'class': 'badge ' + VERDICT_CLASS[k.vd] }, VERDICT_NAME[k.vd]));
-  p.appendChild(document.createTextNode(' ' + (k.why || (k.vd ? '' : 'not in the newest run of this GPU (nor in the one before)')) +
+  view.appendChild(badged(el('p', { 'class': 'why' }), k, (k.why || (k.vd ? '' : 'not in the newest run of this GPU (nor in the one before)')) +
     (k['var'] ? ' \u00b7 variant ' + k['var'] : '')));
-  view.appendChild(p);
   var missing = [];
   if (!k.tg.some(function (s) { return s[1] !== null; })) missing.push('no target');
   if (!k.rf.some(function (s) { return s[1] !== null; })) missing.push('no roofline (the fraction axis is empty)');
@@ -282,14 +276,13 @@ function renderCompare(a, b) {
 
 function renderInput() {
   state.rows = 0;
-  view.appendChild(el('h2', null, 'Files read'));
-  var ul = el('ul');
-  D.inputs.forEach(function (f) { ul.appendChild(el('li', null, f)); });
-  view.appendChild(ul);
+  function list(title, items) {
+    view.appendChild(el('h2', null, title));
+    var ul = view.appendChild(el('ul'));
+    items.forEach(function (x) { ul.appendChild(el('li', null, x)); });
+  }
+  list('Files read', D.inputs);
   view.appendChild(el('p', null, D.rows + ' rows, ' + runs.length + ' runs, ' + keys.length + ' keys, ' +
     D.gpus.length + ' GPUs; generated ' + D.generated + '.'));
-  view.appendChild(el('h2', null, D.warnings.length + ' input warning(s)'));
-  var w = el('ul');
-  D.warnings.forEach(function (x) { w.appendChild(el('li', null, x)); });
-  view.appendChild(w);
+  list(D.warnings.length + ' input warning(s)', D.warnings);
 }
