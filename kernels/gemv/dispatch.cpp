@@ -257,14 +257,14 @@ Choice choose_in(const std::vector<TableEntry>& table, bool int8, int64_t N, int
   return {general_config(int8, N, K, n_sel), "generic"};
 }
 
-std::string swiglu_refusal(const Kernel& k, bool int8) {
+std::string swiglu_refusal(const Kernel& k) {
   const General* g = std::get_if<General>(&k);
   if (!g || g->rows_per_warp != 2 || g->unroll != 2 || !g->pipeline)
     return "the SwiGLU takes the general kernel with 2 rows a warp, unroll 2, pipelined";
   if (g->warps < 1 || g->warps > 8 || g->k_split < 1 || g->warps % g->k_split != 0)
     return "warps 1..8, a K split that divides them";
-  if (g->min_blocks != 0 && (!int8 || g->warps > 4 || (g->min_blocks != 7 && g->min_blocks != 8)))
-    return "min_blocks 7 or 8 only for the int8 SwiGLU of at most 4 warps";
+  if (g->min_blocks != 0 && (g->warps > 4 || (g->min_blocks != 7 && g->min_blocks != 8)))
+    return "min_blocks 7 or 8 only for a SwiGLU of at most 4 warps";
   return "";
 }
 
@@ -282,8 +282,7 @@ std::string combine_refusal(const Kernel& k, bool int8) {
 Config swiglu_config_in(const std::vector<TableEntry>& table, bool int8, int64_t F, int64_t K,
                         int n_sel) {
   for (const TableEntry& e : table)
-    if (e.bucket.holds(int8, 2 * F, K, n_sel, Use::swiglu) &&
-        swiglu_refusal(e.kernel, int8).empty())
+    if (e.bucket.holds(int8, 2 * F, K, n_sel, Use::swiglu) && swiglu_refusal(e.kernel).empty())
       return Config(e.kernel);
   return n_sel > 1 ? gather_swiglu_config(int8, F, K) : tokens_config(int8, 2 * F, K, 1, true);
 }

@@ -55,7 +55,7 @@ Config swiglu_config_in(const std::vector<TableEntry>& table, bool int8, int64_t
                         int n_sel);
 Config combine_config_in(const std::vector<TableEntry>& table, bool int8, int64_t N, int64_t K,
                          int n_sel);
-std::string swiglu_refusal(const Kernel& k, bool int8);
+std::string swiglu_refusal(const Kernel& k);
 std::string combine_refusal(const Kernel& k, bool int8);
 
 // The bulk kernel's rows per ring buffer for k at this shape (gather: a

@@ -495,7 +495,7 @@ template <bool INT8, int R, int U, bool P, int T, bool S = false, bool C = false
           bool G = false>
 void launch_kernel(const Call& k) {
   auto go = [&](auto kernel) { launch_maybe_pdl(k.pdl, kernel, k.grid, k.block, k.s, k.a); };
-  if constexpr (INT8 && T == 1 && !X && !G && (S || C) && (S || R == 2)) {
+  if constexpr (T == 1 && !X && !G && (S || (INT8 && C && R == 2))) {
     if (k.g.min_blocks > 0) {
       if (k.block.x > 128)
         throw std::invalid_argument("gemv: min_blocks needs blocks of at most 4 warps");
@@ -507,8 +507,7 @@ void launch_kernel(const Call& k) {
   }
   if (k.g.min_blocks > 0)
     throw std::invalid_argument(
-        "gemv: min_blocks is the int8 one-token SwiGLU gather's and the combine's (2 rows a "
-        "warp) only");
+        "gemv: min_blocks is the one-token SwiGLU's and the int8 combine's (2 rows a warp) only");
   go(gemv_kernel<INT8, R, U, P, T, S, C, X, G>);
 }
 

@@ -53,24 +53,25 @@ TEST(GemvTuneDecode, CandidatesAreGeneralKernelsTheLaunchServes) {
         for (const auto& k : cands) {
           EXPECT_TRUE(std::holds_alternative<gemv::General>(k)) << gemv::kernel_name(k);
           if (p.use == gemv::Use::swiglu)
-            EXPECT_EQ(gemv::swiglu_refusal(k, int8), "") << gemv::kernel_name(k);
+            EXPECT_EQ(gemv::swiglu_refusal(k), "") << gemv::kernel_name(k);
           if (p.use == gemv::Use::combine)
             EXPECT_EQ(gemv::combine_refusal(k, int8), "") << gemv::kernel_name(k);
         }
       }
 }
 
-TEST(GemvTuneDecode, TheInt8SwigluAndCombineAreSearchedWithTheirRegisterCaps) {
+TEST(GemvTuneDecode, TheSwigluAndCombineAreSearchedWithTheirRegisterCaps) {
   for (const auto& c : {llama(), mixtral()})
-    for (const auto& p : kb::decode_projections(c, true)) {
-      std::set<int> caps;
-      for (const auto& k : kb::decode_candidates(p))
-        caps.insert(std::get<gemv::General>(k).min_blocks);
-      const std::set<int> want = p.use == gemv::Use::swiglu    ? std::set<int>{0, 7, 8}
-                                 : p.use == gemv::Use::combine ? std::set<int>{0, 8}
-                                                               : std::set<int>{0};
-      EXPECT_EQ(caps, want) << p.what;
-    }
+    for (const bool int8 : {false, true})
+      for (const auto& p : kb::decode_projections(c, int8)) {
+        std::set<int> caps;
+        for (const auto& k : kb::decode_candidates(p))
+          caps.insert(std::get<gemv::General>(k).min_blocks);
+        const std::set<int> want = p.use == gemv::Use::swiglu            ? std::set<int>{0, 7, 8}
+                                   : int8 && p.use == gemv::Use::combine ? std::set<int>{0, 8}
+                                                                         : std::set<int>{0};
+        EXPECT_EQ(caps, want) << p.what << (int8 ? " int8" : " bf16");
+      }
 }
 
 TEST(GemvTuneDecode, AWinnersEntryIsChosenForItsProjectionOnly) {
