@@ -260,6 +260,22 @@ double step_us(dec::Decoder& d, const Args& a, Timer& t, cudaGraphExec_t g) {
   }) / a.reps;
 }
 
+// Over a.rounds rounds, `first` (nullptr: the decoder's own step) and then
+// each of `graphs`, interleaved: the medians, first's at the front.
+std::vector<double> interleaved_medians(dec::Decoder& d, const Args& a, Timer& t,
+                                        cudaGraphExec_t first,
+                                        const std::vector<kb::CudaGraph>& graphs) {
+  std::vector<std::vector<double>> us(graphs.size() + 1);
+  for (int round = 0; round < a.rounds; ++round) {
+    us[0].push_back(step_us(d, a, t, first));
+    for (size_t i = 0; i < graphs.size(); ++i)
+      us[i + 1].push_back(step_us(d, a, t, graphs[i].exec.get()));
+  }
+  std::vector<double> m;
+  for (const auto& u : us) m.push_back(median(u));
+  return m;
+}
+
 // The step with a projection (rows x cols) run by each named configuration,
 // timed against the decoder's own step over the rounds, interleaved.
 void by_kernel(dec::Decoder& d, const Args& a, Timer& t, const char* what, int64_t rows,
@@ -287,24 +303,16 @@ void by_kernel(dec::Decoder& d, const Args& a, Timer& t, const char* what, int64
     graphs.push_back(kb::capture_graph([&](cudaStream_t s) { d.step(s); }));
   }
   gemv::set_table(saved, a.tuning);
-  std::vector<double> own;
-  std::vector<std::vector<double>> us(graphs.size());
-  for (int round = 0; round < a.rounds; ++round) {
-    own.push_back(step_us(d, a, t, nullptr));
-    for (size_t i = 0; i < graphs.size(); ++i)
-      us[i].push_back(step_us(d, a, t, graphs[i].exec.get()));
-  }
-  const double f = median(own);
+  const std::vector<double> m = interleaved_medians(d, a, t, nullptr, graphs);
+  const double f = m[0];
   std::printf(
       "\n%s projection (%lldx%lld) by configuration, medians of %d rounds of %d replays, "
       "interleaved; the decoder's own (%s): %.1f us\n",
       what, (long long)rows, (long long)cols, a.rounds, a.reps,
       gemv::kernel_name(base_config.kernel).c_str(), f);
-  for (size_t i = 0; i < graphs.size(); ++i) {
-    const double m = median(us[i]);
-    std::printf("  %-14s %8.1f us (%+.1f us, %+.2f%%)\n", names[i].c_str(), m, m - f,
-                100 * (m - f) / f);
-  }
+  for (size_t i = 0; i < graphs.size(); ++i)
+    std::printf("  %-14s %8.1f us (%+.1f us, %+.2f%%)\n", names[i].c_str(), m[i + 1], m[i + 1] - f,
+                100 * (m[i + 1] - f) / f);
 }
 
 __global__ void blank_kernel() {}
@@ -348,20 +356,14 @@ void by_blanking(dec::Decoder& d, const Args& a, Timer& t) {
   std::vector<int> nodes(names.size());
   for (size_t i = 0; i < names.size(); ++i)
     graphs.push_back(blanked(step.graph.get(), names[i], &nodes[i]));
-  std::vector<double> whole;
-  std::vector<std::vector<double>> us(graphs.size());
-  for (int round = 0; round < a.rounds; ++round) {
-    whole.push_back(step_us(d, a, t, step.exec.get()));
-    for (size_t i = 0; i < graphs.size(); ++i)
-      us[i].push_back(step_us(d, a, t, graphs[i].exec.get()));
-  }
-  const double w = median(whole);
+  const std::vector<double> m = interleaved_medians(d, a, t, step.exec.get(), graphs);
+  const double w = m[0];
   std::printf(
       "\nthe step with each kernel's nodes blanked, medians of %d rounds of %d replays, "
       "interleaved; the whole step %.1f us:\n%-64s %6s %10s %10s\n",
       a.rounds, a.reps, w, "kernel", "nodes", "saved(us)", "each(us)");
   for (size_t i = 0; i < graphs.size(); ++i) {
-    const double saved = w - median(us[i]);
+    const double saved = w - m[i + 1];
     std::printf("%-64.64s %6d %10.1f %10.2f\n", names[i].c_str(), nodes[i], saved,
                 saved / nodes[i]);
   }
