@@ -25,9 +25,19 @@ using Json = nlohmann::ordered_json;
 // JSON text that is inert inside an HTML <script>: <, > and & (found only
 // in strings) as \u escapes; invalid UTF-8 as U+FFFD.
 std::string inert(const Json& j) {
+  const std::string text = j.dump(-1, ' ', false, Json::error_handler_t::replace);
   std::string out;
-  for (char c : j.dump(-1, ' ', false, Json::error_handler_t::replace))
-    out += c == '<' ? "\\u003c" : c == '>' ? "\\u003e" : c == '&' ? "\\u0026" : std::string(1, c);
+  out.reserve(text.size());
+  for (char c : text) {
+    if (c == '<')
+      out += "\\u003c";
+    else if (c == '>')
+      out += "\\u003e";
+    else if (c == '&')
+      out += "\\u0026";
+    else
+      out += c;
+  }
   return out;
 }
 
