@@ -231,7 +231,8 @@ void add_ceilings(Ctx& c) {
     const auto rm = c.ref ? s.of(*c.ref) : std::nullopt;
     const auto rd = s.figure ? fig(c.ref_ds, s.figure) : std::nullopt;
     std::string note = s.note;
-    if (&s == kCeilings && c.ds && !d) note += "; the datasheet entry has no hbm_gbps";
+    if (s.metric == std::string("read_bandwidth(GB/s)") && c.ds && !d)
+      note += "; the datasheet entry has no hbm_gbps";
     c.r.ceilings.push_back({s.name, m, d, share(m, d), rm, rd, share(rm, rd), note});
   }
   std::optional<double> int8 = c.tf && c.tf->measured.int8_tops > 0
