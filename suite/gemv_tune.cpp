@@ -193,25 +193,22 @@ std::vector<DecodeProjection> decode_projections(const decode::ModelConfig& c, b
 
 std::vector<gemv::Kernel> decode_candidates(const DecodeProjection& p) {
   const bool gather = p.n_sel > 1;
+  // What the projection's launch takes; the SwiGLU and the int8 combine are
+  // also compiled with register caps (General::min_blocks 7, 8).
+  auto serves = [&](const gemv::General& g) {
+    if (p.use == gemv::Use::swiglu) return gemv::swiglu_refusal(g).empty();
+    if (p.use == gemv::Use::combine) return gemv::combine_refusal(g, p.int8).empty();
+    return !gather && g.min_blocks == 0;
+  };
   std::vector<gemv::Kernel> out;
   for (const auto& k : gemv_candidates({p.int8, p.rows, p.cols, gather ? p.n_sel : 1, ""})) {
     if (!std::holds_alternative<gemv::General>(k)) continue;
-    const bool serves = p.use == gemv::Use::swiglu    ? gemv::swiglu_refusal(k).empty()
-                        : p.use == gemv::Use::combine ? gemv::combine_refusal(k, p.int8).empty()
-                                                      : !gather;
-    if (serves) out.push_back(k);
+    for (int mb : {0, 7, 8}) {
+      gemv::General g = std::get<gemv::General>(k);
+      g.min_blocks = mb;
+      if (serves(g)) out.push_back(g);
+    }
   }
-  // The SwiGLU and the int8 combine are also compiled with register caps
-  // (General::min_blocks): each candidate of at most 4 warps capped too.
-  if (p.use == gemv::Use::swiglu || (p.int8 && p.use == gemv::Use::combine))
-    for (size_t i = 0, n = out.size(); i < n; ++i)
-      for (int mb : {7, 8}) {
-        gemv::General g = std::get<gemv::General>(out[i]);
-        g.min_blocks = mb;
-        const bool serves = p.use == gemv::Use::swiglu ? gemv::swiglu_refusal(g).empty()
-                                                       : gemv::combine_refusal(g, true).empty();
-        if (serves) out.push_back(g);
-      }
   return out;
 }
 
