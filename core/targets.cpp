@@ -407,9 +407,14 @@ std::optional<double> resolve_target(const TargetEntry& e, std::optional<double>
   return std::nullopt;
 }
 
+double target_miss(double actual, double target, bool lower_is_better) {
+  // A time is judged as its rate: 4077 us against 3881 misses by the 4.8%
+  // its tokens/s row misses by, not by 5.1%.
+  return lower_is_better ? 1 - target / actual : 1 - actual / target;
+}
+
 bool below_target(double actual, double target, double tolerance, bool lower_is_better) {
-  if (lower_is_better) return actual > target * (1.0 + tolerance);
-  return actual < target * (1.0 - tolerance);
+  return target_miss(actual, target, lower_is_better) > tolerance;
 }
 
 }  // namespace kb

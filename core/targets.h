@@ -80,7 +80,9 @@ SpeedOfLight faster_of(const SpeedOfLight& before, const SpeedOfLight& now, int*
 // times); nullopt when relative without a roofline.
 std::optional<double> resolve_target(const TargetEntry& e, std::optional<double> roofline,
                                      bool lower_is_better = false);
-// `actual` misses `target` by more than the tolerance.
+// How much of the target's rate `actual` misses (a time as the rate it
+// times: 1 - target/actual), and whether that is more than the tolerance.
+double target_miss(double actual, double target, bool lower_is_better);
 bool below_target(double actual, double target, double tolerance, bool lower_is_better);
 
 }  // namespace kb

@@ -69,6 +69,17 @@ TEST(Targets, ResolveAndBelowTarget) {
   EXPECT_TRUE(kb::below_target(94, 100, 0.05, false));
   EXPECT_FALSE(kb::below_target(104, 100, 0.05, true));
   EXPECT_TRUE(kb::below_target(106, 100, 0.05, true));
+  // A time misses by what its rate misses: 105 us against 100 is 4.8% of
+  // the rate, inside 5%, as the same run's 1/105 against 1/100 is.
+  EXPECT_NEAR(kb::target_miss(105, 100, true), 1 - 100.0 / 105, 1e-12);
+  EXPECT_FALSE(kb::below_target(105, 100, 0.05, true));
+  EXPECT_FALSE(kb::below_target(1 / 105.0, 1 / 100.0, 0.05, false));
+  EXPECT_TRUE(kb::below_target(105.3, 100, 0.05, true));
+  EXPECT_TRUE(kb::below_target(1 / 105.3, 1 / 100.0, 0.05, false));
+  // Every pair of a time and its rate gets one verdict.
+  for (double t = 90; t < 110; t += 0.01)
+    EXPECT_EQ(kb::below_target(t, 100, 0.05, true), kb::below_target(1 / t, 0.01, 0.05, false))
+        << t;
 }
 
 TEST(Targets, MalformedFilesNameFileAndField) {

@@ -9,7 +9,7 @@ namespace kb {
 namespace {
 
 std::string target_why(double value, const TargetCheck& t, bool lower) {
-  double miss = lower ? value / *t.target - 1 : 1 - value / *t.target;
+  const double miss = target_miss(value, *t.target, lower);
   return std::string(lower ? "above" : "below") + " target: " + show_value(value) + " vs " +
          show_value(*t.target) + " (" + percent(miss) + " worse, tolerance " +
          percent(t.tolerance) + "; " + t.source + ")";
