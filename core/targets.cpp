@@ -226,6 +226,9 @@ TargetFile parse_target_file(const std::string& text, const std::string& path) {
         fail(d, where + "tolerance", "expected a number in [0, 1)");
       e.tolerance = tol->get<double>();
     }
+    e.board_spread = get_number(t, "board_spread", d, where);
+    if (e.board_spread && *e.board_spread >= 1)
+      fail(d, where + "board_spread", "expected a fraction in (0, 1)");
     f.targets.push_back(std::move(e));
   }
   return f;

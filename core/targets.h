@@ -26,6 +26,9 @@ struct TargetEntry {
   std::optional<double> target;             // absolute
   std::optional<double> roofline_fraction;  // relative to the row's roofline
   double tolerance = 0.05;  // a row is below target when worse by more than this (relative)
+  // What boards of this GPU model were measured to differ by on this key:
+  // the largest gap between two boards' medians, relative to the better.
+  std::optional<double> board_spread;
   std::string note;
 };
 

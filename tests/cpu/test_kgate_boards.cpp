@@ -269,6 +269,58 @@ TEST(KgateBoards, TheKeysOwnSpreadBetweenBoardsIsTheAllowance) {
       << m.note;
 }
 
+// The target file's `board_spread` for the key (boards of the model
+// measured by kgate bringup --all-runs) stands for the window's spread
+// where the window shows less of it: twice it is the allowance.
+kb::GateOptions spread_in_file(double spread) {
+  kb::GateOptions opt;
+  kb::TargetFile f;
+  f.path = "h200.json";
+  f.gpu = kH100;
+  f.match = {"H100"};
+  kb::TargetEntry e;
+  e.name = "mlp_layer_norm_gelu";
+  e.metric = "tflops";
+  e.dtype = "bfloat16";
+  e.shape = "tokens=4096;D=16384";
+  e.target = 100;  // far below: only the history rule speaks
+  e.board_spread = spread;
+  f.targets.push_back(e);
+  opt.targets.push_back(f);
+  return opt;
+}
+
+TEST(KgateBoards, TheTargetFilesBoardSpreadIsTheAllowance) {
+  // 20 nights on A, tonight on B 6% lower: beyond the default 4% gap...
+  auto rows = history({{nights(20, 800), kBoardA}, {{752}, kBoardB}});
+  ASSERT_EQ(only(gate(rows, spread_in_file(0.001))).target, 100.0);  // the entry applies
+  EXPECT_EQ(only(gate(rows)).status, kb::GateStatus::fail);
+  // ...within twice a measured 3.5% spread of the model's boards.
+  const auto& k = only(gate(rows, spread_in_file(0.035)));
+  EXPECT_EQ(k.status, kb::GateStatus::inconclusive) << k.why;
+  EXPECT_EQ(k.rule, "new board");
+  EXPECT_TRUE(contains(k.why, "differ by up to 7.0% on it (twice the target file's board_spread)"))
+      << k.why;
+  EXPECT_TRUE(contains(k.note,
+                       "the target file measured boards of this model 3.5% apart (board_spread): "
+                       "a drop within 2 x that, 7.0%, is inconclusive"))
+      << k.note;
+  // A quiet key's measured 0.3% is tighter than the default: 6% fails.
+  const auto& tight = only(gate(rows, spread_in_file(0.003)));
+  EXPECT_EQ(tight.status, kb::GateStatus::fail) << tight.why;
+  EXPECT_TRUE(contains(tight.note, "0.6%, is inconclusive; this drop (6.0%) is beyond it"))
+      << tight.note;
+  // The window's own spread wins where it is the larger: A and B 2% apart,
+  // tonight on C 3.5% below the baseline: within 2 x 2%, not 2 x 0.3%.
+  auto three = history({{nights(20, 800), kBoardA}, {nights(4, 784), kBoardB}, {{772}, kBoardC}});
+  const auto& own = only(gate(three, spread_in_file(0.003)));
+  EXPECT_EQ(own.status, kb::GateStatus::inconclusive) << own.why;
+  EXPECT_TRUE(contains(own.why, "twice the spread of its boards")) << own.why;
+  // On the board's own runs (same board), the file's spread plays no part.
+  auto same = history({{nights(20, 800), kBoardA}, {{752}, kBoardA}});
+  EXPECT_EQ(only(gate(same, spread_in_file(0.035))).status, kb::GateStatus::fail);
+}
+
 // A run on several GPUs is judged as before (the GPUs are attempts); a run
 // re-measured on its board keeps the board rule.
 TEST(KgateBoards, SeveralGpusAsBeforeReMeasurementsKeepTheBoard) {

@@ -17,7 +17,7 @@ const char* kGood = R"J({
   "targets": [
     {"name": "layer_norm", "metric": "memory_bandwidth(GB/s)", "dtype": "bfloat16", "shape": "mean", "target": 950},
     {"name": "gemv", "metric": "memory_bandwidth(GB/s)", "dtype": "int8", "shape": "*", "roofline_fraction": 0.8},
-    {"name": "gemv", "metric": "memory_bandwidth(GB/s)", "dtype": "int8", "shape": "D=1024", "target": 100, "tolerance": 0.02},
+    {"name": "gemv", "metric": "memory_bandwidth(GB/s)", "dtype": "int8", "shape": "D=1024", "target": 100, "tolerance": 0.02, "board_spread": 0.012},
     {"name": "m", "metric": "latency(us)", "dtype": "bfloat16", "roofline_fraction": 0.5}
   ]})J";
 
@@ -43,6 +43,8 @@ TEST(Targets, ParsesAndPrefersMeasuredCeilings) {
   EXPECT_EQ(f.measured_date, "2026-11-22");
   EXPECT_DOUBLE_EQ(f.targets[0].tolerance, 0.1);  // the file's default
   EXPECT_DOUBLE_EQ(f.targets[2].tolerance, 0.02);
+  EXPECT_DOUBLE_EQ(*f.targets[2].board_spread, 0.012);
+  EXPECT_FALSE(f.targets[1].board_spread.has_value());
 }
 
 TEST(Targets, FindPrefersExactShapeAndKeepsMeanSeparate) {
@@ -107,6 +109,13 @@ TEST(Targets, MalformedFilesNameFileAndField) {
   const std::string frac = R"J({"gpu": "x", "peaks": {"hbm_gbps": 1}, "targets": [
       {"name": "a", "metric": "m", "dtype": "d", "roofline_fraction": 1.5}]})J";
   EXPECT_NE(error_of(frac).find("roofline_fraction"), std::string::npos);
+  for (const char* spread : {"0", "-0.01", "1", "\"2%\""}) {
+    const std::string bad = std::string(R"J({"gpu": "x", "peaks": {"hbm_gbps": 1}, "targets": [
+      {"name": "a", "metric": "m", "dtype": "d", "target": 1, "board_spread": )J") +
+                            spread + "}]}";
+    EXPECT_NE(error_of(bad).find("targets[0].board_spread"), std::string::npos)
+        << spread << ": " << error_of(bad);
+  }
 }
 
 TEST(Targets, MatchGpuByNameCaseInsensitive) {

@@ -78,6 +78,15 @@ BoardPlan plan_boards(const std::vector<double>& values, const std::vector<int64
   return p;
 }
 
+BoardPlan with_file_spread(BoardPlan p, std::optional<double> file_spread) {
+  if (p.mode != BoardMode::new_board || !file_spread) return p;
+  if (p.observed && p.spread >= *file_spread) return p;
+  p.from_file = true;
+  p.spread = *file_spread;
+  p.allowance = kSpreadFactor * *file_spread;
+  return p;
+}
+
 HostLaunch host_launch(const std::vector<double>& launch_before, double launch_now,
                        double time_now_us, const HistoryResult& h, bool lower_is_better,
                        const HistoryRuleOptions& rule) {
@@ -131,7 +140,11 @@ std::string board_note(const BoardPlan& p, const std::string& uuid, const BoardO
          std::to_string(p.other_boards) + " other board" + (p.other_boards == 1 ? "" : "s");
   if (p.several_runs)
     s += (single ? " and " + std::to_string(p.several_runs) : std::string()) + " on several GPUs";
-  if (p.observed)
+  if (p.from_file)
+    s += "; on this key the target file measured boards of this model " + percent(p.spread) +
+         " apart (board_spread): a drop within " + std::to_string(static_cast<int>(kSpreadFactor)) +
+         " x that, " + percent(p.allowance) + ", is inconclusive";
+  else if (p.observed)
     s += "; on this key the medians of its " + std::to_string(p.spread_boards) +
          " boards differ by up to " + percent(p.spread) + ": a drop within " +
          std::to_string(static_cast<int>(kSpreadFactor)) + " x that, " + percent(p.allowance) +

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,10 +36,11 @@ struct BoardPlan {
   int same_runs = 0;         // earlier runs on the newest run's board
   // new_board: the window's runs on other boards, those boards, and runs on several GPUs.
   int other_runs = 0, other_boards = 0, several_runs = 0;
-  double allowance = 0;   // the drop the boards explain (relative)
-  bool observed = false;  // allowance from the key's own spread (else --board-gap)
-  double spread = 0;      // observed: the largest relative difference of two boards' medians
-  int spread_boards = 0;  // observed: boards with >= kMinRunsPerBoard runs in the window
+  double allowance = 0;    // the drop the boards explain (relative)
+  bool observed = false;   // allowance from the key's own spread (else --board-gap)
+  double spread = 0;       // observed: the largest relative difference of two boards' medians
+  int spread_boards = 0;   // observed: boards with >= kMinRunsPerBoard runs in the window
+  bool from_file = false;  // allowance from the target file's `board_spread` for the key
 };
 
 // The board of a run whose rows are rows[0..n) (indices of observations).
@@ -49,6 +51,11 @@ int64_t board_of_rows(const History& h, const uint32_t* rows, size_t n);
 BoardPlan plan_boards(const std::vector<double>& values, const std::vector<int64_t>& boards,
                       int64_t newest, bool lower_is_better, const HistoryRuleOptions& rule,
                       const BoardOptions& opt);
+
+// A board new to the key, where its target file entry measured the GPU
+// model's boards (`board_spread`): that spread stands for the window's
+// when the window shows none or less of it.
+BoardPlan with_file_spread(BoardPlan p, std::optional<double> file_spread);
 
 // Of a per-run vector of the earlier runs, those the history rule judges
 // against: the newest run's board's (same_board), else all.

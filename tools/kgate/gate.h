@@ -89,7 +89,8 @@ struct KeyRuns {
 // row's own target column.
 struct TargetCheck {
   std::optional<double> target;
-  double tolerance = 0.05;  // TargetEntry's default, for the rows' own targets
+  double tolerance = 0.05;             // TargetEntry's default, for the rows' own targets
+  std::optional<double> board_spread;  // the entry's, where it has one
   std::string source;
 };
 TargetCheck find_target(const Key& key, const Observation& o, const TargetFile* tf);

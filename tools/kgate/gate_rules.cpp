@@ -58,7 +58,9 @@ std::string new_board_why(const HistoryResult& h, const BoardPlan& p, const Hist
          " runs, beyond " + gap_text(h, r) + " and the history's noise (up to " +
          percent(h.explained) + "), but the newest run is on a board new to this key, and boards " +
          "differ by up to " + percent(p.allowance) +
-         (p.observed ? " on it (twice the spread of its boards)" : " (--board-gap)") +
+         (p.from_file  ? " on it (twice the target file's board_spread)"
+          : p.observed ? " on it (twice the spread of its boards)"
+                       : " (--board-gap)") +
          ": judged against that board itself from " + std::to_string(r.min_history) + " runs on it";
 }
 
@@ -279,9 +281,10 @@ void rule3_history(const GateContext& g, const KeyRuns& k, const Baseline& b, Ga
                     percent(g.opt.rule.min_gap) + " to a level the history knows is not failed");
   std::string hw = history_why(h, g.opt.rule);
   const bool new_board = b.plan.mode == BoardMode::new_board && h.outcome == HistoryOutcome::fail;
-  f.explained = board_explains(b.plan, h);
+  const BoardPlan plan = with_file_spread(b.plan, f.target.board_spread);
+  f.explained = board_explains(plan, h);
   if (new_board) {
-    notes.push_back(board_note(b.plan, g.hist.gpus()[b.board].uuid, g.opt.board) +
+    notes.push_back(board_note(plan, g.hist.gpus()[b.board].uuid, g.opt.board) +
                     (f.explained ? "" : "; this drop (" + percent(h.drop) + ") is beyond it"));
   }
   // The probe's ceilings: --rerun cannot measure them again (decisions/0018).
@@ -301,7 +304,7 @@ void rule3_history(const GateContext& g, const KeyRuns& k, const Baseline& b, Ga
     f.by_target = false;
   }
   if (f.explained) {
-    f.doubts.push_back(new_board_why(h, b.plan, g.opt.rule));
+    f.doubts.push_back(new_board_why(h, plan, g.opt.rule));
     // Measuring again on the same board cannot tell the board from the code.
     h.suspect = false;
   } else if (h.outcome == HistoryOutcome::fail && f.ceiling)
@@ -365,6 +368,7 @@ TargetCheck find_target(const Key& key, const Observation& o, const TargetFile* 
             tf->find(key.name, key.metric, key.dtype, key.shape, std::string(o.variant))) {
       t.target = resolve_target(*e, o.roofline(), key.lower_is_better);
       t.tolerance = e->tolerance;
+      t.board_spread = e->board_spread;
       t.source = tf->path;
     }
   }
