@@ -6,6 +6,7 @@
 
 #include <fstream>
 #include <functional>
+#include <regex>
 #include <sstream>
 
 #include "core/datasheets.h"
@@ -225,6 +226,66 @@ TEST(BringupDraft, FailedOrThrottledKeysHaveNoTargetOfTheirOwn) {
   for (const auto& n : r.notes)
     said = said || contains(n, "2 key(s) of the run have no target of their own");
   EXPECT_TRUE(said);
+}
+
+// The run's rows as run `id` on `board`, every rate `scale` times (a time
+// divided by it).
+std::string copy_of_run(const std::string& csv, const std::string& id, const std::string& board,
+                        double scale) {
+  // Without the header, and without the quoted messages (their commas).
+  std::string out =
+      std::regex_replace(csv.substr(csv.find('\n') + 1), std::regex("\"[^\"]*\""), "");
+  return edit_row(out, "", "", [&](std::vector<std::string>& f) {
+    const bool time = contains(f[1], "(us)") || contains(f[1], "(s)");
+    if (!f[kActual].empty())
+      f[kActual] = std::to_string(std::stod(f[kActual]) * (time ? 1 / scale : scale));
+    f[kRunIdColumn] = id;
+    f[kRunIdColumn + 1] = "2026-11-27T0" + id.substr(id.size() - 1) + ":00:00Z";
+    f[kRunIdColumn + 4] = board;
+  });
+}
+
+TEST(BringupDraft, AllRunsDraftsTheSlowestBoardAndTheBoardsSpread) {
+  // Three earlier runs on board B, 3% slower than the newest run's board,
+  // two more on the newest run's board A: --all-runs drafts each target
+  // from the slowest run and writes the boards' spread.
+  const auto dir = targets_without_h200("draft_all_runs");
+  const std::string run = slurp(kRunCsv);
+  const std::string a = "GPU-d2ca3da5-2227-8ca3-2c98-e3826c69d1a8";
+  const std::string b = "GPU-bbbbbbbb-1111-2222-3333-444444444444";
+  std::string csv = run.substr(0, run.find('\n') + 1);
+  for (int i = 1; i <= 3; ++i) csv += copy_of_run(run, "r" + std::to_string(i), b, 0.97);
+  for (int i = 4; i <= 5; ++i) csv += copy_of_run(run, "r" + std::to_string(i), a, 1.0);
+  csv += run.substr(run.find('\n') + 1);
+  kb::BringupInputs in = inputs(dir);
+  const auto newest_only = kb::parse_target_file(draft_of(csv, in).draft_json, "d.json");
+  const auto* e = newest_only.find("gemv", "memory_bandwidth(GB/s)", "int8", "D=4096");
+  EXPECT_EQ(*e->roofline_fraction, 0.67) << e->note;  // the newest run's 0.679
+  EXPECT_FALSE(e->board_spread.has_value());
+
+  in.all_runs = true;
+  const kb::BringupReport r = draft_of(csv, in);
+  const auto f = kb::parse_target_file(r.draft_json, "d.json");
+  e = f.find("gemv", "memory_bandwidth(GB/s)", "int8", "D=4096");
+  EXPECT_EQ(*e->roofline_fraction, 0.65) << e->note;  // 0.679 x 0.97 = 0.659
+  EXPECT_DOUBLE_EQ(*e->board_spread, 0.03) << e->note;
+  EXPECT_TRUE(contains(e->note, "the slowest of 6 runs on 2 board(s), run r1 on GPU-bbbbbbbb"))
+      << e->note;
+  EXPECT_TRUE(contains(e->note, "the medians of its 2 boards with 3+ runs differ by up to 3.0%"))
+      << e->note;
+  // A time is drafted from its slowest run too: the roofline over the time.
+  const auto* t =
+      f.find("Llama-2-7b-chat-hf", "latency(us)", "bfloat16", "BS=1;prompt=6;new_tokens=200");
+  ASSERT_NE(t, nullptr);
+  const auto* t_now = newest_only.find("Llama-2-7b-chat-hf", "latency(us)", "bfloat16",
+                                       "BS=1;prompt=6;new_tokens=200");
+  EXPECT_LT(*t->roofline_fraction, *t_now->roofline_fraction) << t->note;
+  EXPECT_TRUE(contains(t->note, "run r1 on GPU-bbbbbbbb")) << t->note;
+  // Each board's runs pass the drafted targets: the slower board's too.
+  std::string which;
+  const std::string slow = run.substr(0, run.find('\n') + 1) + copy_of_run(run, "r9", b, 0.97);
+  EXPECT_EQ(target_failures(check(slow, r.draft_json), &which), 0u) << which;
+  EXPECT_EQ(target_failures(check(run, r.draft_json), &which), 0u) << which;
 }
 
 TEST(BringupDraft, WithoutAProbeTheRunsProbeRows) {

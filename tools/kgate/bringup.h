@@ -37,6 +37,9 @@ struct BringupInputs {
   // takes whole): its text, or why it could not be read.
   std::string probe_path, probe_text, probe_problem;
   double threshold = 0.10;
+  // --all-runs: each drafted target from the slowest of the GPU's runs in
+  // the results (every board), with the boards' spread; else the newest run.
+  bool all_runs = false;
 };
 
 // `reference_file`: the history of --reference FILE (nullptr for a name).

@@ -6,6 +6,7 @@
 
 #include "core/atomic_write.h"
 #include "reports/format.h"
+#include "tools/kgate/boards.h"
 #include "tools/kgate/bringup.h"
 #include "tools/kgate/gate.h"
 
@@ -67,7 +68,9 @@ struct RunKey {
   std::vector<uint32_t> rows;  // indices into History::observations()
 };
 
-std::vector<RunKey> keys_of_run(const RunView& here) {
+// The newest run's keys, each with its rows of that run or, with
+// `all_runs`, of every run of the GPU (run by run, attempts in order).
+std::vector<RunKey> keys_of_run(const RunView& here, bool all_runs) {
   const auto& obs = here.h->observations();
   std::vector<RunKey> keys;
   std::map<std::tuple<std::string, std::string, std::string, std::string>, size_t> at;
@@ -76,72 +79,130 @@ std::vector<RunKey> keys_of_run(const RunView& here) {
     if (obs[i].run != here.run || k.arch != here.arch) continue;
     auto [it, fresh] = at.try_emplace({k.name, k.metric, k.dtype, k.shape}, keys.size());
     if (fresh) keys.push_back({k.name, k.metric, k.dtype, k.shape, k.lower_is_better, {}});
-    keys[it->second].rows.push_back(i);
+  }
+  for (uint32_t i = 0; i < obs.size(); ++i) {
+    const Key& k = here.h->keys()[obs[i].key];
+    if ((!all_runs && obs[i].run != here.run) || k.arch != here.arch) continue;
+    if (auto it = at.find({k.name, k.metric, k.dtype, k.shape}); it != at.end())
+      keys[it->second].rows.push_back(i);
   }
   for (auto& k : keys)
     std::stable_sort(k.rows.begin(), k.rows.end(), [&](uint32_t a, uint32_t b) {
-      if (obs[a].attempt != obs[b].attempt) return obs[a].attempt < obs[b].attempt;
-      return obs[a].seq < obs[b].seq;
+      return std::tie(obs[a].run, obs[a].attempt, obs[a].seq) <
+             std::tie(obs[b].run, obs[b].attempt, obs[b].seq);
     });
   // In the order the run wrote them (its first row of each).
-  std::stable_sort(keys.begin(), keys.end(), [&](const RunKey& a, const RunKey& b) {
-    return obs[a.rows.front()].seq < obs[b.rows.front()].seq;
-  });
+  const auto first_here = [&](const RunKey& k) {
+    for (uint32_t i : k.rows)
+      if (obs[i].run == here.run) return obs[i].seq;
+    return obs[k.rows.front()].seq;
+  };
+  std::stable_sort(keys.begin(), keys.end(),
+                   [&](const RunKey& a, const RunKey& b) { return first_here(a) < first_here(b); });
   return keys;
 }
 
+// A run's value of a key as a fraction of its roofline (a time: the
+// roofline over it); none where it failed, was throttled or has none.
+std::optional<double> fraction_of(const std::vector<Observation>& obs, const RunKey& k,
+                                  const RunValue& rv) {
+  const std::optional<double> roofline = obs[k.rows[rv.first]].roofline();
+  if (rv.bad != SIZE_MAX || !roofline || *roofline <= 0) return std::nullopt;
+  if (!rv.measured || rv.throttled || rv.value <= 0) return std::nullopt;
+  return k.lower_is_better ? *roofline / rv.value : rv.value / *roofline;
+}
+
+// The largest gap between two boards' medians of `by_board` (boards with
+// kMinRunsPerBoard runs or more), relative to the better; none under two.
+std::optional<double> board_spread(const std::map<int64_t, std::vector<double>>& by_board,
+                                   int* boards) {
+  std::vector<double> medians;
+  for (const auto& [board, v] : by_board)
+    if (board >= 0 && static_cast<int>(v.size()) >= kMinRunsPerBoard)
+      medians.push_back(median_of(v));
+  *boards = static_cast<int>(medians.size());
+  if (medians.size() < 2) return std::nullopt;
+  const auto [lo, hi] = std::minmax_element(medians.begin(), medians.end());
+  return (*hi - *lo) / *hi;
+}
+
 // A key's per-shape target; none without a roofline, nor (the reason in
-// `*skip`) where the run has no value to draft from.
+// `*skip`) where the newest run has no value to draft from. With
+// `all_runs`, from the slowest of the key's runs, with its boards' spread.
 struct Drafted {
   double fraction = 0;
   ordered_json entry;
 };
-std::optional<Drafted> draft_key(const RunView& here, const RunKey& k, const std::string& run_id,
+std::optional<Drafted> draft_key(const RunView& here, const RunKey& k, bool all_runs,
                                  std::string* skip) {
   const auto& obs = here.h->observations();
   std::vector<RunValue> runs;
-  group_runs(obs, k.rows, runs);  // one run: one value, as the gate judges it
-  const RunValue& rv = runs.front();
-  const Observation& first = obs[k.rows[rv.first]];
-  const std::optional<double> roofline = first.roofline();
-  if (rv.bad != SIZE_MAX) {  // a failed row may carry no roofline: said all the same
+  group_runs(obs, k.rows, runs);  // one value a run, as the gate judges it
+  const auto now = std::find_if(runs.begin(), runs.end(), [&](const RunValue& rv) {
+    return obs[k.rows[rv.first]].run == here.run;
+  });
+  const std::optional<double> roofline = obs[k.rows[now->first]].roofline();
+  if (now->bad != SIZE_MAX) {  // a failed row may carry no roofline: said all the same
     *skip = "failed";
     return std::nullopt;
   }
   if (!roofline || *roofline <= 0) return std::nullopt;  // not a rate of a roofline
-  if (!rv.measured || rv.throttled || rv.value <= 0) {
-    *skip = rv.throttled ? "throttled" : "not measured";
+  if (!now->measured || now->throttled || now->value <= 0) {
+    *skip = now->throttled ? "throttled" : "not measured";
     return std::nullopt;
   }
-  const double measured = k.lower_is_better ? *roofline / rv.value : rv.value / *roofline;
+  const RunValue* from = &*now;
+  double measured = *fraction_of(obs, k, *now);
+  std::map<int64_t, std::vector<double>> by_board;
+  int counted = 0;
+  for (const RunValue& rv : runs) {
+    const std::optional<double> f = all_runs ? fraction_of(obs, k, rv) : std::nullopt;
+    if (!f) continue;
+    ++counted;
+    by_board[board_of_rows(*here.h, &k.rows[rv.first], rv.attempts)].push_back(*f);
+    if (*f < measured) measured = *f, from = &rv;
+  }
   Drafted d;
   d.fraction = drafted_fraction(measured);
-  std::string note =
-      "run " + run_id + ": " + format_double(rv.value >= 1000 ? "%.0f" : "%.4g", rv.value) + " " +
-      unit_of(k.metric) + ", " + format_double("%.3f", measured) + " of the roofline";
-  if (rv.remeasured > 0)
-    note += " (the median of its " + std::to_string(rv.remeasured) + " re-measurements)";
+  const Observation& o = obs[k.rows[from->first]];
+  std::string note = "run " + here.h->runs()[o.run].label;
+  if (all_runs) {
+    note = "the slowest of " + std::to_string(counted) + " runs on " +
+           std::to_string(by_board.size()) + " board(s), " + note;
+    if (o.gpu < here.h->gpus().size() && !here.h->gpus()[o.gpu].uuid.empty())
+      note += " on " + short_board(here.h->gpus()[o.gpu].uuid);
+  }
+  note += ": " + format_double(from->value >= 1000 ? "%.0f" : "%.4g", from->value) + " " +
+          unit_of(k.metric) + ", " + format_double("%.3f", measured) + " of the roofline";
+  if (from->remeasured > 0)
+    note += " (the median of its " + std::to_string(from->remeasured) + " re-measurements)";
   d.entry = {{"name", k.name},
              {"metric", k.metric},
              {"dtype", k.dtype},
              {"shape", k.shape},
-             {"roofline_fraction", d.fraction},
-             {"note", note}};
+             {"roofline_fraction", d.fraction}};
+  int boards = 0;
+  if (const auto spread = board_spread(by_board, &boards)) {
+    d.entry["board_spread"] = std::max(0.001, std::ceil(*spread * 1000 - 0.01) / 1000);
+    note += "; the medians of its " + std::to_string(boards) + " boards with " +
+            std::to_string(kMinRunsPerBoard) + "+ runs differ by up to " +
+            format_double("%.1f%%", 100 * *spread);
+  }
+  d.entry["note"] = note;
   return d;
 }
 
 // The per-shape targets of the run's rate keys, each family (experiment,
 // metric, dtype) led by its `*` entry at the lowest of its shapes.
-ordered_json drafted_targets(const RunView& here, const std::string& run_id,
-                             std::vector<std::string>& notes) {
+ordered_json drafted_targets(const RunView& here, bool all_runs, std::vector<std::string>& notes) {
   using Family = std::tuple<std::string, std::string, std::string>;
   std::vector<Family> order;
   std::map<Family, std::vector<Drafted>> families;
   std::vector<std::string> skipped;
-  for (const RunKey& k : keys_of_run(here)) {
+  for (const RunKey& k : keys_of_run(here, all_runs)) {
     if (k.name == "roofline_probe" || k.metric == "compilation_time(s)") continue;
     std::string skip;
-    std::optional<Drafted> d = draft_key(here, k, run_id, &skip);
+    std::optional<Drafted> d = draft_key(here, k, all_runs, &skip);
     if (!skip.empty())
       skipped.push_back(k.name + " " + k.metric + " " + k.dtype + " " + k.shape + " (" + skip +
                         ")");
@@ -221,13 +282,16 @@ DraftedTargetFile draft_target_file(const DraftInputs& d) {
   ordered_json doc;
   doc["gpu"] = d.report.gpu;
   doc["match"] = {d.report.gpu};
-  doc["note"] = "Drafted by kgate bringup from run " + d.report.run_id + " (" + d.report.git_sha +
-                ", driver " + d.report.driver + "): peaks from the datasheet table, measured " +
-                (probe ? "from the probe's draft " + d.in.probe_path + " (its ladder included)"
-                       : std::string("from the run's probe rows and its fastest GEMMs")) +
-                "; each target the roofline fraction its row reached, rounded down to 0.01 (its "
-                "note gives the measurement), and a `*` entry per experiment, metric and dtype "
-                "at the lowest of them. Review (docs/bringup.md) and commit.";
+  doc["note"] =
+      "Drafted by kgate bringup from run " + d.report.run_id + " (" + d.report.git_sha +
+      ", driver " + d.report.driver + "): peaks from the datasheet table, measured " +
+      (probe ? "from the probe's draft " + d.in.probe_path + " (its ladder included)"
+             : std::string("from the run's probe rows and its fastest GEMMs")) +
+      "; each target the roofline fraction its row reached" +
+      (d.in.all_runs ? std::string(" in the slowest of the GPU's runs (--all-runs)") : "") +
+      ", rounded down to 0.01 (its note gives the measurement), and a `*` entry per experiment, "
+      "metric and dtype "
+      "at the lowest of them. Review (docs/bringup.md) and commit.";
   std::string message;
   doc["peaks"] = draft_peaks(d.datasheet, d.in.datasheets_path, d.report.gpu,
                              d.run.probe("read_bandwidth(GB/s)").value_or(0), &message);
@@ -235,7 +299,7 @@ DraftedTargetFile draft_target_file(const DraftInputs& d) {
   doc["measured"] = probe ? *probe : measured_from_run(d);
   if (probe) say_if_ceilings_differ(d, *probe, out.notes);
   doc["tolerance"] = 0.05;
-  doc["targets"] = drafted_targets(d.run, d.report.run_id, out.notes);
+  doc["targets"] = drafted_targets(d.run, d.in.all_runs, out.notes);
   say_what_it_is_for(d, out.notes);
   out.json = layout_target_file(doc.dump(), "(drafted target file)");
   return out;

@@ -36,6 +36,7 @@ BringupPlan parse_bringup(const Args& args) {
                  {"--targets", targets},
                  {"--datasheets", text(p.datasheets)},
                  {"--probe", text(in.probe_path)},
+                 flag("--all-runs", in.all_runs),
                  {"--threshold", number(in.threshold, 0.01, 0.9)}},
                 "--results");
   if (p.results.empty()) throw UsageError("bringup needs --results FILE...");
