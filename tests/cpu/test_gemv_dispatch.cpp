@@ -89,6 +89,28 @@ TEST(GemvDispatch, TheH100TableChoosesWhereItHasBuckets) {
   EXPECT_EQ(gemv::kernel_name(g.config.kernel), "R1U2W4P1K4");
 }
 
+// The H200's decode step entries read and serve the decoder's launches:
+// Llama-2-7B int8's SwiGLU capped at 7 blocks an SM, Mixtral's qkv and lm
+// head (each measured by kbench tune gemv in the step graph).
+TEST(GemvDispatch, TheH200TablesDecodeEntriesServeTheStep) {
+  std::string warning;
+  const auto t =
+      kb::load_gemv_table(kSource + "/targets/tuning/h200-sxm-141gb.json", "NVIDIA H200", &warning);
+  EXPECT_EQ(warning, "");
+  EXPECT_EQ(gemv::kernel_name(gemv::swiglu_config_in(t, true, 11008, 4096, 1).kernel),
+            "R2U2W4P1K1B7");
+  EXPECT_EQ(
+      gemv::kernel_name(gemv::choose_in(t, true, 6144, 4096, 1, gemv::Use::decode).config.kernel),
+      "R1U1W4P0K1");
+  EXPECT_EQ(
+      gemv::kernel_name(gemv::choose_in(t, true, 32000, 4096, 1, gemv::Use::decode).config.kernel),
+      "R1U1W4P0K1");
+  // bf16 keeps its down and qkv entries.
+  EXPECT_EQ(
+      gemv::kernel_name(gemv::choose_in(t, false, 4096, 11008, 1, gemv::Use::decode).config.kernel),
+      "R2U1W4P1K2");
+}
+
 TEST(GemvDispatch, AnEntryThatCannotServeAShapeFallsBackToTheGenericRule) {
   gemv::TableEntry e;  // every int8 one-matrix shape: the tile kernel (rows of at most 8 KB)
   e.bucket.int8 = true;
