@@ -1,7 +1,10 @@
 #include "core/record.h"
 
+#include <unistd.h>
+
 #include <charconv>
 #include <cmath>
+#include <ctime>
 
 namespace kb {
 
@@ -81,6 +84,21 @@ std::vector<std::string> record_fields(const Record& r, size_t columns) {
   std::vector<std::string> f = record_fields(r);
   if (columns < f.size()) f.resize(columns);
   return f;
+}
+
+std::string utc_now(const char* format) {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, format, &tm);
+  return buf;
+}
+
+std::string host_name() {
+  char buf[256] = {0};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "";
+  return buf;
 }
 
 }  // namespace kb

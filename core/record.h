@@ -59,4 +59,9 @@ std::vector<std::string> record_fields(const Record& r, size_t columns);
 // Shortest text that parses back to exactly `v` ("1208.12", "3e-05").
 std::string format_number(double v);
 
+// Now in UTC, as the `timestamp` column writes it by default.
+std::string utc_now(const char* format = "%Y-%m-%dT%H:%M:%SZ");
+// This machine's host name, the `host` column ("" if it cannot be read).
+std::string host_name();
+
 }  // namespace kb
