@@ -93,7 +93,7 @@ int run_on_device(const WorkerRequest& r, std::ofstream& out) {
   if (!r.targets_dir.empty()) {  // the parent said what is wrong with the table, once
     const std::string tpath = tuning_path(r.targets_dir, tf, dev.name);
     gemm::set_pinned_algos(load_pins(tpath, dev.name, nullptr));
-    gemv::set_table(load_gemv_table(tpath, dev.name, nullptr), tpath);
+    gemv::set_table(load_gemv_table(tpath, dev.name, nullptr));
   }
   Engine engine(dev, tf, r.engine, r.info);
   if (r.probe) return run_probe(engine, out);

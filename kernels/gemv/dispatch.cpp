@@ -195,7 +195,6 @@ constexpr int64_t kMB = int64_t(1) << 20;
 struct Installed {
   std::mutex mutex;
   std::vector<TableEntry> entries;
-  std::string name;
 };
 Installed& installed() {
   static Installed t;
@@ -236,11 +235,10 @@ const std::vector<TableEntry>& generic_table() {
   return t;
 }
 
-void set_table(std::vector<TableEntry> entries, std::string name) {
+void set_table(std::vector<TableEntry> entries) {
   Installed& t = installed();
   std::lock_guard<std::mutex> lock(t.mutex);
   t.entries = std::move(entries);
-  t.name = std::move(name);
 }
 
 const std::vector<TableEntry>& installed_table() { return installed().entries; }
