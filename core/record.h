@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <optional>
 #include <string>
 #include <vector>
@@ -95,6 +96,12 @@ std::vector<std::string> record_fields(const Record& r, size_t columns);
 
 // Shortest text that parses back to exactly `v` ("1208.12", "3e-05").
 std::string format_number(double v);
+// `v` through printf's `format`, which converts one double ("%.2f").
+inline std::string format_double(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
 
 // Now in UTC, as the `timestamp` column writes it by default.
 std::string utc_now(const char* format = "%Y-%m-%dT%H:%M:%SZ");

@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "reports/format.h"
+#include "core/record.h"
 
 namespace kb {
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "reports/format.h"
+#include "core/record.h"
 #include "suite/stats.h"
 
 namespace kb {
