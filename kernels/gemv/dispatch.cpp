@@ -14,13 +14,6 @@ int64_t vec_elems(bool int8) { return int8 ? 16 : 8; }
 int64_t item_bytes(bool int8) { return int8 ? 1 : 2; }
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-template <class... Fs>
-struct overloaded : Fs... {
-  using Fs::operator()...;
-};
-template <class... Fs>
-overloaded(Fs...) -> overloaded<Fs...>;
-
 // The general kernel's knobs by shape, timed on an H100 (records 0025 and
 // 0036 hold the figures): pipelined batches of 2 loads, 4 warps; K split
 // over warps once rows are long (and for bf16 at many rows); int8 one load
