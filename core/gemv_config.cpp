@@ -6,12 +6,6 @@
 namespace kb::gemv {
 
 namespace {
-template <class... Fs>
-struct overloaded : Fs... {
-  using Fs::operator()...;
-};
-template <class... Fs>
-overloaded(Fs...) -> overloaded<Fs...>;
 
 // sscanf that must consume the whole of `s` (n: the fields it must fill).
 template <typename... Ints>

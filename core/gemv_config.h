@@ -70,6 +70,14 @@ struct Bulk {
 
 using Kernel = std::variant<General, OneLoad, Tile, Mma, Bulk>;
 
+// std::visit over a Kernel with one lambda per family.
+template <class... Fs>
+struct overloaded : Fs... {
+  using Fs::operator()...;
+};
+template <class... Fs>
+overloaded(Fs...) -> overloaded<Fs...>;
+
 struct Config {
   Kernel kernel = General{};
   // Programmatic dependent launch (gemv.h's gemv_bf16 says what it needs).

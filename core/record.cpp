@@ -1,18 +1,19 @@
 #include "core/record.h"
 
+#include <unistd.h>
+
 #include <charconv>
 #include <cmath>
+#include <ctime>
 
 namespace kb {
 
 const std::vector<std::string>& csv_columns() {
-  static const std::vector<std::string> cols = {
-      "name",         "metric",        "target",  "actual",    "dtype",         "device",
-      "arch",         "is_model",      "shape",   "variant",   "status",        "samples",
-      "median_us",    "min_us",        "max_us",  "noise_rel", "roofline",      "roofline_fraction",
-      "sm_clock_mhz", "mem_clock_mhz", "driver",  "cuda",      "suite_version", "git_sha",
-      "run_id",       "timestamp",     "message", "gpu_index", "gpu_uuid",      "gpu_bus_id",
-      "host"};
+  static const std::vector<std::string> cols = [] {
+    std::vector<std::string> c;
+    for_each_field(Record{}, [&](const char* name, const auto&) { c.emplace_back(name); });
+    return c;
+  }();
   return cols;
 }
 
@@ -39,48 +40,42 @@ std::string format_number(double v) {
   return std::string(buf, res.ptr);
 }
 
-static std::string opt(const std::optional<double>& v) {
-  return v ? format_number(*v) : std::string();
-}
+namespace {
+
+// A field as the CSV writes it: numbers shortest, an empty optional empty,
+// booleans in Python's spelling (gpt_fast's is_model).
+std::string text(const std::string& v) { return v; }
+std::string text(const std::optional<double>& v) { return v ? format_number(*v) : std::string(); }
+std::string text(bool v) { return v ? "True" : "False"; }
+std::string text(int64_t v) { return std::to_string(v); }
+
+}  // namespace
 
 std::vector<std::string> record_fields(const Record& r) {
-  return {r.name,
-          r.metric,
-          opt(r.target),
-          opt(r.actual),
-          r.dtype,
-          r.device,
-          r.arch,
-          r.is_model ? "True" : "False",
-          r.shape,
-          r.variant,
-          r.status,
-          std::to_string(r.samples),
-          opt(r.median_us),
-          opt(r.min_us),
-          opt(r.max_us),
-          opt(r.noise_rel),
-          opt(r.roofline),
-          opt(r.roofline_fraction),
-          opt(r.sm_clock_mhz),
-          opt(r.mem_clock_mhz),
-          r.driver,
-          r.cuda,
-          r.suite_version,
-          r.git_sha,
-          r.run_id,
-          r.timestamp,
-          r.message,
-          r.gpu_index,
-          r.gpu_uuid,
-          r.gpu_bus_id,
-          r.host};
+  std::vector<std::string> f;
+  for_each_field(r, [&](const char*, const auto& v) { f.push_back(text(v)); });
+  return f;
 }
 
 std::vector<std::string> record_fields(const Record& r, size_t columns) {
   std::vector<std::string> f = record_fields(r);
   if (columns < f.size()) f.resize(columns);
   return f;
+}
+
+std::string utc_now(const char* format) {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, format, &tm);
+  return buf;
+}
+
+std::string host_name() {
+  char buf[256] = {0};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "";
+  return buf;
 }
 
 }  // namespace kb

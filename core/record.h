@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,6 +45,43 @@ inline constexpr const char* skipped = "skipped";
 inline constexpr const char* throttled = "throttled";
 }  // namespace status
 
+// Every column of a Record, in the schema's order: f(column name, member);
+// the CSV and the JSON rows are both written from it.
+template <class R, class F>
+void for_each_field(R&& r, F f) {
+  f("name", r.name);
+  f("metric", r.metric);
+  f("target", r.target);
+  f("actual", r.actual);
+  f("dtype", r.dtype);
+  f("device", r.device);
+  f("arch", r.arch);
+  f("is_model", r.is_model);
+  f("shape", r.shape);
+  f("variant", r.variant);
+  f("status", r.status);
+  f("samples", r.samples);
+  f("median_us", r.median_us);
+  f("min_us", r.min_us);
+  f("max_us", r.max_us);
+  f("noise_rel", r.noise_rel);
+  f("roofline", r.roofline);
+  f("roofline_fraction", r.roofline_fraction);
+  f("sm_clock_mhz", r.sm_clock_mhz);
+  f("mem_clock_mhz", r.mem_clock_mhz);
+  f("driver", r.driver);
+  f("cuda", r.cuda);
+  f("suite_version", r.suite_version);
+  f("git_sha", r.git_sha);
+  f("run_id", r.run_id);
+  f("timestamp", r.timestamp);
+  f("message", r.message);
+  f("gpu_index", r.gpu_index);
+  f("gpu_uuid", r.gpu_uuid);
+  f("gpu_bus_id", r.gpu_bus_id);
+  f("host", r.host);
+}
+
 // Column names of the current schema (v2), in order.
 const std::vector<std::string>& csv_columns();
 // The header line (no newline).
@@ -58,5 +96,16 @@ std::vector<std::string> record_fields(const Record& r, size_t columns);
 
 // Shortest text that parses back to exactly `v` ("1208.12", "3e-05").
 std::string format_number(double v);
+// `v` through printf's `format`, which converts one double ("%.2f").
+inline std::string format_double(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+// Now in UTC, as the `timestamp` column writes it by default.
+std::string utc_now(const char* format = "%Y-%m-%dT%H:%M:%SZ");
+// This machine's host name, the `host` column ("" if it cannot be read).
+std::string host_name();
 
 }  // namespace kb

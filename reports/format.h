@@ -5,14 +5,9 @@
 #include <string>
 #include <vector>
 
-namespace kb {
+#include "core/record.h"  // format_double
 
-// `v` through printf's `format`, which converts one double ("%.2f").
-inline std::string format_double(const char* format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
+namespace kb {
 
 // 0.034 -> "3.4%" (`decimals` after the point).
 inline std::string percent(double rel, int decimals = 1) {

@@ -12,42 +12,6 @@ namespace kb {
 
 namespace {
 
-// Every column of a Record with its JSON key: f(key, member).
-template <class R, class F>
-void for_each_field(R& r, F f) {
-  f("name", r.name);
-  f("metric", r.metric);
-  f("target", r.target);
-  f("actual", r.actual);
-  f("dtype", r.dtype);
-  f("device", r.device);
-  f("arch", r.arch);
-  f("is_model", r.is_model);
-  f("shape", r.shape);
-  f("variant", r.variant);
-  f("status", r.status);
-  f("samples", r.samples);
-  f("median_us", r.median_us);
-  f("min_us", r.min_us);
-  f("max_us", r.max_us);
-  f("noise_rel", r.noise_rel);
-  f("roofline", r.roofline);
-  f("roofline_fraction", r.roofline_fraction);
-  f("sm_clock_mhz", r.sm_clock_mhz);
-  f("mem_clock_mhz", r.mem_clock_mhz);
-  f("driver", r.driver);
-  f("cuda", r.cuda);
-  f("suite_version", r.suite_version);
-  f("git_sha", r.git_sha);
-  f("run_id", r.run_id);
-  f("timestamp", r.timestamp);
-  f("message", r.message);
-  f("gpu_index", r.gpu_index);
-  f("gpu_uuid", r.gpu_uuid);
-  f("gpu_bus_id", r.gpu_bus_id);
-  f("host", r.host);
-}
-
 nlohmann::json value(const std::optional<double>& v) {
   if (!v || !std::isfinite(*v)) return nullptr;
   return *v;

@@ -5,15 +5,13 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/record.h"
+
 namespace kb {
 
 namespace {
 
-std::string us(double s) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f us", s * 1e6);
-  return buf;
-}
+std::string us(double s) { return format_double("%.2f us", s * 1e6); }
 
 }  // namespace
 

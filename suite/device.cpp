@@ -1,7 +1,6 @@
 #include "suite/device.h"
 
 #include <dlfcn.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <mutex>
@@ -59,12 +58,6 @@ std::string driver_problem() {
            " is too old: it supports CUDA " + version_text(drv) + "; " + needs;
   }
   return "";
-}
-
-std::string host_name() {
-  char buf[256] = {0};
-  if (::gethostname(buf, sizeof buf - 1) != 0) return "";
-  return buf;
 }
 
 DeviceInfo query_device(int index) {

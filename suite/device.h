@@ -26,9 +26,6 @@ struct DeviceInfo {
   cudaDeviceProp prop{};
 };
 
-// This machine's host name ("" if it cannot be read).
-std::string host_name();
-
 // The GPU as rows name it.
 inline GpuIdentity gpu_identity(const DeviceInfo& d) { return {d.name, d.driver, d.cuda}; }
 

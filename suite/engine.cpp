@@ -6,7 +6,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <random>
 #include <thread>
 
@@ -25,15 +24,6 @@ struct NvtxRange {
   explicit NvtxRange(const std::string& name) { nvtxRangePushA(name.c_str()); }
   ~NvtxRange() { nvtxRangePop(); }
 };
-
-std::string utc_now(const char* format) {
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, format, &tm);
-  return buf;
-}
 
 // The rows' note where the buffer sets' medians spread by more than 1.5%
 // (always with --detail): "32 buffer sets' medians 35.46-38.94 us, spread 2.6%".
@@ -62,8 +52,6 @@ std::string set_spread_note(const std::vector<std::vector<double>>& per_set, boo
 }
 
 }  // namespace
-
-std::string utc_timestamp() { return utc_now("%Y-%m-%dT%H:%M:%SZ"); }
 
 std::string new_run_id() {
   std::random_device rd;

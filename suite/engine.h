@@ -86,8 +86,6 @@ class Engine {
 // The target file's measured ceilings where it has them, else the probe's.
 Ceilings merge_ceilings(const TargetFile* targets, const ProbeResult& probed);
 
-// Now as ISO-8601 UTC, "YYYY-MM-DDThh:mm:ssZ".
-std::string utc_timestamp();
 // A fresh id for one invocation: "20261122T134501Z-3fa9c1".
 std::string new_run_id();
 

@@ -71,12 +71,12 @@ Tuned tune_projection(Engine& engine, dec::Decoder& d, cudaStream_t s, const Dec
     if (std::find(names.begin(), names.end(), name) != names.end()) continue;
     std::vector<gemv::TableEntry> table = saved;
     table.insert(table.begin(), decode_entry(p, k));
-    gemv::set_table(table, "kbench tune gemv");
+    gemv::set_table(table);
     graphs.push_back(capture_graph([&](cudaStream_t c) { d.step(c); }));  // under that table
     names.push_back(name);
     kept.push_back(k);
   }
-  gemv::set_table(saved, "kbench tune gemv");
+  gemv::set_table(saved);
   const auto screen_t = time_graphs(engine, d, s, graphs, kScreenRounds);
   std::vector<CandidateTime> screen;
   for (size_t i = 0; i < names.size(); ++i) screen.push_back({kept[i], median(screen_t[i]), 0});
@@ -134,7 +134,7 @@ DecodeTuning tune_decode_step(Engine& engine, const DeviceInfo& dev, int reps) {
         m["present"] = gemv::kernel_name(t.final[0].kernel);
         m["present_step_us"] = std::round(t.final[0].seconds * 1e7) / 10;
         m["samples"] = reps;
-        m["date"] = utc_timestamp();
+        m["date"] = utc_now();
         m["driver"] = dev.driver;
         out.entries.push_back(gemv_entry_json(decode_entry(p, best), m));
       }

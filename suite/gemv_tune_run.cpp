@@ -168,7 +168,7 @@ std::vector<GemvTuned> tune_gemv_table(const DeviceInfo& dev, const TargetFile* 
   // Each bucket's measurement: the shape that decided it (its largest N).
   const auto entries = tune_buckets(tuned);
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
-  const std::string date = utc_timestamp();
+  const std::string date = utc_now();
   for (const auto& e : entries) {
     const GemvTuned* m = nullptr;
     for (const auto& r : tuned)
@@ -198,7 +198,7 @@ std::vector<GemvTuned> tune_gemv_table(const DeviceInfo& dev, const TargetFile* 
   nlohmann::ordered_json kept = untuned_gemv_entries(doc);
   nlohmann::ordered_json installed = {{"gemv", list}};
   for (const auto& e : kept) installed["gemv"].push_back(e);
-  gemv::set_table(parse_gemv_table(installed, out), out);
+  gemv::set_table(parse_gemv_table(installed, out));
   DecodeTuning decode;
   {
     Engine engine(dev, tf, EngineOptions{}, RunInfo{});

@@ -1,8 +1,8 @@
 #include "suite/sampling.h"
 
 #include <algorithm>
-#include <cstdio>
 
+#include "core/record.h"
 #include "suite/stats.h"
 
 namespace kb {
@@ -59,9 +59,7 @@ int buffer_sets(size_t case_bytes, size_t free_bytes, size_t total_bytes, int ma
 }
 
 std::string inject_field(double fraction) {
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "inject=%g%%scaled", fraction * 100);
-  return buf;
+  return format_double("inject=%g%%scaled", fraction * 100);
 }
 
 }  // namespace kb

@@ -93,7 +93,7 @@ int run_on_device(const WorkerRequest& r, std::ofstream& out) {
   if (!r.targets_dir.empty()) {  // the parent said what is wrong with the table, once
     const std::string tpath = tuning_path(r.targets_dir, tf, dev.name);
     gemm::set_pinned_algos(load_pins(tpath, dev.name, nullptr));
-    gemv::set_table(load_gemv_table(tpath, dev.name, nullptr), tpath);
+    gemv::set_table(load_gemv_table(tpath, dev.name, nullptr));
   }
   Engine engine(dev, tf, r.engine, r.info);
   if (r.probe) return run_probe(engine, out);
@@ -109,20 +109,18 @@ int run_on_device(const WorkerRequest& r, std::ofstream& out) {
 
 }  // namespace
 
-std::string probed_arg(const ProbeResult& p) {
-  std::string s;
-  for (double v : {p.read_gbps, p.copy_gbps, p.memcpy_gbps, p.launch_us, p.graph_node_us, p.bytes,
-                   p.mem_latency_us})
-    s += (s.empty() ? "" : ",") + format_number(v);
-  return s;
-}
+// What the rows use of it (not the latency's two medians).
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ProbeResult, read_gbps, copy_gbps, memcpy_gbps, launch_us,
+                                   graph_node_us, bytes, mem_latency_us)
+
+std::string probed_arg(const ProbeResult& p) { return nlohmann::json(p).dump(); }
 
 ProbeResult parse_probed(const std::string& s) {
-  ProbeResult p;
-  if (std::sscanf(s.c_str(), "%lf,%lf,%lf,%lf,%lf,%lf,%lf", &p.read_gbps, &p.copy_gbps,
-                  &p.memcpy_gbps, &p.launch_us, &p.graph_node_us, &p.bytes, &p.mem_latency_us) != 7)
-    throw std::invalid_argument("bad --probed '" + s + "'");
-  return p;
+  try {
+    return nlohmann::json::parse(s).get<ProbeResult>();
+  } catch (const nlohmann::json::exception&) {
+    throw std::invalid_argument("bad probed ceilings '" + s + "'");
+  }
 }
 
 int worker_main(int argc, char** argv) {

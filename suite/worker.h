@@ -12,8 +12,8 @@ namespace kb {
 // the faulting point: the parent restarts at the next point.
 inline constexpr int kWorkerContextLost = 4;
 
-// The probe's ceilings as one argument ("read,copy,memcpy,launch,graph
-// node,bytes,latency") and back; parse_probed throws std::invalid_argument.
+// The probe's ceilings as one JSON text and back; parse_probed throws
+// std::invalid_argument.
 std::string probed_arg(const ProbeResult& p);
 ProbeResult parse_probed(const std::string& s);
 

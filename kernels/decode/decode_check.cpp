@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
+#include "core/record.h"
 #include "kernels/common/cuda_check.h"
 #include "kernels/common/host_math.h"
 #include "kernels/decode/moe_routing.h"
@@ -11,12 +11,6 @@
 namespace kb::decode {
 
 namespace {
-
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
 
 DecodeCheck fail(DecodeCheck c, const std::string& why) {
   c.ok = false;
@@ -94,7 +88,8 @@ std::string check_greedy(int32_t next, const std::vector<float>& gpu, const std:
   const double margin = double(cpu[cpu_best]) - cpu[next];
   if (margin <= tol_abs) return "";
   return "greedy token " + std::to_string(next) + " but the CPU's is " + std::to_string(cpu_best) +
-         " by a margin of " + fmt("%.3g", margin) + " (tolerance " + fmt("%.3g", tol_abs) + ")";
+         " by a margin of " + format_double("%.3g", margin) + " (tolerance " +
+         format_double("%.3g", tol_abs) + ")";
 }
 
 // The KV cache rows every layer appended (K after RoPE), at a few
@@ -182,7 +177,7 @@ DecodeCheck check_against_reference(const ModelConfig& c, WeightType t,
 
   r.ok = true;
   r.detail = where + ": " + std::to_string(o.steps) + " steps vs CPU fp32, worst logits rel L2 " +
-             fmt("%.3g", r.worst_logits_rel) + ", " + std::to_string(r.token_mismatches) +
+             format_double("%.3g", r.worst_logits_rel) + ", " + std::to_string(r.token_mismatches) +
              " greedy mismatches (all near ties; " + std::to_string(r.near_ties) +
              " near ties), KV rows and residual agree";
   if (c.moe())
@@ -211,8 +206,8 @@ std::string check_lm_head_rows(const Decoder& d, const std::vector<float>& logit
     for (int k = 0; k < c.dim; ++k) acc += double(w[k]) * x[k];
     const double want = rn * acc;
     if (std::fabs(logits[row] - want) > 1e-2 * std::fabs(want) + 2e-3 * scale)
-      return "logit " + std::to_string(row) + " is " + fmt("%.6g", logits[row]) +
-             ", the CPU gives " + fmt("%.6g", want) + " from the final residual";
+      return "logit " + std::to_string(row) + " is " + format_double("%.6g", logits[row]) +
+             ", the CPU gives " + format_double("%.6g", want) + " from the final residual";
   }
   return "";
 }
@@ -340,7 +335,7 @@ std::string check_prefill(Decoder& d, cudaStream_t s, std::string* tie_at) {
     const double margin = double(logits_steps[next_steps]) - logits_steps[next_prefill];
     if (margin > 2 * eq.max_abs)
       return "the prefill chose token " + std::to_string(next_prefill) + ", the prompt steps " +
-             std::to_string(next_steps) + " by a margin of " + fmt("%.3g", margin);
+             std::to_string(next_steps) + " by a margin of " + format_double("%.3g", margin);
   }
   return "";
 }

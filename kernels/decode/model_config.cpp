@@ -1,7 +1,8 @@
 #include "kernels/decode/model_config.h"
 
-#include <cstdio>
 #include <stdexcept>
+
+#include "core/record.h"
 
 namespace kb::decode {
 
@@ -79,11 +80,7 @@ double active_weight_bytes(const ModelConfig& c, WeightType t) {
   return all.seed_model_size() - double(c.n_layers) * (c.n_experts - c.top_experts) * expert;
 }
 
-std::string gigabytes(double bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f GB", bytes / 1e9);
-  return buf;
-}
+std::string gigabytes(double bytes) { return format_double("%.1f GB", bytes / 1e9); }
 
 double kv_bytes_read(const ModelConfig& c, int64_t len) {
   return double(c.n_layers) * 2.0 * c.kv_size() * 2.0 * double(len);

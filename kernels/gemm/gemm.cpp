@@ -276,8 +276,6 @@ void Gemm::use_candidate(int index) {
 }
 
 Gemm::~Gemm() = default;
-Gemm::Gemm(Gemm&&) noexcept = default;
-Gemm& Gemm::operator=(Gemm&&) noexcept = default;
 
 const Options& Gemm::options() const { return impl_->opts; }
 const AlgoConfig& Gemm::algo() const { return impl_->config; }

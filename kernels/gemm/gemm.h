@@ -54,10 +54,6 @@ class Gemm {
   // Plans the GEMM on the current device.
   Gemm(int64_t M, int64_t N, int64_t K, Options opts = {});
   ~Gemm();
-  Gemm(const Gemm&) = delete;
-  Gemm& operator=(const Gemm&) = delete;
-  Gemm(Gemm&&) noexcept;
-  Gemm& operator=(Gemm&&) noexcept;
 
   // `bias` exactly when the epilogue has one; the overload of Options::input.
   void run(const bf16* A, const bf16* W, const bf16* bias, bf16* D, cudaStream_t stream);

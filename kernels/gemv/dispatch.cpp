@@ -14,13 +14,6 @@ int64_t vec_elems(bool int8) { return int8 ? 16 : 8; }
 int64_t item_bytes(bool int8) { return int8 ? 1 : 2; }
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-template <class... Fs>
-struct overloaded : Fs... {
-  using Fs::operator()...;
-};
-template <class... Fs>
-overloaded(Fs...) -> overloaded<Fs...>;
-
 // The general kernel's knobs by shape, timed on an H100 (records 0025 and
 // 0036 hold the figures): pipelined batches of 2 loads, 4 warps; K split
 // over warps once rows are long (and for bf16 at many rows); int8 one load
@@ -195,7 +188,6 @@ constexpr int64_t kMB = int64_t(1) << 20;
 struct Installed {
   std::mutex mutex;
   std::vector<TableEntry> entries;
-  std::string name;
 };
 Installed& installed() {
   static Installed t;
@@ -236,11 +228,10 @@ const std::vector<TableEntry>& generic_table() {
   return t;
 }
 
-void set_table(std::vector<TableEntry> entries, std::string name) {
+void set_table(std::vector<TableEntry> entries) {
   Installed& t = installed();
   std::lock_guard<std::mutex> lock(t.mutex);
   t.entries = std::move(entries);
-  t.name = std::move(name);
 }
 
 const std::vector<TableEntry>& installed_table() { return installed().entries; }

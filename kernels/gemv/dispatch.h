@@ -23,7 +23,7 @@ std::string refusal(const Kernel& k, bool int8, int64_t N, int64_t K, int n_sel,
 const std::vector<TableEntry>& generic_table();
 
 // The process-wide measured table (empty: none), installed once by the suite.
-void set_table(std::vector<TableEntry> entries, std::string name = "");
+void set_table(std::vector<TableEntry> entries);
 const std::vector<TableEntry>& installed_table();
 
 struct Choice {

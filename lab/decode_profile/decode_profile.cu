@@ -299,10 +299,10 @@ void by_kernel(dec::Decoder& d, const Args& a, Timer& t, const char* what, int64
     e.origin = "--qkv-kernels / --o-kernels";
     std::vector<gemv::TableEntry> table = saved;
     table.insert(table.begin(), e);
-    gemv::set_table(table, e.origin);
+    gemv::set_table(table);
     graphs.push_back(kb::capture_graph([&](cudaStream_t s) { d.step(s); }));
   }
-  gemv::set_table(saved, a.tuning);
+  gemv::set_table(saved);
   const std::vector<double> m = interleaved_medians(d, a, t, nullptr, graphs);
   const double f = m[0];
   std::printf(
@@ -382,7 +382,7 @@ void profile(const Args& a) {
     auto table = kb::load_gemv_table(a.tuning, prop.name, &warning);
     if (!warning.empty()) std::printf("--tuning: %s\n", warning.c_str());
     std::printf("gemv table: %zu entries from %s\n", table.size(), a.tuning.c_str());
-    gemv::set_table(std::move(table), a.tuning);
+    gemv::set_table(std::move(table));
   }
   dec::DecoderOptions o;  // as the decode experiment's
   o.prompt.clear();

@@ -187,7 +187,7 @@ void write_draft(const std::string& write, const DeviceInfo& dev, const Probed& 
                      {"launch_us", std::round(p.launch_us * 100) / 100},
                      {"graph_node_us", std::round(p.graph_node_us * 100) / 100},
                      {"mem_latency_us", std::round(p.mem_latency_us * 100) / 100},
-                     {"date", utc_timestamp().substr(0, 10)},
+                     {"date", utc_now().substr(0, 10)},
                      {"driver", dev.driver}};
   doc["targets"] = draft_targets();
   const std::string text =
@@ -225,7 +225,7 @@ int cmd_probe(const Args& a) {
   KB_CUDA_CHECK(cudaSetDevice(d));
   const Probed r = measure(plan, dev);
   print_ladder(r);
-  const std::string today = utc_timestamp().substr(0, 10);
+  const std::string today = utc_now().substr(0, 10);
   if (!a.write.empty() && std::filesystem::exists(a.write))
     replace_ladder(a.write, a.replace, r.lp.sol, today, dev);
   else

@@ -177,7 +177,7 @@ int cmd_rerun(const Args& a) {
   std::vector<Record> rows;
   for (int k = 0; k < repeat; ++k) {
     cfg.info.run_id = attempt_run_id(plan.base, first + k);
-    cfg.info.timestamp = utc_timestamp();
+    cfg.info.timestamp = utc_now();
     const auto got = measure_attempt(cfg, plan, first + k, dev, tf, probed, run.inject);
     rows.insert(rows.end(), got.begin(), got.end());
   }

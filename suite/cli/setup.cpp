@@ -135,7 +135,7 @@ WorkerConfig worker_config(const RunPlan& plan, int gpus) {
   cfg.processes = pc.processes;
   cfg.short_processes = pc.short_processes;
   cfg.info.run_id = plan.run_id.empty() ? new_run_id() : plan.run_id;
-  cfg.info.timestamp = utc_timestamp();
+  cfg.info.timestamp = utc_now();
   cfg.info.suite_version = KBENCH_VERSION;
   cfg.info.git_sha = KBENCH_GIT_SHA;
   return cfg;

@@ -156,7 +156,7 @@ nlohmann::ordered_json choose_candidate(const gemm::AlgoKey& k, const CandidateT
   }
   m["candidates"] = n;
   m["samples"] = reps;
-  m["date"] = utc_timestamp();
+  m["date"] = utc_now();
   m["driver"] = dev.driver;
   m["cublaslt_version"] = version;
   std::printf(

@@ -1248,7 +1248,7 @@ class GemvTables : public ::testing::TestWithParam<std::string> {
 TEST_P(GemvTables, PublicEntriesAndEveryBucketMatchReference) {
   KB_REQUIRE_GPU();
   const auto t = table();
-  gemv::set_table(t, GetParam());
+  gemv::set_table(t);
   for (bool int8 : {false, true}) {
     for (const auto& [N, K] : {std::pair<int64_t, int64_t>{1024, 1024},
                                {4096, 4096},

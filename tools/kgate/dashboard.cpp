@@ -7,6 +7,8 @@
 #include <map>
 #include <thread>
 
+#include "core/record.h"
+
 namespace kb {
 
 namespace {

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <ctime>
 #include <map>
 
 #include "core/csv_writer.h"
@@ -198,15 +197,6 @@ std::string suspects_csv(const GateReport& rep, size_t* capped, double max_share
            "\n";
   }
   return out;
-}
-
-std::string utc_now() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
 }
 
 GateContext gate_context(const History& hist, const GateOptions& opt) {

@@ -62,9 +62,6 @@ constexpr double kMaxSuspectShare = 0.25;
 std::string suspects_csv(const GateReport& rep, size_t* capped = nullptr,
                          double max_share = kMaxSuspectShare);
 
-// Now, as "YYYY-MM-DDThh:mm:ssZ".
-std::string utc_now();
-
 // The gate's view of a history: its options, the probe's launch(us) of
 // each run per arch (the host rule) and how many earlier runs a key keeps.
 struct GateContext {

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "core/record.h"
 #include "reports/gate_result.h"
 #include "tools/kgate/cli/commands.h"
 

@@ -1,7 +1,5 @@
 #include "tools/kgate/cli/options.h"
 
-#include <unistd.h>
-
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -26,12 +24,6 @@ Args expand_equals(const Args& in, const std::vector<const char*>& no_value) {
     out.push_back(a.substr(eq + 1));
   }
   return out;
-}
-
-std::string host_name() {
-  char buf[256] = {0};
-  if (::gethostname(buf, sizeof buf - 1) != 0) return "";
-  return buf;
 }
 
 const std::string& value_of(const Args& a, size_t& i) {

@@ -67,8 +67,6 @@ Option flag(const char* name, bool& b);
 Options gate_options(GateOptions& opt);
 void check_gate_options(const GateOptions& opt);
 
-std::string host_name();
-
 // Before anything is written: no output may be an input or another output.
 void refuse_clashes(const std::vector<NamedPath>& inputs, const std::vector<NamedPath>& outputs);
 
