@@ -23,6 +23,21 @@ int64_t board_of_rows(const History& h, const uint32_t* rows, size_t n) {
   return board;
 }
 
+std::optional<double> spread_of_boards(const std::map<int64_t, std::vector<double>>& by_board,
+                                       bool lower_is_better, int* boards) {
+  std::vector<double> medians;
+  for (const auto& [board, v] : by_board)
+    if (board >= 0 && static_cast<int>(v.size()) >= kMinRunsPerBoard)
+      medians.push_back(median_of(v));
+  *boards = static_cast<int>(medians.size());
+  if (medians.size() < 2) return std::nullopt;
+  const auto [lo, hi] = std::minmax_element(medians.begin(), medians.end());
+  // Relative to the better of the two: how far the worse board is behind it.
+  const double better = lower_is_better ? *lo : *hi;
+  if (!(better > 0)) return std::nullopt;
+  return (*hi - *lo) / better;
+}
+
 BoardPlan plan_boards(const std::vector<double>& values, const std::vector<int64_t>& boards,
                       int64_t newest, bool lower_is_better, const HistoryRuleOptions& rule,
                       const BoardOptions& opt) {
@@ -59,20 +74,11 @@ BoardPlan plan_boards(const std::vector<double>& values, const std::vector<int64
   // The key's own spread, where the window shows two boards well enough.
   for (size_t i = begin; i < values.size(); ++i)
     if (boards[i] >= 0) by_board[boards[i]].push_back(values[i]);
-  std::vector<double> medians;
-  for (auto& [board, v] : by_board)
-    if (static_cast<int>(v.size()) >= kMinRunsPerBoard) medians.push_back(median_of(v));
-  if (medians.size() >= 2) {
-    auto [lo, hi] = std::minmax_element(medians.begin(), medians.end());
-    // Relative to the better of the two: how far the worse board is behind it.
-    const double better = lower_is_better ? *lo : *hi;
-    if (better > 0) {
-      p.observed = true;
-      p.spread_boards = static_cast<int>(medians.size());
-      p.spread = (*hi - *lo) / better;
-      p.allowance = kSpreadFactor * p.spread;
-      return p;
-    }
+  if (const auto spread = spread_of_boards(by_board, lower_is_better, &p.spread_boards)) {
+    p.observed = true;
+    p.spread = *spread;
+    p.allowance = kSpreadFactor * p.spread;
+    return p;
   }
   p.allowance = opt.board_gap;
   return p;

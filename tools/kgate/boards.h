@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,6 +46,12 @@ struct BoardPlan {
 
 // The board of a run whose rows are rows[0..n) (indices of observations).
 int64_t board_of_rows(const History& h, const uint32_t* rows, size_t n);
+
+// The largest gap between two boards' medians of `by_board` (boards, >= 0,
+// with kMinRunsPerBoard runs or more; `*boards` of them), relative to the
+// better median; none under two such boards.
+std::optional<double> spread_of_boards(const std::map<int64_t, std::vector<double>>& by_board,
+                                       bool lower_is_better, int* boards);
 
 // `boards[i]` is the board of earlier run i (`values[i]`, oldest first);
 // `newest` the newest run's board.

@@ -65,6 +65,7 @@ std::string unit_of(const std::string& metric) {
 struct RunKey {
   std::string name, metric, dtype, shape;
   bool lower_is_better = false;
+  uint32_t first = 0;          // the newest run's first row of the key (its lowest attempt)
   std::vector<uint32_t> rows;  // indices into History::observations()
 };
 
@@ -72,13 +73,19 @@ struct RunKey {
 // `all_runs`, of every run of the GPU (run by run, attempts in order).
 std::vector<RunKey> keys_of_run(const RunView& here, bool all_runs) {
   const auto& obs = here.h->observations();
+  const auto before = [&](uint32_t a, uint32_t b) {  // run by run, attempts in order
+    return std::tie(obs[a].run, obs[a].attempt, obs[a].seq) <
+           std::tie(obs[b].run, obs[b].attempt, obs[b].seq);
+  };
   std::vector<RunKey> keys;
   std::map<std::tuple<std::string, std::string, std::string, std::string>, size_t> at;
   for (uint32_t i = 0; i < obs.size(); ++i) {
     const Key& k = here.h->keys()[obs[i].key];
     if (obs[i].run != here.run || k.arch != here.arch) continue;
     auto [it, fresh] = at.try_emplace({k.name, k.metric, k.dtype, k.shape}, keys.size());
-    if (fresh) keys.push_back({k.name, k.metric, k.dtype, k.shape, k.lower_is_better, {}});
+    if (fresh) keys.push_back({k.name, k.metric, k.dtype, k.shape, k.lower_is_better, i, {}});
+    RunKey& key = keys[it->second];
+    if (before(i, key.first)) key.first = i;
   }
   for (uint32_t i = 0; i < obs.size(); ++i) {
     const Key& k = here.h->keys()[obs[i].key];
@@ -86,19 +93,11 @@ std::vector<RunKey> keys_of_run(const RunView& here, bool all_runs) {
     if (auto it = at.find({k.name, k.metric, k.dtype, k.shape}); it != at.end())
       keys[it->second].rows.push_back(i);
   }
-  for (auto& k : keys)
-    std::stable_sort(k.rows.begin(), k.rows.end(), [&](uint32_t a, uint32_t b) {
-      return std::tie(obs[a].run, obs[a].attempt, obs[a].seq) <
-             std::tie(obs[b].run, obs[b].attempt, obs[b].seq);
-    });
+  for (auto& k : keys) std::stable_sort(k.rows.begin(), k.rows.end(), before);
   // In the order the run wrote them (its first row of each).
-  const auto first_here = [&](const RunKey& k) {
-    for (uint32_t i : k.rows)
-      if (obs[i].run == here.run) return obs[i].seq;
-    return obs[k.rows.front()].seq;
-  };
-  std::stable_sort(keys.begin(), keys.end(),
-                   [&](const RunKey& a, const RunKey& b) { return first_here(a) < first_here(b); });
+  std::stable_sort(keys.begin(), keys.end(), [&](const RunKey& a, const RunKey& b) {
+    return obs[a.first].seq < obs[b.first].seq;
+  });
   return keys;
 }
 
@@ -110,20 +109,6 @@ std::optional<double> fraction_of(const std::vector<Observation>& obs, const Run
   if (rv.bad != SIZE_MAX || !roofline || *roofline <= 0) return std::nullopt;
   if (!rv.measured || rv.throttled || rv.value <= 0) return std::nullopt;
   return k.lower_is_better ? *roofline / rv.value : rv.value / *roofline;
-}
-
-// The largest gap between two boards' medians of `by_board` (boards with
-// kMinRunsPerBoard runs or more), relative to the better; none under two.
-std::optional<double> board_spread(const std::map<int64_t, std::vector<double>>& by_board,
-                                   int* boards) {
-  std::vector<double> medians;
-  for (const auto& [board, v] : by_board)
-    if (board >= 0 && static_cast<int>(v.size()) >= kMinRunsPerBoard)
-      medians.push_back(median_of(v));
-  *boards = static_cast<int>(medians.size());
-  if (medians.size() < 2) return std::nullopt;
-  const auto [lo, hi] = std::minmax_element(medians.begin(), medians.end());
-  return (*hi - *lo) / *hi;
 }
 
 // A key's per-shape target; none without a roofline, nor (the reason in
@@ -155,8 +140,8 @@ std::optional<Drafted> draft_key(const RunView& here, const RunKey& k, bool all_
   double measured = *fraction_of(obs, k, *now);
   std::map<int64_t, std::vector<double>> by_board;
   int counted = 0;
-  for (const RunValue& rv : runs) {
-    const std::optional<double> f = all_runs ? fraction_of(obs, k, rv) : std::nullopt;
+  for (const RunValue& rv : runs) {  // every run gathered: the newest alone without all_runs
+    const std::optional<double> f = fraction_of(obs, k, rv);
     if (!f) continue;
     ++counted;
     by_board[board_of_rows(*here.h, &k.rows[rv.first], rv.attempts)].push_back(*f);
@@ -182,7 +167,7 @@ std::optional<Drafted> draft_key(const RunView& here, const RunKey& k, bool all_
              {"shape", k.shape},
              {"roofline_fraction", d.fraction}};
   int boards = 0;
-  if (const auto spread = board_spread(by_board, &boards)) {
+  if (const auto spread = spread_of_boards(by_board, /*lower_is_better=*/false, &boards)) {
     d.entry["board_spread"] = std::max(0.001, std::ceil(*spread * 1000 - 0.01) / 1000);
     note += "; the medians of its " + std::to_string(boards) + " boards with " +
             std::to_string(kMinRunsPerBoard) + "+ runs differ by up to " +
@@ -290,8 +275,7 @@ DraftedTargetFile draft_target_file(const DraftInputs& d) {
       "; each target the roofline fraction its row reached" +
       (d.in.all_runs ? std::string(" in the slowest of the GPU's runs (--all-runs)") : "") +
       ", rounded down to 0.01 (its note gives the measurement), and a `*` entry per experiment, "
-      "metric and dtype "
-      "at the lowest of them. Review (docs/bringup.md) and commit.";
+      "metric and dtype at the lowest of them. Review (docs/bringup.md) and commit.";
   std::string message;
   doc["peaks"] = draft_peaks(d.datasheet, d.in.datasheets_path, d.report.gpu,
                              d.run.probe("read_bandwidth(GB/s)").value_or(0), &message);
