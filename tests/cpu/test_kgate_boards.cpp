@@ -486,3 +486,57 @@ TEST(KgateBoards, AHistoryOfFourGpuNightsIsReadAsOneAttemptsNoise) {
 }
 
 }  // namespace
+
+namespace {
+
+// Every row of `rows` tagged with one build; the newest run's own fields after.
+std::vector<kb::Record> one_build(std::vector<kb::Record> rows, const std::string& now_sha,
+                                  const std::string& now_driver = "580.159.04") {
+  for (auto& r : rows) {
+    r.git_sha = "0123456789ab";
+    r.driver = "580.159.04";
+    r.cuda = "13.0";
+  }
+  rows.back().git_sha = now_sha;
+  rows.back().driver = now_driver;
+  return rows;
+}
+
+// (h) A new board 12.5% lower, beyond what boards differ by, where the key's
+// last good run is of tonight's very build (commit, driver, CUDA): only the
+// board changed, so the drop is the board's. Any other change keeps (d).
+TEST(KgateBoards, ADropBeyondTheGapIsTheBoardsWhenNothingElseChanged) {
+  const auto rows = history({{nights(20, 800), kBoardA}, {{700}, kBoardB}});
+  const auto& same = only(gate(one_build(rows, "0123456789ab")));
+  EXPECT_EQ(same.status, kb::GateStatus::inconclusive) << same.why;
+  EXPECT_EQ(same.rule, "new board");
+  EXPECT_FALSE(same.suspect);
+  EXPECT_TRUE(contains(same.why, "its last good run is of the same build, driver and CUDA"))
+      << same.why;
+  EXPECT_TRUE(contains(same.note,
+                       "this drop (12.5%) is beyond it, but the key's last good run r19 "
+                       "is of this very build (commit 0123456789ab, driver "
+                       "580.159.04, CUDA 13.0): only the board changed"))
+      << same.note;
+  // Another commit, local changes, an unknown commit, another driver: the code may
+  // have changed, so the drop fails as (d).
+  for (const auto& [sha, driver] :
+       std::vector<std::pair<std::string, std::string>>{{"ba9876543210", "580.159.04"},
+                                                        {"0123456789ab-dirty", "580.159.04"},
+                                                        {"unknown", "580.159.04"},
+                                                        {"0123456789ab", "575.57.08"}}) {
+    auto other = one_build(rows, sha, driver);
+    if (sha == "unknown")
+      for (auto& r : other) r.git_sha = "unknown";
+    const auto& k = only(gate(other));
+    EXPECT_EQ(k.status, kb::GateStatus::fail) << sha << " " << driver << ": " << k.why;
+    EXPECT_TRUE(contains(k.note, "this drop (12.5%) is beyond it")) << k.note;
+    EXPECT_FALSE(contains(k.note, "only the board changed")) << k.note;
+  }
+  // On a board the key knows, the same build is no excuse: (c) fails as before.
+  const auto known = history({{nights(20, 800), kBoardA}, {{700}, kBoardA}});
+  const auto& k = only(gate(one_build(known, "0123456789ab")));
+  EXPECT_EQ(k.status, kb::GateStatus::fail) << k.why;
+}
+
+}  // namespace

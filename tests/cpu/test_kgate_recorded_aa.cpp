@@ -69,6 +69,54 @@ TEST(KgateRecordedAA, EveryNightOfTheWholeNightlyOnTwoH200BoardsPasses) {
     EXPECT_EQ(rep.exit_code(), 0) << "night " << night + 1 << "\n" << kb::gate_console(rep);
   }
 }
+
+// Five keys of 22 whole-nightly runs of one frozen build on five H200
+// boards; the last on a sixth board whose cuBLASLt GEMMs run up to 5.6%
+// below the others, beyond twice the target file's board_spread. The key's
+// last good run is of the same commit, driver and CUDA: the board's, not
+// a failure. Tagged with another commit, that night fails on that key.
+TEST(KgateRecordedAA, ASlowSixthBoardFailsOnlyWhereTheBuildChanged) {
+  const std::string text =
+      slurp(std::string(KBENCH_SOURCE_DIR) + "/tests/data/h200-new-board-7cb7c3b-2026-11-29.csv");
+  kb::GateOptions opt;
+  opt.targets = kb::load_target_dir(std::string(KBENCH_SOURCE_DIR) + "/targets");
+  const fs::path dir = temp_dir("recorded_new_board");
+  auto gate = [&](const std::string& csv_text) {
+    kb::History h;
+    h.add_file(write(dir / "history.csv", csv_text).string());
+    h.finish();
+    return kb::run_gate(h, opt);
+  };
+  const std::string key = "gemm [M=1;N=4096;K=14336] fp8_e4m3 tflops";
+  auto find = [&](const kb::GateReport& rep) {
+    for (const auto& k : rep.keys)
+      if (kb::key_label(k).rfind(key, 0) == 0) return k;
+    ADD_FAILURE() << "no key " << key;
+    return kb::GateKeyResult{};
+  };
+  const kb::GateReport same = gate(text);
+  EXPECT_EQ(same.exit_code(), 0) << kb::gate_console(same);
+  const auto k = find(same);
+  EXPECT_EQ(k.status, kb::GateStatus::inconclusive) << k.why;
+  EXPECT_EQ(k.rule, "new board");
+  EXPECT_TRUE(contains(k.note, "this drop (5.6%) is beyond it, but the key's last good run"))
+      << k.note;
+
+  // The sixth board's run, tagged with another commit.
+  std::string other = text;
+  const std::string night = "20261129T062803Z-50d62f";
+  size_t n = 0;
+  for (size_t at = other.find(night); at != std::string::npos; at = other.find(night, at + 1)) {
+    const size_t sha = other.rfind(",7cb7c3b20062,", at);
+    ASSERT_NE(sha, std::string::npos);
+    other.replace(sha + 1, 12, "0123456789ab");
+    ++n;
+  }
+  ASSERT_GT(n, 5u);
+  const kb::GateReport changed = gate(other);
+  EXPECT_EQ(changed.exit_code(), 1);
+  EXPECT_EQ(find(changed).status, kb::GateStatus::fail) << find(changed).why;
+}
 #endif
 
 }  // namespace

@@ -53,14 +53,20 @@ std::string history_why(const HistoryResult& h, const HistoryRuleOptions& r) {
 }
 
 // A failing drop on a board new to the key that the boards' spread explains.
-std::string new_board_why(const HistoryResult& h, const BoardPlan& p, const HistoryRuleOptions& r) {
+// Or, beyond that spread, one the board explains because nothing else changed.
+std::string new_board_why(const HistoryResult& h, const BoardPlan& p, const HistoryRuleOptions& r,
+                          bool same_build) {
+  const std::string allowance =
+      percent(p.allowance) + (p.from_file  ? " on it (twice the target file's board_spread)"
+                              : p.observed ? " on it (twice the spread of its boards)"
+                                           : " (--board-gap)");
   return percent(h.drop) + " worse than the median of the last " + std::to_string(h.history) +
          " runs, beyond " + gap_text(h, r) + " and the history's noise (up to " +
-         percent(h.explained) + "), but the newest run is on a board new to this key, and boards " +
-         "differ by up to " + percent(p.allowance) +
-         (p.from_file  ? " on it (twice the target file's board_spread)"
-          : p.observed ? " on it (twice the spread of its boards)"
-                       : " (--board-gap)") +
+         percent(h.explained) + "), but the newest run is on a board new to this key" +
+         (same_build ? ", and its last good run is of the same build, driver and CUDA: the "
+                       "drop is the board's, though beyond the " +
+                           allowance + " boards differ by"
+                     : ", and boards differ by up to " + allowance) +
          ": judged against that board itself from " + std::to_string(r.min_history) + " runs on it";
 }
 
@@ -108,6 +114,29 @@ void find_last_good(const History& hist, const std::vector<uint32_t>& series,
     r.last_good_value = e.value;
     return;
   }
+}
+
+// A build named by its commit: known, and with no local changes.
+bool named_build(const std::string& sha) {
+  const std::string dirty = "-dirty";
+  return !sha.empty() && sha != "unknown" &&
+         !(sha.size() >= dirty.size() &&
+           sha.compare(sha.size() - dirty.size(), dirty.size(), dirty) == 0);
+}
+
+// On a board new to the key: its last good run (any board), where that run
+// is of the newest run's very build: the same commit, driver and CUDA.
+// Between the two only the board changed.
+std::optional<RunContext> same_build_last_good(const GateContext& g, const KeyRuns& k,
+                                               double baseline) {
+  const Run& now = g.hist.runs()[k.last.run];
+  if (!named_build(now.git_sha)) return std::nullopt;
+  GateKeyResult good;
+  find_last_good(g.hist, k.series, k.runs, k.key, baseline, g.opt.rule.min_gap, good);
+  if (!good.last_good || good.last_good->git_sha != now.git_sha ||
+      good.last_good->driver != now.driver || good.last_good->cuda != now.cuda)
+    return std::nullopt;
+  return good.last_good;
 }
 
 // The earlier runs the newest run is judged against (rule 3).
@@ -283,10 +312,19 @@ void rule3_history(const GateContext& g, const KeyRuns& k, const Baseline& b, Ga
   const bool new_board = b.plan.mode == BoardMode::new_board && h.outcome == HistoryOutcome::fail;
   const BoardPlan plan = with_file_spread(b.plan, f.target.board_spread);
   f.explained = board_explains(plan, h);
+  const auto same_build =
+      new_board && !f.explained ? same_build_last_good(g, k, h.baseline) : std::nullopt;
   if (new_board) {
     notes.push_back(board_note(plan, g.hist.gpus()[b.board].uuid, g.opt.board) +
-                    (f.explained ? "" : "; this drop (" + percent(h.drop) + ") is beyond it"));
+                    (f.explained ? ""
+                     : same_build
+                         ? "; this drop (" + percent(h.drop) + ") is beyond it, but the key's " +
+                               "last good run " + same_build->run + " is of this very build " +
+                               "(commit " + same_build->git_sha + ", driver " + same_build->driver +
+                               ", CUDA " + same_build->cuda + "): only the board changed"
+                         : "; this drop (" + percent(h.drop) + ") is beyond it"));
   }
+  f.explained = f.explained || same_build.has_value();
   // The probe's ceilings: --rerun cannot measure them again (decisions/0018).
   f.ceiling = k.key.name == "roofline_probe";
   if (f.ceiling) h.suspect = false;
@@ -304,7 +342,7 @@ void rule3_history(const GateContext& g, const KeyRuns& k, const Baseline& b, Ga
     f.by_target = false;
   }
   if (f.explained) {
-    f.doubts.push_back(new_board_why(h, plan, g.opt.rule));
+    f.doubts.push_back(new_board_why(h, plan, g.opt.rule, same_build.has_value()));
     // Measuring again on the same board cannot tell the board from the code.
     h.suspect = false;
   } else if (h.outcome == HistoryOutcome::fail && f.ceiling)
