@@ -533,6 +533,16 @@ TEST(KgateBoards, ADropBeyondTheGapIsTheBoardsWhenNothingElseChanged) {
     EXPECT_TRUE(contains(k.note, "this drop (12.5%) is beyond it")) << k.note;
     EXPECT_FALSE(contains(k.note, "only the board changed")) << k.note;
   }
+  // A slowdown injected tonight (the gate's self-test) stands for a code change.
+  auto injected = one_build(rows, "0123456789ab");
+  injected.back().variant += ";inject=12.5%";
+  const auto& inj = only(gate(injected));
+  EXPECT_EQ(inj.status, kb::GateStatus::fail) << inj.why;
+  EXPECT_FALSE(contains(inj.note, "only the board changed")) << inj.note;
+  // So does another kernel than the last good run's (another tuning table).
+  auto retuned = one_build(rows, "0123456789ab");
+  for (size_t i = 0; i + 1 < retuned.size(); ++i) retuned[i].variant += ";algo=7";
+  EXPECT_NE(only(gate(retuned)).rule, "new board");
   // On a board the key knows, the same build is no excuse: (c) fails as before.
   const auto known = history({{nights(20, 800), kBoardA}, {{700}, kBoardA}});
   const auto& k = only(gate(one_build(known, "0123456789ab")));

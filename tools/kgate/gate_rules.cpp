@@ -98,7 +98,7 @@ double time_per_call(const std::vector<Observation>& obs, const std::vector<uint
 void find_last_good(const History& hist, const std::vector<uint32_t>& series,
                     const std::vector<RunValue>& runs_of_key, const Key& key,
                     const std::optional<double>& baseline, double min_gap, GateKeyResult& r,
-                    int64_t board = kUnknownBoard) {
+                    int64_t board = kUnknownBoard, const Observation** row = nullptr) {
   const auto& obs = hist.observations();
   for (size_t i = runs_of_key.size() - 1; i-- > 0;) {
     const RunValue& e = runs_of_key[i];
@@ -112,6 +112,7 @@ void find_last_good(const History& hist, const std::vector<uint32_t>& series,
     }
     r.last_good = context_of(hist.runs()[o.run]);
     r.last_good_value = e.value;
+    if (row) *row = &o;
     return;
   }
 }
@@ -125,16 +126,21 @@ bool named_build(const std::string& sha) {
 }
 
 // On a board new to the key: its last good run (any board), where that run
-// is of the newest run's very build: the same commit, driver and CUDA.
-// Between the two only the board changed.
+// is of the newest run's very build: the same commit, driver and CUDA, the
+// same kernel (variant), and no slowdown injected tonight. Between the two
+// only the board changed.
 std::optional<RunContext> same_build_last_good(const GateContext& g, const KeyRuns& k,
                                                double baseline) {
   const Run& now = g.hist.runs()[k.last.run];
-  if (!named_build(now.git_sha)) return std::nullopt;
+  const std::string kernel = kernel_identity(k.last.variant);
+  if (!named_build(now.git_sha) || kernel.size() != k.last.variant.size()) return std::nullopt;
   GateKeyResult good;
-  find_last_good(g.hist, k.series, k.runs, k.key, baseline, g.opt.rule.min_gap, good);
-  if (!good.last_good || good.last_good->git_sha != now.git_sha ||
-      good.last_good->driver != now.driver || good.last_good->cuda != now.cuda)
+  const Observation* row = nullptr;
+  find_last_good(g.hist, k.series, k.runs, k.key, baseline, g.opt.rule.min_gap, good, kUnknownBoard,
+                 &row);
+  if (!good.last_good || !row || good.last_good->git_sha != now.git_sha ||
+      good.last_good->driver != now.driver || good.last_good->cuda != now.cuda ||
+      std::string(row->variant) != kernel)
     return std::nullopt;
   return good.last_good;
 }
