@@ -2,7 +2,7 @@
 // name their board (CSV schema v2's gpu_uuid). Two H100 boards measured
 // 3.4% apart on compute-bound rows: a nightly moved to another board must
 // not fail for that, and a real drop must still fail, against the board's
-// own runs once it has --min-history of them.
+// own runs once it has 3 of them (its level; the boards' noise until --min-history).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -149,7 +149,7 @@ TEST(KgateBoards, APoolThatMovesToAnotherBoardNeverFails) {
     auto rows = history({{nights(20, 800), kBoardA}, {nights(n, 772), kBoardB}});
     const auto& k = only(gate(rows));
     EXPECT_NE(k.status, kb::GateStatus::fail) << "B night " << n << ": " << k.why;
-    if (n <= 10)
+    if (n <= kb::kMinRunsPerBoard)
       EXPECT_EQ(k.rule, "new board") << "B night " << n << ": " << k.why;
     else
       EXPECT_EQ(k.status, kb::GateStatus::pass) << "B night " << n << ": " << k.why;
@@ -158,19 +158,50 @@ TEST(KgateBoards, APoolThatMovesToAnotherBoardNeverFails) {
   EXPECT_EQ(failed_without_boards, 13);
 }
 
-// Between the two: B's first nights (fewer than --min-history) are judged
-// against A, and B's own 3.5% is the key's observed spread.
+// A third board C's first night: A and B (3+ runs each) are 3.5% apart,
+// the key's observed spread.
 TEST(KgateBoards, ANewBoardsFirstNightsUseTheKeysOwnSpread) {
-  auto rows = history({{nights(20, 800), kBoardA}, {nights(4, 772), kBoardB}, {{772}, kBoardB}});
+  auto rows = history({{nights(20, 800), kBoardA}, {nights(4, 772), kBoardB}, {{772}, kBoardC}});
   const auto& k = only(gate(rows));
   EXPECT_EQ(k.status, kb::GateStatus::inconclusive) << k.why;
   EXPECT_EQ(k.rule, "new board");
   EXPECT_TRUE(contains(k.note,
-                       "first runs on board GPU-bbbbbbbb\u2026 (4 runs earlier on it): "
-                       "judged against 20 runs on 1 other board; on this key the medians "
+                       "first runs on board GPU-cccccccc\u2026 (0 runs earlier on it): "
+                       "judged against 24 runs on 2 other boards; on this key the medians "
                        "of its 2 boards differ by up to 3.5%: a drop within 2 x that, "
                        "7.0%, is inconclusive"))
       << k.note;
+}
+
+// From kMinRunsPerBoard runs on a board (fewer than --min-history): its own
+// runs' median, judged with the noise the window's boards show once each
+// board's offset is out. B sits 3.5% below A: its level, not A's, is the
+// baseline, so a 3.6% drop on B fails where the pool would allow 7%.
+TEST(KgateBoards, ABoardOfFewRunsIsJudgedOnItsOwnLevelWithThePooledNoise) {
+  const auto b = history({{nights(20, 800), kBoardA}, {nights(3, 772), kBoardB}, {{772}, kBoardB}});
+  EXPECT_EQ(only(gate(b)).status, kb::GateStatus::pass) << only(gate(b)).why;
+  const auto drop =
+      history({{nights(20, 800), kBoardA}, {nights(3, 772), kBoardB}, {{745}, kBoardB}});
+  const auto& k = only(gate(drop));
+  EXPECT_EQ(k.status, kb::GateStatus::fail) << k.why;
+  EXPECT_EQ(k.history_runs, 3);
+  EXPECT_TRUE(contains(k.why, "3.6% worse than the median of the last 3 runs")) << k.why;
+  EXPECT_TRUE(contains(k.note,
+                       "judged against its 3 earlier runs on board GPU-bbbbbbbb\u2026, with the "
+                       "run-to-run noise of the window's 2 boards, each run against its own "
+                       "board's ("))
+      << k.note;
+  EXPECT_TRUE(contains(k.note, " from 21 runs)")) << k.note;
+  // Two runs on B: too few for a level; the pool with the allowance decides.
+  const auto two =
+      history({{nights(20, 800), kBoardA}, {nights(2, 772), kBoardB}, {{745}, kBoardB}});
+  EXPECT_TRUE(contains(only(gate(two)).note, "(2 runs earlier on it): judged against 20 runs"))
+      << only(gate(two)).note;
+  // Boards whose runs scatter: the pooled noise explains the drop.
+  std::vector<double> loud;
+  for (int i = 0; i < 20; ++i) loud.push_back(800 * (1 + (i % 2 ? 0.02 : -0.02)));
+  const auto noisy = history({{loud, kBoardA}, {nights(3, 772), kBoardB}, {{745}, kBoardB}});
+  EXPECT_NE(only(gate(noisy)).status, kb::GateStatus::fail) << only(gate(noisy)).why;
 }
 
 // (c) Tonight on A, where all 20 nights were: a drop fails as it always did.

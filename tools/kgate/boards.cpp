@@ -38,6 +38,27 @@ std::optional<double> spread_of_boards(const std::map<int64_t, std::vector<doubl
   return (*hi - *lo) / better;
 }
 
+std::optional<PooledNoise> within_board_noise(
+    const std::map<int64_t, std::vector<double>>& by_board, int* boards) {
+  std::vector<double> diffs;
+  PooledNoise n;
+  *boards = 0;
+  for (const auto& [board, v] : by_board) {
+    if (board < 0 || static_cast<int>(v.size()) < kMinRunsPerBoard) continue;
+    const double level = median_of(v);
+    if (!(level > 0)) continue;
+    ++*boards;
+    n.runs += static_cast<int>(v.size()) - 1;
+    for (size_t i = 0; i < v.size(); ++i)
+      for (size_t j = i + 1; j < v.size(); ++j) diffs.push_back(std::fabs(v[i] - v[j]) / level);
+  }
+  if (diffs.size() < 2) return std::nullopt;
+  // The difference of two runs of one normal noise has sigma sqrt(2) times
+  // the runs'; its absolute value's median is 0.6745 of that.
+  n.noise = median_of(diffs) / (0.6745 * std::sqrt(2.0));
+  return n;
+}
+
 BoardPlan plan_boards(const std::vector<double>& values, const std::vector<int64_t>& boards,
                       int64_t newest, bool lower_is_better, const HistoryRuleOptions& rule,
                       const BoardOptions& opt) {
@@ -51,6 +72,7 @@ BoardPlan plan_boards(const std::vector<double>& values, const std::vector<int64
     p.mode = BoardMode::same_board;
     return p;
   }
+  const std::vector<size_t> same = std::move(p.same);
   p.same.clear();
 
   // A board new to the key, only where every run of the window names its
@@ -70,10 +92,22 @@ BoardPlan plan_boards(const std::vector<double>& values, const std::vector<int64
   if (p.other_runs == 0) return p;
   p.other_boards = static_cast<int>(by_board.size());
   p.mode = BoardMode::new_board;
-
-  // The key's own spread, where the window shows two boards well enough.
   for (size_t i = begin; i < values.size(); ++i)
     if (boards[i] >= 0) by_board[boards[i]].push_back(values[i]);
+
+  // A few runs on the board: their median, and the noise the window's
+  // boards show once each board's offset is taken out.
+  if (p.same_runs >= kMinRunsPerBoard) {
+    auto noise = within_board_noise(by_board, &p.noise_boards);
+    if (noise && noise->runs >= rule.min_history) {
+      p.mode = BoardMode::few_runs;
+      p.same = same;
+      p.noise = *noise;
+      return p;
+    }
+  }
+
+  // The key's own spread, where the window shows two boards well enough.
   if (const auto spread = spread_of_boards(by_board, lower_is_better, &p.spread_boards)) {
     p.observed = true;
     p.spread = *spread;
@@ -134,6 +168,13 @@ std::string host_note(const HostLaunch& l) {
 std::string short_board(const std::string& uuid) {
   const size_t n = 12;  // "GPU-" and 8 hex digits: unique enough to tell boards apart
   return uuid.size() <= n ? uuid : uuid.substr(0, n) + "\u2026";
+}
+
+std::string few_runs_note(const BoardPlan& p, const std::string& uuid) {
+  return "judged against its " + std::to_string(p.same_runs) + " earlier runs on board " +
+         short_board(uuid) + ", with the run-to-run noise of the window's " +
+         std::to_string(p.noise_boards) + " boards, each run against its own board's (" +
+         percent(p.noise.noise) + " from " + std::to_string(p.noise.runs) + " runs)";
 }
 
 std::string board_note(const BoardPlan& p, const std::string& uuid, const BoardOptions& opt) {

@@ -28,6 +28,7 @@ constexpr int kMinRunsPerBoard = 3;    // runs a board's median needs to count i
 enum class BoardMode {
   pooled,      // the history rule as before
   same_board,  // judged against the runs on the newest run's board only
+  few_runs,    // those runs too (kMinRunsPerBoard or more), with the boards' pooled noise
   new_board,   // a board new to the key: pooled, a drop within `allowance` is inconclusive
 };
 
@@ -42,7 +43,17 @@ struct BoardPlan {
   double spread = 0;       // observed: the largest relative difference of two boards' medians
   int spread_boards = 0;   // observed: boards with >= kMinRunsPerBoard runs in the window
   bool from_file = false;  // allowance from the target file's `board_spread` for the key
+  // few_runs: the window's run-to-run noise, each run against its own board's runs.
+  PooledNoise noise;
+  int noise_boards = 0;
 };
+
+// The run-to-run noise of runs on several boards, each board's offset taken
+// out: from the differences of two runs of one board (relative to its
+// median), boards with kMinRunsPerBoard runs or more; `runs` the degrees of
+// freedom (runs less one per board). None under two such differences.
+std::optional<PooledNoise> within_board_noise(
+    const std::map<int64_t, std::vector<double>>& by_board, int* boards);
 
 // The board of a run whose rows are rows[0..n) (indices of observations).
 int64_t board_of_rows(const History& h, const uint32_t* rows, size_t n);
@@ -68,7 +79,7 @@ BoardPlan with_file_spread(BoardPlan p, std::optional<double> file_spread);
 // against: the newest run's board's (same_board), else all.
 template <typename T>
 std::vector<T> baseline_runs(const BoardPlan& p, const std::vector<T>& v) {
-  if (p.mode != BoardMode::same_board) return v;
+  if (p.mode != BoardMode::same_board && p.mode != BoardMode::few_runs) return v;
   std::vector<T> out;
   for (size_t i : p.same) out.push_back(v[i]);
   return out;
@@ -99,5 +110,7 @@ HostLaunch host_launch(const std::vector<double>& launch_before, double launch_n
 std::string host_note(const HostLaunch& l);        // "the launch ceiling moved ..."
 std::string short_board(const std::string& uuid);  // "GPU-5c1e1234…"
 std::string board_note(const BoardPlan& p, const std::string& uuid, const BoardOptions& opt);
+// The note of a key judged on a board of few runs (BoardMode::few_runs).
+std::string few_runs_note(const BoardPlan& p, const std::string& uuid);
 
 }  // namespace kb

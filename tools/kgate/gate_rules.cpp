@@ -302,8 +302,12 @@ void rule3_history(const GateContext& g, const KeyRuns& k, const Baseline& b, Ga
   std::vector<double> values = b.values;
   values.push_back(k.now.value);
   HistoryResult& h = f.history;
+  const bool few = b.plan.mode == BoardMode::few_runs;
   h = history_rule(values, k.key.lower_is_better, g.opt.rule, k.now.attempts,
-                   history_attempts_of(b.attempts), k.now.mid_spread);
+                   history_attempts_of(b.attempts), k.now.mid_spread,
+                   few ? &b.plan.noise : nullptr);
+  if (few && (h.outcome != HistoryOutcome::pass || h.suspect))
+    notes.push_back(few_runs_note(b.plan, g.hist.gpus()[b.board].uuid));
   r.history_runs = h.history;
   r.noise = h.noise;
   if (h.history > 0) {
@@ -388,7 +392,9 @@ void verdict(const GateContext& g, const KeyRuns& k, const Baseline& b, const Fi
     bool by_history = h.outcome == HistoryOutcome::fail && !f.explained && !f.by_host;
     r.rule = f.by_target && by_history ? "target+history" : f.by_target ? "target" : "history";
     r.why = join(f.fails, "; and ");
-    const int64_t last_good_board = b.plan.mode == BoardMode::same_board ? b.board : kUnknownBoard;
+    const int64_t last_good_board =
+        b.plan.mode == BoardMode::same_board || b.plan.mode == BoardMode::few_runs ? b.board
+                                                                                   : kUnknownBoard;
     find_last_good(g.hist, k.series, k.runs, k.key, r.baseline, g.opt.rule.min_gap, r,
                    last_good_board);
   } else if (!f.doubts.empty()) {

@@ -60,22 +60,23 @@ double recent_value(const std::vector<double>& series, int k, bool lower_is_bett
 double recent_variance(int k) { return k == 2 ? 0.682 : median_variance(k); }
 
 // What the noise explains for the newest k runs against the median of n
-// runs: z (widened) standard deviations of their difference.
-double explained(const HistoryRuleOptions& opt, double noise, int k, int n) {
-  return widened_z(opt.z, n) * noise * std::sqrt(recent_variance(k) + kPi / (2.0 * n));
+// runs: z (widened for a noise estimated from `dof` runs, n's own by
+// default) standard deviations of their difference.
+double explained(const HistoryRuleOptions& opt, double noise, int k, int n, int dof = 0) {
+  return widened_z(opt.z, dof ? dof : n) * noise * std::sqrt(recent_variance(k) + kPi / (2.0 * n));
 }
 
 // The same for the newest run of m attempts, judged on the median of its
 // m - 1 re-measurements: the shared part of the noise stays whole, the rest
 // shrinks as a median does.
-double explained_attempts(const HistoryRuleOptions& opt, double noise, int m, int n) {
+double explained_attempts(const HistoryRuleOptions& opt, double noise, int m, int n, int dof = 0) {
   double v = opt.shared_noise + (1 - opt.shared_noise) * median_variance(m - 1);
-  return widened_z(opt.confirm_z, n) * noise * std::sqrt(v + kPi / (2.0 * n));
+  return widened_z(opt.confirm_z, dof ? dof : n) * noise * std::sqrt(v + kPi / (2.0 * n));
 }
 
 // The first stage's eager line: a drop beyond it is re-measured.
-double suspect_line(const HistoryRuleOptions& opt, double noise, int n) {
-  return widened_z(opt.suspect_z, n) * noise * std::sqrt(1 + kPi / (2.0 * n));
+double suspect_line(const HistoryRuleOptions& opt, double noise, int n, int dof = 0) {
+  return widened_z(opt.suspect_z, dof ? dof : n) * noise * std::sqrt(1 + kPi / (2.0 * n));
 }
 
 // The k-th smallest pairwise distance of the sorted x without listing them
@@ -198,7 +199,7 @@ int history_attempts_of(std::vector<int> attempts) {
 
 HistoryResult history_rule(const std::vector<double>& series, bool lower_is_better,
                            const HistoryRuleOptions& opt, int attempts, int history_attempts,
-                           double mid_spread) {
+                           double mid_spread, const PooledNoise* pooled) {
   HistoryResult r;
   r.attempts = std::max(attempts, 1);
   if (series.empty()) return r;
@@ -219,10 +220,12 @@ HistoryResult history_rule(const std::vector<double>& series, bool lower_is_bett
   }
   r.change = (newest - w1.baseline) / w1.baseline;
   r.drop = drop_of(newest, w1.baseline, lower_is_better);
+  if (pooled) w1.noise = pooled->noise;
+  const int dof = pooled ? pooled->runs : w1.n;
   r.noise = w1.noise;
   const double s = w1.noise * unit;
-  r.explained =
-      r.attempts > 1 ? explained_attempts(opt, s, r.attempts, w1.n) : explained(opt, s, 1, w1.n);
+  r.explained = r.attempts > 1 ? explained_attempts(opt, s, r.attempts, w1.n, dof)
+                               : explained(opt, s, 1, w1.n, dof);
   r.gap = gap_of(opt, s, r.attempts);
   // A confirmation would hold the newest run to this floor.
   const double confirm_gap = gap_of(opt, s, 2);
@@ -237,7 +240,7 @@ HistoryResult history_rule(const std::vector<double>& series, bool lower_is_bett
   }
   r.recent_drop = r.drop;
   r.recent_explained = r.explained;
-  if (w1.n < opt.min_history) {
+  if (dof < opt.min_history) {
     r.outcome = HistoryOutcome::too_little_history;
     return r;
   }
@@ -278,7 +281,7 @@ HistoryResult history_rule(const std::vector<double>& series, bool lower_is_bett
   }
   if (r.seen_before) return r;
   if (r.drop > r.gap) r.outcome = HistoryOutcome::within_noise;
-  r.suspect = r.attempts == 1 && r.drop > confirm_gap && r.drop > suspect_line(opt, s, w1.n);
+  r.suspect = r.attempts == 1 && r.drop > confirm_gap && r.drop > suspect_line(opt, s, w1.n, dof);
   return r;
 }
 

@@ -52,14 +52,25 @@ struct HistoryResult {
   bool suspect = false;
 };
 
+// The run-to-run noise of a key measured elsewhere than its series (the
+// window's boards, each run against its own board's): relative, and the
+// runs (degrees of freedom) it was estimated from.
+struct PooledNoise {
+  double noise = 0;
+  int runs = 0;
+};
+
 // `series`: the key's values, oldest first, the newest run's last (with
 // attempts > 1: the median of its re-measurements). `history_attempts`: how
 // many attempts (GPUs) the earlier values are medians of. `mid_spread`: the
 // newest value's two middle attempts apart (an even count): the floor must
-// be held by the better middle one.
+// be held by the better middle one. `pooled`: the noise to judge with where
+// the series is too short to show its own (then only the newest run alone
+// is tested, and --min-history counts the pooled runs).
 HistoryResult history_rule(const std::vector<double>& series, bool lower_is_better,
                            const HistoryRuleOptions& opt, int attempts = 1,
-                           int history_attempts = 1, double mid_spread = 0);
+                           int history_attempts = 1, double mid_spread = 0,
+                           const PooledNoise* pooled = nullptr);
 
 // The floor a drop must pass: --min-gap for one attempt; for a confirmed
 // value kGapSigmas of one attempt's noise, within [confirmed_gap, min_gap]
