@@ -325,14 +325,12 @@ void rule3_history(const GateContext& g, const KeyRuns& k, const Baseline& b, Ga
   const auto same_build =
       new_board && !f.explained ? same_build_last_good(g, k, h.baseline) : std::nullopt;
   if (new_board) {
-    notes.push_back(board_note(plan, g.hist.gpus()[b.board].uuid, g.opt.board) +
-                    (f.explained ? ""
-                     : same_build
-                         ? "; this drop (" + percent(h.drop) + ") is beyond it, but the key's " +
-                               "last good run " + same_build->run + " is of this very build " +
-                               "(commit " + same_build->git_sha + ", driver " + same_build->driver +
-                               ", CUDA " + same_build->cuda + "): only the board changed"
-                         : "; this drop (" + percent(h.drop) + ") is beyond it"));
+    std::string beyond = f.explained ? "" : "; this drop (" + percent(h.drop) + ") is beyond it";
+    if (same_build)  // only where the allowance did not explain the drop
+      beyond += ", but the key's last good run " + same_build->run + " is of this very build " +
+                "(commit " + same_build->git_sha + ", driver " + same_build->driver + ", CUDA " +
+                same_build->cuda + "): only the board changed";
+    notes.push_back(board_note(plan, g.hist.gpus()[b.board].uuid, g.opt.board) + beyond);
   }
   f.explained = f.explained || same_build.has_value();
   // The probe's ceilings: --rerun cannot measure them again (decisions/0018).
