@@ -70,13 +70,14 @@ struct FlopPeaks {
 
 // FlopPeaks: the peaks the roofline uses (measured where known).
 struct Ceilings : FlopPeaks {
-  double read_gbps = 0;       // read-only kernel bandwidth (GB/s, 1e9)
-  double copy_gbps = 0;       // copy bandwidth, bytes read + written
-  double launch_us = 0;       // event-timed empty kernel
-  double graph_node_us = 0;   // per node of a captured graph
-  double mem_latency_us = 0;  // HBM round trip on a cold L2, paid by each launch that moves bytes
-  FlopPeaks datasheet;        // what flops_utilization divides by (the MFU convention)
-  SpeedOfLight ladder;        // roofline version 2 where present
+  double read_gbps = 0;        // read-only kernel bandwidth (GB/s, 1e9)
+  double copy_gbps = 0;        // copy bandwidth, bytes read + written
+  double launch_us = 0;        // event-timed empty kernel
+  double graph_node_us = 0;    // per node of a captured graph
+  double mem_latency_us = 0;   // HBM round trip on a cold L2, paid by each launch that moves bytes
+  double probe_launch_us = 0;  // this run's probe, 0 if none: the host's targets (decisions/0055)
+  FlopPeaks datasheet;         // what flops_utilization divides by (the MFU convention)
+  SpeedOfLight ladder;         // roofline version 2 where present
 
   double bandwidth_gbps(Bound b) const { return b == Bound::copy ? copy_gbps : read_gbps; }
 };

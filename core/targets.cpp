@@ -420,4 +420,13 @@ bool below_target(double actual, double target, double tolerance, bool lower_is_
   return target_miss(actual, target, lower_is_better) > tolerance;
 }
 
+std::optional<double> target_on_host(double target, double value, double t_now_us, double rise_us,
+                                     bool lower_is_better) {
+  if (!(rise_us > 0) || !(t_now_us > 0) || !(value > 0) || !(target > 0)) return std::nullopt;
+  // The time per call at the target (a rate is inversely proportional).
+  const double t_target = lower_is_better ? t_now_us * target / value : t_now_us * value / target;
+  const double scale = (t_target + rise_us) / t_target;
+  return lower_is_better ? target * scale : target / scale;
+}
+
 }  // namespace kb

@@ -87,5 +87,11 @@ std::optional<double> resolve_target(const TargetEntry& e, std::optional<double>
 // times: 1 - target/actual), and whether that is more than the tolerance.
 double target_miss(double actual, double target, bool lower_is_better);
 bool below_target(double actual, double target, double tolerance, bool lower_is_better);
+// A target on a host that launches `rise_us` slower per call than the
+// target file's host (decisions/0055): the time per call at the target
+// (`t_now_us` scaled from `value`) grows by the rise. nullopt where the
+// rise, the time or a value is not positive.
+std::optional<double> target_on_host(double target, double value, double t_now_us, double rise_us,
+                                     bool lower_is_better);
 
 }  // namespace kb

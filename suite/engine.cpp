@@ -108,6 +108,7 @@ Ceilings merge_ceilings(const TargetFile* targets, const ProbeResult& p) {
   take(c.launch_us, m.launch_us, p.launch_us);
   take(c.graph_node_us, m.graph_node_us, p.graph_node_us);
   take(c.mem_latency_us, m.mem_latency_us, p.mem_latency_us);
+  c.probe_launch_us = p.launch_us;
   return c;
 }
 

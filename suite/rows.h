@@ -68,8 +68,10 @@ Record make_record(const RowSource& e, const Point& p, const Metric& m, const Ru
                    const GpuIdentity& gpu, const std::string& detail = "");
 
 // The row's target (the file's, or the roofline fallback without one); an
-// `ok` row that misses it becomes `below_target`.
-void apply_target(Record& r, const TargetFile* targets);
+// `ok` row that misses it becomes `below_target`, unless this run's probe
+// launched slower than the file's host by enough to explain the miss
+// (decisions/0055, as kgate judges it): then it stays `ok`, with a note.
+void apply_target(Record& r, const TargetFile* targets, double probe_launch_us = 0);
 
 // One row per metric, all with `status` and `message`.
 std::vector<Record> status_rows(const RowSource& e, const Point& p, const std::string& status,

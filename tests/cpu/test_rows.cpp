@@ -157,6 +157,59 @@ TEST(Rows, TargetsFromFileAndStatus) {
   EXPECT_EQ(hot[0].status, "throttled");
 }
 
+// decisions/0055: a target file's targets hold on its own host. Where this
+// run's probe launched slower than the file's `measured.launch_us`, each
+// call may take the rise longer: a row within that stays `ok`, as kgate
+// judges it, and so does a mean that misses only through such shapes.
+TEST(Rows, ATargetMissWithinTheHostsSlowerLaunchStaysOk) {
+  auto file = kb::parse_target_file(R"J({"gpu": "Toy GPU", "peaks": {"hbm_gbps": 1},
+    "measured": {"read_gbps": 3000, "launch_us": 3.0},
+    "targets": [{"name": "toy", "metric": "memory_bandwidth(GB/s)", "dtype": "bfloat16",
+                 "shape": "D=1024", "target": 2000, "tolerance": 0.05},
+                {"name": "toy", "metric": "memory_bandwidth(GB/s)", "dtype": "bfloat16",
+                 "shape": "D=4096", "target": 1000, "tolerance": 0.05},
+                {"name": "toy", "metric": "memory_bandwidth(GB/s)", "dtype": "bfloat16",
+                 "shape": "mean", "target": 1500, "tolerance": 0.01}]})J",
+                                    "toy.json");
+  kb::RowSource e = toy_source();
+  e.metrics = {Metric::memory_bandwidth};
+  kb::Work w;
+  w.bytes = 1e7;  // 1515 GB/s in 6.6 us: 5 us a call at the target, +1.6
+  auto row = [&](double t_s, double probe_launch_us, int64_t d = 1024) {
+    kb::Ceilings c = h100ish();
+    c.probe_launch_us = probe_launch_us;
+    return kb::measured_rows(e, point(d, DType::bf16, true), "", w, timing(t_s), c, {}, {},
+                             &file)[0];
+  };
+  const kb::Record met = row(6.6e-6, 4.6);
+  EXPECT_EQ(met.status, "ok") << met.message;
+  EXPECT_NE(met.message.find("below target 2000, but this host launches slower (4.6 vs 3 us): "
+                             "the target here is 1515, met"),
+            std::string::npos)
+      << met.message;
+  // The file's own host (or a faster one), no probe, or 1 us a call beyond the rise.
+  for (double launch : {3.0, 2.5, 0.0})
+    EXPECT_EQ(row(6.6e-6, launch).status, "below_target") << launch;
+  EXPECT_EQ(row(7.6e-6, 4.6).status, "below_target");
+
+  // The mean of 1515 and 1000 (1258) misses 1500; its shapes met theirs.
+  const auto mean_of = [&](const kb::Record& a, const kb::Record& b) {
+    std::vector<kb::Point> pts = {point(1024, DType::bf16, true), point(4096, DType::bf16, true)};
+    return kb::seed_mean_rows(e, pts, {{a}, {b}}, &file)[0];
+  };
+  const kb::Record d4096 = row(1e-5, 4.6, 4096);  // 1000 GB/s: on target
+  ASSERT_EQ(d4096.status, "ok");
+  const kb::Record mean = mean_of(met, d4096);
+  EXPECT_EQ(mean.status, "ok") << mean.message;
+  EXPECT_NE(mean.message.find("each of its 2 shapes in this run met its target (1 of them on "
+                              "this host's): so does the mean"),
+            std::string::npos)
+      << mean.message;
+  // A shape below its target even here, or none on the host's target: the mean misses.
+  EXPECT_EQ(mean_of(row(7.6e-6, 4.6), d4096).status, "below_target");
+  EXPECT_EQ(mean_of(row(5.2e-6, 4.6), d4096).status, "below_target");  // 1923: within 5%
+}
+
 // Issue 21, defect 1: the engine appends the case's detail and `bound=` to
 // the row's variant before the target lookup, so an entry with a `variant`
 // never matched a per-shape row.

@@ -242,14 +242,8 @@ std::optional<double> host_target(const GateContext& g, const KeyRuns& k, const 
                                   double target) {
   auto it = g.launch_of.find(k.key.arch);
   if (!tf || !(tf->measured.launch_us > 0) || it == g.launch_of.end()) return std::nullopt;
-  const double rise = it->second[k.last.run] - tf->measured.launch_us;
-  const double t_now = time_per_call(g.hist.observations(), k.series, k.now);
-  const double value = k.now.value;
-  if (!(rise > 0) || !(t_now > 0) || !(value > 0) || !(target > 0)) return std::nullopt;
-  // The time per call at the target (a rate is inversely proportional).
-  const double t_target = k.key.lower_is_better ? t_now * target / value : t_now * value / target;
-  const double scale = (t_target + rise) / t_target;
-  return k.key.lower_is_better ? target * scale : target / scale;
+  return target_on_host(target, k.now.value, time_per_call(g.hist.observations(), k.series, k.now),
+                        it->second[k.last.run] - tf->measured.launch_us, k.key.lower_is_better);
 }
 
 // Rule 2: below target beyond the target's tolerance fails, unless the
