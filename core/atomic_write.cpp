@@ -57,6 +57,19 @@ std::string folder_of(const std::string& target) {
   return parent.empty() ? "." : parent.string();
 }
 
+// What identifies a file: its device and inode where it exists (a hard or
+// symbolic link to it is the same file), else its absolute normalised path.
+std::string file_identity(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0)
+    return "inode " + std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino);
+  std::error_code ec;
+  fs::path p = fs::weakly_canonical(fs::absolute(path, ec), ec);
+  return "path " + p.lexically_normal().string();
+}
+
+std::string named(const NamedPath& p) { return p.what + " " + p.path; }
+
 }  // namespace
 
 AtomicFile::AtomicFile(const std::string& path) : path_(path), target_(resolve_links(path)) {
@@ -113,23 +126,6 @@ void atomic_write(const std::string& path, std::string_view text) {
   }
   out.commit();
 }
-
-namespace {
-
-// What identifies a file: its device and inode where it exists (a hard or
-// symbolic link to it is the same file), else its absolute normalised path.
-std::string file_identity(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) == 0)
-    return "inode " + std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino);
-  std::error_code ec;
-  fs::path p = fs::weakly_canonical(fs::absolute(path, ec), ec);
-  return "path " + p.lexically_normal().string();
-}
-
-std::string named(const NamedPath& p) { return p.what + " " + p.path; }
-
-}  // namespace
 
 std::string output_clash(const std::vector<NamedPath>& inputs,
                          const std::vector<NamedPath>& outputs) {

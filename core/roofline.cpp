@@ -151,14 +151,6 @@ Roofline model_roofline(const Work& w, const Ceilings& c) {
   return r;
 }
 
-}  // namespace
-
-Roofline roofline(const Work& w, const Ceilings& c) {
-  return c.ladder.present() ? ladder_roofline(w, c) : model_roofline(w, c);
-}
-
-namespace {
-
 std::optional<double> bytes_per_second(const MetricInput& in) {
   return in.work.bytes / in.t_s / 1e9;
 }
@@ -176,6 +168,10 @@ std::optional<double> microseconds(const MetricInput& in) { return in.t_s * 1e6;
 std::optional<double> setup_seconds(const MetricInput& in) { return in.setup_s; }
 
 }  // namespace
+
+Roofline roofline(const Work& w, const Ceilings& c) {
+  return c.ladder.present() ? ladder_roofline(w, c) : model_roofline(w, c);
+}
 
 const Metric Metric::memory_bandwidth{metric_name::memory_bandwidth, &bytes_per_second};
 const Metric Metric::flops_utilization =

@@ -119,6 +119,66 @@ SpeedOfLight parse_ladder(const ordered_json& obj, const JsonDoc& doc, const std
   return s;
 }
 
+std::vector<std::string> split_fields(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t end = s.find(';', start);
+    if (end == std::string::npos) end = s.size();
+    if (end > start) out.push_back(s.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+// Whether target file `f` is for the GPU the driver calls `gpu_name`; `*why`
+// says by which name.
+bool file_matches(const TargetFile& f, const std::string& gpu_name, std::string* why) {
+  if (!f.gpu.empty() && same_gpu_name(f.gpu, gpu_name)) {
+    *why = "gpu \"" + f.gpu + "\"";
+    return true;
+  }
+  for (const auto& m : f.match)
+    if (gpu_name_contains(gpu_name, m)) {
+      *why = "match \"" + m + "\"";
+      return true;
+    }
+  return false;
+}
+
+// A per-link table as [link bytes, us], us rounded to 0.001.
+ordered_json extras_json(const std::vector<std::pair<double, double>>& t) {
+  ordered_json a = ordered_json::array();
+  for (const auto& [bytes, us] : t)
+    a.push_back({static_cast<long long>(bytes), std::round(us * 1000) / 1000});
+  return a;
+}
+
+// Rungs as [bytes, us], us rounded to 0.001.
+ordered_json rungs_json(const Ladder& l) {
+  ordered_json a = ordered_json::array();
+  for (const auto& [b, t] : l.rungs)
+    a.push_back({static_cast<long long>(b), std::round(t * 1e9) / 1e3});
+  return a;
+}
+
+// `v` at `path`: the top level, `measured` and its `ladder` one member a
+// line, `targets` one entry a line, so that diffs of a re-probe stay readable.
+std::string layout(const ordered_json& v, const std::string& path, const std::string& indent) {
+  const bool arr = v.is_array();
+  if (!(path.empty() || (path == "targets" && arr) ||
+        ((path == "measured" || path == "measured.ladder") && v.is_object())))
+    return v.dump();
+  std::string out = arr ? "[\n" : "{\n";
+  bool first = true;
+  for (const auto& [key, x] : v.items()) {
+    out += (first ? "" : ",\n") + indent + "  " + (arr ? "" : ordered_json(key).dump() + ": ") +
+           layout(x, path.empty() ? key : path + "." + key, indent + "  ");
+    first = false;
+  }
+  return out + "\n" + indent + (arr ? "]" : "}");
+}
+
 }  // namespace
 
 Ceilings TargetFile::ceilings() const {
@@ -131,20 +191,6 @@ Ceilings TargetFile::ceilings() const {
   c.ladder = measured.ladder;
   return c;
 }
-
-namespace {
-std::vector<std::string> split_fields(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    size_t end = s.find(';', start);
-    if (end == std::string::npos) end = s.size();
-    if (end > start) out.push_back(s.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
-}
-}  // namespace
 
 bool variant_matches(const std::string& entry, const std::string& row) {
   if (entry.empty()) return true;
@@ -254,25 +300,6 @@ std::vector<TargetFile> load_target_dir(const std::string& dir) {
   return files;
 }
 
-namespace {
-
-// Whether target file `f` is for the GPU the driver calls `gpu_name`; `*why`
-// says by which name.
-bool file_matches(const TargetFile& f, const std::string& gpu_name, std::string* why) {
-  if (!f.gpu.empty() && same_gpu_name(f.gpu, gpu_name)) {
-    *why = "gpu \"" + f.gpu + "\"";
-    return true;
-  }
-  for (const auto& m : f.match)
-    if (gpu_name_contains(gpu_name, m)) {
-      *why = "match \"" + m + "\"";
-      return true;
-    }
-  return false;
-}
-
-}  // namespace
-
 const TargetFile* match_gpu(const std::vector<TargetFile>& files, const std::string& gpu_name) {
   const TargetFile* found = nullptr;
   std::string found_why;
@@ -307,43 +334,6 @@ std::string target_file_line(const std::vector<TargetFile>& files, const std::st
   if (const TargetFile* f = match_gpu(files, gpu_name)) return "target file: " + f->path;
   return "target file: none (new: " + gpu_slug(gpu_name) + ".json)";
 }
-
-namespace {
-
-// A per-link table as [link bytes, us], us rounded to 0.001.
-ordered_json extras_json(const std::vector<std::pair<double, double>>& t) {
-  ordered_json a = ordered_json::array();
-  for (const auto& [bytes, us] : t)
-    a.push_back({static_cast<long long>(bytes), std::round(us * 1000) / 1000});
-  return a;
-}
-
-// Rungs as [bytes, us], us rounded to 0.001.
-ordered_json rungs_json(const Ladder& l) {
-  ordered_json a = ordered_json::array();
-  for (const auto& [b, t] : l.rungs)
-    a.push_back({static_cast<long long>(b), std::round(t * 1e9) / 1e3});
-  return a;
-}
-
-// `v` at `path`: the top level, `measured` and its `ladder` one member a
-// line, `targets` one entry a line, so that diffs of a re-probe stay readable.
-std::string layout(const ordered_json& v, const std::string& path, const std::string& indent) {
-  const bool arr = v.is_array();
-  if (!(path.empty() || (path == "targets" && arr) ||
-        ((path == "measured" || path == "measured.ladder") && v.is_object())))
-    return v.dump();
-  std::string out = arr ? "[\n" : "{\n";
-  bool first = true;
-  for (const auto& [key, x] : v.items()) {
-    out += (first ? "" : ",\n") + indent + "  " + (arr ? "" : ordered_json(key).dump() + ": ") +
-           layout(x, path.empty() ? key : path + "." + key, indent + "  ");
-    first = false;
-  }
-  return out + "\n" + indent + (arr ? "]" : "}");
-}
-
-}  // namespace
 
 std::string set_ladder(const std::string& text, const std::string& path, const SpeedOfLight& sol,
                        const std::string& date, const std::string& driver) {

@@ -27,6 +27,48 @@ int64_t get_int(const ordered_json& obj, const char* key, const Src& path, const
   return v;
 }
 
+// [min, max] of a bucket: two whole numbers >= 1, max null for no bound.
+void get_range(const ordered_json& e, const char* key, const Src& path, const std::string& where,
+               int64_t& lo, int64_t& hi) {
+  const std::string w = where + "." + key;
+  auto it = e.find(key);
+  if (it == e.end()) return;  // the whole range
+  if (!it->is_array() || it->size() != 2)
+    path.fail(w, "expected [min, max] (max null for no bound)");
+  const auto& a = *it;
+  if (!a[0].is_number_integer() || a[0].get<int64_t>() < 1)
+    path.fail(w, "expected a whole number >= 1 as min");
+  lo = a[0].get<int64_t>();
+  if (a[1].is_null()) {
+    hi = std::numeric_limits<int64_t>::max();
+  } else {
+    if (!a[1].is_number_integer()) path.fail(w, "expected a whole number or null as max");
+    hi = a[1].get<int64_t>();
+    if (hi < lo) path.fail(w, "max below min: the bucket holds no shape");
+  }
+}
+
+// The tuning file at `path` when it exists and is for this GPU; none (with
+// `*warning` naming the file's GPU) when it is another GPU's. A file that
+// cannot be read or is malformed throws TuningError: a night on other kernels
+// than the table says must not pass as one on the table's.
+std::optional<TuningFile> read_for_gpu(const std::string& path, const std::string& gpu_name,
+                                       std::string* warning) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return std::nullopt;
+  const auto text = read_whole_file(path);
+  if (!text) throw TuningError(path + ": cannot read the tuning file");
+  TuningFile f = parse_tuning_file(*text, path);
+  parse_gemv_table(f.doc, path, &f.lines);  // the gemv section must parse for the pins too
+  if (!same_gpu_name(f.gpu, gpu_name)) {
+    if (warning)
+      *warning = path + ": written for '" + f.gpu + "', not this GPU ('" + gpu_name +
+                 "'): not used; cuBLASLt's heuristic and the generic GEMV rule choose";
+    return std::nullopt;
+  }
+  return f;
+}
+
 }  // namespace
 
 TuningFile parse_tuning_file(const std::string& text, const std::string& path) {
@@ -108,52 +150,6 @@ std::string tuning_path(const std::string& dir, const TargetFile* target,
                                   : gpu_slug(gpu_name) + ".json";
   return dir + "/tuning/" + name;
 }
-
-namespace {
-
-// [min, max] of a bucket: two whole numbers >= 1, max null for no bound.
-void get_range(const ordered_json& e, const char* key, const Src& path, const std::string& where,
-               int64_t& lo, int64_t& hi) {
-  const std::string w = where + "." + key;
-  auto it = e.find(key);
-  if (it == e.end()) return;  // the whole range
-  if (!it->is_array() || it->size() != 2)
-    path.fail(w, "expected [min, max] (max null for no bound)");
-  const auto& a = *it;
-  if (!a[0].is_number_integer() || a[0].get<int64_t>() < 1)
-    path.fail(w, "expected a whole number >= 1 as min");
-  lo = a[0].get<int64_t>();
-  if (a[1].is_null()) {
-    hi = std::numeric_limits<int64_t>::max();
-  } else {
-    if (!a[1].is_number_integer()) path.fail(w, "expected a whole number or null as max");
-    hi = a[1].get<int64_t>();
-    if (hi < lo) path.fail(w, "max below min: the bucket holds no shape");
-  }
-}
-
-// The tuning file at `path` when it exists and is for this GPU; none (with
-// `*warning` naming the file's GPU) when it is another GPU's. A file that
-// cannot be read or is malformed throws TuningError: a night on other kernels
-// than the table says must not pass as one on the table's.
-std::optional<TuningFile> read_for_gpu(const std::string& path, const std::string& gpu_name,
-                                       std::string* warning) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return std::nullopt;
-  const auto text = read_whole_file(path);
-  if (!text) throw TuningError(path + ": cannot read the tuning file");
-  TuningFile f = parse_tuning_file(*text, path);
-  parse_gemv_table(f.doc, path, &f.lines);  // the gemv section must parse for the pins too
-  if (!same_gpu_name(f.gpu, gpu_name)) {
-    if (warning)
-      *warning = path + ": written for '" + f.gpu + "', not this GPU ('" + gpu_name +
-                 "'): not used; cuBLASLt's heuristic and the generic GEMV rule choose";
-    return std::nullopt;
-  }
-  return f;
-}
-
-}  // namespace
 
 std::vector<gemv::TableEntry> parse_gemv_table(const ordered_json& doc, const std::string& path,
                                                const JsonLines* lines) {

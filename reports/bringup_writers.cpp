@@ -2,7 +2,6 @@
 // paragraphs, a table), and as one self-contained HTML page rendered from
 // that Markdown, so that the two say the same thing.
 #include <cmath>
-#include <cstdio>
 #include <optional>
 
 #include "reports/bringup_report.h"

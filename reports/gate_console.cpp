@@ -1,4 +1,3 @@
-#include <algorithm>
 #include <cstdio>
 
 #include "reports/console_table.h"

@@ -1,5 +1,3 @@
-#include <cstdio>
-
 #include "reports/format.h"
 #include "reports/gate_result.h"
 

@@ -3,7 +3,6 @@
 #include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
-#include <stdexcept>
 #include <string_view>
 
 #include "core/atomic_write.h"

@@ -123,6 +123,12 @@ const Nvml& nvml() {
   return n;
 }
 
+std::optional<unsigned> read_clock(void* dev, decltype(Nvml::clock) f, int type) {
+  unsigned v = 0;
+  if (!dev || !f || f(dev, type, &v) != 0) return std::nullopt;
+  return v;
+}
+
 }  // namespace
 
 ClockMonitor::ClockMonitor(const std::string& pci_bus_id) {
@@ -131,14 +137,6 @@ ClockMonitor::ClockMonitor(const std::string& pci_bus_id) {
   nvml_dev d = nullptr;
   if (n.by_bus(pci_bus_id.c_str(), &d) == 0) dev_ = d;
 }
-
-namespace {
-std::optional<unsigned> read_clock(void* dev, decltype(Nvml::clock) f, int type) {
-  unsigned v = 0;
-  if (!dev || !f || f(dev, type, &v) != 0) return std::nullopt;
-  return v;
-}
-}  // namespace
 
 std::optional<unsigned> ClockMonitor::sm_clock_mhz() const {
   return read_clock(dev_, nvml().clock, kClockSm);

@@ -12,7 +12,6 @@
 #include "core/targets.h"
 #include "core/tuning.h"
 #include "suite/cli.h"
-#include "suite/shard.h"
 
 namespace kb {
 

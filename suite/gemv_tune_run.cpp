@@ -8,7 +8,6 @@
 #include "core/tuning.h"
 #include "kernels/common/cuda_check.h"
 #include "kernels/gemv/gemv.h"
-#include "suite/chain_probe.h"
 #include "suite/experiments/gemv_case.h"
 #include "suite/rows.h"
 #include "suite/runner.h"

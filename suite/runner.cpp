@@ -111,29 +111,6 @@ WorkerResult spawn(const std::string& exe, WorkerRequest req, double timeout_s) 
   return res;
 }
 
-}  // namespace
-
-std::vector<Record> run_probe_worker(const WorkerConfig& cfg, const DeviceInfo& dev,
-                                     ProbeResult* probed) {
-  WorkerRequest req = request_for(cfg, dev);
-  req.probe = true;
-  WorkerResult r = spawn(cfg.exe, req, cfg.timeout_s);
-  std::vector<Record> rows;
-  bool have = false;
-  for (const auto& j : r.lines) {
-    if (j.contains("row")) rows.push_back(record_from_json(j["row"]));
-    if (j.contains("probed")) {
-      *probed = parse_probed(j["probed"].get<std::string>());
-      have = true;
-    }
-  }
-  if (!have)
-    throw std::runtime_error("the ceiling probe failed: " + (r.why.empty() ? "no result" : r.why));
-  return rows;
-}
-
-namespace {
-
 struct Pass {
   std::vector<std::vector<Record>> rows;               // per entry of `todo`
   std::vector<std::optional<MeasuredPoint>> measured;  // what a measured point's rows came from
@@ -252,6 +229,25 @@ std::vector<std::vector<Record>> run_passes(const WorkerConfig& cfg, const Exper
 }
 
 }  // namespace
+
+std::vector<Record> run_probe_worker(const WorkerConfig& cfg, const DeviceInfo& dev,
+                                     ProbeResult* probed) {
+  WorkerRequest req = request_for(cfg, dev);
+  req.probe = true;
+  WorkerResult r = spawn(cfg.exe, req, cfg.timeout_s);
+  std::vector<Record> rows;
+  bool have = false;
+  for (const auto& j : r.lines) {
+    if (j.contains("row")) rows.push_back(record_from_json(j["row"]));
+    if (j.contains("probed")) {
+      *probed = parse_probed(j["probed"].get<std::string>());
+      have = true;
+    }
+  }
+  if (!have)
+    throw std::runtime_error("the ceiling probe failed: " + (r.why.empty() ? "no result" : r.why));
+  return rows;
+}
 
 std::vector<Record> run_experiment_isolated(const WorkerConfig& cfg, const Experiment& e,
                                             const DeviceInfo& dev, const TargetFile* targets,

@@ -5,7 +5,6 @@
 #include <cuda_bf16.h>
 
 #include <cstdint>
-#include <string>
 #include <vector>
 
 #include "kernels/common/allclose.h"

@@ -114,80 +114,6 @@ std::string check_state(const Decoder& d, const RefDecoder& ref, int steps, doub
   return "";
 }
 
-}  // namespace
-
-DecodeCheck check_against_reference(const ModelConfig& c, WeightType t,
-                                    const ReferenceCheckOptions& o) {
-  DecodeCheck r;
-  const DecoderOptions dopt = decoder_options(c, o);
-  const int prompt_len = static_cast<int>(dopt.prompt.size());
-  const bool graph = dopt.capture;
-  if (o.steps < 1 || o.steps > dopt.max_seq)
-    throw std::invalid_argument("check_against_reference: steps must be in [1, max_seq]");
-  if (o.prefill && o.steps < prompt_len)
-    throw std::invalid_argument("check_against_reference: a prefill needs steps >= prompt length");
-
-  Decoder d(c, t, dopt);
-  const HostWeights hw = d.host_weights();
-  RefDecoder ref(hw, dopt.max_seq);
-  Stream st;
-  d.reset(st.s);
-  const std::string where = c.name + " " + weight_type_name(t) + (graph ? " graph" : " eager") +
-                            (o.prefill ? " prefill" : "") +
-                            (c.moe() && !dopt.moe_route_parallel ? " router-in-chain" : "") +
-                            (dopt.attn_whole ? " attn-whole" : "");
-  if (o.prefill) {  // the GPU's prompt first: the CPU's prompt steps follow its routing
-    d.prefill(st.s, !graph);
-    KB_CUDA_CHECK(cudaStreamSynchronize(st.s));
-  }
-  for (int step = 0; step < o.steps; ++step) {
-    std::string why;
-    if (o.prefill && step < prompt_len - 1) {  // inside the prefill: the CPU only
-      cpu_step(d, ref, o, step, dopt.prompt[step], &why, r);
-      if (!why.empty())
-        return fail(r, where + ", prompt step " + std::to_string(step) + ": " + why);
-      continue;
-    }
-    if (!(o.prefill && step == prompt_len - 1))  // the prefill's last token: done above
-      graph ? d.replay(st.s) : d.step(st.s);
-    KB_CUDA_CHECK(cudaStreamSynchronize(st.s));
-    const std::vector<int32_t> tok = d.tokens();
-    const int32_t pos = d.position();
-    const std::string at = where + ", step " + std::to_string(step) + ": ";
-    if (pos != step + 1)
-      return fail(
-          r, at + "position " + std::to_string(pos) + ", expected " + std::to_string(step + 1));
-    const std::vector<float> cpu = cpu_step(d, ref, o, step, tok[step], &why, r);
-    if (!why.empty()) return fail(r, at + why);
-    const std::vector<float> gpu = d.logits();
-    const Compare cmp = compare(gpu, cpu, o.logits_tol);
-    r.worst_logits_rel = std::max(r.worst_logits_rel, cmp.rel_l2);
-    if (!cmp.ok) return fail(r, at + "logits differ from the CPU reference: " + cmp.text());
-    const int32_t next = tok[step + 1];
-    if (step + 1 < prompt_len) {
-      if (next != dopt.prompt[step + 1])
-        return fail(r, at + "the prompt token at " + std::to_string(step + 1) + " was overwritten");
-      continue;
-    }
-    why = check_greedy(next, gpu, cpu, cmp, r);
-    if (!why.empty()) return fail(r, at + why);
-  }
-  const std::string state = check_state(d, ref, o.steps, o.logits_tol);
-  if (!state.empty()) return fail(r, where + ": " + state);
-
-  r.ok = true;
-  r.detail = where + ": " + std::to_string(o.steps) + " steps vs CPU fp32, worst logits rel L2 " +
-             format_double("%.3g", r.worst_logits_rel) + ", " + std::to_string(r.token_mismatches) +
-             " greedy mismatches (all near ties; " + std::to_string(r.near_ties) +
-             " near ties), KV rows and residual agree";
-  if (c.moe())
-    r.detail += ", " + std::to_string(r.routings) + " routings agree (" +
-                std::to_string(r.routing_ties_taken) + " near ties taken the GPU's way)";
-  return r;
-}
-
-namespace {
-
 // LM-head rows recomputed on the CPU from the final residual x: r · W[row]
 // · x with the final norm's r, for the best row, the first and last and a
 // few hashed ones. "" or why not; *checked: the rows compared.
@@ -341,6 +267,76 @@ std::string check_prefill(Decoder& d, cudaStream_t s, std::string* tie_at) {
 }
 
 }  // namespace
+
+DecodeCheck check_against_reference(const ModelConfig& c, WeightType t,
+                                    const ReferenceCheckOptions& o) {
+  DecodeCheck r;
+  const DecoderOptions dopt = decoder_options(c, o);
+  const int prompt_len = static_cast<int>(dopt.prompt.size());
+  const bool graph = dopt.capture;
+  if (o.steps < 1 || o.steps > dopt.max_seq)
+    throw std::invalid_argument("check_against_reference: steps must be in [1, max_seq]");
+  if (o.prefill && o.steps < prompt_len)
+    throw std::invalid_argument("check_against_reference: a prefill needs steps >= prompt length");
+
+  Decoder d(c, t, dopt);
+  const HostWeights hw = d.host_weights();
+  RefDecoder ref(hw, dopt.max_seq);
+  Stream st;
+  d.reset(st.s);
+  const std::string where = c.name + " " + weight_type_name(t) + (graph ? " graph" : " eager") +
+                            (o.prefill ? " prefill" : "") +
+                            (c.moe() && !dopt.moe_route_parallel ? " router-in-chain" : "") +
+                            (dopt.attn_whole ? " attn-whole" : "");
+  if (o.prefill) {  // the GPU's prompt first: the CPU's prompt steps follow its routing
+    d.prefill(st.s, !graph);
+    KB_CUDA_CHECK(cudaStreamSynchronize(st.s));
+  }
+  for (int step = 0; step < o.steps; ++step) {
+    std::string why;
+    if (o.prefill && step < prompt_len - 1) {  // inside the prefill: the CPU only
+      cpu_step(d, ref, o, step, dopt.prompt[step], &why, r);
+      if (!why.empty())
+        return fail(r, where + ", prompt step " + std::to_string(step) + ": " + why);
+      continue;
+    }
+    if (!(o.prefill && step == prompt_len - 1))  // the prefill's last token: done above
+      graph ? d.replay(st.s) : d.step(st.s);
+    KB_CUDA_CHECK(cudaStreamSynchronize(st.s));
+    const std::vector<int32_t> tok = d.tokens();
+    const int32_t pos = d.position();
+    const std::string at = where + ", step " + std::to_string(step) + ": ";
+    if (pos != step + 1)
+      return fail(
+          r, at + "position " + std::to_string(pos) + ", expected " + std::to_string(step + 1));
+    const std::vector<float> cpu = cpu_step(d, ref, o, step, tok[step], &why, r);
+    if (!why.empty()) return fail(r, at + why);
+    const std::vector<float> gpu = d.logits();
+    const Compare cmp = compare(gpu, cpu, o.logits_tol);
+    r.worst_logits_rel = std::max(r.worst_logits_rel, cmp.rel_l2);
+    if (!cmp.ok) return fail(r, at + "logits differ from the CPU reference: " + cmp.text());
+    const int32_t next = tok[step + 1];
+    if (step + 1 < prompt_len) {
+      if (next != dopt.prompt[step + 1])
+        return fail(r, at + "the prompt token at " + std::to_string(step + 1) + " was overwritten");
+      continue;
+    }
+    why = check_greedy(next, gpu, cpu, cmp, r);
+    if (!why.empty()) return fail(r, at + why);
+  }
+  const std::string state = check_state(d, ref, o.steps, o.logits_tol);
+  if (!state.empty()) return fail(r, where + ": " + state);
+
+  r.ok = true;
+  r.detail = where + ": " + std::to_string(o.steps) + " steps vs CPU fp32, worst logits rel L2 " +
+             format_double("%.3g", r.worst_logits_rel) + ", " + std::to_string(r.token_mismatches) +
+             " greedy mismatches (all near ties; " + std::to_string(r.near_ties) +
+             " near ties), KV rows and residual agree";
+  if (c.moe())
+    r.detail += ", " + std::to_string(r.routings) + " routings agree (" +
+                std::to_string(r.routing_ties_taken) + " near ties taken the GPU's way)";
+  return r;
+}
 
 DecodeCheck check_full_model(Decoder& d, int steps, cudaStream_t s) {
   DecodeCheck r;

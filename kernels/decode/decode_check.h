@@ -2,9 +2,7 @@
 // step by step against the CPU fp32 reference, a large one for what is cheap.
 #pragma once
 
-#include <cstdint>
 #include <string>
-#include <vector>
 
 #include "kernels/decode/decoder.h"
 

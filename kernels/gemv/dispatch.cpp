@@ -46,6 +46,24 @@ General general_kernel(bool int8, int64_t N, int64_t K, int n_sel) {
   return c;
 }
 
+TableEntry entry(bool int8, bool gather, int64_t rows_min, int64_t rows_max, int64_t rb_min,
+                 int64_t rb_max, int64_t max_bytes, Kernel k, const char* why) {
+  const Bucket b{int8, gather, Use::standalone, rows_min, rows_max, rb_min, rb_max, max_bytes};
+  return {b, k, std::string("generic rule: ") + why};
+}
+
+constexpr int64_t kAny = std::numeric_limits<int64_t>::max();
+constexpr int64_t kMB = int64_t(1) << 20;
+
+struct Installed {
+  std::mutex mutex;
+  std::vector<TableEntry> entries;
+};
+Installed& installed() {
+  static Installed t;
+  return t;
+}
+
 }  // namespace
 
 Config general_config(bool int8, int64_t N, int64_t K, int n_sel) {
@@ -173,28 +191,6 @@ std::string refusal(const Kernel& kernel, bool int8, int64_t N, int64_t K, int n
                  }},
       kernel);
 }
-
-namespace {
-
-TableEntry entry(bool int8, bool gather, int64_t rows_min, int64_t rows_max, int64_t rb_min,
-                 int64_t rb_max, int64_t max_bytes, Kernel k, const char* why) {
-  const Bucket b{int8, gather, Use::standalone, rows_min, rows_max, rb_min, rb_max, max_bytes};
-  return {b, k, std::string("generic rule: ") + why};
-}
-
-constexpr int64_t kAny = std::numeric_limits<int64_t>::max();
-constexpr int64_t kMB = int64_t(1) << 20;
-
-struct Installed {
-  std::mutex mutex;
-  std::vector<TableEntry> entries;
-};
-Installed& installed() {
-  static Installed t;
-  return t;
-}
-
-}  // namespace
 
 // Where a family measured faster than the general kernel (H100 80GB HBM3,
 // docs/decisions/0028 and its neighbours).

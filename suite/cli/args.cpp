@@ -130,29 +130,6 @@ const Option* find_option(const std::string& name) {
     if (name == o.name) return &o;
   return nullptr;
 }
-}  // namespace
-
-Injection parse_injection(const std::string& spec) {
-  const auto eq = spec.rfind('=');
-  if (eq == std::string::npos || eq == 0)
-    throw UsageError("--inject-slowdown needs REGEX=PCT (e.g. 'gemv=5'), got '" + spec + "'");
-  Injection inj;
-  const std::string pct = spec.substr(eq + 1);
-  char* end = nullptr;
-  const double v = std::strtod(pct.c_str(), &end);
-  if (pct.empty() || *end != '\0' || !(v > 0) || v > 100)
-    throw UsageError("--inject-slowdown: PCT must be a number in (0, 100], got '" + pct + "'");
-  inj.fraction = v / 100;
-  try {
-    inj.re = std::regex(spec.substr(0, eq), std::regex::ECMAScript);
-  } catch (const std::regex_error& e) {
-    throw UsageError("--inject-slowdown: '" + spec.substr(0, eq) +
-                     "' is not a valid regex: " + e.what());
-  }
-  return inj;
-}
-
-namespace {
 
 // The options checked against the command (`--opt=value` is `--opt value`);
 // a file given without its flag gets a hint.
@@ -221,6 +198,26 @@ void check_combinations(const Args& a) {
 }
 
 }  // namespace
+
+Injection parse_injection(const std::string& spec) {
+  const auto eq = spec.rfind('=');
+  if (eq == std::string::npos || eq == 0)
+    throw UsageError("--inject-slowdown needs REGEX=PCT (e.g. 'gemv=5'), got '" + spec + "'");
+  Injection inj;
+  const std::string pct = spec.substr(eq + 1);
+  char* end = nullptr;
+  const double v = std::strtod(pct.c_str(), &end);
+  if (pct.empty() || *end != '\0' || !(v > 0) || v > 100)
+    throw UsageError("--inject-slowdown: PCT must be a number in (0, 100], got '" + pct + "'");
+  inj.fraction = v / 100;
+  try {
+    inj.re = std::regex(spec.substr(0, eq), std::regex::ECMAScript);
+  } catch (const std::regex_error& e) {
+    throw UsageError("--inject-slowdown: '" + spec.substr(0, eq) +
+                     "' is not a valid regex: " + e.what());
+  }
+  return inj;
+}
 
 Args parse(int argc, char** argv) {
   Args a;

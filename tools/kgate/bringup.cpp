@@ -60,26 +60,6 @@ int metric_rank(const std::string& m) {
   return 6;
 }
 
-}  // namespace
-
-std::string tuning_pointer(const std::string& e, const std::string& variant) {
-  if (e == "mlp_layer_norm_gelu" && variant_matches("gemv", variant)) return tuning_pointer("gemv");
-  return tuning_pointer(e);
-}
-
-std::string tuning_pointer(const std::string& e) {
-  if (e == "gemv" || e == "gather_gemv" || e == "Llama-2-7b-chat-hf" || e == "Mixtral-8x7B-v0.1")
-    return "GEMV configuration: the tuning table's `gemv` section (per-GPU GEMV kernel choices, "
-           "beside `cublaslt`); "
-           "`kbench tune gemv` times the configurations and writes it";
-  if (e == "gemm" || e == "mlp_layer_norm_gelu")
-    return "cuBLASLt algorithms: `kbench tune` writes the tuning table's `cublaslt` section";
-  if (e == "layer_norm") return "the kernel itself (kernels/layer_norm): no per-GPU table";
-  return "";
-}
-
-namespace {
-
 // "a; b": a note with one more clause.
 void add_note(std::string& note, const std::string& clause) {
   note += (note.empty() ? "" : "; ") + clause;
@@ -377,6 +357,21 @@ void add_draft(Ctx& c) {
 }
 
 }  // namespace
+
+std::string tuning_pointer(const std::string& e, const std::string& variant) {
+  if (e == "mlp_layer_norm_gelu" && variant_matches("gemv", variant)) return tuning_pointer("gemv");
+  return tuning_pointer(e);
+}
+
+std::string tuning_pointer(const std::string& e) {
+  if (e == "gemv" || e == "gather_gemv" || e == "Llama-2-7b-chat-hf" || e == "Mixtral-8x7B-v0.1")
+    return "GEMV configuration: the tuning table's `gemv` section (per-GPU GEMV kernel choices, "
+           "beside `cublaslt`); `kbench tune gemv` times the configurations and writes it";
+  if (e == "gemm" || e == "mlp_layer_norm_gelu")
+    return "cuBLASLt algorithms: `kbench tune` writes the tuning table's `cublaslt` section";
+  if (e == "layer_norm") return "the kernel itself (kernels/layer_norm): no per-GPU table";
+  return "";
+}
 
 BringupReport build_bringup(const History& results, const History* reference_file,
                             const BringupInputs& in) {

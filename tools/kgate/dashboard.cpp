@@ -19,53 +19,6 @@ std::string count_of(size_t n, const char* one, const char* many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
 }
 
-}  // namespace
-
-bool parse_iso_time(std::string_view s, int64_t& out) {
-  const std::string t(s);
-  std::tm tm{};
-  const char* end = strptime(t.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  if (t.size() != 20 || !end || *end) return false;
-  out = timegm(&tm);
-  return true;
-}
-
-std::vector<DashboardPoint> judge_series(const GateContext& g, const Key& key,
-                                         const std::vector<uint32_t>& series) {
-  const auto& obs = g.hist.observations();
-  const TargetFile* tf = key.arch.empty() ? nullptr : match_gpu(g.opt.targets, key.arch);
-  // One point per run, judged by judge_key on the runs up to it.
-  std::vector<RunValue> runs, upto;
-  group_runs(obs, series, runs);
-  std::vector<DashboardPoint> out;
-  out.reserve(runs.size());
-  for (const RunValue& rv : runs) {
-    upto.push_back(rv);
-    const Observation& o = obs[series[rv.bad != SIZE_MAX ? rv.bad : rv.first]];
-    DashboardPoint p;
-    p.run = o.run;
-    p.status = status_letter(o.status);
-    if (o.roofline()) p.roofline = *o.roofline();
-    if (o.noise_rel()) p.noise = *o.noise_rel();
-    p.samples = o.samples;
-    if (rv.measured) p.value = rv.value;
-    const int64_t board = board_of_rows(g.hist, &series[rv.first], rv.attempts);
-    p.board = board >= 0 ? static_cast<int32_t>(board) : -1;
-    const TargetCheck t = find_target(key, o, tf);  // drawn for every point, as rule 2 finds it
-    if (t.target) p.target = *t.target;
-    HistoryResult r;
-    p.verdict = judge_key(g, {key, series, upto, upto.back(), o}, &r).status;
-    if (r.history > 0 && r.baseline > 0) {
-      p.baseline = r.baseline;
-      p.band = std::max(g.opt.rule.min_gap, r.explained);
-    }
-    out.push_back(p);
-  }
-  return out;
-}
-
-namespace {
-
 DashboardPoint* point_of(DashboardKey& dk, uint32_t run) {
   auto p = std::lower_bound(dk.points.begin(), dk.points.end(), run,
                             [](const DashboardPoint& pt, uint32_t r) { return pt.run < r; });
@@ -296,6 +249,49 @@ void note_keys(DashboardData& d, const DashboardOptions& opt) {
 }
 
 }  // namespace
+
+bool parse_iso_time(std::string_view s, int64_t& out) {
+  const std::string t(s);
+  std::tm tm{};
+  const char* end = strptime(t.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  if (t.size() != 20 || !end || *end) return false;
+  out = timegm(&tm);
+  return true;
+}
+
+std::vector<DashboardPoint> judge_series(const GateContext& g, const Key& key,
+                                         const std::vector<uint32_t>& series) {
+  const auto& obs = g.hist.observations();
+  const TargetFile* tf = key.arch.empty() ? nullptr : match_gpu(g.opt.targets, key.arch);
+  // One point per run, judged by judge_key on the runs up to it.
+  std::vector<RunValue> runs, upto;
+  group_runs(obs, series, runs);
+  std::vector<DashboardPoint> out;
+  out.reserve(runs.size());
+  for (const RunValue& rv : runs) {
+    upto.push_back(rv);
+    const Observation& o = obs[series[rv.bad != SIZE_MAX ? rv.bad : rv.first]];
+    DashboardPoint p;
+    p.run = o.run;
+    p.status = status_letter(o.status);
+    if (o.roofline()) p.roofline = *o.roofline();
+    if (o.noise_rel()) p.noise = *o.noise_rel();
+    p.samples = o.samples;
+    if (rv.measured) p.value = rv.value;
+    const int64_t board = board_of_rows(g.hist, &series[rv.first], rv.attempts);
+    p.board = board >= 0 ? static_cast<int32_t>(board) : -1;
+    const TargetCheck t = find_target(key, o, tf);  // drawn for every point, as rule 2 finds it
+    if (t.target) p.target = *t.target;
+    HistoryResult r;
+    p.verdict = judge_key(g, {key, series, upto, upto.back(), o}, &r).status;
+    if (r.history > 0 && r.baseline > 0) {
+      p.baseline = r.baseline;
+      p.band = std::max(g.opt.rule.min_gap, r.explained);
+    }
+    out.push_back(p);
+  }
+  return out;
+}
 
 DashboardData build_dashboard(const History& h, const DashboardOptions& opt) {
   DashboardData d;

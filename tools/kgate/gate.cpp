@@ -59,39 +59,6 @@ void host_means(std::vector<GateKeyResult>& keys) {
   }
 }
 
-}  // namespace
-
-std::vector<std::vector<uint32_t>> key_groups(const std::vector<Key>& keys) {
-  std::vector<std::vector<uint32_t>> groups;
-  std::map<std::string, size_t> at;
-  for (uint32_t k = 0; k < keys.size(); ++k) {
-    auto [it, fresh] =
-        at.try_emplace(key_id(keys[k], gate_key_device(keys[k].device)), groups.size());
-    if (fresh) groups.emplace_back();
-    groups[it->second].push_back(k);
-  }
-  return groups;
-}
-
-void merge_series(const History& hist, const std::vector<uint32_t>& group,
-                  std::vector<uint32_t>& merged) {
-  if (group.size() == 1) {
-    merged = hist.series(group.front());
-    return;
-  }
-  const auto& obs = hist.observations();
-  merged.clear();
-  for (uint32_t k : group)
-    merged.insert(merged.end(), hist.series(k).begin(), hist.series(k).end());
-  std::stable_sort(merged.begin(), merged.end(), [&](uint32_t a, uint32_t b) {
-    if (obs[a].run != obs[b].run) return obs[a].run < obs[b].run;
-    if (obs[a].attempt != obs[b].attempt) return obs[a].attempt < obs[b].attempt;
-    return obs[a].seq < obs[b].seq;
-  });
-}
-
-namespace {
-
 // The probe's launch(us) of each run per arch (the median of its GPUs'
 // attempt 1), NaN where a run has none.
 std::map<std::string, std::vector<double>> launch_per_run(const History& hist) {
@@ -139,6 +106,35 @@ void add_input_failures(const History& hist, const std::map<std::string, ArchGat
 }
 
 }  // namespace
+
+std::vector<std::vector<uint32_t>> key_groups(const std::vector<Key>& keys) {
+  std::vector<std::vector<uint32_t>> groups;
+  std::map<std::string, size_t> at;
+  for (uint32_t k = 0; k < keys.size(); ++k) {
+    auto [it, fresh] =
+        at.try_emplace(key_id(keys[k], gate_key_device(keys[k].device)), groups.size());
+    if (fresh) groups.emplace_back();
+    groups[it->second].push_back(k);
+  }
+  return groups;
+}
+
+void merge_series(const History& hist, const std::vector<uint32_t>& group,
+                  std::vector<uint32_t>& merged) {
+  if (group.size() == 1) {
+    merged = hist.series(group.front());
+    return;
+  }
+  const auto& obs = hist.observations();
+  merged.clear();
+  for (uint32_t k : group)
+    merged.insert(merged.end(), hist.series(k).begin(), hist.series(k).end());
+  std::stable_sort(merged.begin(), merged.end(), [&](uint32_t a, uint32_t b) {
+    if (obs[a].run != obs[b].run) return obs[a].run < obs[b].run;
+    if (obs[a].attempt != obs[b].attempt) return obs[a].attempt < obs[b].attempt;
+    return obs[a].seq < obs[b].seq;
+  });
+}
 
 void group_runs(const std::vector<Observation>& obs, const std::vector<uint32_t>& series,
                 std::vector<RunValue>& out) {
