@@ -73,10 +73,7 @@ struct RunKey {
 // `all_runs`, of every run of the GPU (run by run, attempts in order).
 std::vector<RunKey> keys_of_run(const RunView& here, bool all_runs) {
   const auto& obs = here.h->observations();
-  const auto before = [&](uint32_t a, uint32_t b) {  // run by run, attempts in order
-    return std::tie(obs[a].run, obs[a].attempt, obs[a].seq) <
-           std::tie(obs[b].run, obs[b].attempt, obs[b].seq);
-  };
+  const auto before = [&](uint32_t a, uint32_t b) { return obs[a].before(obs[b]); };
   std::vector<RunKey> keys;
   std::map<std::tuple<std::string, std::string, std::string, std::string>, size_t> at;
   for (uint32_t i = 0; i < obs.size(); ++i) {

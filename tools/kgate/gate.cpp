@@ -129,11 +129,8 @@ void merge_series(const History& hist, const std::vector<uint32_t>& group,
   merged.clear();
   for (uint32_t k : group)
     merged.insert(merged.end(), hist.series(k).begin(), hist.series(k).end());
-  std::stable_sort(merged.begin(), merged.end(), [&](uint32_t a, uint32_t b) {
-    if (obs[a].run != obs[b].run) return obs[a].run < obs[b].run;
-    if (obs[a].attempt != obs[b].attempt) return obs[a].attempt < obs[b].attempt;
-    return obs[a].seq < obs[b].seq;
-  });
+  std::stable_sort(merged.begin(), merged.end(),
+                   [&](uint32_t a, uint32_t b) { return obs[a].before(obs[b]); });
 }
 
 void group_runs(const std::vector<Observation>& obs, const std::vector<uint32_t>& series,

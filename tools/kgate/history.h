@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -86,6 +87,10 @@ struct Observation {
   bool measured() const {
     return status == RowStatus::ok || status == RowStatus::below_target ||
            status == RowStatus::throttled;
+  }
+  // The order of a key's rows: run by run, each run's attempts in order, then as read.
+  bool before(const Observation& o) const {
+    return std::tie(run, attempt, seq) < std::tie(o.run, o.attempt, o.seq);
   }
 };
 
