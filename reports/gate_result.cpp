@@ -205,6 +205,12 @@ std::string show_value(double v) {
 
 std::string show_value(const std::optional<double>& v) { return v ? show_value(*v) : "-"; }
 
+std::string host_target_met(double launch_us, double file_launch_us, double target_here) {
+  return std::string(kHostLaunchesSlower) + " (" + show_value(launch_us) + " vs " +
+         show_value(file_launch_us) + " us): the target here is " + show_value(target_here) +
+         ", met";
+}
+
 std::string show_change(const std::optional<double>& rel) { return rel ? show_change(*rel) : "-"; }
 
 std::string show_change(double rel) {

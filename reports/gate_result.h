@@ -135,6 +135,12 @@ std::string show_change(double rel);
 std::string show_value(const std::optional<double>& v);
 std::string show_change(const std::optional<double>& rel);
 
+// A target met on a host that launches slower than the target file's
+// (decisions/0055), as kbench's rows and kgate's notes both say it:
+// "this host launches slower (4.98 vs 3.36 us): the target here is 1511, met".
+inline constexpr const char* kHostLaunchesSlower = "this host launches slower";
+std::string host_target_met(double launch_us, double file_launch_us, double target_here);
+
 // The formats of a gate report (docs/gate.md). gate_console folds passes,
 // skipped and new keys into counts unless `all`.
 std::string gate_console(const GateReport& r, bool all = false);

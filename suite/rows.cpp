@@ -17,7 +17,6 @@ std::string join(const std::string& a, const std::string& b, const char* sep) {
   return a.empty() ? b : b.empty() ? a : a + sep + b;
 }
 std::string join_message(const std::string& a, const std::string& b) { return join(a, b, "; "); }
-constexpr const char* kOnHostTarget = "this host launches slower";
 }  // namespace
 
 std::string join_variant(const std::string& a, const std::string& b) { return join(a, b, ";"); }
@@ -63,10 +62,9 @@ void apply_target(Record& r, const TargetFile* targets, double probe_launch_us) 
                                             probe_launch_us - file_launch, lower)
                            : std::nullopt;
   if (on_host && !below_target(*r.actual, *on_host, t->tolerance, lower)) {
-    r.message = join_message(
-        r.message, "below target " + show_value(*r.target) + ", but " + kOnHostTarget + " (" +
-                       show_value(probe_launch_us) + " vs " + show_value(file_launch) +
-                       " us): the target here is " + show_value(*on_host) + ", met");
+    r.message =
+        join_message(r.message, "below target " + show_value(*r.target) + ", but " +
+                                    host_target_met(probe_launch_us, file_launch, *on_host));
     return;
   }
   r.status = status::below_target;
@@ -169,7 +167,7 @@ std::vector<Record> seed_mean_rows(const RowSource& e, const std::vector<Point>&
         a.roof.push_back(r.roofline.value_or(NAN));
         if (r.status == status::throttled) ++a.throttled;
         if (r.status == status::below_target) ++a.below;
-        if (r.message.find(kOnHostTarget) != std::string::npos) ++a.on_host;
+        if (r.message.find(kHostLaunchesSlower) != std::string::npos) ++a.on_host;
       } else {
         ++a.missing;
       }

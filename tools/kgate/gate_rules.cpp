@@ -261,10 +261,9 @@ void rule2_below_target(const GateContext& g, const KeyRuns& k, GateKeyResult& r
     if (on_host && !below_target(value, *on_host, f.target.tolerance, lower)) {
       f.by_target = false;
       r.target_on_host = true;
-      notes.push_back(target_why(value, f.target, lower) + ", but this host launches slower (" +
-                      show_value(g.launch_of.at(k.key.arch)[k.last.run]) + " vs " +
-                      show_value(tf->measured.launch_us) + " us): the target here is " +
-                      show_value(*on_host) + ", met");
+      notes.push_back(target_why(value, f.target, lower) + ", but " +
+                      host_target_met(g.launch_of.at(k.key.arch)[k.last.run],
+                                      tf->measured.launch_us, *on_host));
     }
     if (f.by_target) f.fails.push_back(target_why(value, f.target, lower));
   } else if (k.last.status == RowStatus::below_target && k.now.attempts == 1) {
