@@ -403,19 +403,22 @@ TEST(KgateAttempts, CliSuspectsAndNoise) {
 
   // The self-test's table: 14 A/A nights of two keys, appended night by
   // night as nightly.sh appends them (one transient on night 13, re-measured
-  // away), then a copy with a 15th night 10% slower on both keys.
+  // away), and a young key of the last 4 nights; then a copy with a 15th
+  // night 10% slower on all three.
   std::vector<double> quiet = steady(13, 1000, 1000), flat = steady(13, 500, 501);
   quiet[12] = 960;
-  auto g = series("gemv", quiet), m = series("mlp", flat);
+  auto g = series("gemv", quiet), m = series("mlp", flat), y = series("young", flat);
   std::vector<kb::Record> aa;
   for (size_t i = 0; i < g.size(); ++i) {
     aa.push_back(g[i]);
     aa.push_back(m[i]);
+    if (i >= 9) aa.push_back(y[i]);
     if (i == 12) aa = aa + attempts("gemv", 12, {1000, 1001, 999, 1000});
   }
   fs::path aaf = write(d / "aa.csv", csv(aa));
   auto dropped = aa;
-  for (auto [name, v] : {std::pair<const char*, double>{"gemv", 900}, {"mlp", 450}}) {
+  for (auto [name, v] :
+       {std::pair<const char*, double>{"gemv", 900}, {"mlp", 450}, {"young", 450}}) {
     kb::Record r = row(name, v, "r14");
     r.timestamp = "2026-01-03T00:00:00Z";
     r.variant = "bound=memory;inject=10%";
@@ -426,7 +429,12 @@ TEST(KgateAttempts, CliSuspectsAndNoise) {
   EXPECT_EQ(t.code, 0) << t.out;
   EXPECT_TRUE(contains(t.out, "A/A false failures: **0 of 4** nights")) << t.out;
   EXPECT_TRUE(contains(t.out, "| 13 | r12 | pass | 1 | - |")) << t.out;
+  // The young key is no miss of the history rule's: counted apart.
   EXPECT_TRUE(contains(t.out, "| 10% | 100% (2/2) | - | - | - | 100% (2/2) |")) << t.out;
+  EXPECT_TRUE(contains(t.out,
+                       "too little history for the history rule (fewer than 10 earlier "
+                       "runs): 10% 1 keys"))
+      << t.out;
   EXPECT_EQ(kgate("noise --results " + (d / "missing.csv").string()).code, 2);
 }
 #endif
