@@ -57,6 +57,15 @@ def key_of(r):
     return (r["name"], r["dtype"], r["shape"], r["metric"], r["arch"])
 
 
+def label_of(r):  # the key as kgate's JUnit names it
+    return "%s [%s] %s %s @ %s" % (r["name"], r["shape"], r["dtype"], r["metric"], r["arch"])
+
+
+# kgate check's --min-history: a key of fewer earlier runs is not the
+# history rule's to judge (young: counted apart, as kgate selftest-table does).
+MIN_HISTORY = 10
+
+
 def check(kgate, header, rows, work, extra):
     path = os.path.join(work, "night.csv")
     with open(path, "w", newline="") as f:
@@ -90,7 +99,8 @@ def gate(kgate, header, before, tonight, work, again):
         elif skipped is not None:
             why = skipped.get("message") or ""
             verdicts[key] = ("host" if "host launches slower" in why
-                             else "new" if "the history rule needs" in why else "inconclusive")
+                             else "new" if "the history rule needs" in why
+                             else "skipped" if why.startswith("skipped") else "inconclusive")
         else:
             verdicts[key] = "pass"
     return rc, verdicts
@@ -130,12 +140,16 @@ def main():
            r["noise_class"] for r in csv.DictReader(open(noise_csv.name, newline=""))}
     by_class = {}
 
-    aa_nights = aa_keys = aa_host = judged = caught = drop_host = 0
+    aa_nights = aa_keys = aa_host = judged = caught = drop_host = young = 0
     nights = []
     with tempfile.TemporaryDirectory() as work:
         first = lambda b: [r for r in runs[b] if "/" not in r["run_id"]]  # attempt 1
         for k in range(min_nights, len(order) - (0 if copies else confirm)):
             before = [r for b in order[:k] for r in runs[b]]
+            earlier = {}
+            for r in before:
+                if "/" not in r["run_id"]:
+                    earlier.setdefault(label_of(r), set()).add(r["run_id"])
             tonight = first(order[k])
             again = [tonight] * confirm if copies else [first(b) for b in order[k + 1:k + 1 + confirm]]
             rc, aa = gate(kgate, header, before, tonight, work, again)
@@ -149,7 +163,10 @@ def main():
                               [inject(a, p) for a in again])
             j = c = 0
             for key, v in dropped.items():
-                if key.startswith("roofline_probe ") or "gemm_share" in key or v == "new":
+                if key.startswith("roofline_probe ") or "gemm_share" in key or v in ("new", "skipped"):
+                    continue
+                if len(earlier.get(key, ())) < MIN_HISTORY:
+                    young += 1
                     continue
                 j += 1
                 c += v == "fail"
@@ -164,7 +181,9 @@ def main():
           "%g%% injected: %d of %d keys caught (%.1f%%), %d host launch"
           % (os.path.basename(history), len(nights), aa_nights, aa_keys, aa_host, p * 100,
              caught, judged, 100.0 * caught / max(judged, 1), drop_host))
-    print("  per night (caught/judged): " + " ".join(nights))
+    print("  per night (caught/judged): " + " ".join(nights) +
+          ("; not counted: %d key-nights of fewer than %d earlier runs" % (young, MIN_HISTORY)
+           if young else ""))
     print("  caught by noise class: " + ", ".join(
         "%s %d/%d" % (c, n[0], n[1]) for c, n in sorted(by_class.items())))
 
