@@ -45,6 +45,7 @@ struct GateKeyResult {
   std::optional<double> target;    // the target applied (after tolerance: no)
   double noise = 0;                // relative noise of the history window
   int history_runs = 0;            // earlier runs in the window
+  bool young = false;              // too few runs for the history rule, whatever decided
   int attempts = 1;                // the newest run's (its value: the median of attempts 2..n)
   bool suspect = false;            // the first stage asks for re-measurement (`--suspects`)
   bool target_on_host = false;     // below its target, met on this host (decisions/0055)

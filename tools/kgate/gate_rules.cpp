@@ -302,6 +302,7 @@ void rule3_history(const GateContext& g, const KeyRuns& k, const Baseline& b, Ga
   if (few && (h.outcome != HistoryOutcome::pass || h.suspect))
     notes.push_back(few_runs_note(b.plan, g.hist.gpus()[b.board].uuid));
   r.history_runs = h.history;
+  r.young = h.outcome == HistoryOutcome::too_little_history;
   r.noise = h.noise;
   if (h.history > 0) {
     r.baseline = h.baseline;
