@@ -17,8 +17,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string errno_text(int e) { return std::strerror(e); }
-
 // The file a write to `path` replaces: a symbolic link followed (a chain of
 // them too, a dangling one to where it points), so that the link survives.
 std::string resolve_links(const std::string& path) {
@@ -79,13 +77,13 @@ AtomicFile::AtomicFile(const std::string& path) : path_(path), target_(resolve_l
   std::string name =
       (fs::path(dir) / ("." + fs::path(target_).filename().string() + ".XXXXXX")).string();
   int fd = ::mkstemp(name.data());
-  if (fd < 0) throw WriteError("cannot write " + path_ + ": " + errno_text(errno));
+  if (fd < 0) throw WriteError("cannot write " + path_ + ": " + std::strerror(errno));
   tmp_ = name;
   if (::fchmod(fd, new_file_mode(target_)) != 0 || !(f_ = ::fdopen(fd, "wb"))) {
     const int e = errno;
     if (!f_) ::close(fd);
     discard();
-    throw WriteError("cannot write " + path_ + ": " + errno_text(e));
+    throw WriteError("cannot write " + path_ + ": " + std::strerror(e));
   }
 }
 
@@ -109,7 +107,7 @@ void AtomicFile::commit() {
   if (!e && ::rename(tmp_.c_str(), target_.c_str()) != 0) e = errno;
   if (e) {
     discard();
-    throw WriteError("cannot write " + path_ + ": " + errno_text(e) +
+    throw WriteError("cannot write " + path_ + ": " + std::strerror(e) +
                      " (the previous file, if any, is untouched)");
   }
   tmp_.clear();
@@ -121,7 +119,7 @@ void atomic_write(const std::string& path, std::string_view text) {
   errno = 0;
   if (std::fwrite(text.data(), 1, text.size(), out.stream()) != text.size()) {
     const int e = errno ? errno : EIO;
-    throw WriteError("cannot write " + path + ": " + errno_text(e) +
+    throw WriteError("cannot write " + path + ": " + std::strerror(e) +
                      " (the previous file, if any, is untouched)");
   }
   out.commit();

@@ -19,7 +19,6 @@ struct AlgoConfig {
   int32_t splitk = 1;
   uint16_t cluster = 0, inner = 0;
   size_t workspace = 0;  // bytes the algorithm needs
-  float waves = 0;       // the heuristic's device-utilization estimate (0 when pinned)
 };
 
 // "algo66_tile24_stages35_splitk1_swizzle0_custom0_cluster3" ("_red<n>"

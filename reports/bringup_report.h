@@ -43,7 +43,6 @@ struct BringupReport {
   std::string datasheet_path;
   std::string target_file;  // the GPU's target file, "" when none
   std::string reference_gpu, reference_run, reference_from;
-  std::string ref_datasheet_gpu;
   double threshold = 0.10;  // a row this much behind the reference is a candidate
 
   // Problems of the input (the report is still written where it can be);

@@ -6,7 +6,6 @@
 
 #include "reports/bringup_report.h"
 #include "reports/format.h"
-#include "reports/gate_result.h"
 
 namespace kb {
 

@@ -1,5 +1,3 @@
-#include <cstdio>
-
 #include "reports/console_table.h"
 #include "reports/format.h"
 #include "reports/gate_result.h"

@@ -4,7 +4,6 @@
 #include <new>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
-#include <system_error>
 
 #include "core/csv_writer.h"
 #include "core/datasheets.h"

@@ -258,7 +258,6 @@ void Gemm::choose(int index) {
   g.algo = chosen.algo;
   AlgoConfig& c = g.config;
   c = read_config(g.algo, chosen.workspaceSize);
-  c.waves = chosen.wavesCount;
   g.id = algo_id(c);
   // What the chosen algorithm needs (often nothing); kbench tune keeps the largest.
   if (g.workspace.bytes() < c.workspace) g.workspace = DeviceBuffer<unsigned char>(c.workspace);

@@ -7,7 +7,6 @@
 
 #include "core/record.h"
 #include "core/targets.h"
-#include "suite/cli/args.h"
 #include "suite/cli/plan.h"
 #include "suite/cli/setup.h"
 #include "suite/runner.h"

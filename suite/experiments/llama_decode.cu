@@ -5,7 +5,6 @@
 #include <memory>
 #include <string>
 
-#include "kernels/common/cuda_check.h"
 #include "kernels/decode/decode_check.h"
 #include "kernels/decode/decoder.h"
 #include "suite/experiment.h"

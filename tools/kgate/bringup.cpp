@@ -202,7 +202,6 @@ void find_reference(Ctx& c, const History* reference_file) {
   c.r.reference_gpu = c.ref->arch;
   c.r.reference_run = c.ref_hist->runs()[c.ref->run].label;
   if (c.in.datasheets) c.ref_ds = find_datasheet(*c.in.datasheets, c.ref->arch);
-  if (c.ref_ds) c.r.ref_datasheet_gpu = c.ref_ds->gpu;
 }
 
 void add_ceilings(Ctx& c) {

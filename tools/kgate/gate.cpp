@@ -6,7 +6,6 @@
 
 #include "core/csv_writer.h"
 #include "core/metrics.h"
-#include "reports/format.h"
 
 namespace kb {
 

@@ -60,7 +60,7 @@ uint32_t History::intern_gpu(const ResultRow& r) {
   auto [it, fresh] = gpu_index_.try_emplace(scratch_, static_cast<uint32_t>(gpus_.size()));
   if (fresh)
     gpus_.push_back({std::string(r.device), std::string(r.gpu_index), std::string(r.gpu_uuid),
-                     std::string(r.gpu_bus_id), std::string(r.host)});
+                     std::string(r.host)});
   return it->second;
 }
 

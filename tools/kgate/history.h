@@ -36,7 +36,7 @@ std::string gate_key_device(const std::string& device);
 
 // The GPU a row names.
 struct GpuId {
-  std::string device, index, uuid, bus_id, host;  // "" where the file has none
+  std::string device, index, uuid, host;  // "" where the file has none
   std::string label() const;  // "cuda:1 GPU-5c1e... on node07", as short as the row allows.
 };
 
