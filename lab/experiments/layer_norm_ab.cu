@@ -7,15 +7,10 @@
 //   2  as 1 with half a warp a row (16 rows a block, a 4-step butterfly)
 // Run with `kbench_lab run --filter _ln_ab` (a -DKBENCH_LAB=ON build).
 #include <memory>
-#include <string>
 
 #include "kernels/common/bf16x8.cuh"
 #include "kernels/common/cuda_check.h"
-#include "kernels/common/device_buffer.h"
-#include "kernels/common/device_random.h"
-#include "kernels/common/host_math.h"
-#include "kernels/layer_norm/layer_norm.h"
-#include "suite/experiment.h"
+#include "suite/experiments/layer_norm_case.h"
 
 namespace {
 
@@ -85,16 +80,14 @@ void launch_shifted(const bf16* x, const bf16* g, const bf16* b, bf16* y, int64_
   KB_CHECK_LAUNCH();
 }
 
-class LnAbCase : public kb::Case {
+// The layer_norm row's case (inputs, CPU check) with the variant's kernel.
+class LnAbCase : public kb::layer_norm_experiment::LayerNormCase {
  public:
-  explicit LnAbCase(const kb::Point& p)
-      : v_(p["v"]), rows_(p["BS"]), d_(p["D"]), x_(rows_ * d_), y_(rows_ * d_), g_(d_), b_(d_) {}
+  explicit LnAbCase(const kb::Point& p) : LayerNormCase(p), v_(p["v"]) {}
 
   void run(cudaStream_t s) override {
     const int nvec = int(d_ / kVec);
-    if (v_ == 0)
-      return kb::layer_norm::layer_norm(x_.get(), g_.get(), b_.get(), y_.get(), rows_, d_, kEps,
-                                        kb::layer_norm::Activation::none, s);
+    if (v_ == 0) return LayerNormCase::run(s);
     const bf16 *x = x_.get(), *g = g_.get(), *b = b_.get();
     bf16* y = y_.get();
     if (v_ == 1) {
@@ -107,36 +100,8 @@ class LnAbCase : public kb::Case {
     return launch_shifted<16, 16>(x, g, b, y, rows_, int(d_), kEps, s);
   }
 
-  void prepare(cudaStream_t s, uint64_t seed) override {
-    kb::fill_uniform_bf16(x_.get(), x_.size(), seed, -2.f, 4.f, s);
-    kb::fill_uniform_bf16(g_.get(), g_.size(), seed + 1, 0.5f, 1.5f, s);
-    kb::fill_uniform_bf16(b_.get(), b_.size(), seed + 2, -0.5f, 0.5f, s);
-  }
-
-  kb::Check check(cudaStream_t s, uint64_t seed) override {
-    auto x = kb::random_bf16(x_.size(), seed, -2.f, 4.f);
-    auto g = kb::random_bf16(d_, seed + 1, 0.5f, 1.5f);
-    auto b = kb::random_bf16(d_, seed + 2, -0.5f, 0.5f);
-    x_.upload(x);
-    g_.upload(g);
-    b_.upload(b);
-    y_.poison();
-    run(s);
-    KB_CUDA_CHECK(cudaStreamSynchronize(s));
-    auto out = kb::to_float(y_.download());
-    std::vector<float> ref(out.size());
-    auto xf = kb::to_float(x), gf = kb::to_float(g), bf = kb::to_float(b);
-    kb::layer_norm::layer_norm_ref(xf.data(), gf.data(), bf.data(), ref.data(), rows_, d_, kEps,
-                                   kb::layer_norm::Activation::none);
-    const auto c = kb::layer_norm::check_output(out, ref);
-    const std::string text = std::to_string(out.size()) + " outputs vs CPU reference: " + c.text();
-    return c.ok ? kb::Check::pass(text) : kb::Check::fail(text);
-  }
-
  private:
-  static constexpr float kEps = 1e-5f;
-  int64_t v_, rows_, d_;
-  kb::DeviceBuffer<bf16> x_, y_, g_, b_;
+  int64_t v_;
 };
 
 }  // namespace
