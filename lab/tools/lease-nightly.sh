@@ -12,9 +12,11 @@
 # the recorded whole-nightly A/A in tests/data (every timing's key then has
 # 17 runs: nights are history-gated from the first). Each step starts only if
 # it fits in what is left of LIMIT seconds: a night (~110 s, NIGHT_S 150),
-# or, once the board has SEED_RUNS runs, the next drop (~320 s, DROP_S 400)
-# on a copy of the history (docs/gate.md "The self-test on a GPU").
-# Afterwards: kgate selftest-table --aa st/aa.csv --drop P st/drop-P.csv ...
+# or, once the board has SEED_RUNS runs, the next drop (~320 s, DROP_S 400);
+# each step is one resumed call of tools/gate-selftest.sh on the state's st/
+# (docs/gate.md "The self-test on a GPU"). A step cut short by LIMIT is
+# undone. Afterwards: tools/gate-selftest.sh --resume --out st --drops "" ...
+# or kgate selftest-table --aa st/aa.csv --drop P st/drop-P.csv ...
 set -uo pipefail
 LIMIT=${LIMIT:-575}
 kb=${KB_STATE:-/tmp/kb}
@@ -46,7 +48,8 @@ v2 = open(sorted(glob.glob("tests/data/h200-new-board-*.csv"))[0]).readline().st
 with open(sys.argv[1], "w", newline="") as f:
     w = csv.DictWriter(f, fieldnames=v2, lineterminator="\n")
     w.writeheader()
-    for p in sorted(glob.glob("tests/data/h200-aa-full-*.csv"), key=lambda p: open(p).readlines()[1].split(",")[-3]):
+    recorded = glob.glob("tests/data/h200-aa-full-*.csv")
+    for p in sorted(recorded, key=lambda p: next(csv.DictReader(open(p)))["timestamp"]):
         for r in csv.DictReader(open(p)):
             w.writerow({k: r.get(k, "") for k in v2})
 PY
@@ -56,7 +59,7 @@ fi
 uuid=$(nvidia-smi --query-gpu=uuid --format=csv,noheader | head -1)
 nvidia-smi --query-gpu=name,uuid,driver_version --format=csv > "$OUT/gpu.txt"
 log "call start $(date -u +%T) board $uuid limit $LIMIT"
-nightly=(tools/nightly.sh --build "$build")
+selftest=(tools/gate-selftest.sh --resume --out "$kb/st" --build "$build" --skip-table)
 board_runs() {
   python3 -c 'import csv, sys; print(len({r["run_id"] for r in csv.DictReader(open(sys.argv[1]))
     if r["gpu_uuid"] == sys.argv[2] and "/" not in r["run_id"]}))' "$kb/st/aa.csv" "$uuid"
@@ -64,35 +67,33 @@ board_runs() {
 left() { echo $((LIMIT - SECONDS)); }
 while :; do
   n=$(board_runs)
-  k=$(ls -d "$kb"/st/aa/night-*/ 2> /dev/null | sed 's|.*night-||; s|/$||' | sort -n | tail -1)
-  k=$((${k:-0} + 1))
+  k=1  # the next night, as gate-selftest.sh --resume counts them
+  while [ -f "$kb/st/aa/night-$k/exit" ]; do k=$((k + 1)); done
   drop=""
   if [ "$n" -ge "${SEED_RUNS:-6}" ]; then
     for p in ${DROPS-3 5 10}; do [ -f "$kb/st/drop-$p/exit" ] || { drop=$p && break; }; done
   fi
   if [ -n "$drop" ] && [ "$(left)" -gt "${DROP_S:-400}" ]; then
     log "drop $drop start $(date -u +%T) board $uuid ($n runs), left $(left)"
-    cp "$kb/st/aa.csv" "$kb/st/drop-$drop.csv"
-    timeout $(($(left) - 5)) "${nightly[@]}" --confirm "${DROP_CONFIRM:-2}" \
-      --history "$kb/st/drop-$drop.csv" --out "$kb/st/drop-$drop" --max-suspects 1 -- \
-      --inject-slowdown ".*=$drop" --allow-injected-slowdown > "$kb/st/drop-$drop.log" 2>&1
+    timeout $(($(left) - 5)) "${selftest[@]}" --nights $((k - 1)) --drops "$drop" \
+      --confirm "${DROP_CONFIRM:-2}" 2>> "$kb/events.txt"
     rc=$?
     if [ $rc -eq 124 ]; then
       rm -rf "$kb/st/drop-$drop" "$kb/st/drop-$drop.csv" && log "drop $drop killed" && break
     fi
-    echo $rc > "$kb/st/drop-$drop/exit" && log "drop $drop rc $rc end $(date -u +%T)"
+    log "drop $drop rc $(cat "$kb/st/drop-$drop/exit") end $(date -u +%T)"
     continue
   fi
   [ "$(left)" -gt "${NIGHT_S:-150}" ] || break
   cp "$kb/st/aa.csv" "$kb/aa.bak"
-  timeout $(($(left) - 5)) "${nightly[@]}" --history "$kb/st/aa.csv" --out "$kb/st/aa/night-$k" \
-    > "$kb/st/aa/night-$k.log" 2>&1
+  timeout $(($(left) - 5)) "${selftest[@]}" --nights "$k" --drops "" 2>> "$kb/events.txt"
   rc=$?
   if [ $rc -eq 124 ]; then  # a night cut short is not a night: the history as it was
     cp "$kb/aa.bak" "$kb/st/aa.csv" && rm -rf "$kb/st/aa/night-$k"* && log "night $k killed" && break
   fi
-  echo $rc > "$kb/st/aa/night-$k/exit"
-  log "night $k rc $rc board $uuid run $((n + 1)) $(grep -m1 -E '^(PASS|FAIL)' "$kb/st/aa/night-$k/gate.txt")"
+  [ $rc -eq 0 ] || { log "night $k: gate-selftest.sh exit $rc" && break; }
+  log "night $k rc $(cat "$kb/st/aa/night-$k/exit") board $uuid run $((n + 1))" \
+    "$(grep -m1 -E '^(PASS|FAIL)' "$kb/st/aa/night-$k/gate.txt")"
 done
 cp "$kb/events.txt" "$OUT/events.txt"
 tar -C "$kb" -czf "$OUT/st.tgz" st
