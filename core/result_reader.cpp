@@ -144,12 +144,18 @@ Header parse_header(const std::vector<std::string_view>& fields, const std::stri
       warn(line, "unknown column " + shown(n) + " in the header: ignored");
     }
   }
-  h.format = h.col.status >= 0 ? ResultFormat::kbench
+  // Ours by any column gpt_fast does not write (its eight come first in our
+  // schema): a kbench header that lost `status` must not pass as gpt_fast's,
+  // whose rows are all `ok` and whose shapes are all `mean`.
+  bool ours = false;
+  for (const auto& n : h.names)
+    ours = ours || std::find(schema.begin() + 8, schema.end(), n) != schema.end();
+  h.format = ours              ? ResultFormat::kbench
              : h.col.arch >= 0 ? ResultFormat::gpt_fast
                                : ResultFormat::gpt_fast_old;
   std::vector<const char*> required = {"name", "metric", "target", "actual", "dtype", "device"};
   if (h.format == ResultFormat::kbench)
-    for (const char* c : {"arch", "is_model", "shape", "variant"}) required.push_back(c);
+    for (const char* c : {"arch", "is_model", "shape", "variant", "status"}) required.push_back(c);
   std::string missing;
   for (const char* c : required)
     if (*slot(c) < 0) missing += (missing.empty() ? "" : ", ") + std::string(c);

@@ -131,6 +131,32 @@ std::vector<std::string> split_fields(const std::string& s) {
   return out;
 }
 
+// Whether two entries select the same rows ("" and "*" are one shape; a
+// variant is its set of fields): find() would always take the first.
+bool same_rows(const TargetEntry& a, const TargetEntry& b) {
+  auto shape = [](const std::string& s) { return s.empty() ? std::string("*") : s; };
+  auto fields = [](const std::string& v) {
+    auto f = split_fields(v);
+    std::sort(f.begin(), f.end());
+    return f;
+  };
+  return a.name == b.name && a.metric == b.metric && a.dtype == b.dtype &&
+         shape(a.shape) == shape(b.shape) && fields(a.variant) == fields(b.variant);
+}
+
+// `e`, the entry after `earlier`, selects no rows an earlier one does.
+void refuse_same_rows(const std::vector<TargetEntry>& earlier, const TargetEntry& e,
+                      const JsonDoc& d) {
+  for (size_t j = 0; j < earlier.size(); ++j) {
+    if (!same_rows(earlier[j], e)) continue;
+    const std::string other = "targets[" + std::to_string(j) + "]";
+    fail(d, "targets[" + std::to_string(earlier.size()) + "]",
+         "the same rows as " + other + " (line " + std::to_string(d.lines.line_of(other)) +
+             "): name, metric, dtype, shape and variant; which one holds would depend on their "
+             "order: keep one");
+  }
+}
+
 // Whether target file `f` is for the GPU the driver calls `gpu_name`; `*why`
 // says by which name.
 bool file_matches(const TargetFile& f, const std::string& gpu_name, std::string* why) {
@@ -275,6 +301,7 @@ TargetFile parse_target_file(const std::string& text, const std::string& path) {
     e.board_spread = get_number(t, "board_spread", d, where);
     if (e.board_spread && *e.board_spread >= 1)
       fail(d, where + "board_spread", "expected a fraction in (0, 1)");
+    refuse_same_rows(f.targets, e, d);
     f.targets.push_back(std::move(e));
   }
   return f;

@@ -104,6 +104,29 @@ TEST(KgateCompare, AcrossGpuModelsComparesRooflineFractions) {
   EXPECT_TRUE(contains(text, "roofline_fraction of memory_bandwidth(GB/s)")) << text;
 }
 
+// Across GPU models keys are matched without the arch: a side of two models
+// would give each key the median of two GPUs' fractions (an H100 history
+// with an A100 night in it, against the same H100 night: "49% faster").
+TEST(KgateCompare, AcrossGpuModelsASideOfSeveralModelsIsRefused) {
+  kb::Record h = row("gemv", 2600, "x", kH100), a = row("gemv", 900, "x", kA100);
+  h.roofline_fraction = 0.88;
+  a.roofline_fraction = 0.30;
+  kb::Record same = h;
+  same.run_id = "y";
+  try {
+    cmp(csv({h, a}), csv({same}));
+    ADD_FAILURE() << "compared the median of two GPU models";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "base.csv holds 2 GPU models (NVIDIA A100-SXM4-40GB, NVIDIA H100 80GB HBM3) and "
+              "new.csv 1 (NVIDIA H100 80GB HBM3): across GPU models each file must hold one; "
+              "give the rows of one model a file");
+  }
+  // One model a side, or the same models on both, is compared as before.
+  EXPECT_TRUE(cmp(csv({a}), csv({same})).cross_arch);
+  EXPECT_FALSE(cmp(csv({h, a}), csv({same, a})).cross_arch);
+}
+
 // Suite 0.1's roofline (bandwidth, peak, launch floor) and 0.2's ladder are
 // different rooflines: their fractions are compared only like with like.
 TEST(KgateCompare, RooflineFractionsOnlyWithinOneRooflineVersion) {

@@ -74,6 +74,19 @@ TEST(KgateInput, MissingColumnIsFileLevel) {
       << e2;
 }
 
+// A kbench header that lost `status` (dropped by a tool, misspelled) is
+// still ours, not gpt_fast's: read as gpt_fast, every row would pass as
+// `ok` and every shape would be `mean`.
+TEST(KgateInput, OurHeaderWithoutStatusIsFileLevel) {
+  for (const std::string& renamed : {std::string("Status"), std::string("state")}) {
+    std::string text = good_rows();
+    text.replace(text.find(",status,"), 8, "," + renamed + ",");
+    kb::History h;
+    std::string e = load(h, text);
+    EXPECT_TRUE(contains(e, "r.csv:1: the header lacks column(s) status")) << e;
+  }
+}
+
 TEST(KgateInput, NotAHeaderIsFileLevel) {
   kb::History h;
   std::string e = load(h, "layer_norm,memory_bandwidth(GB/s),950,1000,bfloat16,cuda,A,False\n");

@@ -67,6 +67,30 @@ TEST(TargetFiles, DuplicateKeyNamesBothLines) {
   EXPECT_TRUE(contains(nested, "t.json:2: peaks.hbm_gbps: given twice")) << nested;
 }
 
+// Two entries for the same rows: the first would hold and the other never
+// be checked, so the verdict would hang on their order in the file.
+TEST(TargetFiles, TwoEntriesForTheSameRowsNameBothLines) {
+  const std::string e = target_error(R"J({"gpu": "NVIDIA H200", "peaks": {"hbm_gbps": 4800},
+  "targets": [
+    {"name": "gemv", "metric": "memory_bandwidth(GB/s)", "dtype": "int8", "shape": "D=4096",
+     "variant": "gemv;bound=memory", "target": 100},
+    {"name": "gemv", "metric": "memory_bandwidth(GB/s)", "dtype": "int8", "shape": "D=4096",
+     "variant": "bound=memory;gemv", "target": 5000}]})J");
+  EXPECT_EQ(e,
+            "t.json:5: targets[1]: the same rows as targets[0] (line 3): name, metric, dtype, "
+            "shape and variant; which one holds would depend on their order: keep one");
+  // "" and "*" are one shape; a shape of its own, or another variant, is not the same.
+  const std::string any = target_error(R"J({"gpu": "x", "peaks": {"hbm_gbps": 1}, "targets": [
+    {"name": "a", "metric": "m", "dtype": "d", "target": 1},
+    {"name": "a", "metric": "m", "dtype": "d", "shape": "*", "target": 2}]})J");
+  EXPECT_TRUE(contains(any, "targets[1]: the same rows as targets[0]")) << any;
+  EXPECT_EQ(target_error(R"J({"gpu": "x", "peaks": {"hbm_gbps": 1}, "targets": [
+    {"name": "a", "metric": "m", "dtype": "d", "shape": "*", "target": 1},
+    {"name": "a", "metric": "m", "dtype": "d", "shape": "D=1", "target": 2},
+    {"name": "a", "metric": "m", "dtype": "d", "shape": "D=1", "variant": "v", "target": 3}]})J"),
+            "(no error)");
+}
+
 TEST(TargetFiles, SyntaxErrorNamesLineAndColumn) {
   const std::string e = target_error(
       "{\"gpu\": \"x\",\n  \"peaks\": {\"hbm_gbps\": 4800},\n"

@@ -4,10 +4,12 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <stdexcept>
 #include <tuple>
 
 #include "core/gpu_name.h"
 #include "core/metrics.h"
+#include "reports/format.h"
 #include "tools/kgate/history_rule.h"
 
 namespace kb {
@@ -109,6 +111,15 @@ CompareReport compare_runs(const History& base, const History& next, const Compa
     return m;
   };
   rep.cross_arch = models(ba) != models(na);
+  // Keys are then matched without the arch: a side of two models would give
+  // each key the median of two GPUs' fractions.
+  const size_t nb = models(ba).size(), nn = models(na).size();
+  if (rep.cross_arch && (nb > 1 || nn > 1))
+    throw std::invalid_argument(
+        rep.base_path + " holds " + std::to_string(nb) +
+        (nb == 1 ? " GPU model (" : " GPU models (") + join(rep.base_archs, ", ") + ") and " +
+        rep.next_path + " " + std::to_string(nn) + " (" + join(rep.next_archs, ", ") +
+        "): across GPU models each file must hold one; give the rows of one model a file");
   for (const History* h : {&base, &next}) {
     for (const auto& w : h->warnings()) rep.warnings.push_back(w.text());
     for (const auto& w : h->untrusted()) rep.warnings.push_back(w.text() + "; row skipped");
