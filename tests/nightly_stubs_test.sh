@@ -122,6 +122,14 @@ case "$case_name" in
     STUB_KBENCH=shrink night 2
     says "shorter than it was"
     ;;
+  kbench-shrinks-linked-history)
+    # The history a symbolic link to the file (a CI cache): cut to half,
+    # then tonight's rows appended, it is still shorter than it was.
+    mkdir -p "$tmp/cache"
+    mv "$hist" "$tmp/cache/results.csv" && ln -s "$tmp/cache/results.csv" "$hist"
+    STUB_KBENCH=shrink-rows night 2
+    says "shorter than it was"
+    ;;
   rerun-exit3)
     STUB_KBENCH_RERUN=exit3 night 2
     says "FAIL: kbench rerun (exit 3: no GPU or driver) appended no row of run"

@@ -99,7 +99,8 @@ exit_text() {
 }
 # kgate's: 2 is bad input or usage (its message is in its output).
 kgate_exit_text() { if [ "$1" -eq 2 ]; then echo "exit 2: bad input or usage"; else exit_text "$1"; fi; }
-size_of() { if [ -e "$1" ]; then stat -c %s -- "$1"; else echo 0; fi; }
+# -L: a history reached through a symbolic link (a CI cache) is the file.
+size_of() { if [ -e "$1" ]; then stat -L -c %s -- "$1"; else echo 0; fi; }
 lines_of() { if [ -e "$1" ]; then wc -l < "$1"; else echo 0; fi; }
 ends_in_newline() { [ ! -s "$1" ] || [ "$(tail -c 1 -- "$1" | od -An -tx1 | tr -d ' ')" = 0a ]; }
 
