@@ -205,6 +205,11 @@ fi
 # "A/B against the last good build"). A line per key.
 ab_stage() {
   local top tonight sha k half failed keys names rc=0
+  # The failures are read from gate.txt: cut short (a full disk, which
+  # kgate's exit does not show), it would name none and clear them all.
+  # kgate's verdict line is its console's last: there, the console is whole.
+  grep -q '^FAIL: ' "$out/gate.txt" ||
+    { echo "A/B: $out/gate.txt has no verdict line (cut short?): the gate's failures stand" && return 1; }
   # shellcheck source=tools/ab-lib.sh
   source "$root/tools/ab-lib.sh"
   build_cmd="${KBENCH_AB_BUILD_CMD:-}" kbench_rel="${KBENCH_BISECT_KBENCH:-suite/kbench}"
