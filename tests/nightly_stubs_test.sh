@@ -186,6 +186,18 @@ case "$case_name" in
     cmp -s "$tmp/out/suspects.csv" "$tmp/out-before.csv" || fail "the history in --out changed"
     [ ! -s "$tmp/kbench-calls.txt" ] || fail "kbench ran"
     ;;
+  selftest-drop-crash)
+    # tools/gate-selftest.sh: its injected night fails (kbench crashes):
+    # exit 2, and no table that reads the drop as measured.
+    mkdir -p "$tmp/st"
+    cp "$hist" "$tmp/st/aa.csv"
+    STUB_KBENCH_INJECTED=crash "$src/tools/gate-selftest.sh" --nights 1 --drops 5 --out "$tmp/st" \
+      --build "$build" --no-gpt-fast --resume > "$tmp/log" 2>&1
+    rc=$?
+    [ "$rc" = 2 ] || fail "gate-selftest.sh: exit $rc, expected 2"
+    says "gate-selftest.sh: drop 5%: exit 2"
+    [ ! -e "$tmp/st/selftest.md" ] || fail "a table after the failed drop"
+    ;;
   *)
     echo "unknown case '$case_name'"
     exit 2
