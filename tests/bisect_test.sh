@@ -5,7 +5,7 @@
 # jittered by up to 0.4% and made `slowdown`% lower, a number one commit
 # plants. Another commit does not build. The ab-* cases run tools/nightly.sh
 # --ab in the repository: tonight measured by c10's stub, the history's runs
-# of a good commit before it.
+# of a good commit before it (ab-console-lost: the gate's console lost).
 #   tests/bisect_test.sh SOURCE_DIR BUILD_DIR CASE
 # One ctest test per CASE (tests/CMakeLists.txt).
 set -u
@@ -149,6 +149,22 @@ case "$case_name" in
     [ "$(grep -c '^A/B ' "$tmp/out/ab.txt")" = 6 ] || fail "expected an A/B line for each of the 6 keys"
     [ "$case_name" = ab-stands ] || says "nightly.sh: A/B: no failure reproduced against the last good build: cleared"
     [ "$(git worktree list | wc -l)" = 1 ] && [ -z "$(ls "$tmp" | grep kbench-ab)" ] || fail "a worktree was left"
+    ;;
+  ab-console-lost)
+    # The final stage's console lost (a full disk: kgate's exit 1 does not
+    # say so): no failure can be read from gate.txt, so none is cleared.
+    git checkout -q "$c6"
+    awk -F, -v OFS=, -v g="${c1:0:12}-dirty" 'NR > 1 { $3 = ""; $24 = g } 1' "$STUB_TEMPLATE" > "$tmp/template.csv"
+    grep -v -F ",$STUB_RUN" "$tmp/template.csv" > "$tmp/history.csv"
+    git show "$c10:kbench.sh" > "$tmp/kbench-c10" && chmod +x "$tmp/kbench-c10"
+    STUB_TEMPLATE="$tmp/template.csv" KBENCH_BIN="$tmp/kbench-c10" KBENCH_AB_BUILD_CMD="$build_cmd" \
+      REAL_KGATE="$KGATE_BIN" KGATE_BIN="$src/tests/nightly_stubs/kgate" STUB_KGATE_STAGE=final \
+      STUB_KGATE_EXIT=lost "$src/tools/nightly.sh" --history "$tmp/history.csv" --out "$tmp/out" \
+      --targets "$tmp/none" --confirm 0 --no-gpt-fast --ab > "$tmp/log" 2>&1
+    rc=$?
+    [ "$rc" = 1 ] || fail "nightly.sh --ab: exit $rc, expected 1"
+    says "FAIL: the gate found a regression"
+    grep -q "^A/B: .*gate.txt has no verdict line" "$tmp/out/ab.txt" || fail "ab.txt: $(cat "$tmp/out/ab.txt")"
     ;;
   *)
     echo "unknown case '$case_name'"

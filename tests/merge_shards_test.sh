@@ -3,8 +3,9 @@
 # symbolic or hard link), a second merge of the same shard, a foreign
 # header or a shard cut mid-row is refused with the history untouched; an
 # append that fails part-way (a file size limit: the write fails with
-# EFBIG, as on a full disk) leaves the history as it was; it waits for the
-# lock kbench takes on the history.
+# EFBIG, as on a full disk) leaves the history as it was, through a
+# symbolic link to it too; it waits for the lock kbench takes on the
+# history.
 #   tests/merge_shards_test.sh SOURCE_DIR
 set -u
 src="$1"
@@ -102,6 +103,14 @@ cmp -s h.csv before.csv || fail "failed append: the history was not restored"
 "$merge" h.csv s3.csv big.csv > log 2>&1 || { cat log; fail "merge after the failed one"; }
 [ "$(wc -l < h.csv)" = $((8 + 500 + 1 + 400)) ] || fail "after the failed one: $(wc -l < h.csv) lines"
 cp h.csv before.csv
+# The same through a symbolic link to the history (a CI cache): cut back to
+# the file's size, not to the link's own (its target's name).
+ln -s h.csv linked.csv
+shard_of night9 400 > big2.csv
+timeout 20 bash -c "ulimit -f $limit_kb; exec \"\$0\" \"\$@\"" "$merge" linked.csv big2.csv > log 2>&1
+rc=$?
+[ "$rc" = 1 ] || { cat log; fail "failed append through a link: exit $rc, expected 1"; }
+cmp -s h.csv before.csv || fail "failed append through a link: the history was not restored ($(stat -c %s h.csv) bytes)"
 
 # 7. It waits for the lock kbench takes (flock(2) on the history).
 flock h.csv sleep 3 &

@@ -122,6 +122,14 @@ case "$case_name" in
     STUB_KBENCH=shrink night 2
     says "shorter than it was"
     ;;
+  kbench-shrinks-linked-history)
+    # The history a symbolic link to the file (a CI cache): cut to half,
+    # then tonight's rows appended, it is still shorter than it was.
+    mkdir -p "$tmp/cache"
+    mv "$hist" "$tmp/cache/results.csv" && ln -s "$tmp/cache/results.csv" "$hist"
+    STUB_KBENCH=shrink-rows night 2
+    says "shorter than it was"
+    ;;
   rerun-exit3)
     STUB_KBENCH_RERUN=exit3 night 2
     says "FAIL: kbench rerun (exit 3: no GPU or driver) appended no row of run"
@@ -177,6 +185,18 @@ case "$case_name" in
     cmp -s "$hist" "$tmp/before.csv" || fail "the history changed"
     cmp -s "$tmp/out/suspects.csv" "$tmp/out-before.csv" || fail "the history in --out changed"
     [ ! -s "$tmp/kbench-calls.txt" ] || fail "kbench ran"
+    ;;
+  selftest-drop-crash)
+    # tools/gate-selftest.sh: its injected night fails (kbench crashes):
+    # exit 2, and no table that reads the drop as measured.
+    mkdir -p "$tmp/st"
+    cp "$hist" "$tmp/st/aa.csv"
+    STUB_KBENCH_INJECTED=crash "$src/tools/gate-selftest.sh" --nights 1 --drops 5 --out "$tmp/st" \
+      --build "$build" --no-gpt-fast --resume > "$tmp/log" 2>&1
+    rc=$?
+    [ "$rc" = 2 ] || fail "gate-selftest.sh: exit $rc, expected 2"
+    says "gate-selftest.sh: drop 5%: exit 2"
+    [ ! -e "$tmp/st/selftest.md" ] || fail "a table after the failed drop"
     ;;
   *)
     echo "unknown case '$case_name'"

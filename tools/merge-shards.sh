@@ -82,7 +82,9 @@ for shard in "$@"; do
   cat "$work/rows" >> "$work/seen"
 done
 
-size0="$(stat -c %s "$history")"
+# -L: the file's size, not a symbolic link's own (a history reached through
+# a link, cut back to the link's size, would be lost).
+size0="$(stat -L -c %s "$history")"
 # A history cut off mid-row must not glue the first shard's first line onto it.
 ends_in_newline "$history" || printf '\n' >&9
 for shard in "$@"; do

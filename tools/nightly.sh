@@ -99,7 +99,8 @@ exit_text() {
 }
 # kgate's: 2 is bad input or usage (its message is in its output).
 kgate_exit_text() { if [ "$1" -eq 2 ]; then echo "exit 2: bad input or usage"; else exit_text "$1"; fi; }
-size_of() { if [ -e "$1" ]; then stat -c %s -- "$1"; else echo 0; fi; }
+# -L: a history reached through a symbolic link (a CI cache) is the file.
+size_of() { if [ -e "$1" ]; then stat -L -c %s -- "$1"; else echo 0; fi; }
 lines_of() { if [ -e "$1" ]; then wc -l < "$1"; else echo 0; fi; }
 ends_in_newline() { [ ! -s "$1" ] || [ "$(tail -c 1 -- "$1" | od -An -tx1 | tr -d ' ')" = 0a ]; }
 
@@ -204,6 +205,11 @@ fi
 # "A/B against the last good build"). A line per key.
 ab_stage() {
   local top tonight sha k half failed keys names rc=0
+  # The failures are read from gate.txt: cut short (a full disk, which
+  # kgate's exit does not show), it would name none and clear them all.
+  # kgate's verdict line is its console's last: there, the console is whole.
+  grep -q '^FAIL: ' "$out/gate.txt" ||
+    { echo "A/B: $out/gate.txt has no verdict line (cut short?): the gate's failures stand" && return 1; }
   # shellcheck source=tools/ab-lib.sh
   source "$root/tools/ab-lib.sh"
   build_cmd="${KBENCH_AB_BUILD_CMD:-}" kbench_rel="${KBENCH_BISECT_KBENCH:-suite/kbench}"
