@@ -73,6 +73,14 @@ std::string named(const NamedPath& p) { return p.what + " " + p.path; }
 AtomicFile::AtomicFile(const std::string& path) : path_(path), target_(resolve_links(path)) {
   std::error_code ec;
   if (fs::is_directory(target_, ec)) throw WriteError("cannot write " + path_ + ": a folder");
+  struct stat st {};
+  if (::stat(path_.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    // A pipe, a terminal or a device (/dev/stdout): written in place, since
+    // a rename would put a plain file where it is.
+    if (!(f_ = std::fopen(path_.c_str(), "wb")))
+      throw WriteError("cannot write " + path_ + ": " + std::strerror(errno));
+    return;
+  }
   const std::string dir = folder_of(target_);
   std::string name =
       (fs::path(dir) / ("." + fs::path(target_).filename().string() + ".XXXXXX")).string();
@@ -100,10 +108,15 @@ void AtomicFile::commit() {
   if (!f_) throw WriteError("cannot write " + path_ + ": already written");
   int e = 0;
   if (std::fflush(f_) != 0 || std::ferror(f_)) e = errno ? errno : EIO;
-  if (!e && ::fsync(::fileno(f_)) != 0) e = errno;
+  const bool in_place = tmp_.empty();
+  if (!e && !in_place && ::fsync(::fileno(f_)) != 0) e = errno;
   std::FILE* f = f_;
   f_ = nullptr;
   if (std::fclose(f) != 0 && !e) e = errno;
+  if (in_place) {
+    if (e) throw WriteError("cannot write " + path_ + ": " + std::strerror(e));
+    return;
+  }
   if (!e && ::rename(tmp_.c_str(), target_.c_str()) != 0) e = errno;
   if (e) {
     discard();

@@ -1,7 +1,8 @@
 // Every output file of kbench and kgate is replaced whole or not at all: a
 // temporary in the destination's folder, fsync'd, renamed over it (through
-// a symbolic link to the file it names). output_clash() finds an output
-// that is an input too, by device and inode, else by normalised path.
+// a symbolic link to the file it names); a pipe or a device (/dev/stdout) is
+// written in place, its errors thrown all the same. output_clash() finds an
+// output that is an input too, by device and inode, else by normalised path.
 #pragma once
 
 #include <cstdio>

@@ -1,5 +1,6 @@
 // core/atomic_write.h: an output replaced whole or not at all, and the
 // output that is an input found by device and inode.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -107,6 +108,34 @@ TEST(AtomicWrite, UncommittedFileLeavesNothing) {
   }
   EXPECT_EQ(slurp(d / "h.csv"), "history");
   EXPECT_EQ(entries(d), 1u);
+}
+
+// A pipe (or /dev/stdout, a device) is written in place: a rename over it
+// would leave a plain file where it was.
+TEST(AtomicWrite, APipeIsWrittenInPlaceAndStaysAPipe) {
+  const fs::path d = fresh_dir("fifo");
+  const fs::path fifo = d / "report.md";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const int rd = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(rd, 0);
+  kb::atomic_write(fifo.string(), "# tonight\n");
+  char buf[64] = {};
+  const ssize_t n = ::read(rd, buf, sizeof buf);
+  ::close(rd);
+  EXPECT_EQ(std::string(buf, n > 0 ? n : 0), "# tonight\n");
+  struct stat st {};
+  ASSERT_EQ(::lstat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+  EXPECT_EQ(entries(d), 1u);
+}
+
+// A device that refuses the bytes is an error, and stays the device.
+TEST(AtomicWrite, AFullDeviceIsAnErrorAndStaysADevice) {
+  struct stat st {};
+  if (::stat("/dev/full", &st) != 0 || !S_ISCHR(st.st_mode)) GTEST_SKIP() << "no /dev/full";
+  EXPECT_THROW(kb::atomic_write("/dev/full", std::string(1 << 16, 'x')), kb::WriteError);
+  ASSERT_EQ(::stat("/dev/full", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
 }
 
 TEST(OutputClash, SameFileByNameLinkOrHardLink) {
