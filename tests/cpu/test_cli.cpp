@@ -97,6 +97,19 @@ TEST(Cli, UsageErrorsExit2) {
   EXPECT_EQ(noise.code, 2);
 }
 
+// inf reaches the workers as JSON null (every row failed); a seed read as a
+// double seeds another run than the one asked for (1.5 -> 1, 1e30: undefined).
+TEST(Cli, NonFiniteNumbersAndInexactSeedsAreRefused) {
+  for (const char* bad :
+       {"--max-time inf", "--max-time=infinity", "--max-noise inf", "--timeout inf", "--seed inf",
+        "--seed 1e30", "--seed 1.5", "--seed 18446744073709551616", "--seed -1"}) {
+    auto r = kbench(std::string("run --filter layer_norm --no-csv ") + bad);
+    EXPECT_EQ(r.code, 2) << bad << "\n" << r.out;
+  }
+  auto ok = kbench("run --filter layer_norm --no-csv --seed 18446744073709551615 --max-time 1e3");
+  EXPECT_NE(ok.code, 2) << ok.out;
+}
+
 TEST(Cli, UnknownFilterListsExperiments) {
   auto r = kbench("run --filter no_such_experiment --no-csv");
   EXPECT_EQ(r.code, 2);
