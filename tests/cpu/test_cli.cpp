@@ -2,6 +2,7 @@
 // as a real process. (On a machine with a GPU, the no-GPU test checks the
 // out-of-range device message instead.)
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include <regex>
 #include <sstream>
 
+#include "core/record.h"
 #include "tests/cpu/run_command.h"
 #include "tests/cpu/temp_root.h"
 #include "tests/gpu/gpu_policy.h"
@@ -179,6 +181,31 @@ TEST(Cli, ForeignCsvHeaderIsRefusedBeforeMeasuring) {
   std::stringstream ss;
   ss << in.rdbuf();
   EXPECT_EQ(ss.str(), content);
+}
+
+// A --csv that the append at the end would refuse is refused before
+// anything is measured (exit 2, not 3 here or a night measured for
+// nothing on a GPU), and a FIFO is not opened (a read of it blocks).
+TEST(Cli, UnappendableCsvIsRefusedBeforeMeasuring) {
+  auto dir = temp_dir("csv_paths");
+  fs::create_directories(dir / "folder.csv");
+  std::ofstream(dir / "file") << "x\n";
+  ASSERT_EQ(::mkfifo((dir / "fifo.csv").c_str(), 0600), 0);
+  std::ofstream(dir / "cut.csv") << kb::csv_header();  // no newline: the append refuses it
+  for (const std::string& csv :
+       {(dir / "folder.csv").string(), (dir / "fifo.csv").string(),
+        (dir / "file" / "r.csv").string(), (dir / "cut.csv").string(), std::string("''")}) {
+    auto r = kb::test::run_command(std::string("timeout 20 ") + KBENCH_EXE,
+                                   "run --filter layer_norm --csv " + csv);
+    EXPECT_EQ(r.code, 2) << csv << "\n" << r.out;
+    EXPECT_TRUE(contains(r.out, "kbench: ")) << csv << "\n" << r.out;
+  }
+  EXPECT_FALSE(fs::exists(dir / "file" / "r.csv"));
+  // A new file in folders not there yet stays fine (created by the append).
+  auto ok = kbench("run --filter layer_norm --device 999 --csv " +
+                   (dir / "new" / "deeper" / "r.csv").string());
+  EXPECT_TRUE(ok.code == 3 || (ok.code == 2 && contains(ok.out, "out of range"))) << ok.out;
+  EXPECT_FALSE(fs::exists(dir / "new"));
 }
 
 // --json onto the history (by name or a link) or --csv onto the suspects
