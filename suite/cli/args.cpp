@@ -186,7 +186,12 @@ void set_options(Args& a, const std::vector<std::string>& in) {
       throw UsageError(f + " takes no value (got '" + in[i] + "')");
     if (o->takes_value && !inline_value && i + 1 >= in.size())
       throw UsageError(f + " needs a value");
-    o->set({a, f, inline_value ? *inline_value : o->takes_value ? in[++i] : ""});
+    const std::string value = inline_value ? *inline_value : o->takes_value ? in[++i] : "";
+    // `--rerun "$EMPTY"` would measure the whole suite as a new run,
+    // `--json=` write nothing: a file or folder option needs its name.
+    for (const char* named : {"--csv", "--json", "--targets", "--write", "--rerun"})
+      if (f == named && value.empty()) throw UsageError(f + " needs a file or folder name, got ''");
+    o->set({a, f, value});
   }
 }
 

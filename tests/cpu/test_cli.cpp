@@ -112,6 +112,19 @@ TEST(Cli, NonFiniteNumbersAndInexactSeedsAreRefused) {
   EXPECT_NE(ok.code, 2) << ok.out;
 }
 
+// An empty file name is not the option left out: `--rerun ""` measured
+// the whole suite as a new run, `--json=` wrote no JSON.
+TEST(Cli, EmptyFileNamesAreRefused) {
+  for (const char* bad :
+       {"run --rerun ''", "run --rerun=", "run --filter layer_norm --json= --no-csv",
+        "run --filter layer_norm --targets '' --no-csv",
+        "run --filter layer_norm --csv=", "probe --write=", "tune --write ''"}) {
+    auto r = kbench(bad);
+    EXPECT_EQ(r.code, 2) << bad << "\n" << r.out;
+    EXPECT_TRUE(contains(r.out, "needs a file or folder name")) << bad << "\n" << r.out;
+  }
+}
+
 TEST(Cli, UnknownFilterListsExperiments) {
   auto r = kbench("run --filter no_such_experiment --no-csv");
   EXPECT_EQ(r.code, 2);
