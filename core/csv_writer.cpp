@@ -85,7 +85,60 @@ size_t last_header_columns(int fd, off_t size, size_t first, const std::string& 
   return first;
 }
 
+// The columns the rows appended to a non-empty file take; CsvError where
+// its header is not kbench's.
+size_t existing_columns(int fd, off_t size, const std::string& path) {
+  const std::string header = csv_header();
+  std::string first(header.size() + 4, '\0');
+  ssize_t n = ::pread(fd, first.data(), first.size(), 0);
+  if (n < 0) throw CsvError(path + ": cannot read its header: " + errno_text());
+  first.resize(static_cast<size_t>(n));
+  const size_t eol = first.find('\n');
+  size_t columns = eol == std::string::npos ? 0 : schema_columns(first.substr(0, eol));
+  // Files concatenated (a v1 history, then v2 shard files with their
+  // headers): the rows at the end take the columns of the last header.
+  if (columns != 0) columns = last_header_columns(fd, size, columns, path);
+  if (columns == 0) {
+    throw CsvError(path +
+                   ": its header is not kbench's CSV schema (v2, or v1 before it); the file was "
+                   "left untouched. Write to another file with --csv FILE (expected header: " +
+                   header + ")");
+  }
+  return columns;
+}
+
 }  // namespace
+
+void check_csv_appendable(const std::string& path) {
+  namespace fs = std::filesystem;
+  if (path.empty()) throw CsvError("the results CSV's name is empty: give --csv FILE or --no-csv");
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    if (errno != ENOENT) throw CsvError(path + ": cannot append to it: " + errno_text());
+    // A new file: append_csv creates it and its missing folders under the
+    // nearest folder that is there, which must be a folder we may write in.
+    std::error_code ec;
+    fs::path dir = fs::absolute(path, ec).parent_path();
+    while (::stat(dir.c_str(), &st) != 0) {
+      if (errno != ENOENT || dir == dir.parent_path())
+        throw CsvError(path + ": cannot be created: " + dir.string() + ": " + errno_text());
+      dir = dir.parent_path();
+    }
+    if (!S_ISDIR(st.st_mode))
+      throw CsvError(path + ": cannot be created: " + dir.string() + " is not a folder");
+    if (::access(dir.c_str(), W_OK | X_OK) != 0)
+      throw CsvError(path + ": cannot be created in " + dir.string() + ": " + errno_text());
+    return;
+  }
+  // Not opened unless a regular file: opening a FIFO for reading blocks.
+  if (!S_ISREG(st.st_mode))
+    throw CsvError(path + ": not a regular file: the results CSV must be a file to append to");
+  Fd f;
+  f.fd = ::open(path.c_str(), O_RDWR | O_APPEND | O_CLOEXEC);
+  if (f.fd < 0) throw CsvError(path + ": cannot open for appending: " + errno_text());
+  if (::fstat(f.fd, &st) != 0) throw CsvError(path + ": cannot stat: " + errno_text());
+  if (st.st_size != 0) existing_columns(f.fd, st.st_size, path);
+}
 
 size_t schema_columns(std::string line) {
   if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -120,21 +173,7 @@ size_t append_csv(const std::string& path, const std::vector<Record>& rows) {
   if (st.st_size == 0) {
     out = header + "\n";
   } else {
-    std::string first(header.size() + 4, '\0');
-    ssize_t n = ::pread(f.fd, first.data(), first.size(), 0);
-    if (n < 0) throw CsvError(path + ": cannot read its header: " + errno_text());
-    first.resize(static_cast<size_t>(n));
-    const size_t eol = first.find('\n');
-    columns = eol == std::string::npos ? 0 : schema_columns(first.substr(0, eol));
-    // Files concatenated (a v1 history, then v2 shard files with their
-    // headers): the rows at the end take the columns of the last header.
-    if (columns != 0) columns = last_header_columns(f.fd, st.st_size, columns, path);
-    if (columns == 0) {
-      throw CsvError(path +
-                     ": its header is not kbench's CSV schema (v2, or v1 before it); the file was "
-                     "left untouched. Write to another file with --csv FILE (expected header: " +
-                     header + ")");
-    }
+    columns = existing_columns(f.fd, st.st_size, path);
     // A file cut short by a crash must not glue our first row onto its last.
     char last = '\n';
     if (::pread(f.fd, &last, 1, st.st_size - 1) == 1 && last != '\n') out += '\n';

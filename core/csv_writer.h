@@ -29,4 +29,11 @@ size_t schema_columns(std::string header_line);
 // Returns the columns written.
 size_t append_csv(const std::string& path, const std::vector<Record>& rows);
 
+// What append_csv would refuse, found before anything is measured, nothing
+// written: an empty name, a path that is not a regular file (a folder, a
+// FIFO or device: never opened), a file that cannot be opened for
+// appending, another header, or a new file whose nearest existing folder
+// is not a folder we may write in. Throws CsvError.
+void check_csv_appendable(const std::string& path);
+
 }  // namespace kb

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
@@ -63,11 +65,25 @@ double parse_double(const std::string& flag, const std::string& v) {
   try {
     size_t used = 0;
     double d = std::stod(v, &used);
-    if (used != v.size() || !(d > 0)) throw std::invalid_argument(v);
+    // inf would travel to the workers as JSON null: every row failed.
+    if (used != v.size() || !(d > 0) || !std::isfinite(d)) throw std::invalid_argument(v);
     return d;
   } catch (const std::exception&) {
-    throw UsageError(flag + " needs a number > 0, got '" + v + "'");
+    throw UsageError(flag + " needs a finite number > 0, got '" + v + "'");
   }
+}
+
+// --seed: the whole number given, not a double's rounding of it (1.5, 1e30
+// and 2^53 + 1 would seed another run than the one asked for).
+uint64_t parse_seed(const std::string& flag, const std::string& v) {
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long n = std::strtoull(v.c_str(), &end, 10);
+  if (v.empty() || !std::isdigit(static_cast<unsigned char>(v[0])) || *end != '\0' ||
+      errno == ERANGE || n == 0)
+    throw UsageError(flag + " needs a whole number from 1 to 18446744073709551615, got '" + v +
+                     "'");
+  return n;
 }
 
 using Text = const std::string&;
@@ -100,7 +116,7 @@ const Option kOptions[] = {
     {"--write", {"probe", "tune"}, true, [](Given g) { g.a.write = g.value; }},
     {"--max-noise", {"run"}, true, [](Given g) { g.a.engine.max_noise = g.number(); }},
     {"--max-time", {"run"}, true, [](Given g) { g.a.engine.max_time_s = g.number(); }},
-    {"--seed", {"run"}, true, [](Given g) { g.a.engine.seed = uint64_t(g.number()); }},
+    {"--seed", {"run"}, true, [](Given g) { g.a.engine.seed = parse_seed(g.flag, g.value); }},
     {"--timeout", {"run"}, true, [](Given g) { g.a.timeout_s = g.number(); }},
     {"--rerun", {"run"}, true, [](Given g) { g.a.rerun = g.value; }},
     {"--repeat", {"run"}, true, [](Given g) { g.a.repeat = g.count(); }},
@@ -170,7 +186,12 @@ void set_options(Args& a, const std::vector<std::string>& in) {
       throw UsageError(f + " takes no value (got '" + in[i] + "')");
     if (o->takes_value && !inline_value && i + 1 >= in.size())
       throw UsageError(f + " needs a value");
-    o->set({a, f, inline_value ? *inline_value : o->takes_value ? in[++i] : ""});
+    const std::string value = inline_value ? *inline_value : o->takes_value ? in[++i] : "";
+    // `--rerun "$EMPTY"` would measure the whole suite as a new run,
+    // `--json=` write nothing: a file or folder option needs its name.
+    for (const char* named : {"--csv", "--json", "--targets", "--write", "--rerun"})
+      if (f == named && value.empty()) throw UsageError(f + " needs a file or folder name, got ''");
+    o->set({a, f, value});
   }
 }
 

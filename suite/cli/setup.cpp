@@ -46,16 +46,7 @@ std::vector<TargetFile> load_targets(const TargetsDir& targets) {
   return load_target_dir(dir);
 }
 
-void precheck_csv(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return;  // new file
-  std::string line;
-  if (!std::getline(in, line)) return;  // empty file
-  if (schema_columns(line) == 0)
-    throw CsvError(path +
-                   ": its header is not kbench's CSV schema (v2, or v1 before it); the file was "
-                   "left untouched. Write to another file with --csv FILE");
-}
+void precheck_csv(const std::string& path) { check_csv_appendable(path); }
 
 std::vector<int> devices_for(const std::string& spec) {
   std::string why;

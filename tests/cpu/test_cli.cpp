@@ -2,6 +2,7 @@
 // as a real process. (On a machine with a GPU, the no-GPU test checks the
 // out-of-range device message instead.)
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include <regex>
 #include <sstream>
 
+#include "core/record.h"
 #include "tests/cpu/run_command.h"
 #include "tests/cpu/temp_root.h"
 #include "tests/gpu/gpu_policy.h"
@@ -97,6 +99,32 @@ TEST(Cli, UsageErrorsExit2) {
   EXPECT_EQ(noise.code, 2);
 }
 
+// inf reaches the workers as JSON null (every row failed); a seed read as a
+// double seeds another run than the one asked for (1.5 -> 1, 1e30: undefined).
+TEST(Cli, NonFiniteNumbersAndInexactSeedsAreRefused) {
+  for (const char* bad :
+       {"--max-time inf", "--max-time=infinity", "--max-noise inf", "--timeout inf", "--seed inf",
+        "--seed 1e30", "--seed 1.5", "--seed 18446744073709551616", "--seed -1"}) {
+    auto r = kbench(std::string("run --filter layer_norm --no-csv ") + bad);
+    EXPECT_EQ(r.code, 2) << bad << "\n" << r.out;
+  }
+  auto ok = kbench("run --filter layer_norm --no-csv --seed 18446744073709551615 --max-time 1e3");
+  EXPECT_NE(ok.code, 2) << ok.out;
+}
+
+// An empty file name is not the option left out: `--rerun ""` measured
+// the whole suite as a new run, `--json=` wrote no JSON.
+TEST(Cli, EmptyFileNamesAreRefused) {
+  for (const char* bad :
+       {"run --rerun ''", "run --rerun=", "run --filter layer_norm --json= --no-csv",
+        "run --filter layer_norm --targets '' --no-csv",
+        "run --filter layer_norm --csv=", "probe --write=", "tune --write ''"}) {
+    auto r = kbench(bad);
+    EXPECT_EQ(r.code, 2) << bad << "\n" << r.out;
+    EXPECT_TRUE(contains(r.out, "needs a file or folder name")) << bad << "\n" << r.out;
+  }
+}
+
 TEST(Cli, UnknownFilterListsExperiments) {
   auto r = kbench("run --filter no_such_experiment --no-csv");
   EXPECT_EQ(r.code, 2);
@@ -166,6 +194,31 @@ TEST(Cli, ForeignCsvHeaderIsRefusedBeforeMeasuring) {
   std::stringstream ss;
   ss << in.rdbuf();
   EXPECT_EQ(ss.str(), content);
+}
+
+// A --csv that the append at the end would refuse is refused before
+// anything is measured (exit 2, not 3 here or a night measured for
+// nothing on a GPU), and a FIFO is not opened (a read of it blocks).
+TEST(Cli, UnappendableCsvIsRefusedBeforeMeasuring) {
+  auto dir = temp_dir("csv_paths");
+  fs::create_directories(dir / "folder.csv");
+  std::ofstream(dir / "file") << "x\n";
+  ASSERT_EQ(::mkfifo((dir / "fifo.csv").c_str(), 0600), 0);
+  std::ofstream(dir / "cut.csv") << kb::csv_header();  // no newline: the append refuses it
+  for (const std::string& csv :
+       {(dir / "folder.csv").string(), (dir / "fifo.csv").string(),
+        (dir / "file" / "r.csv").string(), (dir / "cut.csv").string(), std::string("''")}) {
+    auto r = kb::test::run_command(std::string("timeout 20 ") + KBENCH_EXE,
+                                   "run --filter layer_norm --csv " + csv);
+    EXPECT_EQ(r.code, 2) << csv << "\n" << r.out;
+    EXPECT_TRUE(contains(r.out, "kbench: ")) << csv << "\n" << r.out;
+  }
+  EXPECT_FALSE(fs::exists(dir / "file" / "r.csv"));
+  // A new file in folders not there yet stays fine (created by the append).
+  auto ok = kbench("run --filter layer_norm --device 999 --csv " +
+                   (dir / "new" / "deeper" / "r.csv").string());
+  EXPECT_TRUE(ok.code == 3 || (ok.code == 2 && contains(ok.out, "out of range"))) << ok.out;
+  EXPECT_FALSE(fs::exists(dir / "new"));
 }
 
 // --json onto the history (by name or a link) or --csv onto the suspects
