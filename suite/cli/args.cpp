@@ -95,6 +95,12 @@ struct Given {
   Text flag, value;
   double number() const { return parse_double(flag, value); }
   int count(long max = 1000) const { return parse_count(flag, value, max); }
+  // A file or folder: `--rerun "$EMPTY"` would measure the whole suite as a
+  // new run, `--json=` write nothing.
+  Text path() const {
+    if (value.empty()) throw UsageError(flag + " needs a file or folder name, got ''");
+    return value;
+  }
 };
 
 // Every option: the commands that take it, whether a value follows, and
@@ -109,16 +115,16 @@ const Option kOptions[] = {
     {"--filter", {"run", "list", "tune"}, true, [](Given g) { g.a.filter = g.value; }},
     {"--device", {"run", "probe", "tune"}, true, [](Given g) { g.a.device = g.value; }},
     {"--quick", {"run", "probe"}, false, [](Given g) { g.a.quick = true; }},
-    {"--csv", {"run"}, true, [](Given g) { g.a.csv = g.value; }},
+    {"--csv", {"run"}, true, [](Given g) { g.a.csv = g.path(); }},
     {"--no-csv", {"run"}, false, [](Given g) { g.a.no_csv = true; }},
-    {"--json", {"run"}, true, [](Given g) { g.a.json = g.value; }},
-    {"--targets", {"run", "probe", "tune"}, true, [](Given g) { g.a.targets = g.value; }},
-    {"--write", {"probe", "tune"}, true, [](Given g) { g.a.write = g.value; }},
+    {"--json", {"run"}, true, [](Given g) { g.a.json = g.path(); }},
+    {"--targets", {"run", "probe", "tune"}, true, [](Given g) { g.a.targets = g.path(); }},
+    {"--write", {"probe", "tune"}, true, [](Given g) { g.a.write = g.path(); }},
     {"--max-noise", {"run"}, true, [](Given g) { g.a.engine.max_noise = g.number(); }},
     {"--max-time", {"run"}, true, [](Given g) { g.a.engine.max_time_s = g.number(); }},
     {"--seed", {"run"}, true, [](Given g) { g.a.engine.seed = parse_seed(g.flag, g.value); }},
     {"--timeout", {"run"}, true, [](Given g) { g.a.timeout_s = g.number(); }},
-    {"--rerun", {"run"}, true, [](Given g) { g.a.rerun = g.value; }},
+    {"--rerun", {"run"}, true, [](Given g) { g.a.rerun = g.path(); }},
     {"--repeat", {"run"}, true, [](Given g) { g.a.repeat = g.count(); }},
     {"--inject-slowdown", {"run"}, true, [](Given g) { g.a.inject = g.value; }},
     {"--allow-injected-slowdown", {"run"}, false, [](Given g) { g.a.allow_inject = true; }},
@@ -186,12 +192,7 @@ void set_options(Args& a, const std::vector<std::string>& in) {
       throw UsageError(f + " takes no value (got '" + in[i] + "')");
     if (o->takes_value && !inline_value && i + 1 >= in.size())
       throw UsageError(f + " needs a value");
-    const std::string value = inline_value ? *inline_value : o->takes_value ? in[++i] : "";
-    // `--rerun "$EMPTY"` would measure the whole suite as a new run,
-    // `--json=` write nothing: a file or folder option needs its name.
-    for (const char* named : {"--csv", "--json", "--targets", "--write", "--rerun"})
-      if (f == named && value.empty()) throw UsageError(f + " needs a file or folder name, got ''");
-    o->set({a, f, value});
+    o->set({a, f, inline_value ? *inline_value : o->takes_value ? in[++i] : ""});
   }
 }
 

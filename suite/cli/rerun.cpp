@@ -7,6 +7,7 @@
 #include <map>
 
 #include "core/atomic_write.h"
+#include "core/csv_writer.h"
 #include "core/gpu_name.h"
 #include "core/suspects.h"
 #include "suite/cli.h"
@@ -149,7 +150,7 @@ int cmd_rerun(const Args& a) {
   const int repeat = a.repeat > 0 ? a.repeat : 3;
   const RunPlan run = run_plan(a);
   auto files = load_targets(run.targets);
-  if (run.write_csv) precheck_csv(run.csv);
+  if (run.write_csv) check_csv_appendable(run.csv);  // refused before measuring, not after
   const RerunPlan plan = rerun_plan(a.rerun, sus);
   if (plan.todo.empty()) {
     std::printf("kbench: %s names no suspects: nothing to re-measure\n", a.rerun.c_str());

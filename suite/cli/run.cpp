@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <exception>
 
+#include "core/csv_writer.h"
 #include "suite/cli.h"
 #include "suite/cli/commands.h"
 #include "suite/cli/gpu_chains.h"
@@ -54,7 +55,7 @@ int cmd_run(const Args& a) {
   const std::vector<Step> steps = plan_steps(select(a.filter), a.shard);
   const RunPlan plan = run_plan(a);
   auto files = load_targets(plan.targets);
-  if (plan.write_csv) precheck_csv(plan.csv);
+  if (plan.write_csv) check_csv_appendable(plan.csv);  // refused before measuring, not after
   const std::vector<int> devices = devices_for(a.device);
   if (devices.empty()) return kExitNoDevice;
 

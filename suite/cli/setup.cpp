@@ -3,7 +3,6 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <system_error>
 
 #include "core/csv_writer.h"
@@ -45,8 +44,6 @@ std::vector<TargetFile> load_targets(const TargetsDir& targets) {
   }
   return load_target_dir(dir);
 }
-
-void precheck_csv(const std::string& path) { check_csv_appendable(path); }
 
 std::vector<int> devices_for(const std::string& spec) {
   std::string why;

@@ -37,9 +37,6 @@ struct RunPlan {
 };
 RunPlan run_plan(const Args& a);
 
-// Refuse before measuring, not after: a results file with another header.
-void precheck_csv(const std::string& path);
-
 // The GPUs of --device, checked against this machine's; none after
 // saying why it has no CUDA device.
 std::vector<int> devices_for(const std::string& spec);

@@ -110,10 +110,11 @@ CompareReport compare_runs(const History& base, const History& next, const Compa
     for (const auto& a : archs) m.insert(gpu_name_key(a));
     return m;
   };
-  rep.cross_arch = models(ba) != models(na);
+  const auto base_models = models(ba), next_models = models(na);
+  rep.cross_arch = base_models != next_models;
   // Keys are then matched without the arch: a side of two models would give
   // each key the median of two GPUs' fractions.
-  const size_t nb = models(ba).size(), nn = models(na).size();
+  const size_t nb = base_models.size(), nn = next_models.size();
   if (rep.cross_arch && (nb > 1 || nn > 1))
     throw std::invalid_argument(
         rep.base_path + " holds " + std::to_string(nb) +
