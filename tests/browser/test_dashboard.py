@@ -365,11 +365,11 @@ def main():
         drive_shared_x(b, a.kgate, a.out)
         drive_phone(b, drop, a.out)
         # 100 000 rows: the first screen (the overview, worst first).
-        times = sorted(b.open("file://" + big_page, READY) for _ in range(3))
+        times = sorted(b.open("file://" + big_page, READY) for _ in range(5))
         st = b.eval(STATUS)
-        print("  100k rows: opened in %.2f s (median of 3), page ready at %s ms" %
-              (times[1], st["loadMs"]))
-        check(times[1] < 1.0 and st["rows"] == "1000", "100k rows open in under a second")
+        print("  100k rows: opened in %.2f s (median of 5), page ready at %s ms" %
+              (times[2], st["loadMs"]))
+        check(times[2] < 1.0 and st["rows"] == "1000", "100k rows open in under a second")
 
         print("synthetic history (%d rows, %d runs, %d keys): %s" %
               (data["rows"], len(data["runs"]), len(data["keys"]), page))
