@@ -110,6 +110,33 @@ TEST(TargetFiles, WrongTypeNamesFileLineAndField) {
             "t.json:3: targets[0].name: missing (expected a string)");
 }
 
+// A misspelt field is an error naming it and the field meant: ignored, a
+// per-entry "tolerence": 0.01 left the default 0.05 and passed a 4% miss.
+TEST(TargetFiles, UnknownFieldNamesTheFieldMeant) {
+  std::string text = kH200File;
+  text.replace(text.find("\"target\": 100"), 13, "\"target\": 100, \"tolerence\": 0.01");
+  EXPECT_EQ(target_error(text),
+            "t.json:4: targets[0].tolerence: unknown field: did you mean \"tolerance\"?");
+  text = kH200File;
+  text.replace(text.find("\"peaks\""), 7, "\"peak\": {\"hbm_gbps\": 1}, \"peaks\"");
+  EXPECT_EQ(target_error(text), "t.json:2: peak: unknown field: did you mean \"peaks\"?");
+  // Each object of the file; far from any field: the fields it takes.
+  const std::string file = R"J({"gpu": "x", "peaks": {"hbm_gbps": 1, "bf16_tflop": 9},
+  "targets": []})J";
+  EXPECT_EQ(target_error(file),
+            "t.json:1: peaks.bf16_tflop: unknown field: did you mean \"bf16_tflops\"?");
+  const std::string measured = R"J({"gpu": "x", "peaks": {"hbm_gbps": 1},
+  "measured": {"read_gbps": 2, "remark": "r"}, "targets": []})J";
+  const std::string e = target_error(measured);
+  EXPECT_TRUE(contains(e, "t.json:2: measured.remark: unknown field (the fields here: date, "))
+      << e;
+  EXPECT_TRUE(contains(e, "note")) << e;
+  const std::string ladder = R"J({"gpu": "x", "peaks": {"hbm_gbps": 1},
+  "measured": {"ladder": {"reads": []}}, "targets": []})J";
+  EXPECT_EQ(target_error(ladder),
+            "t.json:2: measured.ladder.reads: unknown field: did you mean \"read\"?");
+}
+
 TEST(Datasheets, OutOfRangeDuplicateAndSyntaxNameFileAndLine) {
   auto err = [](const std::string& text) {
     try {
@@ -176,6 +203,21 @@ TEST(KgateTargets, OutOfRangeTargetExitTwoNamingFileAndLine) {
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_TRUE(contains(r.out, t.string() + ":4:")) << r.out;
   EXPECT_TRUE(contains(r.out, "targets[0].target: number out of range")) << r.out;
+}
+
+// The gate on a misspelt tolerance: exit 2 naming it, not a pass under the
+// default tolerance.
+TEST(KgateTargets, MisspeltToleranceExitTwoNotAPass) {
+  const fs::path d = temp_dir("kgate_tolerence");
+  fs::create_directories(d / "targets");
+  std::string text = kH200File;
+  text.replace(text.find("\"target\": 100"), 13, "\"target\": 1000, \"tolerence\": 0.01");
+  const fs::path t = write(d / "targets" / "h200.json", text);
+  // 4% under the target: within the default 0.05, not within 0.01.
+  const fs::path h = write(d / "h.csv", csv(series("gemv", steady(20, 960, 960), "NVIDIA H200")));
+  Result r = kgate("check --results " + h.string() + " --targets " + (d / "targets").string());
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, t.string() + ":4: targets[0].tolerence: unknown field")) << r.out;
 }
 
 // kgate bringup reads the tuning table and the datasheet table as kbench
