@@ -120,6 +120,9 @@ TEST(BringupDraft, TunedRunGivesPerShapeTargetsAndTheProbesLadder) {
   EXPECT_EQ(r.draft_path, "nvidia-h200.json");
   const kb::TargetFile f = kb::parse_target_file(r.draft_json, "nvidia-h200.json");
   EXPECT_EQ(f.gpu, "NVIDIA H200");
+  // The GPU by its exact name: no substring of it that a sibling model's holds.
+  EXPECT_NE(kb::match_gpu({f}, "NVIDIA H200"), nullptr);
+  EXPECT_EQ(kb::match_gpu({f}, "NVIDIA H200 NVL"), nullptr);
   // `measured` is the probe's, whole: its scalars and its ladder.
   EXPECT_TRUE(f.measured.ladder.present());
   EXPECT_EQ(f.measured.read_gbps, 4596);

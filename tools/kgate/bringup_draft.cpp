@@ -263,7 +263,9 @@ DraftedTargetFile draft_target_file(const DraftInputs& d) {
   }
   ordered_json doc;
   doc["gpu"] = d.report.gpu;
-  doc["match"] = {d.report.gpu};
+  // `gpu` takes the GPU by its exact name; a `match` of that name would also
+  // take a sibling model whose name extends it (the H200 NVL).
+  doc["match"] = ordered_json::array();
   doc["note"] =
       "Drafted by kgate bringup from run " + d.report.run_id + " (" + d.report.git_sha +
       ", driver " + d.report.driver + "): peaks from the datasheet table, measured " +
