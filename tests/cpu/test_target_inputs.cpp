@@ -178,6 +178,39 @@ TEST(Tuning, WrongTypesOutOfRangeAndDuplicatesNameFileLineAndField) {
             "u.json:2: gpu: given twice in one object (the other at line 1): keep one");
 }
 
+// A misspelt field of a tuning table is an error naming it: a decode
+// entry's "usage" made it a standalone entry that took the standalone
+// GEMV's shapes from their tuned kernel, without a word.
+TEST(Tuning, UnknownFieldNamesTheFieldMeant) {
+  auto gemv_error = [](const std::string& text) {
+    try {
+      kb::TuningFile f = kb::parse_tuning_file(text, "u.json");
+      kb::parse_gemv_table(f.doc, "u.json", &f.lines);
+    } catch (const kb::TuningError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_EQ(gemv_error("{\"gpu\": \"G\", \"gemv\": [\n {\"dtype\": \"int8\", \"usage\": "
+                       "\"decode\", \"kernel\": \"T4\"}]}"),
+            "u.json:2: gemv[0].usage: unknown field: did you mean \"use\"?");
+  EXPECT_EQ(gemv_error("{\"gpu\": \"G\", \"gemv\": [{\"dtype\": \"int8\", \"row\": [1, 8],\n"
+                       " \"kernel\": \"T4\"}]}"),
+            "u.json:1: gemv[0].row: unknown field: did you mean \"rows\"?");
+  EXPECT_EQ(gemv_error("{\"gpu\": \"G\",\n \"gemvs\": []}"),
+            "u.json:2: gemvs: unknown field: did you mean \"gemv\"?");
+  const std::string entry = R"J({"M": 1, "N": 2, "K": 3, "epilogue": "none",
+   "algo": {"id": 1, "tile": 1, "stage": 1, "splitk": 1, "reduction": 0, "swizzle": 0,
+            "custom": 0, "cluster": 0}})J";
+  EXPECT_EQ(tuning_error("{\"gpu\": \"G\",\n\"cublaslt\": [" + entry + "]}"),
+            "u.json:3: cublaslt[0].algo.stage: unknown field: did you mean \"stages\"?");
+  // What kbench tune writes reads back.
+  const std::string src = KBENCH_SOURCE_DIR;
+  for (const char* t :
+       {"/targets/tuning/h100-sxm5-80gb.json", "/targets/tuning/h200-sxm-141gb.json"})
+    EXPECT_EQ(gemv_error(slurp(src + t)), "(no error)") << t;
+}
+
 #ifdef KBENCH_KGATE_EXE
 
 TEST(KgateTargets, TwoFilesForOneGpuExitTwoNamingBoth) {
