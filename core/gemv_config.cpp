@@ -15,6 +15,13 @@ bool scan_all(const char* s, const char* fmt, int n, Ints*... out) {
   const int got = std::sscanf(s, f.c_str(), out..., &used);
   return got == n && used >= 0 && s[used] == '\0';
 }
+
+// Whether every count is 1 or more: a name with a count of 0 (warps, stages,
+// rows a warp) is no configuration, and a divisor in refusal().
+template <typename... Ints>
+bool counts(Ints... v) {
+  return ((v >= 1) && ...);
+}
 }  // namespace
 
 const char* family_name(const Kernel& k) {
@@ -56,17 +63,17 @@ std::optional<Kernel> parse_kernel(const std::string& name) {
   if (name == "one" || name == "one4") return OneLoad{4};
   if (name == "one8") return OneLoad{8};
   int a = 0, b = 0, c = 0, d = 0, e = 0;
-  if (scan_all(s, "T%d", 1, &a)) return Tile{a};
+  if (scan_all(s, "T%d", 1, &a) && counts(a)) return Tile{a};
   if (name.rfind("GM", 0) == 0 || name.rfind("M", 0) == 0) {
     const bool diag = name[0] == 'G';
     const char* m = s + (diag ? 1 : 0);
     Mma k;
     k.diag = diag;
-    if (scan_all(m, "M%dW%dK%dD%d", 4, &a, &b, &c, &d)) {
+    if (scan_all(m, "M%dW%dK%dD%d", 4, &a, &b, &c, &d) && counts(a, b, c, d)) {
       k.unroll = a, k.warps = b, k.k_split = c, k.depth = d;
       return k;
     }
-    if (scan_all(m, "M%dW%dK%d", 3, &a, &b, &c)) {
+    if (scan_all(m, "M%dW%dK%d", 3, &a, &b, &c) && counts(a, b, c)) {
       k.unroll = a, k.warps = b, k.k_split = c, k.depth = 2;
       return k;
     }
@@ -77,24 +84,28 @@ std::optional<Kernel> parse_kernel(const std::string& name) {
     const char* m = s + (mma ? 2 : 1);
     Bulk k;
     k.mma = mma;
-    if (scan_all(m, "%dW%dS%dO%dR%d", 5, &a, &b, &c, &d, &e)) {
+    // O0 (contiguous rows) and R0 (rows per buffer by size) are choices, not counts.
+    if (scan_all(m, "%dW%dS%dO%dR%d", 5, &a, &b, &c, &d, &e) && counts(a, b, c) && d >= 0 &&
+        e >= 0) {
       k.stages = a, k.warps = b, k.blocks_per_sm = c, k.rows = d, k.rows_per_buffer = e;
       return k;
     }
-    if (scan_all(m, "%dW%dS%dO%d", 4, &a, &b, &c, &d)) {
+    if (scan_all(m, "%dW%dS%dO%d", 4, &a, &b, &c, &d) && counts(a, b, c) && d >= 0) {
       k.stages = a, k.warps = b, k.blocks_per_sm = c, k.rows = d;
       return k;
     }
-    if (scan_all(m, "%dW%dS%d", 3, &a, &b, &c)) {
+    if (scan_all(m, "%dW%dS%d", 3, &a, &b, &c) && counts(a, b, c)) {
       k.stages = a, k.warps = b, k.blocks_per_sm = c;
       return k;
     }
     return std::nullopt;
   }
   int f = 0;
-  if (scan_all(s, "R%dU%dW%dP%dK%dB%d", 6, &a, &b, &c, &d, &e, &f) && (d == 0 || d == 1) && f > 0)
+  if (scan_all(s, "R%dU%dW%dP%dK%dB%d", 6, &a, &b, &c, &d, &e, &f) && (d == 0 || d == 1) &&
+      counts(a, b, c, e, f))
     return General{a, b, c, d == 1, e, f};
-  if (scan_all(s, "R%dU%dW%dP%dK%d", 5, &a, &b, &c, &d, &e) && (d == 0 || d == 1))
+  if (scan_all(s, "R%dU%dW%dP%dK%d", 5, &a, &b, &c, &d, &e) && (d == 0 || d == 1) &&
+      counts(a, b, c, e))
     return General{a, b, c, d == 1, e};
   return std::nullopt;
 }

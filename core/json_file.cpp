@@ -1,5 +1,6 @@
 #include "core/json_file.h"
 
+#include <algorithm>
 #include <iterator>
 #include <utility>
 #include <vector>
@@ -23,6 +24,44 @@ std::string json_message(const std::string& path, const JsonLines* lines, const 
   const size_t line = lines ? lines->line_of(field) : 0;
   return path + (line ? ":" + std::to_string(line) : std::string()) + ": " +
          (field.empty() ? std::string() : field + ": ") + what;
+}
+
+namespace {
+
+// Edits (insert, delete, replace, swap two neighbours) from `a` to `b`, ASCII case ignored.
+size_t edits(const std::string& a, const std::string& b) {
+  auto low = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (size_t i = 1; i <= a.size(); ++i)
+    for (size_t j = 1; j <= b.size(); ++j) {
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1,
+                          d[i - 1][j - 1] + (low(a[i - 1]) == low(b[j - 1]) ? 0 : 1)});
+      if (i > 1 && j > 1 && low(a[i - 1]) == low(b[j - 2]) && low(a[i - 2]) == low(b[j - 1]))
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  return d[a.size()][b.size()];
+}
+
+}  // namespace
+
+std::optional<UnknownKey> unknown_key(const ordered_json& obj,
+                                      const std::vector<std::string>& known) {
+  if (!obj.is_object()) return std::nullopt;
+  for (const auto& [key, value] : obj.items()) {
+    if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+    const std::string* near = nullptr;
+    size_t best = 3;  // at most two edits away: a typo
+    for (const auto& k : known)
+      if (const size_t e = edits(key, k); e < best && e < k.size()) best = e, near = &k;
+    std::string what = "unknown field";
+    if (near) return UnknownKey{key, what + ": did you mean \"" + *near + "\"?"};
+    what += " (the fields here: ";
+    for (size_t i = 0; i < known.size(); ++i) what += (i ? ", " : "") + known[i];
+    return UnknownKey{key, what + ")"};
+  }
+  return std::nullopt;
 }
 
 namespace {

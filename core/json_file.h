@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -36,6 +37,15 @@ struct JsonDoc {
   }
 };
 
+// What to say of the first key of `obj` that is not among `known` ("unknown
+// field: did you mean \"tolerance\"?"), with the key; none when every key is
+// known. A misspelt optional field would otherwise be ignored without a word.
+struct UnknownKey {
+  std::string key, what;
+};
+std::optional<UnknownKey> unknown_key(const nlohmann::ordered_json& obj,
+                                      const std::vector<std::string>& known);
+
 // Reads a parsed file's fields; every error an `Error` ("path:line: field: what").
 template <class Error>
 struct JsonFields {
@@ -55,6 +65,11 @@ struct JsonFields {
     }
     if (!it->is_string()) fail(where + key, "expected a string");
     return it->get<std::string>();
+  }
+  // Every key of obj (the field `where`, "" or ending in ".") among `known`.
+  void only(const nlohmann::ordered_json& obj, const std::string& where,
+            const std::vector<std::string>& known) const {
+    if (auto u = unknown_key(obj, known)) fail(where + u->key, u->what);
   }
   // obj[key] as non-empty strings; none where absent.
   std::vector<std::string> strings(const nlohmann::ordered_json& obj, const char* key,

@@ -39,8 +39,21 @@ const std::pair<const char*, double Ceilings::*> kCeilingFields[] = {
     {"fp8_tflops", &Ceilings::fp8_tflops},       {"launch_us", &Ceilings::launch_us},
     {"graph_node_us", &Ceilings::graph_node_us}, {"mem_latency_us", &Ceilings::mem_latency_us}};
 
-Ceilings parse_ceilings(const ordered_json& obj, const JsonDoc& doc, const std::string& where) {
+// Every key of `obj` (the field `where`: "" or ending in ".") among `known`:
+// a misspelt field (a per-entry "tolerence") would be ignored without a word.
+void only(const ordered_json& obj, const JsonDoc& doc, const std::string& where,
+          const std::vector<std::string>& known) {
+  JsonFields<TargetError>{doc.path, &doc.lines}.only(obj, where, known);
+}
+
+// `peaks` or `measured`: the ceilings, `hbm_gbps` for both bandwidths, and `more`.
+Ceilings parse_ceilings(const ordered_json& obj, const JsonDoc& doc, const std::string& where,
+                        std::vector<std::string> more) {
   if (!obj.is_object()) fail(doc, where, "expected an object");
+  // tf32_tflops: a datasheet figure drafted files carry; no roofline uses it.
+  for (const char* k : {"hbm_gbps", "tf32_tflops", "source", "note"}) more.push_back(k);
+  for (const auto& [key, field] : kCeilingFields) more.push_back(key);
+  only(obj, doc, where + ".", more);
   Ceilings c;
   auto num = [&](const char* key) { return get_number(obj, key, doc, where + ".").value_or(0); };
   for (const auto& [key, field] : kCeilingFields) c.*field = num(key);
@@ -84,6 +97,9 @@ Ladder parse_rungs(const ordered_json& obj, const char* key, const JsonDoc& doc,
 // optional.
 SpeedOfLight parse_ladder(const ordered_json& obj, const JsonDoc& doc, const std::string& where) {
   if (!obj.is_object()) fail(doc, where, "expected an object");
+  only(obj, doc, where + ".",
+       {"read", "copy", "launch_extra_us", "graph_node_extra_us", "launch_extra_by_link",
+        "graph_node_extra_by_link", "date", "driver", "source"});
   SpeedOfLight s;
   s.read = parse_rungs(obj, "read", doc, where + ".");
   s.copy = parse_rungs(obj, "copy", doc, where + ".");
@@ -253,17 +269,18 @@ TargetFile parse_target_file(const std::string& text, const std::string& path) {
   const ordered_json& doc = d.value;
   if (!doc.is_object()) fail(d, "", "expected an object at the top level");
   const JsonFields<TargetError> in{path, &d.lines};
+  in.only(doc, "", {"gpu", "match", "note", "peaks", "measured", "tolerance", "targets"});
   TargetFile f;
   f.path = path;
   f.gpu = in.string(doc, "gpu", "", nullptr);
   f.match = in.strings(doc, "match", "");
   auto p = doc.find("peaks");
   if (p == doc.end()) fail(d, "peaks", "missing (the GPU's datasheet peaks)");
-  f.peaks = parse_ceilings(*p, d, "peaks");
+  f.peaks = parse_ceilings(*p, d, "peaks", {});
   if (f.peaks.read_gbps <= 0) fail(d, "peaks.hbm_gbps", "missing (expected a number > 0)");
   auto ms = doc.find("measured");
   if (ms != doc.end() && !ms->is_null()) {
-    f.measured = parse_ceilings(*ms, d, "measured");
+    f.measured = parse_ceilings(*ms, d, "measured", {"date", "driver", "ladder"});
     f.measured_date = in.string(*ms, "date", "measured.", "");
     f.measured_driver = in.string(*ms, "driver", "measured.", "");
     if (auto l = ms->find("ladder"); l != ms->end() && !l->is_null())
@@ -279,6 +296,9 @@ TargetFile parse_target_file(const std::string& text, const std::string& path) {
     const ordered_json& t = (*ts)[i];
     std::string where = "targets[" + std::to_string(i) + "].";
     if (!t.is_object()) fail(d, "targets[" + std::to_string(i) + "]", "expected an object");
+    in.only(t, where,
+            {"name", "metric", "dtype", "shape", "variant", "target", "roofline_fraction",
+             "tolerance", "board_spread", "note"});
     TargetEntry e;
     e.name = in.string(t, "name", where, nullptr);
     e.metric = in.string(t, "metric", where, nullptr);

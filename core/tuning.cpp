@@ -80,6 +80,9 @@ TuningFile parse_tuning_file(const std::string& text, const std::string& path) {
   f.lines = std::move(d.lines);
   const Src src{path, &f.lines};
   if (!f.doc.is_object()) src.fail("", "expected an object at the top level");
+  // Every object names its fields: a misspelt one (a gemv entry's "usage")
+  // would be ignored, and its entry hold other shapes than it says.
+  src.only(f.doc, "", {"gpu", "note", "cublaslt", "gemv"});
   if (!f.doc.contains("gpu") || !f.doc["gpu"].is_string())
     src.fail("gpu", "missing (expected the GPU's name as the driver reports it)");
   f.gpu = f.doc["gpu"].get<std::string>();
@@ -91,6 +94,7 @@ TuningFile parse_tuning_file(const std::string& text, const std::string& path) {
     const std::string where = "cublaslt[" + std::to_string(i) + "]";
     const auto& e = list[i];
     if (!e.is_object()) src.fail(where, "expected an object");
+    src.only(e, where + ".", {"M", "N", "K", "input", "epilogue", "algo", "measured"});
     gemm::PinnedAlgo p;
     p.origin = path + " " + where;
     p.key.M = get_int(e, "M", src, where + ".", 1, big);
@@ -115,6 +119,9 @@ TuningFile parse_tuning_file(const std::string& text, const std::string& path) {
     if (!e.contains("algo") || !e["algo"].is_object()) src.fail(where + ".algo", "missing");
     const auto& a = e["algo"];
     const std::string aw = where + ".algo.";
+    src.only(
+        a, aw,
+        {"id", "tile", "stages", "splitk", "reduction", "swizzle", "custom", "cluster", "inner"});
     gemm::AlgoConfig& c = p.config;
     c.id = static_cast<int32_t>(get_int(a, "id", src, aw, 0, 0x7fffffff));
     c.tile = static_cast<uint32_t>(get_int(a, "tile", src, aw, 0, u32));
@@ -162,6 +169,8 @@ std::vector<gemv::TableEntry> parse_gemv_table(const ordered_json& doc, const st
     const std::string where = "gemv[" + std::to_string(i) + "]";
     const auto& e = list[i];
     if (!e.is_object()) src.fail(where, "expected an object");
+    src.only(e, where + ".",
+             {"dtype", "experts", "use", "rows", "row_bytes", "max_bytes", "kernel", "measured"});
     gemv::TableEntry t;
     t.origin = path + " " + where;
     const std::string dtype = src.string(e, "dtype", where + ".", nullptr);

@@ -52,9 +52,14 @@ case "$cmd" in
   run)
     [ -z "${STUB_TUNED:-}" ] || grep -q tune "$targets/tuning/${STUB_MATCH:-$name}" ||
       { echo "stub: run before tuning" >&2; exit 3; }
+    # STUB_RUN_RC=N: exit N, after writing rows unless N is 2 or 3 (kbench's
+    # input and machine failures, found before a row).
+    case "${STUB_RUN_RC:-0}" in 2 | 3) echo "stub: kbench run fails" >&2; exit "$STUB_RUN_RC" ;; esac
     if [ -n "${STUB_RUN:-}" ]; then cp "$STUB_RUN" "$csv"; else
-      printf 'name,metric\ngemv,memory_bandwidth(GB/s)\n' >> "$csv"
+      [ -s "$csv" ] || printf 'name,metric\n' > "$csv"
+      printf 'gemv,memory_bandwidth(GB/s)\n' >> "$csv"
     fi
+    exit "${STUB_RUN_RC:-0}"
     ;;
 esac
 EOF
@@ -118,6 +123,24 @@ grep -q "ready to commit (review first): $out/tuning/stub-gpu.json -> targets/tu
 : > "$tmp/calls.log"
 bringup --out "$out" > "$tmp/a2.log" 2>&1 || { cat "$tmp/a2.log"; fail "second bring-up failed"; }
 [ "$(cat "$out/tuning/stub-gpu.json")" = "$(printf 'tune-gemv\ntune')" ] || fail "stale copy"
+
+# A run that fails before a row, into an --out with an earlier bring-up's
+# results: no report of the earlier run, nothing named ready to commit.
+: > "$tmp/calls.log"
+STUB_RUN_RC=2 bringup --out "$out" > "$tmp/a3.log" 2>&1
+rc=$?
+[ "$rc" -eq 2 ] || { cat "$tmp/a3.log"; fail "failed run: exit $rc, expected 2"; }
+grep -q "^kgate" "$tmp/calls.log" && fail "failed run: a report of the earlier run's rows"
+grep -q "ready to commit (review" "$tmp/a3.log" && fail "failed run: $(cat "$tmp/a3.log")"
+grep -q "kbench run wrote no rows (exit 2): no report" "$tmp/a3.log" || fail "$(cat "$tmp/a3.log")"
+# A run with a failed row: reported on (its rows alone), not ready to commit.
+STUB_RUN_RC=1 bringup --out "$out" > "$tmp/a4.log" 2>&1
+rc=$?
+[ "$rc" -eq 1 ] || { cat "$tmp/a4.log"; fail "failed row: exit $rc, expected 1"; }
+[ "$(cat "$out/results.csv")" = "$(printf 'name,metric\ngemv,memory_bandwidth(GB/s)')" ] ||
+  fail "failed row: results.csv holds an earlier run: $(cat "$out/results.csv")"
+grep -q "ready to commit (review" "$tmp/a4.log" && fail "failed row: $(cat "$tmp/a4.log")"
+grep -q "not ready to commit: kbench run exited 1" "$tmp/a4.log" || fail "$(cat "$tmp/a4.log")"
 
 # A GPU with a target file: the probe's draft takes its place in the copy
 # (no second file of the GPU), its file's name throughout.

@@ -7,7 +7,8 @@
 #                    [--no-build]
 #
 # Works on a copy of --targets (default targets/) in --out (default
-# out/bringup). Exit status: the report's, else kbench run's.
+# out/bringup). Exit status: the report's, else kbench run's; the files are
+# named ready to commit only where both are 0.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 die() {
@@ -98,6 +99,9 @@ if [ "$tune" = 1 ]; then
 fi
 
 say "the whole suite ($out/results.csv)"
+# This run's rows alone: kbench appends, and the report and the draft must
+# not come from an earlier bring-up's run where this one wrote none.
+rm -f "$out/results.csv"
 run_rc=0
 "$kbench" run --device "$device" --targets "$work" --csv "$out/results.csv" \
   ${run_args[@]+"${run_args[@]}"} || run_rc=$?
@@ -112,8 +116,15 @@ report_rc=0
   --probe "$out/probe.json" --out "$out" || report_rc=$?
 
 # The files to commit, named as in targets/: kgate wrote the draft to
-# $out/$name; the tuning table is the copy's.
+# $out/$name; the tuning table is the copy's. Ready only when the run and
+# the report succeeded: a failed row has no target, a problem of the
+# input may have drafted from the wrong ceilings.
 ready="ready to commit (review first):"
+if [ "$run_rc" != 0 ] || [ "$report_rc" != 0 ]; then
+  echo "tools/bringup.sh: not ready to commit: kbench run exited $run_rc, kgate bringup" \
+    "$report_rc (the report says why); the files in $out are for review only" >&2
+  ready="drafted (NOT ready to commit):"
+fi
 [ ! -f "$out/$name" ] || echo "$ready $out/$name -> targets/$name"
 rm -rf "$out/tuning"
 if [ "$tune" = 1 ] && [ -f "$work/tuning/$name" ]; then

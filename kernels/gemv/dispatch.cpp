@@ -176,16 +176,17 @@ std::string refusal(const Kernel& kernel, bool int8, int64_t N, int64_t K, int n
                    return "";
                  },
                  [&](const Bulk& c) -> std::string {
+                   if (c.warps != 8 && c.warps != 16)  // before dividing by the threads
+                     return "the bulk kernel has 8 or 16 consumer warps";
                    const int64_t threads = 32 * int64_t(c.warps);
                    const int64_t J = vecs % threads == 0 ? vecs / threads : 0;
                    const int rs = bulk_rows_per_buffer(c, int8, N, K, gather);
                    const int64_t smem = int64_t(c.stages) * rs * K * item_bytes(int8);
                    if (c.mma && (!int8 || rs != 2))
                      return "bulk_mma needs int8 weights and 2 rows per buffer";
-                   if ((c.warps != 8 && c.warps != 16) || rs < 1 || rs > 2 ||
-                       (rs == 2 && gather && N % 2 != 0) || (J != 1 && J != 2 && J != 4) ||
-                       c.stages != 3 || c.blocks_per_sm < 1 || c.blocks_per_sm > 4 ||
-                       smem > (160 << 10) || c.rows < 0 || c.rows > 2)
+                   if (rs < 1 || rs > 2 || (rs == 2 && gather && N % 2 != 0) ||
+                       (J != 1 && J != 2 && J != 4) || c.stages != 3 || c.blocks_per_sm < 1 ||
+                       c.blocks_per_sm > 4 || smem > (160 << 10) || c.rows < 0 || c.rows > 2)
                      return "the bulk kernel cannot serve this row length so configured";
                    return "";
                  }},

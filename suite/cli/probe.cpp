@@ -180,7 +180,9 @@ void write_draft(const std::string& write, const DeviceInfo& dev, const Probed& 
   if (!draft_message.empty()) peaks_message += (peaks_message.empty() ? "" : "; ") + draft_message;
   nlohmann::ordered_json doc;
   doc["gpu"] = dev.name;
-  doc["match"] = {dev.name};
+  // `gpu` takes the GPU by its exact name; a `match` of that name would also
+  // take a sibling model whose name extends it (the H200 NVL).
+  doc["match"] = nlohmann::ordered_json::array();
   doc["peaks"] = peaks;
   doc["measured"] = {{"read_gbps", std::round(p.read_gbps)},
                      {"copy_gbps", std::round(std::max(p.copy_gbps, p.memcpy_gbps))},

@@ -120,6 +120,9 @@ TEST(BringupDraft, TunedRunGivesPerShapeTargetsAndTheProbesLadder) {
   EXPECT_EQ(r.draft_path, "nvidia-h200.json");
   const kb::TargetFile f = kb::parse_target_file(r.draft_json, "nvidia-h200.json");
   EXPECT_EQ(f.gpu, "NVIDIA H200");
+  // The GPU by its exact name: no substring of it that a sibling model's holds.
+  EXPECT_NE(kb::match_gpu({f}, "NVIDIA H200"), nullptr);
+  EXPECT_EQ(kb::match_gpu({f}, "NVIDIA H200 NVL"), nullptr);
   // `measured` is the probe's, whole: its scalars and its ladder.
   EXPECT_TRUE(f.measured.ladder.present());
   EXPECT_EQ(f.measured.read_gbps, 4596);
@@ -310,6 +313,24 @@ TEST(BringupDraft, AProbeThatIsNotATargetFileIsAProblem) {
   r = draft_of(slurp(kRunCsv), in);
   ASSERT_EQ(r.problems.size(), 1u);
   EXPECT_TRUE(contains(r.problems[0], "--probe " + kProbe + ": cannot read it")) << r.problems[0];
+}
+
+// The probe's draft of another GPU (a second bring-up into the same --out
+// probes into its probe.json): its ceilings are not this GPU's.
+TEST(BringupDraft, AProbeOfAnotherGpuIsAProblem) {
+  const auto dir = targets_without_h200("draft_other_probe");
+  auto in = inputs(dir);
+  in.probe_path = kTargets + "/h100-sxm5-80gb.json";
+  in.probe_text = slurp(in.probe_path);
+  const kb::BringupReport r = draft_of(slurp(kRunCsv), in);
+  ASSERT_EQ(r.problems.size(), 1u);
+  EXPECT_EQ(r.problems[0], "--probe " + in.probe_path +
+                               ": a target file of 'NVIDIA H100 80GB HBM3', not of the GPU "
+                               "brought up ('NVIDIA H200'): the drafted `measured` is the run's "
+                               "probe rows instead");
+  const kb::TargetFile f = kb::parse_target_file(r.draft_json, "d.json");
+  EXPECT_EQ(f.measured.read_gbps, 4683);  // the run's read_bandwidth row, not the H100's 3151
+  EXPECT_FALSE(f.measured.ladder.present());
 }
 
 TEST(BringupDraft, TheProbesDraftInstalledIsToBeReplaced) {

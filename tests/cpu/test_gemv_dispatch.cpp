@@ -151,6 +151,29 @@ TEST(GemvConfig, NamesReadBack) {
     EXPECT_FALSE(gemv::parse_kernel(bad).has_value()) << bad;
 }
 
+// A count of zero or less names no kernel: a tuning table's "B3W0S3" (no
+// warps) divided by zero in refusal() and killed kbench tune gemv and the
+// run's workers with SIGFPE, no message.
+TEST(GemvConfig, ZeroOrNegativeCountsNameNoKernel) {
+  for (const char* bad :
+       {"B3W0S3", "BM3W0S2O2R2", "B0W8S3", "B3W8S0", "B3W8S3O-1R0", "T0", "T-4", "R0U1W4P1K1",
+        "R1U0W4P1K1", "R1U1W0P1K1", "R1U1W4P1K0", "M0W4K1", "M4W0K1", "GM4W4K0", "M4W4K1D0"})
+    EXPECT_FALSE(gemv::parse_kernel(bad).has_value()) << bad;
+  EXPECT_TRUE(gemv::parse_kernel("B3W8S3O0R0").has_value());  // O0: contiguous rows; R0: by size
+  // Built by hand: a reason, not a crash.
+  EXPECT_NE(gemv::refusal(gemv::Bulk{3, 0, 1, 2, 0, false}, false, 4096, 4096, 1), "");
+  const auto doc = nlohmann::ordered_json::parse(
+      R"J({"gpu": "G", "gemv": [{"dtype": "int8", "kernel": "B3W0S3"}]})J");
+  try {
+    kb::parse_gemv_table(doc, "u.json");
+    ADD_FAILURE() << "B3W0S3 read as a kernel";
+  } catch (const kb::TuningError& e) {
+    EXPECT_TRUE(std::string(e.what()).rfind("u.json: gemv[0].kernel: unknown kernel 'B3W0S3'", 0) ==
+                0)
+        << e.what();
+  }
+}
+
 TEST(GemvTune, CandidatesServeTheirShapeAndStartWithTheGenericChoice) {
   const auto shapes = kb::gemv_tuning_shapes();
   EXPECT_GE(shapes.size(), 30u);

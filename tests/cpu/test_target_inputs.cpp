@@ -110,6 +110,33 @@ TEST(TargetFiles, WrongTypeNamesFileLineAndField) {
             "t.json:3: targets[0].name: missing (expected a string)");
 }
 
+// A misspelt field is an error naming it and the field meant: ignored, a
+// per-entry "tolerence": 0.01 left the default 0.05 and passed a 4% miss.
+TEST(TargetFiles, UnknownFieldNamesTheFieldMeant) {
+  std::string text = kH200File;
+  text.replace(text.find("\"target\": 100"), 13, "\"target\": 100, \"tolerence\": 0.01");
+  EXPECT_EQ(target_error(text),
+            "t.json:4: targets[0].tolerence: unknown field: did you mean \"tolerance\"?");
+  text = kH200File;
+  text.replace(text.find("\"peaks\""), 7, "\"peak\": {\"hbm_gbps\": 1}, \"peaks\"");
+  EXPECT_EQ(target_error(text), "t.json:2: peak: unknown field: did you mean \"peaks\"?");
+  // Each object of the file; far from any field: the fields it takes.
+  const std::string file = R"J({"gpu": "x", "peaks": {"hbm_gbps": 1, "bf16_tflop": 9},
+  "targets": []})J";
+  EXPECT_EQ(target_error(file),
+            "t.json:1: peaks.bf16_tflop: unknown field: did you mean \"bf16_tflops\"?");
+  const std::string measured = R"J({"gpu": "x", "peaks": {"hbm_gbps": 1},
+  "measured": {"read_gbps": 2, "remark": "r"}, "targets": []})J";
+  const std::string e = target_error(measured);
+  EXPECT_TRUE(contains(e, "t.json:2: measured.remark: unknown field (the fields here: date, "))
+      << e;
+  EXPECT_TRUE(contains(e, "note")) << e;
+  const std::string ladder = R"J({"gpu": "x", "peaks": {"hbm_gbps": 1},
+  "measured": {"ladder": {"reads": []}}, "targets": []})J";
+  EXPECT_EQ(target_error(ladder),
+            "t.json:2: measured.ladder.reads: unknown field: did you mean \"read\"?");
+}
+
 TEST(Datasheets, OutOfRangeDuplicateAndSyntaxNameFileAndLine) {
   auto err = [](const std::string& text) {
     try {
@@ -151,6 +178,39 @@ TEST(Tuning, WrongTypesOutOfRangeAndDuplicatesNameFileLineAndField) {
             "u.json:2: gpu: given twice in one object (the other at line 1): keep one");
 }
 
+// A misspelt field of a tuning table is an error naming it: a decode
+// entry's "usage" made it a standalone entry that took the standalone
+// GEMV's shapes from their tuned kernel, without a word.
+TEST(Tuning, UnknownFieldNamesTheFieldMeant) {
+  auto gemv_error = [](const std::string& text) {
+    try {
+      kb::TuningFile f = kb::parse_tuning_file(text, "u.json");
+      kb::parse_gemv_table(f.doc, "u.json", &f.lines);
+    } catch (const kb::TuningError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_EQ(gemv_error("{\"gpu\": \"G\", \"gemv\": [\n {\"dtype\": \"int8\", \"usage\": "
+                       "\"decode\", \"kernel\": \"T4\"}]}"),
+            "u.json:2: gemv[0].usage: unknown field: did you mean \"use\"?");
+  EXPECT_EQ(gemv_error("{\"gpu\": \"G\", \"gemv\": [{\"dtype\": \"int8\", \"row\": [1, 8],\n"
+                       " \"kernel\": \"T4\"}]}"),
+            "u.json:1: gemv[0].row: unknown field: did you mean \"rows\"?");
+  EXPECT_EQ(gemv_error("{\"gpu\": \"G\",\n \"gemvs\": []}"),
+            "u.json:2: gemvs: unknown field: did you mean \"gemv\"?");
+  const std::string entry = R"J({"M": 1, "N": 2, "K": 3, "epilogue": "none",
+   "algo": {"id": 1, "tile": 1, "stage": 1, "splitk": 1, "reduction": 0, "swizzle": 0,
+            "custom": 0, "cluster": 0}})J";
+  EXPECT_EQ(tuning_error("{\"gpu\": \"G\",\n\"cublaslt\": [" + entry + "]}"),
+            "u.json:3: cublaslt[0].algo.stage: unknown field: did you mean \"stages\"?");
+  // What kbench tune writes reads back.
+  const std::string src = KBENCH_SOURCE_DIR;
+  for (const char* t :
+       {"/targets/tuning/h100-sxm5-80gb.json", "/targets/tuning/h200-sxm-141gb.json"})
+    EXPECT_EQ(gemv_error(slurp(src + t)), "(no error)") << t;
+}
+
 #ifdef KBENCH_KGATE_EXE
 
 TEST(KgateTargets, TwoFilesForOneGpuExitTwoNamingBoth) {
@@ -176,6 +236,21 @@ TEST(KgateTargets, OutOfRangeTargetExitTwoNamingFileAndLine) {
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_TRUE(contains(r.out, t.string() + ":4:")) << r.out;
   EXPECT_TRUE(contains(r.out, "targets[0].target: number out of range")) << r.out;
+}
+
+// The gate on a misspelt tolerance: exit 2 naming it, not a pass under the
+// default tolerance.
+TEST(KgateTargets, MisspeltToleranceExitTwoNotAPass) {
+  const fs::path d = temp_dir("kgate_tolerence");
+  fs::create_directories(d / "targets");
+  std::string text = kH200File;
+  text.replace(text.find("\"target\": 100"), 13, "\"target\": 1000, \"tolerence\": 0.01");
+  const fs::path t = write(d / "targets" / "h200.json", text);
+  // 4% under the target: within the default 0.05, not within 0.01.
+  const fs::path h = write(d / "h.csv", csv(series("gemv", steady(20, 960, 960), "NVIDIA H200")));
+  Result r = kgate("check --results " + h.string() + " --targets " + (d / "targets").string());
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, t.string() + ":4: targets[0].tolerence: unknown field")) << r.out;
 }
 
 // kgate bringup reads the tuning table and the datasheet table as kbench

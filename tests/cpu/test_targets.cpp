@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/datasheets.h"
 #include "core/targets.h"
 
 namespace {
@@ -188,6 +189,23 @@ TEST(Targets, RepositoryFilesAreValid) {
   EXPECT_EQ(seed("Mixtral-8x7B-v0.1", "memory_bandwidth(GB/s)", "int8", "layers=16"), 1130);
   EXPECT_EQ(a100->peaks.bf16_tflops, 312);
   EXPECT_NE(kb::match_gpu(files, "NVIDIA H100 80GB HBM3"), nullptr);
+}
+
+// A file takes only the GPUs the datasheet table counts as its model: the
+// H200's match "NVIDIA H200" took the H200 NVL (a model of its own, lower
+// clocks) and gave it the SXM's ceilings and targets.
+TEST(Targets, RepositoryFilesTakeNoOtherModel) {
+  const std::string dir = std::string(KBENCH_SOURCE_DIR) + "/targets";
+  const auto files = kb::load_target_dir(dir);
+  const auto table = kb::load_datasheets(kb::datasheets_path(dir));
+  std::vector<std::string> names = {"NVIDIA H200 NVL", "NVIDIA H100 NVL", "NVIDIA A100-PCIE-40GB"};
+  for (const auto& d : table.gpus)
+    names.insert(names.end(), d.driver_names.begin(), d.driver_names.end());
+  for (const auto& n : names)
+    if (const kb::TargetFile* f = kb::match_gpu(files, n))
+      EXPECT_EQ(kb::find_datasheet(table, f->gpu), kb::find_datasheet(table, n))
+          << n << " takes " << f->path;
+  EXPECT_NE(kb::match_gpu(files, "NVIDIA H200"), nullptr);
 }
 
 }  // namespace

@@ -38,11 +38,16 @@ ordered_json measured_from_run(const DraftInputs& d) {
 }
 
 // The `measured` object of a target file's text; nullopt (and `*why`) when
-// the text is not a target file or has none.
+// the text is not a target file, has none, or is not the file of `gpu`
+// (where given): another GPU's ceilings would be drafted as this one's.
 std::optional<ordered_json> measured_of(const std::string& text, const std::string& path,
-                                        std::string* why) {
+                                        std::string* why, const std::string& gpu = "") {
   try {
-    parse_target_file(text, path);
+    const TargetFile f = parse_target_file(text, path);
+    if (!gpu.empty() && !match_gpu({f}, gpu)) {
+      *why = "a target file of '" + f.gpu + "', not of the GPU brought up ('" + gpu + "')";
+      return std::nullopt;
+    }
     ordered_json doc = ordered_json::parse(text);
     if (doc.contains("measured") && doc["measured"].is_object()) return doc["measured"];
     *why = path + ": no `measured` object";
@@ -256,14 +261,16 @@ DraftedTargetFile draft_target_file(const DraftInputs& d) {
   std::optional<ordered_json> probe;
   if (!d.in.probe_path.empty()) {
     std::string why = d.in.probe_problem;
-    if (why.empty()) probe = measured_of(d.in.probe_text, d.in.probe_path, &why);
+    if (why.empty()) probe = measured_of(d.in.probe_text, d.in.probe_path, &why, d.report.gpu);
     if (!probe)
       out.problems.push_back("--probe " + d.in.probe_path + ": " + why +
                              ": the drafted `measured` is the run's probe rows instead");
   }
   ordered_json doc;
   doc["gpu"] = d.report.gpu;
-  doc["match"] = {d.report.gpu};
+  // `gpu` takes the GPU by its exact name; a `match` of that name would also
+  // take a sibling model whose name extends it (the H200 NVL).
+  doc["match"] = ordered_json::array();
   doc["note"] =
       "Drafted by kgate bringup from run " + d.report.run_id + " (" + d.report.git_sha +
       ", driver " + d.report.driver + "): peaks from the datasheet table, measured " +
