@@ -20,8 +20,8 @@ std::string usage_line(const std::string& command) {
   if (command == "run")
     return "kbench run [--filter REGEX] [--device N|N,M|all] [--shard I/N] [--csv FILE] "
            "[options]\n"
-           "       kbench run --rerun SUSPECTS.csv [--repeat N] [--device N] [--csv FILE] "
-           "[options]";
+           "       kbench run --rerun SUSPECTS.csv [--repeat N] [--filter REGEX] [--device N] "
+           "[--csv FILE] [options]";
   if (command == "probe")
     return "kbench probe [--device N] [--write FILE] [--targets DIR] [--quick] [--replace]";
   if (command == "tune")

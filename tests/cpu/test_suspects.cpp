@@ -106,6 +106,29 @@ TEST_F(RerunInput, BadSuspectsFilesAreRefused) {
           "two.csv:3: suspects of two runs");
 }
 
+// --filter with --rerun re-measures the suspects whose experiment it
+// selects (the nightly hands its kbench options to the re-measurement);
+// it was ignored, and every suspect measured.
+TEST_F(RerunInput, FilterSelectsTheSuspects) {
+  const std::string s = write("f.csv", std::string(kHeader) + "R1,gemv,int8,D=1024,,,,\n" +
+                                           "R1,no_such_experiment,int8,D=1,,,,\n");
+  const std::string csv = (dir / "results.csv").string();
+  auto none = kbench("run --rerun " + s + " --filter layer_norm --csv " + csv);
+  EXPECT_EQ(none.code, 0) << none.out;
+  EXPECT_NE(none.out.find("keeps 0 of the 2 suspect(s)"), std::string::npos) << none.out;
+  EXPECT_NE(none.out.find("nothing to re-measure"), std::string::npos) << none.out;
+  EXPECT_FALSE(fs::exists(csv)) << none.out;
+  // The suspect left out is not looked up; the kept one goes on to the
+  // device (none here: 3, or out of range: 2).
+  auto one = kbench("run --rerun " + s + " --filter '^gemv$' --device 999 --csv " + csv);
+  EXPECT_NE(one.out.find("keeps 1 of the 2 suspect(s)"), std::string::npos) << one.out;
+  EXPECT_EQ(one.out.find("no_such_experiment"), std::string::npos) << one.out;
+  EXPECT_TRUE(one.code == 3 || one.code == 2) << one.out;
+  EXPECT_FALSE(fs::exists(csv)) << one.out;
+  refused("--rerun " + s + " --filter '('", "--filter '(' is not a valid regex");
+  refused("--rerun " + s + " --filter nothing_named_so", "matches no experiment");
+}
+
 TEST_F(RerunInput, BadRepeatAndInjectionAreUsageErrors) {
   const std::string ok = write("ok.csv", std::string(kHeader) + "R1,gemv,int8,D=1024,,,,\n");
   refused("--rerun " + ok + " --repeat 0", "--repeat needs a whole number from 1");
