@@ -60,6 +60,29 @@ TEST(Suspects, MalformedFilesNameFileAndLine) {
   }
 }
 
+// A row with fewer fields than the header (a line cut off, a column lost)
+// was read with the missing fields empty: an empty variant matches any
+// point's. Refused as the results reader refuses one, and so is a longer row.
+TEST(Suspects, RowsWithoutTheHeadersFieldsAreRefused) {
+  auto msg = [](const std::string& text) {
+    try {
+      kb::parse_suspects(text, "cut.csv");
+    } catch (const kb::SuspectsError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string ok = "R1,gemv,int8,D=1024,,,,\n";
+  EXPECT_EQ(msg(std::string(kHeader) + ok + "R1,gemv,int8,D=1024\n"),
+            "cut.csv:3: 4 field(s) where the header has 8");
+  EXPECT_EQ(msg(std::string(kHeader) + "R1,gemv,int8,D=1024,,,\n" + ok),
+            "cut.csv:2: 7 field(s) where the header has 8");
+  EXPECT_EQ(msg(std::string(kHeader) + ok + "R1,gemv,int8,D=1024,,,,,\n"),
+            "cut.csv:3: 9 field(s) where the header has 8");
+  EXPECT_EQ(msg("run_id,name,dtype,shape,variant,metric,arch,reason,extra\n" + ok),
+            "cut.csv:2: 8 field(s) where the header has 9");
+}
+
 TEST(Suspects, AttemptNumbersContinueAfterTheLastOne) {
   EXPECT_EQ(kb::next_attempt("", "R1"), 2);
   EXPECT_EQ(kb::next_attempt("a,R1,b\nc,R1/2,d\nc,R1/4,d\nx,R10/9,y\n", "R1"), 5);
@@ -101,6 +124,8 @@ TEST_F(RerunInput, BadSuspectsFilesAreRefused) {
       "u.csv:2: no experiment 'no_such_experiment'");
   refused("--rerun " + write("s.csv", std::string(kHeader) + "R1,gemv,int8,D=3,,,,\n"),
           "s.csv:2: experiment 'gemv' has no point shape=D=3 dtype=int8");
+  refused("--rerun " + write("short.csv", std::string(kHeader) + "R1,gemv,int8,D=1024\n"),
+          "short.csv:2: 4 field(s) where the header has 8");
   refused("--rerun " + write("two.csv", std::string(kHeader) + "R1,gemv,int8,D=1024,,,,\n" +
                                             "R2,gemv,int8,D=1024,,,,\n"),
           "two.csv:3: suspects of two runs");
