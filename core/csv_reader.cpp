@@ -51,6 +51,7 @@ bool CsvReader::next(std::vector<std::string_view>& fields) {
   }
   if (pos_ >= n) return false;
   record_line_ = line_;
+  record_offset_ = pos_;
   // No scan goes past `cap`: a record that reaches it is too long, however
   // long the text (a file of zeros, a line of gigabytes).
   const size_t cap = n - pos_ > kMaxRecordBytes ? pos_ + kMaxRecordBytes + 1 : n;

@@ -1,4 +1,4 @@
-// Splits CSV text (RFC 4180: a byte order mark, LF or CRLF, quoted fields
+// Splits CSV text (RFC 4180: a byte order mark, LF, CRLF or CR, quoted fields
 // with commas, quotes and line breaks) into records. It never throws: what
 // is odd about a record is reported with it, and the caller decides. A
 // record over kMaxRecordBytes or a NUL byte (not CSV text: /dev/zero) stops
@@ -30,6 +30,8 @@ class CsvReader {
 
   // Line (1-based) on which the last record began.
   size_t line() const { return record_line_; }
+  // Byte offset in the text at which the last record began.
+  size_t offset() const { return record_offset_; }
   // The last record ended inside a quoted field, or without a line end: a
   // file cut off mid-write.
   bool unterminated_quote() const { return unterminated_; }
@@ -41,6 +43,7 @@ class CsvReader {
   size_t pos_ = 0;
   size_t line_ = 1;
   size_t record_line_ = 0;
+  size_t record_offset_ = 0;
   bool unterminated_ = false;
   bool no_line_end_ = false;
   bool had_bom_ = false;

@@ -41,16 +41,21 @@ std::vector<Suspect> parse_suspects(const std::string& text, const std::string& 
     if (!col.count(c))
       throw SuspectsError(path + ":" + std::to_string(reader.line()) + ": the header has no '" + c +
                           "' column (is this a kgate --suspects file?)");
+  const size_t width = fields.size();
   std::vector<Suspect> out;
   while (reader.next(fields)) {
     const size_t line = reader.line();
     if (reader.unterminated_quote())
       throw SuspectsError(path + ":" + std::to_string(line) + ": a quoted field is not closed");
+    // A row cut short would read its missing fields as empty (an empty
+    // variant matches any point's), a longer one is no row of this header.
+    if (fields.size() != width)
+      throw SuspectsError(path + ":" + std::to_string(line) + ": " + std::to_string(fields.size()) +
+                          " field(s) where the header has " + std::to_string(width));
     Suspect s;
     s.line = line;
     for (size_t k = 0; k < kFields.size(); ++k) {
-      const size_t i = col.at(suspects_columns()[k]);
-      s.*kFields[k] = i < fields.size() ? std::string(fields[i]) : std::string();
+      s.*kFields[k] = std::string(fields[col.at(suspects_columns()[k])]);
       if (k < 4 && (s.*kFields[k]).empty())  // run_id, name, dtype, shape
         throw SuspectsError(path + ":" + std::to_string(line) + ": empty " + suspects_columns()[k]);
     }

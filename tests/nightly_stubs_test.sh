@@ -186,6 +186,35 @@ case "$case_name" in
     cmp -s "$tmp/out/suspects.csv" "$tmp/out-before.csv" || fail "the history in --out changed"
     [ ! -s "$tmp/kbench-calls.txt" ] || fail "kbench ran"
     ;;
+  out-unwritable)
+    # An --out that cannot take the reports is bad input: exit 2 with one
+    # message before kbench runs (set -e's exit 1 at the first write, or a
+    # kgate stage that failed after the night was measured).
+    unwritable=("$tmp/out/timing.txt" "$tmp/out/report.html")
+    [ -d /proc/self ] && unwritable+=(/proc/self)  # not writable even by root
+    [ "$(id -u)" = 0 ] || unwritable+=("$tmp/ro")  # mode 500: root writes it anyway
+    : > "$tmp/file"
+    for o in "$tmp/file" "$tmp/file/sub"; do
+      "$src/tools/nightly.sh" --history "$hist" --out "$o" --no-gpt-fast > "$tmp/log" 2>&1
+      rc=$?
+      [ "$rc" = 2 ] || fail "--out $o: exit $rc, expected 2"
+      says "nightly.sh: cannot create directory"
+      [ "$(grep -c . "$tmp/log")" = 1 ] || fail "--out $o: more than one line"
+    done
+    mkdir -p "$tmp/ro" && chmod 500 "$tmp/ro"
+    for o in "${unwritable[@]}"; do
+      rm -rf "$tmp/out" "$tmp/kbench-calls.txt"
+      case "$o" in "$tmp/out/"*) mkdir -p "$o" && o="$tmp/out" ;; esac
+      "$src/tools/nightly.sh" --history "$hist" --out "$o" --no-gpt-fast > "$tmp/log" 2>&1
+      rc=$?
+      [ "$rc" = 2 ] || fail "--out $o: exit $rc, expected 2"
+      says "nightly.sh: cannot write the night's reports in --out $o"
+      [ "$(grep -c . "$tmp/log")" = 1 ] || fail "--out $o: more than one line"
+      [ ! -s "$tmp/kbench-calls.txt" ] || fail "--out $o: kbench ran"
+    done
+    chmod 700 "$tmp/ro"
+    cmp -s "$hist" "$tmp/before.csv" || fail "the history changed"
+    ;;
   selftest-drop-crash)
     # tools/gate-selftest.sh: its injected night fails (kbench crashes):
     # exit 2, and no table that reads the drop as measured.

@@ -69,14 +69,18 @@ for f in "${outputs[@]}"; do
   [ ! -e "$history" ] || [ ! "$history" -ef "$out/$f" ] ||
     die_usage "--history $history is the same file as $out/$f, which the night rewrites"
 done
-mkdir -p "$out" "$(dirname "$history")" || die "cannot create $out"
+err="$(mkdir -p -- "$out" "$(dirname -- "$history")" 2>&1)" || die "${err#mkdir: }"
 
 kbench="${KBENCH_BIN:-$build/suite/kbench}"
 kgate="${KGATE_BIN:-$build/tools/kgate/kgate}"
 [ -x "$kgate" ] || die "no kgate at $kgate (build it, or pass --build DIR, or set KGATE_BIN)"
 timing="$out/timing.txt"
-: > "$timing"
-rm -f "$out/suspects.csv" "$out/ab.txt"
+# --out must take every report before anything runs (bad input: exit 2).
+for f in "${outputs[@]}"; do
+  [ ! -d "$out/$f" ] || die "cannot write the night's reports in --out $out: $f is a folder there"
+done
+err="$({ : > "$timing" && rm -f -- "$out/suspects.csv" "$out/ab.txt"; } 2>&1)" ||
+  die "cannot write the night's reports in --out $out: ${err##*: }"
 
 failures=()  # one line per reason the night failed
 code=0       # the night's exit code: the worst of its stages'

@@ -20,8 +20,8 @@ std::string usage_line(const std::string& command) {
   if (command == "run")
     return "kbench run [--filter REGEX] [--device N|N,M|all] [--shard I/N] [--csv FILE] "
            "[options]\n"
-           "       kbench run --rerun SUSPECTS.csv [--repeat N] [--device N] [--csv FILE] "
-           "[options]";
+           "       kbench run --rerun SUSPECTS.csv [--repeat N] [--filter REGEX] [--device N] "
+           "[--csv FILE] [options]";
   if (command == "probe")
     return "kbench probe [--device N] [--write FILE] [--targets DIR] [--quick] [--replace]";
   if (command == "tune")
@@ -115,7 +115,13 @@ const Option kOptions[] = {
     {"--filter", {"run", "list", "tune"}, true, [](Given g) { g.a.filter = g.value; }},
     {"--device", {"run", "probe", "tune"}, true, [](Given g) { g.a.device = g.value; }},
     {"--quick", {"run", "probe"}, false, [](Given g) { g.a.quick = true; }},
-    {"--csv", {"run"}, true, [](Given g) { g.a.csv = g.path(); }},
+    {"--csv",
+     {"run"},
+     true,
+     [](Given g) {
+       g.a.csv = g.path();
+       g.a.csv_given = true;
+     }},
     {"--no-csv", {"run"}, false, [](Given g) { g.a.no_csv = true; }},
     {"--json", {"run"}, true, [](Given g) { g.a.json = g.path(); }},
     {"--targets", {"run", "probe", "tune"}, true, [](Given g) { g.a.targets = g.path(); }},
@@ -205,6 +211,9 @@ void check_combinations(const Args& a) {
   if (!a.inject.empty()) parse_injection(a.inject);  // refuse a bad spec before anything runs
   if (a.allow_inject && a.inject.empty())
     throw UsageError("--allow-injected-slowdown without --inject-slowdown REGEX=PCT");
+  if (a.no_csv && a.csv_given)
+    throw UsageError("--no-csv and --csv " + a.csv +
+                     " contradict each other: give --csv FILE to append rows, or --no-csv");
   if (a.repeat > 0 && a.rerun.empty())
     throw UsageError("--repeat N needs --rerun FILE (the suspects to measure N times)");
   if (!a.rerun.empty() && !a.shard.whole())

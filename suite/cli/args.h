@@ -24,6 +24,7 @@ struct Args {
   std::string device = "0";
   bool quick = false;
   std::string csv = "reports/results.csv";
+  bool csv_given = false;  // --csv was on the command line
   bool no_csv = false;
   std::string json;
   std::string targets;

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
+#include <regex>
 
 #include "core/atomic_write.h"
 #include "core/csv_writer.h"
@@ -91,6 +92,20 @@ void add_suspect(RerunPlan& plan, const Suspect& s, const std::string& at) {
                         " (was the suspects file written for another build?)");
 }
 
+// The suspects --filter selects (by experiment name, as `kbench run
+// --filter` selects experiments); all of them without --filter.
+std::vector<Suspect> filtered(const std::vector<Suspect>& sus, const Args& a) {
+  if (a.filter.empty()) return sus;
+  select(a.filter);  // a bad regex, or one that names no experiment: UsageError
+  const std::regex re(a.filter, std::regex::ECMAScript);
+  std::vector<Suspect> out;
+  for (const Suspect& s : sus)
+    if (std::regex_search(s.name, re)) out.push_back(s);
+  std::printf("kbench: --filter '%s' keeps %zu of the %zu suspect(s) in %s\n", a.filter.c_str(),
+              out.size(), sus.size(), a.rerun.c_str());
+  return out;
+}
+
 RerunPlan rerun_plan(const std::string& file, const std::vector<Suspect>& sus) {
   RerunPlan plan;
   for (const Suspect& s : sus) {
@@ -146,14 +161,15 @@ std::vector<Record> measure_attempt(WorkerConfig& cfg, const RerunPlan& plan, in
 }  // namespace
 
 int cmd_rerun(const Args& a) {
-  const std::vector<Suspect> sus = read_suspects(a.rerun);
+  const std::vector<Suspect> sus = filtered(read_suspects(a.rerun), a);
   const int repeat = a.repeat > 0 ? a.repeat : 3;
   const RunPlan run = run_plan(a);
   auto files = load_targets(run.targets);
   if (run.write_csv) check_csv_appendable(run.csv);  // refused before measuring, not after
   const RerunPlan plan = rerun_plan(a.rerun, sus);
   if (plan.todo.empty()) {
-    std::printf("kbench: %s names no suspects: nothing to re-measure\n", a.rerun.c_str());
+    std::printf("kbench: %s names no suspects%s: nothing to re-measure\n", a.rerun.c_str(),
+                a.filter.empty() ? "" : " that --filter selects");
     return kExitOk;
   }
   const std::vector<int> devices = devices_for(a.device);

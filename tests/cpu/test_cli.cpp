@@ -125,6 +125,20 @@ TEST(Cli, EmptyFileNamesAreRefused) {
   }
 }
 
+// --no-csv beside --csv FILE: one of the two is a mistake. The pair was
+// accepted and the run wrote no CSV, silently.
+TEST(Cli, NoCsvWithCsvIsRefused) {
+  const std::string csv = (temp_dir("no_csv") / "r.csv").string();
+  for (const std::string& args : {"run --filter layer_norm --device 999 --no-csv --csv " + csv,
+                                  "run --filter layer_norm --device 999 --csv=" + csv + " --no-csv",
+                                  "run --rerun " + csv + ".suspects --no-csv --csv " + csv}) {
+    auto r = kbench(args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
+    EXPECT_TRUE(contains(r.out, "--no-csv and --csv")) << args << "\n" << r.out;
+    EXPECT_FALSE(fs::exists(csv)) << args;
+  }
+}
+
 TEST(Cli, UnknownFilterListsExperiments) {
   auto r = kbench("run --filter no_such_experiment --no-csv");
   EXPECT_EQ(r.code, 2);

@@ -374,6 +374,34 @@ TEST(KgateAttempts, NoiseReportPerBoard) {
 }
 
 #ifdef KBENCH_KGATE_EXE
+// The self-test's table: 14 A/A nights of two keys, appended night by
+// night as nightly.sh appends them (one transient on night 13, re-measured
+// away), and a young key of the last 4 nights with a target; then a copy
+// with a 15th night 10% slower on all three.
+std::pair<std::vector<kb::Record>, std::vector<kb::Record>> selftest_histories() {
+  std::vector<double> quiet = steady(13, 1000, 1000), flat = steady(13, 500, 501);
+  quiet[12] = 960;
+  auto g = series("gemv", quiet), m = series("mlp", flat), y = series("young", flat);
+  for (auto& r : y) r.target = 480;
+  std::vector<kb::Record> aa;
+  for (size_t i = 0; i < g.size(); ++i) {
+    aa.push_back(g[i]);
+    aa.push_back(m[i]);
+    if (i >= 9) aa.push_back(y[i]);
+    if (i == 12) aa = aa + attempts("gemv", 12, {1000, 1001, 999, 1000});
+  }
+  auto dropped = aa;
+  for (auto [name, v] :
+       {std::pair<const char*, double>{"gemv", 900}, {"mlp", 450}, {"young", 450}}) {
+    kb::Record r = row(name, v, "r14");
+    if (std::string(name) == "young") r.target = 480;
+    r.timestamp = "2026-01-03T00:00:00Z";
+    r.variant = "bound=memory;inject=10%";
+    dropped.push_back(r);
+  }
+  return {aa, dropped};
+}
+
 TEST(KgateAttempts, CliSuspectsAndNoise) {
   fs::path d = temp_dir("attempts_cli");
   fs::path f = write(d / "h.csv", csv(series("gemv", steady(30, 1000, 900))));
@@ -401,31 +429,9 @@ TEST(KgateAttempts, CliSuspectsAndNoise) {
   EXPECT_EQ(kgate("noise").code, 2);
   EXPECT_EQ(kgate("check --results " + ok.string() + " --max-suspects 0").code, 2);
 
-  // The self-test's table: 14 A/A nights of two keys, appended night by
-  // night as nightly.sh appends them (one transient on night 13, re-measured
-  // away), and a young key of the last 4 nights with a target; then a copy
-  // with a 15th night 10% slower on all three.
-  std::vector<double> quiet = steady(13, 1000, 1000), flat = steady(13, 500, 501);
-  quiet[12] = 960;
-  auto g = series("gemv", quiet), m = series("mlp", flat), y = series("young", flat);
-  for (auto& r : y) r.target = 480;
-  std::vector<kb::Record> aa;
-  for (size_t i = 0; i < g.size(); ++i) {
-    aa.push_back(g[i]);
-    aa.push_back(m[i]);
-    if (i >= 9) aa.push_back(y[i]);
-    if (i == 12) aa = aa + attempts("gemv", 12, {1000, 1001, 999, 1000});
-  }
+  // The self-test's table (selftest_histories).
+  const auto [aa, dropped] = selftest_histories();
   fs::path aaf = write(d / "aa.csv", csv(aa));
-  auto dropped = aa;
-  for (auto [name, v] :
-       {std::pair<const char*, double>{"gemv", 900}, {"mlp", 450}, {"young", 450}}) {
-    kb::Record r = row(name, v, "r14");
-    if (std::string(name) == "young") r.target = 480;
-    r.timestamp = "2026-01-03T00:00:00Z";
-    r.variant = "bound=memory;inject=10%";
-    dropped.push_back(r);
-  }
   fs::path df = write(d / "drop.csv", csv(dropped));
   Result t = kgate("selftest-table --aa " + aaf.string() + " --drop 10 " + df.string());
   EXPECT_EQ(t.code, 0) << t.out;
@@ -439,6 +445,26 @@ TEST(KgateAttempts, CliSuspectsAndNoise) {
                        "runs): 10% 1 keys"))
       << t.out;
   EXPECT_EQ(kgate("noise --results " + (d / "missing.csv").string()).code, 2);
+}
+
+// selftest-table cuts the A/A file into nights at its line starts: with
+// CRLF or old-Mac CR line ends (which the CSV reader takes, as LF) the
+// table is the LF file's. By LF alone, a CR-only file was one line and
+// every night was gated on the whole history.
+TEST(KgateAttempts, SelftestTableReadsCrlfAndCrLineEnds) {
+  fs::path d = temp_dir("selftest_eol");
+  const std::string lf = csv(selftest_histories().second);
+  Result want = kgate("selftest-table --aa " + write(d / "lf.csv", lf).string());
+  ASSERT_EQ(want.code, 0) << want.out;
+  ASSERT_TRUE(contains(want.out, "| 14 | r13 | pass | 0 | - |")) << want.out;
+  ASSERT_TRUE(contains(want.out, "| 15 | r14 | FAIL | 0 |")) << want.out;
+  for (const std::string eol : {"\r\n", "\r"}) {
+    std::string text;
+    for (char c : lf) text += c == '\n' ? eol : std::string(1, c);
+    Result got = kgate("selftest-table --aa " + write(d / "eol.csv", text).string());
+    EXPECT_EQ(got.code, 0) << got.out;
+    EXPECT_EQ(got.out, want.out) << (eol == "\r" ? "CR" : "CRLF");
+  }
 }
 #endif
 

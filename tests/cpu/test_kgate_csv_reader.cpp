@@ -15,7 +15,7 @@ using Records = std::vector<std::vector<std::string>>;
 
 struct Read {
   Records records;
-  std::vector<size_t> lines;
+  std::vector<size_t> lines, offsets;
   bool bom = false, unterminated = false, no_line_end = false;
   kb::CsvReader::Error error = kb::CsvReader::Error::none;
   size_t error_line = 0;
@@ -28,6 +28,7 @@ Read read_all(const std::string& text) {
   while (csv.next(f)) {
     r.records.emplace_back(f.begin(), f.end());
     r.lines.push_back(csv.line());
+    r.offsets.push_back(csv.offset());
     r.unterminated = csv.unterminated_quote();
     r.no_line_end = csv.no_line_end();
   }
@@ -53,6 +54,19 @@ TEST(KgateCsvReader, CrlfAndBomAreTransparent) {
   ASSERT_EQ(r.records.size(), 2u);
   EXPECT_EQ(r.records[0], (std::vector<std::string>{"name", "metric"}));  // no BOM in "name"
   EXPECT_EQ(r.records[1], (std::vector<std::string>{"x", "y"}));          // no CR in "y"
+}
+
+// Where each record begins, whatever ends the lines (selftest-table cuts
+// a file into nights there).
+TEST(KgateCsvReader, RecordOffsetsWithEveryLineEnd) {
+  EXPECT_EQ(read_all("a,b\n\nc\n").offsets, (std::vector<size_t>{0, 5}));
+  EXPECT_EQ(read_all("a,b\r\n\r\nc\r\n").offsets, (std::vector<size_t>{0, 7}));
+  EXPECT_EQ(read_all("a,b\r\rc\r").offsets, (std::vector<size_t>{0, 5}));
+  const Read cr = read_all(
+      "\xEF\xBB\xBF"
+      "a\r\"x\ny\"\rc");
+  EXPECT_EQ(cr.offsets, (std::vector<size_t>{3, 5, 11}));
+  EXPECT_EQ(cr.lines, (std::vector<size_t>{1, 2, 4}));
 }
 
 TEST(KgateCsvReader, QuotedCommasQuotesAndLineBreaks) {

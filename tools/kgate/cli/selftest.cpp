@@ -5,6 +5,7 @@
 #include <map>
 #include <utility>
 
+#include "core/csv_reader.h"
 #include "reports/format.h"
 #include "tools/kgate/cli/commands.h"
 #include "tools/kgate/noise.h"
@@ -12,6 +13,16 @@
 namespace kb::kgate_cli {
 
 namespace {
+
+// Where each record of the text begins, by the line History gives its row:
+// the CSV reader's line, which LF, CRLF or a lone CR ends.
+std::map<size_t, size_t> record_starts(const std::string& text) {
+  std::map<size_t, size_t> at;
+  CsvReader reader(text);
+  std::vector<std::string_view> fields;
+  while (reader.next(fields)) at[reader.line()] = reader.offset();
+  return at;
+}
 
 std::string selftest_markdown(const std::string& aa_file,
                               const std::vector<std::pair<double, std::string>>& drops,
@@ -22,9 +33,7 @@ std::string selftest_markdown(const std::string& aa_file,
   aa.finish();
   // Where each run's rows begin in the file: the history of night k is
   // everything before night k+1 (its re-measurements included).
-  std::vector<size_t> line_start = {0};  // of physical line i + 1
-  for (size_t p = text.find('\n'); p != std::string::npos; p = text.find('\n', p + 1))
-    line_start.push_back(p + 1);
+  const std::map<size_t, size_t> starts = record_starts(text);
   std::vector<size_t> first_line(aa.runs().size(), SIZE_MAX);
   std::vector<size_t> remeasured(aa.runs().size(), 0);
   for (const auto& o : aa.observations()) {
@@ -35,9 +44,8 @@ std::string selftest_markdown(const std::string& aa_file,
   int gated = 0, failing = 0;
   size_t keys = 0;
   for (size_t k = 0; k < aa.runs().size(); ++k) {
-    const size_t end = k + 1 < aa.runs().size() && first_line[k + 1] <= line_start.size()
-                           ? line_start[first_line[k + 1] - 1]
-                           : text.size();
+    const auto next = k + 1 < aa.runs().size() ? starts.find(first_line[k + 1]) : starts.end();
+    const size_t end = next != starts.end() ? next->second : text.size();
     History h;
     h.add_text(text.substr(0, end), aa_file);
     h.finish();
