@@ -6,10 +6,13 @@
 # lent machine from the repo root:
 #
 #   [ROUNDS=3] [GRAPH_ROUNDS=7] [LIMIT=570] lab/tools/lease-swiglu-ab.sh
+#   lab/tools/lease-swiglu-ab.sh --pack BUILD_DIR   (here, before the lease)
 #
 # Binaries: $KB_BUILD (lab/kbench_lab, lab/decode_profile/kbench_decode_profile,
 # lab/kbench_lab_gpu_tests, tools/kgate/kgate), else .dev/prebuilt/<name>.gz
-# (all four), else built (-DKBENCH_LAB=ON, sm_90) into $KB_STATE/lab-build.
+# (all four, where they start on the lent machine), else built there
+# (-DKBENCH_LAB=ON, sm_90) into $KB_STATE/lab-build. --pack gzips the four
+# of a -DKBENCH_LAB=ON sm_90 build into .dev/prebuilt (carry .dev/prebuilt).
 # Then, each step only while LIMIT seconds allow it:
 #   tests.txt        the variants' GPU tests (each against the CPU reference,
 #                    the registers and blocks an SM of every variant)
@@ -25,14 +28,23 @@
 #                    the rounds of their median_us, statuses and variant
 # Writes $OUT (default $KB_STATE/out) and gpu.txt, build.log there.
 set -uo pipefail
+names=(lab/kbench_lab lab/decode_profile/kbench_decode_profile lab/kbench_lab_gpu_tests
+  tools/kgate/kgate)
+if [ "${1:-}" = --pack ]; then
+  [ -n "${2:-}" ] || { echo "usage: $0 --pack BUILD_DIR" >&2; exit 2; }
+  mkdir -p .dev/prebuilt
+  for n in "${names[@]}"; do
+    gzip -c "$2/$n" > ".dev/prebuilt/$(basename "$n").gz" || exit 2
+  done
+  ls -l .dev/prebuilt
+  exit 0
+fi
 kb=${KB_STATE:-/tmp/kb}
 OUT=${OUT:-$kb/out}
 LIMIT=${LIMIT:-570}
 mkdir -p "$kb" "$OUT"
 export PATH="/usr/local/cuda/bin:$PATH"
 left() { echo $((LIMIT - SECONDS)); }
-names=(lab/kbench_lab lab/decode_profile/kbench_decode_profile lab/kbench_lab_gpu_tests
-  tools/kgate/kgate)
 build=${KB_BUILD:-$kb/lab-build}
 unpack() {  # the four from .dev/prebuilt into $build
   for n in "${names[@]}"; do
@@ -43,9 +55,14 @@ unpack() {  # the four from .dev/prebuilt into $build
       gunzip -c ".dev/prebuilt/$(basename "$n").gz" > "$build/$n" && chmod +x "$build/$n"
   done
 }
-built() { for n in "${names[@]}"; do [ -x "$build/$n" ] || return 1; done; }
+# All four there, and the lab's two that take no GPU to start do start.
+built() {
+  for n in "${names[@]}"; do [ -x "$build/$n" ] || return 1; done
+  "$build/lab/kbench_lab" list > /dev/null 2>&1 &&
+    "$build/lab/kbench_lab_gpu_tests" --gtest_list_tests > /dev/null 2>&1
+}
 nvidia-smi --query-gpu=name,uuid,driver_version,clocks.max.sm --format=csv > "$OUT/gpu.txt"
-if ! built && ! unpack; then
+if ! built && ! { unpack && built; }; then
   gen=()
   command -v ninja > /dev/null 2>&1 && [ ! -f "$build/Makefile" ] && gen=(-G Ninja)
   { cmake -S . -B "$build" "${gen[@]}" -DKBENCH_LAB=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
