@@ -9,10 +9,10 @@
 #   lab/tools/lease-swiglu-ab.sh --pack BUILD_DIR   (here, before the lease)
 #
 # Binaries: $KB_BUILD (lab/kbench_lab, lab/decode_profile/kbench_decode_profile,
-# lab/kbench_lab_gpu_tests, tools/kgate/kgate), else .dev/prebuilt/<name>.gz
+# lab/kbench_lab_gpu_tests, tools/kgate/kgate), else .dev/prebuilt-swiglu/<name>.gz
 # (all four, where they start on the lent machine), else built there
 # (-DKBENCH_LAB=ON, sm_90) into $KB_STATE/lab-build. --pack gzips the four
-# of a -DKBENCH_LAB=ON sm_90 build into .dev/prebuilt (carry .dev/prebuilt).
+# of a -DKBENCH_LAB=ON sm_90 build into .dev/prebuilt-swiglu (carry .dev/prebuilt-swiglu).
 # Then, each step only while LIMIT seconds allow it:
 #   tests.txt        the variants' GPU tests (each against the CPU reference,
 #                    the registers and blocks an SM of every variant)
@@ -32,11 +32,11 @@ names=(lab/kbench_lab lab/decode_profile/kbench_decode_profile lab/kbench_lab_gp
   tools/kgate/kgate)
 if [ "${1:-}" = --pack ]; then
   [ -n "${2:-}" ] || { echo "usage: $0 --pack BUILD_DIR" >&2; exit 2; }
-  mkdir -p .dev/prebuilt
+  mkdir -p .dev/prebuilt-swiglu
   for n in "${names[@]}"; do
-    gzip -c "$2/$n" > ".dev/prebuilt/$(basename "$n").gz" || exit 2
+    gzip -c "$2/$n" > ".dev/prebuilt-swiglu/$(basename "$n").gz" || exit 2
   done
-  ls -l .dev/prebuilt
+  ls -l .dev/prebuilt-swiglu
   exit 0
 fi
 kb=${KB_STATE:-/tmp/kb}
@@ -46,13 +46,13 @@ mkdir -p "$kb" "$OUT"
 export PATH="/usr/local/cuda/bin:$PATH"
 left() { echo $((LIMIT - SECONDS)); }
 build=${KB_BUILD:-$kb/lab-build}
-unpack() {  # the four from .dev/prebuilt into $build
+unpack() {  # the four from .dev/prebuilt-swiglu into $build
   for n in "${names[@]}"; do
-    [ -f ".dev/prebuilt/$(basename "$n").gz" ] || return 1
+    [ -f ".dev/prebuilt-swiglu/$(basename "$n").gz" ] || return 1
   done
   for n in "${names[@]}"; do
     mkdir -p "$build/$(dirname "$n")" &&
-      gunzip -c ".dev/prebuilt/$(basename "$n").gz" > "$build/$n" && chmod +x "$build/$n"
+      gunzip -c ".dev/prebuilt-swiglu/$(basename "$n").gz" > "$build/$n" && chmod +x "$build/$n"
   done
 }
 # All four there, and the lab's two that take no GPU to start do start.
