@@ -1,6 +1,6 @@
 // The router blocks the general kernel runs beside the decoder's o
 // projection (gemv.h RouteBlocks; why: kernels/decode/decode_kernels.h).
-// Included by general.cu only.
+// Included by general_body.cuh only.
 #pragma once
 
 #include "kernels/common/route_choice.cuh"

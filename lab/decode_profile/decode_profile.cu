@@ -3,7 +3,7 @@
 //   kbench_decode_profile [--model NAME] [--layers N] [--dtype bfloat16|int8] [--pos N]
 //                         [--reps R] [--rounds N] [--tuning targets/tuning/GPU.json] [--blank all]
 //                         [--qkv-kernels NAME,...] [--o-kernels NAME,...] [--down-kernels ...]
-//                         [--swiglu-kernels NAME,...] [--combine-kernels NAME,...]
+//                         [--swiglu-kernels NAME,...|variants] [--combine-kernels NAME,...]
 //
 // Builds the model as the decode experiment does (suite/experiments/
 // llama_decode.cu: its prompt, max_seq 256), advances the cache to position
@@ -17,7 +17,15 @@
 //   - with --qkv-kernels (--o-kernels): the step captured again with the
 //     qkv (o) projection run by each named gemv configuration (a decode
 //     table entry for its shape), timed interleaved with the decoder's own
-//     over --rounds rounds (docs/decisions/0036-qkv-gemv-without-k-split.md).
+//     over --rounds rounds (docs/decisions/0036-qkv-gemv-without-k-split.md);
+//     each graph's logits after the prompt's steps checked against the
+//     decoder's own (relative L2 <= 3e-2; exit status 1 otherwise).
+//   - --swiglu-kernels also takes the SwiGLU variants of
+//     lab/swiglu_ab/variants.h: unroll 1 ("R2U1W4P1K1B7", the lab's twin,
+//     swapped into the SwiGLU nodes of the step captured with its product
+//     twin), and `variants`, the six of the decoder's own configuration
+//     (U2, U1; uncapped, B7, B8); each line names the kernel's registers,
+//     local bytes and blocks an SM.
 //   - with --blank all: per kernel of the step, the step with that kernel's
 //     nodes running an empty kernel instead, timed interleaved with the
 //     whole step: what those nodes cost in the graph beyond an empty node.
@@ -27,11 +35,14 @@
 #include <cxxabi.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <stdexcept>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "core/tuning.h"
@@ -40,11 +51,16 @@
 #include "kernels/decode/decoder.h"
 #include "kernels/gemv/gemv.h"
 #include "lab/decode_profile/options.h"
+#include "lab/swiglu_ab/variants.h"
 
 namespace {
 
 namespace dec = kb::decode;
 namespace gemv = kb::gemv;
+namespace sw = kb::lab::swiglu;
+
+// --swiglu-kernels' name for the six variants of the decoder's own configuration.
+const char* const kVariants = "variants";
 
 struct Args {
   std::string model = "Llama-2-7b-chat-hf";
@@ -64,7 +80,8 @@ struct Args {
       "kbench_decode_profile [--model NAME] [--layers N] [--dtype bfloat16|int8] [--pos N] "
       "[--reps R] [--rounds N] [--tuning FILE] [--blank all] [--qkv-kernels NAME,...] [--o-kernels "
       "NAME,...] "
-      "[--down-kernels NAME,...] [--swiglu-kernels NAME,...] [--combine-kernels NAME,...]");
+      "[--down-kernels NAME,...] [--swiglu-kernels NAME,...|variants] [--combine-kernels "
+      "NAME,...]");
 }
 
 int positive(const std::string& k, const std::string& v) {
@@ -104,7 +121,8 @@ Args parse(int argc, char** argv) {
                        : k == "--swiglu-kernels" ? a.swiglu_kernels
                                                  : a.combine_kernels;
           for (const std::string& name : kb::tools::comma_items(v)) {
-            if (!gemv::parse_kernel(name)) usage(k + ": no kernel named " + name);
+            const bool variants = k == "--swiglu-kernels" && name == kVariants;
+            if (!variants && !gemv::parse_kernel(name)) usage(k + ": no kernel named " + name);
             list.push_back(name);
           }
         } else {
@@ -276,43 +294,146 @@ std::vector<double> interleaved_medians(dec::Decoder& d, const Args& a, Timer& t
   return m;
 }
 
-// The step with a projection (rows x cols) run by each named configuration,
-// timed against the decoder's own step over the rounds, interleaved.
-void by_kernel(dec::Decoder& d, const Args& a, Timer& t, const char* what, int64_t rows,
-               int64_t cols, const std::vector<std::string>& names,
-               gemv::Use use = gemv::Use::decode, int n_sel = 1) {
-  const bool i8 = a.type == dec::WeightType::int8;
+// A projection of the step: rows x cols, launched as `use` (n_sel experts).
+struct Projection {
+  const char* what;
+  bool int8;
+  int64_t rows, cols;
+  gemv::Use use = gemv::Use::decode;
+  int n_sel = 1;
+  bool swiglu() const { return use == gemv::Use::swiglu; }
+  gemv::Config own() const {  // the decoder's choice under the installed table
+    return swiglu()                    ? gemv::decode_swiglu_config(int8, rows / 2, cols, n_sel)
+           : use == gemv::Use::combine ? gemv::decode_combine_config(int8, rows, cols, n_sel)
+                                       : gemv::choose(int8, rows, cols, 1, use).config;
+  }
+};
+
+// A SwiGLU variant of unroll 1 (the lab's twin of a product kernel), else nullptr.
+const gemv::General* unroll1_variant(const Projection& p, const gemv::Kernel& k) {
+  const gemv::General* g = std::get_if<gemv::General>(&k);
+  return p.swiglu() && g && g->unroll == 1 ? g : nullptr;
+}
+
+// g's SwiGLU nodes (the product twin's kernel) run v's U1 kernel instead;
+// instantiated and uploaded again.
+void swap_in_unroll1(kb::CudaGraph& g, const Projection& p, const gemv::General& v,
+                     cudaStream_t s) {
+  const void* from = sw::product_kernel(p.int8, p.rows / 2, p.cols, v);
+  const int n = sw::swap_kernel(g.graph.get(), from, sw::unroll1_kernel(p.int8, v.min_blocks));
+  if (n == 0)
+    throw std::runtime_error(gemv::kernel_name(v) + ": no node of the step ran its product twin");
+  std::printf("%s: the lab's unroll-1 twin in %d %s nodes\n", gemv::kernel_name(v).c_str(), n,
+              p.what);
+  cudaGraphExec_t x = nullptr;
+  KB_CUDA_CHECK(cudaGraphInstantiate(&x, g.graph.get(), 0));
+  g.exec.reset(x);
+  KB_CUDA_CHECK(cudaGraphUpload(x, s));
+  KB_CUDA_CHECK(cudaStreamSynchronize(s));
+}
+
+// The step captured with k running the projection (a table entry for its
+// shape first); a SwiGLU variant of unroll 1 is captured with its product
+// twin, whose nodes are then swapped.
+kb::CudaGraph step_with(dec::Decoder& d, const Projection& p, const gemv::Kernel& k,
+                        cudaStream_t s) {
+  const gemv::General* u1 = unroll1_variant(p, k);
+  if (u1 && !sw::refusal(*u1).empty())
+    throw std::invalid_argument(gemv::kernel_name(k) + ": " + sw::refusal(*u1));
+  gemv::TableEntry e;
+  e.bucket.int8 = p.int8;
+  e.bucket.use = p.use;
+  e.bucket.gather = p.n_sel > 1;
+  e.bucket.rows_min = e.bucket.rows_max = p.rows;
+  e.bucket.row_bytes_min = e.bucket.row_bytes_max = p.cols * (p.int8 ? 1 : 2);
+  e.kernel = u1 ? gemv::Kernel(sw::product_twin(*u1)) : k;
+  e.origin = "kbench_decode_profile --*-kernels";
   const std::vector<gemv::TableEntry> saved = gemv::installed_table();
-  const gemv::Config base_config =
-      use == gemv::Use::swiglu    ? gemv::decode_swiglu_config(i8, rows / 2, cols, n_sel)
-      : use == gemv::Use::combine ? gemv::decode_combine_config(i8, rows, cols, n_sel)
-                                  : gemv::choose(i8, rows, cols, 1, use).config;
-  std::vector<kb::CudaGraph> graphs;
-  for (const auto& name : names) {
-    gemv::TableEntry e;
-    e.bucket.int8 = i8;
-    e.bucket.use = use;
-    e.bucket.gather = n_sel > 1;
-    e.bucket.rows_min = e.bucket.rows_max = rows;
-    e.bucket.row_bytes_min = e.bucket.row_bytes_max = cols * (i8 ? 1 : 2);
-    e.kernel = *gemv::parse_kernel(name);
-    e.origin = "--qkv-kernels / --o-kernels";
-    std::vector<gemv::TableEntry> table = saved;
-    table.insert(table.begin(), e);
-    gemv::set_table(table);
-    graphs.push_back(kb::capture_graph([&](cudaStream_t s) { d.step(s); }));
+  std::vector<gemv::TableEntry> table = saved;
+  table.insert(table.begin(), e);
+  gemv::set_table(table);
+  kb::CudaGraph g;
+  try {
+    g = kb::capture_graph([&](cudaStream_t c) { d.step(c); });
+  } catch (...) {
+    gemv::set_table(saved);
+    throw;
   }
   gemv::set_table(saved);
+  if (u1) swap_in_unroll1(g, p, *u1, s);
+  return g;
+}
+
+// A SwiGLU configuration's registers, local bytes and blocks an SM ("" for
+// other projections and configurations the variants do not cover).
+std::string resources_of(const Projection& p, const gemv::Kernel& k) {
+  const gemv::General* g = std::get_if<gemv::General>(&k);
+  if (!p.swiglu() || !g || !sw::refusal(*g).empty()) return "";
+  const void* f = g->unroll == 1 ? sw::unroll1_kernel(p.int8, g->min_blocks)
+                                 : sw::product_kernel(p.int8, p.rows / 2, p.cols, *g);
+  return sw::text(sw::resources(f, 32 * g->warps));
+}
+
+// The logits after the prompt's steps from a reset, each step by `g`
+// (null: the decoder's own): they depend on no generated token.
+std::vector<float> prompt_logits(dec::Decoder& d, cudaStream_t s, cudaGraphExec_t g) {
+  d.reset(s);
+  for (size_t i = 0; i < d.prompt().size(); ++i) {
+    if (g)
+      KB_CUDA_CHECK(cudaGraphLaunch(g, s));
+    else
+      d.replay(s);
+  }
+  KB_CUDA_CHECK(cudaStreamSynchronize(s));
+  return d.logits();
+}
+
+// got against the decoder's own logits: "same bits", else their relative
+// L2 distance; `ok` cleared above kLogitsTol (the decode checks' own).
+constexpr double kLogitsTol = 3e-2;
+std::string logits_check(const std::vector<float>& own, const std::vector<float>& got, bool& ok) {
+  if (got == own) return "logits: same bits";
+  double num = 0, den = 0;
+  for (size_t i = 0; i < own.size() && i < got.size(); ++i) {
+    num += (double(got[i]) - own[i]) * (double(got[i]) - own[i]);
+    den += double(own[i]) * own[i];
+  }
+  const double rel = got.size() == own.size() ? std::sqrt(num / std::max(den, 1e-30)) : INFINITY;
+  const bool pass = rel <= kLogitsTol;
+  ok = ok && pass;
+  char b[96];
+  std::snprintf(b, sizeof b, "logits: rel L2 %.2e%s", rel, pass ? "" : " FAILED");
+  return b;
+}
+
+// The step with a projection run by each named configuration, timed
+// against the decoder's own step over the rounds, interleaved, and checked
+// against it. False when a check failed.
+bool by_kernel(dec::Decoder& d, const Args& a, Timer& t, const Projection& p,
+               const std::vector<std::string>& names) {
+  const gemv::Config base = p.own();
+  std::vector<gemv::Kernel> kernels;
+  std::vector<kb::CudaGraph> graphs;
+  for (const auto& name : names) {
+    kernels.push_back(*gemv::parse_kernel(name));
+    graphs.push_back(step_with(d, p, kernels.back(), t.s));
+  }
   const std::vector<double> m = interleaved_medians(d, a, t, nullptr, graphs);
   const double f = m[0];
   std::printf(
       "\n%s projection (%lldx%lld) by configuration, medians of %d rounds of %d replays, "
-      "interleaved; the decoder's own (%s): %.1f us\n",
-      what, (long long)rows, (long long)cols, a.rounds, a.reps,
-      gemv::kernel_name(base_config.kernel).c_str(), f);
-  for (size_t i = 0; i < graphs.size(); ++i)
-    std::printf("  %-14s %8.1f us (%+.1f us, %+.2f%%)\n", names[i].c_str(), m[i + 1], m[i + 1] - f,
-                100 * (m[i + 1] - f) / f);
+      "interleaved; the decoder's own (%s %s): %.1f us\n",
+      p.what, (long long)p.rows, (long long)p.cols, a.rounds, a.reps,
+      gemv::kernel_name(base.kernel).c_str(), resources_of(p, base.kernel).c_str(), f);
+  const std::vector<float> own = prompt_logits(d, t.s, nullptr);
+  bool ok = true;
+  for (size_t i = 0; i < graphs.size(); ++i) {
+    const std::string check = logits_check(own, prompt_logits(d, t.s, graphs[i].exec.get()), ok);
+    std::printf("  %-14s %8.1f us (%+.1f us, %+.2f%%)  %s  %s\n", names[i].c_str(), m[i + 1],
+                m[i + 1] - f, 100 * (m[i + 1] - f) / f, resources_of(p, kernels[i]).c_str(),
+                check.c_str());
+  }
+  return ok;
 }
 
 __global__ void blank_kernel() {}
@@ -369,7 +490,43 @@ void by_blanking(dec::Decoder& d, const Args& a, Timer& t) {
   }
 }
 
-void profile(const Args& a) {
+// names with `variants` replaced by the six variants of `own`, the decoder's SwiGLU.
+std::vector<std::string> swiglu_names(const std::vector<std::string>& names,
+                                      const gemv::Config& own) {
+  std::vector<std::string> out;
+  for (const std::string& n : names) {
+    if (n != kVariants) {
+      out.push_back(n);
+      continue;
+    }
+    const gemv::General* g = own.get<gemv::General>();
+    if (!g)
+      throw std::invalid_argument("--swiglu-kernels variants: the step's SwiGLU is not general");
+    for (const gemv::General& v : sw::variants_of(*g)) out.push_back(gemv::kernel_name(v));
+  }
+  return out;
+}
+
+// The projections by the named configurations; false when a check failed.
+bool by_kernels(dec::Decoder& d, const Args& a, Timer& t, const dec::ModelConfig& c) {
+  const bool i8 = a.type == dec::WeightType::int8;
+  const int n_sel = c.moe() ? c.top_experts : 1;
+  const Projection qkv{"qkv", i8, c.qkv_rows(), c.dim}, o{"o", i8, c.dim, c.q_size()},
+      down{"down", i8, c.dim, c.ffn},
+      swiglu{"swiglu", i8, 2 * c.ffn, c.dim, gemv::Use::swiglu, n_sel},
+      combine{"combine", i8, c.dim, c.ffn, gemv::Use::combine, n_sel};
+  bool ok = true;
+  if (!a.qkv_kernels.empty()) ok &= by_kernel(d, a, t, qkv, a.qkv_kernels);
+  if (!a.o_kernels.empty()) ok &= by_kernel(d, a, t, o, a.o_kernels);
+  if (!a.down_kernels.empty()) ok &= by_kernel(d, a, t, down, a.down_kernels);
+  if (!a.swiglu_kernels.empty())
+    ok &= by_kernel(d, a, t, swiglu, swiglu_names(a.swiglu_kernels, swiglu.own()));
+  if (!a.combine_kernels.empty()) ok &= by_kernel(d, a, t, combine, a.combine_kernels);
+  return ok;
+}
+
+// The profile; 1 where a configuration's step failed its check.
+int profile(const Args& a) {
   dec::ModelConfig c = dec::find_config(a.model);
   if (a.layers > 0) c.n_layers = a.layers;
   cudaDeviceProp prop{};
@@ -413,14 +570,7 @@ void profile(const Args& a) {
               200 / (gen_us * 1e-6));
   print_breakdown(d, a, t, graph_us);
   if (a.blank) by_blanking(d, a, t);
-  if (!a.qkv_kernels.empty()) by_kernel(d, a, t, "qkv", c.qkv_rows(), c.dim, a.qkv_kernels);
-  if (!a.o_kernels.empty()) by_kernel(d, a, t, "o", c.dim, c.q_size(), a.o_kernels);
-  if (!a.down_kernels.empty()) by_kernel(d, a, t, "down", c.dim, c.ffn, a.down_kernels);
-  const int n_sel = c.moe() ? c.top_experts : 1;
-  if (!a.swiglu_kernels.empty())
-    by_kernel(d, a, t, "swiglu", 2 * c.ffn, c.dim, a.swiglu_kernels, gemv::Use::swiglu, n_sel);
-  if (!a.combine_kernels.empty())
-    by_kernel(d, a, t, "combine", c.dim, c.ffn, a.combine_kernels, gemv::Use::combine, n_sel);
+  return by_kernels(d, a, t, c) ? 0 : 1;
 }
 
 }  // namespace
@@ -428,7 +578,7 @@ void profile(const Args& a) {
 int main(int argc, char** argv) {
   const Args a = parse(argc, argv);
   try {
-    profile(a);
+    return profile(a);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "kbench_decode_profile: %s\n", e.what());
     return 1;
