@@ -412,6 +412,41 @@ std::string set_ladder(const std::string& text, const std::string& path, const S
   return out;
 }
 
+std::string probe_write_refusal(const std::string& text, const std::string& path,
+                                const std::string& gpu_name) {
+  JsonDoc d;
+  if (std::string error; !parse_json_file(text, path, &d, &error)) throw TargetError(error);
+  if (!d.value.is_object()) fail(d, "", "expected an object at the top level");
+  const JsonFields<TargetError> in{path, &d.lines};
+  TargetFile f;
+  f.path = path;
+  f.gpu = in.string(d.value, "gpu", "", "");
+  f.match = in.strings(d.value, "match", "");
+  if (match_gpu({f}, gpu_name)) return "";
+  return path + " is the target file of '" + f.gpu + "', not of this GPU ('" + gpu_name +
+         "'): its ladder would join that GPU's name, peaks and measured values. Give --write "
+         "this GPU's file or a new one; nothing was measured or written";
+}
+
+ProbedFile merge_probed_ladder(const std::string& text, const std::string& path,
+                               const std::string& gpu_name, bool replace,
+                               const SpeedOfLight& probed, const std::string& date,
+                               const std::string& driver) {
+  if (std::string why = probe_write_refusal(text, path, gpu_name); !why.empty())
+    throw TargetError(why);
+  ProbedFile out;
+  SpeedOfLight sol = probed;
+  if (!replace) {
+    const TargetFile before = parse_target_file(text, path);
+    if (before.measured.ladder.present()) {
+      sol = faster_of(before.measured.ladder, probed, &out.kept);
+      out.merged = true;
+    }
+  }
+  out.text = set_ladder(text, path, sol, date, driver);
+  return out;
+}
+
 std::string layout_target_file(const std::string& text, const std::string& path) {
   ordered_json doc;
   try {

@@ -315,8 +315,8 @@ TEST(BringupDraft, AProbeThatIsNotATargetFileIsAProblem) {
   EXPECT_TRUE(contains(r.problems[0], "--probe " + kProbe + ": cannot read it")) << r.problems[0];
 }
 
-// The probe's draft of another GPU (a second bring-up into the same --out
-// probes into its probe.json): its ceilings are not this GPU's.
+// The probe's draft of another GPU (given by hand; kbench probe refuses to
+// write into one): its ceilings are not this GPU's.
 TEST(BringupDraft, AProbeOfAnotherGpuIsAProblem) {
   const auto dir = targets_without_h200("draft_other_probe");
   auto in = inputs(dir);
