@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "core/atomic_write.h"
+#include "core/gemv_refusal.h"
 #include "core/gpu_name.h"
 
 namespace kb {
@@ -216,6 +217,10 @@ std::vector<gemv::TableEntry> parse_gemv_table(const ordered_json& doc, const st
                    "' (names: R2U1W4P1K2, one8, T4, GM4W4K1, M4W8K2D3, B3W8S3O2R0, BM3W8S2O2R2; "
                    "core/gemv_config.h)");
     t.kernel = *k;
+    // One the dispatch would pass over at every shape: the generic rule
+    // would run them while the table says otherwise.
+    if (const std::string why = gemv::entry_refusal(t); !why.empty())
+      src.fail(where + ".kernel", "'" + name + "' can run none of this entry's shapes: " + why);
     out.push_back(t);
   }
   return out;
