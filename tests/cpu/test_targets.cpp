@@ -120,6 +120,31 @@ TEST(Targets, MalformedFilesNameFileAndField) {
   }
 }
 
+// A tolerance has one range, [0, 1), at the top level as in an entry; 0 is
+// no tolerance (any miss fails), not the default.
+TEST(Targets, ToleranceIsZeroToOneAtTheTopAsInAnEntry) {
+  const auto file = [](const std::string& top, const std::string& entry) {
+    return R"J({"gpu": "x", "peaks": {"hbm_gbps": 1},)J" + top +
+           R"J( "targets": [{"name": "a", "metric": "m", "dtype": "d", "target": 100)J" + entry +
+           "}]}";
+  };
+  const kb::TargetFile zero = kb::parse_target_file(file(R"J("tolerance": 0,)J", ""), "t.json");
+  EXPECT_EQ(zero.targets[0].tolerance, 0);
+  EXPECT_TRUE(kb::below_target(99.9, 100, zero.targets[0].tolerance, false));  // any miss
+  EXPECT_EQ(kb::parse_target_file(file("", R"J(, "tolerance": 0)J"), "t.json").targets[0].tolerance,
+            0);
+  EXPECT_EQ(kb::parse_target_file(file("", ""), "t.json").targets[0].tolerance, 0.05);
+  for (const char* bad : {"-0.01", "1", "1.5", "\"5%\"", "null", "true"}) {
+    const std::string t = std::string("\"tolerance\": ") + bad;
+    EXPECT_EQ(error_of(file(t + ",", "")),
+              "t.json:1: tolerance: expected a number in [0, 1) (0: any miss fails)")
+        << bad;
+    EXPECT_EQ(error_of(file("", ", " + t)),
+              "t.json:1: targets[0].tolerance: expected a number in [0, 1) (0: any miss fails)")
+        << bad;
+  }
+}
+
 TEST(Targets, MatchGpuByNameCaseInsensitive) {
   std::vector<kb::TargetFile> files = {kb::parse_target_file(kGood, "a100.json")};
   EXPECT_NE(kb::match_gpu(files, "NVIDIA A100-SXM4-40GB"), nullptr);
