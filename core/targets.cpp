@@ -31,6 +31,19 @@ std::optional<double> get_number(const ordered_json& obj, const char* key, const
   return v;
 }
 
+// A tolerance, the file's default or an entry's: one range for both, [0, 1)
+// (docs/targets.md). 0 is no tolerance (any miss fails), never the default,
+// which holds only where the field is absent.
+std::optional<double> get_tolerance(const ordered_json& obj, const JsonDoc& doc,
+                                    const std::string& where) {
+  auto it = obj.find("tolerance");
+  if (it == obj.end()) return std::nullopt;
+  const double v = it->is_number() ? it->get<double>() : -1;
+  if (!std::isfinite(v) || v < 0 || v >= 1)
+    fail(doc, where + "tolerance", "expected a number in [0, 1) (0: any miss fails)");
+  return v;
+}
+
 // The ceilings a target file's `peaks` and `measured` name, each spelled once.
 const std::pair<const char*, double Ceilings::*> kCeilingFields[] = {
     {"read_gbps", &Ceilings::read_gbps},         {"copy_gbps", &Ceilings::copy_gbps},
@@ -286,9 +299,7 @@ TargetFile parse_target_file(const std::string& text, const std::string& path) {
     if (auto l = ms->find("ladder"); l != ms->end() && !l->is_null())
       f.measured.ladder = parse_ladder(*l, d, "measured.ladder");
   }
-  double default_tol = 0.05;
-  if (auto t = get_number(doc, "tolerance", d, "")) default_tol = *t;
-  if (default_tol >= 1) fail(d, "tolerance", "expected a number in [0, 1)");
+  const double default_tol = get_tolerance(doc, d, "").value_or(0.05);
   auto ts = doc.find("targets");
   if (ts == doc.end()) fail(d, "targets", "missing (expected an array, possibly empty)");
   if (!ts->is_array()) fail(d, "targets", "expected an array");
@@ -312,12 +323,7 @@ TargetFile parse_target_file(const std::string& text, const std::string& path) {
       fail(d, where + "target", "give exactly one of 'target' or 'roofline_fraction'");
     if (e.roofline_fraction && *e.roofline_fraction > 1.0)
       fail(d, where + "roofline_fraction", "expected a fraction in (0, 1]");
-    e.tolerance = default_tol;
-    if (auto tol = t.find("tolerance"); tol != t.end()) {
-      if (!tol->is_number() || tol->get<double>() < 0 || tol->get<double>() >= 1)
-        fail(d, where + "tolerance", "expected a number in [0, 1)");
-      e.tolerance = tol->get<double>();
-    }
+    e.tolerance = get_tolerance(t, d, where).value_or(default_tol);
     e.board_spread = get_number(t, "board_spread", d, where);
     if (e.board_spread && *e.board_spread >= 1)
       fail(d, where + "board_spread", "expected a fraction in (0, 1)");
@@ -409,6 +415,41 @@ std::string set_ladder(const std::string& text, const std::string& path, const S
        "chains of 8 ideal reads, the smallest, and by the bytes of one link"}};
   const std::string out = layout(doc, "", "") + "\n";
   parse_target_file(out, path);  // what was written must read back
+  return out;
+}
+
+std::string probe_write_refusal(const std::string& text, const std::string& path,
+                                const std::string& gpu_name) {
+  JsonDoc d;
+  if (std::string error; !parse_json_file(text, path, &d, &error)) throw TargetError(error);
+  if (!d.value.is_object()) fail(d, "", "expected an object at the top level");
+  const JsonFields<TargetError> in{path, &d.lines};
+  TargetFile f;
+  f.path = path;
+  f.gpu = in.string(d.value, "gpu", "", "");
+  f.match = in.strings(d.value, "match", "");
+  if (match_gpu({f}, gpu_name)) return "";
+  return path + " is the target file of '" + f.gpu + "', not of this GPU ('" + gpu_name +
+         "'): its ladder would join that GPU's name, peaks and measured values. Give --write "
+         "this GPU's file or a new one; nothing was measured or written";
+}
+
+ProbedFile merge_probed_ladder(const std::string& text, const std::string& path,
+                               const std::string& gpu_name, bool replace,
+                               const SpeedOfLight& probed, const std::string& date,
+                               const std::string& driver) {
+  if (std::string why = probe_write_refusal(text, path, gpu_name); !why.empty())
+    throw TargetError(why);
+  ProbedFile out;
+  SpeedOfLight sol = probed;
+  if (!replace) {
+    const TargetFile before = parse_target_file(text, path);
+    if (before.measured.ladder.present()) {
+      sol = faster_of(before.measured.ladder, probed, &out.kept);
+      out.merged = true;
+    }
+  }
+  out.text = set_ladder(text, path, sol, date, driver);
   return out;
 }
 

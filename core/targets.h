@@ -74,6 +74,29 @@ std::string layout_target_file(const std::string& json_text, const std::string& 
 std::string set_ladder(const std::string& json_text, const std::string& path,
                        const SpeedOfLight& sol, const std::string& date, const std::string& driver);
 
+// `kbench probe --write PATH` into an existing file (`text`): "" where it is
+// the target file of the GPU the driver calls `gpu_name`, as target
+// matching takes it (match_gpu); else why not, naming both GPUs: this GPU's
+// ladder would join another GPU's name, peaks and measured values. Reads
+// `gpu` and `match` alone (with --replace the rest may be what is broken);
+// TargetError where those do not read.
+std::string probe_write_refusal(const std::string& json_text, const std::string& path,
+                                const std::string& gpu_name);
+
+// An existing --write file with the probe's ladder `probed`: per rung the
+// faster of the file's and `probed` (`kept` rungs from the file, `merged`
+// where it had a ladder), or with `replace` `probed` alone. TargetError
+// (probe_write_refusal) for another GPU's file.
+struct ProbedFile {
+  std::string text;
+  int kept = 0;
+  bool merged = false;
+};
+ProbedFile merge_probed_ladder(const std::string& json_text, const std::string& path,
+                               const std::string& gpu_name, bool replace,
+                               const SpeedOfLight& probed, const std::string& date,
+                               const std::string& driver);
+
 // Per rung the faster of two probes where both ladders have the same byte
 // counts (else `now`); further-launch costs `now`'s (docs/decisions/0009).
 // `*kept`: how many rungs came from `before`.

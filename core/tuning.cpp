@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "core/atomic_write.h"
+#include "core/gemv_refusal.h"
 #include "core/gpu_name.h"
 
 namespace kb {
@@ -48,21 +49,28 @@ void get_range(const ordered_json& e, const char* key, const Src& path, const st
   }
 }
 
-// The tuning file at `path` when it exists and is for this GPU; none (with
-// `*warning` naming the file's GPU) when it is another GPU's. A file that
-// cannot be read or is malformed throws TuningError: a night on other kernels
-// than the table says must not pass as one on the table's.
-std::optional<TuningFile> read_for_gpu(const std::string& path, const std::string& gpu_name,
-                                       std::string* warning) {
+// The tuning file at `path`, its gemv section checked too; none where it
+// does not exist. One that cannot be read or is malformed throws TuningError.
+std::optional<TuningFile> read_table(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return std::nullopt;
   const auto text = read_whole_file(path);
   if (!text) throw TuningError(path + ": cannot read the tuning file");
   TuningFile f = parse_tuning_file(*text, path);
   parse_gemv_table(f.doc, path, &f.lines);  // the gemv section must parse for the pins too
-  if (!same_gpu_name(f.gpu, gpu_name)) {
+  return f;
+}
+
+// The tuning file at `path` when it exists and is for this GPU; none (with
+// `*warning` naming the file's GPU) when it is another GPU's. A file that
+// cannot be read or is malformed throws TuningError: a night on other kernels
+// than the table says must not pass as one on the table's.
+std::optional<TuningFile> read_for_gpu(const std::string& path, const std::string& gpu_name,
+                                       std::string* warning) {
+  std::optional<TuningFile> f = read_table(path);
+  if (f && !same_gpu_name(f->gpu, gpu_name)) {
     if (warning)
-      *warning = path + ": written for '" + f.gpu + "', not this GPU ('" + gpu_name +
+      *warning = path + ": written for '" + f->gpu + "', not this GPU ('" + gpu_name +
                  "'): not used; cuBLASLt's heuristic and the generic GEMV rule choose";
     return std::nullopt;
   }
@@ -140,9 +148,15 @@ TuningFile parse_tuning_file(const std::string& text, const std::string& path) {
   return f;
 }
 
-ordered_json read_tuning_doc(const std::string& path) {
-  const auto text = read_whole_file(path);
-  return text ? parse_tuning_file(*text, path).doc : ordered_json();
+ordered_json read_tuning_doc(const std::string& path, const std::string& gpu_name) {
+  const std::optional<TuningFile> f = read_table(path);
+  if (!f) return ordered_json();
+  if (!same_gpu_name(f->gpu, gpu_name))
+    throw TuningError(path + ": the tuning table of '" + f->gpu + "', not of this GPU ('" +
+                      gpu_name +
+                      "'): tuning into it would keep that GPU's entries under this GPU's "
+                      "name. Give --write this GPU's table or a new file");
+  return f->doc;
 }
 
 void write_tuning_doc(const ordered_json& doc, const std::string& path) {
@@ -203,6 +217,10 @@ std::vector<gemv::TableEntry> parse_gemv_table(const ordered_json& doc, const st
                    "' (names: R2U1W4P1K2, one8, T4, GM4W4K1, M4W8K2D3, B3W8S3O2R0, BM3W8S2O2R2; "
                    "core/gemv_config.h)");
     t.kernel = *k;
+    // One the dispatch would pass over at every shape: the generic rule
+    // would run them while the table says otherwise.
+    if (const std::string why = gemv::entry_refusal(t); !why.empty())
+      src.fail(where + ".kernel", "'" + name + "' can run none of this entry's shapes: " + why);
     out.push_back(t);
   }
   return out;

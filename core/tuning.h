@@ -30,9 +30,12 @@ struct TuningFile {
 
 TuningFile parse_tuning_file(const std::string& text, const std::string& path);
 
-// The tuning file at `path` for rewriting (empty when it does not exist);
-// TuningError when it is malformed, so nothing is overwritten.
-nlohmann::ordered_json read_tuning_doc(const std::string& path);
+// The tuning file at `path` for rewriting by `kbench tune` on the GPU the
+// driver calls `gpu_name` (empty when it does not exist); TuningError when
+// it cannot be read, is malformed (the gemv section too) or is another GPU's
+// (same_gpu_name): its entries would be kept and relabelled as this GPU's.
+// Read before anything is timed, so nothing is measured or overwritten.
+nlohmann::ordered_json read_tuning_doc(const std::string& path, const std::string& gpu_name);
 // Writes `doc` to `path` (its folder created) through a temporary file and a
 // rename, so a failed write never leaves half a table. Throws std::runtime_error.
 void write_tuning_doc(const nlohmann::ordered_json& doc, const std::string& path);

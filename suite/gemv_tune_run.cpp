@@ -148,8 +148,8 @@ std::vector<GemvTuned> tune_gemv_table(const DeviceInfo& dev, const TargetFile* 
                                        const std::string& out, int reps,
                                        const std::vector<GemvShape>& shapes,
                                        const WorkerConfig* rows) {
-  // Read first: a broken file is refused before anything is timed.
-  nlohmann::ordered_json doc = read_tuning_doc(out);
+  // Read first: a broken file, or another GPU's, is refused before anything is timed.
+  nlohmann::ordered_json doc = read_tuning_doc(out, dev.name);
   std::vector<GemvTuned> tuned;
   {
     Engine engine(dev, tf, EngineOptions{}, RunInfo{});

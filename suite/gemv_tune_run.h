@@ -16,7 +16,8 @@ namespace kb {
 // Writes the `gemv` section of the tuning file `out` (other sections kept):
 // every candidate screened here; with `rows`, the finalists timed as rows
 // are, which decide; then the decode step's entries (docs/targets.md).
-// Throws TuningError for an existing file it cannot parse.
+// Throws TuningError, before timing, for an existing file it cannot parse
+// or one of another GPU.
 std::vector<GemvTuned> tune_gemv_table(const DeviceInfo& dev, const TargetFile* tf,
                                        const std::string& out, int reps,
                                        const std::vector<GemvShape>& shapes,

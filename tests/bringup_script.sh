@@ -78,6 +78,8 @@ done
 [ -s "$probe" ] || { echo "stub: no --probe file" >&2; exit 3; }
 echo "# report" > "$out/bringup.md"
 echo "<html>" > "$out/bringup.html"
+# STUB_NO_DRAFT=1: a problem of the input that leaves no draft (exit 2).
+[ -z "${STUB_NO_DRAFT:-}" ] || exit 2
 echo '{"gpu": "Stub GPU", "drafted": true}' > "$out/${STUB_MATCH:-${STUB_NAME:-stub-gpu.json}}"
 EOF
 chmod +x "$tmp/build/suite/kbench" "$tmp/build/tools/kgate/kgate"
@@ -141,6 +143,14 @@ rc=$?
   fail "failed row: results.csv holds an earlier run: $(cat "$out/results.csv")"
 grep -q "ready to commit (review" "$tmp/a4.log" && fail "failed row: $(cat "$tmp/a4.log")"
 grep -q "not ready to commit: kbench run exited 1" "$tmp/a4.log" || fail "$(cat "$tmp/a4.log")"
+
+# A report that drafts no target file, into an --out with an earlier
+# bring-up's draft: that draft is not named, nor left to be taken for this one.
+STUB_NO_DRAFT=1 bringup --out "$out" > "$tmp/a5.log" 2>&1
+rc=$?
+[ "$rc" -eq 2 ] || { cat "$tmp/a5.log"; fail "no draft: exit $rc, expected 2"; }
+grep -qF "$out/stub-gpu.json -> " "$tmp/a5.log" && fail "no draft: an earlier draft named: $(cat "$tmp/a5.log")"
+[ ! -e "$out/stub-gpu.json" ] || fail "no draft: an earlier bring-up's draft left in --out"
 
 # A GPU with a target file: the probe's draft takes its place in the copy
 # (no second file of the GPU), its file's name throughout.

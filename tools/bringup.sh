@@ -111,6 +111,9 @@ if [ ! -s "$out/results.csv" ]; then
 fi
 
 say "the report and the drafted target file ($out/bringup.md, $out/$name)"
+# This report's draft alone: where kgate drafts none (a problem of the
+# input), an earlier bring-up's file must not be named below.
+rm -f "$out/$name"
 report_rc=0
 "$kgate" bringup --results "$out/results.csv" --reference "$reference" --targets "$work" \
   --probe "$out/probe.json" --out "$out" || report_rc=$?

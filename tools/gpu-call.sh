@@ -8,7 +8,8 @@
 #   tests[=FILTER]    GPU tests (gtest filter); no usable GPU fails them
 #   cpu-tests         the CPU tests
 #   sanitize[=FILTER] GPU tests under compute-sanitizer's memcheck
-#   probe             kbench probe > probe.json
+#   probe             kbench probe: probe.json (written only by a probe that
+#                     succeeded), probe.log
 #   suite             kbench run: results.csv, results.json, kbench.log
 #   check             tests cpu-tests sanitize probe suite
 #   tune              kbench tune; the tuning tables copied to $OUT
@@ -96,6 +97,20 @@ step_sanitize() {
   return $rc
 }
 
+# probe.json through a temporary file beside it, renamed over it only when
+# the probe succeeded: a failed or cut-short probe leaves the earlier
+# probe.json (or none), never a partial or empty one.
+step_probe() {
+  local tmp="$out/.probe.json.$$"
+  if "$kb" probe > "$tmp" 2> "$out/probe.log" && [ -s "$tmp" ]; then
+    mv -f "$tmp" "$out/probe.json"
+    return
+  fi
+  rm -f "$tmp"
+  echo "kbench probe failed (probe.log); probe.json not written"
+  return 1
+}
+
 step_tune() {
   logged tune.log 60 "$kb" tune
   local rc=$?
@@ -169,7 +184,7 @@ run_step() {
     tests*) KBENCH_REQUIRE_GPU=1 logged gpu-tests.log gtest "$build/tests/kbench_gpu_tests" --gtest_brief=1 --gtest_filter="${arg:-*}" ;;
     cpu-tests) logged cpu-tests.log gtest "$build/tests/kbench_cpu_tests" --gtest_brief=1 ;;
     sanitize*) step_sanitize "$arg" ;;
-    probe) "$kb" probe > "$out/probe.json" 2> "$out/probe.log" || { echo "kbench probe failed (probe.log)"; false; } ;;
+    probe) step_probe ;;
     suite) logged kbench.log 30 "$kb" run --csv "$out/results.csv" --json "$out/results.json" "${kbench_opts[@]}" ;;
     check)
       for s in tests cpu-tests sanitize probe suite; do run_step "$s" || rc=1; done

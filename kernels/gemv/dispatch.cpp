@@ -9,11 +9,6 @@ namespace kb::gemv {
 
 namespace {
 
-// Elements per 16-byte weight vector (gemv.h's k_multiple_*).
-int64_t vec_elems(bool int8) { return int8 ? 16 : 8; }
-int64_t item_bytes(bool int8) { return int8 ? 1 : 2; }
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 // The general kernel's knobs by shape, timed on an H100 (records 0025 and
 // 0036 hold the figures): pipelined batches of 2 loads, 4 warps; K split
 // over warps once rows are long (and for bf16 at many rows); int8 one load
@@ -125,74 +120,6 @@ Config combine_config(bool int8, int64_t N, int64_t K) {
   return Config(c);
 }
 
-int bulk_rows_per_buffer(const Bulk& k, bool int8, int64_t N, int64_t K, bool gather) {
-  if (k.rows_per_buffer != 0) return k.rows_per_buffer;
-  return K * item_bytes(int8) <= (16 << 10) && (!gather || N % 2 == 0) ? 2 : 1;
-}
-
-std::string refusal(const Kernel& kernel, bool int8, int64_t N, int64_t K, int n_sel) {
-  return refusal(kernel, int8, N, K, n_sel, n_sel > 1);
-}
-
-std::string refusal(const Kernel& kernel, bool int8, int64_t N, int64_t K, int n_sel, bool gather) {
-  if (N <= 0 || K <= 0 || n_sel <= 0) return "empty shape";
-  if (K % vec_elems(int8) != 0) return "K not a multiple of the 16-byte vector";
-  const int64_t vecs = K / vec_elems(int8);
-  return std::visit(
-      overloaded{[&](const General& c) -> std::string {
-                   const auto in = [](int v, std::initializer_list<int> ok) {
-                     return std::find(ok.begin(), ok.end(), v) != ok.end();
-                   };
-                   if (!in(c.rows_per_warp, {1, 2, 4}) || !in(c.unroll, {1, 2}) || c.warps < 1 ||
-                       c.warps > 8 || !in(c.k_split, {1, 2, 4, 8}) || c.warps % c.k_split != 0)
-                     return "not a configuration of the general kernel";
-                   return "";
-                 },
-                 [&](const OneLoad& c) -> std::string {
-                   if (c.warps != 4 && c.warps != 8)
-                     return "the one-load kernel has blocks of 4 or 8 warps";
-                   if (vecs != 32 && vecs != 64 && vecs != 128)
-                     return "the one-load kernel needs rows of 32, 64 or 128 16-byte vectors";
-                   return "";
-                 },
-                 [&](const Tile& c) -> std::string {
-                   if (!int8 || K > 8192) return "the tile kernel needs int8 rows of at most 8 KB";
-                   if (c.warps != 4 && c.warps != 8)
-                     return "the tile kernel has blocks of 4 or 8 warps";
-                   return "";
-                 },
-                 [&](const Mma& c) -> std::string {
-                   const int64_t unit_vec = c.diag ? 32 : 4;
-                   const int64_t smem = ceil_div(K / 16, unit_vec) * unit_vec * 16 * 2;
-                   if (!int8 || smem > (96 << 10))
-                     return "the mma kernel needs int8 and K <= 49152";
-                   const bool ok = c.diag ? (c.unroll == 1 || c.unroll == 2 || c.unroll == 4) &&
-                                                (c.depth == 2 || (c.depth == 3 && c.unroll == 2))
-                                          : (c.unroll == 2 || c.unroll == 4 || c.unroll == 8) &&
-                                                (c.depth == 2 || (c.depth == 3 && c.unroll != 8));
-                   if (!ok || c.warps < 1 || c.warps > 8 || c.k_split < 1 ||
-                       c.warps % c.k_split != 0)
-                     return "not a configuration of the mma kernel";
-                   return "";
-                 },
-                 [&](const Bulk& c) -> std::string {
-                   if (c.warps != 8 && c.warps != 16)  // before dividing by the threads
-                     return "the bulk kernel has 8 or 16 consumer warps";
-                   const int64_t threads = 32 * int64_t(c.warps);
-                   const int64_t J = vecs % threads == 0 ? vecs / threads : 0;
-                   const int rs = bulk_rows_per_buffer(c, int8, N, K, gather);
-                   const int64_t smem = int64_t(c.stages) * rs * K * item_bytes(int8);
-                   if (c.mma && (!int8 || rs != 2))
-                     return "bulk_mma needs int8 weights and 2 rows per buffer";
-                   if (rs < 1 || rs > 2 || (rs == 2 && gather && N % 2 != 0) ||
-                       (J != 1 && J != 2 && J != 4) || c.stages != 3 || c.blocks_per_sm < 1 ||
-                       c.blocks_per_sm > 4 || smem > (160 << 10) || c.rows < 0 || c.rows > 2)
-                     return "the bulk kernel cannot serve this row length so configured";
-                   return "";
-                 }},
-      kernel);
-}
-
 // Where a family measured faster than the general kernel (H100 80GB HBM3,
 // docs/decisions/0028 and its neighbours).
 const std::vector<TableEntry>& generic_table() {
@@ -243,28 +170,6 @@ Choice choose_in(const std::vector<TableEntry>& table, bool int8, int64_t N, int
       if (e.bucket.holds(int8, N, K, n_sel, use) && refusal(e.kernel, int8, N, K, n_sel).empty())
         return {Config(e.kernel), "generic"};
   return {general_config(int8, N, K, n_sel), "generic"};
-}
-
-std::string swiglu_refusal(const Kernel& k) {
-  const General* g = std::get_if<General>(&k);
-  if (!g || g->rows_per_warp != 2 || g->unroll != 2 || !g->pipeline)
-    return "the SwiGLU takes the general kernel with 2 rows a warp, unroll 2, pipelined";
-  if (g->warps < 1 || g->warps > 8 || g->k_split < 1 || g->warps % g->k_split != 0)
-    return "warps 1..8, a K split that divides them";
-  if (g->min_blocks != 0 && (g->warps > 4 || (g->min_blocks != 7 && g->min_blocks != 8)))
-    return "min_blocks 7 or 8 only for a SwiGLU of at most 4 warps";
-  return "";
-}
-
-std::string combine_refusal(const Kernel& k, bool int8) {
-  const General* g = std::get_if<General>(&k);
-  if (!g || (g->rows_per_warp != 1 && g->rows_per_warp != 2) || (g->unroll != 1 && g->unroll != 2))
-    return "the combine takes the general kernel with 1 or 2 rows a warp, unroll 1 or 2";
-  if (g->warps < 1 || g->warps > 8 || g->k_split < 1 || g->warps % g->k_split != 0)
-    return "warps 1..8, a K split that divides them";
-  if (g->min_blocks != 0 && (!int8 || g->rows_per_warp != 2 || g->warps > 4 || g->min_blocks != 8))
-    return "min_blocks 8 only for int8, 2 rows a warp, at most 4 warps";
-  return "";
 }
 
 Config swiglu_config_in(const std::vector<TableEntry>& table, bool int8, int64_t F, int64_t K,

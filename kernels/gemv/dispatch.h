@@ -1,6 +1,7 @@
 // Which GEMV kernel runs a shape, as data, no CUDA (docs/decisions/0029):
 // the first entry of the GPU's measured table, then of generic_table(), that
-// holds the shape and serves it (refusal() empty); else general_config.
+// holds the shape and serves it (core/gemv_refusal.h's refusal() empty);
+// else general_config.
 // Use::decode skips generic_table() (docs/decisions/0031).
 #pragma once
 
@@ -9,15 +10,10 @@
 #include <vector>
 
 #include "core/gemv_config.h"
+#include "core/gemv_refusal.h"
 #include "core/gemv_table.h"
 
 namespace kb::gemv {
-
-// Why `k` cannot run a one-token GEMV (n_sel experts) of this shape, or ""
-// (a kernel the GPU lacks is not refused: the launch falls back itself).
-std::string refusal(const Kernel& k, bool int8, int64_t N, int64_t K, int n_sel);
-// The same, `gather` or not (the above: n_sel > 1).
-std::string refusal(const Kernel& k, bool int8, int64_t N, int64_t K, int n_sel, bool gather);
 
 // The generic rule's family buckets (before general_config).
 const std::vector<TableEntry>& generic_table();
@@ -55,11 +51,5 @@ Config swiglu_config_in(const std::vector<TableEntry>& table, bool int8, int64_t
                         int n_sel);
 Config combine_config_in(const std::vector<TableEntry>& table, bool int8, int64_t N, int64_t K,
                          int n_sel);
-std::string swiglu_refusal(const Kernel& k);
-std::string combine_refusal(const Kernel& k, bool int8);
-
-// The bulk kernel's rows per ring buffer for k at this shape (gather: a
-// gather_gemv, whose N must be even for 2).
-int bulk_rows_per_buffer(const Bulk& k, bool int8, int64_t N, int64_t K, bool gather);
 
 }  // namespace kb::gemv

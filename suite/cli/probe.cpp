@@ -115,29 +115,22 @@ void print_ladder(const Probed& r) {
   for (const auto& line : r.lp.chain_report) std::fprintf(stderr, "chain %s\n", line.c_str());
 }
 
-// An existing --write file (`path`): only its ladder is replaced, by the
-// faster of both per rung (a bound must hold for every probe) unless `replace`.
+// An existing --write file (`path`) of this GPU: only its ladder is
+// replaced, by the faster of both per rung (a bound must hold for every
+// probe) unless `replace`.
 void replace_ladder(const std::string& path, bool replace, const SpeedOfLight& probed,
                     const std::string& today, const DeviceInfo& dev) {
   const auto text = read_whole_file(path);
   if (!text) throw std::runtime_error(path + ": cannot read");
-  SpeedOfLight sol = probed;
-  int kept = 0;
-  bool merged = false;
-  if (!replace) {
-    const TargetFile before = parse_target_file(*text, path);
-    if (before.measured.ladder.present()) {
-      sol = faster_of(before.measured.ladder, probed, &kept);
-      merged = true;
-    }
-  }
-  atomic_write(path, set_ladder(*text, path, sol, today, dev.driver));
-  if (merged)
+  const ProbedFile f =
+      merge_probed_ladder(*text, path, dev.name, replace, probed, today, dev.driver);
+  atomic_write(path, f.text);
+  if (f.merged)
     std::printf(
         "measured.ladder of %s: the faster of the file's and this probe's (%d rungs and "
         "entries kept from the file; --replace writes this probe's alone): review the diff "
         "and commit it\n",
-        path.c_str(), kept);
+        path.c_str(), f.kept);
   else
     std::printf("measured.ladder of %s replaced: review the diff and commit it\n", path.c_str());
 }
@@ -222,6 +215,12 @@ int cmd_probe(const Args& a) {
   if (devices.empty()) return kExitNoDevice;
   const int d = devices.front();
   DeviceInfo dev = query_device(d);
+  // Another GPU's file would keep its name, peaks and measured values
+  // around this GPU's ladder: refused before anything is measured.
+  if (!a.write.empty() && std::filesystem::exists(a.write))
+    if (const auto text = read_whole_file(a.write))
+      if (std::string why = probe_write_refusal(*text, a.write, dev.name); !why.empty())
+        throw UsageError(why);
   // The line tools/bringup.sh reads rather than matching names itself.
   std::fprintf(stderr, "%s\n", target_file_line(load_targets(plan.targets), dev.name).c_str());
   KB_CUDA_CHECK(cudaSetDevice(d));

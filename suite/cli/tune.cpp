@@ -193,7 +193,8 @@ int cmd_tune(const Args& a) {
   const auto t = tune_target(a);
   if (!t) return kExitNoDevice;
   const auto& [files, dev, tf, out] = *t;
-  nlohmann::ordered_json doc = read_tuning_doc(out);  // a broken one: exit 2 before measuring
+  // A broken one, or another GPU's: exit 2 before measuring.
+  nlohmann::ordered_json doc = read_tuning_doc(out, dev.name);
   const std::vector<gemm::AlgoKey> keys = planned_gemms(experiments, dev);
   if (keys.empty()) throw UsageError("the selected experiments plan no cuBLASLt GEMM");
   std::printf(

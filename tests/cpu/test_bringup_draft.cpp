@@ -315,8 +315,8 @@ TEST(BringupDraft, AProbeThatIsNotATargetFileIsAProblem) {
   EXPECT_TRUE(contains(r.problems[0], "--probe " + kProbe + ": cannot read it")) << r.problems[0];
 }
 
-// The probe's draft of another GPU (a second bring-up into the same --out
-// probes into its probe.json): its ceilings are not this GPU's.
+// The probe's draft of another GPU (given by hand; kbench probe refuses to
+// write into one): its ceilings are not this GPU's.
 TEST(BringupDraft, AProbeOfAnotherGpuIsAProblem) {
   const auto dir = targets_without_h200("draft_other_probe");
   auto in = inputs(dir);
@@ -367,6 +367,69 @@ TEST(BringupDraft, SaysWhenTheRunsCeilingsWereNotTheProbes) {
   EXPECT_EQ(r.draft_path, "h200-sxm-141gb.json");
 }
 
+// The run's CSV without its roofline_probe rows (a run with --filter).
+std::string without_probe_rows(const std::string& csv) {
+  std::stringstream in(csv);
+  std::string out;
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("roofline_probe,", 0) != 0) out += line + "\n";
+  return out;
+}
+
+// A datasheet table that does not have the H200.
+const char* kTableWithoutH200 =
+    R"({"gpus":[{"gpu":"only","driver_names":["NVIDIA Z9"],"hbm_gbps":1,"source":"s"}]})";
+
+// No HBM bandwidth to draft peaks.hbm_gbps from (not in the datasheet table,
+// or no figure there, and no probe rows): a problem, no draft; a draft of
+// `hbm_gbps: 0` would not read back as a target file.
+TEST(BringupDraft, NoHbmBandwidthAnywhereIsAProblemAndNoDraft) {
+  const auto dir = targets_without_h200("draft_no_hbm");
+  auto in = inputs(dir, /*with_probe=*/false);
+  in.datasheets = kb::parse_datasheets(kTableWithoutH200, "z.json");
+  in.datasheets_path = "z.json";
+  const std::string csv = without_probe_rows(slurp(kRunCsv));
+  kb::BringupReport r = draft_of(csv, in);
+  ASSERT_EQ(r.problems.size(), 1u);
+  EXPECT_EQ(r.problems[0],
+            "GPU 'NVIDIA H200' is not in z.json, and the run has no roofline_probe "
+            "read_bandwidth(GB/s) row to stand in for it: no target file drafted "
+            "(peaks.hbm_gbps is required). Add the GPU's figures to z.json, or run the suite "
+            "with roofline_probe");
+  EXPECT_EQ(r.draft_json, "");
+  EXPECT_EQ(r.draft_path, "");
+  // In the table without the figure: the same.
+  in.datasheets = kb::parse_datasheets(
+      R"({"gpus":[{"gpu":"H200 sheet","driver_names":["NVIDIA H200"],"source":"s"}]})", "z.json");
+  r = draft_of(csv, in);
+  EXPECT_TRUE(contains(r.problems.back(),
+                       "z.json: H200 sheet has no hbm_gbps, and the run has no "
+                       "roofline_probe read_bandwidth(GB/s) row"))
+      << r.problems.back();
+  EXPECT_EQ(r.draft_json, "");
+  // With the probe rows the measured read stands in, as a placeholder that says so.
+  in.datasheets = kb::parse_datasheets(kTableWithoutH200, "z.json");
+  r = draft_of(slurp(kRunCsv), in);
+  EXPECT_TRUE(r.problems.empty()) << r.problems.front();
+  EXPECT_EQ(kb::parse_target_file(r.draft_json, "d.json").peaks.read_gbps, 4683);
+}
+
+// Every draft is read back with the target file parser before it is kept:
+// a row whose shape is `*` drafts an entry of the same rows as its `*` floor.
+TEST(BringupDraft, ADraftThatDoesNotReadBackIsNotWritten) {
+  const auto dir = targets_without_h200("draft_reads_back");
+  const std::string csv = edit_row(slurp(kRunCsv), "layer_norm,", "bfloat16",
+                                   [](std::vector<std::string>& f) { f[8] = "*"; });
+  const kb::BringupReport r = draft_of(csv, inputs(dir));
+  ASSERT_FALSE(r.problems.empty());
+  EXPECT_TRUE(contains(r.problems.back(),
+                       "internal error: the drafted target file does not read back as a target "
+                       "file, so it is not written: (drafted target file)"))
+      << r.problems.back();
+  EXPECT_EQ(r.draft_json, "");
+  EXPECT_EQ(r.draft_path, "");
+}
+
 #ifdef KBENCH_KGATE_EXE
 TEST(BringupDraftCli, ProbeOptionAndACheckAgainstTheDraft) {
   const auto dir = targets_without_h200("draft_cli");
@@ -386,6 +449,26 @@ TEST(BringupDraftCli, ProbeOptionAndACheckAgainstTheDraft) {
   EXPECT_EQ(res.code, 2) << res.out;
   EXPECT_TRUE(contains(res.out, "--probe " + (dir / "nope.json").string() + ": cannot read it"))
       << res.out;
+}
+
+// No draft: exit 2, the report says why, no file named or written.
+TEST(BringupDraftCli, NoHbmBandwidthExits2WithoutADraft) {
+  const auto dir = targets_without_h200("draft_cli_no_hbm");
+  const auto out = dir / "out";
+  const auto csv = write(dir / "run.csv", without_probe_rows(slurp(kRunCsv)));
+  fs::create_directories(dir / "sheets");  // not a target file of --targets
+  const auto table = write(dir / "sheets" / "z.json", kTableWithoutH200);
+  const auto res =
+      kgate("bringup --results " + csv.string() + " --reference " + kH100Csv + " --targets " +
+            dir.string() + " --datasheets " + table.string() + " --out " + out.string());
+  EXPECT_EQ(res.code, 2) << res.out;
+  EXPECT_TRUE(contains(res.out, "drafted target file: none (the report's problems say why)"))
+      << res.out;
+  EXPECT_TRUE(contains(res.out, "no target file drafted (peaks.hbm_gbps is required)")) << res.out;
+  EXPECT_FALSE(fs::exists(out / "nvidia-h200.json"));
+  const std::string md = slurp(out / "bringup.md");
+  EXPECT_TRUE(contains(md, "no target file drafted")) << md;
+  EXPECT_TRUE(contains(md, "Not written.")) << md;
 }
 #endif
 

@@ -90,6 +90,58 @@ TEST(GemvDecodeTable, EveryUseReadsBackAndAnUnknownOneIsNamed) {
   }
 }
 
+// The error a gemv section gives, or "".
+std::string table_error(const J& list) {
+  const J doc = {{"gpu", "G"}, {"gemv", list}};
+  try {
+    const kb::TuningFile f = kb::parse_tuning_file(doc.dump(2), "x.json");
+    kb::parse_gemv_table(f.doc, "x.json", &f.lines);
+  } catch (const kb::TuningError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// An entry whose kernel parses but serves none of its bucket's shapes, as
+// the dispatch refuses them (core/gemv_refusal.h), is refused when the
+// table is read: the dispatch would pass it over at every shape, and the
+// generic rule run them while the table says otherwise.
+TEST(GemvDecodeTable, AnEntryThatCanNeverRunIsRefusedWhenRead) {
+  const auto at = [](const J& e) { return table_error(J::array({e})); };
+  const auto int8_rows = [](const char* kernel, J row_bytes) {
+    return J{
+        {"dtype", "int8"}, {"rows", {1, nullptr}}, {"row_bytes", row_bytes}, {"kernel", kernel}};
+  };
+  EXPECT_EQ(at(int8_rows("T3", {1024, 4096})),
+            "x.json:14: gemv[0].kernel: 'T3' can run none of this entry's shapes: the tile kernel "
+            "has blocks of 4 or 8 warps");
+  // Whatever the shape: every reason met.
+  EXPECT_EQ(at(int8_rows("T3", {1, nullptr})),
+            "x.json:14: gemv[0].kernel: 'T3' can run none of this entry's shapes: the tile kernel "
+            "has blocks of 4 or 8 warps; the tile kernel needs int8 rows of at most 8 KB");
+  // A kernel that serves no shape of this bucket, and one that serves some.
+  EXPECT_NE(at(int8_rows("T4", {16384, nullptr})).find("needs int8 rows of at most 8 KB"),
+            std::string::npos);
+  EXPECT_NE(at({{"dtype", "bfloat16"}, {"kernel", "GM4W4K1"}}).find("the mma kernel needs int8"),
+            std::string::npos);
+  EXPECT_EQ(at(int8_rows("T4", {1, nullptr})), "");
+  EXPECT_EQ(at(int8_rows("one8", {1, nullptr})), "");  // rows of 512, 1024 or 2048 bytes
+  // The decode step's SwiGLU and combine, by their own rules.
+  EXPECT_NE(at({{"dtype", "int8"}, {"use", "swiglu"}, {"kernel", "R1U2W4P1K1"}})
+                .find("'R1U2W4P1K1' can run none of this entry's shapes: the SwiGLU takes"),
+            std::string::npos);
+  EXPECT_NE(at({{"dtype", "int8"}, {"use", "combine"}, {"kernel", "R2U1W8P1K2B8"}})
+                .find("min_blocks 8 only for int8, 2 rows a warp, at most 4 warps"),
+            std::string::npos);
+  // A bucket that holds no shape a GEMV can have (nor, at 2^60 rows, any
+  // whose bytes an int64_t counts).
+  EXPECT_NE(at({{"dtype", "int8"}, {"rows", {int64_t(1) << 60, nullptr}}, {"kernel", "T4"}})
+                .find("its bucket holds no shape"),
+            std::string::npos);
+  EXPECT_NE(at(int8_rows("R2U1W4P1K2", {1, 15})).find("its bucket holds no shape"),
+            std::string::npos);
+}
+
 TEST(GemvDecodeTable, AReTuneKeepsTheEntriesItDoesNotMeasure) {
   const J doc = {{"gpu", "NVIDIA H200"},
                  {"gemv",

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/atomic_write.h"
 #include "core/datasheets.h"
 #include "core/targets.h"
 
@@ -116,6 +117,31 @@ TEST(Targets, MalformedFilesNameFileAndField) {
                             spread + "}]}";
     EXPECT_NE(error_of(bad).find("targets[0].board_spread"), std::string::npos)
         << spread << ": " << error_of(bad);
+  }
+}
+
+// A tolerance has one range, [0, 1), at the top level as in an entry; 0 is
+// no tolerance (any miss fails), not the default.
+TEST(Targets, ToleranceIsZeroToOneAtTheTopAsInAnEntry) {
+  const auto file = [](const std::string& top, const std::string& entry) {
+    return R"J({"gpu": "x", "peaks": {"hbm_gbps": 1},)J" + top +
+           R"J( "targets": [{"name": "a", "metric": "m", "dtype": "d", "target": 100)J" + entry +
+           "}]}";
+  };
+  const kb::TargetFile zero = kb::parse_target_file(file(R"J("tolerance": 0,)J", ""), "t.json");
+  EXPECT_EQ(zero.targets[0].tolerance, 0);
+  EXPECT_TRUE(kb::below_target(99.9, 100, zero.targets[0].tolerance, false));  // any miss
+  EXPECT_EQ(kb::parse_target_file(file("", R"J(, "tolerance": 0)J"), "t.json").targets[0].tolerance,
+            0);
+  EXPECT_EQ(kb::parse_target_file(file("", ""), "t.json").targets[0].tolerance, 0.05);
+  for (const char* bad : {"-0.01", "1", "1.5", "\"5%\"", "null", "true"}) {
+    const std::string t = std::string("\"tolerance\": ") + bad;
+    EXPECT_EQ(error_of(file(t + ",", "")),
+              "t.json:1: tolerance: expected a number in [0, 1) (0: any miss fails)")
+        << bad;
+    EXPECT_EQ(error_of(file("", ", " + t)),
+              "t.json:1: targets[0].tolerance: expected a number in [0, 1) (0: any miss fails)")
+        << bad;
   }
 }
 
@@ -344,4 +370,37 @@ TEST(TargetsLadder, ProbeWriteReplacesOnlyTheLadderAndReadsBack) {
                   .measured.ladder.present());
   sol.copy.rungs.pop_back();
   EXPECT_THROW(kb::set_ladder(bare, "x.json", sol, "d", "v"), kb::TargetError);
+}
+
+// probe --write into an existing file: only the file of the GPU probed, as
+// target matching takes it (its `gpu`, or a `match` string, any case);
+// another GPU's name, peaks and measured values would frame this GPU's ladder.
+TEST(TargetsLadder, ProbeWriteRefusesAnotherGpusFile) {
+  const std::string h100_path = std::string(KBENCH_SOURCE_DIR) + "/targets/h100-sxm5-80gb.json";
+  const std::string h100 = kb::read_whole_file(h100_path).value();
+  kb::SpeedOfLight sol;
+  sol.read.rungs = {{4096, 3.5e-6}, {8192, 3.6e-6}};
+  sol.copy.rungs = {{4096, 3.7e-6}, {8192, 3.9e-6}};
+  const std::string why = kb::probe_write_refusal(h100, "probe.json", "NVIDIA H200");
+  EXPECT_EQ(why,
+            "probe.json is the target file of 'NVIDIA H100 80GB HBM3', not of this GPU ('NVIDIA "
+            "H200'): its ladder would join that GPU's name, peaks and measured values. Give "
+            "--write this GPU's file or a new one; nothing was measured or written");
+  for (bool replace : {false, true})
+    EXPECT_THROW(kb::merge_probed_ladder(h100, "probe.json", "NVIDIA H200", replace, sol, "d", "v"),
+                 kb::TargetError);
+  // The file's own GPU, by `gpu` in another case or by a `match` string.
+  for (const char* gpu : {"nvidia h100 80gb hbm3", "NVIDIA H100-SXM5-80GB"}) {
+    EXPECT_EQ(kb::probe_write_refusal(h100, "probe.json", gpu), "") << gpu;
+    const kb::ProbedFile f = kb::merge_probed_ladder(h100, "probe.json", gpu, false, sol, "d", "v");
+    const kb::TargetFile t = kb::parse_target_file(f.text, "probe.json");
+    EXPECT_EQ(t.gpu, "NVIDIA H100 80GB HBM3");
+    EXPECT_TRUE(f.merged);
+  }
+  // The toy file's ladder, merged with this probe's: the faster per rung.
+  const kb::ProbedFile toy = kb::merge_probed_ladder(file_with_ladder(kGoodLadder), "toy.json",
+                                                     "Toy GPU", false, sol, "d", "v");
+  EXPECT_TRUE(toy.merged);
+  EXPECT_EQ(toy.kept, 0);  // other byte counts: this probe's alone
+  EXPECT_EQ(kb::parse_target_file(toy.text, "toy.json").measured.ladder.read.rungs, sol.read.rungs);
 }

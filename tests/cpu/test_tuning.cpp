@@ -108,3 +108,33 @@ TEST(Tuning, TheTableLivesBesideTheTargetFile) {
 }
 
 }  // namespace
+
+namespace {
+
+// kbench tune (both) reads the table it rewrites before it times anything:
+// another GPU's would keep that GPU's entries relabelled as this one's.
+TEST(Tuning, TuneRefusesAnotherGpusTable) {
+  const fs::path dir = fs::temp_directory_path() / ("kb_tune_doc_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string path = (dir / "t.json").string();
+  std::ofstream(path) << table_text({kb::pin_json(sample_pin(), {})}, "NVIDIA H100 80GB HBM3");
+  try {
+    kb::read_tuning_doc(path, "NVIDIA H200");
+    ADD_FAILURE() << "another GPU's table was taken for rewriting";
+  } catch (const kb::TuningError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              path +
+                  ": the tuning table of 'NVIDIA H100 80GB HBM3', not of this GPU ('NVIDIA "
+                  "H200'): tuning into it would keep that GPU's entries under this GPU's name. "
+                  "Give --write this GPU's table or a new file");
+  }
+  // This GPU's (compared as everywhere: ASCII case ignored), and none at all.
+  EXPECT_EQ(kb::read_tuning_doc(path, "nvidia h100 80gb hbm3")["cublaslt"].size(), 1u);
+  EXPECT_TRUE(kb::read_tuning_doc((dir / "none.json").string(), "NVIDIA H200").is_null());
+  // Its gemv section is read up front too.
+  std::ofstream(path) << R"J({"gpu": "G", "gemv": [{"dtype": "int8", "kernel": "X9"}]})J";
+  EXPECT_THROW(kb::read_tuning_doc(path, "G"), kb::TuningError);
+  fs::remove_all(dir);
+}
+
+}  // namespace

@@ -141,7 +141,8 @@ std::string targets_dir_name(const BringupInputs& in);
 void add_a100(BringupReport& r, const BringupInputs& in, const RunView& here, const Datasheet* ds);
 
 // The target file drafted from the run (docs/bringup.md "The drafted target
-// file").
+// file"); none, with a problem, where it would have no HBM bandwidth or
+// would not read back as a target file.
 struct DraftInputs {
   const RunView& run;             // the run brought up
   const BringupReport& report;    // its GPU, run id, commit, driver and time
@@ -151,7 +152,7 @@ struct DraftInputs {
 };
 
 struct DraftedTargetFile {
-  std::string json;                   // the file's text
+  std::string json;                   // the file's text; "" = none (problems say why)
   std::vector<std::string> notes;     // for the report
   std::vector<std::string> problems;  // input problems: kgate exits 2
 };

@@ -249,6 +249,34 @@ void say_what_it_is_for(const DraftInputs& d, std::vector<std::string>& notes) {
                     " exists: the drafted file is for comparison with it, not a replacement");
 }
 
+// Why no file can be drafted without a `peaks.hbm_gbps` (a target file
+// requires one): the GPU is not in the datasheet table (or its entry lacks
+// the figure) and the run measured no read bandwidth to stand in for it.
+std::string no_hbm_problem(const DraftInputs& d) {
+  const std::string table =
+      d.in.datasheets_path.empty() ? std::string("the datasheet table") : d.in.datasheets_path;
+  return (d.datasheet ? table + ": " + d.datasheet->gpu + " has no hbm_gbps"
+                      : "GPU '" + d.report.gpu + "' is not in " + table) +
+         ", and the run has no roofline_probe read_bandwidth(GB/s) row to stand in for it: no "
+         "target file drafted (peaks.hbm_gbps is required). Add the GPU's figures to " +
+         table + ", or run the suite with roofline_probe";
+}
+
+// The guard before a draft is written: it must read back as a target file
+// (core/targets.h, the parser runs and the gate use); one that does not is
+// kgate's own error, said as such, and the draft is dropped.
+void drop_unless_it_reads_back(DraftedTargetFile& out) {
+  try {
+    parse_target_file(out.json, "(drafted target file)");
+  } catch (const TargetError& e) {
+    out.problems.push_back(
+        std::string("internal error: the drafted target file does not read back as a target "
+                    "file, so it is not written: ") +
+        e.what());
+    out.json.clear();
+  }
+}
+
 }  // namespace
 
 double drafted_fraction(double fraction) {
@@ -283,6 +311,10 @@ DraftedTargetFile draft_target_file(const DraftInputs& d) {
   std::string message;
   doc["peaks"] = draft_peaks(d.datasheet, d.in.datasheets_path, d.report.gpu,
                              d.run.probe("read_bandwidth(GB/s)").value_or(0), &message);
+  if (!(doc["peaks"].value("hbm_gbps", 0.0) > 0)) {
+    out.problems.push_back(no_hbm_problem(d));
+    return out;  // no text: nothing to write
+  }
   if (!message.empty() && d.datasheet) out.problems.push_back(message);
   doc["measured"] = probe ? *probe : measured_from_run(d);
   if (probe) say_if_ceilings_differ(d, *probe, out.notes);
@@ -290,6 +322,7 @@ DraftedTargetFile draft_target_file(const DraftInputs& d) {
   doc["targets"] = drafted_targets(d.run, d.in.all_runs, out.notes);
   say_what_it_is_for(d, out.notes);
   out.json = layout_target_file(doc.dump(), "(drafted target file)");
+  drop_unless_it_reads_back(out);
   return out;
 }
 

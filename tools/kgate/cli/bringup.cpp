@@ -95,20 +95,30 @@ bool read_reference(BringupInputs& in, History& ref) {
   return ref_is_file;
 }
 
+// The report, and the drafted target file where there is one (none: the
+// report's problems say why, and no file is named as drafted).
 void write_bringup(BringupReport& rep, const BringupPlan& p, bool ref_is_file) {
   const BringupInputs& in = p.in;
+  const bool drafted = !rep.draft_json.empty();
   const std::string draft = (std::filesystem::path(p.out) / rep.draft_path).string();
   const std::string md = (std::filesystem::path(p.out) / "bringup.md").string();
   const std::string html = (std::filesystem::path(p.out) / "bringup.html").string();
   std::vector<NamedPath> inputs = inputs_of(p.results, in.targets);
   if (ref_is_file) inputs.push_back({"--reference", in.reference});
   inputs.push_back({"--datasheets", in.datasheets_path});
-  inputs.push_back({"the tuning table", (in.tuning_dir.empty() ? "targets/tuning" : in.tuning_dir) +
-                                            "/" + rep.draft_path});
-  refuse_clashes(inputs, {{"--out", draft}, {"--out", md}, {"--out", html}});
+  std::vector<NamedPath> outputs = {{"--out", md}, {"--out", html}};
+  if (drafted) {
+    inputs.push_back(
+        {"the tuning table",
+         (in.tuning_dir.empty() ? "targets/tuning" : in.tuning_dir) + "/" + rep.draft_path});
+    outputs.push_back({"--out", draft});
+  }
+  refuse_clashes(inputs, outputs);
   make_folder(p.out);
-  rep.draft_path = draft;
-  atomic_write(draft, rep.draft_json);
+  if (drafted) {
+    rep.draft_path = draft;
+    atomic_write(draft, rep.draft_json);
+  }
   atomic_write(md, bringup_markdown(rep));
   atomic_write(html, bringup_html(rep));
   std::printf(
@@ -117,7 +127,7 @@ void write_bringup(BringupReport& rep, const BringupPlan& p, bool ref_is_file) {
       rep.reference_gpu.empty() ? " (no reference)" : (" against " + rep.reference_gpu).c_str(),
       rep.candidates, rep.rows.size(), rep.threshold * 100);
   std::printf("  report: %s, %s\n  drafted target file: %s\n", md.c_str(), html.c_str(),
-              draft.c_str());
+              drafted ? draft.c_str() : "none (the report's problems say why)");
 }
 
 }  // namespace
