@@ -305,17 +305,26 @@ Header next_header(const std::vector<std::string_view>& f, const Header& h, cons
 // A mapped file up to this size is read in at once (MAP_POPULATE).
 constexpr size_t kPopulateBytes = size_t{1} << 30;
 
+// Where read_all is in the text: its line (ended as the CSV reader ends
+// one: LF, CRLF or a lone CR), the bytes since that line began, and whether
+// the last byte was a CR (a LF after it ends no further line).
+struct ScanState {
+  size_t line = 1, run = 0;
+  bool after_cr = false;
+};
+
 // Stops the reading at what CSV text never has: a NUL byte, a line over the
-// CSV reader's bound. `line` and `run` (bytes since the last line end) carry over.
-void check_chunk(const std::string& path, std::string_view chunk, size_t& line, size_t& run) {
+// CSV reader's bound. `at` carries over from chunk to chunk.
+void check_chunk(const std::string& path, std::string_view chunk, ScanState& at) {
   for (char ch : chunk) {
-    if (ch == '\0') file_error(path, line, CsvReader::describe(CsvReader::Error::nul_byte));
-    if (ch == '\n') {
-      ++line;
-      run = 0;
-    } else if (++run > CsvReader::kMaxRecordBytes) {
-      file_error(path, line, CsvReader::describe(CsvReader::Error::record_too_long));
+    if (ch == '\0') file_error(path, at.line, CsvReader::describe(CsvReader::Error::nul_byte));
+    if (ch == '\n' || ch == '\r') {
+      if (!(ch == '\n' && at.after_cr)) ++at.line;
+      at.run = 0;
+    } else if (++at.run > CsvReader::kMaxRecordBytes) {
+      file_error(path, at.line, CsvReader::describe(CsvReader::Error::record_too_long));
     }
+    at.after_cr = ch == '\r';
   }
 }
 
@@ -336,7 +345,7 @@ std::string read_all(const std::string& path, int fd, const struct stat& st) {
   std::string text;  // a large one grows as read, and stops at what is not CSV
   if (S_ISREG(st.st_mode) && static_cast<size_t>(st.st_size) <= kPopulateBytes)
     text.reserve(static_cast<size_t>(st.st_size));
-  size_t line = 1, run = 0;
+  ScanState at;
   char buf[1 << 16];
   try {
     for (;;) {
@@ -346,7 +355,7 @@ std::string read_all(const std::string& path, int fd, const struct stat& st) {
         if (errno == EINTR) continue;
         file_error(path, 0, std::string("read failed: ") + std::strerror(errno));
       }
-      check_chunk(path, std::string_view(buf, static_cast<size_t>(n)), line, run);
+      check_chunk(path, std::string_view(buf, static_cast<size_t>(n)), at);
       text.append(buf, static_cast<size_t>(n));
     }
   } catch (...) {

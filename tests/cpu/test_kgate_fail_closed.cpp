@@ -373,5 +373,34 @@ TEST(KgateReaderBounds, ALineOver64KiBExits2) {
   EXPECT_TRUE(contains(p.out, "a line longer than 65536 bytes")) << p.out;
 }
 
+// Old-Mac CR line ends over 64 KiB, read through (a pipe) as when mapped:
+// each CR ends a line, for the bound and for the line an error names.
+TEST(KgateReaderBounds, CrLineEndsReadThroughAsMapped) {
+  fs::path d = temp_dir("bounds_cr");
+  Table t = nights28();
+  std::string text = t.text();
+  std::replace(text.begin(), text.end(), '\n', '\r');
+  ASSERT_GT(text.size(), size_t{64} << 10);
+  const fs::path f = write(d / "h.csv", text);
+  auto piped = [&](const fs::path& file) {
+    return kb::test::run_command("bash", "-c 'cat " + file.string() + " | " + KBENCH_KGATE_EXE +
+                                             " check --results /dev/stdin'");
+  };
+  Result mapped = check(f), through = piped(f);
+  EXPECT_NE(mapped.code, 2) << mapped.out;
+  EXPECT_EQ(through.code, mapped.code) << through.out;
+  EXPECT_FALSE(contains(through.out, "a line longer")) << through.out;
+  // A NUL in the last row: named at that row's line, CR lines counted.
+  t.rows.back()[t.col("message")] = std::string("a\0b", 3);
+  text = t.text();
+  std::replace(text.begin(), text.end(), '\n', '\r');
+  const fs::path g = write(d / "nul.csv", text);
+  Result nul = piped(g);
+  EXPECT_EQ(nul.code, 2) << nul.out;
+  EXPECT_TRUE(contains(
+      nul.out, "/dev/stdin:" + std::to_string(Table::line(t.rows.size() - 1)) + ": a NUL byte"))
+      << nul.out;
+}
+
 }  // namespace
 #endif
