@@ -26,6 +26,7 @@ struct Bucket {
   int64_t rows_min = 1, rows_max = std::numeric_limits<int64_t>::max();
   int64_t row_bytes_min = 1, row_bytes_max = std::numeric_limits<int64_t>::max();
   int64_t max_bytes = 0;  // over the selected experts; 0: no cap
+  // An empty shape (N, K or n_sel below 1) is in no bucket.
   bool holds(bool int8, int64_t N, int64_t K, int n_sel, Use use) const;
 };
 

@@ -31,10 +31,18 @@ std::vector<Suspect> parse_suspects(const std::string& text, const std::string& 
       throw SuspectsError(path + ":" + std::to_string(reader.line()) + ": " +
                           CsvReader::describe(reader.error()));
   };
+  // kgate ends every line with a line end, as kbench ends every row (the
+  // results reader): a last line without one was cut off mid-write.
+  auto refuse_cut = [&] {
+    if (reader.no_line_end())
+      throw SuspectsError(path + ":" + std::to_string(reader.line()) +
+                          ": the last line has no line end: the file was cut off mid-row");
+  };
   if (!reader.next(fields)) refuse_damage();
   if (fields.empty())
     throw SuspectsError(path + ": empty: a suspects file starts with the header " +
                         "run_id,name,dtype,shape,variant,metric,arch,reason");
+  refuse_cut();
   std::map<std::string, size_t> col;
   for (size_t i = 0; i < fields.size(); ++i) col[std::string(fields[i])] = i;
   for (const auto& c : suspects_columns())
@@ -46,7 +54,10 @@ std::vector<Suspect> parse_suspects(const std::string& text, const std::string& 
   while (reader.next(fields)) {
     const size_t line = reader.line();
     if (reader.unterminated_quote())
-      throw SuspectsError(path + ":" + std::to_string(line) + ": a quoted field is not closed");
+      throw SuspectsError(
+          path + ":" + std::to_string(line) +
+          ": a quoted field is not closed before the end of the file (file cut off?)");
+    refuse_cut();
     // A row cut short would read its missing fields as empty (an empty
     // variant matches any point's), a longer one is no row of this header.
     if (fields.size() != width)

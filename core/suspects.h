@@ -22,8 +22,9 @@ struct Suspect {
 const std::vector<std::string>& suspects_columns();
 
 // Throws SuspectsError naming the file and line for a missing header or
-// column, a row with another field count than the header's, or an empty
-// run_id, name, dtype or shape.
+// column, a row with another field count than the header's, an empty
+// run_id, name, dtype or shape, or a last line without a line end (a file
+// cut off mid-write).
 std::vector<Suspect> parse_suspects(const std::string& text, const std::string& path);
 // Reads and parses the file; a file that cannot be read throws SuspectsError.
 std::vector<Suspect> read_suspects(const std::string& path);

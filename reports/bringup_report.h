@@ -58,6 +58,7 @@ struct BringupReport {
   std::vector<BringupA100Row> a100;
   std::vector<std::string> a100_notes;
 
+  std::string draft_name;  // the drafted target file's name under --out, drafted or not
   std::string draft_path;  // where the drafted target file was written ("" = not written)
   std::string draft_json;
 };

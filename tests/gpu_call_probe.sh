@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # tools/gpu-call.sh's probe step with a stub kbench (KBENCH_PREBUILT, so
 # nothing is built and no GPU is needed): probe.json comes only from a
-# probe that succeeded; a failed one leaves the earlier file, or none, and
-# no temporary file.
+# probe that succeeded; a failed one, or one stopped by a signal, leaves the
+# earlier file, or none, and no temporary file.
 #   tests/gpu_call_probe.sh SOURCE_DIR
 set -u
 script="$1/tools/gpu-call.sh"
@@ -22,6 +22,7 @@ case "$1" in
     printf '{"gpu": "Stub GPU",'
     echo "probing" >&2
     [ "${STUB_PROBE_RC:-0}" = 0 ] || exit "$STUB_PROBE_RC"
+    [ -z "${STUB_PROBE_HANG:-}" ] || sleep 30
     printf ' "peaks": {"hbm_gbps": 1}, "targets": []}\n'
     ;;
 esac
@@ -51,6 +52,20 @@ STUB_PROBE_RC=1 call
 [ "$(cat "$tmp/out/probe.json" 2> /dev/null)" = "$want" ] ||
   bad "a failed probe changed the earlier probe.json: $(cat "$tmp/out/probe.json")"
 [ -z "$(leftovers)" ] || bad "a failed probe left $(leftovers)"
+
+# A probe cut short by a signal (Ctrl-C, a job's timeout): its temporary
+# file goes too. The call gets a process group of its own to signal.
+set -m
+STUB_PROBE_HANG=1 call &
+pid=$!
+set +m
+for _ in $(seq 100); do [ -s "$(leftovers)" ] && break; sleep 0.1; done
+[ -s "$(leftovers)" ] || bad "the hanging probe wrote no temporary file"
+kill -TERM -- "-$pid"
+wait "$pid"
+[ -z "$(leftovers)" ] || bad "a probe stopped by SIGTERM left $(leftovers)"
+[ "$(cat "$tmp/out/probe.json" 2> /dev/null)" = "$want" ] ||
+  bad "a probe stopped by SIGTERM changed the earlier probe.json"
 
 [ $fail -eq 0 ] && echo "gpu-call.sh probe: ok"
 exit $fail

@@ -100,13 +100,21 @@ step_sanitize() {
 # probe.json through a temporary file beside it, renamed over it only when
 # the probe succeeded: a failed or cut-short probe leaves the earlier
 # probe.json (or none), never a partial or empty one.
+# The temporary file goes however the script ends: exit, Ctrl-C, a kill.
+probe_tmp=""
+trap '[ -z "$probe_tmp" ] || rm -f "$probe_tmp"' EXIT
+trap 'exit 129' HUP
+trap 'exit 130' INT
+trap 'exit 143' TERM
 step_probe() {
-  local tmp="$out/.probe.json.$$"
-  if "$kb" probe > "$tmp" 2> "$out/probe.log" && [ -s "$tmp" ]; then
-    mv -f "$tmp" "$out/probe.json"
+  probe_tmp="$out/.probe.json.$$"
+  if "$kb" probe > "$probe_tmp" 2> "$out/probe.log" && [ -s "$probe_tmp" ]; then
+    mv -f "$probe_tmp" "$out/probe.json"
+    probe_tmp=""
     return
   fi
-  rm -f "$tmp"
+  rm -f "$probe_tmp"
+  probe_tmp=""
   echo "kbench probe failed (probe.log); probe.json not written"
   return 1
 }

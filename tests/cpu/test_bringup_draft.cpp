@@ -462,13 +462,37 @@ TEST(BringupDraftCli, NoHbmBandwidthExits2WithoutADraft) {
       kgate("bringup --results " + csv.string() + " --reference " + kH100Csv + " --targets " +
             dir.string() + " --datasheets " + table.string() + " --out " + out.string());
   EXPECT_EQ(res.code, 2) << res.out;
-  EXPECT_TRUE(contains(res.out, "drafted target file: none (the report's problems say why)"))
+  EXPECT_TRUE(
+      contains(res.out, "drafted target file: none written (the report's problems say why)"))
       << res.out;
   EXPECT_TRUE(contains(res.out, "no target file drafted (peaks.hbm_gbps is required)")) << res.out;
   EXPECT_FALSE(fs::exists(out / "nvidia-h200.json"));
   const std::string md = slurp(out / "bringup.md");
   EXPECT_TRUE(contains(md, "no target file drafted")) << md;
   EXPECT_TRUE(contains(md, "Not written.")) << md;
+}
+
+// A run that drafts nothing removes an earlier run's draft at the path it
+// would write: left in --out, it would pass for this run's.
+TEST(BringupDraftCli, NoDraftRemovesAnEarlierDraft) {
+  const auto dir = targets_without_h200("draft_cli_stale");
+  const auto out = dir / "out";
+  const auto csv = write(dir / "run.csv", without_probe_rows(slurp(kRunCsv)));
+  fs::create_directories(dir / "sheets");
+  const auto table = write(dir / "sheets" / "z.json", kTableWithoutH200);
+  fs::create_directories(out);
+  const auto stale = write(out / "nvidia-h200.json", "{\"gpu\": \"an earlier draft\"}\n");
+  const auto res =
+      kgate("bringup --results " + csv.string() + " --reference " + kH100Csv + " --targets " +
+            dir.string() + " --datasheets " + table.string() + " --out " + out.string());
+  EXPECT_EQ(res.code, 2) << res.out;
+  EXPECT_FALSE(fs::exists(stale)) << "an earlier draft was left in --out";
+  EXPECT_TRUE(contains(res.out,
+                       "drafted target file: none written (the report's problems say "
+                       "why); the earlier draft " +
+                           stale.string() + " was removed"))
+      << res.out;
+  EXPECT_TRUE(contains(slurp(out / "bringup.md"), "Not written."));
 }
 #endif
 

@@ -249,6 +249,34 @@ TEST(GemvTable, WhatTheTunerWritesReadsBack) {
   EXPECT_EQ(t[0].origin, "x.json gemv[0]");
 }
 
+// A shape's bytes (experts x rows x row bytes) may not fit an int64_t: the
+// bounds are compared without forming them, so no absurd shape wraps into
+// a bucket, and an empty one is in none.
+TEST(GemvTable, BucketBoundsHoldForShapesWhoseBytesPassInt64) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  const auto u = gemv::Use::standalone;
+  gemv::Bucket capped;
+  capped.int8 = true;
+  capped.max_bytes = int64_t(1) << 50;
+  EXPECT_TRUE(capped.holds(true, int64_t(1) << 40, 1024, 1, u));  // at the cap
+  EXPECT_FALSE(capped.holds(true, (int64_t(1) << 40) + 1, 1024, 1, u));
+  EXPECT_FALSE(capped.holds(true, int64_t(1) << 62, 4, 1, u));  // 2^64 bytes: 0 wrapped
+  EXPECT_FALSE(capped.holds(true, kMax, kMax, 1, u));
+  gemv::Bucket gather;
+  gather.gather = true;
+  gather.max_bytes = int64_t(1) << 50;
+  EXPECT_TRUE(gather.holds(false, 1024, 4096, 2, u));
+  EXPECT_FALSE(gather.holds(false, int64_t(1) << 61, 2, 2, u));  // 2^65 bytes: 0 wrapped
+  EXPECT_FALSE(gather.holds(false, kMax / 3, kMax / 2, 3, u));
+  gemv::Bucket open;                                       // bf16, no bound but int64_t's
+  EXPECT_TRUE(open.holds(false, kMax, kMax / 2, 1, u));    // rows of kMax - 1 bytes
+  EXPECT_FALSE(open.holds(false, 1, kMax / 2 + 1, 1, u));  // rows past int64_t
+  EXPECT_FALSE(open.holds(false, 1, kMax, 1, u));
+  EXPECT_FALSE(capped.holds(true, 1, 1, 0, u));  // no expert
+  EXPECT_FALSE(capped.holds(true, 1, 1, -2, u));
+  EXPECT_FALSE(open.holds(false, 1, -kMax, 1, u));
+}
+
 TEST(GemvTable, BadEntriesAreNamedByFileAndEntry) {
   using J = nlohmann::ordered_json;
   const J good = {{"dtype", "int8"}, {"rows", {1, nullptr}}, {"kernel", "T4"}};

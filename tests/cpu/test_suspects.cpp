@@ -83,6 +83,32 @@ TEST(Suspects, RowsWithoutTheHeadersFieldsAreRefused) {
             "cut.csv:2: 8 field(s) where the header has 9");
 }
 
+// kgate ends every line it writes with a line end: a last line without one
+// is a file cut off mid-write (maybe inside its last field, with the field
+// count intact), refused as the results reader refuses such a row.
+TEST(Suspects, ALastLineWithoutALineEndIsRefused) {
+  auto msg = [](const std::string& text) {
+    try {
+      kb::parse_suspects(text, "half.csv");
+    } catch (const kb::SuspectsError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string cut = "half.csv:3: the last line has no line end: the file was cut off mid-row";
+  const std::string ok = "R1,gemv,int8,D=1024,,,,\n";
+  EXPECT_EQ(msg(std::string(kHeader) + ok +
+                "R1,gemv,int8,D=1024,,memory_bandwidth(GB/s),NVIDIA H100,tar"),
+            cut);
+  EXPECT_EQ(msg(std::string(kHeader) + ok + "R1,gemv,int8,D=10"), cut);
+  EXPECT_EQ(msg(std::string(kHeader) + ok + "R1,gemv,int8,D=1024,,,,\"cut"),
+            "half.csv:3: a quoted field is not closed before the end of the file (file cut off?)");
+  EXPECT_EQ(msg("run_id,name,dtype,shape,variant,metric,arch,reason"),
+            "half.csv:1: the last line has no line end: the file was cut off mid-row");
+  EXPECT_EQ(msg(std::string(kHeader) + ok + "\r\n"), "no error");
+  EXPECT_EQ(kb::parse_suspects(std::string(kHeader) + ok, "whole.csv").size(), 1u);
+}
+
 TEST(Suspects, AttemptNumbersContinueAfterTheLastOne) {
   EXPECT_EQ(kb::next_attempt("", "R1"), 2);
   EXPECT_EQ(kb::next_attempt("a,R1,b\nc,R1/2,d\nc,R1/4,d\nx,R10/9,y\n", "R1"), 5);
@@ -126,6 +152,8 @@ TEST_F(RerunInput, BadSuspectsFilesAreRefused) {
           "s.csv:2: experiment 'gemv' has no point shape=D=3 dtype=int8");
   refused("--rerun " + write("short.csv", std::string(kHeader) + "R1,gemv,int8,D=1024\n"),
           "short.csv:2: 4 field(s) where the header has 8");
+  refused("--rerun " + write("half.csv", std::string(kHeader) + "R1,gemv,int8,D=1024,,,,bo"),
+          "half.csv:2: the last line has no line end: the file was cut off mid-row");
   refused("--rerun " + write("two.csv", std::string(kHeader) + "R1,gemv,int8,D=1024,,,,\n" +
                                             "R2,gemv,int8,D=1024,,,,\n"),
           "two.csv:3: suspects of two runs");

@@ -350,6 +350,7 @@ void add_draft(Ctx& c) {
   BringupReport& r = c.r;
   DraftedTargetFile f = draft_target_file({c.here, r, c.in, c.ds, c.tf});
   r.draft_json = std::move(f.json);
+  r.draft_name = c.slug;
   r.draft_path = r.draft_json.empty() ? "" : c.slug;  // written under --out
   r.notes.insert(r.notes.end(), f.notes.begin(), f.notes.end());
   r.problems.insert(r.problems.end(), f.problems.begin(), f.problems.end());

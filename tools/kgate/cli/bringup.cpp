@@ -95,26 +95,33 @@ bool read_reference(BringupInputs& in, History& ref) {
   return ref_is_file;
 }
 
+// An earlier run's draft where this run drafts none: left in --out, it
+// would pass for this run's. True when there was one.
+bool remove_earlier_draft(const std::string& path) {
+  std::error_code ec;
+  const bool removed = std::filesystem::remove(path, ec);
+  if (ec) throw OutputError("cannot remove the earlier draft " + path + ": " + ec.message());
+  return removed;
+}
+
 // The report, and the drafted target file where there is one (none: the
-// report's problems say why, and no file is named as drafted).
+// report's problems say why, no file is named as drafted, and an earlier
+// draft at its path is removed).
 void write_bringup(BringupReport& rep, const BringupPlan& p, bool ref_is_file) {
   const BringupInputs& in = p.in;
   const bool drafted = !rep.draft_json.empty();
-  const std::string draft = (std::filesystem::path(p.out) / rep.draft_path).string();
+  const std::string draft = (std::filesystem::path(p.out) / rep.draft_name).string();
   const std::string md = (std::filesystem::path(p.out) / "bringup.md").string();
   const std::string html = (std::filesystem::path(p.out) / "bringup.html").string();
   std::vector<NamedPath> inputs = inputs_of(p.results, in.targets);
   if (ref_is_file) inputs.push_back({"--reference", in.reference});
   inputs.push_back({"--datasheets", in.datasheets_path});
-  std::vector<NamedPath> outputs = {{"--out", md}, {"--out", html}};
-  if (drafted) {
-    inputs.push_back(
-        {"the tuning table",
-         (in.tuning_dir.empty() ? "targets/tuning" : in.tuning_dir) + "/" + rep.draft_path});
-    outputs.push_back({"--out", draft});
-  }
-  refuse_clashes(inputs, outputs);
+  // The draft's path is written or removed: never an input's.
+  inputs.push_back({"the tuning table", (in.tuning_dir.empty() ? "targets/tuning" : in.tuning_dir) +
+                                            "/" + rep.draft_name});
+  refuse_clashes(inputs, {{"--out", md}, {"--out", html}, {"--out", draft}});
   make_folder(p.out);
+  const bool removed = !drafted && remove_earlier_draft(draft);
   if (drafted) {
     rep.draft_path = draft;
     atomic_write(draft, rep.draft_json);
@@ -126,8 +133,9 @@ void write_bringup(BringupReport& rep, const BringupPlan& p, bool ref_is_file) {
       rep.gpu.c_str(), rep.run_id.c_str(),
       rep.reference_gpu.empty() ? " (no reference)" : (" against " + rep.reference_gpu).c_str(),
       rep.candidates, rep.rows.size(), rep.threshold * 100);
-  std::printf("  report: %s, %s\n  drafted target file: %s\n", md.c_str(), html.c_str(),
-              drafted ? draft.c_str() : "none (the report's problems say why)");
+  std::printf("  report: %s, %s\n  drafted target file: %s%s\n", md.c_str(), html.c_str(),
+              drafted ? draft.c_str() : "none written (the report's problems say why)",
+              removed ? ("; the earlier draft " + draft + " was removed").c_str() : "");
 }
 
 }  // namespace
