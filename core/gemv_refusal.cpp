@@ -102,10 +102,11 @@ std::string refusal(const Kernel& kernel, bool int8, int64_t N, int64_t K, int n
       kernel);
 }
 
-std::string swiglu_refusal(const Kernel& k) {
+std::string swiglu_refusal(const Kernel& k, bool int8) {
   const General* g = std::get_if<General>(&k);
-  if (!g || g->rows_per_warp != 2 || g->unroll != 2 || !g->pipeline)
-    return "the SwiGLU takes the general kernel with 2 rows a warp, unroll 2, pipelined";
+  if (!g || g->rows_per_warp != 2 || !(g->unroll == 2 || (int8 && g->unroll == 1)) || !g->pipeline)
+    return "the SwiGLU takes the general kernel with 2 rows a warp, unroll 2 (int8: 1 or 2), "
+           "pipelined";
   if (g->warps < 1 || g->warps > 8 || g->k_split < 1 || g->warps % g->k_split != 0)
     return "warps 1..8, a K split that divides them";
   if (g->min_blocks != 0 && (g->warps > 4 || (g->min_blocks != 7 && g->min_blocks != 8)))
@@ -126,7 +127,7 @@ std::string combine_refusal(const Kernel& k, bool int8) {
 
 std::string entry_refusal(const TableEntry& e) {
   const Bucket& b = e.bucket;
-  if (b.use == Use::swiglu) return swiglu_refusal(e.kernel);
+  if (b.use == Use::swiglu) return swiglu_refusal(e.kernel, b.int8);
   if (b.use == Use::combine) return combine_refusal(e.kernel, b.int8);
   const int n_sel = b.gather ? 2 : 1;
   const int64_t item = item_bytes(b.int8), vec_bytes = vec_elems(b.int8) * item;

@@ -196,7 +196,7 @@ std::vector<gemv::Kernel> decode_candidates(const DecodeProjection& p) {
   // What the projection's launch takes; the SwiGLU and the int8 combine are
   // also compiled with register caps (General::min_blocks 7, 8).
   auto serves = [&](const gemv::General& g) {
-    if (p.use == gemv::Use::swiglu) return gemv::swiglu_refusal(g).empty();
+    if (p.use == gemv::Use::swiglu) return gemv::swiglu_refusal(g, p.int8).empty();
     if (p.use == gemv::Use::combine) return gemv::combine_refusal(g, p.int8).empty();
     return !gather && g.min_blocks == 0;
   };

@@ -103,8 +103,13 @@ void launch_for(const Call& k, bool swiglu) {
     return launch_kernel<INT8, 2, 2, true, kMaxTokens, false, false, false, true>(k);
   }
   if (swiglu) {
-    if (g.rows_per_warp != 2 || !u24 || !g.pipeline)
-      throw std::invalid_argument("gemv_swiglu: needs rows_per_warp 2, unroll 2 or 4, pipelined");
+    // One int8 token also takes batches of one load (docs/decisions/0059).
+    const bool u1 = INT8 && a.tokens == 1 && g.unroll == 1;
+    if (g.rows_per_warp != 2 || !(u24 || u1) || !g.pipeline)
+      throw std::invalid_argument(
+          "gemv_swiglu: needs rows_per_warp 2, unroll 2 or 4 (one int8 token: 1 too), pipelined");
+    if constexpr (INT8)
+      if (u1) return launch_kernel<INT8, 2, 1, true, 1, true>(k);
     if (a.tokens == 1) return launch_kernel<INT8, 2, 2, true, 1, true>(k);
     return tokens<INT8, 2, true>(k);
   }

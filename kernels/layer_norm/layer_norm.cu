@@ -1,6 +1,9 @@
 // LayerNorm (+ optional GELU), each row held in registers so that it is
 // read once and written once, with two-pass statistics (mean, then squared
-// deviations): one warp a row to D = 2048, else one block a row.
+// deviations): one warp a row to D = 2048, else one block a row. The plain
+// row (gamma and beta, no input bias, no activation, no programmatic
+// dependence) of D <= 2048 has a kernel of its own whose statistics are one
+// butterfly of two sums (docs/decisions/0060).
 #include <cuda_bf16.h>
 
 #include <algorithm>
@@ -198,10 +201,75 @@ __global__ void __launch_bounds__(256)
   normalize_row<VPL, ACT, true>(x, bias, gamma, beta, y, a, row, lane, 32);
 }
 
+// The plain row of D <= 2048, one warp a row: the sums of v - k and
+// (v - k)², k = x[0], in one butterfly (no lane waits for the mean before a
+// second reduction; no cancellation while the mean stays within a few
+// deviations of k). Lanes past the last row redo it without storing: the
+// shuffles take the whole warp.
+template <int VPL>
+__global__ void __launch_bounds__(256)
+    row_per_warp_plain(const bf16* __restrict__ x, const bf16* __restrict__ gamma,
+                       const bf16* __restrict__ beta, bf16* __restrict__ y, int64_t rows, int D,
+                       float eps) {
+  const int lane = threadIdx.x % 32;
+  int64_t row = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  const bool active = row < rows;
+  if (!active) row = rows - 1;
+  const int nvec = D / kVec;
+  const bf16* xr = x + row * D;
+  float v[VPL][kVec];
+#pragma unroll
+  for (int i = 0; i < VPL; ++i) load_row_vec(xr, lane + i * 32, nvec, v[i]);
+  const float k = __bfloat162float(xr[0]);
+  float s1 = 0.f, s2 = 0.f;
+#pragma unroll
+  for (int i = 0; i < VPL; ++i)
+    if (lane + i * 32 < nvec)
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) {
+        const float d = v[i][j] - k;
+        s1 += d;
+        s2 = fmaf(d, d, s2);
+      }
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    s1 += __shfl_xor_sync(0xffffffffu, s1, o);
+    s2 += __shfl_xor_sync(0xffffffffu, s2, o);
+  }
+  const float inv_d = 1.f / static_cast<float>(D);
+  const float dm = s1 * inv_d;
+  const float mean = k + dm;
+  const float rstd = rsqrtf(fmaxf(fmaf(s2, inv_d, -dm * dm), 0.f) + eps);
+  bf16* yr = y + row * D;
+#pragma unroll
+  for (int i = 0; i < VPL; ++i) {
+    const int c = lane + i * 32;
+    if (c >= nvec || !active) continue;
+    float g[kVec], b[kVec];
+    load_param(gamma, c, g);
+    load_param(beta, c, b);
+    Bf16x8 out;
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+      out.h[j] =
+          __floats2bfloat162_rn(fmaf((v[i][2 * j] - mean) * rstd, g[2 * j], b[2 * j]),
+                                fmaf((v[i][2 * j + 1] - mean) * rstd, g[2 * j + 1], b[2 * j + 1]));
+    store_stream(yr + int64_t(c) * kVec, out);
+  }
+}
+
 template <int VPL, Activation ACT>
 void launch_warp_rows(const Args& a, cudaStream_t s) {
   constexpr int kWarps = 8;
   const int64_t blocks = (a.shape.rows + kWarps - 1) / kWarps;
+  if (ACT == Activation::none && !a.bias && a.gamma && a.beta && !a.pdl) {
+    // The general kernel's statistics, ported as one butterfly, measured
+    // 1% slower than two reductions; this kernel 7% faster (0060).
+    row_per_warp_plain<VPL><<<static_cast<unsigned>(blocks), 32 * kWarps, 0, s>>>(
+        a.x, a.gamma, a.beta, a.y, a.shape.rows, static_cast<int>(a.shape.D), a.shape.eps);
+    KB_CHECK_LAUNCH();
+    return;
+  }
   kb::launch_maybe_pdl(a.pdl, row_per_warp<VPL, ACT>, dim3(static_cast<unsigned>(blocks)),
                        dim3(32 * kWarps), s, a.x, a.bias, a.gamma, a.beta, a.y, a.shape);
 }

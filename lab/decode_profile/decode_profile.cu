@@ -3,7 +3,7 @@
 //   kbench_decode_profile [--model NAME] [--layers N] [--dtype bfloat16|int8] [--pos N]
 //                         [--reps R] [--rounds N] [--tuning targets/tuning/GPU.json] [--blank all]
 //                         [--qkv-kernels NAME,...] [--o-kernels NAME,...] [--down-kernels ...]
-//                         [--swiglu-kernels NAME,...|variants] [--combine-kernels NAME,...]
+//                         [--swiglu-kernels NAME,...] [--combine-kernels NAME,...]
 //
 // Builds the model as the decode experiment does (suite/experiments/
 // llama_decode.cu: its prompt, max_seq 256), advances the cache to position
@@ -20,12 +20,6 @@
 //     over --rounds rounds (docs/decisions/0036-qkv-gemv-without-k-split.md);
 //     each graph's logits after the prompt's steps checked against the
 //     decoder's own (relative L2 <= 3e-2; exit status 1 otherwise).
-//   - --swiglu-kernels also takes the SwiGLU variants of
-//     lab/swiglu_ab/variants.h: unroll 1 ("R2U1W4P1K1B7", the lab's twin,
-//     swapped into the SwiGLU nodes of the step captured with its product
-//     twin), and `variants`, the six of the decoder's own configuration
-//     (U2, U1; uncapped, B7, B8); each line names the kernel's registers,
-//     local bytes and blocks an SM.
 //   - with --blank all: per kernel of the step, the step with that kernel's
 //     nodes running an empty kernel instead, timed interleaved with the
 //     whole step: what those nodes cost in the graph beyond an empty node.
@@ -51,16 +45,11 @@
 #include "kernels/decode/decoder.h"
 #include "kernels/gemv/gemv.h"
 #include "lab/decode_profile/options.h"
-#include "lab/swiglu_ab/variants.h"
 
 namespace {
 
 namespace dec = kb::decode;
 namespace gemv = kb::gemv;
-namespace sw = kb::lab::swiglu;
-
-// --swiglu-kernels' name for the six variants of the decoder's own configuration.
-const char* const kVariants = "variants";
 
 struct Args {
   std::string model = "Llama-2-7b-chat-hf";
@@ -80,7 +69,7 @@ struct Args {
       "kbench_decode_profile [--model NAME] [--layers N] [--dtype bfloat16|int8] [--pos N] "
       "[--reps R] [--rounds N] [--tuning FILE] [--blank all] [--qkv-kernels NAME,...] [--o-kernels "
       "NAME,...] "
-      "[--down-kernels NAME,...] [--swiglu-kernels NAME,...|variants] [--combine-kernels "
+      "[--down-kernels NAME,...] [--swiglu-kernels NAME,...] [--combine-kernels "
       "NAME,...]");
 }
 
@@ -121,8 +110,7 @@ Args parse(int argc, char** argv) {
                        : k == "--swiglu-kernels" ? a.swiglu_kernels
                                                  : a.combine_kernels;
           for (const std::string& name : kb::tools::comma_items(v)) {
-            const bool variants = k == "--swiglu-kernels" && name == kVariants;
-            if (!variants && !gemv::parse_kernel(name)) usage(k + ": no kernel named " + name);
+            if (!gemv::parse_kernel(name)) usage(k + ": no kernel named " + name);
             list.push_back(name);
           }
         } else {
@@ -309,44 +297,16 @@ struct Projection {
   }
 };
 
-// A SwiGLU variant of unroll 1 (the lab's twin of a product kernel), else nullptr.
-const gemv::General* unroll1_variant(const Projection& p, const gemv::Kernel& k) {
-  const gemv::General* g = std::get_if<gemv::General>(&k);
-  return p.swiglu() && g && g->unroll == 1 ? g : nullptr;
-}
-
-// g's SwiGLU nodes (the product twin's kernel) run v's U1 kernel instead;
-// instantiated and uploaded again.
-void swap_in_unroll1(kb::CudaGraph& g, const Projection& p, const gemv::General& v,
-                     cudaStream_t s) {
-  const void* from = sw::product_kernel(p.int8, p.rows / 2, p.cols, v);
-  const int n = sw::swap_kernel(g.graph.get(), from, sw::unroll1_kernel(p.int8, v.min_blocks));
-  if (n == 0)
-    throw std::runtime_error(gemv::kernel_name(v) + ": no node of the step ran its product twin");
-  std::printf("%s: the lab's unroll-1 twin in %d %s nodes\n", gemv::kernel_name(v).c_str(), n,
-              p.what);
-  cudaGraphExec_t x = nullptr;
-  KB_CUDA_CHECK(cudaGraphInstantiate(&x, g.graph.get(), 0));
-  g.exec.reset(x);
-  KB_CUDA_CHECK(cudaGraphUpload(x, s));
-  KB_CUDA_CHECK(cudaStreamSynchronize(s));
-}
-
 // The step captured with k running the projection (a table entry for its
-// shape first); a SwiGLU variant of unroll 1 is captured with its product
-// twin, whose nodes are then swapped.
-kb::CudaGraph step_with(dec::Decoder& d, const Projection& p, const gemv::Kernel& k,
-                        cudaStream_t s) {
-  const gemv::General* u1 = unroll1_variant(p, k);
-  if (u1 && !sw::refusal(*u1).empty())
-    throw std::invalid_argument(gemv::kernel_name(k) + ": " + sw::refusal(*u1));
+// shape first).
+kb::CudaGraph step_with(dec::Decoder& d, const Projection& p, const gemv::Kernel& k) {
   gemv::TableEntry e;
   e.bucket.int8 = p.int8;
   e.bucket.use = p.use;
   e.bucket.gather = p.n_sel > 1;
   e.bucket.rows_min = e.bucket.rows_max = p.rows;
   e.bucket.row_bytes_min = e.bucket.row_bytes_max = p.cols * (p.int8 ? 1 : 2);
-  e.kernel = u1 ? gemv::Kernel(sw::product_twin(*u1)) : k;
+  e.kernel = k;
   e.origin = "kbench_decode_profile --*-kernels";
   const std::vector<gemv::TableEntry> saved = gemv::installed_table();
   std::vector<gemv::TableEntry> table = saved;
@@ -360,18 +320,7 @@ kb::CudaGraph step_with(dec::Decoder& d, const Projection& p, const gemv::Kernel
     throw;
   }
   gemv::set_table(saved);
-  if (u1) swap_in_unroll1(g, p, *u1, s);
   return g;
-}
-
-// A SwiGLU configuration's registers, local bytes and blocks an SM ("" for
-// other projections and configurations the variants do not cover).
-std::string resources_of(const Projection& p, const gemv::Kernel& k) {
-  const gemv::General* g = std::get_if<gemv::General>(&k);
-  if (!p.swiglu() || !g || !sw::refusal(*g).empty()) return "";
-  const void* f = g->unroll == 1 ? sw::unroll1_kernel(p.int8, g->min_blocks)
-                                 : sw::product_kernel(p.int8, p.rows / 2, p.cols, *g);
-  return sw::text(sw::resources(f, 32 * g->warps));
 }
 
 // The logits after the prompt's steps from a reset, each step by `g`
@@ -416,22 +365,21 @@ bool by_kernel(dec::Decoder& d, const Args& a, Timer& t, const Projection& p,
   std::vector<kb::CudaGraph> graphs;
   for (const auto& name : names) {
     kernels.push_back(*gemv::parse_kernel(name));
-    graphs.push_back(step_with(d, p, kernels.back(), t.s));
+    graphs.push_back(step_with(d, p, kernels.back()));
   }
   const std::vector<double> m = interleaved_medians(d, a, t, nullptr, graphs);
   const double f = m[0];
   std::printf(
       "\n%s projection (%lldx%lld) by configuration, medians of %d rounds of %d replays, "
-      "interleaved; the decoder's own (%s %s): %.1f us\n",
+      "interleaved; the decoder's own (%s): %.1f us\n",
       p.what, (long long)p.rows, (long long)p.cols, a.rounds, a.reps,
-      gemv::kernel_name(base.kernel).c_str(), resources_of(p, base.kernel).c_str(), f);
+      gemv::kernel_name(base.kernel).c_str(), f);
   const std::vector<float> own = prompt_logits(d, t.s, nullptr);
   bool ok = true;
   for (size_t i = 0; i < graphs.size(); ++i) {
     const std::string check = logits_check(own, prompt_logits(d, t.s, graphs[i].exec.get()), ok);
-    std::printf("  %-14s %8.1f us (%+.1f us, %+.2f%%)  %s  %s\n", names[i].c_str(), m[i + 1],
-                m[i + 1] - f, 100 * (m[i + 1] - f) / f, resources_of(p, kernels[i]).c_str(),
-                check.c_str());
+    std::printf("  %-14s %8.1f us (%+.1f us, %+.2f%%)  %s\n", names[i].c_str(), m[i + 1],
+                m[i + 1] - f, 100 * (m[i + 1] - f) / f, check.c_str());
   }
   return ok;
 }
@@ -490,23 +438,6 @@ void by_blanking(dec::Decoder& d, const Args& a, Timer& t) {
   }
 }
 
-// names with `variants` replaced by the six variants of `own`, the decoder's SwiGLU.
-std::vector<std::string> swiglu_names(const std::vector<std::string>& names,
-                                      const gemv::Config& own) {
-  std::vector<std::string> out;
-  for (const std::string& n : names) {
-    if (n != kVariants) {
-      out.push_back(n);
-      continue;
-    }
-    const gemv::General* g = own.get<gemv::General>();
-    if (!g)
-      throw std::invalid_argument("--swiglu-kernels variants: the step's SwiGLU is not general");
-    for (const gemv::General& v : sw::variants_of(*g)) out.push_back(gemv::kernel_name(v));
-  }
-  return out;
-}
-
 // The projections by the named configurations; false when a check failed.
 bool by_kernels(dec::Decoder& d, const Args& a, Timer& t, const dec::ModelConfig& c) {
   const bool i8 = a.type == dec::WeightType::int8;
@@ -519,8 +450,7 @@ bool by_kernels(dec::Decoder& d, const Args& a, Timer& t, const dec::ModelConfig
   if (!a.qkv_kernels.empty()) ok &= by_kernel(d, a, t, qkv, a.qkv_kernels);
   if (!a.o_kernels.empty()) ok &= by_kernel(d, a, t, o, a.o_kernels);
   if (!a.down_kernels.empty()) ok &= by_kernel(d, a, t, down, a.down_kernels);
-  if (!a.swiglu_kernels.empty())
-    ok &= by_kernel(d, a, t, swiglu, swiglu_names(a.swiglu_kernels, swiglu.own()));
+  if (!a.swiglu_kernels.empty()) ok &= by_kernel(d, a, t, swiglu, a.swiglu_kernels);
   if (!a.combine_kernels.empty()) ok &= by_kernel(d, a, t, combine, a.combine_kernels);
   return ok;
 }

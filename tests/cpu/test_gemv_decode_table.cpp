@@ -57,11 +57,16 @@ TEST(GemvDecodeTable, GatherAndCombineEntriesKeepTheirLaunchesLimits) {
   EXPECT_EQ(name(gemv::combine_config_in({}, true, 4096, 14336, 2)),
             name(gemv::combine_config(true, 4096, 14336)));
   // min_blocks is compiled for the SwiGLU (dense or gather) of at most 4 warps: 7 or 8.
-  EXPECT_NE(gemv::swiglu_refusal(*gemv::parse_kernel("R2U2W8P1K1B7")), "");
-  EXPECT_NE(gemv::swiglu_refusal(*gemv::parse_kernel("R2U2W4P1K1B9")), "");
-  EXPECT_NE(gemv::swiglu_refusal(*gemv::parse_kernel("R2U2W4P1K1B6")), "");
-  EXPECT_EQ(gemv::swiglu_refusal(*gemv::parse_kernel("R2U2W4P1K1B8")), "");
-  EXPECT_EQ(gemv::swiglu_refusal(*gemv::parse_kernel("R2U2W4P1K1B7")), "");
+  EXPECT_NE(gemv::swiglu_refusal(*gemv::parse_kernel("R2U2W8P1K1B7"), true), "");
+  EXPECT_NE(gemv::swiglu_refusal(*gemv::parse_kernel("R2U2W4P1K1B9"), true), "");
+  EXPECT_NE(gemv::swiglu_refusal(*gemv::parse_kernel("R2U2W4P1K1B6"), true), "");
+  EXPECT_EQ(gemv::swiglu_refusal(*gemv::parse_kernel("R2U2W4P1K1B8"), true), "");
+  EXPECT_EQ(gemv::swiglu_refusal(*gemv::parse_kernel("R2U2W4P1K1B7"), true), "");
+  // Batches of one load: the int8 SwiGLU's only (docs/decisions/0059).
+  EXPECT_EQ(gemv::swiglu_refusal(*gemv::parse_kernel("R2U1W4P1K1B7"), true), "");
+  EXPECT_EQ(gemv::swiglu_refusal(*gemv::parse_kernel("R2U1W4P1K1"), true), "");
+  EXPECT_NE(gemv::swiglu_refusal(*gemv::parse_kernel("R2U1W4P1K1B7"), false), "");
+  EXPECT_NE(gemv::swiglu_refusal(*gemv::parse_kernel("R2U1W4P0K1"), true), "");
   EXPECT_NE(gemv::combine_refusal(*gemv::parse_kernel("R4U1W4P0K1"), true), "");
   EXPECT_NE(gemv::combine_refusal(*gemv::parse_kernel("R2U1W4P0K2B7"), true), "");
   EXPECT_NE(gemv::combine_refusal(*gemv::parse_kernel("B3W8S2O1R2"), true), "");

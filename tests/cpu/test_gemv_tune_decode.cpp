@@ -53,10 +53,25 @@ TEST(GemvTuneDecode, CandidatesAreGeneralKernelsTheLaunchServes) {
         for (const auto& k : cands) {
           EXPECT_TRUE(std::holds_alternative<gemv::General>(k)) << gemv::kernel_name(k);
           if (p.use == gemv::Use::swiglu)
-            EXPECT_EQ(gemv::swiglu_refusal(k), "") << gemv::kernel_name(k);
+            EXPECT_EQ(gemv::swiglu_refusal(k, int8), "") << gemv::kernel_name(k);
           if (p.use == gemv::Use::combine)
             EXPECT_EQ(gemv::combine_refusal(k, int8), "") << gemv::kernel_name(k);
         }
+      }
+}
+
+TEST(GemvTuneDecode, TheInt8SwigluIsAlsoSearchedWithBatchesOfOneLoad) {
+  // docs/decisions/0059: unroll 1 won the int8 SwiGLU of the Llama step,
+  // lost the bf16 one (not compiled).
+  for (const auto& c : {llama(), mixtral()})
+    for (const bool int8 : {false, true})
+      for (const auto& p : kb::decode_projections(c, int8)) {
+        if (p.use != gemv::Use::swiglu) continue;
+        std::set<int> unrolls;
+        for (const auto& k : kb::decode_candidates(p))
+          unrolls.insert(std::get<gemv::General>(k).unroll);
+        const std::set<int> want = int8 ? std::set<int>{1, 2} : std::set<int>{2};
+        EXPECT_EQ(unrolls, want) << p.what;
       }
 }
 

@@ -340,6 +340,68 @@ TEST(GemvSwiglu, MatchesReferenceForOneAndSeveralTokens) {
     }
 }
 
+// The one-token int8 SwiGLU in batches of one load (docs/decisions/0059),
+// uncapped and capped, from a table entry as the decode step takes it: the
+// same bits as batches of two with the same warps and K split. A bf16
+// entry of unroll 1 is refused (the rule's choice runs).
+TEST(GemvSwiglu, Int8BatchesOfOneLoadGiveTheSameBits) {
+  KB_REQUIRE_GPU();
+  struct Shape {
+    int64_t F, K;
+  };
+  for (const Shape& p : {Shape{33, 272}, Shape{1100, 4112}, Shape{19, 12288}, Shape{2752, 4096}}) {
+    SCOPED_TRACE("F=" + std::to_string(p.F) + " K=" + std::to_string(p.K));
+    const float rk = 1.f / std::sqrt(float(p.K));
+    const Weights w =
+        make_weights(2 * p.F, p.K, true, 1300 + p.F, 1.7f * rk, 0.5f / 127 * rk, rk / 127);
+    const auto x16 = kb::random_bf16(size_t(p.K), 1301 + p.F, -3.f, 3.f);
+    kb::DeviceBuffer<bf16> scale(w.scale.size()), x(x16.size()), h(p.F);
+    scale.upload(w.scale);
+    x.upload(x16);
+    auto entry = [&](const gemv::General& g, bool int8) {
+      gemv::TableEntry e;
+      e.bucket.int8 = int8;
+      e.bucket.use = gemv::Use::swiglu;
+      e.bucket.rows_min = e.bucket.rows_max = 2 * p.F;
+      e.bucket.row_bytes_min = e.bucket.row_bytes_max = p.K * (int8 ? 1 : 2);
+      e.kernel = g;
+      return e;
+    };
+    auto run = [&](const gemv::General& g) {  // the kernel the step took, h
+      gemv::set_table({entry(g, true)});
+      const std::string took = name(gemv::decode_swiglu_config(true, p.F, p.K));
+      h.poison();
+      gemv::gemv_swiglu(true, w.dev.get(), scale.get(), x.get(), h.get(), 1, p.F, p.K, 1e-5f,
+                        nullptr);
+      const cudaError_t err = cudaDeviceSynchronize();
+      gemv::set_table({});
+      EXPECT_EQ(err, cudaSuccess);
+      return std::make_pair(took, kb::to_float(h.download()));
+    };
+    const gemv::General two =
+        *gemv::tokens_config(true, 2 * p.F, p.K, 1, true).get<gemv::General>();
+    ASSERT_EQ(two.unroll, 2);
+    const auto base = run(two);
+    ASSERT_EQ(base.first, gemv::kernel_name(two));
+    std::vector<float> ref(p.F);
+    gemv::gemv_swiglu_ref(w.host.data(), w.scale_host.data(), kb::to_float(x16).data(), ref.data(),
+                          p.F, p.K, 1e-5f);
+    EXPECT_TRUE(kb::compare(base.second, ref, 1e-2).ok);
+    for (int mb : {0, 7, 8}) {
+      if (mb && two.warps > 4) continue;
+      gemv::General one = two;
+      one.unroll = 1;
+      one.min_blocks = mb;
+      const auto got = run(one);
+      EXPECT_EQ(got.first, gemv::kernel_name(one));
+      EXPECT_EQ(got.second, base.second) << gemv::kernel_name(one);
+      gemv::set_table({entry(one, false)});
+      EXPECT_NE(name(gemv::decode_swiglu_config(false, p.F, p.K)), gemv::kernel_name(one));
+      gemv::set_table({});
+    }
+  }
+}
+
 // A gather over tokens (a MoE prefill): every (expert, token) pair that a
 // token's ids chose against the single-expert references; every other row
 // left as it was (poison), an expert nobody chose included; a token with

@@ -163,6 +163,37 @@ TEST(LayerNorm, WithPdlWaitsForTheKernelBeforeIt) {
   }
 }
 
+// The plain row's one-pass statistics about x[0] (docs/decisions/0060) on
+// the rows that strain them most: x[0] far out, the rest nearly equal (then
+// (mean - x[0])^2 / variance is about D, its largest: x[0] is one of the
+// D values, so it can be no further out): within what the experiment checks.
+TEST(LayerNorm, ARowFarFromItsFirstElementKeepsItsDigits) {
+  KB_REQUIRE_GPU();
+  for (int64_t D : {512, 1024, 2048}) {
+    SCOPED_TRACE("D=" + std::to_string(D));
+    const int64_t rows = 9;
+    auto xh = kb::random_bf16(rows * D, 77 + D, 0.99f, 1.01f);
+    for (int64_t r = 0; r < rows; ++r) xh[r * D] = kb::float_to_bf16(r % 2 ? 300.f : -250.f);
+    auto gh = kb::random_bf16(D, 78 + D, 0.5f, 1.5f);
+    auto bh = kb::random_bf16(D, 79 + D, -0.5f, 0.5f);
+    kb::DeviceBuffer<kb::bf16> x(xh.size()), g(D), b(D), y(xh.size());
+    x.upload(xh);
+    g.upload(gh);
+    b.upload(bh);
+    y.poison();
+    kb::layer_norm::layer_norm(x.get(), g.get(), b.get(), y.get(), rows, D, 1e-5f, Activation::none,
+                               nullptr);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    const auto out = kb::to_float(y.download());
+    const auto xf = kb::to_float(xh), gf = kb::to_float(gh), bf = kb::to_float(bh);
+    std::vector<float> ref(out.size());
+    kb::layer_norm::layer_norm_ref(xf.data(), gf.data(), bf.data(), ref.data(), rows, D, 1e-5f,
+                                   Activation::none);
+    const auto c = kb::layer_norm::check_output(out, ref);
+    EXPECT_TRUE(c.ok) << c.text();
+  }
+}
+
 TEST(LayerNorm, RefusesBadShapesBeforeLaunch) {
   // No GPU needed: the checks run on the host before any launch.
   kb::bf16* p = reinterpret_cast<kb::bf16*>(uintptr_t(256));
