@@ -54,9 +54,12 @@ STUB_PROBE_RC=1 call
 [ -z "$(leftovers)" ] || bad "a failed probe left $(leftovers)"
 
 # A probe cut short by a signal (Ctrl-C, a job's timeout): its temporary
-# file goes too. The call gets a process group of its own to signal.
+# file goes too. The script itself runs in the background (so that wait
+# returns only after its own exit trap), in a process group of its own to
+# signal.
 set -m
-STUB_PROBE_HANG=1 call &
+OUT="$tmp/out" KBENCH_PREBUILT="$tmp/prebuilt" STUB_PROBE_HANG=1 bash "$script" probe \
+  > "$tmp/call.log" 2>&1 &
 pid=$!
 set +m
 for _ in $(seq 100); do [ -s "$(leftovers)" ] && break; sleep 0.1; done
