@@ -175,7 +175,8 @@ Choice choose_in(const std::vector<TableEntry>& table, bool int8, int64_t N, int
 Config swiglu_config_in(const std::vector<TableEntry>& table, bool int8, int64_t F, int64_t K,
                         int n_sel) {
   for (const TableEntry& e : table)
-    if (e.bucket.holds(int8, 2 * F, K, n_sel, Use::swiglu) && swiglu_refusal(e.kernel, int8).empty())
+    if (e.bucket.holds(int8, 2 * F, K, n_sel, Use::swiglu) &&
+        swiglu_refusal(e.kernel, int8).empty())
       return Config(e.kernel);
   return n_sel > 1 ? gather_swiglu_config(int8, F, K) : tokens_config(int8, 2 * F, K, 1, true);
 }
