@@ -203,9 +203,9 @@ __global__ void __launch_bounds__(256)
 
 // The plain row of D <= 2048, one warp a row: the sums of v - k and
 // (v - k)², k = x[0], in one butterfly (no lane waits for the mean before a
-// second reduction; no cancellation while the mean stays within a few
-// deviations of k). Lanes past the last row redo it without storing: the
-// shuffles take the whole warp.
+// second reduction; k is one of the row's values, so the variance loses at
+// most log2(D) bits to cancellation). Lanes past the last row redo it
+// without storing: the shuffles take the whole warp.
 template <int VPL>
 __global__ void __launch_bounds__(256)
     row_per_warp_plain(const bf16* __restrict__ x, const bf16* __restrict__ gamma,
