@@ -2,7 +2,10 @@
 #include "kernels/gemv/dispatch.h"
 
 #include <algorithm>
+#include <limits>
 #include <mutex>
+#include <stdexcept>
+#include <string>
 #include <utility>
 
 namespace kb::gemv {
@@ -95,8 +98,14 @@ Config tokens_config(bool int8, int64_t N, int64_t K, int tokens, bool swiglu) {
 }
 
 // int8: compiled for 7 blocks an SM, 72 registers without a spill (0037).
+int64_t swiglu_rows(int64_t F) {
+  if (F < 1 || F > std::numeric_limits<int64_t>::max() / 2)
+    throw std::invalid_argument("SwiGLU: F = " + std::to_string(F) + ": out of range");
+  return 2 * F;
+}
+
 Config gather_swiglu_config(bool int8, int64_t F, int64_t K) {
-  Config c = tokens_config(int8, 2 * F, K, 1, true);
+  Config c = tokens_config(int8, swiglu_rows(F), K, 1, true);
   if (int8) std::get<General>(c.kernel).min_blocks = 7;
   return c;
 }
@@ -174,11 +183,11 @@ Choice choose_in(const std::vector<TableEntry>& table, bool int8, int64_t N, int
 
 Config swiglu_config_in(const std::vector<TableEntry>& table, bool int8, int64_t F, int64_t K,
                         int n_sel) {
+  const int64_t rows = swiglu_rows(F);
   for (const TableEntry& e : table)
-    if (e.bucket.holds(int8, 2 * F, K, n_sel, Use::swiglu) &&
-        swiglu_refusal(e.kernel, int8).empty())
+    if (e.bucket.holds(int8, rows, K, n_sel, Use::swiglu) && swiglu_refusal(e.kernel, int8).empty())
       return Config(e.kernel);
-  return n_sel > 1 ? gather_swiglu_config(int8, F, K) : tokens_config(int8, 2 * F, K, 1, true);
+  return n_sel > 1 ? gather_swiglu_config(int8, F, K) : tokens_config(int8, rows, K, 1, true);
 }
 
 Config combine_config_in(const std::vector<TableEntry>& table, bool int8, int64_t N, int64_t K,

@@ -39,6 +39,9 @@ Config general_config(bool int8, int64_t N, int64_t K, int n_sel = 1);
 Config default_config(bool int8, int64_t N, int64_t K, int n_sel = 1);
 // What gemv_tokens (swiglu: gemv_swiglu) takes for `tokens` tokens.
 Config tokens_config(bool int8, int64_t N, int64_t K, int tokens, bool swiglu = false);
+// A SwiGLU's rows, 2·F (gate | up); std::invalid_argument for an F below 1
+// or one whose 2·F overflows.
+int64_t swiglu_rows(int64_t F);
 // What gather_gemv_swiglu and gather_gemv_combine take without a config.
 Config gather_swiglu_config(bool int8, int64_t F, int64_t K);
 Config combine_config(bool int8, int64_t N, int64_t K);

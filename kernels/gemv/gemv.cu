@@ -369,12 +369,12 @@ bool carries_route_blocks(const Config& cfg) {
 
 void gemv_swiglu(bool int8, const void* W, const bf16* scale, const bf16* X, bf16* H, int tokens,
                  int64_t F, int64_t K, float eps, cudaStream_t stream, bool pdl) {
-  Request r = request(int8, W, scale, nullptr, 1, 0, X, H, 2 * F, K, nullptr, tokens);
+  Request r = request(int8, W, scale, nullptr, 1, 0, X, H, swiglu_rows(F), K, nullptr, tokens);
   r.swiglu = true;
   r.eps = eps;
   launch_impl(r,
               with_pdl(tokens == 1 ? decode_swiglu_config(int8, F, K)
-                                   : tokens_config(int8, 2 * F, K, tokens, true),
+                                   : tokens_config(int8, r.op.N, K, tokens, true),
                        pdl),
               stream);
 }
@@ -383,7 +383,7 @@ void gather_gemv_swiglu(bool int8, const void* W, const bf16* scale, const int32
                         int n_sel, int E, const bf16* x, bf16* H, int64_t F, int64_t K, float eps,
                         cudaStream_t stream, bool pdl, const Config* cfg) {
   if (!experts) throw std::invalid_argument("gather_gemv_swiglu: null experts");
-  Request r = request(int8, W, scale, experts, n_sel, E, x, H, 2 * F, K, nullptr, 1);
+  Request r = request(int8, W, scale, experts, n_sel, E, x, H, swiglu_rows(F), K, nullptr, 1);
   r.swiglu = true;
   r.eps = eps;
   launch_impl(r, with_pdl(cfg ? *cfg : decode_swiglu_config(int8, F, K, n_sel), pdl), stream);
@@ -440,7 +440,8 @@ static void gather_tokens(bool int8, const void* W, const bf16* scale, const int
 void gather_tokens_swiglu(bool int8, const void* W, const bf16* scale, const int32_t* ids, int top,
                           int E, const bf16* X, bf16* H, int tokens, int64_t F, int64_t K,
                           float eps, cudaStream_t stream, bool pdl) {
-  gather_tokens(int8, W, scale, ids, top, E, X, H, tokens, 2 * F, K, true, eps, stream, pdl);
+  gather_tokens(int8, W, scale, ids, top, E, X, H, tokens, swiglu_rows(F), K, true, eps, stream,
+                pdl);
 }
 
 void gather_tokens_gemv(bool int8, const void* W, const bf16* scale, const int32_t* ids, int top,

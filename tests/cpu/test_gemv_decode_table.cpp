@@ -4,6 +4,8 @@
 // standalone shapes keeps them.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "core/tuning.h"
 #include "kernels/gemv/dispatch.h"
 
@@ -70,6 +72,16 @@ TEST(GemvDecodeTable, GatherAndCombineEntriesKeepTheirLaunchesLimits) {
   EXPECT_NE(gemv::combine_refusal(*gemv::parse_kernel("R4U1W4P0K1"), true), "");
   EXPECT_NE(gemv::combine_refusal(*gemv::parse_kernel("R2U1W4P0K2B7"), true), "");
   EXPECT_NE(gemv::combine_refusal(*gemv::parse_kernel("B3W8S2O1R2"), true), "");
+}
+
+TEST(GemvDecodeTable, ASwigluOfAnFWhoseRowsOverflowIsRefused) {
+  const int64_t huge = std::numeric_limits<int64_t>::max() / 2 + 1;
+  const auto t = std::vector<gemv::TableEntry>{
+      entry(true, false, gemv::Use::swiglu, 22016, 4096, "R2U1W4P1K1B7")};
+  EXPECT_THROW(gemv::swiglu_config_in(t, true, huge, 4096, 1), std::invalid_argument);
+  EXPECT_THROW(gemv::swiglu_config_in(t, true, 0, 4096, 1), std::invalid_argument);
+  EXPECT_THROW(gemv::gather_swiglu_config(true, huge, 4096), std::invalid_argument);
+  EXPECT_EQ(gemv::swiglu_rows(11008), 22016);
 }
 
 TEST(GemvDecodeTable, EveryUseReadsBackAndAnUnknownOneIsNamed) {

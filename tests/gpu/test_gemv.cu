@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <numeric>
 #include <sstream>
 #include <stdexcept>
@@ -1261,6 +1262,28 @@ TEST(GemvRefuses, GatherTokensBadArguments) {
             std::string::npos);
   EXPECT_NE(down(kIds, 2, 8, 0).find("tokens must be in"), std::string::npos);
   EXPECT_NE(swiglu(kIds, 2, 8, 4, 40).find("multiple of 16"), std::string::npos);
+}
+
+// A SwiGLU's F below 1 or past what 2·F can hold is refused before 2·F is
+// formed (a wrapped product could pass every later check).
+TEST(GemvRefuses, SwigluFOutOfRange) {
+  const int64_t huge = std::numeric_limits<int64_t>::max() / 2 + 1;
+  for (int64_t F : {int64_t(0), int64_t(-3), huge}) {
+    SCOPED_TRACE("F=" + std::to_string(F));
+    EXPECT_NE(refusal([&] {
+                gemv::gemv_swiglu(true, kW8, kS, kX, kY, 1, F, 64, 1e-5f, nullptr);
+              }).find("out of range"),
+              std::string::npos);
+    EXPECT_NE(refusal([&] {
+                gemv::gather_gemv_swiglu(true, kW8, kS, kIds, 2, 8, kX, kY, F, 64, 1e-5f, nullptr);
+              }).find("out of range"),
+              std::string::npos);
+    EXPECT_NE(refusal([&] {
+                gemv::gather_tokens_swiglu(true, kW8, kS, kIds, 2, 8, kX, kY, 4, F, 64, 1e-5f,
+                                           nullptr);
+              }).find("out of range"),
+              std::string::npos);
+  }
 }
 
 TEST(GemvRefuses, BadTokenCounts) {
