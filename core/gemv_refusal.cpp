@@ -27,6 +27,15 @@ std::string joined(const std::vector<std::string>& why) {
   return out;
 }
 
+// The general kernel's warps and K split as its launch takes them
+// (kernels/gemv/gemv.cu, check_general): 1 to 8 warps, a K split of 1, 2, 4
+// or 8 that divides them. The SwiGLU and the combine are general kernels too.
+bool warps_and_split_ok(const General& g) {
+  const bool split = g.k_split == 1 || g.k_split == 2 || g.k_split == 4 || g.k_split == 8;
+  return g.warps >= 1 && g.warps <= 8 && split && g.warps % g.k_split == 0;
+}
+constexpr const char* kWarpsAndSplit = "warps 1..8, a K split of 1, 2, 4 or 8 that divides them";
+
 }  // namespace
 
 int bulk_rows_per_buffer(const Bulk& k, bool int8, int64_t N, int64_t K, bool gather) {
@@ -48,57 +57,54 @@ std::string refusal(const Kernel& kernel, bool int8, int64_t N, int64_t K, int n
   if (std::string why = shape_refusal(int8, N, K, n_sel); !why.empty()) return why;
   const int64_t vecs = K / vec_elems(int8);
   return std::visit(
-      overloaded{[&](const General& c) -> std::string {
-                   const auto in = [](int v, std::initializer_list<int> ok) {
-                     return std::find(ok.begin(), ok.end(), v) != ok.end();
-                   };
-                   if (!in(c.rows_per_warp, {1, 2, 4}) || !in(c.unroll, {1, 2}) || c.warps < 1 ||
-                       c.warps > 8 || !in(c.k_split, {1, 2, 4, 8}) || c.warps % c.k_split != 0)
-                     return "not a configuration of the general kernel";
-                   return "";
-                 },
-                 [&](const OneLoad& c) -> std::string {
-                   if (c.warps != 4 && c.warps != 8)
-                     return "the one-load kernel has blocks of 4 or 8 warps";
-                   if (vecs != 32 && vecs != 64 && vecs != 128)
-                     return "the one-load kernel needs rows of 32, 64 or 128 16-byte vectors";
-                   return "";
-                 },
-                 [&](const Tile& c) -> std::string {
-                   if (!int8 || K > 8192) return "the tile kernel needs int8 rows of at most 8 KB";
-                   if (c.warps != 4 && c.warps != 8)
-                     return "the tile kernel has blocks of 4 or 8 warps";
-                   return "";
-                 },
-                 [&](const Mma& c) -> std::string {
-                   const int64_t unit_vec = c.diag ? 32 : 4;
-                   const int64_t smem = ceil_div(K / 16, unit_vec) * unit_vec * 16 * 2;
-                   if (!int8 || smem > (96 << 10))
-                     return "the mma kernel needs int8 and K <= 49152";
-                   const bool ok = c.diag ? (c.unroll == 1 || c.unroll == 2 || c.unroll == 4) &&
-                                                (c.depth == 2 || (c.depth == 3 && c.unroll == 2))
-                                          : (c.unroll == 2 || c.unroll == 4 || c.unroll == 8) &&
-                                                (c.depth == 2 || (c.depth == 3 && c.unroll != 8));
-                   if (!ok || c.warps < 1 || c.warps > 8 || c.k_split < 1 ||
-                       c.warps % c.k_split != 0)
-                     return "not a configuration of the mma kernel";
-                   return "";
-                 },
-                 [&](const Bulk& c) -> std::string {
-                   if (c.warps != 8 && c.warps != 16)  // before dividing by the threads
-                     return "the bulk kernel has 8 or 16 consumer warps";
-                   const int64_t threads = 32 * int64_t(c.warps);
-                   const int64_t J = vecs % threads == 0 ? vecs / threads : 0;
-                   const int rs = bulk_rows_per_buffer(c, int8, N, K, gather);
-                   const int64_t smem = int64_t(c.stages) * rs * K * item_bytes(int8);
-                   if (c.mma && (!int8 || rs != 2))
-                     return "bulk_mma needs int8 weights and 2 rows per buffer";
-                   if (rs < 1 || rs > 2 || (rs == 2 && gather && N % 2 != 0) ||
-                       (J != 1 && J != 2 && J != 4) || c.stages != 3 || c.blocks_per_sm < 1 ||
-                       c.blocks_per_sm > 4 || smem > (160 << 10) || c.rows < 0 || c.rows > 2)
-                     return "the bulk kernel cannot serve this row length so configured";
-                   return "";
-                 }},
+      overloaded{
+          [&](const General& c) -> std::string {
+            const auto in = [](int v, std::initializer_list<int> ok) {
+              return std::find(ok.begin(), ok.end(), v) != ok.end();
+            };
+            if (!in(c.rows_per_warp, {1, 2, 4}) || !in(c.unroll, {1, 2}) || !warps_and_split_ok(c))
+              return "not a configuration of the general kernel";
+            return "";
+          },
+          [&](const OneLoad& c) -> std::string {
+            if (c.warps != 4 && c.warps != 8)
+              return "the one-load kernel has blocks of 4 or 8 warps";
+            if (vecs != 32 && vecs != 64 && vecs != 128)
+              return "the one-load kernel needs rows of 32, 64 or 128 16-byte vectors";
+            return "";
+          },
+          [&](const Tile& c) -> std::string {
+            if (!int8 || K > 8192) return "the tile kernel needs int8 rows of at most 8 KB";
+            if (c.warps != 4 && c.warps != 8) return "the tile kernel has blocks of 4 or 8 warps";
+            return "";
+          },
+          [&](const Mma& c) -> std::string {
+            const int64_t unit_vec = c.diag ? 32 : 4;
+            const int64_t smem = ceil_div(K / 16, unit_vec) * unit_vec * 16 * 2;
+            if (!int8 || smem > (96 << 10)) return "the mma kernel needs int8 and K <= 49152";
+            const bool ok = c.diag ? (c.unroll == 1 || c.unroll == 2 || c.unroll == 4) &&
+                                         (c.depth == 2 || (c.depth == 3 && c.unroll == 2))
+                                   : (c.unroll == 2 || c.unroll == 4 || c.unroll == 8) &&
+                                         (c.depth == 2 || (c.depth == 3 && c.unroll != 8));
+            if (!ok || c.warps < 1 || c.warps > 8 || c.k_split < 1 || c.warps % c.k_split != 0)
+              return "not a configuration of the mma kernel";
+            return "";
+          },
+          [&](const Bulk& c) -> std::string {
+            if (c.warps != 8 && c.warps != 16)  // before dividing by the threads
+              return "the bulk kernel has 8 or 16 consumer warps";
+            const int64_t threads = 32 * int64_t(c.warps);
+            const int64_t J = vecs % threads == 0 ? vecs / threads : 0;
+            const int rs = bulk_rows_per_buffer(c, int8, N, K, gather);
+            const int64_t smem = int64_t(c.stages) * rs * K * item_bytes(int8);
+            if (c.mma && (!int8 || rs != 2))
+              return "bulk_mma needs int8 weights and 2 rows per buffer";
+            if (rs < 1 || rs > 2 || (rs == 2 && gather && N % 2 != 0) ||
+                (J != 1 && J != 2 && J != 4) || c.stages != 3 || c.blocks_per_sm < 1 ||
+                c.blocks_per_sm > 4 || smem > (160 << 10) || c.rows < 0 || c.rows > 2)
+              return "the bulk kernel cannot serve this row length so configured";
+            return "";
+          }},
       kernel);
 }
 
@@ -107,8 +113,7 @@ std::string swiglu_refusal(const Kernel& k, bool int8) {
   if (!g || g->rows_per_warp != 2 || !(g->unroll == 2 || (int8 && g->unroll == 1)) || !g->pipeline)
     return "the SwiGLU takes the general kernel with 2 rows a warp, unroll 2 (int8: 1 or 2), "
            "pipelined";
-  if (g->warps < 1 || g->warps > 8 || g->k_split < 1 || g->warps % g->k_split != 0)
-    return "warps 1..8, a K split that divides them";
+  if (!warps_and_split_ok(*g)) return kWarpsAndSplit;
   if (g->min_blocks != 0 && (g->warps > 4 || (g->min_blocks != 7 && g->min_blocks != 8)))
     return "min_blocks 7 or 8 only for a SwiGLU of at most 4 warps";
   return "";
@@ -118,8 +123,7 @@ std::string combine_refusal(const Kernel& k, bool int8) {
   const General* g = std::get_if<General>(&k);
   if (!g || (g->rows_per_warp != 1 && g->rows_per_warp != 2) || (g->unroll != 1 && g->unroll != 2))
     return "the combine takes the general kernel with 1 or 2 rows a warp, unroll 1 or 2";
-  if (g->warps < 1 || g->warps > 8 || g->k_split < 1 || g->warps % g->k_split != 0)
-    return "warps 1..8, a K split that divides them";
+  if (!warps_and_split_ok(*g)) return kWarpsAndSplit;
   if (g->min_blocks != 0 && (!int8 || g->rows_per_warp != 2 || g->warps > 4 || g->min_blocks != 8))
     return "min_blocks 8 only for int8, 2 rows a warp, at most 4 warps";
   return "";

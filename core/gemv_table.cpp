@@ -1,5 +1,7 @@
 #include "core/gemv_table.h"
 
+#include "core/gemv_refusal.h"
+
 namespace kb::gemv {
 
 bool Bucket::holds(bool i8, int64_t N, int64_t K, int n_sel, Use u) const {
@@ -7,7 +9,7 @@ bool Bucket::holds(bool i8, int64_t N, int64_t K, int n_sel, Use u) const {
   if (N < 1 || K < 1 || n_sel < 1 || N < rows_min || N > rows_max) return false;
   // Bounds compared by division: an absurd shape's bytes may not fit an
   // int64_t, and wrapped they could land inside the bucket.
-  const int64_t item = i8 ? 1 : 2;
+  const int64_t item = item_bytes(i8);
   if (K > row_bytes_max / item) return false;
   const int64_t row_bytes = K * item;  // at most row_bytes_max
   if (row_bytes < row_bytes_min) return false;

@@ -97,13 +97,13 @@ Config tokens_config(bool int8, int64_t N, int64_t K, int tokens, bool swiglu) {
   return Config(c);
 }
 
-// int8: compiled for 7 blocks an SM, 72 registers without a spill (0037).
 int64_t swiglu_rows(int64_t F) {
   if (F < 1 || F > std::numeric_limits<int64_t>::max() / 2)
     throw std::invalid_argument("SwiGLU: F = " + std::to_string(F) + ": out of range");
   return 2 * F;
 }
 
+// int8: compiled for 7 blocks an SM, 72 registers without a spill (0037).
 Config gather_swiglu_config(bool int8, int64_t F, int64_t K) {
   Config c = tokens_config(int8, swiglu_rows(F), K, 1, true);
   if (int8) std::get<General>(c.kernel).min_blocks = 7;

@@ -69,6 +69,10 @@ TEST(GemvDecodeTable, GatherAndCombineEntriesKeepTheirLaunchesLimits) {
   EXPECT_EQ(gemv::swiglu_refusal(*gemv::parse_kernel("R2U1W4P1K1"), true), "");
   EXPECT_NE(gemv::swiglu_refusal(*gemv::parse_kernel("R2U1W4P1K1B7"), false), "");
   EXPECT_NE(gemv::swiglu_refusal(*gemv::parse_kernel("R2U1W4P0K1"), true), "");
+  // The K split as the general kernel's launch takes it: 1, 2, 4 or 8.
+  EXPECT_NE(gemv::swiglu_refusal(*gemv::parse_kernel("R2U2W6P1K3"), true), "");
+  EXPECT_NE(gemv::combine_refusal(*gemv::parse_kernel("R2U1W6P0K3"), true), "");
+  EXPECT_EQ(gemv::combine_refusal(*gemv::parse_kernel("R2U1W8P0K8"), true), "");
   EXPECT_NE(gemv::combine_refusal(*gemv::parse_kernel("R4U1W4P0K1"), true), "");
   EXPECT_NE(gemv::combine_refusal(*gemv::parse_kernel("R2U1W4P0K2B7"), true), "");
   EXPECT_NE(gemv::combine_refusal(*gemv::parse_kernel("B3W8S2O1R2"), true), "");
