@@ -224,4 +224,13 @@ gemv::TableEntry decode_entry(const DecodeProjection& p, const gemv::Kernel& k) 
   return e;
 }
 
+gemv::Config decode_choice_in(const std::vector<gemv::TableEntry>& table,
+                              const DecodeProjection& p) {
+  if (p.use == gemv::Use::swiglu)
+    return gemv::swiglu_config_in(table, p.int8, p.rows / 2, p.cols, p.n_sel);
+  if (p.use == gemv::Use::combine)
+    return gemv::combine_config_in(table, p.int8, p.rows, p.cols, p.n_sel);
+  return gemv::choose_in(table, p.int8, p.rows, p.cols, 1, gemv::Use::decode).config;
+}
+
 }  // namespace kb

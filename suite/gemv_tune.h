@@ -88,6 +88,11 @@ std::vector<gemv::Kernel> decode_candidates(const DecodeProjection& p);
 // The table entry that gives the projection kernel k (and no other shape).
 gemv::TableEntry decode_entry(const DecodeProjection& p, const gemv::Kernel& k);
 
+// The configuration the projection's launch takes from `table` (the
+// installed one: the decoder's own; {}: the generic rule's).
+gemv::Config decode_choice_in(const std::vector<gemv::TableEntry>& table,
+                              const DecodeProjection& p);
+
 // The kept choice in the step: the fastest unless the present one is
 // within this of it (step time; the step's samples vary by about 0.1%).
 constexpr double kDecodeTuneMinGain = 0.01;

@@ -23,15 +23,6 @@ namespace dec = decode;
 constexpr int kSteps = 4;  // replays a sample
 constexpr int kScreenRounds = 3;
 
-// The configuration a projection's launch takes from `table`.
-gemv::Config choice_in(const std::vector<gemv::TableEntry>& table, const DecodeProjection& p) {
-  if (p.use == gemv::Use::swiglu)
-    return gemv::swiglu_config_in(table, p.int8, p.rows / 2, p.cols, p.n_sel);
-  if (p.use == gemv::Use::combine)
-    return gemv::combine_config_in(table, p.int8, p.rows, p.cols, p.n_sel);
-  return gemv::choose_in(table, p.int8, p.rows, p.cols, 1, gemv::Use::decode).config;
-}
-
 // Each graph's seconds a step: `rounds` rounds from a reset decoder, the
 // graphs in turn (the first one rotating).
 std::vector<std::vector<double>> time_graphs(Engine& engine, dec::Decoder& d, cudaStream_t s,
@@ -61,7 +52,8 @@ struct Tuned {
 Tuned tune_projection(Engine& engine, dec::Decoder& d, cudaStream_t s, const DecodeProjection& p,
                       int reps) {
   const std::vector<gemv::TableEntry> saved = gemv::installed_table();
-  std::vector<gemv::Kernel> cands = {choice_in(saved, p).kernel, choice_in({}, p).kernel};
+  std::vector<gemv::Kernel> cands = {decode_choice_in(saved, p).kernel,
+                                     decode_choice_in({}, p).kernel};
   for (const auto& k : decode_candidates(p)) cands.push_back(k);
   std::vector<std::string> names;
   std::vector<gemv::Kernel> kept;
@@ -126,7 +118,7 @@ DecodeTuning tune_decode_step(Engine& engine, const DeviceInfo& dev, int reps) {
         const Tuned t = tune_projection(engine, d, s, p, reps);
         out.tuned.push_back(p);
         const gemv::Kernel& best = t.final[t.keep].kernel;
-        if (gemv::kernel_name(best) == gemv::kernel_name(choice_in({}, p).kernel)) continue;
+        if (gemv::kernel_name(best) == gemv::kernel_name(decode_choice_in({}, p).kernel)) continue;
         nlohmann::ordered_json m;
         m["model"] = c.name + (c.moe() ? " (16 layers)" : "");
         m["projection"] = p.what;

@@ -36,7 +36,6 @@
 #include <map>
 #include <stdexcept>
 #include <string>
-#include <variant>
 #include <vector>
 
 #include "core/tuning.h"
@@ -45,6 +44,7 @@
 #include "kernels/decode/decoder.h"
 #include "kernels/gemv/gemv.h"
 #include "lab/decode_profile/options.h"
+#include "suite/gemv_tune.h"
 
 namespace {
 
@@ -282,31 +282,10 @@ std::vector<double> interleaved_medians(dec::Decoder& d, const Args& a, Timer& t
   return m;
 }
 
-// A projection of the step: rows x cols, launched as `use` (n_sel experts).
-struct Projection {
-  const char* what;
-  bool int8;
-  int64_t rows, cols;
-  gemv::Use use = gemv::Use::decode;
-  int n_sel = 1;
-  bool swiglu() const { return use == gemv::Use::swiglu; }
-  gemv::Config own() const {  // the decoder's choice under the installed table
-    return swiglu()                    ? gemv::decode_swiglu_config(int8, rows / 2, cols, n_sel)
-           : use == gemv::Use::combine ? gemv::decode_combine_config(int8, rows, cols, n_sel)
-                                       : gemv::choose(int8, rows, cols, 1, use).config;
-  }
-};
-
 // The step captured with k running the projection (a table entry for its
 // shape first).
-kb::CudaGraph step_with(dec::Decoder& d, const Projection& p, const gemv::Kernel& k) {
-  gemv::TableEntry e;
-  e.bucket.int8 = p.int8;
-  e.bucket.use = p.use;
-  e.bucket.gather = p.n_sel > 1;
-  e.bucket.rows_min = e.bucket.rows_max = p.rows;
-  e.bucket.row_bytes_min = e.bucket.row_bytes_max = p.cols * (p.int8 ? 1 : 2);
-  e.kernel = k;
+kb::CudaGraph step_with(dec::Decoder& d, const kb::DecodeProjection& p, const gemv::Kernel& k) {
+  gemv::TableEntry e = kb::decode_entry(p, k);
   e.origin = "kbench_decode_profile --*-kernels";
   const std::vector<gemv::TableEntry> saved = gemv::installed_table();
   std::vector<gemv::TableEntry> table = saved;
@@ -358,21 +337,17 @@ std::string logits_check(const std::vector<float>& own, const std::vector<float>
 // The step with a projection run by each named configuration, timed
 // against the decoder's own step over the rounds, interleaved, and checked
 // against it. False when a check failed.
-bool by_kernel(dec::Decoder& d, const Args& a, Timer& t, const Projection& p,
+bool by_kernel(dec::Decoder& d, const Args& a, Timer& t, const kb::DecodeProjection& p,
                const std::vector<std::string>& names) {
-  const gemv::Config base = p.own();
-  std::vector<gemv::Kernel> kernels;
+  const gemv::Config base = kb::decode_choice_in(gemv::installed_table(), p);
   std::vector<kb::CudaGraph> graphs;
-  for (const auto& name : names) {
-    kernels.push_back(*gemv::parse_kernel(name));
-    graphs.push_back(step_with(d, p, kernels.back()));
-  }
+  for (const auto& name : names) graphs.push_back(step_with(d, p, *gemv::parse_kernel(name)));
   const std::vector<double> m = interleaved_medians(d, a, t, nullptr, graphs);
   const double f = m[0];
   std::printf(
       "\n%s projection (%lldx%lld) by configuration, medians of %d rounds of %d replays, "
       "interleaved; the decoder's own (%s): %.1f us\n",
-      p.what, (long long)p.rows, (long long)p.cols, a.rounds, a.reps,
+      p.what.c_str(), (long long)p.rows, (long long)p.cols, a.rounds, a.reps,
       gemv::kernel_name(base.kernel).c_str(), f);
   const std::vector<float> own = prompt_logits(d, t.s, nullptr);
   bool ok = true;
@@ -442,10 +417,11 @@ void by_blanking(dec::Decoder& d, const Args& a, Timer& t) {
 bool by_kernels(dec::Decoder& d, const Args& a, Timer& t, const dec::ModelConfig& c) {
   const bool i8 = a.type == dec::WeightType::int8;
   const int n_sel = c.moe() ? c.top_experts : 1;
-  const Projection qkv{"qkv", i8, c.qkv_rows(), c.dim}, o{"o", i8, c.dim, c.q_size()},
-      down{"down", i8, c.dim, c.ffn},
-      swiglu{"swiglu", i8, 2 * c.ffn, c.dim, gemv::Use::swiglu, n_sel},
-      combine{"combine", i8, c.dim, c.ffn, gemv::Use::combine, n_sel};
+  using gemv::Use;
+  const kb::DecodeProjection qkv{"qkv", i8, Use::decode, c.qkv_rows(), c.dim},
+      o{"o", i8, Use::decode, c.dim, c.q_size()}, down{"down", i8, Use::decode, c.dim, c.ffn},
+      swiglu{"swiglu", i8, Use::swiglu, 2 * int64_t(c.ffn), c.dim, n_sel},
+      combine{"combine", i8, Use::combine, c.dim, c.ffn, n_sel};
   bool ok = true;
   if (!a.qkv_kernels.empty()) ok &= by_kernel(d, a, t, qkv, a.qkv_kernels);
   if (!a.o_kernels.empty()) ok &= by_kernel(d, a, t, o, a.o_kernels);
