@@ -28,7 +28,8 @@ const char* family_name(const Kernel& k) {
   return std::visit(
       overloaded{[](const General&) { return "general"; },
                  [](const OneLoad&) { return "one_load"; }, [](const Tile&) { return "tile"; },
-                 [](const Mma&) { return "mma"; }, [](const Bulk&) { return "bulk"; }},
+                 [](const Mma&) { return "mma"; }, [](const Bulk&) { return "bulk"; },
+                 [](const RowBlock&) { return "row_block"; }},
       k);
 }
 
@@ -51,7 +52,8 @@ std::string kernel_name(const Kernel& k) {
                           std::snprintf(b, sizeof b, "%sB%dW%dS%dO%dR%d", c.mma ? "M" : "",
                                         c.stages, c.warps, c.blocks_per_sm, c.rows,
                                         c.rows_per_buffer);
-                        }},
+                        },
+                        [&](const RowBlock& c) { std::snprintf(b, sizeof b, "RB%d", c.loads); }},
              k);
   std::string s = b;
   if (s.rfind("MB", 0) == 0) s = "BM" + s.substr(2);  // tensor-core consumers: "BM3W8S2O2R2"
@@ -64,6 +66,7 @@ std::optional<Kernel> parse_kernel(const std::string& name) {
   if (name == "one8") return OneLoad{8};
   int a = 0, b = 0, c = 0, d = 0, e = 0;
   if (scan_all(s, "T%d", 1, &a) && counts(a)) return Tile{a};
+  if (scan_all(s, "RB%d", 1, &a) && counts(a)) return RowBlock{a};
   if (name.rfind("GM", 0) == 0 || name.rfind("M", 0) == 0) {
     const bool diag = name[0] == 'G';
     const char* m = s + (diag ? 1 : 0);

@@ -16,6 +16,7 @@
 //            consumer warps, 3 blocks per SM, rows from the shared counter
 //            (O: Bulk::rows), R rows per buffer (0: by row size);
 //            "BM…": with tensor-core consumers (int8)
+//   row-block "RB4": one bf16 row a block, 4 8-byte loads a thread
 #pragma once
 
 #include <optional>
@@ -68,7 +69,13 @@ struct Bulk {
   bool mma = false;         // tensor-core consumers (int8, 2 rows per buffer)
 };
 
-using Kernel = std::variant<General, OneLoad, Tile, Mma, Bulk>;
+// The row-block kernel (row_block.cu): one bf16 row a block of K / (4 · loads)
+// threads, each issuing its `loads` 8-byte loads first; rows of 512 to 16384.
+struct RowBlock {
+  int loads = 4;  // 8-byte loads a thread: 4 (the compiled one)
+};
+
+using Kernel = std::variant<General, OneLoad, Tile, Mma, Bulk, RowBlock>;
 
 // std::visit over a Kernel with one lambda per family.
 template <class... Fs>
@@ -85,12 +92,13 @@ struct Config {
 
   Config() = default;
   // A kernel (or one family's parameters) is a configuration with the default launch options.
-  Config(Kernel k) : kernel(k) {}   // NOLINT(google-explicit-constructor)
-  Config(General k) : kernel(k) {}  // NOLINT(google-explicit-constructor)
-  Config(OneLoad k) : kernel(k) {}  // NOLINT(google-explicit-constructor)
-  Config(Tile k) : kernel(k) {}     // NOLINT(google-explicit-constructor)
-  Config(Mma k) : kernel(k) {}      // NOLINT(google-explicit-constructor)
-  Config(Bulk k) : kernel(k) {}     // NOLINT(google-explicit-constructor)
+  Config(Kernel k) : kernel(k) {}    // NOLINT(google-explicit-constructor)
+  Config(General k) : kernel(k) {}   // NOLINT(google-explicit-constructor)
+  Config(OneLoad k) : kernel(k) {}   // NOLINT(google-explicit-constructor)
+  Config(Tile k) : kernel(k) {}      // NOLINT(google-explicit-constructor)
+  Config(Mma k) : kernel(k) {}       // NOLINT(google-explicit-constructor)
+  Config(Bulk k) : kernel(k) {}      // NOLINT(google-explicit-constructor)
+  Config(RowBlock k) : kernel(k) {}  // NOLINT(google-explicit-constructor)
   template <typename F>
   bool is() const {
     return std::holds_alternative<F>(kernel);
@@ -105,7 +113,7 @@ struct Config {
   }
 };
 
-// "general", "one_load", "tile", "mma" or "bulk".
+// "general", "one_load", "tile", "mma", "bulk" or "row_block".
 const char* family_name(const Kernel& k);
 // The kernel's name (above).
 std::string kernel_name(const Kernel& k);

@@ -104,6 +104,14 @@ std::string refusal(const Kernel& kernel, bool int8, int64_t N, int64_t K, int n
                 c.blocks_per_sm > 4 || smem > (160 << 10) || c.rows < 0 || c.rows > 2)
               return "the bulk kernel cannot serve this row length so configured";
             return "";
+          },
+          [&](const RowBlock& c) -> std::string {
+            // K / (4·loads) threads a block: a whole number of warps, at most 1024.
+            const int64_t per_warp = 32 * 4 * int64_t(c.loads);
+            if (int8 || c.loads != 4 || K % per_warp != 0 || K / per_warp > 32)
+              return "the row-block kernel needs bf16 rows of 512 to 16384 weights, a multiple "
+                     "of 512";
+            return "";
           }},
       kernel);
 }

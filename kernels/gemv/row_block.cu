@@ -1,0 +1,85 @@
+// The row-block GEMV kernel, bf16 rows of 512 to 16384 weights (a multiple
+// of 512), one token: a block per row (gather: blockIdx.y the slot), each of
+// its K / 16 threads issuing its four 8-byte weight loads first thing, with
+// no predicate and no loop, then x at the same k, the products and one block
+// reduction (docs/decisions/0061). The block count is N, its threads the
+// row's length: a 4096-row GEMV is 4096 short blocks that keep 64 KB of one
+// row's loads in flight per SM at 4 blocks of 512 threads.
+#include <cmath>
+#include <stdexcept>
+
+#include "kernels/gemv/families.h"
+
+namespace kb::gemv::detail {
+
+namespace {
+
+// Eight bytes of weights (four bf16), streamed: read once, not kept in L1.
+__device__ __forceinline__ uint2 load8_stream(const uint2* p) {
+  uint2 v;
+  asm volatile("ld.global.nc.L1::no_allocate.v2.b32 {%0,%1}, [%2];"
+               : "=r"(v.x), "=r"(v.y)
+               : "l"(p));
+  return v;
+}
+// Eight bytes of x, coherent (load16's kCoherent: x may be the previous grid's output).
+__device__ __forceinline__ uint2 load8_coherent(const uint2* p) {
+  uint2 v;
+  asm volatile("ld.global.v2.b32 {%0,%1}, [%2];" : "=r"(v.x), "=r"(v.y) : "l"(p));
+  return v;
+}
+
+template <int L>
+__global__ void __launch_bounds__(1024) gemv_row_block_kernel(const KernelArgs a) {
+  __shared__ float warp_sums[32];
+  const int T = blockDim.x, row = blockIdx.x;
+  const int N = a.N, K = a.K;
+  const bf16* W = static_cast<const bf16*>(a.W);
+  bf16* y = a.y + static_cast<int64_t>(blockIdx.y) * N;
+  if (a.experts) {
+    // The ids may be written by the previous grid (a router): no prefetch.
+    wait_for_previous_grid();
+    const int e = a.experts[blockIdx.y];
+    if (e < 0 || e >= a.E) {  // the whole block: blockIdx.y is the slot
+      if (threadIdx.x == 0) y[row] = __float2bfloat16(NAN);
+      return;
+    }
+    W += static_cast<int64_t>(e) * N * K;
+  }
+  const uint2* wr = reinterpret_cast<const uint2*>(W + static_cast<int64_t>(row) * K) + threadIdx.x;
+  uint2 w[L];
+#pragma unroll
+  for (int i = 0; i < L; ++i) w[i] = load8_stream(wr + i * T);
+  if (!a.experts) wait_for_previous_grid();
+  float res = 0.f;
+  if (threadIdx.x == 0 && a.residual) res = __bfloat162float(a.residual[row]);
+  const uint2* xr = reinterpret_cast<const uint2*>(a.x) + threadIdx.x;
+  uint2 xv[L];
+#pragma unroll
+  for (int i = 0; i < L; ++i) xv[i] = load8_coherent(xr + i * T);
+  let_next_grid_launch();
+  float acc[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+  for (int i = 0; i < L; ++i) {
+    acc[0] = fmaf(bf16_lo(w[i].x), bf16_lo(xv[i].x), acc[0]);
+    acc[1] = fmaf(bf16_hi(w[i].x), bf16_hi(xv[i].x), acc[1]);
+    acc[2] = fmaf(bf16_lo(w[i].y), bf16_lo(xv[i].y), acc[2]);
+    acc[3] = fmaf(bf16_hi(w[i].y), bf16_hi(xv[i].y), acc[3]);
+  }
+  const float sum = warp_sum((acc[0] + acc[1]) + (acc[2] + acc[3]));
+  if ((threadIdx.x & 31) == 0) warp_sums[threadIdx.x >> 5] = sum;
+  __syncthreads();
+  if (threadIdx.x >= 32) return;
+  const float total = warp_sum(threadIdx.x < (T >> 5) ? warp_sums[threadIdx.x] : 0.f);
+  if (threadIdx.x == 0) y[row] = __float2bfloat16_rn(total + res);
+}
+
+}  // namespace
+
+void launch_row_block(int loads, bool pdl, dim3 grid, dim3 block, cudaStream_t s,
+                      const KernelArgs& a) {
+  if (loads != 4) throw std::invalid_argument("gemv: the row-block kernel is compiled for 4 loads");
+  launch_maybe_pdl(pdl, gemv_row_block_kernel<4>, grid, block, s, a);
+}
+
+}  // namespace kb::gemv::detail

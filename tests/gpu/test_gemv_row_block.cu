@@ -1,0 +1,130 @@
+// The row-block GEMV kernel ("RB4", kernels/gemv/row_block.cu) against the
+// CPU reference at every kind of row it serves (512 to 16384 weights, the
+// thread counts 32 to 1024), plain, with the in-place residual, gathered
+// (with ids outside [0, E)), chained as programmatic dependents; and the
+// shapes it refuses.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kernels/common/device_buffer.h"
+#include "kernels/common/host_math.h"
+#include "kernels/gemv/gemv.h"
+#include "tests/gpu/gpu_test_util.h"
+
+namespace {
+
+using kb::bf16;
+namespace gemv = kb::gemv;
+
+const gemv::Config kRowBlock{gemv::RowBlock{4}};
+
+// y = W[ids[s]]·x (+ y in place) with RB4, every output against the reference.
+void check(int64_t N, int64_t K, bool residual, int E = 1, std::vector<int32_t> ids = {},
+           bool pdl = false) {
+  const bool gather = !ids.empty();
+  const int n_sel = gather ? static_cast<int>(ids.size()) : 1;
+  const uint64_t seed = 11 + N * 7 + K;
+  const auto w16 = kb::random_bf16(size_t(E) * N * K, seed);
+  const auto x16 = kb::random_bf16(size_t(K), seed + 1);
+  const auto r16 = kb::random_bf16(size_t(N), seed + 2, -2.f, 2.f);
+  kb::DeviceBuffer<bf16> w(w16.size()), x(K), y(size_t(n_sel) * N);
+  kb::DeviceBuffer<int32_t> d_ids(ids.size());
+  w.upload(w16);
+  x.upload(x16);
+  if (gather) d_ids.upload(ids);
+  if (residual)
+    y.upload(r16);
+  else
+    y.poison();
+  gemv::Operands op;
+  op.W = w.get();
+  op.x = x.get();
+  op.y = y.get();
+  op.N = N;
+  op.K = K;
+  op.residual = residual ? y.get() : nullptr;
+  if (gather) {
+    op.experts = d_ids.get();
+    op.n_sel = n_sel;
+    op.E = E;
+  }
+  gemv::Config c = kRowBlock;
+  c.pdl = pdl;
+  gemv::launch(op, c, nullptr);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  const auto got = y.download();
+  const auto wf = kb::to_float(w16), xf = kb::to_float(x16), rf = kb::to_float(r16);
+  std::vector<float> ref(N);
+  for (int s = 0; s < n_sel; ++s) {
+    const int e = gather ? ids[s] : 0;
+    const std::string what = "N=" + std::to_string(N) + " K=" + std::to_string(K) + " slot " +
+                             std::to_string(s) + " id " + std::to_string(e);
+    if (e < 0 || e >= E) {
+      for (int64_t n = 0; n < N; ++n)
+        ASSERT_TRUE(std::isnan(kb::bf16_to_float(got[s * N + n]))) << what << " row " << n;
+      continue;
+    }
+    gemv::gemv_ref(wf.data() + int64_t(e) * N * K, nullptr, xf.data(), ref.data(), N, K,
+                   residual ? rf.data() : nullptr);
+    for (int64_t n = 0; n < N; ++n) {
+      double mag = 0;
+      for (int64_t k = 0; k < K; ++k) mag += std::fabs(wf[(int64_t(e) * N + n) * K + k] * xf[k]);
+      const double out = kb::bf16_to_float(got[s * N + n]);
+      ASSERT_LE(std::fabs(out - ref[n]), std::fabs(ref[n]) / 128 + 1e-4 * mag + 1e-6)
+          << what << " row " << n << " got " << out << " want " << ref[n];
+    }
+  }
+}
+
+TEST(GemvRowBlock, EveryRowLengthMatchesReference) {
+  KB_REQUIRE_GPU();
+  for (int64_t K : {512, 1024, 4096, 8192, 11264, 16384})
+    for (int64_t N : {1, 3, 257}) {
+      SCOPED_TRACE("N=" + std::to_string(N) + " K=" + std::to_string(K));
+      check(N, K, false);
+      check(N, K, true);
+    }
+}
+
+TEST(GemvRowBlock, GatherAndIdsOutsideRange) {
+  KB_REQUIRE_GPU();
+  check(33, 4096, false, 4, {3, 0});
+  check(5, 8192, false, 4, {4, 2, -1});  // two bad ids: NaN rows, nothing read
+}
+
+TEST(GemvRowBlock, ProgrammaticDependentLaunchMatchesReference) {
+  KB_REQUIRE_CC(9, 0);
+  check(129, 8192, true, 1, {}, true);
+  check(17, 4096, false, 3, {2, 1}, true);
+}
+
+// The refusals come before any CUDA call: no GPU needed.
+TEST(GemvRowBlock, RefusesWhatItCannotServe) {
+  auto refused = [](bool int8, int64_t K) {
+    gemv::Operands op;
+    op.int8 = int8;
+    op.W = op.x = op.y = reinterpret_cast<bf16*>(uintptr_t{256});
+    op.scale = int8 ? reinterpret_cast<bf16*>(uintptr_t{256}) : nullptr;
+    op.N = 8;
+    op.K = K;
+    try {
+      gemv::launch(op, kRowBlock, nullptr);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what()).find("row-block") != std::string::npos;
+    }
+    return false;
+  };
+  EXPECT_TRUE(refused(false, 256));    // a block of 16 threads
+  EXPECT_TRUE(refused(false, 4104));   // not a multiple of 512
+  EXPECT_TRUE(refused(false, 16896));  // more than 1024 threads
+  EXPECT_TRUE(refused(true, 4096));    // int8
+  EXPECT_EQ(gemv::kernel_name(gemv::RowBlock{4}), "RB4");
+  EXPECT_EQ(gemv::family_name(*gemv::parse_kernel("RB4")), "row_block");
+  EXPECT_FALSE(gemv::parse_kernel("RB0").has_value());
+}
+
+}  // namespace
