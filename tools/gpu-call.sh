@@ -86,7 +86,7 @@ logged() {
 }
 
 step_sanitize() {
-  local filter="${1:-LayerNorm*:GatherGemv.IdOutsideRange*:GemvBulk.IdOutsideRange*:GemvOneLoad.IdOutsideRange*}"
+  local filter="${1:-LayerNorm*:GatherGemv.IdOutsideRange*:GemvBulk.IdOutsideRange*:GemvOneLoad.IdOutsideRange*:GemvRowBlock.GatherAndIdsOutsideRange}"
   command -v compute-sanitizer > /dev/null || { echo "compute-sanitizer not found (the CUDA Toolkit's bin/)"; return 127; }
   logged sanitizer.log gtest compute-sanitizer --tool memcheck --error-exitcode 1 \
     "$build/tests/kbench_gpu_tests" --gtest_brief=1 --gtest_filter="$filter"
