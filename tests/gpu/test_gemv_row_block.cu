@@ -122,6 +122,7 @@ TEST(GemvRowBlock, RefusesWhatItCannotServe) {
   EXPECT_TRUE(refused(false, 4104));   // not a multiple of 512
   EXPECT_TRUE(refused(false, 16896));  // more than 1024 threads
   EXPECT_TRUE(refused(true, 4096));    // int8
+  EXPECT_EQ(gemv::grid_blocks(false, 300, 4096, kRowBlock, 2, true), 600);  // a block a row
   EXPECT_EQ(gemv::kernel_name(gemv::RowBlock{4}), "RB4");
   EXPECT_EQ(gemv::family_name(*gemv::parse_kernel("RB4")), "row_block");
   EXPECT_FALSE(gemv::parse_kernel("RB0").has_value());
