@@ -15,6 +15,16 @@ namespace fs = std::filesystem;
 
 const char* kHeader = "run_id,name,dtype,shape,variant,metric,arch,reason\n";
 
+// parse_suspects' message for `text` read as `path`, or "no error".
+std::string parse_error(const std::string& text, const std::string& path) {
+  try {
+    kb::parse_suspects(text, path);
+  } catch (const kb::SuspectsError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
 TEST(Suspects, ParsesLinesInAnyColumnOrder) {
   auto s = kb::parse_suspects(
       std::string(kHeader) +
@@ -37,14 +47,7 @@ TEST(Suspects, ParsesLinesInAnyColumnOrder) {
 }
 
 TEST(Suspects, MalformedFilesNameFileAndLine) {
-  auto msg = [](const std::string& text) {
-    try {
-      kb::parse_suspects(text, "bad.csv");
-    } catch (const kb::SuspectsError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
+  auto msg = [](const std::string& text) { return parse_error(text, "bad.csv"); };
   EXPECT_NE(msg("").find("bad.csv: empty"), std::string::npos);
   EXPECT_NE(msg("name,metric,target,actual\n").find("no 'run_id' column"), std::string::npos);
   EXPECT_NE(msg(std::string(kHeader) + "R1,gemv,int8,,,,,\n").find("bad.csv:2: empty shape"),
@@ -64,14 +67,7 @@ TEST(Suspects, MalformedFilesNameFileAndLine) {
 // was read with the missing fields empty: an empty variant matches any
 // point's. Refused as the results reader refuses one, and so is a longer row.
 TEST(Suspects, RowsWithoutTheHeadersFieldsAreRefused) {
-  auto msg = [](const std::string& text) {
-    try {
-      kb::parse_suspects(text, "cut.csv");
-    } catch (const kb::SuspectsError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
+  auto msg = [](const std::string& text) { return parse_error(text, "cut.csv"); };
   const std::string ok = "R1,gemv,int8,D=1024,,,,\n";
   EXPECT_EQ(msg(std::string(kHeader) + ok + "R1,gemv,int8,D=1024\n"),
             "cut.csv:3: 4 field(s) where the header has 8");
@@ -87,14 +83,7 @@ TEST(Suspects, RowsWithoutTheHeadersFieldsAreRefused) {
 // is a file cut off mid-write (maybe inside its last field, with the field
 // count intact), refused as the results reader refuses such a row.
 TEST(Suspects, ALastLineWithoutALineEndIsRefused) {
-  auto msg = [](const std::string& text) {
-    try {
-      kb::parse_suspects(text, "half.csv");
-    } catch (const kb::SuspectsError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
+  auto msg = [](const std::string& text) { return parse_error(text, "half.csv"); };
   const std::string cut = "half.csv:3: the last line has no line end: the file was cut off mid-row";
   const std::string ok = "R1,gemv,int8,D=1024,,,,\n";
   EXPECT_EQ(msg(std::string(kHeader) + ok +
