@@ -70,9 +70,10 @@ struct Bulk {
 };
 
 // The row-block kernel (row_block.cu): one bf16 row a block of K / (4 · loads)
-// threads, each issuing its `loads` 8-byte loads first; rows of 512 to 16384.
+// threads, each issuing its `loads` 8-byte loads first; rows of at most 16384
+// weights, a multiple of 128 · loads.
 struct RowBlock {
-  int loads = 4;  // 8-byte loads a thread: 4 (the compiled one)
+  int loads = 4;  // 8-byte loads a thread: 4 or 8 (the compiled ones)
 };
 
 using Kernel = std::variant<General, OneLoad, Tile, Mma, Bulk, RowBlock>;

@@ -106,11 +106,12 @@ std::string refusal(const Kernel& kernel, bool int8, int64_t N, int64_t K, int n
             return "";
           },
           [&](const RowBlock& c) -> std::string {
-            // K / (4·loads) threads a block: a whole number of warps, at most 1024.
+            // K / (4·loads) threads a block: a whole number of warps, K ≤ 16384.
             const int64_t per_warp = 32 * 4 * int64_t(c.loads);
-            if (int8 || c.loads != 4 || K % per_warp != 0 || K / per_warp > 32)
-              return "the row-block kernel needs bf16 rows of 512 to 16384 weights, a multiple "
-                     "of 512";
+            if (int8 || (c.loads != 4 && c.loads != 8) || K < per_warp || K % per_warp != 0 ||
+                K > 16384)
+              return "the row-block kernel needs bf16 rows of at most 16384 weights, a multiple "
+                     "of 128 · loads (4 or 8)";
             return "";
           }},
       kernel);

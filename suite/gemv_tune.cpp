@@ -73,8 +73,8 @@ void bulk_candidates(std::vector<gemv::Kernel>& out) {
 }  // namespace
 
 std::vector<gemv::Kernel> gemv_candidates(const GemvShape& s) {
-  std::vector<gemv::Kernel> all = {gemv::OneLoad{4}, gemv::OneLoad{8}, gemv::Tile{4}, gemv::Tile{8},
-                                   gemv::RowBlock{4}};
+  std::vector<gemv::Kernel> all = {gemv::OneLoad{4}, gemv::OneLoad{8},  gemv::Tile{4},
+                                   gemv::Tile{8},    gemv::RowBlock{4}, gemv::RowBlock{8}};
   general_candidates(all);
   mma_candidates(all);
   bulk_candidates(all);

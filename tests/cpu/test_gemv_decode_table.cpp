@@ -191,11 +191,12 @@ TEST(GemvDecodeTable, TheH200TableChoosesWhatItsEntriesMeasured) {
   // Mixtral int8's gate/up gather (2F = 28672, two experts) and Llama's gate/up.
   EXPECT_EQ(name(gemv::swiglu_config_in(t, true, 14336, 4096, 2)), "R2U1W4P1K1");
   EXPECT_EQ(name(gemv::swiglu_config_in(t, true, 11008, 4096, 1)), "R2U1W4P1K1B7");
-  // The row-block kernel's bf16 rows (decision 0061), and the bulk kernel past them.
+  // The row-block kernels' bf16 rows (decisions 0061, 0062), and the bulk kernel past them.
   EXPECT_EQ(name(gemv::choose_in(t, false, 4096, 4096).config), "RB4");
   EXPECT_EQ(name(gemv::choose_in(t, false, 8192, 8192).config), "RB4");
   EXPECT_EQ(name(gemv::choose_in(t, false, 4096, 4096, 2).config), "RB4");
-  EXPECT_EQ(name(gemv::choose_in(t, false, 8192, 8192, 2).config), "RB4");
+  EXPECT_EQ(name(gemv::choose_in(t, false, 8192, 8192, 2).config), "RB8");
   EXPECT_EQ(name(gemv::choose_in(t, false, 14336, 8192).config), "B3W8S2O1R2");
-  EXPECT_EQ(name(gemv::choose_in(t, false, 16384, 16384).config), "B3W16S2O1R1");
+  EXPECT_EQ(name(gemv::choose_in(t, false, 16384, 16384).config), "RB8");
+  EXPECT_EQ(name(gemv::choose_in(t, false, 16384, 16384, 2).config), "RB8");
 }

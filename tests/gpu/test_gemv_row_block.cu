@@ -1,6 +1,6 @@
-// The row-block GEMV kernel ("RB4", kernels/gemv/row_block.cu) against the
-// CPU reference at every kind of row it serves (512 to 16384 weights, the
-// thread counts 32 to 1024), plain, with the in-place residual, gathered
+// The row-block GEMV kernels ("RB4", "RB8", kernels/gemv/row_block.cu)
+// against the CPU reference at every kind of row they serve (512 to 16384
+// weights, the thread counts 32 to 1024), plain, with the in-place residual, gathered
 // (with ids outside [0, E)), chained as programmatic dependents; and the
 // shapes it refuses.
 #include <gtest/gtest.h>
@@ -22,8 +22,8 @@ namespace gemv = kb::gemv;
 
 const gemv::Config kRowBlock{gemv::RowBlock{4}};
 
-// y = W[ids[s]]·x (+ y in place) with RB4, every output against the reference.
-void check(int64_t N, int64_t K, bool residual, int E = 1, std::vector<int32_t> ids = {},
+// y = W[ids[s]]·x (+ y in place) with RB<loads>, every output against the reference.
+void check(int loads, int64_t N, int64_t K, bool residual, int E = 1, std::vector<int32_t> ids = {},
            bool pdl = false) {
   const bool gather = !ids.empty();
   const int n_sel = gather ? static_cast<int>(ids.size()) : 1;
@@ -52,7 +52,7 @@ void check(int64_t N, int64_t K, bool residual, int E = 1, std::vector<int32_t> 
     op.n_sel = n_sel;
     op.E = E;
   }
-  gemv::Config c = kRowBlock;
+  gemv::Config c{gemv::RowBlock{loads}};
   c.pdl = pdl;
   gemv::launch(op, c, nullptr);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
@@ -61,8 +61,9 @@ void check(int64_t N, int64_t K, bool residual, int E = 1, std::vector<int32_t> 
   std::vector<float> ref(N);
   for (int s = 0; s < n_sel; ++s) {
     const int e = gather ? ids[s] : 0;
-    const std::string what = "N=" + std::to_string(N) + " K=" + std::to_string(K) + " slot " +
-                             std::to_string(s) + " id " + std::to_string(e);
+    const std::string what = "RB" + std::to_string(loads) + " N=" + std::to_string(N) +
+                             " K=" + std::to_string(K) + " slot " + std::to_string(s) + " id " +
+                             std::to_string(e);
     if (e < 0 || e >= E) {
       for (int64_t n = 0; n < N; ++n)
         ASSERT_TRUE(std::isnan(kb::bf16_to_float(got[s * N + n]))) << what << " row " << n;
@@ -82,29 +83,35 @@ void check(int64_t N, int64_t K, bool residual, int E = 1, std::vector<int32_t> 
 
 TEST(GemvRowBlock, EveryRowLengthMatchesReference) {
   KB_REQUIRE_GPU();
-  for (int64_t K : {512, 1024, 4096, 8192, 11264, 16384})
-    for (int64_t N : {1, 3, 257}) {
-      SCOPED_TRACE("N=" + std::to_string(N) + " K=" + std::to_string(K));
-      check(N, K, false);
-      check(N, K, true);
+  for (int loads : {4, 8})
+    for (int64_t K : {512, 1024, 4096, 8192, 11264, 16384}) {
+      if (K % (128 * loads) != 0) continue;
+      for (int64_t N : {1, 3, 257}) {
+        check(loads, N, K, false);
+        check(loads, N, K, true);
+      }
     }
 }
 
 TEST(GemvRowBlock, GatherAndIdsOutsideRange) {
   KB_REQUIRE_GPU();
-  check(33, 4096, false, 4, {3, 0});
-  check(5, 8192, false, 4, {4, 2, -1});  // two bad ids: NaN rows, nothing read
+  for (int loads : {4, 8}) {
+    check(loads, 33, 4096, false, 4, {3, 0});
+    check(loads, 5, 8192, false, 4, {4, 2, -1});  // two bad ids: NaN rows, nothing read
+  }
 }
 
 TEST(GemvRowBlock, ProgrammaticDependentLaunchMatchesReference) {
   KB_REQUIRE_CC(9, 0);
-  check(129, 8192, true, 1, {}, true);
-  check(17, 4096, false, 3, {2, 1}, true);
+  check(4, 129, 8192, true, 1, {}, true);
+  check(4, 17, 4096, false, 3, {2, 1}, true);
+  check(8, 65, 16384, true, 1, {}, true);
+  check(8, 17, 16384, false, 3, {2, 1}, true);
 }
 
 // The refusals come before any CUDA call: no GPU needed.
 TEST(GemvRowBlock, RefusesWhatItCannotServe) {
-  auto refused = [](bool int8, int64_t K) {
+  auto refused = [](bool int8, int64_t K, int loads = 4) {
     gemv::Operands op;
     op.int8 = int8;
     op.W = op.x = op.y = reinterpret_cast<bf16*>(uintptr_t{256});
@@ -112,18 +119,24 @@ TEST(GemvRowBlock, RefusesWhatItCannotServe) {
     op.N = 8;
     op.K = K;
     try {
-      gemv::launch(op, kRowBlock, nullptr);
+      gemv::launch(op, gemv::Config{gemv::RowBlock{loads}}, nullptr);
     } catch (const std::invalid_argument& e) {
       return std::string(e.what()).find("row-block") != std::string::npos;
     }
     return false;
   };
-  EXPECT_TRUE(refused(false, 256));    // a block of 16 threads
-  EXPECT_TRUE(refused(false, 4104));   // not a multiple of 512
-  EXPECT_TRUE(refused(false, 16896));  // more than 1024 threads
-  EXPECT_TRUE(refused(true, 4096));    // int8
+  EXPECT_TRUE(refused(false, 256));       // a block of 16 threads
+  EXPECT_TRUE(refused(false, 4104));      // not a multiple of 512
+  EXPECT_TRUE(refused(false, 16896));     // more than 1024 threads
+  EXPECT_TRUE(refused(true, 4096));       // int8
+  EXPECT_TRUE(refused(false, 512, 8));    // a block of 16 threads
+  EXPECT_TRUE(refused(false, 4608, 8));   // not a multiple of 1024
+  EXPECT_TRUE(refused(false, 17408, 8));  // more than 16384 weights
+  EXPECT_TRUE(refused(false, 4096, 6));   // not a compiled load count
   EXPECT_EQ(gemv::grid_blocks(false, 300, 4096, kRowBlock, 2, true), 600);  // a block a row
   EXPECT_EQ(gemv::kernel_name(gemv::RowBlock{4}), "RB4");
+  EXPECT_EQ(gemv::kernel_name(gemv::RowBlock{8}), "RB8");
+  EXPECT_EQ(gemv::family_name(*gemv::parse_kernel("RB8")), "row_block");
   EXPECT_EQ(gemv::family_name(*gemv::parse_kernel("RB4")), "row_block");
   EXPECT_FALSE(gemv::parse_kernel("RB0").has_value());
 }
