@@ -16,7 +16,7 @@
 //            consumer warps, 3 blocks per SM, rows from the shared counter
 //            (O: Bulk::rows), R rows per buffer (0: by row size);
 //            "BM…": with tensor-core consumers (int8)
-//   row-block "RB4": one bf16 row a block, 4 8-byte loads a thread
+//   row-block "RB4": one bf16 row a block, 4 8-byte loads a thread ("RB8": 8)
 #pragma once
 
 #include <optional>
