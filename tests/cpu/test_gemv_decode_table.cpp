@@ -194,6 +194,12 @@ TEST(GemvDecodeTable, TheH200TableChoosesWhatItsEntriesMeasured) {
   // The row-block kernels' bf16 rows (decisions 0061, 0062), and the bulk kernel past them.
   EXPECT_EQ(name(gemv::choose_in(t, false, 4096, 4096).config), "RB4");
   EXPECT_EQ(name(gemv::choose_in(t, false, 8192, 8192).config), "RB4");
+  EXPECT_EQ(name(gemv::choose_in(t, false, 6144, 4096).config), "R2U1W4P0K2");
+  EXPECT_EQ(name(gemv::choose_in(t, false, 32000, 4096).config), "RB4");  // decision 0063
+  // Llama-2-7B's qkv in the decode step, and its lm_head (no decode entry: the general rule).
+  EXPECT_EQ(name(gemv::choose_in(t, false, 12288, 4096, 1, gemv::Use::decode).config), "RB4");
+  EXPECT_EQ(name(gemv::choose_in(t, false, 32000, 4096, 1, gemv::Use::decode).config),
+            name(gemv::general_config(false, 32000, 4096, 1)));
   EXPECT_EQ(name(gemv::choose_in(t, false, 4096, 4096, 2).config), "RB4");
   EXPECT_EQ(name(gemv::choose_in(t, false, 8192, 8192, 2).config), "RB8");
   EXPECT_EQ(name(gemv::choose_in(t, false, 14336, 8192).config), "B3W8S2O1R2");
