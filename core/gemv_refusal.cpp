@@ -117,11 +117,12 @@ std::string refusal(const Kernel& kernel, bool int8, int64_t N, int64_t K, int n
       kernel);
 }
 
-std::string swiglu_refusal(const Kernel& k, bool int8) {
+std::string swiglu_refusal(const Kernel& k, bool int8, int64_t K) {
+  if (std::holds_alternative<RowBlock>(k)) return refusal(k, int8, 2, K, 1);  // its own limits
   const General* g = std::get_if<General>(&k);
   if (!g || g->rows_per_warp != 2 || !(g->unroll == 2 || (int8 && g->unroll == 1)) || !g->pipeline)
-    return "the SwiGLU takes the general kernel with 2 rows a warp, unroll 2 (int8: 1 or 2), "
-           "pipelined";
+    return "the SwiGLU takes the row-block kernel or the general kernel with 2 rows a warp, "
+           "unroll 2 (int8: 1 or 2), pipelined";
   if (!warps_and_split_ok(*g)) return kWarpsAndSplit;
   if (g->min_blocks != 0 && (g->warps > 4 || (g->min_blocks != 7 && g->min_blocks != 8)))
     return "min_blocks 7 or 8 only for a SwiGLU of at most 4 warps";
@@ -140,7 +141,8 @@ std::string combine_refusal(const Kernel& k, bool int8) {
 
 std::string entry_refusal(const TableEntry& e) {
   const Bucket& b = e.bucket;
-  if (b.use == Use::swiglu) return swiglu_refusal(e.kernel, b.int8);
+  if (b.use == Use::swiglu)  // the row length the bucket starts at (its entries name one)
+    return swiglu_refusal(e.kernel, b.int8, b.row_bytes_min / item_bytes(b.int8));
   if (b.use == Use::combine) return combine_refusal(e.kernel, b.int8);
   const int n_sel = b.gather ? 2 : 1;
   const int64_t item = item_bytes(b.int8), vec_bytes = vec_elems(b.int8) * item;

@@ -23,9 +23,10 @@ std::string shape_refusal(bool int8, int64_t N, int64_t K, int n_sel);
 std::string refusal(const Kernel& k, bool int8, int64_t N, int64_t K, int n_sel);
 // The same, `gather` or not (the above: n_sel > 1).
 std::string refusal(const Kernel& k, bool int8, int64_t N, int64_t K, int n_sel, bool gather);
-// The decode step's SwiGLU and combine (their table entries, `use`); the
-// int8 SwiGLU also takes batches of one load (docs/decisions/0059).
-std::string swiglu_refusal(const Kernel& k, bool int8);
+// The decode step's SwiGLU (rows of K weights) and combine (their table
+// entries, `use`); the int8 SwiGLU also takes batches of one load
+// (docs/decisions/0059), the bf16 one the row-block kernel.
+std::string swiglu_refusal(const Kernel& k, bool int8, int64_t K);
 std::string combine_refusal(const Kernel& k, bool int8);
 
 // Why `e` can run none of the shapes its bucket holds (each refused as the

@@ -195,13 +195,15 @@ std::vector<gemv::Kernel> decode_candidates(const DecodeProjection& p) {
   const bool gather = p.n_sel > 1;
   // What the projection's launch takes; the SwiGLU and the int8 combine are
   // also compiled with register caps (General::min_blocks 7, 8).
-  auto serves = [&](const gemv::General& g) {
-    if (p.use == gemv::Use::swiglu) return gemv::swiglu_refusal(g, p.int8).empty();
-    if (p.use == gemv::Use::combine) return gemv::combine_refusal(g, p.int8).empty();
-    return !gather && g.min_blocks == 0;
+  auto serves = [&](const gemv::Kernel& k) {
+    if (p.use == gemv::Use::swiglu) return gemv::swiglu_refusal(k, p.int8, p.cols).empty();
+    if (p.use == gemv::Use::combine) return gemv::combine_refusal(k, p.int8).empty();
+    const gemv::General* g = std::get_if<gemv::General>(&k);
+    return !gather && (!g || g->min_blocks == 0);
   };
   std::vector<gemv::Kernel> out;
   for (const auto& k : gemv_candidates({p.int8, p.rows, p.cols, gather ? p.n_sel : 1, ""})) {
+    if (std::holds_alternative<gemv::RowBlock>(k) && serves(k)) out.push_back(k);
     if (!std::holds_alternative<gemv::General>(k)) continue;
     for (int mb : {0, 7, 8}) {
       gemv::General g = std::get<gemv::General>(k);

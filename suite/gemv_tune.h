@@ -81,8 +81,10 @@ struct DecodeProjection {
 // carries the router's blocks, decided when the decoder is built.
 std::vector<DecodeProjection> decode_projections(const decode::ModelConfig& c, bool int8);
 
-// The general-kernel configurations the projection's launch serves (the
-// step runs no other family, docs/decisions/0031), each name once.
+// The configurations the projection's launch serves, each name once: the
+// general kernel's and, for bf16 rows it can take, the row-block kernel's
+// (both stream weights before the dependency wait; the tensor-core and
+// bulk families stage after it and lose there, docs/decisions/0031, 0064).
 std::vector<gemv::Kernel> decode_candidates(const DecodeProjection& p);
 
 // The table entry that gives the projection kernel k (and no other shape).

@@ -185,7 +185,8 @@ Config swiglu_config_in(const std::vector<TableEntry>& table, bool int8, int64_t
                         int n_sel) {
   const int64_t rows = swiglu_rows(F);
   for (const TableEntry& e : table)
-    if (e.bucket.holds(int8, rows, K, n_sel, Use::swiglu) && swiglu_refusal(e.kernel, int8).empty())
+    if (e.bucket.holds(int8, rows, K, n_sel, Use::swiglu) &&
+        swiglu_refusal(e.kernel, int8, K).empty())
       return Config(e.kernel);
   return n_sel > 1 ? gather_swiglu_config(int8, F, K) : tokens_config(int8, rows, K, 1, true);
 }

@@ -27,8 +27,9 @@ void launch_tile(int warps, bool pdl, dim3 grid, size_t smem, cudaStream_t s, co
 // a.stages buffers; `mma`: tensor-core consumers (int8).
 void launch_bulk(bool int8, bool mma, int warps, int J, bool pdl, dim3 grid, size_t smem,
                  cudaStream_t s, const KernelArgs& a);
-// row_block.cu: one bf16 row a block of `block` (K / (4·loads)) threads, `loads` 8-byte loads each.
-void launch_row_block(int loads, bool pdl, dim3 grid, dim3 block, cudaStream_t s,
+// row_block.cu: one bf16 row a block of `block` (K / (4·loads)) threads, `loads` 8-byte loads each
+// (swiglu: a gate and an up row, grid.x = F).
+void launch_row_block(int loads, bool swiglu, bool pdl, dim3 grid, dim3 block, cudaStream_t s,
                       const KernelArgs& a);
 // tokens_mma.cu: a gather over tokens of int8 weights (a.token_ids, K a
 // multiple of 64) on the tensor cores, K split over `ks` (1, 2, 4) warps.

@@ -78,7 +78,7 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // K, the tensor-core kernels' from their 16-row tiles (2 rows: diagonal).
 int64_t grid_x(bool int8, int64_t N, int64_t K, const Config& c, bool swiglu) {
   if (c.is<Tile>()) return ceil_div(N, 16);
-  if (c.is<RowBlock>()) return N;
+  if (c.is<RowBlock>()) return swiglu ? N / 2 : N;
   if (const Mma* m = c.get<Mma>())
     return ceil_div(ceil_div(N, m->diag ? 2 : 16), m->warps / m->k_split);
   if (const OneLoad* o = c.get<OneLoad>()) {
@@ -298,7 +298,8 @@ void launch_impl(Request r, Config cfg, cudaStream_t stream) {
   if (!op.experts) op.n_sel = 1;
   if (!cfg.is<General>()) {  // the specialised families: one token, their limits (refusal)
     const std::string family = family_name(cfg.kernel);
-    if (op.tokens != 1 || r.swiglu) refuse(r.what(), family + " needs one token, no SwiGLU");
+    if (op.tokens != 1 || (r.swiglu && !cfg.is<RowBlock>()))
+      refuse(r.what(), family + " needs one token, no SwiGLU");
     const std::string why =
         refusal(cfg.kernel, op.int8, op.N, op.K, op.n_sel, op.experts != nullptr);
     if (!why.empty()) refuse(r.what(), family + ": " + why + ", got " + shape_text(op.N, op.K));
@@ -318,7 +319,7 @@ void launch_impl(Request r, Config cfg, cudaStream_t stream) {
     else if (const OneLoad* o = cfg.get<OneLoad>())
       launch_one_load(r, *o, cfg, stream);
     else if (const RowBlock* b = cfg.get<RowBlock>())
-      detail::launch_row_block(b->loads, cfg.pdl, family_grid(r, cfg),
+      detail::launch_row_block(b->loads, r.swiglu, cfg.pdl, family_grid(r, cfg),
                                dim3(static_cast<unsigned>(op.K / (4 * b->loads))), stream,
                                kernel_args(r, cfg));
     else  // combine: one grid row sums every slot; router blocks come first

@@ -47,6 +47,12 @@ TEST(GemvDecodeTable, TheSwigluTakesAnEntryItCanServeAndOnlyForItsShape) {
   const auto bad = std::vector<gemv::TableEntry>{
       entry(false, false, gemv::Use::swiglu, 22016, 8192, "R1U2W4P1K1")};
   EXPECT_EQ(name(gemv::swiglu_config_in(bad, false, 11008, 4096, 1)), rule);
+  // The row-block kernel serves the bf16 SwiGLU, dense and gathered, where its rows fit.
+  const auto rb =
+      std::vector<gemv::TableEntry>{entry(false, false, gemv::Use::swiglu, 22016, 8192, "RB4"),
+                                    entry(false, true, gemv::Use::swiglu, 28672, 8192, "RB8")};
+  EXPECT_EQ(name(gemv::swiglu_config_in(rb, false, 11008, 4096, 1)), "RB4");
+  EXPECT_EQ(name(gemv::swiglu_config_in(rb, false, 14336, 4096, 2)), "RB8");
 }
 
 TEST(GemvDecodeTable, GatherAndCombineEntriesKeepTheirLaunchesLimits) {
@@ -59,18 +65,24 @@ TEST(GemvDecodeTable, GatherAndCombineEntriesKeepTheirLaunchesLimits) {
   EXPECT_EQ(name(gemv::combine_config_in({}, true, 4096, 14336, 2)),
             name(gemv::combine_config(true, 4096, 14336)));
   // min_blocks is compiled for the SwiGLU (dense or gather) of at most 4 warps: 7 or 8.
-  EXPECT_NE(gemv::swiglu_refusal(*gemv::parse_kernel("R2U2W8P1K1B7"), true), "");
-  EXPECT_NE(gemv::swiglu_refusal(*gemv::parse_kernel("R2U2W4P1K1B9"), true), "");
-  EXPECT_NE(gemv::swiglu_refusal(*gemv::parse_kernel("R2U2W4P1K1B6"), true), "");
-  EXPECT_EQ(gemv::swiglu_refusal(*gemv::parse_kernel("R2U2W4P1K1B8"), true), "");
-  EXPECT_EQ(gemv::swiglu_refusal(*gemv::parse_kernel("R2U2W4P1K1B7"), true), "");
+  EXPECT_NE(gemv::swiglu_refusal(*gemv::parse_kernel("R2U2W8P1K1B7"), true, 4096), "");
+  EXPECT_NE(gemv::swiglu_refusal(*gemv::parse_kernel("R2U2W4P1K1B9"), true, 4096), "");
+  EXPECT_NE(gemv::swiglu_refusal(*gemv::parse_kernel("R2U2W4P1K1B6"), true, 4096), "");
+  EXPECT_EQ(gemv::swiglu_refusal(*gemv::parse_kernel("R2U2W4P1K1B8"), true, 4096), "");
+  EXPECT_EQ(gemv::swiglu_refusal(*gemv::parse_kernel("R2U2W4P1K1B7"), true, 4096), "");
   // Batches of one load: the int8 SwiGLU's only (docs/decisions/0059).
-  EXPECT_EQ(gemv::swiglu_refusal(*gemv::parse_kernel("R2U1W4P1K1B7"), true), "");
-  EXPECT_EQ(gemv::swiglu_refusal(*gemv::parse_kernel("R2U1W4P1K1"), true), "");
-  EXPECT_NE(gemv::swiglu_refusal(*gemv::parse_kernel("R2U1W4P1K1B7"), false), "");
-  EXPECT_NE(gemv::swiglu_refusal(*gemv::parse_kernel("R2U1W4P0K1"), true), "");
+  EXPECT_EQ(gemv::swiglu_refusal(*gemv::parse_kernel("R2U1W4P1K1B7"), true, 4096), "");
+  EXPECT_EQ(gemv::swiglu_refusal(*gemv::parse_kernel("R2U1W4P1K1"), true, 4096), "");
+  EXPECT_NE(gemv::swiglu_refusal(*gemv::parse_kernel("R2U1W4P1K1B7"), false, 4096), "");
+  EXPECT_NE(gemv::swiglu_refusal(*gemv::parse_kernel("R2U1W4P0K1"), true, 4096), "");
   // The K split as the general kernel's launch takes it: 1, 2, 4 or 8.
-  EXPECT_NE(gemv::swiglu_refusal(*gemv::parse_kernel("R2U2W6P1K3"), true), "");
+  EXPECT_NE(gemv::swiglu_refusal(*gemv::parse_kernel("R2U2W6P1K3"), true, 4096), "");
+  // The row-block kernel: bf16 rows of a multiple of 128 · loads weights, at most 16384.
+  EXPECT_EQ(gemv::swiglu_refusal(*gemv::parse_kernel("RB4"), false, 4096), "");
+  EXPECT_EQ(gemv::swiglu_refusal(*gemv::parse_kernel("RB8"), false, 4096), "");
+  EXPECT_NE(gemv::swiglu_refusal(*gemv::parse_kernel("RB4"), true, 4096), "");
+  EXPECT_NE(gemv::swiglu_refusal(*gemv::parse_kernel("RB4"), false, 11008), "");
+  EXPECT_NE(gemv::swiglu_refusal(*gemv::parse_kernel("RB8"), false, 32768), "");
   EXPECT_NE(gemv::combine_refusal(*gemv::parse_kernel("R2U1W6P0K3"), true), "");
   EXPECT_EQ(gemv::combine_refusal(*gemv::parse_kernel("R2U1W8P0K8"), true), "");
   EXPECT_NE(gemv::combine_refusal(*gemv::parse_kernel("R4U1W4P0K1"), true), "");
@@ -191,6 +203,7 @@ TEST(GemvDecodeTable, TheH200TableChoosesWhatItsEntriesMeasured) {
   // Mixtral int8's gate/up gather (2F = 28672, two experts) and Llama's gate/up.
   EXPECT_EQ(name(gemv::swiglu_config_in(t, true, 14336, 4096, 2)), "R2U1W4P1K1");
   EXPECT_EQ(name(gemv::swiglu_config_in(t, true, 11008, 4096, 1)), "R2U1W4P1K1B7");
+  EXPECT_EQ(name(gemv::swiglu_config_in(t, false, 11008, 4096, 1)), "RB4");  // decision 0064
   // The row-block kernels' bf16 rows (decisions 0061, 0062), and the bulk kernel past them.
   EXPECT_EQ(name(gemv::choose_in(t, false, 4096, 4096).config), "RB4");
   EXPECT_EQ(name(gemv::choose_in(t, false, 8192, 8192).config), "RB4");

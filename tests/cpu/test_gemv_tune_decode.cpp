@@ -44,19 +44,25 @@ TEST(GemvTuneDecode, ADenseModelTunesItsFiveProjectionsAMoeItsFour) {
   EXPECT_EQ(m[3].what, "lm head");
 }
 
-TEST(GemvTuneDecode, CandidatesAreGeneralKernelsTheLaunchServes) {
+TEST(GemvTuneDecode, CandidatesAreGeneralAndRowBlockKernelsTheLaunchServes) {
   for (const auto& c : {llama(), mixtral()})
     for (const bool int8 : {false, true})
       for (const auto& p : kb::decode_projections(c, int8)) {
         const auto cands = kb::decode_candidates(p);
         EXPECT_GT(cands.size(), 3u) << p.what;
+        int row_blocks = 0;
         for (const auto& k : cands) {
-          EXPECT_TRUE(std::holds_alternative<gemv::General>(k)) << gemv::kernel_name(k);
+          const bool rb = std::holds_alternative<gemv::RowBlock>(k);
+          row_blocks += rb;
+          EXPECT_TRUE(rb || std::holds_alternative<gemv::General>(k)) << gemv::kernel_name(k);
           if (p.use == gemv::Use::swiglu)
-            EXPECT_EQ(gemv::swiglu_refusal(k, int8), "") << gemv::kernel_name(k);
+            EXPECT_EQ(gemv::swiglu_refusal(k, int8, p.cols), "") << gemv::kernel_name(k);
           if (p.use == gemv::Use::combine)
             EXPECT_EQ(gemv::combine_refusal(k, int8), "") << gemv::kernel_name(k);
         }
+        // RB4 at bf16 rows of a multiple of 512 weights up to 16384, RB8 at 1024; not the combine.
+        const bool rb = !int8 && p.use != gemv::Use::combine && p.cols <= 16384;
+        EXPECT_EQ(row_blocks, rb ? (p.cols % 512 == 0) + (p.cols % 1024 == 0) : 0) << p.what;
       }
 }
 
@@ -69,7 +75,7 @@ TEST(GemvTuneDecode, TheInt8SwigluIsAlsoSearchedWithBatchesOfOneLoad) {
         if (p.use != gemv::Use::swiglu) continue;
         std::set<int> unrolls;
         for (const auto& k : kb::decode_candidates(p))
-          unrolls.insert(std::get<gemv::General>(k).unroll);
+          if (const auto* g = std::get_if<gemv::General>(&k)) unrolls.insert(g->unroll);
         const std::set<int> want = int8 ? std::set<int>{1, 2} : std::set<int>{2};
         EXPECT_EQ(unrolls, want) << p.what;
       }
@@ -81,7 +87,7 @@ TEST(GemvTuneDecode, TheSwigluAndCombineAreSearchedWithTheirRegisterCaps) {
       for (const auto& p : kb::decode_projections(c, int8)) {
         std::set<int> caps;
         for (const auto& k : kb::decode_candidates(p))
-          caps.insert(std::get<gemv::General>(k).min_blocks);
+          if (const auto* g = std::get_if<gemv::General>(&k)) caps.insert(g->min_blocks);
         const std::set<int> want = p.use == gemv::Use::swiglu            ? std::set<int>{0, 7, 8}
                                    : int8 && p.use == gemv::Use::combine ? std::set<int>{0, 8}
                                                                          : std::set<int>{0};

@@ -1,8 +1,8 @@
 // The row-block GEMV kernels ("RB4", "RB8", kernels/gemv/row_block.cu)
 // against the CPU reference at every kind of row they serve (512 to 16384
 // weights, the thread counts 32 to 1024), plain, with the in-place residual, gathered
-// (with ids outside [0, E)), chained as programmatic dependents; and the
-// shapes it refuses.
+// (with ids outside [0, E)), chained as programmatic dependents; the SwiGLU
+// form, dense and gathered; and the shapes it refuses.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/common/allclose.h"
 #include "kernels/common/device_buffer.h"
 #include "kernels/common/host_math.h"
 #include "kernels/gemv/gemv.h"
@@ -109,6 +110,73 @@ TEST(GemvRowBlock, ProgrammaticDependentLaunchMatchesReference) {
   check(8, 17, 16384, false, 3, {2, 1}, true);
 }
 
+// H[s] = SwiGLU of expert ids[s] (dense: ids empty, the kernel from a table
+// entry as the decode step takes it) with RB<loads>, against the reference.
+void check_swiglu(int loads, int64_t F, int64_t K, int E, std::vector<int32_t> ids, bool pdl) {
+  const bool gather = !ids.empty();
+  const int n_sel = gather ? static_cast<int>(ids.size()) : 1;
+  const float rk = 1.f / std::sqrt(float(K)), eps = 1e-5f;
+  const auto w16 = kb::random_bf16(size_t(E) * 2 * F * K, 700 + F + K, -2.f * rk, 2.f * rk);
+  const auto x16 = kb::random_bf16(size_t(K), 701 + F, -3.f, 3.f);
+  kb::DeviceBuffer<bf16> w(w16.size()), x(K), h(size_t(n_sel) * F);
+  kb::DeviceBuffer<int32_t> d_ids(ids.size());
+  w.upload(w16);
+  x.upload(x16);
+  h.poison();
+  gemv::Config c{gemv::RowBlock{loads}};
+  c.pdl = pdl;
+  if (gather) {
+    d_ids.upload(ids);
+    gemv::gather_gemv_swiglu(false, w.get(), nullptr, d_ids.get(), n_sel, E, x.get(), h.get(), F, K,
+                             eps, nullptr, pdl, &c);
+  } else {
+    gemv::TableEntry e;
+    e.bucket.use = gemv::Use::swiglu;
+    e.bucket.rows_min = e.bucket.rows_max = 2 * F;
+    e.bucket.row_bytes_min = e.bucket.row_bytes_max = 2 * K;
+    e.kernel = c.kernel;
+    gemv::set_table({e});
+    const std::string took = gemv::kernel_name(gemv::decode_swiglu_config(false, F, K).kernel);
+    gemv::gemv_swiglu(false, w.get(), nullptr, x.get(), h.get(), 1, F, K, eps, nullptr, pdl);
+    gemv::set_table({});
+    ASSERT_EQ(took, gemv::kernel_name(c.kernel));
+  }
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  const auto got = kb::to_float(h.download());
+  const auto wf = kb::to_float(w16), xf = kb::to_float(x16);
+  for (int s = 0; s < n_sel; ++s) {
+    const int e = gather ? ids[s] : 0;
+    const std::string what = "RB" + std::to_string(loads) + " SwiGLU F=" + std::to_string(F) +
+                             " K=" + std::to_string(K) + " slot " + std::to_string(s);
+    const std::vector<float> out(got.begin() + s * F, got.begin() + (s + 1) * F);
+    if (e < 0 || e >= E) {
+      for (int64_t i = 0; i < F; ++i) ASSERT_TRUE(std::isnan(out[i])) << what << " row " << i;
+      continue;
+    }
+    std::vector<float> ref(F);
+    gemv::gemv_swiglu_ref(wf.data() + int64_t(e) * 2 * F * K, nullptr, xf.data(), ref.data(), F, K,
+                          eps);
+    const auto r = kb::allclose(out, ref, 1.0 / 128, 1e-3 * kb::rms(ref));
+    EXPECT_TRUE(r.ok) << what << ": " << r.text();
+  }
+}
+
+TEST(GemvRowBlock, SwigluMatchesReference) {
+  KB_REQUIRE_GPU();
+  for (int loads : {4, 8})
+    for (int64_t K : {1024, 4096, 16384}) {
+      check_swiglu(loads, 37, K, 1, {}, false);
+      check_swiglu(loads, 19, K, 3, {2, 0}, false);
+    }
+  check_swiglu(4, 5, 4096, 4, {4, 1, -1}, false);  // bad ids: NaN rows, nothing read
+}
+
+TEST(GemvRowBlock, SwigluAsAProgrammaticDependentMatchesReference) {
+  KB_REQUIRE_CC(9, 0);
+  check_swiglu(4, 300, 4096, 1, {}, true);
+  check_swiglu(8, 45, 4096, 8, {7, 3}, true);
+}
+
 // The refusals come before any CUDA call: no GPU needed.
 TEST(GemvRowBlock, RefusesWhatItCannotServe) {
   auto refused = [](bool int8, int64_t K, int loads = 4) {
@@ -133,6 +201,12 @@ TEST(GemvRowBlock, RefusesWhatItCannotServe) {
   EXPECT_TRUE(refused(false, 4608, 8));   // not a multiple of 1024
   EXPECT_TRUE(refused(false, 17408, 8));  // more than 16384 weights
   EXPECT_TRUE(refused(false, 4096, 6));   // not a compiled load count
+  const auto* p = reinterpret_cast<const bf16*>(uintptr_t{256});
+  const gemv::Config rb4{gemv::RowBlock{4}};
+  EXPECT_THROW(
+      gemv::gather_gemv_swiglu(false, p, nullptr, reinterpret_cast<const int32_t*>(p), 2, 4, p,
+                               const_cast<bf16*>(p), 8, 4104, 1e-5f, nullptr, false, &rb4),
+      std::invalid_argument);  // rows not a multiple of 512
   EXPECT_EQ(gemv::grid_blocks(false, 300, 4096, kRowBlock, 2, true), 600);  // a block a row
   EXPECT_EQ(gemv::kernel_name(gemv::RowBlock{4}), "RB4");
   EXPECT_EQ(gemv::kernel_name(gemv::RowBlock{8}), "RB8");
