@@ -83,8 +83,8 @@ std::vector<DecodeProjection> decode_projections(const decode::ModelConfig& c, b
 
 // The configurations the projection's launch serves, each name once: the
 // general kernel's and, for bf16 rows it can take, the row-block kernel's
-// (both stream weights before the dependency wait; the tensor-core and
-// bulk families stage after it and lose there, docs/decisions/0031, 0064).
+// (both stream weights before the dependency wait, docs/decisions/0064);
+// not the tensor-core families, which stage x after it (0031).
 std::vector<gemv::Kernel> decode_candidates(const DecodeProjection& p);
 
 // The table entry that gives the projection kernel k (and no other shape).

@@ -3,9 +3,9 @@
 // threads issuing its L 8-byte weight loads first thing (L = 4 or 8), with
 // no predicate and no loop, then x at the same k, the products and one block
 // reduction (docs/decisions/0061, 0062); the SwiGLU's form reduces a gate
-// and an up row. The block count is N, its threads the
-// row's length: a 4096-row GEMV is 4096 short blocks that keep 64 KB of one
-// row's loads in flight per SM at 4 blocks of 512 threads.
+// and an up row (0064). The block count is N, its threads the row's length:
+// a 4096-row GEMV is 4096 short blocks that keep 64 KB of one row's loads in
+// flight per SM at 4 blocks of 512 threads.
 #include <cmath>
 #include <stdexcept>
 
