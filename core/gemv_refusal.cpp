@@ -141,11 +141,16 @@ std::string combine_refusal(const Kernel& k, bool int8) {
 
 std::string entry_refusal(const TableEntry& e) {
   const Bucket& b = e.bucket;
-  if (b.use == Use::swiglu)  // the row length the bucket starts at (its entries name one)
-    return swiglu_refusal(e.kernel, b.int8, b.row_bytes_min / item_bytes(b.int8));
+  const int64_t item = item_bytes(b.int8), vec_bytes = vec_elems(b.int8) * item;
+  if (b.use == Use::swiglu) {  // the first row length of the bucket it serves, if any
+    const int64_t last =
+        std::min({b.row_bytes_max, b.row_bytes_min + kScanRowBytes, kMaxGemvBytes});
+    for (int64_t rb = ceil_div(b.row_bytes_min, vec_bytes) * vec_bytes; rb <= last; rb += vec_bytes)
+      if (swiglu_refusal(e.kernel, b.int8, rb / item).empty()) return "";
+    return swiglu_refusal(e.kernel, b.int8, b.row_bytes_min / item);
+  }
   if (b.use == Use::combine) return combine_refusal(e.kernel, b.int8);
   const int n_sel = b.gather ? 2 : 1;
-  const int64_t item = item_bytes(b.int8), vec_bytes = vec_elems(b.int8) * item;
   const std::string none = "its bucket holds no shape a GEMV can have (rows, row_bytes, max_bytes)";
   if (b.row_bytes_min > kMaxGemvBytes || b.rows_min > kMaxGemvBytes) return none;
   const int64_t last = std::min({b.row_bytes_max, b.row_bytes_min + kScanRowBytes, kMaxGemvBytes});

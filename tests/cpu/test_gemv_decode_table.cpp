@@ -163,6 +163,16 @@ TEST(GemvDecodeTable, AnEntryThatCanNeverRunIsRefusedWhenRead) {
   EXPECT_NE(at({{"dtype", "int8"}, {"use", "swiglu"}, {"kernel", "R1U2W4P1K1"}})
                 .find("'R1U2W4P1K1' can run none of this entry's shapes: the SwiGLU takes"),
             std::string::npos);
+  // The row-block SwiGLU: bf16 rows it takes somewhere in the bucket (decision 0064).
+  const auto rb_swiglu = [](const char* dtype, J row_bytes) {
+    return J{{"dtype", dtype}, {"use", "swiglu"}, {"row_bytes", row_bytes}, {"kernel", "RB4"}};
+  };
+  EXPECT_EQ(at(rb_swiglu("bfloat16", {8192, 8192})), "");
+  EXPECT_EQ(at(rb_swiglu("bfloat16", {1, nullptr})), "");
+  EXPECT_NE(at(rb_swiglu("bfloat16", {22016, 22016})).find("the row-block kernel needs bf16 rows"),
+            std::string::npos);
+  EXPECT_NE(at(rb_swiglu("int8", {4096, 4096})).find("the row-block kernel needs bf16 rows"),
+            std::string::npos);
   EXPECT_NE(at({{"dtype", "int8"}, {"use", "combine"}, {"kernel", "R2U1W8P1K2B8"}})
                 .find("min_blocks 8 only for int8, 2 rows a warp, at most 4 warps"),
             std::string::npos);
