@@ -141,11 +141,14 @@ std::string combine_refusal(const Kernel& k, bool int8) {
 
 std::string entry_refusal(const TableEntry& e) {
   const Bucket& b = e.bucket;
+  // The row lengths scanned: whole 16-byte vectors (no kernel runs another, shape_refusal),
+  // none past kMaxGemvBytes (lo keeps the sums below from overflowing).
   const int64_t item = item_bytes(b.int8), vec_bytes = vec_elems(b.int8) * item;
+  const int64_t lo = std::min(b.row_bytes_min, kMaxGemvBytes + 1);
+  const int64_t first = ceil_div(lo, vec_bytes) * vec_bytes;
+  const int64_t last = std::min({b.row_bytes_max, lo + kScanRowBytes, kMaxGemvBytes});
   if (b.use == Use::swiglu) {  // the first row length of the bucket it serves, if any
-    const int64_t last =
-        std::min({b.row_bytes_max, b.row_bytes_min + kScanRowBytes, kMaxGemvBytes});
-    for (int64_t rb = ceil_div(b.row_bytes_min, vec_bytes) * vec_bytes; rb <= last; rb += vec_bytes)
+    for (int64_t rb = first; rb <= last; rb += vec_bytes)
       if (swiglu_refusal(e.kernel, b.int8, rb / item).empty()) return "";
     return swiglu_refusal(e.kernel, b.int8, b.row_bytes_min / item);
   }
@@ -153,12 +156,10 @@ std::string entry_refusal(const TableEntry& e) {
   const int n_sel = b.gather ? 2 : 1;
   const std::string none = "its bucket holds no shape a GEMV can have (rows, row_bytes, max_bytes)";
   if (b.row_bytes_min > kMaxGemvBytes || b.rows_min > kMaxGemvBytes) return none;
-  const int64_t last = std::min({b.row_bytes_max, b.row_bytes_min + kScanRowBytes, kMaxGemvBytes});
   // Two row counts: the bulk kernel's gathers take 2 rows a buffer at even N only.
   const int64_t rows[] = {b.rows_min, b.rows_min < b.rows_max ? b.rows_min + 1 : b.rows_min};
   std::vector<std::string> why;
-  // Rows of whole 16-byte vectors: no kernel runs another (shape_refusal).
-  for (int64_t rb = ceil_div(b.row_bytes_min, vec_bytes) * vec_bytes; rb <= last; rb += vec_bytes)
+  for (int64_t rb = first; rb <= last; rb += vec_bytes)
     for (int64_t N : rows) {
       const int64_t K = rb / item;
       if (N > kMaxGemvBytes / (n_sel * rb) || !b.holds(b.int8, N, K, n_sel, b.use) ||

@@ -4,6 +4,7 @@
 // standalone shapes keeps them.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <limits>
 
 #include "core/tuning.h"
@@ -182,6 +183,15 @@ TEST(GemvDecodeTable, AnEntryThatCanNeverRunIsRefusedWhenRead) {
                 .find("its bucket holds no shape"),
             std::string::npos);
   EXPECT_NE(at(int8_rows("R2U1W4P1K2", {1, 15})).find("its bucket holds no shape"),
+            std::string::npos);
+  // Row bytes near the largest int64_t: refused, no sum overflows (a SwiGLU bucket too).
+  EXPECT_NE(at(int8_rows("T4", {INT64_MAX - 1, nullptr})).find("its bucket holds no shape"),
+            std::string::npos);
+  EXPECT_NE(at({{"dtype", "bfloat16"},
+                {"use", "swiglu"},
+                {"row_bytes", {INT64_MAX - 1, nullptr}},
+                {"kernel", "RB4"}})
+                .find("can run none of this entry's shapes"),
             std::string::npos);
 }
 
