@@ -29,7 +29,7 @@ const char* family_name(const Kernel& k) {
       overloaded{[](const General&) { return "general"; },
                  [](const OneLoad&) { return "one_load"; }, [](const Tile&) { return "tile"; },
                  [](const Mma&) { return "mma"; }, [](const Bulk&) { return "bulk"; },
-                 [](const RowBlock&) { return "row_block"; }},
+                 [](const RowBlock&) { return "row_block"; }, [](const Dp4a&) { return "dp4a"; }},
       k);
 }
 
@@ -53,7 +53,11 @@ std::string kernel_name(const Kernel& k) {
                                         c.stages, c.warps, c.blocks_per_sm, c.rows,
                                         c.rows_per_buffer);
                         },
-                        [&](const RowBlock& c) { std::snprintf(b, sizeof b, "RB%d", c.loads); }},
+                        [&](const RowBlock& c) { std::snprintf(b, sizeof b, "RB%d", c.loads); },
+                        [&](const Dp4a& c) {
+                          std::snprintf(b, sizeof b, "DP%dU%dK%dW%d", c.rows_per_warp, c.unroll,
+                                        c.k_split, c.warps);
+                        }},
              k);
   std::string s = b;
   if (s.rfind("MB", 0) == 0) s = "BM" + s.substr(2);  // tensor-core consumers: "BM3W8S2O2R2"
@@ -67,6 +71,8 @@ std::optional<Kernel> parse_kernel(const std::string& name) {
   int a = 0, b = 0, c = 0, d = 0, e = 0;
   if (scan_all(s, "T%d", 1, &a) && counts(a)) return Tile{a};
   if (scan_all(s, "RB%d", 1, &a) && counts(a)) return RowBlock{a};
+  if (scan_all(s, "DP%dU%dK%dW%d", 4, &a, &b, &c, &d) && counts(a, b, c, d))
+    return Dp4a{a, b, c, d};
   if (name.rfind("GM", 0) == 0 || name.rfind("M", 0) == 0) {
     const bool diag = name[0] == 'G';
     const char* m = s + (diag ? 1 : 0);

@@ -17,6 +17,9 @@
 //            (O: Bulk::rows), R rows per buffer (0: by row size);
 //            "BM…": with tensor-core consumers (int8)
 //   row-block "RB4": one bf16 row a block, 4 8-byte loads a thread ("RB8": 8)
+//   dp4a     "DP2U2K1W8": int8 on dp4a, x in 16-bit fixed point in shared
+//            memory; R rows a warp, U vectors a lane per batch, K split
+//            over K warps, W warps a block
 #pragma once
 
 #include <optional>
@@ -76,7 +79,20 @@ struct RowBlock {
   int loads = 4;  // 8-byte loads a thread: 4 or 8 (the compiled ones)
 };
 
-using Kernel = std::variant<General, OneLoad, Tile, Mma, Bulk, RowBlock>;
+// The dp4a int8 kernel (dp4a.cu, compute capability 6.1): the block converts
+// x once into shared memory as 16-bit fixed point (a power of two for each
+// 16 values), a weight vector's dot product is 8 dp4a; rows of a multiple
+// of 16 bytes, at most 16 KB. The compiled configurations: kDp4aCompiled.
+struct Dp4a {
+  int rows_per_warp = 2;
+  int unroll = 2;   // 16-byte vectors a lane per batch
+  int k_split = 1;  // warps of a group splitting K
+  int warps = 8;    // a block's
+};
+inline constexpr Dp4a kDp4aCompiled[] = {{1, 4, 1, 8}, {2, 1, 1, 8}, {2, 2, 1, 8},
+                                         {2, 2, 2, 8}, {4, 1, 2, 8}, {4, 2, 1, 8}};
+
+using Kernel = std::variant<General, OneLoad, Tile, Mma, Bulk, RowBlock, Dp4a>;
 
 // std::visit over a Kernel with one lambda per family.
 template <class... Fs>
@@ -100,6 +116,7 @@ struct Config {
   Config(Mma k) : kernel(k) {}       // NOLINT(google-explicit-constructor)
   Config(Bulk k) : kernel(k) {}      // NOLINT(google-explicit-constructor)
   Config(RowBlock k) : kernel(k) {}  // NOLINT(google-explicit-constructor)
+  Config(Dp4a k) : kernel(k) {}      // NOLINT(google-explicit-constructor)
   template <typename F>
   bool is() const {
     return std::holds_alternative<F>(kernel);
@@ -114,7 +131,7 @@ struct Config {
   }
 };
 
-// "general", "one_load", "tile", "mma", "bulk" or "row_block".
+// "general", "one_load", "tile", "mma", "bulk", "row_block" or "dp4a".
 const char* family_name(const Kernel& k);
 // The kernel's name (above).
 std::string kernel_name(const Kernel& k);

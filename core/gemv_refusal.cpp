@@ -105,6 +105,17 @@ std::string refusal(const Kernel& kernel, bool int8, int64_t N, int64_t K, int n
               return "the bulk kernel cannot serve this row length so configured";
             return "";
           },
+          [&](const Dp4a& c) -> std::string {
+            const bool compiled =
+                std::any_of(std::begin(kDp4aCompiled), std::end(kDp4aCompiled), [&](const Dp4a& d) {
+                  return d.rows_per_warp == c.rows_per_warp && d.unroll == c.unroll &&
+                         d.k_split == c.k_split && d.warps == c.warps;
+                });
+            if (!compiled) return "not a compiled configuration of the dp4a kernel";
+            if (!int8 || K % 16 != 0 || K > 16384)
+              return "the dp4a kernel needs int8 rows of a multiple of 16 bytes, at most 16384";
+            return "";
+          },
           [&](const RowBlock& c) -> std::string {
             // K / (4·loads) threads a block: a whole number of warps, K ≤ 16384.
             const int64_t per_warp = 32 * 4 * int64_t(c.loads);
@@ -119,6 +130,9 @@ std::string refusal(const Kernel& kernel, bool int8, int64_t N, int64_t K, int n
 
 std::string swiglu_refusal(const Kernel& k, bool int8, int64_t K) {
   if (std::holds_alternative<RowBlock>(k)) return refusal(k, int8, 2, K, 1);  // its own limits
+  if (const Dp4a* d = std::get_if<Dp4a>(&k))
+    return d->rows_per_warp > 2 ? "the dp4a SwiGLU has 1 or 2 rows a warp"
+                                : refusal(k, int8, 2, K, 1);
   const General* g = std::get_if<General>(&k);
   if (!g || g->rows_per_warp != 2 || !(g->unroll == 2 || (int8 && g->unroll == 1)) || !g->pipeline)
     return "the SwiGLU takes the row-block kernel or the general kernel with 2 rows a warp, "

@@ -75,6 +75,7 @@ void bulk_candidates(std::vector<gemv::Kernel>& out) {
 std::vector<gemv::Kernel> gemv_candidates(const GemvShape& s) {
   std::vector<gemv::Kernel> all = {gemv::OneLoad{4}, gemv::OneLoad{8},  gemv::Tile{4},
                                    gemv::Tile{8},    gemv::RowBlock{4}, gemv::RowBlock{8}};
+  for (const gemv::Dp4a& d : gemv::kDp4aCompiled) all.push_back(d);
   general_candidates(all);
   mma_candidates(all);
   bulk_candidates(all);
@@ -203,7 +204,9 @@ std::vector<gemv::Kernel> decode_candidates(const DecodeProjection& p) {
   };
   std::vector<gemv::Kernel> out;
   for (const auto& k : gemv_candidates({p.int8, p.rows, p.cols, gather ? p.n_sel : 1, ""})) {
-    if (std::holds_alternative<gemv::RowBlock>(k) && serves(k)) out.push_back(k);
+    const bool direct =  // these stream their weights before the wait too
+        std::holds_alternative<gemv::RowBlock>(k) || std::holds_alternative<gemv::Dp4a>(k);
+    if (direct && serves(k)) out.push_back(k);
     if (!std::holds_alternative<gemv::General>(k)) continue;
     for (int mb : {0, 7, 8}) {
       gemv::General g = std::get<gemv::General>(k);

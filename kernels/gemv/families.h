@@ -31,6 +31,10 @@ void launch_bulk(bool int8, bool mma, int warps, int J, bool pdl, dim3 grid, siz
 // (swiglu: a gate and an up row, grid.x = F).
 void launch_row_block(int loads, bool swiglu, bool pdl, dim3 grid, dim3 block, cudaStream_t s,
                       const KernelArgs& a);
+// dp4a.cu: int8 on dp4a (gemv_config.h's Dp4a; grid.x: row groups, grid.y: slots; swiglu: of
+// outputs).
+void launch_dp4a(const Dp4a& c, bool swiglu, bool pdl, dim3 grid, cudaStream_t s,
+                 const KernelArgs& a);
 // tokens_mma.cu: a gather over tokens of int8 weights (a.token_ids, K a
 // multiple of 64) on the tensor cores, K split over `ks` (1, 2, 4) warps.
 void launch_tokens_mma(bool swiglu, int ks, bool pdl, cudaStream_t s, const KernelArgs& a);

@@ -79,6 +79,8 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t grid_x(bool int8, int64_t N, int64_t K, const Config& c, bool swiglu) {
   if (c.is<Tile>()) return ceil_div(N, 16);
   if (c.is<RowBlock>()) return swiglu ? N / 2 : N;
+  if (const Dp4a* d = c.get<Dp4a>())
+    return ceil_div(swiglu ? N / 2 : N, int64_t(d->rows_per_warp) * (d->warps / d->k_split));
   if (const Mma* m = c.get<Mma>())
     return ceil_div(ceil_div(N, m->diag ? 2 : 16), m->warps / m->k_split);
   if (const OneLoad* o = c.get<OneLoad>()) {
@@ -279,6 +281,14 @@ bool launch_mma(const Request& r, const Mma& m, const Config& cfg, cudaStream_t 
   return true;
 }
 
+bool launch_dp4a(const Request& r, const Dp4a& d, const Config& cfg, cudaStream_t stream) {
+  const int cc = 10 * device_attribute<cudaDevAttrComputeCapabilityMajor>() +
+                 device_attribute<cudaDevAttrComputeCapabilityMinor>();
+  if (cc < 61) return false;  // no dp4a
+  detail::launch_dp4a(d, r.swiglu, cfg.pdl, family_grid(r, cfg), stream, kernel_args(r, cfg));
+  return true;
+}
+
 void launch_one_load(const Request& r, const OneLoad& o, const Config& cfg, cudaStream_t stream) {
   const Operands& op = r.op;
   const int64_t vecs = op.K / (op.int8 ? k_multiple_int8() : k_multiple_bf16());
@@ -298,7 +308,7 @@ void launch_impl(Request r, Config cfg, cudaStream_t stream) {
   if (!op.experts) op.n_sel = 1;
   if (!cfg.is<General>()) {  // the specialised families: one token, their limits (refusal)
     const std::string family = family_name(cfg.kernel);
-    if (op.tokens != 1 || (r.swiglu && !cfg.is<RowBlock>()))
+    if (op.tokens != 1 || (r.swiglu && !cfg.is<RowBlock>() && !cfg.is<Dp4a>()))
       refuse(r.what(), family + " needs one token, no SwiGLU");
     const std::string why =
         refusal(cfg.kernel, op.int8, op.N, op.K, op.n_sel, op.experts != nullptr);
@@ -316,6 +326,8 @@ void launch_impl(Request r, Config cfg, cudaStream_t stream) {
       launched = launch_tile(r, *t, cfg, stream);
     else if (const Mma* m = cfg.get<Mma>())
       launched = launch_mma(r, *m, cfg, stream);
+    else if (const Dp4a* d = cfg.get<Dp4a>())
+      launched = launch_dp4a(r, *d, cfg, stream);
     else if (const OneLoad* o = cfg.get<OneLoad>())
       launch_one_load(r, *o, cfg, stream);
     else if (const RowBlock* b = cfg.get<RowBlock>())

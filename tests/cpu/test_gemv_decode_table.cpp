@@ -220,9 +220,17 @@ TEST(GemvDecodeTable, TheH200TableChoosesWhatItsEntriesMeasured) {
       kb::load_gemv_table(std::string(KBENCH_SOURCE_DIR) + "/targets/tuning/h200-sxm-141gb.json",
                           "NVIDIA H200", &warning);
   ASSERT_FALSE(t.empty()) << warning;
-  // Mixtral int8's gate/up gather (2F = 28672, two experts) and Llama's gate/up.
-  EXPECT_EQ(name(gemv::swiglu_config_in(t, true, 14336, 4096, 2)), "R2U1W4P1K1");
-  EXPECT_EQ(name(gemv::swiglu_config_in(t, true, 11008, 4096, 1)), "R2U1W4P1K1B7");
+  // Mixtral int8's gate/up gather (2F = 28672, two experts) and Llama's gate/up (decision 0065).
+  EXPECT_EQ(name(gemv::swiglu_config_in(t, true, 14336, 4096, 2)), "DP2U2K1W8");
+  EXPECT_EQ(name(gemv::swiglu_config_in(t, true, 11008, 4096, 1)), "DP2U2K1W8");
+  // The int8 rows of 4 KB on the dp4a kernel but 4097-6144 (not measured); 11008 stays.
+  EXPECT_EQ(name(gemv::choose_in(t, true, 4096, 4096).config), "DP1U4K1W8");
+  EXPECT_EQ(name(gemv::choose_in(t, true, 6144, 4096).config), "R2U1W4P1K1");
+  EXPECT_EQ(name(gemv::choose_in(t, true, 12288, 4096).config), "DP2U2K1W8");
+  EXPECT_EQ(name(gemv::choose_in(t, true, 32000, 4096).config), "DP2U2K1W8");
+  EXPECT_EQ(name(gemv::choose_in(t, true, 8192, 8192, 2).config), "DP2U2K2W8");
+  EXPECT_EQ(name(gemv::choose_in(t, true, 4096, 11008).config), "R2U1W4P1K2");
+  EXPECT_EQ(name(gemv::choose_in(t, true, 16384, 16384).config), "BM3W8S2O2R2");
   EXPECT_EQ(name(gemv::swiglu_config_in(t, false, 11008, 4096, 1)), "RB4");  // decision 0064
   // The row-block kernels' bf16 rows (decisions 0061, 0062), and the bulk kernel past them.
   EXPECT_EQ(name(gemv::choose_in(t, false, 4096, 4096).config), "RB4");

@@ -90,22 +90,20 @@ TEST(GemvDispatch, TheH100TableChoosesWhereItHasBuckets) {
 }
 
 // The H200's decode step entries read and serve the decoder's launches:
-// Llama-2-7B int8's SwiGLU in batches of one load capped at 7 blocks an SM
-// (docs/decisions/0059), Mixtral's qkv and lm
-// head (each measured by kbench tune gemv in the step graph).
+// Llama-2-7B int8's SwiGLU, Mixtral's qkv and the LM head on the dp4a
+// kernel (docs/decisions/0065, measured in the step graph).
 TEST(GemvDispatch, TheH200TablesDecodeEntriesServeTheStep) {
   std::string warning;
   const auto t =
       kb::load_gemv_table(kSource + "/targets/tuning/h200-sxm-141gb.json", "NVIDIA H200", &warning);
   EXPECT_EQ(warning, "");
-  EXPECT_EQ(gemv::kernel_name(gemv::swiglu_config_in(t, true, 11008, 4096, 1).kernel),
-            "R2U1W4P1K1B7");
+  EXPECT_EQ(gemv::kernel_name(gemv::swiglu_config_in(t, true, 11008, 4096, 1).kernel), "DP2U2K1W8");
   EXPECT_EQ(
       gemv::kernel_name(gemv::choose_in(t, true, 6144, 4096, 1, gemv::Use::decode).config.kernel),
-      "R1U1W4P0K1");
+      "DP2U2K1W8");
   EXPECT_EQ(
       gemv::kernel_name(gemv::choose_in(t, true, 32000, 4096, 1, gemv::Use::decode).config.kernel),
-      "R1U1W4P0K1");
+      "DP2U2K1W8");
   // bf16 keeps its down and qkv entries.
   EXPECT_EQ(
       gemv::kernel_name(gemv::choose_in(t, false, 4096, 11008, 1, gemv::Use::decode).config.kernel),

@@ -44,17 +44,19 @@ TEST(GemvTuneDecode, ADenseModelTunesItsFiveProjectionsAMoeItsFour) {
   EXPECT_EQ(m[3].what, "lm head");
 }
 
-TEST(GemvTuneDecode, CandidatesAreGeneralAndRowBlockKernelsTheLaunchServes) {
+TEST(GemvTuneDecode, CandidatesAreGeneralRowBlockAndDp4aKernelsTheLaunchServes) {
   for (const auto& c : {llama(), mixtral()})
     for (const bool int8 : {false, true})
       for (const auto& p : kb::decode_projections(c, int8)) {
         const auto cands = kb::decode_candidates(p);
         EXPECT_GT(cands.size(), 3u) << p.what;
-        int row_blocks = 0;
+        int row_blocks = 0, dp4a = 0;
         for (const auto& k : cands) {
           const bool rb = std::holds_alternative<gemv::RowBlock>(k);
+          const bool dp = std::holds_alternative<gemv::Dp4a>(k);
           row_blocks += rb;
-          EXPECT_TRUE(rb || std::holds_alternative<gemv::General>(k)) << gemv::kernel_name(k);
+          dp4a += dp;
+          EXPECT_TRUE(rb || dp || std::holds_alternative<gemv::General>(k)) << gemv::kernel_name(k);
           if (p.use == gemv::Use::swiglu)
             EXPECT_EQ(gemv::swiglu_refusal(k, int8, p.cols), "") << gemv::kernel_name(k);
           if (p.use == gemv::Use::combine)
@@ -63,6 +65,10 @@ TEST(GemvTuneDecode, CandidatesAreGeneralAndRowBlockKernelsTheLaunchServes) {
         // RB4 at bf16 rows of a multiple of 512 weights up to 16384, RB8 at 1024; not the combine.
         const bool rb = !int8 && p.use != gemv::Use::combine && p.cols <= 16384;
         EXPECT_EQ(row_blocks, rb ? (p.cols % 512 == 0) + (p.cols % 1024 == 0) : 0) << p.what;
+        // dp4a: int8 rows of at most 16384 weights, not the combine; the SwiGLU at 1 or 2 rows a
+        // warp (4 of the 6 compiled).
+        const bool dp = int8 && p.use != gemv::Use::combine && p.cols <= 16384;
+        EXPECT_EQ(dp4a, !dp ? 0 : p.use == gemv::Use::swiglu ? 4 : 6) << p.what;
       }
 }
 
