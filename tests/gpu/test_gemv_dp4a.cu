@@ -18,6 +18,7 @@
 #include "kernels/common/host_math.h"
 #include "kernels/gemv/gemv.h"
 #include "tests/gpu/gpu_test_util.h"
+#include "tests/gpu/swiglu_check.h"
 
 namespace {
 
@@ -228,23 +229,9 @@ void check_swiglu(const gemv::Dp4a& d, int64_t F, int64_t K, int E, std::vector<
   }
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   const auto got = kb::to_float(h.download());
-  const auto xf = kb::to_float(x16), sf = kb::to_float(s16);
-  const std::vector<float> wf(w8.begin(), w8.end());
-  for (int s = 0; s < n_sel; ++s) {
-    const int e = gather ? ids[s] : 0;
-    const std::string what = gemv::kernel_name(c.kernel) + " SwiGLU F=" + std::to_string(F) +
-                             " K=" + std::to_string(K) + " slot " + std::to_string(s);
-    const std::vector<float> out(got.begin() + s * F, got.begin() + (s + 1) * F);
-    if (e < 0 || e >= E) {
-      for (int64_t i = 0; i < F; ++i) ASSERT_TRUE(std::isnan(out[i])) << what << " row " << i;
-      continue;
-    }
-    std::vector<float> ref(F);
-    gemv::gemv_swiglu_ref(wf.data() + int64_t(e) * 2 * F * K, sf.data() + int64_t(e) * 2 * F,
-                          xf.data(), ref.data(), F, K, eps);
-    const auto r = kb::allclose(out, ref, 1.0 / 128, 1e-3 * kb::rms(ref));
-    EXPECT_TRUE(r.ok) << what << ": " << r.text();
-  }
+  const auto sf = kb::to_float(s16);
+  kb::test::expect_swiglu_slots(got, ids, E, F, K, eps, std::vector<float>(w8.begin(), w8.end()),
+                                sf.data(), kb::to_float(x16), gemv::kernel_name(c.kernel));
 }
 
 TEST(GemvDp4a, SwigluMatchesReference) {

@@ -15,6 +15,7 @@
 #include "kernels/common/host_math.h"
 #include "kernels/gemv/gemv.h"
 #include "tests/gpu/gpu_test_util.h"
+#include "tests/gpu/swiglu_check.h"
 
 namespace {
 
@@ -143,22 +144,8 @@ void check_swiglu(int loads, int64_t F, int64_t K, int E, std::vector<int32_t> i
   }
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   const auto got = kb::to_float(h.download());
-  const auto wf = kb::to_float(w16), xf = kb::to_float(x16);
-  for (int s = 0; s < n_sel; ++s) {
-    const int e = gather ? ids[s] : 0;
-    const std::string what = "RB" + std::to_string(loads) + " SwiGLU F=" + std::to_string(F) +
-                             " K=" + std::to_string(K) + " slot " + std::to_string(s);
-    const std::vector<float> out(got.begin() + s * F, got.begin() + (s + 1) * F);
-    if (e < 0 || e >= E) {
-      for (int64_t i = 0; i < F; ++i) ASSERT_TRUE(std::isnan(out[i])) << what << " row " << i;
-      continue;
-    }
-    std::vector<float> ref(F);
-    gemv::gemv_swiglu_ref(wf.data() + int64_t(e) * 2 * F * K, nullptr, xf.data(), ref.data(), F, K,
-                          eps);
-    const auto r = kb::allclose(out, ref, 1.0 / 128, 1e-3 * kb::rms(ref));
-    EXPECT_TRUE(r.ok) << what << ": " << r.text();
-  }
+  kb::test::expect_swiglu_slots(got, ids, E, F, K, eps, kb::to_float(w16), nullptr,
+                                kb::to_float(x16), "RB" + std::to_string(loads));
 }
 
 TEST(GemvRowBlock, SwigluMatchesReference) {
