@@ -88,6 +88,10 @@ struct Dp4a {
   int unroll = 2;   // 16-byte vectors a lane per batch
   int k_split = 1;  // warps of a group splitting K
   int warps = 8;    // a block's
+  constexpr bool operator==(const Dp4a& o) const {
+    return rows_per_warp == o.rows_per_warp && unroll == o.unroll && k_split == o.k_split &&
+           warps == o.warps;
+  }
 };
 inline constexpr Dp4a kDp4aCompiled[] = {{1, 4, 1, 8}, {2, 1, 1, 8}, {2, 2, 1, 8},
                                          {2, 2, 2, 8}, {4, 1, 2, 8}, {4, 2, 1, 8}};

@@ -106,12 +106,9 @@ std::string refusal(const Kernel& kernel, bool int8, int64_t N, int64_t K, int n
             return "";
           },
           [&](const Dp4a& c) -> std::string {
-            const bool compiled =
-                std::any_of(std::begin(kDp4aCompiled), std::end(kDp4aCompiled), [&](const Dp4a& d) {
-                  return d.rows_per_warp == c.rows_per_warp && d.unroll == c.unroll &&
-                         d.k_split == c.k_split && d.warps == c.warps;
-                });
-            if (!compiled) return "not a compiled configuration of the dp4a kernel";
+            if (std::find(std::begin(kDp4aCompiled), std::end(kDp4aCompiled), c) ==
+                std::end(kDp4aCompiled))
+              return "not a compiled configuration of the dp4a kernel";
             if (!int8 || K % 16 != 0 || K > 16384)
               return "the dp4a kernel needs int8 rows of a multiple of 16 bytes, at most 16384";
             return "";

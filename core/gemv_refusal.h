@@ -25,7 +25,8 @@ std::string refusal(const Kernel& k, bool int8, int64_t N, int64_t K, int n_sel)
 std::string refusal(const Kernel& k, bool int8, int64_t N, int64_t K, int n_sel, bool gather);
 // The decode step's SwiGLU (rows of K weights) and combine (their table
 // entries, `use`); the int8 SwiGLU also takes batches of one load
-// (docs/decisions/0059), the bf16 one the row-block kernel.
+// (docs/decisions/0059) and the dp4a kernel (0065), the bf16 one the
+// row-block kernel.
 std::string swiglu_refusal(const Kernel& k, bool int8, int64_t K);
 std::string combine_refusal(const Kernel& k, bool int8);
 

@@ -82,9 +82,10 @@ struct DecodeProjection {
 std::vector<DecodeProjection> decode_projections(const decode::ModelConfig& c, bool int8);
 
 // The configurations the projection's launch serves, each name once: the
-// general kernel's and, for bf16 rows it can take, the row-block kernel's
-// (both stream weights before the dependency wait, docs/decisions/0064);
-// not the tensor-core families, which stage x after it (0031).
+// general kernel's and, for rows they can take, the row-block kernel's
+// (bf16) and the dp4a kernel's (int8; all stream weights before the
+// dependency wait, docs/decisions/0064, 0065); not the tensor-core
+// families, which stage x after it (0031).
 std::vector<gemv::Kernel> decode_candidates(const DecodeProjection& p);
 
 // The table entry that gives the projection kernel k (and no other shape).

@@ -201,16 +201,13 @@ void launch_config(bool swiglu, bool pdl, dim3 grid, cudaStream_t s, const Kerne
 
 void launch_dp4a(const Dp4a& c, bool swiglu, bool pdl, dim3 grid, cudaStream_t s,
                  const KernelArgs& a) {
-  const auto is = [&](int r, int u, int ks, int w) {
-    return c.rows_per_warp == r && c.unroll == u && c.k_split == ks && c.warps == w;
-  };
   // kDp4aCompiled (gemv_config.h), one by one.
-  if (is(1, 4, 1, 8)) return launch_config<1, 4, 1, 8>(swiglu, pdl, grid, s, a);
-  if (is(2, 1, 1, 8)) return launch_config<2, 1, 1, 8>(swiglu, pdl, grid, s, a);
-  if (is(2, 2, 1, 8)) return launch_config<2, 2, 1, 8>(swiglu, pdl, grid, s, a);
-  if (is(2, 2, 2, 8)) return launch_config<2, 2, 2, 8>(swiglu, pdl, grid, s, a);
-  if (is(4, 1, 2, 8)) return launch_config<4, 1, 2, 8>(swiglu, pdl, grid, s, a);
-  if (is(4, 2, 1, 8)) return launch_config<4, 2, 1, 8>(swiglu, pdl, grid, s, a);
+  if (c == Dp4a{1, 4, 1, 8}) return launch_config<1, 4, 1, 8>(swiglu, pdl, grid, s, a);
+  if (c == Dp4a{2, 1, 1, 8}) return launch_config<2, 1, 1, 8>(swiglu, pdl, grid, s, a);
+  if (c == Dp4a{2, 2, 1, 8}) return launch_config<2, 2, 1, 8>(swiglu, pdl, grid, s, a);
+  if (c == Dp4a{2, 2, 2, 8}) return launch_config<2, 2, 2, 8>(swiglu, pdl, grid, s, a);
+  if (c == Dp4a{4, 1, 2, 8}) return launch_config<4, 1, 2, 8>(swiglu, pdl, grid, s, a);
+  if (c == Dp4a{4, 2, 1, 8}) return launch_config<4, 2, 1, 8>(swiglu, pdl, grid, s, a);
   throw std::invalid_argument("gemv: not a compiled configuration of the dp4a kernel");
 }
 
