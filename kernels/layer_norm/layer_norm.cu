@@ -3,7 +3,9 @@
 // deviations): one warp a row to D = 2048, else one block a row. The plain
 // row (gamma and beta, no input bias, no activation, no programmatic
 // dependence) of D <= 2048 has a kernel of its own whose statistics are one
-// butterfly of two sums (docs/decisions/0060).
+// butterfly of two sums (docs/decisions/0060); of 2048 < D <= 16384, one
+// block a row holding the row as packed bf16, 3 blocks of 512 threads an SM
+// (docs/decisions/0066).
 #include <cuda_bf16.h>
 
 #include <algorithm>
@@ -258,6 +260,80 @@ __global__ void __launch_bounds__(256)
   }
 }
 
+// The plain row of 2048 < D <= 16384, one block a row, held as packed bf16
+// (4 registers a vector where floats take 8) and unpacked at each of its
+// three uses (sum, squared deviations, output): 40 registers, so 3 blocks of
+// 512 threads fit an SM where the float row's 56 fit 2 (D = 16384: +7%,
+// D = 4096 and 8192: +5%; docs/decisions/0066). Two-pass statistics, as
+// normalize_row's.
+constexpr int kPackedVpt = 4;
+constexpr int kPackedBlocksPerSm = 3;
+
+// Eight bf16 as floats; volatile so that each use unpacks again rather than
+// the compiler keeping the 8 floats live (which took it back to 48 registers).
+__device__ __forceinline__ void unpack(const int4& r, float (&f)[kVec]) {
+  const uint32_t w[4] = {uint32_t(r.x), uint32_t(r.y), uint32_t(r.z), uint32_t(r.w)};
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    uint32_t lo, hi;
+    asm volatile("{shl.b32 %0, %2, 16;\n\tand.b32 %1, %2, 0xffff0000;}"
+                 : "=r"(lo), "=r"(hi)
+                 : "r"(w[j]));
+    f[2 * j] = __uint_as_float(lo);
+    f[2 * j + 1] = __uint_as_float(hi);
+  }
+}
+
+__global__ void __launch_bounds__(512, kPackedBlocksPerSm)
+    row_packed_plain(const bf16* __restrict__ x, const bf16* __restrict__ gamma,
+                     const bf16* __restrict__ beta, bf16* __restrict__ y, int D, float eps) {
+  __shared__ float scratch[32];
+  const int nvec = D / kVec;
+  const bf16* xr = x + int64_t(blockIdx.x) * D;
+  int4 raw[kPackedVpt];
+#pragma unroll
+  for (int i = 0; i < kPackedVpt; ++i) {
+    const int c = threadIdx.x + i * blockDim.x;
+    const Bf16x8 v = c < nvec ? load_stream(xr + int64_t(c) * kVec) : Bf16x8{};
+    raw[i] = *reinterpret_cast<const int4*>(&v);  // zeros past the row add nothing to the sum
+  }
+  float s = 0.f, f[kVec];
+#pragma unroll
+  for (int i = 0; i < kPackedVpt; ++i) {
+    unpack(raw[i], f);
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) s += f[j];
+  }
+  const float inv_d = 1.f / static_cast<float>(D);
+  const float mean = block_sum(s, scratch) * inv_d;
+  float m2 = 0.f;
+#pragma unroll
+  for (int i = 0; i < kPackedVpt; ++i) {
+    if (threadIdx.x + i * blockDim.x >= nvec) continue;
+    unpack(raw[i], f);
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) m2 = fmaf(f[j] - mean, f[j] - mean, m2);
+  }
+  const float rstd = rsqrtf(block_sum(m2, scratch) * inv_d + eps);
+  bf16* yr = y + int64_t(blockIdx.x) * D;
+#pragma unroll
+  for (int i = 0; i < kPackedVpt; ++i) {
+    const int c = threadIdx.x + i * blockDim.x;
+    if (c >= nvec) continue;
+    float g[kVec], b[kVec];
+    unpack(raw[i], f);
+    load_param(gamma, c, g);
+    load_param(beta, c, b);
+    Bf16x8 out;
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+      out.h[j] =
+          __floats2bfloat162_rn(fmaf((f[2 * j] - mean) * rstd, g[2 * j], b[2 * j]),
+                                fmaf((f[2 * j + 1] - mean) * rstd, g[2 * j + 1], b[2 * j + 1]));
+    store_stream(yr + int64_t(c) * kVec, out);
+  }
+}
+
 template <int VPL, Activation ACT>
 void launch_warp_rows(const Args& a, cudaStream_t s) {
   constexpr int kWarps = 8;
@@ -279,6 +355,12 @@ void launch_registers(const Args& a, cudaStream_t s) {
   const int64_t nvec = a.shape.D / kVec;
   int threads = static_cast<int>((nvec + VPT - 1) / VPT);
   threads = (threads + 31) / 32 * 32;
+  if (ACT == Activation::none && VPT <= kPackedVpt && !a.bias && a.gamma && a.beta && !a.pdl) {
+    row_packed_plain<<<static_cast<unsigned>(a.shape.rows), threads, 0, s>>>(
+        a.x, a.gamma, a.beta, a.y, static_cast<int>(a.shape.D), a.shape.eps);
+    KB_CHECK_LAUNCH();
+    return;
+  }
   kb::launch_maybe_pdl(a.pdl, row_in_registers<VPT, ACT>, dim3(static_cast<unsigned>(a.shape.rows)),
                        dim3(threads), s, a.x, a.bias, a.gamma, a.beta, a.y, a.shape);
 }
@@ -302,6 +384,14 @@ void launch(const Args& a, cudaStream_t stream) {
 }
 
 }  // namespace
+
+int packed_row_blocks_per_sm() {
+  int blocks = 0;
+  KB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, row_packed_plain, 512, 0));
+  cudaFuncAttributes attr{};
+  KB_CUDA_CHECK(cudaFuncGetAttributes(&attr, row_packed_plain));
+  return attr.localSizeBytes == 0 ? blocks : 0;
+}
 
 void layer_norm(const bf16* x, const bf16* gamma, const bf16* beta, bf16* y, int64_t rows,
                 int64_t D, float eps, Activation act, cudaStream_t stream, const bf16* bias,

@@ -21,4 +21,10 @@ void layer_norm(const bf16* x, const bf16* gamma, const bf16* beta, bf16* y, int
                 int64_t D, float eps, Activation act, cudaStream_t stream,
                 const bf16* bias = nullptr, bool pdl = false);
 
+// Blocks of 512 threads of the plain block-row kernel (2048 < D <= 16384:
+// gamma and beta, no bias, no activation, no pdl) resident on one SM of the
+// current device, 0 if it spills to local memory (docs/decisions/0066: the
+// row packed to fit 3).
+int packed_row_blocks_per_sm();
+
 }  // namespace kb::layer_norm

@@ -194,6 +194,14 @@ TEST(LayerNorm, ARowFarFromItsFirstElementKeepsItsDigits) {
   }
 }
 
+// The block rows of the `layer_norm` experiments (docs/decisions/0066) are
+// fast because 3 blocks of 512 threads fit an SM without spilling: a
+// compiler that gives the packed kernel more registers, or spills it, fails.
+TEST(LayerNorm, PackedRowKernelHoldsThreeBlocksAnSm) {
+  KB_REQUIRE_GPU();
+  EXPECT_GE(kb::layer_norm::packed_row_blocks_per_sm(), 3);
+}
+
 TEST(LayerNorm, RefusesBadShapesBeforeLaunch) {
   // No GPU needed: the checks run on the host before any launch.
   kb::bf16* p = reinterpret_cast<kb::bf16*>(uintptr_t(256));
