@@ -376,9 +376,7 @@ void launch(const Args& a, cudaStream_t stream) {
   if (nvec <= 128) return launch_warp_rows<4, ACT>(a, stream);
   if (nvec <= 256) return launch_warp_rows<8, ACT>(a, stream);
   const int64_t threads = std::min<int64_t>(std::max<int64_t>(nvec / 4, 128), 512);
-  const int64_t vpt = (nvec + threads - 1) / threads;
-  if (vpt <= 1) return launch_registers<1, ACT>(a, stream);
-  if (vpt <= 2) return launch_registers<2, ACT>(a, stream);
+  const int64_t vpt = (nvec + threads - 1) / threads;  // 3..8, as nvec > 256
   if (vpt <= 4) return launch_registers<4, ACT>(a, stream);
   launch_registers<8, ACT>(a, stream);  // vpt <= 8: D <= kMaxD
 }
