@@ -203,6 +203,23 @@ __global__ void __launch_bounds__(256)
   normalize_row<VPL, ACT, true>(x, bias, gamma, beta, y, a, row, lane, 32);
 }
 
+// (v - mean) · rstd · gamma + beta for vector c of a plain row, stored
+// (the plain kernels': gamma and beta given, no activation).
+__device__ __forceinline__ void affine_store(const float (&v)[kVec], float mean, float rstd,
+                                             const bf16* __restrict__ gamma,
+                                             const bf16* __restrict__ beta, int c, bf16* yr) {
+  float g[kVec], b[kVec];
+  load_param(gamma, c, g);
+  load_param(beta, c, b);
+  Bf16x8 out;
+#pragma unroll
+  for (int j = 0; j < 4; ++j)
+    out.h[j] =
+        __floats2bfloat162_rn(fmaf((v[2 * j] - mean) * rstd, g[2 * j], b[2 * j]),
+                              fmaf((v[2 * j + 1] - mean) * rstd, g[2 * j + 1], b[2 * j + 1]));
+  store_stream(yr + int64_t(c) * kVec, out);
+}
+
 // The plain row of D <= 2048, one warp a row: the sums of v - k and
 // (v - k)², k = x[0], in one butterfly (no lane waits for the mean before a
 // second reduction; k is one of the row's values, so the variance loses at
@@ -247,16 +264,7 @@ __global__ void __launch_bounds__(256)
   for (int i = 0; i < VPL; ++i) {
     const int c = lane + i * 32;
     if (c >= nvec || !active) continue;
-    float g[kVec], b[kVec];
-    load_param(gamma, c, g);
-    load_param(beta, c, b);
-    Bf16x8 out;
-#pragma unroll
-    for (int j = 0; j < 4; ++j)
-      out.h[j] =
-          __floats2bfloat162_rn(fmaf((v[i][2 * j] - mean) * rstd, g[2 * j], b[2 * j]),
-                                fmaf((v[i][2 * j + 1] - mean) * rstd, g[2 * j + 1], b[2 * j + 1]));
-    store_stream(yr + int64_t(c) * kVec, out);
+    affine_store(v[i], mean, rstd, gamma, beta, c, yr);
   }
 }
 
@@ -320,17 +328,8 @@ __global__ void __launch_bounds__(512, kPackedBlocksPerSm)
   for (int i = 0; i < kPackedVpt; ++i) {
     const int c = threadIdx.x + i * blockDim.x;
     if (c >= nvec) continue;
-    float g[kVec], b[kVec];
     unpack(raw[i], f);
-    load_param(gamma, c, g);
-    load_param(beta, c, b);
-    Bf16x8 out;
-#pragma unroll
-    for (int j = 0; j < 4; ++j)
-      out.h[j] =
-          __floats2bfloat162_rn(fmaf((f[2 * j] - mean) * rstd, g[2 * j], b[2 * j]),
-                                fmaf((f[2 * j + 1] - mean) * rstd, g[2 * j + 1], b[2 * j + 1]));
-    store_stream(yr + int64_t(c) * kVec, out);
+    affine_store(f, mean, rstd, gamma, beta, c, yr);
   }
 }
 
